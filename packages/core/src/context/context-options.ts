@@ -1,0 +1,75 @@
+import { MemoryError } from '../errors/memory-error.js';
+import type { ContextRequest } from './build-context.js';
+import { contextPolicies, type ContextPolicy } from './context-types.js';
+
+/** Per-call options of `buildContext`; anything left out takes the engine's {@link ContextDefaults}. */
+export interface ContextOptions {
+  readonly policy?: ContextPolicy;
+  /** Budget of the whole request, system prompt and framing included, in tokens of the engine's encoding. */
+  readonly maxTokens?: number;
+  /** System prompt, pinned first; never dropped, never shortened (`budget_exceeded` if it cannot fit). */
+  readonly system?: string;
+  /** Text of the current turn; the recall-based policies search with it. */
+  readonly query?: string;
+  /** Turns the `window` policy keeps. */
+  readonly windowTurns?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** Engine-wide context defaults. */
+export interface ContextDefaults {
+  readonly policy: ContextPolicy;
+  readonly maxTokens: number;
+  readonly windowTurns: number;
+}
+
+/** The built-in defaults: newest whole turns within 2,000 tokens; 4 turns for `window`. */
+export const builtInContextDefaults: ContextDefaults = Object.freeze({ policy: 'token-window', maxTokens: 2000, windowTurns: 4 });
+
+/** Largest budget accepted, in tokens (well above any model's window; catches unit mistakes). */
+export const maxContextTokens = 10_000_000;
+
+/** Merges and checks engine defaults once, at construction. */
+export function resolveContextDefaults(defaults: Partial<ContextDefaults> = {}): ContextDefaults {
+  const merged = { ...builtInContextDefaults, ...defaults };
+  checkPolicy(merged.policy);
+  checkInteger('maxTokens', merged.maxTokens, 1, maxContextTokens);
+  checkInteger('windowTurns', merged.windowTurns, 1, 100_000);
+  return Object.freeze(merged);
+}
+
+/** Checks per-call options and fills them from the defaults; throws `invalid_input` naming the field. */
+export function assertContextOptions(options: ContextOptions, defaults: ContextDefaults): ContextRequest {
+  const policy = options.policy ?? defaults.policy;
+  checkPolicy(policy);
+  const maxTokens = options.maxTokens ?? defaults.maxTokens;
+  checkInteger('maxTokens', maxTokens, 1, maxContextTokens);
+  const windowTurns = options.windowTurns ?? defaults.windowTurns;
+  checkInteger('windowTurns', windowTurns, 1, 100_000);
+  if (options.system !== undefined && typeof options.system !== 'string') {
+    throw new MemoryError('invalid_input', 'system must be a string', { details: { field: 'system' } });
+  }
+  return {
+    policy,
+    maxTokens,
+    windowTurns,
+    ...(options.system === undefined ? {} : { system: options.system }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  };
+}
+
+function checkPolicy(policy: unknown): asserts policy is ContextPolicy {
+  if (!(contextPolicies as readonly unknown[]).includes(policy)) {
+    throw new MemoryError('invalid_input', `policy must be one of ${contextPolicies.join(', ')} (got ${JSON.stringify(policy)})`, {
+      details: { field: 'policy', allowed: contextPolicies },
+    });
+  }
+}
+
+function checkInteger(field: string, value: unknown, min: number, max: number): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new MemoryError('invalid_input', `${field} must be an integer from ${min} to ${max} (got ${JSON.stringify(value)})`, {
+      details: { field, min, max },
+    });
+  }
+}

@@ -1,0 +1,75 @@
+import type { MessageRole, ToolCall } from '../messages/message.js';
+
+/** Policies that decide which stored messages go into a context. */
+export const contextPolicies = ['full', 'window', 'token-window'] as const;
+
+/** One of {@link contextPolicies}: `full` sends all that fits, newest kept; `window` the last N turns; `token-window` the newest whole turns that fit. */
+export type ContextPolicy = (typeof contextPolicies)[number];
+
+/** A message ready to send to a chat model (camel-cased; see `toOpenAiMessages` for the wire shape). */
+export interface ContextMessage {
+  readonly role: MessageRole;
+  readonly content: string;
+  readonly name?: string;
+  readonly toolCalls?: readonly ToolCall[];
+  readonly toolCallId?: string;
+}
+
+/** An inclusive range of message seqs. */
+export interface SeqRange {
+  readonly from: number;
+  readonly to: number;
+}
+
+/** One part of an assembled context and what it costs. */
+export interface ContextPart {
+  readonly kind: 'system' | 'recent';
+  readonly tokens: number;
+  readonly messageCount: number;
+  /** Seqs of the stored messages in this part; absent for the system prompt. */
+  readonly seqRange?: SeqRange;
+}
+
+/** Why messages were left out of a context. */
+export type DropReason = 'outside_window' | 'over_budget';
+
+/** A run of stored messages left out of the context. */
+export interface DroppedMessages {
+  readonly seqRange: SeqRange;
+  readonly messageCount: number;
+  readonly tokens: number;
+  readonly reason: DropReason;
+}
+
+/** A message sent shortened because it alone did not fit the budget; its content ends with a marker. */
+export interface TruncatedMessage {
+  readonly seq: number;
+  readonly originalTokens: number;
+  readonly keptTokens: number;
+}
+
+/** What a context holds and costs, what it left out and why, and what it saved against the full history. */
+export interface ContextReport {
+  readonly policy: ContextPolicy;
+  readonly maxTokens: number;
+  /** Tokenizer encoding the counts are in. */
+  readonly encoding: string;
+  readonly parts: readonly ContextPart[];
+  readonly dropped: readonly DroppedMessages[];
+  readonly truncated: readonly TruncatedMessage[];
+  /** Tokens the request framing adds once (reply priming); included in `sentTokens`. */
+  readonly requestOverheadTokens: number;
+  /** Tokens of the same request carrying the system prompt and every stored message. */
+  readonly fullHistoryTokens: number;
+  /** Tokens of this request: parts plus overhead. Never more than `maxTokens`. */
+  readonly sentTokens: number;
+  readonly savedTokens: number;
+  /** `savedTokens` as a percent of `fullHistoryTokens`, 0–100. */
+  readonly savedPercent: number;
+}
+
+/** The result of building a context: the messages to send and the report about them. */
+export interface BuiltContext {
+  readonly messages: readonly ContextMessage[];
+  readonly report: ContextReport;
+}

@@ -1,0 +1,47 @@
+export { assembleContext } from './context/assemble-context.js';
+export type { AssembleInput } from './context/assemble-context.js';
+export { buildContext } from './context/build-context.js';
+export type { ContextRequest } from './context/build-context.js';
+export { assertContextOptions, builtInContextDefaults, maxContextTokens, resolveContextDefaults } from './context/context-options.js';
+export type { ContextDefaults, ContextOptions } from './context/context-options.js';
+export { contextPolicies } from './context/context-types.js';
+export type {
+  BuiltContext,
+  ContextMessage,
+  ContextPart,
+  ContextPolicy,
+  ContextReport,
+  DroppedMessages,
+  DropReason,
+  SeqRange,
+  TruncatedMessage,
+} from './context/context-types.js';
+export { groupMessages, groupTurns } from './context/group-messages.js';
+export type { MessageGroup, Turn } from './context/group-messages.js';
+export { toOpenAiMessages } from './context/to-openai-messages.js';
+export type { OpenAiChatMessage } from './context/to-openai-messages.js';
+export { truncationMarker } from './context/truncate-group.js';
+export { getConversationStats } from './engine/conversation-stats.js';
+export type { ConversationStats } from './engine/conversation-stats.js';
+export { createMemory } from './engine/create-memory.js';
+export type { EraseTarget, Memory, MemoryOptions } from './engine/create-memory.js';
+export { errorCodes, isMemoryError, MemoryError, toStorageError } from './errors/memory-error.js';
+export type { ErrorCode, ErrorDetails } from './errors/memory-error.js';
+export { checkToolSequence, openToolCallIds } from './messages/check-tool-sequence.js';
+export { messageRoles } from './messages/message.js';
+export type { Message, MessageInput, MessageRole, Metadata, NewMessage, ToolCall } from './messages/message.js';
+export { prepareMessages } from './messages/prepare-messages.js';
+export { defaultTenantId, defaultUserId, maxIdLength, resolveScope, resolveUserScope } from './messages/scope.js';
+export type { Scope, ScopeInput, UserScope } from './messages/scope.js';
+export { defaultMessageLimits, validateMessageInput } from './messages/validate-message.js';
+export type { MessageLimits } from './messages/validate-message.js';
+export { idempotencyConflict, InMemoryStore } from './store/in-memory-store.js';
+export { decodeConversationCursor, defaultPageLimit, encodeConversationCursor, maxPageLimit, resolvePageLimit } from './store/page-cursor.js';
+export type { ConversationCursor } from './store/page-cursor.js';
+export { isSameMessage } from './store/same-message.js';
+export type { CallOptions, Conversation, ConversationFilter, EraseResult, MessageRange, Page, PageOptions, Store } from './store/store.js';
+export { createGptTokenCounter, encodingForModel } from './tokens/gpt-token-counter.js';
+export type { GptEncodingName, GptTokenCounterOptions } from './tokens/gpt-token-counter.js';
+export type { CountableMessage, TokenCounter } from './tokens/token-counter.js';
+export { savedPercent, usageKinds } from './usage/usage.js';
+export type { UsageKind, UsageRecord, UsageTotals } from './usage/usage.js';

@@ -1,0 +1,2 @@
+export { makeNewMessage, runStoreConformance } from './run-store-conformance.js';
+export type { StoreConformanceOptions } from './run-store-conformance.js';
