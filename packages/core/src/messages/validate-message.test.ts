@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { isMemoryError, MemoryError } from '../errors/memory-error.js';
+import { checkToolSequence } from './check-tool-sequence.js';
+import { resolveScope } from './scope.js';
+import { defaultMessageLimits, validateMessageInput } from './validate-message.js';
+
+function rejection(run: () => unknown): MemoryError {
+  try {
+    run();
+  } catch (error) {
+    if (isMemoryError(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a MemoryError');
+}
+
+const call = { id: 'call_1', type: 'function' as const, function: { name: 'weather', arguments: '{}' } };
+
+describe('validateMessageInput', () => {
+  it('accepts each role and keeps only the fields given', () => {
+    expect(validateMessageInput({ role: 'user', content: 'hi' })).toEqual({ role: 'user', content: 'hi' });
+    expect(validateMessageInput({ role: 'assistant', content: '', toolCalls: [call] })).toMatchObject({ toolCalls: [call] });
+    expect(validateMessageInput({ role: 'tool', content: '{}', toolCallId: 'call_1' })).toMatchObject({ toolCallId: 'call_1' });
+    expect(validateMessageInput({ role: 'system', content: 'be brief', name: 'ops' })).toMatchObject({ name: 'ops' });
+  });
+
+  it('names the role and the allowed ones when the role is unknown', () => {
+    const error = rejection(() => validateMessageInput({ role: 'robot', content: 'x' }));
+    expect(error.code).toBe('invalid_input');
+    expect(error.message).toContain('"robot"');
+    expect(error.message).toContain('system, user, assistant, tool');
+  });
+
+  it('rejects empty or blank content except on an assistant tool call', () => {
+    expect(rejection(() => validateMessageInput({ role: 'user', content: '' })).message).toContain('content must not be empty');
+    expect(rejection(() => validateMessageInput({ role: 'user', content: ' \n\t' })).message).toContain('must not be empty');
+    expect(rejection(() => validateMessageInput({ role: 'assistant', content: '' })).code).toBe('invalid_input');
+    expect(validateMessageInput({ role: 'assistant', toolCalls: [call] }).content).toBe('');
+  });
+
+  it('rejects content over the configured limit with the sizes in details', () => {
+    const limits = { ...defaultMessageLimits, maxContentChars: 10 };
+    const error = rejection(() => validateMessageInput({ role: 'user', content: 'x'.repeat(11) }, limits));
+    expect(error.details).toMatchObject({ field: 'content', length: 11, limit: 10 });
+    expect(validateMessageInput({ role: 'user', content: 'x'.repeat(10) }, limits).content).toHaveLength(10);
+  });
+
+  it('rejects malformed tool calls and misplaced tool fields', () => {
+    const bad = [
+      { role: 'assistant', content: '', toolCalls: [] },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'a', function: { name: 'f' } }] },
+      { role: 'assistant', content: '', toolCalls: [call, call] },
+      { role: 'user', content: 'x', toolCalls: [call] },
+      { role: 'tool', content: 'result' },
+      { role: 'user', content: 'x', toolCallId: 'call_1' },
+      { role: 'user', content: 'x', createdAt: 'yesterday-ish' },
+      { role: 'user', content: 'x', metadata: [1, 2] },
+      'not an object',
+      null,
+    ];
+    for (const input of bad) expect(rejection(() => validateMessageInput(input)).code).toBe('invalid_input');
+  });
+
+  it('says which message of a batch is wrong', () => {
+    expect(rejection(() => validateMessageInput({ role: 'user', content: '' }, defaultMessageLimits, 3)).message).toMatch(/^message 3:/);
+  });
+
+  it('normalizes createdAt to ISO 8601 UTC', () => {
+    expect(validateMessageInput({ role: 'user', content: 'x', createdAt: '2024-05-08T13:56:00+02:00' }).createdAt).toBe('2024-05-08T11:56:00.000Z');
+  });
+});
+
+describe('checkToolSequence', () => {
+  const assistant = { role: 'assistant' as const, toolCalls: [call, { ...call, id: 'call_2' }] };
+
+  it('accepts results that answer the open calls of the message before, in any order', () => {
+    expect(() => checkToolSequence([assistant], [{ role: 'tool', toolCallId: 'call_2' }, { role: 'tool', toolCallId: 'call_1' }])).not.toThrow();
+    expect(() => checkToolSequence([], [assistant, { role: 'tool', toolCallId: 'call_1' }])).not.toThrow();
+  });
+
+  it('rejects a result with no open call, a repeated result, and a result after another turn', () => {
+    expect(() => checkToolSequence([], [{ role: 'tool', toolCallId: 'call_1' }])).toThrow(MemoryError);
+    expect(() => checkToolSequence([assistant, { role: 'tool', toolCallId: 'call_1' }], [{ role: 'tool', toolCallId: 'call_1' }])).toThrow(
+      /does not answer an open tool call/,
+    );
+    expect(() => checkToolSequence([assistant, { role: 'user' }], [{ role: 'tool', toolCallId: 'call_2' }])).toThrow(MemoryError);
+  });
+});
+
+describe('resolveScope', () => {
+  it('fills the default tenant and user', () => {
+    expect(resolveScope({ conversationId: 'node-7' })).toEqual({ tenantId: 'default', userId: 'default', conversationId: 'node-7' });
+  });
+
+  it('rejects empty, overlong and control-character ids', () => {
+    expect(() => resolveScope({ conversationId: '' })).toThrow(MemoryError);
+    expect(() => resolveScope({ conversationId: 'x'.repeat(257) })).toThrow(MemoryError);
+    expect(() => resolveScope({ conversationId: 'a\nb' })).toThrow(MemoryError);
+    expect(() => resolveScope({ tenantId: '  ', conversationId: 'c' })).toThrow(MemoryError);
+  });
+});
