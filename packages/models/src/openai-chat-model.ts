@@ -1,0 +1,126 @@
+import { MemoryError, type OpenAiChatMessage } from '@mnemo/core';
+import OpenAI from 'openai';
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { toModelError } from './to-model-error.js';
+
+/** Options of {@link createOpenAiChatModel}. */
+export interface OpenAiChatModelOptions {
+  /** Base URL including the version path: `https://api.openai.com/v1`, `http://localhost:11434/v1` (Ollama), … */
+  readonly baseUrl: string;
+  /** Sent as a bearer token; omit for local servers that need none. */
+  readonly apiKey?: string;
+  /** Model id sent with every request. */
+  readonly model: string;
+  /** Limit of one attempt, in milliseconds; default 60,000. */
+  readonly timeoutMs?: number;
+  /** Retries after a timeout, a connection error, a 408/409/429 or a 5xx, with back-off; default 2. */
+  readonly maxRetries?: number;
+}
+
+/** Token counts the provider reported for one completion. */
+export interface ChatUsage {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+}
+
+/** The assistant's reply to one chat request. */
+export interface ChatCompletion {
+  readonly content: string;
+  /** Present when the provider reported usage. */
+  readonly usage?: ChatUsage;
+}
+
+/** A chat model behind an OpenAI-compatible endpoint. */
+export interface OpenAiChatModel {
+  readonly model: string;
+  readonly baseUrl: string;
+  /**
+   * Sends messages (in the wire shape `toOpenAiMessages` produces) and returns the first choice's text.
+   * Throws `unauthorized` (401/403) or `model_failed` (timeout, unreachable, error status after
+   * retries, a body that is not JSON, no choice or empty content, aborted).
+   */
+  complete(messages: readonly OpenAiChatMessage[], options?: { signal?: AbortSignal }): Promise<ChatCompletion>;
+}
+
+// Local OpenAI-compatible servers (Ollama, llama.cpp, vLLM) ignore the key, but the SDK requires one.
+const placeholderApiKey = 'no-key';
+
+/**
+ * Creates an {@link OpenAiChatModel} on the openai SDK. Reads no environment variable (the SDK's
+ * `OPENAI_*` fallbacks are overridden); throws `invalid_input` for a bad base URL, model or limit.
+ */
+export function createOpenAiChatModel(options: OpenAiChatModelOptions): OpenAiChatModel {
+  const settings = resolveOptions(options);
+  const client = new OpenAI({
+    baseURL: settings.baseUrl,
+    apiKey: settings.apiKey ?? placeholderApiKey,
+    organization: null,
+    project: null,
+    webhookSecret: null,
+    timeout: settings.timeoutMs,
+    maxRetries: settings.maxRetries,
+    logLevel: 'off',
+  });
+  const call = { baseUrl: settings.baseUrl, model: settings.model, timeoutMs: settings.timeoutMs, attempts: settings.maxRetries + 1 };
+
+  return Object.freeze({
+    model: settings.model,
+    baseUrl: settings.baseUrl,
+    async complete(messages: readonly OpenAiChatMessage[], callOptions: { signal?: AbortSignal } = {}): Promise<ChatCompletion> {
+      let response: OpenAI.Chat.Completions.ChatCompletion;
+      try {
+        response = await client.chat.completions.create(
+          // Same wire shape: core's type is the protocol's message union, written without the SDK's types.
+          { model: settings.model, messages: messages as unknown as ChatCompletionMessageParam[] },
+          { signal: callOptions.signal },
+        );
+      } catch (error) {
+        if (callOptions.signal?.aborted) throw toModelError(new OpenAI.APIUserAbortError(), call);
+        throw toModelError(error, call);
+      }
+      return readCompletion(response, call.model, call.baseUrl);
+    },
+  });
+}
+
+function readCompletion(response: unknown, model: string, baseUrl: string): ChatCompletion {
+  const where = `model ${model} at ${baseUrl}`;
+  if (typeof response !== 'object' || response === null) {
+    throw new MemoryError('model_failed', `${where} answered with something that is not a chat completion`, { details: { response } });
+  }
+  const { choices, usage } = response as { choices?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null };
+  const first = Array.isArray(choices) ? (choices[0] as { message?: { content?: unknown }; finish_reason?: unknown } | undefined) : undefined;
+  const content = first?.message?.content;
+  if (typeof content !== 'string' || content.trim().length === 0) {
+    const reason = first === undefined ? 'no choice' : `an empty reply (finish reason ${JSON.stringify(first.finish_reason ?? null)})`;
+    throw new MemoryError('model_failed', `${where} returned ${reason}`, { details: { finishReason: first?.finish_reason } });
+  }
+  const promptTokens = usage?.prompt_tokens;
+  const completionTokens = usage?.completion_tokens;
+  if (typeof promptTokens === 'number' && typeof completionTokens === 'number') {
+    return { content, usage: { promptTokens, completionTokens } };
+  }
+  return { content };
+}
+
+function resolveOptions(options: OpenAiChatModelOptions) {
+  const fail = (field: string, problem: string): never => {
+    throw new MemoryError('invalid_input', `${field} ${problem}`, { details: { field } });
+  };
+  let url: URL | undefined;
+  try {
+    url = new URL(options.baseUrl);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    fail('baseUrl', `must be an http(s) URL (got ${JSON.stringify(options.baseUrl)})`);
+  }
+  if (typeof options.model !== 'string' || options.model.trim().length === 0) fail('model', 'must be a non-empty string');
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) fail('timeoutMs', `must be a positive integer (got ${timeoutMs})`);
+  const maxRetries = options.maxRetries ?? 2;
+  if (!Number.isInteger(maxRetries) || maxRetries < 0 || maxRetries > 10) fail('maxRetries', `must be an integer from 0 to 10 (got ${maxRetries})`);
+  const apiKey = options.apiKey === undefined || options.apiKey === '' ? undefined : options.apiKey;
+  return Object.freeze({ baseUrl: options.baseUrl.replace(/\/+$/, ''), model: options.model, apiKey, timeoutMs, maxRetries });
+}

@@ -1,0 +1,283 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { MemoryError } from '@mnemo/core';
+
+/** Token counts a scripted reply reports in `usage`. */
+export interface ScriptedUsage {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+}
+
+/**
+ * Answers with an assistant message. `usage` defaults to a rough estimate (characters / 4, rounded up)
+ * of the request's message contents and of `content`; `delayMs` waits before answering.
+ */
+export interface ScriptedContentReply {
+  readonly content: string;
+  readonly usage?: ScriptedUsage;
+  /** Default `stop`. */
+  readonly finishReason?: string;
+  readonly delayMs?: number;
+}
+
+/**
+ * Answers with any HTTP status and a JSON body, e.g. `{ status: 500 }` or `{ status: 200, body: { choices: [] } }`.
+ * `body` defaults to an OpenAI-style error object naming the status.
+ */
+export interface ScriptedStatusReply {
+  readonly status: number;
+  readonly body?: unknown;
+  /** Extra response headers; they override the server's `retry-after-ms`. */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly delayMs?: number;
+}
+
+/** Waits `delayMs`, then answers with the assistant message `delayed`: long delays provoke client timeouts. */
+export interface ScriptedDelayReply {
+  readonly delayMs: number;
+}
+
+/** Answers with `raw` as the body verbatim (default status 200, content type `application/json`), e.g. `not json`. */
+export interface ScriptedRawReply {
+  readonly raw: string;
+  readonly status?: number;
+  readonly contentType?: string;
+  readonly delayMs?: number;
+}
+
+/** One step of the script: what the server answers to the next chat-completions request. */
+export type ScriptedReply = ScriptedContentReply | ScriptedStatusReply | ScriptedDelayReply | ScriptedRawReply;
+
+/** A request the server received, recorded before it was answered. */
+export interface ReceivedRequest {
+  readonly method: string;
+  /** Path and query, e.g. `/v1/chat/completions`. */
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The parsed JSON body (`undefined` for an empty body; the raw text when it is not JSON). */
+  readonly body: unknown;
+}
+
+/** Options of {@link startScriptedOpenAiServer}. */
+export interface ScriptedOpenAiServerOptions {
+  /** Answers to chat-completions requests, consumed in order; retries consume replies too. */
+  readonly replies: readonly ScriptedReply[];
+  /** When set, requests must carry `Authorization: Bearer <apiKey>` or get a 401 that consumes no reply. */
+  readonly apiKey?: string;
+  /** Model ids `GET /v1/models` lists; default `['scripted-model']`. */
+  readonly models?: readonly string[];
+  /**
+   * Value of the `retry-after-ms` header sent with every reply of status 400 or more, so that SDK
+   * retries in tests do not wait the default back-off; default 0, `null` to send none.
+   */
+  readonly retryAfterMs?: number | null;
+}
+
+/** A running scripted server; `close()` ends open connections and stops it. */
+export interface ScriptedOpenAiServer {
+  /** Base URL with the version path, e.g. `http://127.0.0.1:41234/v1`, as OpenAI clients expect. */
+  readonly baseUrl: string;
+  /** Every request received (chat completions, model listings, unknown paths), in arrival order. */
+  readonly requests: readonly ReceivedRequest[];
+  /** Replies not consumed yet. */
+  readonly remainingReplies: number;
+  close(): Promise<void>;
+}
+
+const delayedContent = 'delayed';
+const maxBodyBytes = 10 * 1024 * 1024;
+
+/**
+ * Starts a real HTTP server on 127.0.0.1 (a free port) that speaks the OpenAI chat-completions protocol
+ * with scripted replies, for testing LLM code paths without a model: `POST /v1/chat/completions`
+ * (non-streaming JSON; `"stream": true` gets a 400 because streaming is not scripted yet) answers with
+ * the next reply of the script, and a 500 naming the request once the script is used up;
+ * `GET /v1/models` lists `models`. The same routes answer without the `/v1` prefix.
+ */
+export async function startScriptedOpenAiServer(options: ScriptedOpenAiServerOptions): Promise<ScriptedOpenAiServer> {
+  const replies = [...options.replies];
+  const requests: ReceivedRequest[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+  const context: HandlerContext = {
+    options,
+    requests,
+    nextReply: () => replies.shift(),
+    completionCount: 0,
+    wait: (delayMs, response) =>
+      new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => finish(true), delayMs);
+        const finish = (answered: boolean) => {
+          clearTimeout(timer);
+          timers.delete(timer);
+          response.off('close', onClose);
+          resolve(answered);
+        };
+        const onClose = () => finish(false);
+        timers.add(timer);
+        // A client that timed out closes the connection: stop waiting and never write to it.
+        response.on('close', onClose);
+      }),
+  };
+  const server = createServer((request, response) => {
+    handleRequest(context, request, response).catch((error: unknown) => {
+      if (!response.headersSent) sendJson(response, 500, errorBody(500, `scripted server failed: ${String(error)}`));
+      else response.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    get remainingReplies() {
+      return replies.length;
+    },
+    close: async () => {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+interface HandlerContext {
+  readonly options: ScriptedOpenAiServerOptions;
+  readonly requests: ReceivedRequest[];
+  readonly nextReply: () => ScriptedReply | undefined;
+  completionCount: number;
+  /** Resolves true after `delayMs`, or false as soon as the client hangs up. */
+  readonly wait: (delayMs: number, response: ServerResponse) => Promise<boolean>;
+}
+
+async function handleRequest(context: HandlerContext, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const text = await readBody(request);
+  const path = request.url ?? '/';
+  const body = parseBody(text);
+  context.requests.push({ method: request.method ?? 'GET', path, headers: { ...request.headers }, body: body.value });
+  const route = path.split('?')[0]!.replace(/^\/v1(?=\/)/, '');
+
+  if (context.options.apiKey !== undefined && request.headers.authorization !== `Bearer ${context.options.apiKey}`) {
+    sendError(context, response, 401, 'Incorrect API key provided.', 'invalid_api_key');
+    return;
+  }
+  if (request.method === 'GET' && route === '/models') {
+    const created = Math.floor(Date.now() / 1000);
+    const data = (context.options.models ?? ['scripted-model']).map((id) => ({ id, object: 'model', created, owned_by: 'mnemo-scripted' }));
+    sendJson(response, 200, { object: 'list', data });
+    return;
+  }
+  if (request.method !== 'POST' || route !== '/chat/completions') {
+    sendError(context, response, 404, `no route for ${request.method} ${path}`, 'not_found');
+    return;
+  }
+  if (!body.json || typeof body.value !== 'object' || body.value === null) {
+    sendError(context, response, 400, 'request body must be a JSON object', 'invalid_request_error');
+    return;
+  }
+  const completion = body.value as Record<string, unknown>;
+  if (completion.stream === true) {
+    sendError(context, response, 400, 'the scripted server does not stream yet; send "stream": false', 'invalid_request_error');
+    return;
+  }
+  context.completionCount += 1;
+  const reply = context.nextReply();
+  if (reply === undefined) {
+    sendError(context, response, 500, `the script has no reply left for chat-completions request ${context.completionCount}`, 'script_exhausted', {
+      'x-should-retry': 'false',
+    });
+    return;
+  }
+  await answer(context, reply, completion, response);
+}
+
+async function answer(context: HandlerContext, reply: ScriptedReply, completion: Record<string, unknown>, response: ServerResponse): Promise<void> {
+  if (reply.delayMs !== undefined && reply.delayMs > 0) {
+    const answered = await context.wait(reply.delayMs, response);
+    if (!answered) return;
+  }
+  if ('raw' in reply) {
+    const status = reply.status ?? 200;
+    response.writeHead(status, { 'content-type': reply.contentType ?? 'application/json', ...retryHeaders(context, status) });
+    response.end(reply.raw);
+    return;
+  }
+  if ('status' in reply) {
+    const body = reply.body === undefined ? errorBody(reply.status, `scripted status ${reply.status}`) : reply.body;
+    sendJson(response, reply.status, body, { ...retryHeaders(context, reply.status), ...reply.headers });
+    return;
+  }
+  const content = 'content' in reply ? reply.content : delayedContent;
+  const usage = 'content' in reply && reply.usage !== undefined ? reply.usage : estimateUsage(completion, content);
+  const finishReason = 'content' in reply ? (reply.finishReason ?? 'stop') : 'stop';
+  sendJson(response, 200, {
+    id: `chatcmpl-scripted-${context.completionCount}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: typeof completion.model === 'string' ? completion.model : 'scripted-model',
+    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: finishReason }],
+    usage: {
+      prompt_tokens: usage.promptTokens,
+      completion_tokens: usage.completionTokens,
+      total_tokens: usage.promptTokens + usage.completionTokens,
+    },
+  });
+}
+
+function estimateUsage(completion: Record<string, unknown>, content: string): ScriptedUsage {
+  const messages = Array.isArray(completion.messages) ? (completion.messages as unknown[]) : [];
+  const promptChars = messages.reduce<number>((sum, message) => {
+    const text = typeof message === 'object' && message !== null ? (message as { content?: unknown }).content : undefined;
+    return sum + (typeof text === 'string' ? text.length : 0);
+  }, 0);
+  return { promptTokens: Math.ceil(promptChars / 4), completionTokens: Math.ceil(content.length / 4) };
+}
+
+function retryHeaders(context: HandlerContext, status: number): Record<string, string> {
+  const retryAfterMs = context.options.retryAfterMs === undefined ? 0 : context.options.retryAfterMs;
+  return status >= 400 && retryAfterMs !== null ? { 'retry-after-ms': String(retryAfterMs) } : {};
+}
+
+function errorBody(status: number, message: string, code: string | null = null): unknown {
+  return { error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code } };
+}
+
+function sendError(
+  context: HandlerContext,
+  response: ServerResponse,
+  status: number,
+  message: string,
+  code: string,
+  headers: Record<string, string> = {},
+): void {
+  sendJson(response, status, errorBody(status, message, code), { ...retryHeaders(context, status), ...headers });
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers });
+  response.end(text);
+}
+
+function parseBody(text: string): { json: boolean; value: unknown } {
+  if (text.length === 0) return { json: false, value: undefined };
+  try {
+    return { json: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { json: false, value: text };
+  }
+}
+
+async function readBody(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBodyBytes) throw new MemoryError('invalid_input', `request body is over ${maxBodyBytes} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
