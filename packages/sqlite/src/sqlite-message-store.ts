@@ -1,0 +1,352 @@
+import {
+  decodeConversationCursor,
+  encodeConversationCursor,
+  idempotencyConflict,
+  isSameMessage,
+  MemoryError,
+  messageRoles,
+  resolvePageLimit,
+} from '@mnemo/core';
+import type {
+  Conversation,
+  ConversationFilter,
+  EraseResult,
+  Message,
+  MessageRange,
+  MessageRole,
+  Metadata,
+  NewMessage,
+  Page,
+  PageOptions,
+  Scope,
+  ToolCall,
+  UsageRecord,
+  UsageTotals,
+  UserScope,
+} from '@mnemo/core';
+import type { SqliteDatabase, SqliteStatement } from './sqlite-driver.js';
+
+interface MessageRow {
+  readonly id: string;
+  readonly seq: number;
+  readonly role: string;
+  readonly content: string;
+  readonly name: string | null;
+  readonly tool_calls: string | null;
+  readonly tool_call_id: string | null;
+  readonly created_at: number;
+  readonly metadata: string | null;
+  readonly tokens: number;
+  readonly idempotency_key: string | null;
+}
+
+interface ConversationRow {
+  readonly tenant_id: string;
+  readonly user_id: string;
+  readonly conversation_id: string;
+  readonly created_at: number;
+  readonly updated_at: number;
+  readonly message_count: number;
+  readonly total_tokens: number;
+}
+
+interface UsageTotalsRow {
+  readonly requests: number;
+  readonly sent_tokens: number;
+  readonly full_history_tokens: number;
+}
+
+const messageColumns = 'id, seq, role, content, name, tool_calls, tool_call_id, created_at, metadata, tokens, idempotency_key';
+const conversationColumns = 'tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens';
+const inConversation = 'tenant_id = ? AND user_id = ? AND conversation_id = ?';
+
+const sql = {
+  selectConversation: `SELECT ${conversationColumns} FROM conversations WHERE ${inConversation}`,
+  selectByIdempotencyKey: `SELECT ${messageColumns} FROM messages WHERE ${inConversation} AND idempotency_key = ?`,
+  upsertConversation: `INSERT INTO conversations (${conversationColumns}) VALUES (?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (tenant_id, user_id, conversation_id)
+    DO UPDATE SET updated_at = excluded.updated_at, message_count = excluded.message_count, total_tokens = excluded.total_tokens`,
+  insertMessage: `INSERT INTO messages (tenant_id, user_id, conversation_id, ${messageColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  // The seq bounds are always bound (0 and MAX_SAFE_INTEGER when absent) and LIMIT -1 means no limit, so
+  // one statement per direction serves every range.
+  selectRangeAsc: `SELECT ${messageColumns} FROM messages WHERE ${inConversation} AND seq > ? AND seq < ? ORDER BY seq ASC LIMIT ?`,
+  selectRangeDesc: `SELECT ${messageColumns} FROM messages WHERE ${inConversation} AND seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+  // Inserting through a SELECT of the conversation makes "exists?" and "insert" one atomic statement.
+  insertUsage: `INSERT INTO usage (tenant_id, user_id, conversation_id, kind, policy, sent_tokens, full_history_tokens, created_at)
+    SELECT tenant_id, user_id, conversation_id, ?, ?, ?, ?, ? FROM conversations WHERE ${inConversation}`,
+  selectUsageTotals: `SELECT count(*) AS requests, coalesce(sum(sent_tokens), 0) AS sent_tokens,
+    coalesce(sum(full_history_tokens), 0) AS full_history_tokens FROM usage WHERE ${inConversation}`,
+  deleteConversationMessages: `DELETE FROM messages WHERE ${inConversation}`,
+  deleteConversationUsage: `DELETE FROM usage WHERE ${inConversation}`,
+  deleteConversation: `DELETE FROM conversations WHERE ${inConversation}`,
+  deleteUserMessages: 'DELETE FROM messages WHERE tenant_id = ? AND user_id = ?',
+  deleteUserUsage: 'DELETE FROM usage WHERE tenant_id = ? AND user_id = ?',
+  deleteUserConversations: 'DELETE FROM conversations WHERE tenant_id = ? AND user_id = ?',
+} as const;
+
+/**
+ * The SQL of conversations, messages and the usage ledger, run synchronously on one connection. Every
+ * statement is prepared once, on first use, and cached. Methods throw `MemoryError`s for bad input,
+ * conflicts and missing rows, and let driver errors through for the caller to wrap.
+ */
+export class SqliteMessageStore {
+  readonly #database: SqliteDatabase;
+  readonly #statements = new Map<string, SqliteStatement>();
+
+  constructor(database: SqliteDatabase) {
+    this.#database = database;
+  }
+
+  /** Appends in one `BEGIN IMMEDIATE` transaction: idempotency is checked for the whole batch before any write. */
+  appendMessages(scope: Scope, messages: readonly NewMessage[]): Message[] {
+    if (messages.length === 0) return [];
+    messages.forEach(checkStorableMessage);
+    return this.#database.transaction(() => this.#appendLocked(scope, messages)).immediate();
+  }
+
+  /** Messages of one conversation in the range, in seq order; `[]` for an unknown conversation. */
+  listMessages(scope: Scope, range: MessageRange = {}): Message[] {
+    const afterSeq = checkSeqBound('afterSeq', range.afterSeq) ?? 0;
+    const beforeSeq = checkSeqBound('beforeSeq', range.beforeSeq) ?? Number.MAX_SAFE_INTEGER;
+    const limit = checkRangeLimit(range.limit) ?? -1;
+    const statement = this.#statement(range.order === 'desc' ? sql.selectRangeDesc : sql.selectRangeAsc);
+    const rows = statement.all(...scopeKey(scope), afterSeq, beforeSeq, limit) as MessageRow[];
+    return rows.map(toMessage);
+  }
+
+  /** The conversation's row, or `undefined`. */
+  getConversation(scope: Scope): Conversation | undefined {
+    const row = this.#statement(sql.selectConversation).get(...scopeKey(scope)) as ConversationRow | undefined;
+    return row === undefined ? undefined : toConversation(row);
+  }
+
+  /** One page of a tenant's conversations ordered by user id, then conversation id (byte order). */
+  listConversations(filter: ConversationFilter, page: PageOptions = {}): Page<Conversation> {
+    const limit = resolvePageLimit(page.limit);
+    const after = page.cursor === undefined ? undefined : decodeConversationCursor(page.cursor);
+    const conditions = ['tenant_id = ?'];
+    const parameters: unknown[] = [filter.tenantId];
+    if (filter.userId !== undefined) {
+      conditions.push('user_id = ?');
+      parameters.push(filter.userId);
+    }
+    if (after !== undefined) {
+      conditions.push('(user_id, conversation_id) > (?, ?)');
+      parameters.push(after.userId, after.conversationId);
+    }
+    const query = `SELECT ${conversationColumns} FROM conversations WHERE ${conditions.join(' AND ')}
+      ORDER BY user_id, conversation_id LIMIT ?`;
+    // One row past the page tells whether another page exists without a second query.
+    const rows = this.#statement(query).all(...parameters, limit + 1) as ConversationRow[];
+    const items = rows.slice(0, limit).map(toConversation);
+    const last = items[items.length - 1];
+    return rows.length > limit && last !== undefined ? { items, nextCursor: encodeConversationCursor(last) } : { items };
+  }
+
+  /** Adds a ledger entry; `not_found` when the conversation does not exist. */
+  insertUsage(scope: Scope, record: UsageRecord): void {
+    const createdAtMs = toEpochMs('createdAt', record.createdAt);
+    checkCount('sentTokens', record.sentTokens);
+    checkCount('fullHistoryTokens', record.fullHistoryTokens);
+    const result = this.#statement(sql.insertUsage).run(
+      record.kind,
+      record.policy,
+      record.sentTokens,
+      record.fullHistoryTokens,
+      createdAtMs,
+      ...scopeKey(scope),
+    );
+    if (result.changes === 0) {
+      throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`, { details: { field: 'conversationId' } });
+    }
+  }
+
+  /** Sums the ledger of one conversation; zeros when it has none. */
+  getUsageTotals(scope: Scope): UsageTotals {
+    const row = this.#statement(sql.selectUsageTotals).get(...scopeKey(scope)) as UsageTotalsRow;
+    return {
+      requests: row.requests,
+      sentTokens: row.sent_tokens,
+      fullHistoryTokens: row.full_history_tokens,
+      savedTokens: row.full_history_tokens - row.sent_tokens,
+    };
+  }
+
+  /** Removes a conversation, its messages and its ledger in one transaction. */
+  deleteConversation(scope: Scope): EraseResult {
+    const key = scopeKey(scope);
+    return this.#database
+      .transaction(() => {
+        // Children first: the foreign keys refuse a conversation row removed under its messages.
+        const messages = this.#statement(sql.deleteConversationMessages).run(...key).changes;
+        this.#statement(sql.deleteConversationUsage).run(...key);
+        const conversations = this.#statement(sql.deleteConversation).run(...key).changes;
+        return { conversations, messages };
+      })
+      .immediate();
+  }
+
+  /** Removes every conversation of one user of one tenant, with messages and ledger, in one transaction. */
+  deleteUser(user: UserScope): EraseResult {
+    const key = [user.tenantId, user.userId];
+    return this.#database
+      .transaction(() => {
+        const messages = this.#statement(sql.deleteUserMessages).run(...key).changes;
+        this.#statement(sql.deleteUserUsage).run(...key);
+        const conversations = this.#statement(sql.deleteUserConversations).run(...key).changes;
+        return { conversations, messages };
+      })
+      .immediate();
+  }
+
+  // Runs under the write lock, so the count read here is the count the inserts extend: seqs stay gapless
+  // even with other processes appending to the same conversation.
+  #appendLocked(scope: Scope, messages: readonly NewMessage[]): Message[] {
+    const key = scopeKey(scope);
+    const conversation = this.#statement(sql.selectConversation).get(...key) as ConversationRow | undefined;
+    const storedByKey = this.#findStoredDuplicates(scope, messages);
+    let messageCount = conversation?.message_count ?? 0;
+    let totalTokens = conversation?.total_tokens ?? 0;
+    const rows: MessageRow[] = [];
+    const result = messages.map((message) => {
+      const existing = message.idempotencyKey === undefined ? undefined : storedByKey.get(message.idempotencyKey);
+      if (existing !== undefined) return existing;
+      messageCount += 1;
+      totalTokens += message.tokens;
+      const row = toMessageRow(message, crypto.randomUUID(), messageCount);
+      rows.push(row);
+      const stored = toMessage(row);
+      if (message.idempotencyKey !== undefined) storedByKey.set(message.idempotencyKey, stored);
+      return stored;
+    });
+    const first = rows[0];
+    if (first === undefined) return result;
+    // The conversation row goes first: the messages' foreign key needs it.
+    this.#statement(sql.upsertConversation).run(...key, conversation?.created_at ?? first.created_at, Date.now(), messageCount, totalTokens);
+    const insert = this.#statement(sql.insertMessage);
+    for (const row of rows) {
+      insert.run(...key, row.id, row.seq, row.role, row.content, row.name, row.tool_calls, row.tool_call_id, row.created_at, row.metadata, row.tokens, row.idempotency_key);
+    }
+    return result;
+  }
+
+  // Checks every idempotency key of the batch against the store and against earlier messages of the same
+  // batch before anything is written, so a conflict anywhere leaves the conversation untouched.
+  #findStoredDuplicates(scope: Scope, messages: readonly NewMessage[]): Map<string, Message> {
+    const stored = new Map<string, Message>();
+    const pending = new Map<string, NewMessage>();
+    for (const message of messages) {
+      const key = message.idempotencyKey;
+      if (key === undefined) continue;
+      let earlier: NewMessage | undefined = stored.get(key) ?? pending.get(key);
+      if (earlier === undefined) {
+        const row = this.#statement(sql.selectByIdempotencyKey).get(...scopeKey(scope), key) as MessageRow | undefined;
+        const found = row === undefined ? undefined : toMessage(row);
+        if (found === undefined) pending.set(key, message);
+        else stored.set(key, found);
+        earlier = found;
+      }
+      if (earlier !== undefined && !isSameMessage(earlier, message)) throw idempotencyConflict(key);
+    }
+    return stored;
+  }
+
+  #statement(query: string): SqliteStatement {
+    let statement = this.#statements.get(query);
+    if (statement === undefined) {
+      statement = this.#database.prepare(query);
+      this.#statements.set(query, statement);
+    }
+    return statement;
+  }
+}
+
+function scopeKey(scope: Scope): [string, string, string] {
+  return [scope.tenantId, scope.userId, scope.conversationId];
+}
+
+function toMessageRow(message: NewMessage, id: string, seq: number): MessageRow {
+  return {
+    id,
+    seq,
+    role: message.role,
+    content: message.content,
+    name: message.name ?? null,
+    tool_calls: message.toolCalls === undefined ? null : JSON.stringify(message.toolCalls),
+    tool_call_id: message.toolCallId ?? null,
+    created_at: Date.parse(message.createdAt),
+    metadata: message.metadata === undefined ? null : JSON.stringify(message.metadata),
+    tokens: message.tokens,
+    idempotency_key: message.idempotencyKey ?? null,
+  };
+}
+
+// NULL columns come back as undefined fields, so a stored message equals the NewMessage it was made from.
+function toMessage(row: MessageRow): Message {
+  return Object.freeze({
+    id: row.id,
+    seq: row.seq,
+    role: row.role as MessageRole,
+    content: row.content,
+    name: row.name ?? undefined,
+    toolCalls: row.tool_calls === null ? undefined : (JSON.parse(row.tool_calls) as readonly ToolCall[]),
+    toolCallId: row.tool_call_id ?? undefined,
+    createdAt: new Date(row.created_at).toISOString(),
+    metadata: row.metadata === null ? undefined : (JSON.parse(row.metadata) as Metadata),
+    idempotencyKey: row.idempotency_key ?? undefined,
+    tokens: row.tokens,
+  });
+}
+
+function toConversation(row: ConversationRow): Conversation {
+  return {
+    tenantId: row.tenant_id,
+    userId: row.user_id,
+    conversationId: row.conversation_id,
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+    messageCount: row.message_count,
+    totalTokens: row.total_tokens,
+  };
+}
+
+// The store keeps times as epoch ms and gives back ISO text: only canonical ISO text (what
+// `toISOString()` prints) survives that round trip unchanged, so anything else is refused, not altered.
+function checkStorableMessage(message: NewMessage, index: number): void {
+  if (!(messageRoles as readonly string[]).includes(message.role)) {
+    throw new MemoryError('invalid_input', `message ${index}: role must be one of ${messageRoles.join(', ')}`, { details: { field: 'role', index } });
+  }
+  const createdAtMs = toEpochMs('createdAt', message.createdAt, index);
+  if (new Date(createdAtMs).toISOString() !== message.createdAt) {
+    throw new MemoryError('invalid_input', `message ${index}: createdAt must be ISO 8601 UTC with milliseconds, as toISOString() prints it`, {
+      details: { field: 'createdAt', index },
+    });
+  }
+  checkCount('tokens', message.tokens, index);
+}
+
+function toEpochMs(field: string, value: string, index?: number): number {
+  const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(ms)) {
+    const where = index === undefined ? '' : `message ${index}: `;
+    throw new MemoryError('invalid_input', `${where}${field} must be an ISO 8601 date`, { details: { field, ...(index === undefined ? {} : { index }) } });
+  }
+  return ms;
+}
+
+function checkCount(field: string, value: number, index?: number): void {
+  if (Number.isSafeInteger(value) && value >= 0) return;
+  const where = index === undefined ? '' : `message ${index}: `;
+  throw new MemoryError('invalid_input', `${where}${field} must be a non-negative integer`, { details: { field, ...(index === undefined ? {} : { index }) } });
+}
+
+function checkSeqBound(field: string, value: number | undefined): number | undefined {
+  if (value === undefined || (typeof value === 'number' && !Number.isNaN(value))) return value;
+  throw new MemoryError('invalid_input', `${field} must be a number`, { details: { field } });
+}
+
+function checkRangeLimit(value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  checkCount('limit', value);
+  return value;
+}

@@ -1,0 +1,184 @@
+import { existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { MemoryError } from '@mnemo/core';
+import type {
+  CallOptions,
+  Conversation,
+  ConversationFilter,
+  EraseResult,
+  Message,
+  MessageRange,
+  NewMessage,
+  Page,
+  PageOptions,
+  Scope,
+  Store,
+  UsageRecord,
+  UsageTotals,
+  UserScope,
+} from '@mnemo/core';
+import Database from 'better-sqlite3';
+import type { SqliteDatabase } from './sqlite-driver.js';
+import { toSqliteError } from './sqlite-error.js';
+import { SqliteMessageStore } from './sqlite-message-store.js';
+import { migrateSqliteDatabase } from './sqlite-migrations.js';
+
+/** Options of {@link openSqliteStore}. */
+export interface SqliteStoreOptions {
+  /** Database file (created if missing; its directory must exist), or `:memory:` for a private in-process database. */
+  readonly path: string;
+  /** How long a write waits for another connection's lock before failing with `unavailable`, in ms; default 5000. */
+  readonly busyTimeoutMs?: number;
+  /** Open an existing, current database for reading only; every write fails with `storage_failed`. Default false. */
+  readonly readonly?: boolean;
+}
+
+/** Default of {@link SqliteStoreOptions.busyTimeoutMs}. */
+export const defaultBusyTimeoutMs = 5000;
+
+const memoryPath = ':memory:';
+
+/**
+ * The {@link Store} on SQLite: durable, and safe with many processes on one file (WAL, a busy timeout,
+ * and appends in `BEGIN IMMEDIATE` transactions). Methods are async as the port requires but run the
+ * synchronous driver inline. Driver errors become `MemoryError`s: `unavailable` when a lock outlasted the
+ * busy timeout, `storage_failed` otherwise; calls after `close()` or with an aborted signal are `unavailable`.
+ */
+export class SqliteStore implements Store {
+  readonly #database: SqliteDatabase;
+  readonly #messages: SqliteMessageStore;
+  #closed = false;
+
+  /** Wraps a connection already configured and migrated (see {@link openSqliteStore}); the store owns and closes it. */
+  constructor(database: SqliteDatabase) {
+    this.#database = database;
+    this.#messages = new SqliteMessageStore(database);
+  }
+
+  async appendMessages(scope: Scope, messages: readonly NewMessage[], options?: CallOptions): Promise<Message[]> {
+    return this.#run('appending messages', options, () => this.#messages.appendMessages(scope, messages));
+  }
+
+  async listMessages(scope: Scope, range?: MessageRange, options?: CallOptions): Promise<Message[]> {
+    return this.#run('listing messages', options, () => this.#messages.listMessages(scope, range));
+  }
+
+  async getConversation(scope: Scope, options?: CallOptions): Promise<Conversation | undefined> {
+    return this.#run('reading a conversation', options, () => this.#messages.getConversation(scope));
+  }
+
+  async listConversations(filter: ConversationFilter, page?: PageOptions, options?: CallOptions): Promise<Page<Conversation>> {
+    return this.#run('listing conversations', options, () => this.#messages.listConversations(filter, page));
+  }
+
+  async insertUsage(scope: Scope, record: UsageRecord, options?: CallOptions): Promise<void> {
+    this.#run('recording usage', options, () => this.#messages.insertUsage(scope, record));
+  }
+
+  async getUsageTotals(scope: Scope, options?: CallOptions): Promise<UsageTotals> {
+    return this.#run('summing usage', options, () => this.#messages.getUsageTotals(scope));
+  }
+
+  async deleteConversation(scope: Scope, options?: CallOptions): Promise<EraseResult> {
+    return this.#run('erasing a conversation', options, () => this.#messages.deleteConversation(scope));
+  }
+
+  async deleteUser(user: UserScope, options?: CallOptions): Promise<EraseResult> {
+    return this.#run('erasing a user', options, () => this.#messages.deleteUser(user));
+  }
+
+  /** Closes the connection (checkpointing the WAL when it is the last one); closing twice is not an error. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      this.#database.close();
+    } catch (error) {
+      throw toSqliteError(error, 'closing the database');
+    }
+  }
+
+  #run<T>(action: string, options: CallOptions | undefined, body: () => T): T {
+    if (this.#closed) throw new MemoryError('unavailable', `${action} failed: the store is closed`);
+    const signal = options?.signal;
+    // The driver is synchronous: once a statement starts it cannot be interrupted, so the signal is
+    // honoured before starting, which is the only point where aborting changes nothing stored.
+    if (signal?.aborted === true) {
+      throw new MemoryError('unavailable', `${action} was aborted`, { cause: signal.reason, details: { aborted: true } });
+    }
+    try {
+      return body();
+    } catch (error) {
+      throw toSqliteError(error, action);
+    }
+  }
+}
+
+/**
+ * Opens (creating if needed) a SQLite database, sets WAL (files only), `busy_timeout`, `synchronous=NORMAL`
+ * and `foreign_keys=ON`, migrates it to the current schema, and returns a store that owns the connection.
+ * Throws `invalid_input` for bad options or a missing directory, `not_found` for a missing file opened
+ * read-only, `storage_failed` for a file that is not a SQLite database or has a newer schema, and
+ * `unavailable` when another process holds the lock past the busy timeout.
+ */
+export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
+  const { path, busyTimeoutMs, readonly } = resolveSqliteStoreOptions(options);
+  const memory = path === memoryPath;
+  if (!memory) checkFileLocation(path, readonly);
+  let database: Database.Database;
+  try {
+    database = new Database(path, { readonly, fileMustExist: readonly, timeout: busyTimeoutMs });
+  } catch (error) {
+    throw withPath(toSqliteError(error, 'opening the database'), path);
+  }
+  try {
+    database.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    // WAL lets readers run beside the one writer and is what makes several processes on one file
+    // practical; a read-only connection cannot change the journal mode, and `:memory:` has no WAL.
+    if (!memory && !readonly) database.pragma('journal_mode = WAL');
+    database.pragma('synchronous = NORMAL');
+    database.pragma('foreign_keys = ON');
+    migrateSqliteDatabase(database, { readonly });
+  } catch (error) {
+    database.close();
+    throw withPath(toSqliteError(error, 'preparing the database'), path);
+  }
+  return new SqliteStore(database);
+}
+
+function resolveSqliteStoreOptions(options: SqliteStoreOptions): Required<SqliteStoreOptions> {
+  const { path, busyTimeoutMs = defaultBusyTimeoutMs, readonly = false } = options;
+  if (typeof path !== 'string' || path.trim().length === 0) {
+    throw new MemoryError('invalid_input', 'path must be a file path or ":memory:"', { details: { field: 'path' } });
+  }
+  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+    throw new MemoryError('invalid_input', 'busyTimeoutMs must be a non-negative integer of milliseconds', { details: { field: 'busyTimeoutMs' } });
+  }
+  if (typeof readonly !== 'boolean') {
+    throw new MemoryError('invalid_input', 'readonly must be a boolean', { details: { field: 'readonly' } });
+  }
+  if (readonly && path === memoryPath) {
+    throw new MemoryError('invalid_input', 'an in-memory database cannot be opened read-only', { details: { field: 'readonly' } });
+  }
+  return Object.freeze({ path, busyTimeoutMs, readonly });
+}
+
+// SQLite's own message for both cases is "unable to open database file"; say which it is.
+function checkFileLocation(path: string, readonly: boolean): void {
+  const directory = dirname(resolve(path));
+  if (!existsSync(directory) || !statSync(directory).isDirectory()) {
+    throw new MemoryError('invalid_input', `cannot open SQLite database ${path}: directory ${directory} does not exist; create it first`, {
+      details: { field: 'path', path, directory },
+    });
+  }
+  if (readonly && !existsSync(path)) {
+    throw new MemoryError('not_found', `cannot open SQLite database ${path} read-only: the file does not exist`, { details: { field: 'path', path } });
+  }
+}
+
+function withPath(error: MemoryError, path: string): MemoryError {
+  return new MemoryError(error.code, `cannot open SQLite database ${path}: ${error.message}`, {
+    cause: error.cause,
+    details: { ...error.details, path },
+  });
+}
