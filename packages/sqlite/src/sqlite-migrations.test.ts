@@ -1,0 +1,124 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isMemoryError, MemoryError, type Scope } from '@mnemo/core';
+import { makeNewMessage } from '@mnemo/core/testing';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { migrateSqliteDatabase, readSchemaVersion, sqliteMigrations, type SqliteMigration } from './sqlite-migrations.js';
+import { openSqliteStore } from './sqlite-store.js';
+
+const scope: Scope = { tenantId: 'tenant-a', userId: 'user-1', conversationId: 'conv-1' };
+const latestVersion = sqliteMigrations.length;
+
+function captureError(action: () => unknown): unknown {
+  try {
+    action();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the action to throw');
+}
+
+describe('migrateSqliteDatabase', () => {
+  let directory: string;
+  let path: string;
+  beforeEach(() => {
+    directory = mkdtempSync(join(tmpdir(), 'mnemo-sqlite-migrations-'));
+    path = join(directory, 'mnemo.db');
+  });
+  afterEach(() => {
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('keeps the data and runs no migration again when an existing file is reopened', async () => {
+    const first = openSqliteStore({ path });
+    await first.appendMessages(scope, [makeNewMessage('before reopen')]);
+    await first.close();
+    const raw = new Database(path);
+    try {
+      expect(readSchemaVersion(raw)).toBe(latestVersion);
+      expect(migrateSqliteDatabase(raw)).toEqual({ fromVersion: latestVersion, toVersion: latestVersion, applied: [] });
+    } finally {
+      raw.close();
+    }
+    const second = openSqliteStore({ path });
+    try {
+      expect((await second.listMessages(scope)).map((message) => message.content)).toEqual(['before reopen']);
+      await second.appendMessages(scope, [makeNewMessage('after reopen')]);
+      expect((await second.listMessages(scope)).map((message) => message.seq)).toEqual([1, 2]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('applies only the steps newer than the recorded version when the code gains a migration', () => {
+    const probe: SqliteMigration = { version: latestVersion + 1, name: 'probe', sql: 'CREATE TABLE probe (n INTEGER); INSERT INTO probe VALUES (1);' };
+    const raw = new Database(path);
+    try {
+      expect(migrateSqliteDatabase(raw).applied).toEqual(sqliteMigrations.map((migration) => migration.version));
+      expect(migrateSqliteDatabase(raw, { migrations: [...sqliteMigrations, probe] })).toEqual({
+        fromVersion: latestVersion,
+        toVersion: latestVersion + 1,
+        applied: [latestVersion + 1],
+      });
+      expect(migrateSqliteDatabase(raw, { migrations: [...sqliteMigrations, probe] }).applied).toEqual([]);
+      expect(raw.prepare('SELECT count(*) AS n FROM probe').get()).toEqual({ n: 1 });
+    } finally {
+      raw.close();
+    }
+  });
+
+  it('rolls back the whole step and keeps the old version when a migration fails halfway', () => {
+    const broken: SqliteMigration = { version: latestVersion + 1, name: 'broken', sql: 'CREATE TABLE half (n INTEGER); INSERT INTO nowhere VALUES (1);' };
+    const raw = new Database(path);
+    try {
+      migrateSqliteDatabase(raw);
+      const error = captureError(() => migrateSqliteDatabase(raw, { migrations: [...sqliteMigrations, broken] }));
+      expect(isMemoryError(error, 'storage_failed')).toBe(true);
+      expect(readSchemaVersion(raw)).toBe(latestVersion);
+      expect(raw.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE name = 'half'").get()).toEqual({ n: 0 });
+    } finally {
+      raw.close();
+    }
+  });
+
+  it('refuses a file with a newer schema version with a typed error and leaves it untouched', async () => {
+    const store = openSqliteStore({ path });
+    await store.appendMessages(scope, [makeNewMessage('from the future')]);
+    await store.close();
+    const raw = new Database(path);
+    raw.pragma(`user_version = ${latestVersion + 7}`);
+    raw.close();
+
+    const error = captureError(() => openSqliteStore({ path }));
+    expect(error).toBeInstanceOf(MemoryError);
+    expect(error).toMatchObject({ code: 'storage_failed', details: { schemaVersion: latestVersion + 7, supportedVersion: latestVersion } });
+    expect((error as MemoryError).message).toMatch(/newer than version \d+.*upgrade mnemo/);
+
+    const after = new Database(path);
+    try {
+      expect(readSchemaVersion(after)).toBe(latestVersion + 7);
+      expect(after.prepare('SELECT content FROM messages').all()).toEqual([{ content: 'from the future' }]);
+    } finally {
+      after.close();
+    }
+  });
+
+  it('refuses a file that is not a SQLite database with a typed error wrapping the driver error, without changing the file', () => {
+    const text = 'this is a plain text file, not a database\n'.repeat(100);
+    writeFileSync(path, text);
+    const error = captureError(() => openSqliteStore({ path }));
+    expect(error).toBeInstanceOf(MemoryError);
+    expect(error).toMatchObject({ code: 'storage_failed', cause: expect.objectContaining({ code: 'SQLITE_NOTADB' }) });
+    expect((error as MemoryError).message).toContain('not a SQLite database');
+    expect((error as MemoryError).message).toContain(path);
+    expect(readFileSync(path, 'utf8')).toBe(text);
+  });
+
+  it('refuses to migrate a database opened read-only when it is behind the code', () => {
+    new Database(path).close();
+    const error = captureError(() => openSqliteStore({ path, readonly: true }));
+    expect(error).toMatchObject({ code: 'storage_failed', details: { schemaVersion: 0, supportedVersion: latestVersion } });
+  });
+});
