@@ -3,8 +3,10 @@ import type { Message } from '../messages/message.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import { savedPercent } from '../usage/usage.js';
 import type { BuiltContext, ContextMessage, ContextPart, ContextPolicy, DroppedMessages, DropReason } from './context-types.js';
-import { groupMessages, groupTurns, sumTokens, type MessageGroup } from './group-messages.js';
-import { fitWhole, truncateGroup, type FittedMessage } from './truncate-group.js';
+import { groupMessages, sumTokens, type MessageGroup } from './group-messages.js';
+import { fittedTokens, selectNewest, splitUnits } from './select-recent.js';
+import { summaryBlock, type SummaryBlock, type SummaryInput } from './summary-block.js';
+import type { FittedMessage } from './truncate-group.js';
 
 /** Everything {@link assembleContext} decides from: the newest stored messages and the conversation's totals. */
 export interface AssembleInput {
@@ -14,17 +16,20 @@ export interface AssembleInput {
   /** Turns the `window` policy keeps. */
   readonly windowTurns: number;
   readonly counter: TokenCounter;
-  /** The newest messages of the conversation, oldest first, starting at a group boundary. */
+  /** The newest messages of the conversation, oldest first, starting at a group boundary (for `summary`: only raw ones, after the summary). */
   readonly tail: readonly Message[];
   /** Messages and tokens of the whole conversation (the tail and everything before it). */
   readonly totalMessages: number;
   readonly totalTokens: number;
+  /** The current rolling summary, for the `summary` policy. */
+  readonly summary?: SummaryInput;
 }
 
 /**
- * Chooses what of a conversation's tail fits the budget under a policy: the newest messages, contiguous,
- * whole groups (a tool call never without its results), whole turns for the turn policies. Only when
- * not even the newest group fits is it shortened with a marker. Pure: no I/O, no clock.
+ * Chooses what fits the budget under a policy: the system prompt (pinned), for `summary` the memory
+ * block, then the newest messages, contiguous, whole groups (a tool call never without its results),
+ * whole turns for the turn policies. Only when not even the newest group fits is it shortened with a
+ * marker; a summary gives way to the newest turn before that. Pure: no I/O, no clock.
  * Throws `budget_exceeded` when the system prompt alone does not fit.
  */
 export function assembleContext(input: AssembleInput): BuiltContext {
@@ -36,23 +41,30 @@ export function assembleContext(input: AssembleInput): BuiltContext {
       details: { systemTokens, maxTokens },
     });
   }
-  const groups = groupMessages(input.tail);
-  const { eligible, outsideWindow } = splitWindow(input.policy, groups, input.windowTurns);
-  const selected = selectNewest(eligible, maxTokens - fixedTokens, counter);
+  const { eligible, outsideWindow } = splitUnits(input.policy, groupMessages(input.tail), input.windowTurns);
+  const { block, selected } = selectWithSummary(input, eligible, maxTokens - fixedTokens);
 
-  const firstSelectedSeq = selected[0]?.message.seq ?? Number.POSITIVE_INFINITY;
-  const dropped = describeDropped(input, outsideWindow, firstSelectedSeq);
-  const recentTokens = selected.reduce((sum, item) => sum + item.tokens, 0);
   const parts: ContextPart[] = [];
   if (input.system !== undefined) parts.push({ kind: 'system', tokens: systemTokens, messageCount: 1 });
+  if (block !== undefined && input.summary !== undefined) {
+    parts.push({
+      kind: 'summary',
+      tokens: block.tokens,
+      messageCount: 1,
+      seqRange: { from: 1, to: input.summary.toSeq },
+      summaryId: input.summary.id,
+      ...(block.truncated ? { truncated: true } : {}),
+    });
+  }
   if (selected.length > 0) {
     const seqRange = { from: selected[0]!.message.seq, to: selected[selected.length - 1]!.message.seq };
-    parts.push({ kind: 'recent', tokens: recentTokens, messageCount: selected.length, seqRange });
+    parts.push({ kind: 'recent', tokens: fittedTokens(selected), messageCount: selected.length, seqRange });
   }
-  const sentTokens = fixedTokens + recentTokens;
+  const sentTokens = fixedTokens + (block?.tokens ?? 0) + fittedTokens(selected);
   const fullHistoryTokens = fixedTokens + input.totalTokens;
   const messages: ContextMessage[] = [];
   if (input.system !== undefined) messages.push({ role: 'system', content: input.system });
+  if (block !== undefined) messages.push(block.message);
   messages.push(...selected.map(toContextMessage));
   return {
     messages,
@@ -61,7 +73,7 @@ export function assembleContext(input: AssembleInput): BuiltContext {
       maxTokens,
       encoding: counter.encoding,
       parts,
-      dropped,
+      dropped: describeDropped(input, outsideWindow, selected[0]?.message.seq ?? Number.POSITIVE_INFINITY, block !== undefined),
       truncated: selected.flatMap((item) =>
         item.truncatedFrom === undefined ? [] : [{ seq: item.message.seq, originalTokens: item.truncatedFrom, keptTokens: item.tokens }],
       ),
@@ -74,72 +86,65 @@ export function assembleContext(input: AssembleInput): BuiltContext {
   };
 }
 
-/** The units a policy fits (newest last) and the messages its window excludes up front. */
-function splitWindow(policy: ContextPolicy, groups: readonly MessageGroup[], windowTurns: number) {
-  if (policy === 'full') return { eligible: groups.map((group) => [group]), outsideWindow: [] as Message[] };
-  const turns = groupTurns(groups).map((turn) => turn.groups);
-  if (policy === 'token-window') return { eligible: turns, outsideWindow: [] as Message[] };
-  const keep = Math.max(0, turns.length - windowTurns);
-  return { eligible: turns.slice(keep), outsideWindow: turns.slice(0, keep).flat().flatMap((group) => group.messages) };
-}
-
-/** Takes whole units newest first while they fit; if the newest unit does not, takes what of it can fit. */
-function selectNewest(units: readonly (readonly MessageGroup[])[], budget: number, counter: TokenCounter): FittedMessage[] {
-  const chosen: FittedMessage[][] = [];
-  let remaining = budget;
-  for (let index = units.length - 1; index >= 0; index -= 1) {
-    const unit = units[index]!;
-    const unitTokens = unit.reduce((sum, group) => sum + group.tokens, 0);
-    if (unitTokens <= remaining) {
-      chosen.unshift(unit.flatMap((group) => group.messages.map(fitWhole)));
-      remaining -= unitTokens;
-      continue;
-    }
-    if (chosen.length === 0) chosen.unshift(fitPartialUnit(unit, remaining, counter));
-    break;
+/**
+ * Fits the summary block and the recent turns into `budget`. The summary goes in whole when the newest
+ * turn still fits beside it; otherwise the newest turn wins and the summary is shortened into what is
+ * left, or left out when too little is left.
+ */
+function selectWithSummary(
+  input: AssembleInput,
+  units: readonly (readonly MessageGroup[])[],
+  budget: number,
+): { block: SummaryBlock | undefined; selected: FittedMessage[] } {
+  const whole = input.policy === 'summary' && input.summary !== undefined ? summaryBlock(input.summary, input.counter) : undefined;
+  if (whole === undefined || input.summary === undefined) return { block: undefined, selected: selectNewest(units, budget, input.counter) };
+  if (whole.tokens <= budget) {
+    const selected = selectNewest(units, budget - whole.tokens, input.counter);
+    if (selected.length > 0 || units.length === 0) return { block: whole, selected };
   }
-  return chosen.flat();
+  const newest = selectNewest(units.slice(-1), budget, input.counter);
+  const shortened = summaryBlock(input.summary, input.counter, budget - fittedTokens(newest));
+  if (shortened !== undefined) return { block: shortened, selected: newest };
+  return { block: undefined, selected: selectNewest(units, budget, input.counter) };
 }
 
-/** The newest groups of a unit that fit whole; when none does, the newest group shortened. */
-function fitPartialUnit(unit: readonly MessageGroup[], budget: number, counter: TokenCounter): FittedMessage[] {
-  const taken: FittedMessage[] = [];
-  let remaining = budget;
-  for (let index = unit.length - 1; index >= 0; index -= 1) {
-    const group = unit[index]!;
-    if (group.tokens > remaining) {
-      if (taken.length > 0) break;
-      return truncateGroup(group, remaining, counter) ?? [];
-    }
-    taken.unshift(...group.messages.map(fitWhole));
-    remaining -= group.tokens;
-  }
-  return taken;
-}
-
-function describeDropped(input: AssembleInput, outsideWindow: readonly Message[], firstSelectedSeq: number): DroppedMessages[] {
+function describeDropped(input: AssembleInput, outsideWindow: readonly Message[], firstSelectedSeq: number, summaryIncluded: boolean): DroppedMessages[] {
   const runs: DroppedMessages[] = [];
-  const add = (from: number, to: number, messageCount: number, tokens: number, reason: DropReason) => {
-    if (messageCount <= 0) return;
+  const add = (messages: { from: number; to: number; count: number; tokens: number }, reason: DropReason) => {
+    if (messages.count <= 0) return;
     const last = runs[runs.length - 1];
-    if (last !== undefined && last.reason === reason && last.seqRange.to + 1 === from) {
-      runs[runs.length - 1] = { ...last, seqRange: { from: last.seqRange.from, to }, messageCount: last.messageCount + messageCount, tokens: last.tokens + tokens };
+    if (last !== undefined && last.reason === reason && last.seqRange.to + 1 === messages.from) {
+      runs[runs.length - 1] = {
+        ...last,
+        seqRange: { from: last.seqRange.from, to: messages.to },
+        messageCount: last.messageCount + messages.count,
+        tokens: last.tokens + messages.tokens,
+      };
     } else {
-      runs.push({ seqRange: { from, to }, messageCount, tokens, reason });
+      runs.push({ seqRange: { from: messages.from, to: messages.to }, messageCount: messages.count, tokens: messages.tokens, reason });
     }
   };
+  const run = (messages: readonly Message[]) => ({
+    from: messages[0]?.seq ?? 0,
+    to: messages[messages.length - 1]?.seq ?? 0,
+    count: messages.length,
+    tokens: sumTokens(messages),
+  });
   const firstTailSeq = input.tail[0]?.seq ?? input.totalMessages + 1;
-  // The loader reads, before the tail, only what the window or the budget already excludes.
-  const beforeTailReason: DropReason = input.policy === 'window' ? 'outside_window' : 'over_budget';
-  add(1, firstTailSeq - 1, firstTailSeq - 1, input.totalTokens - sumTokens(input.tail), beforeTailReason);
-  if (outsideWindow.length > 0) {
-    add(outsideWindow[0]!.seq, outsideWindow[outsideWindow.length - 1]!.seq, outsideWindow.length, sumTokens(outsideWindow), 'outside_window');
+  const isSummaryPolicy = input.policy === 'summary';
+  const summary = isSummaryPolicy ? input.summary : undefined;
+  const summarizedThrough = Math.min(summary?.toSeq ?? 0, firstTailSeq - 1);
+  const coveredTokens = summarizedThrough > 0 ? (summary?.coveredTokens ?? 0) : 0;
+  if (summarizedThrough > 0) {
+    add({ from: 1, to: summarizedThrough, count: summarizedThrough, tokens: coveredTokens }, summaryIncluded ? 'summarized' : 'over_budget');
   }
+  // What the loader did not read beyond the summary: excluded by the window or the budget.
+  const notSent: DropReason = isSummaryPolicy ? 'awaiting_compaction' : input.policy === 'window' ? 'outside_window' : 'over_budget';
+  const unreadTokens = input.totalTokens - coveredTokens - sumTokens(input.tail);
+  add({ from: summarizedThrough + 1, to: firstTailSeq - 1, count: firstTailSeq - 1 - summarizedThrough, tokens: unreadTokens }, notSent);
+  if (outsideWindow.length > 0) add(run(outsideWindow), 'outside_window');
   const lastOutsideSeq = outsideWindow[outsideWindow.length - 1]?.seq ?? 0;
-  const overBudget = input.tail.filter((message) => message.seq > lastOutsideSeq && message.seq < firstSelectedSeq);
-  if (overBudget.length > 0) {
-    add(overBudget[0]!.seq, overBudget[overBudget.length - 1]!.seq, overBudget.length, sumTokens(overBudget), 'over_budget');
-  }
+  add(run(input.tail.filter((message) => message.seq > lastOutsideSeq && message.seq < firstSelectedSeq)), isSummaryPolicy ? 'awaiting_compaction' : 'over_budget');
   return runs;
 }
 

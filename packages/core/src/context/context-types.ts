@@ -1,9 +1,12 @@
 import type { MessageRole, ToolCall } from '../messages/message.js';
 
 /** Policies that decide which stored messages go into a context. */
-export const contextPolicies = ['full', 'window', 'token-window'] as const;
+export const contextPolicies = ['full', 'window', 'token-window', 'summary'] as const;
 
-/** One of {@link contextPolicies}: `full` sends all that fits, newest kept; `window` the last N turns; `token-window` the newest whole turns that fit. */
+/**
+ * One of {@link contextPolicies}: `full` sends all that fits, newest kept; `window` the last N turns;
+ * `token-window` the newest whole turns that fit; `summary` the rolling summary plus the raw turns after it.
+ */
 export type ContextPolicy = (typeof contextPolicies)[number];
 
 /** A message ready to send to a chat model (camel-cased; see `toOpenAiMessages` for the wire shape). */
@@ -23,15 +26,22 @@ export interface SeqRange {
 
 /** One part of an assembled context and what it costs. */
 export interface ContextPart {
-  readonly kind: 'system' | 'recent';
+  readonly kind: 'system' | 'summary' | 'recent';
   readonly tokens: number;
   readonly messageCount: number;
-  /** Seqs of the stored messages in this part; absent for the system prompt. */
+  /** Seqs of the stored messages in this part (for a summary: the messages it covers); absent for the system prompt. */
   readonly seqRange?: SeqRange;
+  /** The summary used, for a `summary` part. */
+  readonly summaryId?: string;
+  /** True when the part was shortened to fit (a summary making room for the newest turn). */
+  readonly truncated?: boolean;
 }
 
-/** Why messages were left out of a context. */
-export type DropReason = 'outside_window' | 'over_budget';
+/**
+ * Why messages were left out of a context: outside the `window`; over the budget; represented by the
+ * summary instead (`summarized`); or raw, not yet summarized, and not fitting (`awaiting_compaction`).
+ */
+export type DropReason = 'outside_window' | 'over_budget' | 'summarized' | 'awaiting_compaction';
 
 /** A run of stored messages left out of the context. */
 export interface DroppedMessages {

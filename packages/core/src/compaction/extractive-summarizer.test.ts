@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
+import { ExtractiveSummarizer } from './extractive-summarizer.js';
+import type { SummarySourceMessage } from './summarizer.js';
+
+const counter = createGptTokenCounter();
+const summarizer = new ExtractiveSummarizer({ tokenCounter: counter });
+
+function messages(lines: readonly string[], startSeq = 1): SummarySourceMessage[] {
+  return lines.map((content, index) => ({
+    seq: startSeq + index,
+    role: index % 2 === 0 ? 'user' : 'assistant',
+    content,
+    createdAt: new Date(Date.UTC(2024, 4, 8, 10, index)).toISOString(),
+  }));
+}
+
+const chat = messages([
+  'Hi there!',
+  'Hello! How can I help?',
+  'My name is Dana Okafor, callsign KD2QXR, node !a3f9c2d1.',
+  'Nice to meet you, Dana.',
+  'Thanks!',
+  'You are welcome.',
+  'I plan to hike Mount Marcy on 2024-06-14 with a 10000 mAh battery.',
+  'Got it: Mount Marcy, June 14, 10000 mAh.',
+  'Please use metric units and no emoji in replies.',
+  'Will do.',
+  'lol ok',
+]);
+
+describe('ExtractiveSummarizer', () => {
+  it('keeps names, ids, dates, amounts and preferences and drops small talk', async () => {
+    const result = await summarizer.summarize({ messages: chat, maxSummaryTokens: 120 });
+    for (const fact of ['Dana Okafor', 'KD2QXR', '!a3f9c2d1', '2024-06-14', '10000 mAh', 'metric units']) expect(result.content).toContain(fact);
+    for (const chatter of ['Hi there', 'lol ok', 'Thanks!', 'How can I help']) expect(result.content).not.toContain(chatter);
+    expect(result.outputTokens).toBeLessThanOrEqual(120);
+    expect(result.content.split('\n').slice(0, 2)).toEqual(['[2024-05-08]', expect.stringMatching(/^user: /)]);
+  });
+
+  it('stays under maxSummaryTokens and keeps the densest facts when the bound is tight', async () => {
+    const result = await summarizer.summarize({ messages: chat, maxSummaryTokens: 30 });
+    expect(counter.countText(result.content)).toBeLessThanOrEqual(30);
+    expect(result.content).toMatch(/KD2QXR|Mount Marcy/);
+  });
+
+  it('folds the previous summary in so older facts survive a second compaction', async () => {
+    const first = await summarizer.summarize({ messages: chat, maxSummaryTokens: 120 });
+    const later = messages(['ok cool', 'Sure.', 'The weather looks fine.', 'Good.'], 11);
+    const second = await summarizer.summarize({ previousSummary: first.content, messages: later, maxSummaryTokens: 120 });
+    expect(second.content).toContain('KD2QXR');
+    expect(second.content).toContain('2024-06-14');
+    expect(second.content.indexOf('KD2QXR')).toBeLessThan(second.content.indexOf('weather') === -1 ? Infinity : second.content.indexOf('weather'));
+  });
+
+  it('keeps the language of the conversation', async () => {
+    const german = messages(['Hallo!', 'Hallo, wie kann ich helfen?', 'Ich heiße Jonas und mein Rufzeichen ist DL1ABC.', 'Danke, Jonas.']);
+    const result = await summarizer.summarize({ messages: german, maxSummaryTokens: 60 });
+    expect(result.content).toContain('Ich heiße Jonas und mein Rufzeichen ist DL1ABC.');
+    expect(result.content).not.toContain('Hallo!');
+  });
+
+  it('is deterministic and reports the tokens an LLM prompt would have cost', async () => {
+    const a = await summarizer.summarize({ messages: chat, maxSummaryTokens: 80 });
+    const b = await summarizer.summarize({ messages: chat, maxSummaryTokens: 80 });
+    expect(a).toEqual(b);
+    expect(a.summarizer).toBe('extractive@1');
+    expect(a.inputTokens).toBeGreaterThan(counter.countText(chat.map((message) => message.content).join(' ')));
+  });
+
+  it('cuts an overlong sentence instead of letting it crowd out everything else', async () => {
+    const long = messages(['Log dump: ' + 'sensor 42 reading 17.5 ok, '.repeat(200), 'My node id is !b7c8d9e0.']);
+    const result = await summarizer.summarize({ messages: long, maxSummaryTokens: 100 });
+    expect(result.content).toContain('!b7c8d9e0');
+    expect(result.content).toContain('…');
+  });
+});

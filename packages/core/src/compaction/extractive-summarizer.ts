@@ -1,0 +1,194 @@
+import type { MessageRole } from '../messages/message.js';
+import type { TokenCounter } from '../tokens/token-counter.js';
+import { compressSentence, scoreSentence } from './score-sentence.js';
+import { buildSummarizePrompt } from './summarize-prompt.js';
+import type { SummarizeInput, SummarizeResult, Summarizer } from './summarizer.js';
+
+/** Options of {@link ExtractiveSummarizer}. */
+export interface ExtractiveSummarizerOptions {
+  readonly tokenCounter: TokenCounter;
+  /** Longest sentence kept whole, in tokens; longer ones are cut with "…". Default 60. */
+  readonly maxSentenceTokens?: number;
+}
+
+interface Candidate {
+  /** Day the sentence was said (`YYYY-MM-DD`), or '' when unknown (free text of an older summary). */
+  readonly date: string;
+  /** Who said it (`user`, `assistant`, a name), or '' for free text. */
+  readonly speaker: string;
+  /** Sentences of one message (or one line of the previous summary) share a group and a line. */
+  readonly group: string;
+  readonly order: readonly [number, number, number];
+  readonly text: string;
+  readonly tokens: number;
+  readonly priority: number;
+  readonly words: ReadonlySet<string>;
+}
+
+const dateLine = /^\[(\d{4}-\d{2}-\d{2})\]$/;
+const speakerLine = /^([^\s:]{1,40}): (.*)$/;
+// Facts already in the summary win ties against new sentences of equal worth: churn loses information.
+const carriedBonus = 1.1;
+const duplicateSimilarity = 0.8;
+// Rough cost of a `[YYYY-MM-DD]` header line, used while choosing; the final render is counted exactly.
+const dateHeaderTokens = 8;
+
+/**
+ * The offline summarizer: no LLM. It splits the previous summary and the new messages into sentences,
+ * scores them (names, numbers, dates, ids, amounts, preferences and commitments up; greetings and small
+ * talk out), keeps the best that fit `maxSummaryTokens`, and writes them back in chronological order
+ * under `[YYYY-MM-DD]` headers as `speaker: sentence …` lines. Sentences keep the words and language
+ * they were said in. Deterministic: the same input gives the same summary.
+ */
+export class ExtractiveSummarizer implements Summarizer {
+  readonly id = 'extractive@1';
+  readonly #counter: TokenCounter;
+  readonly #maxSentenceTokens: number;
+  readonly #segmenter = new Intl.Segmenter(undefined, { granularity: 'sentence' });
+
+  constructor(options: ExtractiveSummarizerOptions) {
+    this.#counter = options.tokenCounter;
+    this.#maxSentenceTokens = options.maxSentenceTokens ?? 60;
+  }
+
+  async summarize(input: SummarizeInput): Promise<SummarizeResult> {
+    const candidates = [...this.#previousCandidates(input.previousSummary ?? ''), ...this.#messageCandidates(input)];
+    const content = this.#render(this.#select(candidates, input.maxSummaryTokens), input.maxSummaryTokens);
+    const prompt = buildSummarizePrompt(input);
+    const inputTokens = prompt.reduce(
+      (sum, message) => sum + this.#counter.countMessage({ role: message.role, content: message.content ?? '' }),
+      this.#counter.requestOverheadTokens,
+    );
+    return { content, summarizer: this.id, inputTokens, outputTokens: this.#counter.countText(content) };
+  }
+
+  #previousCandidates(summary: string): Candidate[] {
+    let date = '';
+    return summary
+      .split('\n')
+      .map((line) => line.trim())
+      .flatMap((line, lineIndex) => {
+        const header = dateLine.exec(line);
+        if (header !== null) date = header[1]!;
+        if (header !== null || line.length === 0) return [];
+        const match = speakerLine.exec(line);
+        const speaker = match?.[1] ?? '';
+        return this.#sentences(match?.[2] ?? line).map((sentence, index) =>
+          this.#candidate(date, speaker, `p${lineIndex}`, [0, lineIndex, index], sentence, scoreSentence(sentence, roleOf(speaker)) * carriedBonus),
+        );
+      });
+  }
+
+  #messageCandidates(input: SummarizeInput): Candidate[] {
+    return input.messages.flatMap((message) =>
+      this.#sentences(message.content).map((sentence, index) =>
+        this.#candidate(
+          message.createdAt.slice(0, 10),
+          message.name ?? message.role,
+          `m${message.seq}`,
+          [1, message.seq, index],
+          sentence,
+          scoreSentence(sentence, message.role),
+        ),
+      ),
+    );
+  }
+
+  #sentences(text: string): string[] {
+    const sentences: string[] = [];
+    for (const paragraph of text.split(/\n+/)) {
+      let pending = '';
+      for (const { segment } of this.#segmenter.segment(paragraph)) {
+        pending += segment;
+        // A real sentence end is followed by white space; "node !a3f9" or "v1.2" is not one.
+        if (/\s$/.test(segment)) {
+          sentences.push(compressSentence(pending));
+          pending = '';
+        }
+      }
+      sentences.push(compressSentence(pending));
+    }
+    return sentences.filter((sentence) => sentence.length > 0);
+  }
+
+  #candidate(date: string, speaker: string, group: string, order: Candidate['order'], sentence: string, score: number): Candidate {
+    let text = sentence;
+    if (this.#counter.countText(text) > this.#maxSentenceTokens) text = `${this.#counter.truncateText(text, this.#maxSentenceTokens - 1)}…`;
+    const tokens = this.#counter.countText(text) + 1;
+    // Denser sentences win: the budget is in tokens, so rank by worth per token, damped for short ones.
+    return { date, speaker, group, order, text, tokens, priority: score / Math.sqrt(tokens), words: wordSet(text) };
+  }
+
+  #select(candidates: readonly Candidate[], maxTokens: number): Candidate[] {
+    const ranked = candidates
+      .filter((candidate) => candidate.priority > 0)
+      .sort((a, b) => b.priority - a.priority || compareOrder(b.order, a.order));
+    const chosen: Candidate[] = [];
+    const groups = new Set<string>();
+    const dates = new Set<string>();
+    let used = 0;
+    for (const candidate of ranked) {
+      if (chosen.some((other) => similarity(other.words, candidate.words) >= duplicateSimilarity)) continue;
+      let cost = candidate.tokens;
+      if (!groups.has(candidate.group) && candidate.speaker !== '') cost += this.#counter.countText(`${candidate.speaker}: `) + 1;
+      if (!dates.has(candidate.date) && candidate.date !== '') cost += dateHeaderTokens;
+      if (used + cost > maxTokens) continue;
+      chosen.push(candidate);
+      groups.add(candidate.group);
+      dates.add(candidate.date);
+      used += cost;
+    }
+    return chosen;
+  }
+
+  /** Writes the chosen sentences in chronological order; drops the weakest until the text fits. */
+  #render(chosen: Candidate[], maxTokens: number): string {
+    const kept = [...chosen].sort((a, b) => compareOrder(a.order, b.order));
+    for (;;) {
+      const text = renderLines(kept);
+      if (kept.length === 0 || this.#counter.countText(text) <= maxTokens) return text;
+      const weakest = kept.reduce((low, candidate) => (candidate.priority < low.priority ? candidate : low));
+      kept.splice(kept.indexOf(weakest), 1);
+    }
+  }
+}
+
+function renderLines(kept: readonly Candidate[]): string {
+  const lines: string[] = [];
+  let date = '';
+  let group = '';
+  for (const candidate of kept) {
+    if (candidate.date !== '' && candidate.date !== date) {
+      lines.push(`[${candidate.date}]`);
+      date = candidate.date;
+      group = '';
+    }
+    if (candidate.group === group) lines[lines.length - 1] += ` ${candidate.text}`;
+    else lines.push(candidate.speaker === '' ? candidate.text : `${candidate.speaker}: ${candidate.text}`);
+    group = candidate.group;
+  }
+  return lines.join('\n');
+}
+
+function roleOf(speaker: string): MessageRole {
+  return speaker === 'user' || speaker === 'assistant' || speaker === 'tool' || speaker === 'system' ? speaker : 'assistant';
+}
+
+function compareOrder(a: readonly number[], b: readonly number[]): number {
+  for (let index = 0; index < a.length; index += 1) {
+    const difference = a[index]! - b[index]!;
+    if (difference !== 0) return difference;
+  }
+  return 0;
+}
+
+function wordSet(text: string): Set<string> {
+  return new Set(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+}
+
+function similarity(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
+  if (a.size === 0 || b.size === 0) return 0;
+  let shared = 0;
+  for (const word of a) if (b.has(word)) shared += 1;
+  return shared / (a.size + b.size - shared);
+}
