@@ -15,6 +15,8 @@ const scope: Scope = { tenantId: 'tenant-mp', userId: 'user-mp', conversationId:
 const writerCount = 4;
 const appendsPerWriter = 100;
 const total = writerCount * appendsPerWriter;
+// Generous: five Node processes start here, and CI may run other test files beside this one.
+const processTestTimeoutMs = 120_000;
 
 interface Returned {
   readonly key: string;
@@ -121,7 +123,7 @@ describe('SqliteStore across processes', () => {
     const replayed = await store.appendMessages(scope, sample);
     expect(replayed.map((message) => message.seq)).toEqual([1, total]);
     expect((await store.getConversation(scope))?.messageCount).toBe(total);
-  });
+  }, processTestTimeoutMs);
 
   it('never shows a reader process a gap, a duplicate or a shrinking history while 4 processes append', async () => {
     const reader = startWorker<ReaderReport>('read-worker.mjs', [path]);
@@ -137,5 +139,5 @@ describe('SqliteStore across processes', () => {
     expect(report.reads).toBeGreaterThanOrEqual(1);
     expect(report.finalCount).toBe(total);
     expect((await store.listMessages(scope)).map((message) => message.seq)).toEqual(Array.from({ length: total }, (_, index) => index + 1));
-  });
+  }, processTestTimeoutMs);
 });
