@@ -1,0 +1,80 @@
+import { contextPolicies, MemoryError, type ContextPolicy } from '@mnemo/core';
+import { createOpenAiChatModel } from '@mnemo/models';
+import { Option, type Command } from 'commander';
+import { runChat } from '../chat/run-chat.js';
+import type { CliIo } from '../cli-io.js';
+import { defaultConfigFileName, loadCliConfig, resolvePath, type CliConfig } from '../config/cli-config.js';
+import { openMemory } from '../store/open-memory.js';
+import { parsePositiveInteger } from './parse-positive-integer.js';
+
+interface ChatFlags {
+  readonly db?: string;
+  readonly conversation: string;
+  readonly policy?: ContextPolicy;
+  readonly maxTokens?: number;
+  readonly system?: string;
+  readonly config?: string;
+}
+
+/** The conversation `mnemo chat` continues when none is named, so successive chats share one memory. */
+export const defaultChatConversationId = 'chat';
+
+/** Adds `mnemo chat`: an interactive chat with an OpenAI-compatible model, with every turn stored in SQLite. */
+export function registerChatCommand(program: Command, io: CliIo): void {
+  program
+    .command('chat')
+    .description('chat with an OpenAI-compatible model; mnemo stores every turn and builds each request under the budget')
+    .option('--db <path>', 'SQLite file (default: MNEMO_DB or ./mnemo.db)')
+    .option('--conversation <id>', 'conversation to continue', defaultChatConversationId)
+    .addOption(new Option('--policy <policy>', 'context policy (default: token-window)').choices(contextPolicies))
+    .option('--max-tokens <n>', 'token budget of each request (default: 1000)', parsePositiveInteger)
+    .option('--system <text>', 'system prompt pinned in every request')
+    .action(async (_flags: ChatFlags, command: Command) => {
+      await runChatCommand(command.optsWithGlobals<ChatFlags>(), io);
+    });
+}
+
+async function runChatCommand(flags: ChatFlags, io: CliIo): Promise<void> {
+  const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
+  // Check the endpoint before opening anything, so a missing setting never leaves a prompt or a file behind.
+  const { baseUrl, model } = requireEndpoint(config);
+  const chatModel = createOpenAiChatModel({
+    baseUrl,
+    model,
+    timeoutMs: config.llm.timeoutMs,
+    ...(config.llm.apiKey === undefined ? {} : { apiKey: config.llm.apiKey }),
+  });
+  const policy = flags.policy ?? config.context.policy;
+  const system = flags.system ?? config.context.system;
+  const memory = openMemory({ db: flags.db === undefined ? config.db : resolvePath(io.cwd, flags.db), model });
+  try {
+    await runChat({
+      memory,
+      model: chatModel,
+      conversationId: flags.conversation,
+      maxTokens: flags.maxTokens ?? config.context.maxTokens,
+      windowTurns: config.context.windowTurns,
+      io,
+      ...(policy === undefined ? {} : { policy }),
+      ...(system === undefined ? {} : { system }),
+    });
+  } finally {
+    await memory.close();
+  }
+}
+
+function requireEndpoint(config: CliConfig): { baseUrl: string; model: string } {
+  const { baseUrl, model } = config.llm;
+  if (baseUrl !== undefined && model !== undefined) return { baseUrl, model };
+  const missing = [
+    ...(baseUrl === undefined ? ['MNEMO_LLM_BASE_URL (e.g. http://localhost:11434/v1)'] : []),
+    ...(model === undefined ? ['MNEMO_LLM_MODEL (e.g. llama3.2)'] : []),
+  ];
+  const fields = [...(baseUrl === undefined ? ['llm.baseUrl'] : []), ...(model === undefined ? ['llm.model'] : [])];
+  throw new MemoryError(
+    'invalid_input',
+    `chat needs an OpenAI-compatible endpoint. Set ${missing.join(' and ')}, plus MNEMO_LLM_API_KEY if it needs a key ` +
+      `(or ${fields.join(' and ')} in ${defaultConfigFileName})`,
+    { details: { missing: fields } },
+  );
+}

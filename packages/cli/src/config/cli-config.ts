@@ -1,0 +1,167 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { contextPolicies, maxContextTokens, MemoryError, type ContextPolicy } from '@mnemo/core';
+import { z } from 'zod';
+
+/** Settings every command starts from, merged from the config file, the environment and the defaults. */
+export interface CliConfig {
+  /** SQLite file (absolute) or `:memory:`. Default `./mnemo.db`. */
+  readonly db: string;
+  readonly llm: {
+    readonly baseUrl?: string;
+    readonly apiKey?: string;
+    readonly model?: string;
+    /** Limit of one model call, in milliseconds. Default 60,000. */
+    readonly timeoutMs: number;
+  };
+  readonly context: {
+    /** Unset means each command's own default (replay compares every policy). */
+    readonly policy?: ContextPolicy;
+    /** Budget of each request, in tokens. Default 1,000. */
+    readonly maxTokens: number;
+    /** Turns the `window` policy keeps. Default 4. */
+    readonly windowTurns: number;
+    readonly system?: string;
+  };
+  /** Absolute path of the config file that was read, if any. */
+  readonly configFile?: string;
+}
+
+/** The defaults the CLI applies when neither the environment nor a config file says otherwise. */
+export const cliDefaults = Object.freeze({ db: './mnemo.db', maxTokens: 1000, windowTurns: 4, timeoutMs: 60_000 });
+
+/** Name of the config file looked up in the working directory when `--config` is not given. */
+export const defaultConfigFileName = 'mnemo.config.json';
+
+/** The environment variables the CLI reads, each with what it sets. */
+export const cliEnvironmentVariables = Object.freeze({
+  MNEMO_DB: 'SQLite file of chat and stats (default ./mnemo.db)',
+  MNEMO_LLM_BASE_URL: 'OpenAI-compatible base URL, e.g. http://localhost:11434/v1',
+  MNEMO_LLM_API_KEY: 'API key of that endpoint, if it needs one',
+  MNEMO_LLM_MODEL: 'model id to chat with, e.g. llama3.2',
+  MNEMO_MAX_TOKENS: 'token budget of each request (default 1000)',
+  MNEMO_POLICY: `context policy: ${contextPolicies.join(', ')}`,
+});
+
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const maxTokens = z.number().int().min(1).max(maxContextTokens);
+const policy = z.enum(contextPolicies);
+
+const fileSchema = z.strictObject({
+  $schema: z.string().optional(),
+  db: z.string().min(1).optional(),
+  llm: z
+    .strictObject({
+      baseUrl: httpUrl.optional(),
+      apiKey: z.string().optional(),
+      model: z.string().min(1).optional(),
+      timeoutMs: z.number().int().min(1).optional(),
+    })
+    .optional(),
+  context: z
+    .strictObject({
+      policy: policy.optional(),
+      maxTokens: maxTokens.optional(),
+      windowTurns: z.number().int().min(1).max(100_000).optional(),
+      system: z.string().optional(),
+    })
+    .optional(),
+});
+
+const envSchema = z.object({
+  MNEMO_DB: z.string().min(1).optional(),
+  MNEMO_LLM_BASE_URL: httpUrl.optional(),
+  MNEMO_LLM_API_KEY: z.string().optional(),
+  MNEMO_LLM_MODEL: z.string().min(1).optional(),
+  MNEMO_MAX_TOKENS: z.coerce.number<string>({ error: 'must be a whole number' }).pipe(maxTokens).optional(),
+  MNEMO_POLICY: policy.optional(),
+});
+
+type FileConfig = z.infer<typeof fileSchema>;
+type EnvConfig = z.infer<typeof envSchema>;
+
+/** Where {@link loadCliConfig} looks. */
+export interface LoadCliConfigOptions {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  /** `--config`: this file must exist. Without it, `./mnemo.config.json` is read when present. */
+  readonly configPath?: string;
+}
+
+/**
+ * Loads the CLI settings: environment variables over the config file over {@link cliDefaults} (command
+ * flags go over all three, in the commands). Relative paths in the file are relative to the file;
+ * in the environment, to the working directory. Throws `invalid_input` naming the file or the variable
+ * and the field for a value that does not validate; an unreadable `--config` file throws the fs error.
+ */
+export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliConfig> {
+  const file = await readConfigFile(options);
+  const env = parseEnvironment(options.env);
+  const fileValues: FileConfig = file?.values ?? {};
+  const fileDirectory = file === undefined ? options.cwd : dirname(file.path);
+  const db = env.MNEMO_DB !== undefined ? resolvePath(options.cwd, env.MNEMO_DB) : resolvePath(fileDirectory, fileValues.db ?? cliDefaults.db);
+  const llm = {
+    ...defined('baseUrl', env.MNEMO_LLM_BASE_URL ?? fileValues.llm?.baseUrl),
+    ...defined('apiKey', env.MNEMO_LLM_API_KEY ?? fileValues.llm?.apiKey),
+    ...defined('model', env.MNEMO_LLM_MODEL ?? fileValues.llm?.model),
+    timeoutMs: fileValues.llm?.timeoutMs ?? cliDefaults.timeoutMs,
+  };
+  const context = {
+    ...defined('policy', env.MNEMO_POLICY ?? fileValues.context?.policy),
+    maxTokens: env.MNEMO_MAX_TOKENS ?? fileValues.context?.maxTokens ?? cliDefaults.maxTokens,
+    windowTurns: fileValues.context?.windowTurns ?? cliDefaults.windowTurns,
+    ...defined('system', fileValues.context?.system),
+  };
+  return Object.freeze({ db, llm, context, ...defined('configFile', file?.path) });
+}
+
+/** Resolves a database path against a directory; `:memory:` stays as it is. */
+export function resolvePath(directory: string, path: string): string {
+  return path === ':memory:' || isAbsolute(path) ? path : resolve(directory, path);
+}
+
+async function readConfigFile(options: LoadCliConfigOptions): Promise<{ path: string; values: FileConfig } | undefined> {
+  const path = resolve(options.cwd, options.configPath ?? defaultConfigFileName);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if (options.configPath === undefined && (error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new MemoryError('invalid_input', `config file ${path} is not valid JSON: ${(error as Error).message}`, { details: { file: path } });
+  }
+  const parsed = fileSchema.safeParse(json);
+  if (!parsed.success) throw invalidConfig(`config file ${path}:`, parsed.error, { file: path });
+  return { path, values: parsed.data };
+}
+
+function parseEnvironment(env: Readonly<Record<string, string | undefined>>): EnvConfig {
+  // An empty variable (`MNEMO_LLM_API_KEY=`) means unset, as in most shells' configs.
+  const present = Object.fromEntries(
+    Object.keys(cliEnvironmentVariables).flatMap((name) => {
+      const value = env[name];
+      return value === undefined || value.trim() === '' ? [] : [[name, value.trim()]];
+    }),
+  );
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) throw invalidConfig('environment variable', parsed.error, {});
+  return parsed.data;
+}
+
+function invalidConfig(where: string, error: z.ZodError, details: Record<string, unknown>): MemoryError {
+  const problems = error.issues.map((issue) => {
+    const field = issue.path.map(String).join('.');
+    return field === '' ? issue.message : `${field}: ${issue.message}`;
+  });
+  const fields = error.issues.map((issue) => issue.path.map(String).join('.'));
+  return new MemoryError('invalid_input', `${where} ${problems.join('; ')}`, { details: { ...details, fields } });
+}
+
+function defined<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
