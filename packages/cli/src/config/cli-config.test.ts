@@ -1,0 +1,113 @@
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isMemoryError, MemoryError } from '@mnemo/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cliDefaults, loadCliConfig } from './cli-config.js';
+
+let directory: string;
+
+beforeEach(async () => {
+  directory = await mkdtemp(join(tmpdir(), 'mnemo-config-'));
+});
+
+afterEach(async () => {
+  await rm(directory, { recursive: true, force: true });
+});
+
+async function writeConfig(values: unknown, name = 'mnemo.config.json'): Promise<string> {
+  const path = join(directory, name);
+  await writeFile(path, typeof values === 'string' ? values : JSON.stringify(values));
+  return path;
+}
+
+async function configError(promise: Promise<unknown>): Promise<MemoryError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  if (!isMemoryError(error)) throw new Error(`expected a MemoryError, got ${String(error)}`);
+  return error;
+}
+
+describe('loadCliConfig', () => {
+  it('applies the defaults when there is neither a file nor a variable', async () => {
+    const config = await loadCliConfig({ env: {}, cwd: directory });
+
+    expect(config).toEqual({
+      db: join(directory, 'mnemo.db'),
+      llm: { timeoutMs: cliDefaults.timeoutMs },
+      context: { maxTokens: 1000, windowTurns: 4 },
+    });
+  });
+
+  it('reads mnemo.config.json from the working directory and resolves its db against the file', async () => {
+    await mkdir(join(directory, 'sub'));
+    const path = await writeConfig({ db: 'data/bot.db', llm: { baseUrl: 'http://127.0.0.1:8080/v1', model: 'm1' }, context: { policy: 'window', windowTurns: 2 } });
+
+    const config = await loadCliConfig({ env: {}, cwd: join(directory, 'sub'), configPath: path });
+
+    expect(config.db).toBe(join(directory, 'data/bot.db'));
+    expect(config.llm).toMatchObject({ baseUrl: 'http://127.0.0.1:8080/v1', model: 'm1' });
+    expect(config.context).toMatchObject({ policy: 'window', windowTurns: 2, maxTokens: 1000 });
+    expect(config.configFile).toBe(path);
+  });
+
+  it('lets environment variables override the file', async () => {
+    await writeConfig({ db: 'file.db', llm: { model: 'from-file', apiKey: 'file-key' }, context: { maxTokens: 500, policy: 'window' } });
+
+    const config = await loadCliConfig({
+      env: { MNEMO_DB: ':memory:', MNEMO_LLM_MODEL: 'from-env', MNEMO_MAX_TOKENS: '700', MNEMO_POLICY: 'full', MNEMO_LLM_API_KEY: '' },
+      cwd: directory,
+    });
+
+    expect(config.db).toBe(':memory:');
+    expect(config.llm.model).toBe('from-env');
+    expect(config.llm.apiKey).toBe('file-key');
+    expect(config.context.maxTokens).toBe(700);
+    expect(config.context.policy).toBe('full');
+  });
+
+  it('names the file and the field when a value in the file is invalid', async () => {
+    const path = await writeConfig({ context: { maxTokens: 'many' } });
+
+    const error = await configError(loadCliConfig({ env: {}, cwd: directory }));
+
+    expect(error.code).toBe('invalid_input');
+    expect(error.message).toContain(path);
+    expect(error.message).toContain('context.maxTokens');
+  });
+
+  it('rejects an unknown key so a typo is not silently ignored', async () => {
+    await writeConfig({ context: { maxToken: 10 } });
+
+    const error = await configError(loadCliConfig({ env: {}, cwd: directory }));
+
+    expect(error.message).toMatch(/context: .*"maxToken"/);
+  });
+
+  it('names the file when it is not JSON', async () => {
+    const path = await writeConfig('{ "db": ');
+
+    const error = await configError(loadCliConfig({ env: {}, cwd: directory }));
+
+    expect(error.message).toContain(`config file ${path} is not valid JSON`);
+  });
+
+  it('names the variable when an environment value is invalid', async () => {
+    const error = await configError(loadCliConfig({ env: { MNEMO_POLICY: 'everything' }, cwd: directory }));
+
+    expect(error.code).toBe('invalid_input');
+    expect(error.message).toContain('MNEMO_POLICY');
+  });
+
+  it('rejects a base URL that is not http(s)', async () => {
+    const error = await configError(loadCliConfig({ env: { MNEMO_LLM_BASE_URL: 'localhost:11434' }, cwd: directory }));
+
+    expect(error.message).toContain('MNEMO_LLM_BASE_URL: must be an http(s) URL');
+  });
+
+  it('fails with the fs error when an explicit --config file is missing', async () => {
+    await expect(loadCliConfig({ env: {}, cwd: directory, configPath: 'nope.json' })).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});

@@ -1,0 +1,62 @@
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { makeWorkDirectory, meshTranscript, runMnemo } from './run-mnemo.js';
+
+let work: { path: string; remove: () => Promise<void> };
+
+beforeEach(async () => {
+  work = await makeWorkDirectory();
+});
+
+afterEach(async () => {
+  await work.remove();
+});
+
+interface StatsJson {
+  db: string;
+  conversations: { conversationId: string; messageCount: number; totalTokens: number; usage: { requests: number; sentTokens: number; fullHistoryTokens: number } }[];
+}
+
+describe('mnemo stats', () => {
+  it('lists the conversation a replay kept, with its counts and the usage of the replayed requests', async () => {
+    await writeFile(join(work.path, 'mesh.jsonl'), meshTranscript(5));
+    const replay = await runMnemo(['replay', 'mesh.jsonl', '--db', 'r.db', '--json', '--max-tokens', '150'], { cwd: work.path });
+    const replayed = JSON.parse(replay.stdout) as { sentTokens: number; fullHistoryTokens: number };
+
+    const run = await runMnemo(['stats', '--json'], { cwd: work.path, env: { MNEMO_DB: 'r.db' } });
+
+    expect(run.code).toBe(0);
+    const stats = JSON.parse(run.stdout) as StatsJson;
+    expect(stats.db).toBe(join(work.path, 'r.db'));
+    expect(stats.conversations).toHaveLength(1);
+    const [conversation] = stats.conversations;
+    expect(conversation).toMatchObject({ messageCount: 10, usage: { requests: 5, sentTokens: replayed.sentTokens, fullHistoryTokens: replayed.fullHistoryTokens } });
+    expect(conversation!.totalTokens).toBeGreaterThan(0);
+
+    const one = await runMnemo(['stats', '--db', 'r.db', '--conversation', conversation!.conversationId, '--json'], { cwd: work.path });
+    expect(JSON.parse(one.stdout)).toMatchObject({ conversationId: conversation!.conversationId, messageCount: 10 });
+
+    const table = await runMnemo(['stats', '--db', 'r.db'], { cwd: work.path });
+    expect(table.stdout).toMatch(new RegExp(`^${conversation!.conversationId}\\s+default\\s+10\\s+`, 'm'));
+  });
+
+  it('exits 2 for an unknown conversation', async () => {
+    await writeFile(join(work.path, 'mesh.jsonl'), meshTranscript(1));
+    await runMnemo(['replay', 'mesh.jsonl', '--db', 'r.db', '--json'], { cwd: work.path });
+
+    const run = await runMnemo(['stats', '--db', 'r.db', '--conversation', 'nope'], { cwd: work.path });
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('conversation "nope" has no messages');
+  });
+
+  it('exits 2 without creating a file when the database does not exist', async () => {
+    const run = await runMnemo(['stats'], { cwd: work.path });
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^mnemo: .*mnemo\.db.*does not exist/);
+    expect(existsSync(join(work.path, 'mnemo.db'))).toBe(false);
+  });
+});
