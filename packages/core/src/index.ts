@@ -1,3 +1,15 @@
+export { compactConversation } from './compaction/compact-conversation.js';
+export type { CompactionDependencies } from './compaction/compact-conversation.js';
+export { compactionPresets, defaultCompactionSettings, resolveCompactionSettings } from './compaction/compaction-settings.js';
+export type { CompactionSettings } from './compaction/compaction-settings.js';
+export { ExtractiveSummarizer } from './compaction/extractive-summarizer.js';
+export type { ExtractiveSummarizerOptions } from './compaction/extractive-summarizer.js';
+export { isCompactionDue, planCompaction } from './compaction/plan-compaction.js';
+export type { RawBacklog } from './compaction/plan-compaction.js';
+export { compressSentence, isSmallTalk, scoreSentence } from './compaction/score-sentence.js';
+export { buildSummarizePrompt } from './compaction/summarize-prompt.js';
+export type { SummarizeInput, SummarizeResult, Summarizer, SummarySourceMessage } from './compaction/summarizer.js';
+export type { NewSummary, Summary } from './compaction/summary.js';
 export { assembleContext } from './context/assemble-context.js';
 export type { AssembleInput } from './context/assemble-context.js';
 export { buildContext } from './context/build-context.js';
@@ -18,6 +30,8 @@ export type {
 } from './context/context-types.js';
 export { groupMessages, groupTurns } from './context/group-messages.js';
 export type { MessageGroup, Turn } from './context/group-messages.js';
+export { minSummaryBlockTokens, summaryBlock } from './context/summary-block.js';
+export type { SummaryBlock, SummaryInput } from './context/summary-block.js';
 export { toOpenAiMessages } from './context/to-openai-messages.js';
 export type { OpenAiChatMessage } from './context/to-openai-messages.js';
 export { truncationMarker } from './context/truncate-group.js';
@@ -27,6 +41,10 @@ export { createMemory } from './engine/create-memory.js';
 export type { EraseTarget, Memory, MemoryOptions } from './engine/create-memory.js';
 export { errorCodes, isMemoryError, MemoryError, toStorageError } from './errors/memory-error.js';
 export type { ErrorCode, ErrorDetails } from './errors/memory-error.js';
+export { jobKinds } from './jobs/job.js';
+export type { Job, JobCounts, JobKind, JobStatus, LeaseRequest } from './jobs/job.js';
+export { createJobWorker } from './jobs/job-worker.js';
+export type { JobHandler, JobWorker, JobWorkerOptions } from './jobs/job-worker.js';
 export { checkToolSequence, openToolCallIds } from './messages/check-tool-sequence.js';
 export { messageRoles } from './messages/message.js';
 export type { Message, MessageInput, MessageRole, Metadata, NewMessage, ToolCall } from './messages/message.js';
@@ -39,9 +57,22 @@ export { idempotencyConflict, InMemoryStore } from './store/in-memory-store.js';
 export { decodeConversationCursor, defaultPageLimit, encodeConversationCursor, maxPageLimit, resolvePageLimit } from './store/page-cursor.js';
 export type { ConversationCursor } from './store/page-cursor.js';
 export { isSameMessage } from './store/same-message.js';
-export type { CallOptions, Conversation, ConversationFilter, EraseResult, MessageRange, Page, PageOptions, Store } from './store/store.js';
+export { checkSummaryRange } from './store/summary-range.js';
+export type {
+  CallOptions,
+  Conversation,
+  ConversationFilter,
+  EraseResult,
+  JobFailure,
+  JobLease,
+  JobRequest,
+  MessageRange,
+  Page,
+  PageOptions,
+  Store,
+} from './store/store.js';
 export { createGptTokenCounter, encodingForModel } from './tokens/gpt-token-counter.js';
 export type { GptEncodingName, GptTokenCounterOptions } from './tokens/gpt-token-counter.js';
 export type { CountableMessage, TokenCounter } from './tokens/token-counter.js';
-export { savedPercent, usageKinds } from './usage/usage.js';
+export { savedPercent, toUsageTotals, usageKinds } from './usage/usage.js';
 export type { UsageKind, UsageRecord, UsageTotals } from './usage/usage.js';

@@ -6,6 +6,7 @@ import {
   MemoryError,
   messageRoles,
   resolvePageLimit,
+  toUsageTotals,
 } from '@mnemo/core';
 import type {
   Conversation,
@@ -24,7 +25,8 @@ import type {
   UsageTotals,
   UserScope,
 } from '@mnemo/core';
-import type { SqliteDatabase, SqliteStatement } from './sqlite-driver.js';
+import type { SqliteDatabase } from './sqlite-driver.js';
+import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
 
 interface MessageRow {
   readonly id: string;
@@ -40,7 +42,8 @@ interface MessageRow {
   readonly idempotency_key: string | null;
 }
 
-interface ConversationRow {
+/** A `conversations` row as read with the watermark columns. */
+export interface ConversationRow {
   readonly tenant_id: string;
   readonly user_id: string;
   readonly conversation_id: string;
@@ -48,20 +51,26 @@ interface ConversationRow {
   readonly updated_at: number;
   readonly message_count: number;
   readonly total_tokens: number;
+  readonly summarized_through_seq: number;
+  readonly summarized_tokens: number;
 }
 
 interface UsageTotalsRow {
   readonly requests: number;
   readonly sent_tokens: number;
   readonly full_history_tokens: number;
+  readonly compactions: number;
+  readonly input_tokens: number;
+  readonly output_tokens: number;
 }
 
 const messageColumns = 'id, seq, role, content, name, tool_calls, tool_call_id, created_at, metadata, tokens, idempotency_key';
 const conversationColumns = 'tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens';
+const conversationReadColumns = `${conversationColumns}, summarized_through_seq, summarized_tokens`;
 const inConversation = 'tenant_id = ? AND user_id = ? AND conversation_id = ?';
 
 const sql = {
-  selectConversation: `SELECT ${conversationColumns} FROM conversations WHERE ${inConversation}`,
+  selectConversation: `SELECT ${conversationReadColumns} FROM conversations WHERE ${inConversation}`,
   selectByIdempotencyKey: `SELECT ${messageColumns} FROM messages WHERE ${inConversation} AND idempotency_key = ?`,
   upsertConversation: `INSERT INTO conversations (${conversationColumns}) VALUES (?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (tenant_id, user_id, conversation_id)
@@ -72,15 +81,21 @@ const sql = {
   selectRangeAsc: `SELECT ${messageColumns} FROM messages WHERE ${inConversation} AND seq > ? AND seq < ? ORDER BY seq ASC LIMIT ?`,
   selectRangeDesc: `SELECT ${messageColumns} FROM messages WHERE ${inConversation} AND seq > ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
   // Inserting through a SELECT of the conversation makes "exists?" and "insert" one atomic statement.
-  insertUsage: `INSERT INTO usage (tenant_id, user_id, conversation_id, kind, policy, sent_tokens, full_history_tokens, created_at)
-    SELECT tenant_id, user_id, conversation_id, ?, ?, ?, ?, ? FROM conversations WHERE ${inConversation}`,
-  selectUsageTotals: `SELECT count(*) AS requests, coalesce(sum(sent_tokens), 0) AS sent_tokens,
-    coalesce(sum(full_history_tokens), 0) AS full_history_tokens FROM usage WHERE ${inConversation}`,
+  insertUsage: `INSERT INTO usage (tenant_id, user_id, conversation_id, kind, policy, sent_tokens, full_history_tokens, input_tokens, output_tokens, created_at)
+    SELECT tenant_id, user_id, conversation_id, ?, ?, ?, ?, ?, ?, ? FROM conversations WHERE ${inConversation}`,
+  selectUsageTotals: `SELECT count(*) FILTER (WHERE kind = 'context') AS requests, coalesce(sum(sent_tokens), 0) AS sent_tokens,
+    coalesce(sum(full_history_tokens), 0) AS full_history_tokens, count(*) FILTER (WHERE kind = 'summarize') AS compactions,
+    coalesce(sum(input_tokens), 0) AS input_tokens, coalesce(sum(output_tokens), 0) AS output_tokens
+    FROM usage WHERE ${inConversation}`,
   deleteConversationMessages: `DELETE FROM messages WHERE ${inConversation}`,
   deleteConversationUsage: `DELETE FROM usage WHERE ${inConversation}`,
+  deleteConversationSummaries: `DELETE FROM summaries WHERE ${inConversation}`,
+  deleteConversationJobs: `DELETE FROM jobs WHERE ${inConversation}`,
   deleteConversation: `DELETE FROM conversations WHERE ${inConversation}`,
   deleteUserMessages: 'DELETE FROM messages WHERE tenant_id = ? AND user_id = ?',
   deleteUserUsage: 'DELETE FROM usage WHERE tenant_id = ? AND user_id = ?',
+  deleteUserSummaries: 'DELETE FROM summaries WHERE tenant_id = ? AND user_id = ?',
+  deleteUserJobs: 'DELETE FROM jobs WHERE tenant_id = ? AND user_id = ?',
   deleteUserConversations: 'DELETE FROM conversations WHERE tenant_id = ? AND user_id = ?',
 } as const;
 
@@ -91,10 +106,11 @@ const sql = {
  */
 export class SqliteMessageStore {
   readonly #database: SqliteDatabase;
-  readonly #statements = new Map<string, SqliteStatement>();
+  readonly #statement: SqliteStatementCache;
 
   constructor(database: SqliteDatabase) {
     this.#database = database;
+    this.#statement = createStatementCache(database);
   }
 
   /** Appends in one `BEGIN IMMEDIATE` transaction: idempotency is checked for the whole batch before any write. */
@@ -134,7 +150,7 @@ export class SqliteMessageStore {
       conditions.push('(user_id, conversation_id) > (?, ?)');
       parameters.push(after.userId, after.conversationId);
     }
-    const query = `SELECT ${conversationColumns} FROM conversations WHERE ${conditions.join(' AND ')}
+    const query = `SELECT ${conversationReadColumns} FROM conversations WHERE ${conditions.join(' AND ')}
       ORDER BY user_id, conversation_id LIMIT ?`;
     // One row past the page tells whether another page exists without a second query.
     const rows = this.#statement(query).all(...parameters, limit + 1) as ConversationRow[];
@@ -148,11 +164,15 @@ export class SqliteMessageStore {
     const createdAtMs = toEpochMs('createdAt', record.createdAt);
     checkCount('sentTokens', record.sentTokens);
     checkCount('fullHistoryTokens', record.fullHistoryTokens);
+    checkCount('inputTokens', record.inputTokens ?? 0);
+    checkCount('outputTokens', record.outputTokens ?? 0);
     const result = this.#statement(sql.insertUsage).run(
       record.kind,
       record.policy,
       record.sentTokens,
       record.fullHistoryTokens,
+      record.inputTokens ?? 0,
+      record.outputTokens ?? 0,
       createdAtMs,
       ...scopeKey(scope),
     );
@@ -164,12 +184,14 @@ export class SqliteMessageStore {
   /** Sums the ledger of one conversation; zeros when it has none. */
   getUsageTotals(scope: Scope): UsageTotals {
     const row = this.#statement(sql.selectUsageTotals).get(...scopeKey(scope)) as UsageTotalsRow;
-    return {
+    return toUsageTotals({
       requests: row.requests,
       sentTokens: row.sent_tokens,
       fullHistoryTokens: row.full_history_tokens,
-      savedTokens: row.full_history_tokens - row.sent_tokens,
-    };
+      compactions: row.compactions,
+      summarizerInputTokens: row.input_tokens,
+      summarizerOutputTokens: row.output_tokens,
+    });
   }
 
   /** Removes a conversation, its messages and its ledger in one transaction. */
@@ -180,6 +202,8 @@ export class SqliteMessageStore {
         // Children first: the foreign keys refuse a conversation row removed under its messages.
         const messages = this.#statement(sql.deleteConversationMessages).run(...key).changes;
         this.#statement(sql.deleteConversationUsage).run(...key);
+        this.#statement(sql.deleteConversationSummaries).run(...key);
+        this.#statement(sql.deleteConversationJobs).run(...key);
         const conversations = this.#statement(sql.deleteConversation).run(...key).changes;
         return { conversations, messages };
       })
@@ -193,6 +217,8 @@ export class SqliteMessageStore {
       .transaction(() => {
         const messages = this.#statement(sql.deleteUserMessages).run(...key).changes;
         this.#statement(sql.deleteUserUsage).run(...key);
+        this.#statement(sql.deleteUserSummaries).run(...key);
+        this.#statement(sql.deleteUserJobs).run(...key);
         const conversations = this.#statement(sql.deleteUserConversations).run(...key).changes;
         return { conversations, messages };
       })
@@ -251,17 +277,10 @@ export class SqliteMessageStore {
     return stored;
   }
 
-  #statement(query: string): SqliteStatement {
-    let statement = this.#statements.get(query);
-    if (statement === undefined) {
-      statement = this.#database.prepare(query);
-      this.#statements.set(query, statement);
-    }
-    return statement;
-  }
 }
 
-function scopeKey(scope: Scope): [string, string, string] {
+/** The three key columns of a conversation, in index order. */
+export function scopeKey(scope: Scope): [string, string, string] {
   return [scope.tenantId, scope.userId, scope.conversationId];
 }
 
@@ -298,7 +317,8 @@ function toMessage(row: MessageRow): Message {
   });
 }
 
-function toConversation(row: ConversationRow): Conversation {
+/** Maps a `conversations` row (read with the watermark columns) to a {@link Conversation}. */
+export function toConversation(row: ConversationRow): Conversation {
   return {
     tenantId: row.tenant_id,
     userId: row.user_id,
@@ -307,6 +327,8 @@ function toConversation(row: ConversationRow): Conversation {
     updatedAt: new Date(row.updated_at).toISOString(),
     messageCount: row.message_count,
     totalTokens: row.total_tokens,
+    summarizedThroughSeq: row.summarized_through_seq,
+    summarizedTokens: row.summarized_tokens,
   };
 }
 
@@ -325,7 +347,8 @@ function checkStorableMessage(message: NewMessage, index: number): void {
   checkCount('tokens', message.tokens, index);
 }
 
-function toEpochMs(field: string, value: string, index?: number): number {
+/** Parses ISO 8601 text to epoch ms; `invalid_input` naming the field otherwise. */
+export function toEpochMs(field: string, value: string, index?: number): number {
   const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(ms)) {
     const where = index === undefined ? '' : `message ${index}: `;
@@ -334,7 +357,8 @@ function toEpochMs(field: string, value: string, index?: number): number {
   return ms;
 }
 
-function checkCount(field: string, value: number, index?: number): void {
+/** Checks a non-negative safe integer; `invalid_input` naming the field otherwise. */
+export function checkCount(field: string, value: number, index?: number): void {
   if (Number.isSafeInteger(value) && value >= 0) return;
   const where = index === undefined ? '' : `message ${index}: `;
   throw new MemoryError('invalid_input', `${where}${field} must be a non-negative integer`, { details: { field, ...(index === undefined ? {} : { index }) } });

@@ -63,9 +63,64 @@ CREATE TABLE usage (
 CREATE INDEX usage_conversation ON usage (tenant_id, user_id, conversation_id);
 `;
 
+// Compaction: the watermark on the conversation, every summary version, the job queue, and summarizer
+// costs in the ledger. Jobs are leased across tenants, so their lease index leads with status and time.
+const compactionSchema = `
+ALTER TABLE conversations ADD COLUMN summarized_through_seq INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE conversations ADD COLUMN summarized_tokens INTEGER NOT NULL DEFAULT 0;
+
+ALTER TABLE usage ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
+
+CREATE TABLE summaries (
+  rowid              INTEGER PRIMARY KEY,
+  id                 TEXT    NOT NULL,
+  tenant_id          TEXT    NOT NULL,
+  user_id            TEXT    NOT NULL,
+  conversation_id    TEXT    NOT NULL,
+  level              INTEGER NOT NULL CHECK (level >= 0),
+  from_seq           INTEGER NOT NULL,
+  to_seq             INTEGER NOT NULL,
+  content            TEXT    NOT NULL,
+  tokens             INTEGER NOT NULL,
+  folded_summary_ids TEXT    NOT NULL,
+  summarizer         TEXT    NOT NULL,
+  input_tokens       INTEGER NOT NULL,
+  output_tokens      INTEGER NOT NULL,
+  fallback_reason    TEXT,
+  created_at         INTEGER NOT NULL,
+  UNIQUE (tenant_id, id),
+  FOREIGN KEY (tenant_id, user_id, conversation_id) REFERENCES conversations (tenant_id, user_id, conversation_id)
+) STRICT;
+
+CREATE INDEX summaries_conversation ON summaries (tenant_id, user_id, conversation_id, rowid);
+
+CREATE TABLE jobs (
+  rowid              INTEGER PRIMARY KEY,
+  id                 TEXT    NOT NULL UNIQUE,
+  tenant_id          TEXT    NOT NULL,
+  user_id            TEXT    NOT NULL,
+  conversation_id    TEXT    NOT NULL,
+  kind               TEXT    NOT NULL,
+  status             TEXT    NOT NULL CHECK (status IN ('pending', 'running', 'done', 'failed')),
+  attempts           INTEGER NOT NULL,
+  max_attempts       INTEGER NOT NULL,
+  run_at             INTEGER NOT NULL,
+  lease_owner        TEXT,
+  lease_expires_at   INTEGER,
+  last_error         TEXT,
+  created_at         INTEGER NOT NULL,
+  updated_at         INTEGER NOT NULL
+) STRICT;
+
+CREATE INDEX jobs_conversation ON jobs (tenant_id, user_id, conversation_id, kind, status);
+CREATE INDEX jobs_due ON jobs (status, run_at) WHERE status IN ('pending', 'running');
+`;
+
 /** The schema's steps in order; the database records the last one applied in `PRAGMA user_version`. */
 export const sqliteMigrations: readonly SqliteMigration[] = Object.freeze([
   Object.freeze({ version: 1, name: 'conversations, messages and usage ledger', sql: initialSchema }),
+  Object.freeze({ version: 2, name: 'summaries, jobs and summarizer costs', sql: compactionSchema }),
 ]);
 
 /** What {@link migrateSqliteDatabase} did: the version found, the version left, and the steps it ran. */

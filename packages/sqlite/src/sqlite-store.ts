@@ -6,13 +6,21 @@ import type {
   Conversation,
   ConversationFilter,
   EraseResult,
+  Job,
+  JobCounts,
+  JobFailure,
+  JobLease,
+  JobRequest,
+  LeaseRequest,
   Message,
   MessageRange,
   NewMessage,
+  NewSummary,
   Page,
   PageOptions,
   Scope,
   Store,
+  Summary,
   UsageRecord,
   UsageTotals,
   UserScope,
@@ -20,8 +28,10 @@ import type {
 import Database from 'better-sqlite3';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { toSqliteError } from './sqlite-error.js';
+import { SqliteJobStore } from './sqlite-job-store.js';
 import { SqliteMessageStore } from './sqlite-message-store.js';
 import { migrateSqliteDatabase } from './sqlite-migrations.js';
+import { SqliteSummaryStore } from './sqlite-summary-store.js';
 
 /** Options of {@link openSqliteStore}. */
 export interface SqliteStoreOptions {
@@ -47,12 +57,16 @@ const memoryPath = ':memory:';
 export class SqliteStore implements Store {
   readonly #database: SqliteDatabase;
   readonly #messages: SqliteMessageStore;
+  readonly #summaries: SqliteSummaryStore;
+  readonly #jobs: SqliteJobStore;
   #closed = false;
 
   /** Wraps a connection already configured and migrated (see {@link openSqliteStore}); the store owns and closes it. */
   constructor(database: SqliteDatabase) {
     this.#database = database;
     this.#messages = new SqliteMessageStore(database);
+    this.#summaries = new SqliteSummaryStore(database);
+    this.#jobs = new SqliteJobStore(database);
   }
 
   async appendMessages(scope: Scope, messages: readonly NewMessage[], options?: CallOptions): Promise<Message[]> {
@@ -77,6 +91,46 @@ export class SqliteStore implements Store {
 
   async getUsageTotals(scope: Scope, options?: CallOptions): Promise<UsageTotals> {
     return this.#run('summing usage', options, () => this.#messages.getUsageTotals(scope));
+  }
+
+  async insertSummary(scope: Scope, summary: NewSummary, options: CallOptions & { expectedWatermark: number }): Promise<Summary> {
+    return this.#run('writing a summary', options, () => this.#summaries.insertSummary(scope, summary, options.expectedWatermark));
+  }
+
+  async getLatestSummary(scope: Scope, options?: CallOptions): Promise<Summary | undefined> {
+    return this.#run('reading the latest summary', options, () => this.#summaries.getLatestSummary(scope));
+  }
+
+  async listSummaries(scope: Scope, options?: CallOptions): Promise<Summary[]> {
+    return this.#run('listing summaries', options, () => this.#summaries.listSummaries(scope));
+  }
+
+  async getSummary(user: UserScope, summaryId: string, options?: CallOptions): Promise<Summary | undefined> {
+    return this.#run('reading a summary', options, () => this.#summaries.getSummary(user, summaryId));
+  }
+
+  async enqueueJob(scope: Scope, request: JobRequest, options?: CallOptions): Promise<Job> {
+    return this.#run('queueing a job', options, () => this.#jobs.enqueueJob(scope, request));
+  }
+
+  async leaseJob(request: LeaseRequest, options?: CallOptions): Promise<Job | undefined> {
+    return this.#run('leasing a job', options, () => this.#jobs.leaseJob(request));
+  }
+
+  async completeJob(lease: JobLease, now: string, options?: CallOptions): Promise<void> {
+    this.#run('completing a job', options, () => this.#jobs.completeJob(lease, now));
+  }
+
+  async failJob(lease: JobLease, failure: JobFailure, options?: CallOptions): Promise<Job> {
+    return this.#run('failing a job', options, () => this.#jobs.failJob(lease, failure));
+  }
+
+  async listJobs(scope: Scope, options?: CallOptions): Promise<Job[]> {
+    return this.#run('listing jobs', options, () => this.#jobs.listJobs(scope));
+  }
+
+  async getJobCounts(filter: { tenantId?: string }, options?: CallOptions): Promise<JobCounts> {
+    return this.#run('counting jobs', options, () => this.#jobs.getJobCounts(filter.tenantId));
   }
 
   async deleteConversation(scope: Scope, options?: CallOptions): Promise<EraseResult> {

@@ -1,16 +1,32 @@
+import type { NewSummary, Summary } from '../compaction/summary.js';
 import { MemoryError } from '../errors/memory-error.js';
+import type { Job, JobCounts, LeaseRequest } from '../jobs/job.js';
 import type { Message, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
-import type { UsageRecord, UsageTotals } from '../usage/usage.js';
+import { toUsageTotals, type UsageRecord, type UsageTotals } from '../usage/usage.js';
+import { InMemoryJobQueue } from './in-memory-job-queue.js';
 import { decodeConversationCursor, encodeConversationCursor, resolvePageLimit } from './page-cursor.js';
 import { isSameMessage } from './same-message.js';
-import type { Conversation, ConversationFilter, EraseResult, MessageRange, Page, PageOptions, Store } from './store.js';
+import { checkSummaryRange } from './summary-range.js';
+import type {
+  Conversation,
+  ConversationFilter,
+  EraseResult,
+  JobFailure,
+  JobLease,
+  JobRequest,
+  MessageRange,
+  Page,
+  PageOptions,
+  Store,
+} from './store.js';
 
 interface ConversationState {
   conversation: Conversation;
   readonly messages: Message[];
   readonly byIdempotencyKey: Map<string, Message>;
   readonly usage: UsageRecord[];
+  readonly summaries: Summary[];
 }
 
 /**
@@ -19,10 +35,12 @@ interface ConversationState {
  */
 export class InMemoryStore implements Store {
   readonly #conversations = new Map<string, ConversationState>();
+  readonly #jobs = new InMemoryJobQueue();
   #closed = false;
 
   async appendMessages(scope: Scope, messages: readonly NewMessage[]): Promise<Message[]> {
     this.#checkOpen();
+    if (messages.length === 0) return [];
     const key = conversationKey(scope);
     let state = this.#conversations.get(key);
     // Validate every idempotency conflict before changing anything: a batch lands whole or not at all.
@@ -36,10 +54,11 @@ export class InMemoryStore implements Store {
     if (state === undefined) {
       const now = messages[0]?.createdAt ?? new Date().toISOString();
       state = {
-        conversation: { ...scope, createdAt: now, updatedAt: now, messageCount: 0, totalTokens: 0 },
+        conversation: { ...scope, createdAt: now, updatedAt: now, messageCount: 0, totalTokens: 0, summarizedThroughSeq: 0, summarizedTokens: 0 },
         messages: [],
         byIdempotencyKey: new Map(),
         usage: [],
+        summaries: [],
       };
       this.#conversations.set(key, state);
     }
@@ -103,9 +122,88 @@ export class InMemoryStore implements Store {
   async getUsageTotals(scope: Scope): Promise<UsageTotals> {
     this.#checkOpen();
     const usage = this.#conversations.get(conversationKey(scope))?.usage ?? [];
-    const sentTokens = usage.reduce((sum, record) => sum + record.sentTokens, 0);
-    const fullHistoryTokens = usage.reduce((sum, record) => sum + record.fullHistoryTokens, 0);
-    return { requests: usage.length, sentTokens, fullHistoryTokens, savedTokens: fullHistoryTokens - sentTokens };
+    const sum = (kind: UsageRecord['kind'], field: 'sentTokens' | 'fullHistoryTokens' | 'inputTokens' | 'outputTokens') =>
+      usage.filter((record) => record.kind === kind).reduce((total, record) => total + (record[field] ?? 0), 0);
+    return toUsageTotals({
+      requests: usage.filter((record) => record.kind === 'context').length,
+      sentTokens: sum('context', 'sentTokens'),
+      fullHistoryTokens: sum('context', 'fullHistoryTokens'),
+      compactions: usage.filter((record) => record.kind === 'summarize').length,
+      summarizerInputTokens: sum('summarize', 'inputTokens'),
+      summarizerOutputTokens: sum('summarize', 'outputTokens'),
+    });
+  }
+
+  async insertSummary(scope: Scope, summary: NewSummary, options: { expectedWatermark: number }): Promise<Summary> {
+    this.#checkOpen();
+    const state = this.#conversations.get(conversationKey(scope));
+    if (state === undefined) throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
+    checkSummaryRange(state.conversation, summary, options.expectedWatermark);
+    const stored: Summary = Object.freeze({ ...summary, ...scope, id: crypto.randomUUID() });
+    const summarizedTokens = state.messages.filter((message) => message.seq <= summary.toSeq).reduce((sum, message) => sum + message.tokens, 0);
+    state.summaries.push(stored);
+    state.conversation = { ...state.conversation, summarizedThroughSeq: summary.toSeq, summarizedTokens };
+    state.usage.push({
+      kind: 'summarize',
+      policy: summary.summarizer,
+      sentTokens: 0,
+      fullHistoryTokens: 0,
+      inputTokens: summary.inputTokens,
+      outputTokens: summary.outputTokens,
+      createdAt: summary.createdAt,
+    });
+    return stored;
+  }
+
+  async getLatestSummary(scope: Scope): Promise<Summary | undefined> {
+    this.#checkOpen();
+    return this.#conversations.get(conversationKey(scope))?.summaries.at(-1);
+  }
+
+  async listSummaries(scope: Scope): Promise<Summary[]> {
+    this.#checkOpen();
+    return [...(this.#conversations.get(conversationKey(scope))?.summaries ?? [])];
+  }
+
+  async getSummary(user: UserScope, summaryId: string): Promise<Summary | undefined> {
+    this.#checkOpen();
+    for (const state of this.#conversations.values()) {
+      const { tenantId, userId } = state.conversation;
+      if (tenantId !== user.tenantId || userId !== user.userId) continue;
+      const found = state.summaries.find((summary) => summary.id === summaryId);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+
+  async enqueueJob(scope: Scope, request: JobRequest): Promise<Job> {
+    this.#checkOpen();
+    return this.#jobs.enqueue(scope, request, new Date().toISOString());
+  }
+
+  async leaseJob(request: LeaseRequest): Promise<Job | undefined> {
+    this.#checkOpen();
+    return this.#jobs.lease(request);
+  }
+
+  async completeJob(lease: JobLease, now: string): Promise<void> {
+    this.#checkOpen();
+    this.#jobs.complete(lease, now);
+  }
+
+  async failJob(lease: JobLease, failure: JobFailure): Promise<Job> {
+    this.#checkOpen();
+    return this.#jobs.fail(lease, failure);
+  }
+
+  async listJobs(scope: Scope): Promise<Job[]> {
+    this.#checkOpen();
+    return this.#jobs.list(scope);
+  }
+
+  async getJobCounts(filter: { tenantId?: string }): Promise<JobCounts> {
+    this.#checkOpen();
+    return this.#jobs.counts(filter.tenantId);
   }
 
   async deleteConversation(scope: Scope): Promise<EraseResult> {
@@ -113,6 +211,7 @@ export class InMemoryStore implements Store {
     const key = conversationKey(scope);
     const state = this.#conversations.get(key);
     this.#conversations.delete(key);
+    this.#jobs.delete((job) => conversationKey(job) === key);
     return { conversations: state === undefined ? 0 : 1, messages: state?.messages.length ?? 0 };
   }
 
@@ -123,6 +222,7 @@ export class InMemoryStore implements Store {
     for (const [key, state] of this.#conversations) {
       if (state.conversation.tenantId !== user.tenantId || state.conversation.userId !== user.userId) continue;
       this.#conversations.delete(key);
+      this.#jobs.delete((job) => conversationKey(job) === key);
       conversations += 1;
       messages += state.messages.length;
     }
@@ -153,7 +253,8 @@ function compareIds(a: { userId: string; conversationId: string }, b: { userId: 
   return compareText(a.userId, b.userId) || compareText(a.conversationId, b.conversationId);
 }
 
-// Byte-wise (code unit) order, the same order SQLite's BINARY collation and Postgres "C" collation use.
+// UTF-16 code unit order; it equals SQLite's BINARY (UTF-8 byte) order except for characters above U+FFFF
+// compared with U+E000–U+FFFF, which ids in practice do not mix.
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,3 +1,5 @@
+import type { NewSummary, Summary } from '../compaction/summary.js';
+import type { Job, JobCounts, JobKind, LeaseRequest } from '../jobs/job.js';
 import type { Message, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
 import type { UsageRecord, UsageTotals } from '../usage/usage.js';
@@ -15,6 +17,10 @@ export interface Conversation {
   readonly messageCount: number;
   /** Sum of the stored messages' `tokens`: what sending the whole history costs, before request overhead. */
   readonly totalTokens: number;
+  /** Watermark: messages 1…this seq are covered by the latest summary; 0 before the first compaction. */
+  readonly summarizedThroughSeq: number;
+  /** Sum of the `tokens` of messages 1…`summarizedThroughSeq`. */
+  readonly summarizedTokens: number;
 }
 
 /** One page of a cursor-paged listing; `nextCursor` is absent on the last page. */
@@ -60,10 +66,29 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
 }
 
+/** What to enqueue: the kind of job, when it may run (ISO 8601), and how many leases it may take. */
+export interface JobRequest {
+  readonly kind: JobKind;
+  readonly runAt: string;
+  readonly maxAttempts: number;
+}
+
+/** How an attempt failed; with `retryAt` the job waits until then, without it the job is given up. */
+export interface JobFailure {
+  readonly error: string;
+  readonly now: string;
+  readonly retryAt?: string;
+}
+
+/** The lease a worker holds on a job: completing or failing it needs both. */
+export type JobLease = Pick<Job, 'id' | 'leaseOwner'>;
+
 /**
  * The storage port every adapter implements. Every method is scoped by tenant; an adapter must never
- * read or write a row of another tenant. Failures are `MemoryError`s (`storage_failed` wrapping the
- * driver error, `conflict`, `invalid_input`); no method returns empty data in place of an error.
+ * read or write a row of another tenant (the job queue is the one cross-tenant reader: a worker leases
+ * jobs of every tenant and then works inside the job's scope). Failures are `MemoryError`s:
+ * `storage_failed` wrapping the driver error, `unavailable` (closed, aborted, or busy past a timeout;
+ * retryable), `conflict`, `not_found`, `invalid_input`. No method returns empty data in place of an error.
  */
 export interface Store {
   /**
@@ -83,7 +108,40 @@ export interface Store {
   insertUsage(scope: Scope, record: UsageRecord, options?: CallOptions): Promise<void>;
   /** Sums the usage ledger of one conversation. */
   getUsageTotals(scope: Scope, options?: CallOptions): Promise<UsageTotals>;
-  /** Erases a conversation: its row, messages and usage entries. Erasing twice is not an error. */
+  /**
+   * Stores a new summary version and moves the conversation's watermark to `summary.toSeq`, in one
+   * transaction, together with a `summarize` usage entry for its cost. `conflict` when the watermark is
+   * no longer `expectedWatermark` (another worker compacted first: nothing is written); `not_found`
+   * without the conversation; `invalid_input` when `toSeq` is behind the watermark or past the last message.
+   */
+  insertSummary(scope: Scope, summary: NewSummary, options: CallOptions & { expectedWatermark: number }): Promise<Summary>;
+  /** The most recently written summary of a conversation (the one the watermark points at). */
+  getLatestSummary(scope: Scope, options?: CallOptions): Promise<Summary | undefined>;
+  /** Every summary version of a conversation, oldest first. */
+  listSummaries(scope: Scope, options?: CallOptions): Promise<Summary[]>;
+  /** One summary by id, only within the user's own conversations. */
+  getSummary(user: UserScope, summaryId: string, options?: CallOptions): Promise<Summary | undefined>;
+  /**
+   * Queues a job on a conversation. A pending job of the same kind on the same conversation absorbs the
+   * request (it is returned instead), so bursts of appends queue one job; a running job does not, since it
+   * may have planned before the newest messages.
+   */
+  enqueueJob(scope: Scope, request: JobRequest, options?: CallOptions): Promise<Job>;
+  /**
+   * Leases the oldest due job (pending with `runAt` ≤ now, or running with an expired lease) to one
+   * worker, atomically across processes, counting an attempt. A job whose lease expired after its last
+   * allowed attempt is marked failed instead. `undefined` when nothing is due.
+   */
+  leaseJob(request: LeaseRequest, options?: CallOptions): Promise<Job | undefined>;
+  /** Marks a leased job done; `conflict` when the caller no longer holds the lease. */
+  completeJob(lease: JobLease, now: string, options?: CallOptions): Promise<void>;
+  /** Records a failed attempt (retry at `retryAt`, or given up); `conflict` when the caller no longer holds the lease. */
+  failJob(lease: JobLease, failure: JobFailure, options?: CallOptions): Promise<Job>;
+  /** Jobs of one conversation, oldest first. */
+  listJobs(scope: Scope, options?: CallOptions): Promise<Job[]>;
+  /** Jobs by status, for one tenant or (without `tenantId`) all. */
+  getJobCounts(filter: { tenantId?: string }, options?: CallOptions): Promise<JobCounts>;
+  /** Erases a conversation: its row, messages, summaries, jobs and usage entries. Erasing twice is not an error. */
   deleteConversation(scope: Scope, options?: CallOptions): Promise<EraseResult>;
   /** Erases everything of one user of one tenant. */
   deleteUser(user: UserScope, options?: CallOptions): Promise<EraseResult>;

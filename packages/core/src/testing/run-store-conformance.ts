@@ -3,13 +3,15 @@ import { isMemoryError } from '../errors/memory-error.js';
 import type { NewMessage } from '../messages/message.js';
 import type { Scope } from '../messages/scope.js';
 import type { Store } from '../store/store.js';
+import { describeJobConformance } from './job-conformance.js';
+import { describeSummaryConformance } from './summary-conformance.js';
 
 /** How the suite gets a fresh, empty store for each test, and disposes of it afterwards. */
 export interface StoreConformanceOptions {
   /** Name shown in the test titles, e.g. `SqliteStore`. */
   readonly name: string;
   readonly createStore: () => Store | Promise<Store>;
-  /** Runs after the store is closed (e.g. to delete its file). */
+  /** Runs after each test's store is closed (e.g. to delete its files); it must remove every store `createStore` made. */
   readonly cleanup?: () => void | Promise<void>;
 }
 
@@ -29,7 +31,8 @@ export function makeNewMessage(content: string, overrides: Partial<NewMessage> =
   };
 }
 
-const scopeA: Scope = { tenantId: 'tenant-a', userId: 'user-1', conversationId: 'conv-1' };
+/** The scope most conformance cases write to. */
+export const scopeA: Scope = { tenantId: 'tenant-a', userId: 'user-1', conversationId: 'conv-1' };
 
 /**
  * The behaviour every {@link Store} adapter must show: order, idempotency, concurrency, paging, the usage
@@ -85,7 +88,12 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
       it('keeps counters of messages and tokens on the conversation', async () => {
         expect(await store.getConversation(scopeA)).toBeUndefined();
         await store.appendMessages(scopeA, [makeNewMessage('abc'), makeNewMessage('defgh')]);
-        expect(await store.getConversation(scopeA)).toMatchObject({ ...scopeA, messageCount: 2, totalTokens: 8 });
+        expect(await store.getConversation(scopeA)).toMatchObject({ ...scopeA, messageCount: 2, totalTokens: 8, summarizedThroughSeq: 0 });
+      });
+
+      it('stores nothing and creates no conversation for an empty batch', async () => {
+        expect(await store.appendMessages(scopeA, [])).toEqual([]);
+        expect(await store.getConversation(scopeA)).toBeUndefined();
       });
     });
 
@@ -179,9 +187,9 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
         const createdAt = new Date().toISOString();
         await store.insertUsage(scopeA, { kind: 'context', policy: 'window', sentTokens: 100, fullHistoryTokens: 400, createdAt });
         await store.insertUsage(scopeA, { kind: 'context', policy: 'window', sentTokens: 50, fullHistoryTokens: 450, createdAt });
-        expect(await store.getUsageTotals(scopeA)).toEqual({ requests: 2, sentTokens: 150, fullHistoryTokens: 850, savedTokens: 700 });
+        expect(await store.getUsageTotals(scopeA)).toMatchObject({ requests: 2, sentTokens: 150, fullHistoryTokens: 850, savedTokens: 700, compactions: 0 });
         const empty = await store.getUsageTotals({ ...scopeA, conversationId: 'none' });
-        expect(empty).toEqual({ requests: 0, sentTokens: 0, fullHistoryTokens: 0, savedTokens: 0 });
+        expect(empty).toMatchObject({ requests: 0, sentTokens: 0, fullHistoryTokens: 0, savedTokens: 0, netSavedTokens: 0 });
       });
 
       it('refuses usage for a conversation that does not exist', async () => {
@@ -240,6 +248,9 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
         expect(await store.listMessages(neighbour)).toHaveLength(1);
       });
     });
+
+    describeSummaryConformance(() => store);
+    describeJobConformance(() => store);
 
     describe('lifecycle', () => {
       it('fails with unavailable after close', async () => {

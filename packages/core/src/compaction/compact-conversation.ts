@@ -1,0 +1,107 @@
+import { isMemoryError } from '../errors/memory-error.js';
+import type { Scope } from '../messages/scope.js';
+import type { Store } from '../store/store.js';
+import type { TokenCounter } from '../tokens/token-counter.js';
+import type { CompactionSettings } from './compaction-settings.js';
+import { isCompactionDue, planCompaction } from './plan-compaction.js';
+import type { NewSummary, Summary } from './summary.js';
+import type { SummarizeInput, SummarizeResult, Summarizer } from './summarizer.js';
+
+/** What a compaction needs: the store, the summarizer, the counter and the settings. */
+export interface CompactionDependencies {
+  readonly store: Store;
+  readonly summarizer: Summarizer;
+  readonly tokenCounter: TokenCounter;
+  readonly settings: CompactionSettings;
+  readonly now?: () => number;
+}
+
+// A summary this full is condensed into the next level at half the bound, so later folds have room.
+const condenseAtRatio = 0.9;
+const maxRounds = 100;
+
+/**
+ * Folds raw messages into the conversation's rolling summary until compaction is no longer due (or,
+ * with `force`, until nothing more can be cut). Each round summarizes the previous summary plus the
+ * next range and writes the new summary and the watermark move in one store transaction; a round that
+ * loses the race to another worker (the watermark moved) ends the run without error, since that worker
+ * did the same work. Returns the summaries written.
+ */
+export async function compactConversation(
+  dependencies: CompactionDependencies,
+  scope: Scope,
+  options: { force?: boolean; signal?: AbortSignal } = {},
+): Promise<Summary[]> {
+  const { store, settings } = dependencies;
+  const written: Summary[] = [];
+  for (let round = 0; round < maxRounds; round += 1) {
+    options.signal?.throwIfAborted();
+    const conversation = await store.getConversation(scope, options);
+    if (conversation === undefined) break;
+    const backlog = { rawMessages: conversation.messageCount - conversation.summarizedThroughSeq, rawTokens: conversation.totalTokens - conversation.summarizedTokens };
+    if (!options.force && !isCompactionDue(backlog, settings)) break;
+    const raw = await store.listMessages(scope, { afterSeq: conversation.summarizedThroughSeq }, options);
+    const range = planCompaction(raw, settings);
+    if (range.length === 0) break;
+    try {
+      written.push(...(await foldRange(dependencies, scope, conversation.summarizedThroughSeq, range, options.signal)));
+    } catch (error) {
+      if (isMemoryError(error, 'conflict')) break;
+      throw error;
+    }
+  }
+  return written;
+}
+
+async function foldRange(
+  dependencies: CompactionDependencies,
+  scope: Scope,
+  watermark: number,
+  range: SummarizeInput['messages'],
+  signal: AbortSignal | undefined,
+): Promise<Summary[]> {
+  const { store, summarizer, settings } = dependencies;
+  const previous = await store.getLatestSummary(scope, { signal });
+  const toSeq = range[range.length - 1]!.seq;
+  const folded = await summarizer.summarize({
+    ...(previous === undefined ? {} : { previousSummary: previous.content }),
+    messages: range,
+    maxSummaryTokens: settings.maxSummaryTokens,
+    ...(signal === undefined ? {} : { signal }),
+  });
+  const summary = await store.insertSummary(scope, toNewSummary(dependencies, folded, 0, toSeq, previous), { expectedWatermark: watermark, signal });
+  if (summary.tokens <= settings.maxSummaryTokens * condenseAtRatio) return [summary];
+  const condensed = await summarizer.summarize({
+    previousSummary: summary.content,
+    messages: [],
+    maxSummaryTokens: Math.floor(settings.maxSummaryTokens / 2),
+    ...(signal === undefined ? {} : { signal }),
+  });
+  const next = await store.insertSummary(scope, toNewSummary(dependencies, condensed, summary.level + 1, toSeq, summary), {
+    expectedWatermark: toSeq,
+    signal,
+  });
+  return [summary, next];
+}
+
+function toNewSummary(
+  dependencies: CompactionDependencies,
+  result: SummarizeResult,
+  level: number,
+  toSeq: number,
+  folds: Summary | undefined,
+): NewSummary {
+  return {
+    level,
+    fromSeq: 1,
+    toSeq,
+    content: result.content,
+    tokens: dependencies.tokenCounter.countText(result.content),
+    foldedSummaryIds: folds === undefined ? [] : [folds.id],
+    summarizer: result.summarizer,
+    inputTokens: result.inputTokens,
+    outputTokens: result.outputTokens,
+    ...(result.fallbackReason === undefined ? {} : { fallbackReason: result.fallbackReason }),
+    createdAt: new Date((dependencies.now ?? Date.now)()).toISOString(),
+  };
+}

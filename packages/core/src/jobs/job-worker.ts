@@ -1,0 +1,111 @@
+import { isMemoryError, MemoryError } from '../errors/memory-error.js';
+import type { Scope } from '../messages/scope.js';
+import type { Store } from '../store/store.js';
+import type { Job, JobKind } from './job.js';
+
+/** Runs one job; throwing fails the attempt (retried with backoff until `maxAttempts`). */
+export type JobHandler = (job: Job, scope: Scope, signal: AbortSignal) => Promise<void>;
+
+/** Options of {@link createJobWorker}. */
+export interface JobWorkerOptions {
+  readonly store: Store;
+  readonly handlers: Readonly<Partial<Record<JobKind, JobHandler>>>;
+  /** Unique per process; default a random id. */
+  readonly workerId?: string;
+  /** How long a lease lasts; a worker that dies loses its job after this. Default 60,000 ms. */
+  readonly leaseMs?: number;
+  /** Pause between polls when the queue is empty. Default 250 ms. */
+  readonly pollIntervalMs?: number;
+  /** Backoff before retry n (1-based): `retryBaseMs * 2^(n-1)`, at most 5 minutes. Default 1,000 ms. */
+  readonly retryBaseMs?: number;
+  /** Called with each failure and each error of the loop itself, so they are visible; default none. */
+  readonly onError?: (error: unknown, job?: Job) => void;
+  readonly now?: () => number;
+}
+
+/** A background loop that leases jobs from the store and runs them, one at a time. */
+export interface JobWorker {
+  readonly workerId: string;
+  /** Starts polling (idempotent). */
+  start(): void;
+  /** Runs due jobs until the queue has none; returns how many ran. For tests, CLIs and shutdown. */
+  drain(): Promise<number>;
+  /** Stops polling, aborts the running job's signal and waits for it to settle; its lease then lapses. */
+  stop(): Promise<void>;
+}
+
+const maxBackoffMs = 5 * 60_000;
+
+/**
+ * Creates a {@link JobWorker}. Several workers (threads of one process or many processes) may share one
+ * store: the store's lease makes each job run in one worker at a time, and a job whose worker died is
+ * leased again once its lease expires.
+ */
+export function createJobWorker(options: JobWorkerOptions): JobWorker {
+  const workerId = options.workerId ?? `worker-${crypto.randomUUID()}`;
+  const leaseMs = options.leaseMs ?? 60_000;
+  const pollIntervalMs = options.pollIntervalMs ?? 250;
+  const retryBaseMs = options.retryBaseMs ?? 1000;
+  const now = options.now ?? Date.now;
+  const kinds = Object.keys(options.handlers) as JobKind[];
+  const stopping = new AbortController();
+  let loop: Promise<void> | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let wake: (() => void) | undefined;
+
+  const runOne = async (): Promise<boolean> => {
+    const job = await options.store.leaseJob({ workerId, leaseMs, now: new Date(now()).toISOString(), kinds });
+    if (job === undefined) return false;
+    const scope = { tenantId: job.tenantId, userId: job.userId, conversationId: job.conversationId };
+    try {
+      const handler = options.handlers[job.kind];
+      if (handler === undefined) throw new MemoryError('invalid_input', `no handler for job kind ${job.kind}`);
+      await handler(job, scope, stopping.signal);
+      await options.store.completeJob(job, new Date(now()).toISOString());
+    } catch (error) {
+      options.onError?.(error, job);
+      if (stopping.signal.aborted) return true; // Leave the lease to lapse: another worker retries it.
+      const retry = job.attempts < job.maxAttempts && !isMemoryError(error, 'invalid_input');
+      const retryAt = retry ? new Date(now() + Math.min(maxBackoffMs, retryBaseMs * 2 ** (job.attempts - 1))).toISOString() : undefined;
+      const message = error instanceof Error ? error.message : String(error);
+      await options.store.failJob(job, { error: message, now: new Date(now()).toISOString(), ...(retryAt === undefined ? {} : { retryAt }) });
+    }
+    return true;
+  };
+
+  const drain = async (): Promise<number> => {
+    let count = 0;
+    while (!stopping.signal.aborted && (await runOne())) count += 1;
+    return count;
+  };
+
+  const poll = async (): Promise<void> => {
+    while (!stopping.signal.aborted) {
+      try {
+        await drain();
+      } catch (error) {
+        options.onError?.(error);
+      }
+      if (stopping.signal.aborted) break;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        timer = setTimeout(resolve, pollIntervalMs);
+        timer.unref?.();
+      });
+    }
+  };
+
+  return Object.freeze({
+    workerId,
+    start() {
+      loop ??= poll();
+    },
+    drain,
+    async stop() {
+      stopping.abort();
+      if (timer !== undefined) clearTimeout(timer);
+      wake?.();
+      await loop;
+    },
+  });
+}

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { isMemoryError } from '../errors/memory-error.js';
+import type { Store } from '../store/store.js';
+import { makeNewMessage, scopeA } from './run-store-conformance.js';
+
+const t0 = Date.parse('2030-01-01T00:00:00.000Z');
+const at = (offsetMs: number) => new Date(t0 + offsetMs).toISOString();
+const request = { kind: 'compact' as const, runAt: at(0), maxAttempts: 3 };
+
+/** Job-queue cases of the store conformance suite: dedup, leases, expiry, retry, give-up, isolation of erase. */
+export function describeJobConformance(store: () => Store): void {
+  describe('jobs', () => {
+    it('absorbs a request into the pending job of the same conversation and kind', async () => {
+      const first = await store().enqueueJob(scopeA, request);
+      const again = await store().enqueueJob(scopeA, request);
+      const other = await store().enqueueJob({ ...scopeA, conversationId: 'conv-2' }, request);
+      expect(again.id).toBe(first.id);
+      expect(other.id).not.toBe(first.id);
+      expect(first).toMatchObject({ ...scopeA, kind: 'compact', status: 'pending', attempts: 0, maxAttempts: 3 });
+      expect(await store().getJobCounts({})).toMatchObject({ pending: 2, running: 0 });
+    });
+
+    it('leases a due job to one worker at a time and lets it complete', async () => {
+      const job = await store().enqueueJob(scopeA, request);
+      const leased = await store().leaseJob({ workerId: 'w1', leaseMs: 1000, now: at(10) });
+      expect(leased).toMatchObject({ id: job.id, status: 'running', attempts: 1, leaseOwner: 'w1', leaseExpiresAt: at(1010) });
+      expect(await store().leaseJob({ workerId: 'w2', leaseMs: 1000, now: at(20) })).toBeUndefined();
+      // A new request while it runs queues a second job: the running one may have planned too early.
+      const next = await store().enqueueJob(scopeA, request);
+      expect(next.id).not.toBe(job.id);
+      await store().completeJob(leased!, at(30));
+      expect((await store().listJobs(scopeA)).map((item) => item.status)).toEqual(['done', 'pending']);
+      await expect(store().completeJob(leased!, at(40))).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'conflict'));
+    });
+
+    it('does not lease a job before its runAt, nor of kinds the worker does not handle', async () => {
+      await store().enqueueJob(scopeA, { ...request, runAt: at(5000) });
+      expect(await store().leaseJob({ workerId: 'w1', leaseMs: 1000, now: at(0) })).toBeUndefined();
+      expect(await store().leaseJob({ workerId: 'w1', leaseMs: 1000, now: at(6000), kinds: [] })).toBeUndefined();
+      expect(await store().leaseJob({ workerId: 'w1', leaseMs: 1000, now: at(6000), kinds: ['compact'] })).toBeDefined();
+    });
+
+    it('hands a job whose lease expired to another worker, and refuses the first worker afterwards', async () => {
+      await store().enqueueJob(scopeA, request);
+      const first = await store().leaseJob({ workerId: 'dead', leaseMs: 1000, now: at(0) });
+      const second = await store().leaseJob({ workerId: 'alive', leaseMs: 1000, now: at(1001) });
+      expect(second).toMatchObject({ id: first!.id, leaseOwner: 'alive', attempts: 2 });
+      await expect(store().completeJob(first!, at(1002))).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'conflict'));
+      await store().completeJob(second!, at(1003));
+    });
+
+    it('retries a failed attempt at its retry time and gives up after the last attempt', async () => {
+      await store().enqueueJob(scopeA, { ...request, maxAttempts: 2 });
+      const first = await store().leaseJob({ workerId: 'w', leaseMs: 1000, now: at(0) });
+      const retrying = await store().failJob(first!, { error: 'model timed out', now: at(10), retryAt: at(500) });
+      expect(retrying).toMatchObject({ status: 'pending', lastError: 'model timed out', runAt: at(500) });
+      expect(retrying.leaseOwner).toBeUndefined();
+      expect(await store().leaseJob({ workerId: 'w', leaseMs: 1000, now: at(100) })).toBeUndefined();
+      const second = await store().leaseJob({ workerId: 'w', leaseMs: 1000, now: at(600) });
+      const failed = await store().failJob(second!, { error: 'still broken', now: at(700) });
+      expect(failed).toMatchObject({ status: 'failed', attempts: 2, lastError: 'still broken' });
+      expect(await store().getJobCounts({ tenantId: scopeA.tenantId })).toEqual({ pending: 0, running: 0, done: 0, failed: 1 });
+    });
+
+    it('gives up a job whose lease expired on its last attempt instead of leasing it again', async () => {
+      await store().enqueueJob(scopeA, { ...request, maxAttempts: 1 });
+      await store().leaseJob({ workerId: 'crashy', leaseMs: 1000, now: at(0) });
+      expect(await store().leaseJob({ workerId: 'w', leaseMs: 1000, now: at(2000) })).toBeUndefined();
+      expect((await store().listJobs(scopeA))[0]).toMatchObject({ status: 'failed', lastError: expect.stringContaining('lease expired') });
+    });
+
+    it('counts per tenant and erases jobs with their conversation', async () => {
+      await store().appendMessages(scopeA, [makeNewMessage('x')]);
+      await store().enqueueJob(scopeA, request);
+      await store().enqueueJob({ ...scopeA, tenantId: 'tenant-b' }, request);
+      expect((await store().getJobCounts({ tenantId: 'tenant-b' })).pending).toBe(1);
+      await store().deleteConversation(scopeA);
+      expect(await store().listJobs(scopeA)).toEqual([]);
+      expect((await store().getJobCounts({})).pending).toBe(1);
+    });
+  });
+}

@@ -1,0 +1,139 @@
+import { jobKinds, MemoryError } from '@mnemo/core';
+import type { Job, JobCounts, JobFailure, JobKind, JobLease, JobRequest, JobStatus, LeaseRequest, Scope } from '@mnemo/core';
+import type { SqliteDatabase } from './sqlite-driver.js';
+import { checkCount, scopeKey, toEpochMs } from './sqlite-message-store.js';
+import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
+
+interface JobRow {
+  readonly id: string;
+  readonly tenant_id: string;
+  readonly user_id: string;
+  readonly conversation_id: string;
+  readonly kind: string;
+  readonly status: string;
+  readonly attempts: number;
+  readonly max_attempts: number;
+  readonly run_at: number;
+  readonly lease_owner: string | null;
+  readonly lease_expires_at: number | null;
+  readonly last_error: string | null;
+  readonly created_at: number;
+  readonly updated_at: number;
+}
+
+const jobColumns =
+  'id, tenant_id, user_id, conversation_id, kind, status, attempts, max_attempts, run_at, lease_owner, lease_expires_at, last_error, created_at, updated_at';
+const inConversation = 'tenant_id = ? AND user_id = ? AND conversation_id = ?';
+
+const sql = {
+  selectPending: `SELECT ${jobColumns} FROM jobs WHERE ${inConversation} AND kind = ? AND status = 'pending' LIMIT 1`,
+  insertJob: `INSERT INTO jobs (${jobColumns}) VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, NULL, NULL, NULL, ?, ?)`,
+  // Leases that lapsed after the last allowed attempt: the job keeps crashing its workers; give it up.
+  expireExhausted: `UPDATE jobs SET status = 'failed', lease_owner = NULL, lease_expires_at = NULL, updated_at = ?,
+    last_error = 'lease expired after ' || attempts || ' attempts'
+    WHERE status = 'running' AND lease_expires_at <= ? AND attempts >= max_attempts`,
+  selectDue: `SELECT ${jobColumns} FROM jobs
+    WHERE ((status = 'pending' AND run_at <= ?) OR (status = 'running' AND lease_expires_at <= ?)) AND kind IN (SELECT value FROM json_each(?))
+    ORDER BY run_at, rowid LIMIT 1`,
+  lease: `UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_owner = ?, lease_expires_at = ?, updated_at = ? WHERE id = ?`,
+  selectById: `SELECT ${jobColumns} FROM jobs WHERE id = ?`,
+  complete: `UPDATE jobs SET status = 'done', lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
+    WHERE id = ? AND status = 'running' AND lease_owner = ?`,
+  fail: `UPDATE jobs SET status = ?, run_at = coalesce(?, run_at), last_error = ?, lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
+    WHERE id = ? AND status = 'running' AND lease_owner = ?`,
+  selectForConversation: `SELECT ${jobColumns} FROM jobs WHERE ${inConversation} ORDER BY rowid`,
+  countAll: 'SELECT status, count(*) AS count FROM jobs GROUP BY status',
+  countTenant: 'SELECT status, count(*) AS count FROM jobs WHERE tenant_id = ? GROUP BY status',
+} as const;
+
+/** The SQL of the job queue: leases taken in `BEGIN IMMEDIATE` transactions, so each job runs in one worker at a time across processes. */
+export class SqliteJobStore {
+  readonly #database: SqliteDatabase;
+  readonly #statement: SqliteStatementCache;
+
+  constructor(database: SqliteDatabase) {
+    this.#database = database;
+    this.#statement = createStatementCache(database);
+  }
+
+  enqueueJob(scope: Scope, request: JobRequest): Job {
+    const runAtMs = toEpochMs('runAt', request.runAt);
+    checkCount('maxAttempts', request.maxAttempts);
+    return this.#database
+      .transaction(() => {
+        const key = scopeKey(scope);
+        const pending = this.#statement(sql.selectPending).get(...key, request.kind) as JobRow | undefined;
+        if (pending !== undefined) return toJob(pending);
+        const id = crypto.randomUUID();
+        const now = Date.now();
+        this.#statement(sql.insertJob).run(id, ...key, request.kind, request.maxAttempts, runAtMs, now, now);
+        return toJob(this.#statement(sql.selectById).get(id) as JobRow);
+      })
+      .immediate();
+  }
+
+  leaseJob(request: LeaseRequest): Job | undefined {
+    const nowMs = toEpochMs('now', request.now);
+    checkCount('leaseMs', request.leaseMs);
+    const kinds = JSON.stringify(request.kinds ?? jobKinds);
+    return this.#database
+      .transaction(() => {
+        this.#statement(sql.expireExhausted).run(nowMs, nowMs);
+        const due = this.#statement(sql.selectDue).get(nowMs, nowMs, kinds) as JobRow | undefined;
+        if (due === undefined) return undefined;
+        this.#statement(sql.lease).run(request.workerId, nowMs + request.leaseMs, nowMs, due.id);
+        return toJob(this.#statement(sql.selectById).get(due.id) as JobRow);
+      })
+      .immediate();
+  }
+
+  completeJob(lease: JobLease, now: string): void {
+    const changes = this.#statement(sql.complete).run(toEpochMs('now', now), lease.id, lease.leaseOwner ?? null).changes;
+    if (changes === 0) throw leaseLost(lease);
+  }
+
+  failJob(lease: JobLease, failure: JobFailure): Job {
+    const retryAtMs = failure.retryAt === undefined ? null : toEpochMs('retryAt', failure.retryAt);
+    const status: JobStatus = retryAtMs === null ? 'failed' : 'pending';
+    const changes = this.#statement(sql.fail).run(status, retryAtMs, failure.error, toEpochMs('now', failure.now), lease.id, lease.leaseOwner ?? null).changes;
+    if (changes === 0) throw leaseLost(lease);
+    return toJob(this.#statement(sql.selectById).get(lease.id) as JobRow);
+  }
+
+  listJobs(scope: Scope): Job[] {
+    return (this.#statement(sql.selectForConversation).all(...scopeKey(scope)) as JobRow[]).map(toJob);
+  }
+
+  getJobCounts(tenantId: string | undefined): JobCounts {
+    const rows = (tenantId === undefined ? this.#statement(sql.countAll).all() : this.#statement(sql.countTenant).all(tenantId)) as {
+      status: JobStatus;
+      count: number;
+    }[];
+    const counts = { pending: 0, running: 0, done: 0, failed: 0 };
+    for (const row of rows) counts[row.status] = row.count;
+    return counts;
+  }
+}
+
+function leaseLost(lease: JobLease): MemoryError {
+  return new MemoryError('conflict', `job ${lease.id} is not leased by ${lease.leaseOwner ?? 'this worker'} any more`, { details: { jobId: lease.id } });
+}
+
+function toJob(row: JobRow): Job {
+  return Object.freeze({
+    id: row.id,
+    tenantId: row.tenant_id,
+    userId: row.user_id,
+    conversationId: row.conversation_id,
+    kind: row.kind as JobKind,
+    status: row.status as JobStatus,
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    runAt: new Date(row.run_at).toISOString(),
+    ...(row.lease_owner === null ? {} : { leaseOwner: row.lease_owner }),
+    ...(row.lease_expires_at === null ? {} : { leaseExpiresAt: new Date(row.lease_expires_at).toISOString() }),
+    ...(row.last_error === null ? {} : { lastError: row.last_error }),
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+  });
+}
