@@ -28,7 +28,7 @@ describe('mnemo replay', () => {
     const result = JSON.parse(run.stdout) as Record<string, number | string>;
     expect(Object.keys(result)).toEqual(contractFields);
     expect(result).toMatchObject({ policy: 'token-window', maxTokens: 120, messages: 20, requests: 10 });
-    const { sentTokens, fullHistoryTokens, savedTokens, savedPercent } = result as Record<string, number>;
+    const { sentTokens, fullHistoryTokens, savedTokens, savedPercent } = result as { sentTokens: number; fullHistoryTokens: number; savedTokens: number; savedPercent: number };
     expect(sentTokens).toBeGreaterThan(0);
     expect(sentTokens).toBeLessThanOrEqual(10 * 120);
     expect(fullHistoryTokens).toBeGreaterThan(sentTokens);
