@@ -41,7 +41,7 @@ export async function compactConversation(
     const backlog = { rawMessages: conversation.messageCount - conversation.summarizedThroughSeq, rawTokens: conversation.totalTokens - conversation.summarizedTokens };
     if (!options.force && !isCompactionDue(backlog, settings)) break;
     const raw = await store.listMessages(scope, { afterSeq: conversation.summarizedThroughSeq }, options);
-    const range = planCompaction(raw, settings);
+    const range = planCompaction(raw, settings, options.force === true);
     if (range.length === 0) break;
     try {
       written.push(...(await foldRange(dependencies, scope, conversation.summarizedThroughSeq, range, options.signal)));

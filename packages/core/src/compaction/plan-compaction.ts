@@ -18,9 +18,10 @@ export function isCompactionDue(backlog: RawBacklog, settings: CompactionSetting
  * Picks the range to fold into the summary from the raw messages (oldest first, all newer than the
  * watermark): everything before the newest turns that stay verbatim, cut at a turn boundary so a turn
  * (and a tool call with its results) is never split, and at most `maxSourceTokensPerRound` tokens.
+ * With `force` only the `keepRecentTurns` floor applies (an explicit compaction folds all it may).
  * Returns the messages to summarize, or `[]` when nothing can be cut yet.
  */
-export function planCompaction(raw: readonly Message[], settings: CompactionSettings): Message[] {
+export function planCompaction(raw: readonly Message[], settings: CompactionSettings, force = false): Message[] {
   const turns = groupTurns(groupMessages(raw));
   let keptTokens = 0;
   let keptTurns = 0;
@@ -28,7 +29,7 @@ export function planCompaction(raw: readonly Message[], settings: CompactionSett
   while (keptTurns < turns.length) {
     const turn = turns[turns.length - 1 - keptTurns]!;
     const needTurns = keptTurns < settings.keepRecentTurns;
-    const needTokens = settings.everyMessages === undefined && keptTokens + turn.tokens <= settings.keepRecentTokens;
+    const needTokens = !force && settings.everyMessages === undefined && keptTokens + turn.tokens <= settings.keepRecentTokens;
     if (!needTurns && !needTokens) break;
     keptTokens += turn.tokens;
     keptTurns += 1;

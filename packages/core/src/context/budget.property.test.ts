@@ -44,7 +44,7 @@ function checkToolPairs(messages: readonly ContextMessage[]): void {
 }
 
 describe('context budget (property)', () => {
-  it('never exceeds maxTokens, recounted with the real tokenizer, over 1,000 random conversations and budgets', async () => {
+  it('never exceeds maxTokens, recounted with the real tokenizer, over 1,000 random conversations, budgets and compactions', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(step, { minLength: 0, maxLength: 30 }),
@@ -52,11 +52,13 @@ describe('context budget (property)', () => {
         fc.constantFrom(...contextPolicies),
         fc.integer({ min: 1, max: 6 }),
         fc.option(text(30), { nil: undefined }),
-        async (steps, maxTokens, policy, windowTurns, system) => {
-          const memory = createMemory({ store: new InMemoryStore(), tokenCounter: counter });
+        fc.boolean(),
+        async (steps, maxTokens, policy, windowTurns, system, compact) => {
+          const memory = createMemory({ store: new InMemoryStore(), tokenCounter: counter, worker: { autoStart: false } });
           const scope = { conversationId: 'c' };
           const history = steps.flat();
           if (history.length > 0) await memory.append(scope, history);
+          if (compact && history.length > 0) await memory.compact(scope);
           let built;
           try {
             built = await memory.buildContext(scope, { policy, maxTokens, windowTurns, ...(system === undefined ? {} : { system }) });
@@ -74,7 +76,8 @@ describe('context budget (property)', () => {
 
           // Sent messages are the newest stored ones, contiguous; every other one is reported dropped.
           const stored = await memory.listMessages(scope);
-          const sent = messages.filter((message) => message.role !== 'system' || system === undefined || message.content !== system);
+          const pinned = report.parts.filter((part) => part.kind !== 'recent').length;
+          const sent = messages.slice(pinned);
           const sentSeqs = report.parts.find((part) => part.kind === 'recent')?.seqRange;
           const droppedCount = report.dropped.reduce((sum, run) => sum + run.messageCount, 0);
           expect(droppedCount + sent.length).toBe(stored.length);

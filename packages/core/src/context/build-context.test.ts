@@ -108,7 +108,7 @@ describe('buildContext', () => {
 
   it('reads only the tail of a long conversation', async () => {
     const store = new InMemoryStore();
-    const memory = createMemory({ store });
+    const memory = createMemory({ store, compaction: false });
     await memory.append(scope, chat(1000, 2));
     const reads: number[] = [];
     const listMessages = store.listMessages.bind(store);

@@ -29,13 +29,19 @@ export async function buildContext(
   now: () => number = Date.now,
 ): Promise<BuiltContext> {
   const conversation = await store.getConversation(scope, { signal: request.signal });
-  const tail = conversation === undefined ? [] : await loadTail(store, scope, request);
+  // Only the summary policy reads past the watermark through the summary; the others see raw history.
+  const watermark = request.policy === 'summary' ? (conversation?.summarizedThroughSeq ?? 0) : 0;
+  const summary = watermark > 0 ? await store.getLatestSummary(scope, { signal: request.signal }) : undefined;
+  const tail = conversation === undefined ? [] : await loadTail(store, scope, request, watermark);
   const built = assembleContext({
     ...request,
     counter,
     tail,
     totalMessages: conversation?.messageCount ?? 0,
     totalTokens: conversation?.totalTokens ?? 0,
+    ...(summary === undefined || conversation === undefined
+      ? {}
+      : { summary: { id: summary.id, content: summary.content, toSeq: summary.toSeq, coveredTokens: conversation.summarizedTokens } }),
   });
   if (conversation !== undefined) {
     const { policy, sentTokens, fullHistoryTokens } = built.report;
@@ -48,10 +54,11 @@ export async function buildContext(
 /**
  * Reads pages newest first until the policy cannot use anything older: the `window` policy once it holds
  * one user message more than its window (so the oldest window turn is whole), the others once the tail
- * alone exceeds the budget. Then it extends the tail back to a message that is not a tool result, so a
- * tool call is never read without its results.
+ * alone exceeds the budget, never reading at or before `afterSeq` (the summary's watermark). Then it
+ * extends the tail back to a message that is not a tool result, so a tool call is never read without
+ * its results (compaction cuts at turn boundaries, so the watermark never splits one).
  */
-async function loadTail(store: Store, scope: Scope, request: ContextRequest): Promise<Message[]> {
+async function loadTail(store: Store, scope: Scope, request: ContextRequest, afterSeq: number): Promise<Message[]> {
   const tail: Message[] = [];
   let tokens = 0;
   let userMessages = 0;
@@ -61,7 +68,7 @@ async function loadTail(store: Store, scope: Scope, request: ContextRequest): Pr
     const beforeSeq = tail[0]?.seq;
     const page = await store.listMessages(
       scope,
-      { order: 'desc', limit: pageSize, ...(beforeSeq === undefined ? {} : { beforeSeq }) },
+      { order: 'desc', limit: pageSize, afterSeq, ...(beforeSeq === undefined ? {} : { beforeSeq }) },
       { signal: request.signal },
     );
     for (const message of page) {

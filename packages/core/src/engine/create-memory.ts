@@ -1,3 +1,8 @@
+import { resolveCompactionSettings, type CompactionSettings } from '../compaction/compaction-settings.js';
+import { createCompactor } from '../compaction/create-compactor.js';
+import { ExtractiveSummarizer } from '../compaction/extractive-summarizer.js';
+import type { Summary } from '../compaction/summary.js';
+import type { Summarizer } from '../compaction/summarizer.js';
 import { buildContext } from '../context/build-context.js';
 import { assertContextOptions, resolveContextDefaults, type ContextDefaults, type ContextOptions } from '../context/context-options.js';
 import type { BuiltContext } from '../context/context-types.js';
@@ -10,7 +15,9 @@ import { defaultMessageLimits, type MessageLimits } from '../messages/validate-m
 import type { CallOptions, Conversation, EraseResult, Page, PageOptions, Store } from '../store/store.js';
 import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
+import { createJobWorker } from '../jobs/job-worker.js';
 import { getConversationStats, type ConversationStats } from './conversation-stats.js';
+import { expandSummary, type ExpandedSummary } from './expand-summary.js';
 
 /** Options of {@link createMemory}. Only `store` is required. */
 export interface MemoryOptions {
@@ -23,6 +30,10 @@ export interface MemoryOptions {
   readonly context?: Partial<ContextDefaults>;
   /** Clock for message and ledger times, in epoch ms; default `Date.now`. */
   readonly now?: () => number;
+  /** Background compaction; `false` turns it off. Default: the offline {@link ExtractiveSummarizer} with default settings. */
+  readonly compaction?: false | { readonly summarizer?: Summarizer; readonly settings?: Partial<CompactionSettings> };
+  /** The in-process job worker. `autoStart: false` leaves jobs queued until `runPendingJobs()` (or another process's worker). */
+  readonly worker?: { readonly autoStart?: boolean; readonly workerId?: string; readonly leaseMs?: number; readonly pollIntervalMs?: number; readonly onError?: (error: unknown) => void };
 }
 
 /** Who to erase: one conversation, or (without `conversationId`) everything of a user. */
@@ -46,9 +57,17 @@ export interface Memory {
   listConversations(filter?: { tenantId?: string; userId?: string }, page?: PageOptions, options?: CallOptions): Promise<Page<Conversation>>;
   /** Erases a conversation, or every conversation of a user. */
   erase(target: EraseTarget, options?: CallOptions): Promise<EraseResult>;
+  /** Compacts a conversation now, in the caller, folding all but the kept recent turns into the summary. */
+  compact(scope: ScopeInput, options?: CallOptions): Promise<Summary[]>;
+  /** Every summary version of a conversation, oldest first. */
+  listSummaries(scope: ScopeInput, options?: CallOptions): Promise<Summary[]>;
+  /** A summary with the messages it stands for and the summaries it folded; `not_found` outside the user's own. */
+  expand(user: { tenantId?: string; userId?: string }, summaryId: string, options?: CallOptions): Promise<ExpandedSummary>;
+  /** Runs the due background jobs now and returns how many ran (for tests, replays and CLIs). */
+  runPendingJobs(): Promise<number>;
   /** The counter every stored message was counted with. */
   readonly tokenCounter: TokenCounter;
-  /** Closes the store. */
+  /** Stops the worker (its running job's lease lapses for another worker) and closes the store. */
   close(): Promise<void>;
 }
 
@@ -62,6 +81,23 @@ export function createMemory(options: MemoryOptions): Memory {
   const limits: MessageLimits = Object.freeze({ ...defaultMessageLimits, ...options.limits });
   const contextDefaults = resolveContextDefaults(options.context);
   const now = options.now ?? Date.now;
+  const compactor =
+    options.compaction === false
+      ? undefined
+      : createCompactor({
+          store,
+          tokenCounter,
+          summarizer: options.compaction?.summarizer ?? new ExtractiveSummarizer({ tokenCounter }),
+          settings: resolveCompactionSettings(options.compaction?.settings),
+          now,
+        });
+  const worker = createJobWorker({
+    store,
+    handlers: compactor === undefined ? {} : { compact: compactor.handler },
+    now,
+    ...options.worker,
+  });
+  if (compactor !== undefined && options.worker?.autoStart !== false) worker.start();
 
   return Object.freeze({
     tokenCounter,
@@ -72,7 +108,10 @@ export function createMemory(options: MemoryOptions): Memory {
         const tail = await store.listMessages(scope, { order: 'desc', limit: toolLookbackMessages }, callOptions);
         checkToolSequence(tail.reverse(), batch);
       }
-      return store.appendMessages(scope, batch, callOptions);
+      const stored = await store.appendMessages(scope, batch, callOptions);
+      const conversation = compactor === undefined ? undefined : await store.getConversation(scope, callOptions);
+      if (conversation !== undefined && (await compactor?.enqueueIfDue(scope, conversation, callOptions))) worker.nudge();
+      return stored;
     },
     async buildContext(scopeInput: ScopeInput, contextOptions: ContextOptions = {}) {
       return buildContext(store, tokenCounter, resolveScope(scopeInput), assertContextOptions(contextOptions, contextDefaults), now);
@@ -92,6 +131,20 @@ export function createMemory(options: MemoryOptions): Memory {
       if (target.userId === undefined) throw new MemoryError('invalid_input', 'erase needs a conversationId or a userId', { details: { field: 'userId' } });
       return store.deleteUser(resolveUserScope(target), callOptions);
     },
-    close: () => store.close(),
+    async compact(scopeInput: ScopeInput, callOptions: CallOptions = {}) {
+      if (compactor === undefined) throw new MemoryError('invalid_input', 'compaction is turned off for this memory');
+      return compactor.compact(resolveScope(scopeInput), { force: true, ...callOptions });
+    },
+    async listSummaries(scopeInput: ScopeInput, callOptions?: CallOptions) {
+      return store.listSummaries(resolveScope(scopeInput), callOptions);
+    },
+    async expand(user: { tenantId?: string; userId?: string }, summaryId: string, callOptions?: CallOptions) {
+      return expandSummary(store, resolveUserScope(user), summaryId, callOptions);
+    },
+    runPendingJobs: () => worker.drain(),
+    async close() {
+      await worker.stop();
+      await store.close();
+    },
   });
 }

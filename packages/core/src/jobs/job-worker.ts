@@ -30,6 +30,8 @@ export interface JobWorker {
   start(): void;
   /** Runs due jobs until the queue has none; returns how many ran. For tests, CLIs and shutdown. */
   drain(): Promise<number>;
+  /** Wakes a started worker now instead of at its next poll (called after a job is queued). */
+  nudge(): void;
   /** Stops polling, aborts the running job's signal and waits for it to settle; its lease then lapses. */
   stop(): Promise<void>;
 }
@@ -101,6 +103,10 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
       loop ??= poll();
     },
     drain,
+    nudge() {
+      if (timer !== undefined) clearTimeout(timer);
+      wake?.();
+    },
     async stop() {
       stopping.abort();
       if (timer !== undefined) clearTimeout(timer);

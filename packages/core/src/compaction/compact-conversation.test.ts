@@ -1,0 +1,152 @@
+import { describe, expect, it } from 'vitest';
+import { createMemory, type Memory } from '../engine/create-memory.js';
+import { isMemoryError, MemoryError } from '../errors/memory-error.js';
+import type { MessageInput } from '../messages/message.js';
+import { InMemoryStore } from '../store/in-memory-store.js';
+import type { Summarizer } from './summarizer.js';
+
+const scope = { conversationId: 'node-7' };
+
+function chat(turns: number): MessageInput[] {
+  return Array.from({ length: turns * 2 }, (_, index) => ({
+    role: index % 2 === 0 ? ('user' as const) : ('assistant' as const),
+    content: index % 2 === 0 ? `Relay ${index} reports SNR -${index % 13}.5 dB at node !a${index}f9.` : `Noted, battery at ${index % 100}% on day ${index}.`,
+  }));
+}
+
+async function checkCoverage(memory: Memory): Promise<void> {
+  const stats = await memory.stats(scope);
+  const summaries = await memory.listSummaries(scope);
+  const latest = summaries.at(-1);
+  expect(stats?.summarizedThroughSeq).toBe(latest?.toSeq ?? 0);
+  // Provenance: every summary folds the one written before it, and covers 1…toSeq, never shrinking.
+  summaries.forEach((summary, index) => {
+    expect(summary.fromSeq).toBe(1);
+    if (index > 0) {
+      expect(summary.foldedSummaryIds).toEqual([summaries[index - 1]!.id]);
+      expect(summary.toSeq).toBeGreaterThanOrEqual(summaries[index - 1]!.toSeq);
+    }
+  });
+  if (latest !== undefined) {
+    const expanded = await memory.expand({}, latest.id);
+    expect(expanded.messages.map((message) => message.seq)).toEqual(Array.from({ length: latest.toSeq }, (_, index) => index + 1));
+  }
+}
+
+describe('compaction', () => {
+  it('folds old turns into a rolling summary in the background and keeps every message', async () => {
+    const memory = createMemory({ store: new InMemoryStore(), worker: { autoStart: false }, compaction: { settings: { triggerTokens: 300, keepRecentTokens: 100, maxSummaryTokens: 120 } } });
+    for (const message of chat(60)) {
+      await memory.append(scope, message);
+      await memory.runPendingJobs();
+    }
+    const summaries = await memory.listSummaries(scope);
+    expect(summaries.length).toBeGreaterThan(3);
+    expect((await memory.listMessages(scope)).length).toBe(120);
+    await checkCoverage(memory);
+    const stats = await memory.stats(scope);
+    expect(stats!.totalTokens - stats!.summarizedTokens).toBeLessThanOrEqual(300);
+    expect(stats!.usage.compactions).toBe(summaries.length);
+    expect(stats!.usage.summarizerInputTokens).toBeGreaterThan(0);
+  });
+
+  it('builds summary contexts whose summary and raw turns meet without gap or overlap, at a flat size', async () => {
+    const memory = createMemory({ store: new InMemoryStore(), worker: { autoStart: false }, compaction: { settings: { triggerTokens: 300, keepRecentTokens: 100, maxSummaryTokens: 120 } } });
+    const sizes: number[] = [];
+    for (const [index, message] of chat(100).entries()) {
+      await memory.append(scope, message);
+      await memory.runPendingJobs();
+      if (index % 2 === 0 && index > 40) {
+        const { report, messages } = await memory.buildContext(scope, { policy: 'summary', maxTokens: 2000, system: 'You are a mesh radio bot.' });
+        const summaryPart = report.parts.find((part) => part.kind === 'summary');
+        const recentPart = report.parts.find((part) => part.kind === 'recent');
+        expect(summaryPart?.seqRange?.from).toBe(1);
+        expect(recentPart?.seqRange?.from).toBe(summaryPart!.seqRange!.to + 1);
+        expect(recentPart?.seqRange?.to).toBe(index + 1);
+        expect(messages[1]?.content).toMatch(/^Summary of the earlier conversation \(messages 1–\d+\):/);
+        expect(report.dropped).toEqual([expect.objectContaining({ reason: 'summarized', seqRange: summaryPart!.seqRange })]);
+        sizes.push(report.sentTokens);
+      }
+    }
+    expect(Math.max(...sizes)).toBeLessThan(700);
+    expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThan(400);
+  });
+
+  it('keeps the last 4 exchanges and re-summarizes every 8 messages with the meshai preset', async () => {
+    const memory = createMemory({
+      store: new InMemoryStore(),
+      worker: { autoStart: false },
+      compaction: { settings: { keepRecentTurns: 4, keepRecentTokens: 0, everyMessages: 8 } },
+    });
+    for (const message of chat(20)) {
+      await memory.append(scope, message);
+      await memory.runPendingJobs();
+    }
+    const stats = await memory.stats(scope);
+    const raw = stats!.messageCount - stats!.summarizedThroughSeq;
+    expect(raw).toBeGreaterThanOrEqual(8);
+    expect(raw).toBeLessThan(16);
+    expect((await memory.listSummaries(scope)).map((summary) => summary.toSeq)).toEqual([8, 16, 24, 32]);
+  });
+
+  it('runs in the background worker by default and stops it on close', async () => {
+    const memory = createMemory({ store: new InMemoryStore(), worker: { pollIntervalMs: 10 }, compaction: { settings: { triggerTokens: 200, keepRecentTokens: 50 } } });
+    await memory.append(scope, chat(30));
+    for (let attempt = 0; attempt < 200 && (await memory.listSummaries(scope)).length === 0; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect((await memory.listSummaries(scope)).length).toBeGreaterThan(0);
+    await memory.close();
+  });
+
+  it('retries a failing summarizer with backoff, records the error, and never loses a message', async () => {
+    let calls = 0;
+    const broken: Summarizer = {
+      id: 'broken@1',
+      async summarize() {
+        calls += 1;
+        throw new MemoryError('model_failed', 'upstream returned 500');
+      },
+    };
+    const store = new InMemoryStore();
+    let clock = Date.UTC(2030, 0, 1);
+    const memory = createMemory({ store, now: () => clock, worker: { autoStart: false }, compaction: { summarizer: broken, settings: { triggerTokens: 100, keepRecentTokens: 20 } } });
+    await memory.append(scope, chat(20));
+    for (let round = 0; round < 10; round += 1) {
+      await memory.runPendingJobs();
+      clock += 10 * 60_000;
+    }
+    const [job] = await store.listJobs({ tenantId: 'default', userId: 'default', conversationId: 'node-7' });
+    expect(job).toMatchObject({ status: 'failed', attempts: 5, lastError: 'upstream returned 500' });
+    expect(calls).toBe(5);
+    expect(await memory.listMessages(scope)).toHaveLength(40);
+    expect(await memory.listSummaries(scope)).toEqual([]);
+    const { report } = await memory.buildContext(scope, { policy: 'summary', maxTokens: 300 });
+    expect(report.dropped.every((run) => run.reason === 'awaiting_compaction')).toBe(true);
+  });
+
+  it('compacts on demand and refuses when compaction is off', async () => {
+    const memory = createMemory({ store: new InMemoryStore(), worker: { autoStart: false } });
+    await memory.append(scope, chat(10));
+    const written = await memory.compact(scope);
+    expect(written[0]?.toSeq).toBe(16);
+    const off = createMemory({ store: new InMemoryStore(), compaction: false });
+    await expect(off.compact(scope)).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'invalid_input'));
+  });
+
+  it('condenses a summary that outgrows its bound into the next level', async () => {
+    const verbose: Summarizer = {
+      id: 'verbose@1',
+      async summarize(input) {
+        const text = input.messages.length === 0 ? 'condensed facts' : `${input.previousSummary ?? ''} ${'fact '.repeat(95)}`.trim();
+        return { content: text, summarizer: this.id, inputTokens: 10, outputTokens: 10 };
+      },
+    };
+    const memory = createMemory({ store: new InMemoryStore(), worker: { autoStart: false }, compaction: { summarizer: verbose, settings: { maxSummaryTokens: 100 } } });
+    await memory.append(scope, chat(10));
+    const written = await memory.compact(scope);
+    expect(written.map((summary) => summary.level)).toEqual([0, 1]);
+    expect(written[1]?.foldedSummaryIds).toEqual([written[0]?.id]);
+    expect((await memory.expand({}, written[1]!.id)).folded.map((summary) => summary.id)).toEqual([written[0]!.id]);
+  });
+});
