@@ -96,6 +96,21 @@ describe('mnemo chat', () => {
     expect(existsSync(join(work.path, 'mnemo.db'))).toBe(false);
   });
 
+  it('exits 2 before the first turn when the system prompt alone is over the budget', async () => {
+    server = await startScriptedOpenAiServer({ replies: [{ content: 'never sent' }] });
+
+    const run = await runMnemo(['chat', '--max-tokens', '10', '--system', 'Reply in metric units, in 150 characters or fewer, never with emoji.'], {
+      cwd: work.path,
+      env: endpoint(server),
+      input: 'hello\n',
+    });
+
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^mnemo: the system prompt alone needs \d+ tokens, over maxTokens 10/);
+    expect(server.requests).toHaveLength(0);
+    expect((await readStoredMessages(join(work.path, 'mnemo.db'))).size).toBe(0);
+  });
+
   it('takes the endpoint from mnemo.config.json when the environment has none', async () => {
     server = await startScriptedOpenAiServer({ replies: [{ content: 'configured by file' }], apiKey: 'sk-file' });
     await writeFile(join(work.path, 'mnemo.config.json'), JSON.stringify({ llm: { baseUrl: server.baseUrl, model: 'file-model', apiKey: 'sk-file' } }));

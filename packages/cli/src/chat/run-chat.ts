@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline';
-import { isMemoryError, toOpenAiMessages, type ContextPolicy, type ContextReport, type Memory } from '@mnemo/core';
+import { assembleContext, isMemoryError, toOpenAiMessages, type ContextPolicy, type ContextReport, type Memory } from '@mnemo/core';
 import type { ChatUsage, OpenAiChatModel } from '@mnemo/models';
 import type { CliIo } from '../cli-io.js';
 import { formatCount, formatPercent } from '../output/format-table.js';
@@ -27,6 +27,7 @@ const exitCommands = new Set(['/exit', '/quit']);
  */
 export async function runChat(options: RunChatOptions): Promise<void> {
   const { io, memory, model } = options;
+  checkSystemPromptFits(options);
   const interactive = io.stdin.isTTY === true;
   const lines = createInterface({ input: io.stdin, ...(interactive ? { output: io.stdout, terminal: true } : { terminal: false }) });
   const controller = new AbortController();
@@ -76,6 +77,20 @@ async function chatTurn(options: RunChatOptions, scope: { conversationId: string
   if (reply.usage !== undefined) {
     io.stderr.write(`[usage] the provider counted ${formatCount(reply.usage.promptTokens)} prompt + ${formatCount(reply.usage.completionTokens)} completion tokens\n`);
   }
+}
+
+/** Throws `budget_exceeded` before the first prompt when the system prompt alone is over the budget. */
+function checkSystemPromptFits(options: RunChatOptions): void {
+  assembleContext({
+    policy: options.policy ?? 'token-window',
+    maxTokens: options.maxTokens,
+    windowTurns: options.windowTurns,
+    ...(options.system === undefined ? {} : { system: options.system }),
+    counter: options.memory.tokenCounter,
+    tail: [],
+    totalMessages: 0,
+    totalTokens: 0,
+  });
 }
 
 /** One line about a built context: what it sends against the full history, e.g. `[context] sent 120 / full 480 tokens, saved 75.0% (token-window, budget 1,000)`. */
