@@ -42,6 +42,17 @@ describe('mnemo stats', () => {
     expect(table.stdout).toMatch(new RegExp(`^${conversation!.conversationId}\\s+default\\s+10\\s+`, 'm'));
   });
 
+  it('shows the requests of one policy after a replay that compared them all', async () => {
+    await writeFile(join(work.path, 'mesh.jsonl'), meshTranscript(4));
+    const replay = await runMnemo(['replay', 'mesh.jsonl', '--db', 'r.db'], { cwd: work.path });
+    expect(replay.stdout).toMatch(/^summary\s+4\s+/m);
+
+    const run = await runMnemo(['stats', '--db', 'r.db', '--json'], { cwd: work.path });
+
+    const stats = JSON.parse(run.stdout) as StatsJson;
+    expect(stats.conversations[0]!.usage.requests).toBe(4);
+  });
+
   it('exits 2 for an unknown conversation', async () => {
     await writeFile(join(work.path, 'mesh.jsonl'), meshTranscript(1));
     await runMnemo(['replay', 'mesh.jsonl', '--db', 'r.db', '--json'], { cwd: work.path });

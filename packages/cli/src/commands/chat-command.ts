@@ -46,13 +46,20 @@ async function runChatCommand(flags: ChatFlags, io: CliIo): Promise<void> {
   });
   const policy = flags.policy ?? config.context.policy;
   const system = flags.system ?? config.context.system;
-  const memory = openMemory({ db: flags.db === undefined ? config.db : resolvePath(io.cwd, flags.db), model });
+  const maxTokens = flags.maxTokens ?? config.context.maxTokens;
+  const memory = openMemory({
+    db: flags.db === undefined ? config.db : resolvePath(io.cwd, flags.db),
+    model,
+    maxTokens,
+    // Compaction runs in the background; a failure leaves the history raw and the chat going.
+    onJobError: (error) => io.stderr.write(`mnemo: background compaction failed: ${error instanceof Error ? error.message : String(error)}\n`),
+  });
   try {
     await runChat({
       memory,
       model: chatModel,
       conversationId: flags.conversation,
-      maxTokens: flags.maxTokens ?? config.context.maxTokens,
+      maxTokens,
       windowTurns: config.context.windowTurns,
       io,
       ...(policy === undefined ? {} : { policy }),

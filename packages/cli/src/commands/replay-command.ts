@@ -61,17 +61,25 @@ async function runReplay(file: string, flags: ReplayFlags, io: CliIo): Promise<v
   const db = flags.db === undefined ? ':memory:' : resolvePath(io.cwd, flags.db);
   const conversationId = replayConversationId(transcript.name, flags.db !== undefined);
 
-  const memory = openMemory({ db, ...(config.llm.model === undefined ? {} : { model: config.llm.model }) });
+  const maxTokens = flags.maxTokens ?? config.context.maxTokens;
+  const recordedPolicy = chosen ?? defaultReplayPolicy;
+  // Compaction is drained by the simulation before each request, so every replay of a file gives the same numbers.
+  const memoryOptions = { maxTokens, compaction: 'manual' as const, ...(config.llm.model === undefined ? {} : { model: config.llm.model }) };
+  const memory = openMemory({ ...memoryOptions, db });
+  // A kept replay records only the policy a bot would use; the others are measured on a discarded copy.
+  const needsCopy = db !== ':memory:' && policies.some((policy) => policy !== recordedPolicy);
+  const comparisonMemory = needsCopy ? openMemory({ ...memoryOptions, db: ':memory:' }) : memory;
   const progress = createReplayProgress({ total: transcript.messages.length, stream: io.stderr, enabled: flags.json !== true });
   let totals: PolicyTotals[];
   try {
     totals = await simulateReplay({
       memory,
+      comparisonMemory,
       conversationId,
       messages: transcript.messages,
       policies,
-      recordedPolicy: chosen ?? defaultReplayPolicy,
-      maxTokens: flags.maxTokens ?? config.context.maxTokens,
+      recordedPolicy,
+      maxTokens,
       windowTurns: flags.windowTurns ?? config.context.windowTurns,
       ...(system === undefined ? {} : { system }),
       onProgress: (stored) => progress.update(stored),
@@ -79,6 +87,7 @@ async function runReplay(file: string, flags: ReplayFlags, io: CliIo): Promise<v
   } finally {
     progress.stop();
     await memory.close();
+    if (comparisonMemory !== memory) await comparisonMemory.close();
   }
   if (flags.db !== undefined) io.stderr.write(`mnemo: stored ${transcript.messages.length} messages in ${db} as conversation ${conversationId}\n`);
   if (flags.json === true) {

@@ -77,6 +77,9 @@ function formatConversation(stats: ConversationStats): string {
     ['sent tokens', formatCount(stats.usage.sentTokens)],
     ['full-history tokens', formatCount(stats.usage.fullHistoryTokens)],
     ['saved tokens', `${formatCount(stats.usage.savedTokens)} (${formatPercent(savedShare(stats))})`],
+    ['compactions', formatCount(stats.usage.compactions)],
+    ['summarizer tokens', `${formatCount(stats.usage.summarizerInputTokens)} in + ${formatCount(stats.usage.summarizerOutputTokens)} out`],
+    ['net saved tokens', formatCount(stats.usage.netSavedTokens)],
   ];
   return formatTable([{ header: 'field' }, { header: 'value' }], rows);
 }

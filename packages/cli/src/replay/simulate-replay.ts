@@ -1,4 +1,4 @@
-import { assembleContext, savedPercent, type ContextPolicy, type ContextReport, type Memory, type Message, type MessageInput } from '@mnemo/core';
+import { assembleContext, savedPercent, type ContextPolicy, type Memory, type MessageInput } from '@mnemo/core';
 
 /** What one policy would have cost over a whole replay; the shape `mnemo replay --json` prints. */
 export interface PolicyTotals {
@@ -17,16 +17,19 @@ export interface PolicyTotals {
 
 /** Options of {@link simulateReplay}. */
 export interface ReplaySimulationOptions {
+  /** Where the replay is stored and the recorded policy is built, as the bot would, into the usage ledger. */
   readonly memory: Memory;
+  /**
+   * Where the other policies are measured, fed the same messages; default `memory` itself (their
+   * builds then land in its ledger too, which is harmless for a discarded in-memory replay).
+   */
+  readonly comparisonMemory?: Memory;
   readonly conversationId: string;
   /** Validated messages, oldest first. */
   readonly messages: readonly MessageInput[];
   /** Policies to measure, in report order. */
   readonly policies: readonly ContextPolicy[];
-  /**
-   * The policy built through `memory.buildContext`, as the bot would, so it lands in the usage ledger;
-   * the others are assembled from the same stored messages without being recorded. Default: the first.
-   */
+  /** Default: the first of `policies`. */
   readonly recordedPolicy?: ContextPolicy;
   readonly maxTokens: number;
   readonly windowTurns: number;
@@ -38,47 +41,42 @@ export interface ReplaySimulationOptions {
 
 /**
  * Replays a transcript into a conversation the way a bot lives it: appends the messages in order and,
- * before each assistant message, builds the context each policy would have sent; returns the totals per
- * policy. Throws `budget_exceeded` before storing anything when the system prompt alone does not fit.
+ * before each assistant message, lets pending compaction finish (a live bot's background worker does
+ * so between turns; draining keeps the replay deterministic) and builds the context each policy would
+ * have sent; returns the totals per policy. Throws `budget_exceeded` before storing anything when the
+ * system prompt alone does not fit.
  */
 export async function simulateReplay(options: ReplaySimulationOptions): Promise<PolicyTotals[]> {
-  const { memory, maxTokens, windowTurns, system } = options;
+  const { memory, maxTokens, windowTurns, system, signal } = options;
+  const comparisonMemory = options.comparisonMemory ?? memory;
+  const memories = comparisonMemory === memory ? [memory] : [memory, comparisonMemory];
   const recordedPolicy = options.recordedPolicy ?? options.policies[0] ?? 'token-window';
   const scope = { conversationId: options.conversationId };
-  const settings = { maxTokens, windowTurns, ...(system === undefined ? {} : { system }) };
+  const settings = { maxTokens, windowTurns, ...(system === undefined ? {} : { system }), ...(signal === undefined ? {} : { signal }) };
   // Fails fast on a system prompt over the budget, before the first message is written.
   assembleContext({ ...settings, policy: recordedPolicy, counter: memory.tokenCounter, tail: [], totalMessages: 0, totalTokens: 0 });
 
   const totals = new Map(options.policies.map((policy) => [policy, { requests: 0, sentTokens: 0, fullHistoryTokens: 0 }]));
-  const stored: Message[] = [];
-  let storedTokens = 0;
-  const measure = async (policy: ContextPolicy): Promise<ContextReport> => {
-    if (policy === recordedPolicy) {
-      return (await memory.buildContext(scope, { ...settings, policy, ...(options.signal === undefined ? {} : { signal: options.signal }) })).report;
-    }
-    const input = { ...settings, policy, counter: memory.tokenCounter, tail: stored, totalMessages: stored.length, totalTokens: storedTokens };
-    return assembleContext(input).report;
-  };
-
+  let stored = 0;
   for (const chunk of chunkAtAssistantMessages(options.messages)) {
-    options.signal?.throwIfAborted();
+    signal?.throwIfAborted();
     if (chunk[0]?.role === 'assistant') {
+      for (const target of memories) await target.runPendingJobs();
       for (const policy of options.policies) {
-        const report = await measure(policy);
+        const target = policy === recordedPolicy ? memory : comparisonMemory;
+        const { report } = await target.buildContext(scope, { ...settings, policy });
         const sum = totals.get(policy)!;
         sum.requests += 1;
         sum.sentTokens += report.sentTokens;
         sum.fullHistoryTokens += report.fullHistoryTokens;
       }
     }
-    const appended = await memory.append(scope, chunk, { ...(options.signal === undefined ? {} : { signal: options.signal }) });
-    // A repeated idempotency key returns the message stored earlier: count only what is new.
-    const lastSeq = stored[stored.length - 1]?.seq ?? 0;
-    const fresh = appended.filter((message) => message.seq > lastSeq);
-    stored.push(...fresh);
-    storedTokens += fresh.reduce((sum, message) => sum + message.tokens, 0);
-    options.onProgress?.(stored.length);
+    for (const target of memories) await target.append(scope, chunk, signal === undefined ? {} : { signal });
+    stored += chunk.length;
+    options.onProgress?.(stored);
   }
+  // A kept replay ends as a live conversation would once its worker caught up: summaries included.
+  await memory.runPendingJobs();
 
   return options.policies.map((policy) => {
     const sum = totals.get(policy)!;
