@@ -36,10 +36,21 @@ describe('createOpenAiChatModel', () => {
 
     const completion = await model.complete(messages);
 
-    expect(completion).toEqual({ content: 'Yes, seen 2 min ago.', usage: { promptTokens: 31, completionTokens: 7 } });
+    expect(completion).toEqual({ content: 'Yes, seen 2 min ago.', usage: { promptTokens: 31, completionTokens: 7 }, finishReason: 'stop' });
     expect(server.requests).toHaveLength(1);
     expect(server.requests[0]!.path).toBe('/v1/chat/completions');
     expect(server.requests[0]!.body).toMatchObject({ model: 'test-model', messages });
+  });
+
+  it('sends max_tokens and temperature only when the call sets them', async () => {
+    const { server, model } = await setUp({ replies: [{ content: 'a' }, { content: 'b' }] });
+
+    await model.complete(messages, { maxTokens: 120, temperature: 0 });
+    await model.complete(messages);
+
+    expect(server.requests[0]!.body).toMatchObject({ max_tokens: 120, temperature: 0 });
+    expect(server.requests[1]!.body).not.toHaveProperty('max_tokens');
+    expect(server.requests[1]!.body).not.toHaveProperty('temperature');
   });
 
   it('sends the api key as a bearer token when one is configured', async () => {
@@ -137,6 +148,18 @@ describe('createOpenAiChatModel', () => {
 
     expect(error.code).toBe('model_failed');
     expect(error.message).toContain('"length"');
+    expect(error.details).toMatchObject({ reply: 'empty' });
+  });
+
+  it('throws model_failed marked not_text when the content is not a string', async () => {
+    const body = { id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: { text: 'hi' } }, finish_reason: 'stop' }] };
+    const { model } = await setUp({ replies: [{ status: 200, body }] });
+
+    const error = await failure(model.complete(messages));
+
+    expect(error.code).toBe('model_failed');
+    expect(error.message).toContain('not text');
+    expect(error.details).toMatchObject({ reply: 'not_text' });
   });
 
   it('throws model_failed when nothing listens at the base URL', async () => {

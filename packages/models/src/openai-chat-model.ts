@@ -28,6 +28,17 @@ export interface ChatCompletion {
   readonly content: string;
   /** Present when the provider reported usage. */
   readonly usage?: ChatUsage;
+  /** Why the model stopped (`stop`, `length`, …), when the provider said so. */
+  readonly finishReason?: string;
+}
+
+/** Per-call options of {@link OpenAiChatModel.complete}; unset fields are not sent, so the server's defaults apply. */
+export interface ChatCallOptions {
+  readonly signal?: AbortSignal;
+  /** Sent as `max_tokens`: the most tokens the reply may have, in the model's own tokenizer. */
+  readonly maxTokens?: number;
+  /** Sent as `temperature` (0 to 2). */
+  readonly temperature?: number;
 }
 
 /** A chat model behind an OpenAI-compatible endpoint. */
@@ -37,9 +48,10 @@ export interface OpenAiChatModel {
   /**
    * Sends messages (in the wire shape `toOpenAiMessages` produces) and returns the first choice's text.
    * Throws `unauthorized` (401/403) or `model_failed` (timeout, unreachable, error status after
-   * retries, a body that is not JSON, no choice or empty content, aborted).
+   * retries, a body that is not JSON, aborted; and no choice, empty content or content that is not
+   * text, with `details.reply` set to `no_choice`, `empty` or `not_text`).
    */
-  complete(messages: readonly OpenAiChatMessage[], options?: { signal?: AbortSignal }): Promise<ChatCompletion>;
+  complete(messages: readonly OpenAiChatMessage[], options?: ChatCallOptions): Promise<ChatCompletion>;
 }
 
 // Local OpenAI-compatible servers (Ollama, llama.cpp, vLLM) ignore the key, but the SDK requires one.
@@ -66,12 +78,17 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): OpenAiCh
   return Object.freeze({
     model: settings.model,
     baseUrl: settings.baseUrl,
-    async complete(messages: readonly OpenAiChatMessage[], callOptions: { signal?: AbortSignal } = {}): Promise<ChatCompletion> {
+    async complete(messages: readonly OpenAiChatMessage[], callOptions: ChatCallOptions = {}): Promise<ChatCompletion> {
       let response: OpenAI.Chat.Completions.ChatCompletion;
       try {
         response = await client.chat.completions.create(
-          // Same wire shape: core's type is the protocol's message union, written without the SDK's types.
-          { model: settings.model, messages: messages as unknown as ChatCompletionMessageParam[] },
+          {
+            model: settings.model,
+            // Same wire shape: core's type is the protocol's message union, written without the SDK's types.
+            messages: messages as unknown as ChatCompletionMessageParam[],
+            ...(callOptions.maxTokens === undefined ? {} : { max_tokens: callOptions.maxTokens }),
+            ...(callOptions.temperature === undefined ? {} : { temperature: callOptions.temperature }),
+          },
           { signal: callOptions.signal },
         );
       } catch (error) {
@@ -92,15 +109,18 @@ function readCompletion(response: unknown, model: string, baseUrl: string): Chat
   const first = Array.isArray(choices) ? (choices[0] as { message?: { content?: unknown }; finish_reason?: unknown } | undefined) : undefined;
   const content = first?.message?.content;
   if (typeof content !== 'string' || content.trim().length === 0) {
-    const reason = first === undefined ? 'no choice' : `an empty reply (finish reason ${JSON.stringify(first.finish_reason ?? null)})`;
-    throw new MemoryError('model_failed', `${where} returned ${reason}`, { details: { finishReason: first?.finish_reason } });
+    const reply = first === undefined ? 'no_choice' : content === undefined || content === null || typeof content === 'string' ? 'empty' : 'not_text';
+    const finish = `finish reason ${JSON.stringify(first?.finish_reason ?? null)}`;
+    const reason = reply === 'no_choice' ? 'no choice' : reply === 'empty' ? `an empty reply (${finish})` : `a reply that is not text (${finish})`;
+    throw new MemoryError('model_failed', `${where} returned ${reason}`, { details: { finishReason: first?.finish_reason, reply } });
   }
+  const finishReason = typeof first?.finish_reason === 'string' ? { finishReason: first.finish_reason } : {};
   const promptTokens = usage?.prompt_tokens;
   const completionTokens = usage?.completion_tokens;
   if (typeof promptTokens === 'number' && typeof completionTokens === 'number') {
-    return { content, usage: { promptTokens, completionTokens } };
+    return { content, usage: { promptTokens, completionTokens }, ...finishReason };
   }
-  return { content };
+  return { content, ...finishReason };
 }
 
 function resolveOptions(options: OpenAiChatModelOptions) {
