@@ -35,6 +35,8 @@ export type { SummaryBlock, SummaryInput } from './context/summary-block.js';
 export { toOpenAiMessages } from './context/to-openai-messages.js';
 export type { OpenAiChatMessage } from './context/to-openai-messages.js';
 export { truncationMarker } from './context/truncate-group.js';
+export { isWithinMemoryPath, maxMemoryPathLength, memoryRoot, normalizeMemoryPath } from './files/memory-file.js';
+export type { MemoryFile, MemoryFileInfo } from './files/memory-file.js';
 export { getConversationStats } from './engine/conversation-stats.js';
 export type { ConversationStats } from './engine/conversation-stats.js';
 export { createMemory } from './engine/create-memory.js';
@@ -56,6 +58,7 @@ export type { MessageLimits } from './messages/validate-message.js';
 export { idempotencyConflict, InMemoryStore } from './store/in-memory-store.js';
 export { decodeConversationCursor, defaultPageLimit, encodeConversationCursor, maxPageLimit, resolvePageLimit } from './store/page-cursor.js';
 export type { ConversationCursor } from './store/page-cursor.js';
+export { checkStoredMemoryPath, memoryFileConflict } from './store/memory-file-rules.js';
 export { isSameMessage } from './store/same-message.js';
 export { checkSummaryRange } from './store/summary-range.js';
 export type {
@@ -66,6 +69,7 @@ export type {
   JobFailure,
   JobLease,
   JobRequest,
+  MemoryFileWrite,
   MessageRange,
   Page,
   PageOptions,

@@ -117,10 +117,26 @@ CREATE INDEX jobs_conversation ON jobs (tenant_id, user_id, conversation_id, kin
 CREATE INDEX jobs_due ON jobs (status, run_at) WHERE status IN ('pending', 'running');
 `;
 
+// The memory tool's per-user directory. Directory queries compare a path prefix with substr, not LIKE,
+// so '%' and '_' in file names need no escaping.
+const memoryFilesSchema = `
+CREATE TABLE memory_files (
+  tenant_id  TEXT    NOT NULL,
+  user_id    TEXT    NOT NULL,
+  path       TEXT    NOT NULL,
+  content    TEXT    NOT NULL,
+  version    INTEGER NOT NULL CHECK (version >= 1),
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, user_id, path)
+) STRICT;
+`;
+
 /** The schema's steps in order; the database records the last one applied in `PRAGMA user_version`. */
 export const sqliteMigrations: readonly SqliteMigration[] = Object.freeze([
   Object.freeze({ version: 1, name: 'conversations, messages and usage ledger', sql: initialSchema }),
   Object.freeze({ version: 2, name: 'summaries, jobs and summarizer costs', sql: compactionSchema }),
+  Object.freeze({ version: 3, name: 'memory files', sql: memoryFilesSchema }),
 ]);
 
 /** What {@link migrateSqliteDatabase} did: the version found, the version left, and the steps it ran. */

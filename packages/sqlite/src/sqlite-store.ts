@@ -12,6 +12,9 @@ import type {
   JobLease,
   JobRequest,
   LeaseRequest,
+  MemoryFile,
+  MemoryFileInfo,
+  MemoryFileWrite,
   Message,
   MessageRange,
   NewMessage,
@@ -28,6 +31,7 @@ import type {
 import Database from 'better-sqlite3';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { toSqliteError } from './sqlite-error.js';
+import { SqliteFileStore } from './sqlite-file-store.js';
 import { SqliteJobStore } from './sqlite-job-store.js';
 import { SqliteMessageStore } from './sqlite-message-store.js';
 import { migrateSqliteDatabase } from './sqlite-migrations.js';
@@ -59,6 +63,7 @@ export class SqliteStore implements Store {
   readonly #messages: SqliteMessageStore;
   readonly #summaries: SqliteSummaryStore;
   readonly #jobs: SqliteJobStore;
+  readonly #files: SqliteFileStore;
   #closed = false;
 
   /** Wraps a connection already configured and migrated (see {@link openSqliteStore}); the store owns and closes it. */
@@ -67,6 +72,7 @@ export class SqliteStore implements Store {
     this.#messages = new SqliteMessageStore(database);
     this.#summaries = new SqliteSummaryStore(database);
     this.#jobs = new SqliteJobStore(database);
+    this.#files = new SqliteFileStore(database);
   }
 
   async appendMessages(scope: Scope, messages: readonly NewMessage[], options?: CallOptions): Promise<Message[]> {
@@ -133,12 +139,39 @@ export class SqliteStore implements Store {
     return this.#run('counting jobs', options, () => this.#jobs.getJobCounts(filter.tenantId));
   }
 
+  async getMemoryFile(user: UserScope, path: string, options?: CallOptions): Promise<MemoryFile | undefined> {
+    return this.#run('reading a memory file', options, () => this.#files.getMemoryFile(user, path));
+  }
+
+  async listMemoryFiles(user: UserScope, directory: string, options?: CallOptions): Promise<MemoryFileInfo[]> {
+    return this.#run('listing memory files', options, () => this.#files.listMemoryFiles(user, directory));
+  }
+
+  async putMemoryFile(user: UserScope, write: MemoryFileWrite, options?: CallOptions): Promise<MemoryFile> {
+    return this.#run('writing a memory file', options, () => this.#files.putMemoryFile(user, write));
+  }
+
+  async deleteMemoryFiles(user: UserScope, path: string, options?: CallOptions): Promise<number> {
+    return this.#run('deleting memory files', options, () => this.#files.deleteMemoryFiles(user, path));
+  }
+
+  async renameMemoryFiles(user: UserScope, from: string, to: string, now: string, options?: CallOptions): Promise<number> {
+    return this.#run('renaming memory files', options, () => this.#files.renameMemoryFiles(user, from, to, now));
+  }
+
   async deleteConversation(scope: Scope, options?: CallOptions): Promise<EraseResult> {
     return this.#run('erasing a conversation', options, () => this.#messages.deleteConversation(scope));
   }
 
   async deleteUser(user: UserScope, options?: CallOptions): Promise<EraseResult> {
-    return this.#run('erasing a user', options, () => this.#messages.deleteUser(user));
+    return this.#run('erasing a user', options, () =>
+      this.#database
+        .transaction(() => {
+          this.#files.deleteUser(user);
+          return this.#messages.deleteUser(user);
+        })
+        .immediate(),
+    );
   }
 
   /** Closes the connection (checkpointing the WAL when it is the last one); closing twice is not an error. */

@@ -4,6 +4,8 @@ import type { Job, JobCounts, LeaseRequest } from '../jobs/job.js';
 import type { Message, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
 import { toUsageTotals, type UsageRecord, type UsageTotals } from '../usage/usage.js';
+import type { MemoryFile, MemoryFileInfo } from '../files/memory-file.js';
+import { InMemoryFileStore } from './in-memory-file-store.js';
 import { InMemoryJobQueue } from './in-memory-job-queue.js';
 import { decodeConversationCursor, encodeConversationCursor, resolvePageLimit } from './page-cursor.js';
 import { isSameMessage } from './same-message.js';
@@ -15,6 +17,7 @@ import type {
   JobFailure,
   JobLease,
   JobRequest,
+  MemoryFileWrite,
   MessageRange,
   Page,
   PageOptions,
@@ -36,6 +39,7 @@ interface ConversationState {
 export class InMemoryStore implements Store {
   readonly #conversations = new Map<string, ConversationState>();
   readonly #jobs = new InMemoryJobQueue();
+  readonly #files = new InMemoryFileStore();
   #closed = false;
 
   async appendMessages(scope: Scope, messages: readonly NewMessage[]): Promise<Message[]> {
@@ -206,6 +210,31 @@ export class InMemoryStore implements Store {
     return this.#jobs.counts(filter.tenantId);
   }
 
+  async getMemoryFile(user: UserScope, path: string): Promise<MemoryFile | undefined> {
+    this.#checkOpen();
+    return this.#files.get(user, path);
+  }
+
+  async listMemoryFiles(user: UserScope, directory: string): Promise<MemoryFileInfo[]> {
+    this.#checkOpen();
+    return this.#files.list(user, directory);
+  }
+
+  async putMemoryFile(user: UserScope, write: MemoryFileWrite): Promise<MemoryFile> {
+    this.#checkOpen();
+    return this.#files.put(user, write);
+  }
+
+  async deleteMemoryFiles(user: UserScope, path: string): Promise<number> {
+    this.#checkOpen();
+    return this.#files.delete(user, path);
+  }
+
+  async renameMemoryFiles(user: UserScope, from: string, to: string, now: string): Promise<number> {
+    this.#checkOpen();
+    return this.#files.rename(user, from, to, now);
+  }
+
   async deleteConversation(scope: Scope): Promise<EraseResult> {
     this.#checkOpen();
     const key = conversationKey(scope);
@@ -217,6 +246,7 @@ export class InMemoryStore implements Store {
 
   async deleteUser(user: UserScope): Promise<EraseResult> {
     this.#checkOpen();
+    this.#files.deleteUser(user);
     let conversations = 0;
     let messages = 0;
     for (const [key, state] of this.#conversations) {

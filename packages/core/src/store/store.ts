@@ -1,4 +1,5 @@
 import type { NewSummary, Summary } from '../compaction/summary.js';
+import type { MemoryFile, MemoryFileInfo } from '../files/memory-file.js';
 import type { Job, JobCounts, JobKind, LeaseRequest } from '../jobs/job.js';
 import type { Message, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
@@ -80,6 +81,14 @@ export interface JobFailure {
   readonly retryAt?: string;
 }
 
+/** A write of a memory file; `expectedVersion` 0 means "create only", n means "only over version n", absent means upsert. */
+export interface MemoryFileWrite {
+  readonly path: string;
+  readonly content: string;
+  readonly now: string;
+  readonly expectedVersion?: number;
+}
+
 /** The lease a worker holds on a job: completing or failing it needs both. */
 export type JobLease = Pick<Job, 'id' | 'leaseOwner'>;
 
@@ -141,9 +150,22 @@ export interface Store {
   listJobs(scope: Scope, options?: CallOptions): Promise<Job[]>;
   /** Jobs by status, for one tenant or (without `tenantId`) all. */
   getJobCounts(filter: { tenantId?: string }, options?: CallOptions): Promise<JobCounts>;
+  /** One memory file of a user, or `undefined`. Paths must be normalized (`normalizeMemoryPath`). */
+  getMemoryFile(user: UserScope, path: string, options?: CallOptions): Promise<MemoryFile | undefined>;
+  /** The user's files at `directory` or under it, by path, without content. */
+  listMemoryFiles(user: UserScope, directory: string, options?: CallOptions): Promise<MemoryFileInfo[]>;
+  /** Writes a file (version + 1); `conflict` when `expectedVersion` does not match what is stored. */
+  putMemoryFile(user: UserScope, write: MemoryFileWrite, options?: CallOptions): Promise<MemoryFile>;
+  /** Deletes the file at `path` and every file under it as a directory; returns how many. */
+  deleteMemoryFiles(user: UserScope, path: string, options?: CallOptions): Promise<number>;
+  /**
+   * Moves the file at `from`, or every file under it as a directory, to `to`, in one transaction;
+   * `not_found` when nothing is at `from`, `conflict` when anything already is at `to`. Returns how many moved.
+   */
+  renameMemoryFiles(user: UserScope, from: string, to: string, now: string, options?: CallOptions): Promise<number>;
   /** Erases a conversation: its row, messages, summaries, jobs and usage entries. Erasing twice is not an error. */
   deleteConversation(scope: Scope, options?: CallOptions): Promise<EraseResult>;
-  /** Erases everything of one user of one tenant. */
+  /** Erases everything of one user of one tenant: conversations and all that hangs on them, and memory files. */
   deleteUser(user: UserScope, options?: CallOptions): Promise<EraseResult>;
   /** Releases connections and files. Calls after `close` fail with `unavailable`. */
   close(): Promise<void>;

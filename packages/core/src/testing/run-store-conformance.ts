@@ -4,6 +4,7 @@ import type { NewMessage } from '../messages/message.js';
 import type { Scope } from '../messages/scope.js';
 import type { Store } from '../store/store.js';
 import { describeJobConformance } from './job-conformance.js';
+import { describeMemoryFileConformance } from './memory-file-conformance.js';
 import { describeSummaryConformance } from './summary-conformance.js';
 
 /** How the suite gets a fresh, empty store for each test, and disposes of it afterwards. */
@@ -251,6 +252,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
 
     describeSummaryConformance(() => store);
     describeJobConformance(() => store);
+    describeMemoryFileConformance(() => store);
 
     describe('lifecycle', () => {
       it('fails with unavailable after close', async () => {
