@@ -1,0 +1,49 @@
+// Child process of sqlite-compaction-process.test.ts: a job worker on the BUILT packages, wired as
+// createMemory wires it (createJobWorker running compactConversation, offline extractive summarizer), that records
+// the id of every job it runs. It starts polling when told 'go' and, told 'stop', stops and reports the
+// jobs it ran and every error its worker saw.
+// Usage: node compaction-worker.mjs PATH WORKER_ID SETTINGS_JSON [SUMMARIZE_DELAY_MS]
+import { compactConversation, createGptTokenCounter, createJobWorker, ExtractiveSummarizer } from '@mnemo/core';
+import { openSqliteStore } from '@mnemo/sqlite';
+
+const [path, workerId, settingsJson, delayText = '0'] = process.argv.slice(2);
+const summarizeDelayMs = Number(delayText);
+const tokenCounter = createGptTokenCounter();
+const extractive = new ExtractiveSummarizer({ tokenCounter });
+// An optional pause stands in for an LLM's latency, so two workers overlap on the queue.
+const summarizer = {
+  id: extractive.id,
+  async summarize(input) {
+    if (summarizeDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, summarizeDelayMs));
+    return extractive.summarize(input);
+  },
+};
+
+const store = openSqliteStore({ path, busyTimeoutMs: 30_000 });
+const compaction = { store, summarizer, tokenCounter, settings: JSON.parse(settingsJson) };
+const ran = [];
+const errors = [];
+const worker = createJobWorker({
+  store,
+  workerId,
+  pollIntervalMs: 20,
+  leaseMs: 60_000,
+  handlers: {
+    compact: async (job, scope, signal) => {
+      ran.push({ id: job.id, conversationId: job.conversationId, attempts: job.attempts });
+      // What createCompactor's job handler does (createCompactor itself is not exported by @mnemo/core).
+      await compactConversation(compaction, scope, { signal });
+    },
+  },
+  onError: (error, job) => errors.push({ jobId: job?.id, message: error instanceof Error ? error.message : String(error) }),
+});
+
+process.on('message', async (message) => {
+  if (message.type === 'go') worker.start();
+  if (message.type === 'stop') {
+    await worker.stop();
+    await store.close();
+    process.send({ type: 'done', workerId, ran, errors }, () => process.disconnect());
+  }
+});
+process.send({ type: 'ready' });
