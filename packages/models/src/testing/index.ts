@@ -5,8 +5,10 @@ export type {
   ScriptedDelayReply,
   ScriptedOpenAiServer,
   ScriptedOpenAiServerOptions,
+  ScriptedPause,
   ScriptedRawReply,
   ScriptedReply,
   ScriptedStatusReply,
+  ScriptedToolCall,
   ScriptedUsage,
 } from './scripted-openai-server.js';

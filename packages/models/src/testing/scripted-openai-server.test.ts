@@ -1,3 +1,4 @@
+import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedOpenAiServerOptions } from './scripted-openai-server.js';
 
@@ -73,15 +74,80 @@ describe('startScriptedOpenAiServer', () => {
     expect(target.remainingReplies).toBe(1);
   });
 
-  it('refuses streaming requests and unknown routes without consuming a reply', async () => {
+  it('answers unknown routes with 404 without consuming a reply', async () => {
     const target = await start({ replies: [{ content: 'kept' }] });
 
-    const streaming = await post(target, { ...request, stream: true });
     const unknown = await post(target, request, '/embeddings');
 
-    expect(streaming.status).toBe(400);
     expect(unknown.status).toBe(404);
     expect(target.remainingReplies).toBe(1);
+  });
+
+  it('streams a reply as chat.completion.chunk events ending with [DONE], which the openai client reassembles', async () => {
+    const target = await start({ replies: [{ content: 'Rain after 14:00, 6 °C.' }, { content: 'abc', chunks: ['a', 'bc'] }] });
+    const client = new OpenAI({ baseURL: target.baseUrl, apiKey: 'sk-test', maxRetries: 0 });
+
+    const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hello there' }], stream: true });
+    const pieces: string[] = [];
+    for await (const chunk of stream) pieces.push(chunk.choices[0]?.delta.content ?? '');
+    const raw = await (await post(target, { ...request, stream: true })).text();
+
+    expect(pieces.join('')).toBe('Rain after 14:00, 6 °C.');
+    expect(pieces.filter((piece) => piece !== '')).toEqual(['Rain ', 'after ', '14:00, ', '6 ', '°C.']);
+    const events = raw.split('\n\n').filter((event) => event !== '');
+    expect(events.at(-1)).toBe('data: [DONE]');
+    const chunks = events.slice(0, -1).map((event) => JSON.parse(event.replace(/^data: /, '')) as { object: string; choices: { delta: { content?: string }; finish_reason: string | null }[] });
+    expect(chunks.every((chunk) => chunk.object === 'chat.completion.chunk')).toBe(true);
+    expect(chunks.map((chunk) => chunk.choices[0]!.delta.content ?? null)).toEqual(['', 'a', 'bc', null]);
+    expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe('stop');
+  });
+
+  it('returns tool calls whole, or streamed in pieces with a usage chunk when asked for', async () => {
+    const toolCalls = [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Bergen"}' }];
+    const target = await start({ replies: [{ content: '', toolCalls }, { content: '', toolCalls, usage: { promptTokens: 7, completionTokens: 3 } }] });
+    const client = new OpenAI({ baseURL: target.baseUrl, apiKey: 'sk-test', maxRetries: 0 });
+
+    const whole = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hello there' }] });
+    const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hello there' }], stream: true, stream_options: { include_usage: true } });
+    let name = '';
+    let args = '';
+    let usage: unknown;
+    let finishReason: string | null = null;
+    for await (const chunk of stream) {
+      const call = chunk.choices[0]?.delta.tool_calls?.[0];
+      name += call?.function?.name ?? '';
+      args += call?.function?.arguments ?? '';
+      finishReason = chunk.choices[0]?.finish_reason ?? finishReason;
+      if (chunk.usage) usage = chunk.usage;
+    }
+
+    expect(whole.choices[0]!.message).toMatchObject({ content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Bergen"}' } }] });
+    expect(whole.choices[0]!.finish_reason).toBe('tool_calls');
+    expect({ name, args, finishReason }).toEqual({ name: 'get_weather', args: '{"city":"Bergen"}', finishReason: 'tool_calls' });
+    expect(usage).toEqual({ prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 });
+  });
+
+  it('pauses a stream until a promise settles, and breaks a stream off mid-reply', async () => {
+    let resume: () => void = () => undefined;
+    const until = new Promise<void>((resolve) => (resume = resolve));
+    const target = await start({ replies: [{ content: 'one two three', pause: { afterChunks: 1, until } }, { content: 'one two three', breakAfterChunks: 2 }] });
+
+    const paused = await post(target, { ...request, stream: true });
+    const reader = paused.body!.getReader();
+    let text = '';
+    while (!text.includes('one ')) text += new TextDecoder().decode((await reader.read()).value);
+    expect(text).not.toContain('two');
+    resume();
+    for (let part = await reader.read(); !part.done; part = await reader.read()) text += new TextDecoder().decode(part.value);
+    expect(text).toContain('"two "');
+    expect(text).toContain('[DONE]');
+
+    const broken = await post(target, { ...request, stream: true });
+    const failure = await broken.text().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(Error);
   });
 
   it('rejects a wrong api key with 401 when one is required', async () => {

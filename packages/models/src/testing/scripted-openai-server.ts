@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MemoryError } from '@mnemo/core';
+import { streamCompletion } from './stream-completion.js';
 
 /** Token counts a scripted reply reports in `usage`. */
 export interface ScriptedUsage {
@@ -15,9 +16,31 @@ export interface ScriptedUsage {
 export interface ScriptedContentReply {
   readonly content: string;
   readonly usage?: ScriptedUsage;
-  /** Default `stop`. */
+  /** Default `stop`, or `tool_calls` when the reply has tool calls. */
   readonly finishReason?: string;
   readonly delayMs?: number;
+  /** Function calls the assistant makes (with `content: ''` for a reply that only calls tools). */
+  readonly toolCalls?: readonly ScriptedToolCall[];
+  /** Streaming only: the pieces the content is sent in, in order; they must join to `content`. Default: one piece per word. */
+  readonly chunks?: readonly string[];
+  /** Streaming only: after `afterChunks` content pieces, wait for `until` before sending the rest (e.g. while a client hangs up). */
+  readonly pause?: ScriptedPause;
+  /** Streaming only: destroy the connection after this many content pieces, as an upstream failing mid-stream does. */
+  readonly breakAfterChunks?: number;
+}
+
+/** A function call of a scripted reply; streamed, its arguments arrive in two pieces. */
+export interface ScriptedToolCall {
+  readonly id: string;
+  readonly name: string;
+  /** JSON text of the arguments. */
+  readonly arguments: string;
+}
+
+/** Where a streamed reply stops until a promise settles. */
+export interface ScriptedPause {
+  readonly afterChunks: number;
+  readonly until: Promise<unknown>;
 }
 
 /**
@@ -90,9 +113,11 @@ const maxBodyBytes = 10 * 1024 * 1024;
 /**
  * Starts a real HTTP server on 127.0.0.1 (a free port) that speaks the OpenAI chat-completions protocol
  * with scripted replies, for testing LLM code paths without a model: `POST /v1/chat/completions`
- * (non-streaming JSON; `"stream": true` gets a 400 because streaming is not scripted yet) answers with
- * the next reply of the script, and a 500 naming the request once the script is used up;
- * `GET /v1/models` lists `models`. The same routes answer without the `/v1` prefix.
+ * answers with the next reply of the script — as one JSON `chat.completion`, or, for `"stream": true`,
+ * as server-sent events (`data:` lines of `chat.completion.chunk`, a usage chunk when
+ * `stream_options.include_usage` is set, then `data: [DONE]`); status and raw replies are sent as they
+ * are either way — and a 500 naming the request once the script is used up; `GET /v1/models` lists
+ * `models`. The same routes answer without the `/v1` prefix.
  */
 export async function startScriptedOpenAiServer(options: ScriptedOpenAiServerOptions): Promise<ScriptedOpenAiServer> {
   const replies = [...options.replies];
@@ -179,10 +204,6 @@ async function handleRequest(context: HandlerContext, request: IncomingMessage, 
     return;
   }
   const completion = body.value as Record<string, unknown>;
-  if (completion.stream === true) {
-    sendError(context, response, 400, 'the scripted server does not stream yet; send "stream": false', 'invalid_request_error');
-    return;
-  }
   context.completionCount += 1;
   const reply = context.nextReply();
   if (reply === undefined) {
@@ -210,21 +231,38 @@ async function answer(context: HandlerContext, reply: ScriptedReply, completion:
     sendJson(response, reply.status, body, { ...retryHeaders(context, reply.status), ...reply.headers });
     return;
   }
-  const content = 'content' in reply ? reply.content : delayedContent;
-  const usage = 'content' in reply && reply.usage !== undefined ? reply.usage : estimateUsage(completion, content);
-  const finishReason = 'content' in reply ? (reply.finishReason ?? 'stop') : 'stop';
-  sendJson(response, 200, {
+  const content: ScriptedContentReply = 'content' in reply ? reply : { content: delayedContent };
+  const usage = content.usage ?? estimateUsage(completion, content.content);
+  const finishReason = content.finishReason ?? (content.toolCalls === undefined ? 'stop' : 'tool_calls');
+  const frame = {
     id: `chatcmpl-scripted-${context.completionCount}`,
-    object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model: typeof completion.model === 'string' ? completion.model : 'scripted-model',
-    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: finishReason }],
-    usage: {
-      prompt_tokens: usage.promptTokens,
-      completion_tokens: usage.completionTokens,
-      total_tokens: usage.promptTokens + usage.completionTokens,
-    },
+  };
+  const wireUsage = { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens };
+  if (completion.stream === true) {
+    await streamCompletion(response, { frame, reply: content, finishReason, usage: includeUsage(completion) ? wireUsage : undefined });
+    return;
+  }
+  const toolCalls = content.toolCalls?.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+  sendJson(response, 200, {
+    ...frame,
+    object: 'chat.completion',
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: content.content === '' && toolCalls !== undefined ? null : content.content, refusal: null, ...(toolCalls === undefined ? {} : { tool_calls: toolCalls }) },
+        logprobs: null,
+        finish_reason: finishReason,
+      },
+    ],
+    usage: wireUsage,
   });
+}
+
+function includeUsage(completion: Record<string, unknown>): boolean {
+  const options = completion.stream_options;
+  return typeof options === 'object' && options !== null && (options as { include_usage?: unknown }).include_usage === true;
 }
 
 function estimateUsage(completion: Record<string, unknown>, content: string): ScriptedUsage {
