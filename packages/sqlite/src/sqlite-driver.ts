@@ -6,6 +6,8 @@
 /** What `run` reports: rows changed by the statement (not counting cascades or triggers). */
 export interface SqliteRunResult {
   readonly changes: number;
+  /** Rowid of the last row an INSERT added. */
+  readonly lastInsertRowid: number | bigint;
 }
 
 /** A prepared statement bound with positional `?` parameters; rows come back as plain objects. */

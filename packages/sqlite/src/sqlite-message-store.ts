@@ -28,7 +28,8 @@ import type {
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
 
-interface MessageRow {
+/** A `messages` row as read with {@link messageColumns}. */
+export interface MessageRow {
   readonly id: string;
   readonly seq: number;
   readonly role: string;
@@ -64,7 +65,8 @@ interface UsageTotalsRow {
   readonly output_tokens: number;
 }
 
-const messageColumns = 'id, seq, role, content, name, tool_calls, tool_call_id, created_at, metadata, tokens, idempotency_key';
+/** The columns every message read selects. */
+export const messageColumns = 'id, seq, role, content, name, tool_calls, tool_call_id, created_at, metadata, tokens, idempotency_key';
 const conversationColumns = 'tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens';
 const conversationReadColumns = `${conversationColumns}, summarized_through_seq, summarized_tokens`;
 const inConversation = 'tenant_id = ? AND user_id = ? AND conversation_id = ?';
@@ -301,7 +303,8 @@ function toMessageRow(message: NewMessage, id: string, seq: number): MessageRow 
 }
 
 // NULL columns come back as undefined fields, so a stored message equals the NewMessage it was made from.
-function toMessage(row: MessageRow): Message {
+/** Maps a message row to a stored {@link Message}. */
+export function toMessage(row: MessageRow): Message {
   return Object.freeze({
     id: row.id,
     seq: row.seq,

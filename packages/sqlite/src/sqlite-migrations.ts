@@ -132,11 +132,124 @@ CREATE TABLE memory_files (
 ) STRICT;
 `;
 
+// Recall and knowledge. Keyword search: a contentless FTS5 index (porter stemming) whose `owner` column
+// holds one token per tenant+user, so a MATCH is confined to one user's messages inside FTS itself.
+// Vectors live in one sqlite-vec table per model (created on first use, dimensions differ per model);
+// `message_embeddings` records which messages have a vector of which model. Facts, entities and
+// relations are per user; `cursors` are compare-and-set progress marks of background work.
+const knowledgeSchema = `
+CREATE VIRTUAL TABLE messages_fts USING fts5(owner, content, content='', contentless_delete=1,
+  tokenize='porter unicode61 remove_diacritics 2');
+
+INSERT INTO messages_fts (rowid, owner, content)
+  SELECT rowid, 'o' || hex(tenant_id || char(31) || user_id), content FROM messages;
+
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+  INSERT INTO messages_fts (rowid, owner, content) VALUES (new.rowid, 'o' || hex(new.tenant_id || char(31) || new.user_id), new.content);
+END;
+
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+  DELETE FROM messages_fts WHERE rowid = old.rowid;
+END;
+
+CREATE INDEX messages_user_time ON messages (tenant_id, user_id, created_at);
+
+CREATE TABLE embedding_models (
+  id         INTEGER PRIMARY KEY,
+  model      TEXT    NOT NULL UNIQUE,
+  dimensions INTEGER NOT NULL CHECK (dimensions > 0)
+) STRICT;
+
+CREATE TABLE message_embeddings (
+  model_id        INTEGER NOT NULL REFERENCES embedding_models (id),
+  message_rowid   INTEGER NOT NULL,
+  tenant_id       TEXT    NOT NULL,
+  user_id         TEXT    NOT NULL,
+  conversation_id TEXT    NOT NULL,
+  PRIMARY KEY (model_id, message_rowid)
+) STRICT, WITHOUT ROWID;
+
+CREATE INDEX message_embeddings_owner ON message_embeddings (tenant_id, user_id, conversation_id, model_id);
+
+CREATE TABLE facts (
+  rowid                  INTEGER PRIMARY KEY,
+  id                     TEXT    NOT NULL,
+  tenant_id              TEXT    NOT NULL,
+  user_id                TEXT    NOT NULL,
+  subject                TEXT    NOT NULL,
+  attribute              TEXT    NOT NULL,
+  value                  TEXT    NOT NULL,
+  text                   TEXT    NOT NULL,
+  confidence             REAL    NOT NULL,
+  valid_from             INTEGER NOT NULL,
+  valid_to               INTEGER,
+  superseded_by          TEXT,
+  source_conversation_id TEXT,
+  source_seqs            TEXT    NOT NULL,
+  extractor              TEXT    NOT NULL,
+  created_at             INTEGER NOT NULL,
+  UNIQUE (tenant_id, id)
+) STRICT;
+
+CREATE INDEX facts_user ON facts (tenant_id, user_id, attribute, valid_to);
+
+CREATE TABLE entities (
+  rowid       INTEGER PRIMARY KEY,
+  id          TEXT    NOT NULL,
+  tenant_id   TEXT    NOT NULL,
+  user_id     TEXT    NOT NULL,
+  name        TEXT    NOT NULL,
+  type        TEXT    NOT NULL,
+  aliases     TEXT    NOT NULL,
+  description TEXT,
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL,
+  UNIQUE (tenant_id, id)
+) STRICT;
+
+CREATE TABLE entity_names (
+  tenant_id TEXT NOT NULL,
+  user_id   TEXT NOT NULL,
+  name      TEXT NOT NULL,
+  entity_id TEXT NOT NULL,
+  PRIMARY KEY (tenant_id, user_id, name)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE relations (
+  rowid                  INTEGER PRIMARY KEY,
+  id                     TEXT    NOT NULL,
+  tenant_id              TEXT    NOT NULL,
+  user_id                TEXT    NOT NULL,
+  subject_id             TEXT    NOT NULL,
+  predicate              TEXT    NOT NULL,
+  object_id              TEXT    NOT NULL,
+  valid_from             INTEGER NOT NULL,
+  valid_to               INTEGER,
+  source_conversation_id TEXT,
+  source_seqs            TEXT    NOT NULL,
+  created_at             INTEGER NOT NULL,
+  UNIQUE (tenant_id, id)
+) STRICT;
+
+CREATE INDEX relations_subject ON relations (tenant_id, user_id, subject_id);
+CREATE INDEX relations_object ON relations (tenant_id, user_id, object_id);
+
+CREATE TABLE cursors (
+  tenant_id       TEXT    NOT NULL,
+  user_id         TEXT    NOT NULL,
+  conversation_id TEXT    NOT NULL,
+  name            TEXT    NOT NULL,
+  position        INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, user_id, conversation_id, name)
+) STRICT, WITHOUT ROWID;
+`;
+
 /** The schema's steps in order; the database records the last one applied in `PRAGMA user_version`. */
 export const sqliteMigrations: readonly SqliteMigration[] = Object.freeze([
   Object.freeze({ version: 1, name: 'conversations, messages and usage ledger', sql: initialSchema }),
   Object.freeze({ version: 2, name: 'summaries, jobs and summarizer costs', sql: compactionSchema }),
   Object.freeze({ version: 3, name: 'memory files', sql: memoryFilesSchema }),
+  Object.freeze({ version: 4, name: 'keyword and vector indexes, facts, entity graph, cursors', sql: knowledgeSchema }),
 ]);
 
 /** What {@link migrateSqliteDatabase} did: the version found, the version left, and the steps it ran. */

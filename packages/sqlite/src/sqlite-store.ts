@@ -15,6 +15,16 @@ import type {
   MemoryFile,
   MemoryFileInfo,
   MemoryFileWrite,
+  Entity,
+  EntityInput,
+  Fact,
+  FactQuery,
+  NewFact,
+  Relation,
+  RelationInput,
+  MessageEmbedding,
+  SearchHit,
+  SearchOptions,
   Message,
   MessageRange,
   NewMessage,
@@ -29,12 +39,15 @@ import type {
   UserScope,
 } from '@mnemo/core';
 import Database from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { toSqliteError } from './sqlite-error.js';
 import { SqliteFileStore } from './sqlite-file-store.js';
 import { SqliteJobStore } from './sqlite-job-store.js';
+import { SqliteKnowledgeStore } from './sqlite-knowledge-store.js';
 import { SqliteMessageStore } from './sqlite-message-store.js';
 import { migrateSqliteDatabase } from './sqlite-migrations.js';
+import { SqliteSearchStore } from './sqlite-search-store.js';
 import { SqliteSummaryStore } from './sqlite-summary-store.js';
 
 /** Options of {@link openSqliteStore}. */
@@ -64,6 +77,8 @@ export class SqliteStore implements Store {
   readonly #summaries: SqliteSummaryStore;
   readonly #jobs: SqliteJobStore;
   readonly #files: SqliteFileStore;
+  readonly #search: SqliteSearchStore;
+  readonly #knowledge: SqliteKnowledgeStore;
   #closed = false;
 
   /** Wraps a connection already configured and migrated (see {@link openSqliteStore}); the store owns and closes it. */
@@ -73,6 +88,8 @@ export class SqliteStore implements Store {
     this.#summaries = new SqliteSummaryStore(database);
     this.#jobs = new SqliteJobStore(database);
     this.#files = new SqliteFileStore(database);
+    this.#search = new SqliteSearchStore(database);
+    this.#knowledge = new SqliteKnowledgeStore(database);
   }
 
   async appendMessages(scope: Scope, messages: readonly NewMessage[], options?: CallOptions): Promise<Message[]> {
@@ -139,6 +156,66 @@ export class SqliteStore implements Store {
     return this.#run('counting jobs', options, () => this.#jobs.getJobCounts(filter.tenantId));
   }
 
+  async upsertEmbeddings(scope: Scope, model: string, embeddings: readonly MessageEmbedding[], options?: CallOptions): Promise<void> {
+    this.#run('storing vectors', options, () => this.#search.upsertEmbeddings(scope, model, embeddings));
+  }
+
+  async listUnembeddedMessages(scope: Scope, model: string, limit: number, options?: CallOptions): Promise<Message[]> {
+    return this.#run('listing messages without vectors', options, () => this.#search.listUnembeddedMessages(scope, model, limit));
+  }
+
+  async deleteEmbeddings(filter: { tenantId: string; userId?: string; exceptModel?: string }, options?: CallOptions): Promise<number> {
+    return this.#run('deleting vectors', options, () => this.#search.deleteEmbeddings(filter));
+  }
+
+  async searchKeyword(user: UserScope, terms: readonly string[], options: SearchOptions, callOptions?: CallOptions): Promise<SearchHit[]> {
+    return this.#run('searching by keyword', callOptions, () => this.#search.searchKeyword(user, terms, options));
+  }
+
+  async searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions, callOptions?: CallOptions): Promise<SearchHit[]> {
+    return this.#run('searching by vector', callOptions, () => this.#search.searchVector(user, model, vector, options));
+  }
+
+  async insertFact(user: UserScope, fact: NewFact, options: CallOptions & { supersedes?: string } = {}): Promise<Fact> {
+    return this.#run('storing a fact', options, () => this.#knowledge.insertFact(user, fact, options.supersedes));
+  }
+
+  async retireFact(user: UserScope, factId: string, at: string, options?: CallOptions): Promise<Fact> {
+    return this.#run('retiring a fact', options, () => this.#knowledge.retireFact(user, factId, at));
+  }
+
+  async listFacts(user: UserScope, query: FactQuery = {}, options?: CallOptions): Promise<Fact[]> {
+    return this.#run('listing facts', options, () => this.#knowledge.listFacts(user, query));
+  }
+
+  async upsertEntity(user: UserScope, input: EntityInput, now: string, options?: CallOptions): Promise<Entity> {
+    return this.#run('storing an entity', options, () => this.#knowledge.upsertEntity(user, input, now));
+  }
+
+  async listEntities(user: UserScope, query: { query?: string; ids?: readonly string[]; limit?: number } = {}, options?: CallOptions): Promise<Entity[]> {
+    return this.#run('listing entities', options, () => this.#knowledge.listEntities(user, query));
+  }
+
+  async insertRelation(user: UserScope, input: RelationInput, now: string, options?: CallOptions): Promise<Relation> {
+    return this.#run('storing a relation', options, () => this.#knowledge.insertRelation(user, input, now));
+  }
+
+  async retireRelation(user: UserScope, relationId: string, at: string, options?: CallOptions): Promise<Relation> {
+    return this.#run('retiring a relation', options, () => this.#knowledge.retireRelation(user, relationId, at));
+  }
+
+  async listRelations(user: UserScope, query: { entityIds: readonly string[]; includeHistory?: boolean }, options?: CallOptions): Promise<Relation[]> {
+    return this.#run('listing relations', options, () => this.#knowledge.listRelations(user, query));
+  }
+
+  async getCursor(scope: Scope, name: string, options?: CallOptions): Promise<number> {
+    return this.#run('reading a cursor', options, () => this.#knowledge.getCursor(scope, name));
+  }
+
+  async advanceCursor(scope: Scope, name: string, expected: number, next: number, options?: CallOptions): Promise<void> {
+    this.#run('moving a cursor', options, () => this.#knowledge.advanceCursor(scope, name, expected, next));
+  }
+
   async getMemoryFile(user: UserScope, path: string, options?: CallOptions): Promise<MemoryFile | undefined> {
     return this.#run('reading a memory file', options, () => this.#files.getMemoryFile(user, path));
   }
@@ -160,7 +237,15 @@ export class SqliteStore implements Store {
   }
 
   async deleteConversation(scope: Scope, options?: CallOptions): Promise<EraseResult> {
-    return this.#run('erasing a conversation', options, () => this.#messages.deleteConversation(scope));
+    return this.#run('erasing a conversation', options, () =>
+      this.#database
+        .transaction(() => {
+          this.#search.deleteVectorsOf('tenant_id = ? AND user_id = ? AND conversation_id = ?', [scope.tenantId, scope.userId, scope.conversationId]);
+          this.#knowledge.deleteConversation(scope);
+          return this.#messages.deleteConversation(scope);
+        })
+        .immediate(),
+    );
   }
 
   async deleteUser(user: UserScope, options?: CallOptions): Promise<EraseResult> {
@@ -168,6 +253,8 @@ export class SqliteStore implements Store {
       this.#database
         .transaction(() => {
           this.#files.deleteUser(user);
+          this.#search.deleteVectorsOf('tenant_id = ? AND user_id = ?', [user.tenantId, user.userId]);
+          this.#knowledge.deleteUser(user);
           return this.#messages.deleteUser(user);
         })
         .immediate(),
@@ -225,6 +312,8 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     if (!memory && !readonly) database.pragma('journal_mode = WAL');
     database.pragma('synchronous = NORMAL');
     database.pragma('foreign_keys = ON');
+    // sqlite-vec ships its binary inside the npm package; it must be loaded on every connection.
+    sqliteVec.load(database);
     migrateSqliteDatabase(database, { readonly });
   } catch (error) {
     database.close();

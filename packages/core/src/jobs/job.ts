@@ -1,5 +1,5 @@
 /** Kinds of background jobs. */
-export const jobKinds = ['compact'] as const;
+export const jobKinds = ['compact', 'embed', 'extract'] as const;
 
 /** One of {@link jobKinds}. */
 export type JobKind = (typeof jobKinds)[number];

@@ -4,7 +4,13 @@ import type { Job, JobCounts, LeaseRequest } from '../jobs/job.js';
 import type { Message, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
 import { toUsageTotals, type UsageRecord, type UsageTotals } from '../usage/usage.js';
+import type { Fact, FactQuery, NewFact } from '../facts/fact.js';
 import type { MemoryFile, MemoryFileInfo } from '../files/memory-file.js';
+import type { Entity, EntityInput, Relation, RelationInput } from '../graph/entity.js';
+import type { MessageEmbedding, SearchHit, SearchOptions } from '../recall/search.js';
+import { InMemoryFactStore } from './in-memory-fact-store.js';
+import { InMemoryGraphStore } from './in-memory-graph-store.js';
+import { bm25Search, filterSearchable, vectorSearch, type SearchableMessage } from './in-memory-search.js';
 import { InMemoryFileStore } from './in-memory-file-store.js';
 import { InMemoryJobQueue } from './in-memory-job-queue.js';
 import { decodeConversationCursor, encodeConversationCursor, resolvePageLimit } from './page-cursor.js';
@@ -30,6 +36,9 @@ interface ConversationState {
   readonly byIdempotencyKey: Map<string, Message>;
   readonly usage: UsageRecord[];
   readonly summaries: Summary[];
+  /** model → seq → vector */
+  readonly embeddings: Map<string, Map<number, Float32Array>>;
+  readonly cursors: Map<string, number>;
 }
 
 /**
@@ -40,6 +49,8 @@ export class InMemoryStore implements Store {
   readonly #conversations = new Map<string, ConversationState>();
   readonly #jobs = new InMemoryJobQueue();
   readonly #files = new InMemoryFileStore();
+  readonly #facts = new InMemoryFactStore();
+  readonly #graph = new InMemoryGraphStore();
   #closed = false;
 
   async appendMessages(scope: Scope, messages: readonly NewMessage[]): Promise<Message[]> {
@@ -63,6 +74,8 @@ export class InMemoryStore implements Store {
         byIdempotencyKey: new Map(),
         usage: [],
         summaries: [],
+        embeddings: new Map(),
+        cursors: new Map(),
       };
       this.#conversations.set(key, state);
     }
@@ -210,6 +223,107 @@ export class InMemoryStore implements Store {
     return this.#jobs.counts(filter.tenantId);
   }
 
+  async upsertEmbeddings(scope: Scope, model: string, embeddings: readonly MessageEmbedding[]): Promise<void> {
+    this.#checkOpen();
+    const state = this.#conversations.get(conversationKey(scope));
+    if (state === undefined) throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
+    const vectors = state.embeddings.get(model) ?? new Map<number, Float32Array>();
+    for (const { seq, vector } of embeddings) {
+      if (!state.messages.some((message) => message.seq === seq)) throw new MemoryError('not_found', `message ${seq} does not exist`);
+      vectors.set(seq, Float32Array.from(vector));
+    }
+    state.embeddings.set(model, vectors);
+  }
+
+  async listUnembeddedMessages(scope: Scope, model: string, limit: number): Promise<Message[]> {
+    this.#checkOpen();
+    const state = this.#conversations.get(conversationKey(scope));
+    if (state === undefined) return [];
+    const vectors = state.embeddings.get(model);
+    return state.messages.filter((message) => vectors?.has(message.seq) !== true).slice(0, limit);
+  }
+
+  async deleteEmbeddings(filter: { tenantId: string; userId?: string; exceptModel?: string }): Promise<number> {
+    this.#checkOpen();
+    let deleted = 0;
+    for (const state of this.#conversations.values()) {
+      const { tenantId, userId } = state.conversation;
+      if (tenantId !== filter.tenantId || (filter.userId !== undefined && userId !== filter.userId)) continue;
+      for (const [model, vectors] of state.embeddings) {
+        if (model === filter.exceptModel) continue;
+        deleted += vectors.size;
+        state.embeddings.delete(model);
+      }
+    }
+    return deleted;
+  }
+
+  async searchKeyword(user: UserScope, terms: readonly string[], options: SearchOptions): Promise<SearchHit[]> {
+    this.#checkOpen();
+    return bm25Search(filterSearchable(this.#messagesOf(user), options), terms, options.k);
+  }
+
+  async searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions): Promise<SearchHit[]> {
+    this.#checkOpen();
+    const vectorOf = (item: SearchableMessage) =>
+      this.#conversations.get(conversationKey({ ...user, conversationId: item.conversationId }))?.embeddings.get(model)?.get(item.message.seq);
+    return vectorSearch(filterSearchable(this.#messagesOf(user), options), vectorOf, vector, options.k);
+  }
+
+  async insertFact(user: UserScope, fact: NewFact, options: { supersedes?: string } = {}): Promise<Fact> {
+    this.#checkOpen();
+    return this.#facts.insert(user, fact, options.supersedes);
+  }
+
+  async retireFact(user: UserScope, factId: string, at: string): Promise<Fact> {
+    this.#checkOpen();
+    return this.#facts.retire(user, factId, at);
+  }
+
+  async listFacts(user: UserScope, query: FactQuery = {}): Promise<Fact[]> {
+    this.#checkOpen();
+    return this.#facts.list(user, query);
+  }
+
+  async upsertEntity(user: UserScope, input: EntityInput, now: string): Promise<Entity> {
+    this.#checkOpen();
+    return this.#graph.upsertEntity(user, input, now);
+  }
+
+  async listEntities(user: UserScope, query: { query?: string; ids?: readonly string[]; limit?: number } = {}): Promise<Entity[]> {
+    this.#checkOpen();
+    return this.#graph.listEntities(user, query);
+  }
+
+  async insertRelation(user: UserScope, input: RelationInput, now: string): Promise<Relation> {
+    this.#checkOpen();
+    return this.#graph.insertRelation(user, input, now);
+  }
+
+  async retireRelation(user: UserScope, relationId: string, at: string): Promise<Relation> {
+    this.#checkOpen();
+    return this.#graph.retireRelation(user, relationId, at);
+  }
+
+  async listRelations(user: UserScope, query: { entityIds: readonly string[]; includeHistory?: boolean }): Promise<Relation[]> {
+    this.#checkOpen();
+    return this.#graph.listRelations(user, query);
+  }
+
+  async getCursor(scope: Scope, name: string): Promise<number> {
+    this.#checkOpen();
+    return this.#conversations.get(conversationKey(scope))?.cursors.get(name) ?? 0;
+  }
+
+  async advanceCursor(scope: Scope, name: string, expected: number, next: number): Promise<void> {
+    this.#checkOpen();
+    const state = this.#conversations.get(conversationKey(scope));
+    if (state === undefined) throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
+    const current = state.cursors.get(name) ?? 0;
+    if (current !== expected) throw new MemoryError('conflict', `cursor ${name} is at ${current}, not ${expected}`, { details: { name, current, expected } });
+    state.cursors.set(name, next);
+  }
+
   async getMemoryFile(user: UserScope, path: string): Promise<MemoryFile | undefined> {
     this.#checkOpen();
     return this.#files.get(user, path);
@@ -247,6 +361,8 @@ export class InMemoryStore implements Store {
   async deleteUser(user: UserScope): Promise<EraseResult> {
     this.#checkOpen();
     this.#files.deleteUser(user);
+    this.#facts.deleteUser(user);
+    this.#graph.deleteUser(user);
     let conversations = 0;
     let messages = 0;
     for (const [key, state] of this.#conversations) {
@@ -261,6 +377,12 @@ export class InMemoryStore implements Store {
 
   async close(): Promise<void> {
     this.#closed = true;
+  }
+
+  #messagesOf(user: UserScope): SearchableMessage[] {
+    return [...this.#conversations.values()]
+      .filter((state) => state.conversation.tenantId === user.tenantId && state.conversation.userId === user.userId)
+      .flatMap((state) => state.messages.map((message) => ({ conversationId: state.conversation.conversationId, message })));
   }
 
   #checkOpen(): void {

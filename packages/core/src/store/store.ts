@@ -1,5 +1,8 @@
 import type { NewSummary, Summary } from '../compaction/summary.js';
+import type { Fact, FactQuery, NewFact } from '../facts/fact.js';
 import type { MemoryFile, MemoryFileInfo } from '../files/memory-file.js';
+import type { Entity, EntityInput, Relation, RelationInput } from '../graph/entity.js';
+import type { MessageEmbedding, SearchHit, SearchOptions } from '../recall/search.js';
 import type { Job, JobCounts, JobKind, LeaseRequest } from '../jobs/job.js';
 import type { Message, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
@@ -163,9 +166,45 @@ export interface Store {
    * `not_found` when nothing is at `from`, `conflict` when anything already is at `to`. Returns how many moved.
    */
   renameMemoryFiles(user: UserScope, from: string, to: string, now: string, options?: CallOptions): Promise<number>;
-  /** Erases a conversation: its row, messages, summaries, jobs and usage entries. Erasing twice is not an error. */
+  /** Stores (or replaces) vectors of messages of one conversation, made by `model`. */
+  upsertEmbeddings(scope: Scope, model: string, embeddings: readonly MessageEmbedding[], options?: CallOptions): Promise<void>;
+  /** Messages of a conversation with no vector of `model` yet, oldest first, at most `limit`. */
+  listUnembeddedMessages(scope: Scope, model: string, limit: number, options?: CallOptions): Promise<Message[]>;
+  /** Deletes a tenant's (or one user's) vectors of every model but `exceptModel` (all without it); returns how many. */
+  deleteEmbeddings(filter: { tenantId: string; userId?: string; exceptModel?: string }, options?: CallOptions): Promise<number>;
+  /**
+   * Keyword search over one user's messages: any of `terms` (from `keywordTerms`), ranked by BM25 with
+   * the adapter's stemming; ties by newest first. Scores are higher-is-better.
+   */
+  searchKeyword(user: UserScope, terms: readonly string[], options: SearchOptions, callOptions?: CallOptions): Promise<SearchHit[]>;
+  /** Nearest messages of one user to `vector` among vectors of `model`, by cosine similarity (best first). */
+  searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions, callOptions?: CallOptions): Promise<SearchHit[]>;
+  /**
+   * Stores a fact. With `supersedes`, in the same transaction the old fact gets `validTo` (the new
+   * fact's `validFrom`) and `supersededBy`; `conflict` when the old one is no longer current, `not_found` when absent.
+   */
+  insertFact(user: UserScope, fact: NewFact, options?: CallOptions & { supersedes?: string }): Promise<Fact>;
+  /** Ends a current fact at `at` without a successor; `not_found` / `conflict` (already ended). */
+  retireFact(user: UserScope, factId: string, at: string, options?: CallOptions): Promise<Fact>;
+  /** A user's facts: current by default, valid at `asOf`, or every version with `includeHistory`; oldest first. */
+  listFacts(user: UserScope, query?: FactQuery, options?: CallOptions): Promise<Fact[]>;
+  /** Inserts an entity, or merges it (type, new aliases, description) into the one with the same name or alias, case-insensitively. */
+  upsertEntity(user: UserScope, input: EntityInput, now: string, options?: CallOptions): Promise<Entity>;
+  /** A user's entities, by name; `query` matches a name or alias prefix, case-insensitively. */
+  listEntities(user: UserScope, query?: { query?: string; ids?: readonly string[]; limit?: number }, options?: CallOptions): Promise<Entity[]>;
+  /** Stores a relation; an identical current relation (subject, predicate, object) is returned instead of duplicated. */
+  insertRelation(user: UserScope, input: RelationInput, now: string, options?: CallOptions): Promise<Relation>;
+  /** Ends a current relation at `at`; `not_found` / `conflict`. */
+  retireRelation(user: UserScope, relationId: string, at: string, options?: CallOptions): Promise<Relation>;
+  /** Relations whose subject or object is one of `entityIds`: current ones, or all with `includeHistory`. */
+  listRelations(user: UserScope, query: { entityIds: readonly string[]; includeHistory?: boolean }, options?: CallOptions): Promise<Relation[]>;
+  /** A named progress mark of a conversation's background work (e.g. facts extracted through seq N); 0 when unset. */
+  getCursor(scope: Scope, name: string, options?: CallOptions): Promise<number>;
+  /** Moves a progress mark from `expected` to `next`; `conflict` when it is no longer `expected` (another worker moved it). */
+  advanceCursor(scope: Scope, name: string, expected: number, next: number, options?: CallOptions): Promise<void>;
+  /** Erases a conversation: its row, messages, vectors, summaries, jobs, cursors and usage entries. Erasing twice is not an error. */
   deleteConversation(scope: Scope, options?: CallOptions): Promise<EraseResult>;
-  /** Erases everything of one user of one tenant: conversations and all that hangs on them, and memory files. */
+  /** Erases everything of one user of one tenant: conversations and all that hangs on them (vectors, cursors), facts, entities, relations and memory files. */
   deleteUser(user: UserScope, options?: CallOptions): Promise<EraseResult>;
   /** Releases connections and files. Calls after `close` fail with `unavailable`. */
   close(): Promise<void>;

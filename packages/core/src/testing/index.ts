@@ -1,2 +1,3 @@
-export { makeNewMessage, runStoreConformance } from './run-store-conformance.js';
+export { makeNewMessage, scopeA } from './conformance-fixtures.js';
+export { runStoreConformance } from './run-store-conformance.js';
 export type { StoreConformanceOptions } from './run-store-conformance.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isMemoryError } from '../errors/memory-error.js';
 import type { Store } from '../store/store.js';
-import { makeNewMessage, scopeA } from './run-store-conformance.js';
+import { makeNewMessage, scopeA } from './conformance-fixtures.js';
 
 const t0 = Date.parse('2030-01-01T00:00:00.000Z');
 const at = (offsetMs: number) => new Date(t0 + offsetMs).toISOString();

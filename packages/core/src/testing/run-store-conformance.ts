@@ -1,10 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isMemoryError } from '../errors/memory-error.js';
-import type { NewMessage } from '../messages/message.js';
 import type { Scope } from '../messages/scope.js';
 import type { Store } from '../store/store.js';
+import { makeNewMessage, scopeA } from './conformance-fixtures.js';
 import { describeJobConformance } from './job-conformance.js';
+import { describeKnowledgeConformance } from './knowledge-conformance.js';
 import { describeMemoryFileConformance } from './memory-file-conformance.js';
+import { describeRecallConformance } from './recall-conformance.js';
 import { describeSummaryConformance } from './summary-conformance.js';
 
 /** How the suite gets a fresh, empty store for each test, and disposes of it afterwards. */
@@ -15,25 +17,6 @@ export interface StoreConformanceOptions {
   /** Runs after each test's store is closed (e.g. to delete its files); it must remove every store `createStore` made. */
   readonly cleanup?: () => void | Promise<void>;
 }
-
-/** Builds a valid stored-message input for tests: `tokens` is the content length, enough for sums. */
-export function makeNewMessage(content: string, overrides: Partial<NewMessage> = {}): NewMessage {
-  return {
-    role: 'user',
-    content,
-    name: undefined,
-    toolCalls: undefined,
-    toolCallId: undefined,
-    createdAt: new Date().toISOString(),
-    metadata: undefined,
-    idempotencyKey: undefined,
-    tokens: content.length,
-    ...overrides,
-  };
-}
-
-/** The scope most conformance cases write to. */
-export const scopeA: Scope = { tenantId: 'tenant-a', userId: 'user-1', conversationId: 'conv-1' };
 
 /**
  * The behaviour every {@link Store} adapter must show: order, idempotency, concurrency, paging, the usage
@@ -253,6 +236,8 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     describeSummaryConformance(() => store);
     describeJobConformance(() => store);
     describeMemoryFileConformance(() => store);
+    describeRecallConformance(() => store);
+    describeKnowledgeConformance(() => store);
 
     describe('lifecycle', () => {
       it('fails with unavailable after close', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { NewSummary } from '../compaction/summary.js';
 import { isMemoryError } from '../errors/memory-error.js';
 import type { Store } from '../store/store.js';
-import { makeNewMessage, scopeA } from './run-store-conformance.js';
+import { makeNewMessage, scopeA } from './conformance-fixtures.js';
 
 /** A summary input for conformance tests. */
 export function makeNewSummary(toSeq: number, overrides: Partial<NewSummary> = {}): NewSummary {

@@ -1,0 +1,35 @@
+/**
+ * Turns texts into vectors. `model` names the model (and so the vector space): vectors of different
+ * models are never compared, and stored vectors carry it so a change of model is detected.
+ */
+export interface Embedder {
+  readonly model: string;
+  readonly dimensions: number;
+  /** Embeds a batch; returns one unit-length vector per text, in order. Failures are `model_failed`. */
+  embed(texts: readonly string[], options?: { signal?: AbortSignal }): Promise<Float32Array[]>;
+}
+
+/** Cosine similarity of two vectors of the same length (1 = same direction); 0 when either is all zeros. */
+export function cosineSimilarity(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let normA = 0;
+  let normB = 0;
+  for (let index = 0; index < a.length; index += 1) {
+    const x = a[index]!;
+    const y = b[index]!;
+    dot += x * y;
+    normA += x * x;
+    normB += y * y;
+  }
+  return normA === 0 || normB === 0 ? 0 : dot / Math.sqrt(normA * normB);
+}
+
+/** Scales a vector to unit length in place and returns it (all zeros stay zeros). */
+export function normalizeVector(vector: Float32Array): Float32Array {
+  let norm = 0;
+  for (const value of vector) norm += value * value;
+  if (norm === 0) return vector;
+  const scale = 1 / Math.sqrt(norm);
+  for (let index = 0; index < vector.length; index += 1) vector[index] = vector[index]! * scale;
+  return vector;
+}

@@ -1,0 +1,21 @@
+import type { NewMessage } from '../messages/message.js';
+import type { Scope } from '../messages/scope.js';
+
+/** Builds a valid stored-message input for tests: `tokens` is the content length, enough for sums. */
+export function makeNewMessage(content: string, overrides: Partial<NewMessage> = {}): NewMessage {
+  return {
+    role: 'user',
+    content,
+    name: undefined,
+    toolCalls: undefined,
+    toolCallId: undefined,
+    createdAt: new Date().toISOString(),
+    metadata: undefined,
+    idempotencyKey: undefined,
+    tokens: content.length,
+    ...overrides,
+  };
+}
+
+/** The scope most conformance cases write to. */
+export const scopeA: Scope = { tenantId: 'tenant-a', userId: 'user-1', conversationId: 'conv-1' };

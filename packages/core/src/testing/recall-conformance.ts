@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { isMemoryError } from '../errors/memory-error.js';
+import type { Scope } from '../messages/scope.js';
+import { HashedEmbedder } from '../recall/hashed-embedder.js';
+import { keywordTerms } from '../recall/keyword-terms.js';
+import type { Store } from '../store/store.js';
+import { makeNewMessage, scopeA } from './conformance-fixtures.js';
+
+const user = { tenantId: scopeA.tenantId, userId: scopeA.userId };
+const embedder = new HashedEmbedder({ dimensions: 64 });
+
+async function seed(store: Store, scope: Scope, contents: readonly string[], startMs = Date.UTC(2024, 0, 1)): Promise<void> {
+  await store.appendMessages(
+    scope,
+    contents.map((content, index) => makeNewMessage(content, { createdAt: new Date(startMs + index * 86_400_000).toISOString() })),
+  );
+}
+
+async function embedAll(store: Store, scope: Scope): Promise<void> {
+  const pending = await store.listUnembeddedMessages(scope, embedder.model, 1000);
+  const vectors = await embedder.embed(pending.map((message) => message.content));
+  await store.upsertEmbeddings(scope, embedder.model, pending.map((message, index) => ({ seq: message.seq, vector: vectors[index]! })));
+}
+
+/** Recall cases of the store conformance suite: keyword and vector search across a user's conversations, filters, isolation. */
+export function describeRecallConformance(store: () => Store): void {
+  describe('recall indexes', () => {
+    const lines = [
+      'The relay on Larch Ridge is called LARCH-RIDGE.',
+      'My battery pack holds 10000 mAh.',
+      'We hiked to the lookout and saw goats.',
+      'The relays were restarted after the storm.',
+    ];
+
+    it('finds messages by keyword across the user\'s conversations, ranked by BM25 with stemming', async () => {
+      await seed(store(), scopeA, lines);
+      await seed(store(), { ...scopeA, conversationId: 'conv-2' }, ['Tomas carries a spare relay antenna.']);
+      const hits = await store().searchKeyword(user, keywordTerms('what is the relay called?'), { k: 10 });
+      expect(hits[0]?.message.content).toBe(lines[0]);
+      expect(hits.map((hit) => hit.message.content)).toEqual(expect.arrayContaining([lines[3], 'Tomas carries a spare relay antenna.']));
+      expect(hits.every((hit, index) => index === 0 || hit.score <= hits[index - 1]!.score)).toBe(true);
+      expect(hits.find((hit) => hit.message.content.startsWith('Tomas'))?.conversationId).toBe('conv-2');
+      expect(await store().searchKeyword(user, keywordTerms('goats'), { k: 10 })).toHaveLength(1);
+      expect(await store().searchKeyword(user, ['nothingmatches'], { k: 10 })).toEqual([]);
+    });
+
+    it('filters by conversation and time, and honours k', async () => {
+      await seed(store(), scopeA, lines);
+      await seed(store(), { ...scopeA, conversationId: 'conv-2' }, ['Another relay note.'], Date.UTC(2024, 0, 5));
+      const onlyFirst = await store().searchKeyword(user, ['relay'], { k: 10, conversationIds: ['conv-1'] });
+      expect(onlyFirst.every((hit) => hit.conversationId === 'conv-1')).toBe(true);
+      const late = await store().searchKeyword(user, ['relay'], { k: 10, since: new Date(Date.UTC(2024, 0, 3)).toISOString() });
+      expect(late.map((hit) => hit.message.content)).toEqual(expect.arrayContaining([lines[3], 'Another relay note.']));
+      expect(late.map((hit) => hit.message.content)).not.toContain(lines[0]);
+      const early = await store().searchKeyword(user, ['relay'], { k: 10, until: new Date(Date.UTC(2024, 0, 2)).toISOString() });
+      expect(early.map((hit) => hit.message.content)).toEqual([lines[0]]);
+      expect(await store().searchKeyword(user, ['relay'], { k: 1 })).toHaveLength(1);
+    });
+
+    it('stores vectors per model and finds nearest messages by cosine similarity', async () => {
+      await seed(store(), scopeA, lines);
+      expect(await store().listUnembeddedMessages(scopeA, embedder.model, 10)).toHaveLength(4);
+      await embedAll(store(), scopeA);
+      expect(await store().listUnembeddedMessages(scopeA, embedder.model, 10)).toEqual([]);
+      expect(await store().listUnembeddedMessages(scopeA, 'another-model', 10)).toHaveLength(4);
+      const [query] = await embedder.embed(['battery pack mAh']);
+      const hits = await store().searchVector(user, embedder.model, query!, { k: 2 });
+      expect(hits[0]?.message.content).toBe(lines[1]);
+      expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
+      expect(await store().searchVector(user, 'another-model', query!, { k: 2 })).toEqual([]);
+      const filtered = await store().searchVector(user, embedder.model, query!, { k: 5, until: new Date(Date.UTC(2024, 0, 1, 12)).toISOString() });
+      expect(filtered.map((hit) => hit.message.seq)).toEqual([1]);
+    });
+
+    it('deletes vectors of other models for a re-embed', async () => {
+      await seed(store(), scopeA, lines);
+      await embedAll(store(), scopeA);
+      expect(await store().deleteEmbeddings({ tenantId: scopeA.tenantId, exceptModel: embedder.model })).toBe(0);
+      expect(await store().deleteEmbeddings({ tenantId: scopeA.tenantId, userId: scopeA.userId })).toBe(4);
+      expect(await store().listUnembeddedMessages(scopeA, embedder.model, 10)).toHaveLength(4);
+    });
+
+    it('never returns another tenant\'s or user\'s messages, and erases vectors with the conversation', async () => {
+      await seed(store(), scopeA, lines);
+      await embedAll(store(), scopeA);
+      const [query] = await embedder.embed(['relay']);
+      for (const other of [{ ...user, tenantId: 'tenant-b' }, { ...user, userId: 'user-2' }]) {
+        expect(await store().searchKeyword(other, ['relay'], { k: 10 })).toEqual([]);
+        expect(await store().searchVector(other, embedder.model, query!, { k: 10 })).toEqual([]);
+      }
+      await store().deleteConversation(scopeA);
+      await seed(store(), scopeA, ['fresh start']);
+      expect(await store().searchVector(user, embedder.model, query!, { k: 10 })).toEqual([]);
+      expect(await store().searchKeyword(user, ['relay'], { k: 10 })).toEqual([]);
+    });
+
+    it('refuses vectors for a message that does not exist', async () => {
+      await seed(store(), scopeA, ['one']);
+      const [vector] = await embedder.embed(['x']);
+      await expect(store().upsertEmbeddings(scopeA, embedder.model, [{ seq: 9, vector: vector! }])).rejects.toSatisfy((error: unknown) =>
+        isMemoryError(error, 'not_found'),
+      );
+    });
+  });
+
+  describe('cursors', () => {
+    it('moves a named progress mark only from the expected position', async () => {
+      await seed(store(), scopeA, ['one']);
+      expect(await store().getCursor(scopeA, 'facts')).toBe(0);
+      await store().advanceCursor(scopeA, 'facts', 0, 5);
+      expect(await store().getCursor(scopeA, 'facts')).toBe(5);
+      await expect(store().advanceCursor(scopeA, 'facts', 0, 7)).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'conflict'));
+      expect(await store().getCursor(scopeA, 'other')).toBe(0);
+      await store().deleteConversation(scopeA);
+      expect(await store().getCursor(scopeA, 'facts')).toBe(0);
+    });
+  });
+}
