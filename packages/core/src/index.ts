@@ -38,6 +38,8 @@ export { toOpenAiMessages } from './context/to-openai-messages.js';
 export type { OpenAiChatMessage } from './context/to-openai-messages.js';
 export { truncationMarker } from './context/truncate-group.js';
 export type { Fact, FactQuery, NewFact } from './facts/fact.js';
+export type { ExtractedFact, FactExtractionInput, FactExtractor } from './facts/fact-extractor.js';
+export type { ExtractedGraph, ExtractedRelation, GraphExtractor } from './graph/graph-extractor.js';
 export type { Entity, EntityInput, Relation, RelationInput } from './graph/entity.js';
 export { cosineSimilarity, normalizeVector } from './recall/embedder.js';
 export type { Embedder } from './recall/embedder.js';
