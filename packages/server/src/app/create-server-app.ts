@@ -1,0 +1,98 @@
+import type { Memory, Store } from '@mnemo/core';
+import { Hono, type MiddlewareHandler } from 'hono';
+import { cors } from 'hono/cors';
+import { HTTPException } from 'hono/http-exception';
+import { pino, type Logger } from 'pino';
+import { createAuthMiddleware, type ServerAuth } from '../auth/api-key-auth.js';
+import { errorResponse, toErrorResponse } from '../error-response.js';
+import { createBodyLimitMiddleware, createRateLimitMiddleware } from '../limits/limit-middleware.js';
+import { createRequestMiddleware } from '../logging/request-middleware.js';
+import { createServerMetrics } from '../metrics/server-metrics.js';
+import { createRouteRegistry } from '../openapi/route-spec.js';
+import { mountOperationsRoutes, publicPaths } from '../operations/operations-routes.js';
+import { mountConversationRoutes } from '../resource-api/conversation-routes.js';
+import { mountTransferRoutes } from '../resource-api/transfer-routes.js';
+import { mountUserRoutes } from '../resource-api/user-routes.js';
+import { mountSeedMemoryRoutes } from '../seed-api/seed-memory-routes.js';
+import { rememberServerApp } from './server-app-state.js';
+import type { ServerApp, ServerDeps, ServerEnv, ServerRouteModule, UpstreamLlmConfig } from './server-deps.js';
+import { resolveServerLimits, type ServerLimits } from './server-limits.js';
+
+/** Options of {@link createServerApp}. Only `memory` is required. */
+export interface ServerAppOptions {
+  readonly memory: Memory;
+  /** The store `memory` was built on; enables the job-queue gauge on `/metrics`. */
+  readonly store?: Store;
+  /** API keys and their tenants. Default: no keys (every request is tenant `default`; `startServer` then binds loopback only). */
+  readonly auth?: ServerAuth;
+  /** Missing fields take `defaultServerLimits`. */
+  readonly limits?: Partial<ServerLimits>;
+  /** Default: pino writing JSON lines to stdout at level `info`. */
+  readonly logger?: Logger;
+  /** Origins allowed to call the API from a browser. Default: none (no CORS headers at all). */
+  readonly cors?: { readonly origins: readonly string[] };
+  /** The OpenAI-compatible endpoint, for mounted modules such as the proxy. */
+  readonly llm?: UpstreamLlmConfig;
+  /**
+   * Extra route modules, mounted after the built-in routes and behind the same request, auth, rate-limit
+   * and body-limit middleware: e.g. `routes: [mountProxyRoutes, mountMcpRoutes]`.
+   */
+  readonly routes?: readonly ServerRouteModule[];
+  /** Clock of the rate limiter, in epoch ms; default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/**
+ * Builds the mnemo HTTP app: the seed-compatible memory API, the resource API, `/health`, `/metrics`
+ * and `/openapi.json`, plus the given route modules. Every non-public route needs a configured API key
+ * (when there are any) and acts for that key's tenant only. Serve it with `startServer`.
+ * Throws `invalid_input` for bad limits or keys.
+ */
+export function createServerApp(options: ServerAppOptions): ServerApp {
+  const limits = resolveServerLimits(options.limits);
+  const logger = options.logger ?? pino();
+  const auth = createAuthMiddleware(options.auth ?? { keys: [] });
+  const deps: ServerDeps = Object.freeze({
+    memory: options.memory,
+    ...(options.store === undefined ? {} : { store: options.store }),
+    logger,
+    limits,
+    llm: Object.freeze({ ...options.llm }),
+    metrics: createServerMetrics(),
+    routes: createRouteRegistry(),
+  });
+  const app: ServerApp = new Hono<ServerEnv>();
+
+  app.use('*', createRequestMiddleware(logger, deps.metrics));
+  if (options.cors !== undefined && options.cors.origins.length > 0) {
+    const origins = [...options.cors.origins];
+    app.use('*', cors({ origin: origins, allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Mnemo-User', 'X-Request-Id'], exposeHeaders: ['X-Request-Id', 'X-Mnemo-Policy', 'Retry-After'] }));
+  }
+  app.use('*', exceptPublic(auth.middleware));
+  app.use('*', exceptPublic(createRateLimitMiddleware(limits, auth.keyOf, options.now ?? Date.now)));
+  app.use('*', exceptPublic(createBodyLimitMiddleware(limits)));
+
+  mountOperationsRoutes(app, deps);
+  mountSeedMemoryRoutes(app, deps);
+  mountConversationRoutes(app, deps);
+  mountUserRoutes(app, deps);
+  mountTransferRoutes(app, deps);
+  for (const mount of options.routes ?? []) mount(app, deps);
+
+  app.notFound((c) => errorResponse(c, 'not_found', `no route for ${c.req.method} ${c.req.path}`));
+  app.onError((error, c) => {
+    if (error instanceof HTTPException && error.status < 500) {
+      return errorResponse(c, error.status === 413 ? 'payload_too_large' : 'invalid_input', error.message || 'bad request');
+    }
+    const response = toErrorResponse(error, c.get('requestId'));
+    if (response.log) c.get('logger').error({ err: error }, 'request failed');
+    return c.json(response.body, response.status);
+  });
+
+  rememberServerApp(app, { memory: options.memory, keyCount: options.auth?.keys.length ?? 0, logger });
+  return app;
+}
+
+function exceptPublic(middleware: MiddlewareHandler<ServerEnv>): MiddlewareHandler<ServerEnv> {
+  return (c, next) => (publicPaths.has(c.req.path) ? next() : middleware(c, next));
+}

@@ -1,0 +1,60 @@
+import type { Memory, Store } from '@mnemo/core';
+import type { Context, Hono } from 'hono';
+import type { Logger } from 'pino';
+import type { ServerMetrics } from '../metrics/server-metrics.js';
+import type { RouteRegistry } from '../openapi/route-spec.js';
+import type { ServerLimits } from './server-limits.js';
+
+/** The OpenAI-compatible endpoint the proxy forwards to; every field optional (the proxy decides what it needs). */
+export interface UpstreamLlmConfig {
+  readonly baseUrl?: string;
+  readonly apiKey?: string;
+  readonly model?: string;
+}
+
+/**
+ * Per-request variables every handler can read with `c.get(...)`: `tenantId` is set by the auth
+ * middleware from the API key (never from the request), `requestId` and the request's child `logger`
+ * by the request middleware.
+ */
+export interface ServerVariables {
+  tenantId: string;
+  requestId: string;
+  logger: Logger;
+}
+
+/** The Hono environment of the mnemo app. */
+export interface ServerEnv {
+  Variables: ServerVariables;
+}
+
+/** The Hono app {@link createServerApp} returns and route modules mount on. */
+export type ServerApp = Hono<ServerEnv>;
+
+/** A Hono context of the mnemo app. */
+export type ServerContext = Context<ServerEnv>;
+
+/** What a route module gets besides the app: the engine, its store, and the server's settings and instruments. */
+export interface ServerDeps {
+  readonly memory: Memory;
+  /** The store the memory was built on, when the caller gave it (job-queue metrics read it). */
+  readonly store?: Store;
+  readonly logger: Logger;
+  readonly limits: ServerLimits;
+  readonly llm: UpstreamLlmConfig;
+  readonly metrics: ServerMetrics;
+  /** Routes registered here (with `registerRoute`) are validated with zod and listed in `/openapi.json`. */
+  readonly routes: RouteRegistry;
+}
+
+/**
+ * A module of routes mounted on the app, e.g. the OpenAI-compatible proxy or MCP. It runs after the
+ * request, auth, rate-limit and body-limit middleware are installed, so its routes are authenticated
+ * and limited like the built-in ones; it reads the tenant with `c.get('tenantId')`.
+ */
+export type ServerRouteModule = (app: ServerApp, deps: ServerDeps) => void;
+
+/** The tenant of the current request, as resolved from its API key by the auth middleware. */
+export function getTenantId(c: ServerContext): string {
+  return c.get('tenantId');
+}

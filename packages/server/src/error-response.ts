@@ -1,0 +1,74 @@
+import { isMemoryError, type ErrorCode, type ErrorDetails } from '@mnemo/core';
+import type { Context } from 'hono';
+
+/** Codes only the HTTP edge produces: a body over the size limit, a key over its rate, and a bug. */
+export const httpOnlyErrorCodes = ['payload_too_large', 'rate_limited', 'internal'] as const;
+
+/** Every `error.code` a client can receive: core's closed set plus {@link httpOnlyErrorCodes}. */
+export type WireErrorCode = ErrorCode | (typeof httpOnlyErrorCodes)[number];
+
+/** The JSON body of every error response. */
+export interface ErrorBody {
+  readonly error: { readonly code: WireErrorCode; readonly message: string; readonly details?: ErrorDetails };
+}
+
+// A Record over every code: a code added to core fails the build here until it has a status.
+const statusByCode: Readonly<Record<WireErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 500 | 502 | 503>> = Object.freeze({
+  invalid_input: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  budget_exceeded: 422,
+  rate_limited: 429,
+  storage_failed: 500,
+  internal: 500,
+  model_failed: 502,
+  unavailable: 503,
+});
+
+/** The HTTP status a wire error code is sent with (the one mapping from codes to statuses). */
+export function statusForCode(code: WireErrorCode): (typeof statusByCode)[WireErrorCode] {
+  return statusByCode[code];
+}
+
+/** What to send for a failure: its status and body; `log` is true when the server, not the client, is at fault. */
+export interface ErrorResponse {
+  readonly status: (typeof statusByCode)[WireErrorCode];
+  readonly body: ErrorBody;
+  readonly log: boolean;
+}
+
+/**
+ * Maps any thrown value to a response: a MemoryError keeps its code, message and details; storage
+ * failures and unknown errors (bugs) become a message naming the request id, so a driver's text
+ * (paths, SQL) never reaches a client, and are flagged for the log.
+ */
+export function toErrorResponse(error: unknown, requestId: string): ErrorResponse {
+  if (isMemoryError(error) && error.code !== 'storage_failed') {
+    return { status: statusForCode(error.code), body: errorBody(error.code, error.message, error.details), log: statusForCode(error.code) >= 500 };
+  }
+  const code: WireErrorCode = isMemoryError(error) ? 'storage_failed' : 'internal';
+  const what = code === 'storage_failed' ? 'the store failed' : 'internal error';
+  return { status: statusForCode(code), body: errorBody(code, `${what}; the server log has the cause (request id ${requestId})`), log: true };
+}
+
+/** An error body with the given code and message (and details, when there are any). */
+export function errorBody(code: WireErrorCode, message: string, details?: ErrorDetails): ErrorBody {
+  return { error: { code, message, ...(details === undefined ? {} : { details: jsonSafe(details) }) } };
+}
+
+/** Sends a typed error response on a Hono context, with extra headers (e.g. `Retry-After`). */
+export function errorResponse(c: Context, code: WireErrorCode, message: string, options: { details?: ErrorDetails; headers?: Record<string, string> } = {}): Response {
+  return c.json(errorBody(code, message, options.details), statusForCode(code), options.headers);
+}
+
+// Details are written by mnemo's own code, but may hold a value that JSON cannot carry (a bigint, a cycle).
+function jsonSafe(details: ErrorDetails): ErrorDetails {
+  try {
+    return JSON.parse(JSON.stringify(details)) as ErrorDetails;
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,40 @@
+import type { MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { ServerEnv } from '../app/server-deps.js';
+import type { ServerLimits } from '../app/server-limits.js';
+import { errorResponse } from '../error-response.js';
+import { createTokenBucketLimiter } from './token-bucket.js';
+
+/** The path whose body may be as large as `maxImportBytes`; every other body is bounded by `maxBodyBytes`. */
+export const importPath = '/v1/import';
+
+/** Rejects a body over the limit with 413 `payload_too_large` before any handler reads it (by Content-Length, or while streaming). */
+export function createBodyLimitMiddleware(limits: ServerLimits): MiddlewareHandler<ServerEnv> {
+  const limiter = (maxSize: number) =>
+    bodyLimit({
+      maxSize,
+      onError: (c) =>
+        errorResponse(c, 'payload_too_large', `the request body is over the limit of ${maxSize} bytes`, { details: { limit: maxSize } }),
+    });
+  const regular = limiter(limits.maxBodyBytes);
+  const imports = limiter(limits.maxImportBytes);
+  return (c, next) => (c.req.path === importPath ? imports(c, next) : regular(c, next));
+}
+
+/**
+ * Rate-limits per API key with a token bucket (all keyless requests share one bucket): over the rate, a
+ * request gets 429 `rate_limited` with `Retry-After` in seconds. `keyOf` names the bucket of a request.
+ */
+export function createRateLimitMiddleware(limits: ServerLimits, keyOf: (authorization: string | undefined) => string, now: () => number): MiddlewareHandler<ServerEnv> {
+  if (limits.rateLimit === false) return (_c, next) => next();
+  const limiter = createTokenBucketLimiter(limits.rateLimit, now);
+  const { requestsPerSecond } = limits.rateLimit;
+  return async (c, next) => {
+    const decision = limiter.take(keyOf(c.req.header('authorization')));
+    if (decision.allowed) return next();
+    return errorResponse(c, 'rate_limited', `too many requests for this API key (limit ${requestsPerSecond}/s); retry after ${decision.retryAfterSeconds} s`, {
+      details: { retryAfterSeconds: decision.retryAfterSeconds },
+      headers: { 'Retry-After': String(decision.retryAfterSeconds) },
+    });
+  };
+}

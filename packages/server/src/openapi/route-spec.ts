@@ -1,0 +1,107 @@
+import { MemoryError } from '@mnemo/core';
+import type { z } from 'zod';
+import type { ServerApp, ServerContext } from '../app/server-deps.js';
+
+/** HTTP methods the API uses. */
+export type HttpMethod = 'get' | 'post' | 'delete';
+
+/** One documented response of a route. */
+export interface RouteResponse {
+  readonly description: string;
+  readonly schema?: z.ZodType;
+  /** Default `application/json`. */
+  readonly contentType?: string;
+  /** Response headers worth documenting, by name, with their meaning. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A route as data: its method and OpenAPI path (`/v1/conversations/{id}`), zod schemas of its path
+ * parameters, query and body, and its responses. The same spec validates requests and writes `/openapi.json`.
+ */
+export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType> {
+  readonly method: HttpMethod;
+  readonly path: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly tags: readonly string[];
+  readonly params?: P;
+  readonly query?: Q;
+  readonly body?: B;
+  /** `json` (default): the body is parsed and checked with `body`; `jsonl`: the handler gets the raw text. */
+  readonly bodyFormat?: 'json' | 'jsonl';
+  /** Request headers worth documenting, by name, with their meaning. */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly responses: Readonly<Record<number, RouteResponse>>;
+  /** True for routes served without an API key (`/health`, `/metrics`, `/openapi.json`). */
+  readonly public?: boolean;
+}
+
+/** Validated input of a route: parsed path parameters, query and body (raw text for a `jsonl` body). */
+export interface RouteInput<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
+  readonly params: z.output<P>;
+  readonly query: z.output<Q>;
+  readonly body: z.output<B>;
+  readonly text: string;
+}
+
+/** The routes registered on an app, in order, for `/openapi.json`. */
+export interface RouteRegistry {
+  add(spec: RouteSpec): void;
+  list(): readonly RouteSpec[];
+}
+
+/** An empty {@link RouteRegistry}. */
+export function createRouteRegistry(): RouteRegistry {
+  const specs: RouteSpec[] = [];
+  return {
+    add: (spec) => void specs.push(spec),
+    list: () => [...specs],
+  };
+}
+
+/**
+ * Registers a route on the app and in the registry: before the handler runs, path parameters, query and
+ * body are checked with the spec's zod schemas; a body that is not JSON or a value that does not validate
+ * is a 400 `invalid_input` naming the field (`body.messages[0].role: ...`).
+ */
+export function registerRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
+  app: ServerApp,
+  registry: RouteRegistry,
+  spec: RouteSpec<P, Q, B>,
+  handler: (c: ServerContext, input: RouteInput<P, Q, B>) => Response | Promise<Response>,
+): void {
+  registry.add(spec as unknown as RouteSpec);
+  const honoPath = spec.path.replace(/\{([^}]+)\}/g, ':$1');
+  app[spec.method](honoPath, async (c) => {
+    const params = parseWith(spec.params, c.req.param(), 'path');
+    const query = parseWith(spec.query, c.req.query(), 'query');
+    const text = spec.body === undefined && spec.bodyFormat !== 'jsonl' ? '' : await c.req.text();
+    const body = spec.body === undefined || spec.bodyFormat === 'jsonl' ? undefined : parseWith(spec.body, parseJsonBody(text), 'body');
+    return handler(c, { params, query, body, text } as RouteInput<P, Q, B>);
+  });
+}
+
+/** Parses a JSON request body; an empty body reads as `{}`. Throws `invalid_input` for text that is not JSON. */
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new MemoryError('invalid_input', `request body is not valid JSON: ${(error as Error).message}`, { details: { field: 'body' } });
+  }
+}
+
+/** Checks a value with a zod schema; throws `invalid_input` listing each failing field as `where.path: problem`. */
+export function parseWith<T extends z.ZodType | undefined>(schema: T, value: unknown, where: string): T extends z.ZodType ? z.output<T> : undefined {
+  if (schema === undefined) return undefined as never;
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data as never;
+  const fields = parsed.error.issues.map((issue) => formatPath(where, issue.path));
+  const problems = parsed.error.issues.map((issue, index) => `${fields[index]}: ${issue.message}`);
+  throw new MemoryError('invalid_input', problems.join('; '), { details: { fields } });
+}
+
+function formatPath(where: string, path: readonly PropertyKey[]): string {
+  return path.reduce<string>((text, key) => (typeof key === 'number' ? `${text}[${key}]` : `${text}.${String(key)}`), where);
+}

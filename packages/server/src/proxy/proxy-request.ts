@@ -1,0 +1,126 @@
+import { contextPolicies, maxContextTokens, MemoryError, resolveScope, type ContextOptions, type ContextPolicy, type MessageInput, type Scope } from '@mnemo/core';
+import { z } from 'zod';
+import type { ServerContext } from '../app/server-deps.js';
+import { requestUser } from '../resource-api/request-scope.js';
+
+/** Header naming the conversation; without it, the body's `user` field names it. */
+export const conversationHeader = 'X-Mnemo-Conversation';
+/** Header choosing the context policy of one request (`full`, `window`, `token-window`, `summary`). */
+export const proxyPolicyHeader = 'X-Mnemo-Policy';
+/** Header choosing the token budget of one request's context. */
+export const maxTokensHeader = 'X-Mnemo-Max-Tokens';
+
+const textPartSchema = z.looseObject({ type: z.string(), text: z.string().optional() });
+
+/** One message as an OpenAI client sends it (unknown fields are kept and ignored). */
+export const clientMessageSchema = z.looseObject({
+  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
+  content: z.union([z.string(), z.array(textPartSchema)]).nullish(),
+  name: z.string().optional(),
+  tool_calls: z
+    .array(z.looseObject({ id: z.string(), type: z.literal('function').optional(), function: z.looseObject({ name: z.string(), arguments: z.string() }) }))
+    .optional(),
+  tool_call_id: z.string().optional(),
+});
+
+/** A client's message, as validated by {@link clientMessageSchema}. */
+export type ClientMessage = z.output<typeof clientMessageSchema>;
+
+/**
+ * The body of `POST /v1/chat/completions` as mnemo reads it: `messages` (replaced before forwarding),
+ * `user` (may name the conversation), `stream`, `model`; every other field passes through untouched.
+ */
+export const chatCompletionBodySchema = z.looseObject({
+  model: z.string().optional(),
+  messages: z.array(clientMessageSchema),
+  user: z.string().optional(),
+  stream: z.boolean().nullish(),
+});
+
+/** A chat-completions request body, as validated by {@link chatCompletionBodySchema}. */
+export type ChatCompletionBody = z.output<typeof chatCompletionBodySchema>;
+
+/** What a client request means to mnemo: whose conversation, the system prompt, the turns it carries and how to build the context. */
+export interface ProxyRequest {
+  readonly scope: Scope;
+  /** The client's system (and developer) messages, joined; never stored. */
+  readonly system: string | undefined;
+  /** The client's other messages, converted and validated, in order. */
+  readonly turns: readonly MessageInput[];
+  readonly context: Pick<ContextOptions, 'policy' | 'maxTokens'>;
+}
+
+/**
+ * Reads a validated body and the request headers: the conversation from `X-Mnemo-Conversation` or the
+ * body's `user` (`invalid_input` when neither is there), the user from `X-Mnemo-User` (default user),
+ * the tenant from the API key, the policy and budget from `X-Mnemo-Policy` and `X-Mnemo-Max-Tokens`.
+ * Throws `invalid_input` for a message mnemo cannot store (a non-text content part).
+ */
+export function readProxyRequest(c: ServerContext, body: ChatCompletionBody): ProxyRequest {
+  const conversationId = nonEmpty(c.req.header(conversationHeader)) ?? nonEmpty(body.user);
+  if (conversationId === undefined) {
+    throw new MemoryError('invalid_input', `name the conversation: send the ${conversationHeader} header or the body's "user" field`, {
+      details: { field: 'user' },
+    });
+  }
+  const scope = resolveScope({ ...requestUser(c), conversationId });
+  const systemParts: string[] = [];
+  const turns: MessageInput[] = [];
+  body.messages.forEach((message, index) => {
+    if (message.role === 'system' || message.role === 'developer') systemParts.push(textOf(message, index));
+    else turns.push(toMessageInput(message, index));
+  });
+  return {
+    scope,
+    system: systemParts.length === 0 ? undefined : systemParts.join('\n\n'),
+    turns,
+    context: readContextHeaders(c),
+  };
+}
+
+function readContextHeaders(c: ServerContext): Pick<ContextOptions, 'policy' | 'maxTokens'> {
+  const policy = nonEmpty(c.req.header(proxyPolicyHeader));
+  if (policy !== undefined && !(contextPolicies as readonly string[]).includes(policy)) {
+    throw new MemoryError('invalid_input', `${proxyPolicyHeader} must be one of ${contextPolicies.join(', ')} (got ${JSON.stringify(policy)})`, {
+      details: { field: proxyPolicyHeader, allowed: contextPolicies },
+    });
+  }
+  const budget = nonEmpty(c.req.header(maxTokensHeader));
+  const maxTokens = budget === undefined ? undefined : Number(budget);
+  if (maxTokens !== undefined && (!/^\d+$/.test(budget!) || maxTokens < 1 || maxTokens > maxContextTokens)) {
+    throw new MemoryError('invalid_input', `${maxTokensHeader} must be an integer from 1 to ${maxContextTokens} (got ${JSON.stringify(budget)})`, {
+      details: { field: maxTokensHeader },
+    });
+  }
+  return { ...(policy === undefined ? {} : { policy: policy as ContextPolicy }), ...(maxTokens === undefined ? {} : { maxTokens }) };
+}
+
+function toMessageInput(message: ClientMessage, index: number): MessageInput {
+  const toolCalls = message.tool_calls?.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.function.name, arguments: call.function.arguments } }));
+  return {
+    role: message.role as MessageInput['role'],
+    content: textOf(message, index),
+    ...(message.name === undefined ? {} : { name: message.name }),
+    ...(toolCalls === undefined || toolCalls.length === 0 ? {} : { toolCalls }),
+    ...(message.tool_call_id === undefined ? {} : { toolCallId: message.tool_call_id }),
+  };
+}
+
+// mnemo stores text: text parts are joined line by line; anything else (images, audio) is refused, not dropped silently.
+function textOf(message: ClientMessage, index: number): string {
+  const { content } = message;
+  if (content === undefined || content === null) return '';
+  if (typeof content === 'string') return content;
+  return content
+    .map((part, partIndex) => {
+      if (part.type === 'text' && typeof part.text === 'string') return part.text;
+      throw new MemoryError('invalid_input', `body.messages[${index}].content[${partIndex}]: mnemo stores text only; "${part.type}" parts are not supported`, {
+        details: { field: `body.messages[${index}].content[${partIndex}]` },
+      });
+    })
+    .join('\n');
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}

@@ -1,0 +1,40 @@
+import { MemoryError, resolveScope, resolveUserScope, type Memory, type Scope, type UserScope } from '@mnemo/core';
+import type { ServerContext } from '../app/server-deps.js';
+
+/** Header that selects the user of a request when neither the query nor the body names one. */
+export const userHeader = 'X-Mnemo-User';
+
+/**
+ * The user a request acts for, within the tenant of its API key: the `user_id` query parameter, the
+ * body's `userId`, or the `X-Mnemo-User` header, else `default`. Two sources naming different users
+ * are `invalid_input` rather than a silent choice.
+ */
+export function requestUser(c: ServerContext, named: { query?: string | undefined; body?: string | undefined } = {}): UserScope {
+  const header = c.req.header(userHeader);
+  const given = [named.query, named.body, header === undefined || header === '' ? undefined : header].filter((value): value is string => value !== undefined);
+  const distinct = [...new Set(given)];
+  if (distinct.length > 1) {
+    throw new MemoryError('invalid_input', `the user is named twice with different ids (${distinct.map((id) => JSON.stringify(id)).join(' and ')})`, {
+      details: { field: 'user_id' },
+    });
+  }
+  // The tenant comes only from the API key (set by the auth middleware), never from the request.
+  return resolveUserScope({ tenantId: c.get('tenantId'), ...(distinct[0] === undefined ? {} : { userId: distinct[0] }) });
+}
+
+/** The scope of a conversation of the request's user in the request's tenant. */
+export function requestScope(c: ServerContext, conversationId: string, named: { query?: string | undefined; body?: string | undefined } = {}): Scope {
+  return resolveScope({ ...requestUser(c, named), conversationId });
+}
+
+/** Throws `not_found` unless the conversation has messages (in this tenant, for this user). */
+export async function requireConversation(memory: Memory, scope: Scope): Promise<void> {
+  if ((await memory.stats(scope)) === undefined) throw conversationNotFound(scope);
+}
+
+/** The `not_found` error of a conversation; it names the ids the caller gave and nothing of other tenants. */
+export function conversationNotFound(scope: Scope): MemoryError {
+  return new MemoryError('not_found', `conversation ${JSON.stringify(scope.conversationId)} of user ${JSON.stringify(scope.userId)} has no messages`, {
+    details: { conversationId: scope.conversationId, userId: scope.userId },
+  });
+}

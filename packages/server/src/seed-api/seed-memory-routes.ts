@@ -1,0 +1,172 @@
+import { messageRoles, maxContextTokens, resolveScope, toOpenAiMessages, type ContextPolicy } from '@mnemo/core';
+import { z } from 'zod';
+import type { ServerApp, ServerDeps } from '../app/server-deps.js';
+import { registerRoute } from '../openapi/route-spec.js';
+import { conversationNotFound } from '../resource-api/request-scope.js';
+import { idSchema, openAiMessageSchema } from '../resource-api/resource-schemas.js';
+
+/**
+ * The seed service's memory types and the policy each runs on. `vector` and `hybrid` need recall, which
+ * is not built yet: they run the `summary` policy, and the response's `X-Mnemo-Policy` header says so.
+ */
+export const seedMemoryTypes = Object.freeze({
+  buffer: 'full',
+  token_buffer: 'token-window',
+  summary: 'summary',
+  vector: 'summary',
+  hybrid: 'summary',
+} as const satisfies Record<string, ContextPolicy>);
+
+/** One of the seed service's memory types. */
+export type SeedMemoryType = keyof typeof seedMemoryTypes;
+
+/** The memory type of a context request that names none. */
+export const defaultSeedMemoryType: SeedMemoryType = 'buffer';
+
+/** Header of a seed context response naming the policy that built it (and the memory type asked for, when they differ in kind). */
+export const policyHeader = 'X-Mnemo-Policy';
+
+const memoryTypeSchema = z.enum(Object.keys(seedMemoryTypes) as [SeedMemoryType, ...SeedMemoryType[]]);
+const tags = ['seed memory API'];
+
+/**
+ * Mounts the seed-compatible memory API (same paths and snake_case fields as the seed's memory service).
+ * Every conversation belongs to the tenant of the API key and to its default user.
+ */
+export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
+  const { memory, routes } = deps;
+  const seedScope = (tenantId: string, conversationId: string) => resolveScope({ tenantId, conversationId });
+
+  registerRoute(
+    app,
+    routes,
+    {
+      method: 'post',
+      path: '/v1/memory/add',
+      summary: 'Store one message of a conversation',
+      description: '`memory_type` is accepted for compatibility; every message is stored the same way, whatever the type.',
+      tags,
+      body: z.object({ conversation_id: idSchema, role: z.enum(messageRoles), content: z.string(), memory_type: memoryTypeSchema.optional() }),
+      responses: {
+        200: {
+          description: 'the stored message',
+          schema: z.object({ status: z.literal('ok'), conversation_id: z.string(), message_id: z.string(), seq: z.number().int(), tokens: z.number().int() }),
+        },
+      },
+    },
+    async (c, { body }) => {
+      const [stored] = await memory.append(seedScope(c.get('tenantId'), body.conversation_id), { role: body.role, content: body.content });
+      return c.json({ status: 'ok', conversation_id: body.conversation_id, message_id: stored?.id, seq: stored?.seq, tokens: stored?.tokens });
+    },
+  );
+
+  registerRoute(
+    app,
+    routes,
+    {
+      method: 'post',
+      path: '/v1/memory/context',
+      summary: 'Build the messages to send for a conversation under a token budget',
+      description:
+        'memory_type → policy: buffer → full (everything that fits), token_buffer → token-window, summary → summary; vector and hybrid ' +
+        `run summary until recall lands (the ${policyHeader} header says so). Default memory_type: ${defaultSeedMemoryType}.`,
+      tags,
+      body: z.object({
+        conversation_id: idSchema,
+        query: z.string().optional(),
+        max_tokens: z.number().int().min(1).max(maxContextTokens),
+        memory_type: memoryTypeSchema.optional(),
+        system: z.string().optional(),
+      }),
+      responses: {
+        200: {
+          description: 'the context',
+          schema: z.object({ messages: z.array(openAiMessageSchema), total_tokens: z.number().int(), memory_type: memoryTypeSchema }),
+          headers: { [policyHeader]: 'the policy that built the context, e.g. `summary; requested=vector (recall is not built yet)`' },
+        },
+      },
+    },
+    async (c, { body }) => {
+      const memoryType = body.memory_type ?? defaultSeedMemoryType;
+      const policy = seedMemoryTypes[memoryType];
+      const built = await memory.buildContext(seedScope(c.get('tenantId'), body.conversation_id), {
+        policy,
+        maxTokens: body.max_tokens,
+        ...(body.query === undefined ? {} : { query: body.query }),
+        ...(body.system === undefined ? {} : { system: body.system }),
+      });
+      deps.metrics.recordContext(built.report);
+      const fallback = memoryType === 'vector' || memoryType === 'hybrid';
+      c.header(policyHeader, fallback ? `${policy}; requested=${memoryType} (recall is not built yet)` : policy);
+      return c.json({ messages: toOpenAiMessages(built.messages), total_tokens: built.report.sentTokens, memory_type: memoryType });
+    },
+  );
+
+  registerRoute(
+    app,
+    routes,
+    {
+      method: 'delete',
+      path: '/v1/memory/{conversation_id}',
+      summary: 'Erase a conversation (erasing twice is not an error)',
+      tags,
+      params: z.object({ conversation_id: idSchema }),
+      responses: {
+        200: { description: 'what was erased', schema: z.object({ status: z.literal('deleted'), conversation_id: z.string(), messages_deleted: z.number().int() }) },
+      },
+    },
+    async (c, { params }) => {
+      const erased = await memory.erase(seedScope(c.get('tenantId'), params.conversation_id));
+      return c.json({ status: 'deleted', conversation_id: params.conversation_id, messages_deleted: erased.messages });
+    },
+  );
+
+  registerRoute(
+    app,
+    routes,
+    {
+      method: 'get',
+      path: '/v1/memory/{conversation_id}/stats',
+      summary: 'Counters and usage of a conversation',
+      tags,
+      params: z.object({ conversation_id: idSchema }),
+      responses: {
+        200: {
+          description: 'the stats',
+          schema: z.object({
+            conversation_id: z.string(),
+            message_count: z.number().int(),
+            total_tokens: z.number().int(),
+            summarized_through_seq: z.number().int(),
+            first_message_at: z.string(),
+            last_message_at: z.string(),
+            context_requests: z.number().int(),
+            sent_tokens: z.number().int(),
+            full_history_tokens: z.number().int(),
+            saved_tokens: z.number().int(),
+            compactions: z.number().int(),
+          }),
+        },
+        404: { description: 'no such conversation' },
+      },
+    },
+    async (c, { params }) => {
+      const scope = seedScope(c.get('tenantId'), params.conversation_id);
+      const stats = await memory.stats(scope);
+      if (stats === undefined) throw conversationNotFound(scope);
+      return c.json({
+        conversation_id: stats.conversationId,
+        message_count: stats.messageCount,
+        total_tokens: stats.totalTokens,
+        summarized_through_seq: stats.summarizedThroughSeq,
+        first_message_at: stats.firstMessageAt,
+        last_message_at: stats.lastMessageAt,
+        context_requests: stats.usage.requests,
+        sent_tokens: stats.usage.sentTokens,
+        full_history_tokens: stats.usage.fullHistoryTokens,
+        saved_tokens: stats.usage.savedTokens,
+        compactions: stats.usage.compactions,
+      });
+    },
+  );
+}

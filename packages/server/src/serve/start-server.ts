@@ -1,0 +1,105 @@
+import { isIP } from 'node:net';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { MemoryError } from '@mnemo/core';
+import { readServerAppState } from '../app/server-app-state.js';
+
+/** Options of {@link startServer}. */
+export interface StartServerOptions {
+  /** An app from `createServerApp` (its memory is closed on shutdown; its keys decide which hosts are allowed). */
+  readonly app: { readonly fetch: (request: Request) => Response | Promise<Response> };
+  /** Default `127.0.0.1`. Any other than a loopback address needs API keys configured. */
+  readonly host?: string;
+  /** Default 8787; 0 picks a free port (read it from `url`). */
+  readonly port?: number;
+  /** How long shutdown waits for in-flight requests before cutting their connections, in ms. Default 10,000. */
+  readonly shutdownTimeoutMs?: number;
+}
+
+/** A listening server. */
+export interface RunningServer {
+  /** Base URL, e.g. `http://127.0.0.1:8787`. */
+  readonly url: string;
+  readonly port: number;
+  /**
+   * Graceful shutdown: stops accepting connections, lets in-flight requests finish (cutting them after
+   * `shutdownTimeoutMs`), then closes the memory, which stops its worker so a running job's lease lapses
+   * for another replica. Calling it again returns the same promise.
+   */
+  close(): Promise<void>;
+}
+
+/** The port `mnemo serve` listens on by default. */
+export const defaultPort = 8787;
+
+/** True for `localhost` and addresses in 127.0.0.0/8 or `::1`. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (bare === 'localhost') return true;
+  if (isIP(bare) === 4) return bare.startsWith('127.');
+  return bare === '::1' || bare === '0:0:0:0:0:0:0:1' || bare === '::ffff:127.0.0.1';
+}
+
+/**
+ * Listens on `host:port` and resolves once it does. Refuses (`invalid_input`) a non-loopback host when
+ * the app has no API keys, since anyone who can reach it could read and erase every conversation.
+ * Fails with `unavailable` when the port cannot be bound.
+ */
+export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  const host = options.host ?? '127.0.0.1';
+  const state = readServerAppState(options.app);
+  if ((state?.keyCount ?? 0) === 0 && !isLoopbackHost(host)) {
+    throw new MemoryError(
+      'invalid_input',
+      `refusing to listen on ${host} without API keys: anyone who can reach it could read and erase every conversation. ` +
+        'Configure API keys (MNEMO_API_KEYS=key:tenant, or server.apiKeys in mnemo.config.json), or listen on 127.0.0.1',
+      { details: { field: 'host', host } },
+    );
+  }
+  const server = await listen(options.app, host, options.port ?? defaultPort);
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+  const timeoutMs = options.shutdownTimeoutMs ?? 10_000;
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    close() {
+      closing ??= (async () => {
+        await closeHttpServer(server, timeoutMs);
+        await state?.memory.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+function listen(app: StartServerOptions['app'], host: string, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: app.fetch, hostname: host, port }) as Server;
+    const onError = (error: NodeJS.ErrnoException) => {
+      reject(new MemoryError('unavailable', `cannot listen on ${host}:${port}: ${error.code ?? error.message}`, { cause: error, details: { host, port } }));
+    };
+    server.once('error', onError);
+    server.once('listening', () => {
+      server.off('error', onError);
+      resolve(server);
+    });
+  });
+}
+
+/** Stops accepting, closes idle keep-alive connections, and waits for in-flight requests (cut after `timeoutMs`). */
+function closeHttpServer(server: Server, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
+    timer.unref();
+    server.close((error) => {
+      clearTimeout(timer);
+      if (error !== undefined && (error as NodeJS.ErrnoException).code !== 'ERR_SERVER_NOT_RUNNING') reject(error);
+      else resolve();
+    });
+    // Keep-alive sockets that are idle now would hold close() open; busy ones close after their response.
+    server.closeIdleConnections();
+  });
+}
