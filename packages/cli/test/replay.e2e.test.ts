@@ -15,6 +15,20 @@ afterEach(async () => {
 });
 
 const contractFields = ['policy', 'maxTokens', 'messages', 'requests', 'sentTokens', 'fullHistoryTokens', 'savedTokens', 'savedPercent'];
+// Added with compaction, after the original contract, so that existing consumers keep working.
+const compactionFields = ['compactions', 'summarizerTokens', 'netSavedTokens', 'netSavedPercent'];
+
+interface ReplayJson {
+  policy: string;
+  sentTokens: number;
+  fullHistoryTokens: number;
+  savedTokens: number;
+  savedPercent: number;
+  compactions: number;
+  summarizerTokens: number;
+  netSavedTokens: number;
+  netSavedPercent: number;
+}
 
 describe('mnemo replay', () => {
   it('prints exactly one JSON object with the contract fields when --json is given', async () => {
@@ -26,7 +40,7 @@ describe('mnemo replay', () => {
     expect(run.stdout.endsWith('\n')).toBe(true);
     expect(run.stdout.trim().split('\n')).toHaveLength(1);
     const result = JSON.parse(run.stdout) as Record<string, number | string>;
-    expect(Object.keys(result)).toEqual(contractFields);
+    expect(Object.keys(result)).toEqual([...contractFields, ...compactionFields]);
     expect(result).toMatchObject({ policy: 'token-window', maxTokens: 120, messages: 20, requests: 10 });
     const { sentTokens, fullHistoryTokens, savedTokens, savedPercent } = result as { sentTokens: number; fullHistoryTokens: number; savedTokens: number; savedPercent: number };
     expect(sentTokens).toBeGreaterThan(0);
@@ -35,7 +49,38 @@ describe('mnemo replay', () => {
     expect(savedTokens).toBe(fullHistoryTokens - sentTokens);
     expect(savedPercent).toBeGreaterThan(0);
     expect(savedPercent).toBeLessThanOrEqual(100);
+    // token-window sends no summary: it pays for no compaction.
+    expect(result).toMatchObject({ compactions: 0, summarizerTokens: 0, netSavedTokens: savedTokens, netSavedPercent: savedPercent });
     expect(run.stderr).toBe('');
+  });
+
+  it('reports the summarizer tokens and the savings net of them for --policy summary', async () => {
+    await writeFile(join(work.path, 'mesh.jsonl'), meshTranscript(30));
+
+    const run = await runMnemo(['replay', 'mesh.jsonl', '--json', '--policy', 'summary', '--max-tokens', '300'], { cwd: work.path });
+
+    expect(run.code).toBe(0);
+    const result = JSON.parse(run.stdout) as ReplayJson;
+    expect(Object.keys(result)).toEqual([...contractFields, ...compactionFields]);
+    expect(result.policy).toBe('summary');
+    expect(result.compactions).toBeGreaterThan(0);
+    expect(result.summarizerTokens).toBeGreaterThan(0);
+    expect(result.netSavedTokens).toBe(result.fullHistoryTokens - result.sentTokens - result.summarizerTokens);
+    expect(result.netSavedPercent).toBeCloseTo((100 * result.netSavedTokens) / result.fullHistoryTokens, 0);
+    expect(result.netSavedPercent).toBeLessThan(result.savedPercent);
+  });
+
+  it('gives the same numbers when a replay is repeated, compaction included', async () => {
+    await writeFile(join(work.path, 'mesh.jsonl'), meshTranscript(20));
+    const args = ['replay', 'mesh.jsonl', '--json', '--policy', 'meshai', '--max-tokens', '400'];
+
+    const first = await runMnemo(args, { cwd: work.path });
+    const second = await runMnemo(args, { cwd: work.path });
+
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ policy: 'meshai', maxTokens: 400, requests: 20 });
+    expect((JSON.parse(first.stdout) as ReplayJson).compactions).toBeGreaterThan(0);
+    expect(second.stdout).toBe(first.stdout);
   });
 
   it('reports the chosen policy with --policy', async () => {
@@ -53,8 +98,9 @@ describe('mnemo replay', () => {
 
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('replay of mesh.jsonl: 16 messages, 8 requests, budget 200 tokens per request');
-    expect(run.stdout).toMatch(/^policy\s+requests\s+sent tokens\s+full history\s+saved tokens\s+saved$/m);
-    for (const policy of ['full', 'window', 'token-window']) expect(run.stdout).toMatch(new RegExp(`^${policy}\\s+8\\s+`, 'm'));
+    expect(run.stdout).toMatch(/^policy\s+requests\s+sent tokens\s+full history\s+saved tokens\s+saved\s+compactions\s+summarizer tokens\s+net saved$/m);
+    for (const policy of ['full', 'window', 'token-window', 'summary', 'meshai']) expect(run.stdout).toMatch(new RegExp(`^${policy}\\s+8\\s+`, 'm'));
+    expect(run.stdout).toContain('net saved = (full history − sent − summarizer input − summarizer output) / full history');
   });
 
   it('exits 2 naming the line of a broken line and stores nothing', async () => {

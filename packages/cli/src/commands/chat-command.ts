@@ -1,16 +1,18 @@
-import { contextPolicies, MemoryError, type ContextPolicy } from '@mnemo/core';
+import { MemoryError } from '@mnemo/core';
 import { createOpenAiChatModel } from '@mnemo/models';
 import { Option, type Command } from 'commander';
 import { runChat } from '../chat/run-chat.js';
 import type { CliIo } from '../cli-io.js';
 import { defaultConfigFileName, loadCliConfig, resolvePath, type CliConfig } from '../config/cli-config.js';
+import { cliPolicies, contextPolicyOf, type CliPolicy } from '../config/cli-policies.js';
+import { chooseSummarizer } from '../store/choose-summarizer.js';
 import { openMemory } from '../store/open-memory.js';
 import { parsePositiveInteger } from './parse-positive-integer.js';
 
 interface ChatFlags {
   readonly db?: string;
   readonly conversation: string;
-  readonly policy?: ContextPolicy;
+  readonly policy?: CliPolicy;
   readonly maxTokens?: number;
   readonly system?: string;
   readonly config?: string;
@@ -26,7 +28,7 @@ export function registerChatCommand(program: Command, io: CliIo): void {
     .description('chat with an OpenAI-compatible model; mnemo stores every turn and builds each request under the budget')
     .option('--db <path>', 'SQLite file (default: MNEMO_DB or ./mnemo.db)')
     .option('--conversation <id>', 'conversation to continue', defaultChatConversationId)
-    .addOption(new Option('--policy <policy>', 'context policy (default: token-window)').choices(contextPolicies))
+    .addOption(new Option('--policy <policy>', 'context policy (default: token-window); meshai = summary with the meshai compaction preset').choices(cliPolicies))
     .option('--max-tokens <n>', 'token budget of each request (default: 1000)', parsePositiveInteger)
     .option('--system <text>', 'system prompt pinned in every request')
     .action(async (_flags: ChatFlags, command: Command) => {
@@ -47,10 +49,14 @@ async function runChatCommand(flags: ChatFlags, io: CliIo): Promise<void> {
   const policy = flags.policy ?? config.context.policy;
   const system = flags.system ?? config.context.system;
   const maxTokens = flags.maxTokens ?? config.context.maxTokens;
+  // Compaction summarizes with the same endpoint and model as the chat (falling back to the offline summarizer).
+  const summarizer = chooseSummarizer(config);
   const memory = openMemory({
     db: flags.db === undefined ? config.db : resolvePath(io.cwd, flags.db),
     model,
     maxTokens,
+    ...(policy === undefined ? {} : { policy }),
+    ...(summarizer.create === undefined ? {} : { createSummarizer: summarizer.create }),
     // Compaction runs in the background; a failure leaves the history raw and the chat going.
     onJobError: (error) => io.stderr.write(`mnemo: background compaction failed: ${error instanceof Error ? error.message : String(error)}\n`),
   });
@@ -62,7 +68,7 @@ async function runChatCommand(flags: ChatFlags, io: CliIo): Promise<void> {
       maxTokens,
       windowTurns: config.context.windowTurns,
       io,
-      ...(policy === undefined ? {} : { policy }),
+      ...(policy === undefined ? {} : { policy: contextPolicyOf(policy) }),
       ...(system === undefined ? {} : { system }),
     });
   } finally {

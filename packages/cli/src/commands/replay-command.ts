@@ -1,8 +1,9 @@
 import { basename } from 'node:path';
-import { contextPolicies, type ContextPolicy } from '@mnemo/core';
+import type { Memory } from '@mnemo/core';
 import { Option, type Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
 import { loadCliConfig, resolvePath } from '../config/cli-config.js';
+import { cliPolicies, usesSummary, type CliPolicy } from '../config/cli-policies.js';
 import { formatCount, formatPercent, formatTable } from '../output/format-table.js';
 import { createReplayProgress } from '../output/replay-progress.js';
 import { readTranscript } from '../replay/read-transcript.js';
@@ -14,7 +15,7 @@ import { parsePositiveInteger } from './parse-positive-integer.js';
 interface ReplayFlags {
   readonly format?: TranscriptFormat;
   readonly conversation?: string;
-  readonly policy?: ContextPolicy;
+  readonly policy?: CliPolicy;
   readonly maxTokens?: number;
   readonly windowTurns?: number;
   readonly system?: string;
@@ -24,7 +25,7 @@ interface ReplayFlags {
 }
 
 /** The policy `--json` reports when none is chosen. */
-export const defaultReplayPolicy: ContextPolicy = 'token-window';
+export const defaultReplayPolicy: CliPolicy = 'token-window';
 
 /** Adds `mnemo replay <file>`: replays a transcript and reports what each context policy would have sent. */
 export function registerReplayCommand(program: Command, io: CliIo): void {
@@ -34,18 +35,40 @@ export function registerReplayCommand(program: Command, io: CliIo): void {
     .argument('<file>', 'transcript: JSONL (one message per line) or a LoCoMo JSON file')
     .addOption(new Option('--format <format>', 'transcript format (default: locomo for .json, else jsonl)').choices(transcriptFormats))
     .option('--conversation <id>', 'LoCoMo sample_id to replay (default: the first)')
-    .addOption(new Option('--policy <policy>', `report one policy (default: compare all; ${defaultReplayPolicy} with --json)`).choices(contextPolicies))
+    .addOption(
+      new Option('--policy <policy>', `report one policy (default: compare all; ${defaultReplayPolicy} with --json); meshai = summary with the meshai compaction preset`).choices(
+        cliPolicies,
+      ),
+    )
     .option('--max-tokens <n>', 'token budget of each request (default: 1000)', parsePositiveInteger)
     .option('--window-turns <n>', 'turns the window policy keeps (default: 4)', parsePositiveInteger)
     .option('--system <text>', 'system prompt pinned in every request')
     .option('--db <path>', 'keep the replay in this SQLite file (default: in memory, discarded)')
-    .option('--json', `print one JSON object: ${jsonFields.join(', ')}`)
+    .option('--json', `print one JSON object: ${replayJsonFields.join(', ')}`)
     .action(async (file: string, _flags: ReplayFlags, command: Command) => {
       await runReplay(file, command.optsWithGlobals<ReplayFlags>(), io);
     });
 }
 
-const jsonFields = ['policy', 'maxTokens', 'messages', 'requests', 'sentTokens', 'fullHistoryTokens', 'savedTokens', 'savedPercent'] as const;
+/**
+ * Fields of `mnemo replay --json`, in print order. The first eight are the original contract; the last
+ * four were added with compaction (summarizer calls and tokens up to the last request, and the savings
+ * net of them) and are 0 / equal to the gross savings for policies that send no summary.
+ */
+export const replayJsonFields = [
+  'policy',
+  'maxTokens',
+  'messages',
+  'requests',
+  'sentTokens',
+  'fullHistoryTokens',
+  'savedTokens',
+  'savedPercent',
+  'compactions',
+  'summarizerTokens',
+  'netSavedTokens',
+  'netSavedPercent',
+] as const;
 
 async function runReplay(file: string, flags: ReplayFlags, io: CliIo): Promise<void> {
   const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
@@ -56,29 +79,38 @@ async function runReplay(file: string, flags: ReplayFlags, io: CliIo): Promise<v
     ...(flags.conversation === undefined ? {} : { conversation: flags.conversation }),
   });
   const chosen = flags.policy ?? config.context.policy;
-  const policies: ContextPolicy[] = chosen !== undefined ? [chosen] : flags.json === true ? [defaultReplayPolicy] : [...contextPolicies];
+  const policies: CliPolicy[] = chosen !== undefined ? [chosen] : flags.json === true ? [defaultReplayPolicy] : [...cliPolicies];
   const system = flags.system ?? config.context.system;
   const db = flags.db === undefined ? ':memory:' : resolvePath(io.cwd, flags.db);
   const conversationId = replayConversationId(transcript.name, flags.db !== undefined);
-
   const maxTokens = flags.maxTokens ?? config.context.maxTokens;
   const recordedPolicy = chosen ?? defaultReplayPolicy;
-  // Compaction is drained by the simulation before each request, so every replay of a file gives the same numbers.
+  // Replays always summarize offline (the engine's default summarizer), so the same file gives the same
+  // numbers; compaction is drained by the simulation before each request, never in the background.
   const memoryOptions = { maxTokens, compaction: 'manual' as const, ...(config.llm.model === undefined ? {} : { model: config.llm.model }) };
-  const memory = openMemory({ ...memoryOptions, db });
-  // A kept replay records only the policy a bot would use; the others are measured on a discarded copy.
-  const needsCopy = db !== ':memory:' && policies.some((policy) => policy !== recordedPolicy);
-  const comparisonMemory = needsCopy ? openMemory({ ...memoryOptions, db: ':memory:' }) : memory;
+  const memory = openMemory({ ...memoryOptions, db, policy: recordedPolicy });
+  // A kept replay records only the policy a bot would use; the others are measured on discarded copies.
+  // Compaction state depends on the settings, so meshai (its own preset) never shares a memory with the
+  // budget-scaled policies; the policies that send no summary are indifferent to it.
+  const comparisonMemories = new Map<string, Memory>();
+  const settingsOf = (policy: CliPolicy) => (policy === 'meshai' ? 'meshai' : 'budget');
+  const memoryFor = (policy: CliPolicy): Memory => {
+    if (policy === recordedPolicy || (db === ':memory:' && settingsOf(policy) === settingsOf(recordedPolicy))) return memory;
+    let comparison = comparisonMemories.get(settingsOf(policy));
+    if (comparison === undefined) {
+      comparison = openMemory({ ...memoryOptions, db: ':memory:', policy });
+      comparisonMemories.set(settingsOf(policy), comparison);
+    }
+    return comparison;
+  };
   const progress = createReplayProgress({ total: transcript.messages.length, stream: io.stderr, enabled: flags.json !== true });
   let totals: PolicyTotals[];
   try {
     totals = await simulateReplay({
-      memory,
-      comparisonMemory,
+      memoryFor,
       conversationId,
       messages: transcript.messages,
       policies,
-      recordedPolicy,
       maxTokens,
       windowTurns: flags.windowTurns ?? config.context.windowTurns,
       ...(system === undefined ? {} : { system }),
@@ -87,12 +119,12 @@ async function runReplay(file: string, flags: ReplayFlags, io: CliIo): Promise<v
   } finally {
     progress.stop();
     await memory.close();
-    if (comparisonMemory !== memory) await comparisonMemory.close();
+    for (const comparison of comparisonMemories.values()) await comparison.close();
   }
   if (flags.db !== undefined) io.stderr.write(`mnemo: stored ${transcript.messages.length} messages in ${db} as conversation ${conversationId}\n`);
   if (flags.json === true) {
     const result = totals[0]!;
-    io.stdout.write(`${JSON.stringify(Object.fromEntries(jsonFields.map((field) => [field, result[field]])))}\n`);
+    io.stdout.write(`${JSON.stringify(Object.fromEntries(replayJsonFields.map((field) => [field, result[field]])))}\n`);
     return;
   }
   io.stdout.write(formatReplayReport(basename(path), transcript.name, totals, memory.tokenCounter.encoding));
@@ -112,13 +144,17 @@ function formatReplayReport(fileName: string, name: string, totals: readonly Pol
   const heading =
     `replay of ${title}: ${formatCount(first.messages)} messages, ${formatCount(first.requests)} requests, ` +
     `budget ${formatCount(first.maxTokens)} tokens per request (${encoding})\n\n`;
+  const right = 'right' as const;
   const columns = [
     { header: 'policy' },
-    { header: 'requests', align: 'right' as const },
-    { header: 'sent tokens', align: 'right' as const },
-    { header: 'full history', align: 'right' as const },
-    { header: 'saved tokens', align: 'right' as const },
-    { header: 'saved', align: 'right' as const },
+    { header: 'requests', align: right },
+    { header: 'sent tokens', align: right },
+    { header: 'full history', align: right },
+    { header: 'saved tokens', align: right },
+    { header: 'saved', align: right },
+    { header: 'compactions', align: right },
+    { header: 'summarizer tokens', align: right },
+    { header: 'net saved', align: right },
   ];
   const rows = totals.map((total) => [
     total.policy,
@@ -127,6 +163,14 @@ function formatReplayReport(fileName: string, name: string, totals: readonly Pol
     formatCount(total.fullHistoryTokens),
     formatCount(total.savedTokens),
     formatPercent(total.savedPercent),
+    formatCount(total.compactions),
+    formatCount(total.summarizerTokens),
+    formatPercent(total.netSavedPercent),
   ]);
-  return heading + formatTable(columns, rows);
+  const notes = totals.some((total) => usesSummary(total.policy))
+    ? '\nnet saved = (full history − sent − summarizer input − summarizer output) / full history. Summarizer tokens are what\n' +
+      'the compaction prompts and summaries up to the last request cost (the replay summarizes offline and counts the\n' +
+      'prompt an LLM summarizer would get). meshai = summary with the meshai preset: last 4 exchanges verbatim, re-summarized every 8 messages.\n'
+    : '';
+  return heading + formatTable(columns, rows) + notes;
 }

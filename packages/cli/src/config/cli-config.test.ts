@@ -68,6 +68,13 @@ describe('loadCliConfig', () => {
     expect(config.context.policy).toBe('full');
   });
 
+  it('accepts meshai as a policy in the environment and in the file', async () => {
+    await writeConfig({ context: { policy: 'meshai' } });
+
+    expect((await loadCliConfig({ env: {}, cwd: directory })).context.policy).toBe('meshai');
+    expect((await loadCliConfig({ env: { MNEMO_POLICY: 'meshai' }, cwd: directory })).context.policy).toBe('meshai');
+  });
+
   it('names the file and the field when a value in the file is invalid', async () => {
     const path = await writeConfig({ context: { maxTokens: 'many' } });
 

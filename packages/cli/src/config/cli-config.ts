@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { contextPolicies, maxContextTokens, MemoryError, type ContextPolicy } from '@mnemo/core';
+import { maxContextTokens, MemoryError } from '@mnemo/core';
 import { z } from 'zod';
+import { cliPolicies, type CliPolicy } from './cli-policies.js';
 
 /** Settings every command starts from, merged from the config file, the environment and the defaults. */
 export interface CliConfig {
@@ -15,8 +16,8 @@ export interface CliConfig {
     readonly timeoutMs: number;
   };
   readonly context: {
-    /** Unset means each command's own default (replay compares every policy). */
-    readonly policy?: ContextPolicy;
+    /** Unset means each command's own default (replay compares every policy); `meshai` is `summary` with the meshai compaction preset. */
+    readonly policy?: CliPolicy;
     /** Budget of each request, in tokens. Default 1,000. */
     readonly maxTokens: number;
     /** Turns the `window` policy keeps. Default 4. */
@@ -40,12 +41,12 @@ export const cliEnvironmentVariables = Object.freeze({
   MNEMO_LLM_API_KEY: 'API key of that endpoint, if it needs one',
   MNEMO_LLM_MODEL: 'model id to chat with, e.g. llama3.2',
   MNEMO_MAX_TOKENS: 'token budget of each request (default 1000)',
-  MNEMO_POLICY: `context policy: ${contextPolicies.join(', ')}`,
+  MNEMO_POLICY: `context policy: ${cliPolicies.join(', ')}`,
 });
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 const maxTokens = z.number().int().min(1).max(maxContextTokens);
-const policy = z.enum(contextPolicies);
+const policy = z.enum(cliPolicies);
 
 const fileSchema = z.strictObject({
   $schema: z.string().optional(),

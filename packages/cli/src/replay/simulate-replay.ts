@@ -1,8 +1,9 @@
-import { assembleContext, savedPercent, type ContextPolicy, type Memory, type MessageInput } from '@mnemo/core';
+import { assembleContext, savedPercent, type Memory, type MessageInput, type UsageTotals } from '@mnemo/core';
+import { contextPolicyOf, usesSummary, type CliPolicy } from '../config/cli-policies.js';
 
-/** What one policy would have cost over a whole replay; the shape `mnemo replay --json` prints. */
+/** What one policy would have cost over a whole replay; `mnemo replay --json` prints these fields. */
 export interface PolicyTotals {
-  readonly policy: ContextPolicy;
+  readonly policy: CliPolicy;
   readonly maxTokens: number;
   /** Messages replayed. */
   readonly messages: number;
@@ -13,24 +14,32 @@ export interface PolicyTotals {
   readonly savedTokens: number;
   /** 0–100, one decimal. */
   readonly savedPercent: number;
+  /** Summarizer calls made up to the last request (a condensation to the next level is a call); 0 for policies that send no summary. */
+  readonly compactions: number;
+  /** Prompt tokens of those calls (for the offline summarizer: what the LLM prompt would have cost). */
+  readonly summarizerInputTokens: number;
+  readonly summarizerOutputTokens: number;
+  /** `summarizerInputTokens + summarizerOutputTokens`. */
+  readonly summarizerTokens: number;
+  /** `fullHistoryTokens − sentTokens − summarizerTokens`: what the policy saved once compaction is paid for. */
+  readonly netSavedTokens: number;
+  /** `netSavedTokens` as a percent of `fullHistoryTokens`, one decimal; negative when compaction cost more than it saved. */
+  readonly netSavedPercent: number;
 }
 
 /** Options of {@link simulateReplay}. */
 export interface ReplaySimulationOptions {
-  /** Where the replay is stored and the recorded policy is built, as the bot would, into the usage ledger. */
-  readonly memory: Memory;
   /**
-   * Where the other policies are measured, fed the same messages; default `memory` itself (their
-   * builds then land in its ledger too, which is harmless for a discarded in-memory replay).
+   * The memory each policy is built on. Policies may share one; every distinct memory gets every message.
+   * A summary policy's compaction settings are its memory's, and its compaction cost is read from that
+   * memory's ledger, so two summary policies with different settings need two memories.
    */
-  readonly comparisonMemory?: Memory;
+  readonly memoryFor: (policy: CliPolicy) => Memory;
   readonly conversationId: string;
   /** Validated messages, oldest first. */
   readonly messages: readonly MessageInput[];
   /** Policies to measure, in report order. */
-  readonly policies: readonly ContextPolicy[];
-  /** Default: the first of `policies`. */
-  readonly recordedPolicy?: ContextPolicy;
+  readonly policies: readonly CliPolicy[];
   readonly maxTokens: number;
   readonly windowTurns: number;
   readonly system?: string;
@@ -39,58 +48,83 @@ export interface ReplaySimulationOptions {
   readonly signal?: AbortSignal;
 }
 
+interface Tally {
+  requests: number;
+  sentTokens: number;
+  fullHistoryTokens: number;
+}
+
+type SummarizerUsage = Pick<UsageTotals, 'compactions' | 'summarizerInputTokens' | 'summarizerOutputTokens'>;
+
+const noSummarizerUsage: SummarizerUsage = Object.freeze({ compactions: 0, summarizerInputTokens: 0, summarizerOutputTokens: 0 });
+
 /**
  * Replays a transcript into a conversation the way a bot lives it: appends the messages in order and,
  * before each assistant message, lets pending compaction finish (a live bot's background worker does
  * so between turns; draining keeps the replay deterministic) and builds the context each policy would
- * have sent; returns the totals per policy. Throws `budget_exceeded` before storing anything when the
- * system prompt alone does not fit.
+ * have sent; returns the totals per policy, with the summarizer calls made up to the last request
+ * charged to the policies that send the summary. Throws `budget_exceeded` before storing anything when
+ * the system prompt alone does not fit.
  */
 export async function simulateReplay(options: ReplaySimulationOptions): Promise<PolicyTotals[]> {
-  const { memory, maxTokens, windowTurns, system, signal } = options;
-  const comparisonMemory = options.comparisonMemory ?? memory;
-  const memories = comparisonMemory === memory ? [memory] : [memory, comparisonMemory];
-  const recordedPolicy = options.recordedPolicy ?? options.policies[0] ?? 'token-window';
+  const { maxTokens, windowTurns, system, signal } = options;
+  const memoryOf = new Map(options.policies.map((policy) => [policy, options.memoryFor(policy)]));
+  const memories = [...new Set(memoryOf.values())];
+  const summaryMemories = [...new Set(options.policies.filter(usesSummary).map((policy) => memoryOf.get(policy)!))];
   const scope = { conversationId: options.conversationId };
   const settings = { maxTokens, windowTurns, ...(system === undefined ? {} : { system }), ...(signal === undefined ? {} : { signal }) };
   // Fails fast on a system prompt over the budget, before the first message is written.
-  assembleContext({ ...settings, policy: recordedPolicy, counter: memory.tokenCounter, tail: [], totalMessages: 0, totalTokens: 0 });
+  const counter = memories[0]?.tokenCounter;
+  if (counter !== undefined) assembleContext({ ...settings, policy: 'full', counter, tail: [], totalMessages: 0, totalTokens: 0 });
 
-  const totals = new Map(options.policies.map((policy) => [policy, { requests: 0, sentTokens: 0, fullHistoryTokens: 0 }]));
+  const tallies = new Map<CliPolicy, Tally>(options.policies.map((policy) => [policy, { requests: 0, sentTokens: 0, fullHistoryTokens: 0 }]));
+  // What each summary memory's compaction had cost when the last request was built.
+  const summarizerUsage = new Map<Memory, SummarizerUsage>();
   let stored = 0;
   for (const chunk of chunkAtAssistantMessages(options.messages)) {
     signal?.throwIfAborted();
     if (chunk[0]?.role === 'assistant') {
-      for (const target of memories) await target.runPendingJobs();
+      for (const memory of memories) await memory.runPendingJobs();
+      for (const memory of summaryMemories) summarizerUsage.set(memory, (await memory.stats(scope, { signal }))?.usage ?? noSummarizerUsage);
       for (const policy of options.policies) {
-        const target = policy === recordedPolicy ? memory : comparisonMemory;
-        const { report } = await target.buildContext(scope, { ...settings, policy });
-        const sum = totals.get(policy)!;
-        sum.requests += 1;
-        sum.sentTokens += report.sentTokens;
-        sum.fullHistoryTokens += report.fullHistoryTokens;
+        const { report } = await memoryOf.get(policy)!.buildContext(scope, { ...settings, policy: contextPolicyOf(policy) });
+        const tally = tallies.get(policy)!;
+        tally.requests += 1;
+        tally.sentTokens += report.sentTokens;
+        tally.fullHistoryTokens += report.fullHistoryTokens;
       }
     }
-    for (const target of memories) await target.append(scope, chunk, signal === undefined ? {} : { signal });
+    for (const memory of memories) await memory.append(scope, chunk, signal === undefined ? {} : { signal });
     stored += chunk.length;
     options.onProgress?.(stored);
   }
   // A kept replay ends as a live conversation would once its worker caught up: summaries included.
-  await memory.runPendingJobs();
+  for (const memory of memories) await memory.runPendingJobs();
 
   return options.policies.map((policy) => {
-    const sum = totals.get(policy)!;
-    return {
-      policy,
-      maxTokens,
-      messages: options.messages.length,
-      requests: sum.requests,
-      sentTokens: sum.sentTokens,
-      fullHistoryTokens: sum.fullHistoryTokens,
-      savedTokens: sum.fullHistoryTokens - sum.sentTokens,
-      savedPercent: savedPercent(sum.sentTokens, sum.fullHistoryTokens),
-    };
+    const usage = usesSummary(policy) ? (summarizerUsage.get(memoryOf.get(policy)!) ?? noSummarizerUsage) : noSummarizerUsage;
+    return toPolicyTotals(policy, tallies.get(policy)!, usage, maxTokens, options.messages.length);
   });
+}
+
+function toPolicyTotals(policy: CliPolicy, tally: Tally, usage: SummarizerUsage, maxTokens: number, messages: number): PolicyTotals {
+  const summarizerTokens = usage.summarizerInputTokens + usage.summarizerOutputTokens;
+  return {
+    policy,
+    maxTokens,
+    messages,
+    requests: tally.requests,
+    sentTokens: tally.sentTokens,
+    fullHistoryTokens: tally.fullHistoryTokens,
+    savedTokens: tally.fullHistoryTokens - tally.sentTokens,
+    savedPercent: savedPercent(tally.sentTokens, tally.fullHistoryTokens),
+    compactions: usage.compactions,
+    summarizerInputTokens: usage.summarizerInputTokens,
+    summarizerOutputTokens: usage.summarizerOutputTokens,
+    summarizerTokens,
+    netSavedTokens: tally.fullHistoryTokens - tally.sentTokens - summarizerTokens,
+    netSavedPercent: savedPercent(tally.sentTokens + summarizerTokens, tally.fullHistoryTokens),
+  };
 }
 
 /**

@@ -1,5 +1,6 @@
-import { createGptTokenCounter, createMemory, type CompactionSettings, type Memory } from '@mnemo/core';
+import { createGptTokenCounter, createMemory, type Memory, type Summarizer, type TokenCounter } from '@mnemo/core';
 import { openSqliteStore } from '@mnemo/sqlite';
+import { compactionSettingsFor, type CliPolicy } from '../config/cli-policies.js';
 
 /** How compaction jobs run: on the engine's background worker, only when the caller drains them, or not at all. */
 export type CompactionMode = 'background' | 'manual' | 'off';
@@ -16,30 +17,29 @@ export interface OpenMemoryOptions {
   readonly compaction?: CompactionMode;
   /** Budget of the contexts the commands build, in tokens: compaction thresholds scale with it. */
   readonly maxTokens?: number;
+  /** The policy the command runs; `meshai` selects core's `meshai` compaction preset instead of the budget-scaled thresholds. */
+  readonly policy?: CliPolicy;
+  /** Builds the summarizer on the engine's token counter; default core's offline `ExtractiveSummarizer`. */
+  readonly createSummarizer?: (tokenCounter: TokenCounter) => Summarizer;
   /** Where background job failures go (they never stop the command). */
   readonly onJobError?: (error: unknown) => void;
-}
-
-/**
- * Compaction thresholds for a context budget, in the proportions of the core defaults for 2,000 tokens:
- * compact at 60 % of the budget in raw turns, keep 30 % raw, bound the summary at 20 %.
- */
-export function compactionSettingsForBudget(maxTokens: number): Partial<CompactionSettings> {
-  return {
-    triggerTokens: Math.round(maxTokens * 0.6),
-    keepRecentTokens: Math.round(maxTokens * 0.3),
-    maxSummaryTokens: Math.max(16, Math.round(maxTokens * 0.2)),
-  };
 }
 
 /** Opens the SQLite store and wires the memory engine every command works through. */
 export function openMemory(options: OpenMemoryOptions): Memory {
   const store = openSqliteStore({ path: options.db, ...(options.readonly === true ? { readonly: true } : {}) });
   const mode = options.readonly === true ? 'off' : (options.compaction ?? 'background');
+  const tokenCounter = createGptTokenCounter(options.model === undefined ? {} : { model: options.model });
   return createMemory({
     store,
-    tokenCounter: createGptTokenCounter(options.model === undefined ? {} : { model: options.model }),
-    compaction: mode === 'off' ? false : { settings: options.maxTokens === undefined ? {} : compactionSettingsForBudget(options.maxTokens) },
+    tokenCounter,
+    compaction:
+      mode === 'off'
+        ? false
+        : {
+            settings: compactionSettingsFor(options.policy, options.maxTokens),
+            ...(options.createSummarizer === undefined ? {} : { summarizer: options.createSummarizer(tokenCounter) }),
+          },
     worker: { autoStart: mode === 'background', ...(options.onJobError === undefined ? {} : { onError: options.onJobError }) },
   });
 }

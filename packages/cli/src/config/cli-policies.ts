@@ -1,0 +1,42 @@
+import { compactionPresets, contextPolicies, type CompactionSettings, type ContextPolicy } from '@mnemo/core';
+
+/**
+ * Policy names the CLI accepts: core's context policies, plus `meshai`, which is the `summary` context
+ * policy run with `compactionPresets.meshai` (the founding bot: keep the last 4 exchanges verbatim,
+ * re-summarize after 8 new messages, summary ≤ 300 tokens).
+ */
+export const cliPolicies = [...contextPolicies, 'meshai'] as const;
+
+/** One of {@link cliPolicies}. */
+export type CliPolicy = (typeof cliPolicies)[number];
+
+/** The context policy that builds a CLI policy's requests (`meshai` → `summary`). */
+export function contextPolicyOf(policy: CliPolicy): ContextPolicy {
+  return policy === 'meshai' ? 'summary' : policy;
+}
+
+/** True for the policies that send the rolling summary, i.e. whose requests compaction pays for. */
+export function usesSummary(policy: CliPolicy): boolean {
+  return contextPolicyOf(policy) === 'summary';
+}
+
+/**
+ * Compaction thresholds for a context budget, in the proportions of the core defaults for 2,000 tokens:
+ * compact at 60 % of the budget in raw turns, keep 30 % raw, bound the summary at 20 %.
+ */
+export function compactionSettingsForBudget(maxTokens: number): Partial<CompactionSettings> {
+  return {
+    triggerTokens: Math.round(maxTokens * 0.6),
+    keepRecentTokens: Math.round(maxTokens * 0.3),
+    maxSummaryTokens: Math.max(16, Math.round(maxTokens * 0.2)),
+  };
+}
+
+/**
+ * The compaction settings the CLI runs a policy with: the `meshai` preset for `meshai`, otherwise the
+ * thresholds scaled to the budget (core's defaults when no budget is given).
+ */
+export function compactionSettingsFor(policy: CliPolicy | undefined, maxTokens: number | undefined): Partial<CompactionSettings> {
+  if (policy === 'meshai') return compactionPresets.meshai;
+  return maxTokens === undefined ? {} : compactionSettingsForBudget(maxTokens);
+}
