@@ -1,8 +1,11 @@
 import { Command } from 'commander';
 import type { CliIo } from './cli-io.js';
 import { registerChatCommand } from './commands/chat-command.js';
+import { registerCompactCommand } from './commands/compact-command.js';
+import { registerExpandCommand } from './commands/expand-command.js';
 import { registerReplayCommand } from './commands/replay-command.js';
 import { registerStatsCommand } from './commands/stats-command.js';
+import { registerSummariesCommand } from './commands/summaries-command.js';
 import { cliEnvironmentVariables, defaultConfigFileName } from './config/cli-config.js';
 import { reportError } from './output/report-error.js';
 import { readCliVersion } from './read-cli-version.js';
@@ -19,6 +22,9 @@ export function createProgram(io: CliIo): Command {
   registerReplayCommand(program, io);
   registerChatCommand(program, io);
   registerStatsCommand(program, io);
+  registerCompactCommand(program, io);
+  registerSummariesCommand(program, io);
+  registerExpandCommand(program, io);
   const variables = Object.entries(cliEnvironmentVariables).map(([name, meaning]) => `  ${name.padEnd(20)} ${meaning}`);
   program.addHelpText(
     'after',

@@ -1,15 +1,23 @@
-import { MemoryError, savedPercent, type ConversationStats, type Memory } from '@mnemo/core';
+import { savedPercent, type ConversationStats, type Memory, type Summary } from '@mnemo/core';
 import type { Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
-import { loadCliConfig, resolvePath } from '../config/cli-config.js';
+import { loadCliConfig } from '../config/cli-config.js';
 import { formatCount, formatPercent, formatTable } from '../output/format-table.js';
 import { openMemory } from '../store/open-memory.js';
+import { databaseOf, requireConversation, userOf, type StoreFlags } from './add-store-options.js';
 
-interface StatsFlags {
-  readonly db?: string;
+interface StatsFlags extends StoreFlags {
   readonly conversation?: string;
-  readonly json?: boolean;
-  readonly config?: string;
+}
+
+/** One conversation's stats as `mnemo stats --conversation` reports them: the engine's, plus its summaries. */
+interface ConversationReport extends ConversationStats {
+  /** Summary versions stored for the conversation. */
+  readonly summaryCount: number;
+  /** Id of the newest summary, the one contexts use; absent before the first compaction. */
+  readonly latestSummaryId?: string;
+  /** `usage.netSavedTokens` as a percent of `usage.fullHistoryTokens`, one decimal. */
+  readonly netSavedPercent: number;
 }
 
 /** Adds `mnemo stats`: counters and token usage of one conversation, or of every conversation in the store. */
@@ -19,6 +27,8 @@ export function registerStatsCommand(program: Command, io: CliIo): void {
     .description('show messages, tokens and context usage of one conversation, or list every conversation')
     .option('--db <path>', 'SQLite file (default: MNEMO_DB or ./mnemo.db)')
     .option('--conversation <id>', 'show this conversation only')
+    .option('--user <id>', 'user of --conversation, or whose conversations to list (default: default)')
+    .option('--tenant <id>', 'tenant (default: default)')
     .option('--json', 'print JSON instead of a table')
     .action(async (_flags: StatsFlags, command: Command) => {
       await runStats(command.optsWithGlobals<StatsFlags>(), io);
@@ -27,21 +37,18 @@ export function registerStatsCommand(program: Command, io: CliIo): void {
 
 async function runStats(flags: StatsFlags, io: CliIo): Promise<void> {
   const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
-  const db = flags.db === undefined ? config.db : resolvePath(io.cwd, flags.db);
+  const db = databaseOf(flags, config, io);
   // Read-only: looking must never create a database or change one.
   const memory = openMemory({ db, readonly: true });
   try {
     if (flags.conversation !== undefined) {
-      const stats = await memory.stats({ conversationId: flags.conversation });
-      if (stats === undefined) {
-        throw new MemoryError('not_found', `conversation ${JSON.stringify(flags.conversation)} has no messages in ${db}`, {
-          details: { field: 'conversation' },
-        });
-      }
-      io.stdout.write(flags.json === true ? `${JSON.stringify(stats)}\n` : formatConversation(stats));
+      const scope = { ...userOf(flags), conversationId: flags.conversation };
+      const stats = await requireConversation(memory, scope, db);
+      const report = toConversationReport(stats, await memory.listSummaries(scope));
+      io.stdout.write(flags.json === true ? `${JSON.stringify(report)}\n` : formatConversation(report));
       return;
     }
-    const conversations = await listAllStats(memory);
+    const conversations = await listAllStats(memory, userOf(flags));
     if (flags.json === true) io.stdout.write(`${JSON.stringify({ db, conversations })}\n`);
     else io.stdout.write(conversations.length === 0 ? `no conversations in ${db}\n` : formatConversations(conversations));
   } finally {
@@ -49,12 +56,22 @@ async function runStats(flags: StatsFlags, io: CliIo): Promise<void> {
   }
 }
 
-/** Every conversation of the default tenant with its stats, paging through the store. */
-async function listAllStats(memory: Memory): Promise<ConversationStats[]> {
+function toConversationReport(stats: ConversationStats, summaries: readonly Summary[]): ConversationReport {
+  const latest = summaries[summaries.length - 1];
+  return {
+    ...stats,
+    summaryCount: summaries.length,
+    ...(latest === undefined ? {} : { latestSummaryId: latest.id }),
+    netSavedPercent: savedPercent(stats.usage.fullHistoryTokens - stats.usage.netSavedTokens, stats.usage.fullHistoryTokens),
+  };
+}
+
+/** Every conversation of a tenant (default `default`), or of one of its users, with its stats, paging through the store. */
+async function listAllStats(memory: Memory, user: { tenantId?: string; userId?: string }): Promise<ConversationStats[]> {
   const all: ConversationStats[] = [];
   let cursor: string | undefined;
   do {
-    const page = await memory.listConversations({}, { limit: 100, ...(cursor === undefined ? {} : { cursor }) });
+    const page = await memory.listConversations(user, { limit: 100, ...(cursor === undefined ? {} : { cursor }) });
     for (const conversation of page.items) {
       const stats = await memory.stats(conversation);
       if (stats !== undefined) all.push(stats);
@@ -64,7 +81,11 @@ async function listAllStats(memory: Memory): Promise<ConversationStats[]> {
   return all;
 }
 
-function formatConversation(stats: ConversationStats): string {
+function formatConversation(stats: ConversationReport): string {
+  const watermark =
+    stats.summarizedThroughSeq === 0
+      ? 'none summarized yet'
+      : `messages 1–${stats.summarizedThroughSeq} summarized (${formatCount(stats.summarizedTokens)} tokens), ${formatCount(stats.messageCount - stats.summarizedThroughSeq)} raw`;
   const rows = [
     ['conversation', stats.conversationId],
     ['user', stats.userId],
@@ -73,13 +94,15 @@ function formatConversation(stats: ConversationStats): string {
     ['tokens', formatCount(stats.totalTokens)],
     ['first message', stats.firstMessageAt],
     ['last message', stats.lastMessageAt],
+    ['watermark', watermark],
+    ['summaries', stats.latestSummaryId === undefined ? '0' : `${formatCount(stats.summaryCount)} (latest ${stats.latestSummaryId})`],
     ['context requests', formatCount(stats.usage.requests)],
     ['sent tokens', formatCount(stats.usage.sentTokens)],
     ['full-history tokens', formatCount(stats.usage.fullHistoryTokens)],
     ['saved tokens', `${formatCount(stats.usage.savedTokens)} (${formatPercent(savedShare(stats))})`],
     ['compactions', formatCount(stats.usage.compactions)],
     ['summarizer tokens', `${formatCount(stats.usage.summarizerInputTokens)} in + ${formatCount(stats.usage.summarizerOutputTokens)} out`],
-    ['net saved tokens', formatCount(stats.usage.netSavedTokens)],
+    ['net saved tokens', `${formatCount(stats.usage.netSavedTokens)} (${formatPercent(stats.netSavedPercent)}, after the summarizer's tokens)`],
   ];
   return formatTable([{ header: 'field' }, { header: 'value' }], rows);
 }
