@@ -12,21 +12,27 @@ export { compressSentence, isSmallTalk, scoreSentence } from './compaction/score
 export { buildSummarizePrompt } from './compaction/summarize-prompt.js';
 export type { SummarizeInput, SummarizeResult, Summarizer, SummarySourceMessage } from './compaction/summarizer.js';
 export type { NewSummary, Summary } from './compaction/summary.js';
-export { assembleContext } from './context/assemble-context.js';
+export { assembleContext, describeDropped, pinnedTokens } from './context/assemble-context.js';
+export { assembleHybrid, hybridShares } from './context/assemble-hybrid.js';
+export type { HybridInput } from './context/assemble-hybrid.js';
+export { factsBlock, recalledBlock } from './context/memory-blocks.js';
+export type { ItemBlock } from './context/memory-blocks.js';
 export type { AssembleInput } from './context/assemble-context.js';
 export { buildContext } from './context/build-context.js';
-export type { ContextRequest } from './context/build-context.js';
+export type { ContextDependencies, ContextRequest } from './context/build-context.js';
 export { assertContextOptions, builtInContextDefaults, maxContextTokens, resolveContextDefaults } from './context/context-options.js';
 export type { ContextDefaults, ContextOptions } from './context/context-options.js';
 export { contextPolicies } from './context/context-types.js';
 export type {
   BuiltContext,
+  ContextItem,
   ContextMessage,
   ContextPart,
   ContextPolicy,
   ContextReport,
   DroppedMessages,
   DropReason,
+  ExcludedItem,
   SeqRange,
   TruncatedMessage,
 } from './context/context-types.js';
@@ -43,7 +49,10 @@ export type { ExtractedGraph, ExtractedRelation, GraphExtractor } from './graph/
 export type { Entity, EntityInput, Relation, RelationInput } from './graph/entity.js';
 export { cosineSimilarity, normalizeVector } from './recall/embedder.js';
 export type { Embedder } from './recall/embedder.js';
+export { embedBatchSize, embedConversation } from './recall/embed-conversation.js';
 export { HashedEmbedder } from './recall/hashed-embedder.js';
+export { fuse, recall } from './recall/recall.js';
+export type { RecallDependencies, RecallExplanation, RecallHit, RecallOptions } from './recall/recall.js';
 export { keywordTerms, maxKeywordTerms } from './recall/keyword-terms.js';
 export type { MessageEmbedding, SearchHit, SearchOptions } from './recall/search.js';
 export { mergeEntity, namesOf } from './store/entity-rules.js';

@@ -2,7 +2,7 @@ import { MemoryError } from '../errors/memory-error.js';
 import type { Message } from '../messages/message.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import { savedPercent } from '../usage/usage.js';
-import type { BuiltContext, ContextMessage, ContextPart, ContextPolicy, DroppedMessages, DropReason } from './context-types.js';
+import type { BuiltContext, ContextMessage, ContextPart, ContextPolicy, DroppedMessages, DropReason, TruncatedMessage } from './context-types.js';
 import { groupMessages, sumTokens, type MessageGroup } from './group-messages.js';
 import { fittedTokens, selectNewest, splitUnits } from './select-recent.js';
 import { summaryBlock, type SummaryBlock, type SummaryInput } from './summary-block.js';
@@ -34,13 +34,7 @@ export interface AssembleInput {
  */
 export function assembleContext(input: AssembleInput): BuiltContext {
   const { counter, maxTokens } = input;
-  const systemTokens = input.system === undefined ? 0 : counter.countMessage({ role: 'system', content: input.system });
-  const fixedTokens = counter.requestOverheadTokens + systemTokens;
-  if (fixedTokens > maxTokens) {
-    throw new MemoryError('budget_exceeded', `the system prompt alone needs ${fixedTokens} tokens, over maxTokens ${maxTokens}`, {
-      details: { systemTokens, maxTokens },
-    });
-  }
+  const { systemTokens, fixedTokens } = pinnedTokens(input);
   const { eligible, outsideWindow } = splitUnits(input.policy, groupMessages(input.tail), input.windowTurns);
   const { block, selected } = selectWithSummary(input, eligible, maxTokens - fixedTokens);
 
@@ -74,9 +68,8 @@ export function assembleContext(input: AssembleInput): BuiltContext {
       encoding: counter.encoding,
       parts,
       dropped: describeDropped(input, outsideWindow, selected[0]?.message.seq ?? Number.POSITIVE_INFINITY, block !== undefined),
-      truncated: selected.flatMap((item) =>
-        item.truncatedFrom === undefined ? [] : [{ seq: item.message.seq, originalTokens: item.truncatedFrom, keptTokens: item.tokens }],
-      ),
+      excludedItems: [],
+      truncated: truncatedOf(selected),
       requestOverheadTokens: counter.requestOverheadTokens,
       fullHistoryTokens,
       sentTokens,
@@ -84,6 +77,25 @@ export function assembleContext(input: AssembleInput): BuiltContext {
       savedPercent: savedPercent(sentTokens, fullHistoryTokens),
     },
   };
+}
+
+/** Tokens of the system prompt and of everything pinned (prompt + request overhead); `budget_exceeded` when they do not fit. */
+export function pinnedTokens(input: Pick<AssembleInput, 'system' | 'counter' | 'maxTokens'>): { systemTokens: number; fixedTokens: number } {
+  const systemTokens = input.system === undefined ? 0 : input.counter.countMessage({ role: 'system', content: input.system });
+  const fixedTokens = input.counter.requestOverheadTokens + systemTokens;
+  if (fixedTokens > input.maxTokens) {
+    throw new MemoryError('budget_exceeded', `the system prompt alone needs ${fixedTokens} tokens, over maxTokens ${input.maxTokens}`, {
+      details: { systemTokens, maxTokens: input.maxTokens },
+    });
+  }
+  return { systemTokens, fixedTokens };
+}
+
+/** The report's list of messages sent shortened. */
+export function truncatedOf(selected: readonly FittedMessage[]): TruncatedMessage[] {
+  return selected.flatMap((item) =>
+    item.truncatedFrom === undefined ? [] : [{ seq: item.message.seq, originalTokens: item.truncatedFrom, keptTokens: item.tokens }],
+  );
 }
 
 /**
@@ -108,7 +120,8 @@ function selectWithSummary(
   return { block: undefined, selected: selectNewest(units, budget, input.counter) };
 }
 
-function describeDropped(input: AssembleInput, outsideWindow: readonly Message[], firstSelectedSeq: number, summaryIncluded: boolean): DroppedMessages[] {
+/** The runs of stored messages a context left out, with the reason for each (shared by every policy). */
+export function describeDropped(input: AssembleInput, outsideWindow: readonly Message[], firstSelectedSeq: number, summaryIncluded: boolean): DroppedMessages[] {
   const runs: DroppedMessages[] = [];
   const add = (messages: { from: number; to: number; count: number; tokens: number }, reason: DropReason) => {
     if (messages.count <= 0) return;
@@ -131,7 +144,7 @@ function describeDropped(input: AssembleInput, outsideWindow: readonly Message[]
     tokens: sumTokens(messages),
   });
   const firstTailSeq = input.tail[0]?.seq ?? input.totalMessages + 1;
-  const isSummaryPolicy = input.policy === 'summary';
+  const isSummaryPolicy = input.policy === 'summary' || input.policy === 'hybrid';
   const summary = isSummaryPolicy ? input.summary : undefined;
   const summarizedThrough = Math.min(summary?.toSeq ?? 0, firstTailSeq - 1);
   const coveredTokens = summarizedThrough > 0 ? (summary?.coveredTokens ?? 0) : 0;
@@ -148,7 +161,8 @@ function describeDropped(input: AssembleInput, outsideWindow: readonly Message[]
   return runs;
 }
 
-function toContextMessage(item: FittedMessage): ContextMessage {
+/** A fitted stored message as it is sent. */
+export function toContextMessage(item: FittedMessage): ContextMessage {
   const { role, name, toolCalls, toolCallId } = item.message;
   return {
     role,

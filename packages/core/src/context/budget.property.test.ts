@@ -76,8 +76,8 @@ describe('context budget (property)', () => {
 
           // Sent messages are the newest stored ones, contiguous; every other one is reported dropped.
           const stored = await memory.listMessages(scope);
-          const pinned = report.parts.filter((part) => part.kind !== 'recent').length;
-          const sent = messages.slice(pinned);
+          // Memory blocks (system prompt, facts, summary, recalled snippets) are system messages; history here has none.
+          const sent = messages.filter((message) => message.role !== 'system');
           const sentSeqs = report.parts.find((part) => part.kind === 'recent')?.seqRange;
           const droppedCount = report.dropped.reduce((sum, run) => sum + run.messageCount, 0);
           expect(droppedCount + sent.length).toBe(stored.length);

@@ -1,9 +1,20 @@
 import type { Message } from '../messages/message.js';
 import type { Scope } from '../messages/scope.js';
+import type { Embedder } from '../recall/embedder.js';
+import { recall, type RecallHit } from '../recall/recall.js';
 import type { Store } from '../store/store.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
-import { assembleContext } from './assemble-context.js';
+import { assembleContext, type AssembleInput } from './assemble-context.js';
+import { assembleHybrid } from './assemble-hybrid.js';
 import type { BuiltContext, ContextPolicy } from './context-types.js';
+
+/** What building a context reads from and counts with; `embedder` adds vector search to the hybrid policy's recall. */
+export interface ContextDependencies {
+  readonly store: Store;
+  readonly counter: TokenCounter;
+  readonly embedder?: Embedder;
+  readonly now?: () => number;
+}
 
 /** Settled options of one context build (the engine fills defaults). */
 export interface ContextRequest {
@@ -11,6 +22,10 @@ export interface ContextRequest {
   readonly maxTokens: number;
   readonly system?: string;
   readonly windowTurns: number;
+  /** The current turn's text for recall (hybrid); default the newest user message. */
+  readonly query?: string;
+  /** Messages the hybrid policy recalls at most. */
+  readonly recallK?: number;
   readonly signal?: AbortSignal;
 }
 
@@ -21,19 +36,17 @@ const pageSize = 128;
  * use (never the whole history of a long conversation), assembles them under the budget, and records the
  * build in the usage ledger (for a conversation that exists).
  */
-export async function buildContext(
-  store: Store,
-  counter: TokenCounter,
-  scope: Scope,
-  request: ContextRequest,
-  now: () => number = Date.now,
-): Promise<BuiltContext> {
-  const conversation = await store.getConversation(scope, { signal: request.signal });
-  // Only the summary policy reads past the watermark through the summary; the others see raw history.
-  const watermark = request.policy === 'summary' ? (conversation?.summarizedThroughSeq ?? 0) : 0;
-  const summary = watermark > 0 ? await store.getLatestSummary(scope, { signal: request.signal }) : undefined;
+export async function buildContext(dependencies: ContextDependencies, scope: Scope, request: ContextRequest): Promise<BuiltContext> {
+  const { store, counter } = dependencies;
+  const now = dependencies.now ?? Date.now;
+  const callOptions = request.signal === undefined ? {} : { signal: request.signal };
+  const conversation = await store.getConversation(scope, callOptions);
+  // Only the summary-based policies read past the watermark through the summary; the others see raw history.
+  const usesSummary = request.policy === 'summary' || request.policy === 'hybrid';
+  const watermark = usesSummary ? (conversation?.summarizedThroughSeq ?? 0) : 0;
+  const summary = watermark > 0 ? await store.getLatestSummary(scope, callOptions) : undefined;
   const tail = conversation === undefined ? [] : await loadTail(store, scope, request, watermark);
-  const built = assembleContext({
+  const input: AssembleInput = {
     ...request,
     counter,
     tail,
@@ -42,13 +55,29 @@ export async function buildContext(
     ...(summary === undefined || conversation === undefined
       ? {}
       : { summary: { id: summary.id, content: summary.content, toSeq: summary.toSeq, coveredTokens: conversation.summarizedTokens } }),
-  });
+  };
+  const built = request.policy === 'hybrid' ? await buildHybrid(dependencies, scope, request, input) : assembleContext(input);
   if (conversation !== undefined) {
     const { policy, sentTokens, fullHistoryTokens } = built.report;
     const record = { kind: 'context' as const, policy, sentTokens, fullHistoryTokens, createdAt: new Date(now()).toISOString() };
     await store.insertUsage(scope, record, { signal: request.signal });
   }
   return built;
+}
+
+async function buildHybrid(dependencies: ContextDependencies, scope: Scope, request: ContextRequest, input: AssembleInput): Promise<BuiltContext> {
+  const user = { tenantId: scope.tenantId, userId: scope.userId };
+  const callOptions = request.signal === undefined ? {} : { signal: request.signal };
+  const query = request.query ?? [...input.tail].reverse().find((message) => message.role === 'user')?.content;
+  const facts = await dependencies.store.listFacts(user, {}, callOptions);
+  const recalled: RecallHit[] =
+    query === undefined || query.trim().length === 0
+      ? []
+      : await recall({ store: dependencies.store, ...(dependencies.embedder === undefined ? {} : { embedder: dependencies.embedder }) }, user, query, {
+          k: request.recallK ?? 8,
+          ...callOptions,
+        });
+  return assembleHybrid({ ...input, conversationId: scope.conversationId, facts, recalled });
 }
 
 /**

@@ -23,8 +23,8 @@ export interface ContextDefaults {
   readonly windowTurns: number;
 }
 
-/** The built-in defaults: newest whole turns within 2,000 tokens; 4 turns for `window`. */
-export const builtInContextDefaults: ContextDefaults = Object.freeze({ policy: 'token-window', maxTokens: 2000, windowTurns: 4 });
+/** The built-in defaults: the hybrid policy within 2,000 tokens; 4 turns for `window`. */
+export const builtInContextDefaults: ContextDefaults = Object.freeze({ policy: 'hybrid', maxTokens: 2000, windowTurns: 4 });
 
 /** Largest budget accepted, in tokens (well above any model's window; catches unit mistakes). */
 export const maxContextTokens = 10_000_000;

@@ -1,11 +1,12 @@
 import type { MessageRole, ToolCall } from '../messages/message.js';
 
 /** Policies that decide which stored messages go into a context. */
-export const contextPolicies = ['full', 'window', 'token-window', 'summary'] as const;
+export const contextPolicies = ['full', 'window', 'token-window', 'summary', 'hybrid'] as const;
 
 /**
  * One of {@link contextPolicies}: `full` sends all that fits, newest kept; `window` the last N turns;
- * `token-window` the newest whole turns that fit; `summary` the rolling summary plus the raw turns after it.
+ * `token-window` the newest whole turns that fit; `summary` the rolling summary plus the raw turns after it;
+ * `hybrid` facts + summary + recent turns + recalled snippets for the current query.
  */
 export type ContextPolicy = (typeof contextPolicies)[number];
 
@@ -26,7 +27,7 @@ export interface SeqRange {
 
 /** One part of an assembled context and what it costs. */
 export interface ContextPart {
-  readonly kind: 'system' | 'summary' | 'recent';
+  readonly kind: 'system' | 'facts' | 'summary' | 'recent' | 'recalled';
   readonly tokens: number;
   readonly messageCount: number;
   /** Seqs of the stored messages in this part (for a summary: the messages it covers); absent for the system prompt. */
@@ -35,6 +36,25 @@ export interface ContextPart {
   readonly summaryId?: string;
   /** True when the part was shortened to fit (a summary making room for the newest turn). */
   readonly truncated?: boolean;
+  /** The facts or recalled messages in a `facts` or `recalled` part. */
+  readonly items?: readonly ContextItem[];
+}
+
+/** A fact or recalled message considered for a context. */
+export interface ContextItem {
+  readonly kind: 'fact' | 'recalled';
+  /** Fact id, or the recalled message's id. */
+  readonly id: string;
+  readonly conversationId?: string;
+  readonly seq?: number;
+  readonly tokens: number;
+  /** Fused recall score, or the fact's confidence. */
+  readonly score?: number;
+}
+
+/** Why a fact or recalled message was considered and left out. */
+export interface ExcludedItem extends ContextItem {
+  readonly reason: 'over_budget' | 'already_in_context';
 }
 
 /**
@@ -67,6 +87,8 @@ export interface ContextReport {
   readonly parts: readonly ContextPart[];
   readonly dropped: readonly DroppedMessages[];
   readonly truncated: readonly TruncatedMessage[];
+  /** Facts and recalled messages considered but left out (hybrid policy), and why. */
+  readonly excludedItems: readonly ExcludedItem[];
   /** Tokens the request framing adds once (reply priming); included in `sentTokens`. */
   readonly requestOverheadTokens: number;
   /** Tokens of the same request carrying the system prompt and every stored message. */

@@ -15,7 +15,10 @@ import { defaultMessageLimits, type MessageLimits } from '../messages/validate-m
 import type { CallOptions, Conversation, EraseResult, Page, PageOptions, Store } from '../store/store.js';
 import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
-import { createJobWorker } from '../jobs/job-worker.js';
+import type { Fact, FactQuery } from '../facts/fact.js';
+import type { Embedder } from '../recall/embedder.js';
+import { recall, type RecallHit, type RecallOptions } from '../recall/recall.js';
+import { createBackgroundWork } from './background-work.js';
 import { getConversationStats, type ConversationStats } from './conversation-stats.js';
 import { expandSummary, type ExpandedSummary } from './expand-summary.js';
 
@@ -32,6 +35,8 @@ export interface MemoryOptions {
   readonly now?: () => number;
   /** Background compaction; `false` turns it off. Default: the offline {@link ExtractiveSummarizer} with default settings. */
   readonly compaction?: false | { readonly summarizer?: Summarizer; readonly settings?: Partial<CompactionSettings> };
+  /** Embeds messages in the background for vector recall (e.g. `UseLiteEmbedder` from `@mnemo/models`); without one, recall is keyword-only. */
+  readonly embedder?: Embedder;
   /** The in-process job worker. `autoStart: false` leaves jobs queued until `runPendingJobs()` (or another process's worker). */
   readonly worker?: { readonly autoStart?: boolean; readonly workerId?: string; readonly leaseMs?: number; readonly pollIntervalMs?: number; readonly onError?: (error: unknown) => void };
 }
@@ -63,6 +68,14 @@ export interface Memory {
   listSummaries(scope: ScopeInput, options?: CallOptions): Promise<Summary[]>;
   /** A summary with the messages it stands for and the summaries it folded; `not_found` outside the user's own. */
   expand(user: { tenantId?: string; userId?: string }, summaryId: string, options?: CallOptions): Promise<ExpandedSummary>;
+  /** The few past messages of the user that `query` needs, across their conversations (keyword + vector, fused). */
+  recall(scope: { tenantId?: string; userId?: string }, query: string, options?: RecallOptions): Promise<RecallHit[]>;
+  /** The user's facts: current by default, `asOf` a date, or history; and ending one by hand. */
+  readonly facts: {
+    list(user: { tenantId?: string; userId?: string }, query?: FactQuery, options?: CallOptions): Promise<Fact[]>;
+    history(user: { tenantId?: string; userId?: string }, query?: Omit<FactQuery, 'includeHistory' | 'asOf'>, options?: CallOptions): Promise<Fact[]>;
+    retire(user: { tenantId?: string; userId?: string }, factId: string, options?: CallOptions): Promise<Fact>;
+  };
   /** Runs the due background jobs now and returns how many ran (for tests, replays and CLIs). */
   runPendingJobs(): Promise<number>;
   /** The counter every stored message was counted with. */
@@ -91,13 +104,15 @@ export function createMemory(options: MemoryOptions): Memory {
           settings: resolveCompactionSettings(options.compaction?.settings),
           now,
         });
-  const worker = createJobWorker({
+  const background = createBackgroundWork({
     store,
-    handlers: compactor === undefined ? {} : { compact: compactor.handler },
+    ...(compactor === undefined ? {} : { compactor }),
+    ...(options.embedder === undefined ? {} : { embedder: options.embedder }),
+    ...(options.worker === undefined ? {} : { worker: options.worker }),
     now,
-    ...options.worker,
   });
-  if (compactor !== undefined && options.worker?.autoStart !== false) worker.start();
+  const { worker } = background;
+  const contextDependencies = { store, counter: tokenCounter, now, ...(options.embedder === undefined ? {} : { embedder: options.embedder }) };
 
   return Object.freeze({
     tokenCounter,
@@ -109,12 +124,11 @@ export function createMemory(options: MemoryOptions): Memory {
         checkToolSequence(tail.reverse(), batch);
       }
       const stored = await store.appendMessages(scope, batch, callOptions);
-      const conversation = compactor === undefined ? undefined : await store.getConversation(scope, callOptions);
-      if (conversation !== undefined && (await compactor?.enqueueIfDue(scope, conversation, callOptions))) worker.nudge();
+      await background.afterAppend(scope, callOptions);
       return stored;
     },
     async buildContext(scopeInput: ScopeInput, contextOptions: ContextOptions = {}) {
-      return buildContext(store, tokenCounter, resolveScope(scopeInput), assertContextOptions(contextOptions, contextDefaults), now);
+      return buildContext(contextDependencies, resolveScope(scopeInput), assertContextOptions(contextOptions, contextDefaults));
     },
     async listMessages(scopeInput: ScopeInput, range: { afterSeq?: number; limit?: number } = {}, callOptions?: CallOptions) {
       return store.listMessages(resolveScope(scopeInput), range, callOptions);
@@ -141,6 +155,17 @@ export function createMemory(options: MemoryOptions): Memory {
     async expand(user: { tenantId?: string; userId?: string }, summaryId: string, callOptions?: CallOptions) {
       return expandSummary(store, resolveUserScope(user), summaryId, callOptions);
     },
+    async recall(user: { tenantId?: string; userId?: string }, query: string, recallOptions?: RecallOptions) {
+      return recall({ store, ...(options.embedder === undefined ? {} : { embedder: options.embedder }) }, resolveUserScope(user), query, recallOptions);
+    },
+    facts: Object.freeze({
+      list: (user: { tenantId?: string; userId?: string }, query: FactQuery = {}, callOptions?: CallOptions) =>
+        store.listFacts(resolveUserScope(user), query, callOptions),
+      history: (user: { tenantId?: string; userId?: string }, query: Omit<FactQuery, 'includeHistory' | 'asOf'> = {}, callOptions?: CallOptions) =>
+        store.listFacts(resolveUserScope(user), { ...query, includeHistory: true }, callOptions),
+      retire: (user: { tenantId?: string; userId?: string }, factId: string, callOptions?: CallOptions) =>
+        store.retireFact(resolveUserScope(user), factId, new Date(now()).toISOString(), callOptions),
+    }),
     runPendingJobs: () => worker.drain(),
     async close() {
       await worker.stop();

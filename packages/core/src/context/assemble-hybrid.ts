@@ -1,0 +1,116 @@
+import type { Fact } from '../facts/fact.js';
+import type { RecallHit } from '../recall/recall.js';
+import { savedPercent } from '../usage/usage.js';
+import { describeDropped, pinnedTokens, toContextMessage, truncatedOf, type AssembleInput } from './assemble-context.js';
+import type { BuiltContext, ContextMessage, ContextPart, ExcludedItem } from './context-types.js';
+import { groupMessages, groupTurns } from './group-messages.js';
+import { factsBlock, recalledBlock, type ItemBlock } from './memory-blocks.js';
+import { fittedTokens, selectNewest } from './select-recent.js';
+import { summaryBlock, type SummaryBlock } from './summary-block.js';
+import type { FittedMessage } from './truncate-group.js';
+
+/** What the hybrid policy adds to {@link AssembleInput}: the user's facts and the recalled messages for this turn. */
+export interface HybridInput extends AssembleInput {
+  readonly conversationId: string;
+  readonly facts: readonly Fact[];
+  readonly recalled: readonly RecallHit[];
+}
+
+/** Shares of the budget (after the system prompt) each memory part may take at most. */
+export const hybridShares = Object.freeze({ facts: 0.15, summary: 0.2, recalled: 0.25 });
+
+/**
+ * The hybrid context: [system] [facts] [summary] [recent turns] [recalled snippets] [newest user turn].
+ * The newest turn is never given up for memory; facts, summary and recall each stay within their share
+ * of the budget; recent turns take the rest; recall then fills what recent turns left, skipping
+ * messages the context already holds. Every included and left-out item is in the report.
+ */
+export function assembleHybrid(input: HybridInput): BuiltContext {
+  const { counter } = input;
+  const { systemTokens, fixedTokens } = pinnedTokens(input);
+  const room = input.maxTokens - fixedTokens;
+  const turns = groupTurns(groupMessages(input.tail)).map((turn) => turn.groups);
+
+  let facts = factsBlock(input.facts, counter, Math.floor(room * hybridShares.facts));
+  let summary = input.summary === undefined ? undefined : summaryBlock(input.summary, counter, Math.floor(room * hybridShares.summary));
+  let recallReserve = input.recalled.length === 0 ? 0 : Math.floor(room * hybridShares.recalled);
+  let selected = selectNewest(turns, room - facts.tokens - (summary?.tokens ?? 0) - recallReserve, counter);
+  if (selected.length === 0 && turns.length > 0) {
+    // Memory crowded out the newest turn: the turn the model must answer wins, memory goes.
+    facts = { message: undefined, tokens: 0, items: [], excluded: [...facts.items, ...facts.excluded].map((item) => ({ ...item, reason: 'over_budget' })) };
+    summary = undefined;
+    recallReserve = 0;
+    selected = selectNewest(turns, room, counter);
+  }
+  const firstRecentSeq = selected[0]?.message.seq ?? Number.POSITIVE_INFINITY;
+  const inContext = (hit: RecallHit) => hit.conversationId === input.conversationId && hit.message.seq >= firstRecentSeq;
+  const recallRoom = recallReserve === 0 ? 0 : room - facts.tokens - (summary?.tokens ?? 0) - fittedTokens(selected);
+  const recalled = recalledBlock(input.recalled.filter((hit) => !inContext(hit)), counter, recallRoom);
+  const alreadyIn: ExcludedItem[] = input.recalled
+    .filter(inContext)
+    .map((hit) => ({ kind: 'recalled', id: hit.message.id, conversationId: hit.conversationId, seq: hit.message.seq, tokens: 0, score: hit.score, reason: 'already_in_context' }));
+
+  const messages = order(input.system, facts, summary, selected, recalled);
+  const sentTokens = fixedTokens + facts.tokens + (summary?.tokens ?? 0) + fittedTokens(selected) + recalled.tokens;
+  const fullHistoryTokens = fixedTokens + input.totalTokens;
+  return {
+    messages,
+    report: {
+      policy: input.policy,
+      maxTokens: input.maxTokens,
+      encoding: counter.encoding,
+      parts: parts(input, systemTokens, facts, summary, selected, recalled),
+      dropped: describeDropped(input, [], firstRecentSeq, summary !== undefined),
+      truncated: truncatedOf(selected),
+      excludedItems: [...facts.excluded, ...alreadyIn, ...recalled.excluded],
+      requestOverheadTokens: counter.requestOverheadTokens,
+      fullHistoryTokens,
+      sentTokens,
+      savedTokens: fullHistoryTokens - sentTokens,
+      savedPercent: savedPercent(sentTokens, fullHistoryTokens),
+    },
+  };
+}
+
+// Stable parts first (prompt caches stay warm), volatile recall right before the newest user turn.
+function order(system: string | undefined, facts: ItemBlock, summary: SummaryBlock | undefined, selected: readonly FittedMessage[], recalled: ItemBlock): ContextMessage[] {
+  const recent = selected.map(toContextMessage);
+  const newestUser = recent.map((message) => message.role).lastIndexOf('user');
+  const split = newestUser < 0 ? recent.length : newestUser;
+  return [
+    ...(system === undefined ? [] : [{ role: 'system' as const, content: system }]),
+    ...(facts.message === undefined ? [] : [facts.message]),
+    ...(summary === undefined ? [] : [summary.message]),
+    ...recent.slice(0, split),
+    ...(recalled.message === undefined ? [] : [recalled.message]),
+    ...recent.slice(split),
+  ];
+}
+
+function parts(
+  input: HybridInput,
+  systemTokens: number,
+  facts: ItemBlock,
+  summary: SummaryBlock | undefined,
+  selected: readonly FittedMessage[],
+  recalled: ItemBlock,
+): ContextPart[] {
+  const list: ContextPart[] = [];
+  if (input.system !== undefined) list.push({ kind: 'system', tokens: systemTokens, messageCount: 1 });
+  if (facts.message !== undefined) list.push({ kind: 'facts', tokens: facts.tokens, messageCount: 1, items: facts.items });
+  if (summary !== undefined && input.summary !== undefined) {
+    list.push({
+      kind: 'summary',
+      tokens: summary.tokens,
+      messageCount: 1,
+      seqRange: { from: 1, to: input.summary.toSeq },
+      summaryId: input.summary.id,
+      ...(summary.truncated ? { truncated: true } : {}),
+    });
+  }
+  if (selected.length > 0) {
+    list.push({ kind: 'recent', tokens: fittedTokens(selected), messageCount: selected.length, seqRange: { from: selected[0]!.message.seq, to: selected[selected.length - 1]!.message.seq } });
+  }
+  if (recalled.message !== undefined) list.push({ kind: 'recalled', tokens: recalled.tokens, messageCount: 1, items: recalled.items });
+  return list;
+}

@@ -1,0 +1,74 @@
+import type { Fact } from '../facts/fact.js';
+import type { RecallHit } from '../recall/recall.js';
+import type { TokenCounter } from '../tokens/token-counter.js';
+import type { ContextItem, ContextMessage, ExcludedItem } from './context-types.js';
+
+/** A block of a hybrid context (facts, or recalled snippets): its message, cost, and what it holds or left out. */
+export interface ItemBlock {
+  readonly message: ContextMessage | undefined;
+  readonly tokens: number;
+  readonly items: readonly ContextItem[];
+  readonly excluded: readonly ExcludedItem[];
+}
+
+// A long recalled message is cut to this many tokens: several short snippets beat one long one.
+const maxSnippetTokens = 160;
+
+/**
+ * The user's current facts as one system message (`attribute: value` lines, newest statement last),
+ * within `maxTokens`; facts that do not fit are listed as excluded. Empty when there are no facts.
+ */
+export function factsBlock(facts: readonly Fact[], counter: TokenCounter, maxTokens: number): ItemBlock {
+  const header = 'Known facts about the user (current values):';
+  const lines = facts.map((fact) => ({
+    fact,
+    line: `- ${fact.subject === 'user' ? '' : `${fact.subject} `}${fact.attribute.replace(/_/g, ' ')}: ${fact.value} (since ${fact.validFrom.slice(0, 10)})`,
+  }));
+  return fillBlock(header, lines.map(({ fact, line }) => ({ line, item: { kind: 'fact', id: fact.id, tokens: 0, score: fact.confidence } })), counter, maxTokens);
+}
+
+/** Recalled messages as one dated system message, best hits first while they fit; the rest excluded. */
+export function recalledBlock(hits: readonly RecallHit[], counter: TokenCounter, maxTokens: number): ItemBlock {
+  const header = 'Earlier messages that may matter for this turn (retrieved from the full history):';
+  const entries = hits.map((hit) => {
+    const content = counter.countText(hit.message.content) > maxSnippetTokens ? `${counter.truncateText(hit.message.content, maxSnippetTokens)}…` : hit.message.content;
+    const when = hit.message.createdAt.slice(0, 16).replace('T', ' ');
+    return {
+      line: `[${when}] ${hit.message.name ?? hit.message.role}: ${content}`,
+      item: { kind: 'recalled' as const, id: hit.message.id, conversationId: hit.conversationId, seq: hit.message.seq, tokens: 0, score: hit.score },
+    };
+  });
+  return fillBlock(header, entries, counter, maxTokens);
+}
+
+function fillBlock(header: string, entries: readonly { line: string; item: ContextItem }[], counter: TokenCounter, maxTokens: number): ItemBlock {
+  const framing = counter.countMessage({ role: 'system', content: header });
+  const items: ContextItem[] = [];
+  const excluded: ExcludedItem[] = [];
+  const lines: string[] = [];
+  let used = framing;
+  for (const { line, item } of entries) {
+    // Each line costs its own tokens plus the newline joining it; counted per line, checked in total below.
+    const cost = counter.countText(`\n${line}`);
+    if (used + cost > maxTokens) {
+      excluded.push({ ...item, tokens: cost, reason: 'over_budget' });
+      continue;
+    }
+    lines.push(line);
+    items.push({ ...item, tokens: cost });
+    used += cost;
+  }
+  if (lines.length === 0) return { message: undefined, tokens: 0, items: [], excluded };
+  const message: ContextMessage = { role: 'system', content: [header, ...lines].join('\n') };
+  let tokens = counter.countMessage(message);
+  // Merges across line joins can differ by a token; drop from the end until the exact count fits.
+  while (tokens > maxTokens && lines.length > 0) {
+    lines.pop();
+    const dropped = items.pop()!;
+    excluded.push({ ...dropped, reason: 'over_budget' });
+    tokens = lines.length === 0 ? 0 : counter.countMessage({ role: 'system', content: [header, ...lines].join('\n') });
+  }
+  return lines.length === 0
+    ? { message: undefined, tokens: 0, items: [], excluded }
+    : { message: { role: 'system', content: [header, ...lines].join('\n') }, tokens, items, excluded };
+}
