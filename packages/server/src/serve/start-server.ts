@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { MemoryError } from '@mnemo/core';
@@ -58,6 +58,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     );
   }
   const server = await listen(options.app, host, options.port ?? defaultPort);
+  const inFlight = trackResponses(server);
   const { port } = server.address() as AddressInfo;
   const url = `http://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
   const timeoutMs = options.shutdownTimeoutMs ?? 10_000;
@@ -67,7 +68,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     port,
     close() {
       closing ??= (async () => {
-        await closeHttpServer(server, timeoutMs);
+        await closeHttpServer(server, inFlight, timeoutMs);
         await state?.memory.close();
       })();
       return closing;
@@ -89,9 +90,25 @@ function listen(app: StartServerOptions['app'], host: string, port: number): Pro
   });
 }
 
+/** The responses being written right now. */
+function trackResponses(server: Server): Set<ServerResponse> {
+  const responses = new Set<ServerResponse>();
+  server.on('request', (_request, response: ServerResponse) => {
+    responses.add(response);
+    response.once('close', () => responses.delete(response));
+  });
+  return responses;
+}
+
 /** Stops accepting, closes idle keep-alive connections, and waits for in-flight requests (cut after `timeoutMs`). */
-function closeHttpServer(server: Server, timeoutMs: number): Promise<void> {
+function closeHttpServer(server: Server, inFlight: ReadonlySet<ServerResponse>, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
+    // A keep-alive connection would outlive its last response by the keep-alive timeout: close each
+    // in-flight one as soon as its response is written.
+    for (const response of inFlight) {
+      if (!response.headersSent) response.setHeader('connection', 'close');
+      response.once('finish', () => setImmediate(() => server.closeIdleConnections()));
+    }
     const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
     timer.unref();
     server.close((error) => {

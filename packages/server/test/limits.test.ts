@@ -1,0 +1,109 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './test-server.js';
+
+let server: TestServer | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function storedConversations(target: TestServer): Promise<unknown[]> {
+  return (await target.json('/v1/conversations')).body.items as unknown[];
+}
+
+describe('malformed and oversize input', () => {
+  it('answers 400 invalid_input for a body that is not JSON, storing nothing', async () => {
+    server = await startTestServer();
+    for (const path of ['/v1/memory/add', '/v1/conversations/c/messages', '/v1/conversations/c/context']) {
+      const response = await server.json(path, { method: 'POST', body: '{"conversation_id": "c", "role": ', headers: { 'content-type': 'application/json' } });
+      expect(response.status).toBe(400);
+      expect(response.body.error.code).toBe('invalid_input');
+      expect(response.body.error.message).toMatch(/^request body is not valid JSON/);
+    }
+    expect(await storedConversations(server)).toEqual([]);
+  });
+
+  it('names the failing field of a body that does not match the schema', async () => {
+    server = await startTestServer();
+    const wrongType = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'ok' }, { role: 'user', content: 42 }] } });
+    const unknownField = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'ok', colour: 'red' }] } });
+    const badQuery = await server.json('/v1/conversations/c/messages?limit=0');
+    const badPolicy = await server.json('/v1/conversations/c/context', { json: { policy: 'everything' } });
+
+    expect(wrongType.status).toBe(400);
+    expect(wrongType.body.error.details.fields).toEqual(['body.messages[1].content']);
+    expect(wrongType.body.error.message).toMatch(/^body\.messages\[1\]\.content: /);
+    expect(unknownField.body.error.message).toMatch(/^body\.messages\[0\]: .*colour/);
+    expect(badQuery.body.error.details.fields).toEqual(['query.limit']);
+    expect(badPolicy.body.error.details.fields).toEqual(['body.policy']);
+    expect(await storedConversations(server)).toEqual([]);
+  });
+
+  it('answers 413 payload_too_large for a body over the limit, by Content-Length or streamed, storing nothing', async () => {
+    server = await startTestServer({ limits: { maxBodyBytes: 2048 } });
+    const big = JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(4096) }] });
+    const sized = await server.json('/v1/conversations/c/messages', { method: 'POST', body: big, headers: { 'content-type': 'application/json' } });
+    const encoder = new TextEncoder();
+    const streamed = await server.json('/v1/conversations/c/messages', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: new ReadableStream({
+        start(controller) {
+          controller.enqueue(encoder.encode(big.slice(0, 1500)));
+          controller.enqueue(encoder.encode(big.slice(1500)));
+          controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+
+    for (const response of [sized, streamed]) {
+      expect(response.status).toBe(413);
+      expect(response.body.error).toMatchObject({ code: 'payload_too_large', details: { limit: 2048 } });
+    }
+    const small = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'fits' }] } });
+    expect(small.status).toBe(201);
+    expect((await server.json('/v1/conversations/c')).body.messageCount).toBe(1);
+  });
+
+  it('rejects content over the engine limit and batches over the message limit with 400, storing nothing', async () => {
+    server = await startTestServer({ limits: { maxBatchMessages: 3 } });
+    const tooLong = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'y'.repeat(200_001) }] } });
+    const tooMany = await server.json('/v1/conversations/c/messages', { json: { messages: Array.from({ length: 4 }, () => ({ role: 'user', content: 'hi' })) } });
+    const halfBad = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'good' }, { role: 'user', content: '' }] } });
+
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.error.message).toMatch(/over the limit of 200000/);
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.error.message).toMatch(/over the limit of 3/);
+    expect(halfBad.status).toBe(400);
+    expect(await storedConversations(server)).toEqual([]);
+  });
+});
+
+describe('rate limit', () => {
+  it('answers 429 with Retry-After once a key spends its burst, per key, and lets it through after the refill', async () => {
+    let nowMs = 1_000_000;
+    server = await startTestServer({
+      auth: { keys: [{ key: 'key-one', tenantId: 't1' }, { key: 'key-two', tenantId: 't2' }] },
+      limits: { rateLimit: { requestsPerSecond: 0.5, burst: 2 } },
+      now: () => nowMs,
+    });
+    const statuses = [];
+    for (let attempt = 0; attempt < 3; attempt += 1) statuses.push((await server.request('/v1/conversations', { key: 'key-one' })).status);
+    const limited = await server.json('/v1/conversations', { key: 'key-one' });
+    const otherKey = await server.request('/v1/conversations', { key: 'key-two' });
+    const health = await server.request('/health');
+
+    expect(statuses).toEqual([200, 200, 429]);
+    expect(limited.status).toBe(429);
+    expect(limited.body.error.code).toBe('rate_limited');
+    expect(limited.headers.get('retry-after')).toBe('2');
+    expect(otherKey.status).toBe(200);
+    expect(health.status).toBe(200);
+    nowMs += 2000;
+    expect((await server.request('/v1/conversations', { key: 'key-one' })).status).toBe(200);
+    expect((await server.request('/v1/conversations', { key: 'key-one' })).status).toBe(429);
+  });
+});
