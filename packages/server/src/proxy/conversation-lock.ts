@@ -1,0 +1,29 @@
+/** Runs tasks one at a time per key, in arrival order; tasks under other keys run freely. */
+export interface KeyedLock {
+  run<T>(key: string, task: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * An in-process lock per key. The proxy holds it while it compares a request with the stored tail and
+ * appends, so two requests of one conversation in this process cannot both append the same turn; it
+ * does not reach other processes.
+ */
+export function createKeyedLock(): KeyedLock {
+  const tails = new Map<string, Promise<unknown>>();
+  return {
+    async run<T>(key: string, task: () => Promise<T>): Promise<T> {
+      const previous = tails.get(key) ?? Promise.resolve();
+      const current = previous.then(task, task);
+      const settled = current.then(
+        () => undefined,
+        () => undefined,
+      );
+      tails.set(key, settled);
+      try {
+        return await current;
+      } finally {
+        if (tails.get(key) === settled) tails.delete(key);
+      }
+    },
+  };
+}

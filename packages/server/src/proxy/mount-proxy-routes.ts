@@ -1,0 +1,138 @@
+import { toOpenAiMessages, type BuiltContext, type Message, type MessageInput, type Scope } from '@mnemo/core';
+import type { ServerApp, ServerContext, ServerDeps } from '../app/server-deps.js';
+import { registerRoute } from '../openapi/route-spec.js';
+import { replyFromCompletion, toAssistantMessage, type AssistantReply } from './assistant-reply.js';
+import { createKeyedLock, type KeyedLock } from './conversation-lock.js';
+import { chatCompletionBodySchema, conversationHeader, maxTokensHeader, proxyPolicyHeader, readProxyRequest, type ProxyRequest } from './proxy-request.js';
+import { relayStream } from './relay-stream.js';
+import { dedupSlackMessages, selectNewTurns } from './select-new-turns.js';
+import { callUpstream, relayedHeaders } from './upstream.js';
+
+/** Response header: tokens of the context mnemo sent upstream. */
+export const tokensSentHeader = 'X-Mnemo-Tokens-Sent';
+/** Response header: tokens the same request would have cost with the whole stored history. */
+export const tokensFullHeader = 'X-Mnemo-Tokens-Full';
+/** Response header: full minus sent. */
+export const tokensSavedHeader = 'X-Mnemo-Tokens-Saved';
+
+const tags = ['OpenAI-compatible proxy'];
+
+/**
+ * Mounts the OpenAI-compatible proxy: `POST /v1/chat/completions` stores the request's new turns
+ * (deduplicated against the stored conversation), replaces `messages` with the context mnemo builds,
+ * forwards everything else unchanged to the configured upstream, relays the answer (streamed or not)
+ * with usage headers, and stores the assistant's reply; `GET /v1/models` relays the upstream's list.
+ */
+export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
+  const lock = createKeyedLock();
+  registerRoute(
+    app,
+    deps.routes,
+    {
+      method: 'post',
+      path: '/v1/chat/completions',
+      summary: 'Chat completions through mnemo: the conversation is stored and the model gets a context under a budget',
+      description:
+        `Send the usual OpenAI request, with the whole history or only the new turn. The conversation is named by the ${conversationHeader} ` +
+        'header or the body\'s `user` field (the user by X-Mnemo-User). Turns already stored are recognized and not stored again; ' +
+        'system messages are used as the system prompt and never stored. Every other field is forwarded unchanged, and the answer ' +
+        '(JSON or server-sent events) is relayed as the upstream sent it, errors included.',
+      tags,
+      body: chatCompletionBodySchema,
+      headers: {
+        [conversationHeader]: 'the conversation id (else the body\'s `user`)',
+        [proxyPolicyHeader]: 'context policy of this request: full, window, token-window or summary',
+        [maxTokensHeader]: 'token budget of this request\'s context',
+      },
+      responses: {
+        200: {
+          description: 'the upstream\'s answer, unchanged (application/json, or text/event-stream when `stream` is true)',
+          headers: { [tokensSentHeader]: 'tokens sent upstream', [tokensFullHeader]: 'tokens of the full history', [tokensSavedHeader]: 'full minus sent' },
+        },
+        400: { description: 'no conversation named, or a message mnemo cannot store' },
+      },
+    },
+    async (c, { body }) => {
+      const request = readProxyRequest(c, body);
+      await lock.run(JSON.stringify(request.scope), () => appendNewTurns(deps, request));
+      const built = await deps.memory.buildContext(request.scope, { ...request.context, ...(request.system === undefined ? {} : { system: request.system }), ...lastUserQuery(request.turns) });
+      deps.metrics.recordContext(built.report);
+      const model = body.model ?? deps.llm.model;
+      const upstream = await callUpstream(deps.llm, '/chat/completions', {
+        method: 'POST',
+        clientHeaders: c.req.raw.headers,
+        body: JSON.stringify({ ...body, ...(model === undefined ? {} : { model }), messages: toOpenAiMessages(built.messages) }),
+      });
+      const headers = withUsageHeaders(relayedHeaders(upstream.headers), built);
+      if (!upstream.ok || upstream.body === null) return new Response(await upstream.text(), { status: upstream.status, headers });
+      const store = (reply: AssistantReply | undefined) => storeReply(c, deps, request, reply);
+      if ((upstream.headers.get('content-type') ?? '').includes('text/event-stream')) {
+        return new Response(relayStream(upstream.body, store), { status: upstream.status, headers });
+      }
+      const text = await upstream.text();
+      await store(replyFromCompletion(parseJson(text)));
+      return new Response(text, { status: upstream.status, headers });
+    },
+  );
+
+  registerRoute(
+    app,
+    deps.routes,
+    { method: 'get', path: '/v1/models', summary: 'The upstream\'s model list, relayed', tags, responses: { 200: { description: 'the upstream\'s answer, unchanged' } } },
+    async (c) => {
+      const upstream = await callUpstream(deps.llm, '/models', { method: 'GET', clientHeaders: c.req.raw.headers });
+      return new Response(await upstream.text(), { status: upstream.status, headers: relayedHeaders(upstream.headers) });
+    },
+  );
+}
+
+/** Appends the request's turns that the conversation does not hold yet; the caller holds the conversation's lock. */
+async function appendNewTurns(deps: ServerDeps, request: ProxyRequest): Promise<void> {
+  if (request.turns.length === 0) return;
+  const stored = await readTail(deps, request.scope, request.turns.length + dedupSlackMessages);
+  const { turns } = selectNewTurns(stored, request.turns);
+  if (turns.length > 0) await deps.memory.append(request.scope, turns);
+}
+
+/** The newest `limit` stored messages, oldest first: one read from the store when the app has it, else through the engine. */
+async function readTail(deps: ServerDeps, scope: Scope, limit: number): Promise<Message[]> {
+  if (deps.store !== undefined) return (await deps.store.listMessages(scope, { order: 'desc', limit })).reverse();
+  const count = (await deps.memory.stats(scope))?.messageCount ?? 0;
+  return count === 0 ? [] : deps.memory.listMessages(scope, { afterSeq: Math.max(0, count - limit) });
+}
+
+/** Stores the assistant's reply; a failure is logged, never turned into an error for a client that already has its answer. */
+async function storeReply(c: ServerContext, deps: ServerDeps, request: ProxyRequest, reply: AssistantReply | undefined): Promise<void> {
+  const logger = c.get('logger') ?? deps.logger;
+  const message = reply === undefined ? undefined : toAssistantMessage(reply);
+  if (message === undefined) {
+    logger.warn({ conversationId: request.scope.conversationId }, 'proxy: the upstream reply had no text and no tool calls; nothing stored');
+    return;
+  }
+  try {
+    await deps.memory.append(request.scope, message);
+  } catch (error) {
+    logger.error({ err: error, conversationId: request.scope.conversationId }, 'proxy: storing the assistant reply failed');
+  }
+}
+
+function withUsageHeaders(headers: Headers, built: BuiltContext): Headers {
+  headers.set(tokensSentHeader, String(built.report.sentTokens));
+  headers.set(tokensFullHeader, String(built.report.fullHistoryTokens));
+  headers.set(tokensSavedHeader, String(built.report.savedTokens));
+  headers.set(proxyPolicyHeader, built.report.policy);
+  return headers;
+}
+
+function lastUserQuery(turns: readonly MessageInput[]): { query?: string } {
+  const last = turns.findLast((turn) => turn.role === 'user');
+  return last === undefined ? {} : { query: last.content };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}

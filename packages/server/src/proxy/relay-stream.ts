@@ -1,0 +1,69 @@
+import { ChatStreamAssembler, type AssistantReply } from './assistant-reply.js';
+
+/**
+ * Pipes an upstream event stream to the client byte for byte while reassembling the reply, and hands
+ * the reply to `onEnd` (which must report its own failures) once the upstream is finished. A client
+ * that hangs up cancels only its side: the upstream is read to its end all the same, so the reply is
+ * never lost. An upstream that breaks off gets the client an error event after what arrived (the way
+ * OpenAI reports a failure mid-stream; OpenAI SDKs raise it), and `onEnd` gets the partial reply
+ * (`complete: false`).
+ */
+export function relayStream(upstream: ReadableStream<Uint8Array>, onEnd: (reply: AssistantReply) => Promise<void>): ReadableStream<Uint8Array> {
+  // Chunks wait here until the client pulls them: the client reads at its pace, and the upstream is
+  // drained at its own, whether or not anyone still listens.
+  const queue: Uint8Array[] = [];
+  let ended = false;
+  let clientGone = false;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    wake?.();
+    wake = undefined;
+  };
+
+  void (async () => {
+    const assembler = new ChatStreamAssembler();
+    const decoder = new TextDecoder();
+    const reader = upstream.getReader();
+    try {
+      for (let part = await reader.read(); !part.done; part = await reader.read()) {
+        assembler.push(decoder.decode(part.value, { stream: true }));
+        if (!clientGone) queue.push(part.value);
+        notify();
+      }
+      assembler.push(decoder.decode());
+    } catch (error) {
+      if (!clientGone) queue.push(brokenStreamEvent(error));
+    }
+    ended = true;
+    notify();
+    await onEnd(assembler.finish());
+  })().catch(() => {
+    // onEnd reports its own failures; nothing may escape as an unhandled rejection of a detached task.
+  });
+
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        while (queue.length === 0 && !ended) await new Promise<void>((resolve) => (wake = resolve));
+        const next = queue.shift();
+        if (next !== undefined) controller.enqueue(next);
+        else controller.close();
+      },
+      cancel() {
+        // The client hung up: stop keeping chunks for it, but keep reading the upstream to the end.
+        clientGone = true;
+        queue.length = 0;
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+// Erroring the response stream instead would make @hono/node-server answer a bare 500 when the failure
+// comes within its first reads, and would drop the chunks still queued for the client.
+function brokenStreamEvent(error: unknown): Uint8Array {
+  const reason = error instanceof Error ? error.message : String(error);
+  const event = { error: { message: `mnemo: the upstream stream broke off (${reason}); the reply is incomplete`, type: 'upstream_error', code: 'upstream_stream_broken' } };
+  // The blank lines end an event the upstream may have cut in half, so this one parses on its own.
+  return new TextEncoder().encode(`\n\ndata: ${JSON.stringify(event)}\n\n`);
+}
