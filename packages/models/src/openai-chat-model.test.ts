@@ -42,6 +42,19 @@ describe('createOpenAiChatModel', () => {
     expect(server.requests[0]!.body).toMatchObject({ model: 'test-model', messages });
   });
 
+  it('sends response_format for a JSON object or a strict JSON schema only when the call sets one', async () => {
+    const { server, model } = await setUp({ replies: [{ content: '{}' }, { content: '{}' }, { content: '{}' }] });
+    const schema = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'], additionalProperties: false };
+
+    await model.complete(messages, { responseFormat: { type: 'json_schema', name: 'answer', schema } });
+    await model.complete(messages, { responseFormat: { type: 'json_object' } });
+    await model.complete(messages);
+
+    expect(server.requests[0]!.body).toMatchObject({ response_format: { type: 'json_schema', json_schema: { name: 'answer', schema, strict: true } } });
+    expect(server.requests[1]!.body).toMatchObject({ response_format: { type: 'json_object' } });
+    expect(server.requests[2]!.body).not.toHaveProperty('response_format');
+  });
+
   it('sends max_tokens and temperature only when the call sets them', async () => {
     const { server, model } = await setUp({ replies: [{ content: 'a' }, { content: 'b' }] });
 

@@ -1,6 +1,7 @@
 import { MemoryError, type OpenAiChatMessage } from '@mnemo/core';
 import OpenAI from 'openai';
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { createOpenAiClient } from './create-openai-client.js';
 import { toModelError } from './to-model-error.js';
 
 /** Options of {@link createOpenAiChatModel}. */
@@ -39,7 +40,14 @@ export interface ChatCallOptions {
   readonly maxTokens?: number;
   /** Sent as `temperature` (0 to 2). */
   readonly temperature?: number;
+  /** Sent as `response_format`: ask for a JSON object, or for JSON matching a schema (structured outputs). */
+  readonly responseFormat?: ChatResponseFormat;
 }
+
+/** A JSON object of any shape, or one that matches `schema` (`strict` asks the server to enforce it). */
+export type ChatResponseFormat =
+  | { readonly type: 'json_object' }
+  | { readonly type: 'json_schema'; readonly name: string; readonly schema: Readonly<Record<string, unknown>>; readonly strict?: boolean };
 
 /** A chat model behind an OpenAI-compatible endpoint. */
 export interface OpenAiChatModel {
@@ -54,40 +62,27 @@ export interface OpenAiChatModel {
   complete(messages: readonly OpenAiChatMessage[], options?: ChatCallOptions): Promise<ChatCompletion>;
 }
 
-// Local OpenAI-compatible servers (Ollama, llama.cpp, vLLM) ignore the key, but the SDK requires one.
-const placeholderApiKey = 'no-key';
-
 /**
  * Creates an {@link OpenAiChatModel} on the openai SDK. Reads no environment variable (the SDK's
  * `OPENAI_*` fallbacks are overridden); throws `invalid_input` for a bad base URL, model or limit.
  */
 export function createOpenAiChatModel(options: OpenAiChatModelOptions): OpenAiChatModel {
-  const settings = resolveOptions(options);
-  const client = new OpenAI({
-    baseURL: settings.baseUrl,
-    apiKey: settings.apiKey ?? placeholderApiKey,
-    organization: null,
-    project: null,
-    webhookSecret: null,
-    timeout: settings.timeoutMs,
-    maxRetries: settings.maxRetries,
-    logLevel: 'off',
-  });
-  const call = { baseUrl: settings.baseUrl, model: settings.model, timeoutMs: settings.timeoutMs, attempts: settings.maxRetries + 1 };
+  const { client, baseUrl, model, call } = createOpenAiClient(options, 60_000);
 
   return Object.freeze({
-    model: settings.model,
-    baseUrl: settings.baseUrl,
+    model,
+    baseUrl,
     async complete(messages: readonly OpenAiChatMessage[], callOptions: ChatCallOptions = {}): Promise<ChatCompletion> {
       let response: OpenAI.Chat.Completions.ChatCompletion;
       try {
         response = await client.chat.completions.create(
           {
-            model: settings.model,
+            model,
             // Same wire shape: core's type is the protocol's message union, written without the SDK's types.
             messages: messages as unknown as ChatCompletionMessageParam[],
             ...(callOptions.maxTokens === undefined ? {} : { max_tokens: callOptions.maxTokens }),
             ...(callOptions.temperature === undefined ? {} : { temperature: callOptions.temperature }),
+            ...(callOptions.responseFormat === undefined ? {} : { response_format: toWireResponseFormat(callOptions.responseFormat) }),
           },
           { signal: callOptions.signal },
         );
@@ -123,24 +118,7 @@ function readCompletion(response: unknown, model: string, baseUrl: string): Chat
   return { content, ...finishReason };
 }
 
-function resolveOptions(options: OpenAiChatModelOptions) {
-  const fail = (field: string, problem: string): never => {
-    throw new MemoryError('invalid_input', `${field} ${problem}`, { details: { field } });
-  };
-  let url: URL | undefined;
-  try {
-    url = new URL(options.baseUrl);
-  } catch {
-    url = undefined;
-  }
-  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    fail('baseUrl', `must be an http(s) URL (got ${JSON.stringify(options.baseUrl)})`);
-  }
-  if (typeof options.model !== 'string' || options.model.trim().length === 0) fail('model', 'must be a non-empty string');
-  const timeoutMs = options.timeoutMs ?? 60_000;
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) fail('timeoutMs', `must be a positive integer (got ${timeoutMs})`);
-  const maxRetries = options.maxRetries ?? 2;
-  if (!Number.isInteger(maxRetries) || maxRetries < 0 || maxRetries > 10) fail('maxRetries', `must be an integer from 0 to 10 (got ${maxRetries})`);
-  const apiKey = options.apiKey === undefined || options.apiKey === '' ? undefined : options.apiKey;
-  return Object.freeze({ baseUrl: options.baseUrl.replace(/\/+$/, ''), model: options.model, apiKey, timeoutMs, maxRetries });
+function toWireResponseFormat(format: ChatResponseFormat): ChatCompletionCreateParamsNonStreaming['response_format'] {
+  if (format.type === 'json_object') return { type: 'json_object' };
+  return { type: 'json_schema', json_schema: { name: format.name, schema: { ...format.schema }, strict: format.strict ?? true } };
 }
