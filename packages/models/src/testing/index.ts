@@ -1,8 +1,10 @@
+export type { ScriptedVectorsReply } from './embeddings-response.js';
 export { startScriptedOpenAiServer } from './scripted-openai-server.js';
 export type {
   ReceivedRequest,
   ScriptedContentReply,
   ScriptedDelayReply,
+  ScriptedEmbeddingReply,
   ScriptedOpenAiServer,
   ScriptedOpenAiServerOptions,
   ScriptedPause,

@@ -77,7 +77,7 @@ describe('startScriptedOpenAiServer', () => {
   it('answers unknown routes with 404 without consuming a reply', async () => {
     const target = await start({ replies: [{ content: 'kept' }] });
 
-    const unknown = await post(target, request, '/embeddings');
+    const unknown = await post(target, request, '/audio/speech');
 
     expect(unknown.status).toBe(404);
     expect(target.remainingReplies).toBe(1);
@@ -148,6 +148,49 @@ describe('startScriptedOpenAiServer', () => {
       (error: unknown) => error,
     );
     expect(failure).toBeInstanceOf(Error);
+  });
+
+  it('answers embeddings with deterministic vectors of the requested length, as floats or base64, without consuming chat replies', async () => {
+    const target = await start({ replies: [{ content: 'kept' }] });
+    const client = new OpenAI({ baseURL: target.baseUrl, apiKey: 'sk-test', maxRetries: 0 });
+    const texts = ['the relay on the ridge is down', 'the relay on the ridge is up', 'I love pizza'];
+
+    const floats = await client.embeddings.create({ model: 'e', input: texts, encoding_format: 'float' });
+    const again = await client.embeddings.create({ model: 'e', input: texts, encoding_format: 'float' });
+    // Without encoding_format the SDK asks for base64 and decodes it.
+    const decoded = await client.embeddings.create({ model: 'e', input: texts });
+    const shortened = await client.embeddings.create({ model: 'e', input: 'one', dimensions: 4, encoding_format: 'float' });
+
+    const vectors = floats.data.map((item) => item.embedding);
+    expect(floats.data.map((item) => item.index)).toEqual([0, 1, 2]);
+    expect(vectors.every((vector) => vector.length === 16)).toBe(true);
+    expect(again.data.map((item) => item.embedding)).toEqual(vectors);
+    decoded.data.forEach((item, index) => item.embedding.forEach((value, component) => expect(value).toBeCloseTo(vectors[index]![component]!, 5)));
+    expect(Math.hypot(...vectors[0]!)).toBeCloseTo(2, 5);
+    const dot = (a: number[], b: number[]) => a.reduce((sum, value, component) => sum + value * b[component]!, 0);
+    expect(dot(vectors[0]!, vectors[1]!)).toBeGreaterThan(dot(vectors[0]!, vectors[2]!));
+    expect(shortened.data[0]!.embedding).toHaveLength(4);
+    expect(floats.usage).toEqual({ prompt_tokens: 18, total_tokens: 18 });
+    expect(target.remainingReplies).toBe(1);
+  });
+
+  it('answers embeddings from the embedding script in order, then deterministically, and rejects empty input with 400', async () => {
+    const target = await start({ replies: [], embeddingReplies: [{ vectors: [[3, 4]] }, { status: 503 }, { raw: 'not json' }], embeddingDimensions: 3 });
+    const body = { model: 'e', input: ['a'], encoding_format: 'float' };
+
+    const scripted = (await (await post(target, body, '/embeddings')).json()) as { data: { embedding: number[] }[] };
+    const unavailable = await post(target, body, '/embeddings');
+    const raw = await (await post(target, body, '/embeddings')).text();
+    const deterministic = (await (await post(target, body, '/embeddings')).json()) as { data: { embedding: number[] }[] };
+    const empty = await post(target, { ...body, input: ['a', ''] }, '/embeddings');
+
+    expect(scripted.data[0]!.embedding).toEqual([3, 4]);
+    expect(unavailable.status).toBe(503);
+    expect(raw).toBe('not json');
+    expect(deterministic.data[0]!.embedding).toHaveLength(3);
+    expect(empty.status).toBe(400);
+    expect(target.remainingEmbeddingReplies).toBe(0);
+    expect(target.requests.filter((received) => received.path === '/v1/embeddings')).toHaveLength(5);
   });
 
   it('rejects a wrong api key with 401 when one is required', async () => {

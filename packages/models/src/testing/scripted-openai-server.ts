@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MemoryError } from '@mnemo/core';
+import { buildEmbeddingsResponse, type ScriptedVectorsReply } from './embeddings-response.js';
 import { streamCompletion } from './stream-completion.js';
 
 /** Token counts a scripted reply reports in `usage`. */
@@ -71,6 +72,12 @@ export interface ScriptedRawReply {
 /** One step of the script: what the server answers to the next chat-completions request. */
 export type ScriptedReply = ScriptedContentReply | ScriptedStatusReply | ScriptedDelayReply | ScriptedRawReply;
 
+/**
+ * One step of the embeddings script: vectors to send as they are, an error status, a raw body, or a
+ * delay before the deterministic vectors.
+ */
+export type ScriptedEmbeddingReply = ScriptedVectorsReply | ScriptedStatusReply | ScriptedRawReply | ScriptedDelayReply;
+
 /** A request the server received, recorded before it was answered. */
 export interface ReceivedRequest {
   readonly method: string;
@@ -94,6 +101,13 @@ export interface ScriptedOpenAiServerOptions {
    * retries in tests do not wait the default back-off; default 0, `null` to send none.
    */
   readonly retryAfterMs?: number | null;
+  /**
+   * Answers to `POST /v1/embeddings`, consumed in order (retries consume them too); once they are used up,
+   * or when there are none, the server answers with deterministic vectors.
+   */
+  readonly embeddingReplies?: readonly ScriptedEmbeddingReply[];
+  /** Length of deterministic vectors when a request names no `dimensions`; default 16. */
+  readonly embeddingDimensions?: number;
 }
 
 /** A running scripted server; `close()` ends open connections and stops it. */
@@ -104,6 +118,8 @@ export interface ScriptedOpenAiServer {
   readonly requests: readonly ReceivedRequest[];
   /** Replies not consumed yet. */
   readonly remainingReplies: number;
+  /** Embedding replies not consumed yet. */
+  readonly remainingEmbeddingReplies: number;
   close(): Promise<void>;
 }
 
@@ -117,16 +133,19 @@ const maxBodyBytes = 10 * 1024 * 1024;
  * as server-sent events (`data:` lines of `chat.completion.chunk`, a usage chunk when
  * `stream_options.include_usage` is set, then `data: [DONE]`); status and raw replies are sent as they
  * are either way — and a 500 naming the request once the script is used up; `GET /v1/models` lists
- * `models`. The same routes answer without the `/v1` prefix.
+ * `models`; `POST /v1/embeddings` answers with the next embedding reply, or deterministic vectors when
+ * none is scripted (see {@link buildEmbeddingsResponse}). The same routes answer without the `/v1` prefix.
  */
 export async function startScriptedOpenAiServer(options: ScriptedOpenAiServerOptions): Promise<ScriptedOpenAiServer> {
   const replies = [...options.replies];
+  const embeddingReplies = [...(options.embeddingReplies ?? [])];
   const requests: ReceivedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
   const context: HandlerContext = {
     options,
     requests,
     nextReply: () => replies.shift(),
+    nextEmbeddingReply: () => embeddingReplies.shift(),
     completionCount: 0,
     wait: (delayMs, response) =>
       new Promise<boolean>((resolve) => {
@@ -160,6 +179,9 @@ export async function startScriptedOpenAiServer(options: ScriptedOpenAiServerOpt
     get remainingReplies() {
       return replies.length;
     },
+    get remainingEmbeddingReplies() {
+      return embeddingReplies.length;
+    },
     close: async () => {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
@@ -173,6 +195,7 @@ interface HandlerContext {
   readonly options: ScriptedOpenAiServerOptions;
   readonly requests: ReceivedRequest[];
   readonly nextReply: () => ScriptedReply | undefined;
+  readonly nextEmbeddingReply: () => ScriptedEmbeddingReply | undefined;
   completionCount: number;
   /** Resolves true after `delayMs`, or false as soon as the client hangs up. */
   readonly wait: (delayMs: number, response: ServerResponse) => Promise<boolean>;
@@ -193,6 +216,10 @@ async function handleRequest(context: HandlerContext, request: IncomingMessage, 
     const created = Math.floor(Date.now() / 1000);
     const data = (context.options.models ?? ['scripted-model']).map((id) => ({ id, object: 'model', created, owned_by: 'mnemo-scripted' }));
     sendJson(response, 200, { object: 'list', data });
+    return;
+  }
+  if (request.method === 'POST' && route === '/embeddings') {
+    await answerEmbeddings(context, body, response);
     return;
   }
   if (request.method !== 'POST' || route !== '/chat/completions') {
@@ -258,6 +285,31 @@ async function answer(context: HandlerContext, reply: ScriptedReply, completion:
     ],
     usage: wireUsage,
   });
+}
+
+async function answerEmbeddings(context: HandlerContext, body: { json: boolean; value: unknown }, response: ServerResponse): Promise<void> {
+  if (!body.json || typeof body.value !== 'object' || body.value === null) {
+    sendError(context, response, 400, 'request body must be a JSON object', 'invalid_request_error');
+    return;
+  }
+  const reply = context.nextEmbeddingReply();
+  if (reply?.delayMs !== undefined && reply.delayMs > 0) {
+    const answered = await context.wait(reply.delayMs, response);
+    if (!answered) return;
+  }
+  if (reply !== undefined && 'raw' in reply) {
+    const status = reply.status ?? 200;
+    response.writeHead(status, { 'content-type': reply.contentType ?? 'application/json', ...retryHeaders(context, status) });
+    response.end(reply.raw);
+    return;
+  }
+  if (reply !== undefined && 'status' in reply) {
+    sendJson(response, reply.status, reply.body ?? errorBody(reply.status, `scripted status ${reply.status}`), { ...retryHeaders(context, reply.status), ...reply.headers });
+    return;
+  }
+  const vectors = reply !== undefined && 'vectors' in reply ? reply : undefined;
+  const answer = await buildEmbeddingsResponse(body.value as Record<string, unknown>, vectors, context.options.embeddingDimensions ?? 16);
+  sendJson(response, answer.status, answer.body, retryHeaders(context, answer.status));
 }
 
 function includeUsage(completion: Record<string, unknown>): boolean {
