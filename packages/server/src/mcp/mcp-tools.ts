@@ -1,0 +1,174 @@
+import {
+  contextPolicies,
+  maxContextTokens,
+  memoryToolInputSchema,
+  resolveScope,
+  resolveUserScope,
+  toOpenAiMessages,
+  type JsonSchema,
+  type Memory,
+  type MemoryTool,
+  type UserScope,
+} from '@mnemo/core';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { parseWith } from '../openapi/route-spec.js';
+
+/** Who a tool call acts for: the tenant (from the API key, or the stdio process's flag) and the user when the call names none. */
+export interface McpCallContext {
+  readonly tenantId: string;
+  readonly defaultUserId: string;
+  readonly signal?: AbortSignal;
+}
+
+/** One tool mnemo serves over MCP: what `tools/list` shows, and what `tools/call` runs. Errors are thrown as MemoryErrors. */
+export interface McpTool {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: JsonSchema;
+  run(args: unknown, context: McpCallContext): Promise<CallToolResult>;
+}
+
+/** What the tools work on: the engine and, for the `memory` tool, the memory tool over the same store. */
+export interface McpToolsOptions {
+  readonly memory: Memory;
+  /** Without it, the `memory` tool is not offered. */
+  readonly memoryTool?: MemoryTool;
+}
+
+const userIdField = z.string().min(1).max(256).optional().describe('The user; default: the server\'s default user.');
+const conversationIdField = z.string().min(1).max(256).describe('The conversation id, e.g. a chat or a radio node.');
+
+const rememberInput = z.strictObject({
+  conversation_id: conversationIdField,
+  role: z.enum(['user', 'assistant', 'system']).describe('Who said it.'),
+  content: z.string().min(1).describe('The message text, verbatim.'),
+  user_id: userIdField,
+});
+const getContextInput = z.strictObject({
+  conversation_id: conversationIdField,
+  max_tokens: z.number().int().min(1).max(maxContextTokens).optional().describe('Token budget of the whole context; default: the server\'s.'),
+  policy: z.enum(contextPolicies).optional().describe('How to choose the messages; default: the server\'s.'),
+  system: z.string().optional().describe('System prompt to pin first.'),
+  query: z.string().optional().describe('The current question; the hybrid policy recalls past messages with it.'),
+  user_id: userIdField,
+});
+const recallInput = z.strictObject({
+  query: z.string().min(1).describe('What to look for, in words.'),
+  conversation_id: z.string().min(1).max(256).optional().describe('Search only this conversation; default: all of the user\'s.'),
+  k: z.number().int().min(1).max(50).optional().describe('How many messages to return; default 5.'),
+  neighbours: z.number().int().min(0).max(5).optional().describe('Messages before and after each hit to include; default 0.'),
+  user_id: userIdField,
+});
+const listFactsInput = z.strictObject({
+  subject: z.string().min(1).optional().describe('Only facts about this subject (`user`, or a name).'),
+  attribute: z.string().min(1).optional().describe('Only this attribute, e.g. `home_town`.'),
+  include_history: z.boolean().optional().describe('Also superseded and retired facts; default false.'),
+  user_id: userIdField,
+});
+const memoryUserInput = z.looseObject({ user_id: userIdField });
+
+/** The tools mnemo serves over MCP: `remember`, `get_context`, `recall`, `list_facts` and, with a memory tool, `memory`. */
+export function createMcpTools(options: McpToolsOptions): McpTool[] {
+  const { memory } = options;
+  const tools: McpTool[] = [
+    {
+      name: 'remember',
+      description: 'Store one message of a conversation in mnemo\'s long-term memory, verbatim. Returns its position (seq) and token count.',
+      inputSchema: toInputSchema(rememberInput),
+      async run(args, context) {
+        const input = parseWith(rememberInput, args, 'arguments');
+        const scope = resolveScope({ ...userOf(context, input.user_id), conversationId: input.conversation_id });
+        const [stored] = await memory.append(scope, { role: input.role, content: input.content }, signalOf(context));
+        return text(`Stored as message ${stored?.seq} of conversation ${JSON.stringify(scope.conversationId)} (${stored?.tokens} tokens).`);
+      },
+    },
+    {
+      name: 'get_context',
+      description:
+        'Build the context to send a model for a conversation, under a token budget: recent turns verbatim, a summary of older ones, ' +
+        'facts and recalled messages (by policy). Returns the messages (OpenAI chat shape) and a report of what was sent, left out and saved.',
+      inputSchema: toInputSchema(getContextInput),
+      async run(args, context) {
+        const input = parseWith(getContextInput, args, 'arguments');
+        const scope = resolveScope({ ...userOf(context, input.user_id), conversationId: input.conversation_id });
+        const built = await memory.buildContext(scope, {
+          ...(input.policy === undefined ? {} : { policy: input.policy }),
+          ...(input.max_tokens === undefined ? {} : { maxTokens: input.max_tokens }),
+          ...(input.system === undefined ? {} : { system: input.system }),
+          ...(input.query === undefined ? {} : { query: input.query }),
+          ...signalOf(context),
+        });
+        return json({ messages: toOpenAiMessages(built.messages), report: built.report });
+      },
+    },
+    {
+      name: 'recall',
+      description: 'Search the user\'s past messages (all conversations, or one) for what a question needs: keyword and vector search, fused. Returns the messages, best first.',
+      inputSchema: toInputSchema(recallInput),
+      async run(args, context) {
+        const input = parseWith(recallInput, args, 'arguments');
+        const hits = await memory.recall(userOf(context, input.user_id), input.query, {
+          k: input.k ?? 5,
+          ...(input.conversation_id === undefined ? {} : { conversations: [input.conversation_id] }),
+          ...(input.neighbours === undefined ? {} : { neighbours: input.neighbours }),
+          ...signalOf(context),
+        });
+        const lines = hits.map((hit, index) => {
+          const around = (hit.neighbours ?? []).map((message) => `     #${message.seq} ${message.role}: ${message.content}`);
+          return [`${index + 1}. [${hit.conversationId} #${hit.message.seq}, ${hit.message.role}, ${hit.message.createdAt}] ${hit.message.content}`, ...around].join('\n');
+        });
+        const structured = hits.map((hit) => ({ conversationId: hit.conversationId, seq: hit.message.seq, role: hit.message.role, content: hit.message.content, createdAt: hit.message.createdAt, score: hit.score }));
+        return { content: [{ type: 'text', text: hits.length === 0 ? 'No stored message matches.' : lines.join('\n') }], structuredContent: { hits: structured } };
+      },
+    },
+    {
+      name: 'list_facts',
+      description: 'List the durable facts mnemo extracted about the user (name, places, dates, preferences, …): current ones by default, or their history.',
+      inputSchema: toInputSchema(listFactsInput),
+      async run(args, context) {
+        const input = parseWith(listFactsInput, args, 'arguments');
+        const query = { ...(input.subject === undefined ? {} : { subject: input.subject }), ...(input.attribute === undefined ? {} : { attribute: input.attribute }) };
+        const user = userOf(context, input.user_id);
+        const facts = input.include_history === true ? await memory.facts.history(user, query, signalOf(context)) : await memory.facts.list(user, query, signalOf(context));
+        const lines = facts.map((fact) => `- ${fact.subject}.${fact.attribute} = ${fact.value} (since ${fact.validFrom}${fact.validTo === undefined ? '' : `, until ${fact.validTo}`}): "${fact.text}"`);
+        return { content: [{ type: 'text', text: facts.length === 0 ? 'No facts stored.' : lines.join('\n') }], structuredContent: { facts: facts.map((fact) => ({ ...fact })) } };
+      },
+    },
+  ];
+  const { memoryTool } = options;
+  if (memoryTool !== undefined) {
+    const schema = memoryToolInputSchema as { properties: Record<string, unknown>; [key: string]: unknown };
+    tools.push({
+      name: memoryTool.definition.name,
+      description: memoryTool.definition.description,
+      inputSchema: { ...schema, properties: { ...schema.properties, user_id: { type: 'string', description: 'The user whose memory directory to use; default: the server\'s default user.' } } },
+      async run(args, context) {
+        const { user_id: userId, ...input } = parseWith(memoryUserInput, args, 'arguments');
+        return text(await memoryTool.run(userOf(context, userId), input, signalOf(context)));
+      },
+    });
+  }
+  return tools;
+}
+
+function userOf(context: McpCallContext, userId: string | undefined): UserScope {
+  return resolveUserScope({ tenantId: context.tenantId, userId: userId ?? context.defaultUserId });
+}
+
+function signalOf(context: McpCallContext): { signal?: AbortSignal } {
+  return context.signal === undefined ? {} : { signal: context.signal };
+}
+
+function toInputSchema(schema: z.ZodType): JsonSchema {
+  const { $schema: _dialect, ...jsonSchema } = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
+  return Object.freeze(jsonSchema);
+}
+
+function text(message: string): CallToolResult {
+  return { content: [{ type: 'text', text: message }] };
+}
+
+function json(value: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }], structuredContent: value };
+}

@@ -1,0 +1,153 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createMemory, type Memory } from '@mnemo/core';
+import { openSqliteStore } from '@mnemo/sqlite';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createServerApp, startServer, type RunningServer } from '../index.js';
+import { mountMcpRoutes } from './mount-mcp-routes.js';
+
+let server: RunningServer;
+let memory: Memory;
+let directory: string;
+const clients: Client[] = [];
+
+beforeEach(async () => {
+  directory = await mkdtemp(join(tmpdir(), 'mnemo-mcp-'));
+  const store = openSqliteStore({ path: join(directory, 'mnemo.db') });
+  memory = createMemory({ store, compaction: false });
+  const app = createServerApp({
+    memory,
+    store,
+    logger: pino({ level: 'silent' }),
+    limits: { rateLimit: false },
+    auth: { keys: [{ key: 'key-a', tenantId: 'tenant-a' }, { key: 'key-b', tenantId: 'tenant-b' }] },
+    routes: [mountMcpRoutes],
+  });
+  server = await startServer({ app, port: 0 });
+});
+
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close();
+  await server.close();
+  await rm(directory, { recursive: true, force: true });
+});
+
+/** An MCP client of the SDK connected over streamable HTTP with an API key (and optionally a user header). */
+async function connect(key: string, headers: Record<string, string> = {}): Promise<Client> {
+  const client = new Client({ name: 'mnemo-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}`, ...headers } } }));
+  clients.push(client);
+  return client;
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult & { text: string }> {
+  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const first = result.content[0];
+  return { ...result, text: first?.type === 'text' ? first.text : '' };
+}
+
+describe('mountMcpRoutes (streamable HTTP)', () => {
+  it('lists the tools with their JSON schemas, the memory tool with the schema core exports plus user_id', async () => {
+    const client = await connect('key-a');
+
+    const { tools } = await client.listTools();
+
+    expect(tools.map((tool) => tool.name)).toEqual(['remember', 'get_context', 'recall', 'list_facts', 'memory']);
+    const memoryTool = tools.find((tool) => tool.name === 'memory')!;
+    expect(memoryTool.inputSchema).toMatchObject({ type: 'object', required: ['command'], properties: { command: { enum: ['view', 'create', 'str_replace', 'insert', 'delete', 'rename'] }, user_id: { type: 'string' } } });
+    expect(tools.find((tool) => tool.name === 'remember')!.inputSchema).toMatchObject({ type: 'object', required: ['conversation_id', 'role', 'content'] });
+  });
+
+  it('remembers messages that get_context then returns with a report, and recall finds them', async () => {
+    const client = await connect('key-a');
+
+    const stored = await call(client, 'remember', { conversation_id: 'node-7', role: 'user', content: "I'm Maren, relay LARCH-RIDGE. Battery at 45%." });
+    await call(client, 'remember', { conversation_id: 'node-7', role: 'assistant', content: 'Noted, Maren.' });
+    const context = await call(client, 'get_context', { conversation_id: 'node-7', max_tokens: 500, system: 'Be brief.', policy: 'full' });
+    const recalled = await call(client, 'recall', { query: 'battery LARCH-RIDGE' });
+
+    expect(stored.isError).toBeFalsy();
+    expect(stored.text).toMatch(/^Stored as message 1 of conversation "node-7" \(\d+ tokens\)\.$/);
+    const built = context.structuredContent as { messages: { role: string; content: string }[]; report: { sentTokens: number; fullHistoryTokens: number; policy: string } };
+    expect(built.messages).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: "I'm Maren, relay LARCH-RIDGE. Battery at 45%." },
+      { role: 'assistant', content: 'Noted, Maren.' },
+    ]);
+    expect(built.report.policy).toBe('full');
+    expect(built.report.sentTokens).toBeLessThanOrEqual(500);
+    expect(JSON.parse(context.text)).toEqual(built);
+    expect(recalled.text).toContain("[node-7 #1, user,");
+    expect(recalled.text).toContain('Battery at 45%');
+  });
+
+  it('runs the memory tool: create, view, str_replace, rename, delete', async () => {
+    const client = await connect('key-a');
+
+    const created = await call(client, 'memory', { command: 'create', path: '/memories/maren.md', file_text: 'Relay: LARCH-RIDGE\nBattery: 45%\n' });
+    const edited = await call(client, 'memory', { command: 'str_replace', path: '/memories/maren.md', old_str: '45%', new_str: '80%' });
+    const renamed = await call(client, 'memory', { command: 'rename', old_path: '/memories/maren.md', new_path: '/memories/people/maren.md' });
+    const listing = await call(client, 'memory', { command: 'view', path: '/memories' });
+    const viewed = await call(client, 'memory', { command: 'view', path: '/memories/people/maren.md' });
+    const deleted = await call(client, 'memory', { command: 'delete', path: '/memories/people' });
+    const gone = await call(client, 'memory', { command: 'view', path: '/memories/people/maren.md' });
+
+    expect([created, edited, renamed, listing, viewed, deleted].map((result) => result.isError ?? false)).toEqual([false, false, false, false, false, false]);
+    expect(created.text).toBe('Created /memories/maren.md (32 bytes).');
+    expect(edited.text).toContain('Battery: 80%');
+    expect(renamed.text).toBe('Renamed /memories/maren.md to /memories/people/maren.md.');
+    expect(listing.text).toContain('32B\t/memories/people/maren.md');
+    expect(viewed.text).toContain('     2\tBattery: 80%');
+    expect(deleted.text).toBe('Deleted the directory /memories/people (1 file).');
+    expect(gone).toMatchObject({ isError: true });
+    expect(gone.text).toMatch(/^not_found: \/memories\/people\/maren\.md does not exist/);
+  });
+
+  it('refuses path traversal and invalid arguments as tool errors, storing nothing', async () => {
+    const client = await connect('key-a');
+
+    const traversal = await call(client, 'memory', { command: 'create', path: '/memories/../../etc/passwd', file_text: 'x' });
+    const outside = await call(client, 'memory', { command: 'view', path: '/etc' });
+    const badArguments = await call(client, 'remember', { conversation_id: '', role: 'robot', content: 'x' });
+    const unknownTool = await call(client, 'forget_everything', {});
+
+    expect(traversal).toMatchObject({ isError: true });
+    expect(traversal.text).toMatch(/^invalid_input: memory path "\/memories\/\.\.\/\.\.\/etc\/passwd" must not contain/);
+    expect(outside.text).toMatch(/^invalid_input: memory path "\/etc" must be \/memories or under it/);
+    expect(badArguments).toMatchObject({ isError: true });
+    expect(badArguments.text).toMatch(/^invalid_input: .*arguments\.conversation_id.*arguments\.role/);
+    expect(unknownTool.text).toMatch(/^not_found: no tool named "forget_everything"/);
+    expect((await call(client, 'memory', { command: 'view', path: '/memories' })).text).toBe('/memories is empty.');
+  });
+
+  it("keeps two tenants' memory files and conversations apart, and users apart within a tenant", async () => {
+    const a = await connect('key-a');
+    const b = await connect('key-b');
+    const otherUser = await connect('key-a', { 'X-Mnemo-User': 'olav' });
+
+    await call(a, 'memory', { command: 'create', path: '/memories/secret.md', file_text: 'tenant a only' });
+    await call(a, 'remember', { conversation_id: 'node-7', role: 'user', content: 'secret of tenant a' });
+
+    expect((await call(b, 'memory', { command: 'view', path: '/memories' })).text).toBe('/memories is empty.');
+    expect((await call(b, 'memory', { command: 'view', path: '/memories/secret.md' })).text).toMatch(/^not_found:/);
+    expect((await call(b, 'memory', { command: 'delete', path: '/memories/secret.md' })).text).toMatch(/^not_found:/);
+    expect((await call(b, 'recall', { query: 'secret tenant' })).text).toBe('No stored message matches.');
+    expect((await call(otherUser, 'memory', { command: 'view', path: '/memories' })).text).toBe('/memories is empty.');
+    // The same user named by argument sees their own files.
+    expect((await call(otherUser, 'memory', { command: 'view', path: '/memories/secret.md', user_id: 'default' })).text).toContain('tenant a only');
+    expect((await call(a, 'memory', { command: 'view', path: '/memories/secret.md' })).text).toContain('tenant a only');
+  });
+
+  it('lists facts (none yet) and answers GET with 405 and a request without a key with 401', async () => {
+    const client = await connect('key-a');
+
+    expect((await call(client, 'list_facts', {})).text).toBe('No facts stored.');
+    expect((await fetch(`${server.url}/mcp`, { headers: { authorization: 'Bearer key-a' } })).status).toBe(405);
+    expect((await fetch(`${server.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(401);
+  });
+});

@@ -1,0 +1,59 @@
+import { createMemoryTool, type MemoryToolLimits } from '@mnemo/core';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { ServerApp, ServerDeps } from '../app/server-deps.js';
+import { requestUser, userHeader } from '../resource-api/request-scope.js';
+import { createMcpServer } from './create-mcp-server.js';
+import { createMcpTools } from './mcp-tools.js';
+
+/** The path MCP clients connect to (streamable HTTP). */
+export const mcpPath = '/mcp';
+
+/** Options of {@link createMcpRouteModule}. */
+export interface McpRouteOptions {
+  /** Caps of each user's memory directory; missing fields take the memory tool's defaults. */
+  readonly memoryToolLimits?: Partial<MemoryToolLimits>;
+}
+
+/**
+ * Mounts MCP over streamable HTTP at `/mcp`, stateless: every POST gets its own MCP server and
+ * transport, acting for the tenant of the request's API key (set by the auth middleware), with the
+ * `X-Mnemo-User` header's user (default `default`) for calls that name no `user_id`. Answers are JSON
+ * (no server-initiated streams), so GET and DELETE get 405. The `memory` tool needs the app's `store`;
+ * without it the tool is not offered (and a warning is logged).
+ */
+export function mountMcpRoutes(app: ServerApp, deps: ServerDeps): void {
+  createMcpRouteModule()(app, deps);
+}
+
+/** {@link mountMcpRoutes} with options, as a route module for `createServerApp({ routes })`. */
+export function createMcpRouteModule(options: McpRouteOptions = {}): (app: ServerApp, deps: ServerDeps) => void {
+  return (app, deps) => {
+    const memoryTool = deps.store === undefined ? undefined : createMemoryTool({ store: deps.store, ...(options.memoryToolLimits === undefined ? {} : { limits: options.memoryToolLimits }) });
+    if (memoryTool === undefined) deps.logger.warn('mcp: the server app was given no store, so the memory tool is not offered');
+    const tools = createMcpTools({ memory: deps.memory, ...(memoryTool === undefined ? {} : { memoryTool }) });
+
+    deps.routes.add({
+      method: 'post',
+      path: mcpPath,
+      summary: 'Model Context Protocol over streamable HTTP (stateless, JSON answers)',
+      description: `Tools: ${tools.map((tool) => tool.name).join(', ')}. Calls act for the API key's tenant and the ${userHeader} user unless a call names user_id.`,
+      tags: ['MCP'],
+      responses: { 200: { description: 'a JSON-RPC response' }, 202: { description: 'a notification was accepted' } },
+    });
+
+    app.post(mcpPath, async (c) => {
+      const server = createMcpServer({ tools, tenantId: c.get('tenantId'), defaultUserId: requestUser(c).userId, log: c.get('logger') ?? deps.logger });
+      const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+      await server.connect(transport);
+      try {
+        return await transport.handleRequest(c.req.raw);
+      } finally {
+        // The answer is complete JSON by now; the per-request server holds nothing worth keeping.
+        await server.close();
+      }
+    });
+    app.on(['GET', 'DELETE'], mcpPath, (c) =>
+      c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC requests with POST.' }, id: null }, 405, { Allow: 'POST' }),
+    );
+  };
+}
