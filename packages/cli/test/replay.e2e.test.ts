@@ -99,7 +99,7 @@ describe('mnemo replay', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('replay of mesh.jsonl: 16 messages, 8 requests, budget 200 tokens per request');
     expect(run.stdout).toMatch(/^policy\s+requests\s+sent tokens\s+full history\s+saved tokens\s+saved\s+compactions\s+summarizer tokens\s+net saved$/m);
-    for (const policy of ['full', 'window', 'token-window', 'summary', 'meshai']) expect(run.stdout).toMatch(new RegExp(`^${policy}\\s+8\\s+`, 'm'));
+    for (const policy of ['full', 'window', 'token-window', 'summary', 'hybrid', 'meshai']) expect(run.stdout).toMatch(new RegExp(`^${policy}\\s+8\\s+`, 'm'));
     expect(run.stdout).toContain('net saved = (full history − sent − summarizer input − summarizer output) / full history');
   });
 

@@ -28,7 +28,7 @@ export function registerChatCommand(program: Command, io: CliIo): void {
     .description('chat with an OpenAI-compatible model; mnemo stores every turn and builds each request under the budget')
     .option('--db <path>', 'SQLite file (default: MNEMO_DB or ./mnemo.db)')
     .option('--conversation <id>', 'conversation to continue', defaultChatConversationId)
-    .addOption(new Option('--policy <policy>', 'context policy (default: token-window); meshai = summary with the meshai compaction preset').choices(cliPolicies))
+    .addOption(new Option('--policy <policy>', "context policy (default: the engine's default, hybrid); meshai = summary with the meshai compaction preset").choices(cliPolicies))
     .option('--max-tokens <n>', 'token budget of each request (default: 1000)', parsePositiveInteger)
     .option('--system <text>', 'system prompt pinned in every request')
     .action(async (_flags: ChatFlags, command: Command) => {

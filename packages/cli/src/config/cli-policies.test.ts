@@ -7,7 +7,7 @@ describe('cliPolicies', () => {
     expect(cliPolicies).toEqual([...contextPolicies, 'meshai']);
     expect(contextPolicyOf('meshai')).toBe('summary');
     expect(contextPolicyOf('window')).toBe('window');
-    expect(cliPolicies.filter(usesSummary)).toEqual(['summary', 'meshai']);
+    expect(cliPolicies.filter(usesSummary)).toEqual(['summary', 'hybrid', 'meshai']);
   });
 });
 

@@ -15,9 +15,10 @@ export function contextPolicyOf(policy: CliPolicy): ContextPolicy {
   return policy === 'meshai' ? 'summary' : policy;
 }
 
-/** True for the policies that send the rolling summary, i.e. whose requests compaction pays for. */
+/** True for the policies that send the rolling summary (`summary`, `hybrid`, `meshai`), i.e. whose requests compaction pays for. */
 export function usesSummary(policy: CliPolicy): boolean {
-  return contextPolicyOf(policy) === 'summary';
+  const contextPolicy = contextPolicyOf(policy);
+  return contextPolicy === 'summary' || contextPolicy === 'hybrid';
 }
 
 /**

@@ -1,16 +1,29 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createGptTokenCounter } from '@mnemo/core';
 import { OpenAiSummarizer } from '@mnemo/models';
-import { describe, expect, it } from 'vitest';
-import type { CliConfig } from '../config/cli-config.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadCliConfig, type CliConfig } from '../config/cli-config.js';
 import { chooseSummarizer } from './choose-summarizer.js';
 
-function config(llm: Partial<CliConfig['llm']>): CliConfig {
-  return { db: ':memory:', llm: { timeoutMs: 60_000, ...llm }, context: { maxTokens: 1000, windowTurns: 4 } };
+let directory: string;
+
+beforeEach(async () => {
+  directory = await mkdtemp(join(tmpdir(), 'mnemo-summarizer-'));
+});
+
+afterEach(async () => {
+  await rm(directory, { recursive: true, force: true });
+});
+
+function configFrom(env: Record<string, string>): Promise<CliConfig> {
+  return loadCliConfig({ env, cwd: directory });
 }
 
 describe('chooseSummarizer', () => {
-  it('summarizes with the configured model when the base URL and the model are both set', () => {
-    const choice = chooseSummarizer(config({ baseUrl: 'http://127.0.0.1:9/v1', model: 'llama3.2', apiKey: 'k' }));
+  it('summarizes with the configured model when the base URL and the model are both set', async () => {
+    const choice = chooseSummarizer(await configFrom({ MNEMO_LLM_BASE_URL: 'http://127.0.0.1:9/v1', MNEMO_LLM_MODEL: 'llama3.2', MNEMO_LLM_API_KEY: 'k' }));
 
     const summarizer = choice.create?.(createGptTokenCounter());
     expect(summarizer).toBeInstanceOf(OpenAiSummarizer);
@@ -18,9 +31,9 @@ describe('chooseSummarizer', () => {
     expect(choice.description).toContain('openai:llama3.2 at http://127.0.0.1:9/v1');
   });
 
-  it('stays offline when either setting is missing', () => {
-    for (const llm of [{}, { baseUrl: 'http://127.0.0.1:9/v1' }, { model: 'llama3.2' }]) {
-      const choice = chooseSummarizer(config(llm));
+  it('stays offline when either setting is missing', async () => {
+    for (const env of [{}, { MNEMO_LLM_BASE_URL: 'http://127.0.0.1:9/v1' }, { MNEMO_LLM_MODEL: 'llama3.2' }]) {
+      const choice = chooseSummarizer(await configFrom(env));
       expect(choice.create).toBeUndefined();
       expect(choice.description).toMatch(/^extractive@1 \(offline/);
     }
