@@ -4,6 +4,7 @@ import { registerChatCommand } from './commands/chat-command.js';
 import { registerCompactCommand } from './commands/compact-command.js';
 import { registerExpandCommand } from './commands/expand-command.js';
 import { registerReplayCommand } from './commands/replay-command.js';
+import { registerServeCommand } from './commands/serve-command.js';
 import { registerStatsCommand } from './commands/stats-command.js';
 import { registerSummariesCommand } from './commands/summaries-command.js';
 import { cliEnvironmentVariables, defaultConfigFileName } from './config/cli-config.js';
@@ -25,6 +26,7 @@ export function createProgram(io: CliIo): Command {
   registerCompactCommand(program, io);
   registerSummariesCommand(program, io);
   registerExpandCommand(program, io);
+  registerServeCommand(program, io);
   const variables = Object.entries(cliEnvironmentVariables).map(([name, meaning]) => `  ${name.padEnd(20)} ${meaning}`);
   program.addHelpText(
     'after',

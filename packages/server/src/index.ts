@@ -21,5 +21,5 @@ export { publicPaths, serverVersion } from './operations/operations-routes.js';
 export { userHeader } from './resource-api/request-scope.js';
 export { defaultSeedMemoryType, policyHeader, seedMemoryTypes } from './seed-api/seed-memory-routes.js';
 export type { SeedMemoryType } from './seed-api/seed-memory-routes.js';
-export { defaultPort, isLoopbackHost, startServer } from './serve/start-server.js';
+export { checkListenHost, defaultPort, isLoopbackHost, startServer } from './serve/start-server.js';
 export type { RunningServer, StartServerOptions } from './serve/start-server.js';

@@ -24,8 +24,24 @@ export interface CliConfig {
     readonly windowTurns: number;
     readonly system?: string;
   };
+  /** Settings of `mnemo serve`; absent when neither the file nor `MNEMO_API_KEYS` sets any. */
+  readonly server?: CliServerConfig;
   /** Absolute path of the config file that was read, if any. */
   readonly configFile?: string;
+}
+
+/** Settings of `mnemo serve` (flags override `host` and `port`). */
+export interface CliServerConfig {
+  readonly host?: string;
+  readonly port?: number;
+  /** API keys and their tenants: `MNEMO_API_KEYS` replaces the file's list. Empty: no keys, loopback only. */
+  readonly apiKeys: readonly { readonly key: string; readonly tenantId: string }[];
+  readonly maxBodyBytes?: number;
+  readonly maxImportBytes?: number;
+  /** `false` turns the per-key rate limit off. */
+  readonly rateLimit?: false | { readonly requestsPerSecond: number; readonly burst: number };
+  /** Browser origins allowed by CORS; empty (the default) sends no CORS headers. */
+  readonly corsOrigins: readonly string[];
 }
 
 /** The defaults the CLI applies when neither the environment nor a config file says otherwise. */
@@ -42,11 +58,23 @@ export const cliEnvironmentVariables = Object.freeze({
   MNEMO_LLM_MODEL: 'model id to chat with, e.g. llama3.2',
   MNEMO_MAX_TOKENS: 'token budget of each request (default 1000)',
   MNEMO_POLICY: `context policy: ${cliPolicies.join(', ')}`,
+  MNEMO_API_KEYS: 'API keys of mnemo serve and their tenants: key1:tenantA,key2:tenantB',
 });
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 const maxTokens = z.number().int().min(1).max(maxContextTokens);
 const policy = z.enum(cliPolicies);
+const apiKey = z.strictObject({ key: z.string().min(1), tenantId: z.string().min(1) });
+// `key1:tenantA,key2:tenantB`; a key may hold colons, so the tenant is what follows the last one.
+const apiKeyList = z.string().transform((text, context) =>
+  text.split(',').flatMap((item, index) => {
+    const entry = item.trim();
+    const colon = entry.lastIndexOf(':');
+    if (colon > 0 && colon < entry.length - 1) return [{ key: entry.slice(0, colon), tenantId: entry.slice(colon + 1) }];
+    context.addIssue({ code: 'custom', message: `item ${index + 1} is not key:tenant` });
+    return [];
+  }),
+);
 
 const fileSchema = z.strictObject({
   $schema: z.string().optional(),
@@ -67,6 +95,17 @@ const fileSchema = z.strictObject({
       system: z.string().optional(),
     })
     .optional(),
+  server: z
+    .strictObject({
+      host: z.string().min(1).optional(),
+      port: z.number().int().min(0).max(65_535).optional(),
+      apiKeys: z.array(apiKey).optional(),
+      maxBodyBytes: z.number().int().min(1).optional(),
+      maxImportBytes: z.number().int().min(1).optional(),
+      rateLimit: z.union([z.literal(false), z.strictObject({ requestsPerSecond: z.number().positive(), burst: z.number().int().min(1) })]).optional(),
+      corsOrigins: z.array(z.string().min(1)).optional(),
+    })
+    .optional(),
 });
 
 const envSchema = z.object({
@@ -76,6 +115,7 @@ const envSchema = z.object({
   MNEMO_LLM_MODEL: z.string().min(1).optional(),
   MNEMO_MAX_TOKENS: z.coerce.number<string>({ error: 'must be a whole number' }).pipe(maxTokens).optional(),
   MNEMO_POLICY: policy.optional(),
+  MNEMO_API_KEYS: apiKeyList.optional(),
 });
 
 type FileConfig = z.infer<typeof fileSchema>;
@@ -113,7 +153,12 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
     windowTurns: fileValues.context?.windowTurns ?? cliDefaults.windowTurns,
     ...defined('system', fileValues.context?.system),
   };
-  return Object.freeze({ db, llm, context, ...defined('configFile', file?.path) });
+  const { apiKeys, corsOrigins, ...server } = fileValues.server ?? {};
+  const serverConfig =
+    fileValues.server === undefined && env.MNEMO_API_KEYS === undefined
+      ? undefined
+      : { ...server, apiKeys: env.MNEMO_API_KEYS ?? apiKeys ?? [], corsOrigins: corsOrigins ?? [] };
+  return Object.freeze({ db, llm, context, ...defined('server', serverConfig), ...defined('configFile', file?.path) });
 }
 
 /** Resolves a database path against a directory; `:memory:` stays as it is. */

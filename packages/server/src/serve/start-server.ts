@@ -42,6 +42,21 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
+ * Throws `invalid_input` for a non-loopback host when no API key is configured: anyone who can reach
+ * such a server could read and erase every conversation. `startServer` calls it; a CLI can call it
+ * before opening anything.
+ */
+export function checkListenHost(host: string, apiKeyCount: number): void {
+  if (apiKeyCount > 0 || isLoopbackHost(host)) return;
+  throw new MemoryError(
+    'invalid_input',
+    `refusing to listen on ${host} without API keys: anyone who can reach it could read and erase every conversation. ` +
+      'Configure API keys (MNEMO_API_KEYS=key:tenant, or server.apiKeys in mnemo.config.json), or listen on 127.0.0.1',
+    { details: { field: 'host', host } },
+  );
+}
+
+/**
  * Listens on `host:port` and resolves once it does. Refuses (`invalid_input`) a non-loopback host when
  * the app has no API keys, since anyone who can reach it could read and erase every conversation.
  * Fails with `unavailable` when the port cannot be bound.
@@ -49,14 +64,7 @@ export function isLoopbackHost(host: string): boolean {
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
   const state = readServerAppState(options.app);
-  if ((state?.keyCount ?? 0) === 0 && !isLoopbackHost(host)) {
-    throw new MemoryError(
-      'invalid_input',
-      `refusing to listen on ${host} without API keys: anyone who can reach it could read and erase every conversation. ` +
-        'Configure API keys (MNEMO_API_KEYS=key:tenant, or server.apiKeys in mnemo.config.json), or listen on 127.0.0.1',
-      { details: { field: 'host', host } },
-    );
-  }
+  checkListenHost(host, state?.keyCount ?? 0);
   const server = await listen(options.app, host, options.port ?? defaultPort);
   const inFlight = trackResponses(server);
   const { port } = server.address() as AddressInfo;
