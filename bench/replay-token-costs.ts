@@ -62,7 +62,8 @@ interface Tally {
  * engine and, before each assistant message, builds the context it would send under every policy.
  */
 export async function replayTokenCosts(conversation: readonly MessageInput[], settings: ReplaySettings): Promise<ReplayResult> {
-  const memory = createMemory({ store: new InMemoryStore() });
+  // No compaction: these policies never read a summary, and a background worker would only add noise to the latencies.
+  const memory = createMemory({ store: new InMemoryStore(), compaction: false });
   const scope = { conversationId: 'bench-node' };
   const tallies = new Map<ReplayPolicy, Tally>(
     replayPolicies.map((policy) => [policy, { requests: 0, sentTokens: 0, fullHistoryTokens: 0, lastRequestTokens: 0, latencyMs: 0 }]),

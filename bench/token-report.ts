@@ -1,3 +1,5 @@
+import type { SeedComparison } from './compare-with-seed.js';
+import type { CompactionCostSeries } from './replay-compaction-costs.js';
 import { replayPolicies, type ReplayPolicy, type ReplayResult } from './replay-token-costs.js';
 
 /** The results of one dataset: a row per conversation size, or why the dataset was skipped. */
@@ -11,6 +13,10 @@ export interface DatasetReport {
   readonly meanLatencyMicroseconds: Readonly<Record<ReplayPolicy, number>>;
   /** Set when the dataset could not be loaded; `rows` is then empty. */
   readonly skipped?: string;
+  /** The summary policy under each compaction variant, a row per size (one replay per variant). */
+  readonly compaction?: readonly CompactionCostSeries[];
+  /** The seed's own table beside the variants, for the mesh-radio datasets. */
+  readonly seedComparison?: SeedComparison;
 }
 
 /** What `bench/tokens.ts` writes to `bench/results/tokens.json`. */
@@ -23,6 +29,10 @@ export interface TokenReport {
     readonly system: string;
     readonly encoding: string;
     readonly budgets: Readonly<Record<ReplayPolicy, string>>;
+    /** How the compaction columns are defined (also in bench/README.md). */
+    readonly compactionDefinitions: readonly string[];
+    /** The seed's "full vs rolling summary" figures, saved percent per request by conversation length. */
+    readonly seedSavedPercent: Readonly<Record<number, number>>;
   };
   readonly datasets: readonly DatasetReport[];
 }
