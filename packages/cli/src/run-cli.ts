@@ -3,6 +3,7 @@ import type { CliIo } from './cli-io.js';
 import { registerChatCommand } from './commands/chat-command.js';
 import { registerCompactCommand } from './commands/compact-command.js';
 import { registerExpandCommand } from './commands/expand-command.js';
+import { registerMcpCommand } from './commands/mcp-command.js';
 import { registerReplayCommand } from './commands/replay-command.js';
 import { registerServeCommand } from './commands/serve-command.js';
 import { registerStatsCommand } from './commands/stats-command.js';
@@ -26,6 +27,7 @@ export function createProgram(io: CliIo): Command {
   registerCompactCommand(program, io);
   registerSummariesCommand(program, io);
   registerExpandCommand(program, io);
+  registerMcpCommand(program, io);
   registerServeCommand(program, io);
   const variables = Object.entries(cliEnvironmentVariables).map(([name, meaning]) => `  ${name.padEnd(20)} ${meaning}`);
   program.addHelpText(

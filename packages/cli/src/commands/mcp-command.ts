@@ -1,0 +1,91 @@
+import type { Readable, Writable } from 'node:stream';
+import { createGptTokenCounter, createMemory } from '@mnemo/core';
+import { serveMcpOverStdio } from '@mnemo/server/mcp';
+import { openSqliteStore } from '@mnemo/sqlite';
+import type { Command } from 'commander';
+import type { CliIo } from '../cli-io.js';
+import { loadCliConfig, resolvePath } from '../config/cli-config.js';
+import { compactionSettingsFor, contextPolicyOf } from '../config/cli-policies.js';
+import { chooseSummarizer } from '../store/choose-summarizer.js';
+
+interface McpFlags {
+  readonly db?: string;
+  readonly user?: string;
+  readonly tenant?: string;
+  readonly config?: string;
+}
+
+/**
+ * Adds `mnemo mcp`: serves mnemo's MCP tools over stdio (for Claude Desktop, IDEs and agents that spawn
+ * MCP servers) on the SQLite store, for one tenant, until the client closes stdin or a signal arrives.
+ */
+export function registerMcpCommand(program: Command, io: CliIo): void {
+  program
+    .command('mcp')
+    .description('serve the MCP tools (remember, get_context, recall, list_facts, memory) over stdio on the SQLite store')
+    .option('--db <path>', 'SQLite file (default: MNEMO_DB or ./mnemo.db)')
+    .option('--tenant <id>', 'tenant every call acts for (default: default)')
+    .option('--user <id>', 'user of the calls that name no user_id (default: default)')
+    .action(async (_flags: McpFlags, command: Command) => {
+      await runMcp(command.optsWithGlobals<McpFlags>(), io);
+    });
+}
+
+async function runMcp(flags: McpFlags, io: CliIo): Promise<void> {
+  const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
+  const store = openSqliteStore({ path: flags.db === undefined ? config.db : resolvePath(io.cwd, flags.db) });
+  const tokenCounter = createGptTokenCounter(config.llm.model === undefined ? {} : { model: config.llm.model });
+  const summarizer = chooseSummarizer(config).create?.(tokenCounter);
+  // stdout carries JSON-RPC only: every diagnostic goes to stderr.
+  const log = { error: (fields: Record<string, unknown>, message: string) => io.stderr.write(`mnemo mcp: ${message}: ${describe(fields.err)}\n`) };
+  const memory = createMemory({
+    store,
+    tokenCounter,
+    context: {
+      maxTokens: config.context.maxTokens,
+      windowTurns: config.context.windowTurns,
+      ...(config.context.policy === undefined ? {} : { policy: contextPolicyOf(config.context.policy) }),
+    },
+    compaction: { settings: compactionSettingsFor(config.context.policy, config.context.maxTokens), ...(summarizer === undefined ? {} : { summarizer }) },
+    worker: { onError: (error) => log.error({ err: error }, 'background job failed') },
+  });
+  try {
+    const server = await serveMcpOverStdio({
+      memory,
+      store,
+      ...(flags.tenant === undefined ? {} : { tenantId: flags.tenant }),
+      ...(flags.user === undefined ? {} : { userId: flags.user }),
+      // main.ts hands in the process's streams, which are these stream classes.
+      stdin: io.stdin as Readable,
+      stdout: io.stdout as Writable,
+      log,
+    });
+    const signal = nextShutdownSignal();
+    await Promise.race([server.closed, signal.received]);
+    signal.dispose();
+    await server.close();
+  } finally {
+    await memory.close();
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+// An MCP client stops its server by closing stdin or by a signal; either way, stop the worker and close the store.
+function nextShutdownSignal(): { received: Promise<void>; dispose: () => void } {
+  let onSignal: () => void = () => undefined;
+  const received = new Promise<void>((resolve) => {
+    onSignal = () => resolve();
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  });
+  return {
+    received,
+    dispose: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
