@@ -51,6 +51,8 @@ describe('mnemo serve', () => {
     expect(added.status).toBe(200);
     const context = await fetch(`${serve.url}/v1/memory/context`, { method: 'POST', body: JSON.stringify({ conversation_id: 'node-7', max_tokens: 100 }) });
     expect((await context.json()).messages).toEqual([{ role: 'user', content: 'hello from the ridge' }]);
+    const document = (await (await fetch(`${serve.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(['/v1/memory/add', '/v1/conversations/{id}/messages', '/v1/chat/completions']));
 
     child?.kill('SIGTERM');
     expect(await serve.exited).toBe(0);
