@@ -1,0 +1,146 @@
+import { isMemoryError, type Scope } from '@mnemo/core';
+import { makeNewMessage, runStoreConformance } from '@mnemo/core/testing';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createTestSchemas, describeWithPostgres } from '../test/postgres-test-database.js';
+import { createPostgresStore, type PostgresStore } from './postgres-store.js';
+
+const scope: Scope = { tenantId: 'tenant-a', userId: 'user-1', conversationId: 'conv-1' };
+
+describeWithPostgres('PostgresStore on a real PostgreSQL', (url) => {
+  const schemas = createTestSchemas(url);
+  afterAll(() => schemas.close());
+
+  // Every store gets a schema of its own, dropped after its test: tests never see each other's rows.
+  runStoreConformance({
+    name: 'PostgresStore',
+    createStore: () => createPostgresStore({ connectionString: url, schema: schemas.fresh(), poolMax: 4 }),
+    cleanup: () => schemas.dropAll(),
+  });
+
+  describe('PostgresStore', () => {
+    const opened: PostgresStore[] = [];
+    const open = async (options: { statementTimeoutMs?: number; schema?: string } = {}) => {
+      const store = await createPostgresStore({ connectionString: url, schema: options.schema ?? schemas.fresh(), poolMax: 4, ...options });
+      opened.push(store);
+      return store;
+    };
+    afterEach(async () => {
+      for (const store of opened.splice(0)) await store.close();
+      await schemas.dropAll();
+    });
+
+    it('does nothing and fails with unavailable when the signal is already aborted', async () => {
+      const store = await open();
+      const controller = new AbortController();
+      controller.abort();
+      const attempt = store.appendMessages(scope, [makeNewMessage('late')], { signal: controller.signal });
+      await expect(attempt).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'unavailable'));
+      expect(await store.listMessages(scope)).toEqual([]);
+    });
+
+    it('refuses text with a NUL character as invalid_input and stores nothing of the batch', async () => {
+      const store = await open();
+      const attempt = store.appendMessages(scope, [makeNewMessage('fine'), makeNewMessage('nul \u0000 inside')]);
+      await expect(attempt).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'invalid_input') && error.cause !== undefined);
+      expect(await store.getConversation(scope)).toBeUndefined();
+    });
+
+    it('refuses a non-canonical createdAt with invalid_input rather than storing an altered time', async () => {
+      const store = await open();
+      const attempt = store.appendMessages(scope, [makeNewMessage('ok'), makeNewMessage('bad', { createdAt: '2024-05-01T12:00:00+02:00' })]);
+      await expect(attempt).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'invalid_input'));
+      expect(await store.listMessages(scope)).toEqual([]);
+    });
+
+    it('fails with retryable unavailable and stores nothing when another connection holds the conversation past the statement timeout', async () => {
+      const schema = schemas.fresh();
+      const store = await open({ schema, statementTimeoutMs: 300 });
+      await store.appendMessages(scope, [makeNewMessage('first')]);
+      const blocker = await schemas.pool.connect();
+      try {
+        await blocker.query('BEGIN');
+        await blocker.query(`SELECT 1 FROM "${schema}".conversations WHERE conversation_id = $1 FOR UPDATE`, [scope.conversationId]);
+        const attempt = store.appendMessages(scope, [makeNewMessage('blocked')]);
+        await expect(attempt).rejects.toSatisfy(
+          (error: unknown) => isMemoryError(error, 'unavailable') && error.details?.['sqlState'] === '57014' && error.cause !== undefined,
+        );
+      } finally {
+        await blocker.query('ROLLBACK');
+        blocker.release();
+      }
+      expect((await store.listMessages(scope)).map((message) => message.content)).toEqual(['first']);
+    });
+
+    it('keeps gapless seqs when two stores (two pools) append to one conversation at once', async () => {
+      const schema = schemas.fresh();
+      const [left, right] = [await open({ schema }), await open({ schema })];
+      await Promise.all(
+        [left, right].flatMap((store, side) =>
+          Array.from({ length: 4 }, (_, writer) =>
+            (async () => {
+              for (let index = 0; index < 10; index += 1) {
+                await store.appendMessages(scope, [makeNewMessage(`s${side}-w${writer}-${index}`, { idempotencyKey: `s${side}-w${writer}-${index}` })]);
+              }
+            })(),
+          ),
+        ),
+      );
+      const stored = await left.listMessages(scope);
+      expect(stored.map((message) => message.seq)).toEqual(Array.from({ length: 80 }, (_, index) => index + 1));
+      expect(new Set(stored.map((message) => message.content)).size).toBe(80);
+      expect(await right.getConversation(scope)).toMatchObject({ messageCount: 80 });
+    });
+
+    it('leases each job to exactly one of two stores polling at once', async () => {
+      const schema = schemas.fresh();
+      const [left, right] = [await open({ schema }), await open({ schema })];
+      const jobCount = 30;
+      for (let index = 0; index < jobCount; index += 1) {
+        await left.enqueueJob({ ...scope, conversationId: `c${index}` }, { kind: 'compact', runAt: new Date(0).toISOString(), maxAttempts: 3 });
+      }
+      const drain = async (store: PostgresStore, workerId: string) => {
+        const leased: string[] = [];
+        for (;;) {
+          const job = await store.leaseJob({ workerId, leaseMs: 60_000, now: new Date().toISOString() });
+          if (job === undefined) return leased;
+          leased.push(job.id);
+          await store.completeJob(job, new Date().toISOString());
+        }
+      };
+      const results = await Promise.all([drain(left, 'a1'), drain(left, 'a2'), drain(right, 'b1'), drain(right, 'b2')]);
+      const all = results.flat();
+      expect(all).toHaveLength(jobCount);
+      expect(new Set(all).size).toBe(jobCount);
+      expect(await right.getJobCounts({})).toEqual({ pending: 0, running: 0, done: jobCount, failed: 0 });
+    });
+
+    it('ignores a second close and refuses calls after it', async () => {
+      const store = await createPostgresStore({ connectionString: url, schema: schemas.fresh() });
+      await store.close();
+      await expect(store.close()).resolves.toBeUndefined();
+      await expect(store.getConversation(scope)).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'unavailable'));
+    });
+  });
+});
+
+describe('createPostgresStore', () => {
+  it('refuses bad options with invalid_input before connecting', async () => {
+    const url = 'postgres://nobody@127.0.0.1:1/none';
+    for (const options of [
+      { connectionString: '' },
+      { connectionString: url, schema: 'Bad-Name' },
+      { connectionString: url, schema: 'pg_catalog' },
+      { connectionString: url, poolMax: 0 },
+      { connectionString: url, statementTimeoutMs: -1 },
+    ]) {
+      await expect(createPostgresStore(options)).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'invalid_input'));
+    }
+  });
+
+  it('fails with retryable unavailable, wrapping the driver error, when no server listens', async () => {
+    const attempt = createPostgresStore({ connectionString: 'postgres://nobody:secret@127.0.0.1:1/none', connectionTimeoutMs: 2000 });
+    await expect(attempt).rejects.toSatisfy(
+      (error: unknown) => isMemoryError(error, 'unavailable') && error.cause !== undefined && !error.message.includes('secret'),
+    );
+  });
+});
