@@ -1,30 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { fixtureFactsReply } from './extraction.fixture.js';
 import { factExtractionSchema, readExtractedFacts } from './fact-extraction-schema.js';
+import { strictSchemaViolations } from './strict-json-schema.fixture.js';
 
 const shown = new Set([11, 12, 13, 14]);
 const good = fixtureFactsReply.facts[0]!;
 
-/** Every object schema must list all its properties as required and forbid others, as OpenAI's strict mode demands. */
-function strictViolations(schema: unknown, path = '$'): string[] {
-  if (typeof schema !== 'object' || schema === null) return [];
-  const node = schema as { type?: unknown; properties?: Record<string, unknown>; required?: unknown; additionalProperties?: unknown; items?: unknown };
-  const problems: string[] = [];
-  if (node.type === 'object') {
-    const keys = Object.keys(node.properties ?? {});
-    const required = Array.isArray(node.required) ? node.required : [];
-    if (keys.some((key) => !required.includes(key)) || required.length !== keys.length) problems.push(`${path}: required must list every property`);
-    if (node.additionalProperties !== false) problems.push(`${path}: additionalProperties must be false`);
-  }
-  for (const [key, child] of Object.entries(node.properties ?? {})) problems.push(...strictViolations(child, `${path}.${key}`));
-  if (node.items !== undefined) problems.push(...strictViolations(node.items, `${path}[]`));
-  for (const forbidden of ['minimum', 'maximum', 'minItems', 'pattern']) if (forbidden in node) problems.push(`${path}: ${forbidden} is not portable`);
-  return problems;
-}
-
 describe('factExtractionSchema', () => {
   it('is in the subset strict structured outputs accept', () => {
-    expect(strictViolations(factExtractionSchema)).toEqual([]);
+    expect(strictSchemaViolations(factExtractionSchema)).toEqual([]);
+    // The check itself catches what strict mode refuses.
+    expect(strictSchemaViolations({ type: 'object', properties: { a: { type: 'number', minimum: 0 } }, required: [] })).toEqual([
+      '$: required must list every property',
+      '$: additionalProperties must be false',
+      '$.a: minimum is not portable',
+    ]);
   });
 });
 
