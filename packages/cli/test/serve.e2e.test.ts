@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cliPath, makeWorkDirectory, readStoredMessages, runMnemo } from './run-mnemo.js';
@@ -50,7 +51,7 @@ describe('mnemo serve', () => {
     const added = await fetch(`${serve.url}/v1/memory/add`, { method: 'POST', body: JSON.stringify({ conversation_id: 'node-7', role: 'user', content: 'hello from the ridge' }) });
     expect(added.status).toBe(200);
     const context = await fetch(`${serve.url}/v1/memory/context`, { method: 'POST', body: JSON.stringify({ conversation_id: 'node-7', max_tokens: 100 }) });
-    expect((await context.json()).messages).toEqual([{ role: 'user', content: 'hello from the ridge' }]);
+    expect(((await context.json()) as { messages: unknown }).messages).toEqual([{ role: 'user', content: 'hello from the ridge' }]);
     const document = (await (await fetch(`${serve.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
     expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(['/v1/memory/add', '/v1/conversations/{id}/messages', '/v1/chat/completions']));
 
@@ -68,6 +69,26 @@ describe('mnemo serve', () => {
     expect(allowed.status).toBe(200);
     child?.kill('SIGINT');
     expect(await serve.exited).toBe(0);
+  });
+
+  it('reads keys, limits and CORS origins from the server section of mnemo.config.json', async () => {
+    const config = {
+      db: './from-config.db',
+      server: { apiKeys: [{ key: 'file-key-1', tenantId: 'mesh' }], maxBodyBytes: 256, rateLimit: false, corsOrigins: ['https://console.example'] },
+    };
+    await writeFile(join(work.path, 'mnemo.config.json'), JSON.stringify(config));
+    const serve = await startServe([]);
+    const headers = { authorization: 'Bearer file-key-1', origin: 'https://console.example' };
+
+    expect((await fetch(`${serve.url}/v1/conversations`)).status).toBe(401);
+    const listed = await fetch(`${serve.url}/v1/conversations`, { headers });
+    expect(listed.status).toBe(200);
+    expect(listed.headers.get('access-control-allow-origin')).toBe('https://console.example');
+    const oversize = await fetch(`${serve.url}/v1/conversations/c/messages`, { method: 'POST', headers, body: JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(300) }] }) });
+    expect(oversize.status).toBe(413);
+    child?.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+    expect(existsSync(join(work.path, 'from-config.db'))).toBe(true);
   });
 
   it('refuses a non-loopback host without API keys and exits 2', async () => {

@@ -91,3 +91,28 @@ describe('tenant isolation', () => {
     expect((await server.json('/v1/conversations', { key: keyB })).body.items).toEqual([]);
   });
 });
+
+describe('CORS', () => {
+  it('sends no CORS headers by default and answers only the listed origins when configured', async () => {
+    const plain = await server.request('/v1/conversations', { key: keyA, headers: { origin: 'https://console.example' } });
+    expect(plain.headers.get('access-control-allow-origin')).toBeNull();
+
+    const withCors = await startTestServer({ cors: { origins: ['https://console.example'] } });
+    try {
+      const preflight = await withCors.request('/v1/conversations/c/messages', {
+        method: 'OPTIONS',
+        headers: { origin: 'https://console.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
+      });
+      const allowed = await withCors.request('/v1/conversations', { headers: { origin: 'https://console.example' } });
+      const other = await withCors.request('/v1/conversations', { headers: { origin: 'https://evil.example' } });
+
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('https://console.example');
+      expect(preflight.headers.get('access-control-allow-headers')).toMatch(/Authorization/i);
+      expect(allowed.headers.get('access-control-allow-origin')).toBe('https://console.example');
+      expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    } finally {
+      await withCors.close();
+    }
+  });
+});
