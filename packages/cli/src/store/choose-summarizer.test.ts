@@ -32,7 +32,8 @@ describe('chooseSummarizer', () => {
   });
 
   it('stays offline when either setting is missing', async () => {
-    for (const env of [{}, { MNEMO_LLM_BASE_URL: 'http://127.0.0.1:9/v1' }, { MNEMO_LLM_MODEL: 'llama3.2' }]) {
+    const partial: Record<string, string>[] = [{}, { MNEMO_LLM_BASE_URL: 'http://127.0.0.1:9/v1' }, { MNEMO_LLM_MODEL: 'llama3.2' }];
+    for (const env of partial) {
       const choice = chooseSummarizer(await configFrom(env));
       expect(choice.create).toBeUndefined();
       expect(choice.description).toMatch(/^extractive@1 \(offline/);
