@@ -18,6 +18,9 @@ afterEach(async () => {
   await work.remove();
 });
 
+// Each test spawns the CLI five to eight times; on a loaded machine that outlasts the default 30 s.
+const spawnHeavy = { timeout: 90_000 };
+
 interface SummaryJson {
   id: string;
   userId: string;
@@ -85,7 +88,7 @@ function expectConsistentSummaries(summaries: readonly SummaryJson[], watermark:
   expect(summaries[summaries.length - 1]?.toSeq ?? 0).toBe(watermark);
 }
 
-describe('mnemo summaries', () => {
+describe('mnemo summaries', spawnHeavy, () => {
   it('lists every summary a kept replay wrote, each covering 1..toSeq up to the watermark', async () => {
     const conversationId = await replayIntoDatabase(12, 150);
 
@@ -113,7 +116,7 @@ describe('mnemo summaries', () => {
   });
 });
 
-describe('mnemo compact', () => {
+describe('mnemo compact', spawnHeavy, () => {
   it('folds all but the newest turns now, prints what it wrote and moves the watermark', async () => {
     // At this budget the replay compacts, but leaves more raw turns than the 2 that compact keeps.
     const conversationId = await replayIntoDatabase(12, 600);
@@ -188,7 +191,7 @@ describe('mnemo compact', () => {
   });
 });
 
-describe('mnemo expand', () => {
+describe('mnemo expand', spawnHeavy, () => {
   it('returns a summary with exactly the toSeq messages it stands for and the summaries it folded', async () => {
     const conversationId = await replayIntoDatabase(12, 150);
     const { summaries } = await runJson<SummariesJson>(['summaries', conversationId, '--db', 'r.db', '--json']);
