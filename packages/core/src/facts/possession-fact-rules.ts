@@ -1,0 +1,71 @@
+import { captureClause, captureName, eachCue, isCapitalized } from './capture-span.js';
+import type { FactDraft, FactRule } from './fact-rule.js';
+import { toAttributeKey } from './normalize-fact-value.js';
+
+// "I have a question", "I've got a feeling", "I have a great time": idioms, not possessions.
+const notPossessions =
+  /\b(?:question|questions|idea|feeling|problem|problems|issue|issues|doubt|minute|moment|sec|second|look|clue|chance|break|rest|time|fun|lunch|dinner|breakfast|drink|shower|nap|word|cold|headache|fever|meeting|call|date|appointment|plan|plans|point|go|try|lot|bit|way|day|night|weekend|job to do|request|favou?r|suggestion)\b/i;
+const amount = /(\d+(?:[.,]\d+)?\s?(?:mah|ah|wh))\b/i;
+// Subjects of "my X is Y" that name the user themselves, a passing state, or a figure of speech.
+const notAttributes = new Set(
+  'name names node bad point guess question problem issue pleasure turn fault idea concern answer reply day week life head mind heart phone battery screen signal plan plans god gosh goodness english'.split(' '),
+);
+// Values of "my X is Y" that describe a passing state ("my battery is at 40%", "my phone is dead").
+const passingState =
+  /^(?:at|almost|nearly|about|around|so|too|very|really|quite|pretty|kinda|kind of|a bit|dead|low|full|empty|broken|down|off|on|out|gone|not|getting|being|going|gonna|fine|ok|okay|good|bad|great|here|there|busy|running|charging|done)\b/i;
+
+// "I have a 3000 mAh battery", "I carry a 10000 mAh power bank", "also bought a spare 18650".
+const readPossessions: FactRule = ({ text, match }) => {
+  const drafts: FactDraft[] = [];
+  const cue = /(?:^|\bi\s+|\bi've\s+|\bwe\s+)(?:just |also |now |still )?(have got|have|'ve got|got|own|carry|drive|ride|bought|ordered)\s+(?=(?:a|an|two|three|four|one|\d+|some|my|our)\s)/gi;
+  eachCue(match, cue, (found, end) => {
+    const verb = found[1]!.toLowerCase();
+    const clause = captureClause(text, match, end, { maxWords: 7 });
+    const value = clause?.value.replace(/\s+(?:for|from|at|on)\s+.*$/i, '');
+    if (value === undefined || notPossessions.test(value)) return;
+    const confidence = verb === 'bought' || verb === 'ordered' || verb === 'got' ? 0.65 : 0.75;
+    drafts.push({ attribute: 'owns', value, confidence, index: found.index });
+  });
+  eachCue(match, /\bi (?:no longer|don't|do not|dont) (?:have|own)\s+(?:a |an |my |any )?|\bi (?:sold|lost|gave away|got rid of)\s+(?:my |a |an |the )?/gi, (found, end) => {
+    const clause = captureClause(text, match, end, { maxWords: 6 });
+    if (clause !== undefined && !notPossessions.test(clause.value)) {
+      drafts.push({ attribute: 'owns', value: clause.value, confidence: 0.7, polarity: 'negate', index: found.index });
+    }
+  });
+  // "node runs on a 3000 mAh 18650", "my battery is 3000 mAh": the capacity of the user's battery.
+  eachCue(match, /\b(?:(?:my |the |this )?(?:node|radio|device|tracker|handheld)\s+runs on|(?:my |the )?battery(?: capacity)? is|(?:my |the )?(?:battery|cell) has)\s+(?:a |an |one )?/gi, (found, end) => {
+    const capacity = amount.exec(match.slice(end, end + 20));
+    if (capacity !== null) drafts.push({ attribute: 'battery_capacity', value: capacity[1]!, confidence: 0.8, index: found.index });
+  });
+  return drafts;
+};
+
+// "my budget is 120 dollars", "my main relay is a solar node called LARCH-RIDGE", "my favourite color is blue".
+const readMyAttribute: FactRule = ({ text, match }) => {
+  const drafts: FactDraft[] = [];
+  eachCue(match, /\bmy ((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+(?:is|are|=|:)\s+/gi, (found, end) => {
+    const key = toAttributeKey(found[1]!);
+    const words = found[1]!.toLowerCase().split(/\s+/);
+    if (key === '' || words.some((word) => notAttributes.has(word))) return;
+    const clause = captureClause(text, match, end, { maxWords: 8 });
+    if (clause === undefined || passingState.test(clause.value)) return;
+    const called = /\b(?:called|named)\s+/i.exec(match.slice(clause.start, clause.end));
+    const named = called === null ? undefined : captureNamed(text, match, clause.start + called.index + called[0].length);
+    const value = named ?? clause.value;
+    const favourite = key.startsWith('favorite_');
+    // Only values that look like data: a number, an id, a proper name, or any favourite thing.
+    if (!favourite && !/\d|![0-9a-f]{4}/i.test(value) && !isCapitalized(value) && named === undefined) return;
+    drafts.push({ attribute: key, value, confidence: named === undefined ? 0.6 : 0.75, index: found.index });
+  });
+  return drafts;
+};
+
+/** A device or proper name after "called": `LARCH-RIDGE`, `Rex`. */
+function captureNamed(text: string, match: string, from: number): string | undefined {
+  const device = /^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+/.exec(match.slice(from));
+  if (device !== null) return text.slice(from, from + device[0].length);
+  return captureName(text, match, from)?.value;
+}
+
+/** Possessions (`owns`, with selling and losing as negations), battery capacity, and "my X is Y" for data-like values. */
+export const possessionFactRules: readonly FactRule[] = [readPossessions, readMyAttribute];

@@ -1,0 +1,44 @@
+/**
+ * Attributes a subject has one current value of: a new value supersedes the old one instead of
+ * joining it. Identity (`name`, `age`, `birthday`, `job`, `employer`, `home_town`, `lives_in`,
+ * `callsign`, `handle`, `node_id`, `email`, `phone`), one-of relations (`partner`, `spouse`, `wife`,
+ * `husband`, `girlfriend`, `boyfriend`, `mother`, `father`, `boss`), plans and gear with one value at a
+ * time (`trip_date`, `budget`, `main_relay`, `battery_capacity`, `timezone`, `language`). Every
+ * attribute ending in `_date` is single-valued too (see {@link isSingleValuedAttribute}). Everything
+ * else is multi-valued: `likes`, `dislikes`, `prefers`, `owns`, `plans`, `sister`, `buddy`, `friend`, …
+ */
+export const singleValuedAttributes: ReadonlySet<string> = new Set([
+  'name',
+  'age',
+  'birthday',
+  'job',
+  'employer',
+  'home_town',
+  'lives_in',
+  'callsign',
+  'handle',
+  'node_id',
+  'email',
+  'phone',
+  'partner',
+  'spouse',
+  'wife',
+  'husband',
+  'girlfriend',
+  'boyfriend',
+  'fiance',
+  'mother',
+  'father',
+  'boss',
+  'trip_date',
+  'budget',
+  'main_relay',
+  'battery_capacity',
+  'timezone',
+  'language',
+]);
+
+/** True when a new value of `attribute` replaces the current one: listed in {@link singleValuedAttributes}, or ending in `_date`. */
+export function isSingleValuedAttribute(attribute: string): boolean {
+  return singleValuedAttributes.has(attribute) || attribute.endsWith('_date');
+}
