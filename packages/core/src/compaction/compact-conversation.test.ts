@@ -138,7 +138,7 @@ describe('compaction', () => {
     const verbose: Summarizer = {
       id: 'verbose@1',
       async summarize(input) {
-        const text = input.messages.length === 0 ? 'condensed facts' : `${input.previousSummary ?? ''} ${'fact '.repeat(95)}`.trim();
+        const text = input.messages.length === 0 ? 'condensed facts' : `${input.previousSummary ?? ''} ${'fact '.repeat(130)}`.trim();
         return { content: text, summarizer: this.id, inputTokens: 10, outputTokens: 10 };
       },
     };

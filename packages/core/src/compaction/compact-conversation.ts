@@ -16,8 +16,9 @@ export interface CompactionDependencies {
   readonly now?: () => number;
 }
 
-// A summary this full is condensed into the next level at half the bound, so later folds have room.
-const condenseAtRatio = 0.9;
+// A summary that outgrew its bound (an LLM may overshoot; the extractive summarizer never does) is
+// condensed into the next level at half the bound, so later folds have room again.
+const condenseAtRatio = 1;
 const maxRounds = 100;
 
 /**

@@ -27,8 +27,11 @@ interface Candidate {
 
 const dateLine = /^\[(\d{4}-\d{2}-\d{2})\]$/;
 const speakerLine = /^([^\s:]{1,40}): (.*)$/;
-// Facts already in the summary win ties against new sentences of equal worth: churn loses information.
-const carriedBonus = 1.1;
+// Facts already in the summary win against new sentences of similar worth: churn loses information,
+// and a sentence that survived earlier folds was already judged worth keeping.
+const carriedBonus = 1.25;
+// Two sentences with this much of their wording (numbers aside) in common are the same template.
+const templateSimilarity = 0.6;
 const duplicateSimilarity = 0.8;
 // Rough cost of a `[YYYY-MM-DD]` header line, used while choosing; the final render is counted exactly.
 const dateHeaderTokens = 8;
@@ -120,7 +123,7 @@ export class ExtractiveSummarizer implements Summarizer {
   }
 
   #select(candidates: readonly Candidate[], maxTokens: number): Candidate[] {
-    const ranked = candidates
+    const ranked = discountRepeats(candidates)
       .filter((candidate) => candidate.priority > 0)
       .sort((a, b) => b.priority - a.priority || compareOrder(b.order, a.order));
     const chosen: Candidate[] = [];
@@ -168,6 +171,22 @@ function renderLines(kept: readonly Candidate[]): string {
     group = candidate.group;
   }
   return lines.join('\n');
+}
+
+/**
+ * Divides the priority of sentences that repeat one template ("at X, ETA camp 14:20", daily signal
+ * logs) by 1 + log2(how often it recurs), so a fact said once is not crowded out by routine updates.
+ * Numbers are ignored when comparing wording: routine updates differ mostly in their numbers.
+ */
+function discountRepeats(candidates: readonly Candidate[]): Candidate[] {
+  const shapes = candidates.map((candidate) => new Set([...candidate.words].filter((word) => !/\d/.test(word))));
+  return candidates.map((candidate, index) => {
+    let recurrences = 0;
+    shapes.forEach((shape, other) => {
+      if (other !== index && similarity(shape, shapes[index]!) >= templateSimilarity) recurrences += 1;
+    });
+    return recurrences === 0 ? candidate : { ...candidate, priority: candidate.priority / (1 + Math.log2(1 + recurrences)) };
+  });
 }
 
 function roleOf(speaker: string): MessageRole {

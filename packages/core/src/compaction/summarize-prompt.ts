@@ -8,18 +8,23 @@ import type { SummarizeInput } from './summarizer.js';
  */
 export function buildSummarizePrompt(input: Pick<SummarizeInput, 'previousSummary' | 'messages' | 'maxSummaryTokens'>): OpenAiChatMessage[] {
   const maxWords = Math.max(20, Math.floor(input.maxSummaryTokens * 0.7));
+  // Kept short on purpose: this prompt is paid on every compaction, so each token here is paid again and again.
   const instructions = [
-    'You maintain the long-term memory of a conversation between a user and an assistant.',
-    'Write an updated summary that merges the existing summary with the new messages.',
-    'Keep every concrete fact a later turn may need: names, ids, numbers, amounts, dates and times, places,',
-    'decisions, commitments, stated preferences and corrections (when a fact changed, keep only the new value',
-    'and say it changed). Drop greetings, thanks and small talk. Do not invent anything.',
-    'Write in the language the user writes in. Plain text, short sentences, no preamble.',
-    `Stay under ${maxWords} words.`,
+    'Update the long-term memory of a chat between a user and an assistant: merge the existing summary with the new messages.',
+    'Keep every concrete fact a later turn may need: names, ids, numbers, amounts, dates, places, decisions, commitments and preferences.',
+    'When a fact changed, keep only the new value. Drop greetings and small talk. Invent nothing.',
+    `Write in the user's language, in short plain lines, under ${maxWords} words.`,
   ].join(' ');
-  const transcript = input.messages
-    .map((message) => `[${message.createdAt.slice(0, 16).replace('T', ' ')}] ${message.name ?? message.role}: ${message.content}`)
-    .join('\n');
+  // The date once per day instead of a timestamp per line: short chat messages would pay more for the prefix than the text.
+  const lines: string[] = [];
+  let day = '';
+  for (const message of input.messages) {
+    const messageDay = message.createdAt.slice(0, 10);
+    if (messageDay !== day) lines.push(`[${messageDay}]`);
+    day = messageDay;
+    lines.push(`${message.name ?? message.role}: ${message.content}`);
+  }
+  const transcript = lines.join('\n');
   const previous = input.previousSummary?.trim() ? input.previousSummary.trim() : '(none yet)';
   return [
     { role: 'system', content: instructions },
