@@ -48,8 +48,11 @@ describe('seed memory API', () => {
       expect(context.body.total_tokens).toBeLessThanOrEqual(120);
     }
     for (const memoryType of ['vector', 'hybrid']) {
-      const context = await server.json('/v1/memory/context', { json: { conversation_id: 'node-9', max_tokens: 120, memory_type: memoryType } });
-      expect(context.headers.get('x-mnemo-policy')).toBe(`summary; requested=${memoryType} (recall is not built yet)`);
+      const context = await server.json('/v1/memory/context', {
+        json: { conversation_id: 'node-9', max_tokens: 300, memory_type: memoryType, query: 'which relay should stay powered?' },
+      });
+      expect(context.headers.get('x-mnemo-policy')).toBe('hybrid');
+      expect(context.body.total_tokens).toBeLessThanOrEqual(300);
     }
   });
 

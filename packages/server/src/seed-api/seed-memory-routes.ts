@@ -6,15 +6,15 @@ import { conversationNotFound } from '../resource-api/request-scope.js';
 import { idSchema, openAiMessageSchema } from '../resource-api/resource-schemas.js';
 
 /**
- * The seed service's memory types and the policy each runs on. `vector` and `hybrid` need recall, which
- * is not built yet: they run the `summary` policy, and the response's `X-Mnemo-Policy` header says so.
+ * The seed service's memory types and the policy each runs on. `vector` (recalled snippets) and
+ * `hybrid` both run mnemo's `hybrid` policy: facts + summary + recent turns + snippets recalled for the query.
  */
 export const seedMemoryTypes = Object.freeze({
   buffer: 'full',
   token_buffer: 'token-window',
   summary: 'summary',
-  vector: 'summary',
-  hybrid: 'summary',
+  vector: 'hybrid',
+  hybrid: 'hybrid',
 } as const satisfies Record<string, ContextPolicy>);
 
 /** One of the seed service's memory types. */
@@ -23,7 +23,7 @@ export type SeedMemoryType = keyof typeof seedMemoryTypes;
 /** The memory type of a context request that names none. */
 export const defaultSeedMemoryType: SeedMemoryType = 'buffer';
 
-/** Header of a seed context response naming the policy that built it (and the memory type asked for, when they differ in kind). */
+/** Header of a seed context response naming the policy that built it. */
 export const policyHeader = 'X-Mnemo-Policy';
 
 const memoryTypeSchema = z.enum(Object.keys(seedMemoryTypes) as [SeedMemoryType, ...SeedMemoryType[]]);
@@ -68,8 +68,9 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       path: '/v1/memory/context',
       summary: 'Build the messages to send for a conversation under a token budget',
       description:
-        'memory_type → policy: buffer → full (everything that fits), token_buffer → token-window, summary → summary; vector and hybrid ' +
-        `run summary until recall lands (the ${policyHeader} header says so). Default memory_type: ${defaultSeedMemoryType}.`,
+        'memory_type → policy: buffer → full (everything that fits), token_buffer → token-window, summary → summary, vector and hybrid → ' +
+        `hybrid (facts, summary, recent turns and snippets recalled for \`query\`, default the newest user message). The ${policyHeader} header names the policy. ` +
+        `Default memory_type: ${defaultSeedMemoryType}.`,
       tags,
       body: z.object({
         conversation_id: idSchema,
@@ -82,7 +83,7 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
         200: {
           description: 'the context',
           schema: z.object({ messages: z.array(openAiMessageSchema), total_tokens: z.number().int(), memory_type: memoryTypeSchema }),
-          headers: { [policyHeader]: 'the policy that built the context, e.g. `summary; requested=vector (recall is not built yet)`' },
+          headers: { [policyHeader]: 'the policy that built the context, e.g. `hybrid`' },
         },
       },
     },
@@ -96,8 +97,7 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
         ...(body.system === undefined ? {} : { system: body.system }),
       });
       deps.metrics.recordContext(built.report);
-      const fallback = memoryType === 'vector' || memoryType === 'hybrid';
-      c.header(policyHeader, fallback ? `${policy}; requested=${memoryType} (recall is not built yet)` : policy);
+      c.header(policyHeader, policy);
       return c.json({ messages: toOpenAiMessages(built.messages), total_tokens: built.report.sentTokens, memory_type: memoryType });
     },
   );
