@@ -50,7 +50,8 @@ export const notNames = new Set(
     'american canadian german french english british spanish italian mexican dutch swiss austrian australian ' +
     'irish scottish indian chinese japanese korean brazilian russian polish swedish norwegian danish finnish ' +
     'monday tuesday wednesday thursday friday saturday sunday january february march april may june july ' +
-    'august september october november december today tomorrow tonight yesterday'
+    'august september october november december today tomorrow tonight yesterday ' +
+    "it's that's there's here's what's let's i'll i've i'd don't can't won't isn't dude bro lol omg wow yeah yay aww oh ah thanks"
   ).split(' '),
 );
 

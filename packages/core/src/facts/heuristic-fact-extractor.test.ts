@@ -53,7 +53,7 @@ describe('HeuristicFactExtractor', () => {
       'user prefers=no markdown',
       'user prefers=reply in German',
     ]);
-    expect(await read('I prefer tea over coffee.')).toEqual(['user prefers=tea']);
+    expect(await read('I prefer tea over coffee.', 'I never eat meat.', 'ok, avoid jargon')).toEqual(['user prefers=tea', 'user prefers=never eat meat', 'user prefers=no jargon']);
     expect(await read('use the map I sent', 'please write a haiku about rain')).toEqual([]);
   });
 
@@ -84,6 +84,7 @@ describe('HeuristicFactExtractor', () => {
       'user partner=Ines',
       'Ines node_id=!e20d4f19',
     ]);
+    expect(await read("we went to my daughter Ana's recital")).toEqual(['user daughter=Ana']);
   });
 
   it('makes a named person the subject when the fact is about them', async () => {
@@ -159,7 +160,17 @@ describe('HeuristicFactExtractor', () => {
       'my battery is at 40%',
       'tested the new whip at Mirror Lake: SNR -6.25 dB, RSSI -104 dBm to LARCH-RIDGE',
       "I'm going to grab coffee",
+      "I'm gonna keep trying.",
       'last year I went on a hike on June 3',
+      'Have a great hike!',
+      'I got some great news today.',
+      "Her name's Coco.",
+      'Good boots help avoid blisters.',
+      'I lost my job last month.',
+      'I always feel calm by the sea.',
+      'I think I am a decent cook now.',
+      'Rex is my mother\'s dog.',
+      'My girlfriend, Ana and I went out.',
     ];
     expect(await read(...statements)).toEqual([]);
   });

@@ -5,7 +5,7 @@ const nodeId = '(![0-9a-f]{8})\\b';
 const jobEnding =
   /(?:er|or|ist|ian|ant|ent|nurse|engineer|doctor|chef|cook|pilot|medic|ranger|guide|student|vet|surgeon|lawyer|architect|clerk|nanny|tech|technician)$/i;
 const notJobs = new Set(
-  'beginner member user owner believer lover fan smoker drinker newcomer foreigner stranger winner loser customer character other bit little lot big huge total real part friend mess wreck'.split(' '),
+  'beginner member user owner believer lover fan smoker drinker newcomer foreigner stranger winner loser customer character other bit little lot big huge total real part friend mess wreck hiker runner walker reader gamer biker swimmer climber traveler traveller learner expert'.split(' '),
 );
 
 /**
@@ -22,7 +22,7 @@ export function subjectOf(input: FactRuleInput, words: string, index: number): s
 
 const readName: FactRule = ({ text, match }) => {
   const drafts: FactDraft[] = [];
-  eachCue(match, /\b(my name is|my name's|name's|call me|i go by|people call me|i am called)\s+/gi, (found, end) => {
+  eachCue(match, /\b(my name is|my name's|call me|i go by|people call me|i am called)\s+/gi, (found, end) => {
     const explicit = found[1]!.toLowerCase().startsWith('my name');
     const name = captureName(text, match, end) ?? (explicit ? captureClause(text, match, end, { maxWords: 3 }) : undefined);
     if (name === undefined) return;

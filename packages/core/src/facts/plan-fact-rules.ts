@@ -9,8 +9,9 @@ const correctionCue =
   /\b(?:change of plans|changed?|moved|moving|postponed|pushed|rescheduled|delayed|instead|actually|not the|now (?:on|starts?|leaving))\b/i;
 // "last fall I hiked it on June 3": a date in the past is not a plan.
 const pastCue = /\b(?:last|ago|yesterday|went|was|were|did|had)\b/i;
+// A plan worth keeping is some way off: "next month", "this summer", "in June" (not "tonight").
 const futureCue =
-  /\b(?:next|this|tomorrow|tonight|weekend|summer|winter|spring|fall|autumn|january|february|march|april|may|june|july|august|september|october|november|december)\b/i;
+  /\b(?:next|this (?:week|weekend|month|year|summer|winter|spring|fall|autumn)|in (?:january|february|march|april|may|june|july|august|september|october|november|december))\b/i;
 
 // "starting June 14", "moved the trip to 21 June", "the permit came through for June 21, not the 14th".
 const readTripDate: FactRule = ({ match, text, knows }) => {
@@ -47,14 +48,15 @@ const readEventDates: FactRule = ({ match, text }) => {
 // "I'm going to hike the Wonderland Trail next month", "planning the Timberline Trail loop around Mt Hood".
 const readPlans: FactRule = ({ match, text }) => {
   const drafts: FactDraft[] = [];
-  const cue = /(?:^|\b(?:i'm|i am|we're|we are)\s+)(?:going to|gonna|planning to|planning on|planning)\s+|\b(?:i|we) (?:plan|intend) to\s+/gi;
+  const cue = /\b(?:i'm|i am|we're|we are)\s+(?:going to|gonna|planning to|planning on|planning)\s+|^(?:planning to|planning on|planning)\s+|\b(?:i|we) (?:plan|intend) to\s+/gi;
   eachCue(match, cue, (found, end) => {
     const clause = captureClause(text, match, end, { maxWords: 10 });
     if (clause === undefined) return;
-    // Only plans worth remembering: a named place or event, a date, a trip, or a time ahead.
-    const words = clause.value.split(/\s+/).slice(1);
-    const named = words.some((word) => isCapitalized(word));
-    const lasting = named || tripWord.test(match) || findDates(match).length > 0 || futureCue.test(match);
+    // Only plans worth remembering, judged on the plan itself and what follows it: a named place or
+    // event, a date, a trip, or a time some way ahead ("I'm gonna keep pushing" is none of these).
+    const said = match.slice(end);
+    const named = clause.value.split(/\s+/).slice(1).some((word) => isCapitalized(word));
+    const lasting = named || tripWord.test(clause.value) || findDates(said).length > 0 || futureCue.test(said);
     if (lasting) drafts.push({ attribute: 'plans', value: clause.value, confidence: 0.65, index: found.index });
   });
   return drafts;

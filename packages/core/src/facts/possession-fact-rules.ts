@@ -4,7 +4,7 @@ import { toAttributeKey } from './normalize-fact-value.js';
 
 // "I have a question", "I've got a feeling", "I have a great time": idioms, not possessions.
 const notPossessions =
-  /\b(?:question|questions|idea|feeling|problem|problems|issue|issues|doubt|minute|moment|sec|second|look|clue|chance|break|rest|time|fun|lunch|dinner|breakfast|drink|shower|nap|word|cold|headache|fever|meeting|call|date|appointment|plan|plans|point|go|try|lot|bit|way|day|night|weekend|job to do|request|favou?r|suggestion)\b/i;
+  /\b(?:question|questions|idea|feeling|problem|problems|issue|issues|doubt|minute|moment|sec|second|look|clue|chance|break|rest|time|fun|lunch|dinner|breakfast|drink|shower|nap|word|cold|headache|fever|meeting|call|date|appointment|plan|plans|point|go|try|lot|bit|way|day|night|week|weekend|job to do|request|favou?r|suggestion|news|story|stories|shot|surge|blast|one|surprise|recommendations?|offers?|leads?|turnout|bond|hike|trip|lease|pictures?|pics?|photos?|schedule|stuff|things?|something|anything|everything|nothing|clarity|chat|talk|conversation|experience|memories|memory|tournament|party|exam|concert|event|race|competition|match)\b/i;
 const amount = /(\d+(?:[.,]\d+)?\s?(?:mah|ah|wh))\b/i;
 // Subjects of "my X is Y" that name the user themselves, a passing state, or a figure of speech.
 const notAttributes = new Set(
@@ -17,18 +17,22 @@ const passingState =
 // "I have a 3000 mAh battery", "I carry a 10000 mAh power bank", "also bought a spare 18650".
 const readPossessions: FactRule = ({ text, match }) => {
   const drafts: FactDraft[] = [];
-  const cue = /(?:^|\bi\s+|\bi've\s+|\bwe\s+)(?:just |also |now |still )?(have got|have|'ve got|got|own|carry|drive|ride|bought|ordered)\s+(?=(?:a|an|two|three|four|one|\d+|some|my|our)\s)/gi;
+  // "got" is left out: "I got a great shot", "got some news" are events, not possessions. Without a subject
+  // only "bought"/"ordered" count: a sentence-initial "Have a great hike!" is a wish.
+  const cue = /(?:\bi\s+|\bi've\s+|\bwe\s+)(?:just |also |now |still )?(have got|have|got|own|carry|drive|ride|bought|ordered)\s+(?=(?:a|an|two|three|four|one|\d+|some|my|our)\s)|(?:^|\b(?:and|also|just)\s+)(bought|ordered)\s+(?=(?:a|an|two|three|four|one|\d+|some)\s)/gi;
   eachCue(match, cue, (found, end) => {
-    const verb = found[1]!.toLowerCase();
+    const verb = (found[1] ?? found[2]!).toLowerCase();
+    if (verb === 'got' && !/\b(?:i've|have)\s+got/i.test(found[0])) return;
     const clause = captureClause(text, match, end, { maxWords: 7 });
     const value = clause?.value.replace(/\s+(?:for|from|at|on)\s+.*$/i, '');
-    if (value === undefined || notPossessions.test(value)) return;
-    const confidence = verb === 'bought' || verb === 'ordered' || verb === 'got' ? 0.65 : 0.75;
+    if (value === undefined || notPossessions.test(value) || !hasNoun(value)) return;
+    const confidence = verb === 'bought' || verb === 'ordered' ? 0.65 : 0.75;
     drafts.push({ attribute: 'owns', value, confidence, index: found.index });
   });
-  eachCue(match, /\bi (?:no longer|don't|do not|dont) (?:have|own)\s+(?:a |an |my |any )?|\bi (?:sold|lost|gave away|got rid of)\s+(?:my |a |an |the )?/gi, (found, end) => {
+  // "lost" is left out: "I lost my job", "I lost a friend", "I lost my keys again" are not the end of a possession.
+  eachCue(match, /\bi (?:no longer|don't|do not|dont) (?:have|own)\s+(?:a |an |my |any )?|\bi (?:sold|gave away|got rid of)\s+(?:my |a |an |the )?/gi, (found, end) => {
     const clause = captureClause(text, match, end, { maxWords: 6 });
-    if (clause !== undefined && !notPossessions.test(clause.value)) {
+    if (clause !== undefined && !/^(?:to|it|them|that|this|those|these|one)\b/i.test(clause.value) && !notPossessions.test(clause.value) && hasNoun(clause.value)) {
       drafts.push({ attribute: 'owns', value: clause.value, confidence: 0.7, polarity: 'negate', index: found.index });
     }
   });
@@ -46,7 +50,8 @@ const readMyAttribute: FactRule = ({ text, match }) => {
   eachCue(match, /\bmy ((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+(?:is|are|=|:)\s+/gi, (found, end) => {
     const key = toAttributeKey(found[1]!);
     const words = found[1]!.toLowerCase().split(/\s+/);
-    if (key === '' || words.some((word) => notAttributes.has(word))) return;
+    // "My pup Toby is …": a name inside the subject makes it a person or pet, not an attribute.
+    if (key === '' || /\p{Lu}/u.test(found[1]!) || words.some((word) => notAttributes.has(word))) return;
     const clause = captureClause(text, match, end, { maxWords: 8 });
     if (clause === undefined || passingState.test(clause.value)) return;
     const called = /\b(?:called|named)\s+/i.exec(match.slice(clause.start, clause.end));
@@ -59,6 +64,15 @@ const readMyAttribute: FactRule = ({ text, match }) => {
   });
   return drafts;
 };
+
+// Words a clause cut short can end on ("a tasty and easy recipe" → "a tasty"): not a thing.
+const notNouns = new Set('a an the some any few many more tasty good great nice new old big small little similar other own'.split(' '));
+
+/** Whether a value ends on something that can be a thing ("a power bank"), not on an article or adjective ("a", "a tasty"). */
+function hasNoun(value: string): boolean {
+  const last = value.toLowerCase().split(/\s+/).at(-1) ?? '';
+  return last.length > 0 && !notNouns.has(last);
+}
 
 /** A device or proper name after "called": `LARCH-RIDGE`, `Rex`. */
 function captureNamed(text: string, match: string, from: number): string | undefined {

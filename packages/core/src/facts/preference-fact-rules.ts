@@ -1,8 +1,11 @@
 import { captureClause, eachCue } from './capture-span.js';
 import type { FactDraft, FactRule, FactRuleInput } from './fact-rule.js';
 
+const habitVerbs =
+  'eat|drink|wear|take|carry|bring|drive|ride|cook|watch|listen|read|play|check|sleep|wake|run|walk|hike|fly|travel|buy|pay|pack|charge|keep|order|go to bed|get up|smoke|skip';
+
 // Objects that make "I love …" a feeling about the conversation, not a taste.
-const notTastes = /^(?:you|u|it|that|this|them|those|these|him|her|how|when|what|the idea|your)\b/i;
+const notTastes = /^(?:you|u|it|that|this|them|those|these|him|her|how|when|what|the idea|your|is|are|was|were|so|too|very|every|say|think|know|hear|see you|talk)\b/i;
 
 /** Splits "metric units and no emoji" into its items. */
 function listItems(value: string): string[] {
@@ -27,6 +30,10 @@ const readRequests: FactRule = ({ text, match }) => {
     /(?:^|[\s,;])(?:(please|pls|plz|kindly)\s+)?(always|never|from now on|in future|in the future)?,?\s*(never use|don't use|do not use|dont use|avoid|stop using|use|reply|respond|answer|write|talk|speak|keep)\s+/gi;
   eachCue(match, cue, (found, end) => {
     const verb = found[3]!.toLowerCase();
+    // A request is the user's when it opens the sentence or a clause, follows "I"/"we", or says please/always:
+    // "dance floors help avoid injuries" and "… to avoid burnout" are not requests.
+    const before = match.slice(0, found.index + found[0].search(/[^\s,;]/)).trimEnd();
+    if (found[1] === undefined && found[2] === undefined && before !== '' && !/(?:[,;:]|\b(?:i|we|and|so|also|but|then))$/i.test(before)) return;
     const lasting = found[2] !== undefined || /^(?:never use|don't use|do not use|dont use|avoid|stop using)$/.test(verb);
     const clause = captureClause(text, match, end, { keepLists: true, maxWords: 10 });
     if (clause === undefined || (!lasting && !isStandingRequest(found[1] !== undefined, verb, clause.value))) return;
@@ -41,7 +48,8 @@ const readRequests: FactRule = ({ text, match }) => {
     const value = clause?.value.replace(/\s+(?:over|to|rather than)\s+.*$/i, '');
     if (value !== undefined && value.length > 0 && !notTastes.test(value)) drafts.push({ attribute: 'prefers', value, confidence: 0.85, index: found.index });
   });
-  eachCue(match, /\bi (always|never)\s+(?!use\b|reply\b|said\b|know\b|thought\b)/gi, (found, end) => {
+  // Habits only: "I never eat meat", "I always carry a spare"; not "I always feel …" or "I never decided …".
+  eachCue(match, new RegExp(`\\bi (always|never)\\s+(?=(?:${habitVerbs})\\b)`, 'gi'), (found, end) => {
     const clause = captureClause(text, match, end, { maxWords: 6 });
     if (clause !== undefined) drafts.push({ attribute: 'prefers', value: `${found[1]!.toLowerCase()} ${clause.value}`, confidence: 0.7, index: found.index });
   });
@@ -63,8 +71,8 @@ function taste(input: FactRuleInput, cue: RegExp, draft: (found: RegExpExecArray
   const drafts: FactDraft[] = [];
   eachCue(input.match, cue, (found, end) => {
     const clause = captureClause(input.text, input.match, end, { maxWords: 6 });
-    if (clause === undefined || notTastes.test(clause.value)) return;
-    const made = draft(found, clause.value.replace(/^to\s+/i, ''));
+    if (clause === undefined || notTastes.test(clause.value.replace(/^(?:to|also)\s+/i, ''))) return;
+    const made = draft(found, clause.value.replace(/^(?:to|also|both|all)\s+/i, ''));
     if (made !== undefined) drafts.push(made);
   });
   return drafts;

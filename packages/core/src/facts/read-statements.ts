@@ -18,7 +18,7 @@ const auxiliaryQuestion =
   /^(?:do|does|did|can|could|should|would|will|is|are|am|was|were|shall|may|have|has|isn't|aren't|don't|doesn't|didn't|can't|won't|hast|hat|ist|sind|kannst|kann|puedes|puede|es|est)\s+(?:i|you|we|they|he|she|it|my|your|our|this|that|there|the|du|ich|es|tu|vous|il|elle)\b/i;
 // Conditionals, wishes and musings are not claims about how things are.
 const hypothetical =
-  /\b(?:if|would|wouldn't|could|might|maybe|perhaps|probably|suppose|supposing|imagine|hypothetically|wish|unless|whether|i'd|thinking (?:of|about)|considering|wondering|what if|wenn|falls|würde|vielleicht|si|quizás|quizá|tal vez|peut-être)\b/i;
+  /\b(?:if|would|wouldn't|could|might|maybe|perhaps|probably|suppose|supposing|imagine|hypothetically|wish|unless|whether|i'd|i think|i guess|i suppose|i feel like|thinking (?:of|about)|considering|wondering|what if|wenn|falls|würde|vielleicht|si|quizás|quizá|tal vez|peut-être)\b/i;
 // From a reporting verb on, the words are someone else's claim.
 const reportingVerb =
   /\b(?:said|says|told me|tells me|asked|asks|wrote|writes|claims|claimed|thinks|thought|believes|according to|sagt|sagte|meint|dice|dijo|dit|a dit)\b/i;
