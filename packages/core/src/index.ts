@@ -54,6 +54,8 @@ export type { DateMention } from './facts/find-dates.js';
 export { HeuristicFactExtractor } from './facts/heuristic-fact-extractor.js';
 export { normalizeFactValue, toAttributeKey } from './facts/normalize-fact-value.js';
 export { personRelations, petRelations } from './facts/people-fact-rules.js';
+export { putFact } from './facts/put-fact.js';
+export type { FactInput } from './facts/put-fact.js';
 export { reconcileFacts } from './facts/reconcile-facts.js';
 export type { FactReconciliation, MessageTimes, ReconcileContext } from './facts/reconcile-facts.js';
 export { isSingleValuedAttribute, singleValuedAttributes } from './facts/single-valued-attributes.js';
@@ -79,6 +81,8 @@ export { createMemoryTool, defaultMemoryToolLimits } from './files/memory-tool.j
 export type { MemoryTool, MemoryToolDefinition, MemoryToolLimits, MemoryToolOptions } from './files/memory-tool.js';
 export { memoryToolDescription, memoryToolInputSchema, memoryToolName, parseMemoryCommand } from './files/memory-tool-schema.js';
 export type { JsonSchema, MemoryCommand } from './files/memory-tool-schema.js';
+export { expandSummary } from './engine/expand-summary.js';
+export type { ExpandedSummary } from './engine/expand-summary.js';
 export { getConversationStats } from './engine/conversation-stats.js';
 export type { ConversationStats } from './engine/conversation-stats.js';
 export { createMemory } from './engine/create-memory.js';

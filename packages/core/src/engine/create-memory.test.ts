@@ -52,3 +52,47 @@ describe('createMemory', () => {
     expect((await memory.listConversations()).items.map((c) => c.userId)).toEqual(['u2']);
   });
 });
+
+describe('createMemory knowledge', () => {
+  const user = { userId: 'maren' };
+  const node = { ...user, conversationId: 'node-7' };
+
+  it('extracts facts and the entity graph in the background, with supersession', async () => {
+    const memory = createMemory({ store: new InMemoryStore(), worker: { autoStart: false } });
+    await memory.append(node, [
+      { role: 'user', content: "I'm Maren, callsign N0CALL. I live in Hood River.", createdAt: '2025-05-28T10:00:00.000Z' },
+      { role: 'assistant', content: 'Noted, Maren.', createdAt: '2025-05-28T10:00:30.000Z' },
+      { role: 'user', content: 'my buddy Tomas joins the trip on 14 June', createdAt: '2025-05-28T10:01:00.000Z' },
+      { role: 'assistant', content: 'Noted.', createdAt: '2025-05-28T10:01:30.000Z' },
+      { role: 'user', content: 'actually we moved the trip to 21 June', createdAt: '2025-06-01T09:00:00.000Z' },
+    ]);
+    await memory.runPendingJobs();
+    const current = await memory.facts.list(user);
+    const value = (attribute: string) => current.find((fact) => fact.attribute === attribute)?.value;
+    expect(value('name')).toBe('Maren');
+    expect(value('callsign')).toBe('N0CALL');
+    expect(current.filter((fact) => fact.attribute === 'trip_date').map((fact) => fact.value)).toEqual([expect.stringContaining('21 June')]);
+    const history = await memory.facts.history(user, { attribute: 'trip_date' });
+    expect(history.length).toBeGreaterThanOrEqual(2);
+    expect(history[0]?.supersededBy).toBe(history[1]?.id);
+    const around = await memory.graph.neighbours(user, 'Tomas');
+    expect(around.entities.map((entity) => entity.name)).toEqual(expect.arrayContaining(['Tomas']));
+    expect(around.relations.length).toBeGreaterThan(0);
+  });
+
+  it('puts a fact by hand, superseding a single-valued one and keeping history', async () => {
+    const memory = createMemory({ store: new InMemoryStore(), worker: { autoStart: false }, knowledge: false });
+    const first = await memory.facts.put(user, { attribute: 'home town', value: 'Hood River' });
+    expect(first).toMatchObject({ attribute: 'home_town', extractor: 'api', subject: 'user' });
+    expect((await memory.facts.put(user, { attribute: 'home_town', value: 'hood river' })).id).toBe(first.id);
+    const second = await memory.facts.put(user, { attribute: 'home_town', value: 'Bend' });
+    expect((await memory.facts.list(user)).map((fact) => fact.value)).toEqual(['Bend']);
+    expect((await memory.facts.history(user)).map((fact) => [fact.value, fact.supersededBy])).toEqual([
+      ['Hood River', second.id],
+      ['Bend', undefined],
+    ]);
+    await expect(memory.facts.put(user, { attribute: '', value: 'x' })).rejects.toSatisfy(isInvalid);
+    await memory.facts.retire(user, second.id);
+    expect(await memory.facts.list(user)).toEqual([]);
+  });
+});

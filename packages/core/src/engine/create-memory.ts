@@ -16,6 +16,14 @@ import type { CallOptions, Conversation, EraseResult, Page, PageOptions, Store }
 import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import type { Fact, FactQuery } from '../facts/fact.js';
+import type { FactExtractor } from '../facts/fact-extractor.js';
+import { extractKnowledge } from '../facts/extract-knowledge.js';
+import { HeuristicFactExtractor } from '../facts/heuristic-fact-extractor.js';
+import { putFact, type FactInput } from '../facts/put-fact.js';
+import type { Entity } from '../graph/entity.js';
+import { graphNeighbours, type GraphNeighbourhood } from '../graph/graph-neighbours.js';
+import type { GraphExtractor } from '../graph/graph-extractor.js';
+import { HeuristicGraphExtractor } from '../graph/heuristic-graph-extractor.js';
 import type { Embedder } from '../recall/embedder.js';
 import { recall, type RecallHit, type RecallOptions } from '../recall/recall.js';
 import { createBackgroundWork } from './background-work.js';
@@ -37,6 +45,11 @@ export interface MemoryOptions {
   readonly compaction?: false | { readonly summarizer?: Summarizer; readonly settings?: Partial<CompactionSettings> };
   /** Embeds messages in the background for vector recall (e.g. `UseLiteEmbedder` from `@mnemo/models`); without one, recall is keyword-only. */
   readonly embedder?: Embedder;
+  /**
+   * Background extraction of durable facts and the entity graph from new messages; `false` turns it off.
+   * Default: the offline `HeuristicFactExtractor` and `HeuristicGraphExtractor`; `graphExtractor: false` skips the graph.
+   */
+  readonly knowledge?: false | { readonly factExtractor?: FactExtractor; readonly graphExtractor?: GraphExtractor | false };
   /** The in-process job worker. `autoStart: false` leaves jobs queued until `runPendingJobs()` (or another process's worker). */
   readonly worker?: { readonly autoStart?: boolean; readonly workerId?: string; readonly leaseMs?: number; readonly pollIntervalMs?: number; readonly onError?: (error: unknown) => void };
 }
@@ -75,6 +88,15 @@ export interface Memory {
     list(user: { tenantId?: string; userId?: string }, query?: FactQuery, options?: CallOptions): Promise<Fact[]>;
     history(user: { tenantId?: string; userId?: string }, query?: Omit<FactQuery, 'includeHistory' | 'asOf'>, options?: CallOptions): Promise<Fact[]>;
     retire(user: { tenantId?: string; userId?: string }, factId: string, options?: CallOptions): Promise<Fact>;
+    /** States a fact by hand; a new value of a single-valued attribute supersedes the current one. */
+    put(user: { tenantId?: string; userId?: string }, fact: FactInput, options?: CallOptions): Promise<Fact>;
+  };
+  /** The user's entity graph. */
+  readonly graph: {
+    /** Entities by name; `query` matches a name or alias prefix. */
+    entities(user: { tenantId?: string; userId?: string }, query?: { query?: string; limit?: number }, options?: CallOptions): Promise<Entity[]>;
+    /** An entity (by id, name or alias) and everything within `depth` (1–3) relations of it; `not_found` for an unknown one. */
+    neighbours(user: { tenantId?: string; userId?: string }, entity: string, depth?: number, options?: CallOptions & { includeHistory?: boolean }): Promise<GraphNeighbourhood>;
   };
   /** Runs the due background jobs now and returns how many ran (for tests, replays and CLIs). */
   runPendingJobs(): Promise<number>;
@@ -104,8 +126,18 @@ export function createMemory(options: MemoryOptions): Memory {
           settings: resolveCompactionSettings(options.compaction?.settings),
           now,
         });
+  const knowledge =
+    options.knowledge === false
+      ? undefined
+      : {
+          store,
+          factExtractor: options.knowledge?.factExtractor ?? new HeuristicFactExtractor(),
+          ...(options.knowledge?.graphExtractor === false ? {} : { graphExtractor: options.knowledge?.graphExtractor ?? new HeuristicGraphExtractor() }),
+          now,
+        };
   const background = createBackgroundWork({
     store,
+    ...(knowledge === undefined ? {} : { extract: async (_job, scope, signal) => void (await extractKnowledge(knowledge, scope, { signal })) }),
     ...(compactor === undefined ? {} : { compactor }),
     ...(options.embedder === undefined ? {} : { embedder: options.embedder }),
     ...(options.worker === undefined ? {} : { worker: options.worker }),
@@ -165,6 +197,14 @@ export function createMemory(options: MemoryOptions): Memory {
         store.listFacts(resolveUserScope(user), { ...query, includeHistory: true }, callOptions),
       retire: (user: { tenantId?: string; userId?: string }, factId: string, callOptions?: CallOptions) =>
         store.retireFact(resolveUserScope(user), factId, new Date(now()).toISOString(), callOptions),
+      put: (user: { tenantId?: string; userId?: string }, fact: FactInput, callOptions?: CallOptions) =>
+        putFact(store, resolveUserScope(user), fact, new Date(now()).toISOString(), callOptions),
+    }),
+    graph: Object.freeze({
+      entities: (user: { tenantId?: string; userId?: string }, query: { query?: string; limit?: number } = {}, callOptions?: CallOptions) =>
+        store.listEntities(resolveUserScope(user), query, callOptions),
+      neighbours: (user: { tenantId?: string; userId?: string }, entity: string, depth = 1, callOptions: CallOptions & { includeHistory?: boolean } = {}) =>
+        graphNeighbours(store, resolveUserScope(user), entity, depth, callOptions),
     }),
     runPendingJobs: () => worker.drain(),
     async close() {
