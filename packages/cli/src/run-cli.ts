@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import type { CliIo } from './cli-io.js';
+import { registerBenchCommand } from './commands/bench-command.js';
 import { registerChatCommand } from './commands/chat-command.js';
 import { registerCompactCommand } from './commands/compact-command.js';
 import { registerExpandCommand } from './commands/expand-command.js';
@@ -29,6 +30,7 @@ export function createProgram(io: CliIo): Command {
   registerExpandCommand(program, io);
   registerMcpCommand(program, io);
   registerServeCommand(program, io);
+  registerBenchCommand(program, io);
   const variables = Object.entries(cliEnvironmentVariables).map(([name, meaning]) => `  ${name.padEnd(20)} ${meaning}`);
   program.addHelpText(
     'after',

@@ -1,0 +1,184 @@
+import { buildContext, builtInContextDefaults, createGptTokenCounter, createMemory, type ContextPolicy, type Embedder, type Store } from '@mnemo/core';
+import { openSqliteStore } from '@mnemo/sqlite';
+import { compactionSettingsForBudget } from '../config/cli-policies.js';
+import { CategoryMeans, round } from './category-means.js';
+import { ingestLocomoSample, type IngestedSample } from './locomo-ingest.js';
+import { answerWordsPresent, contextWordSet, evidencePresent, turnsPresent } from './locomo-score.js';
+import { locomoCategories, type LocomoQuestion, type LocomoSample } from './parse-locomo-dataset.js';
+import { answerableCategories, scoreLocomoRankings, type RankingScores } from './score-locomo-rankings.js';
+
+/** Policies the benchmark builds contexts with: hybrid (the product), and window, summary, token-window as baselines. */
+export const benchPolicies = ['hybrid', 'window', 'summary', 'token-window'] as const satisfies readonly ContextPolicy[];
+
+/** Turn ids each question's ranking holds (the baseline tool scores up to 50). */
+export const rankingDepth = 50;
+
+/** Options of {@link runLocomoBench}. */
+export interface LocomoBenchOptions {
+  readonly samples: readonly LocomoSample[];
+  /** Context budgets, in tokens. */
+  readonly budgets: readonly number[];
+  readonly embedder: Embedder;
+  /** Turns the `window` policy keeps; default the engine's (4). */
+  readonly windowTurns?: number;
+  /** A fresh store per stored copy of a sample; default SQLite in memory. */
+  readonly createStore?: () => Store;
+  /** Called as work advances (a unit: one question ranked, or one question's contexts at one budget), with what runs now. */
+  readonly onProgress?: (done: number, total: number, label: string) => void;
+  readonly signal?: AbortSignal;
+}
+
+/** Context metrics of one policy at one budget; percents 0–100, tokens per request. */
+export interface ContextScores {
+  readonly n: number;
+  /** Mean fraction of evidence turns present verbatim (see `turnsPresent`). */
+  readonly evidencePresent: number | null;
+  /** Questions with every evidence turn present. */
+  readonly evidenceAllPresent: number | null;
+  /** Mean fraction of the gold answer's content words found in the context (categories 1–4). */
+  readonly answerWordsPresent: number | null;
+  readonly meanTokens: number | null;
+  readonly fullHistoryTokens: number | null;
+  readonly byCategory: Readonly<Record<string, Record<string, number | null>>>;
+}
+
+/** Everything {@link runLocomoBench} measured. */
+export interface LocomoBenchResult {
+  readonly recall: RankingScores;
+  /** policy → budget (as a string) → scores. */
+  readonly context: Readonly<Record<string, Readonly<Record<string, ContextScores>>>>;
+  /** `<sample_id>#<qa_index>` → turn ids, best first ({@link rankingDepth} of them). */
+  readonly rankings: ReadonlyMap<string, readonly string[]>;
+  /** Milliseconds per `recall()` call at LoCoMo scale (one conversation of 369–689 turns), k = 50. */
+  readonly recallLatencyMs: { readonly p50: number; readonly p99: number; readonly count: number };
+  readonly dataset: { readonly samples: number; readonly turns: number; readonly questions: number; readonly scored: number };
+}
+
+const contextMetrics = ['evidencePresent', 'evidenceAllPresent', 'answerWordsPresent', 'meanTokens', 'fullHistoryTokens'] as const;
+
+/**
+ * Runs the LoCoMo evaluation: stores each sample once per budget (compaction thresholds scale with the
+ * budget, as in `mnemo replay`), ranks its turns for every question with `recall()` (k = 50), and builds
+ * each question's context under every policy and budget with the question as the query. Questions without
+ * evidence are skipped everywhere (and counted in `recall.skipped`).
+ */
+export async function runLocomoBench(options: LocomoBenchOptions): Promise<LocomoBenchResult> {
+  const { samples, budgets, embedder } = options;
+  const createStore = options.createStore ?? (() => openSqliteStore({ path: ':memory:' }));
+  const scored = samples.flatMap((sample) => sample.questions.filter((question) => question.evidence.length > 0));
+  const total = scored.length * (budgets.length + 1);
+  let done = 0;
+  const step = (label: string, count = 1) => options.onProgress?.((done += count), total, label);
+  const rankings = new Map<string, string[]>();
+  const latencies: number[] = [];
+  const means = new Map<string, CategoryMeans>();
+  const meansOf = (policy: string, budget: number) => {
+    const key = `${policy}\u0000${budget}`;
+    let entry = means.get(key);
+    if (entry === undefined) means.set(key, (entry = new CategoryMeans()));
+    return entry;
+  };
+  const counter = createGptTokenCounter();
+  for (const sample of samples) {
+    const questions = sample.questions.filter((question) => question.evidence.length > 0);
+    for (const [position, budget] of budgets.entries()) {
+      const store = createStore();
+      const memory = createMemory({
+        store,
+        tokenCounter: counter,
+        embedder,
+        worker: { autoStart: false },
+        compaction: { settings: compactionSettingsForBudget(budget) },
+      });
+      try {
+        step(`${sample.sampleId}: storing ${sample.turns.length} turns (budget ${budget})`, 0);
+        const ingested = await ingestLocomoSample(sample, { memory, store, embedder, ...(options.signal === undefined ? {} : { signal: options.signal }) });
+        if (position === 0) {
+          for (const question of questions) {
+            const started = performance.now();
+            const hits = await memory.recall(ingested.scope, question.question, { k: rankingDepth });
+            latencies.push(performance.now() - started);
+            rankings.set(question.key, hits.map((hit) => String(hit.message.metadata?.dia_id ?? ingested.diaIdBySeq.get(hit.message.seq))));
+            step(`${sample.sampleId}: ranking turns`);
+          }
+        }
+        for (const question of questions) {
+          options.signal?.throwIfAborted();
+          for (const policy of benchPolicies) {
+            meansOf(policy, budget).add(question.category, await measureContext({ store, counter, embedder }, ingested, question, policy, budget, options.windowTurns));
+          }
+          step(`${sample.sampleId}: contexts at ${budget} tokens`);
+        }
+      } finally {
+        await memory.close();
+      }
+    }
+  }
+  const context = Object.fromEntries(
+    benchPolicies.map((policy) => [policy, Object.fromEntries(budgets.map((budget) => [String(budget), summarizeContext(meansOf(policy, budget))]))]),
+  );
+  return {
+    recall: scoreLocomoRankings(samples, rankings),
+    context,
+    rankings,
+    recallLatencyMs: { p50: round(percentile(latencies, 0.5), 2), p99: round(percentile(latencies, 0.99), 2), count: latencies.length },
+    dataset: {
+      samples: samples.length,
+      turns: samples.reduce((sum, sample) => sum + sample.turns.length, 0),
+      questions: samples.reduce((sum, sample) => sum + sample.questions.length, 0),
+      scored: scored.length,
+    },
+  };
+}
+
+async function measureContext(
+  dependencies: { store: Store; counter: ReturnType<typeof createGptTokenCounter>; embedder: Embedder },
+  ingested: IngestedSample,
+  question: LocomoQuestion,
+  policy: ContextPolicy,
+  maxTokens: number,
+  windowTurns = builtInContextDefaults.windowTurns,
+): Promise<Record<string, number | undefined>> {
+  // core's buildContext directly: the engine's memory.buildContext does not pass `query` on (it recalls
+  // with the newest stored user message instead), which would not measure recall for the question.
+  const built = await buildContext(dependencies, ingested.scope, { policy, maxTokens, windowTurns, query: question.question });
+  const present = turnsPresent(built, ingested.scope.conversationId, ingested.turnsBySeq);
+  const fraction = evidencePresent(question.evidence, present);
+  const answerable = question.answer !== undefined && (answerableCategories as readonly number[]).includes(question.category);
+  return {
+    evidencePresent: fraction,
+    evidenceAllPresent: fraction === 1 ? 1 : 0,
+    answerWordsPresent: answerable ? answerWordsPresent(question.answer!, contextWordSet(built)) : undefined,
+    meanTokens: built.report.sentTokens,
+    fullHistoryTokens: built.report.fullHistoryTokens,
+  };
+}
+
+function summarizeContext(means: CategoryMeans): ContextScores {
+  const percent = (metric: string, categories: readonly (typeof locomoCategories)[number][] = locomoCategories) => nullable(means.mean(metric, categories, 100), 1);
+  const tokens = (metric: string) => nullable(means.mean(metric), 0);
+  return {
+    n: means.count(),
+    evidencePresent: percent('evidencePresent'),
+    evidenceAllPresent: percent('evidenceAllPresent'),
+    answerWordsPresent: percent('answerWordsPresent', answerableCategories),
+    meanTokens: tokens('meanTokens'),
+    fullHistoryTokens: tokens('fullHistoryTokens'),
+    byCategory: Object.fromEntries(
+      locomoCategories.map((category) => [
+        String(category),
+        { n: means.count([category]), ...Object.fromEntries(contextMetrics.slice(0, 3).map((metric) => [metric, nullable(means.mean(metric, [category], 100), 1)])) },
+      ]),
+    ),
+  };
+}
+
+function nullable(value: number | undefined, digits: number): number | null {
+  return value === undefined ? null : round(value, digits);
+}
+
+function percentile(values: readonly number[], fraction: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]!;
+}

@@ -1,0 +1,92 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { HashedEmbedder, createGptTokenCounter, type Embedder } from '@mnemo/core';
+import { UseLiteEmbedder } from '@mnemo/models';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { CliIo } from '../cli-io.js';
+import { createBenchProgress } from '../bench/bench-progress.js';
+import { CachingEmbedder } from '../bench/caching-embedder.js';
+import { formatLocomoReport, toLocomoJson } from '../bench/format-locomo-report.js';
+import { parseLocomoDataset } from '../bench/parse-locomo-dataset.js';
+import { runLocomoBench } from '../bench/run-locomo-bench.js';
+import { resolvePath } from '../config/cli-config.js';
+import { parsePositiveInteger } from './parse-positive-integer.js';
+
+interface LocomoFlags {
+  readonly data?: string;
+  readonly maxTokens: readonly number[];
+  readonly json?: boolean;
+  readonly rankings?: string;
+  readonly conversations?: number;
+  readonly embedder: BenchEmbedder;
+}
+
+/** Embedders `mnemo bench locomo` can run with: the offline default, or the hashed bag of words (fast, for smoke runs). */
+export const benchEmbedders = ['use-lite', 'hashed'] as const;
+
+/** One of {@link benchEmbedders}. */
+export type BenchEmbedder = (typeof benchEmbedders)[number];
+
+/** Budgets the LoCoMo benchmark builds contexts for when `--max-tokens` is not given. */
+export const defaultLocomoBudgets: readonly number[] = [1000, 2000, 4000];
+
+// The repository root is four levels above dist/commands/; LoCoMo sits beside the repository, never in it.
+const defaultLocomoData = fileURLToPath(new URL('../shared/data/locomo/locomo10.json', new URL('../../../../', import.meta.url)));
+
+/** Adds `mnemo bench locomo`: evidence recall and context quality on the LoCoMo conversations. */
+export function registerBenchCommand(program: Command, io: CliIo): void {
+  const bench = program.command('bench').description('evaluations of recall and context building');
+  bench
+    .command('locomo')
+    .description('store each LoCoMo conversation, rank its turns for every question with recall(), and score the contexts each policy builds')
+    .option('--data <path>', `LoCoMo file (default: ../shared/data/locomo/locomo10.json beside the repository: ${defaultLocomoData})`)
+    .option('--max-tokens <list>', 'comma-separated context budgets (default: 1000,2000,4000)', parseBudgets, defaultLocomoBudgets)
+    .option('--conversations <n>', 'only the first n conversations', parsePositiveInteger)
+    .option('--rankings <file>', 'write each question\'s ranking as {"<sample_id>#<qa_index>": ["D3:4", ...]} (50 turn ids, best first)')
+    .addOption(new Option('--embedder <name>', 'embedding model').choices(benchEmbedders).default('use-lite'))
+    .option('--json', 'print one JSON object: recall (overall, byCategory, cat1to4) and context (policy → budget → scores), percents 0–100')
+    .action(async (_flags: LocomoFlags, command: Command) => {
+      await runLocomoCommand(command.opts<LocomoFlags>(), io);
+    });
+}
+
+async function runLocomoCommand(flags: LocomoFlags, io: CliIo): Promise<void> {
+  const started = performance.now();
+  const path = flags.data === undefined ? defaultLocomoData : resolvePath(io.cwd, flags.data);
+  const all = parseLocomoDataset(await readFile(path, 'utf8'), basename(path));
+  const samples = flags.conversations === undefined ? all : all.slice(0, flags.conversations);
+  const embedder = new CachingEmbedder(createEmbedder(flags.embedder));
+  const progress = createBenchProgress(io.stderr, flags.json !== true);
+  let result;
+  try {
+    result = await runLocomoBench({ samples, budgets: flags.maxTokens, embedder, onProgress: (done, total, label) => progress.update(done, total, label) });
+  } finally {
+    progress.stop();
+  }
+  if (flags.rankings !== undefined) {
+    const file = resolvePath(io.cwd, flags.rankings);
+    await writeFile(file, `${JSON.stringify(Object.fromEntries(result.rankings))}\n`);
+    if (flags.json !== true) io.stderr.write(`mnemo bench: wrote ${result.rankings.size} rankings to ${file}\n`);
+  }
+  const info = {
+    dataFile: basename(path),
+    embedder: embedder.model,
+    encoding: createGptTokenCounter().encoding,
+    durationMs: performance.now() - started,
+    embedMs: embedder.embedMs,
+  };
+  io.stdout.write(flags.json === true ? `${JSON.stringify(toLocomoJson(result, info))}\n` : formatLocomoReport(result, info));
+}
+
+function createEmbedder(name: BenchEmbedder): Embedder {
+  return name === 'hashed' ? new HashedEmbedder({ dimensions: 512 }) : new UseLiteEmbedder();
+}
+
+function parseBudgets(value: string): number[] {
+  const budgets = value.split(',').map((part) => part.trim());
+  if (budgets.some((budget) => !/^\d+$/.test(budget) || Number(budget) < 1 || Number(budget) > 1_000_000)) {
+    throw new InvalidArgumentError('must be comma-separated positive integers, e.g. 1000,2000,4000.');
+  }
+  return [...new Set(budgets.map(Number))];
+}
