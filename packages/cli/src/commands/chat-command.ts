@@ -8,6 +8,7 @@ import { cliPolicies, contextPolicyOf, type CliPolicy } from '../config/cli-poli
 import { chooseSummarizer } from '../store/choose-summarizer.js';
 import { openMemory } from '../store/open-memory.js';
 import { parsePositiveInteger } from './parse-positive-integer.js';
+import { chooseEmbedder } from '../store/choose-embedder.js';
 
 interface ChatFlags {
   readonly db?: string;
@@ -51,14 +52,16 @@ async function runChatCommand(flags: ChatFlags, io: CliIo): Promise<void> {
   const maxTokens = flags.maxTokens ?? config.context.maxTokens;
   // Compaction summarizes with the same endpoint and model as the chat (falling back to the offline summarizer).
   const summarizer = chooseSummarizer(config);
+  const embedder = chooseEmbedder(config);
   const memory = openMemory({
+    ...(embedder === undefined ? {} : { embedder }),
     db: flags.db === undefined ? config.db : resolvePath(io.cwd, flags.db),
     model,
     maxTokens,
     ...(policy === undefined ? {} : { policy }),
     ...(summarizer.create === undefined ? {} : { createSummarizer: summarizer.create }),
     // Compaction runs in the background; a failure leaves the history raw and the chat going.
-    onJobError: (error) => io.stderr.write(`mnemo: background compaction failed: ${error instanceof Error ? error.message : String(error)}\n`),
+    onJobError: (error) => io.stderr.write(`mnemo: background job failed: ${error instanceof Error ? error.message : String(error)}\n`),
   });
   try {
     await runChat({

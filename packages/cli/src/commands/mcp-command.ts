@@ -7,6 +7,7 @@ import type { CliIo } from '../cli-io.js';
 import { loadCliConfig, resolvePath } from '../config/cli-config.js';
 import { compactionSettingsFor, contextPolicyOf } from '../config/cli-policies.js';
 import { chooseSummarizer } from '../store/choose-summarizer.js';
+import { chooseEmbedder } from '../store/choose-embedder.js';
 
 interface McpFlags {
   readonly db?: string;
@@ -38,8 +39,10 @@ async function runMcp(flags: McpFlags, io: CliIo): Promise<void> {
   const summarizer = chooseSummarizer(config).create?.(tokenCounter);
   // stdout carries JSON-RPC only: every diagnostic goes to stderr.
   const log = { error: (fields: Record<string, unknown>, message: string) => io.stderr.write(`mnemo mcp: ${message}: ${describe(fields.err)}\n`) };
+  const embedder = chooseEmbedder(config);
   const memory = createMemory({
     store,
+    ...(embedder === undefined ? {} : { embedder }),
     tokenCounter,
     context: {
       maxTokens: config.context.maxTokens,

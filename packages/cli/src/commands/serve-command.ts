@@ -8,6 +8,7 @@ import { pino } from 'pino';
 import type { CliIo } from '../cli-io.js';
 import { loadCliConfig, resolvePath, type CliServerConfig } from '../config/cli-config.js';
 import { chooseSummarizer } from '../store/choose-summarizer.js';
+import { chooseEmbedder } from '../store/choose-embedder.js';
 
 interface ServeFlags {
   readonly port?: number;
@@ -43,8 +44,10 @@ async function runServe(flags: ServeFlags, io: CliIo): Promise<void> {
   const logger = pino({ base: { service: 'mnemo' } }, io.stdout);
   const tokenCounter = createGptTokenCounter(config.llm.model === undefined ? {} : { model: config.llm.model });
   const summarizer = chooseSummarizer(config).create?.(tokenCounter);
+  const embedder = chooseEmbedder(config);
   const memory = createMemory({
     store,
+    ...(embedder === undefined ? {} : { embedder }),
     tokenCounter,
     compaction: summarizer === undefined ? {} : { summarizer },
     worker: { onError: (error) => logger.error({ err: error }, 'background job failed') },

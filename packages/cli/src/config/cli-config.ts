@@ -24,6 +24,19 @@ export interface CliConfig {
     readonly windowTurns: number;
     readonly system?: string;
   };
+  /**
+   * How messages are embedded for vector recall: `use-lite` (default; offline, bundled model), `openai`
+   * (any OpenAI-compatible `/embeddings`; `model` required, base URL and key default to `llm.*`), or
+   * `none` (keyword-only recall). `replay` embeds nothing unless asked.
+   */
+  readonly embedder: {
+    readonly kind: 'use-lite' | 'openai' | 'none';
+    readonly model?: string;
+    /** Vector length of an `openai` model that is not one of OpenAI's own. */
+    readonly dimensions?: number;
+    readonly baseUrl?: string;
+    readonly apiKey?: string;
+  };
   /** Settings of `mnemo serve`; absent when neither the file nor `MNEMO_API_KEYS` sets any. */
   readonly server?: CliServerConfig;
   /** Absolute path of the config file that was read, if any. */
@@ -59,6 +72,11 @@ export const cliEnvironmentVariables = Object.freeze({
   MNEMO_MAX_TOKENS: 'token budget of each request (default 1000)',
   MNEMO_POLICY: `context policy: ${cliPolicies.join(', ')}`,
   MNEMO_API_KEYS: 'API keys of mnemo serve and their tenants: key1:tenantA,key2:tenantB',
+  MNEMO_EMBEDDER: 'embedder for vector recall: use-lite (default, offline), openai, none',
+  MNEMO_EMBEDDING_MODEL: 'embedding model of an openai embedder, e.g. nomic-embed-text',
+  MNEMO_EMBEDDING_DIMENSIONS: "vector length of that model, unless it is one of OpenAI's",
+  MNEMO_EMBEDDING_BASE_URL: 'its base URL (default MNEMO_LLM_BASE_URL)',
+  MNEMO_EMBEDDING_API_KEY: 'its API key (default MNEMO_LLM_API_KEY)',
 });
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
@@ -76,9 +94,14 @@ const apiKeyList = z.string().transform((text, context) =>
   }),
 );
 
+const embedderKind = z.enum(['use-lite', 'openai', 'none']);
+
 const fileSchema = z.strictObject({
   $schema: z.string().optional(),
   db: z.string().min(1).optional(),
+  embedder: z
+    .strictObject({ kind: embedderKind.optional(), model: z.string().min(1).optional(), dimensions: z.number().int().min(1).optional(), baseUrl: httpUrl.optional(), apiKey: z.string().optional() })
+    .optional(),
   llm: z
     .strictObject({
       baseUrl: httpUrl.optional(),
@@ -116,6 +139,11 @@ const envSchema = z.object({
   MNEMO_MAX_TOKENS: z.coerce.number<string>({ error: 'must be a whole number' }).pipe(maxTokens).optional(),
   MNEMO_POLICY: policy.optional(),
   MNEMO_API_KEYS: apiKeyList.optional(),
+  MNEMO_EMBEDDER: embedderKind.optional(),
+  MNEMO_EMBEDDING_MODEL: z.string().min(1).optional(),
+  MNEMO_EMBEDDING_DIMENSIONS: z.coerce.number<string>({ error: 'must be a whole number' }).pipe(z.number().int().min(1)).optional(),
+  MNEMO_EMBEDDING_BASE_URL: httpUrl.optional(),
+  MNEMO_EMBEDDING_API_KEY: z.string().optional(),
 });
 
 type FileConfig = z.infer<typeof fileSchema>;
@@ -153,12 +181,19 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
     windowTurns: fileValues.context?.windowTurns ?? cliDefaults.windowTurns,
     ...defined('system', fileValues.context?.system),
   };
+  const embedder = {
+    kind: env.MNEMO_EMBEDDER ?? fileValues.embedder?.kind ?? 'use-lite',
+    ...defined('model', env.MNEMO_EMBEDDING_MODEL ?? fileValues.embedder?.model),
+    ...defined('dimensions', env.MNEMO_EMBEDDING_DIMENSIONS ?? fileValues.embedder?.dimensions),
+    ...defined('baseUrl', env.MNEMO_EMBEDDING_BASE_URL ?? fileValues.embedder?.baseUrl ?? llm.baseUrl),
+    ...defined('apiKey', env.MNEMO_EMBEDDING_API_KEY ?? fileValues.embedder?.apiKey ?? llm.apiKey),
+  };
   const { apiKeys, corsOrigins, ...server } = fileValues.server ?? {};
   const serverConfig =
     fileValues.server === undefined && env.MNEMO_API_KEYS === undefined
       ? undefined
       : { ...server, apiKeys: env.MNEMO_API_KEYS ?? apiKeys ?? [], corsOrigins: corsOrigins ?? [] };
-  return Object.freeze({ db, llm, context, ...defined('server', serverConfig), ...defined('configFile', file?.path) });
+  return Object.freeze({ db, llm, context, embedder, ...defined('server', serverConfig), ...defined('configFile', file?.path) });
 }
 
 /** Resolves a database path against a directory; `:memory:` stays as it is. */

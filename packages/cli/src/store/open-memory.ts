@@ -1,4 +1,4 @@
-import { createGptTokenCounter, createMemory, type Memory, type Summarizer, type TokenCounter } from '@mnemo/core';
+import { createGptTokenCounter, createMemory, type Embedder, type Memory, type Summarizer, type TokenCounter } from '@mnemo/core';
 import { openSqliteStore } from '@mnemo/sqlite';
 import { compactionSettingsFor, type CliPolicy } from '../config/cli-policies.js';
 
@@ -21,6 +21,8 @@ export interface OpenMemoryOptions {
   readonly policy?: CliPolicy;
   /** Builds the summarizer on the engine's token counter; default core's offline `ExtractiveSummarizer`. */
   readonly createSummarizer?: (tokenCounter: TokenCounter) => Summarizer;
+  /** Embeds messages for vector recall (hybrid policy); default none: keyword-only recall. */
+  readonly embedder?: Embedder;
   /** Where background job failures go (they never stop the command). */
   readonly onJobError?: (error: unknown) => void;
 }
@@ -33,6 +35,7 @@ export function openMemory(options: OpenMemoryOptions): Memory {
   return createMemory({
     store,
     tokenCounter,
+    ...(options.embedder === undefined ? {} : { embedder: options.embedder }),
     compaction:
       mode === 'off'
         ? false
