@@ -61,8 +61,12 @@ describe('tenant isolation', () => {
     for (const template of getRoutes) {
       for (const conversation of ['shared', 'only-a']) {
         for (const user of ['', '?user_id=u1']) {
-          const path = template.replace('{id}', template.startsWith('/v1/summaries') ? summaryId : conversation).replace('{conversation_id}', conversation);
-          const query = template === '/v1/export' ? `${user === '' ? '?' : `${user}&`}conversation=${conversation}` : user;
+          const path = template
+            .replace('{id}', template.startsWith('/v1/summaries') ? summaryId : conversation)
+            .replace('{conversation_id}', conversation)
+            .replace('{entity}', conversation);
+          const required = template === '/v1/export' ? `conversation=${conversation}` : template === '/v1/recall' ? 'q=A-SECRET%20relay' : '';
+          const query = required === '' ? user : `${user === '' ? '?' : `${user}&`}${required}`;
           const response = await server.request(`${path}${query}`, { key: keyB });
           const text = await response.text();
           requests += 1;

@@ -60,12 +60,13 @@ describe('/metrics', () => {
     const full = samples.get('mnemo_context_full_history_tokens_total{policy="token-window"}')!;
     expect(full).toBeGreaterThan(sent);
     expect(samples.get('mnemo_context_saved_tokens_total{policy="token-window"}')).toBe(full - sent);
-    // Each conversation passed the compaction trigger of the test server, so each queued one job.
-    expect(samples.get('mnemo_jobs{status="pending"}')).toBe(2);
+    // Each conversation passed the compaction trigger of the test server and queued a compaction job,
+    // and each append queued the knowledge-extraction job of its conversation.
+    expect(samples.get('mnemo_jobs{status="pending"}')).toBe(4);
     await server.memory.runPendingJobs();
     const after = parsePrometheus(await (await server.request('/metrics')).text());
     expect(after.get('mnemo_jobs{status="pending"}')).toBe(0);
-    expect(after.get('mnemo_jobs{status="done"}')).toBe(2);
+    expect(after.get('mnemo_jobs{status="done"}')).toBe(4);
   });
 });
 
@@ -97,6 +98,12 @@ describe('/openapi.json', () => {
         'GET /v1/usage',
         'GET /v1/export',
         'POST /v1/import',
+        'GET /v1/facts',
+        'POST /v1/facts',
+        'DELETE /v1/facts/{id}',
+        'GET /v1/recall',
+        'GET /v1/entities',
+        'GET /v1/entities/{entity}/neighbours',
       ].sort(),
     );
     const append = body.paths['/v1/conversations/{id}/messages'].post;

@@ -11,6 +11,7 @@ import { createServerMetrics } from '../metrics/server-metrics.js';
 import { createRouteRegistry } from '../openapi/route-spec.js';
 import { mountOperationsRoutes, publicPaths } from '../operations/operations-routes.js';
 import { mountConversationRoutes } from '../resource-api/conversation-routes.js';
+import { mountKnowledgeRoutes } from '../resource-api/knowledge-routes.js';
 import { mountTransferRoutes } from '../resource-api/transfer-routes.js';
 import { mountUserRoutes } from '../resource-api/user-routes.js';
 import { mountSeedMemoryRoutes } from '../seed-api/seed-memory-routes.js';
@@ -76,6 +77,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   mountSeedMemoryRoutes(app, deps);
   mountConversationRoutes(app, deps);
   mountUserRoutes(app, deps);
+  mountKnowledgeRoutes(app, deps);
   mountTransferRoutes(app, deps);
   for (const mount of options.routes ?? []) mount(app, deps);
 

@@ -101,6 +101,16 @@ export const openAiMessageSchema = z.object({
 
 const seqRangeSchema = z.object({ from: z.number().int(), to: z.number().int() });
 
+/** A fact or recalled message a hybrid context considered. */
+const contextItemSchema = z.object({
+  kind: z.enum(['fact', 'recalled']),
+  id: z.string(),
+  conversationId: z.string().optional(),
+  seq: z.number().int().optional(),
+  tokens: z.number().int(),
+  score: z.number().optional(),
+});
+
 /** The report of a context build: parts, what was left out and why, and the savings. */
 export const contextReportSchema = z.object({
   policy: z.enum(contextPolicies),
@@ -108,14 +118,16 @@ export const contextReportSchema = z.object({
   encoding: z.string(),
   parts: z.array(
     z.object({
-      kind: z.enum(['system', 'summary', 'recent']),
+      kind: z.enum(['system', 'facts', 'summary', 'recent', 'recalled']),
       tokens: z.number().int(),
       messageCount: z.number().int(),
       seqRange: seqRangeSchema.optional(),
       summaryId: z.string().optional(),
       truncated: z.boolean().optional(),
+      items: z.array(contextItemSchema).optional(),
     }),
   ),
+  excludedItems: z.array(contextItemSchema.extend({ reason: z.enum(['over_budget', 'already_in_context']) })),
   dropped: z.array(
     z.object({
       seqRange: seqRangeSchema,
