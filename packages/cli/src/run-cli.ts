@@ -5,6 +5,7 @@ import { registerChatCommand } from './commands/chat-command.js';
 import { registerCompactCommand } from './commands/compact-command.js';
 import { registerExpandCommand } from './commands/expand-command.js';
 import { registerMcpCommand } from './commands/mcp-command.js';
+import { registerReembedCommand } from './commands/reembed-command.js';
 import { registerReplayCommand } from './commands/replay-command.js';
 import { registerServeCommand } from './commands/serve-command.js';
 import { registerStatsCommand } from './commands/stats-command.js';
@@ -31,6 +32,7 @@ export function createProgram(io: CliIo): Command {
   registerMcpCommand(program, io);
   registerServeCommand(program, io);
   registerBenchCommand(program, io);
+  registerReembedCommand(program, io);
   const variables = Object.entries(cliEnvironmentVariables).map(([name, meaning]) => `  ${name.padEnd(20)} ${meaning}`);
   program.addHelpText(
     'after',
