@@ -150,7 +150,7 @@ describe('OpenAiSummarizer', () => {
     ['a bare label', { content: 'Updated summary:' }, /^empty output$/],
     ['a refusal', { content: "I'm sorry, but I can't help with summarizing this conversation." }, /^refusal: "I'm sorry/],
     ['a refusal with a typographic apostrophe', { content: 'I can\u2019t do that.' }, /^refusal: /],
-    ['an echo of the instructions', { content: buildSummarizePrompt(input)[0]!.content! }, /^output echoes the prompt: "You maintain/],
+    ['an echo of the instructions', { content: buildSummarizePrompt(input)[0]!.content! }, /^output echoes the prompt: "Update the long-term memory/],
     ['an echo of the transcript', { content: `Existing summary:\n${previousSummary}\n\nNew messages:\n...` }, /^output echoes the prompt: /],
     ['binary noise', { content: '\u0000\u0001\u0002\ufffd\ufffd' }, /^output is not text: /],
     ['punctuation only', { content: '... ??? !!!' }, /^output is not text: /],

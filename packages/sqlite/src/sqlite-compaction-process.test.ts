@@ -128,7 +128,7 @@ describe('SqliteStore compaction across processes', () => {
   /** Creates and migrates the file, and a memory that only queues jobs: workers run in the children. */
   function openParent(settings: CompactionSettings): Memory {
     store = openSqliteStore({ path });
-    memory = createMemory({ store, compaction: { settings }, worker: { autoStart: false } });
+    memory = createMemory({ store, compaction: { settings }, knowledge: false, worker: { autoStart: false } });
     return memory;
   }
 

@@ -22,5 +22,6 @@ const blockingSummarizer = {
 createMemory({
   store: openSqliteStore({ path }),
   compaction: { summarizer: blockingSummarizer, settings: JSON.parse(settingsJson) },
+  knowledge: false,
   worker: { workerId: 'victim', leaseMs: 1500, pollIntervalMs: 20, onError: (error) => process.send({ type: 'error', message: String(error) }) },
 });
