@@ -6,3 +6,5 @@ export { createPostgresStore, PostgresStore, postgresStoreDefaults } from './pos
 export type { PostgresStoreOptions } from './postgres-store.js';
 export { checkSchemaName, defaultPostgresSchema, postgresTables } from './postgres-tables.js';
 export type { PostgresTables } from './postgres-tables.js';
+export { findVectorExtension, hnswMaxDimensions } from './postgres-vector-tables.js';
+export type { VectorTable } from './postgres-vector-tables.js';

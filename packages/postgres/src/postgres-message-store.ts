@@ -81,14 +81,17 @@ function statements(t: PostgresTables) {
       VALUES ($1, $2, $3, $4, $4) ON CONFLICT DO NOTHING RETURNING ${conversationColumns}`,
     selectByIdempotencyKeys: `SELECT ${messageColumns} FROM ${t.messages} WHERE ${inConversation} AND idempotency_key = ANY($4::text[])`,
     // One statement for the rows and the counters: unnest takes the whole batch as 11 arrays, whatever its size.
+    // `search_length` sums the new rows' lexeme counts: keyword search reads its BM25 corpus statistics there.
     insertMessages: `WITH inserted AS (
         INSERT INTO ${t.messages} (tenant_id, user_id, conversation_id, ${messageColumns})
         SELECT $1, $2, $3, m.id, m.seq, m.role, m.content, m.name, m.tool_calls::json, m.tool_call_id, m.created_at, m.metadata::json, m.tokens, m.idempotency_key
         FROM unnest($4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::text[], $13::bigint[], $14::text[])
           AS m (id, seq, role, content, name, tool_calls, tool_call_id, created_at, metadata, tokens, idempotency_key)
-        RETURNING 1
+        RETURNING length(search_vector) AS lexemes
       )
-      UPDATE ${t.conversations} SET message_count = $15, total_tokens = $16, updated_at = $17 WHERE ${inConversation}`,
+      UPDATE ${t.conversations} SET message_count = $15, total_tokens = $16, updated_at = $17,
+        search_length = search_length + (SELECT coalesce(sum(lexemes), 0) FROM inserted)
+      WHERE ${inConversation}`,
     selectRangeAsc: `SELECT ${messageColumns} FROM ${t.messages} WHERE ${inConversation} AND seq > $4 AND seq < $5 ORDER BY seq ASC LIMIT $6`,
     selectRangeDesc: `SELECT ${messageColumns} FROM ${t.messages} WHERE ${inConversation} AND seq > $4 AND seq < $5 ORDER BY seq DESC LIMIT $6`,
     selectConversation: `SELECT ${conversationColumns} FROM ${t.conversations} WHERE ${inConversation}`,

@@ -1,6 +1,7 @@
 import { MemoryError } from '@mnemo/core';
 import type { PostgresPool, PostgresQueryable } from './postgres-driver.js';
 import { toPostgresError } from './postgres-error.js';
+import { postgresSearchMigrationSql } from './postgres-search-migration.js';
 import { defaultPostgresSchema, postgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
 
@@ -254,6 +255,7 @@ export const postgresMigrations: readonly PostgresMigration[] = Object.freeze([
   Object.freeze({ version: 1, name: 'conversations, messages, usage ledger, summaries, jobs and memory files', sql: initialSchema }),
   Object.freeze({ version: 2, name: 'keyword and vector search, facts, entity graph, cursors', sql: knowledgeSchema }),
   Object.freeze({ version: 3, name: 'the vector extension, where the server has it', sql: vectorExtension }),
+  Object.freeze({ version: 4, name: 'keyword index (GIN), BM25 corpus statistics, registry of pgvector tables', sql: postgresSearchMigrationSql }),
 ]);
 
 /** What {@link migratePostgresSchema} did: the version found, the version left, and the steps it ran. */
@@ -271,9 +273,9 @@ export interface PostgresMigrateOptions {
   readonly migrations?: readonly PostgresMigration[];
 }
 
-// Key of the transaction-level advisory lock every migrator takes: "mnem" as a 32-bit integer, then 1.
+/** Key of the transaction-level advisory lock every migrator (and every creator of a vector table) takes: "mnem" as a 32-bit integer, then 1. */
 // One lock for the whole database, not per schema: steps may touch database-wide objects (extensions).
-const migrationLockKey = [0x6d6e656d, 1] as const;
+export const postgresMigrationLockKey = [0x6d6e656d, 1] as const;
 
 /**
  * Brings a schema up to the newest version this code knows, in one transaction holding a database-wide
@@ -289,7 +291,7 @@ export async function migratePostgresSchema(pool: PostgresPool, options: Postgre
   const latest = checkMigrationOrder(migrations);
   try {
     return await runInTransaction(pool, async (client) => {
-      await client.query('SELECT pg_advisory_xact_lock($1, $2)', migrationLockKey);
+      await client.query('SELECT pg_advisory_xact_lock($1, $2)', postgresMigrationLockKey);
       const exists = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
       // Only when missing: CREATE SCHEMA checks the CREATE privilege on the database even with IF NOT
       // EXISTS, and a role given a schema by its DBA may not have it.

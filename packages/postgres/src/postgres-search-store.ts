@@ -2,20 +2,13 @@ import { MemoryError } from '@mnemo/core';
 import type { Message, MessageEmbedding, Scope, SearchHit, SearchOptions, UserScope } from '@mnemo/core';
 import type { PostgresPool } from './postgres-driver.js';
 import { inConversation, messageColumns, toMessage, type MessageRow } from './postgres-message-store.js';
+import { searchKeywordIndexed } from './postgres-keyword-search.js';
+import { PostgresPgvectorSearch } from './postgres-pgvector-search.js';
+import { checkK, checkVector, dimensionMismatch, prefixedMessageColumns, searchFilters, toHit, type HitRow } from './postgres-search-filters.js';
 import type { PostgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
-import { checkCount, checkTime, scopeKey } from './postgres-values.js';
-
-type HitRow = MessageRow & { readonly conversation_id: string; readonly score: unknown };
-
-const maxSearchK = 1000;
-// Okapi BM25 parameters, the common defaults (and SQLite FTS5's and the in-memory store's).
-const k1 = 1.2;
-const b = 0.75;
-const prefixedColumns = messageColumns
-  .split(', ')
-  .map((column) => `m.${column}`)
-  .join(', ');
+import { checkCount, scopeKey } from './postgres-values.js';
+import { findVectorExtension, PostgresVectorTables } from './postgres-vector-tables.js';
 
 function statements(t: PostgresTables) {
   return {
@@ -27,31 +20,41 @@ function statements(t: PostgresTables) {
     modelDimensions: `SELECT dimensions FROM ${t.embeddingModels} WHERE tenant_id = $1 AND model = $2`,
     // KEY SHARE holds the messages until commit, so an erase cannot remove them under the new vectors.
     lockMessages: `SELECT seq FROM ${t.messages} WHERE ${inConversation} AND seq = ANY($4::bigint[]) FOR KEY SHARE`,
-    upsertVectors: `INSERT INTO ${t.messageVectors} (tenant_id, user_id, conversation_id, seq, model, vector, norm)
+    upsertArrayVectors: `INSERT INTO ${t.messageVectors} (tenant_id, user_id, conversation_id, seq, model, vector, norm)
       SELECT $1, $2, $3, v.seq, $4, v.vector::real[], v.norm FROM unnest($5::bigint[], $6::text[], $7::float8[]) AS v (seq, vector, norm)
       ON CONFLICT (tenant_id, user_id, conversation_id, seq, model) DO UPDATE SET vector = excluded.vector, norm = excluded.norm`,
-    selectUnembedded: `SELECT ${prefixedColumns} FROM ${t.messages} m WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.conversation_id = $3
+    selectUnembeddedArray: `SELECT ${prefixedMessageColumns} FROM ${t.messages} m WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.conversation_id = $3
       AND NOT EXISTS (SELECT 1 FROM ${t.messageVectors} v WHERE v.tenant_id = m.tenant_id AND v.user_id = m.user_id
         AND v.conversation_id = m.conversation_id AND v.seq = m.seq AND v.model = $4)
       ORDER BY m.seq LIMIT $5`,
-    deleteVectors: `DELETE FROM ${t.messageVectors} WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2) AND ($3::text IS NULL OR model <> $3)`,
+    selectMessages: `SELECT ${messageColumns} FROM ${t.messages} WHERE ${inConversation} ORDER BY seq LIMIT $4`,
+    deleteArrayVectors: `DELETE FROM ${t.messageVectors} WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2) AND ($3::text IS NULL OR model <> $3)`,
   };
 }
 
+/** Where vectors live: pgvector tables when the extension is installed (and allowed), `real[]` rows otherwise. */
+type VectorBackend = { readonly kind: 'pgvector'; readonly tables: PostgresVectorTables; readonly search: PostgresPgvectorSearch } | { readonly kind: 'array' };
+
 /**
- * Keyword search (BM25 over English-stemmed lexemes, computed in SQL) and vector search (cosine over
- * `real[]` vectors, computed in SQL), both over one user's messages only. Neither has a dedicated index
- * yet: each scans the user's rows through the tenant-led primary keys.
+ * Keyword and vector search over one user's messages. Keyword: BM25 over the candidates the GIN index
+ * `messages_search` finds (see `keywordSearchStatement`). Vectors: with pgvector, one table per (model,
+ * dimensions) under an HNSW cosine index, searched with iterative scans so tenant, user, conversation and
+ * time filters still yield `k` hits; without pgvector, `real[]` rows compared by cosine in SQL (a scan of
+ * the user's vectors). `embedding_models` pins each model's dimensions per tenant in both cases.
  */
 export class PostgresSearchStore {
   readonly #pool: PostgresPool;
   readonly #tables: PostgresTables;
   readonly #sql: ReturnType<typeof statements>;
+  readonly #usePgvector: boolean;
+  #backend: Promise<VectorBackend> | undefined;
 
-  constructor(pool: PostgresPool, tables: PostgresTables) {
+  /** `usePgvector: false` keeps vectors in `real[]` rows even where pgvector is installed (every replica of a store must agree). */
+  constructor(pool: PostgresPool, tables: PostgresTables, options: { readonly usePgvector?: boolean } = {}) {
     this.#pool = pool;
     this.#tables = tables;
     this.#sql = statements(tables);
+    this.#usePgvector = options.usePgvector ?? true;
   }
 
   /** Stores or replaces vectors of messages; `not_found` for a message that does not exist, `invalid_input` for mismatched dimensions. */
@@ -66,7 +69,14 @@ export class PostgresSearchStore {
       bySeq.set(seq, vector);
     }
     const seqs = [...bySeq.keys()];
+    const vectors = [...bySeq.values()];
     const key = scopeKey(scope);
+    const backend = await this.#vectorBackend();
+    // A new model's table is created (DDL, under the migration lock) before the write's transaction, and
+    // only for the dimensions the tenant's model has or will have.
+    const known = await this.#modelDimensions(scope.tenantId, model);
+    if (known !== undefined && known !== dimensions) throw dimensionMismatch(model, known, dimensions);
+    const table = backend.kind === 'pgvector' ? await backend.tables.ensure(model, dimensions) : undefined;
     await runInTransaction(this.#pool, async (client) => {
       const stored = Number((await client.query<{ dimensions: unknown }>(this.#sql.model, [scope.tenantId, model, dimensions])).rows[0]?.dimensions);
       if (stored !== dimensions) throw dimensionMismatch(model, stored, dimensions);
@@ -75,70 +85,80 @@ export class PostgresSearchStore {
       if (missing !== undefined) {
         throw new MemoryError('not_found', `message ${missing} of conversation ${scope.conversationId} does not exist`, { details: { seq: missing } });
       }
-      const vectors = [...bySeq.values()];
-      await client.query(this.#sql.upsertVectors, [...key, model, seqs, vectors.map(toArrayLiteral), vectors.map(norm)]);
+      if (backend.kind === 'pgvector') await backend.search.upsert(client, scope, table!, seqs, vectors);
+      else await client.query(this.#sql.upsertArrayVectors, [...key, model, seqs, vectors.map(toArrayLiteral), vectors.map(norm)]);
     });
   }
 
   /** Messages of a conversation without a vector of `model`, oldest first. */
   async listUnembeddedMessages(scope: Scope, model: string, limit: number): Promise<Message[]> {
-    const rows = (await this.#pool.query<MessageRow>(this.#sql.selectUnembedded, [...scopeKey(scope), model, checkCount('limit', limit)])).rows;
-    return rows.map(toMessage);
+    checkCount('limit', limit);
+    const backend = await this.#vectorBackend();
+    if (backend.kind === 'array') return (await this.#pool.query<MessageRow>(this.#sql.selectUnembeddedArray, [...scopeKey(scope), model, limit])).rows.map(toMessage);
+    const dimensions = await this.#modelDimensions(scope.tenantId, model);
+    const table = dimensions === undefined ? undefined : await backend.tables.find(model, dimensions);
+    if (table === undefined) return (await this.#pool.query<MessageRow>(this.#sql.selectMessages, [...scopeKey(scope), limit])).rows.map(toMessage);
+    return backend.search.listUnembedded(scope, table, limit);
   }
 
   /** Deletes a tenant's (or one user's) vectors of every model but `exceptModel`; returns how many. */
   async deleteEmbeddings(filter: { tenantId: string; userId?: string; exceptModel?: string }): Promise<number> {
-    const result = await this.#pool.query(this.#sql.deleteVectors, [filter.tenantId, filter.userId ?? null, filter.exceptModel ?? null]);
-    return result.rowCount ?? 0;
+    const result = await this.#pool.query(this.#sql.deleteArrayVectors, [filter.tenantId, filter.userId ?? null, filter.exceptModel ?? null]);
+    let deleted = result.rowCount ?? 0;
+    const backend = await this.#vectorBackend();
+    if (backend.kind === 'pgvector') {
+      for (const table of await backend.tables.list()) {
+        if (table.model !== filter.exceptModel) deleted += await backend.search.delete(table, filter.tenantId, filter.userId);
+      }
+    }
+    return deleted;
   }
 
-  /** BM25 over the user's messages that pass the filters (the corpus), best first, ties newest first. */
+  /** BM25 over the user's messages that match any term and pass the filters, best first, ties newest first. */
   async searchKeyword(user: UserScope, terms: readonly string[], options: SearchOptions): Promise<SearchHit[]> {
-    const k = checkK(options.k);
-    // Letter and digit runs only: they are safe operands of a to_tsquery OR query.
-    const words = terms.flatMap((term) => term.match(/[\p{L}\p{N}]+/gu) ?? []);
-    if (words.length === 0) return [];
-    const filter = searchFilters(options, 5);
-    if (filter === undefined) return [];
-    const t = this.#tables;
-    // Document length is the number of distinct lexemes (a tsvector's length), for the document and for
-    // the corpus average alike; term frequency is the number of positions of the lexeme in the document.
-    const query = `WITH corpus AS (
-        SELECT m.conversation_id, m.seq, m.created_at, m.search_vector FROM ${t.messages} m WHERE m.tenant_id = $1 AND m.user_id = $2 ${filter.clause}
-      ), totals AS (
-        SELECT count(*)::float8 AS documents, coalesce(avg(length(search_vector)), 0)::float8 AS average_length FROM corpus
-      ), matches AS (
-        SELECT c.conversation_id, c.seq, c.created_at, length(c.search_vector)::float8 AS length, v.lexeme,
-          greatest(cardinality(v.positions), 1)::float8 AS frequency
-        FROM corpus c CROSS JOIN LATERAL unnest(c.search_vector) AS v (lexeme, positions, weights)
-        WHERE c.search_vector @@ to_tsquery('english', $3) AND v.lexeme = ANY (tsvector_to_array(to_tsvector('english', $4)))
-      ), frequencies AS (
-        SELECT lexeme, count(*)::float8 AS documents FROM matches GROUP BY lexeme
-      ), scored AS (
-        SELECT m.conversation_id, m.seq, m.created_at,
-          sum(ln(1 + (t.documents - f.documents + 0.5) / (f.documents + 0.5)) * m.frequency * ${k1 + 1}
-            / (m.frequency + ${k1} * (1 - ${b} + ${b} * m.length / greatest(t.average_length, 1)))) AS score
-        FROM matches m JOIN frequencies f USING (lexeme) CROSS JOIN totals t
-        GROUP BY m.conversation_id, m.seq, m.created_at
-        ORDER BY score DESC, m.created_at DESC, m.seq DESC LIMIT $5
-      )
-      SELECT ${prefixedColumns}, s.conversation_id, s.score FROM scored s
-      JOIN ${t.messages} m ON m.tenant_id = $1 AND m.user_id = $2 AND m.conversation_id = s.conversation_id AND m.seq = s.seq
-      ORDER BY s.score DESC, s.created_at DESC, s.seq DESC`;
-    const parameters = [user.tenantId, user.userId, words.join(' | '), words.join(' '), k, ...filter.parameters];
-    return (await this.#pool.query<HitRow>(query, parameters)).rows.map(toHit);
+    return searchKeywordIndexed(this.#pool, this.#tables, user, terms, options);
   }
 
   /** Cosine nearest neighbours among the user's vectors of `model`, best first; `[]` for a model never stored. */
   async searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions): Promise<SearchHit[]> {
     const k = checkK(options.k);
-    const stored = (await this.#pool.query<{ dimensions: unknown }>(this.#sql.modelDimensions, [user.tenantId, model])).rows[0];
-    if (stored === undefined) return [];
-    checkVector(model, vector, Number(stored.dimensions));
-    const filter = searchFilters(options, 6);
+    const dimensions = await this.#modelDimensions(user.tenantId, model);
+    if (dimensions === undefined) return [];
+    checkVector(model, vector, dimensions);
+    const backend = await this.#vectorBackend();
+    if (backend.kind === 'array') return this.#searchArrayVectors(user, model, vector, k, options);
+    const table = await backend.tables.find(model, dimensions);
+    return table === undefined ? [] : backend.search.search(user, table, vector, k, options);
+  }
+
+  async #modelDimensions(tenantId: string, model: string): Promise<number | undefined> {
+    const row = (await this.#pool.query<{ dimensions: unknown }>(this.#sql.modelDimensions, [tenantId, model])).rows[0];
+    return row === undefined ? undefined : Number(row.dimensions);
+  }
+
+  // Looked up once per store: the extension is database-wide and is not expected to come or go while a
+  // store is open (createPostgresStore moves `real[]` vectors into pgvector tables when it finds it).
+  #vectorBackend(): Promise<VectorBackend> {
+    if (this.#backend !== undefined) return this.#backend;
+    const lookup = (async (): Promise<VectorBackend> => {
+      const extensionSchema = this.#usePgvector ? await findVectorExtension(this.#pool) : undefined;
+      if (extensionSchema === undefined) return { kind: 'array' };
+      const tables = new PostgresVectorTables(this.#pool, this.#tables, extensionSchema);
+      return { kind: 'pgvector', tables, search: new PostgresPgvectorSearch(this.#pool, this.#tables, tables.names) };
+    })();
+    // A failed lookup (the server was unreachable) is retried by the next call instead of being cached.
+    lookup.catch(() => {
+      if (this.#backend === lookup) this.#backend = undefined;
+    });
+    this.#backend = lookup;
+    return lookup;
+  }
+
+  async #searchArrayVectors(user: UserScope, model: string, vector: Float32Array, k: number, options: SearchOptions): Promise<SearchHit[]> {
+    const filter = searchFilters(options, 6, 'm');
     if (filter === undefined) return [];
     const t = this.#tables;
-    const query = `SELECT ${prefixedColumns}, m.conversation_id,
+    const query = `SELECT ${prefixedMessageColumns}, m.conversation_id,
         coalesce((SELECT sum(x::float8 * y::float8) FROM unnest(v.vector, $4::real[]) AS p (x, y)) / nullif(v.norm * $5, 0), 0) AS score
       FROM ${t.messageVectors} v
       JOIN ${t.messages} m ON m.tenant_id = v.tenant_id AND m.user_id = v.user_id AND m.conversation_id = v.conversation_id AND m.seq = v.seq
@@ -147,40 +167,6 @@ export class PostgresSearchStore {
     const parameters = [user.tenantId, user.userId, model, toArrayLiteral(vector), norm(vector), k, ...filter.parameters];
     return (await this.#pool.query<HitRow>(query, parameters)).rows.map(toHit);
   }
-}
-
-// The WHERE conditions of a search's filters on messages `m`, numbered after the query's own parameters;
-// `undefined` when the filters admit nothing (an empty conversation list).
-function searchFilters(options: SearchOptions, lastIndex: number): { clause: string; parameters: unknown[] } | undefined {
-  const conditions: string[] = [];
-  const parameters: unknown[] = [];
-  const next = (value: unknown) => {
-    parameters.push(value);
-    return `$${lastIndex + parameters.length}`;
-  };
-  if (options.conversationIds !== undefined) {
-    if (options.conversationIds.length === 0) return undefined;
-    conditions.push(`m.conversation_id = ANY(${next([...options.conversationIds])}::text[])`);
-  }
-  if (options.since !== undefined) conditions.push(`m.created_at >= ${next(checkTime('since', options.since))}`);
-  if (options.until !== undefined) conditions.push(`m.created_at < ${next(checkTime('until', options.until))}`);
-  return { clause: conditions.map((condition) => `AND ${condition}`).join(' '), parameters };
-}
-
-function checkK(k: number): number {
-  if (!Number.isInteger(k) || k < 1 || k > maxSearchK) {
-    throw new MemoryError('invalid_input', `k must be an integer from 1 to ${maxSearchK}`, { details: { field: 'k' } });
-  }
-  return k;
-}
-
-function checkVector(model: string, vector: Float32Array, dimensions: number): void {
-  if (vector.length !== dimensions) throw dimensionMismatch(model, dimensions, vector.length);
-  if (!vector.every(Number.isFinite)) throw new MemoryError('invalid_input', `a vector of ${model} holds a value that is not a finite number`, { details: { model } });
-}
-
-function dimensionMismatch(model: string, expected: number, actual: number): MemoryError {
-  return new MemoryError('invalid_input', `model ${model} has ${expected}-dimensional vectors, got ${actual}`, { details: { model } });
 }
 
 // A float4 array literal: every float32 prints as a decimal that real parses back to the same float32.
@@ -192,8 +178,4 @@ function norm(vector: Float32Array): number {
   let sum = 0;
   for (const value of vector) sum += value * value;
   return Math.sqrt(sum);
-}
-
-function toHit(row: HitRow): SearchHit {
-  return { conversationId: row.conversation_id, message: toMessage(row), score: Number(row.score) };
 }

@@ -1,4 +1,4 @@
-import { isMemoryError, type Scope } from '@mnemo/core';
+import { HashedEmbedder, isMemoryError, type Scope } from '@mnemo/core';
 import { makeNewMessage, runStoreConformance } from '@mnemo/core/testing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTestSchemas, describeWithPostgres } from '../test/postgres-test-database.js';
@@ -17,9 +17,16 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', (url) => {
     cleanup: () => schemas.dropAll(),
   });
 
+  // Servers without pgvector keep vectors as real[] rows; the same suite holds them to the port.
+  runStoreConformance({
+    name: 'PostgresStore with real[] vectors',
+    createStore: () => createPostgresStore({ connectionString: url, schema: schemas.fresh(), poolMax: 4, pgvector: false }),
+    cleanup: () => schemas.dropAll(),
+  });
+
   describe('PostgresStore', () => {
     const opened: PostgresStore[] = [];
-    const open = async (options: { statementTimeoutMs?: number; schema?: string } = {}) => {
+    const open = async (options: { statementTimeoutMs?: number; schema?: string; pgvector?: boolean; readonly?: boolean } = {}) => {
       const store = await createPostgresStore({ connectionString: url, schema: options.schema ?? schemas.fresh(), poolMax: 4, ...options });
       opened.push(store);
       return store;
@@ -112,6 +119,40 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', (url) => {
       expect(all).toHaveLength(jobCount);
       expect(new Set(all).size).toBe(jobCount);
       expect(await right.getJobCounts({})).toEqual({ pending: 0, running: 0, done: jobCount, failed: 0 });
+    });
+
+    it('moves real[] vectors into a pgvector table when opened on a server that has the extension', async (context) => {
+      const installed = await schemas.pool.query("SELECT 1 FROM pg_extension WHERE extname = 'vector'");
+      if (installed.rowCount === 0) context.skip();
+      const schema = schemas.fresh();
+      const embedder = new HashedEmbedder({ dimensions: 32 });
+      const before = await open({ schema, pgvector: false });
+      const contents = ['solar panel on the ridge', 'battery at 80 percent', 'the relay rebooted'];
+      await before.appendMessages(scope, contents.map((content) => makeNewMessage(content)));
+      const vectors = await embedder.embed(contents);
+      await before.upsertEmbeddings(scope, embedder.model, vectors.map((vector, index) => ({ seq: index + 1, vector })));
+      await before.close();
+
+      const after = await open({ schema });
+      expect((await schemas.pool.query(`SELECT count(*)::int AS n FROM "${schema}".message_vectors`)).rows[0]?.n).toBe(0);
+      expect((await schemas.pool.query(`SELECT count(*)::int AS n FROM "${schema}".vectors_1`)).rows[0]?.n).toBe(3);
+      expect(await after.listUnembeddedMessages(scope, embedder.model, 10)).toEqual([]);
+      const [query] = await embedder.embed(['battery percent']);
+      const hits = await after.searchVector({ tenantId: scope.tenantId, userId: scope.userId }, embedder.model, query!, { k: 3 });
+      expect(hits.map((hit) => hit.message.seq)[0]).toBe(2);
+      expect(hits).toHaveLength(3);
+    });
+
+    it('opens an existing schema read-only: reads work, writes fail, and a schema without a store is not_found', async () => {
+      const schema = schemas.fresh();
+      const writer = await open({ schema });
+      await writer.appendMessages(scope, [makeNewMessage('kept')]);
+      const reader = await open({ schema, readonly: true });
+      expect((await reader.listMessages(scope)).map((message) => message.content)).toEqual(['kept']);
+      await expect(reader.appendMessages(scope, [makeNewMessage('refused')])).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'storage_failed'));
+      const missing = createPostgresStore({ connectionString: url, schema: schemas.fresh(), readonly: true });
+      await expect(missing).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'not_found'));
+      expect((await writer.listMessages(scope)).map((message) => message.content)).toEqual(['kept']);
     });
 
     it('ignores a second close and refuses calls after it', async () => {

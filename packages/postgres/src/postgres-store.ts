@@ -43,11 +43,12 @@ import { PostgresFileStore } from './postgres-file-store.js';
 import { PostgresJobStore } from './postgres-job-store.js';
 import { PostgresKnowledgeStore } from './postgres-knowledge-store.js';
 import { PostgresMessageStore } from './postgres-message-store.js';
-import { migratePostgresSchema } from './postgres-migrations.js';
+import { migratePostgresSchema, postgresMigrations, readPostgresSchemaVersion } from './postgres-migrations.js';
 import { PostgresSearchStore } from './postgres-search-store.js';
 import { PostgresSummaryStore } from './postgres-summary-store.js';
 import { checkSchemaName, defaultPostgresSchema, postgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
+import { adoptArrayVectors, findVectorExtension } from './postgres-vector-tables.js';
 
 /** Options of {@link createPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -61,10 +62,25 @@ export interface PostgresStoreOptions {
   readonly statementTimeoutMs?: number;
   /** How long a call waits for a connection (a new one, or a free one from a full pool), in ms; default 10,000. */
   readonly connectionTimeoutMs?: number;
+  /**
+   * Open an existing, current schema for reading only: nothing is created or migrated, and every
+   * transaction is read-only (writes fail with `storage_failed`). `not_found` when the schema holds no
+   * store. Default false.
+   */
+  readonly readonly?: boolean;
+  /** Keep vectors in pgvector tables with HNSW indexes when the extension is installed (default true); `false` keeps `real[]` rows. All replicas of a store must agree. */
+  readonly pgvector?: boolean;
 }
 
 /** Defaults of {@link PostgresStoreOptions}. */
-export const postgresStoreDefaults = Object.freeze({ schema: defaultPostgresSchema, poolMax: 10, statementTimeoutMs: 30_000, connectionTimeoutMs: 10_000 });
+export const postgresStoreDefaults = Object.freeze({
+  schema: defaultPostgresSchema,
+  poolMax: 10,
+  statementTimeoutMs: 30_000,
+  connectionTimeoutMs: 10_000,
+  readonly: false,
+  pgvector: true,
+});
 
 /**
  * The {@link Store} on PostgreSQL, for many stateless replicas on one database. Appends lock the
@@ -84,14 +100,14 @@ export class PostgresStore implements Store {
   #closed = false;
 
   /** Wraps a pool whose schema is already migrated (see {@link createPostgresStore}); the store owns the pool and ends it on `close`. */
-  constructor(pool: PostgresPool, options: { readonly schema?: string } = {}) {
+  constructor(pool: PostgresPool, options: { readonly schema?: string; readonly pgvector?: boolean } = {}) {
     const tables = postgresTables(options.schema ?? defaultPostgresSchema);
     this.#pool = pool;
     this.#messages = new PostgresMessageStore(pool, tables);
     this.#summaries = new PostgresSummaryStore(pool, tables);
     this.#jobs = new PostgresJobStore(pool, tables);
     this.#files = new PostgresFileStore(pool, tables);
-    this.#search = new PostgresSearchStore(pool, tables);
+    this.#search = new PostgresSearchStore(pool, tables, { usePgvector: options.pgvector ?? true });
     this.#knowledge = new PostgresKnowledgeStore(pool, tables);
   }
 
@@ -283,29 +299,38 @@ export class PostgresStore implements Store {
 
 /**
  * Opens a pool on a PostgreSQL database, migrates the store's schema to the current version (creating it
- * on first use; see `migratePostgresSchema`), and returns a store that owns the pool. Throws
- * `invalid_input` for bad options, `unavailable` when the server cannot be reached in time, and
- * `storage_failed` for a schema written by a newer mnemo or any other failure (the pool is then ended).
+ * on first use; see `migratePostgresSchema`), moves vectors stored as `real[]` into pgvector tables when
+ * the extension is now installed, and returns a store that owns the pool. Throws `invalid_input` for bad
+ * options, `unavailable` when the server cannot be reached in time, `not_found` for a read-only open of a
+ * schema without a store, and `storage_failed` for a schema written by a newer mnemo (or, read-only, by an
+ * older one) or any other failure (the pool is then ended).
  */
 export async function createPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
-  const { connectionString, schema, poolMax, statementTimeoutMs, connectionTimeoutMs } = resolvePostgresStoreOptions(options);
+  const { connectionString, schema, poolMax, statementTimeoutMs, connectionTimeoutMs, readonly, pgvector } = resolvePostgresStoreOptions(options);
   const pool = new pg.Pool({
     connectionString,
     max: poolMax,
     connectionTimeoutMillis: connectionTimeoutMs,
     application_name: 'mnemo',
     ...(statementTimeoutMs === 0 ? {} : { statement_timeout: statementTimeoutMs }),
+    // Read-only at the server: a bug that writes fails instead of changing the store.
+    ...(readonly ? { options: '-c default_transaction_read_only=on' } : {}),
   });
   // An idle connection that breaks (server restart, network drop) is reported here and discarded by the
   // pool; the next call opens a fresh one. Without a listener Node would crash the process on the event.
   pool.on('error', () => undefined);
   try {
-    await migratePostgresSchema(pool, { schema });
+    if (readonly) await checkCurrentSchema(pool, schema);
+    else {
+      await migratePostgresSchema(pool, { schema });
+      const extensionSchema = pgvector ? await findVectorExtension(pool) : undefined;
+      if (extensionSchema !== undefined) await adoptArrayVectors(pool, postgresTables(schema), extensionSchema);
+    }
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw toPostgresError(error, 'preparing the PostgreSQL store');
   }
-  return new PostgresStore(pool, { schema });
+  return new PostgresStore(pool, { schema, pgvector });
 }
 
 function resolvePostgresStoreOptions(options: PostgresStoreOptions): Required<PostgresStoreOptions> {
@@ -321,7 +346,12 @@ function resolvePostgresStoreOptions(options: PostgresStoreOptions): Required<Po
     poolMax: options.poolMax ?? postgresStoreDefaults.poolMax,
     statementTimeoutMs: options.statementTimeoutMs ?? postgresStoreDefaults.statementTimeoutMs,
     connectionTimeoutMs: options.connectionTimeoutMs ?? postgresStoreDefaults.connectionTimeoutMs,
+    readonly: options.readonly ?? postgresStoreDefaults.readonly,
+    pgvector: options.pgvector ?? postgresStoreDefaults.pgvector,
   };
+  for (const field of ['readonly', 'pgvector'] as const) {
+    if (typeof resolved[field] !== 'boolean') throw new MemoryError('invalid_input', `${field} must be a boolean`, { details: { field } });
+  }
   if (!Number.isSafeInteger(resolved.poolMax) || resolved.poolMax < 1) {
     throw new MemoryError('invalid_input', 'poolMax must be a positive integer', { details: { field: 'poolMax' } });
   }
@@ -331,4 +361,19 @@ function resolvePostgresStoreOptions(options: PostgresStoreOptions): Required<Po
     }
   }
   return Object.freeze(resolved);
+}
+
+// A read-only store can neither create nor migrate its schema: it opens only one this code reads as it is.
+async function checkCurrentSchema(pool: PostgresPool, schema: string): Promise<void> {
+  const version = await readPostgresSchemaVersion(pool, schema);
+  const latest = postgresMigrations.length;
+  if (version === 0) {
+    throw new MemoryError('not_found', `schema "${schema}" holds no mnemo store (run mnemo migrate, or open it writable once)`, { details: { field: 'schema', schema } });
+  }
+  if (version !== latest) {
+    const advice = version < latest ? 'which a read-only store cannot migrate; open it writable once (or run mnemo migrate)' : 'upgrade mnemo to open it';
+    throw new MemoryError('storage_failed', `schema "${schema}" has version ${version}, this @mnemo/postgres reads version ${latest}, ${advice}`, {
+      details: { schema, schemaVersion: version, supportedVersion: latest },
+    });
+  }
 }

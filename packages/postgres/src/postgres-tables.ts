@@ -17,6 +17,10 @@ export interface PostgresTables {
   readonly entityNames: string;
   readonly relations: string;
   readonly cursors: string;
+  /** Registry of the pgvector tables, one per (model, dimensions). */
+  readonly vectorTables: string;
+  /** The pgvector table with registry id `id`: `"schema".vectors_<id>`. */
+  vectorTable(id: number): string;
 }
 
 /** Default of the `schema` option: the store's tables live in their own schema, out of `public`. */
@@ -52,5 +56,7 @@ export function postgresTables(schema: string): PostgresTables {
     entityNames: `${quoted}.entity_names`,
     relations: `${quoted}.relations`,
     cursors: `${quoted}.cursors`,
+    vectorTables: `${quoted}.vector_tables`,
+    vectorTable: (id: number) => `${quoted}.vectors_${Math.trunc(id)}`,
   });
 }
