@@ -78,6 +78,21 @@ describe('loadCliConfig', () => {
     expect(config.context.policy).toBe('full');
   });
 
+  it('takes a PostgreSQL store from MNEMO_DATABASE_URL over MNEMO_DB, and a postgres:// db from the file as it is', async () => {
+    await writeConfig({ db: 'postgres://mnemo@db.internal/mnemo?schema=from_file' });
+    expect((await loadCliConfig({ env: {}, cwd: directory })).db).toBe('postgres://mnemo@db.internal/mnemo?schema=from_file');
+    const url = 'postgresql://mnemo:secret@127.0.0.1:5432/mnemo?schema=bot';
+    expect((await loadCliConfig({ env: { MNEMO_DATABASE_URL: url, MNEMO_DB: 'other.db' }, cwd: directory })).db).toBe(url);
+    expect((await loadCliConfig({ env: { MNEMO_DB: 'other.db' }, cwd: directory })).db).toBe(join(directory, 'other.db'));
+    const error = await configError(loadCliConfig({ env: { MNEMO_DATABASE_URL: 'mysql://x' }, cwd: directory }));
+    expect(error.message).toContain('MNEMO_DATABASE_URL');
+  });
+
+  it('accepts the hashed embedder with its dimensions', async () => {
+    const config = await loadCliConfig({ env: { MNEMO_EMBEDDER: 'hashed', MNEMO_EMBEDDING_DIMENSIONS: '64' }, cwd: directory });
+    expect(config.embedder).toMatchObject({ kind: 'hashed', dimensions: 64 });
+  });
+
   it('accepts meshai as a policy in the environment and in the file', async () => {
     await writeConfig({ context: { policy: 'meshai' } });
 

@@ -6,7 +6,7 @@ import { cliPolicies, type CliPolicy } from './cli-policies.js';
 
 /** Settings every command starts from, merged from the config file, the environment and the defaults. */
 export interface CliConfig {
-  /** SQLite file (absolute) or `:memory:`. Default `./mnemo.db`. */
+  /** SQLite file (absolute), `:memory:`, or a `postgres://` URL (`?schema=` picks the schema). Default `./mnemo.db`. */
   readonly db: string;
   readonly llm: {
     readonly baseUrl?: string;
@@ -26,13 +26,14 @@ export interface CliConfig {
   };
   /**
    * How messages are embedded for vector recall: `use-lite` (default; offline, bundled model), `openai`
-   * (any OpenAI-compatible `/embeddings`; `model` required, base URL and key default to `llm.*`), or
-   * `none` (keyword-only recall). `replay` embeds nothing unless asked.
+   * (any OpenAI-compatible `/embeddings`; `model` required, base URL and key default to `llm.*`), `hashed`
+   * (core's bag-of-words `HashedEmbedder`: instant and deterministic, for tests and benchmarks, no
+   * semantics), or `none` (keyword-only recall). `replay` embeds nothing unless asked.
    */
   readonly embedder: {
-    readonly kind: 'use-lite' | 'openai' | 'none';
+    readonly kind: 'use-lite' | 'openai' | 'hashed' | 'none';
     readonly model?: string;
-    /** Vector length of an `openai` model that is not one of OpenAI's own. */
+    /** Vector length of an `openai` model that is not one of OpenAI's own, or of the `hashed` embedder (default 256). */
     readonly dimensions?: number;
     readonly baseUrl?: string;
     readonly apiKey?: string;
@@ -65,14 +66,15 @@ export const defaultConfigFileName = 'mnemo.config.json';
 
 /** The environment variables the CLI reads, each with what it sets. */
 export const cliEnvironmentVariables = Object.freeze({
-  MNEMO_DB: 'SQLite file of chat and stats (default ./mnemo.db)',
+  MNEMO_DATABASE_URL: 'PostgreSQL store, postgres://user:password@host/database[?schema=name]; wins over MNEMO_DB',
+  MNEMO_DB: 'SQLite file (or postgres:// URL) of every command that opens a store (default ./mnemo.db)',
   MNEMO_LLM_BASE_URL: 'OpenAI-compatible base URL, e.g. http://localhost:11434/v1',
   MNEMO_LLM_API_KEY: 'API key of that endpoint, if it needs one',
   MNEMO_LLM_MODEL: 'model id to chat with, e.g. llama3.2',
   MNEMO_MAX_TOKENS: 'token budget of each request (default 1000)',
   MNEMO_POLICY: `context policy: ${cliPolicies.join(', ')}`,
   MNEMO_API_KEYS: 'API keys of mnemo serve and their tenants: key1:tenantA,key2:tenantB',
-  MNEMO_EMBEDDER: 'embedder for vector recall: use-lite (default, offline), openai, none',
+  MNEMO_EMBEDDER: 'embedder for vector recall: use-lite (default, offline), openai, hashed (tests, benchmarks), none',
   MNEMO_EMBEDDING_MODEL: 'embedding model of an openai embedder, e.g. nomic-embed-text',
   MNEMO_EMBEDDING_DIMENSIONS: "vector length of that model, unless it is one of OpenAI's",
   MNEMO_EMBEDDING_BASE_URL: 'its base URL (default MNEMO_LLM_BASE_URL)',
@@ -94,7 +96,8 @@ const apiKeyList = z.string().transform((text, context) =>
   }),
 );
 
-const embedderKind = z.enum(['use-lite', 'openai', 'none']);
+const embedderKind = z.enum(['use-lite', 'openai', 'hashed', 'none']);
+const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// or postgresql:// URL' });
 
 const fileSchema = z.strictObject({
   $schema: z.string().optional(),
@@ -132,6 +135,7 @@ const fileSchema = z.strictObject({
 });
 
 const envSchema = z.object({
+  MNEMO_DATABASE_URL: postgresUrl.optional(),
   MNEMO_DB: z.string().min(1).optional(),
   MNEMO_LLM_BASE_URL: httpUrl.optional(),
   MNEMO_LLM_API_KEY: z.string().optional(),
@@ -168,7 +172,9 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
   const env = parseEnvironment(options.env);
   const fileValues: FileConfig = file?.values ?? {};
   const fileDirectory = file === undefined ? options.cwd : dirname(file.path);
-  const db = env.MNEMO_DB !== undefined ? resolvePath(options.cwd, env.MNEMO_DB) : resolvePath(fileDirectory, fileValues.db ?? cliDefaults.db);
+  const db =
+    env.MNEMO_DATABASE_URL ??
+    (env.MNEMO_DB !== undefined ? resolveDatabase(options.cwd, env.MNEMO_DB) : resolveDatabase(fileDirectory, fileValues.db ?? cliDefaults.db));
   const llm = {
     ...defined('baseUrl', env.MNEMO_LLM_BASE_URL ?? fileValues.llm?.baseUrl),
     ...defined('apiKey', env.MNEMO_LLM_API_KEY ?? fileValues.llm?.apiKey),
@@ -196,9 +202,19 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
   return Object.freeze({ db, llm, context, embedder, ...defined('server', serverConfig), ...defined('configFile', file?.path) });
 }
 
-/** Resolves a database path against a directory; `:memory:` stays as it is. */
+/** Resolves a path against a directory; `:memory:` stays as it is. */
 export function resolvePath(directory: string, path: string): string {
   return path === ':memory:' || isAbsolute(path) ? path : resolve(directory, path);
+}
+
+/** True for a `postgres://` or `postgresql://` URL: a database that names a PostgreSQL store rather than a SQLite file. */
+export function isPostgresUrl(db: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(db);
+}
+
+/** Resolves a `--db` value: a PostgreSQL URL as it is, a SQLite path against the directory ({@link resolvePath}). */
+export function resolveDatabase(directory: string, db: string): string {
+  return isPostgresUrl(db) ? db : resolvePath(directory, db);
 }
 
 async function readConfigFile(options: LoadCliConfigOptions): Promise<{ path: string; values: FileConfig } | undefined> {

@@ -1,0 +1,18 @@
+import { HashedEmbedder } from '@mnemo/core';
+import { describe, expect, it } from 'vitest';
+import { loadCliConfig } from '../config/cli-config.js';
+import { chooseEmbedder } from './choose-embedder.js';
+
+describe('chooseEmbedder', () => {
+  it('gives core\'s HashedEmbedder for MNEMO_EMBEDDER=hashed, 256 dimensions unless set', async () => {
+    const plain = chooseEmbedder(await loadCliConfig({ env: { MNEMO_EMBEDDER: 'hashed' }, cwd: '/nonexistent' }));
+    expect(plain).toBeInstanceOf(HashedEmbedder);
+    expect(plain?.model).toBe('hashed-bow-256');
+    const small = chooseEmbedder(await loadCliConfig({ env: { MNEMO_EMBEDDER: 'hashed', MNEMO_EMBEDDING_DIMENSIONS: '32' }, cwd: '/nonexistent' }));
+    expect((await small!.embed(['relay on the ridge']))[0]).toHaveLength(32);
+  });
+
+  it('gives none for MNEMO_EMBEDDER=none', async () => {
+    expect(chooseEmbedder(await loadCliConfig({ env: { MNEMO_EMBEDDER: 'none' }, cwd: '/nonexistent' }))).toBeUndefined();
+  });
+});
