@@ -1,8 +1,8 @@
-import { existsSync } from 'node:fs';
 import { MemoryError, type ConversationStats, type Memory, type UserScope } from '@mnemo/core';
 import type { Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
-import { resolvePath, type CliConfig } from '../config/cli-config.js';
+import { resolveDatabase, type CliConfig } from '../config/cli-config.js';
+import { describeDatabase } from '../store/open-cli-store.js';
 
 /** Flags of the commands that look into one user's conversations in a store. */
 export interface StoreFlags {
@@ -13,18 +13,21 @@ export interface StoreFlags {
   readonly config?: string;
 }
 
+/** Help text of every `--db` option. */
+export const dbOptionDescription = 'SQLite file or postgres:// URL (default: MNEMO_DATABASE_URL, MNEMO_DB or ./mnemo.db)';
+
 /** Adds `--db`, `--user`, `--tenant` and `--json` to a command that reads or compacts a stored conversation. */
 export function addStoreOptions(command: Command): Command {
   return command
-    .option('--db <path>', 'SQLite file (default: MNEMO_DB or ./mnemo.db)')
+    .option('--db <path|url>', dbOptionDescription)
     .option('--user <id>', 'user the data belongs to (default: default)')
     .option('--tenant <id>', 'tenant the user belongs to (default: default)')
     .option('--json', 'print JSON instead of a table');
 }
 
-/** The SQLite file a command opens: `--db` against the working directory, else the configured one. */
-export function databaseOf(flags: StoreFlags, config: CliConfig, io: CliIo): string {
-  return flags.db === undefined ? config.db : resolvePath(io.cwd, flags.db);
+/** The store a command opens: `--db` (a PostgreSQL URL, or a SQLite path against the working directory), else the configured one. */
+export function databaseOf(flags: { readonly db?: string }, config: CliConfig, io: CliIo): string {
+  return flags.db === undefined ? config.db : resolveDatabase(io.cwd, flags.db);
 }
 
 /** The tenant and user named by `--tenant` and `--user` (the engine fills in `default`). */
@@ -32,22 +35,12 @@ export function userOf(flags: StoreFlags): Partial<UserScope> {
   return { ...(flags.tenant === undefined ? {} : { tenantId: flags.tenant }), ...(flags.user === undefined ? {} : { userId: flags.user }) };
 }
 
-/**
- * Throws `not_found` when a database a command would write to does not exist, so that a typo in `--db`
- * never leaves an empty new file behind (read-only opens check this themselves).
- */
-export function requireDatabaseFile(db: string): void {
-  if (db !== ':memory:' && !existsSync(db)) {
-    throw new MemoryError('not_found', `cannot open SQLite database ${db}: the file does not exist`, { details: { field: 'db', path: db } });
-  }
-}
-
 /** The stats of a stored conversation; `not_found` naming the user and the database when it has no messages. */
 export async function requireConversation(memory: Memory, scope: Partial<UserScope> & { conversationId: string }, db: string): Promise<ConversationStats> {
   const stats = await memory.stats(scope);
   if (stats !== undefined) return stats;
   const owner = scope.userId === undefined && scope.tenantId === undefined ? '' : ` for user ${scope.userId ?? 'default'} (tenant ${scope.tenantId ?? 'default'})`;
-  throw new MemoryError('not_found', `conversation ${JSON.stringify(scope.conversationId)} has no messages${owner} in ${db}`, {
+  throw new MemoryError('not_found', `conversation ${JSON.stringify(scope.conversationId)} has no messages${owner} in ${describeDatabase(db)}`, {
     details: { field: 'conversation' },
   });
 }

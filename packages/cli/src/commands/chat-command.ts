@@ -3,12 +3,13 @@ import { createOpenAiChatModel } from '@mnemo/models';
 import { Option, type Command } from 'commander';
 import { runChat } from '../chat/run-chat.js';
 import type { CliIo } from '../cli-io.js';
-import { defaultConfigFileName, loadCliConfig, resolvePath, type CliConfig } from '../config/cli-config.js';
+import { defaultConfigFileName, loadCliConfig, type CliConfig } from '../config/cli-config.js';
 import { cliPolicies, contextPolicyOf, type CliPolicy } from '../config/cli-policies.js';
 import { chooseSummarizer } from '../store/choose-summarizer.js';
 import { openMemory } from '../store/open-memory.js';
-import { parsePositiveInteger } from './parse-positive-integer.js';
 import { chooseEmbedder } from '../store/choose-embedder.js';
+import { databaseOf, dbOptionDescription } from './add-store-options.js';
+import { parsePositiveInteger } from './parse-positive-integer.js';
 
 interface ChatFlags {
   readonly db?: string;
@@ -22,12 +23,12 @@ interface ChatFlags {
 /** The conversation `mnemo chat` continues when none is named, so successive chats share one memory. */
 export const defaultChatConversationId = 'chat';
 
-/** Adds `mnemo chat`: an interactive chat with an OpenAI-compatible model, with every turn stored in SQLite. */
+/** Adds `mnemo chat`: an interactive chat with an OpenAI-compatible model, with every turn stored (SQLite or PostgreSQL). */
 export function registerChatCommand(program: Command, io: CliIo): void {
   program
     .command('chat')
     .description('chat with an OpenAI-compatible model; mnemo stores every turn and builds each request under the budget')
-    .option('--db <path>', 'SQLite file (default: MNEMO_DB or ./mnemo.db)')
+    .option('--db <path|url>', dbOptionDescription)
     .option('--conversation <id>', 'conversation to continue', defaultChatConversationId)
     .addOption(new Option('--policy <policy>', "context policy (default: the engine's default, hybrid); meshai = summary with the meshai compaction preset").choices(cliPolicies))
     .option('--max-tokens <n>', 'token budget of each request (default: 1000)', parsePositiveInteger)
@@ -53,9 +54,9 @@ async function runChatCommand(flags: ChatFlags, io: CliIo): Promise<void> {
   // Compaction summarizes with the same endpoint and model as the chat (falling back to the offline summarizer).
   const summarizer = chooseSummarizer(config);
   const embedder = chooseEmbedder(config);
-  const memory = openMemory({
+  const memory = await openMemory({
     ...(embedder === undefined ? {} : { embedder }),
-    db: flags.db === undefined ? config.db : resolvePath(io.cwd, flags.db),
+    db: databaseOf(flags, config, io),
     model,
     maxTokens,
     ...(policy === undefined ? {} : { policy }),

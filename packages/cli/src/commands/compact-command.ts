@@ -6,7 +6,7 @@ import { formatSeqRange, formatSummaries } from '../output/format-summaries.js';
 import { formatCount } from '../output/format-table.js';
 import { chooseSummarizer } from '../store/choose-summarizer.js';
 import { openMemory } from '../store/open-memory.js';
-import { addStoreOptions, databaseOf, requireConversation, requireDatabaseFile, userOf, type StoreFlags } from './add-store-options.js';
+import { addStoreOptions, databaseOf, requireConversation, userOf, type StoreFlags } from './add-store-options.js';
 import { parsePositiveInteger } from './parse-positive-integer.js';
 
 interface CompactFlags extends StoreFlags {
@@ -31,12 +31,12 @@ export function registerCompactCommand(program: Command, io: CliIo): void {
 async function runCompact(conversationId: string, flags: CompactFlags, io: CliIo): Promise<void> {
   const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
   const db = databaseOf(flags, config, io);
-  requireDatabaseFile(db);
   const policy = flags.policy ?? config.context.policy;
   const summarizer = chooseSummarizer(config);
   // Compaction runs here, in the command, and nowhere else: no background worker.
-  const memory = openMemory({
+  const memory = await openMemory({
     db,
+    mustExist: true,
     compaction: 'manual',
     maxTokens: flags.maxTokens ?? config.context.maxTokens,
     ...(policy === undefined ? {} : { policy }),

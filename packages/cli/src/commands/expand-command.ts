@@ -19,7 +19,7 @@ export function registerExpandCommand(program: Command, io: CliIo): void {
 async function runExpand(summaryId: string, flags: StoreFlags, io: CliIo): Promise<void> {
   const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
   const db = databaseOf(flags, config, io);
-  const memory = openMemory({ db, readonly: true });
+  const memory = await openMemory({ db, readonly: true });
   try {
     // `not_found` (exit 2) for an unknown id and for a summary of another user or tenant alike.
     const expanded = await memory.expand(userOf(flags), summaryId);

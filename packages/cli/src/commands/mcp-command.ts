@@ -1,13 +1,14 @@
 import type { Readable, Writable } from 'node:stream';
 import { createGptTokenCounter, createMemory } from '@mnemo/core';
 import { serveMcpOverStdio } from '@mnemo/server/mcp';
-import { openSqliteStore } from '@mnemo/sqlite';
 import type { Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
-import { loadCliConfig, resolvePath } from '../config/cli-config.js';
+import { loadCliConfig } from '../config/cli-config.js';
 import { compactionSettingsFor, contextPolicyOf } from '../config/cli-policies.js';
 import { chooseSummarizer } from '../store/choose-summarizer.js';
 import { chooseEmbedder } from '../store/choose-embedder.js';
+import { openCliStore } from '../store/open-cli-store.js';
+import { databaseOf, dbOptionDescription } from './add-store-options.js';
 
 interface McpFlags {
   readonly db?: string;
@@ -18,13 +19,13 @@ interface McpFlags {
 
 /**
  * Adds `mnemo mcp`: serves mnemo's MCP tools over stdio (for Claude Desktop, IDEs and agents that spawn
- * MCP servers) on the SQLite store, for one tenant, until the client closes stdin or a signal arrives.
+ * MCP servers) on the store (SQLite or PostgreSQL), for one tenant, until the client closes stdin or a signal arrives.
  */
 export function registerMcpCommand(program: Command, io: CliIo): void {
   program
     .command('mcp')
-    .description('serve the MCP tools (remember, get_context, recall, list_facts, memory) over stdio on the SQLite store')
-    .option('--db <path>', 'SQLite file (default: MNEMO_DB or ./mnemo.db)')
+    .description('serve the MCP tools (remember, get_context, recall, list_facts, memory) over stdio on the store')
+    .option('--db <path|url>', dbOptionDescription)
     .option('--tenant <id>', 'tenant every call acts for (default: default)')
     .option('--user <id>', 'user of the calls that name no user_id (default: default)')
     .action(async (_flags: McpFlags, command: Command) => {
@@ -34,7 +35,7 @@ export function registerMcpCommand(program: Command, io: CliIo): void {
 
 async function runMcp(flags: McpFlags, io: CliIo): Promise<void> {
   const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
-  const store = openSqliteStore({ path: flags.db === undefined ? config.db : resolvePath(io.cwd, flags.db) });
+  const store = await openCliStore(databaseOf(flags, config, io));
   const tokenCounter = createGptTokenCounter(config.llm.model === undefined ? {} : { model: config.llm.model });
   const summarizer = chooseSummarizer(config).create?.(tokenCounter);
   // stdout carries JSON-RPC only: every diagnostic goes to stderr.

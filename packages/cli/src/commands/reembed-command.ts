@@ -1,10 +1,10 @@
 import { createMemory, embedConversation, MemoryError, resolveUserScope, type Store } from '@mnemo/core';
-import { openSqliteStore } from '@mnemo/sqlite';
 import type { Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
 import { loadCliConfig } from '../config/cli-config.js';
 import { chooseEmbedder } from '../store/choose-embedder.js';
-import { addStoreOptions, databaseOf, requireDatabaseFile, type StoreFlags } from './add-store-options.js';
+import { openCliStore } from '../store/open-cli-store.js';
+import { addStoreOptions, databaseOf, type StoreFlags } from './add-store-options.js';
 
 /** Adds `mnemo reembed`: rebuilds the vectors of a tenant (or one user) with the configured embedder. */
 export function registerReembedCommand(program: Command, io: CliIo): void {
@@ -20,9 +20,7 @@ async function runReembed(flags: StoreFlags, io: CliIo): Promise<void> {
   const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
   const embedder = chooseEmbedder(config);
   if (embedder === undefined) throw new MemoryError('invalid_input', 'reembed needs an embedder: MNEMO_EMBEDDER is none', { details: { field: 'embedder' } });
-  const db = databaseOf(flags, config, io);
-  requireDatabaseFile(db);
-  const store = openSqliteStore({ path: db });
+  const store = await openCliStore(databaseOf(flags, config, io), { mustExist: true });
   // The engine only closes the store here; no background work runs, the command embeds in the foreground.
   const memory = createMemory({ store, compaction: false, knowledge: false, worker: { autoStart: false } });
   try {

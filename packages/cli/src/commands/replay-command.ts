@@ -2,13 +2,14 @@ import { basename } from 'node:path';
 import type { Memory } from '@mnemo/core';
 import { Option, type Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
-import { loadCliConfig, resolvePath } from '../config/cli-config.js';
+import { loadCliConfig, resolveDatabase, resolvePath } from '../config/cli-config.js';
 import { cliPolicies, usesSummary, type CliPolicy } from '../config/cli-policies.js';
 import { formatCount, formatPercent, formatTable } from '../output/format-table.js';
 import { createReplayProgress } from '../output/replay-progress.js';
 import { readTranscript } from '../replay/read-transcript.js';
 import { simulateReplay, type PolicyTotals } from '../replay/simulate-replay.js';
 import { transcriptFormats, type TranscriptFormat } from '../replay/transcript.js';
+import { describeDatabase } from '../store/open-cli-store.js';
 import { openMemory } from '../store/open-memory.js';
 import { parsePositiveInteger } from './parse-positive-integer.js';
 
@@ -43,7 +44,7 @@ export function registerReplayCommand(program: Command, io: CliIo): void {
     .option('--max-tokens <n>', 'token budget of each request (default: 1000)', parsePositiveInteger)
     .option('--window-turns <n>', 'turns the window policy keeps (default: 4)', parsePositiveInteger)
     .option('--system <text>', 'system prompt pinned in every request')
-    .option('--db <path>', 'keep the replay in this SQLite file (default: in memory, discarded)')
+    .option('--db <path|url>', 'keep the replay in this SQLite file or postgres:// store (default: in memory, discarded)')
     .option('--json', `print one JSON object: ${replayJsonFields.join(', ')}`)
     .action(async (file: string, _flags: ReplayFlags, command: Command) => {
       await runReplay(file, command.optsWithGlobals<ReplayFlags>(), io);
@@ -81,24 +82,24 @@ async function runReplay(file: string, flags: ReplayFlags, io: CliIo): Promise<v
   const chosen = flags.policy ?? config.context.policy;
   const policies: CliPolicy[] = chosen !== undefined ? [chosen] : flags.json === true ? [defaultReplayPolicy] : [...cliPolicies];
   const system = flags.system ?? config.context.system;
-  const db = flags.db === undefined ? ':memory:' : resolvePath(io.cwd, flags.db);
+  const db = flags.db === undefined ? ':memory:' : resolveDatabase(io.cwd, flags.db);
   const conversationId = replayConversationId(transcript.name, flags.db !== undefined);
   const maxTokens = flags.maxTokens ?? config.context.maxTokens;
   const recordedPolicy = chosen ?? defaultReplayPolicy;
   // Replays always summarize offline (the engine's default summarizer), so the same file gives the same
   // numbers; compaction is drained by the simulation before each request, never in the background.
   const memoryOptions = { maxTokens, compaction: 'manual' as const, ...(config.llm.model === undefined ? {} : { model: config.llm.model }) };
-  const memory = openMemory({ ...memoryOptions, db, policy: recordedPolicy });
+  const memory = await openMemory({ ...memoryOptions, db, policy: recordedPolicy });
   // A kept replay records only the policy a bot would use; the others are measured on discarded copies.
   // Compaction state depends on the settings, so meshai (its own preset) never shares a memory with the
   // budget-scaled policies; the policies that send no summary are indifferent to it.
   const comparisonMemories = new Map<string, Memory>();
   const settingsOf = (policy: CliPolicy) => (policy === 'meshai' ? 'meshai' : 'budget');
-  const memoryFor = (policy: CliPolicy): Memory => {
+  const openMemoryFor = async (policy: CliPolicy): Promise<Memory> => {
     if (policy === recordedPolicy || (db === ':memory:' && settingsOf(policy) === settingsOf(recordedPolicy))) return memory;
     let comparison = comparisonMemories.get(settingsOf(policy));
     if (comparison === undefined) {
-      comparison = openMemory({ ...memoryOptions, db: ':memory:', policy });
+      comparison = await openMemory({ ...memoryOptions, db: ':memory:', policy });
       comparisonMemories.set(settingsOf(policy), comparison);
     }
     return comparison;
@@ -106,8 +107,10 @@ async function runReplay(file: string, flags: ReplayFlags, io: CliIo): Promise<v
   const progress = createReplayProgress({ total: transcript.messages.length, stream: io.stderr, enabled: flags.json !== true });
   let totals: PolicyTotals[];
   try {
+    const memories = new Map<CliPolicy, Memory>();
+    for (const policy of policies) memories.set(policy, await openMemoryFor(policy));
     totals = await simulateReplay({
-      memoryFor,
+      memoryFor: (policy) => memories.get(policy)!,
       conversationId,
       messages: transcript.messages,
       policies,
@@ -121,7 +124,7 @@ async function runReplay(file: string, flags: ReplayFlags, io: CliIo): Promise<v
     await memory.close();
     for (const comparison of comparisonMemories.values()) await comparison.close();
   }
-  if (flags.db !== undefined) io.stderr.write(`mnemo: stored ${transcript.messages.length} messages in ${db} as conversation ${conversationId}\n`);
+  if (flags.db !== undefined) io.stderr.write(`mnemo: stored ${transcript.messages.length} messages in ${describeDatabase(db)} as conversation ${conversationId}\n`);
   if (flags.json === true) {
     const result = totals[0]!;
     io.stdout.write(`${JSON.stringify(Object.fromEntries(replayJsonFields.map((field) => [field, result[field]])))}\n`);

@@ -2,13 +2,14 @@ import { createGptTokenCounter, createMemory } from '@mnemo/core';
 import { checkListenHost, createServerApp, defaultPort, startServer, type ServerLimits } from '@mnemo/server';
 import { mountMcpRoutes } from '@mnemo/server/mcp';
 import { mountProxyRoutes } from '@mnemo/server/proxy';
-import { openSqliteStore } from '@mnemo/sqlite';
 import { InvalidArgumentError, type Command } from 'commander';
 import { pino } from 'pino';
 import type { CliIo } from '../cli-io.js';
-import { loadCliConfig, resolvePath, type CliServerConfig } from '../config/cli-config.js';
+import { loadCliConfig, type CliServerConfig } from '../config/cli-config.js';
 import { chooseSummarizer } from '../store/choose-summarizer.js';
 import { chooseEmbedder } from '../store/choose-embedder.js';
+import { describeDatabase, openCliStore } from '../store/open-cli-store.js';
+import { databaseOf, dbOptionDescription } from './add-store-options.js';
 
 interface ServeFlags {
   readonly port?: number;
@@ -20,14 +21,17 @@ interface ServeFlags {
 /** Host `mnemo serve` listens on unless `--host` or the config file's `server.host` says otherwise. */
 export const defaultServeHost = '127.0.0.1';
 
-/** Adds `mnemo serve`: the HTTP API on the SQLite store, with the background compaction worker, until SIGINT or SIGTERM. */
+/**
+ * Adds `mnemo serve`: the HTTP API on the store (a SQLite file, or PostgreSQL for many replicas on one
+ * database), with the background job worker, until SIGINT or SIGTERM.
+ */
 export function registerServeCommand(program: Command, io: CliIo): void {
   program
     .command('serve')
-    .description('run the HTTP API (memory and resource API, OpenAI-compatible proxy, MCP, /metrics, /openapi.json) on the SQLite store')
+    .description('run the HTTP API (memory and resource API, OpenAI-compatible proxy, MCP, /metrics, /openapi.json) on the store')
     .option('--port <n>', `port to listen on; 0 picks a free one (default: ${defaultPort})`, parsePort)
     .option('--host <address>', `address to listen on; any but loopback needs API keys (default: ${defaultServeHost})`)
-    .option('--db <path>', 'SQLite file (default: MNEMO_DB or ./mnemo.db)')
+    .option('--db <path|url>', dbOptionDescription)
     .action(async (_flags: ServeFlags, command: Command) => {
       await runServe(command.optsWithGlobals<ServeFlags>(), io);
     });
@@ -39,7 +43,8 @@ async function runServe(flags: ServeFlags, io: CliIo): Promise<void> {
   const host = flags.host ?? settings.host ?? defaultServeHost;
   // Before opening the database, so a refused host leaves no file behind.
   checkListenHost(host, settings.apiKeys.length);
-  const store = openSqliteStore({ path: flags.db === undefined ? config.db : resolvePath(io.cwd, flags.db) });
+  const db = databaseOf(flags, config, io);
+  const store = await openCliStore(db);
   // JSON log lines go to stdout after the one "listening" line that scripts wait for.
   const logger = pino({ base: { service: 'mnemo' } }, io.stdout);
   const tokenCounter = createGptTokenCounter(config.llm.model === undefined ? {} : { model: config.llm.model });
@@ -71,7 +76,10 @@ async function runServe(flags: ServeFlags, io: CliIo): Promise<void> {
     throw error;
   }
   io.stdout.write(`mnemo listening on ${server.url}\n`);
-  logger.info({ url: server.url, apiKeys: settings.apiKeys.length, summarizer: summarizer?.id ?? 'extractive@1' }, 'listening');
+  logger.info(
+    { url: server.url, db: describeDatabase(db), apiKeys: settings.apiKeys.length, summarizer: summarizer?.id ?? 'extractive@1', embedder: embedder?.model ?? 'none' },
+    'listening',
+  );
   const signal = await nextShutdownSignal();
   logger.info({ signal }, 'shutting down: finishing in-flight requests, then stopping the worker');
   await server.close();

@@ -3,8 +3,9 @@ import type { Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
 import { loadCliConfig } from '../config/cli-config.js';
 import { formatCount, formatPercent, formatTable } from '../output/format-table.js';
+import { describeDatabase } from '../store/open-cli-store.js';
 import { openMemory } from '../store/open-memory.js';
-import { databaseOf, requireConversation, userOf, type StoreFlags } from './add-store-options.js';
+import { databaseOf, dbOptionDescription, requireConversation, userOf, type StoreFlags } from './add-store-options.js';
 
 interface StatsFlags extends StoreFlags {
   readonly conversation?: string;
@@ -25,7 +26,7 @@ export function registerStatsCommand(program: Command, io: CliIo): void {
   program
     .command('stats')
     .description('show messages, tokens and context usage of one conversation, or list every conversation')
-    .option('--db <path>', 'SQLite file (default: MNEMO_DB or ./mnemo.db)')
+    .option('--db <path|url>', dbOptionDescription)
     .option('--conversation <id>', 'show this conversation only')
     .option('--user <id>', 'user of --conversation, or whose conversations to list (default: default)')
     .option('--tenant <id>', 'tenant (default: default)')
@@ -39,7 +40,7 @@ async function runStats(flags: StatsFlags, io: CliIo): Promise<void> {
   const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
   const db = databaseOf(flags, config, io);
   // Read-only: looking must never create a database or change one.
-  const memory = openMemory({ db, readonly: true });
+  const memory = await openMemory({ db, readonly: true });
   try {
     if (flags.conversation !== undefined) {
       const scope = { ...userOf(flags), conversationId: flags.conversation };
@@ -49,8 +50,8 @@ async function runStats(flags: StatsFlags, io: CliIo): Promise<void> {
       return;
     }
     const conversations = await listAllStats(memory, userOf(flags));
-    if (flags.json === true) io.stdout.write(`${JSON.stringify({ db, conversations })}\n`);
-    else io.stdout.write(conversations.length === 0 ? `no conversations in ${db}\n` : formatConversations(conversations));
+    if (flags.json === true) io.stdout.write(`${JSON.stringify({ db: describeDatabase(db), conversations })}\n`);
+    else io.stdout.write(conversations.length === 0 ? `no conversations in ${describeDatabase(db)}\n` : formatConversations(conversations));
   } finally {
     await memory.close();
   }

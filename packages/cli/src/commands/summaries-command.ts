@@ -21,7 +21,7 @@ async function runSummaries(conversationId: string, flags: StoreFlags, io: CliIo
   const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
   const db = databaseOf(flags, config, io);
   // Read-only: looking must never create a database or change one.
-  const memory = openMemory({ db, readonly: true });
+  const memory = await openMemory({ db, readonly: true });
   try {
     const scope = { ...userOf(flags), conversationId };
     const conversation = await requireConversation(memory, scope, db);

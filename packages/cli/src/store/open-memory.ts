@@ -1,18 +1,20 @@
 import { createGptTokenCounter, createMemory, type Embedder, type Memory, type Summarizer, type TokenCounter } from '@mnemo/core';
-import { openSqliteStore } from '@mnemo/sqlite';
 import { compactionSettingsFor, type CliPolicy } from '../config/cli-policies.js';
+import { openCliStore } from './open-cli-store.js';
 
 /** How compaction jobs run: on the engine's background worker, only when the caller drains them, or not at all. */
 export type CompactionMode = 'background' | 'manual' | 'off';
 
 /** Options of {@link openMemory}. */
 export interface OpenMemoryOptions {
-  /** SQLite file or `:memory:`. */
+  /** SQLite file, `:memory:`, or a `postgres://` URL (see `openCliStore`). */
   readonly db: string;
   /** Model the contexts are built for; picks the tokenizer encoding (default `o200k_base`). */
   readonly model?: string;
-  /** Open an existing file for reading only (`not_found` when it is missing); implies compaction `off`. Default false. */
+  /** Open an existing store for reading only (`not_found` when it is missing); implies compaction `off`. Default false. */
   readonly readonly?: boolean;
+  /** A missing store is `not_found` instead of being created. Default false. */
+  readonly mustExist?: boolean;
   /** Default `background`. */
   readonly compaction?: CompactionMode;
   /** Budget of the contexts the commands build, in tokens: compaction thresholds scale with it. */
@@ -27,9 +29,9 @@ export interface OpenMemoryOptions {
   readonly onJobError?: (error: unknown) => void;
 }
 
-/** Opens the SQLite store and wires the memory engine every command works through. */
-export function openMemory(options: OpenMemoryOptions): Memory {
-  const store = openSqliteStore({ path: options.db, ...(options.readonly === true ? { readonly: true } : {}) });
+/** Opens the command's store (`openCliStore`) and wires the memory engine every command works through. */
+export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
+  const store = await openCliStore(options.db, { ...(options.readonly === true ? { readonly: true } : {}), ...(options.mustExist === true ? { mustExist: true } : {}) });
   const mode = options.readonly === true ? 'off' : (options.compaction ?? 'background');
   const tokenCounter = createGptTokenCounter(options.model === undefined ? {} : { model: options.model });
   return createMemory({
