@@ -3,8 +3,10 @@ import type { CliIo } from './cli-io.js';
 import { registerBenchCommand } from './commands/bench-command.js';
 import { registerChatCommand } from './commands/chat-command.js';
 import { registerCompactCommand } from './commands/compact-command.js';
+import { registerCopyCommand } from './commands/copy-command.js';
 import { registerExpandCommand } from './commands/expand-command.js';
 import { registerMcpCommand } from './commands/mcp-command.js';
+import { registerMigrateCommand } from './commands/migrate-command.js';
 import { registerReembedCommand } from './commands/reembed-command.js';
 import { registerReplayCommand } from './commands/replay-command.js';
 import { registerServeCommand } from './commands/serve-command.js';
@@ -33,6 +35,8 @@ export function createProgram(io: CliIo): Command {
   registerServeCommand(program, io);
   registerBenchCommand(program, io);
   registerReembedCommand(program, io);
+  registerMigrateCommand(program, io);
+  registerCopyCommand(program, io);
   const variables = Object.entries(cliEnvironmentVariables).map(([name, meaning]) => `  ${name.padEnd(20)} ${meaning}`);
   program.addHelpText(
     'after',
