@@ -1,6 +1,6 @@
 import { MemoryError } from '@mnemo/core';
 import type { Message, MessageEmbedding, Scope, SearchHit, SearchOptions, UserScope } from '@mnemo/core';
-import type { PostgresPool } from './postgres-driver.js';
+import type { PostgresClient, PostgresPool, PostgresQueryable } from './postgres-driver.js';
 import { inConversation, messageColumns, toMessage, type MessageRow } from './postgres-message-store.js';
 import { searchKeywordIndexed } from './postgres-keyword-search.js';
 import { PostgresPgvectorSearch } from './postgres-pgvector-search.js';
@@ -13,10 +13,7 @@ import { findVectorExtension, PostgresVectorTables } from './postgres-vector-tab
 function statements(t: PostgresTables) {
   return {
     // Inserted on first use; afterwards the stored dimensions are what every vector of the model must have.
-    model: `WITH inserted AS (
-        INSERT INTO ${t.embeddingModels} (tenant_id, model, dimensions) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING dimensions
-      )
-      SELECT dimensions FROM inserted UNION ALL SELECT dimensions FROM ${t.embeddingModels} WHERE tenant_id = $1 AND model = $2`,
+    insertModel: `INSERT INTO ${t.embeddingModels} (tenant_id, model, dimensions) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING dimensions`,
     modelDimensions: `SELECT dimensions FROM ${t.embeddingModels} WHERE tenant_id = $1 AND model = $2`,
     // KEY SHARE holds the messages until commit, so an erase cannot remove them under the new vectors.
     lockMessages: `SELECT seq FROM ${t.messages} WHERE ${inConversation} AND seq = ANY($4::bigint[]) FOR KEY SHARE`,
@@ -78,7 +75,7 @@ export class PostgresSearchStore {
     if (known !== undefined && known !== dimensions) throw dimensionMismatch(model, known, dimensions);
     const table = backend.kind === 'pgvector' ? await backend.tables.ensure(model, dimensions) : undefined;
     await runInTransaction(this.#pool, async (client) => {
-      const stored = Number((await client.query<{ dimensions: unknown }>(this.#sql.model, [scope.tenantId, model, dimensions])).rows[0]?.dimensions);
+      const stored = await this.#registerModel(client, scope.tenantId, model, dimensions);
       if (stored !== dimensions) throw dimensionMismatch(model, stored, dimensions);
       const found = new Set((await client.query<{ seq: unknown }>(this.#sql.lockMessages, [...key, seqs])).rows.map((row) => Number(row.seq)));
       const missing = seqs.find((seq) => !found.has(seq));
@@ -131,9 +128,23 @@ export class PostgresSearchStore {
     return table === undefined ? [] : backend.search.search(user, table, vector, k, options);
   }
 
-  async #modelDimensions(tenantId: string, model: string): Promise<number | undefined> {
-    const row = (await this.#pool.query<{ dimensions: unknown }>(this.#sql.modelDimensions, [tenantId, model])).rows[0];
+  async #modelDimensions(tenantId: string, model: string, queryable: PostgresQueryable = this.#pool): Promise<number | undefined> {
+    const row = (await queryable.query<{ dimensions: unknown }>(this.#sql.modelDimensions, [tenantId, model])).rows[0];
     return row === undefined ? undefined : Number(row.dimensions);
+  }
+
+  // The model's dimensions for the tenant, recorded now when they are not yet. Not one INSERT … ON CONFLICT
+  // with a SELECT beside it: when two transactions register a model at once, the second one's INSERT waits
+  // for the first and then does nothing, and a SELECT in the same statement still sees the snapshot from
+  // before the first committed (no row at all). A SELECT in a statement of its own sees the committed row.
+  async #registerModel(client: PostgresClient, tenantId: string, model: string, dimensions: number): Promise<number> {
+    const known = await this.#modelDimensions(tenantId, model, client);
+    if (known !== undefined) return known;
+    const inserted = (await client.query<{ dimensions: unknown }>(this.#sql.insertModel, [tenantId, model, dimensions])).rows[0];
+    if (inserted !== undefined) return Number(inserted.dimensions);
+    const raced = await this.#modelDimensions(tenantId, model, client);
+    if (raced === undefined) throw new MemoryError('unavailable', `model ${model} was registered and removed concurrently; retry`, { details: { retryable: true } });
+    return raced;
   }
 
   // Looked up once per store: the extension is database-wide and is not expected to come or go while a

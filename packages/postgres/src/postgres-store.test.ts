@@ -121,6 +121,17 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', (url) => {
       expect(await right.getJobCounts({})).toEqual({ pending: 0, running: 0, done: jobCount, failed: 0 });
     });
 
+    it('registers a new embedding model once when two stores store its first vectors at the same time', async () => {
+      const schema = schemas.fresh();
+      const [left, right] = [await open({ schema }), await open({ schema })];
+      const embedder = new HashedEmbedder({ dimensions: 16 });
+      const scopes = Array.from({ length: 8 }, (_, index) => ({ ...scope, conversationId: `race-${index}` }));
+      for (const each of scopes) await left.appendMessages(each, [makeNewMessage(`battery report ${each.conversationId}`)]);
+      const [vector] = await embedder.embed(['battery report']);
+      await Promise.all(scopes.map((each, index) => (index % 2 === 0 ? left : right).upsertEmbeddings(each, embedder.model, [{ seq: 1, vector: vector! }])));
+      for (const each of scopes) expect(await right.listUnembeddedMessages(each, embedder.model, 10)).toEqual([]);
+    });
+
     it('moves real[] vectors into a pgvector table when opened on a server that has the extension', async (context) => {
       const installed = await schemas.pool.query("SELECT 1 FROM pg_extension WHERE extname = 'vector'");
       if (installed.rowCount === 0) context.skip();
