@@ -5,6 +5,7 @@ import type { CallOptions, Store } from '../store/store.js';
 import type { Embedder } from './embedder.js';
 import { keywordTerms } from './keyword-terms.js';
 import type { SearchHit } from './search.js';
+import { speakerTerms, spokenBy } from './speaker-terms.js';
 
 /** Options of {@link recall}. */
 export interface RecallOptions extends CallOptions {
@@ -31,10 +32,14 @@ export interface RecallExplanation {
   /** 1-based rank in the vector list, when it was there. */
   readonly vectorRank?: number;
   readonly vectorSimilarity?: number;
-  /** 0 (oldest candidate) … 1 (newest): breaks ties between equal fused scores. */
+  /** 0 (oldest candidate) … 1 (newest): breaks ties between equal scores. */
   readonly recency: number;
-  /** Reciprocal rank fusion: Σ 1 / (60 + rank) over the lists the hit is in. */
+  /** Reciprocal rank fusion: Σ 1 / (c + rank) over the lists the hit is in (c = 10 in `recall`, 60 in `fuse` by default). */
   readonly fused: number;
+  /** True when the query names the message's speaker: the fused score was raised by {@link recallTuning}`.speakerBoost`. */
+  readonly speaker?: boolean;
+  /** Score carried over from the best adjacent message of the same conversation ({@link recallTuning}`.neighbourShare` of its score). */
+  readonly neighbour?: number;
 }
 
 /** A recalled message, where it came from, its neighbours and why it ranks there. */
@@ -53,15 +58,34 @@ export interface RecallDependencies {
   readonly embedder?: Embedder;
 }
 
-// The constant of reciprocal rank fusion (Cormack et al. 2009): damps the head so that agreement
-// between retrievers outweighs one retriever's top rank.
-const rrfConstant = 60;
+/**
+ * How `recall` weighs its evidence; tuned on LoCoMo's turn-level evidence ranking (frac@k), see
+ * `packages/cli/src/bench/README.md`. The gains hold over a broad plateau around these values.
+ */
+export const recallTuning = Object.freeze({
+  /**
+   * The constant c of reciprocal rank fusion, Σ 1 / (c + rank). The classic 60 (Cormack et al. 2009)
+   * flattens the head so much that a weak retriever's top hits tie with a strong one's; 10 keeps the
+   * head's order while still rewarding agreement.
+   */
+  rrfConstant: 10,
+  /** Fused score × (1 + this) for a message said by a speaker the query names ("What did Caroline …?"). */
+  speakerBoost: 0.3,
+  /**
+   * A candidate also gets this share of its best adjacent candidate's score (same conversation, seq ± 1):
+   * an answer sits next to its question ("How was the trip?" / "Amazing, we saw dolphins").
+   */
+  neighbourShare: 0.2,
+});
+
 const maxK = 200;
 
 /**
  * Finds the few past messages of a user that a query needs: BM25 keyword search and vector search,
- * fused by reciprocal rank, recency as the tie-breaker. Throws `invalid_input` for a blank query or a
- * bad option; a failing embedder (`model_failed`) is not hidden — the caller sees it.
+ * fused by reciprocal rank; a query word that names a speaker is matched against who said a message
+ * instead of its text; each message then gets a share of its best neighbour's score; recency breaks
+ * ties. Throws `invalid_input` for a blank query or a bad option; a failing embedder (`model_failed`) is
+ * not hidden — the caller sees it.
  */
 export async function recall(dependencies: RecallDependencies, user: UserScope, query: string, options: RecallOptions = {}): Promise<RecallHit[]> {
   const k = options.k ?? 10;
@@ -80,18 +104,31 @@ export async function recall(dependencies: RecallDependencies, user: UserScope, 
   };
   const callOptions = options.signal === undefined ? {} : { signal: options.signal };
   const { store, embedder } = dependencies;
-  const [keyword, vector] = await Promise.all([
-    store.searchKeyword(user, keywordTerms(query), search, callOptions),
+  const terms = keywordTerms(query);
+  // Vector search first: its hits name the speakers, so the keyword search can leave speaker names out
+  // of the text query in one go (both stores answer in-process, so running them one after the other
+  // costs nothing). Without vectors, a first keyword search supplies the names, and a second one runs
+  // only when the query names a speaker.
+  const vector =
     embedder === undefined
-      ? Promise.resolve<SearchHit[]>([])
-      : embedder.embed([query], callOptions).then(([queryVector]) => store.searchVector(user, embedder.model, queryVector!, search, callOptions)),
-  ]);
-  const excluded = (hit: SearchHit) =>
-    options.exclude !== undefined && hit.conversationId === options.exclude.conversationId && hit.message.seq >= options.exclude.fromSeq;
-  const fused = fuse(keyword.filter((hit) => !excluded(hit)), vector.filter((hit) => !excluded(hit))).slice(0, k);
-  if (neighbours === 0) return fused;
+      ? []
+      : await embedder.embed([query], callOptions).then(([queryVector]) => store.searchVector(user, embedder.model, queryVector!, search, callOptions));
+  const byAllTerms = vector.length === 0 ? await store.searchKeyword(user, terms, search, callOptions) : undefined;
+  const speakers = speakerTerms(terms, byAllTerms ?? vector);
+  const topicTerms = terms.filter((term) => !speakers.has(term));
+  const searchTerms = speakers.size > 0 && topicTerms.length > 0 ? topicTerms : terms;
+  const keyword = byAllTerms !== undefined && searchTerms === terms ? byAllTerms : await store.searchKeyword(user, searchTerms, search, callOptions);
+  const excluded = (conversationId: string, seq: number) =>
+    options.exclude !== undefined && conversationId === options.exclude.conversationId && seq >= options.exclude.fromSeq;
+  const fused = fuse(
+    keyword.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
+    vector.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
+    { rrfConstant: recallTuning.rrfConstant },
+  );
+  const ranked = rerank(fused, speakers).slice(0, k);
+  if (neighbours === 0) return ranked;
   return Promise.all(
-    fused.map(async (hit) => {
+    ranked.map(async (hit) => {
       const scope = { ...user, conversationId: hit.conversationId };
       const around = await store.listMessages(scope, { afterSeq: hit.message.seq - neighbours - 1, beforeSeq: hit.message.seq + neighbours + 1 }, callOptions);
       return { ...hit, neighbours: around.filter((message) => message.seq !== hit.message.seq) };
@@ -99,14 +136,20 @@ export async function recall(dependencies: RecallDependencies, user: UserScope, 
   );
 }
 
+/** Options of {@link fuse}. */
+export interface FuseOptions {
+  /** The constant c in Σ 1 / (c + rank); default 60 (Cormack et al. 2009). `recall` uses {@link recallTuning}. */
+  readonly rrfConstant?: number;
+}
+
 /** Reciprocal rank fusion of the two lists (best first), recency breaking ties. */
-export function fuse(keyword: readonly SearchHit[], vector: readonly SearchHit[]): RecallHit[] {
+export function fuse(keyword: readonly SearchHit[], vector: readonly SearchHit[], options: FuseOptions = {}): RecallHit[] {
+  const rrfConstant = options.rrfConstant ?? 60;
   const byMessage = new Map<string, { hit: SearchHit; keywordRank?: number; keywordScore?: number; vectorRank?: number; vectorSimilarity?: number }>();
-  const keyOf = (hit: SearchHit) => `${hit.conversationId}\u0000${hit.message.seq}`;
-  keyword.forEach((hit, index) => byMessage.set(keyOf(hit), { hit, keywordRank: index + 1, keywordScore: hit.score }));
+  keyword.forEach((hit, index) => byMessage.set(keyOf(hit.conversationId, hit.message.seq), { hit, keywordRank: index + 1, keywordScore: hit.score }));
   vector.forEach((hit, index) => {
-    const entry = byMessage.get(keyOf(hit));
-    if (entry === undefined) byMessage.set(keyOf(hit), { hit, vectorRank: index + 1, vectorSimilarity: hit.score });
+    const entry = byMessage.get(keyOf(hit.conversationId, hit.message.seq));
+    if (entry === undefined) byMessage.set(keyOf(hit.conversationId, hit.message.seq), { hit, vectorRank: index + 1, vectorSimilarity: hit.score });
     else Object.assign(entry, { vectorRank: index + 1, vectorSimilarity: hit.score });
   });
   const times = [...byMessage.values()].map((entry) => Date.parse(entry.hit.message.createdAt));
@@ -118,5 +161,30 @@ export function fuse(keyword: readonly SearchHit[], vector: readonly SearchHit[]
     const { hit, ...ranks } = entry;
     return { conversationId: hit.conversationId, message: hit.message, score: fused, explain: { ...ranks, recency, fused } };
   });
-  return hits.sort((a, b) => b.score - a.score || b.explain.recency - a.explain.recency || b.message.seq - a.message.seq);
+  return hits.sort(byScore);
+}
+
+/**
+ * The speaker boost and the neighbour share on top of the fused scores, best first. Only candidates get a
+ * share: a neighbour in neither list stays out (on LoCoMo, adding such neighbours changed nothing).
+ */
+function rerank(fused: readonly RecallHit[], speakers: ReadonlySet<string>): RecallHit[] {
+  const base = new Map(fused.map((hit) => [keyOf(hit.conversationId, hit.message.seq), hit.explain.fused * (spokenBy(hit.message, speakers) ? 1 + recallTuning.speakerBoost : 1)]));
+  return fused
+    .map((hit): RecallHit => {
+      const own = base.get(keyOf(hit.conversationId, hit.message.seq))!;
+      const adjacent = Math.max(base.get(keyOf(hit.conversationId, hit.message.seq - 1)) ?? 0, base.get(keyOf(hit.conversationId, hit.message.seq + 1)) ?? 0);
+      const neighbour = recallTuning.neighbourShare * adjacent;
+      const explain = { ...hit.explain, ...(own !== hit.explain.fused ? { speaker: true } : {}), ...(neighbour > 0 ? { neighbour } : {}) };
+      return { ...hit, score: own + neighbour, explain };
+    })
+    .sort(byScore);
+}
+
+function keyOf(conversationId: string, seq: number): string {
+  return `${conversationId}\u0000${seq}`;
+}
+
+function byScore(a: RecallHit, b: RecallHit): number {
+  return b.score - a.score || b.explain.recency - a.explain.recency || b.message.seq - a.message.seq;
 }
