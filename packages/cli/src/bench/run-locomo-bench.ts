@@ -1,4 +1,4 @@
-import { buildContext, builtInContextDefaults, createGptTokenCounter, createMemory, type ContextPolicy, type Embedder, type Store } from '@mnemo/core';
+import { buildContext, builtInContextDefaults, createGptTokenCounter, createMemory, type ContextPolicy, type ContextRequest, type Embedder, type Store } from '@mnemo/core';
 import { openSqliteStore } from '@mnemo/sqlite';
 import { compactionSettingsForBudget } from '../config/cli-policies.js';
 import { CategoryMeans, round } from './category-means.js';
@@ -21,6 +21,10 @@ export interface LocomoBenchOptions {
   readonly embedder: Embedder;
   /** Turns the `window` policy keeps; default the engine's (4). */
   readonly windowTurns?: number;
+  /** Policies to build contexts with; default {@link benchPolicies}. */
+  readonly policies?: readonly (typeof benchPolicies)[number][];
+  /** Messages the hybrid policy recalls at most; default the engine's. */
+  readonly recallK?: number;
   /** A fresh store per stored copy of a sample; default SQLite in memory. */
   readonly createStore?: () => Store;
   /** Called as work advances (a unit: one question ranked, or one question's contexts at one budget), with what runs now. */
@@ -64,6 +68,7 @@ const contextMetrics = ['evidencePresent', 'evidenceAllPresent', 'answerWordsPre
  */
 export async function runLocomoBench(options: LocomoBenchOptions): Promise<LocomoBenchResult> {
   const { samples, budgets, embedder } = options;
+  const policies = options.policies ?? benchPolicies;
   const createStore = options.createStore ?? (() => openSqliteStore({ path: ':memory:' }));
   const scored = samples.flatMap((sample) => sample.questions.filter((question) => question.evidence.length > 0));
   const total = scored.length * (budgets.length + 1);
@@ -104,8 +109,9 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
         }
         for (const question of questions) {
           options.signal?.throwIfAborted();
-          for (const policy of benchPolicies) {
-            meansOf(policy, budget).add(question.category, await measureContext({ store, counter, embedder }, ingested, question, policy, budget, options.windowTurns));
+          for (const policy of policies) {
+            const request = { policy, maxTokens: budget, windowTurns: options.windowTurns ?? builtInContextDefaults.windowTurns, query: question.question, ...(options.recallK === undefined ? {} : { recallK: options.recallK }) };
+            meansOf(policy, budget).add(question.category, await measureContext({ store, counter, embedder }, ingested, question, request));
           }
           step(`${sample.sampleId}: contexts at ${budget} tokens`);
         }
@@ -115,7 +121,7 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
     }
   }
   const context = Object.fromEntries(
-    benchPolicies.map((policy) => [policy, Object.fromEntries(budgets.map((budget) => [String(budget), summarizeContext(meansOf(policy, budget))]))]),
+    policies.map((policy) => [policy, Object.fromEntries(budgets.map((budget) => [String(budget), summarizeContext(meansOf(policy, budget))]))]),
   );
   return {
     recall: scoreLocomoRankings(samples, rankings),
@@ -135,13 +141,11 @@ async function measureContext(
   dependencies: { store: Store; counter: ReturnType<typeof createGptTokenCounter>; embedder: Embedder },
   ingested: IngestedSample,
   question: LocomoQuestion,
-  policy: ContextPolicy,
-  maxTokens: number,
-  windowTurns = builtInContextDefaults.windowTurns,
+  request: ContextRequest,
 ): Promise<Record<string, number | undefined>> {
   // core's buildContext directly: the engine's memory.buildContext does not pass `query` on (it recalls
   // with the newest stored user message instead), which would not measure recall for the question.
-  const built = await buildContext(dependencies, ingested.scope, { policy, maxTokens, windowTurns, query: question.question });
+  const built = await buildContext(dependencies, ingested.scope, request);
   const present = turnsPresent(built, ingested.scope.conversationId, ingested.turnsBySeq);
   const fraction = evidencePresent(question.evidence, present);
   const answerable = question.answer !== undefined && (answerableCategories as readonly number[]).includes(question.category);
