@@ -1,4 +1,4 @@
-import { buildContext, builtInContextDefaults, createGptTokenCounter, createMemory, type ContextPolicy, type ContextRequest, type Embedder, type Store } from '@mnemo/core';
+import { buildContext, builtInContextDefaults, createGptTokenCounter, createMemory, type ContextPolicy, type ContextRequest, type Embedder, type Memory, type Store } from '@mnemo/core';
 import { openSqliteStore } from '@mnemo/sqlite';
 import { compactionSettingsForBudget } from '../config/cli-policies.js';
 import { CategoryMeans, round } from './category-means.js';
@@ -58,7 +58,8 @@ export interface LocomoBenchResult {
   readonly dataset: { readonly samples: number; readonly turns: number; readonly questions: number; readonly scored: number };
 }
 
-const contextMetrics = ['evidencePresent', 'evidenceAllPresent', 'answerWordsPresent', 'meanTokens', 'fullHistoryTokens'] as const;
+// The context metrics reported per category, in percent.
+const percentMetrics = ['evidencePresent', 'evidenceAllPresent', 'answerWordsPresent'] as const;
 
 /**
  * Runs the LoCoMo evaluation: stores each sample once per budget (compaction thresholds scale with the
@@ -69,6 +70,7 @@ const contextMetrics = ['evidencePresent', 'evidenceAllPresent', 'answerWordsPre
 export async function runLocomoBench(options: LocomoBenchOptions): Promise<LocomoBenchResult> {
   const { samples, budgets, embedder } = options;
   const policies = options.policies ?? benchPolicies;
+  const windowTurns = options.windowTurns ?? builtInContextDefaults.windowTurns;
   const createStore = options.createStore ?? (() => openSqliteStore({ path: ':memory:' }));
   const scored = samples.flatMap((sample) => sample.questions.filter((question) => question.evidence.length > 0));
   const total = scored.length * (budgets.length + 1);
@@ -101,16 +103,15 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
         if (position === 0) {
           for (const question of questions) {
             const started = performance.now();
-            const hits = await memory.recall(ingested.scope, question.question, { k: rankingDepth });
+            rankings.set(question.key, await rankTurns(memory, ingested, question.question));
             latencies.push(performance.now() - started);
-            rankings.set(question.key, hits.map((hit) => String(hit.message.metadata?.dia_id ?? ingested.diaIdBySeq.get(hit.message.seq))));
             step(`${sample.sampleId}: ranking turns`);
           }
         }
         for (const question of questions) {
           options.signal?.throwIfAborted();
           for (const policy of policies) {
-            const request = { policy, maxTokens: budget, windowTurns: options.windowTurns ?? builtInContextDefaults.windowTurns, query: question.question, ...(options.recallK === undefined ? {} : { recallK: options.recallK }) };
+            const request = { policy, maxTokens: budget, windowTurns, query: question.question, ...(options.recallK === undefined ? {} : { recallK: options.recallK }) };
             meansOf(policy, budget).add(question.category, await measureContext({ store, counter, embedder }, ingested, question, request));
           }
           step(`${sample.sampleId}: contexts at ${budget} tokens`);
@@ -135,6 +136,12 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
       scored: scored.length,
     },
   };
+}
+
+/** The question's top {@link rankingDepth} turn ids from `recall()`, read back from `metadata.dia_id`. */
+async function rankTurns(memory: Memory, ingested: IngestedSample, question: string): Promise<string[]> {
+  const hits = await memory.recall(ingested.scope, question, { k: rankingDepth });
+  return hits.map((hit) => String(hit.message.metadata?.dia_id ?? ingested.diaIdBySeq.get(hit.message.seq)));
 }
 
 async function measureContext(
@@ -171,7 +178,7 @@ function summarizeContext(means: CategoryMeans): ContextScores {
     byCategory: Object.fromEntries(
       locomoCategories.map((category) => [
         String(category),
-        { n: means.count([category]), ...Object.fromEntries(contextMetrics.slice(0, 3).map((metric) => [metric, nullable(means.mean(metric, [category], 100), 1)])) },
+        { n: means.count([category]), ...Object.fromEntries(percentMetrics.map((metric) => [metric, nullable(means.mean(metric, [category], 100), 1)])) },
       ]),
     ),
   };
