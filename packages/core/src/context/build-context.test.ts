@@ -135,3 +135,17 @@ describe('buildContext', () => {
     expect(await memory.stats({ conversationId: 'never' })).toBeUndefined();
   });
 });
+
+describe('buildContext query', () => {
+  it('recalls with the query the caller gives, not the newest message', async () => {
+    const memory = createMemory({ store: new InMemoryStore(), compaction: false, knowledge: false, worker: { autoStart: false } });
+    await memory.append(scope, [
+      { role: 'user', content: 'The relay LARCH-RIDGE runs on solar.' },
+      { role: 'assistant', content: 'Noted.' },
+      ...chat(30, 3),
+    ]);
+    const withQuery = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300, query: 'which relay runs on solar?' });
+    expect(withQuery.report.parts.find((part) => part.kind === 'recalled')?.items).toContainEqual(expect.objectContaining({ seq: 1 }));
+    await expect(memory.buildContext(scope, { policy: 'hybrid', query: 42 as never })).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'invalid_input'));
+  });
+});

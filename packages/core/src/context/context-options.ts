@@ -54,8 +54,14 @@ export function assertContextOptions(options: ContextOptions, defaults: ContextD
     maxTokens,
     windowTurns,
     ...(options.system === undefined ? {} : { system: options.system }),
+    ...(options.query === undefined ? {} : { query: checkQuery(options.query) }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   };
+}
+
+function checkQuery(query: unknown): string {
+  if (typeof query !== 'string') throw new MemoryError('invalid_input', 'query must be a string', { details: { field: 'query' } });
+  return query;
 }
 
 function checkPolicy(policy: unknown): asserts policy is ContextPolicy {
