@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { HashedEmbedder, type Store, type UserScope } from '@mnemo/core';
+import { HashedEmbedder, type NewMessage, type Store, type UserScope } from '@mnemo/core';
 import { createPostgresStore } from '@mnemo/postgres';
 import { openSqliteStore } from '@mnemo/sqlite';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -26,12 +26,17 @@ const users: readonly UserScope[] = [
 ];
 const at = (minute: number) => new Date(Date.UTC(2024, 4, 1, 12, minute)).toISOString();
 
+/** A stored-message input with the optional fields left out set to undefined, as the port's type wants them. */
+function message(fields: Partial<NewMessage> & Pick<NewMessage, 'role' | 'content' | 'createdAt' | 'tokens'>): NewMessage {
+  return { name: undefined, toolCalls: undefined, toolCallId: undefined, metadata: undefined, idempotencyKey: undefined, ...fields };
+}
+
 /** A store holding one of everything the port can write, for two tenants. */
 async function seed(store: Store): Promise<void> {
   for (const [index, user] of users.entries()) {
     for (const conversationId of ['node-7', 'node-9']) {
       const scope = { ...user, conversationId };
-      await store.appendMessages(scope, [
+      const messages: Parameters<typeof message>[0][] = [
         { role: 'user', content: `Relay LARCH-RIDGE is up (${index})`, createdAt: at(1), tokens: 9, metadata: { node: '!a1b2', hops: 3 }, idempotencyKey: `k-${conversationId}-1` },
         {
           role: 'assistant',
@@ -43,7 +48,8 @@ async function seed(store: Store): Promise<void> {
         },
         { role: 'tool', content: '{"temp":4}', toolCallId: 'call_1', createdAt: at(3), tokens: 7 },
         { role: 'user', content: 'Battery at 80 percent, café ☕ ünïcødé', createdAt: at(4), tokens: 11 },
-      ]);
+      ];
+      await store.appendMessages(scope, messages.map((fields) => message(fields)));
       const first = await store.insertSummary(
         scope,
         { level: 0, fromSeq: 1, toSeq: 2, content: 'Relay up.', tokens: 4, foldedSummaryIds: [], summarizer: 'extractive@1', inputTokens: 50, outputTokens: 4, createdAt: at(5) },
@@ -153,7 +159,7 @@ describe('mnemo copy between SQLite files', () => {
 
     // A target with rows and vectors of its own: --force replaces all of it.
     const other = openSqliteStore({ path: join(work.path, 'other.db') });
-    await other.appendMessages({ tenantId: 'stale', userId: 'u', conversationId: 'c' }, [{ role: 'user', content: 'stale', createdAt: at(9), tokens: 1 }]);
+    await other.appendMessages({ tenantId: 'stale', userId: 'u', conversationId: 'c' }, [message({ role: 'user', content: 'stale', createdAt: at(9), tokens: 1 })]);
     const [vector] = await new HashedEmbedder({ dimensions: 8 }).embed(['stale']);
     await other.upsertEmbeddings({ tenantId: 'stale', userId: 'u', conversationId: 'c' }, 'old-model', [{ seq: 1, vector: vector! }]);
     await other.close();
