@@ -64,6 +64,20 @@ describe('startScriptedOpenAiServer', () => {
     expect(JSON.stringify(await response.json())).toContain('no reply left for chat-completions request 2');
   });
 
+  it('repeats the last reply for every further request with repeatLast, and records nothing with recordRequests: false', async () => {
+    const target = await start({ replies: [{ content: 'first' }, { content: 'again' }], repeatLast: true, recordRequests: false });
+
+    const contents: string[] = [];
+    for (let index = 0; index < 4; index += 1) {
+      const body = (await (await post(target, request)).json()) as { choices: { message: { content: string } }[] };
+      contents.push(body.choices[0]!.message.content);
+    }
+
+    expect(contents).toEqual(['first', 'again', 'again', 'again']);
+    expect(target.remainingReplies).toBe(1);
+    expect(target.requests).toEqual([]);
+  });
+
   it('lists its models without consuming a reply', async () => {
     const target = await start({ replies: [{ content: 'kept' }], models: ['llama3.2'] });
 

@@ -92,6 +92,13 @@ export interface ReceivedRequest {
 export interface ScriptedOpenAiServerOptions {
   /** Answers to chat-completions requests, consumed in order; retries consume replies too. */
   readonly replies: readonly ScriptedReply[];
+  /**
+   * When true, the last reply is never consumed: once the script reaches it, it answers every further
+   * chat-completions request (e.g. `{ replies: [{ content: 'ok' }], repeatLast: true }` for load tests). Default false.
+   */
+  readonly repeatLast?: boolean;
+  /** When false, `requests` stays empty (long load runs would otherwise keep every body). Default true. */
+  readonly recordRequests?: boolean;
   /** When set, requests must carry `Authorization: Bearer <apiKey>` or get a 401 that consumes no reply. */
   readonly apiKey?: string;
   /** Model ids `GET /v1/models` lists; default `['scripted-model']`. */
@@ -116,7 +123,7 @@ export interface ScriptedOpenAiServer {
   readonly baseUrl: string;
   /** Every request received (chat completions, model listings, unknown paths), in arrival order. */
   readonly requests: readonly ReceivedRequest[];
-  /** Replies not consumed yet. */
+  /** Replies not consumed yet (with `repeatLast`, the repeated last reply counts as one). */
   readonly remainingReplies: number;
   /** Embedding replies not consumed yet. */
   readonly remainingEmbeddingReplies: number;
@@ -144,7 +151,7 @@ export async function startScriptedOpenAiServer(options: ScriptedOpenAiServerOpt
   const context: HandlerContext = {
     options,
     requests,
-    nextReply: () => replies.shift(),
+    nextReply: () => (options.repeatLast === true && replies.length === 1 ? replies[0] : replies.shift()),
     nextEmbeddingReply: () => embeddingReplies.shift(),
     completionCount: 0,
     wait: (delayMs, response) =>
@@ -205,7 +212,7 @@ async function handleRequest(context: HandlerContext, request: IncomingMessage, 
   const text = await readBody(request);
   const path = request.url ?? '/';
   const body = parseBody(text);
-  context.requests.push({ method: request.method ?? 'GET', path, headers: { ...request.headers }, body: body.value });
+  if (context.options.recordRequests !== false) context.requests.push({ method: request.method ?? 'GET', path, headers: { ...request.headers }, body: body.value });
   const route = path.split('?')[0]!.replace(/^\/v1(?=\/)/, '');
 
   if (context.options.apiKey !== undefined && request.headers.authorization !== `Bearer ${context.options.apiKey}`) {
