@@ -1,9 +1,10 @@
 // HTTP benchmark: requests per second and latency of the context endpoints of `mnemo serve` over
-// loopback, on a SQLite store seeded with 100,000 messages. Run: npm run bench:http.
+// loopback, on a SQLite store seeded with 100,000 messages, then the OpenAI-compatible proxy's overhead
+// against a scripted upstream (bench/proxy-overhead.ts). Run: npm run bench:http (-- --proxy-only).
 // The server runs in a child process (this file with --serve) so that autocannon and the server do not
 // share one event loop; both still share the machine's cores, so read the figures as an order of magnitude.
 import { fork } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +15,7 @@ import { openSqliteStore } from '@mnemo/sqlite';
 import autocannon from 'autocannon';
 import { pino } from 'pino';
 import { generateMeshChat } from '../examples/generate-mesh-chat.js';
+import { formatProxyOverheadTable, runProxyOverhead, type ProxyOverheadReport } from './proxy-overhead.js';
 
 const resultsPath = fileURLToPath(new URL('./results/http.json', import.meta.url));
 const { values } = parseArgs({
@@ -24,12 +26,58 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '10' },
     'max-tokens': { type: 'string', default: '1000' },
+    'proxy-conversations': { type: 'string', default: '300' },
+    'proxy-only': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
 });
 
 if (values.serve !== undefined) await serveForBenchmark(values.serve);
+else if (values['proxy-only']) await runProxyOnly();
 else await runBenchmark();
+
+function logLine(line: string): void {
+  (values.json ? process.stderr : process.stdout).write(`${line}\n`);
+}
+
+async function measureProxy(): Promise<ProxyOverheadReport> {
+  return runProxyOverhead(
+    {
+      durationSeconds: positiveInteger('--duration', values.duration),
+      connections: positiveInteger('--connections', values.connections),
+      conversations: positiveInteger('--proxy-conversations', values['proxy-conversations']),
+    },
+    logLine,
+  );
+}
+
+function printProxy(proxy: ProxyOverheadReport): void {
+  logLine('');
+  logLine(formatProxyOverheadTable(proxy.rows));
+  logLine(
+    `\nOpenAI-compatible proxy against a scripted loopback upstream: ${proxy.settings.connections} connections, ${proxy.settings.durationSeconds} s per column, ` +
+      `${proxy.settings.conversations} conversations round-robin on an empty SQLite store (${proxy.messagesStored.toLocaleString('en')} messages stored over the run).`,
+  );
+}
+
+/** --proxy-only: only the proxy rows; they replace `proxyOverhead` in an existing results file and keep its context rows. */
+async function runProxyOnly(): Promise<void> {
+  const proxy = await measureProxy();
+  let report: Record<string, unknown> = { benchmark: 'http' };
+  try {
+    report = JSON.parse(await readFile(resultsPath, 'utf8')) as Record<string, unknown>;
+  } catch {
+    // no earlier results: write the proxy rows alone
+  }
+  report = { ...report, proxyOverhead: { createdAt: new Date().toISOString(), node: process.version, ...proxy } };
+  await mkdir(new URL('./results/', import.meta.url), { recursive: true });
+  await writeFile(resultsPath, `${JSON.stringify(report, null, 2)}\n`);
+  if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else {
+    printProxy(proxy);
+    logLine(`JSON: ${resultsPath}`);
+  }
+}
 
 /** Child mode: serve the seeded file until the parent disconnects; tell the parent the URL. */
 async function serveForBenchmark(db: string): Promise<void> {
@@ -91,6 +139,7 @@ async function runBenchmark(): Promise<void> {
     } finally {
       child.disconnect();
     }
+    const proxyOverhead = await measureProxy();
     const report = {
       benchmark: 'http',
       createdAt: new Date().toISOString(),
@@ -98,6 +147,7 @@ async function runBenchmark(): Promise<void> {
       seeding,
       node: process.version,
       results,
+      proxyOverhead,
     };
     await mkdir(new URL('./results/', import.meta.url), { recursive: true });
     await writeFile(resultsPath, `${JSON.stringify(report, null, 2)}\n`);
@@ -106,6 +156,7 @@ async function runBenchmark(): Promise<void> {
       log('');
       log(formatTable(results));
       log(`\n${connections} connections, ${durationSeconds} s per row, budget ${maxTokens} tokens, each request on one of ${conversations} conversations at random.`);
+      printProxy(proxyOverhead);
       log(`JSON: ${resultsPath}`);
     }
   } finally {
