@@ -1,26 +1,30 @@
 // Scale benchmark: ingest 1,000,000 messages over 10,000 conversations of 100 users into SQLite and into
-// PostgreSQL, then time context builds (token-window and summary) at that size, side by side in one run.
-// Run: npm run bench:scale [-- --messages 200000 --postgres-url postgres://…]. PostgreSQL comes from
-// --postgres-url, MNEMO_BENCH_DATABASE_URL or MNEMO_TEST_DATABASE_URL (a fresh schema, dropped after).
-// Recall (keyword and vector search) at this size is not measured yet: it comes with the vector indexes.
+// PostgreSQL, then time context builds (token-window and summary) at that size, then give 100,000 of the
+// messages hashed-embedder vectors and time recall (keyword search, vector search, and recall() fusing
+// both), side by side in one run. Run: npm run bench:scale [-- --messages 200000 --vector-messages 20000
+// --postgres-url postgres://…]. PostgreSQL comes from --postgres-url, MNEMO_BENCH_DATABASE_URL or
+// MNEMO_TEST_DATABASE_URL (a fresh schema, dropped after).
 import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createGptTokenCounter, createMemory, defaultMessageLimits, prepareMessages, type ContextPolicy, type NewMessage, type Scope, type Store } from '@mnemo/core';
+import { createGptTokenCounter, createMemory, defaultMessageLimits, HashedEmbedder, prepareMessages, type ContextPolicy, type NewMessage, type Scope, type Store } from '@mnemo/core';
 import { createPostgresStore } from '@mnemo/postgres';
 import { openSqliteStore } from '@mnemo/sqlite';
 import pg from 'pg';
 import { generateMeshChat } from '../examples/generate-mesh-chat.js';
 import { formatCount, formatPlainTable } from './format-plain-table.js';
+import { measureRecall, type RecallResult } from './measure-recall.js';
 
 const resultsPath = fileURLToPath(new URL('./results/scale.json', import.meta.url));
 const policies: readonly ContextPolicy[] = ['token-window', 'summary'];
 // Distinct generated chats the conversations cycle through: enough variety, prepared (validated and
 // token-counted) once, outside the timed ingest, which then measures the store alone.
 const distinctChats = 200;
-const recallNote = 'Recall (keyword and vector search) at this size is not measured yet: it comes with the pgvector and full-text indexes (issue 6, part 2).';
+// The benchmark's stand-in for an embedding model: instant and deterministic. Search costs depend on the
+// vectors' length and count, not on which model wrote them.
+const embedder = new HashedEmbedder();
 
 const { values } = parseArgs({
   options: {
@@ -32,6 +36,10 @@ const { values } = parseArgs({
     samples: { type: 'string', default: '200' },
     rounds: { type: 'string', default: '3' },
     'max-tokens': { type: 'string', default: '1000' },
+    'vector-messages': { type: 'string', default: '100000' },
+    'recall-samples': { type: 'string', default: '200' },
+    'recall-rounds': { type: 'string', default: '3' },
+    'recall-max-seconds': { type: 'string', default: '300' },
     'postgres-url': { type: 'string' },
     'skip-sqlite': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
@@ -47,6 +55,10 @@ const settings = {
   samples: positiveInteger('--samples', values.samples),
   rounds: positiveInteger('--rounds', values.rounds),
   maxTokens: positiveInteger('--max-tokens', values['max-tokens']),
+  vectorMessages: positiveInteger('--vector-messages', values['vector-messages']),
+  recallSamples: positiveInteger('--recall-samples', values['recall-samples']),
+  recallRounds: positiveInteger('--recall-rounds', values['recall-rounds']),
+  recallMaxSeconds: positiveInteger('--recall-max-seconds', values['recall-max-seconds']),
 };
 const postgresUrl = values['postgres-url'] ?? process.env['MNEMO_BENCH_DATABASE_URL'] ?? process.env['MNEMO_TEST_DATABASE_URL'];
 const log = (line: string) => (values.json ? process.stderr : process.stdout).write(`${line}\n`);
@@ -64,6 +76,9 @@ interface StoreResult {
   readonly ingest: { readonly messages: number; readonly appends: number; readonly seconds: number; readonly messagesPerSecond: number };
   readonly compactSeconds: number;
   readonly context: Readonly<Record<string, Latency>>;
+  readonly recall: RecallResult;
+  /** PostgreSQL: index scans the recall timing made, per index (pg_stat_user_indexes), to show which index answered. */
+  readonly recallIndexScans?: Readonly<Record<string, number>>;
   readonly sizeBytes: number;
 }
 
@@ -73,14 +88,14 @@ const chats = Array.from({ length: Math.min(distinctChats, settings.conversation
   prepareMessages(generateMeshChat({ messages: perConversation, seed: index + 1 }), { limits: defaultMessageLimits, counter, now: Date.now }),
 );
 const results: StoreResult[] = [];
-const notes: string[] = [recallNote];
+const notes: string[] = [];
 
 if (!values['skip-sqlite']) {
   const directory = await mkdtemp(join(tmpdir(), 'mnemo-bench-scale-'));
   try {
     const path = join(directory, 'scale.db');
     const store = openSqliteStore({ path });
-    results.push(await measureStore('SQLite', 'file, WAL, one connection (the driver is synchronous)', store, 1, async () => fileSize(path)));
+    results.push(await measureStore('SQLite', 'file, WAL, one connection (the driver is synchronous)', store, 1, { size: async () => fileSize(path) }));
   } finally {
     await rm(directory, { recursive: true, force: true });
   }
@@ -94,7 +109,14 @@ if (postgresUrl === undefined) {
     const store = await createPostgresStore({ connectionString: postgresUrl, schema, poolMax: settings.concurrency + 2 });
     const version = (await admin.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version ?? '?';
     const details = `${version.split(' ')[0]}, pool of ${settings.concurrency + 2}, ${settings.concurrency} concurrent writers`;
-    results.push(await measureStore('PostgreSQL', details, store, settings.concurrency, () => schemaSize(admin, schema), () => analyze(admin, schema)));
+    results.push(
+      await measureStore('PostgreSQL', details, store, settings.concurrency, {
+        size: () => schemaSize(admin, schema),
+        afterIngest: () => analyze(admin, schema),
+        afterEmbed: () => vacuumAnalyze(admin, schema),
+        indexScans: () => indexScans(admin, schema),
+      }),
+    );
   } finally {
     await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await admin.end();
@@ -109,29 +131,43 @@ else {
   log('');
   log(formatTable(results));
   log('');
+  log(formatRecallTable(results));
+  log('');
   log(
     `${formatCount(settings.messages)} messages in ${formatCount(settings.conversations)} conversations of ${settings.users} users, ` +
       `appended in batches of ${settings.batch}; context builds: ${settings.samples} conversations × ${settings.rounds} rounds per policy, ` +
       `budget ${settings.maxTokens} tokens, each build reads the store and writes its usage entry.`,
   );
+  log(
+    `Recall: ${formatCount(results[0]?.recall.vectors ?? 0)} messages (every message of the first conversations, all users) embedded with ${embedder.model}; ` +
+      `${settings.recallSamples} queries × ${settings.recallRounds} rounds of 5 words from the asking user's messages; keyword and vector search for ` +
+      `50 candidates (recall's default), recall() k = 10.`,
+  );
+  for (const result of results) {
+    if (result.recall.truncated) {
+      log(`${result.store}: recall timing stopped after ${settings.recallMaxSeconds} s (--recall-max-seconds) at ${result.recall.recall.samples} queries.`);
+    }
+    if (result.recallIndexScans !== undefined) log(`${result.store} index scans during the recall timing: ${JSON.stringify(result.recallIndexScans)}`);
+  }
   for (const note of notes) log(note);
   log(`JSON: ${resultsPath}`);
 }
 
-/** Ingests every conversation with `writers` concurrent writers, compacts the sampled ones, then times their context builds. */
-async function measureStore(
-  name: string,
-  details: string,
-  store: Store,
-  writers: number,
-  size: () => Promise<number>,
-  afterIngest?: () => Promise<void>,
-): Promise<StoreResult> {
+/** What a store's measurement needs besides the store: its size, and untimed maintenance hooks. */
+interface StoreHooks {
+  readonly size: () => Promise<number>;
+  readonly afterIngest?: () => Promise<void>;
+  readonly afterEmbed?: () => Promise<void>;
+  readonly indexScans?: () => Promise<Record<string, number>>;
+}
+
+/** Ingests every conversation with `writers` concurrent writers, compacts the sampled ones, times their context builds, then embeds a slice and times recall. */
+async function measureStore(name: string, details: string, store: Store, writers: number, hooks: StoreHooks): Promise<StoreResult> {
   const memory = createMemory({ store, tokenCounter: counter, worker: { autoStart: false } });
   try {
     log(`${name}: ingesting ${formatCount(settings.messages)} messages ...`);
     const ingest = await ingestAll(name, store, writers);
-    await afterIngest?.();
+    await hooks.afterIngest?.();
     // The summary policy needs a summary to read: compact the sampled conversations, as a worker would have.
     const sampled = sampleScopes();
     const compactStarted = performance.now();
@@ -142,7 +178,28 @@ async function measureStore(
       log(`${name}: timing ${policy} context builds ...`);
       context[policy] = await timeBuilds(memory, sampled, policy);
     }
-    return { store: name, details, ingest, compactSeconds, context, sizeBytes: await size() };
+    const embedded = Array.from({ length: Math.min(settings.conversations, Math.ceil(settings.vectorMessages / perConversation)) }, (_, index) => scopeOf(index));
+    log(`${name}: embedding ${formatCount(embedded.length * perConversation)} messages, then timing recall ...`);
+    let scansBefore: Record<string, number> = {};
+    const recallResult = await measureRecall({
+      store,
+      embedder,
+      embedded,
+      samples: settings.recallSamples,
+      rounds: settings.recallRounds,
+      maxSeconds: settings.recallMaxSeconds,
+      afterEmbed: async () => {
+        await hooks.afterEmbed?.();
+        scansBefore = (await hooks.indexScans?.()) ?? {};
+      },
+      log,
+    });
+    const scansAfter = await hooks.indexScans?.();
+    const recallIndexScans =
+      scansAfter === undefined
+        ? undefined
+        : Object.fromEntries(Object.entries(scansAfter).flatMap(([index, scans]) => (scans - (scansBefore[index] ?? 0) > 0 ? [[index, scans - (scansBefore[index] ?? 0)]] : [])));
+    return { store: name, details, ingest, compactSeconds, context, recall: recallResult, ...(recallIndexScans === undefined ? {} : { recallIndexScans }), sizeBytes: await hooks.size() };
   } finally {
     await memory.close();
   }
@@ -229,6 +286,25 @@ async function analyze(admin: pg.Pool, schema: string): Promise<void> {
   await admin.query(`ANALYZE "${schema}".conversations, "${schema}".messages`);
 }
 
+// What autovacuum does on a running database after a burst of writes, untimed: statistics, and the GIN
+// index's pending list (where fast updates park new entries, which every keyword search reads in full)
+// merged into the index.
+async function vacuumAnalyze(admin: pg.Pool, schema: string): Promise<void> {
+  const tables = await admin.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 AND (tablename IN ('messages', 'conversations') OR tablename LIKE 'vectors\\_%')", [schema]);
+  for (const { name } of tables.rows) await admin.query(`VACUUM ANALYZE "${schema}"."${name}"`);
+}
+
+// Index scans so far per index of the schema's search tables. The statistics reach pg_stat_user_indexes
+// up to a second after the scans (PostgreSQL 15 flushes them at most once a second), hence the pause.
+async function indexScans(admin: pg.Pool, schema: string): Promise<Record<string, number>> {
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const result = await admin.query<{ name: string; scans: string }>(
+    "SELECT indexrelname AS name, idx_scan AS scans FROM pg_stat_user_indexes WHERE schemaname = $1 AND (relname = 'messages' OR relname LIKE 'vectors\\_%')",
+    [schema],
+  );
+  return Object.fromEntries(result.rows.map((row) => [row.name, Number(row.scans)]));
+}
+
 function formatTable(rows: readonly StoreResult[]): string {
   const columns = [
     { header: 'store' },
@@ -245,6 +321,36 @@ function formatTable(rows: readonly StoreResult[]): string {
     ...policies.flatMap((policy) => [row.context[policy]!.p50Ms.toFixed(2), row.context[policy]!.p99Ms.toFixed(2)]),
     formatCount(Math.round(row.sizeBytes / 1_000_000)),
     row.details,
+  ]);
+  return formatPlainTable(columns, cells);
+}
+
+function formatRecallTable(rows: readonly StoreResult[]): string {
+  const columns = [
+    { header: 'store' },
+    { header: 'vectors', right: true },
+    { header: 'embed vec/s', right: true },
+    { header: 'keyword p50 ms', right: true },
+    { header: 'keyword p99 ms', right: true },
+    { header: 'vector p50 ms', right: true },
+    { header: 'vector p99 ms', right: true },
+    { header: 'recall p50 ms', right: true },
+    { header: 'recall p99 ms', right: true },
+    { header: 'hits', right: true },
+    { header: 'queries', right: true },
+  ];
+  const cells = rows.map((row) => [
+    row.store,
+    formatCount(row.recall.vectors),
+    formatCount(row.recall.vectorsPerSecond),
+    row.recall.keyword.p50Ms.toFixed(2),
+    row.recall.keyword.p99Ms.toFixed(2),
+    row.recall.vector.p50Ms.toFixed(2),
+    row.recall.vector.p99Ms.toFixed(2),
+    row.recall.recall.p50Ms.toFixed(2),
+    row.recall.recall.p99Ms.toFixed(2),
+    row.recall.meanHits.toFixed(1),
+    formatCount(row.recall.recall.samples),
   ]);
   return formatPlainTable(columns, cells);
 }
