@@ -55,6 +55,7 @@ describe('validateMessageInput', () => {
       { role: 'user', content: 'x', toolCallId: 'call_1' },
       { role: 'user', content: 'x', createdAt: 'yesterday-ish' },
       { role: 'user', content: 'x', metadata: [1, 2] },
+      { role: 'user', content: 'nul \u0000 inside' },
       'not an object',
       null,
     ];

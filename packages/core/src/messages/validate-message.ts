@@ -41,6 +41,8 @@ export function validateMessageInput(input: unknown, limits: MessageLimits = def
   const content = raw.content ?? (role === 'assistant' && raw.toolCalls !== undefined ? '' : undefined);
   if (typeof content !== 'string') fail('content', 'must be a string');
   const text = content as string;
+  // PostgreSQL cannot store NUL in text; refusing it here keeps every store accepting the same input.
+  if (text.includes('\u0000')) fail('content', 'must not contain NUL characters (U+0000)');
   if (text.length > limits.maxContentChars) {
     fail('content', `is ${text.length} characters, over the limit of ${limits.maxContentChars}`, {
       length: text.length,
