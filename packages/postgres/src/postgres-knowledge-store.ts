@@ -1,54 +1,11 @@
 import { isFactVisible, mergeEntity, MemoryError, namesOf } from '@mnemo/core';
+import { entityFromRow, factFromRow, relationFromRow, type EntityRow, type FactRow, type RelationRow } from '@mnemo/core';
 import type { Entity, EntityInput, Fact, FactQuery, NewFact, Relation, RelationInput, Scope, UserScope } from '@mnemo/core';
 import type { PostgresClient, PostgresPool, PostgresQueryable } from './postgres-driver.js';
 import { inConversation } from './postgres-message-store.js';
 import type { PostgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
-import { checkCount, checkTime, fromJson, scopeKey, toInteger, toIsoTime } from './postgres-values.js';
-
-interface FactRow {
-  readonly id: string;
-  readonly tenant_id: string;
-  readonly user_id: string;
-  readonly subject: string;
-  readonly attribute: string;
-  readonly value: string;
-  readonly text: string;
-  readonly confidence: unknown;
-  readonly valid_from: unknown;
-  readonly valid_to: unknown;
-  readonly superseded_by: string | null;
-  readonly source_conversation_id: string | null;
-  readonly source_seqs: unknown;
-  readonly extractor: string;
-  readonly created_at: unknown;
-}
-
-interface EntityRow {
-  readonly id: string;
-  readonly tenant_id: string;
-  readonly user_id: string;
-  readonly name: string;
-  readonly type: string;
-  readonly aliases: unknown;
-  readonly description: string | null;
-  readonly created_at: unknown;
-  readonly updated_at: unknown;
-}
-
-interface RelationRow {
-  readonly id: string;
-  readonly tenant_id: string;
-  readonly user_id: string;
-  readonly subject_id: string;
-  readonly predicate: string;
-  readonly object_id: string;
-  readonly valid_from: unknown;
-  readonly valid_to: unknown;
-  readonly source_conversation_id: string | null;
-  readonly source_seqs: unknown;
-  readonly created_at: unknown;
-}
+import { checkCount, checkTime, scopeKey, toInteger, toIsoTime } from './postgres-values.js';
 
 const ofUser = 'tenant_id = $1 AND user_id = $2';
 const factColumns =
@@ -283,52 +240,6 @@ async function readCursor(queryable: PostgresQueryable, query: string, scope: Sc
   return row === undefined ? 0 : toInteger(row.position);
 }
 
-function toFact(row: FactRow): Fact {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    userId: row.user_id,
-    subject: row.subject,
-    attribute: row.attribute,
-    value: row.value,
-    text: row.text,
-    confidence: Number(row.confidence),
-    validFrom: toIsoTime(row.valid_from),
-    ...(row.valid_to === null ? {} : { validTo: toIsoTime(row.valid_to) }),
-    ...(row.superseded_by === null ? {} : { supersededBy: row.superseded_by }),
-    ...(row.source_conversation_id === null ? {} : { sourceConversationId: row.source_conversation_id }),
-    sourceSeqs: fromJson<number[]>(row.source_seqs),
-    extractor: row.extractor,
-    createdAt: toIsoTime(row.created_at),
-  };
-}
-
-function toEntity(row: EntityRow): Entity {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    userId: row.user_id,
-    name: row.name,
-    type: row.type,
-    aliases: fromJson<string[]>(row.aliases),
-    ...(row.description === null ? {} : { description: row.description }),
-    createdAt: toIsoTime(row.created_at),
-    updatedAt: toIsoTime(row.updated_at),
-  };
-}
-
-function toRelation(row: RelationRow): Relation {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    userId: row.user_id,
-    subjectId: row.subject_id,
-    predicate: row.predicate,
-    objectId: row.object_id,
-    validFrom: toIsoTime(row.valid_from),
-    ...(row.valid_to === null ? {} : { validTo: toIsoTime(row.valid_to) }),
-    ...(row.source_conversation_id === null ? {} : { sourceConversationId: row.source_conversation_id }),
-    sourceSeqs: fromJson<number[]>(row.source_seqs),
-    createdAt: toIsoTime(row.created_at),
-  };
-}
+const toFact = (row: FactRow): Fact => factFromRow(row, toIsoTime);
+const toEntity = (row: EntityRow): Entity => entityFromRow(row, toIsoTime);
+const toRelation = (row: RelationRow): Relation => relationFromRow(row, toIsoTime);

@@ -19,10 +19,8 @@ export function toIsoTime(value: unknown): string {
   return (value instanceof Date ? value : new Date(String(value))).toISOString();
 }
 
-/** A json column as its value: parsed by the driver already, or parsed here when it came back as text. */
-export function fromJson<T>(value: unknown): T {
-  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
-}
+/** A json column as its value: parsed by the driver already, or parsed here when it came back as text (core's rule, shared with SQLite). */
+export { fromJsonColumn as fromJson } from '@mnemo/core';
 
 /** Parses ISO 8601 text to the canonical form the store hands PostgreSQL; `invalid_input` naming the field otherwise. */
 export function checkTime(field: string, value: string, index?: number): string {

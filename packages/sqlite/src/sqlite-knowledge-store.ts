@@ -1,52 +1,9 @@
 import { isFactVisible, mergeEntity, MemoryError, namesOf } from '@mnemo/core';
+import { entityFromRow, factFromRow, relationFromRow, type EntityRow, type FactRow, type RelationRow, type ToIsoTime } from '@mnemo/core';
 import type { Entity, EntityInput, Fact, FactQuery, NewFact, Relation, RelationInput, Scope, UserScope } from '@mnemo/core';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { scopeKey, toEpochMs } from './sqlite-message-store.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
-
-interface FactRow {
-  readonly id: string;
-  readonly tenant_id: string;
-  readonly user_id: string;
-  readonly subject: string;
-  readonly attribute: string;
-  readonly value: string;
-  readonly text: string;
-  readonly confidence: number;
-  readonly valid_from: number;
-  readonly valid_to: number | null;
-  readonly superseded_by: string | null;
-  readonly source_conversation_id: string | null;
-  readonly source_seqs: string;
-  readonly extractor: string;
-  readonly created_at: number;
-}
-
-interface EntityRow {
-  readonly id: string;
-  readonly tenant_id: string;
-  readonly user_id: string;
-  readonly name: string;
-  readonly type: string;
-  readonly aliases: string;
-  readonly description: string | null;
-  readonly created_at: number;
-  readonly updated_at: number;
-}
-
-interface RelationRow {
-  readonly id: string;
-  readonly tenant_id: string;
-  readonly user_id: string;
-  readonly subject_id: string;
-  readonly predicate: string;
-  readonly object_id: string;
-  readonly valid_from: number;
-  readonly valid_to: number | null;
-  readonly source_conversation_id: string | null;
-  readonly source_seqs: string;
-  readonly created_at: number;
-}
 
 const ofUser = 'tenant_id = ? AND user_id = ?';
 
@@ -258,54 +215,7 @@ export class SqliteKnowledgeStore {
   }
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
-
-function toFact(row: FactRow): Fact {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    userId: row.user_id,
-    subject: row.subject,
-    attribute: row.attribute,
-    value: row.value,
-    text: row.text,
-    confidence: row.confidence,
-    validFrom: iso(row.valid_from),
-    ...(row.valid_to === null ? {} : { validTo: iso(row.valid_to) }),
-    ...(row.superseded_by === null ? {} : { supersededBy: row.superseded_by }),
-    ...(row.source_conversation_id === null ? {} : { sourceConversationId: row.source_conversation_id }),
-    sourceSeqs: JSON.parse(row.source_seqs) as number[],
-    extractor: row.extractor,
-    createdAt: iso(row.created_at),
-  };
-}
-
-function toEntity(row: EntityRow): Entity {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    userId: row.user_id,
-    name: row.name,
-    type: row.type,
-    aliases: JSON.parse(row.aliases) as string[],
-    ...(row.description === null ? {} : { description: row.description }),
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
-  };
-}
-
-function toRelation(row: RelationRow): Relation {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    userId: row.user_id,
-    subjectId: row.subject_id,
-    predicate: row.predicate,
-    objectId: row.object_id,
-    validFrom: iso(row.valid_from),
-    ...(row.valid_to === null ? {} : { validTo: iso(row.valid_to) }),
-    ...(row.source_conversation_id === null ? {} : { sourceConversationId: row.source_conversation_id }),
-    sourceSeqs: JSON.parse(row.source_seqs) as number[],
-    createdAt: iso(row.created_at),
-  };
-}
+const iso: ToIsoTime = (ms) => new Date(Number(ms)).toISOString();
+const toFact = (row: FactRow): Fact => factFromRow(row, iso);
+const toEntity = (row: EntityRow): Entity => entityFromRow(row, iso);
+const toRelation = (row: RelationRow): Relation => relationFromRow(row, iso);
