@@ -56,7 +56,6 @@ async function runMcp(flags: McpFlags, io: CliIo): Promise<void> {
   try {
     const server = await serveMcpOverStdio({
       memory,
-      store,
       ...(flags.tenant === undefined ? {} : { tenantId: flags.tenant }),
       ...(flags.user === undefined ? {} : { userId: flags.user }),
       // main.ts hands in the process's streams, which are these stream classes.

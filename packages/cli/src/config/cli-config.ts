@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { maxContextTokens, MemoryError } from '@mnemo/core';
+import { builtInContextDefaults, maxContextTokens, MemoryError } from '@mnemo/core';
 import { z } from 'zod';
 import { cliPolicies, type CliPolicy } from './cli-policies.js';
 
@@ -18,7 +18,7 @@ export interface CliConfig {
   readonly context: {
     /** Unset means each command's own default (replay compares every policy); `meshai` is `summary` with the meshai compaction preset. */
     readonly policy?: CliPolicy;
-    /** Budget of each request, in tokens. Default 1,000. */
+    /** Budget of each request, in tokens. Default 2,000 (core's `builtInContextDefaults`). */
     readonly maxTokens: number;
     /** Turns the `window` policy keeps. Default 4. */
     readonly windowTurns: number;
@@ -59,7 +59,8 @@ export interface CliServerConfig {
 }
 
 /** The defaults the CLI applies when neither the environment nor a config file says otherwise. */
-export const cliDefaults = Object.freeze({ db: './mnemo.db', maxTokens: 1000, windowTurns: 4, timeoutMs: 60_000 });
+// The budget and window are the library's own defaults, so the library, `mnemo serve`, the proxy, MCP and replay agree.
+export const cliDefaults = Object.freeze({ db: './mnemo.db', maxTokens: builtInContextDefaults.maxTokens, windowTurns: builtInContextDefaults.windowTurns, timeoutMs: 60_000 });
 
 /** Name of the config file looked up in the working directory when `--config` is not given. */
 export const defaultConfigFileName = 'mnemo.config.json';
@@ -71,7 +72,7 @@ export const cliEnvironmentVariables = Object.freeze({
   MNEMO_LLM_BASE_URL: 'OpenAI-compatible base URL, e.g. http://localhost:11434/v1',
   MNEMO_LLM_API_KEY: 'API key of that endpoint, if it needs one',
   MNEMO_LLM_MODEL: 'model id to chat with, e.g. llama3.2',
-  MNEMO_MAX_TOKENS: 'token budget of each request (default 1000)',
+  MNEMO_MAX_TOKENS: `token budget of each request (default ${cliDefaults.maxTokens})`,
   MNEMO_POLICY: `context policy: ${cliPolicies.join(', ')}`,
   MNEMO_API_KEYS: 'API keys of mnemo serve and their tenants: key1:tenantA,key2:tenantB',
   MNEMO_EMBEDDER: 'embedder for vector recall: use-lite (default, offline), openai, hashed (tests, benchmarks), none',

@@ -30,6 +30,7 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
   const { systemTokens, fixedTokens } = pinnedTokens(input);
   const room = input.maxTokens - fixedTokens;
   const turns = groupTurns(groupMessages(input.tail)).map((turn) => turn.groups);
+  if (input.tail.length === input.totalMessages && sumTokens(input.tail) <= room) return wholeConversation(input, turns, systemTokens, fixedTokens);
 
   let facts = factsBlock(input.facts, counter, Math.floor(room * hybridShares.facts));
   let summary = input.summary === undefined ? undefined : summaryBlock(input.summary, counter, Math.floor(room * hybridShares.summary));
@@ -43,12 +44,17 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
     selected = selectNewest(turns, room, counter);
   }
   const firstRecentSeq = selected[0]?.message.seq ?? Number.POSITIVE_INFINITY;
+  // A fact stated in the verbatim turns is said there already: sending it again only costs tokens.
+  const inRecent = (fact: Fact) => fact.sourceConversationId === input.conversationId && fact.sourceSeqs.length > 0 && fact.sourceSeqs.every((seq) => seq >= firstRecentSeq);
+  const factsSaid = input.facts.filter(inRecent);
+  if (factsSaid.length > 0 && facts.message !== undefined) {
+    const kept = factsBlock(input.facts.filter((fact) => !inRecent(fact)), counter, Math.floor(room * hybridShares.facts));
+    facts = { ...kept, excluded: [...kept.excluded, ...factsSaid.map((fact) => factExcluded(fact, 'already_in_context'))] };
+  }
   const inContext = (hit: RecallHit) => hit.conversationId === input.conversationId && hit.message.seq >= firstRecentSeq;
   const recallRoom = recallReserve === 0 ? 0 : room - facts.tokens - (summary?.tokens ?? 0) - fittedTokens(selected);
   const recalled = recalledBlock(input.recalled.filter((hit) => !inContext(hit)), counter, recallRoom);
-  const alreadyIn: ExcludedItem[] = input.recalled
-    .filter(inContext)
-    .map((hit) => ({ kind: 'recalled', id: hit.message.id, conversationId: hit.conversationId, seq: hit.message.seq, tokens: 0, score: hit.score, reason: 'already_in_context' }));
+  const alreadyIn: ExcludedItem[] = input.recalled.filter(inContext).map((hit) => recalledExcluded(hit, 'already_in_context'));
 
   const messages = order(input.system, facts, summary, selected, recalled);
   const sentTokens = fixedTokens + facts.tokens + (summary?.tokens ?? 0) + fittedTokens(selected) + recalled.tokens;
@@ -70,6 +76,52 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
       savedPercent: savedPercent(sentTokens, fullHistoryTokens),
     },
   };
+}
+
+/**
+ * A conversation that fits the budget whole goes verbatim and alone: its facts and snippets would only
+ * repeat what it says (or, from the user's other conversations, make the request larger than resending
+ * the history), so the context is never larger than the conversation plus the system prompt.
+ */
+function wholeConversation(input: HybridInput, turns: Parameters<typeof selectNewest>[0], systemTokens: number, fixedTokens: number): BuiltContext {
+  const { counter } = input;
+  const selected = selectNewest(turns, input.maxTokens - fixedTokens, counter);
+  const empty: ItemBlock = { message: undefined, tokens: 0, items: [], excluded: [] };
+  const excluded = [
+    ...input.facts.map((fact) => factExcluded(fact, fact.sourceConversationId === input.conversationId ? 'already_in_context' : 'conversation_fits')),
+    ...input.recalled.map((hit) => recalledExcluded(hit, hit.conversationId === input.conversationId ? 'already_in_context' : 'conversation_fits')),
+  ];
+  const sentTokens = fixedTokens + fittedTokens(selected);
+  const fullHistoryTokens = fixedTokens + input.totalTokens;
+  return {
+    messages: order(input.system, empty, undefined, selected, empty),
+    report: {
+      policy: input.policy,
+      maxTokens: input.maxTokens,
+      encoding: counter.encoding,
+      parts: parts(input, systemTokens, empty, undefined, selected, empty),
+      dropped: describeDropped(input, [], selected[0]?.message.seq ?? input.totalMessages + 1, false),
+      truncated: truncatedOf(selected),
+      excludedItems: excluded,
+      requestOverheadTokens: counter.requestOverheadTokens,
+      fullHistoryTokens,
+      sentTokens,
+      savedTokens: fullHistoryTokens - sentTokens,
+      savedPercent: savedPercent(sentTokens, fullHistoryTokens),
+    },
+  };
+}
+
+function factExcluded(fact: Fact, reason: ExcludedItem['reason']): ExcludedItem {
+  return { kind: 'fact', id: fact.id, tokens: 0, score: fact.confidence, reason };
+}
+
+function recalledExcluded(hit: RecallHit, reason: ExcludedItem['reason']): ExcludedItem {
+  return { kind: 'recalled', id: hit.message.id, conversationId: hit.conversationId, seq: hit.message.seq, tokens: 0, score: hit.score, reason };
+}
+
+function sumTokens(messages: readonly { tokens: number }[]): number {
+  return messages.reduce((sum, message) => sum + message.tokens, 0);
 }
 
 // Stable parts first (prompt caches stay warm), volatile recall right before the newest user turn.

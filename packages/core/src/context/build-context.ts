@@ -1,4 +1,5 @@
 import type { Message } from '../messages/message.js';
+import { withoutSuperseded } from '../messages/superseded-messages.js';
 import type { Scope } from '../messages/scope.js';
 import type { Embedder } from '../recall/embedder.js';
 import { recall, type RecallHit } from '../recall/recall.js';
@@ -26,6 +27,8 @@ export interface ContextRequest {
   readonly query?: string;
   /** Messages the hybrid policy recalls at most; default {@link defaultRecallK} of `maxTokens`. */
   readonly recallK?: number;
+  /** Build as if the conversation ended at this seq (a regenerated reply is built from its user turn); default: its newest message. */
+  readonly throughSeq?: number;
   readonly signal?: AbortSignal;
 }
 
@@ -56,17 +59,21 @@ export async function buildContext(dependencies: ContextDependencies, scope: Sco
   const watermark = usesSummary ? (conversation?.summarizedThroughSeq ?? 0) : 0;
   const summary = watermark > 0 ? await store.getLatestSummary(scope, callOptions) : undefined;
   const tail = conversation === undefined ? [] : await loadTail(store, scope, request, watermark);
+  const later = conversation === undefined || request.throughSeq === undefined || request.throughSeq >= conversation.messageCount
+    ? []
+    : await store.listMessages(scope, { afterSeq: request.throughSeq }, callOptions);
   const input: AssembleInput = {
     ...request,
     counter,
     tail,
-    totalMessages: conversation?.messageCount ?? 0,
-    totalTokens: conversation?.totalTokens ?? 0,
+    totalMessages: (conversation?.messageCount ?? 0) - later.length,
+    totalTokens: (conversation?.totalTokens ?? 0) - later.reduce((sum, message) => sum + message.tokens, 0),
     ...(summary === undefined || conversation === undefined
       ? {}
       : { summary: { id: summary.id, content: summary.content, toSeq: summary.toSeq, coveredTokens: conversation.summarizedTokens } }),
   };
-  const built = request.policy === 'hybrid' ? await buildHybrid(dependencies, scope, request, input) : assembleContext(input);
+  const assembled = request.policy === 'hybrid' ? await buildHybrid(dependencies, scope, request, input) : assembleContext(input);
+  const built: BuiltContext = { ...assembled, report: { ...assembled.report, conversationFound: conversation !== undefined } };
   if (conversation !== undefined) {
     const { policy, sentTokens, fullHistoryTokens } = built.report;
     const record = { kind: 'context' as const, policy, sentTokens, fullHistoryTokens, createdAt: new Date(now()).toISOString() };
@@ -95,16 +102,18 @@ async function buildHybrid(dependencies: ContextDependencies, scope: Scope, requ
  * one user message more than its window (so the oldest window turn is whole), the others once the tail
  * alone exceeds the budget, never reading at or before `afterSeq` (the summary's watermark). Then it
  * extends the tail back to a message that is not a tool result, so a tool call is never read without
- * its results (compaction cuts at turn boundaries, so the watermark never splits one).
+ * its results (compaction cuts at turn boundaries, so the watermark never splits one). Nothing after
+ * `request.throughSeq` is read, and replies that a later (regenerated) reply supersedes are left out.
  */
 async function loadTail(store: Store, scope: Scope, request: ContextRequest, afterSeq: number): Promise<Message[]> {
   const tail: Message[] = [];
+  const endBefore = request.throughSeq === undefined ? undefined : request.throughSeq + 1;
   let tokens = 0;
   let userMessages = 0;
   const enough = () =>
     request.policy === 'window' ? userMessages > request.windowTurns : tokens > request.maxTokens;
   while (!enough() || tail[0]?.role === 'tool') {
-    const beforeSeq = tail[0]?.seq;
+    const beforeSeq = tail[0]?.seq ?? endBefore;
     const page = await store.listMessages(
       scope,
       { order: 'desc', limit: pageSize, afterSeq, ...(beforeSeq === undefined ? {} : { beforeSeq }) },
@@ -117,5 +126,5 @@ async function loadTail(store: Store, scope: Scope, request: ContextRequest, aft
     }
     if (page.length < pageSize) break;
   }
-  return tail;
+  return withoutSuperseded(tail);
 }

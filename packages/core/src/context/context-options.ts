@@ -13,6 +13,8 @@ export interface ContextOptions {
   readonly query?: string;
   /** Turns the `window` policy keeps. */
   readonly windowTurns?: number;
+  /** Build as if the conversation ended at this seq (what a regenerated reply is built from); default: its newest message. */
+  readonly throughSeq?: number;
   readonly signal?: AbortSignal;
 }
 
@@ -55,8 +57,14 @@ export function assertContextOptions(options: ContextOptions, defaults: ContextD
     windowTurns,
     ...(options.system === undefined ? {} : { system: options.system }),
     ...(options.query === undefined ? {} : { query: checkQuery(options.query) }),
+    ...(options.throughSeq === undefined ? {} : { throughSeq: checkThroughSeq(options.throughSeq) }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   };
+}
+
+function checkThroughSeq(throughSeq: unknown): number {
+  checkInteger('throughSeq', throughSeq, 1, Number.MAX_SAFE_INTEGER);
+  return throughSeq as number;
 }
 
 function checkQuery(query: unknown): string {

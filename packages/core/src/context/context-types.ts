@@ -54,7 +54,8 @@ export interface ContextItem {
 
 /** Why a fact or recalled message was considered and left out. */
 export interface ExcludedItem extends ContextItem {
-  readonly reason: 'over_budget' | 'already_in_context';
+  /** `conversation_fits`: the whole conversation fits the budget, so it is sent verbatim and nothing else. */
+  readonly reason: 'over_budget' | 'already_in_context' | 'conversation_fits';
 }
 
 /**
@@ -98,6 +99,8 @@ export interface ContextReport {
   readonly savedTokens: number;
   /** `savedTokens` as a percent of `fullHistoryTokens`, 0–100. */
   readonly savedPercent: number;
+  /** False when the conversation has no stored message (the context then holds only the system prompt); set by `buildContext`. */
+  readonly conversationFound?: boolean;
 }
 
 /** The result of building a context: the messages to send and the report about them. */

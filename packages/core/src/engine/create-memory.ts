@@ -12,7 +12,7 @@ import type { Message, MessageInput } from '../messages/message.js';
 import { prepareMessages } from '../messages/prepare-messages.js';
 import { resolveScope, resolveUserScope, type ScopeInput } from '../messages/scope.js';
 import { defaultMessageLimits, type MessageLimits } from '../messages/validate-message.js';
-import type { CallOptions, Conversation, EraseResult, Page, PageOptions, Store } from '../store/store.js';
+import type { CallOptions, Conversation, EraseResult, MessageRange, Page, PageOptions, Store } from '../store/store.js';
 import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import type { Fact, FactQuery } from '../facts/fact.js';
@@ -26,6 +26,7 @@ import type { GraphExtractor } from '../graph/graph-extractor.js';
 import { HeuristicGraphExtractor } from '../graph/heuristic-graph-extractor.js';
 import type { Embedder } from '../recall/embedder.js';
 import { recall, type RecallHit, type RecallOptions } from '../recall/recall.js';
+import { createMemoryTool, type MemoryTool, type MemoryToolLimits } from '../files/memory-tool.js';
 import { createBackgroundWork } from './background-work.js';
 import { getConversationStats, type ConversationStats } from './conversation-stats.js';
 import { expandSummary, type ExpandedSummary } from './expand-summary.js';
@@ -50,6 +51,8 @@ export interface MemoryOptions {
    * Default: the offline `HeuristicFactExtractor` and `HeuristicGraphExtractor`; `graphExtractor: false` skips the graph.
    */
   readonly knowledge?: false | { readonly factExtractor?: FactExtractor; readonly graphExtractor?: GraphExtractor | false };
+  /** Caps of each user's `/memories` directory (the memory tool); missing fields take `defaultMemoryToolLimits`. */
+  readonly memoryToolLimits?: Partial<MemoryToolLimits>;
   /** The in-process job worker. `autoStart: false` leaves jobs queued until `runPendingJobs()` (or another process's worker). */
   readonly worker?: { readonly autoStart?: boolean; readonly workerId?: string; readonly leaseMs?: number; readonly pollIntervalMs?: number; readonly onError?: (error: unknown) => void };
 }
@@ -67,8 +70,8 @@ export interface Memory {
   append(scope: ScopeInput, messages: MessageInput | readonly MessageInput[], options?: CallOptions): Promise<Message[]>;
   /** Builds the context to send for a conversation and records it in the usage ledger. */
   buildContext(scope: ScopeInput, options?: ContextOptions): Promise<BuiltContext>;
-  /** Reads stored messages of a conversation, oldest first (`afterSeq` and `limit` to page). */
-  listMessages(scope: ScopeInput, range?: { afterSeq?: number; limit?: number }, options?: CallOptions): Promise<Message[]>;
+  /** Reads stored messages of a conversation: oldest first by default; `afterSeq`, `beforeSeq`, `limit` and `order: 'desc'` (newest first) to page or read the tail. */
+  listMessages(scope: ScopeInput, range?: MessageRange, options?: CallOptions): Promise<Message[]>;
   /** Counters and usage of one conversation; `undefined` when it has no messages. */
   stats(scope: ScopeInput, options?: CallOptions): Promise<ConversationStats | undefined>;
   /** Conversations of a tenant, or of one of its users, cursor-paged. */
@@ -98,6 +101,8 @@ export interface Memory {
     /** An entity (by id, name or alias) and everything within `depth` (1–3) relations of it; `not_found` for an unknown one. */
     neighbours(user: { tenantId?: string; userId?: string }, entity: string, depth?: number, options?: CallOptions & { includeHistory?: boolean }): Promise<GraphNeighbourhood>;
   };
+  /** The Anthropic-style memory tool over each user's `/memories` directory in this memory's store. */
+  readonly memoryTool: MemoryTool;
   /** Runs the due background jobs now and returns how many ran (for tests, replays and CLIs). */
   runPendingJobs(): Promise<number>;
   /** The counter every stored message was counted with. */
@@ -146,8 +151,11 @@ export function createMemory(options: MemoryOptions): Memory {
   const { worker } = background;
   const contextDependencies = { store, counter: tokenCounter, now, ...(options.embedder === undefined ? {} : { embedder: options.embedder }) };
 
+  const memoryTool = createMemoryTool({ store, now, ...(options.memoryToolLimits === undefined ? {} : { limits: options.memoryToolLimits }) });
+
   return Object.freeze({
     tokenCounter,
+    memoryTool,
     async append(scopeInput: ScopeInput, input: MessageInput | readonly MessageInput[], callOptions?: CallOptions) {
       const scope = resolveScope(scopeInput);
       const batch = prepareMessages(input, { limits, counter: tokenCounter, now });
@@ -162,7 +170,7 @@ export function createMemory(options: MemoryOptions): Memory {
     async buildContext(scopeInput: ScopeInput, contextOptions: ContextOptions = {}) {
       return buildContext(contextDependencies, resolveScope(scopeInput), assertContextOptions(contextOptions, contextDefaults));
     },
-    async listMessages(scopeInput: ScopeInput, range: { afterSeq?: number; limit?: number } = {}, callOptions?: CallOptions) {
+    async listMessages(scopeInput: ScopeInput, range: MessageRange = {}, callOptions?: CallOptions) {
       return store.listMessages(resolveScope(scopeInput), range, callOptions);
     },
     async stats(scopeInput: ScopeInput, callOptions?: CallOptions) {

@@ -1,5 +1,6 @@
 import { MemoryError } from '../errors/memory-error.js';
 import { messageRoles, type MessageInput, type MessageRole, type Metadata, type ToolCall } from './message.js';
+import { reservedMetadataKey, reservedMetadataProblem } from './superseded-messages.js';
 
 /** Limits applied to every appended message. */
 export interface MessageLimits {
@@ -122,5 +123,7 @@ function checkMetadata(value: unknown, limits: MessageLimits, fail: Fail): Metad
     return fail('metadata', `is not serializable to JSON (${(error as Error).message})`);
   }
   if (json.length > limits.maxMetadataChars) return fail('metadata', `is over ${limits.maxMetadataChars} characters of JSON`);
-  return JSON.parse(json) as Metadata;
+  const metadata = JSON.parse(json) as Metadata;
+  const reserved = reservedMetadataProblem(metadata);
+  return reserved === undefined ? metadata : fail(`metadata.${reservedMetadataKey}`, reserved);
 }

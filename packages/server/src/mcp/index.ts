@@ -4,7 +4,6 @@ export { toMcpToolError } from './mcp-tool-error.js';
 export type { McpErrorLog } from './mcp-tool-error.js';
 export { createMcpTools } from './mcp-tools.js';
 export type { McpCallContext, McpTool, McpToolsOptions } from './mcp-tools.js';
-export { createMcpRouteModule, mcpPath, mountMcpRoutes } from './mount-mcp-routes.js';
-export type { McpRouteOptions } from './mount-mcp-routes.js';
+export { mcpPath, mountMcpRoutes } from './mount-mcp-routes.js';
 export { serveMcpOverStdio } from './serve-mcp-stdio.js';
 export type { McpStdioOptions, McpStdioServer } from './serve-mcp-stdio.js';

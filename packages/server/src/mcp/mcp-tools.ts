@@ -7,7 +7,6 @@ import {
   toOpenAiMessages,
   type JsonSchema,
   type Memory,
-  type MemoryTool,
   type UserScope,
 } from '@mnemo/core';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -29,11 +28,9 @@ export interface McpTool {
   run(args: unknown, context: McpCallContext): Promise<CallToolResult>;
 }
 
-/** What the tools work on: the engine and, for the `memory` tool, the memory tool over the same store. */
+/** What the tools work on: the engine (the `memory` tool is its `memoryTool`). */
 export interface McpToolsOptions {
   readonly memory: Memory;
-  /** Without it, the `memory` tool is not offered. */
-  readonly memoryTool?: MemoryTool;
 }
 
 const userIdField = z.string().min(1).max(256).optional().describe('The user; default: the server\'s default user.');
@@ -136,19 +133,17 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
       },
     },
   ];
-  const { memoryTool } = options;
-  if (memoryTool !== undefined) {
-    const schema = memoryToolInputSchema as { properties: Record<string, unknown>; [key: string]: unknown };
-    tools.push({
-      name: memoryTool.definition.name,
-      description: memoryTool.definition.description,
-      inputSchema: { ...schema, properties: { ...schema.properties, user_id: { type: 'string', description: 'The user whose memory directory to use; default: the server\'s default user.' } } },
-      async run(args, context) {
-        const { user_id: userId, ...input } = parseWith(memoryUserInput, args, 'arguments');
-        return text(await memoryTool.run(userOf(context, userId), input, signalOf(context)));
-      },
-    });
-  }
+  const { memoryTool } = memory;
+  const schema = memoryToolInputSchema as { properties: Record<string, unknown>; [key: string]: unknown };
+  tools.push({
+    name: memoryTool.definition.name,
+    description: memoryTool.definition.description,
+    inputSchema: { ...schema, properties: { ...schema.properties, user_id: { type: 'string', description: 'The user whose memory directory to use; default: the server\'s default user.' } } },
+    async run(args, context) {
+      const { user_id: userId, ...input } = parseWith(memoryUserInput, args, 'arguments');
+      return text(await memoryTool.run(userOf(context, userId), input, signalOf(context)));
+    },
+  });
   return tools;
 }
 

@@ -1,4 +1,3 @@
-import { createMemoryTool, type MemoryToolLimits } from '@mnemo/core';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { ServerApp, ServerDeps } from '../app/server-deps.js';
 import { requestUser, userHeader } from '../resource-api/request-scope.js';
@@ -8,29 +7,15 @@ import { createMcpTools } from './mcp-tools.js';
 /** The path MCP clients connect to (streamable HTTP). */
 export const mcpPath = '/mcp';
 
-/** Options of {@link createMcpRouteModule}. */
-export interface McpRouteOptions {
-  /** Caps of each user's memory directory; missing fields take the memory tool's defaults. */
-  readonly memoryToolLimits?: Partial<MemoryToolLimits>;
-}
-
 /**
  * Mounts MCP over streamable HTTP at `/mcp`, stateless: every POST gets its own MCP server and
  * transport, acting for the tenant of the request's API key (set by the auth middleware), with the
  * `X-Mnemo-User` header's user (default `default`) for calls that name no `user_id`. Answers are JSON
- * (no server-initiated streams), so GET and DELETE get 405. The `memory` tool needs the app's `store`;
- * without it the tool is not offered (and a warning is logged).
+ * (no server-initiated streams), so GET and DELETE get 405. The `memory` tool is the engine's
+ * (`memory.memoryTool`, its caps set by `createMemory({ memoryToolLimits })`).
  */
 export function mountMcpRoutes(app: ServerApp, deps: ServerDeps): void {
-  createMcpRouteModule()(app, deps);
-}
-
-/** {@link mountMcpRoutes} with options, as a route module for `createServerApp({ routes })`. */
-export function createMcpRouteModule(options: McpRouteOptions = {}): (app: ServerApp, deps: ServerDeps) => void {
-  return (app, deps) => {
-    const memoryTool = deps.store === undefined ? undefined : createMemoryTool({ store: deps.store, ...(options.memoryToolLimits === undefined ? {} : { limits: options.memoryToolLimits }) });
-    if (memoryTool === undefined) deps.logger.warn('mcp: the server app was given no store, so the memory tool is not offered');
-    const tools = createMcpTools({ memory: deps.memory, ...(memoryTool === undefined ? {} : { memoryTool }) });
+    const tools = createMcpTools({ memory: deps.memory });
 
     deps.routes.add({
       method: 'post',
@@ -55,5 +40,4 @@ export function createMcpRouteModule(options: McpRouteOptions = {}): (app: Serve
     app.on(['GET', 'DELETE'], mcpPath, (c) =>
       c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC requests with POST.' }, id: null }, 405, { Allow: 'POST' }),
     );
-  };
 }

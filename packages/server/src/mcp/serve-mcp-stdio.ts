@@ -1,5 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
-import { createMemoryTool, resolveUserScope, type Memory, type MemoryToolLimits, type Store } from '@mnemo/core';
+import { resolveUserScope, type Memory } from '@mnemo/core';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createMcpServer } from './create-mcp-server.js';
 import type { McpErrorLog } from './mcp-tool-error.js';
@@ -8,13 +8,10 @@ import { createMcpTools } from './mcp-tools.js';
 /** Options of {@link serveMcpOverStdio}. */
 export interface McpStdioOptions {
   readonly memory: Memory;
-  /** The store `memory` was built on; the `memory` tool works on it. */
-  readonly store: Store;
   /** Default `default`. */
   readonly tenantId?: string;
   /** The user of calls that name no `user_id`; default `default`. */
   readonly userId?: string;
-  readonly memoryToolLimits?: Partial<MemoryToolLimits>;
   /** Where JSON-RPC arrives and goes: default the process's stdin and stdout (stdout then carries nothing else). */
   readonly stdin?: Readable;
   readonly stdout?: Writable;
@@ -35,8 +32,7 @@ export interface McpStdioServer {
  */
 export async function serveMcpOverStdio(options: McpStdioOptions): Promise<McpStdioServer> {
   const { tenantId, userId } = resolveUserScope({ ...(options.tenantId === undefined ? {} : { tenantId: options.tenantId }), ...(options.userId === undefined ? {} : { userId: options.userId }) });
-  const memoryTool = createMemoryTool({ store: options.store, ...(options.memoryToolLimits === undefined ? {} : { limits: options.memoryToolLimits }) });
-  const server = createMcpServer({ tools: createMcpTools({ memory: options.memory, memoryTool }), tenantId, defaultUserId: userId, ...(options.log === undefined ? {} : { log: options.log }) });
+  const server = createMcpServer({ tools: createMcpTools({ memory: options.memory }), tenantId, defaultUserId: userId, ...(options.log === undefined ? {} : { log: options.log }) });
   const transport = new StdioServerTransport(options.stdin, options.stdout);
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();

@@ -1,9 +1,9 @@
-import { contextPolicies, maxContextTokens, MemoryError, resolveScope, type ContextOptions, type ContextPolicy, type MessageInput, type Scope } from '@mnemo/core';
+import { contextPolicies, maxContextTokens, MemoryError, type ContextOptions, type ContextPolicy, type MessageInput, type Scope } from '@mnemo/core';
 import { z } from 'zod';
 import type { ServerContext } from '../app/server-deps.js';
-import { requestUser } from '../resource-api/request-scope.js';
+import { conversationScope, userHeader } from '../resource-api/request-scope.js';
 
-/** Header naming the conversation; without it, the body's `user` field names it. */
+/** Header naming the conversation; without it, the end user's one conversation (named after the body's `user`). */
 export const conversationHeader = 'X-Mnemo-Conversation';
 /** Header choosing the context policy of one request (`full`, `window`, `token-window`, `summary`). */
 export const proxyPolicyHeader = 'X-Mnemo-Policy';
@@ -51,19 +51,22 @@ export interface ProxyRequest {
 }
 
 /**
- * Reads a validated body and the request headers: the conversation from `X-Mnemo-Conversation` or the
- * body's `user` (`invalid_input` when neither is there), the user from `X-Mnemo-User` (default user),
- * the tenant from the API key, the policy and budget from `X-Mnemo-Policy` and `X-Mnemo-Max-Tokens`.
+ * Reads a validated body and the request headers. The end user (mnemo's `userId`, the scope of facts,
+ * recall and summaries) is `X-Mnemo-User`, else the body's `user` (as OpenAI defines that field), else
+ * the conversation's own user; the conversation is `X-Mnemo-Conversation`, else the one conversation
+ * named after that user. Neither named: `invalid_input`. The tenant comes from the API key, the policy
+ * and budget from `X-Mnemo-Policy` and `X-Mnemo-Max-Tokens`.
  * Throws `invalid_input` for a message mnemo cannot store (a non-text content part).
  */
 export function readProxyRequest(c: ServerContext, body: ChatCompletionBody): ProxyRequest {
-  const conversationId = nonEmpty(c.req.header(conversationHeader)) ?? nonEmpty(body.user);
+  const userId = nonEmpty(c.req.header(userHeader)) ?? nonEmpty(body.user);
+  const conversationId = nonEmpty(c.req.header(conversationHeader)) ?? userId;
   if (conversationId === undefined) {
-    throw new MemoryError('invalid_input', `name the conversation: send the ${conversationHeader} header or the body's "user" field`, {
+    throw new MemoryError('invalid_input', `name the end user or the conversation: send the body's "user" field, or the ${userHeader} or ${conversationHeader} header`, {
       details: { field: 'user' },
     });
   }
-  const scope = resolveScope({ ...requestUser(c), conversationId });
+  const scope = conversationScope(c.get('tenantId'), conversationId, userId);
   const systemParts: string[] = [];
   const turns: MessageInput[] = [];
   body.messages.forEach((message, index) => {

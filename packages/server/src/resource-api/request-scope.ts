@@ -4,12 +4,8 @@ import type { ServerContext } from '../app/server-deps.js';
 /** Header that selects the user of a request when neither the query nor the body names one. */
 export const userHeader = 'X-Mnemo-User';
 
-/**
- * The user a request acts for, within the tenant of its API key: the `user_id` query parameter, the
- * body's `userId`, or the `X-Mnemo-User` header, else `default`. Two sources naming different users
- * are `invalid_input` rather than a silent choice.
- */
-export function requestUser(c: ServerContext, named: { query?: string | undefined; body?: string | undefined } = {}): UserScope {
+/** The user id a request names itself (see {@link requestUser}), or `undefined` when it names none. */
+export function namedUserId(c: ServerContext, named: { query?: string | undefined; body?: string | undefined } = {}): string | undefined {
   const header = c.req.header(userHeader);
   const given = [named.query, named.body, header === undefined || header === '' ? undefined : header].filter((value): value is string => value !== undefined);
   const distinct = [...new Set(given)];
@@ -18,13 +14,33 @@ export function requestUser(c: ServerContext, named: { query?: string | undefine
       details: { field: 'user_id' },
     });
   }
-  // The tenant comes only from the API key (set by the auth middleware), never from the request.
-  return resolveUserScope({ tenantId: c.get('tenantId'), ...(distinct[0] === undefined ? {} : { userId: distinct[0] }) });
+  return distinct[0];
 }
 
-/** The scope of a conversation of the request's user in the request's tenant. */
+/**
+ * The user a request acts for on user-level routes (facts, recall, entities, summaries by id), within
+ * the tenant of its API key: the `user_id` query parameter, the body's `userId`, or the `X-Mnemo-User`
+ * header, else `default`. Two sources naming different users are `invalid_input` rather than a silent choice.
+ */
+export function requestUser(c: ServerContext, named: { query?: string | undefined; body?: string | undefined } = {}): UserScope {
+  const userId = namedUserId(c, named);
+  // The tenant comes only from the API key (set by the auth middleware), never from the request.
+  return resolveUserScope({ tenantId: c.get('tenantId'), ...(userId === undefined ? {} : { userId }) });
+}
+
+/**
+ * The scope of a conversation in the request's tenant. Its user is the one the request names (as in
+ * {@link requestUser}); a conversation named without a user is its own user (`userId` = the
+ * conversation id), so two conversations never share facts, recall or summaries unless a caller
+ * groups them under one user on purpose. The same rule holds for the seed API and the proxy.
+ */
 export function requestScope(c: ServerContext, conversationId: string, named: { query?: string | undefined; body?: string | undefined } = {}): Scope {
-  return resolveScope({ ...requestUser(c, named), conversationId });
+  return conversationScope(c.get('tenantId'), conversationId, namedUserId(c, named));
+}
+
+/** A conversation's scope in `tenantId`: the named user's, or (none named) the conversation's own user. */
+export function conversationScope(tenantId: string, conversationId: string, userId: string | undefined): Scope {
+  return resolveScope({ tenantId, userId: userId ?? conversationId, conversationId });
 }
 
 /** Throws `not_found` unless the conversation has messages (in this tenant, for this user). */
