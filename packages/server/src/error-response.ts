@@ -1,8 +1,11 @@
 import { isMemoryError, type ErrorCode, type ErrorDetails } from '@mnemo/core';
 import type { Context } from 'hono';
 
-/** Codes only the HTTP edge produces: a body over the size limit, a key over its rate, and a bug. */
-export const httpOnlyErrorCodes = ['payload_too_large', 'rate_limited', 'internal'] as const;
+/**
+ * Codes only the HTTP edge produces: a body over the size limit, a body that is not JSON by its
+ * Content-Type, a Host the server does not answer to, a key over its rate, and a bug.
+ */
+export const httpOnlyErrorCodes = ['payload_too_large', 'unsupported_media_type', 'misdirected_request', 'rate_limited', 'internal'] as const;
 
 /** Every `error.code` a client can receive: core's closed set plus {@link httpOnlyErrorCodes}. */
 export type WireErrorCode = ErrorCode | (typeof httpOnlyErrorCodes)[number];
@@ -13,13 +16,15 @@ export interface ErrorBody {
 }
 
 // A Record over every code: a code added to core fails the build here until it has a status.
-const statusByCode: Readonly<Record<WireErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 500 | 502 | 503>> = Object.freeze({
+const statusByCode: Readonly<Record<WireErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 415 | 421 | 422 | 429 | 500 | 502 | 503>> = Object.freeze({
   invalid_input: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
+  unsupported_media_type: 415,
+  misdirected_request: 421,
   budget_exceeded: 422,
   rate_limited: 429,
   storage_failed: 500,

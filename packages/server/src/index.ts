@@ -21,5 +21,7 @@ export { publicPaths, serverVersion } from './operations/operations-routes.js';
 export { userHeader } from './resource-api/request-scope.js';
 export { defaultSeedMemoryType, policyHeader, seedMemoryTypes } from './seed-api/seed-memory-routes.js';
 export type { SeedMemoryType } from './seed-api/seed-memory-routes.js';
-export { checkListenHost, defaultPort, isLoopbackHost, startServer } from './serve/start-server.js';
+export { checkListenHost, defaultPort, startServer } from './serve/start-server.js';
+export { createRequestOriginGuard, isLoopbackHost } from './auth/request-origin-guard.js';
+export type { RequestOriginGuardOptions } from './auth/request-origin-guard.js';
 export type { RunningServer, StartServerOptions } from './serve/start-server.js';

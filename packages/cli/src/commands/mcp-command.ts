@@ -4,7 +4,7 @@ import { serveMcpOverStdio } from '@mnemo/server/mcp';
 import type { Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
 import { loadCliConfig } from '../config/cli-config.js';
-import { compactionSettingsFor, contextPolicyOf } from '../config/cli-policies.js';
+import { engineDefaultsOf } from '../config/cli-policies.js';
 import { chooseSummarizer } from '../store/choose-summarizer.js';
 import { chooseEmbedder } from '../store/choose-embedder.js';
 import { openCliStore } from '../store/open-cli-store.js';
@@ -41,16 +41,13 @@ async function runMcp(flags: McpFlags, io: CliIo): Promise<void> {
   // stdout carries JSON-RPC only: every diagnostic goes to stderr.
   const log = { error: (fields: Record<string, unknown>, message: string) => io.stderr.write(`mnemo mcp: ${message}: ${describe(fields.err)}\n`) };
   const embedder = chooseEmbedder(config);
+  const defaults = engineDefaultsOf(config.context);
   const memory = createMemory({
     store,
     ...(embedder === undefined ? {} : { embedder }),
     tokenCounter,
-    context: {
-      maxTokens: config.context.maxTokens,
-      windowTurns: config.context.windowTurns,
-      ...(config.context.policy === undefined ? {} : { policy: contextPolicyOf(config.context.policy) }),
-    },
-    compaction: { settings: compactionSettingsFor(config.context.policy, config.context.maxTokens), ...(summarizer === undefined ? {} : { summarizer }) },
+    context: defaults.context,
+    compaction: { settings: defaults.compactionSettings, ...(summarizer === undefined ? {} : { summarizer }) },
     worker: { onError: (error) => log.error({ err: error }, 'background job failed') },
   });
   try {

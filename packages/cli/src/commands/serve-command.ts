@@ -6,6 +6,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { pino } from 'pino';
 import type { CliIo } from '../cli-io.js';
 import { loadCliConfig, type CliServerConfig } from '../config/cli-config.js';
+import { engineDefaultsOf } from '../config/cli-policies.js';
 import { chooseSummarizer } from '../store/choose-summarizer.js';
 import { chooseEmbedder } from '../store/choose-embedder.js';
 import { describeDatabase, openCliStore } from '../store/open-cli-store.js';
@@ -39,7 +40,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
 
 async function runServe(flags: ServeFlags, io: CliIo): Promise<void> {
   const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
-  const settings = config.server ?? { apiKeys: [], corsOrigins: [] };
+  const settings: CliServerConfig = config.server ?? { apiKeys: [], corsOrigins: [], allowedHosts: [] };
   const host = flags.host ?? settings.host ?? defaultServeHost;
   // Before opening the database, so a refused host leaves no file behind.
   checkListenHost(host, settings.apiKeys.length);
@@ -50,11 +51,13 @@ async function runServe(flags: ServeFlags, io: CliIo): Promise<void> {
   const tokenCounter = createGptTokenCounter(config.llm.model === undefined ? {} : { model: config.llm.model });
   const summarizer = chooseSummarizer(config).create?.(tokenCounter);
   const embedder = chooseEmbedder(config);
+  const defaults = engineDefaultsOf(config.context);
   const memory = createMemory({
     store,
     ...(embedder === undefined ? {} : { embedder }),
     tokenCounter,
-    compaction: summarizer === undefined ? {} : { summarizer },
+    context: defaults.context,
+    compaction: { settings: defaults.compactionSettings, ...(summarizer === undefined ? {} : { summarizer }) },
     worker: { onError: (error) => logger.error({ err: error }, 'background job failed') },
   });
   let server;
@@ -69,6 +72,7 @@ async function runServe(flags: ServeFlags, io: CliIo): Promise<void> {
       // The OpenAI-compatible proxy (POST /v1/chat/completions, upstream from llm.*) and MCP at /mcp.
       routes: [mountProxyRoutes, mountMcpRoutes],
       ...(settings.corsOrigins.length === 0 ? {} : { cors: { origins: settings.corsOrigins } }),
+      allowedHosts: settings.allowedHosts,
     });
     server = await startServer({ app, host, port: flags.port ?? settings.port ?? defaultPort });
   } catch (error) {

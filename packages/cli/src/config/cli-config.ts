@@ -14,6 +14,8 @@ export interface CliConfig {
     readonly model?: string;
     /** Limit of one model call, in milliseconds. Default 60,000. */
     readonly timeoutMs: number;
+    /** The proxy passes the client's own provider key upstream when no `apiKey` is set (see the server's `UpstreamLlmConfig`). Default false. */
+    readonly passClientKey: boolean;
   };
   readonly context: {
     /** Unset means each command's own default (replay compares every policy); `meshai` is `summary` with the meshai compaction preset. */
@@ -56,6 +58,8 @@ export interface CliServerConfig {
   readonly rateLimit?: false | { readonly requestsPerSecond: number; readonly burst: number };
   /** Browser origins allowed by CORS; empty (the default) sends no CORS headers. */
   readonly corsOrigins: readonly string[];
+  /** Host names answered besides loopback ones (`MNEMO_ALLOWED_HOSTS` replaces the file's list); requests naming any other Host are refused. */
+  readonly allowedHosts: readonly string[];
 }
 
 /** The defaults the CLI applies when neither the environment nor a config file says otherwise. */
@@ -72,6 +76,8 @@ export const cliEnvironmentVariables = Object.freeze({
   MNEMO_LLM_BASE_URL: 'OpenAI-compatible base URL, e.g. http://localhost:11434/v1',
   MNEMO_LLM_API_KEY: 'API key of that endpoint, if it needs one',
   MNEMO_LLM_MODEL: 'model id to chat with, e.g. llama3.2',
+  MNEMO_LLM_PASS_CLIENT_KEY: "1: the proxy passes the client's own provider key upstream when MNEMO_LLM_API_KEY is unset (default 0: none is sent)",
+  MNEMO_ALLOWED_HOSTS: 'host names mnemo serve answers to besides loopback ones, comma-separated (e.g. mnemo.internal)',
   MNEMO_MAX_TOKENS: `token budget of each request (default ${cliDefaults.maxTokens})`,
   MNEMO_POLICY: `context policy: ${cliPolicies.join(', ')}`,
   MNEMO_API_KEYS: 'API keys of mnemo serve and their tenants: key1:tenantA,key2:tenantB',
@@ -112,6 +118,7 @@ const fileSchema = z.strictObject({
       apiKey: z.string().optional(),
       model: z.string().min(1).optional(),
       timeoutMs: z.number().int().min(1).optional(),
+      passClientKey: z.boolean().optional(),
     })
     .optional(),
   context: z
@@ -131,6 +138,7 @@ const fileSchema = z.strictObject({
       maxImportBytes: z.number().int().min(1).optional(),
       rateLimit: z.union([z.literal(false), z.strictObject({ requestsPerSecond: z.number().positive(), burst: z.number().int().min(1) })]).optional(),
       corsOrigins: z.array(z.string().min(1)).optional(),
+      allowedHosts: z.array(z.string().min(1)).optional(),
     })
     .optional(),
 });
@@ -141,6 +149,8 @@ const envSchema = z.object({
   MNEMO_LLM_BASE_URL: httpUrl.optional(),
   MNEMO_LLM_API_KEY: z.string().optional(),
   MNEMO_LLM_MODEL: z.string().min(1).optional(),
+  MNEMO_LLM_PASS_CLIENT_KEY: z.enum(['0', '1', 'true', 'false']).optional(),
+  MNEMO_ALLOWED_HOSTS: z.string().min(1).optional(),
   MNEMO_MAX_TOKENS: z.coerce.number<string>({ error: 'must be a whole number' }).pipe(maxTokens).optional(),
   MNEMO_POLICY: policy.optional(),
   MNEMO_API_KEYS: apiKeyList.optional(),
@@ -181,6 +191,7 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
     ...defined('apiKey', env.MNEMO_LLM_API_KEY ?? fileValues.llm?.apiKey),
     ...defined('model', env.MNEMO_LLM_MODEL ?? fileValues.llm?.model),
     timeoutMs: fileValues.llm?.timeoutMs ?? cliDefaults.timeoutMs,
+    passClientKey: env.MNEMO_LLM_PASS_CLIENT_KEY === undefined ? (fileValues.llm?.passClientKey ?? false) : ['1', 'true'].includes(env.MNEMO_LLM_PASS_CLIENT_KEY),
   };
   const context = {
     ...defined('policy', env.MNEMO_POLICY ?? fileValues.context?.policy),
@@ -195,11 +206,12 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
     ...defined('baseUrl', env.MNEMO_EMBEDDING_BASE_URL ?? fileValues.embedder?.baseUrl ?? llm.baseUrl),
     ...defined('apiKey', env.MNEMO_EMBEDDING_API_KEY ?? fileValues.embedder?.apiKey ?? llm.apiKey),
   };
-  const { apiKeys, corsOrigins, ...server } = fileValues.server ?? {};
+  const { apiKeys, corsOrigins, allowedHosts, ...server } = fileValues.server ?? {};
+  const envHosts = env.MNEMO_ALLOWED_HOSTS?.split(',').map((host) => host.trim()).filter((host) => host !== '');
   const serverConfig =
-    fileValues.server === undefined && env.MNEMO_API_KEYS === undefined
+    fileValues.server === undefined && env.MNEMO_API_KEYS === undefined && envHosts === undefined
       ? undefined
-      : { ...server, apiKeys: env.MNEMO_API_KEYS ?? apiKeys ?? [], corsOrigins: corsOrigins ?? [] };
+      : { ...server, apiKeys: env.MNEMO_API_KEYS ?? apiKeys ?? [], corsOrigins: corsOrigins ?? [], allowedHosts: envHosts ?? allowedHosts ?? [] };
   return Object.freeze({ db, llm, context, embedder, ...defined('server', serverConfig), ...defined('configFile', file?.path) });
 }
 

@@ -1,4 +1,4 @@
-import { compactionPresets, contextPolicies, type CompactionSettings, type ContextPolicy } from '@mnemo/core';
+import { compactionPresets, contextPolicies, type CompactionSettings, type ContextDefaults, type ContextPolicy } from '@mnemo/core';
 
 /**
  * Policy names the CLI accepts: core's context policies, plus `meshai`, which is the `summary` context
@@ -40,4 +40,19 @@ export function compactionSettingsForBudget(maxTokens: number): Partial<Compacti
 export function compactionSettingsFor(policy: CliPolicy | undefined, maxTokens: number | undefined): Partial<CompactionSettings> {
   if (policy === 'meshai') return compactionPresets.meshai;
   return maxTokens === undefined ? {} : compactionSettingsForBudget(maxTokens);
+}
+
+/**
+ * The engine defaults a long-running command (`serve`, `mcp`) builds every context with: the configured
+ * policy (`MNEMO_POLICY`), budget (`MNEMO_MAX_TOKENS`, default the library's 2,000) and window, and the
+ * compaction thresholds that go with them. One function, so `serve`, its proxy and `mcp` agree.
+ */
+export function engineDefaultsOf(context: { readonly policy?: CliPolicy; readonly maxTokens: number; readonly windowTurns: number }): {
+  context: Partial<ContextDefaults>;
+  compactionSettings: Partial<CompactionSettings>;
+} {
+  return {
+    context: { maxTokens: context.maxTokens, windowTurns: context.windowTurns, ...(context.policy === undefined ? {} : { policy: contextPolicyOf(context.policy) }) },
+    compactionSettings: compactionSettingsFor(context.policy, context.maxTokens),
+  };
 }

@@ -4,6 +4,7 @@ import { cors } from 'hono/cors';
 import { HTTPException } from 'hono/http-exception';
 import { pino, type Logger } from 'pino';
 import { createAuthMiddleware, type ServerAuth } from '../auth/api-key-auth.js';
+import { createRequestOriginGuard } from '../auth/request-origin-guard.js';
 import { errorResponse, toErrorResponse } from '../error-response.js';
 import { createBodyLimitMiddleware, createRateLimitMiddleware } from '../limits/limit-middleware.js';
 import { createRequestMiddleware } from '../logging/request-middleware.js';
@@ -30,8 +31,10 @@ export interface ServerAppOptions {
   readonly limits?: Partial<ServerLimits>;
   /** Default: pino writing JSON lines to stdout at level `info`. */
   readonly logger?: Logger;
-  /** Origins allowed to call the API from a browser. Default: none (no CORS headers at all). */
+  /** Origins allowed to call the API from a browser. Default: none (no CORS headers at all; the server's own origin may still call it). */
   readonly cors?: { readonly origins: readonly string[] };
+  /** Host names answered besides loopback ones; without API keys every other Host is refused (421). Default none. */
+  readonly allowedHosts?: readonly string[];
   /** The OpenAI-compatible endpoint, for mounted modules such as the proxy. */
   readonly llm?: UpstreamLlmConfig;
   /**
@@ -65,6 +68,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   const app: ServerApp = new Hono<ServerEnv>();
 
   app.use('*', createRequestMiddleware(logger, deps.metrics));
+  app.use('*', createRequestOriginGuard({ allowedHosts: options.allowedHosts ?? [], allowedOrigins: options.cors?.origins ?? [], keyCount: options.auth?.keys.length ?? 0 }));
   if (options.cors !== undefined && options.cors.origins.length > 0) {
     const origins = [...options.cors.origins];
     app.use('*', cors({ origin: origins, allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Mnemo-User', 'X-Request-Id'], exposeHeaders: ['X-Request-Id', 'X-Mnemo-Policy', 'Retry-After'] }));
@@ -84,7 +88,8 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   app.notFound((c) => errorResponse(c, 'not_found', `no route for ${c.req.method} ${c.req.path}`));
   app.onError((error, c) => {
     if (error instanceof HTTPException && error.status < 500) {
-      return errorResponse(c, error.status === 413 ? 'payload_too_large' : 'invalid_input', error.message || 'bad request');
+      const code = error.status === 413 ? 'payload_too_large' : error.status === 415 ? 'unsupported_media_type' : 'invalid_input';
+      return errorResponse(c, code, error.message || 'bad request');
     }
     const response = toErrorResponse(error, c.get('requestId'));
     if (response.log) c.get('logger').error({ err: error }, 'request failed');

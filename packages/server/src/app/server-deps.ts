@@ -8,8 +8,15 @@ import type { ServerLimits } from './server-limits.js';
 /** The OpenAI-compatible endpoint the proxy forwards to; every field optional (the proxy decides what it needs). */
 export interface UpstreamLlmConfig {
   readonly baseUrl?: string;
+  /** The upstream's key, sent as `Authorization: Bearer …`. mnemo's own API keys are never sent upstream. */
   readonly apiKey?: string;
   readonly model?: string;
+  /**
+   * Pass the client's own provider key through when no `apiKey` is configured: the
+   * `X-Mnemo-Upstream-Authorization` header's value or, on a server without API keys (where
+   * `Authorization` cannot be a mnemo key), the client's `Authorization`. Default false: nothing is sent.
+   */
+  readonly passClientKey?: boolean;
 }
 
 /**
@@ -19,6 +26,8 @@ export interface UpstreamLlmConfig {
  */
 export interface ServerVariables {
   tenantId: string;
+  /** True when the request's `Authorization` carried one of mnemo's API keys (so it must never leave mnemo). */
+  authenticatedByKey: boolean;
   requestId: string;
   logger: Logger;
 }

@@ -60,6 +60,7 @@ export function createAuthMiddleware(auth: ServerAuth): { middleware: Middleware
   const middleware: MiddlewareHandler<ServerEnv> = async (c, next) => {
     if (!required) {
       c.set('tenantId', keylessTenantId);
+      c.set('authenticatedByKey', false);
       return next();
     }
     const presented = bearerToken(c.req.header('authorization'));
@@ -69,6 +70,7 @@ export function createAuthMiddleware(auth: ServerAuth): { middleware: Middleware
     const key = match(presented);
     if (key === undefined) return errorResponse(c, 'unauthorized', 'the API key is not one this server knows', { headers: challenge });
     c.set('tenantId', key.tenantId);
+    c.set('authenticatedByKey', true);
     return next();
   };
   // Without keys every caller shares one bucket: a made-up bearer token must not buy a fresh one.

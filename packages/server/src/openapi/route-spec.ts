@@ -1,3 +1,4 @@
+import { HTTPException } from 'hono/http-exception';
 import { MemoryError } from '@mnemo/core';
 import type { z } from 'zod';
 import type { ServerApp, ServerContext } from '../app/server-deps.js';
@@ -77,9 +78,26 @@ export function registerRoute<P extends z.ZodType, Q extends z.ZodType, B extend
     const params = parseWith(spec.params, c.req.param(), 'path');
     const query = parseWith(spec.query, c.req.query(), 'query');
     const text = spec.body === undefined && spec.bodyFormat !== 'jsonl' ? '' : await c.req.text();
+    if (text.length > 0) checkBodyType(c.req.header('content-type'), spec.bodyFormat === 'jsonl');
     const body = spec.body === undefined || spec.bodyFormat === 'jsonl' ? undefined : parseWith(spec.body, parseJsonBody(text), 'body');
     return handler(c, { params, query, body, text } as RouteInput<P, Q, B>);
   });
+}
+
+// JSON lines may come as NDJSON, JSON Lines or plain JSON; everything else must say it is JSON.
+const jsonType = /^application\/(?:[\w.+-]+\+)?json$/;
+const jsonLinesType = /^application\/(?:x-ndjson|ndjson|jsonl|x-jsonlines|json-seq|json)$/;
+
+/**
+ * Refuses (415) a body whose Content-Type is not JSON. A browser page can send a "simple" cross-site
+ * request without a CORS preflight only as text/plain, form data or url-encoded: parsing JSON from those
+ * would let any page the user opens write into a keyless local server.
+ */
+export function checkBodyType(contentType: string | undefined, jsonLines: boolean): void {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if ((jsonLines ? jsonLinesType : jsonType).test(type)) return;
+  const expected = jsonLines ? 'application/x-ndjson (or application/json)' : 'application/json';
+  throw new HTTPException(415, { message: `the request body must be sent with Content-Type: ${expected} (got ${type === '' ? 'none' : JSON.stringify(type)})` });
 }
 
 /** Parses a JSON request body; an empty body reads as `{}`. Throws `invalid_input` for text that is not JSON. */

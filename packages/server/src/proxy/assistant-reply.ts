@@ -1,4 +1,4 @@
-import type { MessageInput, ToolCall } from '@mnemo/core';
+import { supersedingMetadata, type MessageInput, type ToolCall } from '@mnemo/core';
 
 /** An upstream reply, reassembled: what to store as the assistant's message. */
 export interface AssistantReply {
@@ -13,9 +13,10 @@ export interface AssistantReply {
 /**
  * The assistant message to store for a reply, or `undefined` when it says nothing (no text, no tool
  * calls). A refusal is stored as the content when there is no other text; the model, the finish
- * reason and an incomplete stream are recorded in `metadata.proxy`.
+ * reason and an incomplete stream are recorded in `metadata.proxy`; a regenerated reply names the replies it
+ * supersedes in `metadata.mnemo.supersedes`.
  */
-export function toAssistantMessage(reply: AssistantReply): MessageInput | undefined {
+export function toAssistantMessage(reply: AssistantReply, supersedes: readonly string[] = []): MessageInput | undefined {
   if (reply.content.trim() === '' && reply.toolCalls.length === 0) return undefined;
   const proxy = {
     ...(reply.model === undefined ? {} : { model: reply.model }),
@@ -26,7 +27,7 @@ export function toAssistantMessage(reply: AssistantReply): MessageInput | undefi
     role: 'assistant',
     content: reply.content,
     ...(reply.toolCalls.length === 0 ? {} : { toolCalls: reply.toolCalls }),
-    metadata: { proxy },
+    metadata: { proxy, ...(supersedes.length === 0 ? {} : supersedingMetadata(supersedes)) },
   };
 }
 

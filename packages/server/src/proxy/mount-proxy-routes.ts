@@ -1,12 +1,13 @@
-import { toOpenAiMessages, type BuiltContext, type Message, type MessageInput, type Scope } from '@mnemo/core';
+import { toOpenAiMessages, withoutSuperseded, type BuiltContext, type MessageInput } from '@mnemo/core';
 import type { ServerApp, ServerContext, ServerDeps } from '../app/server-deps.js';
 import { registerRoute } from '../openapi/route-spec.js';
+import { userHeader } from '../resource-api/request-scope.js';
 import { replyFromCompletion, toAssistantMessage, type AssistantReply } from './assistant-reply.js';
 import { createKeyedLock, type KeyedLock } from './conversation-lock.js';
 import { chatCompletionBodySchema, conversationHeader, maxTokensHeader, proxyPolicyHeader, readProxyRequest, type ProxyRequest } from './proxy-request.js';
 import { relayStream } from './relay-stream.js';
-import { dedupSlackMessages, selectNewTurns } from './select-new-turns.js';
-import { callUpstream, relayedHeaders } from './upstream.js';
+import { dedupSlackMessages, findRegeneratedTurn, selectNewTurns, type RegeneratedTurn } from './select-new-turns.js';
+import { callUpstream, relayedHeaders, requireUpstream, upstreamAuthorization } from './upstream.js';
 
 /** Response header: tokens of the context mnemo sent upstream. */
 export const tokensSentHeader = 'X-Mnemo-Tokens-Sent';
@@ -33,14 +34,18 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
       path: '/v1/chat/completions',
       summary: 'Chat completions through mnemo: the conversation is stored and the model gets a context under a budget',
       description:
-        `Send the usual OpenAI request, with the whole history or only the new turn. The conversation is named by the ${conversationHeader} ` +
-        'header or the body\'s `user` field (the user by X-Mnemo-User). Turns already stored are recognized and not stored again; ' +
+        'Send the usual OpenAI request, with the whole history or only the new turn. The body\'s `user` field names the end user (the scope ' +
+        `of facts, recall and summaries; ${userHeader} overrides it) and their one conversation; ${conversationHeader} names another conversation ` +
+        '(a conversation named without a user is its own user). Turns already stored are recognized and not stored again; a request whose ' +
+        'turns are all stored, ending at the newest user turn, is a regenerate: nothing is stored, the context is built as of that turn and ' +
+        'the new reply supersedes the old (both are kept). ' +
         'system messages are used as the system prompt and never stored. Every other field is forwarded unchanged, and the answer ' +
         '(JSON or server-sent events) is relayed as the upstream sent it, errors included.',
       tags,
       body: chatCompletionBodySchema,
       headers: {
-        [conversationHeader]: 'the conversation id (else the body\'s `user`)',
+        [conversationHeader]: 'the conversation id (else the end user\'s one conversation, named after them)',
+        [userHeader]: 'the end user (else the body\'s `user`, else the conversation\'s own user)',
         [proxyPolicyHeader]: 'context policy of this request: full, window, token-window or summary',
         [maxTokensHeader]: 'token budget of this request\'s context',
       },
@@ -54,18 +59,26 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
     },
     async (c, { body }) => {
       const request = readProxyRequest(c, body);
-      await lock.run(JSON.stringify(request.scope), () => appendNewTurns(deps, request));
-      const built = await deps.memory.buildContext(request.scope, { ...request.context, ...(request.system === undefined ? {} : { system: request.system }), ...lastUserQuery(request.turns) });
+      // Refused before anything is stored: a turn without an upstream would wait for a reply that never comes.
+      requireUpstream(deps.llm);
+      const turn = await lock.run(JSON.stringify(request.scope), () => appendNewTurns(deps, request));
+      const built = await deps.memory.buildContext(request.scope, {
+        ...request.context,
+        ...(request.system === undefined ? {} : { system: request.system }),
+        ...lastUserQuery(request.turns),
+        ...(turn.regenerated === undefined ? {} : { throughSeq: turn.regenerated.userSeq }),
+      });
       deps.metrics.recordContext(built.report);
       const model = body.model ?? deps.llm.model;
       const upstream = await callUpstream(deps.llm, '/chat/completions', {
         method: 'POST',
         clientHeaders: c.req.raw.headers,
+        authorization: upstreamAuthorization(deps.llm, c.req.raw.headers, c.get('authenticatedByKey')),
         body: JSON.stringify({ ...body, ...(model === undefined ? {} : { model }), messages: toOpenAiMessages(built.messages) }),
       });
       const headers = withUsageHeaders(relayedHeaders(upstream.headers), built);
       if (!upstream.ok || upstream.body === null) return new Response(await upstream.text(), { status: upstream.status, headers });
-      const store = (reply: AssistantReply | undefined) => storeReply(c, deps, request, reply);
+      const store = (reply: AssistantReply | undefined) => storeReply(c, deps, request, reply, turn.regenerated?.replyIds ?? []);
       if ((upstream.headers.get('content-type') ?? '').includes('text/event-stream')) {
         return new Response(relayStream(upstream.body, store), { status: upstream.status, headers });
       }
@@ -80,31 +93,36 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
     deps.routes,
     { method: 'get', path: '/v1/models', summary: 'The upstream\'s model list, relayed', tags, responses: { 200: { description: 'the upstream\'s answer, unchanged' } } },
     async (c) => {
-      const upstream = await callUpstream(deps.llm, '/models', { method: 'GET', clientHeaders: c.req.raw.headers });
+      const upstream = await callUpstream(deps.llm, '/models', { method: 'GET', clientHeaders: c.req.raw.headers, authorization: upstreamAuthorization(deps.llm, c.req.raw.headers, c.get('authenticatedByKey')) });
       return new Response(await upstream.text(), { status: upstream.status, headers: relayedHeaders(upstream.headers) });
     },
   );
 }
 
-/** Appends the request's turns that the conversation does not hold yet; the caller holds the conversation's lock. */
-async function appendNewTurns(deps: ServerDeps, request: ProxyRequest): Promise<void> {
-  if (request.turns.length === 0) return;
-  const stored = await readTail(deps, request.scope, request.turns.length + dedupSlackMessages);
-  const { turns } = selectNewTurns(stored, request.turns);
-  if (turns.length > 0) await deps.memory.append(request.scope, turns);
+/** What appending a request's turns did: with `regenerated`, the request asked again for a reply that is stored. */
+interface AppendedTurns {
+  readonly regenerated?: RegeneratedTurn;
 }
 
-/** The newest `limit` stored messages, oldest first: one read from the store when the app has it, else through the engine. */
-async function readTail(deps: ServerDeps, scope: Scope, limit: number): Promise<Message[]> {
-  if (deps.store !== undefined) return (await deps.store.listMessages(scope, { order: 'desc', limit })).reverse();
-  const count = (await deps.memory.stats(scope))?.messageCount ?? 0;
-  return count === 0 ? [] : deps.memory.listMessages(scope, { afterSeq: Math.max(0, count - limit) });
+/**
+ * Appends the request's turns that the conversation does not hold yet; the caller holds the
+ * conversation's lock. A request whose turns are all stored and end at the newest stored user turn,
+ * with only its reply after it, is a regenerate (or a retry after a broken reply): nothing is stored.
+ */
+async function appendNewTurns(deps: ServerDeps, request: ProxyRequest): Promise<AppendedTurns> {
+  if (request.turns.length === 0) return {};
+  const stored = withoutSuperseded((await deps.memory.listMessages(request.scope, { order: 'desc', limit: request.turns.length + dedupSlackMessages })).reverse());
+  const regenerated = findRegeneratedTurn(stored, request.turns);
+  if (regenerated !== undefined) return { regenerated };
+  const { turns } = selectNewTurns(stored, request.turns);
+  if (turns.length > 0) await deps.memory.append(request.scope, turns);
+  return {};
 }
 
 /** Stores the assistant's reply; a failure is logged, never turned into an error for a client that already has its answer. */
-async function storeReply(c: ServerContext, deps: ServerDeps, request: ProxyRequest, reply: AssistantReply | undefined): Promise<void> {
+async function storeReply(c: ServerContext, deps: ServerDeps, request: ProxyRequest, reply: AssistantReply | undefined, supersedes: readonly string[]): Promise<void> {
   const logger = c.get('logger') ?? deps.logger;
-  const message = reply === undefined ? undefined : toAssistantMessage(reply);
+  const message = reply === undefined ? undefined : toAssistantMessage(reply, supersedes);
   if (message === undefined) {
     logger.warn({ conversationId: request.scope.conversationId }, 'proxy: the upstream reply had no text and no tool calls; nothing stored');
     return;

@@ -6,27 +6,45 @@ const forwardedRequestHeaders = ['openai-organization', 'openai-project', 'opena
 /** Upstream response headers relayed to the client: the body's type, and what clients read to back off or to report. */
 const relayedResponseHeader = /^(content-type|retry-after|retry-after-ms|x-ratelimit-.*|openai-.*|x-should-retry)$/i;
 
+/** Client header carrying the client's own provider key, passed upstream only with `llm.passClientKey`. */
+export const upstreamAuthorizationHeader = 'X-Mnemo-Upstream-Authorization';
+
+/** Throws `unavailable` (before anything is stored) when the proxy has no upstream to forward to. */
+export function requireUpstream(llm: UpstreamLlmConfig): void {
+  if (llm.baseUrl === undefined || llm.baseUrl.trim() === '') {
+    throw new MemoryError('unavailable', 'the proxy has no upstream: configure the OpenAI-compatible base URL (llm.baseUrl, MNEMO_LLM_BASE_URL) to forward to', {
+      details: { field: 'llm.baseUrl' },
+    });
+  }
+}
+
+/**
+ * The `Authorization` to send upstream: the configured key; else, with `passClientKey`, the client's
+ * `X-Mnemo-Upstream-Authorization` or (when it is no mnemo key) its `Authorization`; else none.
+ * mnemo's own API keys never leave mnemo.
+ */
+export function upstreamAuthorization(llm: UpstreamLlmConfig, clientHeaders: Headers, authenticatedByKey: boolean): string | undefined {
+  if (llm.apiKey !== undefined && llm.apiKey !== '') return `Bearer ${llm.apiKey}`;
+  if (llm.passClientKey !== true) return undefined;
+  return clientHeaders.get(upstreamAuthorizationHeader) ?? (authenticatedByKey ? undefined : (clientHeaders.get('authorization') ?? undefined));
+}
+
 /**
  * Calls the upstream OpenAI-compatible endpoint at `path` (e.g. `/chat/completions`) under the
- * configured base URL, with the configured API key or, when none is configured, the client's own
- * `Authorization` header. Never aborts with the client: a reply keeps being read after a hang-up.
+ * configured base URL, with `request.authorization` (see {@link upstreamAuthorization}). Never aborts
+ * with the client: a reply keeps being read after a hang-up.
  * Throws `unavailable` without a configured base URL, `model_failed` when the upstream cannot be reached.
  */
 export async function callUpstream(
   llm: UpstreamLlmConfig,
   path: string,
-  request: { method: 'GET' | 'POST'; clientHeaders: Headers; body?: string },
+  request: { method: 'GET' | 'POST'; clientHeaders: Headers; authorization: string | undefined; body?: string },
 ): Promise<Response> {
-  if (llm.baseUrl === undefined || llm.baseUrl.trim() === '') {
-    throw new MemoryError('unavailable', 'the proxy has no upstream: configure the OpenAI-compatible base URL (llm.baseUrl) to forward to', {
-      details: { field: 'llm.baseUrl' },
-    });
-  }
-  const url = `${llm.baseUrl.replace(/\/+$/, '')}${path}`;
+  requireUpstream(llm);
+  const url = `${llm.baseUrl!.replace(/\/+$/, '')}${path}`;
   const headers = new Headers({ accept: request.clientHeaders.get('accept') ?? 'application/json' });
   if (request.body !== undefined) headers.set('content-type', 'application/json');
-  const authorization = llm.apiKey === undefined || llm.apiKey === '' ? request.clientHeaders.get('authorization') : `Bearer ${llm.apiKey}`;
-  if (authorization !== null) headers.set('authorization', authorization);
+  if (request.authorization !== undefined) headers.set('authorization', request.authorization);
   for (const name of forwardedRequestHeaders) {
     const value = request.clientHeaders.get(name);
     if (value !== null) headers.set(name, value);

@@ -1,9 +1,9 @@
-import { isIP } from 'node:net';
 import type { Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { MemoryError } from '@mnemo/core';
 import { readServerAppState } from '../app/server-app-state.js';
+import { isLoopbackHost } from '../auth/request-origin-guard.js';
 
 /** Options of {@link startServer}. */
 export interface StartServerOptions {
@@ -32,14 +32,6 @@ export interface RunningServer {
 
 /** The port `mnemo serve` listens on by default. */
 export const defaultPort = 8787;
-
-/** True for `localhost` and addresses in 127.0.0.0/8 or `::1`. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  if (bare === 'localhost') return true;
-  if (isIP(bare) === 4) return bare.startsWith('127.');
-  return bare === '::1' || bare === '0:0:0:0:0:0:0:1' || bare === '::ffff:127.0.0.1';
-}
 
 /**
  * Throws `invalid_input` for a non-loopback host when no API key is configured: anyone who can reach
