@@ -88,8 +88,8 @@ describe('tenant isolation', () => {
     await server.json('/v1/users/u1', { key: keyB, method: 'DELETE' });
     const listedByA = await server.json('/v1/conversations', { key: keyA });
     expect(listedByA.body.items.map((item: { userId: string; conversationId: string }) => `${item.userId}/${item.conversationId}`)).toEqual([
-      'default/only-a',
-      'default/shared',
+      'only-a/only-a',
+      'shared/shared',
       'u1/shared',
     ]);
     expect((await server.json('/v1/conversations', { key: keyB })).body.items).toEqual([]);

@@ -92,8 +92,11 @@ describe('resource API: messages', () => {
     const second = await server.json(`/v1/conversations?limit=2&cursor=${encodeURIComponent(first.body.nextCursor)}`);
     const badCursor = await server.json('/v1/conversations?cursor=not-a-cursor');
 
-    expect(first.body.conversations).toEqual(['a', 'b']);
-    expect(second.body.conversations).toEqual(['c']);
+    expect(first.body.conversations).toEqual([
+      { id: 'a', user_id: 'a', memory_type: 'buffer', message_count: 1 },
+      { id: 'b', user_id: 'b', memory_type: 'buffer', message_count: 1 },
+    ]);
+    expect(second.body.conversations.map((conversation: { id: string }) => conversation.id)).toEqual(['c']);
     expect(second.body.nextCursor).toBeUndefined();
     expect(badCursor.status).toBe(400);
   });
@@ -125,7 +128,9 @@ describe('resource API: context, compaction, usage', () => {
     const summaries = await server.json('/v1/conversations/node-7/summaries');
     const latest = summaries.body.items.at(-1);
     expect(latest).toMatchObject({ conversationId: 'node-7', fromSeq: 1 });
-    const expanded = await server.json(`/v1/summaries/${latest.id}/expand`);
+    // A conversation named without a user is its own user: its summaries are read as that user's.
+    expect((await server.json(`/v1/summaries/${latest.id}/expand`)).status).toBe(404);
+    const expanded = await server.json(`/v1/summaries/${latest.id}/expand?user_id=node-7`);
     expect(expanded.status).toBe(200);
     expect(expanded.body.messages.map((message: { seq: number }) => message.seq)).toEqual(Array.from({ length: latest.toSeq }, (_, index) => index + 1));
 
@@ -180,7 +185,7 @@ describe('resource API: export and import', () => {
       { body: '\n\n', message: /no messages/ },
     ];
     for (const { body, message } of cases) {
-      const response = await server.json('/v1/import?conversation=target', { method: 'POST', body });
+      const response = await server.json('/v1/import?conversation=target', { method: 'POST', body, headers: { 'content-type': 'application/x-ndjson' } });
       expect(response.status).toBe(400);
       expect(response.body.error.message).toMatch(message);
     }

@@ -65,7 +65,7 @@ describe('seed memory API', () => {
     expect(stats.status).toBe(200);
     expect(stats.body).toMatchObject({ conversation_id: 'node-3', message_count: 2, context_requests: 1 });
     const listed = await server.json('/v1/conversations');
-    expect(listed.body.conversations).toEqual(['node-3']);
+    expect(listed.body.conversations).toEqual([{ id: 'node-3', user_id: 'node-3', memory_type: 'buffer', message_count: 2 }]);
 
     const deleted = await server.json('/v1/memory/node-3', { method: 'DELETE' });
     expect(deleted.body).toEqual({ status: 'deleted', conversation_id: 'node-3', messages_deleted: 2 });

@@ -18,8 +18,8 @@ interface ProxyFixture {
   readonly url: string;
   /** An official OpenAI client pointed at the proxy. */
   client(options?: { apiKey?: string; headers?: Record<string, string> }): OpenAI;
-  /** Stored messages of a conversation of the default tenant and user, as role: content lines. */
-  stored(conversationId: string, tenantId?: string): Promise<string[]>;
+  /** Stored messages of a conversation (of the default tenant; its user is the conversation's own, as the proxy names it), as role: content lines. */
+  stored(conversationId: string, tenantId?: string, userId?: string): Promise<string[]>;
 }
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -31,8 +31,10 @@ afterEach(async () => {
 interface FixtureOptions {
   readonly replies: readonly ScriptedReply[];
   readonly upstreamKey?: string;
-  /** The key mnemo sends upstream; default the upstream's key. `null` forwards the client's Authorization. */
+  /** The key mnemo sends upstream; default the upstream's key. `null`: none configured. */
   readonly proxyKey?: string | null;
+  /** The server's `llm.passClientKey`. */
+  readonly passClientKey?: boolean;
   readonly context?: MemoryOptions['context'];
   readonly auth?: ServerAppOptions['auth'];
   /** Wraps the app's fetch, e.g. to observe the client hanging up. */
@@ -53,7 +55,7 @@ async function startProxy(options: FixtureOptions): Promise<ProxyFixture> {
     store,
     logger: pino({ level: 'silent' }),
     limits: { rateLimit: false },
-    llm: { baseUrl: upstream.baseUrl, ...(proxyKey === null ? {} : { apiKey: proxyKey }) },
+    llm: { baseUrl: upstream.baseUrl, ...(proxyKey === null ? {} : { apiKey: proxyKey }), ...(options.passClientKey === undefined ? {} : { passClientKey: options.passClientKey }) },
     routes: [mountProxyRoutes],
     ...(options.auth === undefined ? {} : { auth: options.auth }),
   });
@@ -71,8 +73,8 @@ async function startProxy(options: FixtureOptions): Promise<ProxyFixture> {
     store,
     url: server.url,
     client: ({ apiKey = 'sk-client', headers = {} } = {}) => new OpenAI({ baseURL: `${server.url}/v1`, apiKey, maxRetries: 0, defaultHeaders: headers }),
-    stored: async (conversationId, tenantId = 'default') =>
-      (await store.listMessages({ tenantId, userId: 'default', conversationId })).map((message: Message) => `${message.role}: ${message.content}`),
+    stored: async (conversationId, tenantId = 'default', userId = conversationId) =>
+      (await store.listMessages({ tenantId, userId, conversationId })).map((message: Message) => `${message.role}: ${message.content}`),
   };
 }
 
@@ -140,6 +142,71 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     ]);
   });
 
+  it('recognizes a regenerate of the newest turn: stores no turn again, builds as of that turn, keeps both replies', async () => {
+    const proxy = await startProxy({ replies: [{ content: 'first reply' }, { content: 'regenerated reply' }, { content: 'next reply' }, { content: 'single 1' }, { content: 'single 2' }] });
+    const client = proxy.client();
+    const question = { role: 'user', content: questions[0]! } as const;
+    await client.chat.completions.create({ model: 'm', messages: [system, question], user: 'node-7' });
+    // The regenerate button: exactly the same request again.
+    await client.chat.completions.create({ model: 'm', messages: [system, question], user: 'node-7' });
+    await client.chat.completions.create({
+      model: 'm',
+      messages: [system, question, { role: 'assistant', content: 'regenerated reply' }, { role: 'user', content: questions[1]! }],
+      user: 'node-7',
+    });
+
+    const stored = await proxy.store.listMessages({ tenantId: 'default', userId: 'node-7', conversationId: 'node-7' });
+    expect(stored.map((message) => `${message.role}: ${message.content}`)).toEqual([
+      `user: ${questions[0]}`,
+      'assistant: first reply',
+      'assistant: regenerated reply',
+      `user: ${questions[1]}`,
+      'assistant: next reply',
+    ]);
+    expect(stored[2]!.metadata).toMatchObject({ mnemo: { supersedes: [stored[1]!.id] } });
+    // The regenerate was built as of the user turn (the old reply left out), and so is every later context.
+    expect(sentMessages(proxy.upstream, 1).map((message) => message.content)).toEqual([system.content, questions[0]]);
+    expect(sentMessages(proxy.upstream, 2).map((message) => message.content)).toEqual([system.content, questions[0], 'regenerated reply', questions[1]]);
+
+    // A client that sends only the new turn regenerates (or retries after a lost reply) the same way.
+    await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'ping?' }], user: 'node-9' });
+    await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'ping?' }], user: 'node-9' });
+    expect(await proxy.stored('node-9')).toEqual(['user: ping?', 'assistant: single 1', 'assistant: single 2']);
+  });
+
+  it('never sends more than the conversation itself while it fits the budget: savings stay at or above zero', async () => {
+    const turns = [
+      'My name is Maren and I live in Tromso.',
+      'My callsign is LARCH-RIDGE and I like fishing.',
+      'My sister Ingrid visits on Fridays.',
+      'The relay battery is at 45 percent.',
+      'I prefer replies under 150 characters.',
+      'What is the weather tomorrow?',
+      'Is the gateway SNR fine?',
+      'My favourite food is fish soup.',
+      'Remind me about the battery.',
+      'What did I say my name was?',
+    ];
+    const proxy = await startProxy({ replies: turns.flatMap(() => [{ content: 'Noted.' }, { content: 'Noted.' }]), context: { policy: 'hybrid' } });
+    // The default budget (the whole conversation fits), and one it outgrows by the fourth turn.
+    for (const [user, budget] of [['node-11', undefined], ['node-12', 120]] as const) {
+      const savings: number[] = [];
+      const history: ChatCompletionMessageParam[] = [system];
+      for (const content of turns) {
+        history.push({ role: 'user', content });
+        const headers = budget === undefined ? {} : { 'X-Mnemo-Max-Tokens': String(budget) };
+        const { response } = await proxy.client({ headers }).chat.completions.create({ model: 'm', messages: [...history], user }).withResponse();
+        history.push({ role: 'assistant', content: 'Noted.' });
+        savings.push(Number(response.headers.get('x-mnemo-tokens-saved')));
+        // Facts are extracted in the background between turns.
+        await proxy.memory.runPendingJobs();
+      }
+      expect((await proxy.memory.facts.list({ userId: user })).length).toBeGreaterThan(2);
+      expect(savings.every((saved) => saved >= 0), `${user}: ${savings.join(' ')}`).toBe(true);
+      if (budget !== undefined) expect(savings.at(-1), savings.join(" ")).toBeGreaterThan(0);
+    }
+  });
+
   it('streams the reply through unchanged and stores it', async () => {
     const proxy = await startProxy({ replies: [{ content: 'Rain after 14:00, 6 °C at the ridge.' }] });
 
@@ -200,7 +267,7 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     expect(failure).toBeInstanceOf(APIError);
     expect((failure as APIError).message).toContain('the upstream stream broke off');
     await vi.waitFor(async () => expect(await proxy.stored('node-7')).toEqual(['user: Count', 'assistant: one two ']));
-    const [, reply] = await proxy.store.listMessages({ tenantId: 'default', userId: 'default', conversationId: 'node-7' });
+    const [, reply] = await proxy.store.listMessages({ tenantId: 'default', userId: 'node-7', conversationId: 'node-7' });
     expect(reply?.metadata).toEqual({ proxy: { model: 'm', incomplete: true } });
   });
 
@@ -227,7 +294,7 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
       user: 'node-7',
     });
 
-    const stored = await proxy.store.listMessages({ tenantId: 'default', userId: 'default', conversationId: 'node-7' });
+    const stored = await proxy.store.listMessages({ tenantId: 'default', userId: 'node-7', conversationId: 'node-7' });
     expect(stored.map((message) => [message.role, message.content, message.toolCalls?.[0]?.id ?? message.toolCallId ?? null])).toEqual([
       ['user', 'Weather at the ridge?', null],
       ['assistant', '', 'call_1'],
@@ -310,15 +377,31 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     expect(proxy.upstream.requests).toEqual([]);
   });
 
-  it("forwards the client's Authorization when no upstream key is configured, and replaces it when one is", async () => {
-    const passthrough = await startProxy({ replies: [{ content: 'ok' }], upstreamKey: 'sk-client-own', proxyKey: null });
+  it('sends the configured upstream key, never the client\'s Authorization, unless pass-through is enabled', async () => {
     const configured = await startProxy({ replies: [{ content: 'ok' }], upstreamKey: 'sk-upstream' });
+    const unset = await startProxy({ replies: [{ content: 'ok' }], upstreamKey: 'sk-client-own', proxyKey: null });
+    const passthrough = await startProxy({ replies: [{ content: 'ok' }], upstreamKey: 'sk-client-own', proxyKey: null, passClientKey: true });
+    const keyed = await startProxy({
+      replies: [{ content: 'ok' }],
+      upstreamKey: 'sk-client-own',
+      proxyKey: null,
+      passClientKey: true,
+      auth: { keys: [{ key: 'mnemo-key-1', tenantId: 't1' }] },
+    });
+    const ask = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }], user: 'u' };
 
-    await passthrough.client({ apiKey: 'sk-client-own' }).chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], user: 'u' });
-    await configured.client({ apiKey: 'sk-something-else' }).chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], user: 'u' });
+    await configured.client({ apiKey: 'sk-something-else' }).chat.completions.create(ask);
+    await expect(unset.client({ apiKey: 'sk-client-own' }).chat.completions.create(ask)).rejects.toMatchObject({ status: 401 });
+    await passthrough.client({ apiKey: 'sk-client-own' }).chat.completions.create(ask);
+    // Behind mnemo's own keys, Authorization is a mnemo key: only the explicit header passes the provider key.
+    await expect(keyed.client({ apiKey: 'mnemo-key-1' }).chat.completions.create(ask)).rejects.toMatchObject({ status: 401 });
+    await keyed.client({ apiKey: 'mnemo-key-1', headers: { 'X-Mnemo-Upstream-Authorization': 'Bearer sk-client-own' } }).chat.completions.create(ask);
 
-    expect(passthrough.upstream.requests[0]!.headers.authorization).toBe('Bearer sk-client-own');
     expect(configured.upstream.requests[0]!.headers.authorization).toBe('Bearer sk-upstream');
+    expect(unset.upstream.requests[0]!.headers.authorization).toBeUndefined();
+    expect(passthrough.upstream.requests[0]!.headers.authorization).toBe('Bearer sk-client-own');
+    expect(keyed.upstream.requests.map((request) => request.headers.authorization)).toEqual([undefined, 'Bearer sk-client-own']);
+    expect(JSON.stringify(keyed.upstream.requests)).not.toContain('mnemo-key-1');
   });
 
   it('keeps the conversations of two tenants apart behind API keys', async () => {

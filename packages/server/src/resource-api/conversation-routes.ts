@@ -1,6 +1,7 @@
 import { MemoryError, toOpenAiMessages, type MessageInput } from '@mnemo/core';
 import { z } from 'zod';
 import type { ServerApp, ServerDeps } from '../app/server-deps.js';
+import { seedMemoryTypeOf } from '../seed-api/seed-memory-routes.js';
 import { registerRoute } from '../openapi/route-spec.js';
 import { conversationNotFound, requestScope, requestUser, requireConversation, userHeader } from './request-scope.js';
 import {
@@ -35,13 +36,18 @@ export function mountConversationRoutes(app: ServerApp, deps: ServerDeps): void 
       method: 'get',
       path: '/v1/conversations',
       summary: 'List conversations of the tenant (of one user with user_id), cursor-paged',
-      description: 'Ordered by user id, then conversation id. `conversations` repeats the ids of `items` for clients of the seed API.',
+      description:
+        'Ordered by user id, then conversation id. `conversations` lists the same page in the seed API\'s shape: `id`, `memory_type` (the one last given on add, default buffer) and `message_count`.',
       tags,
       query: pageQuerySchema,
       responses: {
         200: {
           description: 'one page',
-          schema: z.object({ items: z.array(conversationSchema), nextCursor: z.string().optional(), conversations: z.array(z.string()) }),
+          schema: z.object({
+            items: z.array(conversationSchema),
+            nextCursor: z.string().optional(),
+            conversations: z.array(z.object({ id: z.string(), user_id: z.string(), memory_type: z.string(), message_count: z.number().int() })),
+          }),
         },
       },
     },
@@ -53,7 +59,11 @@ export function mountConversationRoutes(app: ServerApp, deps: ServerDeps): void 
         ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
         ...(query.limit === undefined ? {} : { limit: query.limit }),
       });
-      return c.json({ items: page.items, ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }), conversations: page.items.map((item) => item.conversationId) });
+      return c.json({
+        items: page.items,
+        ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
+        conversations: page.items.map((item) => ({ id: item.conversationId, user_id: item.userId, memory_type: seedMemoryTypeOf(item), message_count: item.messageCount })),
+      });
     },
   );
 

@@ -1,8 +1,8 @@
-import { messageRoles, maxContextTokens, resolveScope, toOpenAiMessages, type ContextPolicy } from '@mnemo/core';
+import { messageRoles, maxContextTokens, toOpenAiMessages, type ContextPolicy } from '@mnemo/core';
 import { z } from 'zod';
 import type { ServerApp, ServerDeps } from '../app/server-deps.js';
 import { registerRoute } from '../openapi/route-spec.js';
-import { conversationNotFound } from '../resource-api/request-scope.js';
+import { conversationNotFound, conversationScope } from '../resource-api/request-scope.js';
 import { idSchema, openAiMessageSchema } from '../resource-api/resource-schemas.js';
 
 /**
@@ -23,19 +23,32 @@ export type SeedMemoryType = keyof typeof seedMemoryTypes;
 /** The memory type of a context request that names none. */
 export const defaultSeedMemoryType: SeedMemoryType = 'buffer';
 
+/** The conversation metadata key where the seed API remembers the `memory_type` last given on add. */
+export const seedMemoryTypeKey = 'seedMemoryType';
+
+/** The memory type a conversation was last added with (its metadata), else {@link defaultSeedMemoryType}. */
+export function seedMemoryTypeOf(conversation: { readonly conversationId: string; readonly metadata?: Readonly<Record<string, unknown>> | undefined }): SeedMemoryType {
+  const remembered = conversation.metadata?.[seedMemoryTypeKey];
+  return typeof remembered === 'string' && Object.hasOwn(seedMemoryTypes, remembered) ? (remembered as SeedMemoryType) : defaultSeedMemoryType;
+}
+
 /** Header of a seed context response naming the policy that built it. */
 export const policyHeader = 'X-Mnemo-Policy';
 
 const memoryTypeSchema = z.enum(Object.keys(seedMemoryTypes) as [SeedMemoryType, ...SeedMemoryType[]]);
 const tags = ['seed memory API'];
 
+const userIdField = idSchema.optional().describe('the end user; several conversations of one user share facts and recall. Default: the conversation is its own user');
+
 /**
  * Mounts the seed-compatible memory API (same paths and snake_case fields as the seed's memory service).
- * Every conversation belongs to the tenant of the API key and to its default user.
+ * Every conversation belongs to the tenant of the API key. A conversation named without `user_id` is its
+ * own user (the seed's bot keeps one conversation per end user), so no two conversations share facts,
+ * recall or summaries unless a caller groups them under one `user_id`.
  */
 export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
   const { memory, routes } = deps;
-  const seedScope = (tenantId: string, conversationId: string) => resolveScope({ tenantId, conversationId });
+  const seedScope = (tenantId: string, conversationId: string, userId?: string) => conversationScope(tenantId, conversationId, userId);
 
   registerRoute(
     app,
@@ -46,7 +59,7 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       summary: 'Store one message of a conversation',
       description: '`memory_type` is accepted for compatibility; every message is stored the same way, whatever the type.',
       tags,
-      body: z.object({ conversation_id: idSchema, role: z.enum(messageRoles), content: z.string(), memory_type: memoryTypeSchema.optional() }),
+      body: z.object({ conversation_id: idSchema, role: z.enum(messageRoles), content: z.string(), memory_type: memoryTypeSchema.optional(), user_id: userIdField }),
       responses: {
         200: {
           description: 'the stored message',
@@ -55,7 +68,7 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       },
     },
     async (c, { body }) => {
-      const [stored] = await memory.append(seedScope(c.get('tenantId'), body.conversation_id), { role: body.role, content: body.content });
+      const [stored] = await memory.append(seedScope(c.get('tenantId'), body.conversation_id, body.user_id), { role: body.role, content: body.content });
       return c.json({ status: 'ok', conversation_id: body.conversation_id, message_id: stored?.id, seq: stored?.seq, tokens: stored?.tokens });
     },
   );
@@ -78,11 +91,17 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
         max_tokens: z.number().int().min(1).max(maxContextTokens),
         memory_type: memoryTypeSchema.optional(),
         system: z.string().optional(),
+        user_id: userIdField,
       }),
       responses: {
         200: {
           description: 'the context',
-          schema: z.object({ messages: z.array(openAiMessageSchema), total_tokens: z.number().int(), memory_type: memoryTypeSchema }),
+          schema: z.object({
+            messages: z.array(openAiMessageSchema),
+            total_tokens: z.number().int(),
+            memory_type: memoryTypeSchema,
+            conversation_found: z.boolean().describe('false for a conversation with no stored message (the context then holds only the system prompt)'),
+          }),
           headers: { [policyHeader]: 'the policy that built the context, e.g. `hybrid`' },
         },
       },
@@ -90,7 +109,7 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
     async (c, { body }) => {
       const memoryType = body.memory_type ?? defaultSeedMemoryType;
       const policy = seedMemoryTypes[memoryType];
-      const built = await memory.buildContext(seedScope(c.get('tenantId'), body.conversation_id), {
+      const built = await memory.buildContext(seedScope(c.get('tenantId'), body.conversation_id, body.user_id), {
         policy,
         maxTokens: body.max_tokens,
         ...(body.query === undefined ? {} : { query: body.query }),
@@ -98,7 +117,12 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       });
       deps.metrics.recordContext(built.report);
       c.header(policyHeader, policy);
-      return c.json({ messages: toOpenAiMessages(built.messages), total_tokens: built.report.sentTokens, memory_type: memoryType });
+      return c.json({
+        messages: toOpenAiMessages(built.messages),
+        total_tokens: built.report.sentTokens,
+        memory_type: memoryType,
+        conversation_found: built.report.conversationFound ?? true,
+      });
     },
   );
 
@@ -111,12 +135,13 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       summary: 'Erase a conversation (erasing twice is not an error)',
       tags,
       params: z.object({ conversation_id: idSchema }),
+      query: z.object({ user_id: userIdField }),
       responses: {
         200: { description: 'what was erased', schema: z.object({ status: z.literal('deleted'), conversation_id: z.string(), messages_deleted: z.number().int() }) },
       },
     },
-    async (c, { params }) => {
-      const erased = await memory.erase(seedScope(c.get('tenantId'), params.conversation_id));
+    async (c, { params, query }) => {
+      const erased = await memory.erase(seedScope(c.get('tenantId'), params.conversation_id, query.user_id));
       return c.json({ status: 'deleted', conversation_id: params.conversation_id, messages_deleted: erased.messages });
     },
   );
@@ -130,6 +155,7 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       summary: 'Counters and usage of a conversation',
       tags,
       params: z.object({ conversation_id: idSchema }),
+      query: z.object({ user_id: userIdField }),
       responses: {
         200: {
           description: 'the stats',
@@ -150,8 +176,8 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
         404: { description: 'no such conversation' },
       },
     },
-    async (c, { params }) => {
-      const scope = seedScope(c.get('tenantId'), params.conversation_id);
+    async (c, { params, query }) => {
+      const scope = seedScope(c.get('tenantId'), params.conversation_id, query.user_id);
       const stats = await memory.stats(scope);
       if (stats === undefined) throw conversationNotFound(scope);
       return c.json({
