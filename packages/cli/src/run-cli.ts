@@ -12,6 +12,7 @@ import { registerReplayCommand } from './commands/replay-command.js';
 import { registerServeCommand } from './commands/serve-command.js';
 import { registerStatsCommand } from './commands/stats-command.js';
 import { registerSummariesCommand } from './commands/summaries-command.js';
+import { registerUsersCommand } from './commands/users-command.js';
 import { cliEnvironmentVariables, defaultConfigFileName } from './config/cli-config.js';
 import { reportError } from './output/report-error.js';
 import { readCliVersion } from './read-cli-version.js';
@@ -37,6 +38,7 @@ export function createProgram(io: CliIo): Command {
   registerReembedCommand(program, io);
   registerMigrateCommand(program, io);
   registerCopyCommand(program, io);
+  registerUsersCommand(program, io);
   const variables = Object.entries(cliEnvironmentVariables).map(([name, meaning]) => `  ${name.padEnd(20)} ${meaning}`);
   program.addHelpText(
     'after',

@@ -3,7 +3,7 @@ import { createOpenAiChatModel } from '@mnemo/models';
 import { Option, type Command } from 'commander';
 import { runChat } from '../chat/run-chat.js';
 import type { CliIo } from '../cli-io.js';
-import { defaultConfigFileName, loadCliConfig, type CliConfig } from '../config/cli-config.js';
+import { cliDefaults, defaultConfigFileName, loadCliConfig, type CliConfig } from '../config/cli-config.js';
 import { cliPolicies, contextPolicyOf, type CliPolicy } from '../config/cli-policies.js';
 import { chooseSummarizer } from '../store/choose-summarizer.js';
 import { openMemory } from '../store/open-memory.js';
@@ -31,7 +31,7 @@ export function registerChatCommand(program: Command, io: CliIo): void {
     .option('--db <path|url>', dbOptionDescription)
     .option('--conversation <id>', 'conversation to continue', defaultChatConversationId)
     .addOption(new Option('--policy <policy>', "context policy (default: the engine's default, hybrid); meshai = summary with the meshai compaction preset").choices(cliPolicies))
-    .option('--max-tokens <n>', 'token budget of each request (default: 1000)', parsePositiveInteger)
+    .option('--max-tokens <n>', `token budget of each request (default: ${cliDefaults.maxTokens})`, parsePositiveInteger)
     .option('--system <text>', 'system prompt pinned in every request')
     .action(async (_flags: ChatFlags, command: Command) => {
       await runChatCommand(command.optsWithGlobals<ChatFlags>(), io);

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
-import { loadCliConfig } from '../config/cli-config.js';
+import { cliDefaults, loadCliConfig } from '../config/cli-config.js';
 import { cliPolicies, type CliPolicy } from '../config/cli-policies.js';
 import { formatSeqRange, formatSummaries } from '../output/format-summaries.js';
 import { formatCount } from '../output/format-table.js';
@@ -22,7 +22,7 @@ export function registerCompactCommand(program: Command, io: CliIo): void {
     .argument('<conversation>', 'conversation id');
   addStoreOptions(command)
     .addOption(new Option('--policy <policy>', 'compaction settings of this policy: meshai = the meshai preset, else scaled to --max-tokens').choices(cliPolicies))
-    .option('--max-tokens <n>', 'context budget the thresholds are scaled to (default: 1000)', parsePositiveInteger)
+    .option('--max-tokens <n>', `context budget the thresholds are scaled to (default: ${cliDefaults.maxTokens})`, parsePositiveInteger)
     .action(async (conversationId: string, _flags: CompactFlags, command: Command) => {
       await runCompact(conversationId, command.optsWithGlobals<CompactFlags>(), io);
     });

@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import type { Memory } from '@mnemo/core';
 import { Option, type Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
-import { loadCliConfig, resolveDatabase, resolvePath } from '../config/cli-config.js';
+import { cliDefaults, loadCliConfig, resolveDatabase, resolvePath } from '../config/cli-config.js';
 import { cliPolicies, usesSummary, type CliPolicy } from '../config/cli-policies.js';
 import { formatCount, formatPercent, formatTable } from '../output/format-table.js';
 import { createReplayProgress } from '../output/replay-progress.js';
@@ -41,7 +41,7 @@ export function registerReplayCommand(program: Command, io: CliIo): void {
         cliPolicies,
       ),
     )
-    .option('--max-tokens <n>', 'token budget of each request (default: 1000)', parsePositiveInteger)
+    .option('--max-tokens <n>', `token budget of each request (default: ${cliDefaults.maxTokens})`, parsePositiveInteger)
     .option('--window-turns <n>', 'turns the window policy keeps (default: 4)', parsePositiveInteger)
     .option('--system <text>', 'system prompt pinned in every request')
     .option('--db <path|url>', 'keep the replay in this SQLite file or postgres:// store (default: in memory, discarded)')
