@@ -48,7 +48,7 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
   const recalled = recalledBlock(input.recalled.filter((hit) => !inContext(hit)), counter, recallRoom);
   const alreadyIn: ExcludedItem[] = input.recalled
     .filter(inContext)
-    .map((hit) => ({ kind: 'recalled', id: hit.message.id, conversationId: hit.conversationId, seq: hit.message.seq, tokens: 0, score: hit.score, reason: 'already_in_context' }));
+    .map((hit) => ({ kind: 'recalled', id: hit.message.id, conversationId: hit.conversationId, seq: hit.message.seq, tokens: 0, score: hit.score, explain: hit.explain, reason: 'already_in_context' }));
 
   const messages = order(input.system, facts, summary, selected, recalled);
   const sentTokens = fixedTokens + facts.tokens + (summary?.tokens ?? 0) + fittedTokens(selected) + recalled.tokens;

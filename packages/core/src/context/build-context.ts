@@ -26,6 +26,8 @@ export interface ContextRequest {
   readonly query?: string;
   /** Messages the hybrid policy recalls at most; default {@link defaultRecallK} of `maxTokens`. */
   readonly recallK?: number;
+  /** False leaves the usage ledger untouched (a preview); default true. */
+  readonly record?: boolean;
   readonly signal?: AbortSignal;
 }
 
@@ -44,7 +46,7 @@ export function defaultRecallK(maxTokens: number): number {
 /**
  * Builds the context of one conversation from the store: reads only the newest messages the policy can
  * use (never the whole history of a long conversation), assembles them under the budget, and records the
- * build in the usage ledger (for a conversation that exists).
+ * build in the usage ledger (for a conversation that exists, unless `record` is false).
  */
 export async function buildContext(dependencies: ContextDependencies, scope: Scope, request: ContextRequest): Promise<BuiltContext> {
   const { store, counter } = dependencies;
@@ -67,7 +69,7 @@ export async function buildContext(dependencies: ContextDependencies, scope: Sco
       : { summary: { id: summary.id, content: summary.content, toSeq: summary.toSeq, coveredTokens: conversation.summarizedTokens } }),
   };
   const built = request.policy === 'hybrid' ? await buildHybrid(dependencies, scope, request, input) : assembleContext(input);
-  if (conversation !== undefined) {
+  if (conversation !== undefined && request.record !== false) {
     const { policy, sentTokens, fullHistoryTokens } = built.report;
     const record = { kind: 'context' as const, policy, sentTokens, fullHistoryTokens, createdAt: new Date(now()).toISOString() };
     await store.insertUsage(scope, record, { signal: request.signal });

@@ -109,6 +109,19 @@ const contextItemSchema = z.object({
   seq: z.number().int().optional(),
   tokens: z.number().int(),
   score: z.number().optional(),
+  explain: z
+    .object({
+      keywordRank: z.number().int().optional(),
+      keywordScore: z.number().optional(),
+      vectorRank: z.number().int().optional(),
+      vectorSimilarity: z.number().optional(),
+      recency: z.number(),
+      fused: z.number(),
+      speaker: z.boolean().optional(),
+      neighbour: z.number().optional(),
+    })
+    .optional()
+    .describe('for a recalled message: why it ranks where it does'),
 });
 
 /** The report of a context build: parts, what was left out and why, and the savings. */
