@@ -23,10 +23,10 @@ export function formatAge(ms: number): string {
   return `${Math.floor(hours / 24)} d ${hours % 24} h`;
 }
 
-/** Dollars for `tokens` at `pricePerMillion` dollars per million tokens: `$0.0123` below a cent, else `$12.35`. */
+/** Dollars for `tokens` at `pricePerMillion` dollars per million tokens: `$0.0123` below a dollar, else `$12.35`. */
 export function formatDollars(tokens: number, pricePerMillion: number): string {
   const dollars = (tokens * pricePerMillion) / 1_000_000;
-  const digits = Math.abs(dollars) < 0.01 && dollars !== 0 ? 4 : 2;
+  const digits = Math.abs(dollars) < 1 && dollars !== 0 ? 4 : 2;
   return `${dollars < 0 ? '−' : ''}$${Math.abs(dollars).toFixed(digits)}`;
 }
 
