@@ -42,6 +42,21 @@ export interface InspectorBrowser {
   close(): Promise<void>;
 }
 
+/**
+ * Navigates a tab of the inspector to a hash route and waits for that view's fresh render: the view on
+ * screen before is marked stale first, so a view of the same kind does not pass for the new one.
+ * (Scripts run in the page are strings: this file is type-checked without the DOM library.)
+ */
+export async function showView(page: Page, route: string, view: string, timeoutMs = 30_000): Promise<void> {
+  await page.evaluate(`document.querySelector('[data-view]')?.setAttribute('data-stale', 'true'); location.hash = ${JSON.stringify(route)};`);
+  await page.locator(`[data-view="${view}"]:not([data-stale])`).waitFor({ timeout: timeoutMs });
+}
+
+/** The tab's location hash. */
+export async function currentHash(page: Page): Promise<string> {
+  return (await page.evaluate('location.hash')) as string;
+}
+
 /** Launches Chromium for the inspector tests (profile in a temporary directory, removed on close). */
 export async function launchInspectorBrowser(): Promise<InspectorBrowser> {
   const profile = await mkdtemp(join(tmpdir(), 'mnemo-chromium-'));

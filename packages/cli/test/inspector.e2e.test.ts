@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { openSqliteStore } from '@mnemo/sqlite';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchInspectorBrowser, missingChromium, type InspectorBrowser, type InspectorTab } from './inspector-browser.js';
+import { currentHash, launchInspectorBrowser, missingChromium, showView, type InspectorBrowser, type InspectorTab } from './inspector-browser.js';
 import { inspectorSeed as seed, seedInspectorStore } from './inspector-seed.js';
 import { cliPath, makeWorkDirectory } from './run-mnemo.js';
 
@@ -58,21 +58,15 @@ async function signIn(key: string, width?: number, height?: number): Promise<Ins
   return tab;
 }
 
-/** Navigates to a view and waits for its fresh render (the view on screen before is marked stale first). */
-async function go(page: Page, route: string, view: string): Promise<void> {
-  await page.evaluate((hash) => {
-    document.querySelector('[data-view]')?.setAttribute('data-stale', 'true');
-    location.hash = hash;
-  }, route);
-  await page.locator(`[data-view="${view}"]:not([data-stale])`).waitFor();
-}
+const go = showView;
 
 async function contextTokensShown(page: Page, maxTokens: number): Promise<number> {
   await page.fill('input[name=maxTokens]', String(maxTokens));
   await page.selectOption('select[name=policy]', 'hybrid');
   await page.click('[data-view="context"] form button[type=submit]');
-  await page.waitForFunction((budget) => location.hash.includes(`maxTokens=${budget}`) && document.querySelector('[data-view="context"] [data-sent-tokens]') !== null, maxTokens);
+  // The form navigates: the new hash carries the budget, and the view rendered for it shows it in its field.
   await page.locator(`[data-view="context"] input[name=maxTokens][value="${maxTokens}"]`).waitFor();
+  expect(await currentHash(page)).toContain(`maxTokens=${maxTokens}`);
   return Number(await page.locator('[data-sent-tokens]').getAttribute('data-sent-tokens'));
 }
 
@@ -166,7 +160,7 @@ if (missing !== undefined && !inCi) {
       }
       await tab.page.fill('input[name=query]', 'what battery pack did I buy?');
       await tab.page.click('[data-view="context"] form button[type=submit]');
-      await tab.page.waitForFunction(() => location.hash.includes('query='));
+      await tab.page.locator('[data-view="context"] input[name=query][value="what battery pack did I buy?"]').waitFor();
       const recalled = tab.page.locator('tr[data-recalled]');
       await recalled.first().waitFor();
       expect(await recalled.first().locator('td.num').first().textContent()).toMatch(/^\d+$/);
@@ -226,7 +220,7 @@ if (missing !== undefined && !inCi) {
       expect(await tab.page.content()).not.toContain(seed.failedJobError);
       await go(tab.page, `#/facts/${seed.user}`, 'facts');
       expect(await tab.page.locator('tr[data-fact]').count()).toBe(0);
-      await tab.page.evaluate((hash) => (location.hash = hash), `#/conversation/${seed.user}/${seed.conversation}`);
+      await tab.page.evaluate(`location.hash = ${JSON.stringify(`#/conversation/${seed.user}/${seed.conversation}`)}`);
       await tab.page.locator('.state-error').waitFor();
       expect(await tab.page.locator('.state-error').textContent()).toContain('not_found');
       await browser.screenshot(tab.page, 'other-tenant-not-found');
@@ -242,7 +236,7 @@ if (missing !== undefined && !inCi) {
         [`#/savings/${seed.user}/${seed.conversation}`, 'savings'],
       ] as const) {
         await go(tab.page, route, view);
-        const overflow = await tab.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        const overflow = (await tab.page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
         expect(overflow, view).toBeLessThanOrEqual(0);
         await browser.screenshot(tab.page, `phone-${view}`);
       }
