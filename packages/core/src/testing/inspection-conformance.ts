@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { isMemoryError } from '../errors/memory-error.js';
 import type { Store } from '../store/store.js';
-import { makeNewMessage, scopeA } from './conformance-fixtures.js';
+import { at, makeNewMessage, scopeA } from './conformance-fixtures.js';
 
-const t0 = Date.parse('2030-01-01T00:00:00.000Z');
-const at = (offsetMs: number) => new Date(t0 + offsetMs).toISOString();
 const compact = { kind: 'compact' as const, runAt: at(0), maxAttempts: 1 };
 
 /** Reads the inspector needs: conversation search, the usage ledger entry by entry, jobs by kind and recent failures. */

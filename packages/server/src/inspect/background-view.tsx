@@ -1,4 +1,5 @@
 import { jobKinds, type Job, type JobKindCount, type JobStatus } from '@mnemo/core';
+import { DataTable } from './data-table.js';
 import { hashLink, inspectorRoutes } from './inspector-links.js';
 import { formatAge, formatCount, formatTime } from './inspector-text.js';
 
@@ -27,71 +28,44 @@ export function BackgroundView({ tenantId, counts, failures, now }: BackgroundVi
           No background job yet: appending messages queues them.
         </p>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Kind</th>
+        <DataTable columns={['Kind', ...statuses.map((status) => ({ label: status, numeric: true })), { label: 'Oldest pending', numeric: true }]}>
+          {jobKinds.map((kind) => {
+            const pending = count(kind, 'pending');
+            return (
+              <tr data-kind={kind}>
+                <td>{kind}</td>
                 {statuses.map((status) => (
-                  <th class="num">{status}</th>
+                  <td class="num" data-status={status}>
+                    {formatCount(count(kind, status)?.count ?? 0)}
+                  </td>
                 ))}
-                <th class="num">Oldest pending</th>
+                <td class="num">{pending === undefined ? '—' : formatAge(now - Date.parse(pending.oldestCreatedAt))}</td>
               </tr>
-            </thead>
-            <tbody>
-              {jobKinds.map((kind) => {
-                const pending = count(kind, 'pending');
-                return (
-                  <tr data-kind={kind}>
-                    <td>{kind}</td>
-                    {statuses.map((status) => (
-                      <td class="num" data-status={status}>
-                        {formatCount(count(kind, status)?.count ?? 0)}
-                      </td>
-                    ))}
-                    <td class="num">{pending === undefined ? '—' : formatAge(now - Date.parse(pending.oldestCreatedAt))}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </DataTable>
       )}
       <h2>Last failures</h2>
       {failures.length === 0 ? (
         <p class="state state-empty">No job has failed.</p>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>When</th>
-                <th>Kind</th>
-                <th>Conversation</th>
-                <th>Status</th>
-                <th class="num">Attempts</th>
-                <th>Error</th>
-              </tr>
-            </thead>
-            <tbody>
-              {failures.map((job) => (
-                <tr data-job={job.id}>
-                  <td>{formatTime(job.updatedAt)}</td>
-                  <td>{job.kind}</td>
-                  <td>
-                    <a href={hashLink(inspectorRoutes.conversation(job.userId, job.conversationId))}>{job.conversationId}</a>
-                    <div class="hint">{job.userId}</div>
-                  </td>
-                  <td>{job.status === 'failed' ? <span class="tag bad">given up</span> : <span class="tag warn">retry at {formatTime(job.runAt)}</span>}</td>
-                  <td class="num">
-                    {job.attempts}/{job.maxAttempts}
-                  </td>
-                  <td class="content">{job.lastError}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable columns={['When', 'Kind', 'Conversation', 'Status', { label: 'Attempts', numeric: true }, 'Error']}>
+          {failures.map((job) => (
+            <tr data-job={job.id}>
+              <td>{formatTime(job.updatedAt)}</td>
+              <td>{job.kind}</td>
+              <td>
+                <a href={hashLink(inspectorRoutes.conversation(job.userId, job.conversationId))}>{job.conversationId}</a>
+                <div class="hint">{job.userId}</div>
+              </td>
+              <td>{job.status === 'failed' ? <span class="tag bad">given up</span> : <span class="tag warn">retry at {formatTime(job.runAt)}</span>}</td>
+              <td class="num">
+                {job.attempts}/{job.maxAttempts}
+              </td>
+              <td class="content">{job.lastError}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );

@@ -1,5 +1,6 @@
 import { contextPolicies, type BuiltContext, type ContextItem, type ContextPolicy, type DropReason, type ExcludedItem, type Fact, type Message } from '@mnemo/core';
 import { ConversationHeader } from './conversation-header.js';
+import { DataTable } from './data-table.js';
 import { hashLink, inspectorRoutes } from './inspector-links.js';
 import { formatCount, formatScore } from './inspector-text.js';
 
@@ -87,34 +88,22 @@ export function ContextView(props: ContextViewProps) {
         </div>
       </div>
       <h2>Parts</h2>
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th>Part</th>
-              <th class="num">Tokens</th>
-              <th class="num">Messages</th>
-              <th>Covers</th>
-            </tr>
-          </thead>
-          <tbody>
-            {report.parts.map((part) => (
-              <tr data-part={part.kind} data-tokens={part.tokens}>
-                <td>
-                  {part.kind}
-                  {part.truncated === true ? <span class="tag warn">shortened to fit</span> : null}
-                </td>
-                <td class="num">{formatCount(part.tokens)}</td>
-                <td class="num">{formatCount(part.messageCount)}</td>
-                <td>
-                  {part.seqRange === undefined ? '—' : `seq ${part.seqRange.from}–${part.seqRange.to}`}
-                  {part.items === undefined ? '' : ` · ${part.items.length} item${part.items.length === 1 ? '' : 's'}`}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable columns={['Part', { label: 'Tokens', numeric: true }, { label: 'Messages', numeric: true }, 'Covers']}>
+        {report.parts.map((part) => (
+          <tr data-part={part.kind} data-tokens={part.tokens}>
+            <td>
+              {part.kind}
+              {part.truncated === true ? <span class="tag warn">shortened to fit</span> : null}
+            </td>
+            <td class="num">{formatCount(part.tokens)}</td>
+            <td class="num">{formatCount(part.messageCount)}</td>
+            <td>
+              {part.seqRange === undefined ? '—' : `seq ${part.seqRange.from}–${part.seqRange.to}`}
+              {part.items === undefined ? '' : ` · ${part.items.length} item${part.items.length === 1 ? '' : 's'}`}
+            </td>
+          </tr>
+        ))}
+      </DataTable>
       <LeftOut {...props} />
       <Recalled {...props} />
       <Facts {...props} />
@@ -141,40 +130,28 @@ function LeftOut({ built }: ContextViewProps) {
       {dropped.length === 0 && truncated.length === 0 ? (
         <p class="state state-empty">Nothing: every stored message is in this context.</p>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Messages</th>
-                <th class="num">Count</th>
-                <th class="num">Tokens</th>
-                <th>Why</th>
-              </tr>
-            </thead>
-            <tbody>
-              {dropped.map((run) => (
-                <tr data-dropped={run.reason}>
-                  <td>
-                    seq {run.seqRange.from}–{run.seqRange.to}
-                  </td>
-                  <td class="num">{formatCount(run.messageCount)}</td>
-                  <td class="num">{formatCount(run.tokens)}</td>
-                  <td>{dropReasons[run.reason]}</td>
-                </tr>
-              ))}
-              {truncated.map((cut) => (
-                <tr data-truncated={cut.seq}>
-                  <td>seq {cut.seq}</td>
-                  <td class="num">1</td>
-                  <td class="num">{formatCount(cut.originalTokens - cut.keptTokens)}</td>
-                  <td>
-                    shortened from {formatCount(cut.originalTokens)} to {formatCount(cut.keptTokens)} tokens: alone it did not fit
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable columns={['Messages', { label: 'Count', numeric: true }, { label: 'Tokens', numeric: true }, 'Why']}>
+          {dropped.map((run) => (
+            <tr data-dropped={run.reason}>
+              <td>
+                seq {run.seqRange.from}–{run.seqRange.to}
+              </td>
+              <td class="num">{formatCount(run.messageCount)}</td>
+              <td class="num">{formatCount(run.tokens)}</td>
+              <td>{dropReasons[run.reason]}</td>
+            </tr>
+          ))}
+          {truncated.map((cut) => (
+            <tr data-truncated={cut.seq}>
+              <td>seq {cut.seq}</td>
+              <td class="num">1</td>
+              <td class="num">{formatCount(cut.originalTokens - cut.keptTokens)}</td>
+              <td>
+                shortened from {formatCount(cut.originalTokens)} to {formatCount(cut.keptTokens)} tokens: alone it did not fit
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </>
   );
@@ -195,42 +172,29 @@ function Recalled({ userId, built, recalled, settings }: ContextViewProps) {
       {rows.length === 0 ? (
         <p class="state state-empty">Nothing recalled for this query.</p>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Message</th>
-                <th class="num">Keyword rank</th>
-                <th class="num hide-narrow">BM25</th>
-                <th class="num">Vector sim.</th>
-                <th class="num">Fused</th>
-                <th>In context</th>
-                <th>Said</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map(({ item, reason }) => (
-                <tr data-recalled={item.id} data-included={reason === undefined ? 'true' : 'false'}>
-                  <td>
-                    {item.conversationId === undefined || item.seq === undefined ? (
-                      item.id
-                    ) : (
-                      <a href={hashLink(inspectorRoutes.conversation(userId, item.conversationId, { seq: item.seq }))}>
-                        {item.conversationId} · seq {item.seq}
-                      </a>
-                    )}
-                  </td>
-                  <td class="num">{item.explain?.keywordRank ?? '—'}</td>
-                  <td class="num hide-narrow">{formatScore(item.explain?.keywordScore)}</td>
-                  <td class="num">{formatScore(item.explain?.vectorSimilarity)}</td>
-                  <td class="num">{formatScore(item.explain?.fused ?? item.score)}</td>
-                  <td>{reason === undefined ? <span class="tag">included</span> : <span class="tag warn">{excludedReasons[reason]}</span>}</td>
-                  <td class="content">{recalled.get(item.id)?.content ?? ''}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable columns={['Message', { label: 'Keyword rank', numeric: true }, { label: 'BM25', numeric: true, hideNarrow: true }, { label: 'Vector sim.', numeric: true }, { label: 'Fused', numeric: true }, 'In context', 'Said']}>
+          {rows.map(({ item, reason }) => (
+            <tr data-recalled={item.id} data-included={reason === undefined ? 'true' : 'false'}>
+              <td>
+                {item.conversationId === undefined || item.seq === undefined ? (
+                  item.id
+                ) : (
+                  <a href={hashLink(inspectorRoutes.conversation(userId, item.conversationId, { seq: item.seq }))}>
+                    {item.conversationId} · seq {item.seq}
+                  </a>
+                )}
+              </td>
+              <td class="num">{item.explain?.keywordRank ?? '—'}</td>
+              <td class="num hide-narrow">{formatScore(item.explain?.keywordScore)}</td>
+              <td class="num">{formatScore(item.explain?.vectorSimilarity)}</td>
+              <td class="num">{formatScore(item.explain?.fused ?? item.score)}</td>
+              <td>
+                  <Inclusion reason={reason} />
+                </td>
+              <td class="content">{recalled.get(item.id)?.content ?? ''}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </>
   );
@@ -245,30 +209,25 @@ function Facts({ built, facts, settings }: ContextViewProps) {
       {rows.length === 0 ? (
         <p class="state state-empty">No current fact about this user.</p>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Fact</th>
-                <th class="num">Confidence</th>
-                <th>In context</th>
+        <DataTable columns={['Fact', { label: 'Confidence', numeric: true }, 'In context']}>
+          {rows.map(({ item, reason }) => {
+            const fact = facts.get(item.id);
+            return (
+              <tr data-fact-item={item.id}>
+                <td>{fact === undefined ? item.id : `${fact.subject === 'user' ? '' : `${fact.subject} `}${fact.attribute}: ${fact.value}`}</td>
+                <td class="num">{formatScore(item.score)}</td>
+                <td>
+                  <Inclusion reason={reason} />
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {rows.map(({ item, reason }) => {
-                const fact = facts.get(item.id);
-                return (
-                  <tr data-fact-item={item.id}>
-                    <td>{fact === undefined ? item.id : `${fact.subject === 'user' ? '' : `${fact.subject} `}${fact.attribute}: ${fact.value}`}</td>
-                    <td class="num">{formatScore(item.score)}</td>
-                    <td>{reason === undefined ? <span class="tag">included</span> : <span class="tag warn">{excludedReasons[reason]}</span>}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </DataTable>
       )}
     </>
   );
+}
+
+function Inclusion({ reason }: { reason: ExcludedItem['reason'] | undefined }) {
+  return reason === undefined ? <span class="tag">included</span> : <span class="tag warn">{excludedReasons[reason]}</span>;
 }

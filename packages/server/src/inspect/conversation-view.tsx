@@ -2,7 +2,9 @@ import type { ConversationStats, Fact, Message, Relation, Summary } from '@mnemo
 import { ConversationHeader } from './conversation-header.js';
 import { hashLink, inspectorRoutes } from './inspector-links.js';
 import { formatCount, formatTime } from './inspector-text.js';
-import { MessageRow } from './message-row.js';
+import { DataTable } from './data-table.js';
+import { FactTable, SourceLinks } from './fact-table.js';
+import { MessageRow, MessageTable } from './message-row.js';
 
 /** A relation extracted from the conversation, with the names of its two ends. */
 export interface NamedRelation {
@@ -85,93 +87,32 @@ function SummaryDetails({ summary, latest }: { summary: Summary; latest: boolean
   );
 }
 
-function SourceLinks({ userId, conversationId, seqs }: { userId: string; conversationId: string; seqs: readonly number[] }) {
-  if (seqs.length === 0) return <span class="hint">—</span>;
-  return (
-    <span>
-      {seqs.map((seq, index) => (
-        <>
-          {index === 0 ? '' : ', '}
-          <a data-source-seq={seq} href={hashLink(inspectorRoutes.conversation(userId, conversationId, { seq }))}>
-            seq {seq}
-          </a>
-        </>
-      ))}
-    </span>
-  );
-}
-
-function KnowledgeSection({ stats, facts, relations }: ConversationViewProps) {
-  const { userId, conversationId } = stats;
+function KnowledgeSection({ facts, relations }: ConversationViewProps) {
   return (
     <>
       <h2>Facts from this conversation</h2>
-      {facts.length === 0 ? (
-        <p class="state state-empty">No fact was extracted from this conversation.</p>
-      ) : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Subject</th>
-                <th>Attribute</th>
-                <th>Value</th>
-                <th>Valid</th>
-                <th>Said in</th>
-              </tr>
-            </thead>
-            <tbody>
-              {facts.map((fact) => (
-                <tr data-fact={fact.id}>
-                  <td>{fact.subject}</td>
-                  <td>
-                    <code>{fact.attribute}</code>
-                  </td>
-                  <td>{fact.value}</td>
-                  <td>
-                    {formatTime(fact.validFrom)}
-                    {fact.validTo === undefined ? <span class="tag">current</span> : <span class="tag warn">until {formatTime(fact.validTo)}</span>}
-                  </td>
-                  <td>
-                    <SourceLinks userId={userId} conversationId={conversationId} seqs={fact.sourceSeqs} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      {facts.length === 0 ? <p class="state state-empty">No fact was extracted from this conversation.</p> : <FactTable facts={facts} />}
       <h2>Entities and relations from this conversation</h2>
       {relations.length === 0 ? (
         <p class="state state-empty">No relation between entities was extracted from this conversation.</p>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>Entity</th>
-                <th>Relation</th>
-                <th>Entity</th>
-                <th>Said in</th>
-              </tr>
-            </thead>
-            <tbody>
-              {relations.map(({ relation, subject, object }) => (
-                <tr data-relation={relation.id}>
-                  <td>{subject}</td>
-                  <td>
-                    <code>{relation.predicate}</code>
-                    {relation.validTo === undefined ? null : <span class="tag warn">ended {formatTime(relation.validTo)}</span>}
-                  </td>
-                  <td>{object}</td>
-                  <td>
-                    <SourceLinks userId={userId} conversationId={conversationId} seqs={relation.sourceSeqs} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable columns={['Entity', 'Relation', 'Entity', 'Said in']}>
+          {relations.map(({ relation, subject, object }) => (
+            <tr data-relation={relation.id}>
+              <td>{subject}</td>
+              <td>
+                <code>{relation.predicate}</code>
+                {relation.validTo === undefined ? null : <span class="tag warn">ended {formatTime(relation.validTo)}</span>}
+              </td>
+              <td>{object}</td>
+              <td>
+                {relation.sourceConversationId === undefined ? null : (
+                  <SourceLinks userId={relation.userId} conversationId={relation.sourceConversationId} seqs={relation.sourceSeqs} />
+                )}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </>
   );
@@ -203,28 +144,17 @@ function Transcript({ stats, messages, afterSeq, pageSize, focusSeq }: Conversat
     <>
       <h2>Transcript</h2>
       {pager}
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th class="num">Seq</th>
-              <th>Role</th>
-              <th class="num">Tokens</th>
-              <th class="hide-narrow">Time</th>
-              <th>Content</th>
-            </tr>
-          </thead>
-          <tbody data-transcript>
-            {watermark > 0 && watermark < first && messages.length > 0 ? watermarkRow : null}
-            {messages.map((message) => (
-              <>
-                <MessageRow message={message} focus={message.seq === focusSeq} />
-                {watermark === message.seq ? watermarkRow : null}
-              </>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <MessageTable bodyData={{ transcript: 'true' }}>
+        {watermark > 0 && watermark < first && messages.length > 0 ? watermarkRow : null}
+        {messages.map((message) => (
+          <>
+            <MessageRow message={message} focus={message.seq === focusSeq} />
+            {watermark === message.seq ? watermarkRow : null}
+          </>
+        ))}
+        {/* The line lies past this page: say so at its end. */}
+        {watermark > last && messages.length > 0 ? watermarkRow : null}
+      </MessageTable>
       {pager}
     </>
   );

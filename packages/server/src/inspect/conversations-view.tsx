@@ -1,4 +1,5 @@
 import type { Conversation, Page } from '@mnemo/core';
+import { DataTable } from './data-table.js';
 import { hashLink, inspectorRoutes } from './inspector-links.js';
 import { formatCount, formatTime } from './inspector-text.js';
 
@@ -39,40 +40,26 @@ export function ConversationsView({ tenantId, page, search, user, cursor }: Conv
             : 'No conversations yet. Append messages through the API, the proxy or MCP and they appear here.'}
         </p>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>User</th>
-                <th>Conversation</th>
-                <th class="num">Messages</th>
-                <th class="num">Tokens</th>
-                <th class="num">Summarized through</th>
-                <th>Last activity</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.items.map((conversation) => (
-                <tr data-conversation={conversation.conversationId} data-user={conversation.userId}>
-                  <td>
-                    <a href={hashLink(inspectorRoutes.facts(conversation.userId))} title="facts of this user">
-                      {conversation.userId}
-                    </a>
-                  </td>
-                  <td>
-                    <a href={hashLink(inspectorRoutes.conversation(conversation.userId, conversation.conversationId))}>{conversation.conversationId}</a>
-                  </td>
-                  <td class="num" data-message-count>
-                    {formatCount(conversation.messageCount)}
-                  </td>
-                  <td class="num">{formatCount(conversation.totalTokens)}</td>
-                  <td class="num">{conversation.summarizedThroughSeq === 0 ? '—' : `seq ${formatCount(conversation.summarizedThroughSeq)}`}</td>
-                  <td>{formatTime(conversation.updatedAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable columns={['User', 'Conversation', { label: 'Messages', numeric: true }, { label: 'Tokens', numeric: true }, { label: 'Summarized through', numeric: true }, 'Last activity']}>
+          {page.items.map((conversation) => (
+            <tr data-conversation={conversation.conversationId} data-user={conversation.userId}>
+              <td>
+                <a href={hashLink(inspectorRoutes.facts(conversation.userId))} title="facts of this user">
+                  {conversation.userId}
+                </a>
+              </td>
+              <td>
+                <a href={hashLink(inspectorRoutes.conversation(conversation.userId, conversation.conversationId))}>{conversation.conversationId}</a>
+              </td>
+              <td class="num" data-message-count>
+                {formatCount(conversation.messageCount)}
+              </td>
+              <td class="num">{formatCount(conversation.totalTokens)}</td>
+              <td class="num">{conversation.summarizedThroughSeq === 0 ? '—' : `seq ${formatCount(conversation.summarizedThroughSeq)}`}</td>
+              <td>{formatTime(conversation.updatedAt)}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       <p class="pager">
         {cursor === undefined ? null : <a href={hashLink(inspectorRoutes.conversations({ search, user }))}>← First page</a>}

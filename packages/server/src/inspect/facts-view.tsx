@@ -1,6 +1,6 @@
 import type { Fact } from '@mnemo/core';
 import { hashLink, inspectorRoutes } from './inspector-links.js';
-import { formatTime } from './inspector-text.js';
+import { FactTable } from './fact-table.js';
 
 /** What the facts view shows: the facts valid now (or at `asOf`) and every version, for one user. */
 export interface FactsViewProps {
@@ -51,56 +51,6 @@ export function FactsView({ userId, asOfDay, current, history }: FactsViewProps)
         ))
       )}
     </section>
-  );
-}
-
-function FactTable({ facts }: { facts: readonly Fact[] }) {
-  return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th>Subject</th>
-            <th>Attribute</th>
-            <th>Value</th>
-            <th>Valid from</th>
-            <th>Valid to</th>
-            <th class="num hide-narrow">Confidence</th>
-            <th>Source</th>
-          </tr>
-        </thead>
-        <tbody>
-          {facts.map((fact) => (
-            <tr data-fact={fact.id} data-current={fact.validTo === undefined ? 'true' : 'false'}>
-              <td>{fact.subject}</td>
-              <td>
-                <code>{fact.attribute}</code>
-              </td>
-              <td>
-                {fact.value}
-                <div class="hint">“{fact.text}”</div>
-              </td>
-              <td>{formatTime(fact.validFrom)}</td>
-              <td>
-                {fact.validTo === undefined ? <span class="tag">current</span> : formatTime(fact.validTo)}
-                {fact.supersededBy === undefined ? null : <span class="tag warn">superseded</span>}
-              </td>
-              <td class="num hide-narrow">{fact.confidence.toFixed(2)}</td>
-              <td>
-                {fact.sourceConversationId === undefined ? (
-                  <span class="hint">{fact.extractor}</span>
-                ) : (
-                  <a href={hashLink(inspectorRoutes.conversation(fact.userId, fact.sourceConversationId, fact.sourceSeqs[0] === undefined ? {} : { seq: fact.sourceSeqs[0] }))}>
-                    {fact.sourceConversationId}
-                    {fact.sourceSeqs.length === 0 ? '' : ` · seq ${fact.sourceSeqs.join(', ')}`}
-                  </a>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
   );
 }
 

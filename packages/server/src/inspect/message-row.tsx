@@ -1,4 +1,6 @@
+import type { Child } from 'hono/jsx';
 import type { Message } from '@mnemo/core';
+import { DataTable } from './data-table.js';
 import { formatCount, formatTime } from './inspector-text.js';
 
 /** One stored message as a table row: seq, role, tokens, time, and its content (tool calls shown as JSON). */
@@ -19,5 +21,14 @@ export function MessageRow({ message, focus = false }: { message: Message; focus
         {message.toolCallId === undefined ? null : <div class="hint">result of {message.toolCallId}</div>}
       </td>
     </tr>
+  );
+}
+
+/** Stored messages as a table (seq, role, tokens, time, content): its children are {@link MessageRow}s and any rows between them. */
+export function MessageTable({ children, bodyData }: { children?: Child; bodyData?: Readonly<Record<string, string>> }) {
+  return (
+    <DataTable columns={[{ label: 'Seq', numeric: true }, 'Role', { label: 'Tokens', numeric: true }, { label: 'Time', hideNarrow: true }, 'Content']} {...(bodyData === undefined ? {} : { bodyData })}>
+      {children}
+    </DataTable>
   );
 }

@@ -1,5 +1,6 @@
 import type { UsageEntry } from '@mnemo/core';
 import { ConversationHeader } from './conversation-header.js';
+import { DataTable } from './data-table.js';
 import { inspectorRoutes } from './inspector-links.js';
 import { formatCount, formatDollars } from './inspector-text.js';
 import { SavingsPlot } from './savings-plot.js';
@@ -60,28 +61,16 @@ export function SavingsView({ userId, conversationId, entries, pricePerMillion, 
         </>
       )}
       <h2>Totals over {formatCount(requests.length)} requests</h2>
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th></th>
-              <th class="num">Tokens</th>
-              <th class="num">At ${pricePerMillion}/M</th>
-              <th class="hide-narrow">What</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map(([name, tokens, what]) => (
-              <tr data-total={name.toLowerCase().replace(' ', '-')} data-tokens={tokens}>
-                <td>{name}</td>
-                <td class="num">{formatCount(tokens)}</td>
-                <td class="num">{formatDollars(tokens, pricePerMillion)}</td>
-                <td class="hide-narrow hint">{what}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable columns={['', { label: 'Tokens', numeric: true }, { label: `At $${pricePerMillion}/M`, numeric: true }, { label: 'What', hideNarrow: true }]}>
+        {rows.map(([name, tokens, what]) => (
+          <tr data-total={name.toLowerCase().replace(' ', '-')} data-tokens={tokens}>
+            <td>{name}</td>
+            <td class="num">{formatCount(tokens)}</td>
+            <td class="num">{formatDollars(tokens, pricePerMillion)}</td>
+            <td class="hide-narrow hint">{what}</td>
+          </tr>
+        ))}
+      </DataTable>
     </section>
   );
 }

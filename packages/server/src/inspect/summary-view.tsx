@@ -1,6 +1,6 @@
 import type { ExpandedSummary } from '@mnemo/core';
 import { formatCount } from './inspector-text.js';
-import { MessageRow } from './message-row.js';
+import { MessageRow, MessageTable } from './message-row.js';
 
 /** A summary opened up (`expand`): the exact messages it stands for, and the summaries it folded in. */
 export function SummaryExpansionView({ expanded }: { expanded: ExpandedSummary }) {
@@ -11,24 +11,11 @@ export function SummaryExpansionView({ expanded }: { expanded: ExpandedSummary }
         {formatCount(messages.length)} messages, seq {summary.fromSeq}–{summary.toSeq}, {formatCount(messages.reduce((sum, message) => sum + message.tokens, 0))}{' '}
         tokens verbatim.
       </p>
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th class="num">Seq</th>
-              <th>Role</th>
-              <th class="num">Tokens</th>
-              <th class="hide-narrow">Time</th>
-              <th>Content</th>
-            </tr>
-          </thead>
-          <tbody data-source-messages>
-            {messages.map((message) => (
-              <MessageRow message={message} />
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <MessageTable bodyData={{ 'source-messages': 'true' }}>
+        {messages.map((message) => (
+          <MessageRow message={message} />
+        ))}
+      </MessageTable>
       {folded.length === 0 ? null : (
         <>
           <h3>Folded summaries</h3>
