@@ -29,8 +29,8 @@ const turns = [
 
 /**
  * Writes the store the inspector tests serve: tenant `mesh` with one conversation that was compacted
- * (two summary versions), facts extracted and one superseded, three context builds in the ledger and a
- * failed job; tenant `ops` with a conversation of its own. Runs in the test process, then closes.
+ * (two summary versions), facts extracted and one superseded, four context builds in the ledger, a
+ * failed job and a pending one; tenant `ops` with a conversation of its own. Runs in the test process, then closes.
  */
 export async function seedInspectorStore(path: string): Promise<void> {
   const store = openSqliteStore({ path });
@@ -63,6 +63,8 @@ export async function seedInspectorStore(path: string): Promise<void> {
     const lease = await store.leaseJob({ workerId: 'seed', leaseMs: 60_000, now, kinds: ['embed'] });
     if (lease === undefined) throw new Error('the seeded embed job was not leased');
     await store.failJob(lease, { error: inspectorSeed.failedJobError, now });
+    // A job that waits (runs tomorrow): the background view shows how long it has been pending.
+    await store.enqueueJob(scope, { kind: 'compact', runAt: new Date(Date.now() + 86_400_000).toISOString(), maxAttempts: 3 });
   } finally {
     await memory.close();
   }

@@ -206,6 +206,8 @@ if (missing !== undefined && !inCi) {
       const tab = await signIn(seed.key);
       await go(tab.page, '#/background', 'background');
       expect(await tab.page.locator('tr[data-kind="embed"] td[data-status="failed"]').textContent()).toBe('1');
+      expect(await tab.page.locator('tr[data-kind="compact"] td[data-status="pending"]').textContent()).toBe('1');
+      expect(await tab.page.locator('tr[data-kind="compact"] td[data-oldest-pending]').textContent()).toMatch(/^\d+ (s|min)$/);
       expect(await tab.page.locator('tr[data-job]').first().textContent()).toContain(seed.failedJobError);
       await browser.screenshot(tab.page, 'background');
       expect(tab.problems).toEqual([]);

@@ -39,7 +39,7 @@ export function BackgroundView({ tenantId, counts, failures, now }: BackgroundVi
                     {formatCount(count(kind, status)?.count ?? 0)}
                   </td>
                 ))}
-                <td class="num">{pending === undefined ? '—' : formatAge(now - Date.parse(pending.oldestCreatedAt))}</td>
+                <td class="num" data-oldest-pending>{pending === undefined ? '—' : formatAge(now - Date.parse(pending.oldestCreatedAt))}</td>
               </tr>
             );
           })}

@@ -15,7 +15,7 @@ export function FactTable({ facts }: { facts: readonly Fact[] }) {
           </td>
           <td>
             {fact.value}
-            <div class="hint">“{fact.text}”</div>
+            <div class="hint hide-narrow">“{fact.text}”</div>
           </td>
           <td>{formatTime(fact.validFrom)}</td>
           <td>
