@@ -72,3 +72,22 @@ describe('inspector routes', () => {
     expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(['/inspect', '/inspect/fragments/context/{userId}/{conversationId}']));
   });
 });
+
+describe('inspector routes without keys', () => {
+  it('tells the page no key is needed and serves views of ids with slashes, spaces and non-ASCII letters', async () => {
+    const keyless = await startTestServer({ routes: [mountInspectorRoutes] });
+    try {
+      const odd = { userId: 'nø/de 7', conversationId: 'trip #2 / ridge?' };
+      await keyless.memory.append(odd, { role: 'user', content: 'Relay LARCH-RIDGE is up.' });
+      expect(await (await keyless.request('/inspect')).text()).toContain('data-key-required="false"');
+      const list = await (await keyless.request('/inspect/fragments/conversations')).text();
+      const link = /href="#(\/conversation\/[^"]+)"/.exec(list)?.[1];
+      expect(link).toBe(`/conversation/${encodeURIComponent(odd.userId)}/${encodeURIComponent(odd.conversationId)}`);
+      const view = await keyless.request(`/inspect/fragments${link!}`);
+      expect(view.status).toBe(200);
+      expect(await view.text()).toContain('Relay LARCH-RIDGE is up.');
+    } finally {
+      await keyless.close();
+    }
+  });
+});
