@@ -1,4 +1,4 @@
-import { createMemory } from '@mnemo/core';
+import { createMemory, HashedEmbedder } from '@mnemo/core';
 import { openSqliteStore } from '@mnemo/sqlite';
 
 /** Who and what the inspector tests seed: a tenant with a compacted conversation, and a second tenant. */
@@ -34,8 +34,10 @@ const turns = [
  */
 export async function seedInspectorStore(path: string): Promise<void> {
   const store = openSqliteStore({ path });
+  // The served process embeds with MNEMO_EMBEDDER=hashed: the same model, so recall finds these vectors.
   const memory = createMemory({
     store,
+    embedder: new HashedEmbedder(),
     worker: { autoStart: false },
     compaction: { settings: { triggerTokens: 200, keepRecentTokens: 60, keepRecentTurns: 1, maxSummaryTokens: 120 } },
   });

@@ -164,7 +164,8 @@ function itemsOf(built: BuiltContext, kind: ContextItem['kind']): { item: Contex
 }
 
 function Recalled({ userId, built, recalled, settings }: ContextViewProps) {
-  const rows = itemsOf(built, 'recalled');
+  // Best first, included or not: the order recall ranked them in.
+  const rows = itemsOf(built, 'recalled').sort((a, b) => (b.item.explain?.fused ?? b.item.score ?? 0) - (a.item.explain?.fused ?? a.item.score ?? 0));
   if (settings.policy !== 'hybrid') return null;
   return (
     <>
