@@ -92,7 +92,7 @@ export type { EraseTarget, Memory, MemoryOptions } from './engine/create-memory.
 export { errorCodes, isMemoryError, MemoryError, toStorageError } from './errors/memory-error.js';
 export type { ErrorCode, ErrorDetails } from './errors/memory-error.js';
 export { jobKinds } from './jobs/job.js';
-export type { Job, JobCounts, JobKind, JobStatus, LeaseRequest } from './jobs/job.js';
+export type { Job, JobCounts, JobKind, JobKindCount, JobStatus, LeaseRequest } from './jobs/job.js';
 export { createJobWorker } from './jobs/job-worker.js';
 export type { JobHandler, JobWorker, JobWorkerOptions } from './jobs/job-worker.js';
 export { checkToolSequence, openToolCallIds } from './messages/check-tool-sequence.js';
@@ -105,7 +105,7 @@ export { defaultMessageLimits, validateMessageInput } from './messages/validate-
 export type { MessageLimits } from './messages/validate-message.js';
 export { reservedMetadataKey, supersededIds, supersedingMetadata, withoutSuperseded } from './messages/superseded-messages.js';
 export { idempotencyConflict, InMemoryStore } from './store/in-memory-store.js';
-export { decodeConversationCursor, defaultPageLimit, encodeConversationCursor, maxPageLimit, resolvePageLimit } from './store/page-cursor.js';
+export { decodeConversationCursor, decodePositionCursor, defaultPageLimit, encodeConversationCursor, encodePositionCursor, maxPageLimit, resolvePageLimit } from './store/page-cursor.js';
 export type { ConversationCursor } from './store/page-cursor.js';
 export { checkStoredMemoryPath, memoryFileConflict } from './store/memory-file-rules.js';
 export { isSameMessage } from './store/same-message.js';
@@ -128,4 +128,4 @@ export { createGptTokenCounter, encodingForModel } from './tokens/gpt-token-coun
 export type { GptEncodingName, GptTokenCounterOptions } from './tokens/gpt-token-counter.js';
 export type { CountableMessage, TokenCounter } from './tokens/token-counter.js';
 export { savedPercent, toUsageTotals, usageKinds } from './usage/usage.js';
-export type { UsageKind, UsageRecord, UsageTotals } from './usage/usage.js';
+export type { UsageEntry, UsageKind, UsageRecord, UsageTotals } from './usage/usage.js';

@@ -1,5 +1,5 @@
 import { jobKinds, MemoryError } from '@mnemo/core';
-import type { Job, JobCounts, JobFailure, JobKind, JobLease, JobRequest, JobStatus, LeaseRequest, Scope } from '@mnemo/core';
+import type { Job, JobCounts, JobFailure, JobKind, JobKindCount, JobLease, JobRequest, JobStatus, LeaseRequest, Scope } from '@mnemo/core';
 import type { PostgresPool } from './postgres-driver.js';
 import { inConversation } from './postgres-message-store.js';
 import type { PostgresTables } from './postgres-tables.js';
@@ -59,6 +59,12 @@ function statements(t: PostgresTables) {
     selectForConversation: `SELECT ${jobColumns} FROM ${t.jobs} WHERE ${inConversation} ORDER BY position`,
     countAll: `SELECT status, count(*) AS count FROM ${t.jobs} GROUP BY status`,
     countTenant: `SELECT status, count(*) AS count FROM ${t.jobs} WHERE tenant_id = $1 GROUP BY status`,
+    countByKindAll: `SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM ${t.jobs} GROUP BY kind, status ORDER BY kind, status`,
+    countByKindTenant: `SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM ${t.jobs} WHERE tenant_id = $1
+      GROUP BY kind, status ORDER BY kind, status`,
+    failedAll: `SELECT ${jobColumns} FROM ${t.jobs} WHERE last_error IS NOT NULL AND status <> 'done' ORDER BY updated_at DESC, position DESC LIMIT $1`,
+    failedTenant: `SELECT ${jobColumns} FROM ${t.jobs} WHERE tenant_id = $1 AND last_error IS NOT NULL AND status <> 'done'
+      ORDER BY updated_at DESC, position DESC LIMIT $2`,
   };
 }
 
@@ -125,6 +131,22 @@ export class PostgresJobStore {
     const counts = { pending: 0, running: 0, done: 0, failed: 0 };
     for (const row of result.rows) counts[row.status] = toInteger(row.count);
     return counts;
+  }
+
+  async countJobsByKind(tenantId: string | undefined): Promise<JobKindCount[]> {
+    type Row = { kind: JobKind; status: JobStatus; count: unknown; oldest: unknown };
+    const result =
+      tenantId === undefined ? await this.#pool.query<Row>(this.#sql.countByKindAll) : await this.#pool.query<Row>(this.#sql.countByKindTenant, [tenantId]);
+    return result.rows.map((row) => ({ kind: row.kind, status: row.status, count: toInteger(row.count), oldestCreatedAt: toIsoTime(row.oldest) }));
+  }
+
+  async listFailedJobs(tenantId: string | undefined, limit: number): Promise<Job[]> {
+    const count = checkCount('limit', limit);
+    const result =
+      tenantId === undefined
+        ? await this.#pool.query<JobRow>(this.#sql.failedAll, [count])
+        : await this.#pool.query<JobRow>(this.#sql.failedTenant, [tenantId, count]);
+    return result.rows.map(toJob);
   }
 }
 

@@ -1,6 +1,8 @@
 import {
   decodeConversationCursor,
+  decodePositionCursor,
   encodeConversationCursor,
+  encodePositionCursor,
   idempotencyConflict,
   isSameMessage,
   MemoryError,
@@ -21,6 +23,8 @@ import type {
   PageOptions,
   Scope,
   ToolCall,
+  UsageEntry,
+  UsageKind,
   UsageRecord,
   UsageTotals,
   UserScope,
@@ -102,6 +106,8 @@ function statements(t: PostgresTables) {
       coalesce(sum(full_history_tokens), 0) AS full_history_tokens, count(*) FILTER (WHERE kind = 'summarize') AS compactions,
       coalesce(sum(input_tokens), 0) AS input_tokens, coalesce(sum(output_tokens), 0) AS output_tokens
       FROM ${t.usage} WHERE ${inConversation}`,
+    selectUsage: `SELECT position, kind, policy, sent_tokens, full_history_tokens, input_tokens, output_tokens, created_at FROM ${t.usage}
+      WHERE ${inConversation} AND position > $4 ORDER BY position LIMIT $5`,
     lockUserConversations: `SELECT conversation_id FROM ${t.conversations} WHERE tenant_id = $1 AND user_id = $2 ORDER BY conversation_id FOR UPDATE`,
     deleteConversation: deletes(t, inConversation),
     deleteUser: deletes(t, 'tenant_id = $1 AND user_id = $2'),
@@ -176,6 +182,11 @@ export class PostgresMessageStore {
       parameters.push(filter.userId);
       conditions.push(`user_id = $${parameters.length}`);
     }
+    if (filter.search !== undefined) {
+      // strpos, not LIKE: the text is matched literally; lower() under COLLATE "C" folds ASCII only, as SQLite's does.
+      parameters.push(filter.search);
+      conditions.push(`(strpos(lower(user_id), lower($${parameters.length})) > 0 OR strpos(lower(conversation_id), lower($${parameters.length})) > 0)`);
+    }
     if (after !== undefined) {
       parameters.push(after.userId, after.conversationId);
       conditions.push(`(user_id, conversation_id) > ($${parameters.length - 1}, $${parameters.length})`);
@@ -219,6 +230,28 @@ export class PostgresMessageStore {
       summarizerInputTokens: toInteger(row['input_tokens'] ?? 0),
       summarizerOutputTokens: toInteger(row['output_tokens'] ?? 0),
     });
+  }
+
+  /** The ledger of one conversation in the order written; the position is the row's identity. */
+  async listUsage(scope: Scope, page: PageOptions = {}): Promise<Page<UsageEntry>> {
+    const limit = resolvePageLimit(page.limit);
+    const after = page.cursor === undefined ? 0 : decodePositionCursor(page.cursor);
+    const rows = (await this.#pool.query(this.#sql.selectUsage, [...scopeKey(scope), after, limit + 1])).rows;
+    const items = rows.slice(0, limit).map(
+      (row): UsageEntry =>
+        Object.freeze({
+          position: toInteger(row['position']),
+          kind: row['kind'] as UsageKind,
+          policy: row['policy'] as string,
+          sentTokens: toInteger(row['sent_tokens']),
+          fullHistoryTokens: toInteger(row['full_history_tokens']),
+          inputTokens: toInteger(row['input_tokens']),
+          outputTokens: toInteger(row['output_tokens']),
+          createdAt: toIsoTime(row['created_at']),
+        }),
+    );
+    const last = items[items.length - 1];
+    return rows.length > limit && last !== undefined ? { items, nextCursor: encodePositionCursor(last.position) } : { items };
   }
 
   /** Removes a conversation with its messages, vectors, ledger, summaries, jobs and cursors, in one transaction. */

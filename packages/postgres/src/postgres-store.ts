@@ -10,6 +10,7 @@ import type {
   FactQuery,
   Job,
   JobCounts,
+  JobKindCount,
   JobFailure,
   JobLease,
   JobRequest,
@@ -32,6 +33,7 @@ import type {
   SearchOptions,
   Store,
   Summary,
+  UsageEntry,
   UsageRecord,
   UsageTotals,
   UserScope,
@@ -135,6 +137,10 @@ export class PostgresStore implements Store {
     return this.#run('summing usage', options, () => this.#messages.getUsageTotals(scope));
   }
 
+  async listUsage(scope: Scope, page?: PageOptions, options?: CallOptions): Promise<Page<UsageEntry>> {
+    return this.#run('listing usage', options, () => this.#messages.listUsage(scope, page));
+  }
+
   async insertSummary(scope: Scope, summary: NewSummary, options: CallOptions & { expectedWatermark: number }): Promise<Summary> {
     return this.#run('writing a summary', options, () => this.#summaries.insertSummary(scope, summary, options.expectedWatermark));
   }
@@ -173,6 +179,14 @@ export class PostgresStore implements Store {
 
   async getJobCounts(filter: { tenantId?: string }, options?: CallOptions): Promise<JobCounts> {
     return this.#run('counting jobs', options, () => this.#jobs.getJobCounts(filter.tenantId));
+  }
+
+  async countJobsByKind(filter: { tenantId?: string }, options?: CallOptions): Promise<JobKindCount[]> {
+    return this.#run('counting jobs by kind', options, () => this.#jobs.countJobsByKind(filter.tenantId));
+  }
+
+  async listFailedJobs(filter: { tenantId?: string; limit: number }, options?: CallOptions): Promise<Job[]> {
+    return this.#run('listing failed jobs', options, () => this.#jobs.listFailedJobs(filter.tenantId, filter.limit));
   }
 
   async upsertEmbeddings(scope: Scope, model: string, embeddings: readonly MessageEmbedding[], options?: CallOptions): Promise<void> {

@@ -1,5 +1,5 @@
 import { jobKinds, MemoryError } from '@mnemo/core';
-import type { Job, JobCounts, JobFailure, JobKind, JobLease, JobRequest, JobStatus, LeaseRequest, Scope } from '@mnemo/core';
+import type { Job, JobCounts, JobFailure, JobKind, JobKindCount, JobLease, JobRequest, JobStatus, LeaseRequest, Scope } from '@mnemo/core';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { checkCount, scopeKey, toEpochMs } from './sqlite-message-store.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
@@ -44,6 +44,10 @@ const sql = {
   selectForConversation: `SELECT ${jobColumns} FROM jobs WHERE ${inConversation} ORDER BY rowid`,
   countAll: 'SELECT status, count(*) AS count FROM jobs GROUP BY status',
   countTenant: 'SELECT status, count(*) AS count FROM jobs WHERE tenant_id = ? GROUP BY status',
+  countByKindAll: 'SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM jobs GROUP BY kind, status ORDER BY kind, status',
+  countByKindTenant: 'SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM jobs WHERE tenant_id = ? GROUP BY kind, status ORDER BY kind, status',
+  failedAll: `SELECT ${jobColumns} FROM jobs WHERE last_error IS NOT NULL AND status <> 'done' ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
+  failedTenant: `SELECT ${jobColumns} FROM jobs WHERE tenant_id = ? AND last_error IS NOT NULL AND status <> 'done' ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
 } as const;
 
 /** The SQL of the job queue: leases taken in `BEGIN IMMEDIATE` transactions, so each job runs in one worker at a time across processes. */
@@ -112,6 +116,22 @@ export class SqliteJobStore {
     const counts = { pending: 0, running: 0, done: 0, failed: 0 };
     for (const row of rows) counts[row.status] = row.count;
     return counts;
+  }
+
+  countJobsByKind(tenantId: string | undefined): JobKindCount[] {
+    const rows = (tenantId === undefined ? this.#statement(sql.countByKindAll).all() : this.#statement(sql.countByKindTenant).all(tenantId)) as {
+      kind: JobKind;
+      status: JobStatus;
+      count: number;
+      oldest: number;
+    }[];
+    return rows.map((row) => ({ kind: row.kind, status: row.status, count: row.count, oldestCreatedAt: new Date(row.oldest).toISOString() }));
+  }
+
+  listFailedJobs(tenantId: string | undefined, limit: number): Job[] {
+    checkCount('limit', limit);
+    const rows = tenantId === undefined ? this.#statement(sql.failedAll).all(limit) : this.#statement(sql.failedTenant).all(tenantId, limit);
+    return (rows as JobRow[]).map(toJob);
   }
 }
 

@@ -1,6 +1,8 @@
 import {
   decodeConversationCursor,
+  decodePositionCursor,
   encodeConversationCursor,
+  encodePositionCursor,
   idempotencyConflict,
   isSameMessage,
   MemoryError,
@@ -21,6 +23,8 @@ import type {
   PageOptions,
   Scope,
   ToolCall,
+  UsageEntry,
+  UsageKind,
   UsageRecord,
   UsageTotals,
   UserScope,
@@ -56,6 +60,17 @@ export interface ConversationRow {
   readonly summarized_tokens: number;
 }
 
+interface UsageRow {
+  readonly id: number;
+  readonly kind: UsageKind;
+  readonly policy: string;
+  readonly sent_tokens: number;
+  readonly full_history_tokens: number;
+  readonly input_tokens: number;
+  readonly output_tokens: number;
+  readonly created_at: number;
+}
+
 interface UsageTotalsRow {
   readonly requests: number;
   readonly sent_tokens: number;
@@ -89,6 +104,8 @@ const sql = {
     coalesce(sum(full_history_tokens), 0) AS full_history_tokens, count(*) FILTER (WHERE kind = 'summarize') AS compactions,
     coalesce(sum(input_tokens), 0) AS input_tokens, coalesce(sum(output_tokens), 0) AS output_tokens
     FROM usage WHERE ${inConversation}`,
+  selectUsage: `SELECT id, kind, policy, sent_tokens, full_history_tokens, input_tokens, output_tokens, created_at FROM usage
+    WHERE ${inConversation} AND id > ? ORDER BY id LIMIT ?`,
   deleteConversationMessages: `DELETE FROM messages WHERE ${inConversation}`,
   deleteConversationUsage: `DELETE FROM usage WHERE ${inConversation}`,
   deleteConversationSummaries: `DELETE FROM summaries WHERE ${inConversation}`,
@@ -148,6 +165,11 @@ export class SqliteMessageStore {
       conditions.push('user_id = ?');
       parameters.push(filter.userId);
     }
+    if (filter.search !== undefined) {
+      // instr, not LIKE: the search text is matched literally, with no wildcards to escape.
+      conditions.push('(instr(lower(user_id), lower(?)) > 0 OR instr(lower(conversation_id), lower(?)) > 0)');
+      parameters.push(filter.search, filter.search);
+    }
     if (after !== undefined) {
       conditions.push('(user_id, conversation_id) > (?, ?)');
       parameters.push(after.userId, after.conversationId);
@@ -194,6 +216,28 @@ export class SqliteMessageStore {
       summarizerInputTokens: row.input_tokens,
       summarizerOutputTokens: row.output_tokens,
     });
+  }
+
+  /** The ledger of one conversation in the order written; the position is the row id. */
+  listUsage(scope: Scope, page: PageOptions = {}): Page<UsageEntry> {
+    const limit = resolvePageLimit(page.limit);
+    const after = page.cursor === undefined ? 0 : decodePositionCursor(page.cursor);
+    const rows = this.#statement(sql.selectUsage).all(...scopeKey(scope), after, limit + 1) as UsageRow[];
+    const items = rows.slice(0, limit).map(
+      (row): UsageEntry =>
+        Object.freeze({
+          position: row.id,
+          kind: row.kind,
+          policy: row.policy,
+          sentTokens: row.sent_tokens,
+          fullHistoryTokens: row.full_history_tokens,
+          inputTokens: row.input_tokens,
+          outputTokens: row.output_tokens,
+          createdAt: new Date(row.created_at).toISOString(),
+        }),
+    );
+    const last = items[items.length - 1];
+    return rows.length > limit && last !== undefined ? { items, nextCursor: encodePositionCursor(last.position) } : { items };
   }
 
   /** Removes a conversation, its messages and its ledger in one transaction. */

@@ -9,6 +9,7 @@ import type {
   Job,
   JobCounts,
   JobFailure,
+  JobKindCount,
   JobLease,
   JobRequest,
   LeaseRequest,
@@ -34,6 +35,7 @@ import type {
   Scope,
   Store,
   Summary,
+  UsageEntry,
   UsageRecord,
   UsageTotals,
   UserScope,
@@ -116,6 +118,10 @@ export class SqliteStore implements Store {
     return this.#run('summing usage', options, () => this.#messages.getUsageTotals(scope));
   }
 
+  async listUsage(scope: Scope, page?: PageOptions, options?: CallOptions): Promise<Page<UsageEntry>> {
+    return this.#run('listing usage', options, () => this.#messages.listUsage(scope, page));
+  }
+
   async insertSummary(scope: Scope, summary: NewSummary, options: CallOptions & { expectedWatermark: number }): Promise<Summary> {
     return this.#run('writing a summary', options, () => this.#summaries.insertSummary(scope, summary, options.expectedWatermark));
   }
@@ -154,6 +160,14 @@ export class SqliteStore implements Store {
 
   async getJobCounts(filter: { tenantId?: string }, options?: CallOptions): Promise<JobCounts> {
     return this.#run('counting jobs', options, () => this.#jobs.getJobCounts(filter.tenantId));
+  }
+
+  async countJobsByKind(filter: { tenantId?: string }, options?: CallOptions): Promise<JobKindCount[]> {
+    return this.#run('counting jobs by kind', options, () => this.#jobs.countJobsByKind(filter.tenantId));
+  }
+
+  async listFailedJobs(filter: { tenantId?: string; limit: number }, options?: CallOptions): Promise<Job[]> {
+    return this.#run('listing failed jobs', options, () => this.#jobs.listFailedJobs(filter.tenantId, filter.limit));
   }
 
   async upsertEmbeddings(scope: Scope, model: string, embeddings: readonly MessageEmbedding[], options?: CallOptions): Promise<void> {

@@ -1,5 +1,6 @@
 import { createGptTokenCounter, createMemory } from '@mnemo/core';
 import { checkListenHost, createServerApp, defaultPort, startServer, type ServerLimits } from '@mnemo/server';
+import { mountInspectorRoutes } from '@mnemo/server/inspect';
 import { mountMcpRoutes } from '@mnemo/server/mcp';
 import { mountProxyRoutes } from '@mnemo/server/proxy';
 import { InvalidArgumentError, type Command } from 'commander';
@@ -29,7 +30,7 @@ export const defaultServeHost = '127.0.0.1';
 export function registerServeCommand(program: Command, io: CliIo): void {
   program
     .command('serve')
-    .description('run the HTTP API (memory and resource API, OpenAI-compatible proxy, MCP, /metrics, /openapi.json) on the store')
+    .description('run the HTTP API (memory and resource API, OpenAI-compatible proxy, MCP, the /inspect page, /metrics, /openapi.json) on the store')
     .option('--port <n>', `port to listen on; 0 picks a free one (default: ${defaultPort})`, parsePort)
     .option('--host <address>', `address to listen on; any but loopback needs API keys (default: ${defaultServeHost})`)
     .option('--db <path|url>', dbOptionDescription)
@@ -69,8 +70,8 @@ async function runServe(flags: ServeFlags, io: CliIo): Promise<void> {
       auth: { keys: settings.apiKeys },
       limits: serverLimits(settings),
       llm: { ...config.llm },
-      // The OpenAI-compatible proxy (POST /v1/chat/completions, upstream from llm.*) and MCP at /mcp.
-      routes: [mountProxyRoutes, mountMcpRoutes],
+      // The OpenAI-compatible proxy (POST /v1/chat/completions, upstream from llm.*), MCP at /mcp, the inspector at /inspect.
+      routes: [mountProxyRoutes, mountMcpRoutes, mountInspectorRoutes],
       ...(settings.corsOrigins.length === 0 ? {} : { cors: { origins: settings.corsOrigins } }),
       allowedHosts: settings.allowedHosts,
     });

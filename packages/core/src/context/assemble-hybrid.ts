@@ -117,7 +117,7 @@ function factExcluded(fact: Fact, reason: ExcludedItem['reason']): ExcludedItem 
 }
 
 function recalledExcluded(hit: RecallHit, reason: ExcludedItem['reason']): ExcludedItem {
-  return { kind: 'recalled', id: hit.message.id, conversationId: hit.conversationId, seq: hit.message.seq, tokens: 0, score: hit.score, reason };
+  return { kind: 'recalled', id: hit.message.id, conversationId: hit.conversationId, seq: hit.message.seq, tokens: 0, score: hit.score, explain: hit.explain, reason };
 }
 
 function sumTokens(messages: readonly { tokens: number }[]): number {

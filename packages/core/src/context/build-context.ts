@@ -29,6 +29,8 @@ export interface ContextRequest {
   readonly recallK?: number;
   /** Build as if the conversation ended at this seq (a regenerated reply is built from its user turn); default: its newest message. */
   readonly throughSeq?: number;
+  /** False leaves the usage ledger untouched (a preview); default true. */
+  readonly record?: boolean;
   readonly signal?: AbortSignal;
 }
 
@@ -47,7 +49,7 @@ export function defaultRecallK(maxTokens: number): number {
 /**
  * Builds the context of one conversation from the store: reads only the newest messages the policy can
  * use (never the whole history of a long conversation), assembles them under the budget, and records the
- * build in the usage ledger (for a conversation that exists).
+ * build in the usage ledger (for a conversation that exists, unless `record` is false).
  */
 export async function buildContext(dependencies: ContextDependencies, scope: Scope, request: ContextRequest): Promise<BuiltContext> {
   const { store, counter } = dependencies;
@@ -74,7 +76,7 @@ export async function buildContext(dependencies: ContextDependencies, scope: Sco
   };
   const assembled = request.policy === 'hybrid' ? await buildHybrid(dependencies, scope, request, input) : assembleContext(input);
   const built: BuiltContext = { ...assembled, report: { ...assembled.report, conversationFound: conversation !== undefined } };
-  if (conversation !== undefined) {
+  if (conversation !== undefined && request.record !== false) {
     const { policy, sentTokens, fullHistoryTokens } = built.report;
     const record = { kind: 'context' as const, policy, sentTokens, fullHistoryTokens, createdAt: new Date(now()).toISOString() };
     await store.insertUsage(scope, record, { signal: request.signal });

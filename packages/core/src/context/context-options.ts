@@ -15,6 +15,8 @@ export interface ContextOptions {
   readonly windowTurns?: number;
   /** Build as if the conversation ended at this seq (what a regenerated reply is built from); default: its newest message. */
   readonly throughSeq?: number;
+  /** False builds a preview (the inspector's "next request") that leaves the usage ledger as it was. Default true. */
+  readonly record?: boolean;
   readonly signal?: AbortSignal;
 }
 
@@ -48,6 +50,9 @@ export function assertContextOptions(options: ContextOptions, defaults: ContextD
   checkInteger('maxTokens', maxTokens, 1, maxContextTokens);
   const windowTurns = options.windowTurns ?? defaults.windowTurns;
   checkInteger('windowTurns', windowTurns, 1, 100_000);
+  if (options.record !== undefined && typeof options.record !== 'boolean') {
+    throw new MemoryError('invalid_input', 'record must be a boolean', { details: { field: 'record' } });
+  }
   if (options.system !== undefined && typeof options.system !== 'string') {
     throw new MemoryError('invalid_input', 'system must be a string', { details: { field: 'system' } });
   }
@@ -58,6 +63,7 @@ export function assertContextOptions(options: ContextOptions, defaults: ContextD
     ...(options.system === undefined ? {} : { system: options.system }),
     ...(options.query === undefined ? {} : { query: checkQuery(options.query) }),
     ...(options.throughSeq === undefined ? {} : { throughSeq: checkThroughSeq(options.throughSeq) }),
+    ...(options.record === false ? { record: false } : {}),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   };
 }

@@ -1,4 +1,5 @@
 import type { MessageRole, ToolCall } from '../messages/message.js';
+import type { RecallExplanation } from '../recall/recall.js';
 
 /** Policies that decide which stored messages go into a context. */
 export const contextPolicies = ['full', 'window', 'token-window', 'summary', 'hybrid'] as const;
@@ -50,6 +51,8 @@ export interface ContextItem {
   readonly tokens: number;
   /** Fused recall score, or the fact's confidence. */
   readonly score?: number;
+  /** For a recalled message: its keyword rank, vector similarity and fused score ("why was this recalled"). */
+  readonly explain?: RecallExplanation;
 }
 
 /** Why a fact or recalled message was considered and left out. */

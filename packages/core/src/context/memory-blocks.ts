@@ -35,7 +35,7 @@ export function recalledBlock(hits: readonly RecallHit[], counter: TokenCounter,
     const when = hit.message.createdAt.slice(0, 16).replace('T', ' ');
     return {
       line: `[${when}] ${hit.message.name ?? hit.message.role}: ${content}`,
-      item: { kind: 'recalled' as const, id: hit.message.id, conversationId: hit.conversationId, seq: hit.message.seq, tokens: 0, score: hit.score },
+      item: { kind: 'recalled' as const, id: hit.message.id, conversationId: hit.conversationId, seq: hit.message.seq, tokens: 0, score: hit.score, explain: hit.explain },
     };
   });
   return fillBlock(header, entries, counter, maxTokens);

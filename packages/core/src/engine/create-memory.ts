@@ -13,6 +13,8 @@ import { prepareMessages } from '../messages/prepare-messages.js';
 import { resolveScope, resolveUserScope, type ScopeInput } from '../messages/scope.js';
 import { defaultMessageLimits, type MessageLimits } from '../messages/validate-message.js';
 import type { CallOptions, Conversation, EraseResult, MessageRange, Page, PageOptions, Store } from '../store/store.js';
+import type { Job, JobKindCount } from '../jobs/job.js';
+import type { UsageEntry } from '../usage/usage.js';
 import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import type { Fact, FactQuery } from '../facts/fact.js';
@@ -20,7 +22,7 @@ import type { FactExtractor } from '../facts/fact-extractor.js';
 import { extractKnowledge } from '../facts/extract-knowledge.js';
 import { HeuristicFactExtractor } from '../facts/heuristic-fact-extractor.js';
 import { putFact, type FactInput } from '../facts/put-fact.js';
-import type { Entity } from '../graph/entity.js';
+import type { Entity, Relation } from '../graph/entity.js';
 import { graphNeighbours, type GraphNeighbourhood } from '../graph/graph-neighbours.js';
 import type { GraphExtractor } from '../graph/graph-extractor.js';
 import { HeuristicGraphExtractor } from '../graph/heuristic-graph-extractor.js';
@@ -74,8 +76,10 @@ export interface Memory {
   listMessages(scope: ScopeInput, range?: MessageRange, options?: CallOptions): Promise<Message[]>;
   /** Counters and usage of one conversation; `undefined` when it has no messages. */
   stats(scope: ScopeInput, options?: CallOptions): Promise<ConversationStats | undefined>;
-  /** Conversations of a tenant, or of one of its users, cursor-paged. */
-  listConversations(filter?: { tenantId?: string; userId?: string }, page?: PageOptions, options?: CallOptions): Promise<Page<Conversation>>;
+  /** Conversations of a tenant, or of one of its users, cursor-paged; `search` keeps those whose user or conversation id contains it (ASCII case ignored). */
+  listConversations(filter?: { tenantId?: string; userId?: string; search?: string }, page?: PageOptions, options?: CallOptions): Promise<Page<Conversation>>;
+  /** The usage ledger of one conversation, entry by entry (context builds and compactions), oldest first, cursor-paged. */
+  listUsage(scope: ScopeInput, page?: PageOptions, options?: CallOptions): Promise<Page<UsageEntry>>;
   /** Erases a conversation, or every conversation of a user. */
   erase(target: EraseTarget, options?: CallOptions): Promise<EraseResult>;
   /** Compacts a conversation now, in the caller, folding all but the kept recent turns into the summary. */
@@ -100,6 +104,15 @@ export interface Memory {
     entities(user: { tenantId?: string; userId?: string }, query?: { query?: string; limit?: number }, options?: CallOptions): Promise<Entity[]>;
     /** An entity (by id, name or alias) and everything within `depth` (1–3) relations of it; `not_found` for an unknown one. */
     neighbours(user: { tenantId?: string; userId?: string }, entity: string, depth?: number, options?: CallOptions & { includeHistory?: boolean }): Promise<GraphNeighbourhood>;
+    /** Relations whose subject or object is one of `entityIds` (current ones, or all with `includeHistory`), with their source messages. */
+    relations(user: { tenantId?: string; userId?: string }, query: { entityIds: readonly string[]; includeHistory?: boolean }, options?: CallOptions): Promise<Relation[]>;
+  };
+  /** The background job queue of one tenant, as the inspector shows it. */
+  readonly jobs: {
+    /** Jobs by kind and status, with when the oldest of each was queued; by kind, then status. */
+    countByKind(tenant: { tenantId?: string }, options?: CallOptions): Promise<JobKindCount[]>;
+    /** The `limit` (1–100, default 20) most recently updated jobs that failed or wait to retry, with their errors, newest first. */
+    listRecentFailures(tenant: { tenantId?: string }, query?: { limit?: number }, options?: CallOptions): Promise<Job[]>;
   };
   /** The Anthropic-style memory tool over each user's `/memories` directory in this memory's store. */
   readonly memoryTool: MemoryTool;
@@ -176,9 +189,17 @@ export function createMemory(options: MemoryOptions): Memory {
     async stats(scopeInput: ScopeInput, callOptions?: CallOptions) {
       return getConversationStats(store, resolveScope(scopeInput), callOptions);
     },
-    async listConversations(filter: { tenantId?: string; userId?: string } = {}, page?: PageOptions, callOptions?: CallOptions) {
+    async listConversations(filter: { tenantId?: string; userId?: string; search?: string } = {}, page?: PageOptions, callOptions?: CallOptions) {
       const user = resolveUserScope(filter);
-      return store.listConversations(filter.userId === undefined ? { tenantId: user.tenantId } : user, page, callOptions);
+      const search = checkSearch(filter.search);
+      return store.listConversations(
+        { tenantId: user.tenantId, ...(filter.userId === undefined ? {} : { userId: user.userId }), ...(search === undefined ? {} : { search }) },
+        page,
+        callOptions,
+      );
+    },
+    async listUsage(scopeInput: ScopeInput, page?: PageOptions, callOptions?: CallOptions) {
+      return store.listUsage(resolveScope(scopeInput), page, callOptions);
     },
     async erase(target: EraseTarget, callOptions?: CallOptions) {
       if (target.conversationId !== undefined) return store.deleteConversation(resolveScope({ ...target, conversationId: target.conversationId }), callOptions);
@@ -213,6 +234,14 @@ export function createMemory(options: MemoryOptions): Memory {
         store.listEntities(resolveUserScope(user), query, callOptions),
       neighbours: (user: { tenantId?: string; userId?: string }, entity: string, depth = 1, callOptions: CallOptions & { includeHistory?: boolean } = {}) =>
         graphNeighbours(store, resolveUserScope(user), entity, depth, callOptions),
+      relations: (user: { tenantId?: string; userId?: string }, query: { entityIds: readonly string[]; includeHistory?: boolean }, callOptions?: CallOptions) =>
+        store.listRelations(resolveUserScope(user), query, callOptions),
+    }),
+    jobs: Object.freeze({
+      countByKind: async (tenant: { tenantId?: string }, callOptions?: CallOptions) =>
+        store.countJobsByKind({ tenantId: resolveUserScope({ tenantId: tenant.tenantId }).tenantId }, callOptions),
+      listRecentFailures: async (tenant: { tenantId?: string }, query: { limit?: number } = {}, callOptions?: CallOptions) =>
+        store.listFailedJobs({ tenantId: resolveUserScope({ tenantId: tenant.tenantId }).tenantId, limit: checkFailureLimit(query.limit) }, callOptions),
     }),
     runPendingJobs: () => worker.drain(),
     async close() {
@@ -220,4 +249,23 @@ export function createMemory(options: MemoryOptions): Memory {
       await store.close();
     },
   });
+}
+
+// Longest search text accepted: ids are short, and the text is matched inside every id of a tenant.
+const maxSearchLength = 200;
+
+function checkSearch(search: unknown): string | undefined {
+  if (search === undefined) return undefined;
+  if (typeof search !== 'string' || search.length > maxSearchLength) {
+    throw new MemoryError('invalid_input', `search must be a string of at most ${maxSearchLength} characters`, { details: { field: 'search' } });
+  }
+  return search.trim() === '' ? undefined : search.trim();
+}
+
+function checkFailureLimit(limit: unknown): number {
+  if (limit === undefined) return 20;
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 100) {
+    throw new MemoryError('invalid_input', 'limit must be an integer from 1 to 100', { details: { field: 'limit' } });
+  }
+  return limit;
 }

@@ -39,3 +39,11 @@ export interface LeaseRequest {
 
 /** Counts of jobs by status, for metrics and `mnemo stats`. */
 export type JobCounts = Readonly<Record<JobStatus, number>>;
+
+/** How many jobs of one kind are in one status, and when the oldest of them was queued (ISO 8601). */
+export interface JobKindCount {
+  readonly kind: JobKind;
+  readonly status: JobStatus;
+  readonly count: number;
+  readonly oldestCreatedAt: string;
+}

@@ -1,5 +1,5 @@
 import { MemoryError } from '../errors/memory-error.js';
-import type { Job, JobCounts, LeaseRequest } from '../jobs/job.js';
+import type { Job, JobCounts, JobKindCount, LeaseRequest } from '../jobs/job.js';
 import type { Scope } from '../messages/scope.js';
 import type { JobFailure, JobLease, JobRequest } from './store.js';
 
@@ -72,6 +72,29 @@ export class InMemoryJobQueue {
     return counts;
   }
 
+  countByKind(tenantId: string | undefined): JobKindCount[] {
+    const groups = new Map<string, JobKindCount>();
+    for (const job of this.#jobs) {
+      if (tenantId !== undefined && job.tenantId !== tenantId) continue;
+      const key = `${job.kind}\u0000${job.status}`;
+      const group = groups.get(key);
+      groups.set(key, {
+        kind: job.kind,
+        status: job.status,
+        count: (group?.count ?? 0) + 1,
+        oldestCreatedAt: group === undefined || job.createdAt < group.oldestCreatedAt ? job.createdAt : group.oldestCreatedAt,
+      });
+    }
+    return [...groups.values()].sort((a, b) => compareText(a.kind, b.kind) || compareText(a.status, b.status));
+  }
+
+  listFailed(tenantId: string | undefined, limit: number): Job[] {
+    return this.#jobs
+      .filter((job) => (tenantId === undefined || job.tenantId === tenantId) && job.lastError !== undefined && job.status !== 'done')
+      .sort((a, b) => compareText(b.updatedAt, a.updatedAt))
+      .slice(0, limit);
+  }
+
   /** Removes the jobs matching `filter` (erase). */
   delete(filter: (job: Job) => boolean): void {
     for (let index = this.#jobs.length - 1; index >= 0; index -= 1) if (filter(this.#jobs[index]!)) this.#jobs.splice(index, 1);
@@ -85,6 +108,10 @@ export class InMemoryJobQueue {
     }
     return index;
   }
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function sameConversation(job: Job, scope: Scope): boolean {

@@ -1,9 +1,9 @@
 import type { NewSummary, Summary } from '../compaction/summary.js';
 import { MemoryError } from '../errors/memory-error.js';
-import type { Job, JobCounts, LeaseRequest } from '../jobs/job.js';
+import type { Job, JobCounts, JobKindCount, LeaseRequest } from '../jobs/job.js';
 import type { Message, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
-import { toUsageTotals, type UsageRecord, type UsageTotals } from '../usage/usage.js';
+import { toUsageTotals, type UsageEntry, type UsageRecord, type UsageTotals } from '../usage/usage.js';
 import type { Fact, FactQuery, NewFact } from '../facts/fact.js';
 import type { MemoryFile, MemoryFileInfo } from '../files/memory-file.js';
 import type { Entity, EntityInput, Relation, RelationInput } from '../graph/entity.js';
@@ -13,7 +13,7 @@ import { InMemoryGraphStore } from './in-memory-graph-store.js';
 import { bm25Search, filterSearchable, vectorSearch, type SearchableMessage } from './in-memory-search.js';
 import { InMemoryFileStore } from './in-memory-file-store.js';
 import { InMemoryJobQueue } from './in-memory-job-queue.js';
-import { decodeConversationCursor, encodeConversationCursor, resolvePageLimit } from './page-cursor.js';
+import { decodeConversationCursor, decodePositionCursor, encodeConversationCursor, encodePositionCursor, resolvePageLimit } from './page-cursor.js';
 import { isSameMessage } from './same-message.js';
 import { checkSummaryRange } from './summary-range.js';
 import type {
@@ -122,6 +122,7 @@ export class InMemoryStore implements Store {
     const matching = [...this.#conversations.values()]
       .map((state) => state.conversation)
       .filter((c) => c.tenantId === filter.tenantId && (filter.userId === undefined || c.userId === filter.userId))
+      .filter((c) => filter.search === undefined || containsIgnoringAsciiCase(c.userId, filter.search) || containsIgnoringAsciiCase(c.conversationId, filter.search))
       .filter((c) => after === undefined || compareIds(c, after) > 0)
       .sort(compareIds);
     const items = matching.slice(0, limit);
@@ -149,6 +150,18 @@ export class InMemoryStore implements Store {
       summarizerInputTokens: sum('summarize', 'inputTokens'),
       summarizerOutputTokens: sum('summarize', 'outputTokens'),
     });
+  }
+
+  async listUsage(scope: Scope, page: PageOptions = {}): Promise<Page<UsageEntry>> {
+    this.#checkOpen();
+    const limit = resolvePageLimit(page.limit);
+    const after = page.cursor === undefined ? 0 : decodePositionCursor(page.cursor);
+    const usage = this.#conversations.get(conversationKey(scope))?.usage ?? [];
+    const entries = usage
+      .slice(after, after + limit)
+      .map((record, index) => Object.freeze({ inputTokens: 0, outputTokens: 0, ...record, position: after + index + 1 }));
+    const last = entries[entries.length - 1];
+    return usage.length > after + limit && last !== undefined ? { items: entries, nextCursor: encodePositionCursor(last.position) } : { items: entries };
   }
 
   async insertSummary(scope: Scope, summary: NewSummary, options: { expectedWatermark: number }): Promise<Summary> {
@@ -221,6 +234,16 @@ export class InMemoryStore implements Store {
   async getJobCounts(filter: { tenantId?: string }): Promise<JobCounts> {
     this.#checkOpen();
     return this.#jobs.counts(filter.tenantId);
+  }
+
+  async countJobsByKind(filter: { tenantId?: string }): Promise<JobKindCount[]> {
+    this.#checkOpen();
+    return this.#jobs.countByKind(filter.tenantId);
+  }
+
+  async listFailedJobs(filter: { tenantId?: string; limit: number }): Promise<Job[]> {
+    this.#checkOpen();
+    return this.#jobs.listFailed(filter.tenantId, filter.limit);
   }
 
   async upsertEmbeddings(scope: Scope, model: string, embeddings: readonly MessageEmbedding[]): Promise<void> {
@@ -409,4 +432,13 @@ function compareIds(a: { userId: string; conversationId: string }, b: { userId: 
 // compared with U+E000–U+FFFF, which ids in practice do not mix.
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+// SQLite's lower() folds ASCII letters only; folding only those here keeps the stores' answers equal.
+function containsIgnoringAsciiCase(text: string, search: string): boolean {
+  return asciiLower(text).includes(asciiLower(search));
+}
+
+function asciiLower(text: string): string {
+  return text.replace(/[A-Z]/g, (letter) => letter.toLowerCase());
 }

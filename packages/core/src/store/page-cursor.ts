@@ -28,6 +28,22 @@ export function decodeConversationCursor(text: string): ConversationCursor {
   throw new MemoryError('invalid_input', 'cursor is not one this store issued', { details: { field: 'cursor' } });
 }
 
+/** Encodes the position after the last entry of a page of a positioned listing (the usage ledger). */
+export function encodePositionCursor(position: number): string {
+  return Buffer.from(JSON.stringify([position]), 'utf8').toString('base64url');
+}
+
+/** Decodes {@link encodePositionCursor}'s text; throws `invalid_input` for anything else. */
+export function decodePositionCursor(text: string): number {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+    if (Array.isArray(value) && value.length === 1 && Number.isSafeInteger(value[0]) && value[0] >= 0) return value[0] as number;
+  } catch {
+    // Falls through to the typed error below, as for conversation cursors.
+  }
+  throw new MemoryError('invalid_input', 'cursor is not one this store issued', { details: { field: 'cursor' } });
+}
+
 /** Checks a page size: an integer from 1 to {@link maxPageLimit}, default {@link defaultPageLimit}. */
 export function resolvePageLimit(limit: number | undefined): number {
   if (limit === undefined) return defaultPageLimit;

@@ -3,10 +3,10 @@ import type { Fact, FactQuery, NewFact } from '../facts/fact.js';
 import type { MemoryFile, MemoryFileInfo } from '../files/memory-file.js';
 import type { Entity, EntityInput, Relation, RelationInput } from '../graph/entity.js';
 import type { MessageEmbedding, SearchHit, SearchOptions } from '../recall/search.js';
-import type { Job, JobCounts, JobKind, LeaseRequest } from '../jobs/job.js';
+import type { Job, JobCounts, JobKind, JobKindCount, LeaseRequest } from '../jobs/job.js';
 import type { Message, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
-import type { UsageRecord, UsageTotals } from '../usage/usage.js';
+import type { UsageEntry, UsageRecord, UsageTotals } from '../usage/usage.js';
 
 /** A conversation's row: created by its first append, counters kept by the store in the same transaction. */
 export interface Conversation {
@@ -57,6 +57,8 @@ export interface MessageRange {
 export interface ConversationFilter {
   readonly tenantId: string;
   readonly userId?: string;
+  /** Keeps only conversations whose user id or conversation id contains this text, ignoring ASCII case. */
+  readonly search?: string;
 }
 
 /** What an erase removed. */
@@ -120,6 +122,8 @@ export interface Store {
   insertUsage(scope: Scope, record: UsageRecord, options?: CallOptions): Promise<void>;
   /** Sums the usage ledger of one conversation. */
   getUsageTotals(scope: Scope, options?: CallOptions): Promise<UsageTotals>;
+  /** The usage ledger of one conversation, entry by entry in the order written, cursor-paged. */
+  listUsage(scope: Scope, page?: PageOptions, options?: CallOptions): Promise<Page<UsageEntry>>;
   /**
    * Stores a new summary version and moves the conversation's watermark to `summary.toSeq`, in one
    * transaction, together with a `summarize` usage entry for its cost. `conflict` when the watermark is
@@ -153,6 +157,10 @@ export interface Store {
   listJobs(scope: Scope, options?: CallOptions): Promise<Job[]>;
   /** Jobs by status, for one tenant or (without `tenantId`) all. */
   getJobCounts(filter: { tenantId?: string }, options?: CallOptions): Promise<JobCounts>;
+  /** Jobs by kind and status with the time the oldest of each was queued, for one tenant or all; by kind, then status. */
+  countJobsByKind(filter: { tenantId?: string }, options?: CallOptions): Promise<JobKindCount[]>;
+  /** The `limit` most recently updated jobs that carry an error and are not done (given up, or waiting to retry), newest first. */
+  listFailedJobs(filter: { tenantId?: string; limit: number }, options?: CallOptions): Promise<Job[]>;
   /** One memory file of a user, or `undefined`. Paths must be normalized (`normalizeMemoryPath`). */
   getMemoryFile(user: UserScope, path: string, options?: CallOptions): Promise<MemoryFile | undefined>;
   /** The user's files at `directory` or under it, by path, without content. */

@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { isMemoryError } from '../errors/memory-error.js';
 import type { Store } from '../store/store.js';
-import { makeNewMessage, scopeA } from './conformance-fixtures.js';
+import { at, makeNewMessage, scopeA } from './conformance-fixtures.js';
 
-const t0 = Date.parse('2030-01-01T00:00:00.000Z');
-const at = (offsetMs: number) => new Date(t0 + offsetMs).toISOString();
 const request = { kind: 'compact' as const, runAt: at(0), maxAttempts: 3 };
 
 /** Job-queue cases of the store conformance suite: dedup, leases, expiry, retry, give-up, isolation of erase. */

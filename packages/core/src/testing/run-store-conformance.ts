@@ -3,6 +3,7 @@ import { isMemoryError } from '../errors/memory-error.js';
 import type { Scope } from '../messages/scope.js';
 import type { Store } from '../store/store.js';
 import { makeNewMessage, scopeA } from './conformance-fixtures.js';
+import { describeInspectionConformance } from './inspection-conformance.js';
 import { describeJobConformance } from './job-conformance.js';
 import { describeKnowledgeConformance } from './knowledge-conformance.js';
 import { describeMemoryFileConformance } from './memory-file-conformance.js';
@@ -235,6 +236,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
 
     describeSummaryConformance(() => store);
     describeJobConformance(() => store);
+    describeInspectionConformance(() => store);
     describeMemoryFileConformance(() => store);
     describeRecallConformance(() => store);
     describeKnowledgeConformance(() => store);

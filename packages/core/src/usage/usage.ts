@@ -21,6 +21,11 @@ export interface UsageRecord {
   readonly createdAt: string;
 }
 
+/** A ledger entry as stored: its record and its position, which grows in the order entries were written. */
+export interface UsageEntry extends UsageRecord {
+  readonly position: number;
+}
+
 /**
  * Sums over a conversation's ledger. `savedTokens = fullHistoryTokens − sentTokens`; `netSavedTokens`
  * also subtracts what compaction cost (`summarizerInputTokens + summarizerOutputTokens`).

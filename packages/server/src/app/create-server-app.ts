@@ -73,9 +73,10 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     const origins = [...options.cors.origins];
     app.use('*', cors({ origin: origins, allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Mnemo-User', 'X-Request-Id'], exposeHeaders: ['X-Request-Id', 'X-Mnemo-Policy', 'Retry-After'] }));
   }
-  app.use('*', exceptPublic(auth.middleware));
-  app.use('*', exceptPublic(createRateLimitMiddleware(limits, auth.keyOf, options.now ?? Date.now)));
-  app.use('*', exceptPublic(createBodyLimitMiddleware(limits)));
+  const isPublic = (path: string) => publicPaths.has(path) || deps.routes.isPublic(path);
+  app.use('*', exceptPublic(isPublic, auth.middleware));
+  app.use('*', exceptPublic(isPublic, createRateLimitMiddleware(limits, auth.keyOf, options.now ?? Date.now)));
+  app.use('*', exceptPublic(isPublic, createBodyLimitMiddleware(limits)));
 
   mountOperationsRoutes(app, deps);
   mountSeedMemoryRoutes(app, deps);
@@ -100,6 +101,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   return app;
 }
 
-function exceptPublic(middleware: MiddlewareHandler<ServerEnv>): MiddlewareHandler<ServerEnv> {
-  return (c, next) => (publicPaths.has(c.req.path) ? next() : middleware(c, next));
+// Route modules mount after the middleware, so the public routes they register are looked up per request.
+function exceptPublic(isPublic: (path: string) => boolean, middleware: MiddlewareHandler<ServerEnv>): MiddlewareHandler<ServerEnv> {
+  return (c, next) => (isPublic(c.req.path) ? next() : middleware(c, next));
 }

@@ -34,7 +34,10 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType 
   /** Request headers worth documenting, by name, with their meaning. */
   readonly headers?: Readonly<Record<string, string>>;
   readonly responses: Readonly<Record<number, RouteResponse>>;
-  /** True for routes served without an API key (`/health`, `/metrics`, `/openapi.json`). */
+  /**
+   * True for routes served without an API key, rate limit or body limit (`/health`, `/metrics`,
+   * `/openapi.json`, the inspector's page and assets, which hold no data). Only paths without parameters.
+   */
   readonly public?: boolean;
 }
 
@@ -50,14 +53,21 @@ export interface RouteInput<P extends z.ZodType, Q extends z.ZodType, B extends 
 export interface RouteRegistry {
   add(spec: RouteSpec): void;
   list(): readonly RouteSpec[];
+  /** True for the exact path of a registered `public` route without path parameters (served without an API key). */
+  isPublic(path: string): boolean;
 }
 
 /** An empty {@link RouteRegistry}. */
 export function createRouteRegistry(): RouteRegistry {
   const specs: RouteSpec[] = [];
+  const publicPaths = new Set<string>();
   return {
-    add: (spec) => void specs.push(spec),
+    add: (spec) => {
+      specs.push(spec);
+      if (spec.public === true && !spec.path.includes('{')) publicPaths.add(spec.path);
+    },
     list: () => [...specs],
+    isPublic: (path) => publicPaths.has(path),
   };
 }
 

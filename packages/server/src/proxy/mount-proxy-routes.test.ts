@@ -194,7 +194,7 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
       const history: ChatCompletionMessageParam[] = [system];
       for (const content of turns) {
         history.push({ role: 'user', content });
-        const headers = budget === undefined ? {} : { 'X-Mnemo-Max-Tokens': String(budget) };
+        const headers: Record<string, string> = budget === undefined ? {} : { 'X-Mnemo-Max-Tokens': String(budget) };
         const { response } = await proxy.client({ headers }).chat.completions.create({ model: 'm', messages: [...history], user }).withResponse();
         history.push({ role: 'assistant', content: 'Noted.' });
         savings.push(Number(response.headers.get('x-mnemo-tokens-saved')));

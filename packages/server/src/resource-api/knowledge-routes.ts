@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ServerApp, ServerDeps } from '../app/server-deps.js';
 import { registerRoute } from '../openapi/route-spec.js';
 import { requestUser } from './request-scope.js';
-import { idSchema, messageSchema, userQuerySchema } from './resource-schemas.js';
+import { idSchema, messageSchema, recallExplanationSchema, userQuerySchema } from './resource-schemas.js';
 
 const factSchema = z.object({
   id: z.string(),
@@ -49,14 +49,7 @@ const recallHitSchema = z.object({
   conversationId: z.string(),
   message: messageSchema,
   score: z.number(),
-  explain: z.object({
-    keywordRank: z.number().int().optional(),
-    keywordScore: z.number().optional(),
-    vectorRank: z.number().int().optional(),
-    vectorSimilarity: z.number().optional(),
-    recency: z.number(),
-    fused: z.number(),
-  }),
+  explain: recallExplanationSchema,
   neighbours: z.array(messageSchema).optional(),
 });
 

@@ -101,6 +101,18 @@ export const openAiMessageSchema = z.object({
 
 const seqRangeSchema = z.object({ from: z.number().int(), to: z.number().int() });
 
+/** Why a recalled message ranks where it does: each retriever's rank and score, recency, the fused score. */
+export const recallExplanationSchema = z.object({
+  keywordRank: z.number().int().optional(),
+  keywordScore: z.number().optional(),
+  vectorRank: z.number().int().optional(),
+  vectorSimilarity: z.number().optional(),
+  recency: z.number(),
+  fused: z.number(),
+  speaker: z.boolean().optional(),
+  neighbour: z.number().optional(),
+});
+
 /** A fact or recalled message a hybrid context considered. */
 const contextItemSchema = z.object({
   kind: z.enum(['fact', 'recalled']),
@@ -109,6 +121,7 @@ const contextItemSchema = z.object({
   seq: z.number().int().optional(),
   tokens: z.number().int(),
   score: z.number().optional(),
+  explain: recallExplanationSchema.optional().describe('for a recalled message: why it ranks where it does'),
 });
 
 /** The report of a context build: parts, what was left out and why, and the savings. */

@@ -1,0 +1,151 @@
+// The inspector's only script: it turns the location hash into a fragment request, sends the API key
+// (kept in sessionStorage, never in a URL) as the Authorization header, and swaps the server-rendered
+// HTML into the page. Every request is a same-origin GET; the page never writes.
+
+const keyStorageName = 'mnemo.inspect.apiKey';
+const defaultRoute = '/conversations';
+
+const view = document.getElementById('view') as HTMLElement;
+const keyDialog = document.getElementById('key-panel') as HTMLElement;
+const keyForm = document.getElementById('key-form') as HTMLFormElement;
+const keyInput = document.getElementById('key-input') as HTMLInputElement;
+const keyMessage = document.getElementById('key-message') as HTMLElement;
+const forgetButton = document.getElementById('forget-key') as HTMLButtonElement;
+let renderCount = 0;
+
+function storedKey(): string | undefined {
+  return sessionStorage.getItem(keyStorageName) ?? undefined;
+}
+
+function requestHeaders(): Headers {
+  const headers = new Headers({ Accept: 'text/html', 'Content-Type': 'application/json' });
+  const key = storedKey();
+  if (key !== undefined) headers.set('Authorization', `Bearer ${key}`);
+  return headers;
+}
+
+function currentRoute(): string {
+  const route = location.hash.replace(/^#/, '');
+  return route.startsWith('/') ? route : defaultRoute;
+}
+
+async function fetchFragment(route: string): Promise<{ ok: true; html: string } | { ok: false; status: number; message: string }> {
+  let response: Response;
+  try {
+    response = await fetch(`/inspect/fragments${route}`, { headers: requestHeaders(), credentials: 'omit', cache: 'no-store' });
+  } catch (error) {
+    return { ok: false, status: 0, message: `the server did not answer (${(error as Error).message})` };
+  }
+  if (response.ok) return { ok: true, html: await response.text() };
+  let message = `${response.status} ${response.statusText}`;
+  try {
+    const body = (await response.json()) as { error?: { code?: string; message?: string } };
+    if (body.error?.message !== undefined) message = `${body.error.code ?? 'error'}: ${body.error.message}`;
+  } catch {
+    // Not a JSON error body: the status line is all there is to show.
+  }
+  return { ok: false, status: response.status, message };
+}
+
+function showState(kind: 'loading' | 'error', text: string): void {
+  const box = document.createElement('p');
+  box.className = `state state-${kind}`;
+  box.setAttribute('role', kind === 'error' ? 'alert' : 'status');
+  box.textContent = text;
+  view.replaceChildren(box);
+}
+
+function askForKey(message: string): void {
+  keyDialog.hidden = false;
+  keyMessage.textContent = message;
+  view.replaceChildren();
+  keyInput.focus();
+}
+
+async function render(): Promise<void> {
+  const route = currentRoute();
+  // Ask first when the server says it needs a key: a request bound to fail would only log a 401.
+  if (document.body.dataset['keyRequired'] === 'true' && storedKey() === undefined) {
+    askForKey('This server needs an API key.');
+    return;
+  }
+  const ticket = ++renderCount;
+  view.setAttribute('aria-busy', 'true');
+  showState('loading', 'Loading…');
+  markNavigation(route);
+  const result = await fetchFragment(route);
+  // A newer navigation started while this one waited: its answer wins.
+  if (ticket !== renderCount) return;
+  view.removeAttribute('aria-busy');
+  if (!result.ok && result.status === 401) {
+    askForKey(storedKey() === undefined ? 'This server needs an API key.' : 'The server did not accept this key.');
+    return;
+  }
+  keyDialog.hidden = true;
+  forgetButton.hidden = storedKey() === undefined;
+  if (!result.ok) {
+    showState('error', result.message);
+    return;
+  }
+  view.innerHTML = result.html;
+  view.querySelector('[data-focus]')?.scrollIntoView({ block: 'center' });
+}
+
+function markNavigation(route: string): void {
+  const section = route.split(/[/?]/)[1] ?? '';
+  for (const link of document.querySelectorAll<HTMLAnchorElement>('nav a[data-section]')) {
+    if (link.dataset['section'] === section) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+}
+
+// Forms of a view navigate: their fields become the query of their data-route.
+view.addEventListener('submit', (event) => {
+  const form = event.target as HTMLFormElement;
+  if (form.dataset['route'] === undefined) return;
+  event.preventDefault();
+  const query = new URLSearchParams();
+  for (const [name, value] of new FormData(form)) if (typeof value === 'string' && value.trim() !== '') query.set(name, value.trim());
+  const text = query.toString();
+  location.hash = `${form.dataset['route']}${text === '' ? '' : `?${text}`}`;
+});
+
+// A <details data-fragment> loads its body (a summary's source messages) the first time it opens.
+view.addEventListener(
+  'toggle',
+  (event) => {
+    const details = event.target as HTMLDetailsElement;
+    const route = details.dataset['fragment'];
+    if (!details.open || route === undefined || details.dataset['loaded'] === 'true') return;
+    const target = details.querySelector<HTMLElement>('[data-fragment-body]');
+    if (target === null) return;
+    details.dataset['loaded'] = 'true';
+    target.textContent = 'Loading…';
+    void fetchFragment(route).then((result) => {
+      if (result.ok) target.innerHTML = result.html;
+      else {
+        details.dataset['loaded'] = 'false';
+        target.textContent = result.message;
+        target.className = 'state state-error';
+      }
+    });
+  },
+  true,
+);
+
+keyForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const key = keyInput.value.trim();
+  if (key === '') return;
+  sessionStorage.setItem(keyStorageName, key);
+  keyInput.value = '';
+  void render();
+});
+
+forgetButton.addEventListener('click', () => {
+  sessionStorage.removeItem(keyStorageName);
+  void render();
+});
+
+window.addEventListener('hashchange', () => void render());
+void render();

@@ -1,0 +1,2 @@
+export { defaultPricePerMillion, maxSavingsEntries, mountInspectorRoutes, transcriptPageSize } from './mount-inspector-routes.js';
+export { inspectorRoutes } from './inspector-links.js';

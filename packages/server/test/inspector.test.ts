@@ -1,0 +1,93 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mountInspectorRoutes } from '../src/inspect/index.js';
+import { startTestServer, type TestServer } from './test-server.js';
+
+const keys = [
+  { key: 'key-of-mesh', tenantId: 'mesh' },
+  { key: 'key-of-ops', tenantId: 'ops' },
+];
+const ana = { tenantId: 'mesh', userId: 'ana', conversationId: 'ridge' };
+
+let server: TestServer;
+
+beforeEach(async () => {
+  server = await startTestServer({ auth: { keys }, routes: [mountInspectorRoutes] });
+  await server.memory.append(ana, [
+    { role: 'user', content: 'My battery is a 3000 mAh pack.' },
+    { role: 'assistant', content: 'Noted: 3000 mAh.' },
+  ]);
+  await server.memory.append({ tenantId: 'ops', userId: 'omar', conversationId: 'ops-plan' }, { role: 'user', content: 'The ops plan is confidential.' });
+});
+
+afterEach(async () => {
+  await server.close();
+});
+
+describe('inspector routes', () => {
+  it('serves the page, its script and its stylesheet without a key, with a policy that loads nothing from elsewhere', async () => {
+    for (const [path, type] of [
+      ['/inspect', 'text/html'],
+      ['/inspect/inspector.js', 'text/javascript'],
+      ['/inspect/inspector.css', 'text/css'],
+    ] as const) {
+      const response = await server.request(path);
+      expect(response.status, path).toBe(200);
+      expect(response.headers.get('content-type')).toContain(type);
+      expect(response.headers.get('content-security-policy')).toContain("default-src 'none'");
+      expect(await response.text()).not.toMatch(/https?:\/\//);
+    }
+    const page = await (await server.request('/inspect')).text();
+    expect(page).toContain('data-key-required="true"');
+    expect(page).not.toContain('ridge');
+  });
+
+  it('answers every view only with a key, and only with the key’s tenant', async () => {
+    expect((await server.request('/inspect/fragments/conversations')).status).toBe(401);
+    const mesh = await (await server.request('/inspect/fragments/conversations', { key: 'key-of-mesh' })).text();
+    expect(mesh).toContain('data-conversation="ridge"');
+    expect(mesh).not.toContain('ops-plan');
+    const ops = await server.request('/inspect/fragments/conversation/ana/ridge', { key: 'key-of-ops' });
+    expect(ops.status).toBe(404);
+    expect(((await ops.json()) as { error: { code: string } }).error.code).toBe('not_found');
+    const facts = await (await server.request('/inspect/fragments/facts/ana', { key: 'key-of-ops' })).text();
+    expect(facts).not.toContain('3000');
+  });
+
+  it('previews the next request without entering it in the ledger, with the count the API reports', async () => {
+    const fragment = await (await server.request('/inspect/fragments/context/ana/ridge?policy=full&maxTokens=100', { key: 'key-of-mesh' })).text();
+    const shown = Number(/data-sent-tokens="(\d+)"/.exec(fragment)?.[1]);
+    expect((await server.memory.listUsage(ana)).items).toEqual([]);
+    const api = await server.json('/v1/conversations/ridge/context', { key: 'key-of-mesh', json: { userId: 'ana', policy: 'full', maxTokens: 100 } });
+    expect(api.body.report.sentTokens).toBe(shown);
+    expect((await server.memory.listUsage(ana)).items).toHaveLength(1);
+  });
+
+  it('refuses bad view input with invalid_input and lists its routes in the OpenAPI document', async () => {
+    const bad = await server.json('/inspect/fragments/context/ana/ridge?maxTokens=0', { key: 'key-of-mesh' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('invalid_input');
+    const badDay = await server.json('/inspect/fragments/facts/ana?asOf=yesterday', { key: 'key-of-mesh' });
+    expect(badDay.status).toBe(400);
+    const document = (await server.json('/openapi.json')).body as { paths: Record<string, unknown> };
+    expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(['/inspect', '/inspect/fragments/context/{userId}/{conversationId}']));
+  });
+});
+
+describe('inspector routes without keys', () => {
+  it('tells the page no key is needed and serves views of ids with slashes, spaces and non-ASCII letters', async () => {
+    const keyless = await startTestServer({ routes: [mountInspectorRoutes] });
+    try {
+      const odd = { userId: 'nø/de 7', conversationId: 'trip #2 / ridge?' };
+      await keyless.memory.append(odd, { role: 'user', content: 'Relay LARCH-RIDGE is up.' });
+      expect(await (await keyless.request('/inspect')).text()).toContain('data-key-required="false"');
+      const list = await (await keyless.request('/inspect/fragments/conversations')).text();
+      const link = /href="#(\/conversation\/[^"]+)"/.exec(list)?.[1];
+      expect(link).toBe(`/conversation/${encodeURIComponent(odd.userId)}/${encodeURIComponent(odd.conversationId)}`);
+      const view = await keyless.request(`/inspect/fragments${link!}`);
+      expect(view.status).toBe(200);
+      expect(await view.text()).toContain('Relay LARCH-RIDGE is up.');
+    } finally {
+      await keyless.close();
+    }
+  });
+});
