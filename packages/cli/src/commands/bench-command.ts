@@ -20,6 +20,7 @@ interface LocomoFlags {
   readonly rankings?: string;
   readonly conversations?: number;
   readonly embedder: BenchEmbedder;
+  readonly lenient?: boolean;
 }
 
 /** Embedders `mnemo bench locomo` can run with: the offline default, or the hashed bag of words (fast, for smoke runs). */
@@ -43,6 +44,7 @@ export function registerBenchCommand(program: Command, io: CliIo): void {
     .option('--data <path>', `LoCoMo file (default: ../shared/data/locomo/locomo10.json beside the repository: ${defaultLocomoData})`)
     .option('--max-tokens <list>', 'comma-separated context budgets (default: 1000,2000,4000)', parseBudgets, defaultLocomoBudgets)
     .option('--conversations <n>', 'only the first n conversations', parsePositiveInteger)
+    .option('--lenient', 'date a session whose date cannot be read by session order, with a warning, instead of refusing the file')
     .option('--rankings <file>', 'write each question\'s ranking as {"<sample_id>#<qa_index>": ["D3:4", ...]} (50 turn ids, best first)')
     .addOption(new Option('--embedder <name>', 'embedding model').choices(benchEmbedders).default('use-lite'))
     .option('--json', 'print one JSON object: recall (overall, byCategory, cat1to4) and context (policy → budget → scores), percents 0–100')
@@ -54,7 +56,8 @@ export function registerBenchCommand(program: Command, io: CliIo): void {
 async function runLocomoCommand(flags: LocomoFlags, io: CliIo): Promise<void> {
   const started = performance.now();
   const path = flags.data === undefined ? defaultLocomoData : resolvePath(io.cwd, flags.data);
-  const all = parseLocomoDataset(await readFile(path, 'utf8'), basename(path));
+  const all = parseLocomoDataset(await readFile(path, 'utf8'), basename(path), { lenient: flags.lenient === true });
+  for (const warning of all.flatMap((sample) => sample.warnings)) io.stderr.write(`mnemo bench: warning: ${warning}\n`);
   const samples = flags.conversations === undefined ? all : all.slice(0, flags.conversations);
   const embedder = new CachingEmbedder(createEmbedder(flags.embedder));
   const progress = createBenchProgress(io.stderr, flags.json !== true);
