@@ -57,7 +57,7 @@ export async function replayFactSurvival(
   settings: ReplaySettings,
   variant: CompactionVariant,
 ): Promise<SurvivalResult> {
-  const memory = createMemory({ store: new InMemoryStore(), compaction: { settings: variant.settings }, worker: { autoStart: false } });
+  const memory = createMemory({ store: new InMemoryStore(), context: { maxTokens: settings.maxTokens }, compaction: { settings: variant.settings }, worker: { autoStart: false } });
   const scope = { conversationId: 'survival' };
   const lastSeen = new Map<string, number>();
   let turn = 0;

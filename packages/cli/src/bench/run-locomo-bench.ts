@@ -2,6 +2,7 @@ import {
   buildContext,
   builtInContextDefaults,
   collectRecallCandidates,
+  compactionSettingsForBudget,
   createGptTokenCounter,
   createMemory,
   type ContextPolicy,
@@ -11,7 +12,6 @@ import {
   type Store,
 } from '@mnemo/core';
 import { openSqliteStore } from '@mnemo/sqlite';
-import { compactionSettingsForBudget } from '../config/cli-policies.js';
 import { createBm25Ranker } from './bm25-baseline.js';
 import { CategoryMeans, round } from './category-means.js';
 import { crossValidate, foldCutoff, foldExperiments, recallGridValues, recallTuningGrid, scoreTunings, type CrossValidation, type TunedQuestion } from './cross-validate-recall.js';
