@@ -9,6 +9,7 @@ export const recallGridValues = Object.freeze({
   neighbourShare: [0.1, 0.2, 0.3],
   episodeShare: [0, 0.1, 0.2],
   episodeDiversity: [0, 0.15, 0.3],
+  timeBoost: [0, 0.3, 1],
 } satisfies Partial<Record<keyof RecallTuning, readonly number[]>>);
 
 /** A constant of {@link recallGridValues}. */
@@ -90,7 +91,8 @@ export const foldExperiments: readonly { readonly name: string; readonly varied:
   { name: 'neighbour share', varied: ['neighbourShare'] },
   { name: 'episode share (session units)', varied: ['episodeShare'] },
   { name: 'episode diversity (MMR)', varied: ['episodeDiversity'] },
-  { name: 'all five together', varied: ['rrfConstant', 'speakerBoost', 'neighbourShare', 'episodeShare', 'episodeDiversity'] },
+  { name: 'time-aware queries (period boost)', varied: ['timeBoost'] },
+  { name: 'all together', varied: ['rrfConstant', 'speakerBoost', 'neighbourShare', 'episodeShare', 'episodeDiversity', 'timeBoost'] },
 ]);
 
 /**

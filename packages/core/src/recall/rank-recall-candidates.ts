@@ -1,4 +1,5 @@
 import { MemoryError } from '../errors/memory-error.js';
+import { withinPeriods, type QueryPeriod } from './query-periods.js';
 import type { SearchHit } from './search.js';
 import { spokenBy } from './speaker-terms.js';
 import type { RecallHit } from './recall-hit.js';
@@ -28,6 +29,14 @@ export interface RecallTuning {
    * picked from its episode. 0 keeps the plain order.
    */
   readonly episodeDiversity: number;
+  /**
+   * Fused score × (1 + this) for a message said during a period the query names ("in June", "on 13
+   * October 2023") or within {@link timeSlackDays} after it: dates in a question resolved against when
+   * things were said.
+   */
+  readonly timeBoost: number;
+  /** Days after a named period that still count as in it (what happened is often told a little later). */
+  readonly timeSlackDays: number;
 }
 
 /** The lists recall fuses for one query, and the query words that name a speaker. */
@@ -35,6 +44,8 @@ export interface RecallCandidates {
   readonly keyword: readonly SearchHit[];
   readonly vector: readonly SearchHit[];
   readonly speakers: ReadonlySet<string>;
+  /** Calendar periods the query names (`findQueryPeriods`); none by default. */
+  readonly periods?: readonly QueryPeriod[];
 }
 
 /**
@@ -49,6 +60,9 @@ export interface PreparedCandidates {
   readonly vectorRank: Int32Array;
   readonly vectorSimilarity: Float64Array;
   readonly spoken: Uint8Array;
+  /** 1 when the message was said in a period the query names (with `timeSlackDays` of slack, per slack value). */
+  readonly inPeriodBySlack: Map<number, Uint8Array>;
+  readonly periods: readonly QueryPeriod[];
   readonly recency: Float64Array;
   /** Index of the candidate one seq before / after in the same conversation, or −1. */
   readonly previous: Int32Array;
@@ -99,6 +113,8 @@ export function prepareRecallCandidates(candidates: RecallCandidates): PreparedC
     vectorRank,
     vectorSimilarity,
     spoken: Uint8Array.from(hits, (hit) => (spokenBy(hit.message, candidates.speakers) ? 1 : 0)),
+    inPeriodBySlack: new Map(),
+    periods: candidates.periods ?? [],
     recency: Float64Array.from(times, (time) => (time - oldest) / span),
     previous: Int32Array.from(hits, (hit) => neighbourOf(hit, -1)),
     next: Int32Array.from(hits, (hit) => neighbourOf(hit, 1)),
@@ -115,11 +131,12 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
   const count = prepared.hits.length;
   const fused = new Float64Array(count);
   const boosted = new Float64Array(count);
+  const inPeriod = tuning.timeBoost > 0 && prepared.periods.length > 0 ? periodFlags(prepared, tuning.timeSlackDays) : undefined;
   for (let at = 0; at < count; at += 1) {
     const keyword = prepared.keywordRank[at]!;
     const vector = prepared.vectorRank[at]!;
     fused[at] = (keyword === 0 ? 0 : 1 / (tuning.rrfConstant + keyword)) + (vector === 0 ? 0 : 1 / (tuning.rrfConstant + vector));
-    boosted[at] = fused[at]! * (prepared.spoken[at] === 1 ? 1 + tuning.speakerBoost : 1);
+    boosted[at] = fused[at]! * (prepared.spoken[at] === 1 ? 1 + tuning.speakerBoost : 1) * (inPeriod?.[at] === 1 ? 1 + tuning.timeBoost : 1);
   }
   const neighbour = new Float64Array(count);
   const episode = new Float64Array(count);
@@ -146,6 +163,7 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
 export function rankRecallCandidates(candidates: RecallCandidates, tuning: RecallTuning, k: number): RecallHit[] {
   const prepared = prepareRecallCandidates(candidates);
   const ranking = rankPreparedCandidates(prepared, tuning, k);
+  const inPeriod = tuning.timeBoost > 0 && prepared.periods.length > 0 ? periodFlags(prepared, tuning.timeSlackDays) : undefined;
   return ranking.order.map((at): RecallHit => {
     const hit = prepared.hits[at]!;
     const explain = {
@@ -153,7 +171,8 @@ export function rankRecallCandidates(candidates: RecallCandidates, tuning: Recal
       ...(prepared.vectorRank[at]! > 0 ? { vectorRank: prepared.vectorRank[at]!, vectorSimilarity: prepared.vectorSimilarity[at]! } : {}),
       recency: prepared.recency[at]!,
       fused: ranking.fused[at]!,
-      ...(ranking.boosted[at] !== ranking.fused[at] ? { speaker: true } : {}),
+      ...(prepared.spoken[at] === 1 && tuning.speakerBoost > 0 ? { speaker: true } : {}),
+      ...(inPeriod?.[at] === 1 ? { period: true } : {}),
       ...(ranking.neighbour[at]! > 0 ? { neighbour: ranking.neighbour[at]! } : {}),
       ...(ranking.episode[at]! > 0 ? { episode: ranking.episode[at]! } : {}),
     };
@@ -199,6 +218,8 @@ export function checkRecallTuning(tuning: RecallTuning): RecallTuning {
     episodeGapMinutes: [0, 100_000],
     episodeTopHits: [0, 1000],
     episodeDiversity: [0, 1],
+    timeBoost: [0, 10],
+    timeSlackDays: [0, 366],
   };
   for (const [field, [min, max]] of Object.entries(ranges)) {
     const value = tuning[field as keyof RecallTuning];
@@ -231,6 +252,15 @@ function episodesOf(prepared: PreparedCandidates, gapMinutes: number): Int32Arra
   }
   prepared.episodesByGap.set(gapMinutes, episodes);
   return episodes;
+}
+
+function periodFlags(prepared: PreparedCandidates, slackDays: number): Uint8Array {
+  let flags = prepared.inPeriodBySlack.get(slackDays);
+  if (flags === undefined) {
+    flags = Uint8Array.from(prepared.hits, (hit) => (withinPeriods(Date.parse(hit.message.createdAt), prepared.periods, slackDays) ? 1 : 0));
+    prepared.inPeriodBySlack.set(slackDays, flags);
+  }
+  return flags;
 }
 
 // Per candidate: the sum of the best `topHits` scores of the other candidates of its episode.

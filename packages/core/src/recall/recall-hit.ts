@@ -14,6 +14,8 @@ export interface RecallExplanation {
   readonly fused: number;
   /** True when the query names the message's speaker: the fused score was raised by `recallTuning.speakerBoost`. */
   readonly speaker?: boolean;
+  /** True when the message was said in a period the query names: the fused score was raised by `recallTuning.timeBoost`. */
+  readonly period?: boolean;
   /** Score carried over from the best adjacent message of the same conversation (`recallTuning.neighbourShare` of its score). */
   readonly neighbour?: number;
   /** Score carried over from the other candidates of the message's episode (`recallTuning.episodeShare` of theirs). */

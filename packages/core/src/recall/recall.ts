@@ -3,6 +3,7 @@ import type { UserScope } from '../messages/scope.js';
 import type { CallOptions, Store } from '../store/store.js';
 import type { Embedder } from './embedder.js';
 import { keywordTerms } from './keyword-terms.js';
+import { findQueryPeriods } from './query-periods.js';
 import { checkRecallTuning, rankRecallCandidates, type RecallCandidates, type RecallTuning } from './rank-recall-candidates.js';
 import type { RecallHit } from './recall-hit.js';
 import { speakerTerms } from './speaker-terms.js';
@@ -55,6 +56,8 @@ export const recallTuning: RecallTuning = Object.freeze({
   episodeGapMinutes: 60,
   episodeTopHits: 3,
   episodeDiversity: 0,
+  timeBoost: 0,
+  timeSlackDays: 14,
 });
 
 const maxK = 200;
@@ -124,5 +127,6 @@ export async function collectRecallCandidates(dependencies: RecallDependencies, 
     keyword: keyword.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
     vector: vector.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
     speakers,
+    periods: findQueryPeriods(query),
   };
 }
