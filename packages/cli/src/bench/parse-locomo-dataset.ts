@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { invalidLocomo, parseLocomoConversation, readLocomoSamples, schemaError, type LocomoConversation, type LocomoTurn, type ParseLocomoOptions } from '../locomo/parse-locomo-conversation.js';
+import { invalidLocomo, parseLocomoConversation, readLocomoSamples, schemaError, type LocomoConversation, type ParseLocomoOptions } from '../locomo/parse-locomo-conversation.js';
 import { resolveEvidence, type EvidenceRepair } from './resolve-evidence.js';
 
 export type { LocomoTurn } from '../locomo/parse-locomo-conversation.js';
@@ -32,17 +32,11 @@ export interface LocomoQuestion {
   readonly evidence: readonly string[];
 }
 
-/** One LoCoMo sample: the two speakers, every turn in order and the questions. */
-export interface LocomoSample {
-  readonly sampleId: string;
-  readonly speakerA: string;
-  readonly speakerB: string;
-  readonly turns: readonly LocomoTurn[];
+/** One LoCoMo sample as the reader gives it (speakers, turns in order, date warnings), with its questions parsed. */
+export interface LocomoSample extends Omit<LocomoConversation, 'qa'> {
   readonly questions: readonly LocomoQuestion[];
   /** Evidence entries that were split, rewritten or dropped, for the report. */
   readonly repairs: readonly EvidenceRepair[];
-  /** Sessions dated by session order because their date was unreadable (`lenient` only). */
-  readonly warnings: readonly string[];
 }
 
 const questionSchema = z.looseObject({
