@@ -1,6 +1,6 @@
 // Token benchmark: what the mesh-radio bot sends per request under each context policy, against
-// resending the whole history, for conversations of 10 to 2,000 messages; the summary policy under
-// several compaction settings, net of the summarizer's tokens, beside the seed's own table.
+// resending the whole history, for conversations of 10 to 2,000 messages; the summary policy with the
+// library defaults beside the seed's own rolling-summary algorithm and meshai, net of the summarizer's tokens.
 // Run: npm run bench:tokens.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';

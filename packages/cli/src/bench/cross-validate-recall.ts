@@ -4,11 +4,11 @@ import { locomoCategories, type LocomoCategory } from './parse-locomo-dataset.js
 
 /** The values each tuned constant takes in the cross-validation grid (the library default is always among them). */
 export const recallGridValues = Object.freeze({
-  rrfConstant: [5, 10, 20],
-  speakerBoost: [0.15, 0.3, 0.5],
-  neighbourShare: [0.1, 0.2, 0.3],
+  rrfConstant: [3, 5, 10, 20],
+  speakerBoost: [0.3, 0.5],
+  neighbourShare: [0.2, 0.3, 0.4],
   episodeShare: [0, 0.1, 0.2],
-  episodeDiversity: [0, 0.15, 0.3],
+  episodeDiversity: [0, 0.15],
   timeBoost: [0, 0.3, 1],
 } satisfies Partial<Record<keyof RecallTuning, readonly number[]>>);
 
