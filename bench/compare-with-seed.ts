@@ -58,3 +58,40 @@ export function compareWithSeed(series: readonly CompactionCostSeries[]): SeedCo
   const judged = targets[seedTargetVariant] ?? [];
   return { targetVariant: seedTargetVariant, rows, targets, targetMet: judged.length === seedTargetSizes.length && judged.every((check) => check.met) };
 }
+
+/** The issue's bar against the seed's algorithm, judged on one dataset's replay. */
+export interface SeedAlgorithmCheck {
+  readonly variant: string;
+  readonly against: string;
+  /** Sizes ≥ {@link seedAlgorithmFromMessages} where `variant` sent more per request than `against`; empty = met. */
+  readonly perRequestOver: readonly { readonly messages: number; readonly sent: number; readonly seed: number }[];
+  /** Σ sent + Σ summarizer tokens up to {@link seedAlgorithmTotalAt} messages, for both; undefined when that size was not replayed. */
+  readonly totalAt?: { readonly messages: number; readonly total: number; readonly seed: number };
+  readonly met: boolean;
+}
+
+/** From this length on, `summary` must send no more per request than the seed's algorithm. */
+export const seedAlgorithmFromMessages = 20;
+
+/** By this length, `summary` must have spent no more in total (summarizer included) than the seed's algorithm. */
+export const seedAlgorithmTotalAt = 50;
+
+/** Checks `summary` (library defaults) against the `seed (rolling summary)` row; `undefined` when either row is missing. */
+export function checkAgainstSeedAlgorithm(series: readonly CompactionCostSeries[], variant = seedTargetVariant, against = 'seed (rolling summary)'): SeedAlgorithmCheck | undefined {
+  const mine = series.find((entry) => entry.variant === variant);
+  const seed = series.find((entry) => entry.variant === against);
+  if (mine === undefined || seed === undefined) return undefined;
+  const perRequestOver = mine.rows.flatMap((row) => {
+    const other = seed.rows.find((candidate) => candidate.messages === row.messages);
+    return other !== undefined && row.messages >= seedAlgorithmFromMessages && row.sentTokensPerRequest > other.sentTokensPerRequest
+      ? [{ messages: row.messages, sent: row.sentTokensPerRequest, seed: other.sentTokensPerRequest }]
+      : [];
+  });
+  const total = (entry: CompactionCostSeries) => {
+    const row = entry.rows.find((candidate) => candidate.messages === seedAlgorithmTotalAt);
+    return row === undefined ? undefined : row.totalSentTokens + row.summarizerInputTokens + row.summarizerOutputTokens;
+  };
+  const [mineTotal, seedTotal] = [total(mine), total(seed)];
+  const totalAt = mineTotal === undefined || seedTotal === undefined ? undefined : { messages: seedAlgorithmTotalAt, total: mineTotal, seed: seedTotal };
+  return { variant, against, perRequestOver, ...(totalAt === undefined ? {} : { totalAt }), met: perRequestOver.length === 0 && (totalAt === undefined || totalAt.total <= totalAt.seed) };
+}

@@ -7,6 +7,8 @@ export function formatSurvivalTables(results: readonly SurvivalResult[]): string
   const summaryColumns = [
     { header: 'policy' },
     { header: 'kept', right },
+    { header: 'asked: hybrid', right },
+    { header: 'asked: summary', right },
     { header: 'lost' },
     { header: 'summary', right },
     { header: 'block', right },
@@ -19,6 +21,8 @@ export function formatSurvivalTables(results: readonly SurvivalResult[]): string
   const summaryRows = results.map((result) => [
     result.variant,
     `${result.keptCount}/${result.facts.length}`,
+    `${result.answeredHybridCount}/${result.facts.length}`,
+    `${result.answeredSummaryCount}/${result.facts.length}`,
     result.facts.filter((fact) => !fact.kept).map((fact) => fact.kind === 'date' ? `date ${fact.value}` : fact.kind).join(', ') || '—',
     formatCount(result.summaryTokens),
     formatCount(result.summaryBlockTokens),
@@ -35,8 +39,9 @@ export function formatSurvivalTables(results: readonly SurvivalResult[]): string
     String(fact.plantedAtTurn),
     ...results.map((result) => {
       const outcome = result.facts[index]!;
-      if (outcome.kept) return `kept (${outcome.foundIn})`;
-      return outcome.lastSeenAtTurn === 0 ? 'never in a context' : `lost after turn ${outcome.lastSeenAtTurn}`;
+      const asked = outcome.answeredHybrid ? ', asked: hybrid ✓' : ', asked: hybrid ✗';
+      if (outcome.kept) return `kept (${outcome.foundIn})${asked}`;
+      return (outcome.lastSeenAtTurn === 0 ? 'never in a context' : `lost after turn ${outcome.lastSeenAtTurn}`) + asked;
     }),
   ]);
   return [formatPlainTable(summaryColumns, summaryRows), '', formatPlainTable(factColumns, factRows)].join('\n');

@@ -1,5 +1,7 @@
 import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import type { MessageInput } from '@mnemo/core';
+import { parseLocomoConversation, readLocomoSamples } from 'mnemo/locomo';
 
 /** One LoCoMo conversation as chat messages: its id, the two speakers, and every turn in order. */
 export interface LocomoConversation {
@@ -11,18 +13,12 @@ export interface LocomoConversation {
   readonly messages: readonly MessageInput[];
 }
 
-interface LocomoTurn {
-  readonly speaker: string;
-  readonly dia_id: string;
-  readonly text: string;
-  readonly blip_caption?: string;
-}
-
 /**
- * Reads one conversation of LoCoMo's `locomo10.json` (first by default) and maps its turns, sessions in
- * order, to messages: `speaker_a` → user, `speaker_b` → assistant. Image turns carry their caption the
- * way the LoCoMo paper renders them. Returns `undefined` when the file does not exist; the data stays
- * where it is (CC BY-NC 4.0, evaluation only: never copied into this repository).
+ * Reads one conversation of LoCoMo's `locomo10.json` (first by default) with the CLI's LoCoMo reader
+ * (`mnemo/locomo`, the one `mnemo replay` and `mnemo bench locomo` use) and maps its turns to messages:
+ * `speaker_a` → user, `speaker_b` → assistant, captions inline, session dates kept. Returns `undefined`
+ * when the file does not exist; the data stays where it is (CC BY-NC 4.0, evaluation only: never copied
+ * into this repository).
  */
 export async function loadLocomoConversation(path: string, index = 0): Promise<LocomoConversation | undefined> {
   let text: string;
@@ -32,25 +28,11 @@ export async function loadLocomoConversation(path: string, index = 0): Promise<L
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-  const samples = JSON.parse(text) as { sample_id: string; conversation: Record<string, unknown> }[];
-  const sample = samples[index];
-  if (sample === undefined) throw new RangeError(`${path} has no conversation at index ${index}`);
-  const { conversation } = sample;
-  const userName = String(conversation.speaker_a);
-  const assistantName = String(conversation.speaker_b);
-  // Enumerate sessions from the session_<n> keys that hold turns: conv-26 also carries date keys for
-  // sessions it does not have (see the dataset README).
-  const sessions = Object.keys(conversation)
-    .filter((key) => /^session_\d+$/.test(key) && Array.isArray(conversation[key]))
-    .sort((left, right) => Number(left.slice(8)) - Number(right.slice(8)));
-  const messages = sessions.flatMap((key) =>
-    (conversation[key] as LocomoTurn[]).map(
-      (turn): MessageInput => ({
-        role: turn.speaker === userName ? 'user' : 'assistant',
-        content: turn.blip_caption === undefined ? turn.text : `${turn.text} [shares an image: ${turn.blip_caption}]`,
-        metadata: { diaId: turn.dia_id },
-      }),
-    ),
+  const samples = readLocomoSamples(text, basename(path));
+  if (samples[index] === undefined) throw new RangeError(`${path} has no conversation at index ${index}`);
+  const conversation = parseLocomoConversation(samples[index], { source: basename(path), text, index });
+  const messages = conversation.turns.map(
+    (turn): MessageInput => ({ role: turn.role, content: turn.content, ...(turn.createdAt === undefined ? {} : { createdAt: turn.createdAt }), metadata: { diaId: turn.diaId } }),
   );
-  return { sampleId: sample.sample_id, userName, assistantName, messages };
+  return { sampleId: conversation.sampleId, userName: conversation.speakerA, assistantName: conversation.speakerB, messages };
 }

@@ -10,6 +10,8 @@ export interface PlantedFact {
   readonly value: string;
   /** 1-based user turn of the final chat where the statement is planted. */
   readonly turn: number;
+  /** What the user asks about it at the end of the chat, in other words than the statement where natural. */
+  readonly question: string;
 }
 
 /**
@@ -18,16 +20,16 @@ export interface PlantedFact {
  * Planted in the first 30 turns, spread between the generator's own introduction.
  */
 export const plantedFacts: readonly PlantedFact[] = Object.freeze([
-  { kind: 'name', statement: 'btw my radio mentor is Ilse Varga, she taught me everything about antennas', value: 'Ilse Varga', turn: 3 },
-  { kind: 'callsign', statement: "Ilse's callsign is KE7QTR if you ever hear her on the repeater", value: 'KE7QTR', turn: 5 },
-  { kind: 'node id', statement: 'our cabin node is !c0ffee42, it sits on the porch roof', value: '!c0ffee42', turn: 8 },
-  { kind: 'date', statement: 'the club field day is on 12 July this year', value: '12 July', turn: 11 },
-  { kind: 'date', statement: 'my license renewal is due 2026-03-15, remind me if it comes up', value: '2026-03-15', turn: 14 },
-  { kind: 'money', statement: 'the cabin solar kit cost me $349.90 in total', value: '$349.90', turn: 17 },
-  { kind: 'battery capacity', statement: 'the cabin node runs on a 7800 mAh LiFePO4 pack', value: '7800 mAh', turn: 20 },
-  { kind: 'relay', statement: 'the cabin reaches the mesh through a relay called OWL-HOLLOW', value: 'OWL-HOLLOW', turn: 23 },
-  { kind: 'preference', statement: 'I prefer checking in by text, never by voice', value: 'never by voice', turn: 26 },
-  { kind: 'appointment', statement: 'vet appointment for my dog Pixel on Thursday at 09:50', value: '09:50', turn: 29 },
+  { kind: 'name', statement: 'btw my radio mentor is Ilse Varga, she taught me everything about antennas', value: 'Ilse Varga', turn: 3, question: 'who was my radio mentor again?' },
+  { kind: 'callsign', statement: "Ilse's callsign is KE7QTR if you ever hear her on the repeater", value: 'KE7QTR', turn: 5, question: "what is Ilse's callsign?" },
+  { kind: 'node id', statement: 'our cabin node is !c0ffee42, it sits on the porch roof', value: '!c0ffee42', turn: 8, question: 'what is the id of the cabin node?' },
+  { kind: 'date', statement: 'the club field day is on 12 July this year', value: '12 July', turn: 11, question: 'when is the club field day?' },
+  { kind: 'date', statement: 'my license renewal is due 2026-03-15, remind me if it comes up', value: '2026-03-15', turn: 14, question: 'when is my license renewal due?' },
+  { kind: 'money', statement: 'the cabin solar kit cost me $349.90 in total', value: '$349.90', turn: 17, question: 'how much did the cabin solar kit cost?' },
+  { kind: 'battery capacity', statement: 'the cabin node runs on a 7800 mAh LiFePO4 pack', value: '7800 mAh', turn: 20, question: 'what capacity is the battery pack of the cabin node?' },
+  { kind: 'relay', statement: 'the cabin reaches the mesh through a relay called OWL-HOLLOW', value: 'OWL-HOLLOW', turn: 23, question: 'which relay does the cabin reach the mesh through?' },
+  { kind: 'preference', statement: 'I prefer checking in by text, never by voice', value: 'never by voice', turn: 26, question: 'how do I like to check in?' },
+  { kind: 'appointment', statement: 'vet appointment for my dog Pixel on Thursday at 09:50', value: '09:50', turn: 29, question: 'what time is the vet appointment for Pixel?' },
 ]);
 
 /** The bot's reply to a planted statement: an acknowledgement that does not repeat the value, so only the user's words carry it. */

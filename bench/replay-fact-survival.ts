@@ -14,6 +14,9 @@ export interface FactOutcome {
   readonly foundIn: 'summary' | 'recent' | 'none';
   /** Last user turn whose request carried the value (the turn it was planted, at least, for a fact ever seen); 0 if never. */
   readonly lastSeenAtTurn: number;
+  /** Asked `fact.question` at the end: whether the default (`hybrid`) context built for it carries the value, and whether the `summary` one does. */
+  readonly answeredHybrid: boolean;
+  readonly answeredSummary: boolean;
 }
 
 /** Min, mean (rounded) and max of a list of token counts; zeros for an empty list. */
@@ -32,6 +35,9 @@ export interface SurvivalResult {
   readonly turns: number;
   readonly facts: readonly FactOutcome[];
   readonly keptCount: number;
+  /** Facts whose question got a `hybrid` (the library's default policy) / `summary` context carrying the value. */
+  readonly answeredHybridCount: number;
+  readonly answeredSummaryCount: number;
   /** Tokens of the latest summary's text, and of its block (with the header line) in the final context. */
   readonly summaryTokens: number;
   readonly summaryBlockTokens: number;
@@ -57,7 +63,7 @@ export async function replayFactSurvival(
   settings: ReplaySettings,
   variant: CompactionVariant,
 ): Promise<SurvivalResult> {
-  const memory = createMemory({ store: new InMemoryStore(), compaction: { settings: variant.settings }, worker: { autoStart: false } });
+  const memory = createMemory({ store: new InMemoryStore(), context: { maxTokens: settings.maxTokens }, compaction: { settings: variant.settings }, worker: { autoStart: false } });
   const scope = { conversationId: 'survival' };
   const lastSeen = new Map<string, number>();
   let turn = 0;
@@ -74,6 +80,17 @@ export async function replayFactSurvival(
     }
     await memory.append(scope, message);
   }
+  // At the end the user asks about each fact in turn: the context for that question under the library's
+  // default policy (hybrid: facts, summary, recall for the question, recent turns) and under summary.
+  await memory.runPendingJobs();
+  const answered = new Map<string, { hybrid: boolean; summary: boolean }>();
+  for (const fact of facts) {
+    const carries = async (policy: 'hybrid' | 'summary') => {
+      const { messages } = await memory.buildContext(scope, { policy, maxTokens: settings.maxTokens, system: settings.system, query: fact.question });
+      return messages.some((entry) => entry.content.includes(fact.value));
+    };
+    answered.set(fact.value, { hybrid: await carries('hybrid'), summary: await carries('summary') });
+  }
   const summaries = await memory.listSummaries(scope);
   await memory.close();
   // The memory block is the context's second message when there is one (after the system prompt).
@@ -81,7 +98,17 @@ export async function replayFactSurvival(
   const recentText = (final?.messages ?? []).filter((entry) => entry.content !== summaryText).map((entry) => entry.content).join('\n');
   const outcomes = facts.map((fact): FactOutcome => {
     const foundIn = summaryText.includes(fact.value) ? 'summary' : recentText.includes(fact.value) ? 'recent' : 'none';
-    return { kind: fact.kind, value: fact.value, plantedAtTurn: fact.turn, kept: foundIn !== 'none', foundIn, lastSeenAtTurn: lastSeen.get(fact.value) ?? 0 };
+    const answer = answered.get(fact.value)!;
+    return {
+      kind: fact.kind,
+      value: fact.value,
+      plantedAtTurn: fact.turn,
+      kept: foundIn !== 'none',
+      foundIn,
+      lastSeenAtTurn: lastSeen.get(fact.value) ?? 0,
+      answeredHybrid: answer.hybrid,
+      answeredSummary: answer.summary,
+    };
   });
   const latest = summaries[summaries.length - 1];
   return {
@@ -92,6 +119,8 @@ export async function replayFactSurvival(
     turns: turn,
     facts: outcomes,
     keptCount: outcomes.filter((outcome) => outcome.kept).length,
+    answeredHybridCount: outcomes.filter((outcome) => outcome.answeredHybrid).length,
+    answeredSummaryCount: outcomes.filter((outcome) => outcome.answeredSummary).length,
     summaryTokens: latest?.tokens ?? 0,
     summaryBlockTokens: final?.blockTokens ?? 0,
     finalSentTokens: final?.sent ?? 0,

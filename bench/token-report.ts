@@ -1,4 +1,4 @@
-import type { SeedComparison } from './compare-with-seed.js';
+import type { SeedAlgorithmCheck, SeedComparison } from './compare-with-seed.js';
 import type { CompactionCostSeries } from './replay-compaction-costs.js';
 import { replayPolicies, type ReplayPolicy, type ReplayResult } from './replay-token-costs.js';
 
@@ -17,6 +17,8 @@ export interface DatasetReport {
   readonly compaction?: readonly CompactionCostSeries[];
   /** The seed's own table beside the variants, for the mesh-radio datasets. */
   readonly seedComparison?: SeedComparison;
+  /** `summary` (library defaults) against the seed's own algorithm on this dataset (the issue's bar). */
+  readonly seedAlgorithmCheck?: SeedAlgorithmCheck;
 }
 
 /** What `bench/tokens.ts` writes to `bench/results/tokens.json`. */

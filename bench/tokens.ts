@@ -1,13 +1,13 @@
 // Token benchmark: what the mesh-radio bot sends per request under each context policy, against
-// resending the whole history, for conversations of 10 to 2,000 messages; the summary policy under
-// several compaction settings, net of the summarizer's tokens, beside the seed's own table.
+// resending the whole history, for conversations of 10 to 2,000 messages; the summary policy with the
+// library defaults beside the seed's own rolling-summary algorithm and meshai, net of the summarizer's tokens.
 // Run: npm run bench:tokens.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { MessageInput } from '@mnemo/core';
 import { generateMeshChat } from '../examples/generate-mesh-chat.js';
-import { compareWithSeed } from './compare-with-seed.js';
+import { checkAgainstSeedAlgorithm, compareWithSeed, seedAlgorithmFromMessages, seedAlgorithmTotalAt } from './compare-with-seed.js';
 import { createCompactionVariants } from './compaction-variants.js';
 import { compactionDefinitions, formatCompactionTable, formatSeedComparison } from './format-compaction-table.js';
 import { formatTokenTable } from './format-token-table.js';
@@ -68,7 +68,17 @@ async function measureDataset(name: string, source: string, conversation: readon
   const compaction: CompactionCostSeries[] = [];
   for (const variant of createCompactionVariants(settings.maxTokens)) compaction.push(await replayCompactionCosts(conversation, fitting, settings, variant));
   const seedComparison = withSeed ? compareWithSeed(compaction) : undefined;
-  return { name, source, notes, rows, meanLatencyMicroseconds: meanLatencyByPolicy(rows), compaction, ...(seedComparison === undefined ? {} : { seedComparison }) };
+  const seedAlgorithmCheck = checkAgainstSeedAlgorithm(compaction);
+  return {
+    name,
+    source,
+    notes,
+    rows,
+    meanLatencyMicroseconds: meanLatencyByPolicy(rows),
+    compaction,
+    ...(seedComparison === undefined ? {} : { seedComparison }),
+    ...(seedAlgorithmCheck === undefined ? {} : { seedAlgorithmCheck }),
+  };
 }
 
 function skippedDataset(name: string, source: string, reason: string): DatasetReport {
@@ -120,6 +130,17 @@ if (values.json) {
   for (const dataset of datasets) {
     if (dataset.seedComparison !== undefined) console.log(`${formatSeedComparison(dataset.name, dataset.seedComparison)}\n`);
   }
+  for (const dataset of datasets) {
+    const check = dataset.seedAlgorithmCheck;
+    if (check === undefined) continue;
+    const over = check.perRequestOver.map((entry) => `${entry.sent} > ${entry.seed} at ${entry.messages}`).join(', ');
+    const total = check.totalAt === undefined ? '' : `; Σ sent + summarizer at ${check.totalAt.messages} messages ${check.totalAt.total.toLocaleString('en-US')} vs ${check.totalAt.seed.toLocaleString('en-US')}`;
+    console.log(
+      `${dataset.name}: ${check.variant} against the seed's algorithm (per request ≤ from ${seedAlgorithmFromMessages} messages on, total ≤ by ${seedAlgorithmTotalAt}): ` +
+        `${check.met ? 'MET' : 'NOT MET'}${over === '' ? '' : ` (${over})`}${total}`,
+    );
+  }
+  console.log('');
   for (const dataset of datasets) {
     if (dataset.compaction !== undefined) console.log(`${formatCompactionTable(dataset.name, dataset.compaction, settings.maxTokens)}\n`);
   }

@@ -1,3 +1,4 @@
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import type { Embedder } from '@mnemo/core';
 
 /**
@@ -27,6 +28,34 @@ export class CachingEmbedder implements Embedder {
   /** Wall-clock milliseconds spent in the wrapped embedder. */
   get embedMs(): number {
     return this.#embedMs;
+  }
+
+  /**
+   * Loads the vectors a previous run saved to `path` (see {@link save}); a missing file loads nothing, a
+   * file of another model or dimension is ignored. Returns the vectors loaded.
+   */
+  async load(path: string): Promise<number> {
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw error;
+    }
+    const saved = JSON.parse(text) as { model?: string; dimensions?: number; vectors?: [string, string][] };
+    if (saved.model !== this.model || saved.dimensions !== this.dimensions || !Array.isArray(saved.vectors)) return 0;
+    for (const [key, encoded] of saved.vectors) {
+      const bytes = Buffer.from(encoded, 'base64');
+      this.#vectors.set(key, new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)));
+    }
+    return saved.vectors.length;
+  }
+
+  /** Writes every vector it holds to `path` (JSON, vectors as base64 float32), replacing the file whole. */
+  async save(path: string): Promise<void> {
+    const vectors = [...this.#vectors].map(([key, vector]) => [key, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64')]);
+    await writeFile(`${path}.tmp`, JSON.stringify({ model: this.model, dimensions: this.dimensions, vectors }));
+    await rename(`${path}.tmp`, path);
   }
 
   async embed(texts: readonly string[], options: { signal?: AbortSignal } = {}): Promise<Float32Array[]> {

@@ -1,4 +1,5 @@
 import { formatCount, formatTable, type TableColumn } from '../output/format-table.js';
+import { formatFoldsReport } from './format-folds-report.js';
 import { locomoBaselineFractions, locomoBm25Answerable } from './locomo-baselines.js';
 import { locomoCategories, locomoCategoryNames, type LocomoCategory } from './parse-locomo-dataset.js';
 import type { LocomoBenchResult } from './run-locomo-bench.js';
@@ -29,6 +30,7 @@ export function toLocomoJson(result: LocomoBenchResult, info: LocomoRunInfo): Re
     encoding: info.encoding,
     durationMs: Math.round(info.durationMs),
     embedMs: Math.round(info.embedMs),
+    ...(result.folds === undefined ? {} : { folds: result.folds }),
   };
 }
 
@@ -65,9 +67,10 @@ export function formatLocomoReport(result: LocomoBenchResult, info: LocomoRunInf
       ],
     ),
     `recall() latency at this scale: p50 ${result.recallLatencyMs.p50} ms, p99 ${result.recallLatencyMs.p99} ms over ${formatCount(result.recallLatencyMs.count)} queries\n`,
-    'Contexts built for each question (the question is the query), mean per question',
-    formatContextTable(result),
-    contextNotes,
+    ...(Object.keys(result.context).length === 0
+      ? []
+      : ['Contexts built for each question (the question is the query), mean per question', formatContextTable(result), contextNotes]),
+    ...(result.folds === undefined ? [] : [formatFoldsReport(result.folds)]),
   ].join('\n');
 }
 

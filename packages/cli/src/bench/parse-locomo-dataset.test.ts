@@ -78,7 +78,10 @@ describe('parseLocomoDataset', () => {
     expectInvalid(() => parse(stranger), /session_1\[1\] \(D1:2\): speaker "Cleo" is neither speaker_a nor speaker_b/);
     const badDate = inventedLocomoFile() as { conversation: Record<string, unknown> }[];
     badDate[0]!.conversation.session_2_date_time = 'sometime in June';
-    expectInvalid(() => parse(badDate), /session_2_date_time "sometime in June" is not a date/);
+    expectInvalid(() => parse(badDate), /session_2_date_time "sometime in June" \(line 1\) is not a date/);
+    expect(parseLocomoDataset(JSON.stringify(badDate), 'tiny.json', { lenient: true })[0]!.warnings).toEqual([
+      'tiny.json invented-1: session_2_date_time "sometime in June" (line 1) is not a date: dated by session order',
+    ]);
     const badCategory = inventedLocomoFile() as { qa: { category: number }[] }[];
     badCategory[0]!.qa[0]!.category = 7;
     expectInvalid(() => parse(badCategory), /qa\[0\]: category/);

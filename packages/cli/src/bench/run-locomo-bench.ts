@@ -1,9 +1,22 @@
-import { buildContext, builtInContextDefaults, createGptTokenCounter, createMemory, type ContextPolicy, type ContextRequest, type Embedder, type Memory, type Store } from '@mnemo/core';
+import {
+  buildContext,
+  builtInContextDefaults,
+  collectRecallCandidates,
+  compactionSettingsForBudget,
+  createGptTokenCounter,
+  createMemory,
+  type ContextPolicy,
+  type ContextRequest,
+  type Embedder,
+  type Memory,
+  type Store,
+} from '@mnemo/core';
 import { openSqliteStore } from '@mnemo/sqlite';
-import { compactionSettingsForBudget } from '../config/cli-policies.js';
+import { createBm25Ranker } from './bm25-baseline.js';
 import { CategoryMeans, round } from './category-means.js';
+import { crossValidate, foldCutoff, foldExperiments, recallGridValues, recallTuningGrid, scoreTunings, type CrossValidation, type TunedQuestion } from './cross-validate-recall.js';
 import { ingestLocomoSample, type IngestedSample } from './locomo-ingest.js';
-import { answerWordsPresent, contextWordSet, evidencePresent, turnsPresent } from './locomo-score.js';
+import { answerWordsPresent, contextWordSet, evidenceFractionAt, evidencePresent, turnsPresent } from './locomo-score.js';
 import { locomoCategories, type LocomoQuestion, type LocomoSample } from './parse-locomo-dataset.js';
 import { answerableCategories, scoreLocomoRankings, type RankingScores } from './score-locomo-rankings.js';
 
@@ -25,6 +38,10 @@ export interface LocomoBenchOptions {
   readonly policies?: readonly (typeof benchPolicies)[number][];
   /** Messages the hybrid policy recalls at most; default the engine's. */
   readonly recallK?: number;
+  /** K-fold cross-validation of recall's constants by conversation (see `crossValidate`); off by default. */
+  readonly folds?: number;
+  /** False: rank turns only, build no contexts (the budgets then only size compaction). Default true. */
+  readonly contexts?: boolean;
   /** A fresh store per stored copy of a sample; default SQLite in memory. */
   readonly createStore?: () => Store;
   /** Called as work advances (a unit: one question ranked, or one question's contexts at one budget), with what runs now. */
@@ -56,6 +73,8 @@ export interface LocomoBenchResult {
   /** Milliseconds per `recall()` call at LoCoMo scale (one conversation of 369–689 turns), k = 50. */
   readonly recallLatencyMs: { readonly p50: number; readonly p99: number; readonly count: number };
   readonly dataset: { readonly samples: number; readonly turns: number; readonly questions: number; readonly scored: number };
+  /** With `folds`: the grid and each experiment's folds. */
+  readonly folds?: { readonly k: number; readonly cutoff: number; readonly grid: typeof recallGridValues; readonly tunings: number; readonly experiments: readonly CrossValidation[] };
 }
 
 // The context metrics reported per category, in percent.
@@ -73,7 +92,10 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
   const windowTurns = options.windowTurns ?? builtInContextDefaults.windowTurns;
   const createStore = options.createStore ?? (() => openSqliteStore({ path: ':memory:' }));
   const scored = samples.flatMap((sample) => sample.questions.filter((question) => question.evidence.length > 0));
-  const total = scored.length * (budgets.length + 1);
+  const contexts = options.contexts !== false;
+  const total = scored.length * ((contexts ? budgets.length : 0) + 1);
+  const grid = options.folds === undefined ? [] : recallTuningGrid();
+  const tuned: TunedQuestion[] = [];
   let done = 0;
   const step = (label: string, count = 1) => options.onProgress?.((done += count), total, label);
   const rankings = new Map<string, string[]>();
@@ -88,7 +110,7 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
   const counter = createGptTokenCounter();
   for (const sample of samples) {
     const questions = sample.questions.filter((question) => question.evidence.length > 0);
-    for (const [position, budget] of budgets.entries()) {
+    for (const [position, budget] of (contexts ? budgets : budgets.slice(0, 1)).entries()) {
       const store = createStore();
       const memory = createMemory({
         store,
@@ -101,13 +123,16 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
         step(`${sample.sampleId}: storing ${sample.turns.length} turns (budget ${budget})`, 0);
         const ingested = await ingestLocomoSample(sample, { memory, store, embedder, ...(options.signal === undefined ? {} : { signal: options.signal }) });
         if (position === 0) {
+          const bm25 = options.folds === undefined ? undefined : createBm25Ranker(sample);
           for (const question of questions) {
             const started = performance.now();
             rankings.set(question.key, await rankTurns(memory, ingested, question.question));
             latencies.push(performance.now() - started);
+            if (options.folds !== undefined) tuned.push(await tuneQuestion({ store, embedder }, ingested, question, grid, bm25!));
             step(`${sample.sampleId}: ranking turns`);
           }
         }
+        if (!contexts) continue;
         for (const question of questions) {
           options.signal?.throwIfAborted();
           for (const policy of policies) {
@@ -121,7 +146,7 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
       }
     }
   }
-  const context = Object.fromEntries(
+  const context = !contexts ? {} : Object.fromEntries(
     policies.map((policy) => [policy, Object.fromEntries(budgets.map((budget) => [String(budget), summarizeContext(meansOf(policy, budget))]))]),
   );
   return {
@@ -135,6 +160,37 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
       questions: samples.reduce((sum, sample) => sum + sample.questions.length, 0),
       scored: scored.length,
     },
+    ...(options.folds === undefined
+      ? {}
+      : {
+          folds: {
+            k: options.folds,
+            cutoff: foldCutoff,
+            grid: recallGridValues,
+            tunings: grid.length,
+            experiments: foldExperiments.map((experiment) => crossValidate(tuned, grid, options.folds!, experiment)),
+          },
+        }),
+  };
+}
+
+/** One question's frac@10 under every tuning of the grid (one search, ranked many ways) and under BM25. */
+async function tuneQuestion(
+  dependencies: { store: Store; embedder: Embedder },
+  ingested: IngestedSample,
+  question: LocomoQuestion,
+  grid: Parameters<typeof scoreTunings>[2],
+  bm25: (question: string, depth: number) => string[],
+): Promise<TunedQuestion> {
+  const seqByDiaId = new Map([...ingested.diaIdBySeq].map(([seq, diaId]) => [diaId, seq]));
+  const evidence = new Set(question.evidence.map((diaId) => seqByDiaId.get(diaId)!));
+  const candidates = await collectRecallCandidates(dependencies, ingested.scope, question.question, { candidates: 250 });
+  return {
+    key: question.key,
+    sampleId: ingested.scope.userId,
+    category: question.category,
+    bm25: evidenceFractionAt(bm25(question.question, foldCutoff), question.evidence, foldCutoff),
+    byTuning: scoreTunings(candidates, evidence, grid),
   };
 }
 

@@ -20,6 +20,10 @@ interface LocomoFlags {
   readonly rankings?: string;
   readonly conversations?: number;
   readonly embedder: BenchEmbedder;
+  readonly lenient?: boolean;
+  readonly folds?: number;
+  readonly recallOnly?: boolean;
+  readonly embeddingCache?: string;
 }
 
 /** Embedders `mnemo bench locomo` can run with: the offline default, or the hashed bag of words (fast, for smoke runs). */
@@ -43,8 +47,12 @@ export function registerBenchCommand(program: Command, io: CliIo): void {
     .option('--data <path>', `LoCoMo file (default: ../shared/data/locomo/locomo10.json beside the repository: ${defaultLocomoData})`)
     .option('--max-tokens <list>', 'comma-separated context budgets (default: 1000,2000,4000)', parseBudgets, defaultLocomoBudgets)
     .option('--conversations <n>', 'only the first n conversations', parsePositiveInteger)
+    .option('--lenient', 'date a session whose date cannot be read by session order, with a warning, instead of refusing the file')
     .option('--rankings <file>', 'write each question\'s ranking as {"<sample_id>#<qa_index>": ["D3:4", ...]} (50 turn ids, best first)')
     .addOption(new Option('--embedder <name>', 'embedding model').choices(benchEmbedders).default('use-lite'))
+    .option('--folds <k>', 'K-fold cross-validation of recall\'s constants by conversation: chosen on K−1 folds, scored on the held-out one', parsePositiveInteger)
+    .option('--recall-only', 'rank turns (and run --folds) only; build no contexts')
+    .option('--embedding-cache <file>', 'keep the model\'s vectors in this file between runs (read if present, written at the end)')
     .option('--json', 'print one JSON object: recall (overall, byCategory, cat1to4) and context (policy → budget → scores), percents 0–100')
     .action(async (_flags: LocomoFlags, command: Command) => {
       await runLocomoCommand(command.opts<LocomoFlags>(), io);
@@ -54,16 +62,27 @@ export function registerBenchCommand(program: Command, io: CliIo): void {
 async function runLocomoCommand(flags: LocomoFlags, io: CliIo): Promise<void> {
   const started = performance.now();
   const path = flags.data === undefined ? defaultLocomoData : resolvePath(io.cwd, flags.data);
-  const all = parseLocomoDataset(await readFile(path, 'utf8'), basename(path));
+  const all = parseLocomoDataset(await readFile(path, 'utf8'), basename(path), { lenient: flags.lenient === true });
+  for (const warning of all.flatMap((sample) => sample.warnings)) io.stderr.write(`mnemo bench: warning: ${warning}\n`);
   const samples = flags.conversations === undefined ? all : all.slice(0, flags.conversations);
   const embedder = new CachingEmbedder(createEmbedder(flags.embedder));
+  const cachePath = flags.embeddingCache === undefined ? undefined : resolvePath(io.cwd, flags.embeddingCache);
+  if (cachePath !== undefined) await embedder.load(cachePath);
   const progress = createBenchProgress(io.stderr, flags.json !== true);
   let result;
   try {
-    result = await runLocomoBench({ samples, budgets: flags.maxTokens, embedder, onProgress: (done, total, label) => progress.update(done, total, label) });
+    result = await runLocomoBench({
+      samples,
+      budgets: flags.maxTokens,
+      embedder,
+      ...(flags.folds === undefined ? {} : { folds: flags.folds }),
+      contexts: flags.recallOnly !== true,
+      onProgress: (done, total, label) => progress.update(done, total, label),
+    });
   } finally {
     progress.stop();
   }
+  if (cachePath !== undefined && embedder.embeddedTexts > 0) await embedder.save(cachePath);
   if (flags.rankings !== undefined) {
     const file = resolvePath(io.cwd, flags.rankings);
     await writeFile(file, `${JSON.stringify(Object.fromEntries(result.rankings))}\n`);

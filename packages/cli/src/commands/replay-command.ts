@@ -16,6 +16,7 @@ import { parsePositiveInteger } from './parse-positive-integer.js';
 interface ReplayFlags {
   readonly format?: TranscriptFormat;
   readonly conversation?: string;
+  readonly lenient?: boolean;
   readonly policy?: CliPolicy;
   readonly maxTokens?: number;
   readonly windowTurns?: number;
@@ -36,6 +37,7 @@ export function registerReplayCommand(program: Command, io: CliIo): void {
     .argument('<file>', 'transcript: JSONL (one message per line) or a LoCoMo JSON file')
     .addOption(new Option('--format <format>', 'transcript format (default: locomo for .json, else jsonl)').choices(transcriptFormats))
     .option('--conversation <id>', 'LoCoMo sample_id to replay (default: the first)')
+    .option('--lenient', 'LoCoMo: date a session whose date cannot be read by session order, with a warning, instead of refusing the file')
     .addOption(
       new Option('--policy <policy>', `report one policy (default: compare all; ${defaultReplayPolicy} with --json); meshai = summary with the meshai compaction preset`).choices(
         cliPolicies,
@@ -78,7 +80,9 @@ async function runReplay(file: string, flags: ReplayFlags, io: CliIo): Promise<v
   const transcript = await readTranscript(path, {
     ...(flags.format === undefined ? {} : { format: flags.format }),
     ...(flags.conversation === undefined ? {} : { conversation: flags.conversation }),
+    lenient: flags.lenient === true,
   });
+  for (const warning of transcript.warnings ?? []) io.stderr.write(`mnemo replay: warning: ${warning}\n`);
   const chosen = flags.policy ?? config.context.policy;
   const policies: CliPolicy[] = chosen !== undefined ? [chosen] : flags.json === true ? [defaultReplayPolicy] : [...cliPolicies];
   const system = flags.system ?? config.context.system;

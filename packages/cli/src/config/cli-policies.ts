@@ -1,4 +1,4 @@
-import { compactionPresets, contextPolicies, type CompactionSettings, type ContextDefaults, type ContextPolicy } from '@mnemo/core';
+import { compactionPresets, compactionSettingsForBudget, contextPolicies, type CompactionSettings, type ContextDefaults, type ContextPolicy } from '@mnemo/core';
 
 /**
  * Policy names the CLI accepts: core's context policies, plus `meshai`, which is the `summary` context
@@ -22,20 +22,8 @@ export function usesSummary(policy: CliPolicy): boolean {
 }
 
 /**
- * Compaction thresholds for a context budget, in the proportions of the core defaults for 2,000 tokens:
- * compact at 60 % of the budget in raw turns, keep 30 % raw, bound the summary at 20 %.
- */
-export function compactionSettingsForBudget(maxTokens: number): Partial<CompactionSettings> {
-  return {
-    triggerTokens: Math.round(maxTokens * 0.6),
-    keepRecentTokens: Math.round(maxTokens * 0.3),
-    maxSummaryTokens: Math.max(16, Math.round(maxTokens * 0.2)),
-  };
-}
-
-/**
- * The compaction settings the CLI runs a policy with: the `meshai` preset for `meshai`, otherwise the
- * thresholds scaled to the budget (core's defaults when no budget is given).
+ * The compaction settings the CLI runs a policy with: the `meshai` preset for `meshai`, otherwise core's
+ * `compactionSettingsForBudget` for the budget (core's defaults when no budget is given).
  */
 export function compactionSettingsFor(policy: CliPolicy | undefined, maxTokens: number | undefined): Partial<CompactionSettings> {
   if (policy === 'meshai') return compactionPresets.meshai;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { locomoSecondsPerTurn, parseLocomoDate, parseLocomoTranscript } from './parse-locomo-transcript.js';
+import { locomoSecondsPerTurn } from '../locomo/parse-locomo-conversation.js';
+import { parseLocomoTranscript } from './parse-locomo-transcript.js';
 
 // An invented sample in LoCoMo's shape (no LoCoMo data is copied into the repository).
 const sample = {
@@ -87,28 +88,74 @@ describe('parseLocomoTranscript', () => {
     expect(() => parseLocomoTranscript(JSON.stringify([broken]), 'demo.json')).toThrow(/demo\.json conv-other: session_1\[0\]: text: /);
   });
 
-  it('names the session whose date cannot be read', () => {
+  it('names the session and the line whose date cannot be read', () => {
     const broken = { ...other, conversation: { ...other.conversation, session_1_date_time: 'yesterday' } };
 
-    expect(() => parseLocomoTranscript(JSON.stringify([broken]), 'demo.json')).toThrow(/session_1_date_time "yesterday" is not a date/);
+    expect(() => parseLocomoTranscript(JSON.stringify([broken], null, 2), 'demo.json')).toThrow(/demo\.json conv-other: session_1_date_time "yesterday" \(line 14\) is not a date; readable forms: /);
+  });
+
+  it('reads the date forms of real exports: dotted with seconds, ISO 8601, YYYY-MM-DD HH:MM', () => {
+    const dated = {
+      sample_id: 'conv-real',
+      conversation: {
+        speaker_a: 'Cy',
+        speaker_b: 'Di',
+        session_1_date_time: '29.12.2023, 22:42:04',
+        session_1: [{ speaker: 'Cy', dia_id: 'D1:1', text: 'Late again.' }],
+        session_2_date_time: '2024-01-02T08:15:00+01:00',
+        session_2: [{ speaker: 'Di', dia_id: 'D2:1', text: 'Morning.' }],
+        session_3_date_time: '2024-01-05 19:30',
+        session_3: [{ speaker: 'Cy', dia_id: 'D3:1', text: 'Evening.' }],
+      },
+    };
+
+    const { messages, warnings } = parseLocomoTranscript(JSON.stringify([dated]), 'real.json');
+
+    expect(messages.map((message) => message.createdAt)).toEqual(['2023-12-29T22:42:04.000Z', '2024-01-02T07:15:00.000Z', '2024-01-05T19:30:00.000Z']);
+    expect(warnings).toEqual([]);
+  });
+
+  it('dates an unreadable session by session order with a warning when lenient', () => {
+    const mixed = {
+      sample_id: 'conv-mixed',
+      conversation: {
+        speaker_a: 'Cy',
+        speaker_b: 'Di',
+        session_1_date_time: 'sometime in spring',
+        session_1: [
+          { speaker: 'Cy', dia_id: 'D1:1', text: 'One.' },
+          { speaker: 'Di', dia_id: 'D1:2', text: 'Two.' },
+        ],
+        session_2_date_time: '2024-03-01 10:00',
+        session_2: [{ speaker: 'Cy', dia_id: 'D2:1', text: 'Three.' }],
+        session_3_date_time: '??',
+        session_3: [{ speaker: 'Di', dia_id: 'D3:1', text: 'Four.' }],
+      },
+    };
+
+    expect(() => parseLocomoTranscript(JSON.stringify([mixed]), 'mixed.json')).toThrow(/session_1_date_time "sometime in spring" \(line 1\) is not a date/);
+    const { messages, warnings } = parseLocomoTranscript(JSON.stringify([mixed]), 'mixed.json', undefined, { lenient: true });
+
+    expect(messages.map((message) => message.createdAt)).toEqual([
+      '2024-03-01T09:59:30.000Z',
+      '2024-03-01T09:59:40.000Z',
+      '2024-03-01T10:00:00.000Z',
+      '2024-03-01T10:00:10.000Z',
+    ]);
+    expect(warnings).toEqual([
+      'mixed.json conv-mixed: session_1_date_time "sometime in spring" (line 1) is not a date: dated by session order',
+      'mixed.json conv-mixed: session_3_date_time "??" (line 1) is not a date: dated by session order',
+    ]);
+  });
+
+  it('reads only the chosen sample, so a bad date in another one does not matter', () => {
+    const broken = { ...sample, conversation: { ...sample.conversation, session_1_date_time: 'n/a' } };
+
+    expect(parseLocomoTranscript(JSON.stringify([broken, other]), 'demo.json', 'conv-other').messages).toHaveLength(1);
   });
 
   it('rejects a file that is not a non-empty array', () => {
     expect(() => parseLocomoTranscript('{}', 'demo.json')).toThrow('demo.json must be a non-empty JSON array of LoCoMo samples');
     expect(() => parseLocomoTranscript('[', 'demo.json')).toThrow(/demo\.json is not valid JSON/);
-  });
-});
-
-describe('parseLocomoDate', () => {
-  it('reads the 12-hour LoCoMo format as UTC', () => {
-    expect(parseLocomoDate('1:56 pm on 8 May, 2023')?.toISOString()).toBe('2023-05-08T13:56:00.000Z');
-    expect(parseLocomoDate('12:09 am on 1 January, 2024')?.toISOString()).toBe('2024-01-01T00:09:00.000Z');
-    expect(parseLocomoDate('12:30 pm on 29 February, 2024')?.toISOString()).toBe('2024-02-29T12:30:00.000Z');
-  });
-
-  it('returns undefined for text that is not such a date', () => {
-    expect(parseLocomoDate('8 May 2023')).toBeUndefined();
-    expect(parseLocomoDate('1:56 pm on 31 June, 2023')).toBeUndefined();
-    expect(parseLocomoDate('1:56 pm on 8 Mayday, 2023')).toBeUndefined();
   });
 });

@@ -11,6 +11,8 @@ export interface ReadTranscriptOptions {
   readonly format?: TranscriptFormat;
   /** LoCoMo `sample_id` to read; only with the `locomo` format. */
   readonly conversation?: string;
+  /** LoCoMo only: date a session whose date cannot be read by session order, with a warning, instead of refusing the file. */
+  readonly lenient?: boolean;
   readonly signal?: AbortSignal;
 }
 
@@ -26,7 +28,7 @@ export async function readTranscript(path: string, options: ReadTranscriptOption
   }
   const text = await readFile(path, { encoding: 'utf8', ...(options.signal === undefined ? {} : { signal: options.signal }) });
   const source = basename(path);
-  if (format === 'locomo') return parseLocomoTranscript(text, source, options.conversation);
+  if (format === 'locomo') return parseLocomoTranscript(text, source, options.conversation, { lenient: options.lenient === true });
   const messages = parseJsonlTranscript(text, source);
   return { name: basename(path, extname(path)), messages };
 }

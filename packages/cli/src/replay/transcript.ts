@@ -5,6 +5,8 @@ export interface Transcript {
   /** E.g. the file name without extension, or a LoCoMo `sample_id`. */
   readonly name: string;
   readonly messages: readonly MessageInput[];
+  /** What the reader repaired and the user should know (a LoCoMo session dated by session order with `lenient`). */
+  readonly warnings?: readonly string[];
 }
 
 /** Formats `mnemo replay` reads. */

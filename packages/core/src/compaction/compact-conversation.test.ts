@@ -3,6 +3,7 @@ import { createMemory, type Memory } from '../engine/create-memory.js';
 import { isMemoryError, MemoryError } from '../errors/memory-error.js';
 import type { MessageInput } from '../messages/message.js';
 import { InMemoryStore } from '../store/in-memory-store.js';
+import { compactionSettingsForBudget, defaultCompactionSettings } from './compaction-settings.js';
 import type { Summarizer } from './summarizer.js';
 
 const scope = { conversationId: 'node-7' };
@@ -148,5 +149,29 @@ describe('compaction', () => {
     expect(written.map((summary) => summary.level)).toEqual([0, 1]);
     expect(written[1]?.foldedSummaryIds).toEqual([written[0]?.id]);
     expect((await memory.expand({}, written[1]!.id)).folded.map((summary) => summary.id)).toEqual([written[0]!.id]);
+  });
+});
+
+describe('compactionSettingsForBudget', () => {
+  it('compacts at 20 % of the budget, keeps 2 turns raw and bounds the summary at 15 %', () => {
+    expect(compactionSettingsForBudget(1000)).toEqual({ triggerTokens: 200, keepRecentTokens: 0, keepRecentTurns: 2, maxSummaryTokens: 150, maxSourceTokensPerRound: 6000 });
+    expect(compactionSettingsForBudget(2000)).toEqual(defaultCompactionSettings);
+    expect(compactionSettingsForBudget(10).triggerTokens).toBe(20);
+    expect(() => compactionSettingsForBudget(0)).toThrow(/positive integer/);
+  });
+
+  it('is what createMemory compacts with for its default budget', async () => {
+    const memory = createMemory({ store: new InMemoryStore(), context: { maxTokens: 1000 }, worker: { autoStart: false } });
+    const scope = { conversationId: 'budget' };
+    const line = (index: number) => ({ role: index % 2 === 0 ? ('user' as const) : ('assistant' as const), content: `Relay ${index} on channel ${index % 7}, battery ${60 + index} %.` });
+    await memory.append(scope, Array.from({ length: 30 }, (_, index) => line(index)));
+    await memory.runPendingJobs();
+
+    const [summary] = await memory.listSummaries(scope);
+    expect(summary).toBeDefined();
+    // 2 turns (4 messages) stay raw after a fold.
+    expect(summary!.toSeq).toBe(26);
+    expect(summary!.tokens).toBeLessThanOrEqual(150);
+    await memory.close();
   });
 });

@@ -20,14 +20,32 @@ export interface CompactionSettings {
   readonly maxSourceTokensPerRound: number;
 }
 
-/** Defaults for a 2,000-token context: compact at 1,200 raw tokens, keep ~600 raw, summary ≤ 400. */
-export const defaultCompactionSettings: CompactionSettings = Object.freeze({
-  triggerTokens: 1200,
-  keepRecentTokens: 600,
-  keepRecentTurns: 2,
-  maxSummaryTokens: 400,
-  maxSourceTokensPerRound: 6000,
-});
+/**
+ * The library's compaction settings for a context budget (`createMemory` passes its default
+ * `context.maxTokens`): compact once the raw turns pass 20 % of the budget, keep only the newest 2 turns
+ * (the question in flight and the exchange before it) raw, whatever their size, and bound the summary
+ * at 15 % of the budget. Every request then carries at most ≈ 35 % of the budget in memory plus two
+ * turns, so short messages (a mesh chat's ≈ 25 tokens) are compacted every few exchanges and long ones
+ * every exchange or two; each summarizer call still folds several turns. Chosen against the seed's
+ * rolling summary (`bench:tokens`, `bench:survival`; decision 0011). A budget below 100 tokens is
+ * treated as 100. Throws `invalid_input` for a budget that is not a positive integer.
+ */
+export function compactionSettingsForBudget(budget: number): CompactionSettings {
+  if (!Number.isInteger(budget) || budget < 1) {
+    throw new MemoryError('invalid_input', `the compaction budget must be a positive integer (got ${JSON.stringify(budget)})`, { details: { field: 'maxTokens' } });
+  }
+  const maxTokens = Math.max(100, budget);
+  return Object.freeze({
+    triggerTokens: Math.round(maxTokens * 0.2),
+    keepRecentTokens: 0,
+    keepRecentTurns: 2,
+    maxSummaryTokens: Math.max(16, Math.round(maxTokens * 0.15)),
+    maxSourceTokensPerRound: Math.max(6000, maxTokens * 3),
+  });
+}
+
+/** {@link compactionSettingsForBudget} of the built-in 2,000-token context: compact at 400 raw tokens, keep 2 turns, summary ≤ 300. */
+export const defaultCompactionSettings: CompactionSettings = compactionSettingsForBudget(2000);
 
 /** Named settings; `meshai` reproduces the founding bot: keep the last 4 exchanges, re-summarize every 8 messages. */
 export const compactionPresets = Object.freeze({
@@ -35,9 +53,9 @@ export const compactionPresets = Object.freeze({
   meshai: Object.freeze({ ...defaultCompactionSettings, keepRecentTurns: 4, keepRecentTokens: 0, everyMessages: 8, maxSummaryTokens: 300 }),
 } satisfies Record<string, CompactionSettings>);
 
-/** Merges and checks settings; throws `invalid_input` naming the field. */
-export function resolveCompactionSettings(settings: Partial<CompactionSettings> = {}): CompactionSettings {
-  const merged = { ...defaultCompactionSettings, ...settings };
+/** Merges settings over the defaults for a budget (default {@link defaultCompactionSettings}) and checks them; throws `invalid_input` naming the field. */
+export function resolveCompactionSettings(settings: Partial<CompactionSettings> = {}, base: CompactionSettings = defaultCompactionSettings): CompactionSettings {
+  const merged = { ...base, ...settings };
   for (const field of ['triggerTokens', 'keepRecentTokens', 'keepRecentTurns', 'maxSummaryTokens', 'maxSourceTokensPerRound'] as const) {
     checkCount(field, merged[field]);
   }

@@ -30,6 +30,21 @@ const chat = messages([
 ]);
 
 describe('ExtractiveSummarizer', () => {
+  it('leaves out filler even when there is room, so an early summary is not padded', async () => {
+    const result = await summarizer.summarize({ messages: messages(['hey bot, you there?', 'Loud and clear.', 'Our cabin node is !c0ffee42.', 'Okay.']), maxSummaryTokens: 200 });
+
+    expect(result.content).toBe('[2024-05-08]\nuser: Our cabin node is !c0ffee42.');
+  });
+
+  it('drops a clause that carries nothing from a sentence whose other clause does', async () => {
+    const result = await summarizer.summarize({
+      messages: messages(["Ilse's callsign is KE7QTR, if you ever hear her on the repeater.", 'Noted.', 'Nice weather, lovely day.']),
+      maxSummaryTokens: 200,
+    });
+
+    expect(result.content).toBe("[2024-05-08]\nuser: Ilse's callsign is KE7QTR.");
+  });
+
   it('keeps names, ids, dates, amounts and preferences and drops small talk', async () => {
     const result = await summarizer.summarize({ messages: chat, maxSummaryTokens: 120 });
     for (const fact of ['Dana Okafor', 'KD2QXR', '!a3f9c2d1', '2024-06-14', '10000 mAh', 'metric units']) expect(result.content).toContain(fact);

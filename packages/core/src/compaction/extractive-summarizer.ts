@@ -22,6 +22,8 @@ interface Candidate {
   readonly text: string;
   readonly tokens: number;
   readonly priority: number;
+  /** `scoreSentence` of the sentence (the carried bonus included), before the per-token and repeat discounts. */
+  readonly score: number;
   readonly words: ReadonlySet<string>;
 }
 
@@ -33,6 +35,12 @@ const carriedBonus = 1.25;
 // Two sentences with this much of their wording (numbers aside) in common are the same template.
 const templateSimilarity = 0.6;
 const duplicateSimilarity = 0.8;
+// A sentence worth less than this (no number, name, id, date or self-disclosure: "Loud and clear.",
+// "you there?") is left out even when there is room: a summary is resent with every request, so filler
+// in it costs every request after, and an early summary that is not padded leaves room for later facts.
+const minSentenceScore = 1.5;
+// A clause below this (scored as if the user said it) is dropped from a sentence that has a stronger one.
+const minClauseScore = 2;
 // Rough cost of a `[YYYY-MM-DD]` header line, used while choosing; the final render is counted exactly.
 const dateHeaderTokens = 8;
 
@@ -115,16 +123,16 @@ export class ExtractiveSummarizer implements Summarizer {
   }
 
   #candidate(date: string, speaker: string, group: string, order: Candidate['order'], sentence: string, score: number): Candidate {
-    let text = sentence;
+    let text = dropWeakClauses(sentence);
     if (this.#counter.countText(text) > this.#maxSentenceTokens) text = `${this.#counter.truncateText(text, this.#maxSentenceTokens - 1)}…`;
     const tokens = this.#counter.countText(text) + 1;
     // Denser sentences win: the budget is in tokens, so rank by worth per token, damped for short ones.
-    return { date, speaker, group, order, text, tokens, priority: score / Math.sqrt(tokens), words: wordSet(text) };
+    return { date, speaker, group, order, text, tokens, score, priority: score / Math.sqrt(tokens), words: wordSet(text) };
   }
 
   #select(candidates: readonly Candidate[], maxTokens: number): Candidate[] {
     const ranked = discountRepeats(candidates)
-      .filter((candidate) => candidate.priority > 0)
+      .filter((candidate) => candidate.priority > 0 && candidate.score >= minSentenceScore)
       .sort((a, b) => b.priority - a.priority || compareOrder(b.order, a.order));
     const chosen: Candidate[] = [];
     const groups = new Set<string>();
@@ -154,6 +162,20 @@ export class ExtractiveSummarizer implements Summarizer {
       kept.splice(kept.indexOf(weakest), 1);
     }
   }
+}
+
+/**
+ * Leaves out the comma- or semicolon-separated clauses of a sentence that carry nothing on their own
+ * ("…, it sits on the porch roof", "…, remind me if it comes up") when another clause does: the summary
+ * keeps the statement and spends its tokens on more of them. A sentence with no strong clause stays whole.
+ */
+function dropWeakClauses(sentence: string): string {
+  const clauses = sentence.split(/(?<=[,;])\s+/);
+  if (clauses.length < 2) return sentence;
+  const strong = clauses.map((clause) => scoreSentence(clause.replace(/[,;]$/, ''), 'user') >= minClauseScore);
+  if (!strong.some(Boolean) || strong.every(Boolean)) return sentence;
+  const kept = clauses.filter((_, index) => strong[index]).join(' ');
+  return kept.replace(/[,;]$/, '') + (/[.!?]$/.test(sentence) && !/[.!?]$/.test(kept) ? sentence.slice(-1) : '');
 }
 
 function renderLines(kept: readonly Candidate[]): string {

@@ -1,4 +1,4 @@
-import { resolveCompactionSettings, type CompactionSettings } from '../compaction/compaction-settings.js';
+import { compactionSettingsForBudget, resolveCompactionSettings, type CompactionSettings } from '../compaction/compaction-settings.js';
 import { createCompactor } from '../compaction/create-compactor.js';
 import { ExtractiveSummarizer } from '../compaction/extractive-summarizer.js';
 import type { Summary } from '../compaction/summary.js';
@@ -44,7 +44,10 @@ export interface MemoryOptions {
   readonly context?: Partial<ContextDefaults>;
   /** Clock for message and ledger times, in epoch ms; default `Date.now`. */
   readonly now?: () => number;
-  /** Background compaction; `false` turns it off. Default: the offline {@link ExtractiveSummarizer} with default settings. */
+  /**
+   * Background compaction; `false` turns it off. Default: the offline {@link ExtractiveSummarizer} with
+   * `compactionSettingsForBudget(context.maxTokens)`; `settings` overrides single fields of those.
+   */
   readonly compaction?: false | { readonly summarizer?: Summarizer; readonly settings?: Partial<CompactionSettings> };
   /** Embeds messages in the background for vector recall (e.g. `UseLiteEmbedder` from `@mnemo/models`); without one, recall is keyword-only. */
   readonly embedder?: Embedder;
@@ -141,7 +144,9 @@ export function createMemory(options: MemoryOptions): Memory {
           store,
           tokenCounter,
           summarizer: options.compaction?.summarizer ?? new ExtractiveSummarizer({ tokenCounter }),
-          settings: resolveCompactionSettings(options.compaction?.settings),
+          // The defaults follow the memory's default budget, so a bot that sends 1,000-token contexts
+          // compacts for 1,000 tokens without saying so twice.
+          settings: resolveCompactionSettings(options.compaction?.settings, compactionSettingsForBudget(contextDefaults.maxTokens)),
           now,
         });
   const knowledge =

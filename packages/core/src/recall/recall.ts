@@ -1,11 +1,15 @@
 import { MemoryError } from '../errors/memory-error.js';
-import type { Message } from '../messages/message.js';
 import type { UserScope } from '../messages/scope.js';
 import type { CallOptions, Store } from '../store/store.js';
 import type { Embedder } from './embedder.js';
 import { keywordTerms } from './keyword-terms.js';
-import type { SearchHit } from './search.js';
-import { speakerTerms, spokenBy } from './speaker-terms.js';
+import { findQueryPeriods } from './query-periods.js';
+import { checkRecallTuning, rankRecallCandidates, type RecallCandidates, type RecallTuning } from './rank-recall-candidates.js';
+import type { RecallHit } from './recall-hit.js';
+import { speakerTerms } from './speaker-terms.js';
+
+export { fuse, type FuseOptions } from './rank-recall-candidates.js';
+export type { RecallExplanation, RecallHit } from './recall-hit.js';
 
 /** Options of {@link recall}. */
 export interface RecallOptions extends CallOptions {
@@ -22,34 +26,8 @@ export interface RecallOptions extends CallOptions {
   readonly candidates?: number;
   /** Leave out messages of this conversation from `fromSeq` on (the turns a context already holds). */
   readonly exclude?: { readonly conversationId: string; readonly fromSeq: number };
-}
-
-/** Why a hit ranks where it does: each retriever's rank and score, recency and the fused score. */
-export interface RecallExplanation {
-  /** 1-based rank in the keyword (BM25) list, when it was there. */
-  readonly keywordRank?: number;
-  readonly keywordScore?: number;
-  /** 1-based rank in the vector list, when it was there. */
-  readonly vectorRank?: number;
-  readonly vectorSimilarity?: number;
-  /** 0 (oldest candidate) … 1 (newest): breaks ties between equal scores. */
-  readonly recency: number;
-  /** Reciprocal rank fusion: Σ 1 / (c + rank) over the lists the hit is in (c = 10 in `recall`, 60 in `fuse` by default). */
-  readonly fused: number;
-  /** True when the query names the message's speaker: the fused score was raised by {@link recallTuning}`.speakerBoost`. */
-  readonly speaker?: boolean;
-  /** Score carried over from the best adjacent message of the same conversation ({@link recallTuning}`.neighbourShare` of its score). */
-  readonly neighbour?: number;
-}
-
-/** A recalled message, where it came from, its neighbours and why it ranks there. */
-export interface RecallHit {
-  readonly conversationId: string;
-  readonly message: Message;
-  readonly score: number;
-  readonly explain: RecallExplanation;
-  /** Messages around the hit (oldest first), when `neighbours` was asked for. */
-  readonly neighbours?: readonly Message[];
+  /** Other weights than {@link recallTuning} (for evaluation); missing fields take the defaults. Throws `invalid_input` out of range. */
+  readonly tuning?: Partial<RecallTuning>;
 }
 
 /** What {@link recall} searches with. Without an embedder, recall is keyword-only. */
@@ -59,23 +37,27 @@ export interface RecallDependencies {
 }
 
 /**
- * How `recall` weighs its evidence; tuned on LoCoMo's turn-level evidence ranking (frac@k), see
- * `packages/cli/src/bench/README.md`. The gains hold over a broad plateau around these values.
+ * How `recall` weighs its evidence; chosen by cross-validation over LoCoMo's conversations (`mnemo bench
+ * locomo --folds`, see `packages/cli/src/bench/README.md`). The gains hold over a broad plateau around
+ * these values.
  */
-export const recallTuning = Object.freeze({
+export const recallTuning: RecallTuning = Object.freeze({
   /**
-   * The constant c of reciprocal rank fusion, Σ 1 / (c + rank). The classic 60 (Cormack et al. 2009)
-   * flattens the head so much that a weak retriever's top hits tie with a strong one's; 10 keeps the
-   * head's order while still rewarding agreement.
+   * The constant c of reciprocal rank fusion. The classic 60 (Cormack et al. 2009) flattens the head so
+   * much that a weak retriever's top hits tie with a strong one's; 10 keeps the head's order while still
+   * rewarding agreement.
    */
   rrfConstant: 10,
-  /** Fused score × (1 + this) for a message said by a speaker the query names ("What did Caroline …?"). */
+  /** ×1.3 for messages by a speaker the query names ("What did Caroline …?"). */
   speakerBoost: 0.3,
-  /**
-   * A candidate also gets this share of its best adjacent candidate's score (same conversation, seq ± 1):
-   * an answer sits next to its question ("How was the trip?" / "Amazing, we saw dolphins").
-   */
+  /** An answer sits next to its question ("How was the trip?" / "Amazing, we saw dolphins"). */
   neighbourShare: 0.2,
+  episodeShare: 0,
+  episodeGapMinutes: 60,
+  episodeTopHits: 3,
+  episodeDiversity: 0,
+  timeBoost: 0,
+  timeSlackDays: 14,
 });
 
 const maxK = 200;
@@ -95,7 +77,28 @@ export async function recall(dependencies: RecallDependencies, user: UserScope, 
   if (!Number.isInteger(neighbours) || neighbours < 0 || neighbours > 5) {
     throw new MemoryError('invalid_input', 'neighbours must be an integer from 0 to 5', { details: { field: 'neighbours' } });
   }
-  const pool = Math.min(1000, options.candidates ?? Math.max(50, 5 * k));
+  const tuning = options.tuning === undefined ? recallTuning : checkRecallTuning({ ...recallTuning, ...options.tuning });
+  const candidates = await collectRecallCandidates(dependencies, user, query, { ...options, candidates: Math.min(1000, options.candidates ?? Math.max(50, 5 * k)) });
+  const ranked = rankRecallCandidates(candidates, tuning, k).slice(0, k);
+  if (neighbours === 0) return ranked;
+  const callOptions = options.signal === undefined ? {} : { signal: options.signal };
+  return Promise.all(
+    ranked.map(async (hit) => {
+      const scope = { ...user, conversationId: hit.conversationId };
+      const around = await dependencies.store.listMessages(scope, { afterSeq: hit.message.seq - neighbours - 1, beforeSeq: hit.message.seq + neighbours + 1 }, callOptions);
+      return { ...hit, neighbours: around.filter((message) => message.seq !== hit.message.seq) };
+    }),
+  );
+}
+
+/**
+ * The candidate lists of a recall, before ranking: vector search (when there is an embedder) and BM25
+ * keyword search, `options.candidates` hits each (default 250), with the query words that name a speaker
+ * left out of the keyword query and returned in `speakers`; `exclude` applied. A benchmark ranks them
+ * under many tunings with {@link rankRecallCandidates} without searching again.
+ */
+export async function collectRecallCandidates(dependencies: RecallDependencies, user: UserScope, query: string, options: RecallOptions = {}): Promise<RecallCandidates> {
+  const pool = options.candidates ?? 250;
   const search = {
     k: pool,
     ...(options.conversations === undefined ? {} : { conversationIds: options.conversations }),
@@ -120,71 +123,10 @@ export async function recall(dependencies: RecallDependencies, user: UserScope, 
   const keyword = byAllTerms !== undefined && searchTerms === terms ? byAllTerms : await store.searchKeyword(user, searchTerms, search, callOptions);
   const excluded = (conversationId: string, seq: number) =>
     options.exclude !== undefined && conversationId === options.exclude.conversationId && seq >= options.exclude.fromSeq;
-  const fused = fuse(
-    keyword.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
-    vector.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
-    { rrfConstant: recallTuning.rrfConstant },
-  );
-  const ranked = rerank(fused, speakers).slice(0, k);
-  if (neighbours === 0) return ranked;
-  return Promise.all(
-    ranked.map(async (hit) => {
-      const scope = { ...user, conversationId: hit.conversationId };
-      const around = await store.listMessages(scope, { afterSeq: hit.message.seq - neighbours - 1, beforeSeq: hit.message.seq + neighbours + 1 }, callOptions);
-      return { ...hit, neighbours: around.filter((message) => message.seq !== hit.message.seq) };
-    }),
-  );
-}
-
-/** Options of {@link fuse}. */
-export interface FuseOptions {
-  /** The constant c in Σ 1 / (c + rank); default 60 (Cormack et al. 2009). `recall` uses {@link recallTuning}. */
-  readonly rrfConstant?: number;
-}
-
-/** Reciprocal rank fusion of the two lists (best first), recency breaking ties. */
-export function fuse(keyword: readonly SearchHit[], vector: readonly SearchHit[], options: FuseOptions = {}): RecallHit[] {
-  const rrfConstant = options.rrfConstant ?? 60;
-  const byMessage = new Map<string, { hit: SearchHit; keywordRank?: number; keywordScore?: number; vectorRank?: number; vectorSimilarity?: number }>();
-  keyword.forEach((hit, index) => byMessage.set(keyOf(hit.conversationId, hit.message.seq), { hit, keywordRank: index + 1, keywordScore: hit.score }));
-  vector.forEach((hit, index) => {
-    const entry = byMessage.get(keyOf(hit.conversationId, hit.message.seq));
-    if (entry === undefined) byMessage.set(keyOf(hit.conversationId, hit.message.seq), { hit, vectorRank: index + 1, vectorSimilarity: hit.score });
-    else Object.assign(entry, { vectorRank: index + 1, vectorSimilarity: hit.score });
-  });
-  const times = [...byMessage.values()].map((entry) => Date.parse(entry.hit.message.createdAt));
-  const oldest = Math.min(...times);
-  const span = Math.max(1, Math.max(...times) - oldest);
-  const hits = [...byMessage.values()].map((entry): RecallHit => {
-    const fused = (entry.keywordRank === undefined ? 0 : 1 / (rrfConstant + entry.keywordRank)) + (entry.vectorRank === undefined ? 0 : 1 / (rrfConstant + entry.vectorRank));
-    const recency = (Date.parse(entry.hit.message.createdAt) - oldest) / span;
-    const { hit, ...ranks } = entry;
-    return { conversationId: hit.conversationId, message: hit.message, score: fused, explain: { ...ranks, recency, fused } };
-  });
-  return hits.sort(byScore);
-}
-
-/**
- * The speaker boost and the neighbour share on top of the fused scores, best first. Only candidates get a
- * share: a neighbour in neither list stays out (on LoCoMo, adding such neighbours changed nothing).
- */
-function rerank(fused: readonly RecallHit[], speakers: ReadonlySet<string>): RecallHit[] {
-  const base = new Map(fused.map((hit) => [keyOf(hit.conversationId, hit.message.seq), hit.explain.fused * (spokenBy(hit.message, speakers) ? 1 + recallTuning.speakerBoost : 1)]));
-  return fused
-    .map((hit): RecallHit => {
-      const own = base.get(keyOf(hit.conversationId, hit.message.seq))!;
-      const adjacent = Math.max(base.get(keyOf(hit.conversationId, hit.message.seq - 1)) ?? 0, base.get(keyOf(hit.conversationId, hit.message.seq + 1)) ?? 0);
-      const neighbour = recallTuning.neighbourShare * adjacent;
-      const explain = { ...hit.explain, ...(own !== hit.explain.fused ? { speaker: true } : {}), ...(neighbour > 0 ? { neighbour } : {}) };
-      return { ...hit, score: own + neighbour, explain };
-    })
-    .sort(byScore);
-}
-
-function keyOf(conversationId: string, seq: number): string {
-  return `${conversationId}\u0000${seq}`;
-}
-
-function byScore(a: RecallHit, b: RecallHit): number {
-  return b.score - a.score || b.explain.recency - a.explain.recency || b.message.seq - a.message.seq;
+  return {
+    keyword: keyword.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
+    vector: vector.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
+    speakers,
+    periods: findQueryPeriods(query),
+  };
 }

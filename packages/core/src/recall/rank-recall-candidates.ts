@@ -1,0 +1,317 @@
+import { MemoryError } from '../errors/memory-error.js';
+import { withinPeriods, type QueryPeriod } from './query-periods.js';
+import type { SearchHit } from './search.js';
+import { spokenBy } from './speaker-terms.js';
+import type { RecallHit } from './recall-hit.js';
+
+/** How recall weighs its evidence. Every field is a plain number so a benchmark can sweep it. */
+export interface RecallTuning {
+  /** The constant c of reciprocal rank fusion, Σ 1 / (c + rank). */
+  readonly rrfConstant: number;
+  /** Fused score × (1 + this) for a message said by a speaker the query names. */
+  readonly speakerBoost: number;
+  /** A candidate also gets this share of its best adjacent candidate's score (same conversation, seq ± 1). */
+  readonly neighbourShare: number;
+  /**
+   * A candidate also gets this share of the summed scores of the other candidates of its episode (at
+   * most the best {@link episodeTopHits}): an episode is a run of a conversation's messages with no pause
+   * longer than {@link episodeGapMinutes} (a session), so a message of a session that is about the query
+   * as a whole rises with it, the way session-level retrieval finds what single turns miss.
+   */
+  readonly episodeShare: number;
+  /** Most minutes between two messages of one episode. */
+  readonly episodeGapMinutes: number;
+  /** The episode's best other candidates that count towards {@link episodeShare}. */
+  readonly episodeTopHits: number;
+  /**
+   * Diversity among the hits (maximal marginal relevance with "same episode" as the similarity): while
+   * picking hits best first, a candidate's score is multiplied by (1 − this) for every hit already
+   * picked from its episode. 0 keeps the plain order.
+   */
+  readonly episodeDiversity: number;
+  /**
+   * Fused score × (1 + this) for a message said during a period the query names ("in June", "on 13
+   * October 2023") or within {@link timeSlackDays} after it: dates in a question resolved against when
+   * things were said.
+   */
+  readonly timeBoost: number;
+  /** Days after a named period that still count as in it (what happened is often told a little later). */
+  readonly timeSlackDays: number;
+}
+
+/** The lists recall fuses for one query, and the query words that name a speaker. */
+export interface RecallCandidates {
+  readonly keyword: readonly SearchHit[];
+  readonly vector: readonly SearchHit[];
+  readonly speakers: ReadonlySet<string>;
+  /** Calendar periods the query names (`findQueryPeriods`); none by default. */
+  readonly periods?: readonly QueryPeriod[];
+}
+
+/**
+ * Recall's candidates in numeric form, ready to be ranked under many tunings: each distinct message once,
+ * its rank in either list (0: absent), whether the query names its speaker, its recency and which other
+ * candidates are its seq neighbours. Made by {@link prepareRecallCandidates}.
+ */
+export interface PreparedCandidates {
+  readonly hits: readonly SearchHit[];
+  readonly keywordRank: Int32Array;
+  readonly keywordScore: Float64Array;
+  readonly vectorRank: Int32Array;
+  readonly vectorSimilarity: Float64Array;
+  readonly spoken: Uint8Array;
+  /** 1 when the message was said in a period the query names (with `timeSlackDays` of slack, per slack value). */
+  readonly inPeriodBySlack: Map<number, Uint8Array>;
+  readonly periods: readonly QueryPeriod[];
+  readonly recency: Float64Array;
+  /** Index of the candidate one seq before / after in the same conversation, or −1. */
+  readonly previous: Int32Array;
+  readonly next: Int32Array;
+  /** Episode of each candidate, per gap in minutes (filled on first use). */
+  readonly episodesByGap: Map<number, Int32Array>;
+}
+
+/** A ranking of prepared candidates: candidate indices best first, and each candidate's score parts. */
+export interface PreparedRanking {
+  readonly order: readonly number[];
+  readonly fused: Float64Array;
+  readonly score: Float64Array;
+  readonly boosted: Float64Array;
+  readonly neighbour: Float64Array;
+  readonly episode: Float64Array;
+}
+
+/** Puts the candidates in the numeric form that {@link rankPreparedCandidates} ranks quickly. */
+export function prepareRecallCandidates(candidates: RecallCandidates): PreparedCandidates {
+  const index = new Map<string, number>();
+  const hits: SearchHit[] = [];
+  for (const hit of [...candidates.keyword, ...candidates.vector]) {
+    const key = keyOf(hit.conversationId, hit.message.seq);
+    if (!index.has(key)) index.set(key, hits.push(hit) - 1);
+  }
+  const count = hits.length;
+  const keywordRank = new Int32Array(count);
+  const keywordScore = new Float64Array(count);
+  const vectorRank = new Int32Array(count);
+  const vectorSimilarity = new Float64Array(count);
+  candidates.keyword.forEach((hit, rank) => {
+    const at = index.get(keyOf(hit.conversationId, hit.message.seq))!;
+    [keywordRank[at], keywordScore[at]] = [rank + 1, hit.score];
+  });
+  candidates.vector.forEach((hit, rank) => {
+    const at = index.get(keyOf(hit.conversationId, hit.message.seq))!;
+    [vectorRank[at], vectorSimilarity[at]] = [rank + 1, hit.score];
+  });
+  const times = hits.map((hit) => Date.parse(hit.message.createdAt));
+  const oldest = Math.min(...times);
+  const span = Math.max(1, Math.max(...times) - oldest);
+  const neighbourOf = (hit: SearchHit, offset: number) => index.get(keyOf(hit.conversationId, hit.message.seq + offset)) ?? -1;
+  return {
+    hits,
+    keywordRank,
+    keywordScore,
+    vectorRank,
+    vectorSimilarity,
+    spoken: Uint8Array.from(hits, (hit) => (spokenBy(hit.message, candidates.speakers) ? 1 : 0)),
+    inPeriodBySlack: new Map(),
+    periods: candidates.periods ?? [],
+    recency: Float64Array.from(times, (time) => (time - oldest) / span),
+    previous: Int32Array.from(hits, (hit) => neighbourOf(hit, -1)),
+    next: Int32Array.from(hits, (hit) => neighbourOf(hit, 1)),
+    episodesByGap: new Map(),
+  };
+}
+
+/**
+ * Ranks prepared candidates under a tuning: reciprocal rank fusion, the speaker boost, the neighbour and
+ * episode shares, then the episode diversity over the first `k` (greedy, so the first hits do not depend
+ * on `k`). Ties go to the newer message.
+ */
+export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: RecallTuning, k: number): PreparedRanking {
+  const count = prepared.hits.length;
+  const fused = new Float64Array(count);
+  const boosted = new Float64Array(count);
+  const inPeriod = tuning.timeBoost > 0 && prepared.periods.length > 0 ? periodFlags(prepared, tuning.timeSlackDays) : undefined;
+  for (let at = 0; at < count; at += 1) {
+    const keyword = prepared.keywordRank[at]!;
+    const vector = prepared.vectorRank[at]!;
+    fused[at] = (keyword === 0 ? 0 : 1 / (tuning.rrfConstant + keyword)) + (vector === 0 ? 0 : 1 / (tuning.rrfConstant + vector));
+    boosted[at] = fused[at]! * (prepared.spoken[at] === 1 ? 1 + tuning.speakerBoost : 1) * (inPeriod?.[at] === 1 ? 1 + tuning.timeBoost : 1);
+  }
+  const neighbour = new Float64Array(count);
+  const episode = new Float64Array(count);
+  const score = new Float64Array(count);
+  const episodes = tuning.episodeShare > 0 || tuning.episodeDiversity > 0 ? episodesOf(prepared, tuning.episodeGapMinutes) : undefined;
+  const support = episodes === undefined || tuning.episodeShare === 0 ? undefined : episodeSupport(boosted, episodes, tuning.episodeTopHits);
+  for (let at = 0; at < count; at += 1) {
+    const previous = prepared.previous[at]!;
+    const next = prepared.next[at]!;
+    neighbour[at] = tuning.neighbourShare * Math.max(previous < 0 ? 0 : boosted[previous]!, next < 0 ? 0 : boosted[next]!);
+    episode[at] = support === undefined ? 0 : tuning.episodeShare * support[at]!;
+    score[at] = boosted[at]! + neighbour[at]! + episode[at]!;
+  }
+  const order = Array.from({ length: count }, (_, at) => at).sort(
+    (a, b) => score[b]! - score[a]! || prepared.recency[b]! - prepared.recency[a]! || prepared.hits[b]!.message.seq - prepared.hits[a]!.message.seq,
+  );
+  return { order: episodes === undefined || tuning.episodeDiversity === 0 ? order : diversify(order, score, episodes, tuning.episodeDiversity, k), fused, score, boosted, neighbour, episode };
+}
+
+/**
+ * Orders recall's candidates under a tuning, best first ({@link prepareRecallCandidates} then
+ * {@link rankPreparedCandidates}), each hit explained. `recall` calls it with its tuning.
+ */
+export function rankRecallCandidates(candidates: RecallCandidates, tuning: RecallTuning, k: number): RecallHit[] {
+  const prepared = prepareRecallCandidates(candidates);
+  const ranking = rankPreparedCandidates(prepared, tuning, k);
+  const inPeriod = tuning.timeBoost > 0 && prepared.periods.length > 0 ? periodFlags(prepared, tuning.timeSlackDays) : undefined;
+  return ranking.order.map((at): RecallHit => {
+    const hit = prepared.hits[at]!;
+    const explain = {
+      ...(prepared.keywordRank[at]! > 0 ? { keywordRank: prepared.keywordRank[at]!, keywordScore: prepared.keywordScore[at]! } : {}),
+      ...(prepared.vectorRank[at]! > 0 ? { vectorRank: prepared.vectorRank[at]!, vectorSimilarity: prepared.vectorSimilarity[at]! } : {}),
+      recency: prepared.recency[at]!,
+      fused: ranking.fused[at]!,
+      ...(prepared.spoken[at] === 1 && tuning.speakerBoost > 0 ? { speaker: true } : {}),
+      ...(inPeriod?.[at] === 1 ? { period: true } : {}),
+      ...(ranking.neighbour[at]! > 0 ? { neighbour: ranking.neighbour[at]! } : {}),
+      ...(ranking.episode[at]! > 0 ? { episode: ranking.episode[at]! } : {}),
+    };
+    return { conversationId: hit.conversationId, message: hit.message, score: ranking.score[at]!, explain };
+  });
+}
+
+/** Options of {@link fuse}. */
+export interface FuseOptions {
+  /** The constant c in Σ 1 / (c + rank); default 60 (Cormack et al. 2009). `recall` uses `recallTuning`. */
+  readonly rrfConstant?: number;
+}
+
+/** Reciprocal rank fusion of the two lists (best first), recency breaking ties. */
+export function fuse(keyword: readonly SearchHit[], vector: readonly SearchHit[], options: FuseOptions = {}): RecallHit[] {
+  const rrfConstant = options.rrfConstant ?? 60;
+  const byMessage = new Map<string, { hit: SearchHit; keywordRank?: number; keywordScore?: number; vectorRank?: number; vectorSimilarity?: number }>();
+  keyword.forEach((hit, index) => byMessage.set(keyOf(hit.conversationId, hit.message.seq), { hit, keywordRank: index + 1, keywordScore: hit.score }));
+  vector.forEach((hit, index) => {
+    const entry = byMessage.get(keyOf(hit.conversationId, hit.message.seq));
+    if (entry === undefined) byMessage.set(keyOf(hit.conversationId, hit.message.seq), { hit, vectorRank: index + 1, vectorSimilarity: hit.score });
+    else Object.assign(entry, { vectorRank: index + 1, vectorSimilarity: hit.score });
+  });
+  const times = [...byMessage.values()].map((entry) => Date.parse(entry.hit.message.createdAt));
+  const oldest = Math.min(...times);
+  const span = Math.max(1, Math.max(...times) - oldest);
+  const hits = [...byMessage.values()].map((entry): RecallHit => {
+    const fused = (entry.keywordRank === undefined ? 0 : 1 / (rrfConstant + entry.keywordRank)) + (entry.vectorRank === undefined ? 0 : 1 / (rrfConstant + entry.vectorRank));
+    const recency = (Date.parse(entry.hit.message.createdAt) - oldest) / span;
+    const { hit, ...ranks } = entry;
+    return { conversationId: hit.conversationId, message: hit.message, score: fused, explain: { ...ranks, recency, fused } };
+  });
+  return hits.sort(byScore);
+}
+
+/** Checks a tuning's ranges; throws `invalid_input` naming the field. */
+export function checkRecallTuning(tuning: RecallTuning): RecallTuning {
+  const ranges: Record<keyof RecallTuning, [number, number]> = {
+    rrfConstant: [0, 1000],
+    speakerBoost: [0, 10],
+    neighbourShare: [0, 1],
+    episodeShare: [0, 1],
+    episodeGapMinutes: [0, 100_000],
+    episodeTopHits: [0, 1000],
+    episodeDiversity: [0, 1],
+    timeBoost: [0, 10],
+    timeSlackDays: [0, 366],
+  };
+  for (const [field, [min, max]] of Object.entries(ranges)) {
+    const value = tuning[field as keyof RecallTuning];
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
+      throw new MemoryError('invalid_input', `tuning.${field} must be a number from ${min} to ${max}`, { details: { field: `tuning.${field}` } });
+    }
+  }
+  return tuning;
+}
+
+// Episodes among the candidates: per conversation, in seq order, a new episode starts after a pause
+// longer than the gap. Only candidates are seen, so a long quiet stretch between two candidates of one
+// session is read as a pause only when it really is one in time.
+function episodesOf(prepared: PreparedCandidates, gapMinutes: number): Int32Array {
+  const cached = prepared.episodesByGap.get(gapMinutes);
+  if (cached !== undefined) return cached;
+  const { hits } = prepared;
+  const sorted = hits
+    .map((_, at) => at)
+    .sort((a, b) => (hits[a]!.conversationId < hits[b]!.conversationId ? -1 : hits[a]!.conversationId > hits[b]!.conversationId ? 1 : hits[a]!.message.seq - hits[b]!.message.seq));
+  const episodes = new Int32Array(hits.length);
+  let episode = -1;
+  let previous: SearchHit | undefined;
+  for (const at of sorted) {
+    const hit = hits[at]!;
+    const pause = previous === undefined || previous.conversationId !== hit.conversationId || Date.parse(hit.message.createdAt) - Date.parse(previous.message.createdAt) > gapMinutes * 60_000;
+    if (pause) episode += 1;
+    episodes[at] = episode;
+    previous = hit;
+  }
+  prepared.episodesByGap.set(gapMinutes, episodes);
+  return episodes;
+}
+
+function periodFlags(prepared: PreparedCandidates, slackDays: number): Uint8Array {
+  let flags = prepared.inPeriodBySlack.get(slackDays);
+  if (flags === undefined) {
+    flags = Uint8Array.from(prepared.hits, (hit) => (withinPeriods(Date.parse(hit.message.createdAt), prepared.periods, slackDays) ? 1 : 0));
+    prepared.inPeriodBySlack.set(slackDays, flags);
+  }
+  return flags;
+}
+
+// Per candidate: the sum of the best `topHits` scores of the other candidates of its episode.
+function episodeSupport(scores: Float64Array, episodes: Int32Array, topHits: number): Float64Array {
+  const members = new Map<number, number[]>();
+  episodes.forEach((episode, at) => {
+    const list = members.get(episode);
+    if (list === undefined) members.set(episode, [at]);
+    else list.push(at);
+  });
+  const support = new Float64Array(scores.length);
+  for (const list of members.values()) {
+    if (list.length < 2) continue;
+    list.sort((a, b) => scores[b]! - scores[a]!);
+    for (const at of list) {
+      let total = 0;
+      let counted = 0;
+      for (const other of list) {
+        if (counted >= topHits) break;
+        if (other === at) continue;
+        total += scores[other]!;
+        counted += 1;
+      }
+      support[at] = total;
+    }
+  }
+  return support;
+}
+
+function diversify(order: readonly number[], score: Float64Array, episodes: Int32Array, diversity: number, k: number): number[] {
+  const remaining = [...order];
+  const picked: number[] = [];
+  const perEpisode = new Map<number, number>();
+  while (picked.length < k && remaining.length > 0) {
+    let best = 0;
+    let bestScore = -Infinity;
+    remaining.forEach((at, position) => {
+      const adjusted = score[at]! * (1 - diversity) ** (perEpisode.get(episodes[at]!) ?? 0);
+      if (adjusted > bestScore) [best, bestScore] = [position, adjusted];
+    });
+    const [at] = remaining.splice(best, 1);
+    picked.push(at!);
+    perEpisode.set(episodes[at!]!, (perEpisode.get(episodes[at!]!) ?? 0) + 1);
+  }
+  return [...picked, ...remaining];
+}
+
+function keyOf(conversationId: string, seq: number): string {
+  return `${conversationId}\u0000${seq}`;
+}
+
+function byScore(a: RecallHit, b: RecallHit): number {
+  return b.score - a.score || b.explain.recency - a.explain.recency || b.message.seq - a.message.seq;
+}
