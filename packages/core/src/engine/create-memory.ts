@@ -50,8 +50,20 @@ export interface MemoryOptions {
    * Default: the offline `HeuristicFactExtractor` and `HeuristicGraphExtractor`; `graphExtractor: false` skips the graph.
    */
   readonly knowledge?: false | { readonly factExtractor?: FactExtractor; readonly graphExtractor?: GraphExtractor | false };
-  /** The in-process job worker. `autoStart: false` leaves jobs queued until `runPendingJobs()` (or another process's worker). */
-  readonly worker?: { readonly autoStart?: boolean; readonly workerId?: string; readonly leaseMs?: number; readonly pollIntervalMs?: number; readonly onError?: (error: unknown) => void };
+  /**
+   * The in-process job worker. `autoStart: false` leaves jobs queued until `runPendingJobs()` (or another
+   * process's worker); `concurrency` job loops run side by side (default 1); `attemptTimeoutMs` is the
+   * deadline of one job attempt (default 45,000 ms, below the 60,000 ms lease).
+   */
+  readonly worker?: {
+    readonly autoStart?: boolean;
+    readonly workerId?: string;
+    readonly leaseMs?: number;
+    readonly pollIntervalMs?: number;
+    readonly attemptTimeoutMs?: number;
+    readonly concurrency?: number;
+    readonly onError?: (error: unknown) => void;
+  };
 }
 
 /** Who to erase: one conversation, or (without `conversationId`) everything of a user. */
