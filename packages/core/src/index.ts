@@ -29,6 +29,7 @@ export type {
   ContextMessage,
   ContextPart,
   ContextPolicy,
+  ContextRecallReport,
   ContextReport,
   DroppedMessages,
   DropReason,
@@ -69,8 +70,9 @@ export { cosineSimilarity, normalizeVector } from './recall/embedder.js';
 export type { Embedder } from './recall/embedder.js';
 export { embedBatchSize, embedConversation, embeddingText } from './recall/embed-conversation.js';
 export { HashedEmbedder } from './recall/hashed-embedder.js';
-export { fuse, recall, recallTuning } from './recall/recall.js';
-export type { FuseOptions, RecallDependencies, RecallExplanation, RecallHit, RecallOptions } from './recall/recall.js';
+export { defaultQueryEmbeddingTimeoutMs } from './engine/create-memory.js';
+export { fuse, recall, recallTuning, searchRecall } from './recall/recall.js';
+export type { FuseOptions, RecallDependencies, RecallExplanation, RecallHit, RecallOptions, RecallSearch } from './recall/recall.js';
 export { keywordTerms, maxKeywordTerms } from './recall/keyword-terms.js';
 export type { MessageEmbedding, SearchHit, SearchOptions } from './recall/search.js';
 export { mergeEntity, namesOf } from './store/entity-rules.js';

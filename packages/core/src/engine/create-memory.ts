@@ -46,6 +46,12 @@ export interface MemoryOptions {
   /** Embeds messages in the background for vector recall (e.g. `UseLiteEmbedder` from `@mnemo/models`); without one, recall is keyword-only. */
   readonly embedder?: Embedder;
   /**
+   * Deadline of the hybrid context's query embedding, in ms (default {@link defaultQueryEmbeddingTimeoutMs});
+   * past it the context recalls keyword-only and its report says `embedding_deadline`. `false`: wait for it.
+   * Only an embedder off the event loop (a worker thread, a remote endpoint) can be cut off in time.
+   */
+  readonly queryEmbeddingTimeoutMs?: number | false;
+  /**
    * Background extraction of durable facts and the entity graph from new messages; `false` turns it off.
    * Default: the offline `HeuristicFactExtractor` and `HeuristicGraphExtractor`; `graphExtractor: false` skips the graph.
    */
@@ -118,6 +124,9 @@ export interface Memory {
   close(): Promise<void>;
 }
 
+/** Default deadline of the hybrid context's query embedding: 30 ms, about three USE-lite sentences on 2 cores. */
+export const defaultQueryEmbeddingTimeoutMs = 30;
+
 // How far back append looks for the assistant message that a tool result answers.
 const toolLookbackMessages = 64;
 
@@ -156,7 +165,19 @@ export function createMemory(options: MemoryOptions): Memory {
     now,
   });
   const { worker } = background;
-  const contextDependencies = { store, counter: tokenCounter, now, ...(options.embedder === undefined ? {} : { embedder: options.embedder }) };
+  const queryEmbeddingTimeoutMs = options.queryEmbeddingTimeoutMs ?? defaultQueryEmbeddingTimeoutMs;
+  if (queryEmbeddingTimeoutMs !== false && (!Number.isInteger(queryEmbeddingTimeoutMs) || queryEmbeddingTimeoutMs < 1)) {
+    throw new MemoryError('invalid_input', `queryEmbeddingTimeoutMs must be a positive integer or false (got ${String(queryEmbeddingTimeoutMs)})`, {
+      details: { field: 'queryEmbeddingTimeoutMs' },
+    });
+  }
+  const contextDependencies = {
+    store,
+    counter: tokenCounter,
+    now,
+    ...(options.embedder === undefined ? {} : { embedder: options.embedder }),
+    ...(queryEmbeddingTimeoutMs === false ? {} : { queryEmbeddingTimeoutMs }),
+  };
 
   return Object.freeze({
     tokenCounter,
