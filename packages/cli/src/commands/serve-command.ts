@@ -6,6 +6,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { pino } from 'pino';
 import type { CliIo } from '../cli-io.js';
 import { isPostgresUrl, loadCliConfig, type CliServerConfig } from '../config/cli-config.js';
+import { chooseQueryEmbedder } from '../store/choose-embedder.js';
 import { createServeMemory } from '../store/create-serve-memory.js';
 import { describeDatabase, openCliStore } from '../store/open-cli-store.js';
 import { defaultWorkerCount, startWorkerProcesses, type WorkerProcesses } from '../workers/start-worker-processes.js';
@@ -54,7 +55,8 @@ async function runServe(flags: ServeFlags, io: CliIo): Promise<void> {
   const store = await openCliStore(db);
   // JSON log lines go to stdout after the one "listening" line that scripts wait for.
   const logger = pino({ base: { service: 'mnemo' } }, io.stdout);
-  const { memory, summarizer, embedder } = createServeMemory({ config, store, logger });
+  const queryEmbedder = chooseQueryEmbedder(config);
+  const { memory, summarizer, embedder } = createServeMemory({ config, store, logger, ...(queryEmbedder.embedder === undefined ? {} : { embedder: queryEmbedder.embedder }) });
   let server;
   try {
     const app = createServerApp({
@@ -71,9 +73,12 @@ async function runServe(flags: ServeFlags, io: CliIo): Promise<void> {
     server = await startServer({ app, host, port: flags.port ?? settings.port ?? defaultPort });
   } catch (error) {
     await memory.close();
+    await queryEmbedder.close();
     throw error;
   }
   io.stdout.write(`mnemo listening on ${server.url}\n`);
+  // Loads the model in its thread now, so the first requests' deadlines do not pass on the load.
+  void queryEmbedder.load().catch((error: unknown) => logger.error({ err: error }, 'cannot load the query embedder'));
   const workerCount = flags.workers ?? defaultWorkerCount();
   const workers = workerCount === 0 ? undefined : startWorkers(workerCount, db, flags, io, logger);
   logger.info(
@@ -90,6 +95,7 @@ async function runServe(flags: ServeFlags, io: CliIo): Promise<void> {
   const signal = await nextShutdownSignal();
   logger.info({ signal }, 'shutting down: finishing in-flight requests and stopping the workers');
   await Promise.all([server.close(), workers?.stop(workerStopTimeoutMs)]);
+  await queryEmbedder.close();
   logger.info('stopped');
 }
 

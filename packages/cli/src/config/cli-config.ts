@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { maxContextTokens, MemoryError } from '@mnemo/core';
+import { defaultQueryEmbeddingTimeoutMs, maxContextTokens, MemoryError } from '@mnemo/core';
 import { z } from 'zod';
 import { cliPolicies, type CliPolicy } from './cli-policies.js';
 
@@ -37,6 +37,8 @@ export interface CliConfig {
     readonly dimensions?: number;
     readonly baseUrl?: string;
     readonly apiKey?: string;
+    /** Deadline of a context's query embedding in `serve`, in ms; past it recall is keyword-only and the report says so. Default 30. */
+    readonly queryTimeoutMs: number;
   };
   /** Settings of `mnemo serve`; absent when neither the file nor `MNEMO_API_KEYS` sets any. */
   readonly server?: CliServerConfig;
@@ -79,6 +81,7 @@ export const cliEnvironmentVariables = Object.freeze({
   MNEMO_EMBEDDING_DIMENSIONS: "vector length of that model, unless it is one of OpenAI's",
   MNEMO_EMBEDDING_BASE_URL: 'its base URL (default MNEMO_LLM_BASE_URL)',
   MNEMO_EMBEDDING_API_KEY: 'its API key (default MNEMO_LLM_API_KEY)',
+  MNEMO_QUERY_EMBEDDING_TIMEOUT_MS: 'deadline of a context query embedding in serve, past which recall is keyword-only (default 30)',
 });
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
@@ -103,7 +106,14 @@ const fileSchema = z.strictObject({
   $schema: z.string().optional(),
   db: z.string().min(1).optional(),
   embedder: z
-    .strictObject({ kind: embedderKind.optional(), model: z.string().min(1).optional(), dimensions: z.number().int().min(1).optional(), baseUrl: httpUrl.optional(), apiKey: z.string().optional() })
+    .strictObject({
+      kind: embedderKind.optional(),
+      model: z.string().min(1).optional(),
+      dimensions: z.number().int().min(1).optional(),
+      baseUrl: httpUrl.optional(),
+      apiKey: z.string().optional(),
+      queryTimeoutMs: z.number().int().min(1).optional(),
+    })
     .optional(),
   llm: z
     .strictObject({
@@ -148,6 +158,7 @@ const envSchema = z.object({
   MNEMO_EMBEDDING_DIMENSIONS: z.coerce.number<string>({ error: 'must be a whole number' }).pipe(z.number().int().min(1)).optional(),
   MNEMO_EMBEDDING_BASE_URL: httpUrl.optional(),
   MNEMO_EMBEDDING_API_KEY: z.string().optional(),
+  MNEMO_QUERY_EMBEDDING_TIMEOUT_MS: z.coerce.number<string>({ error: 'must be a whole number' }).pipe(z.number().int().min(1)).optional(),
 });
 
 type FileConfig = z.infer<typeof fileSchema>;
@@ -193,6 +204,7 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
     ...defined('dimensions', env.MNEMO_EMBEDDING_DIMENSIONS ?? fileValues.embedder?.dimensions),
     ...defined('baseUrl', env.MNEMO_EMBEDDING_BASE_URL ?? fileValues.embedder?.baseUrl ?? llm.baseUrl),
     ...defined('apiKey', env.MNEMO_EMBEDDING_API_KEY ?? fileValues.embedder?.apiKey ?? llm.apiKey),
+    queryTimeoutMs: env.MNEMO_QUERY_EMBEDDING_TIMEOUT_MS ?? fileValues.embedder?.queryTimeoutMs ?? defaultQueryEmbeddingTimeoutMs,
   };
   const { apiKeys, corsOrigins, ...server } = fileValues.server ?? {};
   const serverConfig =

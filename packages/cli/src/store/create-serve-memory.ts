@@ -38,6 +38,7 @@ export function createServeMemory(options: ServeMemoryOptions): ServeMemory {
     store,
     ...(embedder === undefined ? {} : { embedder }),
     tokenCounter,
+    queryEmbeddingTimeoutMs: config.embedder.queryTimeoutMs,
     compaction: summarizer === undefined ? {} : { summarizer },
     worker:
       jobs === undefined
