@@ -79,7 +79,7 @@ async function runServe(flags: ServeFlags, io: CliIo): Promise<void> {
   io.stdout.write(`mnemo listening on ${server.url}\n`);
   // Loads the model in its thread now, so the first requests' deadlines do not pass on the load.
   void queryEmbedder.load().catch((error: unknown) => logger.error({ err: error }, 'cannot load the query embedder'));
-  const workerCount = flags.workers ?? defaultWorkerCount();
+  const workerCount = flags.workers ?? settings.workers ?? defaultWorkerCount();
   const workers = workerCount === 0 ? undefined : startWorkers(workerCount, db, flags, io, logger);
   logger.info(
     {
@@ -114,8 +114,9 @@ function startWorkers(count: number, db: string, flags: ServeFlags, io: CliIo, l
 }
 
 function serverLimits(settings: CliServerConfig): Partial<ServerLimits> {
-  const { maxBodyBytes, maxImportBytes, rateLimit } = settings;
+  const { maxBodyBytes, maxImportBytes, rateLimit, maxConcurrentRequests } = settings;
   return {
+    ...(maxConcurrentRequests === undefined ? {} : { maxConcurrentRequests }),
     ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
     ...(maxImportBytes === undefined ? {} : { maxImportBytes }),
     ...(rateLimit === undefined ? {} : { rateLimit }),

@@ -54,8 +54,12 @@ export interface CliServerConfig {
   readonly apiKeys: readonly { readonly key: string; readonly tenantId: string }[];
   readonly maxBodyBytes?: number;
   readonly maxImportBytes?: number;
-  /** `false` turns the per-key rate limit off. */
+  /** `false` turns the per-key rate limit off; unset: 50 requests/s per key with API keys, none without. */
   readonly rateLimit?: false | { readonly requestsPerSecond: number; readonly burst: number };
+  /** Requests handled at once before one more gets 503 + `Retry-After` (default 512). */
+  readonly maxConcurrentRequests?: number;
+  /** Worker processes `serve` starts (`--workers` wins); default one per core beyond the first, 1 to 4. */
+  readonly workers?: number;
   /** Browser origins allowed by CORS; empty (the default) sends no CORS headers. */
   readonly corsOrigins: readonly string[];
 }
@@ -139,6 +143,8 @@ const fileSchema = z.strictObject({
       maxBodyBytes: z.number().int().min(1).optional(),
       maxImportBytes: z.number().int().min(1).optional(),
       rateLimit: z.union([z.literal(false), z.strictObject({ requestsPerSecond: z.number().positive(), burst: z.number().int().min(1) })]).optional(),
+      maxConcurrentRequests: z.number().int().min(1).optional(),
+      workers: z.number().int().min(0).max(64).optional(),
       corsOrigins: z.array(z.string().min(1)).optional(),
     })
     .optional(),
