@@ -1,5 +1,5 @@
-import { jobKinds, MemoryError } from '@mnemo/core';
-import type { Job, JobCounts, JobFailure, JobKind, JobLease, JobRequest, JobStatus, LeaseRequest, Scope } from '@mnemo/core';
+import { backlogFromRows, jobKinds, MemoryError } from '@mnemo/core';
+import type { Job, JobBacklog, JobCounts, JobFailure, JobKind, JobLease, JobRequest, JobStatus, LeaseRequest, Scope } from '@mnemo/core';
 import type { PostgresPool } from './postgres-driver.js';
 import { inConversation } from './postgres-message-store.js';
 import type { PostgresTables } from './postgres-tables.js';
@@ -59,6 +59,9 @@ function statements(t: PostgresTables) {
     selectForConversation: `SELECT ${jobColumns} FROM ${t.jobs} WHERE ${inConversation} ORDER BY position`,
     countAll: `SELECT status, count(*) AS count FROM ${t.jobs} GROUP BY status`,
     countTenant: `SELECT status, count(*) AS count FROM ${t.jobs} WHERE tenant_id = $1 GROUP BY status`,
+    backlogAll: `SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM ${t.jobs} WHERE status IN ('pending', 'running') GROUP BY kind, status`,
+    backlogTenant: `SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM ${t.jobs}
+      WHERE status IN ('pending', 'running') AND tenant_id = $1 GROUP BY kind, status`,
   };
 }
 
@@ -115,6 +118,14 @@ export class PostgresJobStore {
 
   async listJobs(scope: Scope): Promise<Job[]> {
     return (await this.#pool.query<JobRow>(this.#sql.selectForConversation, scopeKey(scope))).rows.map(toJob);
+  }
+
+  async getJobBacklog(tenantId: string | undefined): Promise<JobBacklog> {
+    const result =
+      tenantId === undefined
+        ? await this.#pool.query<{ kind: string; status: string; count: unknown; oldest: unknown }>(this.#sql.backlogAll)
+        : await this.#pool.query<{ kind: string; status: string; count: unknown; oldest: unknown }>(this.#sql.backlogTenant, [tenantId]);
+    return backlogFromRows(result.rows.map((row) => ({ kind: row.kind, status: row.status, count: toInteger(row.count), oldestMs: Date.parse(toIsoTime(row.oldest)) })));
   }
 
   async getJobCounts(tenantId: string | undefined): Promise<JobCounts> {

@@ -9,6 +9,7 @@ import type {
   Fact,
   FactQuery,
   Job,
+  JobBacklog,
   JobCounts,
   JobFailure,
   JobLease,
@@ -173,6 +174,10 @@ export class PostgresStore implements Store {
 
   async getJobCounts(filter: { tenantId?: string }, options?: CallOptions): Promise<JobCounts> {
     return this.#run('counting jobs', options, () => this.#jobs.getJobCounts(filter.tenantId));
+  }
+
+  async getJobBacklog(filter: { tenantId?: string }, options?: CallOptions): Promise<JobBacklog> {
+    return this.#run('reading the job backlog', options, () => this.#jobs.getJobBacklog(filter.tenantId));
   }
 
   async upsertEmbeddings(scope: Scope, model: string, embeddings: readonly MessageEmbedding[], options?: CallOptions): Promise<void> {

@@ -1,5 +1,5 @@
-import { jobKinds, MemoryError } from '@mnemo/core';
-import type { Job, JobCounts, JobFailure, JobKind, JobLease, JobRequest, JobStatus, LeaseRequest, Scope } from '@mnemo/core';
+import { backlogFromRows, jobKinds, MemoryError } from '@mnemo/core';
+import type { Job, JobBacklog, JobCounts, JobFailure, JobKind, JobLease, JobRequest, JobStatus, LeaseRequest, Scope } from '@mnemo/core';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { checkCount, scopeKey, toEpochMs } from './sqlite-message-store.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
@@ -44,6 +44,9 @@ const sql = {
   selectForConversation: `SELECT ${jobColumns} FROM jobs WHERE ${inConversation} ORDER BY rowid`,
   countAll: 'SELECT status, count(*) AS count FROM jobs GROUP BY status',
   countTenant: 'SELECT status, count(*) AS count FROM jobs WHERE tenant_id = ? GROUP BY status',
+  backlogAll: `SELECT kind, status, count(*) AS count, min(created_at) AS oldestMs FROM jobs WHERE status IN ('pending', 'running') GROUP BY kind, status`,
+  backlogTenant: `SELECT kind, status, count(*) AS count, min(created_at) AS oldestMs FROM jobs
+    WHERE status IN ('pending', 'running') AND tenant_id = ? GROUP BY kind, status`,
 } as const;
 
 /** The SQL of the job queue: leases taken in `BEGIN IMMEDIATE` transactions, so each job runs in one worker at a time across processes. */
@@ -102,6 +105,11 @@ export class SqliteJobStore {
 
   listJobs(scope: Scope): Job[] {
     return (this.#statement(sql.selectForConversation).all(...scopeKey(scope)) as JobRow[]).map(toJob);
+  }
+
+  getJobBacklog(tenantId: string | undefined): JobBacklog {
+    const rows = tenantId === undefined ? this.#statement(sql.backlogAll).all() : this.#statement(sql.backlogTenant).all(tenantId);
+    return backlogFromRows(rows as { kind: string; status: string; count: number; oldestMs: number }[]);
   }
 
   getJobCounts(tenantId: string | undefined): JobCounts {

@@ -7,6 +7,7 @@ import type {
   ConversationFilter,
   EraseResult,
   Job,
+  JobBacklog,
   JobCounts,
   JobFailure,
   JobLease,
@@ -154,6 +155,10 @@ export class SqliteStore implements Store {
 
   async getJobCounts(filter: { tenantId?: string }, options?: CallOptions): Promise<JobCounts> {
     return this.#run('counting jobs', options, () => this.#jobs.getJobCounts(filter.tenantId));
+  }
+
+  async getJobBacklog(filter: { tenantId?: string }, options?: CallOptions): Promise<JobBacklog> {
+    return this.#run('reading the job backlog', options, () => this.#jobs.getJobBacklog(filter.tenantId));
   }
 
   async upsertEmbeddings(scope: Scope, model: string, embeddings: readonly MessageEmbedding[], options?: CallOptions): Promise<void> {

@@ -82,7 +82,7 @@ describe('hybrid context under a saturated embedder', () => {
     readonly querySignals: AbortSignal[] = [];
     saturated = false;
     override embed(texts: readonly string[], options: { signal?: AbortSignal } = {}): Promise<Float32Array[]> {
-      if (!this.saturated) return super.embed(texts, options);
+      if (!this.saturated) return super.embed(texts);
       if (options.signal !== undefined) this.querySignals.push(options.signal);
       return new Promise(() => undefined);
     }

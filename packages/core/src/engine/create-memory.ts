@@ -12,6 +12,7 @@ import type { Message, MessageInput } from '../messages/message.js';
 import { prepareMessages } from '../messages/prepare-messages.js';
 import { resolveScope, resolveUserScope, type ScopeInput } from '../messages/scope.js';
 import { defaultMessageLimits, type MessageLimits } from '../messages/validate-message.js';
+import type { JobBacklogStatus } from '../jobs/job.js';
 import type { CallOptions, Conversation, EraseResult, Page, PageOptions, Store } from '../store/store.js';
 import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
@@ -116,6 +117,11 @@ export interface Memory {
     /** An entity (by id, name or alias) and everything within `depth` (1–3) relations of it; `not_found` for an unknown one. */
     neighbours(user: { tenantId?: string; userId?: string }, entity: string, depth?: number, options?: CallOptions & { includeHistory?: boolean }): Promise<GraphNeighbourhood>;
   };
+  /**
+   * The background work not done yet, of one tenant or (without `tenantId`) all: pending and running
+   * jobs per kind and how long the oldest pending one has waited (for `/metrics` and `mnemo stats`).
+   */
+  jobBacklog(filter?: { tenantId?: string }, options?: CallOptions): Promise<JobBacklogStatus>;
   /** Runs the due background jobs now and returns how many ran (for tests, replays and CLIs). */
   runPendingJobs(): Promise<number>;
   /** The counter every stored message was counted with. */
@@ -239,6 +245,11 @@ export function createMemory(options: MemoryOptions): Memory {
       neighbours: (user: { tenantId?: string; userId?: string }, entity: string, depth = 1, callOptions: CallOptions & { includeHistory?: boolean } = {}) =>
         graphNeighbours(store, resolveUserScope(user), entity, depth, callOptions),
     }),
+    async jobBacklog(filter: { tenantId?: string } = {}, callOptions?: CallOptions) {
+      const backlog = await store.getJobBacklog(filter.tenantId === undefined ? {} : { tenantId: filter.tenantId }, callOptions);
+      const oldest = backlog.oldestPendingCreatedAt;
+      return oldest === undefined ? backlog : { ...backlog, oldestPendingAgeMs: Math.max(0, now() - Date.parse(oldest)) };
+    },
     runPendingJobs: () => worker.drain(),
     async close() {
       await worker.stop();

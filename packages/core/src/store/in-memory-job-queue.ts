@@ -1,5 +1,5 @@
 import { MemoryError } from '../errors/memory-error.js';
-import type { Job, JobCounts, LeaseRequest } from '../jobs/job.js';
+import { backlogFromRows, type Job, type JobBacklog, type JobCounts, type LeaseRequest } from '../jobs/job.js';
 import type { Scope } from '../messages/scope.js';
 import type { JobFailure, JobLease, JobRequest } from './store.js';
 
@@ -70,6 +70,14 @@ export class InMemoryJobQueue {
     const counts = { pending: 0, running: 0, done: 0, failed: 0 };
     for (const job of this.#jobs) if (tenantId === undefined || job.tenantId === tenantId) counts[job.status] += 1;
     return counts;
+  }
+
+  backlog(tenantId: string | undefined): JobBacklog {
+    return backlogFromRows(
+      this.#jobs
+        .filter((job) => tenantId === undefined || job.tenantId === tenantId)
+        .map((job) => ({ kind: job.kind, status: job.status, count: 1, oldestMs: Date.parse(job.createdAt) })),
+    );
   }
 
   /** Removes the jobs matching `filter` (erase). */

@@ -1,6 +1,6 @@
 import type { NewSummary, Summary } from '../compaction/summary.js';
 import { MemoryError } from '../errors/memory-error.js';
-import type { Job, JobCounts, LeaseRequest } from '../jobs/job.js';
+import type { Job, JobBacklog, JobCounts, LeaseRequest } from '../jobs/job.js';
 import type { Message, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
 import { toUsageTotals, type UsageRecord, type UsageTotals } from '../usage/usage.js';
@@ -221,6 +221,11 @@ export class InMemoryStore implements Store {
   async getJobCounts(filter: { tenantId?: string }): Promise<JobCounts> {
     this.#checkOpen();
     return this.#jobs.counts(filter.tenantId);
+  }
+
+  async getJobBacklog(filter: { tenantId?: string }): Promise<JobBacklog> {
+    this.#checkOpen();
+    return this.#jobs.backlog(filter.tenantId);
   }
 
   async upsertEmbeddings(scope: Scope, model: string, embeddings: readonly MessageEmbedding[]): Promise<void> {

@@ -3,7 +3,7 @@ import type { Fact, FactQuery, NewFact } from '../facts/fact.js';
 import type { MemoryFile, MemoryFileInfo } from '../files/memory-file.js';
 import type { Entity, EntityInput, Relation, RelationInput } from '../graph/entity.js';
 import type { MessageEmbedding, SearchHit, SearchOptions } from '../recall/search.js';
-import type { Job, JobCounts, JobKind, LeaseRequest } from '../jobs/job.js';
+import type { Job, JobBacklog, JobCounts, JobKind, LeaseRequest } from '../jobs/job.js';
 import type { Message, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
 import type { UsageRecord, UsageTotals } from '../usage/usage.js';
@@ -153,6 +153,8 @@ export interface Store {
   listJobs(scope: Scope, options?: CallOptions): Promise<Job[]>;
   /** Jobs by status, for one tenant or (without `tenantId`) all. */
   getJobCounts(filter: { tenantId?: string }, options?: CallOptions): Promise<JobCounts>;
+  /** Pending and running jobs per kind and the oldest pending job's creation time, for one tenant or (without `tenantId`) all. */
+  getJobBacklog(filter: { tenantId?: string }, options?: CallOptions): Promise<JobBacklog>;
   /** One memory file of a user, or `undefined`. Paths must be normalized (`normalizeMemoryPath`). */
   getMemoryFile(user: UserScope, path: string, options?: CallOptions): Promise<MemoryFile | undefined>;
   /** The user's files at `directory` or under it, by path, without content. */

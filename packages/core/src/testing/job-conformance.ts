@@ -69,6 +69,25 @@ export function describeJobConformance(store: () => Store): void {
       expect((await store().listJobs(scopeA))[0]).toMatchObject({ status: 'failed', lastError: expect.stringContaining('lease expired') });
     });
 
+    it('reports the backlog per kind and the oldest pending job, per tenant, leaving finished jobs out', async () => {
+      const first = await store().enqueueJob(scopeA, { ...request, kind: 'embed' });
+      await store().enqueueJob({ ...scopeA, conversationId: 'conv-2' }, { ...request, kind: 'embed' });
+      await store().enqueueJob(scopeA, { ...request, kind: 'extract' });
+      await store().enqueueJob({ ...scopeA, conversationId: 'conv-3' }, { ...request, kind: 'compact' });
+      await store().enqueueJob({ ...scopeA, tenantId: 'tenant-b' }, { ...request, kind: 'embed' });
+      const extract = await store().leaseJob({ workerId: 'w', leaseMs: 1000, now: at(0), kinds: ['extract'] });
+      const compact = await store().leaseJob({ workerId: 'w', leaseMs: 1000, now: at(0), kinds: ['compact'] });
+      await store().completeJob(compact!, at(1));
+
+      const backlog = await store().getJobBacklog({ tenantId: scopeA.tenantId });
+      expect(backlog.byKind).toEqual({ compact: { pending: 0, running: 0 }, embed: { pending: 2, running: 0 }, extract: { pending: 0, running: 1 } });
+      expect(backlog.oldestPendingCreatedAt).toBe(first.createdAt);
+      expect(extract).toBeDefined();
+      expect((await store().getJobBacklog({ tenantId: 'tenant-b' })).byKind.embed).toEqual({ pending: 1, running: 0 });
+      expect((await store().getJobBacklog({})).byKind.embed).toEqual({ pending: 3, running: 0 });
+      expect(await store().getJobBacklog({ tenantId: 'tenant-none' })).toEqual({ byKind: { compact: { pending: 0, running: 0 }, embed: { pending: 0, running: 0 }, extract: { pending: 0, running: 0 } } });
+    });
+
     it('counts per tenant and erases jobs with their conversation', async () => {
       await store().appendMessages(scopeA, [makeNewMessage('x')]);
       await store().enqueueJob(scopeA, request);
