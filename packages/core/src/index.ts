@@ -116,6 +116,7 @@ export type {
   Conversation,
   ConversationFilter,
   EraseResult,
+  JobCompletion,
   JobFailure,
   JobLease,
   JobRequest,

@@ -12,6 +12,7 @@ import type {
   JobBacklog,
   JobCounts,
   JobFailure,
+  JobCompletion,
   JobLease,
   JobRequest,
   LeaseRequest,
@@ -160,8 +161,8 @@ export class PostgresStore implements Store {
     return this.#run('leasing a job', options, () => this.#jobs.leaseJob(request));
   }
 
-  async completeJob(lease: JobLease, now: string, options?: CallOptions): Promise<void> {
-    return this.#run('completing a job', options, () => this.#jobs.completeJob(lease, now));
+  async completeJob(lease: JobLease, now: string, options?: CallOptions & JobCompletion): Promise<void> {
+    return this.#run('completing a job', options, () => this.#jobs.completeJob(lease, now, options?.warning));
   }
 
   async failJob(lease: JobLease, failure: JobFailure, options?: CallOptions): Promise<Job> {

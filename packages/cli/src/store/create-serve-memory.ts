@@ -49,6 +49,7 @@ export function createServeMemory(options: ServeMemoryOptions): ServeMemory {
             attemptTimeoutMs: Math.max(1, Math.floor(jobs.leaseMs * 0.75)),
             pollIntervalMs: workerPollIntervalMs,
             onError: (error) => logger.error({ err: error }, 'background job failed'),
+            onWarning: (warning) => logger.warn({ warning }, 'background job finished degraded'),
           },
   });
   return { memory, ...(summarizer === undefined ? {} : { summarizer }), ...(embedder === undefined ? {} : { embedder }) };

@@ -70,6 +70,8 @@ export interface MemoryOptions {
     readonly attemptTimeoutMs?: number;
     readonly concurrency?: number;
     readonly onError?: (error: unknown) => void;
+    /** Called when a job finished degraded, e.g. a summary written by the fallback summarizer. */
+    readonly onWarning?: (warning: string) => void;
   };
 }
 

@@ -3,8 +3,12 @@ import type { Scope } from '../messages/scope.js';
 import type { Store } from '../store/store.js';
 import type { Job, JobKind } from './job.js';
 
-/** Runs one job; throwing fails the attempt (retried with backoff until `maxAttempts`). */
-export type JobHandler = (job: Job, scope: Scope, signal: AbortSignal) => Promise<void>;
+/**
+ * Runs one job; throwing fails the attempt (retried with backoff until `maxAttempts`). Returning a
+ * `warning` finishes the job degraded (e.g. a summary written by the fallback summarizer): the job is
+ * done, the warning is stored as its `lastError` and passed to `onWarning`.
+ */
+export type JobHandler = (job: Job, scope: Scope, signal: AbortSignal) => Promise<void | { readonly warning?: string }>;
 
 /** Options of {@link createJobWorker}. */
 export interface JobWorkerOptions {
@@ -26,6 +30,8 @@ export interface JobWorkerOptions {
   readonly retryBaseMs?: number;
   /** Called with each failure and each error of the loop itself, so they are visible; default none. */
   readonly onError?: (error: unknown, job?: Job) => void;
+  /** Called when a job finished degraded (its handler returned a warning); default none. */
+  readonly onWarning?: (warning: string, job: Job) => void;
   readonly now?: () => number;
 }
 
@@ -82,8 +88,9 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
     try {
       const handler = options.handlers[job.kind];
       if (handler === undefined) throw new MemoryError('invalid_input', `no handler for job kind ${job.kind}`);
-      await raceAbort(handler(job, scope, attempt.signal), attempt.signal);
-      await options.store.completeJob(job, new Date(now()).toISOString());
+      const warning = (await raceAbort(handler(job, scope, attempt.signal), attempt.signal))?.warning;
+      if (warning !== undefined) options.onWarning?.(warning, job);
+      await options.store.completeJob(job, new Date(now()).toISOString(), warning === undefined ? {} : { warning });
     } catch (error) {
       const failure = attempt.signal.aborted && !stopping.signal.aborted ? attempt.signal.reason : error;
       options.onError?.(failure, job);

@@ -28,8 +28,9 @@ export function describeJobConformance(store: () => Store): void {
       // A new request while it runs queues a second job: the running one may have planned too early.
       const next = await store().enqueueJob(scopeA, request);
       expect(next.id).not.toBe(job.id);
-      await store().completeJob(leased!, at(30));
+      await store().completeJob(leased!, at(30), { warning: 'summarizer fell back: model timed out' });
       expect((await store().listJobs(scopeA)).map((item) => item.status)).toEqual(['done', 'pending']);
+      expect((await store().listJobs(scopeA))[0]?.lastError).toBe('summarizer fell back: model timed out');
       await expect(store().completeJob(leased!, at(40))).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'conflict'));
     });
 
