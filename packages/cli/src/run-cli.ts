@@ -13,6 +13,7 @@ import { registerServeCommand } from './commands/serve-command.js';
 import { registerStatsCommand } from './commands/stats-command.js';
 import { registerSummariesCommand } from './commands/summaries-command.js';
 import { registerUsersCommand } from './commands/users-command.js';
+import { registerWorkerCommand } from './commands/worker-command.js';
 import { cliEnvironmentVariables, defaultConfigFileName } from './config/cli-config.js';
 import { reportError } from './output/report-error.js';
 import { readCliVersion } from './read-cli-version.js';
@@ -34,6 +35,7 @@ export function createProgram(io: CliIo): Command {
   registerExpandCommand(program, io);
   registerMcpCommand(program, io);
   registerServeCommand(program, io);
+  registerWorkerCommand(program, io);
   registerBenchCommand(program, io);
   registerReembedCommand(program, io);
   registerMigrateCommand(program, io);

@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createMemory } from '@mnemo/core';
+import { openSqliteStore } from '@mnemo/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeWorkDirectory, meshTranscript, runMnemo } from './run-mnemo.js';
 
@@ -51,6 +53,22 @@ describe('mnemo stats', () => {
 
     const stats = JSON.parse(run.stdout) as StatsJson;
     expect(stats.conversations[0]!.usage.requests).toBe(4);
+  });
+
+  it('shows the background jobs not done yet per kind and how long the oldest has waited', async () => {
+    const memory = createMemory({ store: openSqliteStore({ path: join(work.path, 'queued.db') }), worker: { autoStart: false }, compaction: false });
+    await memory.append({ conversationId: 'node-7' }, { role: 'user', content: 'relay LARCH-RIDGE is back online' });
+    await memory.append({ conversationId: 'node-8' }, { role: 'user', content: 'node 8 reports 4 hops' });
+    await memory.close();
+
+    const json = await runMnemo(['stats', '--db', 'queued.db', '--json'], { cwd: work.path });
+    const table = await runMnemo(['stats', '--db', 'queued.db'], { cwd: work.path });
+
+    const { backlog } = JSON.parse(json.stdout) as { backlog: { byKind: Record<string, { pending: number; running: number }>; oldestPendingAgeMs: number } };
+    expect(backlog.byKind).toEqual({ compact: { pending: 0, running: 0 }, embed: { pending: 0, running: 0 }, extract: { pending: 2, running: 0 } });
+    expect(backlog.oldestPendingAgeMs).toBeGreaterThanOrEqual(0);
+    expect(table.stdout).toMatch(/^extract\s+2\s+0$/m);
+    expect(table.stdout).toMatch(/^oldest pending job waited: \d+\.\d s/m);
   });
 
   it('exits 2 for an unknown conversation', async () => {

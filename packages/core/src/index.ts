@@ -29,6 +29,7 @@ export type {
   ContextMessage,
   ContextPart,
   ContextPolicy,
+  ContextRecallReport,
   ContextReport,
   DroppedMessages,
   DropReason,
@@ -69,8 +70,9 @@ export { cosineSimilarity, normalizeVector } from './recall/embedder.js';
 export type { Embedder } from './recall/embedder.js';
 export { embedBatchSize, embedConversation, embeddingText } from './recall/embed-conversation.js';
 export { HashedEmbedder } from './recall/hashed-embedder.js';
-export { collectRecallCandidates, fuse, recall, recallTuning } from './recall/recall.js';
-export type { FuseOptions, RecallDependencies, RecallExplanation, RecallHit, RecallOptions } from './recall/recall.js';
+export { defaultQueryEmbeddingTimeoutMs } from './engine/create-memory.js';
+export { collectRecallCandidates, fuse, recall, recallTuning, searchRecall } from './recall/recall.js';
+export type { FuseOptions, RecallDependencies, RecallExplanation, RecallHit, RecallOptions, RecallSearch } from './recall/recall.js';
 export { checkRecallTuning, prepareRecallCandidates, rankPreparedCandidates, rankRecallCandidates } from './recall/rank-recall-candidates.js';
 export type { PreparedCandidates, PreparedRanking, RecallCandidates, RecallTuning } from './recall/rank-recall-candidates.js';
 export { keywordTerms, maxKeywordTerms } from './recall/keyword-terms.js';
@@ -93,8 +95,8 @@ export { createMemory } from './engine/create-memory.js';
 export type { EraseTarget, Memory, MemoryOptions } from './engine/create-memory.js';
 export { errorCodes, isMemoryError, MemoryError, toStorageError } from './errors/memory-error.js';
 export type { ErrorCode, ErrorDetails } from './errors/memory-error.js';
-export { jobKinds } from './jobs/job.js';
-export type { Job, JobCounts, JobKind, JobKindCount, JobStatus, LeaseRequest } from './jobs/job.js';
+export { backlogFromRows, jobKinds, readJobBacklog } from './jobs/job.js';
+export type { Job, JobBacklog, JobBacklogStatus, JobCounts, JobKind, JobKindCount, JobStatus, LeaseRequest } from './jobs/job.js';
 export { createJobWorker } from './jobs/job-worker.js';
 export type { JobHandler, JobWorker, JobWorkerOptions } from './jobs/job-worker.js';
 export { checkToolSequence, openToolCallIds } from './messages/check-tool-sequence.js';
@@ -117,6 +119,7 @@ export type {
   Conversation,
   ConversationFilter,
   EraseResult,
+  JobCompletion,
   JobFailure,
   JobLease,
   JobRequest,

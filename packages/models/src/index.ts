@@ -16,4 +16,6 @@ export type { OpenAiSummarizerOptions } from './openai-summarizer.js';
 export type { InvalidOutputEvent, StructuredOutput, ValidationResult } from './request-validated-json.js';
 export type { OpenAiExtractorOptions } from './resolve-extractor-options.js';
 export { UseLiteEmbedder } from './use-lite-embedder.js';
+export { UseLiteThreadEmbedder } from './use-lite-thread-embedder.js';
+export type { UseLiteThreadEmbedderOptions } from './use-lite-thread-embedder.js';
 export type { SentenceEncoder, UseLiteEmbedderOptions } from './use-lite-embedder.js';

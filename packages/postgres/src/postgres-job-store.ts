@@ -52,7 +52,7 @@ function statements(t: PostgresTables) {
         ORDER BY run_at, position LIMIT 1 FOR UPDATE SKIP LOCKED
       )
       RETURNING ${jobColumns}`,
-    complete: `UPDATE ${t.jobs} SET status = 'done', lease_owner = NULL, lease_expires_at = NULL, updated_at = $1
+    complete: `UPDATE ${t.jobs} SET status = 'done', lease_owner = NULL, lease_expires_at = NULL, updated_at = $1, last_error = coalesce($4, last_error)
       WHERE id = $2 AND status = 'running' AND lease_owner = $3`,
     fail: `UPDATE ${t.jobs} SET status = $1, run_at = coalesce($2, run_at), last_error = $3, lease_owner = NULL, lease_expires_at = NULL, updated_at = $4
       WHERE id = $5 AND status = 'running' AND lease_owner = $6 RETURNING ${jobColumns}`,
@@ -105,8 +105,8 @@ export class PostgresJobStore {
     return row === undefined ? undefined : toJob(row);
   }
 
-  async completeJob(lease: JobLease, now: string): Promise<void> {
-    const result = await this.#pool.query(this.#sql.complete, [checkTime('now', now), lease.id, lease.leaseOwner ?? null]);
+  async completeJob(lease: JobLease, now: string, warning?: string): Promise<void> {
+    const result = await this.#pool.query(this.#sql.complete, [checkTime('now', now), lease.id, lease.leaseOwner ?? null, warning ?? null]);
     if (result.rowCount === 0) throw leaseLost(lease);
   }
 

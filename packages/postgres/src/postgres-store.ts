@@ -9,9 +9,11 @@ import type {
   Fact,
   FactQuery,
   Job,
+  JobBacklog,
   JobCounts,
   JobKindCount,
   JobFailure,
+  JobCompletion,
   JobLease,
   JobRequest,
   LeaseRequest,
@@ -165,8 +167,8 @@ export class PostgresStore implements Store {
     return this.#run('leasing a job', options, () => this.#jobs.leaseJob(request));
   }
 
-  async completeJob(lease: JobLease, now: string, options?: CallOptions): Promise<void> {
-    return this.#run('completing a job', options, () => this.#jobs.completeJob(lease, now));
+  async completeJob(lease: JobLease, now: string, options?: CallOptions & JobCompletion): Promise<void> {
+    return this.#run('completing a job', options, () => this.#jobs.completeJob(lease, now, options?.warning));
   }
 
   async failJob(lease: JobLease, failure: JobFailure, options?: CallOptions): Promise<Job> {

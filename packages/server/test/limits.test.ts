@@ -1,4 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@mnemo/models/testing';
+import { defaultKeyRateLimit, resolveServerLimits } from '../src/index.js';
+import { mountProxyRoutes } from '../src/proxy/index.js';
 import { startTestServer, type TestServer } from './test-server.js';
 
 let server: TestServer | undefined;
@@ -107,3 +110,44 @@ describe('rate limit', () => {
     expect((await server.request('/v1/conversations', { key: 'key-one' })).status).toBe(429);
   });
 });
+
+describe('default limits', () => {
+  it('rate-limits only a server with API keys, unless told otherwise', () => {
+    expect(resolveServerLimits({}, 0).rateLimit).toBe(false);
+    expect(resolveServerLimits({}, 2).rateLimit).toEqual(defaultKeyRateLimit);
+    expect(resolveServerLimits({ rateLimit: { requestsPerSecond: 5, burst: 5 } }, 0).rateLimit).toEqual({ requestsPerSecond: 5, burst: 5 });
+    expect(resolveServerLimits({ rateLimit: false }, 2).rateLimit).toBe(false);
+    expect(() => resolveServerLimits({ maxConcurrentRequests: 0 })).toThrow(/maxConcurrentRequests/);
+  });
+});
+
+describe('overload', () => {
+  let upstream: ScriptedOpenAiServer | undefined;
+
+  afterEach(async () => {
+    await upstream?.close();
+    upstream = undefined;
+  });
+
+  it('answers 503 with Retry-After at once past maxConcurrentRequests, while /health still answers, and serves again after', async () => {
+    upstream = await startScriptedOpenAiServer({ replies: [{ content: 'slow answer', delayMs: 400 }, { content: 'later answer' }] });
+    server = await startTestServer({ limits: { maxConcurrentRequests: 1 }, llm: { baseUrl: upstream.baseUrl }, routes: [mountProxyRoutes] });
+    const chat = () => server!.json('/v1/chat/completions', { json: { model: 'm', user: 'maren', messages: [{ role: 'user', content: 'status of node 7?' }] } });
+
+    const slow = chat();
+    await waitUntil(() => upstream!.requests.length === 1);
+    const refused = await server.json('/v1/conversations');
+    const health = await server.request('/health');
+
+    expect(refused.status).toBe(503);
+    expect(refused.body.error.code).toBe('unavailable');
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(health.status).toBe(200);
+    expect((await slow).status).toBe(200);
+    expect((await server.json('/v1/conversations')).status).toBe(200);
+  });
+});
+
+async function waitUntil(done: () => boolean): Promise<void> {
+  for (let round = 0; round < 200 && !done(); round += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+}

@@ -63,10 +63,16 @@ describe('/metrics', () => {
     // Each conversation passed the compaction trigger of the test server and queued a compaction job,
     // and each append queued the knowledge-extraction job of its conversation.
     expect(samples.get('mnemo_jobs{status="pending"}')).toBe(4);
+    expect(samples.get('mnemo_job_backlog{kind="compact",state="pending"}')).toBe(2);
+    expect(samples.get('mnemo_job_backlog{kind="extract",state="pending"}')).toBe(2);
+    expect(samples.get('mnemo_job_backlog{kind="embed",state="running"}')).toBe(0);
+    expect(samples.get('mnemo_job_oldest_pending_age_seconds')).toBeGreaterThanOrEqual(0);
     await server.memory.runPendingJobs();
     const after = parsePrometheus(await (await server.request('/metrics')).text());
     expect(after.get('mnemo_jobs{status="pending"}')).toBe(0);
     expect(after.get('mnemo_jobs{status="done"}')).toBe(4);
+    expect(after.get('mnemo_job_backlog{kind="compact",state="pending"}')).toBe(0);
+    expect(after.get('mnemo_job_oldest_pending_age_seconds')).toBe(0);
   });
 });
 

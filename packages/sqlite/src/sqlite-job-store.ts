@@ -37,7 +37,7 @@ const sql = {
     ORDER BY run_at, rowid LIMIT 1`,
   lease: `UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_owner = ?, lease_expires_at = ?, updated_at = ? WHERE id = ?`,
   selectById: `SELECT ${jobColumns} FROM jobs WHERE id = ?`,
-  complete: `UPDATE jobs SET status = 'done', lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
+  complete: `UPDATE jobs SET status = 'done', lease_owner = NULL, lease_expires_at = NULL, updated_at = ?, last_error = coalesce(?, last_error)
     WHERE id = ? AND status = 'running' AND lease_owner = ?`,
   fail: `UPDATE jobs SET status = ?, run_at = coalesce(?, run_at), last_error = ?, lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
     WHERE id = ? AND status = 'running' AND lease_owner = ?`,
@@ -91,8 +91,8 @@ export class SqliteJobStore {
       .immediate();
   }
 
-  completeJob(lease: JobLease, now: string): void {
-    const changes = this.#statement(sql.complete).run(toEpochMs('now', now), lease.id, lease.leaseOwner ?? null).changes;
+  completeJob(lease: JobLease, now: string, warning?: string): void {
+    const changes = this.#statement(sql.complete).run(toEpochMs('now', now), warning ?? null, lease.id, lease.leaseOwner ?? null).changes;
     if (changes === 0) throw leaseLost(lease);
   }
 

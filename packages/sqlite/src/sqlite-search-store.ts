@@ -114,6 +114,19 @@ export class SqliteSearchStore {
     // bm25() is lower-is-better; the owner column gets weight 0 so it only filters, never ranks. CROSS JOIN
     // pins the join order: FTS first (one MATCH), then messages by rowid; the planner otherwise starts from
     // the user's messages and re-runs the MATCH per row, which took ~40 s a query at 100k messages.
+    if (clause === '') {
+      // Top-k inside FTS first: only the k best rows are joined to messages and read, instead of every
+      // message that matches any word (most of a long chat for a common word). The owner token already
+      // restricts the match to the user; ties at the cut go to the newest row (rowid grows with appends).
+      const top = this.#statement(
+        `SELECT ${prefixedColumns}, m.conversation_id, f.score AS score
+         FROM (SELECT rowid, -bm25(messages_fts, 0.0, 1.0) AS score FROM messages_fts WHERE messages_fts MATCH ? ORDER BY score DESC, rowid DESC LIMIT ?) f
+         CROSS JOIN messages m ON m.rowid = f.rowid
+         WHERE m.tenant_id = ? AND m.user_id = ?
+         ORDER BY score DESC, m.created_at DESC, m.seq DESC`,
+      ).all(match, k, user.tenantId, user.userId) as HitRow[];
+      return top.map(toHit);
+    }
     const rows = this.#statement(
       `SELECT ${prefixedColumns}, m.conversation_id, -bm25(messages_fts, 0.0, 1.0) AS score
        FROM messages_fts CROSS JOIN messages m ON m.rowid = messages_fts.rowid

@@ -7,9 +7,11 @@ import type {
   ConversationFilter,
   EraseResult,
   Job,
+  JobBacklog,
   JobCounts,
   JobFailure,
   JobKindCount,
+  JobCompletion,
   JobLease,
   JobRequest,
   LeaseRequest,
@@ -146,8 +148,8 @@ export class SqliteStore implements Store {
     return this.#run('leasing a job', options, () => this.#jobs.leaseJob(request));
   }
 
-  async completeJob(lease: JobLease, now: string, options?: CallOptions): Promise<void> {
-    this.#run('completing a job', options, () => this.#jobs.completeJob(lease, now));
+  async completeJob(lease: JobLease, now: string, options?: CallOptions & JobCompletion): Promise<void> {
+    this.#run('completing a job', options, () => this.#jobs.completeJob(lease, now, options?.warning));
   }
 
   async failJob(lease: JobLease, failure: JobFailure, options?: CallOptions): Promise<Job> {

@@ -116,6 +116,8 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
         store,
         tokenCounter: counter,
         embedder,
+        // Quality, not latency, is measured here: every query waits for its embedding.
+        queryEmbeddingTimeoutMs: false,
         worker: { autoStart: false },
         compaction: { settings: compactionSettingsForBudget(budget) },
       });

@@ -1,4 +1,4 @@
-import { savedPercent, type ConversationStats, type Memory, type Summary } from '@mnemo/core';
+import { savedPercent, type ConversationStats, type JobBacklogStatus, type Memory, type Summary } from '@mnemo/core';
 import type { Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
 import { loadCliConfig } from '../config/cli-config.js';
@@ -50,8 +50,9 @@ async function runStats(flags: StatsFlags, io: CliIo): Promise<void> {
       return;
     }
     const conversations = await listAllStats(memory, userOf(flags));
-    if (flags.json === true) io.stdout.write(`${JSON.stringify({ db: describeDatabase(db), conversations })}\n`);
-    else io.stdout.write(conversations.length === 0 ? `no conversations in ${describeDatabase(db)}\n` : formatConversations(conversations));
+    const backlog = await memory.jobBacklog({ tenantId: flags.tenant ?? 'default' });
+    if (flags.json === true) io.stdout.write(`${JSON.stringify({ db: describeDatabase(db), conversations, backlog })}\n`);
+    else io.stdout.write(`${conversations.length === 0 ? `no conversations in ${describeDatabase(db)}\n` : formatConversations(conversations)}\n${formatBacklog(backlog)}`);
   } finally {
     await memory.close();
   }
@@ -106,6 +107,14 @@ function formatConversation(stats: ConversationReport): string {
     ['net saved tokens', `${formatCount(stats.usage.netSavedTokens)} (${formatPercent(stats.netSavedPercent)}, after the summarizer's tokens)`],
   ];
   return formatTable([{ header: 'field' }, { header: 'value' }], rows);
+}
+
+/** The tenant's background jobs not done yet, per kind, and the wait of the oldest pending one. */
+function formatBacklog(backlog: JobBacklogStatus): string {
+  const right = 'right' as const;
+  const rows = Object.entries(backlog.byKind).map(([kind, counts]) => [kind, formatCount(counts.pending), formatCount(counts.running)]);
+  const oldest = backlog.oldestPendingAgeMs === undefined ? 'none pending' : `${(backlog.oldestPendingAgeMs / 1000).toFixed(1)} s (since ${backlog.oldestPendingCreatedAt})`;
+  return `${formatTable([{ header: 'background job' }, { header: 'pending', align: right }, { header: 'running', align: right }], rows)}oldest pending job waited: ${oldest}\n`;
 }
 
 function formatConversations(conversations: readonly ConversationStats[]): string {

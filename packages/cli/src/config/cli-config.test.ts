@@ -38,16 +38,16 @@ describe('loadCliConfig', () => {
       db: join(directory, 'mnemo.db'),
       llm: { timeoutMs: cliDefaults.timeoutMs },
       context: { maxTokens: 1000, windowTurns: 4 },
-      embedder: { kind: 'use-lite' },
+      embedder: { kind: 'use-lite', queryTimeoutMs: 30 },
     });
   });
 
   it('configures an OpenAI-compatible embedder from the environment, defaulting to the LLM endpoint', async () => {
     const config = await loadCliConfig({
-      env: { MNEMO_EMBEDDER: 'openai', MNEMO_EMBEDDING_MODEL: 'nomic-embed-text', MNEMO_EMBEDDING_DIMENSIONS: '768', MNEMO_LLM_BASE_URL: 'http://127.0.0.1:11434/v1' },
+      env: { MNEMO_EMBEDDER: 'openai', MNEMO_EMBEDDING_MODEL: 'nomic-embed-text', MNEMO_EMBEDDING_DIMENSIONS: '768', MNEMO_LLM_BASE_URL: 'http://127.0.0.1:11434/v1', MNEMO_QUERY_EMBEDDING_TIMEOUT_MS: '50' },
       cwd: directory,
     });
-    expect(config.embedder).toEqual({ kind: 'openai', model: 'nomic-embed-text', dimensions: 768, baseUrl: 'http://127.0.0.1:11434/v1' });
+    expect(config.embedder).toEqual({ kind: 'openai', model: 'nomic-embed-text', dimensions: 768, baseUrl: 'http://127.0.0.1:11434/v1', queryTimeoutMs: 50 });
     await expect(loadCliConfig({ env: { MNEMO_EMBEDDER: 'bert' }, cwd: directory })).rejects.toThrow(/MNEMO_EMBEDDER/);
   });
 

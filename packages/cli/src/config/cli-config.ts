@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { builtInContextDefaults, maxContextTokens, MemoryError } from '@mnemo/core';
+import { builtInContextDefaults, defaultQueryEmbeddingTimeoutMs, maxContextTokens, MemoryError } from '@mnemo/core';
 import { z } from 'zod';
 import { cliPolicies, type CliPolicy } from './cli-policies.js';
 
@@ -39,6 +39,8 @@ export interface CliConfig {
     readonly dimensions?: number;
     readonly baseUrl?: string;
     readonly apiKey?: string;
+    /** Deadline of a context's query embedding in `serve`, in ms; past it recall is keyword-only and the report says so. Default 30. */
+    readonly queryTimeoutMs: number;
   };
   /** Settings of `mnemo serve`; absent when neither the file nor `MNEMO_API_KEYS` sets any. */
   readonly server?: CliServerConfig;
@@ -54,8 +56,12 @@ export interface CliServerConfig {
   readonly apiKeys: readonly { readonly key: string; readonly tenantId: string }[];
   readonly maxBodyBytes?: number;
   readonly maxImportBytes?: number;
-  /** `false` turns the per-key rate limit off. */
+  /** `false` turns the per-key rate limit off; unset: 50 requests/s per key with API keys, none without. */
   readonly rateLimit?: false | { readonly requestsPerSecond: number; readonly burst: number };
+  /** Requests handled at once before one more gets 503 + `Retry-After` (default 512). */
+  readonly maxConcurrentRequests?: number;
+  /** Worker processes `serve` starts (`--workers` wins); default one per core beyond the first, 1 to 4. */
+  readonly workers?: number;
   /** Browser origins allowed by CORS; empty (the default) sends no CORS headers. */
   readonly corsOrigins: readonly string[];
   /** Host names answered besides loopback ones (`MNEMO_ALLOWED_HOSTS` replaces the file's list); requests naming any other Host are refused. */
@@ -86,6 +92,7 @@ export const cliEnvironmentVariables = Object.freeze({
   MNEMO_EMBEDDING_DIMENSIONS: "vector length of that model, unless it is one of OpenAI's",
   MNEMO_EMBEDDING_BASE_URL: 'its base URL (default MNEMO_LLM_BASE_URL)',
   MNEMO_EMBEDDING_API_KEY: 'its API key (default MNEMO_LLM_API_KEY)',
+  MNEMO_QUERY_EMBEDDING_TIMEOUT_MS: 'deadline of a context query embedding in serve, past which recall is keyword-only (default 30)',
 });
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
@@ -110,7 +117,14 @@ const fileSchema = z.strictObject({
   $schema: z.string().optional(),
   db: z.string().min(1).optional(),
   embedder: z
-    .strictObject({ kind: embedderKind.optional(), model: z.string().min(1).optional(), dimensions: z.number().int().min(1).optional(), baseUrl: httpUrl.optional(), apiKey: z.string().optional() })
+    .strictObject({
+      kind: embedderKind.optional(),
+      model: z.string().min(1).optional(),
+      dimensions: z.number().int().min(1).optional(),
+      baseUrl: httpUrl.optional(),
+      apiKey: z.string().optional(),
+      queryTimeoutMs: z.number().int().min(1).optional(),
+    })
     .optional(),
   llm: z
     .strictObject({
@@ -137,6 +151,8 @@ const fileSchema = z.strictObject({
       maxBodyBytes: z.number().int().min(1).optional(),
       maxImportBytes: z.number().int().min(1).optional(),
       rateLimit: z.union([z.literal(false), z.strictObject({ requestsPerSecond: z.number().positive(), burst: z.number().int().min(1) })]).optional(),
+      maxConcurrentRequests: z.number().int().min(1).optional(),
+      workers: z.number().int().min(0).max(64).optional(),
       corsOrigins: z.array(z.string().min(1)).optional(),
       allowedHosts: z.array(z.string().min(1)).optional(),
     })
@@ -159,6 +175,7 @@ const envSchema = z.object({
   MNEMO_EMBEDDING_DIMENSIONS: z.coerce.number<string>({ error: 'must be a whole number' }).pipe(z.number().int().min(1)).optional(),
   MNEMO_EMBEDDING_BASE_URL: httpUrl.optional(),
   MNEMO_EMBEDDING_API_KEY: z.string().optional(),
+  MNEMO_QUERY_EMBEDDING_TIMEOUT_MS: z.coerce.number<string>({ error: 'must be a whole number' }).pipe(z.number().int().min(1)).optional(),
 });
 
 type FileConfig = z.infer<typeof fileSchema>;
@@ -205,6 +222,7 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
     ...defined('dimensions', env.MNEMO_EMBEDDING_DIMENSIONS ?? fileValues.embedder?.dimensions),
     ...defined('baseUrl', env.MNEMO_EMBEDDING_BASE_URL ?? fileValues.embedder?.baseUrl ?? llm.baseUrl),
     ...defined('apiKey', env.MNEMO_EMBEDDING_API_KEY ?? fileValues.embedder?.apiKey ?? llm.apiKey),
+    queryTimeoutMs: env.MNEMO_QUERY_EMBEDDING_TIMEOUT_MS ?? fileValues.embedder?.queryTimeoutMs ?? defaultQueryEmbeddingTimeoutMs,
   };
   const { apiKeys, corsOrigins, allowedHosts, ...server } = fileValues.server ?? {};
   const envHosts = env.MNEMO_ALLOWED_HOSTS?.split(',').map((host) => host.trim()).filter((host) => host !== '');

@@ -1,5 +1,5 @@
 import { HashedEmbedder, MemoryError, type Embedder } from '@mnemo/core';
-import { OpenAiEmbedder, UseLiteEmbedder } from '@mnemo/models';
+import { OpenAiEmbedder, UseLiteEmbedder, UseLiteThreadEmbedder } from '@mnemo/models';
 import type { CliConfig } from '../config/cli-config.js';
 
 /**
@@ -19,4 +19,18 @@ export function chooseEmbedder(config: CliConfig): Embedder | undefined {
     });
   }
   return new OpenAiEmbedder({ baseUrl, model, ...(apiKey === undefined ? {} : { apiKey }), ...(dimensions === undefined ? {} : { dimensions }) });
+}
+
+/**
+ * The embedder of `serve`'s own requests (the query embeddings of hybrid contexts): as {@link chooseEmbedder},
+ * but USE-lite runs on a worker thread, so a query embedding never blocks the event loop and its deadline
+ * can cut it off. `load` loads the model in its thread, `close` ends the thread (both no-ops for the others).
+ */
+export function chooseQueryEmbedder(config: CliConfig): { embedder?: Embedder; load: () => Promise<void>; close: () => Promise<void> } {
+  if (config.embedder.kind === 'use-lite') {
+    const embedder = new UseLiteThreadEmbedder();
+    return { embedder, load: () => embedder.load(), close: () => embedder.close() };
+  }
+  const embedder = chooseEmbedder(config);
+  return { ...(embedder === undefined ? {} : { embedder }), load: async () => undefined, close: async () => undefined };
 }

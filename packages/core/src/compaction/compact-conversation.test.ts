@@ -4,6 +4,8 @@ import { isMemoryError, MemoryError } from '../errors/memory-error.js';
 import type { MessageInput } from '../messages/message.js';
 import { InMemoryStore } from '../store/in-memory-store.js';
 import { compactionSettingsForBudget, defaultCompactionSettings } from './compaction-settings.js';
+import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
+import { ExtractiveSummarizer } from './extractive-summarizer.js';
 import type { Summarizer } from './summarizer.js';
 
 const scope = { conversationId: 'node-7' };
@@ -124,6 +126,28 @@ describe('compaction', () => {
     expect(await memory.listSummaries(scope)).toEqual([]);
     const { report } = await memory.buildContext(scope, { policy: 'summary', maxTokens: 300 });
     expect(report.dropped.every((run) => run.reason === 'awaiting_compaction')).toBe(true);
+  });
+
+  it('finishes the job of a summary written by the fallback summarizer with a warning, logged and kept on the job', async () => {
+    const degraded: Summarizer = {
+      id: 'degraded@1',
+      async summarize(input) {
+        const fallback = await new ExtractiveSummarizer({ tokenCounter: createGptTokenCounter() }).summarize(input);
+        return { ...fallback, fallbackReason: 'model timed out' };
+      },
+    };
+    const store = new InMemoryStore();
+    const warnings: string[] = [];
+    const memory = createMemory({ store, worker: { autoStart: false, onWarning: (warning) => warnings.push(warning) }, compaction: { summarizer: degraded, settings: { triggerTokens: 100, keepRecentTokens: 20 } } });
+    await memory.append(scope, chat(20));
+
+    await memory.runPendingJobs();
+
+    const compact = (await store.listJobs({ tenantId: 'default', userId: 'default', conversationId: 'node-7' })).find((job) => job.kind === 'compact');
+    expect(compact).toMatchObject({ status: 'done', lastError: expect.stringContaining('fell back') });
+    expect(compact?.lastError).toContain('model timed out');
+    expect(warnings).toEqual([compact?.lastError]);
+    expect((await memory.listSummaries(scope))[0]?.fallbackReason).toBe('model timed out');
   });
 
   it('compacts on demand and refuses when compaction is off', async () => {

@@ -48,7 +48,11 @@ export function createCompactor(options: CompactorOptions): Compactor {
     },
     compact: (scope: Scope, compactOptions: { force?: boolean; signal?: AbortSignal } = {}) => compactConversation(dependencies, scope, compactOptions),
     handler: (async (_job, scope, signal) => {
-      await compactConversation(dependencies, scope, { signal });
+      const written = await compactConversation(dependencies, scope, { signal });
+      const fallbacks = written.filter((summary) => summary.fallbackReason !== undefined);
+      // The summary is stored either way; the job says it came from the fallback summarizer, and why.
+      if (fallbacks.length === 0) return {};
+      return { warning: `summarizer fell back for ${fallbacks.length} of ${written.length} summaries: ${fallbacks[0]!.fallbackReason}` };
     }) satisfies JobHandler,
   });
 }

@@ -75,3 +75,47 @@ describe('hybrid context', () => {
     expect(report.sentTokens).toBeLessThanOrEqual(40);
   });
 });
+
+describe('hybrid context under a saturated embedder', () => {
+  /** Embeds stored messages like the hashed embedder, but never answers a query: every worker is busy. */
+  class SaturatedEmbedder extends HashedEmbedder {
+    readonly querySignals: AbortSignal[] = [];
+    saturated = false;
+    override embed(texts: readonly string[], options: { signal?: AbortSignal } = {}): Promise<Float32Array[]> {
+      if (!this.saturated) return super.embed(texts);
+      if (options.signal !== undefined) this.querySignals.push(options.signal);
+      return new Promise(() => undefined);
+    }
+  }
+
+  it('answers keyword-only at the query embedding deadline, says so in the report, and aborts the embedding', async () => {
+    const embedder = new SaturatedEmbedder();
+    const memory = createMemory({ store: new InMemoryStore(), embedder, queryEmbeddingTimeoutMs: 25, worker: { autoStart: false }, compaction: false });
+    await memory.append(scope, [
+      { role: 'user', content: 'My relay is called LARCH-RIDGE and it runs on a solar panel.' },
+      { role: 'assistant', content: 'Noted: relay LARCH-RIDGE.' },
+      ...filler(30),
+      { role: 'user', content: 'which solar relay did I name?' },
+    ]);
+    await memory.runPendingJobs();
+    embedder.saturated = true;
+
+    const { messages, report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300 });
+
+    expect(report.recall).toEqual({ mode: 'keyword-only', reason: 'embedding_deadline' });
+    expect(messages.map((message) => message.content).join('\n')).toContain('LARCH-RIDGE');
+    expect(embedder.querySignals).toHaveLength(1);
+    expect(embedder.querySignals[0]?.aborted).toBe(true);
+  });
+
+  it('reports hybrid recall when the query embedding is in time, and keyword-only without an embedder', async () => {
+    const withEmbedder = createMemory({ store: new InMemoryStore(), embedder: new HashedEmbedder(), worker: { autoStart: false }, compaction: false });
+    const without = createMemory({ store: new InMemoryStore(), worker: { autoStart: false }, compaction: false });
+    for (const memory of [withEmbedder, without]) await memory.append(scope, [...filler(3), { role: 'user', content: 'channel report?' }]);
+    await withEmbedder.runPendingJobs();
+
+    expect((await withEmbedder.buildContext(scope, { policy: 'hybrid', maxTokens: 300 })).report.recall).toEqual({ mode: 'hybrid' });
+    expect((await without.buildContext(scope, { policy: 'hybrid', maxTokens: 300 })).report.recall).toEqual({ mode: 'keyword-only', reason: 'no_embedder' });
+    expect((await without.buildContext(scope, { policy: 'token-window', maxTokens: 300 })).report.recall).toBeUndefined();
+  });
+});

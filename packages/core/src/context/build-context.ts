@@ -2,7 +2,7 @@ import type { Message } from '../messages/message.js';
 import { withoutSuperseded } from '../messages/superseded-messages.js';
 import type { Scope } from '../messages/scope.js';
 import type { Embedder } from '../recall/embedder.js';
-import { recall, type RecallHit } from '../recall/recall.js';
+import { searchRecall, type RecallSearch } from '../recall/recall.js';
 import type { Store } from '../store/store.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import { assembleContext, type AssembleInput } from './assemble-context.js';
@@ -14,6 +14,8 @@ export interface ContextDependencies {
   readonly store: Store;
   readonly counter: TokenCounter;
   readonly embedder?: Embedder;
+  /** Deadline of the hybrid policy's query embedding, in ms; past it recall is keyword-only and the report says so. Default none. */
+  readonly queryEmbeddingTimeoutMs?: number;
   readonly now?: () => number;
 }
 
@@ -89,14 +91,25 @@ async function buildHybrid(dependencies: ContextDependencies, scope: Scope, requ
   const callOptions = request.signal === undefined ? {} : { signal: request.signal };
   const query = request.query ?? [...input.tail].reverse().find((message) => message.role === 'user')?.content;
   const facts = await dependencies.store.listFacts(user, {}, callOptions);
-  const recalled: RecallHit[] =
+  const { embedder, queryEmbeddingTimeoutMs } = dependencies;
+  const searched: RecallSearch | undefined =
     query === undefined || query.trim().length === 0
-      ? []
-      : await recall({ store: dependencies.store, ...(dependencies.embedder === undefined ? {} : { embedder: dependencies.embedder }) }, user, query, {
-          k: request.recallK ?? defaultRecallK(request.maxTokens),
-          ...callOptions,
-        });
-  return assembleHybrid({ ...input, conversationId: scope.conversationId, facts, recalled });
+      ? undefined
+      : await searchRecall(
+          { store: dependencies.store, ...(embedder === undefined ? {} : { embedder }), ...(queryEmbeddingTimeoutMs === undefined ? {} : { queryEmbeddingTimeoutMs }) },
+          user,
+          query,
+          {
+            k: request.recallK ?? defaultRecallK(request.maxTokens),
+            // Built as of an earlier turn: what the conversation said after it is not recalled either.
+            ...(request.throughSeq === undefined ? {} : { exclude: { conversationId: scope.conversationId, fromSeq: request.throughSeq + 1 } }),
+            ...callOptions,
+          },
+        );
+  const built = assembleHybrid({ ...input, conversationId: scope.conversationId, facts, recalled: searched?.hits ?? [] });
+  if (searched === undefined) return built;
+  const recallReport = { mode: searched.mode, ...(searched.reason === undefined ? {} : { reason: searched.reason }) };
+  return { ...built, report: { ...built.report, recall: recallReport } };
 }
 
 /**

@@ -104,6 +104,18 @@ export interface ContextReport {
   readonly savedPercent: number;
   /** False when the conversation has no stored message (the context then holds only the system prompt); set by `buildContext`. */
   readonly conversationFound?: boolean;
+  /** How the hybrid policy recalled (absent for other policies and when there was no query to search with). */
+  readonly recall?: ContextRecallReport;
+}
+
+/**
+ * How a hybrid context's recall searched: `hybrid` (keyword and vector search fused) or `keyword-only`,
+ * because no embedder is configured (`no_embedder`) or the query embedding missed its deadline
+ * (`embedding_deadline`: the embedder was saturated; the request did not wait for it).
+ */
+export interface ContextRecallReport {
+  readonly mode: 'hybrid' | 'keyword-only';
+  readonly reason?: 'no_embedder' | 'embedding_deadline';
 }
 
 /** The result of building a context: the messages to send and the report about them. */

@@ -1,5 +1,6 @@
 import type { Compactor } from '../compaction/create-compactor.js';
 import type { JobKind } from '../jobs/job.js';
+import { MemoryError } from '../errors/memory-error.js';
 import { createJobWorker, type JobHandler, type JobWorker, type JobWorkerOptions } from '../jobs/job-worker.js';
 import type { Scope } from '../messages/scope.js';
 import type { Embedder } from '../recall/embedder.js';
@@ -20,7 +21,8 @@ export interface BackgroundWorkOptions {
   readonly embedder?: Embedder;
   /** The `extract` job body, when facts/graph extraction is on. */
   readonly extract?: JobHandler;
-  readonly worker?: Omit<JobWorkerOptions, 'store' | 'handlers' | 'now'> & { readonly autoStart?: boolean };
+  /** `concurrency`: job loops in this process (default 1), so one slow job does not hold the others. */
+  readonly worker?: Omit<JobWorkerOptions, 'store' | 'handlers' | 'now'> & { readonly autoStart?: boolean; readonly concurrency?: number };
   readonly now: () => number;
 }
 
@@ -34,8 +36,13 @@ export function createBackgroundWork(options: BackgroundWorkOptions): Background
   if (compactor !== undefined) handlers.compact = compactor.handler;
   if (embedder !== undefined) handlers.embed = async (_job, scope, signal) => void (await embedConversation({ store, embedder }, scope, signal));
   if (extract !== undefined) handlers.extract = extract;
-  const { autoStart, ...workerOptions } = options.worker ?? {};
-  const worker = createJobWorker({ store, handlers, now, ...workerOptions });
+  const { autoStart, concurrency = 1, ...workerOptions } = options.worker ?? {};
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
+    throw new MemoryError('invalid_input', `worker.concurrency must be an integer from 1 to 64 (got ${String(concurrency)})`, { details: { field: 'worker.concurrency' } });
+  }
+  const worker = createWorkerLoops(concurrency, (index) =>
+    createJobWorker({ store, handlers, now, ...workerOptions, ...(workerOptions.workerId === undefined ? {} : { workerId: concurrency === 1 ? workerOptions.workerId : `${workerOptions.workerId}-${index}` }) }),
+  );
   if (Object.keys(handlers).length > 0 && autoStart !== false) worker.start();
 
   return Object.freeze({
@@ -54,5 +61,18 @@ export function createBackgroundWork(options: BackgroundWorkOptions): Background
       }
       if (queued) worker.nudge();
     },
+  });
+}
+
+/** `count` job loops behind one {@link JobWorker}: started, nudged and stopped together; `drain` runs in the caller. */
+function createWorkerLoops(count: number, create: (index: number) => JobWorker): JobWorker {
+  const loops = Array.from({ length: count }, (_, index) => create(index));
+  if (count === 1) return loops[0]!;
+  return Object.freeze({
+    workerId: loops[0]!.workerId,
+    start: () => loops.forEach((loop) => loop.start()),
+    drain: () => loops[0]!.drain(),
+    nudge: () => loops.forEach((loop) => loop.nudge()),
+    stop: async () => void (await Promise.all(loops.map((loop) => loop.stop()))),
   });
 }

@@ -13,7 +13,7 @@ import { prepareMessages } from '../messages/prepare-messages.js';
 import { resolveScope, resolveUserScope, type ScopeInput } from '../messages/scope.js';
 import { defaultMessageLimits, type MessageLimits } from '../messages/validate-message.js';
 import type { CallOptions, Conversation, EraseResult, MessageRange, Page, PageOptions, Store } from '../store/store.js';
-import type { Job, JobKindCount } from '../jobs/job.js';
+import { readJobBacklog, type Job, type JobBacklogStatus, type JobKindCount } from '../jobs/job.js';
 import type { UsageEntry } from '../usage/usage.js';
 import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
@@ -52,14 +52,34 @@ export interface MemoryOptions {
   /** Embeds messages in the background for vector recall (e.g. `UseLiteEmbedder` from `@mnemo/models`); without one, recall is keyword-only. */
   readonly embedder?: Embedder;
   /**
+   * Deadline of the hybrid context's query embedding, in ms (default {@link defaultQueryEmbeddingTimeoutMs});
+   * past it the context recalls keyword-only and its report says `embedding_deadline`. `false`: wait for it.
+   * Only an embedder off the event loop (a worker thread, a remote endpoint) can be cut off in time.
+   */
+  readonly queryEmbeddingTimeoutMs?: number | false;
+  /**
    * Background extraction of durable facts and the entity graph from new messages; `false` turns it off.
    * Default: the offline `HeuristicFactExtractor` and `HeuristicGraphExtractor`; `graphExtractor: false` skips the graph.
    */
   readonly knowledge?: false | { readonly factExtractor?: FactExtractor; readonly graphExtractor?: GraphExtractor | false };
   /** Caps of each user's `/memories` directory (the memory tool); missing fields take `defaultMemoryToolLimits`. */
   readonly memoryToolLimits?: Partial<MemoryToolLimits>;
-  /** The in-process job worker. `autoStart: false` leaves jobs queued until `runPendingJobs()` (or another process's worker). */
-  readonly worker?: { readonly autoStart?: boolean; readonly workerId?: string; readonly leaseMs?: number; readonly pollIntervalMs?: number; readonly onError?: (error: unknown) => void };
+  /**
+   * The in-process job worker. `autoStart: false` leaves jobs queued until `runPendingJobs()` (or another
+   * process's worker); `concurrency` job loops run side by side (default 1); `attemptTimeoutMs` is the
+   * deadline of one job attempt (default 45,000 ms, below the 60,000 ms lease).
+   */
+  readonly worker?: {
+    readonly autoStart?: boolean;
+    readonly workerId?: string;
+    readonly leaseMs?: number;
+    readonly pollIntervalMs?: number;
+    readonly attemptTimeoutMs?: number;
+    readonly concurrency?: number;
+    readonly onError?: (error: unknown) => void;
+    /** Called when a job finished degraded, e.g. a summary written by the fallback summarizer. */
+    readonly onWarning?: (warning: string) => void;
+  };
 }
 
 /** Who to erase: one conversation, or (without `conversationId`) everything of a user. */
@@ -119,6 +139,11 @@ export interface Memory {
   };
   /** The Anthropic-style memory tool over each user's `/memories` directory in this memory's store. */
   readonly memoryTool: MemoryTool;
+  /**
+   * The background work not done yet, of one tenant or (without `tenantId`) all: pending and running
+   * jobs per kind and how long the oldest pending one has waited (for `/metrics` and `mnemo stats`).
+   */
+  jobBacklog(filter?: { tenantId?: string }, options?: CallOptions): Promise<JobBacklogStatus>;
   /** Runs the due background jobs now and returns how many ran (for tests, replays and CLIs). */
   runPendingJobs(): Promise<number>;
   /** The counter every stored message was counted with. */
@@ -126,6 +151,9 @@ export interface Memory {
   /** Stops the worker (its running job's lease lapses for another worker) and closes the store. */
   close(): Promise<void>;
 }
+
+/** Default deadline of the hybrid context's query embedding: 30 ms, about three USE-lite sentences on 2 cores. */
+export const defaultQueryEmbeddingTimeoutMs = 30;
 
 // How far back append looks for the assistant message that a tool result answers.
 const toolLookbackMessages = 64;
@@ -167,7 +195,19 @@ export function createMemory(options: MemoryOptions): Memory {
     now,
   });
   const { worker } = background;
-  const contextDependencies = { store, counter: tokenCounter, now, ...(options.embedder === undefined ? {} : { embedder: options.embedder }) };
+  const queryEmbeddingTimeoutMs = options.queryEmbeddingTimeoutMs ?? defaultQueryEmbeddingTimeoutMs;
+  if (queryEmbeddingTimeoutMs !== false && (!Number.isInteger(queryEmbeddingTimeoutMs) || queryEmbeddingTimeoutMs < 1)) {
+    throw new MemoryError('invalid_input', `queryEmbeddingTimeoutMs must be a positive integer or false (got ${String(queryEmbeddingTimeoutMs)})`, {
+      details: { field: 'queryEmbeddingTimeoutMs' },
+    });
+  }
+  const contextDependencies = {
+    store,
+    counter: tokenCounter,
+    now,
+    ...(options.embedder === undefined ? {} : { embedder: options.embedder }),
+    ...(queryEmbeddingTimeoutMs === false ? {} : { queryEmbeddingTimeoutMs }),
+  };
 
   const memoryTool = createMemoryTool({ store, now, ...(options.memoryToolLimits === undefined ? {} : { limits: options.memoryToolLimits }) });
 
@@ -248,6 +288,11 @@ export function createMemory(options: MemoryOptions): Memory {
       listRecentFailures: async (tenant: { tenantId?: string }, query: { limit?: number } = {}, callOptions?: CallOptions) =>
         store.listFailedJobs({ tenantId: resolveUserScope({ tenantId: tenant.tenantId }).tenantId, limit: checkFailureLimit(query.limit) }, callOptions),
     }),
+    async jobBacklog(filter: { tenantId?: string } = {}, callOptions?: CallOptions) {
+      const backlog = await readJobBacklog(store, filter.tenantId === undefined ? {} : { tenantId: filter.tenantId }, callOptions);
+      const oldest = backlog.oldestPendingCreatedAt;
+      return oldest === undefined ? backlog : { ...backlog, oldestPendingAgeMs: Math.max(0, now() - Date.parse(oldest)) };
+    },
     runPendingJobs: () => worker.drain(),
     async close() {
       await worker.stop();

@@ -3,8 +3,12 @@ import type { Scope } from '../messages/scope.js';
 import type { Store } from '../store/store.js';
 import type { Job, JobKind } from './job.js';
 
-/** Runs one job; throwing fails the attempt (retried with backoff until `maxAttempts`). */
-export type JobHandler = (job: Job, scope: Scope, signal: AbortSignal) => Promise<void>;
+/**
+ * Runs one job; throwing fails the attempt (retried with backoff until `maxAttempts`). Returning a
+ * `warning` finishes the job degraded (e.g. a summary written by the fallback summarizer): the job is
+ * done, the warning is stored as its `lastError` and passed to `onWarning`.
+ */
+export type JobHandler = (job: Job, scope: Scope, signal: AbortSignal) => Promise<void | { readonly warning?: string }>;
 
 /** Options of {@link createJobWorker}. */
 export interface JobWorkerOptions {
@@ -16,10 +20,18 @@ export interface JobWorkerOptions {
   readonly leaseMs?: number;
   /** Pause between polls when the queue is empty. Default 250 ms. */
   readonly pollIntervalMs?: number;
+  /**
+   * Deadline of one attempt: past it the handler's signal aborts and the attempt fails (`unavailable`) and is
+   * retried later, so a hanging model holds a worker loop at most this long. Keep it below `leaseMs`.
+   * Default 45,000 ms.
+   */
+  readonly attemptTimeoutMs?: number;
   /** Backoff before retry n (1-based): `retryBaseMs * 2^(n-1)`, at most 5 minutes. Default 1,000 ms. */
   readonly retryBaseMs?: number;
   /** Called with each failure and each error of the loop itself, so they are visible; default none. */
   readonly onError?: (error: unknown, job?: Job) => void;
+  /** Called when a job finished degraded (its handler returned a warning); default none. */
+  readonly onWarning?: (warning: string, job: Job) => void;
   readonly now?: () => number;
 }
 
@@ -32,7 +44,10 @@ export interface JobWorker {
   drain(): Promise<number>;
   /** Wakes a started worker now instead of at its next poll (called after a job is queued). */
   nudge(): void;
-  /** Stops polling, aborts the running job's signal and waits for it to settle; its lease then lapses. */
+  /**
+   * Stops polling and aborts the running job's signal without waiting for a handler that ignores it; the
+   * job's lease then lapses and another worker runs it again.
+   */
   stop(): Promise<void>;
 }
 
@@ -48,6 +63,7 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
   const leaseMs = options.leaseMs ?? 60_000;
   const pollIntervalMs = options.pollIntervalMs ?? 250;
   const retryBaseMs = options.retryBaseMs ?? 1000;
+  const attemptTimeoutMs = options.attemptTimeoutMs ?? 45_000;
   const now = options.now ?? Date.now;
   const kinds = Object.keys(options.handlers) as JobKind[];
   const stopping = new AbortController();
@@ -59,18 +75,33 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
     const job = await options.store.leaseJob({ workerId, leaseMs, now: new Date(now()).toISOString(), kinds });
     if (job === undefined) return false;
     const scope = { tenantId: job.tenantId, userId: job.userId, conversationId: job.conversationId };
+    // One controller per attempt, linked to the worker's stop: a listener on a long-lived signal per job
+    // (the openai SDK adds one per call) would pile up for the life of the worker.
+    const attempt = new AbortController();
+    const onStop = () => attempt.abort(stopping.signal.reason);
+    stopping.signal.addEventListener('abort', onStop, { once: true });
+    const deadline = setTimeout(
+      () => attempt.abort(new MemoryError('unavailable', `${job.kind} job attempt passed its ${attemptTimeoutMs} ms deadline`, { details: { jobId: job.id, attemptTimeoutMs } })),
+      attemptTimeoutMs,
+    );
+    deadline.unref?.();
     try {
       const handler = options.handlers[job.kind];
       if (handler === undefined) throw new MemoryError('invalid_input', `no handler for job kind ${job.kind}`);
-      await handler(job, scope, stopping.signal);
-      await options.store.completeJob(job, new Date(now()).toISOString());
+      const warning = (await raceAbort(handler(job, scope, attempt.signal), attempt.signal))?.warning;
+      if (warning !== undefined) options.onWarning?.(warning, job);
+      await options.store.completeJob(job, new Date(now()).toISOString(), warning === undefined ? {} : { warning });
     } catch (error) {
-      options.onError?.(error, job);
+      const failure = attempt.signal.aborted && !stopping.signal.aborted ? attempt.signal.reason : error;
+      options.onError?.(failure, job);
       if (stopping.signal.aborted) return true; // Leave the lease to lapse: another worker retries it.
-      const retry = job.attempts < job.maxAttempts && !isMemoryError(error, 'invalid_input');
+      const retry = job.attempts < job.maxAttempts && !isMemoryError(failure, 'invalid_input');
       const retryAt = retry ? new Date(now() + Math.min(maxBackoffMs, retryBaseMs * 2 ** (job.attempts - 1))).toISOString() : undefined;
-      const message = error instanceof Error ? error.message : String(error);
+      const message = failure instanceof Error ? failure.message : String(failure);
       await options.store.failJob(job, { error: message, now: new Date(now()).toISOString(), ...(retryAt === undefined ? {} : { retryAt }) });
+    } finally {
+      clearTimeout(deadline);
+      stopping.signal.removeEventListener('abort', onStop);
     }
     return true;
   };
@@ -113,5 +144,18 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
       wake?.();
       await loop;
     },
+  });
+}
+
+/**
+ * Settles with `work`, or rejects with the signal's reason once it aborts: a handler that ignores its
+ * signal (a model client stuck in a read) cannot hold the worker loop past the deadline.
+ */
+function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }

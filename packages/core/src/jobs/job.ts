@@ -47,3 +47,40 @@ export interface JobKindCount {
   readonly count: number;
   readonly oldestCreatedAt: string;
 }
+
+/** The background work not done yet, per kind: what `/metrics` and `mnemo stats` show. */
+export interface JobBacklog {
+  /** Jobs waiting to run (due now or retrying later) and jobs running now, per kind. */
+  readonly byKind: Readonly<Record<JobKind, { readonly pending: number; readonly running: number }>>;
+  /** ISO 8601 creation time of the oldest pending job; absent when none is pending. */
+  readonly oldestPendingCreatedAt?: string;
+}
+
+/** A {@link JobBacklog} read at one moment, with the age of its oldest pending job. */
+export interface JobBacklogStatus extends JobBacklog {
+  /** How long the oldest pending job has waited, in ms; absent when none is pending. */
+  readonly oldestPendingAgeMs?: number;
+}
+
+/** Adds up a backlog from rows of (kind, status, count, oldest creation time in epoch ms) — one way for every store. */
+export function backlogFromRows(rows: Iterable<{ readonly kind: string; readonly status: string; readonly count: number; readonly oldestMs: number }>): JobBacklog {
+  const byKind = Object.fromEntries(jobKinds.map((kind) => [kind, { pending: 0, running: 0 }])) as Record<JobKind, { pending: number; running: number }>;
+  let oldestMs: number | undefined;
+  for (const row of rows) {
+    const entry = byKind[row.kind as JobKind];
+    if (entry === undefined || (row.status !== 'pending' && row.status !== 'running')) continue;
+    entry[row.status] += row.count;
+    if (row.status === 'pending') oldestMs = oldestMs === undefined ? row.oldestMs : Math.min(oldestMs, row.oldestMs);
+  }
+  return { byKind, ...(oldestMs === undefined ? {} : { oldestPendingCreatedAt: new Date(oldestMs).toISOString() }) };
+}
+
+/** The backlog of one tenant or (without `tenantId`) all, from the store's per-kind counts: pending and running jobs, the oldest pending one's creation time. */
+export async function readJobBacklog(
+  store: { countJobsByKind(filter: { tenantId?: string }, options?: { signal?: AbortSignal }): Promise<JobKindCount[]> },
+  filter: { tenantId?: string },
+  options?: { signal?: AbortSignal },
+): Promise<JobBacklog> {
+  const counts = await store.countJobsByKind(filter, options);
+  return backlogFromRows(counts.map((count) => ({ ...count, oldestMs: Date.parse(count.oldestCreatedAt) })));
+}

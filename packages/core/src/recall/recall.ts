@@ -34,7 +34,24 @@ export interface RecallOptions extends CallOptions {
 export interface RecallDependencies {
   readonly store: Store;
   readonly embedder?: Embedder;
+  /**
+   * Deadline of the query embedding, in ms: past it the query's embedding is abandoned (its signal
+   * aborts) and recall goes on keyword-only, as {@link RecallSearch} says. Default none: wait for it.
+   */
+  readonly queryEmbeddingTimeoutMs?: number;
 }
+
+/** How {@link searchRecall} searched: keyword and vector search, or keyword only and why. */
+export interface RecallSearch {
+  readonly hits: RecallHit[];
+  /** `hybrid`: keyword and vector search fused; `keyword-only`: see `reason`. */
+  readonly mode: 'hybrid' | 'keyword-only';
+  /** `no_embedder`: none configured; `embedding_deadline`: the query embedding missed `queryEmbeddingTimeoutMs`. */
+  readonly reason?: 'no_embedder' | 'embedding_deadline';
+}
+
+/** How the candidates were searched (see {@link RecallSearch}). */
+type SearchMode = Omit<RecallSearch, 'hits'>;
 
 /**
  * How `recall` weighs its evidence; chosen by cross-validation over LoCoMo's conversations (`mnemo bench
@@ -70,6 +87,11 @@ const maxK = 200;
  * not hidden — the caller sees it.
  */
 export async function recall(dependencies: RecallDependencies, user: UserScope, query: string, options: RecallOptions = {}): Promise<RecallHit[]> {
+  return (await searchRecall(dependencies, user, query, options)).hits;
+}
+
+/** {@link recall}, saying also whether vector search took part (the context report shows it). */
+export async function searchRecall(dependencies: RecallDependencies, user: UserScope, query: string, options: RecallOptions = {}): Promise<RecallSearch> {
   const k = options.k ?? 10;
   if (!Number.isInteger(k) || k < 1 || k > maxK) throw new MemoryError('invalid_input', `k must be an integer from 1 to ${maxK}`, { details: { field: 'k' } });
   if (typeof query !== 'string' || query.trim().length === 0) throw new MemoryError('invalid_input', 'query must be a non-empty string', { details: { field: 'query' } });
@@ -78,17 +100,18 @@ export async function recall(dependencies: RecallDependencies, user: UserScope, 
     throw new MemoryError('invalid_input', 'neighbours must be an integer from 0 to 5', { details: { field: 'neighbours' } });
   }
   const tuning = options.tuning === undefined ? recallTuning : checkRecallTuning({ ...recallTuning, ...options.tuning });
-  const candidates = await collectRecallCandidates(dependencies, user, query, { ...options, candidates: Math.min(1000, options.candidates ?? Math.max(50, 5 * k)) });
+  const { candidates, searched } = await searchCandidates(dependencies, user, query, { ...options, candidates: Math.min(1000, options.candidates ?? Math.max(50, 5 * k)) });
   const ranked = rankRecallCandidates(candidates, tuning, k).slice(0, k);
-  if (neighbours === 0) return ranked;
+  if (neighbours === 0) return { hits: ranked, ...searched };
   const callOptions = options.signal === undefined ? {} : { signal: options.signal };
-  return Promise.all(
+  const hits = await Promise.all(
     ranked.map(async (hit) => {
       const scope = { ...user, conversationId: hit.conversationId };
       const around = await dependencies.store.listMessages(scope, { afterSeq: hit.message.seq - neighbours - 1, beforeSeq: hit.message.seq + neighbours + 1 }, callOptions);
       return { ...hit, neighbours: around.filter((message) => message.seq !== hit.message.seq) };
     }),
   );
+  return { hits, ...searched };
 }
 
 /**
@@ -98,6 +121,15 @@ export async function recall(dependencies: RecallDependencies, user: UserScope, 
  * under many tunings with {@link rankRecallCandidates} without searching again.
  */
 export async function collectRecallCandidates(dependencies: RecallDependencies, user: UserScope, query: string, options: RecallOptions = {}): Promise<RecallCandidates> {
+  return (await searchCandidates(dependencies, user, query, options)).candidates;
+}
+
+async function searchCandidates(
+  dependencies: RecallDependencies,
+  user: UserScope,
+  query: string,
+  options: RecallOptions,
+): Promise<{ candidates: RecallCandidates; searched: SearchMode }> {
   const pool = options.candidates ?? 250;
   const search = {
     k: pool,
@@ -112,10 +144,10 @@ export async function collectRecallCandidates(dependencies: RecallDependencies, 
   // of the text query in one go (both stores answer in-process, so running them one after the other
   // costs nothing). Without vectors, a first keyword search supplies the names, and a second one runs
   // only when the query names a speaker.
-  const vector =
-    embedder === undefined
-      ? []
-      : await embedder.embed([query], callOptions).then(([queryVector]) => store.searchVector(user, embedder.model, queryVector!, search, callOptions));
+  const queryVector = embedder === undefined ? undefined : await embedQuery(embedder, query, dependencies.queryEmbeddingTimeoutMs, options.signal);
+  const vector = embedder === undefined || queryVector === undefined ? [] : await store.searchVector(user, embedder.model, queryVector, search, callOptions);
+  const mode = embedder !== undefined && queryVector !== undefined ? ('hybrid' as const) : ('keyword-only' as const);
+  const searched: SearchMode = { mode, ...(mode === 'hybrid' ? {} : { reason: embedder === undefined ? ('no_embedder' as const) : ('embedding_deadline' as const) }) };
   const byAllTerms = vector.length === 0 ? await store.searchKeyword(user, terms, search, callOptions) : undefined;
   const speakers = speakerTerms(terms, byAllTerms ?? vector);
   const topicTerms = terms.filter((term) => !speakers.has(term));
@@ -123,10 +155,40 @@ export async function collectRecallCandidates(dependencies: RecallDependencies, 
   const keyword = byAllTerms !== undefined && searchTerms === terms ? byAllTerms : await store.searchKeyword(user, searchTerms, search, callOptions);
   const excluded = (conversationId: string, seq: number) =>
     options.exclude !== undefined && conversationId === options.exclude.conversationId && seq >= options.exclude.fromSeq;
-  return {
+  const candidates = {
     keyword: keyword.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
     vector: vector.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
     speakers,
     periods: findQueryPeriods(query),
   };
+  return { candidates, searched };
+}
+
+
+/**
+ * The query's vector, or `undefined` when it missed its deadline. The embedding's own signal aborts at
+ * the deadline (or with the caller's), so an embedder that queues work can drop it instead of doing it
+ * for nobody. A caller's abort and an embedder failure are thrown, not hidden.
+ */
+async function embedQuery(embedder: Embedder, query: string, timeoutMs: number | undefined, signal: AbortSignal | undefined): Promise<Float32Array | undefined> {
+  if (timeoutMs === undefined) return (await embedder.embed([query], signal === undefined ? {} : { signal }))[0];
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(signal?.reason);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const missed = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => {
+      controller.abort(new MemoryError('unavailable', `query embedding passed its ${timeoutMs} ms deadline`));
+      resolve(undefined);
+    }, timeoutMs);
+  });
+  try {
+    const embedded = embedder.embed([query], { signal: controller.signal }).then(([vector]) => vector);
+    // Once the deadline passed, a late rejection (the abort) is nobody's error.
+    embedded.catch(() => undefined);
+    return await Promise.race([embedded, missed]);
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  }
 }

@@ -43,9 +43,9 @@ export class InMemoryJobQueue {
     return undefined;
   }
 
-  complete(lease: JobLease, now: string): void {
+  complete(lease: JobLease, now: string, warning?: string): void {
     const index = this.#held(lease);
-    this.#jobs[index] = withoutLease({ ...this.#jobs[index]!, status: 'done', updatedAt: now });
+    this.#jobs[index] = withoutLease({ ...this.#jobs[index]!, status: 'done', updatedAt: now, ...(warning === undefined ? {} : { lastError: warning }) });
   }
 
   fail(lease: JobLease, failure: JobFailure): Job {

@@ -20,6 +20,7 @@ import type {
   Conversation,
   ConversationFilter,
   EraseResult,
+  JobCompletion,
   JobFailure,
   JobLease,
   JobRequest,
@@ -216,9 +217,9 @@ export class InMemoryStore implements Store {
     return this.#jobs.lease(request);
   }
 
-  async completeJob(lease: JobLease, now: string): Promise<void> {
+  async completeJob(lease: JobLease, now: string, options: JobCompletion = {}): Promise<void> {
     this.#checkOpen();
-    this.#jobs.complete(lease, now);
+    this.#jobs.complete(lease, now, options.warning);
   }
 
   async failJob(lease: JobLease, failure: JobFailure): Promise<Job> {

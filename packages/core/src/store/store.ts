@@ -94,6 +94,11 @@ export interface MemoryFileWrite {
   readonly expectedVersion?: number;
 }
 
+/** How a job finished: `warning` says it finished degraded (a summary from the fallback summarizer) and is kept as its `lastError`. */
+export interface JobCompletion {
+  readonly warning?: string;
+}
+
 /** The lease a worker holds on a job: completing or failing it needs both. */
 export type JobLease = Pick<Job, 'id' | 'leaseOwner'>;
 
@@ -150,7 +155,7 @@ export interface Store {
    */
   leaseJob(request: LeaseRequest, options?: CallOptions): Promise<Job | undefined>;
   /** Marks a leased job done; `conflict` when the caller no longer holds the lease. */
-  completeJob(lease: JobLease, now: string, options?: CallOptions): Promise<void>;
+  completeJob(lease: JobLease, now: string, options?: CallOptions & JobCompletion): Promise<void>;
   /** Records a failed attempt (retry at `retryAt`, or given up); `conflict` when the caller no longer holds the lease. */
   failJob(lease: JobLease, failure: JobFailure, options?: CallOptions): Promise<Job>;
   /** Jobs of one conversation, oldest first. */

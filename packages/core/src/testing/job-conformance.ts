@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isMemoryError } from '../errors/memory-error.js';
+import { readJobBacklog } from '../jobs/job.js';
 import type { Store } from '../store/store.js';
 import { at, makeNewMessage, scopeA } from './conformance-fixtures.js';
 
@@ -26,8 +27,9 @@ export function describeJobConformance(store: () => Store): void {
       // A new request while it runs queues a second job: the running one may have planned too early.
       const next = await store().enqueueJob(scopeA, request);
       expect(next.id).not.toBe(job.id);
-      await store().completeJob(leased!, at(30));
+      await store().completeJob(leased!, at(30), { warning: 'summarizer fell back: model timed out' });
       expect((await store().listJobs(scopeA)).map((item) => item.status)).toEqual(['done', 'pending']);
+      expect((await store().listJobs(scopeA))[0]?.lastError).toBe('summarizer fell back: model timed out');
       await expect(store().completeJob(leased!, at(40))).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'conflict'));
     });
 
@@ -65,6 +67,25 @@ export function describeJobConformance(store: () => Store): void {
       await store().leaseJob({ workerId: 'crashy', leaseMs: 1000, now: at(0) });
       expect(await store().leaseJob({ workerId: 'w', leaseMs: 1000, now: at(2000) })).toBeUndefined();
       expect((await store().listJobs(scopeA))[0]).toMatchObject({ status: 'failed', lastError: expect.stringContaining('lease expired') });
+    });
+
+    it('reports the backlog per kind and the oldest pending job, per tenant, leaving finished jobs out', async () => {
+      const first = await store().enqueueJob(scopeA, { ...request, kind: 'embed' });
+      await store().enqueueJob({ ...scopeA, conversationId: 'conv-2' }, { ...request, kind: 'embed' });
+      await store().enqueueJob(scopeA, { ...request, kind: 'extract' });
+      await store().enqueueJob({ ...scopeA, conversationId: 'conv-3' }, { ...request, kind: 'compact' });
+      await store().enqueueJob({ ...scopeA, tenantId: 'tenant-b' }, { ...request, kind: 'embed' });
+      const extract = await store().leaseJob({ workerId: 'w', leaseMs: 1000, now: at(0), kinds: ['extract'] });
+      const compact = await store().leaseJob({ workerId: 'w', leaseMs: 1000, now: at(0), kinds: ['compact'] });
+      await store().completeJob(compact!, at(1));
+
+      const backlog = await readJobBacklog(store(), { tenantId: scopeA.tenantId });
+      expect(backlog.byKind).toEqual({ compact: { pending: 0, running: 0 }, embed: { pending: 2, running: 0 }, extract: { pending: 0, running: 1 } });
+      expect(backlog.oldestPendingCreatedAt).toBe(first.createdAt);
+      expect(extract).toBeDefined();
+      expect((await readJobBacklog(store(), { tenantId: 'tenant-b' })).byKind.embed).toEqual({ pending: 1, running: 0 });
+      expect((await readJobBacklog(store(), {})).byKind.embed).toEqual({ pending: 3, running: 0 });
+      expect(await readJobBacklog(store(), { tenantId: 'tenant-none' })).toEqual({ byKind: { compact: { pending: 0, running: 0 }, embed: { pending: 0, running: 0 }, extract: { pending: 0, running: 0 } } });
     });
 
     it('counts per tenant and erases jobs with their conversation', async () => {

@@ -6,7 +6,7 @@ import { pino, type Logger } from 'pino';
 import { createAuthMiddleware, type ServerAuth } from '../auth/api-key-auth.js';
 import { createRequestOriginGuard } from '../auth/request-origin-guard.js';
 import { errorResponse, toErrorResponse } from '../error-response.js';
-import { createBodyLimitMiddleware, createRateLimitMiddleware } from '../limits/limit-middleware.js';
+import { createBodyLimitMiddleware, createConcurrencyLimitMiddleware, createRateLimitMiddleware } from '../limits/limit-middleware.js';
 import { createRequestMiddleware } from '../logging/request-middleware.js';
 import { createServerMetrics } from '../metrics/server-metrics.js';
 import { createRouteRegistry } from '../openapi/route-spec.js';
@@ -53,7 +53,7 @@ export interface ServerAppOptions {
  * Throws `invalid_input` for bad limits or keys.
  */
 export function createServerApp(options: ServerAppOptions): ServerApp {
-  const limits = resolveServerLimits(options.limits);
+  const limits = resolveServerLimits(options.limits, options.auth?.keys.length ?? 0);
   const logger = options.logger ?? pino();
   const auth = createAuthMiddleware(options.auth ?? { keys: [] });
   const deps: ServerDeps = Object.freeze({
@@ -74,6 +74,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     app.use('*', cors({ origin: origins, allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Mnemo-User', 'X-Request-Id'], exposeHeaders: ['X-Request-Id', 'X-Mnemo-Policy', 'Retry-After'] }));
   }
   const isPublic = (path: string) => publicPaths.has(path) || deps.routes.isPublic(path);
+  app.use('*', exceptPublic(isPublic, createConcurrencyLimitMiddleware(limits)));
   app.use('*', exceptPublic(isPublic, auth.middleware));
   app.use('*', exceptPublic(isPublic, createRateLimitMiddleware(limits, auth.keyOf, options.now ?? Date.now)));
   app.use('*', exceptPublic(isPublic, createBodyLimitMiddleware(limits)));

@@ -14,21 +14,38 @@ export interface ServerLimits {
   readonly maxImportBytes: number;
   /** Most messages one append request may carry. Default 1,000. */
   readonly maxBatchMessages: number;
-  /** Per-key rate limit, or `false` for none. Default 50 requests/s with bursts of 100. */
+  /**
+   * Per-key rate limit, or `false` for none. Default: with API keys, 50 requests/s per key with bursts of
+   * 100 ({@link defaultKeyRateLimit}); without keys (a server that may listen on loopback only), none.
+   */
   readonly rateLimit: RateLimit | false;
+  /**
+   * Requests handled at once, at most; one more is answered at once with 503 `unavailable` and
+   * `Retry-After: 1` instead of queueing without bound (`/health` and `/metrics` are never refused).
+   * Default 512.
+   */
+  readonly maxConcurrentRequests: number;
 }
 
-/** The limits used for every field left out. */
+/** The per-key rate limit a server with API keys gets unless its limits say otherwise. */
+export const defaultKeyRateLimit: RateLimit = Object.freeze({ requestsPerSecond: 50, burst: 100 });
+
+/** The limits used for every field left out (`rateLimit` of a server with API keys; without keys it is `false`). */
 export const defaultServerLimits: ServerLimits = Object.freeze({
   maxBodyBytes: 1024 * 1024,
   maxImportBytes: 16 * 1024 * 1024,
   maxBatchMessages: 1000,
-  rateLimit: Object.freeze({ requestsPerSecond: 50, burst: 100 }),
+  rateLimit: defaultKeyRateLimit,
+  maxConcurrentRequests: 512,
 });
 
-/** Fills defaults and checks every limit once; throws `invalid_input` naming the field. */
-export function resolveServerLimits(limits: Partial<ServerLimits> = {}): ServerLimits {
-  const merged = { ...defaultServerLimits, ...limits };
+/**
+ * Fills defaults and checks every limit once; throws `invalid_input` naming the field. `apiKeyCount`
+ * picks the default rate limit: none without keys, {@link defaultKeyRateLimit} with them.
+ */
+export function resolveServerLimits(limits: Partial<ServerLimits> = {}, apiKeyCount = 0): ServerLimits {
+  const merged = { ...defaultServerLimits, ...(apiKeyCount === 0 ? { rateLimit: false as const } : {}), ...limits };
+  checkPositive('maxConcurrentRequests', merged.maxConcurrentRequests, true);
   checkPositive('maxBodyBytes', merged.maxBodyBytes, true);
   checkPositive('maxImportBytes', merged.maxImportBytes, true);
   checkPositive('maxBatchMessages', merged.maxBatchMessages, true);

@@ -38,3 +38,27 @@ export function createRateLimitMiddleware(limits: ServerLimits, keyOf: (authoriz
     });
   };
 }
+
+/**
+ * Bounds the requests handled at once: past `maxConcurrentRequests`, a request gets 503 `unavailable`
+ * with `Retry-After: 1` at once, so an overloaded server sheds load instead of letting requests queue
+ * until they time out. A request counts until its handler returned (a streamed body may run longer).
+ */
+export function createConcurrencyLimitMiddleware(limits: ServerLimits): MiddlewareHandler<ServerEnv> {
+  let inFlight = 0;
+  const { maxConcurrentRequests } = limits;
+  return async (c, next) => {
+    if (inFlight >= maxConcurrentRequests) {
+      return errorResponse(c, 'unavailable', `the server is handling ${maxConcurrentRequests} requests, its limit; retry after 1 s`, {
+        details: { retryAfterSeconds: 1, maxConcurrentRequests },
+        headers: { 'Retry-After': '1' },
+      });
+    }
+    inFlight += 1;
+    try {
+      await next();
+    } finally {
+      inFlight -= 1;
+    }
+  };
+}

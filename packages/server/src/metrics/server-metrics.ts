@@ -1,4 +1,4 @@
-import type { JobCounts } from '@mnemo/core';
+import type { JobBacklogStatus, JobCounts } from '@mnemo/core';
 
 /** Upper bounds of the request-latency histogram, in seconds. */
 export const latencyBucketsSeconds = Object.freeze([0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
@@ -16,8 +16,11 @@ export interface ServerMetrics {
   observeRequest(labels: { method: string; route: string; status: number }, durationSeconds: number): void;
   /** Adds a context build's sent, full-history and saved tokens (the proxy calls it too). */
   recordContext(usage: ContextUsage): void;
-  /** The Prometheus text exposition (format 0.0.4); `jobCounts` adds the job-queue gauge. */
-  render(jobCounts?: JobCounts): string;
+  /**
+   * The Prometheus text exposition (format 0.0.4); `jobCounts` adds the job-queue gauge, `backlog` the
+   * pending and running jobs per kind and the oldest pending job's age.
+   */
+  render(jobCounts?: JobCounts, backlog?: JobBacklogStatus): string;
 }
 
 interface Histogram {
@@ -52,7 +55,7 @@ export function createServerMetrics(): ServerMetrics {
       entry.saved += Math.max(0, fullHistoryTokens - sentTokens);
       context.set(policy, entry);
     },
-    render(jobCounts) {
+    render(jobCounts, backlog) {
       const lines: string[] = [];
       family(lines, 'mnemo_http_requests_total', 'counter', 'HTTP requests by method, route template and status.');
       for (const [labels, value] of requests) lines.push(`mnemo_http_requests_total{${labels}} ${value}`);
@@ -79,9 +82,20 @@ export function createServerMetrics(): ServerMetrics {
         family(lines, 'mnemo_jobs', 'gauge', 'Background jobs in the store, by status (all tenants).');
         for (const [status, count] of Object.entries(jobCounts)) lines.push(`mnemo_jobs{${labelText({ status })}} ${count}`);
       }
+      if (backlog !== undefined) renderBacklog(lines, backlog);
       return `${lines.join('\n')}\n`;
     },
   };
+}
+
+function renderBacklog(lines: string[], backlog: JobBacklogStatus): void {
+  family(lines, 'mnemo_job_backlog', 'gauge', 'Background jobs not done yet, by kind and state (pending: waiting or retrying later; running: leased now), all tenants.');
+  for (const [kind, counts] of Object.entries(backlog.byKind)) {
+    lines.push(`mnemo_job_backlog{${labelText({ kind, state: 'pending' })}} ${counts.pending}`);
+    lines.push(`mnemo_job_backlog{${labelText({ kind, state: 'running' })}} ${counts.running}`);
+  }
+  family(lines, 'mnemo_job_oldest_pending_age_seconds', 'gauge', 'How long the oldest pending background job has waited, in seconds; 0 when none is pending.');
+  lines.push(`mnemo_job_oldest_pending_age_seconds ${(backlog.oldestPendingAgeMs ?? 0) / 1000}`);
 }
 
 function family(lines: string[], name: string, type: string, help: string): void {

@@ -57,13 +57,15 @@ export function mountOperationsRoutes(app: ServerApp, deps: ServerDeps): void {
     },
     async (c) => {
       let jobCounts;
+      let backlog;
       try {
         jobCounts = await store?.getJobCounts({});
+        backlog = await memory.jobBacklog();
       } catch (error) {
         // A scrape still reports the request counters when the store is down; /health reports the store.
         c.get('logger').warn({ err: error }, 'metrics: job counts unavailable');
       }
-      return c.body(metrics.render(jobCounts), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+      return c.body(metrics.render(jobCounts, backlog), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
     },
   );
 

@@ -1,0 +1,342 @@
+// npm run bench:serve: the real `mnemo serve` under load. The built CLI (default config: SQLite file,
+// USE-lite embedder, worker processes) and a scripted OpenAI-protocol upstream run as their own
+// processes; autocannon drives them from this one. Every row at 1, 10 and 50 connections, side by side;
+// then the background backlog when the load stops and the seconds until it drained. With
+// MNEMO_TEST_DATABASE_URL set, the same rows on PostgreSQL with two `serve` replicas.
+// Writes bench/results/serve.json (or --out). --cli runs another build (e.g. an older commit's, with
+// --rate-limit-off for builds whose keyless default was 50 req/s); --embedder overrides MNEMO_EMBEDDER.
+import { spawn, fork, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { startScriptedOpenAiServer } from '@mnemo/models/testing';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+const resultsPath = fileURLToPath(new URL('./results/serve.json', import.meta.url));
+const defaultCli = fileURLToPath(new URL('../packages/cli/dist/main.js', import.meta.url));
+const replyContent = 'LARCH-RIDGE was heard 2 min ago, 3 hops; SNR -4 dB to the gateway: workable.';
+const system = { role: 'system', content: 'You are a mesh-radio bot. Reply in 150 characters or less.' };
+const questions = ['Is relay LARCH-RIDGE up?', 'What is the SNR to the gateway?', 'Should I move the antenna?', 'Any traffic on channel 3?', 'Battery at the summit node?'];
+const conversations = 100;
+
+interface Measured {
+  readonly requestsPerSecond: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly errors: number;
+  readonly non2xx: number;
+}
+
+interface Row {
+  readonly name: string;
+  readonly byConnections: Readonly<Record<string, Measured>>;
+}
+
+interface StoreReport {
+  readonly store: string;
+  readonly replicas: number;
+  readonly rows: readonly Row[];
+  /** Milliseconds /health took right after a 1,000-message append (worst of 5 probes). */
+  readonly healthAfterBigAppendMs: number;
+  /** Why the 1,000-message append failed, when it did (it was then stored in batches of 100). */
+  readonly bigAppendError?: string;
+  /** Jobs pending or running when the load stopped, and the seconds until none was (null: not within the limit). */
+  readonly backlogAtStop: number;
+  readonly oldestPendingAgeSecondsAtStop: number;
+  readonly drainSeconds: number | null;
+  /** From SIGTERM to exit, per replica, in ms. */
+  readonly stopMs: readonly number[];
+}
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '1,10,50' },
+    cli: { type: 'string', default: defaultCli },
+    'rate-limit-off': { type: 'boolean', default: false },
+    'sqlite-only': { type: 'boolean', default: false },
+    embedder: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    out: { type: 'string', default: resultsPath },
+    child: { type: 'string' },
+  },
+});
+
+if (values.child === 'upstream') {
+  const upstream = await startScriptedOpenAiServer({ replies: [{ content: replyContent, usage: { promptTokens: 40, completionTokens: 20 } }], repeatLast: true, recordRequests: false });
+  process.send?.({ url: upstream.baseUrl });
+  process.once('disconnect', () => void upstream.close());
+} else {
+  await main();
+}
+
+async function main(): Promise<void> {
+  const log = (line: string) => (values.json ? process.stderr : process.stdout).write(`${line}\n`);
+  const durationSeconds = Number(values.duration);
+  const connectionCounts = values.connections.split(',').map(Number);
+  const directory = await mkdtemp(join(tmpdir(), 'mnemo-bench-serve-'));
+  const upstreamChild = fork(fileURLToPath(import.meta.url), ['--child', 'upstream'], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  try {
+    const upstream = await new Promise<string>((resolvePromise) => upstreamChild.once('message', (message) => resolvePromise((message as { url: string }).url)));
+    const settings = { durationSeconds, connectionCounts, upstream, cli: values.cli, directory, log };
+    const reports: StoreReport[] = [];
+    reports.push(await runStore({ ...settings, store: 'SQLite file', dbs: [join(directory, 'serve.db')] }));
+    const url = process.env.MNEMO_TEST_DATABASE_URL;
+    if (url !== undefined && !values['sqlite-only']) {
+      const schema = `bench_serve_${Date.now()}`;
+      const db = `${url}${url.includes('?') ? '&' : '?'}schema=${schema}`;
+      try {
+        reports.push(await runStore({ ...settings, store: 'PostgreSQL', dbs: [db, db] }));
+      } finally {
+        const client = new pg.Client({ connectionString: url });
+        await client.connect();
+        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await client.end();
+      }
+    } else log('PostgreSQL skipped: set MNEMO_TEST_DATABASE_URL to add its rows');
+    const report = { settings: { durationSeconds, connectionCounts, cli: values.cli, embedder: values.embedder ?? 'default (use-lite)', conversations }, stores: reports };
+    await mkdir(dirname(values.out), { recursive: true });
+    await writeFile(values.out, `${JSON.stringify(report, null, 2)}\n`);
+    for (const store of reports) log(`\n${formatStore(store, connectionCounts)}`);
+    if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  } finally {
+    if (upstreamChild.connected) upstreamChild.disconnect();
+    await rm(directory, { recursive: true, force: true });
+  }
+}
+
+interface RunSettings {
+  readonly store: string;
+  readonly dbs: readonly string[];
+  readonly durationSeconds: number;
+  readonly connectionCounts: readonly number[];
+  readonly upstream: string;
+  readonly cli: string;
+  readonly directory: string;
+  readonly log: (line: string) => void;
+}
+
+async function runStore(settings: RunSettings): Promise<StoreReport> {
+  const { log } = settings;
+  if (values['rate-limit-off']) await writeFile(join(settings.directory, 'mnemo.config.json'), JSON.stringify({ server: { rateLimit: false } }));
+  const replicas: Replica[] = [];
+  try {
+    for (const db of settings.dbs) replicas.push(await startServe(settings, db));
+    const urls = replicas.map((replica) => replica.url);
+    log(`${settings.store}: ${replicas.length} mnemo serve at ${urls.join(', ')}`);
+    const big = await appendBig(urls[0]!, log);
+    const healthAfterBigAppendMs = big.healthMs;
+    const rows: Row[] = [];
+    let turn = 0;
+    const history = new Map<string, { role: string; content: string }[]>();
+    const scenarios: { name: string; path: string; direct?: boolean; body?: () => string; method?: string }[] = [
+      { name: 'upstream direct', path: '/v1/chat/completions', direct: true, body: () => chatBody(`direct-${turn % conversations}`, [{ role: 'user', content: question(turn++) }]) },
+      { name: 'proxy, one new turn per request', path: '/v1/chat/completions', body: () => chatBody(`new-${turn % conversations}`, [{ role: 'user', content: question(turn++) }]) },
+      {
+        name: 'proxy, bot resends its whole history',
+        path: '/v1/chat/completions',
+        body: () => {
+          const user = `resend-${turn % conversations}`;
+          const past = history.get(user) ?? [];
+          const next = [...past, { role: 'user', content: question(turn++) }];
+          history.set(user, [...next, { role: 'assistant', content: replyContent }]);
+          return chatBody(user, next);
+        },
+      },
+      { name: 'seed context, 1,000 messages', path: '/v1/memory/context', body: () => JSON.stringify({ conversation_id: 'big', max_tokens: 1000 }) },
+      { name: 'seed context hybrid, 1,000 messages', path: '/v1/memory/context', body: () => JSON.stringify({ conversation_id: 'big', max_tokens: 1000, memory_type: 'hybrid', query: question(turn++) }) },
+      { name: 'seed add', path: '/v1/memory/add', body: () => JSON.stringify({ conversation_id: `add-${turn % conversations}`, role: 'user', content: question(turn++) }) },
+      {
+        name: 'resource batch append, 10 messages',
+        path: '/v1/conversations/batch-{n}/messages',
+        body: () => JSON.stringify({ messages: Array.from({ length: 10 }, (_, index) => ({ role: index % 2 === 0 ? 'user' : 'assistant', content: `${question(turn + index)} batch ${turn}` })) }),
+      },
+      { name: '/health', path: '/health', method: 'GET' },
+    ];
+    for (const scenario of scenarios) {
+      const byConnections: Record<string, Measured> = {};
+      for (const connections of settings.connectionCounts) {
+        log(`  ${scenario.name} at ${connections} connections ...`);
+        const targets = scenario.direct === true ? [settings.upstream.replace(/\/v1$/, '')] : urls;
+        byConnections[String(connections)] = await measureSpread(targets, scenario, connections, settings.durationSeconds, () => turn++);
+      }
+      rows.push({ name: scenario.name, byConnections });
+    }
+    const stop = await readBacklog(urls[0]!);
+    log(`  load stopped: ${stop.total} jobs pending or running, oldest pending ${stop.oldestAgeSeconds.toFixed(1)} s; waiting for them to drain ...`);
+    const drainSeconds = await waitForDrain(urls[0]!, 180);
+    const stopMs = await Promise.all(replicas.map((replica) => replica.stop()));
+    return { store: settings.store, replicas: replicas.length, rows, healthAfterBigAppendMs, ...(big.appendError === undefined ? {} : { bigAppendError: big.appendError }), backlogAtStop: stop.total, oldestPendingAgeSecondsAtStop: round(stop.oldestAgeSeconds), drainSeconds, stopMs };
+  } finally {
+    for (const replica of replicas) replica.kill();
+  }
+}
+
+function question(index: number): string {
+  return `${questions[index % questions.length]} (#${index})`;
+}
+
+function chatBody(user: string, messages: readonly { role: string; content: string }[]): string {
+  return JSON.stringify({ model: 'bench-model', user, messages: [system, ...messages] });
+}
+
+interface Replica {
+  readonly url: string;
+  stop(): Promise<number>;
+  kill(): void;
+}
+
+function startServe(settings: RunSettings, db: string): Promise<Replica> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: settings.directory, MNEMO_LLM_BASE_URL: settings.upstream };
+  if (values.embedder !== undefined) env.MNEMO_EMBEDDER = values.embedder;
+  const child: ChildProcess = spawn(process.execPath, [settings.cli, 'serve', '--port', '0', '--db', db], { cwd: settings.directory, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let stdout = '';
+  const exited = new Promise<void>((resolvePromise) => child.once('exit', () => resolvePromise()));
+  return new Promise<Replica>((resolvePromise, reject) => {
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      // Keep only the first line: the request log lines would fill memory over a long run.
+      if (stdout.includes('\n')) return;
+      stdout += chunk;
+      const first = /^mnemo listening on (http:\/\/\S+)\n/.exec(stdout);
+      if (first === null) return;
+      resolvePromise({
+        url: first[1]!,
+        async stop() {
+          const started = performance.now();
+          child.kill('SIGTERM');
+          await exited;
+          return Math.round(performance.now() - started);
+        },
+        kill: () => void (child.exitCode === null && child.signalCode === null && child.kill('SIGKILL')),
+      });
+    });
+    void exited.then(() => reject(new Error(`mnemo serve exited before listening: ${stdout}`)));
+  });
+}
+
+/**
+ * Stores a 1,000-message conversation in one append, then times /health right after it (worst of 5). An
+ * append that fails (an old build reset the connection) is noted and redone in batches of 100.
+ */
+async function appendBig(url: string, log: (line: string) => void): Promise<{ healthMs: number; appendError?: string }> {
+  const messages = Array.from({ length: 1000 }, (_, index) => ({
+    role: index % 2 === 0 ? 'user' : 'assistant',
+    content: index % 2 === 0 ? question(index) : `${replyContent} (${index})`,
+    // The same key in the one-request append and in its retry in batches: nothing is stored twice.
+    idempotencyKey: `big-${index}`,
+  }));
+  const append = async (batch: readonly unknown[]) => {
+    const response = await fetch(`${url}/v1/conversations/big/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: batch }) });
+    if (response.status !== 201) throw new Error(`the append answered ${response.status}: ${await response.text()}`);
+  };
+  let appendError: string | undefined;
+  try {
+    await append(messages);
+  } catch (error) {
+    appendError = error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error);
+    log(`  the 1,000-message append failed: ${appendError}; storing it in batches of 100`);
+    for (let start = 0; start < messages.length; start += 100) await append(messages.slice(start, start + 100));
+  }
+  let worst = 0;
+  for (let probe = 0; probe < 5; probe += 1) {
+    const started = performance.now();
+    await (await fetch(`${url}/health`)).arrayBuffer();
+    worst = Math.max(worst, performance.now() - started);
+    await new Promise((resolvePromise) => setTimeout(resolvePromise, 100));
+  }
+  return { healthMs: round(worst), ...(appendError === undefined ? {} : { appendError }) };
+}
+
+/** Runs one autocannon per target at once, splitting the connections between them; sums req/s, keeps the worse percentiles. */
+async function measureSpread(
+  targets: readonly string[],
+  scenario: { path: string; body?: () => string; method?: string },
+  connections: number,
+  durationSeconds: number,
+  nextBatch: () => number,
+): Promise<Measured> {
+  const shares = targets.map((_, index) => Math.floor(connections / targets.length) + (index < connections % targets.length ? 1 : 0)).filter((share) => share > 0);
+  const results = await Promise.all(
+    shares.map((share, index) =>
+      autocannon({
+        url: targets[index]!,
+        connections: share,
+        duration: durationSeconds,
+        requests: [
+          {
+            setupRequest: (request) => ({
+              ...request,
+              path: scenario.path.replace('{n}', String(nextBatch() % conversations)),
+              method: (scenario.method ?? 'POST') as 'POST',
+              headers: { 'content-type': 'application/json' },
+              ...(scenario.body === undefined ? {} : { body: scenario.body() }),
+            }),
+          },
+        ],
+      }),
+    ),
+  );
+  return {
+    requestsPerSecond: Math.round(results.reduce((sum, result) => sum + result.requests.average, 0)),
+    p50: Math.max(...results.map((result) => result.latency.p50)),
+    p99: Math.max(...results.map((result) => result.latency.p99)),
+    errors: results.reduce((sum, result) => sum + result.errors + result.timeouts, 0),
+    non2xx: results.reduce((sum, result) => sum + result.non2xx, 0),
+  };
+}
+
+/** Pending plus running jobs and the oldest pending job's age, from /metrics. */
+async function readBacklog(url: string): Promise<{ total: number; oldestAgeSeconds: number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  let total = 0;
+  let oldestAgeSeconds = 0;
+  for (const line of text.split('\n')) {
+    const backlog = /^mnemo_job_backlog\{[^}]*\} (\d+)/.exec(line);
+    if (backlog !== null) total += Number(backlog[1]);
+    const age = /^mnemo_job_oldest_pending_age_seconds ([\d.]+)/.exec(line);
+    if (age !== null) oldestAgeSeconds = Number(age[1]);
+    // A build without the backlog gauges: pending and running from the status gauge.
+    const status = /^mnemo_jobs\{status="(pending|running)"\} (\d+)/.exec(line);
+    if (status !== null && !text.includes('mnemo_job_backlog')) total += Number(status[2]);
+  }
+  return { total, oldestAgeSeconds };
+}
+
+async function waitForDrain(url: string, limitSeconds: number): Promise<number | null> {
+  const started = performance.now();
+  while (performance.now() - started < limitSeconds * 1000) {
+    if ((await readBacklog(url)).total === 0) return round((performance.now() - started) / 1000);
+    await new Promise((resolvePromise) => setTimeout(resolvePromise, 250));
+  }
+  return null;
+}
+
+function formatStore(report: StoreReport, connectionCounts: readonly number[]): string {
+  const header = ['row', ...connectionCounts.flatMap((connections) => [`c${connections} req/s`, `c${connections} p50`, `c${connections} p99`]), 'errors'];
+  const cells = report.rows.map((row) => [
+    row.name,
+    ...connectionCounts.flatMap((connections) => {
+      const cell = row.byConnections[String(connections)]!;
+      return [String(cell.requestsPerSecond), String(cell.p50), String(cell.p99)];
+    }),
+    String(Object.values(row.byConnections).reduce((sum, cell) => sum + cell.errors + cell.non2xx, 0)),
+  ]);
+  const widths = header.map((title, column) => Math.max(title.length, ...cells.map((row) => row[column]!.length)));
+  const line = (cellsOfRow: readonly string[]) => cellsOfRow.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
+  return [
+    `${report.store}, ${report.replicas} replica${report.replicas === 1 ? '' : 's'} (latencies in ms)`,
+    line(header),
+    widths.map((width) => '-'.repeat(width)).join('  '),
+    ...cells.map(line),
+    `/health right after a 1,000-message append: ${report.healthAfterBigAppendMs} ms (worst of 5)${report.bigAppendError === undefined ? '' : `; the one-request append failed: ${report.bigAppendError}`}`,
+    `backlog when the load stopped: ${report.backlogAtStop} jobs (oldest pending ${report.oldestPendingAgeSecondsAtStop} s); drained in ${report.drainSeconds === null ? 'more than 180' : report.drainSeconds} s`,
+    `SIGTERM to exit: ${report.stopMs.join(', ')} ms`,
+  ].join('\n');
+}
+
+function round(value: number): number {
+  return Math.round(value * 100) / 100;
+}

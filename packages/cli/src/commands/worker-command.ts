@@ -1,0 +1,62 @@
+import type { Command } from 'commander';
+import { pino } from 'pino';
+import type { CliIo } from '../cli-io.js';
+import { loadCliConfig } from '../config/cli-config.js';
+import { createServeMemory } from '../store/create-serve-memory.js';
+import { describeDatabase, openCliStore } from '../store/open-cli-store.js';
+import { databaseOf, dbOptionDescription } from './add-store-options.js';
+import { nextShutdownSignal } from './next-shutdown-signal.js';
+import { parsePositiveInteger } from './parse-positive-integer.js';
+
+interface WorkerFlags {
+  readonly db?: string;
+  readonly config?: string;
+  readonly concurrency?: number;
+  readonly leaseMs?: number;
+}
+
+/** How long a job stays leased to a worker that stopped answering, unless `--lease-ms` says otherwise. */
+export const defaultWorkerLeaseMs = 60_000;
+
+/** Job loops of one `mnemo worker` process unless `--concurrency` says otherwise: one slow model call does not hold the other jobs. */
+export const defaultWorkerConcurrency = 2;
+
+/**
+ * Adds `mnemo worker`: runs the background jobs (embed, extract, compact) of a store, leased from it as
+ * every other worker and replica does, without serving HTTP, until SIGINT or SIGTERM (or, when started
+ * by `mnemo serve`, until its parent goes away). For deployments that scale serving and background work apart.
+ */
+export function registerWorkerCommand(program: Command, io: CliIo): void {
+  program
+    .command('worker')
+    .description('run the background jobs (embedding, extraction, compaction) of the store, without serving HTTP')
+    .option('--db <path|url>', dbOptionDescription)
+    .option('--concurrency <n>', `jobs run side by side in this process (default: ${defaultWorkerConcurrency})`, parsePositiveInteger)
+    .option(
+      '--lease-ms <ms>',
+      `how long a job stays with a worker that died before another takes it; an attempt's deadline is 3/4 of it (default: ${defaultWorkerLeaseMs})`,
+      parsePositiveInteger,
+    )
+    .action(async (_flags: WorkerFlags, command: Command) => {
+      await runWorker(command.optsWithGlobals<WorkerFlags>(), io);
+    });
+}
+
+async function runWorker(flags: WorkerFlags, io: CliIo): Promise<void> {
+  const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
+  const db = databaseOf(flags, config, io);
+  const store = await openCliStore(db);
+  const logger = pino({ base: { service: 'mnemo-worker', pid: process.pid } }, io.stdout);
+  const concurrency = flags.concurrency ?? defaultWorkerConcurrency;
+  const leaseMs = flags.leaseMs ?? defaultWorkerLeaseMs;
+  const { memory, summarizer, embedder } = createServeMemory({ config, store, logger, jobs: { concurrency, leaseMs } });
+  logger.info({ db: describeDatabase(db), concurrency, leaseMs, summarizer: summarizer?.id ?? 'extractive@1', embedder: embedder?.model ?? 'none' }, 'worker started');
+  // The job loops' poll timers are unref'd (they must not keep a library user's process alive), and signal
+  // handlers hold nothing open: without this, an idle worker would exit at its first empty poll.
+  const keepAlive = setInterval(() => undefined, 3_600_000);
+  const reason = await nextShutdownSignal();
+  clearInterval(keepAlive);
+  logger.info({ reason }, 'worker stopping: the running jobs’ leases lapse for another worker');
+  await memory.close();
+  logger.info('worker stopped');
+}

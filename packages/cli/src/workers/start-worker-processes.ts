@@ -1,0 +1,87 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
+
+/** Options of {@link startWorkerProcesses}. */
+export interface WorkerProcessesOptions {
+  /** How many `mnemo worker` processes to keep running. */
+  readonly count: number;
+  /** Arguments after `mnemo worker` (the store, the config file). */
+  readonly args: readonly string[];
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Where the workers' log lines go. */
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+  readonly logger: Logger;
+}
+
+/** The worker processes of one `mnemo serve`. */
+export interface WorkerProcesses {
+  /** Process ids of the workers running now. */
+  pids(): number[];
+  /** SIGTERM to every worker, SIGKILL to those still running after `timeoutMs`; resolves once all have exited. */
+  stop(timeoutMs: number): Promise<void>;
+}
+
+/** Worker processes `mnemo serve` starts by default: one per core beyond the one that serves HTTP, at least one, at most four. */
+export function defaultWorkerCount(): number {
+  return Math.max(1, Math.min(4, availableParallelism() - 1));
+}
+
+// A worker that keeps crashing (a broken config, a missing model) is restarted at most this often.
+const restartDelayMs = 1000;
+const cliPath = fileURLToPath(new URL('../main.js', import.meta.url));
+
+/**
+ * Starts `count` `mnemo worker` processes of the same CLI beside `mnemo serve` and restarts one that
+ * exits unexpectedly. Each leases jobs from the store like any other worker, so a worker that dies
+ * loses nothing: its lease lapses and the job runs again. Each has an IPC channel to this process and
+ * stops when it closes, so no worker outlives a `serve` that was killed.
+ */
+export function startWorkerProcesses(options: WorkerProcessesOptions): WorkerProcesses {
+  const children = new Set<ChildProcess>();
+  let stopping = false;
+
+  const startOne = (): void => {
+    const child = spawn(process.execPath, [...process.execArgv, cliPath, 'worker', ...options.args], {
+      cwd: options.cwd,
+      env: { ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
+    children.add(child);
+    child.stdout?.pipe(options.stdout, { end: false });
+    child.stderr?.pipe(options.stderr, { end: false });
+    child.once('exit', (code, signal) => {
+      children.delete(child);
+      if (stopping) return;
+      options.logger.warn({ pid: child.pid, code, signal }, 'worker process exited; starting another (its running jobs are leased again when their leases lapse)');
+      setTimeout(() => {
+        if (!stopping) startOne();
+      }, restartDelayMs).unref();
+    });
+  };
+  for (let index = 0; index < options.count; index += 1) startOne();
+
+  return {
+    pids: () => [...children].flatMap((child) => (child.pid === undefined ? [] : [child.pid])),
+    async stop(timeoutMs) {
+      stopping = true;
+      await Promise.all(
+        [...children].map(
+          (child) =>
+            new Promise<void>((resolve) => {
+              if (child.exitCode !== null || child.signalCode !== null) return resolve();
+              const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+              child.once('exit', () => {
+                clearTimeout(timer);
+                resolve();
+              });
+              child.kill('SIGTERM');
+            }),
+        ),
+      );
+    },
+  };
+}

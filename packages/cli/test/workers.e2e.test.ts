@@ -1,0 +1,163 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { join } from 'node:path';
+import { createMemory, type Job } from '@mnemo/core';
+import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@mnemo/models/testing';
+import { openSqliteStore } from '@mnemo/sqlite';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cliPath, makeWorkDirectory } from './run-mnemo.js';
+
+// Background work in `mnemo worker` processes beside (or apart from) `mnemo serve`, all leasing from one
+// SQLite file: what issue 11 promises of workers, checked in the store.
+let work: { path: string; remove: () => Promise<void> };
+let children: ChildProcessWithoutNullStreams[] = [];
+let upstream: ScriptedOpenAiServer | undefined;
+
+beforeEach(async () => {
+  work = await makeWorkDirectory();
+});
+
+afterEach(async () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  children = [];
+  await upstream?.close();
+  upstream = undefined;
+  await work.remove();
+});
+
+interface Started {
+  readonly child: ChildProcessWithoutNullStreams;
+  /** The first stdout line that matched the ready pattern. */
+  readonly line: string;
+  readonly exited: Promise<number | null>;
+  readonly output: () => string;
+}
+
+/** Runs `mnemo ...args` and resolves once a stdout line matches `ready`. */
+function startMnemo(args: readonly string[], ready: RegExp, env: Record<string, string> = {}): Promise<Started> {
+  const child = spawn(process.execPath, [cliPath, ...args], { cwd: work.path, env: { PATH: process.env.PATH ?? '', HOME: work.path, MNEMO_EMBEDDER: 'hashed', ...env } });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  return new Promise<Started>((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      const line = stdout.split('\n').find((candidate) => ready.test(candidate));
+      if (line !== undefined) resolve({ child, line, exited, output: () => stdout });
+    });
+    void exited.then((code) => reject(new Error(`mnemo ${args.join(' ')} exited with ${code} before it was ready: ${stderr}`)));
+  });
+}
+
+/** Reads the store's jobs of one conversation in a short-lived connection of this process. */
+async function jobsOf(db: string, conversationId: string): Promise<Job[]> {
+  const store = openSqliteStore({ path: db });
+  try {
+    return await store.listJobs({ tenantId: 'default', userId: 'default', conversationId });
+  } finally {
+    await store.close();
+  }
+}
+
+/** Polls until `done` holds (every 50 ms, at most `timeoutMs`); returns the last value. */
+async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const appendBody = (content: string) => JSON.stringify({ messages: [{ role: 'user', content }] });
+
+describe('mnemo serve --workers', () => {
+  it('runs the jobs in its worker processes and stops them with itself on SIGTERM', async () => {
+    const db = join(work.path, 'served.db');
+    const serve = await startMnemo(['serve', '--port', '0', '--db', db, '--workers', '2'], /"msg":"listening"/);
+    const { url, workers } = JSON.parse(serve.line) as { url: string; workers: number[] };
+    expect(workers).toHaveLength(2);
+    expect(workers).not.toContain(serve.child.pid);
+
+    const appended = await fetch(`${url}/v1/conversations/node-7/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: appendBody('Maren moved the relay to Larch Ridge') });
+    expect(appended.status).toBe(201);
+    const jobs = await waitFor(() => jobsOf(db, 'node-7'), (list) => list.length > 0 && list.every((job) => job.status === 'done'));
+    expect(jobs.map((job) => [job.kind, job.status, job.leaseOwner === undefined])).toEqual(expect.arrayContaining([['embed', 'done', true], ['extract', 'done', true]]));
+
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+    const alive = await waitFor(async () => workers.filter(isRunning), (list) => list.length === 0, 5000);
+    expect(alive).toEqual([]);
+  });
+
+  it('shares the queue with a second serve on the same SQLite file', async () => {
+    const db = join(work.path, 'shared.db');
+    // The first serves only: every job it queues must be run by the second one's worker.
+    const servingOnly = await startMnemo(['serve', '--port', '0', '--db', db, '--workers', '0'], /"msg":"listening"/);
+    const withWorker = await startMnemo(['serve', '--port', '0', '--db', db, '--workers', '1'], /"msg":"listening"/);
+    const { url } = JSON.parse(servingOnly.line) as { url: string };
+    expect((JSON.parse(withWorker.line) as { workers: number[] }).workers).toHaveLength(1);
+
+    for (const content of ['node 7 reports 3 hops', 'node 7 battery at 71 percent']) {
+      const response = await fetch(`${url}/v1/conversations/node-7/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: appendBody(content) });
+      expect(response.status).toBe(201);
+    }
+    const jobs = await waitFor(() => jobsOf(db, 'node-7'), (list) => list.length > 0 && list.every((job) => job.status === 'done'));
+
+    expect(jobs.every((job) => job.status === 'done')).toBe(true);
+    expect(new Set(jobs.map((job) => job.kind))).toEqual(new Set(['embed', 'extract']));
+    servingOnly.child.kill('SIGTERM');
+    withWorker.child.kill('SIGTERM');
+    expect(await Promise.all([servingOnly.exited, withWorker.exited])).toEqual([0, 0]);
+  });
+});
+
+describe('mnemo worker', () => {
+  it('finishes, exactly once, a job whose worker was killed in the middle of it', async () => {
+    const db = join(work.path, 'jobs.db');
+    // The first summarizer call hangs (the worker is killed while it waits); the second answers.
+    upstream = await startScriptedOpenAiServer({ replies: [{ delayMs: 600_000 }, { content: 'Maren keeps relay LARCH-RIDGE on solar power; node 7 routes through it.' }] });
+    const memory = createMemory({ store: openSqliteStore({ path: db }), worker: { autoStart: false } });
+    const turns = Array.from({ length: 40 }, (_, index) => ({
+      role: index % 2 === 0 ? ('user' as const) : ('assistant' as const),
+      content: `turn ${index}: node 7 reports relay LARCH-RIDGE at ${index % 5} hops, battery ${60 + index} percent, SNR ${index % 9} dB near the summit cabin.`,
+    }));
+    await memory.append({ conversationId: 'node-7' }, turns);
+    await memory.close();
+    const llm = { MNEMO_LLM_BASE_URL: upstream.baseUrl, MNEMO_LLM_MODEL: 'scripted' };
+    const compactJob = async () => (await jobsOf(db, 'node-7')).find((job) => job.kind === 'compact');
+    expect(await compactJob()).toMatchObject({ status: 'pending' });
+
+    const doomed = await startMnemo(['worker', '--db', db, '--lease-ms', '4000'], /"msg":"worker started"/, llm);
+    const leased = await waitFor(compactJob, (job) => job?.status === 'running');
+    expect(leased).toMatchObject({ status: 'running', attempts: 1 });
+    // Killed while its summarizer call waits on the model, not before it was sent.
+    await waitFor(async () => upstream?.requests.length ?? 0, (count) => count === 1);
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    const survivor = await startMnemo(['worker', '--db', db, '--lease-ms', '4000'], /"msg":"worker started"/, llm);
+    const finished = await waitFor(compactJob, (job) => job?.status === 'done');
+
+    expect(finished, survivor.output()).toMatchObject({ status: "done", attempts: 2 });
+    expect(finished?.leaseOwner).toBeUndefined();
+    const check = createMemory({ store: openSqliteStore({ path: db }), worker: { autoStart: false } });
+    try {
+      const summaries = await check.listSummaries({ conversationId: 'node-7' });
+      expect(summaries).toHaveLength(1);
+      expect(summaries[0]?.content).toContain('LARCH-RIDGE');
+    } finally {
+      await check.close();
+    }
+    expect(upstream.requests.filter((request) => request.path.endsWith('/chat/completions'))).toHaveLength(2);
+  });
+});

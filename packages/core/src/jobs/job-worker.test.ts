@@ -1,0 +1,75 @@
+import { getEventListeners } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { createMemory } from '../engine/create-memory.js';
+import type { FactExtractionInput, FactExtractor } from '../facts/fact-extractor.js';
+import { InMemoryStore } from '../store/in-memory-store.js';
+import { createJobWorker } from './job-worker.js';
+
+const scope = { tenantId: 'default', userId: 'maren', conversationId: 'node-7' };
+const runAt = '2020-01-01T00:00:00.000Z';
+
+describe('createJobWorker', () => {
+  it('fails an attempt that passes its deadline and queues the retry when the handler ignores its signal', async () => {
+    const store = new InMemoryStore();
+    await store.enqueueJob(scope, { kind: 'embed', runAt, maxAttempts: 3 });
+    const errors: unknown[] = [];
+    const worker = createJobWorker({ store, handlers: { embed: () => new Promise<void>(() => undefined) }, attemptTimeoutMs: 20, onError: (error) => errors.push(error) });
+
+    expect(await worker.drain()).toBe(1);
+
+    const [job] = await store.listJobs(scope);
+    expect(job).toMatchObject({ status: 'pending', attempts: 1, lastError: expect.stringContaining('deadline') });
+    expect(errors).toEqual([expect.objectContaining({ code: 'unavailable' })]);
+    await worker.stop();
+  });
+
+  it('gives every attempt its own signal, so listeners a handler leaves on it do not pile up', async () => {
+    const store = new InMemoryStore();
+    const signals: AbortSignal[] = [];
+    for (let index = 0; index < 20; index += 1) await store.enqueueJob({ ...scope, conversationId: `c-${index}` }, { kind: 'embed', runAt, maxAttempts: 1 });
+    // Like the openai SDK: one abort listener per call, never removed.
+    const worker = createJobWorker({ store, handlers: { embed: async (_job, _scope, signal) => void (signals.push(signal), signal.addEventListener('abort', () => undefined)) } });
+
+    expect(await worker.drain()).toBe(20);
+
+    expect(new Set(signals).size).toBe(20);
+    expect(Math.max(...signals.map((signal) => getEventListeners(signal, 'abort').length))).toBe(1);
+    await worker.stop();
+  });
+
+  it('stops without waiting for a handler that never settles, leaving its lease to lapse', async () => {
+    const store = new InMemoryStore();
+    await store.enqueueJob(scope, { kind: 'embed', runAt, maxAttempts: 3 });
+    let started: () => void = () => undefined;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const worker = createJobWorker({ store, handlers: { embed: () => (started(), new Promise<void>(() => undefined)) }, pollIntervalMs: 5 });
+    worker.start();
+    await running;
+
+    await worker.stop();
+
+    expect((await store.listJobs(scope))[0]).toMatchObject({ status: 'running', attempts: 1 });
+  });
+});
+
+describe('createMemory worker concurrency', () => {
+  it('finishes another conversation’s jobs while one extraction hangs', async () => {
+    const store = new InMemoryStore();
+    const hanging: FactExtractor = {
+      id: 'hangs-on-node-1',
+      extract: (input: FactExtractionInput) =>
+        input.messages.some((message) => message.content.includes('node 1')) ? new Promise(() => undefined) : Promise.resolve([]),
+    };
+    const memory = createMemory({ store, compaction: false, knowledge: { factExtractor: hanging, graphExtractor: false }, worker: { concurrency: 2, pollIntervalMs: 5 } });
+    await memory.append({ userId: 'maren', conversationId: 'node-1' }, { role: 'user', content: 'status of node 1?' });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await memory.append({ userId: 'maren', conversationId: 'node-2' }, { role: 'user', content: 'status of node 2?' });
+
+    const other = { tenantId: 'default', userId: 'maren', conversationId: 'node-2' };
+    for (let round = 0; round < 200 && (await store.listJobs(other)).some((job) => job.status !== 'done'); round += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+
+    expect((await store.listJobs(other)).map((job) => job.status)).toEqual(['done']);
+    expect((await store.listJobs({ ...other, conversationId: 'node-1' })).map((job) => job.status)).toEqual(['running']);
+    await memory.close();
+  });
+});

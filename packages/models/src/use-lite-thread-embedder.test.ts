@@ -1,0 +1,37 @@
+import { cosineSimilarity, isMemoryError } from '@mnemo/core';
+// The built package: the thread loads the compiled task file beside the compiled embedder.
+import { UseLiteEmbedder, UseLiteThreadEmbedder } from '@mnemo/models';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const embedder = new UseLiteThreadEmbedder({ maxBatchTexts: 8 });
+
+afterAll(async () => {
+  await embedder.close();
+});
+
+describe('UseLiteThreadEmbedder', () => {
+  it('embeds in its thread into the same vector space as the in-process model, each concurrent call getting its own vectors', async () => {
+    const texts = ['relay LARCH-RIDGE runs on solar power', 'the summit cabin has no signal', 'Maren moved to Hood River', 'battery at 71 percent'];
+    const inProcess = await new UseLiteEmbedder().embed(texts);
+
+    const concurrent = await Promise.all(texts.map((text) => embedder.embed([text])));
+
+    expect(embedder.model).toBe(new UseLiteEmbedder().model);
+    concurrent.forEach(([vector], index) => {
+      expect(vector).toBeInstanceOf(Float32Array);
+      expect(cosineSimilarity(vector!, inProcess[index]!)).toBeGreaterThan(0.999);
+    });
+  }, 30_000);
+
+  it('drops a waiting call whose signal aborts, and answers the others', async () => {
+    const controller = new AbortController();
+    const running = embedder.embed(['a long first batch about mesh radio relays'.repeat(20)]);
+    const dropped = embedder.embed(['never embedded'], { signal: controller.signal });
+    const kept = embedder.embed(['still embedded']);
+    controller.abort();
+
+    await expect(dropped).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'model_failed'));
+    expect(await running).toHaveLength(1);
+    expect(await kept).toHaveLength(1);
+  }, 30_000);
+});
