@@ -11,20 +11,28 @@ const margin = { top: 16, right: 16, bottom: 36, left: 64 };
  */
 export function SavingsPlot({ entries }: { entries: readonly UsageEntry[] }) {
   const requests = entries.filter((entry) => entry.kind === 'context');
-  const compactions: { x: number; cost: number; entry: UsageEntry }[] = [];
+  // Compactions between the same two requests stand side by side (`nth`), not on top of each other.
+  const compactions: { x: number; nth: number; cost: number; entry: UsageEntry }[] = [];
   let seen = 0;
+  let nth = 0;
   for (const entry of entries) {
-    if (entry.kind === 'context') seen += 1;
-    else compactions.push({ x: seen - 0.5, cost: (entry.inputTokens ?? 0) + (entry.outputTokens ?? 0), entry });
+    if (entry.kind === 'context') {
+      seen += 1;
+      nth = 0;
+    } else compactions.push({ x: seen - 0.5, nth: nth++, cost: (entry.inputTokens ?? 0) + (entry.outputTokens ?? 0), entry });
   }
   const top = Math.max(1, ...requests.map((entry) => Math.max(entry.sentTokens, entry.fullHistoryTokens)), ...compactions.map((bar) => bar.cost));
   const plotWidth = width - margin.left - margin.right;
   const plotHeight = height - margin.top - margin.bottom;
-  const slots = Math.max(1, requests.length - 1);
-  const xOf = (index: number) => margin.left + (requests.length === 1 ? plotWidth / 2 : (Math.min(Math.max(index, 0), slots) / slots) * plotWidth);
+  // Each request owns a slot of equal width with its point in the middle, so a compaction before the
+  // first request or after the last still has room at the plot's edge.
+  const xOf = (index: number) => margin.left + ((index + 0.5) / Math.max(1, requests.length)) * plotWidth;
+  const groups = new Map<number, number>();
+  for (const bar of compactions) groups.set(bar.x, (groups.get(bar.x) ?? 0) + 1);
+  const groupSize = (x: number) => groups.get(x) ?? 1;
   const yOf = (tokens: number) => margin.top + plotHeight - (tokens / top) * plotHeight;
   const line = (pick: (entry: UsageEntry) => number) => requests.map((entry, index) => `${xOf(index).toFixed(1)},${yOf(pick(entry)).toFixed(1)}`).join(' ');
-  const barWidth = Math.max(2, Math.min(10, plotWidth / Math.max(requests.length, 1) / 2));
+  const barWidth = Math.max(2, Math.min(10, plotWidth / Math.max(requests.length, 1) / 4));
   const first = requests[0];
   const last = requests.at(-1);
   return (
@@ -41,7 +49,7 @@ export function SavingsPlot({ entries }: { entries: readonly UsageEntry[] }) {
         <rect
           class="compaction"
           data-compaction={bar.entry.position}
-          x={xOf(bar.x) - barWidth / 2}
+          x={xOf(bar.x) - barWidth / 2 + (bar.nth - (groupSize(bar.x) - 1) / 2) * (barWidth + 1)}
           y={yOf(bar.cost)}
           width={barWidth}
           height={Math.max(1, margin.top + plotHeight - yOf(bar.cost))}
@@ -60,10 +68,10 @@ export function SavingsPlot({ entries }: { entries: readonly UsageEntry[] }) {
           </title>
         </circle>
       ))}
-      <text x={margin.left} y={height - 12}>
+      <text x={xOf(0)} y={height - 12}>
         {first === undefined ? '' : `#1 · ${formatTime(first.createdAt)}`}
       </text>
-      <text x={width - margin.right} y={height - 12} text-anchor="end">
+      <text x={xOf(requests.length - 1)} y={height - 12} text-anchor="end">
         {last === undefined || requests.length === 1 ? '' : `#${requests.length} · ${formatTime(last.createdAt)}`}
       </text>
     </svg>
