@@ -34,7 +34,7 @@ describe('mnemo chat', () => {
 
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('Hi Maren, loud and clear.\nNode 7 last heard 2 min ago.\n');
-    expect(run.stderr.match(/^\[context\] sent \d+ \/ full \d+ tokens, saved [\d.]+% \(hybrid, budget 1,000\)$/gm)).toHaveLength(2);
+    expect(run.stderr.match(/^\[context\] sent \d+ \/ full \d+ tokens, saved [\d.]+% \(hybrid, budget 2,000\)$/gm)).toHaveLength(2);
     const stored = await readStoredMessages(join(work.path, 'mnemo.db'));
     expect(stored.get('chat')).toEqual([
       { role: 'user', content: 'hello from the trailhead' },

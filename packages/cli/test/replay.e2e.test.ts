@@ -88,7 +88,7 @@ describe('mnemo replay', () => {
 
     const run = await runMnemo(['replay', 'mesh.jsonl', '--json', '--policy', 'window', '--window-turns', '1'], { cwd: work.path });
 
-    expect(JSON.parse(run.stdout)).toMatchObject({ policy: 'window', maxTokens: 1000, requests: 6 });
+    expect(JSON.parse(run.stdout)).toMatchObject({ policy: 'window', maxTokens: 2000, requests: 6 });
   });
 
   it('prints a table comparing every policy without --json', async () => {

@@ -138,7 +138,7 @@ describeWithPostgres('two mnemo serve replicas on one PostgreSQL schema', (url) 
     const jobs: Job[] = [];
     let summaryCount = 0;
     for (let conversation = 0; conversation < conversationCount; conversation += 1) {
-      const scope = { tenantId: 'default', userId: 'default', conversationId: `node-${conversation}` };
+      const scope = { tenantId: 'default', userId: `node-${conversation}`, conversationId: `node-${conversation}` };
       const messages = await store.listMessages(scope);
       expect(messages.map((message) => message.seq)).toEqual(Array.from({ length: messagesPerConversation }, (_, index) => index + 1));
       expect(messages.map((message) => message.content).sort()).toEqual(Array.from({ length: messagesPerConversation }, (_, index) => contentOf(conversation, index)).sort());

@@ -48,9 +48,9 @@ describe('mnemo serve', () => {
     const health = await fetch(`${serve.url}/health`);
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ status: 'ok' });
-    const added = await fetch(`${serve.url}/v1/memory/add`, { method: 'POST', body: JSON.stringify({ conversation_id: 'node-7', role: 'user', content: 'hello from the ridge' }) });
+    const added = await fetch(`${serve.url}/v1/memory/add`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ conversation_id: 'node-7', role: 'user', content: 'hello from the ridge' }) });
     expect(added.status).toBe(200);
-    const context = await fetch(`${serve.url}/v1/memory/context`, { method: 'POST', body: JSON.stringify({ conversation_id: 'node-7', max_tokens: 100 }) });
+    const context = await fetch(`${serve.url}/v1/memory/context`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ conversation_id: 'node-7', max_tokens: 100 }) });
     expect(((await context.json()) as { messages: unknown }).messages).toEqual([{ role: 'user', content: 'hello from the ridge' }]);
     const document = (await (await fetch(`${serve.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
     expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(['/v1/memory/add', '/v1/conversations/{id}/messages', '/v1/chat/completions']));

@@ -54,7 +54,8 @@ function startMnemo(args: readonly string[], ready: RegExp, env: Record<string, 
 async function jobsOf(db: string, conversationId: string): Promise<Job[]> {
   const store = openSqliteStore({ path: db });
   try {
-    return await store.listJobs({ tenantId: 'default', userId: 'default', conversationId });
+    // A conversation named without a user is its own user.
+    return await store.listJobs({ tenantId: 'default', userId: conversationId, conversationId });
   } finally {
     await store.close();
   }
@@ -132,7 +133,7 @@ describe('mnemo worker', () => {
       role: index % 2 === 0 ? ('user' as const) : ('assistant' as const),
       content: `turn ${index}: node 7 reports relay LARCH-RIDGE at ${index % 5} hops, battery ${60 + index} percent, SNR ${index % 9} dB near the summit cabin.`,
     }));
-    await memory.append({ conversationId: 'node-7' }, turns);
+    await memory.append({ userId: 'node-7', conversationId: 'node-7' }, turns);
     await memory.close();
     const llm = { MNEMO_LLM_BASE_URL: upstream.baseUrl, MNEMO_LLM_MODEL: 'scripted' };
     const compactJob = async () => (await jobsOf(db, 'node-7')).find((job) => job.kind === 'compact');
@@ -152,7 +153,7 @@ describe('mnemo worker', () => {
     expect(finished?.leaseOwner).toBeUndefined();
     const check = createMemory({ store: openSqliteStore({ path: db }), worker: { autoStart: false } });
     try {
-      const summaries = await check.listSummaries({ conversationId: 'node-7' });
+      const summaries = await check.listSummaries({ userId: 'node-7', conversationId: 'node-7' });
       expect(summaries).toHaveLength(1);
       expect(summaries[0]?.content).toContain('LARCH-RIDGE');
     } finally {

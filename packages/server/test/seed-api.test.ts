@@ -90,3 +90,76 @@ describe('seed memory API', () => {
     expect((await server.json('/v1/conversations')).body.items).toEqual([]);
   });
 });
+
+describe('seed memory API: a seed client reading every field by name', () => {
+  it('answers add, context, stats, the conversation list and delete in the seed shapes, and remembers the memory type', async () => {
+    const added = (await server.json('/v1/memory/add', { json: { conversation_id: 'node-5', role: 'user', content: 'Relay status?', memory_type: 'summary' } })).body;
+    await server.json('/v1/memory/add', { json: { conversation_id: 'node-5', role: 'assistant', content: 'All relays up.' } });
+    await server.json('/v1/memory/add', { json: { conversation_id: 'node-5', role: 'user', content: 'Thanks.' } });
+    expect(added.status).toBe('ok');
+    expect(added.conversation_id).toBe('node-5');
+    expect(typeof added.message_id).toBe('string');
+    expect(added.seq).toBe(1);
+    expect(added.tokens).toBeGreaterThan(0);
+
+    // No memory_type on the context request: the one given on add.
+    const context = await server.json('/v1/memory/context', { json: { conversation_id: 'node-5', max_tokens: 500 } });
+    expect(context.headers.get('x-mnemo-policy')).toBe('summary');
+    expect(context.body.memory_type).toBe('summary');
+    expect(context.body.messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user']);
+    expect(context.body.total_tokens).toBeGreaterThan(0);
+    expect(context.body.conversation_found).toBe(true);
+
+    const stats = (await server.json('/v1/memory/node-5/stats')).body;
+    expect(stats.conversation_id).toBe('node-5');
+    expect(stats.memory_type).toBe('summary');
+    expect(stats.message_count).toBe(3);
+    expect(stats.roles).toEqual({ user: 2, assistant: 1 });
+    expect(stats.total_tokens).toBeGreaterThan(0);
+    expect(stats.summarized_through_seq).toBe(0);
+    expect(Date.parse(stats.first_message_at)).not.toBeNaN();
+    expect(Date.parse(stats.last_message_at)).not.toBeNaN();
+    expect(stats.context_requests).toBe(1);
+    expect(stats.sent_tokens).toBe(context.body.total_tokens);
+    expect(stats.full_history_tokens).toBeGreaterThanOrEqual(stats.sent_tokens);
+    expect(stats.saved_tokens).toBe(stats.full_history_tokens - stats.sent_tokens);
+    expect(stats.compactions).toBe(0);
+
+    const [listed] = (await server.json('/v1/conversations')).body.conversations;
+    expect(listed.id).toBe('node-5');
+    expect(listed.memory_type).toBe('summary');
+    expect(listed.message_count).toBe(3);
+
+    // A later add names another type: that is the conversation's type from now on.
+    await server.json('/v1/memory/add', { json: { conversation_id: 'node-5', role: 'assistant', content: 'You are welcome.', memory_type: 'vector' } });
+    expect((await server.json('/v1/memory/context', { json: { conversation_id: 'node-5', max_tokens: 500 } })).body.memory_type).toBe('vector');
+
+    const deleted = (await server.json('/v1/memory/node-5', { method: 'DELETE' })).body;
+    expect(deleted.status).toBe('deleted');
+    expect(deleted.conversation_id).toBe('node-5');
+    expect(deleted.messages_deleted).toBe(4);
+  });
+
+  it('answers an unknown conversation with an empty context that says the conversation does not exist', async () => {
+    const context = await server.json('/v1/memory/context', { json: { conversation_id: 'nobody', max_tokens: 100, system: 'Be brief.' } });
+    expect(context.status).toBe(200);
+    expect(context.body).toMatchObject({ messages: [{ role: 'system', content: 'Be brief.' }], memory_type: 'buffer', conversation_found: false });
+    const resource = await server.json('/v1/conversations/nobody/context', { json: { maxTokens: 100 } });
+    expect(resource.status).toBe(200);
+    expect(resource.body.report.conversationFound).toBe(false);
+    expect((await server.json('/v1/memory/nobody/stats')).status).toBe(404);
+  });
+
+  it('groups conversations of one end user with user_id, and keeps conversations without one apart', async () => {
+    await server.json('/v1/memory/add', { json: { conversation_id: 'chat-1', user_id: 'maren', role: 'user', content: 'My callsign is LARCH-RIDGE.' } });
+    await server.json('/v1/memory/add', { json: { conversation_id: 'chat-9', role: 'user', content: 'My callsign is BIRCH-VALLEY.' } });
+    await server.memory.runPendingJobs();
+    const maren = await server.json('/v1/facts?user_id=maren');
+    const alone = await server.json('/v1/facts?user_id=chat-9');
+    expect(JSON.stringify(maren.body)).toContain('LARCH-RIDGE');
+    expect(JSON.stringify(maren.body)).not.toContain('BIRCH-VALLEY');
+    expect(JSON.stringify(alone.body)).toContain('BIRCH-VALLEY');
+    expect((await server.json('/v1/memory/chat-1/stats')).status).toBe(404);
+    expect((await server.json('/v1/memory/chat-1/stats?user_id=maren')).body.message_count).toBe(1);
+  });
+});

@@ -36,8 +36,9 @@ describe('loadCliConfig', () => {
 
     expect(config).toEqual({
       db: join(directory, 'mnemo.db'),
-      llm: { timeoutMs: cliDefaults.timeoutMs },
-      context: { maxTokens: 1000, windowTurns: 4 },
+      llm: { timeoutMs: cliDefaults.timeoutMs, passClientKey: false },
+      // The library's own defaults: one budget for the library, serve, the proxy, MCP and replay.
+      context: { maxTokens: 2000, windowTurns: 4 },
       embedder: { kind: 'use-lite', queryTimeoutMs: 30 },
     });
   });
@@ -59,8 +60,19 @@ describe('loadCliConfig', () => {
 
     expect(config.db).toBe(join(directory, 'data/bot.db'));
     expect(config.llm).toMatchObject({ baseUrl: 'http://127.0.0.1:8080/v1', model: 'm1' });
-    expect(config.context).toMatchObject({ policy: 'window', windowTurns: 2, maxTokens: 1000 });
+    expect(config.context).toMatchObject({ policy: 'window', windowTurns: 2, maxTokens: 2000 });
     expect(config.configFile).toBe(path);
+  });
+
+  it('reads the proxy key pass-through and the allowed hosts from the file and the environment', async () => {
+    await writeConfig({ llm: { passClientKey: true }, server: { allowedHosts: ['from-file.example'] } });
+    const fromFile = await loadCliConfig({ env: {}, cwd: directory });
+    expect(fromFile.llm.passClientKey).toBe(true);
+    expect(fromFile.server?.allowedHosts).toEqual(['from-file.example']);
+    const fromEnv = await loadCliConfig({ env: { MNEMO_LLM_PASS_CLIENT_KEY: '0', MNEMO_ALLOWED_HOSTS: 'a.example, b.example' }, cwd: directory });
+    expect(fromEnv.llm.passClientKey).toBe(false);
+    expect(fromEnv.server?.allowedHosts).toEqual(['a.example', 'b.example']);
+    await expect(loadCliConfig({ env: { MNEMO_LLM_PASS_CLIENT_KEY: 'yes' }, cwd: directory })).rejects.toThrow(/MNEMO_LLM_PASS_CLIENT_KEY/);
   });
 
   it('lets environment variables override the file', async () => {
