@@ -20,6 +20,7 @@ import type {
   Message,
   MessageEmbedding,
   MessageRange,
+  Metadata,
   NewFact,
   NewMessage,
   NewSummary,
@@ -27,6 +28,7 @@ import type {
   PageOptions,
   Relation,
   RelationInput,
+  RoleCounts,
   Scope,
   SearchHit,
   SearchOptions,
@@ -125,6 +127,14 @@ export class PostgresStore implements Store {
 
   async listConversations(filter: ConversationFilter, page?: PageOptions, options?: CallOptions): Promise<Page<Conversation>> {
     return this.#run('listing conversations', options, () => this.#messages.listConversations(filter, page));
+  }
+
+  async updateConversationMetadata(scope: Scope, metadata: Metadata, options?: CallOptions): Promise<Conversation | undefined> {
+    return this.#run('updating conversation metadata', options, () => this.#messages.updateConversationMetadata(scope, metadata));
+  }
+
+  async countMessagesByRole(scope: Scope, options?: CallOptions): Promise<RoleCounts> {
+    return this.#run('counting messages by role', options, () => this.#messages.countMessagesByRole(scope));
   }
 
   async insertUsage(scope: Scope, record: UsageRecord, options?: CallOptions): Promise<void> {
