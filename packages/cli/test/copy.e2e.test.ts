@@ -62,6 +62,8 @@ async function seed(store: Store): Promise<void> {
       );
       await store.insertUsage(scope, { kind: 'context', policy: 'hybrid', sentTokens: 30, fullHistoryTokens: 47, createdAt: at(7) });
       await store.advanceCursor(scope, 'knowledge:heuristic@1', 0, 4);
+      // One conversation with metadata, one without: both must arrive as they were.
+      if (conversationId === 'node-7') await store.updateConversationMetadata(scope, { memory_type: 'summary', node: { id: '!a1b2', hops: 3 }, note: 'café ☕' });
     }
     const home = await store.insertFact(user, { subject: 'user', attribute: 'home_town', value: 'Hood River', text: 'I live in Hood River', confidence: 0.9, validFrom: at(1), sourceConversationId: 'node-7', sourceSeqs: [1], extractor: 'heuristic@1', createdAt: at(1) });
     await store.insertFact(user, { subject: 'user', attribute: 'home_town', value: 'Bend', text: 'We moved to Bend', confidence: 0.8, validFrom: at(4), sourceSeqs: [4], extractor: 'api', createdAt: at(4) }, { supersedes: home.id });
@@ -140,7 +142,7 @@ describe('mnemo copy between SQLite files', () => {
         facts: [{ value: 'Hood River', validTo: at(4) }, { value: 'Bend' }, { value: 'coffee', validTo: at(5) }],
         relations: [{ predicate: 'uses_relay', validTo: at(3) }, { predicate: 'knows' }],
         files: [{ path: '/memories/notes.md', version: 2 }, { path: '/memories/trips/june.md', version: 1 }],
-        conversations: { 'node-7': { conversation: { summarizedThroughSeq: 3 }, summaries: [{ toSeq: 2 }, { toSeq: 3 }], usage: { requests: 1, compactions: 2 } } },
+        conversations: { 'node-7': { conversation: { summarizedThroughSeq: 3, metadata: { memory_type: 'summary' } }, summaries: [{ toSeq: 2 }, { toSeq: 3 }], usage: { requests: 1, compactions: 2 } } },
       },
     });
     const env = { MNEMO_EMBEDDER: 'hashed' };

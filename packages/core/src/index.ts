@@ -108,6 +108,8 @@ export type { Scope, ScopeInput, UserScope } from './messages/scope.js';
 export { defaultMessageLimits, validateMessageInput } from './messages/validate-message.js';
 export type { MessageLimits } from './messages/validate-message.js';
 export { reservedMetadataKey, supersededIds, supersedingMetadata, withoutSuperseded } from './messages/superseded-messages.js';
+export { checkConversationMetadata, maxConversationMetadataChars, toRoleCounts } from './store/conversation-metadata.js';
+export type { RoleCounts } from './store/conversation-metadata.js';
 export { idempotencyConflict, InMemoryStore } from './store/in-memory-store.js';
 export { decodeConversationCursor, decodePositionCursor, defaultPageLimit, encodeConversationCursor, encodePositionCursor, maxPageLimit, resolvePageLimit } from './store/page-cursor.js';
 export type { ConversationCursor } from './store/page-cursor.js';

@@ -1,4 +1,5 @@
 import {
+  checkConversationMetadata,
   decodeConversationCursor,
   decodePositionCursor,
   encodeConversationCursor,
@@ -8,9 +9,11 @@ import {
   MemoryError,
   messageRoles,
   resolvePageLimit,
+  toRoleCounts,
   toUsageTotals,
 } from '@mnemo/core';
 import type {
+  RoleCounts,
   Conversation,
   ConversationFilter,
   EraseResult,
@@ -60,11 +63,12 @@ export interface ConversationRow {
   readonly total_tokens: unknown;
   readonly summarized_through_seq: unknown;
   readonly summarized_tokens: unknown;
+  readonly metadata: unknown;
 }
 
 /** Columns of a conversation as {@link toConversation} reads them. */
 export const conversationColumns =
-  'tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens, summarized_through_seq, summarized_tokens';
+  'tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens, summarized_through_seq, summarized_tokens, metadata';
 /** The WHERE clause of one conversation, bound to `$1, $2, $3` ({@link scopeKey}). */
 export const inConversation = 'tenant_id = $1 AND user_id = $2 AND conversation_id = $3';
 
@@ -99,6 +103,9 @@ function statements(t: PostgresTables) {
     selectRangeAsc: `SELECT ${messageColumns} FROM ${t.messages} WHERE ${inConversation} AND seq > $4 AND seq < $5 ORDER BY seq ASC LIMIT $6`,
     selectRangeDesc: `SELECT ${messageColumns} FROM ${t.messages} WHERE ${inConversation} AND seq > $4 AND seq < $5 ORDER BY seq DESC LIMIT $6`,
     selectConversation: `SELECT ${conversationColumns} FROM ${t.conversations} WHERE ${inConversation}`,
+    updateConversationMetadata: `UPDATE ${t.conversations} SET metadata = $4::jsonb WHERE ${inConversation} RETURNING ${conversationColumns}`,
+    // Served by the (tenant, user, conversation, seq) primary key: one range of it, grouped.
+    countMessagesByRole: `SELECT role, count(*) AS count FROM ${t.messages} WHERE ${inConversation} GROUP BY role`,
     // Inserting through a SELECT of the conversation makes "exists?" and "insert" one atomic statement.
     insertUsage: `INSERT INTO ${t.usage} (tenant_id, user_id, conversation_id, kind, policy, sent_tokens, full_history_tokens, input_tokens, output_tokens, created_at)
       SELECT tenant_id, user_id, conversation_id, $4, $5, $6, $7, $8, $9, $10 FROM ${t.conversations} WHERE ${inConversation}`,
@@ -199,6 +206,18 @@ export class PostgresMessageStore {
     const items = rows.slice(0, limit).map(toConversation);
     const last = items[items.length - 1];
     return rows.length > limit && last !== undefined ? { items, nextCursor: encodeConversationCursor(last) } : { items };
+  }
+
+  /** Replaces the conversation's metadata and returns the row; `undefined` when it does not exist. */
+  async updateConversationMetadata(scope: Scope, metadata: Metadata): Promise<Conversation | undefined> {
+    const json = JSON.stringify(checkConversationMetadata(metadata));
+    const row = (await this.#pool.query<ConversationRow>(this.#sql.updateConversationMetadata, [...scopeKey(scope), json])).rows[0];
+    return row === undefined ? undefined : toConversation(row);
+  }
+
+  /** Stored messages of the conversation per role; `{}` for an unknown conversation. */
+  async countMessagesByRole(scope: Scope): Promise<RoleCounts> {
+    return toRoleCounts((await this.#pool.query<{ role: string; count: unknown }>(this.#sql.countMessagesByRole, scopeKey(scope))).rows);
   }
 
   /** Adds a ledger entry; `not_found` when the conversation does not exist. */
@@ -385,6 +404,7 @@ export function toConversation(row: ConversationRow): Conversation {
     totalTokens: toInteger(row.total_tokens),
     summarizedThroughSeq: toInteger(row.summarized_through_seq),
     summarizedTokens: toInteger(row.summarized_tokens),
+    metadata: row.metadata === null || row.metadata === undefined ? undefined : fromJson<Metadata>(row.metadata),
   };
 }
 

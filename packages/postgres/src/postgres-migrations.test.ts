@@ -83,6 +83,30 @@ describeWithPostgres('migratePostgresSchema', (url) => {
     expect((await pool.query('SELECT to_regclass($1) AS found', [`"${schema}".half`])).rows[0]?.found).toBeNull();
   });
 
+  it('migrates a version 4 schema to conversation metadata, reading its old rows with metadata undefined', async () => {
+    const schema = schemas.fresh();
+    await migratePostgresSchema(newPool(), { schema, migrations: postgresMigrations.slice(0, 4) });
+    const key = [scope.tenantId, scope.userId, scope.conversationId];
+    await schemas.pool.query(
+      `INSERT INTO "${schema}".conversations (tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens) VALUES ($1, $2, $3, now(), now(), 2, 4)`,
+      key,
+    );
+    await schemas.pool.query(
+      `INSERT INTO "${schema}".messages (tenant_id, user_id, conversation_id, seq, id, role, content, created_at, tokens)
+        VALUES ($1, $2, $3, 1, 'm1', 'user', 'hi', now(), 2), ($1, $2, $3, 2, 'm2', 'assistant', 'yo', now(), 2)`,
+      key,
+    );
+    const store = await createPostgresStore({ connectionString: url, schema });
+    try {
+      expect(await readPostgresSchemaVersion(schemas.pool, schema)).toBe(latestVersion);
+      expect(await store.getConversation(scope)).toMatchObject({ messageCount: 2, totalTokens: 4, metadata: undefined });
+      expect(await store.countMessagesByRole(scope)).toEqual({ user: 1, assistant: 1 });
+      expect(await store.updateConversationMetadata(scope, { memory_type: 'buffer' })).toMatchObject({ messageCount: 2, metadata: { memory_type: 'buffer' } });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('refuses a schema written by a newer version with a typed error and leaves it untouched', async () => {
     const schema = schemas.fresh();
     const store = await createPostgresStore({ connectionString: url, schema });

@@ -250,12 +250,21 @@ END
 $$;
 `;
 
+// The caller's JSON object about a conversation (Store.updateConversationMetadata); NULL until set, so rows
+// written before this step read `metadata: undefined`. jsonb, unlike the message columns: it is one small
+// object per conversation that later queries may filter on (`metadata->>'memory_type'`), and no caller
+// needs its text back byte for byte. jsonb holds no NUL character, which core's check refuses on every store.
+const conversationMetadataSchema = `
+ALTER TABLE conversations ADD COLUMN metadata jsonb;
+`;
+
 /** The schema's steps in order; the schema records each one applied in its `mnemo_migrations` table. */
 export const postgresMigrations: readonly PostgresMigration[] = Object.freeze([
   Object.freeze({ version: 1, name: 'conversations, messages, usage ledger, summaries, jobs and memory files', sql: initialSchema }),
   Object.freeze({ version: 2, name: 'keyword and vector search, facts, entity graph, cursors', sql: knowledgeSchema }),
   Object.freeze({ version: 3, name: 'the vector extension, where the server has it', sql: vectorExtension }),
   Object.freeze({ version: 4, name: 'keyword index (GIN), BM25 corpus statistics, registry of pgvector tables', sql: postgresSearchMigrationSql }),
+  Object.freeze({ version: 5, name: 'conversation metadata', sql: conversationMetadataSchema }),
 ]);
 
 /** What {@link migratePostgresSchema} did: the version found, the version left, and the steps it ran. */

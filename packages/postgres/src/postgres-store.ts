@@ -23,6 +23,7 @@ import type {
   Message,
   MessageEmbedding,
   MessageRange,
+  Metadata,
   NewFact,
   NewMessage,
   NewSummary,
@@ -30,6 +31,7 @@ import type {
   PageOptions,
   Relation,
   RelationInput,
+  RoleCounts,
   Scope,
   SearchHit,
   SearchOptions,
@@ -129,6 +131,14 @@ export class PostgresStore implements Store {
 
   async listConversations(filter: ConversationFilter, page?: PageOptions, options?: CallOptions): Promise<Page<Conversation>> {
     return this.#run('listing conversations', options, () => this.#messages.listConversations(filter, page));
+  }
+
+  async updateConversationMetadata(scope: Scope, metadata: Metadata, options?: CallOptions): Promise<Conversation | undefined> {
+    return this.#run('updating conversation metadata', options, () => this.#messages.updateConversationMetadata(scope, metadata));
+  }
+
+  async countMessagesByRole(scope: Scope, options?: CallOptions): Promise<RoleCounts> {
+    return this.#run('counting messages by role', options, () => this.#messages.countMessagesByRole(scope));
   }
 
   async insertUsage(scope: Scope, record: UsageRecord, options?: CallOptions): Promise<void> {

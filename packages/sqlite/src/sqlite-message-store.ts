@@ -1,4 +1,5 @@
 import {
+  checkConversationMetadata,
   decodeConversationCursor,
   decodePositionCursor,
   encodeConversationCursor,
@@ -8,9 +9,11 @@ import {
   MemoryError,
   messageRoles,
   resolvePageLimit,
+  toRoleCounts,
   toUsageTotals,
 } from '@mnemo/core';
 import type {
+  RoleCounts,
   Conversation,
   ConversationFilter,
   EraseResult,
@@ -58,6 +61,7 @@ export interface ConversationRow {
   readonly total_tokens: number;
   readonly summarized_through_seq: number;
   readonly summarized_tokens: number;
+  readonly metadata: string | null;
 }
 
 interface UsageRow {
@@ -83,11 +87,15 @@ interface UsageTotalsRow {
 /** The columns every message read selects. */
 export const messageColumns = 'id, seq, role, content, name, tool_calls, tool_call_id, created_at, metadata, tokens, idempotency_key';
 const conversationColumns = 'tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens';
-const conversationReadColumns = `${conversationColumns}, summarized_through_seq, summarized_tokens`;
+/** The columns every conversation read selects, as {@link toConversation} maps them. */
+export const conversationReadColumns = `${conversationColumns}, summarized_through_seq, summarized_tokens, metadata`;
 const inConversation = 'tenant_id = ? AND user_id = ? AND conversation_id = ?';
 
 const sql = {
   selectConversation: `SELECT ${conversationReadColumns} FROM conversations WHERE ${inConversation}`,
+  updateConversationMetadata: `UPDATE conversations SET metadata = ? WHERE ${inConversation} RETURNING ${conversationReadColumns}`,
+  // Served by the (tenant, user, conversation, seq) unique index: one range of it, grouped.
+  countMessagesByRole: `SELECT role, count(*) AS count FROM messages WHERE ${inConversation} GROUP BY role`,
   selectByIdempotencyKey: `SELECT ${messageColumns} FROM messages WHERE ${inConversation} AND idempotency_key = ?`,
   upsertConversation: `INSERT INTO conversations (${conversationColumns}) VALUES (?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (tenant_id, user_id, conversation_id)
@@ -181,6 +189,18 @@ export class SqliteMessageStore {
     const items = rows.slice(0, limit).map(toConversation);
     const last = items[items.length - 1];
     return rows.length > limit && last !== undefined ? { items, nextCursor: encodeConversationCursor(last) } : { items };
+  }
+
+  /** Replaces the conversation's metadata and returns the row; `undefined` when it does not exist. */
+  updateConversationMetadata(scope: Scope, metadata: Metadata): Conversation | undefined {
+    const json = JSON.stringify(checkConversationMetadata(metadata));
+    const row = this.#statement(sql.updateConversationMetadata).get(json, ...scopeKey(scope)) as ConversationRow | undefined;
+    return row === undefined ? undefined : toConversation(row);
+  }
+
+  /** Stored messages of the conversation per role; `{}` for an unknown conversation. */
+  countMessagesByRole(scope: Scope): RoleCounts {
+    return toRoleCounts(this.#statement(sql.countMessagesByRole).all(...scopeKey(scope)) as { role: string; count: number }[]);
   }
 
   /** Adds a ledger entry; `not_found` when the conversation does not exist. */
@@ -376,6 +396,7 @@ export function toConversation(row: ConversationRow): Conversation {
     totalTokens: row.total_tokens,
     summarizedThroughSeq: row.summarized_through_seq,
     summarizedTokens: row.summarized_tokens,
+    metadata: row.metadata === null ? undefined : (JSON.parse(row.metadata) as Metadata),
   };
 }
 

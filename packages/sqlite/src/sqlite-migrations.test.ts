@@ -83,6 +83,33 @@ describe('migrateSqliteDatabase', () => {
     }
   });
 
+  it('migrates a version 4 file to conversation metadata, reading its old rows with metadata undefined', async () => {
+    const raw = new Database(path);
+    try {
+      migrateSqliteDatabase(raw, { migrations: sqliteMigrations.slice(0, 4) });
+      raw.prepare("INSERT INTO conversations (tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens) VALUES (?, ?, ?, 0, 0, 2, 4)").run(scope.tenantId, scope.userId, scope.conversationId);
+      const insert = raw.prepare("INSERT INTO messages (id, tenant_id, user_id, conversation_id, seq, role, content, created_at, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 2)");
+      insert.run('m1', scope.tenantId, scope.userId, scope.conversationId, 1, 'user', 'hi');
+      insert.run('m2', scope.tenantId, scope.userId, scope.conversationId, 2, 'assistant', 'yo');
+    } finally {
+      raw.close();
+    }
+    const store = openSqliteStore({ path });
+    try {
+      expect(await store.getConversation(scope)).toMatchObject({ messageCount: 2, totalTokens: 4, metadata: undefined });
+      expect(await store.countMessagesByRole(scope)).toEqual({ user: 1, assistant: 1 });
+      expect(await store.updateConversationMetadata(scope, { memory_type: 'buffer' })).toMatchObject({ messageCount: 2, metadata: { memory_type: 'buffer' } });
+    } finally {
+      await store.close();
+    }
+    const after = new Database(path);
+    try {
+      expect(readSchemaVersion(after)).toBe(latestVersion);
+    } finally {
+      after.close();
+    }
+  });
+
   it('refuses a file with a newer schema version with a typed error and leaves it untouched', async () => {
     const store = openSqliteStore({ path });
     await store.appendMessages(scope, [makeNewMessage('from the future')]);

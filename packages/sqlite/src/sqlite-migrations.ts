@@ -244,12 +244,19 @@ CREATE TABLE cursors (
 ) STRICT, WITHOUT ROWID;
 `;
 
+// The caller's JSON object about a conversation (Store.updateConversationMetadata), as text; NULL until
+// set, so rows written before this step read `metadata: undefined`.
+const conversationMetadataSchema = `
+ALTER TABLE conversations ADD COLUMN metadata TEXT;
+`;
+
 /** The schema's steps in order; the database records the last one applied in `PRAGMA user_version`. */
 export const sqliteMigrations: readonly SqliteMigration[] = Object.freeze([
   Object.freeze({ version: 1, name: 'conversations, messages and usage ledger', sql: initialSchema }),
   Object.freeze({ version: 2, name: 'summaries, jobs and summarizer costs', sql: compactionSchema }),
   Object.freeze({ version: 3, name: 'memory files', sql: memoryFilesSchema }),
   Object.freeze({ version: 4, name: 'keyword and vector indexes, facts, entity graph, cursors', sql: knowledgeSchema }),
+  Object.freeze({ version: 5, name: 'conversation metadata', sql: conversationMetadataSchema }),
 ]);
 
 /** What {@link migrateSqliteDatabase} did: the version found, the version left, and the steps it ran. */

@@ -30,6 +30,8 @@ import type {
   SearchOptions,
   Message,
   MessageRange,
+  Metadata,
+  RoleCounts,
   NewMessage,
   NewSummary,
   Page,
@@ -110,6 +112,14 @@ export class SqliteStore implements Store {
 
   async listConversations(filter: ConversationFilter, page?: PageOptions, options?: CallOptions): Promise<Page<Conversation>> {
     return this.#run('listing conversations', options, () => this.#messages.listConversations(filter, page));
+  }
+
+  async updateConversationMetadata(scope: Scope, metadata: Metadata, options?: CallOptions): Promise<Conversation | undefined> {
+    return this.#run('updating conversation metadata', options, () => this.#messages.updateConversationMetadata(scope, metadata));
+  }
+
+  async countMessagesByRole(scope: Scope, options?: CallOptions): Promise<RoleCounts> {
+    return this.#run('counting messages by role', options, () => this.#messages.countMessagesByRole(scope));
   }
 
   async insertUsage(scope: Scope, record: UsageRecord, options?: CallOptions): Promise<void> {

@@ -1,7 +1,7 @@
 import { checkSummaryRange, MemoryError } from '@mnemo/core';
 import type { NewSummary, Scope, Summary, UserScope } from '@mnemo/core';
 import type { SqliteDatabase } from './sqlite-driver.js';
-import { checkCount, scopeKey, toConversation, toEpochMs, type ConversationRow } from './sqlite-message-store.js';
+import { checkCount, conversationReadColumns, scopeKey, toConversation, toEpochMs, type ConversationRow } from './sqlite-message-store.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
 
 interface SummaryRow {
@@ -27,8 +27,7 @@ const summaryColumns =
 const inConversation = 'tenant_id = ? AND user_id = ? AND conversation_id = ?';
 
 const sql = {
-  selectConversation: `SELECT tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens,
-    summarized_through_seq, summarized_tokens FROM conversations WHERE ${inConversation}`,
+  selectConversation: `SELECT ${conversationReadColumns} FROM conversations WHERE ${inConversation}`,
   insertSummary: `INSERT INTO summaries (${summaryColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   coveredTokens: `SELECT coalesce(sum(tokens), 0) AS tokens FROM messages WHERE ${inConversation} AND seq <= ?`,
   moveWatermark: `UPDATE conversations SET summarized_through_seq = ?, summarized_tokens = ? WHERE ${inConversation}`,

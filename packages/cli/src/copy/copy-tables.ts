@@ -37,7 +37,16 @@ const conversationKey = [text('tenant_id'), text('user_id'), text('conversation_
 export const copyTables: readonly CopyTable[] = Object.freeze([
   {
     name: 'conversations',
-    columns: [...conversationKey, time('created_at'), time('updated_at'), integer('message_count'), integer('total_tokens'), integer('summarized_through_seq'), integer('summarized_tokens')],
+    columns: [
+      ...conversationKey,
+      time('created_at'),
+      time('updated_at'),
+      integer('message_count'),
+      integer('total_tokens'),
+      integer('summarized_through_seq'),
+      integer('summarized_tokens'),
+      json('metadata'),
+    ],
     order: ['tenant_id', 'user_id', 'conversation_id'],
   },
   {

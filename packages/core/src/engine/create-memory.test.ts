@@ -41,6 +41,27 @@ describe('createMemory', () => {
     expect(() => createMemory({ store: new InMemoryStore(), context: { maxTokens: -5 } })).toThrow(/maxTokens/);
   });
 
+  it('replaces conversation metadata and reports it in stats with the messages per role', async () => {
+    const memory = createMemory({ store: new InMemoryStore(), knowledge: false, compaction: false });
+    expect(await memory.updateConversation(scope, { metadata: { memory_type: 'buffer' } })).toBeUndefined();
+    await memory.append(scope, [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'battery?' },
+      { role: 'assistant', content: '71%' },
+      { role: 'user', content: 'thanks' },
+    ]);
+    expect((await memory.stats(scope))?.metadata).toBeUndefined();
+    await memory.updateConversation(scope, { metadata: { memory_type: 'buffer', max_turns: 4 } });
+    const updated = await memory.updateConversation({ ...scope, tenantId: 'default' }, { metadata: { memory_type: 'window' } });
+    expect(updated).toMatchObject({ conversationId: 'node-7', messageCount: 4, metadata: { memory_type: 'window' } });
+    expect(await memory.stats(scope)).toMatchObject({ metadata: { memory_type: 'window' }, messageCount: 4 });
+    expect((await memory.stats(scope))?.roles).toEqual({ system: 1, user: 2, assistant: 1 });
+    await expect(memory.updateConversation(scope, { metadata: ['not', 'an', 'object'] as never })).rejects.toSatisfy(isInvalid);
+    await expect(memory.updateConversation(scope, {} as never)).rejects.toSatisfy(isInvalid);
+    await expect(memory.updateConversation({ conversationId: '' }, { metadata: {} })).rejects.toSatisfy(isInvalid);
+    expect((await memory.stats(scope))?.metadata).toEqual({ memory_type: 'window' });
+  });
+
   it('erases a conversation or a whole user, and refuses an erase without a target', async () => {
     const memory = createMemory({ store: new InMemoryStore() });
     await memory.append({ userId: 'u1', conversationId: 'a' }, { role: 'user', content: 'x' });

@@ -8,7 +8,7 @@ import { assertContextOptions, resolveContextDefaults, type ContextDefaults, typ
 import type { BuiltContext } from '../context/context-types.js';
 import { MemoryError } from '../errors/memory-error.js';
 import { checkToolSequence } from '../messages/check-tool-sequence.js';
-import type { Message, MessageInput } from '../messages/message.js';
+import type { Message, MessageInput, Metadata } from '../messages/message.js';
 import { prepareMessages } from '../messages/prepare-messages.js';
 import { resolveScope, resolveUserScope, type ScopeInput } from '../messages/scope.js';
 import { defaultMessageLimits, type MessageLimits } from '../messages/validate-message.js';
@@ -99,6 +99,8 @@ export interface Memory {
   listMessages(scope: ScopeInput, range?: MessageRange, options?: CallOptions): Promise<Message[]>;
   /** Counters and usage of one conversation; `undefined` when it has no messages. */
   stats(scope: ScopeInput, options?: CallOptions): Promise<ConversationStats | undefined>;
+  /** Replaces a conversation's metadata whole (merge before calling); `undefined` when the conversation has no messages. `invalid_input` as `Store.updateConversationMetadata`. */
+  updateConversation(scope: ScopeInput, update: { metadata: Metadata }, options?: CallOptions): Promise<Conversation | undefined>;
   /** Conversations of a tenant, or of one of its users, cursor-paged; `search` keeps those whose user or conversation id contains it (ASCII case ignored). */
   listConversations(filter?: { tenantId?: string; userId?: string; search?: string }, page?: PageOptions, options?: CallOptions): Promise<Page<Conversation>>;
   /** The usage ledger of one conversation, entry by entry (context builds and compactions), oldest first, cursor-paged. */
@@ -233,6 +235,9 @@ export function createMemory(options: MemoryOptions): Memory {
     },
     async stats(scopeInput: ScopeInput, callOptions?: CallOptions) {
       return getConversationStats(store, resolveScope(scopeInput), callOptions);
+    },
+    async updateConversation(scopeInput: ScopeInput, update: { metadata: Metadata }, callOptions?: CallOptions) {
+      return store.updateConversationMetadata(resolveScope(scopeInput), update?.metadata, callOptions);
     },
     async listConversations(filter: { tenantId?: string; userId?: string; search?: string } = {}, page?: PageOptions, callOptions?: CallOptions) {
       const user = resolveUserScope(filter);

@@ -1,4 +1,5 @@
 import { MemoryError } from '../errors/memory-error.js';
+import { copyMetadata } from './copy-metadata.js';
 import { messageRoles, type MessageInput, type MessageRole, type Metadata, type ToolCall } from './message.js';
 import { reservedMetadataKey, reservedMetadataProblem } from './superseded-messages.js';
 
@@ -115,15 +116,7 @@ function checkCreatedAt(value: unknown, fail: Fail): string | undefined {
 
 function checkMetadata(value: unknown, limits: MessageLimits, fail: Fail): Metadata | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'object' || Array.isArray(value)) return fail('metadata', 'must be a JSON object');
-  let json: string;
-  try {
-    json = JSON.stringify(value);
-  } catch (error) {
-    return fail('metadata', `is not serializable to JSON (${(error as Error).message})`);
-  }
-  if (json.length > limits.maxMetadataChars) return fail('metadata', `is over ${limits.maxMetadataChars} characters of JSON`);
-  const metadata = JSON.parse(json) as Metadata;
+  const metadata = copyMetadata(value, limits.maxMetadataChars, (problem, details) => fail('metadata', problem, details));
   const reserved = reservedMetadataProblem(metadata);
   return reserved === undefined ? metadata : fail(`metadata.${reservedMetadataKey}`, reserved);
 }

@@ -1,13 +1,14 @@
 import type { NewSummary, Summary } from '../compaction/summary.js';
 import { MemoryError } from '../errors/memory-error.js';
 import type { Job, JobCounts, JobKindCount, LeaseRequest } from '../jobs/job.js';
-import type { Message, NewMessage } from '../messages/message.js';
+import type { Message, Metadata, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
 import { toUsageTotals, type UsageEntry, type UsageRecord, type UsageTotals } from '../usage/usage.js';
 import type { Fact, FactQuery, NewFact } from '../facts/fact.js';
 import type { MemoryFile, MemoryFileInfo } from '../files/memory-file.js';
 import type { Entity, EntityInput, Relation, RelationInput } from '../graph/entity.js';
 import type { MessageEmbedding, SearchHit, SearchOptions } from '../recall/search.js';
+import { checkConversationMetadata, toRoleCounts, type RoleCounts } from './conversation-metadata.js';
 import { InMemoryFactStore } from './in-memory-fact-store.js';
 import { InMemoryGraphStore } from './in-memory-graph-store.js';
 import { bm25Search, filterSearchable, vectorSearch, type SearchableMessage } from './in-memory-search.js';
@@ -70,7 +71,7 @@ export class InMemoryStore implements Store {
     if (state === undefined) {
       const now = messages[0]?.createdAt ?? new Date().toISOString();
       state = {
-        conversation: { ...scope, createdAt: now, updatedAt: now, messageCount: 0, totalTokens: 0, summarizedThroughSeq: 0, summarizedTokens: 0 },
+        conversation: { ...scope, createdAt: now, updatedAt: now, messageCount: 0, totalTokens: 0, summarizedThroughSeq: 0, summarizedTokens: 0, metadata: undefined },
         messages: [],
         byIdempotencyKey: new Map(),
         usage: [],
@@ -129,6 +130,21 @@ export class InMemoryStore implements Store {
     const items = matching.slice(0, limit);
     const last = items[items.length - 1];
     return matching.length > limit && last !== undefined ? { items, nextCursor: encodeConversationCursor(last) } : { items };
+  }
+
+  async updateConversationMetadata(scope: Scope, metadata: Metadata): Promise<Conversation | undefined> {
+    this.#checkOpen();
+    const copy = checkConversationMetadata(metadata);
+    const state = this.#conversations.get(conversationKey(scope));
+    if (state === undefined) return undefined;
+    state.conversation = { ...state.conversation, metadata: copy };
+    return state.conversation;
+  }
+
+  async countMessagesByRole(scope: Scope): Promise<RoleCounts> {
+    this.#checkOpen();
+    const messages = this.#conversations.get(conversationKey(scope))?.messages ?? [];
+    return toRoleCounts(messages.map((message) => ({ role: message.role, count: 1 })));
   }
 
   async insertUsage(scope: Scope, record: UsageRecord): Promise<void> {

@@ -4,9 +4,10 @@ import type { MemoryFile, MemoryFileInfo } from '../files/memory-file.js';
 import type { Entity, EntityInput, Relation, RelationInput } from '../graph/entity.js';
 import type { MessageEmbedding, SearchHit, SearchOptions } from '../recall/search.js';
 import type { Job, JobCounts, JobKind, JobKindCount, LeaseRequest } from '../jobs/job.js';
-import type { Message, NewMessage } from '../messages/message.js';
+import type { Message, Metadata, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
 import type { UsageEntry, UsageRecord, UsageTotals } from '../usage/usage.js';
+import type { RoleCounts } from './conversation-metadata.js';
 
 /** A conversation's row: created by its first append, counters kept by the store in the same transaction. */
 export interface Conversation {
@@ -25,6 +26,8 @@ export interface Conversation {
   readonly summarizedThroughSeq: number;
   /** Sum of the `tokens` of messages 1…`summarizedThroughSeq`. */
   readonly summarizedTokens: number;
+  /** The caller's JSON object about the conversation (`Store.updateConversationMetadata`); `undefined` until set. mnemo never interprets it. */
+  readonly metadata: Metadata | undefined;
 }
 
 /** One page of a cursor-paged listing; `nextCursor` is absent on the last page. */
@@ -123,6 +126,15 @@ export interface Store {
   getConversation(scope: Scope, options?: CallOptions): Promise<Conversation | undefined>;
   /** Conversations of a tenant (or one of its users), ordered by user id then conversation id. */
   listConversations(filter: ConversationFilter, page?: PageOptions, options?: CallOptions): Promise<Page<Conversation>>;
+  /**
+   * Replaces the conversation's metadata object whole (a caller that merges reads, merges and writes; the
+   * last write wins) and returns the updated row; `undefined` when the conversation does not exist, which
+   * this never creates. Leaves `updatedAt` (the last append) alone. `invalid_input` unless `metadata` is a
+   * plain JSON object of at most 16,384 characters of JSON (`checkConversationMetadata`).
+   */
+  updateConversationMetadata(scope: Scope, metadata: Metadata, options?: CallOptions): Promise<Conversation | undefined>;
+  /** How many stored messages of each role the conversation has; roles without messages are absent, `{}` for an unknown conversation. */
+  countMessagesByRole(scope: Scope, options?: CallOptions): Promise<RoleCounts>;
   /** Records one entry of the usage ledger (what a context build or a model call cost). */
   insertUsage(scope: Scope, record: UsageRecord, options?: CallOptions): Promise<void>;
   /** Sums the usage ledger of one conversation. */

@@ -4,6 +4,7 @@ import type { Scope } from '../messages/scope.js';
 import type { Store } from '../store/store.js';
 import { makeNewMessage, scopeA } from './conformance-fixtures.js';
 import { describeInspectionConformance } from './inspection-conformance.js';
+import { describeConversationMetadataConformance } from './conversation-metadata-conformance.js';
 import { describeJobConformance } from './job-conformance.js';
 import { describeKnowledgeConformance } from './knowledge-conformance.js';
 import { describeMemoryFileConformance } from './memory-file-conformance.js';
@@ -20,8 +21,8 @@ export interface StoreConformanceOptions {
 }
 
 /**
- * The behaviour every {@link Store} adapter must show: order, idempotency, concurrency, paging, the usage
- * ledger, tenant isolation and erase. Call it from the adapter's test file inside Vitest.
+ * The behaviour every {@link Store} adapter must show: order, idempotency, concurrency, paging, conversation
+ * metadata and role counts, the usage ledger, tenant isolation and erase. Call it from the adapter's test file inside Vitest.
  */
 export function runStoreConformance(options: StoreConformanceOptions): void {
   describe(`${options.name} store conformance`, () => {
@@ -234,6 +235,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
       });
     });
 
+    describeConversationMetadataConformance(() => store);
     describeSummaryConformance(() => store);
     describeJobConformance(() => store);
     describeInspectionConformance(() => store);

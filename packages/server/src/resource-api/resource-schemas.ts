@@ -54,6 +54,7 @@ export const conversationSchema = z.object({
   totalTokens: z.number().int(),
   summarizedThroughSeq: z.number().int(),
   summarizedTokens: z.number().int(),
+  metadata: z.record(z.string(), z.unknown()).optional().describe("the caller's JSON object about the conversation; absent until set"),
 });
 
 /** Sums of a conversation's usage ledger. */
@@ -68,8 +69,13 @@ export const usageTotalsSchema = z.object({
   netSavedTokens: z.number().int(),
 });
 
-/** A conversation with the times of its first and last message and its usage. */
-export const conversationStatsSchema = conversationSchema.extend({ firstMessageAt: z.string(), lastMessageAt: z.string(), usage: usageTotalsSchema });
+/** A conversation with its metadata, the times of its first and last message, its messages per role and its usage. */
+export const conversationStatsSchema = conversationSchema.extend({
+  firstMessageAt: z.string(),
+  lastMessageAt: z.string(),
+  roles: z.partialRecord(z.enum(messageRoles), z.number().int()).describe('stored messages per role; roles without messages are absent'),
+  usage: usageTotalsSchema,
+});
 
 /** A summary version. */
 export const summarySchema = z.object({
