@@ -97,6 +97,8 @@ export interface Memory {
   buildContext(scope: ScopeInput, options?: ContextOptions): Promise<BuiltContext>;
   /** Reads stored messages of a conversation: oldest first by default; `afterSeq`, `beforeSeq`, `limit` and `order: 'desc'` (newest first) to page or read the tail. */
   listMessages(scope: ScopeInput, range?: MessageRange, options?: CallOptions): Promise<Message[]>;
+  /** The conversation's row (counters, watermark, metadata) in one read; `undefined` when it has no messages. */
+  getConversation(scope: ScopeInput, options?: CallOptions): Promise<Conversation | undefined>;
   /** Counters and usage of one conversation; `undefined` when it has no messages. */
   stats(scope: ScopeInput, options?: CallOptions): Promise<ConversationStats | undefined>;
   /** Replaces a conversation's metadata whole (merge before calling); `undefined` when the conversation has no messages. `invalid_input` as `Store.updateConversationMetadata`. */
@@ -232,6 +234,9 @@ export function createMemory(options: MemoryOptions): Memory {
     },
     async listMessages(scopeInput: ScopeInput, range: MessageRange = {}, callOptions?: CallOptions) {
       return store.listMessages(resolveScope(scopeInput), range, callOptions);
+    },
+    async getConversation(scopeInput: ScopeInput, callOptions?: CallOptions) {
+      return store.getConversation(resolveScope(scopeInput), callOptions);
     },
     async stats(scopeInput: ScopeInput, callOptions?: CallOptions) {
       return getConversationStats(store, resolveScope(scopeInput), callOptions);

@@ -1,4 +1,4 @@
-import { messageRoles, maxContextTokens, toOpenAiMessages, type ContextPolicy } from '@mnemo/core';
+import { messageRoles, maxContextTokens, toOpenAiMessages, type ContextPolicy, type Conversation, type Memory, type Scope } from '@mnemo/core';
 import { z } from 'zod';
 import type { ServerApp, ServerDeps } from '../app/server-deps.js';
 import { registerRoute } from '../openapi/route-spec.js';
@@ -27,7 +27,7 @@ export const defaultSeedMemoryType: SeedMemoryType = 'buffer';
 export const seedMemoryTypeKey = 'seedMemoryType';
 
 /** The memory type a conversation was last added with (its metadata), else {@link defaultSeedMemoryType}. */
-export function seedMemoryTypeOf(conversation: { readonly conversationId: string; readonly metadata?: Readonly<Record<string, unknown>> | undefined }): SeedMemoryType {
+export function seedMemoryTypeOf(conversation: Pick<Conversation, 'metadata'>): SeedMemoryType {
   const remembered = conversation.metadata?.[seedMemoryTypeKey];
   return typeof remembered === 'string' && Object.hasOwn(seedMemoryTypes, remembered) ? (remembered as SeedMemoryType) : defaultSeedMemoryType;
 }
@@ -57,7 +57,8 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       method: 'post',
       path: '/v1/memory/add',
       summary: 'Store one message of a conversation',
-      description: '`memory_type` is accepted for compatibility; every message is stored the same way, whatever the type.',
+      description:
+        'Every message is stored the same way, whatever the type; `memory_type` is remembered as the conversation\'s type, used by later context requests that name none.',
       tags,
       body: z.object({ conversation_id: idSchema, role: z.enum(messageRoles), content: z.string(), memory_type: memoryTypeSchema.optional(), user_id: userIdField }),
       responses: {
@@ -68,7 +69,9 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       },
     },
     async (c, { body }) => {
-      const [stored] = await memory.append(seedScope(c.get('tenantId'), body.conversation_id, body.user_id), { role: body.role, content: body.content });
+      const scope = seedScope(c.get('tenantId'), body.conversation_id, body.user_id);
+      const [stored] = await memory.append(scope, { role: body.role, content: body.content });
+      if (body.memory_type !== undefined) await rememberMemoryType(memory, scope, body.memory_type);
       return c.json({ status: 'ok', conversation_id: body.conversation_id, message_id: stored?.id, seq: stored?.seq, tokens: stored?.tokens });
     },
   );
@@ -83,7 +86,7 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       description:
         'memory_type → policy: buffer → full (everything that fits), token_buffer → token-window, summary → summary, vector and hybrid → ' +
         `hybrid (facts, summary, recent turns and snippets recalled for \`query\`, default the newest user message). The ${policyHeader} header names the policy. ` +
-        `Default memory_type: ${defaultSeedMemoryType}.`,
+        `Default memory_type: the one last given on add for the conversation, else ${defaultSeedMemoryType}.`,
       tags,
       body: z.object({
         conversation_id: idSchema,
@@ -107,9 +110,10 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       },
     },
     async (c, { body }) => {
-      const memoryType = body.memory_type ?? defaultSeedMemoryType;
+      const scope = seedScope(c.get('tenantId'), body.conversation_id, body.user_id);
+      const memoryType = body.memory_type ?? (await rememberedMemoryType(memory, scope));
       const policy = seedMemoryTypes[memoryType];
-      const built = await memory.buildContext(seedScope(c.get('tenantId'), body.conversation_id, body.user_id), {
+      const built = await memory.buildContext(scope, {
         policy,
         maxTokens: body.max_tokens,
         ...(body.query === undefined ? {} : { query: body.query }),
@@ -171,6 +175,8 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
             full_history_tokens: z.number().int(),
             saved_tokens: z.number().int(),
             compactions: z.number().int(),
+            memory_type: memoryTypeSchema,
+            roles: z.record(z.string(), z.number().int()).describe('stored messages per role, e.g. {"user": 3, "assistant": 2}'),
           }),
         },
         404: { description: 'no such conversation' },
@@ -192,7 +198,22 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
         full_history_tokens: stats.usage.fullHistoryTokens,
         saved_tokens: stats.usage.savedTokens,
         compactions: stats.usage.compactions,
+        memory_type: seedMemoryTypeOf(stats),
+        roles: stats.roles,
       });
     },
   );
+}
+
+/** Records `memoryType` in the conversation's metadata, unless it is the one already remembered. */
+async function rememberMemoryType(memory: Memory, scope: Scope, memoryType: SeedMemoryType): Promise<void> {
+  const conversation = await memory.getConversation(scope);
+  if (conversation === undefined || conversation.metadata?.[seedMemoryTypeKey] === memoryType) return;
+  await memory.updateConversation(scope, { metadata: { ...conversation.metadata, [seedMemoryTypeKey]: memoryType } });
+}
+
+/** The memory type remembered for the conversation (default for an unknown one). */
+async function rememberedMemoryType(memory: Memory, scope: Scope): Promise<SeedMemoryType> {
+  const conversation = await memory.getConversation(scope);
+  return conversation === undefined ? defaultSeedMemoryType : seedMemoryTypeOf(conversation);
 }
