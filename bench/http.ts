@@ -83,7 +83,7 @@ async function runProxyOnly(): Promise<void> {
 async function serveForBenchmark(db: string): Promise<void> {
   const store = openSqliteStore({ path: db });
   const memory = createMemory({ store });
-  const app = createServerApp({ memory, store, logger: pino({ level: 'silent' }), limits: { rateLimit: false } });
+  const app = createServerApp({ memory, logger: pino({ level: 'silent' }), limits: { rateLimit: false } });
   const server = await startServer({ app, host: '127.0.0.1', port: 0 });
   process.send?.({ url: server.url });
   process.once('disconnect', () => void server.close());

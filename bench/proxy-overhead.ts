@@ -175,7 +175,7 @@ async function serveChild(kind: string, args: readonly string[]): Promise<void> 
   if (kind !== 'proxy' || db === undefined || baseUrl === undefined) throw new Error(`unknown child mode ${kind}`);
   const store = openSqliteStore({ path: db });
   const memory = createMemory({ store });
-  const app = createServerApp({ memory, store, logger: pino({ level: 'silent' }), limits: { rateLimit: false }, llm: { baseUrl, apiKey: 'sk-bench' }, routes: [mountProxyRoutes] });
+  const app = createServerApp({ memory, logger: pino({ level: 'silent' }), limits: { rateLimit: false }, llm: { baseUrl, apiKey: 'sk-bench' }, routes: [mountProxyRoutes] });
   const server = await startServer({ app, host: '127.0.0.1', port: 0 });
   process.send?.({ url: server.url });
   process.once('disconnect', () => void server.close().then(() => memory.close()));

@@ -47,7 +47,7 @@ export async function startTestServer(options: Partial<Omit<ServerAppOptions, 'm
       done();
     },
   });
-  const app = createServerApp({ memory, store, logger: pino({ level: 'debug' }, sink), ...options, limits: { rateLimit: false, ...options.limits } });
+  const app = createServerApp({ memory, logger: pino({ level: 'debug' }, sink), ...options, limits: { rateLimit: false, ...options.limits } });
   const server = await startServer({ app, host: '127.0.0.1', port: 0 });
   const request = (path: string, init: TestRequestInit = {}) => {
     const { json, key, headers, ...rest } = init;

@@ -62,7 +62,6 @@ async function runServe(flags: ServeFlags, io: CliIo): Promise<void> {
   try {
     const app = createServerApp({
       memory,
-      store,
       logger,
       auth: { keys: settings.apiKeys },
       limits: serverLimits(settings),

@@ -54,6 +54,8 @@ export interface JobBacklog {
   readonly byKind: Readonly<Record<JobKind, { readonly pending: number; readonly running: number }>>;
   /** ISO 8601 creation time of the oldest pending job; absent when none is pending. */
   readonly oldestPendingCreatedAt?: string;
+  /** Jobs by status, done and failed included, over every kind. */
+  readonly byStatus: JobCounts;
 }
 
 /** A {@link JobBacklog} read at one moment, with the age of its oldest pending job. */
@@ -65,14 +67,16 @@ export interface JobBacklogStatus extends JobBacklog {
 /** Adds up a backlog from rows of (kind, status, count, oldest creation time in epoch ms) — one way for every store. */
 export function backlogFromRows(rows: Iterable<{ readonly kind: string; readonly status: string; readonly count: number; readonly oldestMs: number }>): JobBacklog {
   const byKind = Object.fromEntries(jobKinds.map((kind) => [kind, { pending: 0, running: 0 }])) as Record<JobKind, { pending: number; running: number }>;
+  const byStatus: Record<JobStatus, number> = { pending: 0, running: 0, done: 0, failed: 0 };
   let oldestMs: number | undefined;
   for (const row of rows) {
+    if (Object.hasOwn(byStatus, row.status)) byStatus[row.status as JobStatus] += row.count;
     const entry = byKind[row.kind as JobKind];
     if (entry === undefined || (row.status !== 'pending' && row.status !== 'running')) continue;
     entry[row.status] += row.count;
     if (row.status === 'pending') oldestMs = oldestMs === undefined ? row.oldestMs : Math.min(oldestMs, row.oldestMs);
   }
-  return { byKind, ...(oldestMs === undefined ? {} : { oldestPendingCreatedAt: new Date(oldestMs).toISOString() }) };
+  return { byKind, byStatus, ...(oldestMs === undefined ? {} : { oldestPendingCreatedAt: new Date(oldestMs).toISOString() }) };
 }
 
 /** The backlog of one tenant or (without `tenantId`) all, from the store's per-kind counts: pending and running jobs, the oldest pending one's creation time. */

@@ -23,8 +23,6 @@ import { resolveServerLimits, type ServerLimits } from './server-limits.js';
 /** Options of {@link createServerApp}. Only `memory` is required. */
 export interface ServerAppOptions {
   readonly memory: Memory;
-  /** The store `memory` was built on; enables the job-queue gauge on `/metrics`. */
-  readonly store?: Store;
   /** API keys and their tenants. Default: no keys (every request is tenant `default`; `startServer` then binds loopback only). */
   readonly auth?: ServerAuth;
   /** Missing fields take `defaultServerLimits`. */
@@ -58,7 +56,6 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   const auth = createAuthMiddleware(options.auth ?? { keys: [] });
   const deps: ServerDeps = Object.freeze({
     memory: options.memory,
-    ...(options.store === undefined ? {} : { store: options.store }),
     logger,
     limits,
     llm: Object.freeze({ ...options.llm }),

@@ -43,11 +43,9 @@ export type ServerApp = Hono<ServerEnv>;
 /** A Hono context of the mnemo app. */
 export type ServerContext = Context<ServerEnv>;
 
-/** What a route module gets besides the app: the engine, its store, and the server's settings and instruments. */
+/** What a route module gets besides the app: the engine (the one path to the data) and the server's settings and instruments. */
 export interface ServerDeps {
   readonly memory: Memory;
-  /** The store the memory was built on, when the caller gave it (job-queue metrics read it). */
-  readonly store?: Store;
   readonly logger: Logger;
   readonly limits: ServerLimits;
   readonly llm: UpstreamLlmConfig;

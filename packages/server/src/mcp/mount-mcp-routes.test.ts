@@ -22,7 +22,6 @@ beforeEach(async () => {
   memory = createMemory({ store, compaction: false });
   const app = createServerApp({
     memory,
-    store,
     logger: pino({ level: 'silent' }),
     limits: { rateLimit: false },
     auth: { keys: [{ key: 'key-a', tenantId: 'tenant-a' }, { key: 'key-b', tenantId: 'tenant-b' }] },

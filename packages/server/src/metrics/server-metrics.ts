@@ -17,10 +17,10 @@ export interface ServerMetrics {
   /** Adds a context build's sent, full-history and saved tokens (the proxy calls it too). */
   recordContext(usage: ContextUsage): void;
   /**
-   * The Prometheus text exposition (format 0.0.4); `jobCounts` adds the job-queue gauge, `backlog` the
+   * The Prometheus text exposition (format 0.0.4); `backlog` adds the job-queue gauges: jobs by status, the
    * pending and running jobs per kind and the oldest pending job's age.
    */
-  render(jobCounts?: JobCounts, backlog?: JobBacklogStatus): string;
+  render(backlog?: JobBacklogStatus): string;
 }
 
 interface Histogram {
@@ -55,7 +55,7 @@ export function createServerMetrics(): ServerMetrics {
       entry.saved += Math.max(0, fullHistoryTokens - sentTokens);
       context.set(policy, entry);
     },
-    render(jobCounts, backlog) {
+    render(backlog) {
       const lines: string[] = [];
       family(lines, 'mnemo_http_requests_total', 'counter', 'HTTP requests by method, route template and status.');
       for (const [labels, value] of requests) lines.push(`mnemo_http_requests_total{${labels}} ${value}`);
@@ -78,11 +78,11 @@ export function createServerMetrics(): ServerMetrics {
         family(lines, name, 'counter', help);
         for (const [policy, entry] of context) lines.push(`${name}{${labelText({ policy })}} ${entry[field]}`);
       }
-      if (jobCounts !== undefined) {
+      if (backlog !== undefined) {
         family(lines, 'mnemo_jobs', 'gauge', 'Background jobs in the store, by status (all tenants).');
-        for (const [status, count] of Object.entries(jobCounts)) lines.push(`mnemo_jobs{${labelText({ status })}} ${count}`);
+        for (const [status, count] of Object.entries(backlog.byStatus)) lines.push(`mnemo_jobs{${labelText({ status })}} ${count}`);
+        renderBacklog(lines, backlog);
       }
-      if (backlog !== undefined) renderBacklog(lines, backlog);
       return `${lines.join('\n')}\n`;
     },
   };

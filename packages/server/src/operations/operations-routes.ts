@@ -16,7 +16,7 @@ export const serverVersion: string = (JSON.parse(readFileSync(new URL('../../pac
  * `/openapi.json` (built once, on first request, from every route registered by then).
  */
 export function mountOperationsRoutes(app: ServerApp, deps: ServerDeps): void {
-  const { memory, routes, metrics, store } = deps;
+  const { memory, routes, metrics } = deps;
 
   registerRoute(
     app,
@@ -56,16 +56,14 @@ export function mountOperationsRoutes(app: ServerApp, deps: ServerDeps): void {
       responses: { 200: { description: 'text exposition format 0.0.4', contentType: 'text/plain; version=0.0.4' } },
     },
     async (c) => {
-      let jobCounts;
       let backlog;
       try {
-        jobCounts = await store?.getJobCounts({});
         backlog = await memory.jobBacklog();
       } catch (error) {
         // A scrape still reports the request counters when the store is down; /health reports the store.
         c.get('logger').warn({ err: error }, 'metrics: job counts unavailable');
       }
-      return c.body(metrics.render(jobCounts, backlog), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+      return c.body(metrics.render(backlog), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
     },
   );
 

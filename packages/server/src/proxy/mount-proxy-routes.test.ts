@@ -52,7 +52,6 @@ async function startProxy(options: FixtureOptions): Promise<ProxyFixture> {
   const proxyKey = options.proxyKey === undefined ? upstreamKey : options.proxyKey;
   const app = createServerApp({
     memory,
-    store,
     logger: pino({ level: 'silent' }),
     limits: { rateLimit: false },
     llm: { baseUrl: upstream.baseUrl, ...(proxyKey === null ? {} : { apiKey: proxyKey }), ...(options.passClientKey === undefined ? {} : { passClientKey: options.passClientKey }) },
