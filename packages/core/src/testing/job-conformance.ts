@@ -85,7 +85,11 @@ export function describeJobConformance(store: () => Store): void {
       expect(extract).toBeDefined();
       expect((await readJobBacklog(store(), { tenantId: 'tenant-b' })).byKind.embed).toEqual({ pending: 1, running: 0 });
       expect((await readJobBacklog(store(), {})).byKind.embed).toEqual({ pending: 3, running: 0 });
-      expect(await readJobBacklog(store(), { tenantId: 'tenant-none' })).toEqual({ byKind: { compact: { pending: 0, running: 0 }, embed: { pending: 0, running: 0 }, extract: { pending: 0, running: 0 } } });
+      expect(backlog.byStatus).toEqual({ pending: 2, running: 1, done: 1, failed: 0 });
+      expect(await readJobBacklog(store(), { tenantId: 'tenant-none' })).toEqual({
+        byKind: { compact: { pending: 0, running: 0 }, embed: { pending: 0, running: 0 }, extract: { pending: 0, running: 0 } },
+        byStatus: { pending: 0, running: 0, done: 0, failed: 0 },
+      });
     });
 
     it('counts per tenant and erases jobs with their conversation', async () => {
