@@ -15,7 +15,12 @@ export function formatFoldsReport(folds: NonNullable<LocomoBenchResult['folds']>
     `Cross-validation of recall's constants, ${folds.k} folds by conversation (${folds.tunings} tunings; frac@${folds.cutoff}, %, overall = categories 1-5):`,
     'each constant chosen on the training folds only, scored on the held-out fold',
     formatTable(
-      [{ header: 'experiment' }, ...['held-out mean', 'worst fold', 'defaults', 'BM25', 'gain', 'worst gain'].map((header) => ({ header, align: right })), { header: 'chosen per fold' }],
+      [
+        { header: 'experiment' },
+        ...['held-out mean', 'worst fold', 'defaults', 'BM25', 'gain', 'worst gain'].map((header) => ({ header, align: right })),
+        { header: 'chosen per fold' },
+        { header: 'chosen on all' },
+      ],
       experiments.map((experiment) => [
         experiment.experiment,
         experiment.mean.heldOut.toFixed(1),
@@ -25,6 +30,7 @@ export function formatFoldsReport(folds: NonNullable<LocomoBenchResult['folds']>
         experiment.mean.gainOverBm25.toFixed(1),
         experiment.worst.gainOverBm25.toFixed(1),
         experiment.folds.map((fold) => describeChoice(fold.chosen)).join(' | '),
+        `${describeChoice(experiment.chosenOnAll.chosen)} (${experiment.chosenOnAll.score.toFixed(1)})`,
       ]),
     ),
     `Folds of "${last.experiment}"`,
