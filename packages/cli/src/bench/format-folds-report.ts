@@ -56,7 +56,7 @@ export function formatFoldsReport(folds: NonNullable<LocomoBenchResult['folds']>
 function formatCategories(experiment: CrossValidation): string {
   const columns: TableColumn[] = [{ header: 'retriever' }, ...comparisonOrder.map((category) => ({ header: `${locomoCategoryNames[category]} (${category})`, align: right })), { header: 'overall', align: right }];
   const dragon = locomoBaselineFractions.DRAGON[10]!;
-  const cell = (name: string, pick: 'heldOut' | 'bm25') => experiment.byCategory[name]![pick].toFixed(1);
+  const cell = (name: string, pick: 'heldOut' | 'bm25') => (experiment.byCategory[name]!.n === 0 ? '-' : experiment.byCategory[name]![pick].toFixed(1));
   return formatTable(columns, [
     ['mnemo (cross-validated)', ...comparisonOrder.map((category) => cell(String(category), 'heldOut')), cell('overall', 'heldOut')],
     ['BM25 (this run)', ...comparisonOrder.map((category) => cell(String(category), 'bm25')), cell('overall', 'bm25')],
