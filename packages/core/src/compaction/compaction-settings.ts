@@ -27,7 +27,7 @@ export interface CompactionSettings {
  * at 15 % of the budget. Every request then carries at most ≈ 35 % of the budget in memory plus two
  * turns, so short messages (a mesh chat's ≈ 25 tokens) are compacted every few exchanges and long ones
  * every exchange or two; each summarizer call still folds several turns. Chosen against the seed's
- * rolling summary (`bench:tokens`, `bench:survival`; decision 0010). A budget below 100 tokens is
+ * rolling summary (`bench:tokens`, `bench:survival`; decision 0011). A budget below 100 tokens is
  * treated as 100. Throws `invalid_input` for a budget that is not a positive integer.
  */
 export function compactionSettingsForBudget(budget: number): CompactionSettings {
