@@ -1,4 +1,4 @@
-import { recallTuning } from '@mnemo/core';
+import { recallTuning, type RecallTuning } from '@mnemo/core';
 import { describe, expect, it } from 'vitest';
 import { createBm25Ranker } from './bm25-baseline.js';
 import { crossValidate, recallTuningGrid, type TunedQuestion } from './cross-validate-recall.js';
@@ -6,8 +6,9 @@ import { inventedLocomoFile } from './invented-locomo.js';
 import { parseLocomoDataset } from './parse-locomo-dataset.js';
 
 const grid = recallTuningGrid();
-const defaults = grid.findIndex((tuning) => tuning.rrfConstant === recallTuning.rrfConstant && tuning.neighbourShare === recallTuning.neighbourShare && tuning.speakerBoost === recallTuning.speakerBoost && tuning.episodeShare === 0 && tuning.episodeDiversity === 0 && tuning.timeBoost === 0);
-const rrf5 = grid.findIndex((tuning) => tuning.rrfConstant === 5 && tuning.neighbourShare === recallTuning.neighbourShare && tuning.speakerBoost === recallTuning.speakerBoost && tuning.episodeShare === 0 && tuning.episodeDiversity === 0 && tuning.timeBoost === 0);
+const same = (tuning: RecallTuning, other: RecallTuning) => (Object.keys(other) as (keyof RecallTuning)[]).every((field) => tuning[field] === other[field]);
+const defaults = grid.findIndex((tuning) => same(tuning, recallTuning));
+const rrf5 = grid.findIndex((tuning) => same(tuning, { ...recallTuning, rrfConstant: 5 }));
 
 // Conversations a and c prefer c = 5, b and d the defaults: a fold can only learn what its training folds show.
 function question(sampleId: string, index: number, best: number): TunedQuestion {

@@ -4,22 +4,23 @@ import { locomoCategories, type LocomoCategory } from './parse-locomo-dataset.js
 
 /** The values each tuned constant takes in the cross-validation grid (the library default is always among them). */
 export const recallGridValues = Object.freeze({
-  rrfConstant: [3, 5, 10, 20],
+  rrfConstant: [3, 5, 10],
   speakerBoost: [0.3, 0.5],
-  neighbourShare: [0.2, 0.3, 0.4],
+  neighbourShare: [0.2, 0.3, 0.4, 0.5],
   episodeShare: [0, 0.1, 0.2],
   episodeDiversity: [0, 0.15],
-  timeBoost: [0, 0.3, 1],
+  timeBoost: [0, 1, 2, 4],
 } satisfies Partial<Record<keyof RecallTuning, readonly number[]>>);
 
 /** A constant of {@link recallGridValues}. */
 export type TunedConstant = keyof typeof recallGridValues;
 
-/** Every combination of {@link recallGridValues}, the other fields at the library's `recallTuning`. */
+/** Every combination of {@link recallGridValues} (each with the library's own value added), the other fields at the library's `recallTuning`. */
 export function recallTuningGrid(): RecallTuning[] {
   let grid: RecallTuning[] = [recallTuning];
   for (const [field, values] of Object.entries(recallGridValues) as [TunedConstant, readonly number[]][]) {
-    grid = grid.flatMap((tuning) => values.map((value) => ({ ...tuning, [field]: value })));
+    const withDefault = [...new Set([...values, recallTuning[field]])];
+    grid = grid.flatMap((tuning) => withDefault.map((value) => ({ ...tuning, [field]: value })));
   }
   return grid;
 }
@@ -79,6 +80,8 @@ export interface CrossValidation {
   readonly mean: { readonly heldOut: number; readonly defaults: number; readonly bm25: number; readonly gainOverBm25: number };
   /** The fold with the lowest held-out score, and the lowest gain over BM25 of any fold. */
   readonly worst: { readonly fold: number; readonly heldOut: number; readonly gainOverBm25: number };
+  /** What the same choice makes on every conversation at once (what a library default would be set to), and its frac@10 there. */
+  readonly chosenOnAll: { readonly chosen: Partial<Record<TunedConstant, number>>; readonly score: number };
   /** Each question scored with the tuning its own held-out fold was given: frac@10 per category ("overall" = 1–5), beside BM25. */
   readonly byCategory: Readonly<Record<string, { readonly n: number; readonly heldOut: number; readonly bm25: number }>>;
 }
@@ -111,15 +114,19 @@ export function crossValidate(questions: readonly TunedQuestion[], grid: readonl
     (Object.keys(recallGridValues) as TunedConstant[]).every((field) => experiment.varied.includes(field) || tuning[field] === recallTuning[field]) ? [index] : [],
   );
   const assigned = new Map<string, number>();
-  const results = Array.from({ length: folds }, (_, fold): FoldResult => {
-    const training = questions.filter((question) => foldOf.get(question.sampleId) !== fold);
-    const heldOut = questions.filter((question) => foldOf.get(question.sampleId) === fold);
+  const choose = (training: readonly TunedQuestion[]) => {
     let best = defaultIndex;
     let bestScore = meanOf(training, (question) => question.byTuning[defaultIndex]!);
     for (const index of allowed) {
       const score = meanOf(training, (question) => question.byTuning[index]!);
       if (score > bestScore + 1e-9) [best, bestScore] = [index, score];
     }
+    return { best, bestScore };
+  };
+  const results = Array.from({ length: folds }, (_, fold): FoldResult => {
+    const training = questions.filter((question) => foldOf.get(question.sampleId) !== fold);
+    const heldOut = questions.filter((question) => foldOf.get(question.sampleId) === fold);
+    const { best, bestScore } = choose(training);
     for (const question of heldOut) assigned.set(question.key, best);
     const held = percent(meanOf(heldOut, (question) => question.byTuning[best]!));
     const bm25 = percent(meanOf(heldOut, (question) => question.bm25));
@@ -147,6 +154,10 @@ export function crossValidate(questions: readonly TunedQuestion[], grid: readonl
     experiment: experiment.name,
     varied: experiment.varied,
     folds: results,
+    chosenOnAll: (() => {
+      const { best, bestScore } = choose(questions);
+      return { chosen: differences(grid[best]!), score: percent(bestScore) };
+    })(),
     mean: { heldOut: mean((fold) => fold.heldOut), defaults: mean((fold) => fold.defaults), bm25: mean((fold) => fold.bm25), gainOverBm25: mean((fold) => fold.gainOverBm25) },
     worst: { fold: worstFold.fold, heldOut: worstFold.heldOut, gainOverBm25: Math.min(...results.map((fold) => fold.gainOverBm25)) },
     byCategory,

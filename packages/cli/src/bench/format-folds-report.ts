@@ -15,7 +15,12 @@ export function formatFoldsReport(folds: NonNullable<LocomoBenchResult['folds']>
     `Cross-validation of recall's constants, ${folds.k} folds by conversation (${folds.tunings} tunings; frac@${folds.cutoff}, %, overall = categories 1-5):`,
     'each constant chosen on the training folds only, scored on the held-out fold',
     formatTable(
-      [{ header: 'experiment' }, ...['held-out mean', 'worst fold', 'defaults', 'BM25', 'gain', 'worst gain'].map((header) => ({ header, align: right })), { header: 'chosen per fold' }],
+      [
+        { header: 'experiment' },
+        ...['held-out mean', 'worst fold', 'defaults', 'BM25', 'gain', 'worst gain'].map((header) => ({ header, align: right })),
+        { header: 'chosen per fold' },
+        { header: 'chosen on all' },
+      ],
       experiments.map((experiment) => [
         experiment.experiment,
         experiment.mean.heldOut.toFixed(1),
@@ -25,6 +30,7 @@ export function formatFoldsReport(folds: NonNullable<LocomoBenchResult['folds']>
         experiment.mean.gainOverBm25.toFixed(1),
         experiment.worst.gainOverBm25.toFixed(1),
         experiment.folds.map((fold) => describeChoice(fold.chosen)).join(' | '),
+        `${describeChoice(experiment.chosenOnAll.chosen)} (${experiment.chosenOnAll.score.toFixed(1)})`,
       ]),
     ),
     `Folds of "${last.experiment}"`,
@@ -50,7 +56,7 @@ export function formatFoldsReport(folds: NonNullable<LocomoBenchResult['folds']>
 function formatCategories(experiment: CrossValidation): string {
   const columns: TableColumn[] = [{ header: 'retriever' }, ...comparisonOrder.map((category) => ({ header: `${locomoCategoryNames[category]} (${category})`, align: right })), { header: 'overall', align: right }];
   const dragon = locomoBaselineFractions.DRAGON[10]!;
-  const cell = (name: string, pick: 'heldOut' | 'bm25') => experiment.byCategory[name]![pick].toFixed(1);
+  const cell = (name: string, pick: 'heldOut' | 'bm25') => (experiment.byCategory[name]!.n === 0 ? '-' : experiment.byCategory[name]![pick].toFixed(1));
   return formatTable(columns, [
     ['mnemo (cross-validated)', ...comparisonOrder.map((category) => cell(String(category), 'heldOut')), cell('overall', 'heldOut')],
     ['BM25 (this run)', ...comparisonOrder.map((category) => cell(String(category), 'bm25')), cell('overall', 'bm25')],

@@ -115,7 +115,7 @@ function dateSessions(sessions: readonly SessionDate[], where: LocomoSource & { 
   sessions.forEach((session, position) => {
     if (session.value === undefined || read[position] !== undefined) return;
     const key = `session_${session.number}_date_time`;
-    const line = lineOf(where.text, key, session.value);
+    const line = lineOf(where.text, key, session.value, sampleOffset(where.text, where.index));
     const problem = `${where.name}: ${key} ${JSON.stringify(session.value)}${line === undefined ? '' : ` (line ${line})`} is not a date`;
     if (options.lenient !== true) {
       throw invalid(`${problem}; readable forms: ${sessionDateExamples.map((example) => JSON.stringify(example)).join(', ')} (or --lenient to date it by session order)`, undefined, key);
@@ -151,10 +151,30 @@ function pickSlashOrder(sessions: readonly SessionDate[]): SlashOrder | undefine
   return chronological.length === 1 ? chronological[0] : undefined;
 }
 
-function lineOf(text: string, key: string, value: unknown): number | undefined {
-  const pattern = new RegExp(`"${key}"\\s*:\\s*${escapeRegExp(JSON.stringify(value))}`);
+function lineOf(text: string, key: string, value: unknown, from: number): number | undefined {
+  const pattern = new RegExp(`"${key}"\\s*:\\s*${escapeRegExp(JSON.stringify(value))}`, 'g');
+  pattern.lastIndex = from;
   const match = pattern.exec(text);
   return match === null ? undefined : text.slice(0, match.index).split('\n').length;
+}
+
+// Where the index-th element of the top-level JSON array starts, so a bad date is found in its own
+// sample and not in an earlier one with the same text. Strings are skipped; 0 if the text is odd.
+function sampleOffset(text: string, index: number): number {
+  let depth = 0;
+  let element = -1;
+  for (let at = 0; at < text.length; at += 1) {
+    const char = text[at]!;
+    if (char === '"') {
+      for (at += 1; at < text.length && text[at] !== '"'; at += 1) if (text[at] === '\\') at += 1;
+      continue;
+    }
+    if (char === '[' || char === '{') {
+      if (depth === 1 && (element += 1) === index) return at;
+      depth += 1;
+    } else if (char === ']' || char === '}') depth -= 1;
+  }
+  return 0;
 }
 
 function escapeRegExp(value: string): string {

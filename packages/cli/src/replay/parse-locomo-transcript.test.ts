@@ -148,6 +148,14 @@ describe('parseLocomoTranscript', () => {
     ]);
   });
 
+  it('names the line of the bad date in its own sample when an earlier sample has the same text', () => {
+    const broken = (id: string) => ({ ...other, sample_id: id, conversation: { ...other.conversation, session_1_date_time: 'n/a' } });
+    const text = JSON.stringify([broken('conv-a'), broken('conv-b')], null, 2);
+
+    expect(() => parseLocomoTranscript(text, 'two.json', 'conv-b')).toThrow(/two\.json conv-b: session_1_date_time "n\/a" \(line 29\) is not a date/);
+    expect(() => parseLocomoTranscript(text, 'two.json', 'conv-a')).toThrow(/\(line 14\)/);
+  });
+
   it('reads only the chosen sample, so a bad date in another one does not matter', () => {
     const broken = { ...sample, conversation: { ...sample.conversation, session_1_date_time: 'n/a' } };
 

@@ -54,26 +54,31 @@ export interface RecallSearch {
 type SearchMode = Omit<RecallSearch, 'hits'>;
 
 /**
- * How `recall` weighs its evidence; chosen by cross-validation over LoCoMo's conversations (`mnemo bench
- * locomo --folds`, see `packages/cli/src/bench/README.md`). The gains hold over a broad plateau around
- * these values.
+ * How `recall` weighs its evidence. The tuned values are what 5-fold cross-validation over LoCoMo's
+ * conversations chooses (`mnemo bench locomo --folds 5`: each fold's choice scored on conversations it
+ * never saw; see `packages/cli/src/bench/README.md` for every run); the gap, slack and top-hits values
+ * are set a priori, not tuned.
  */
 export const recallTuning: RecallTuning = Object.freeze({
   /**
    * The constant c of reciprocal rank fusion. The classic 60 (Cormack et al. 2009) flattens the head so
-   * much that a weak retriever's top hits tie with a strong one's; 10 keeps the head's order while still
-   * rewarding agreement.
+   * much that a weak retriever's top hits tie with a strong one's; a small c keeps the head's order while
+   * still rewarding agreement.
    */
-  rrfConstant: 10,
+  rrfConstant: 3,
   /** ×1.3 for messages by a speaker the query names ("What did Caroline …?"). */
   speakerBoost: 0.3,
   /** An answer sits next to its question ("How was the trip?" / "Amazing, we saw dolphins"). */
-  neighbourShare: 0.2,
-  episodeShare: 0,
+  neighbourShare: 0.3,
+  /** A message of a session that is about the query as a whole rises with it (session-level retrieval). */
+  episodeShare: 0.2,
+  /** Chats pause between sessions; an hour of silence starts a new episode. */
   episodeGapMinutes: 60,
   episodeTopHits: 3,
+  /** Spreading hits over sessions (MMR) did not help on held-out folds: off. */
   episodeDiversity: 0,
-  timeBoost: 0,
+  /** ×5 for a message said in a period the query names ("in June", "on 13 October 2023"): nearly a filter, but soft. */
+  timeBoost: 4,
   timeSlackDays: 14,
 });
 
