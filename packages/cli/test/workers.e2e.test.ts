@@ -82,7 +82,7 @@ function isRunning(pid: number): boolean {
 const appendBody = (content: string) => JSON.stringify({ messages: [{ role: 'user', content }] });
 
 describe('mnemo serve --workers', () => {
-  it('runs the jobs in its worker processes and stops them with itself on SIGTERM', async () => {
+  it('runs the jobs in its worker processes, replaces one that dies, and stops them with itself on SIGTERM', async () => {
     const db = join(work.path, 'served.db');
     const serve = await startMnemo(['serve', '--port', '0', '--db', db, '--workers', '2'], /"msg":"listening"/);
     const { url, workers } = JSON.parse(serve.line) as { url: string; workers: number[] };
@@ -94,9 +94,17 @@ describe('mnemo serve --workers', () => {
     const jobs = await waitFor(() => jobsOf(db, 'node-7'), (list) => list.length > 0 && list.every((job) => job.status === 'done'));
     expect(jobs.map((job) => [job.kind, job.status, job.leaseOwner === undefined])).toEqual(expect.arrayContaining([['embed', 'done', true], ['extract', 'done', true]]));
 
+    // A worker that dies is replaced.
+    const startedPids = () => [...serve.output().matchAll(/"pid":(\d+),[^\n]*"msg":"worker started"/g)].map((match) => Number(match[1]));
+    await waitFor(async () => startedPids(), (pids) => pids.length === 2);
+    process.kill(workers[0]!, 'SIGKILL');
+    const pids = await waitFor(async () => startedPids(), (list) => list.length === 3);
+    expect(pids).toHaveLength(3);
+    expect(serve.output()).toMatch(/"msg":"worker process exited; starting another/);
+
     serve.child.kill('SIGTERM');
     expect(await serve.exited).toBe(0);
-    const alive = await waitFor(async () => workers.filter(isRunning), (list) => list.length === 0, 5000);
+    const alive = await waitFor(async () => pids.filter(isRunning), (list) => list.length === 0, 5000);
     expect(alive).toEqual([]);
   });
 

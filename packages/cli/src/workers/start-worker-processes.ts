@@ -39,7 +39,7 @@ const cliPath = fileURLToPath(new URL('../main.js', import.meta.url));
 
 /**
  * Starts `count` `mnemo worker` processes of the same CLI beside `mnemo serve`, at a lower CPU priority
- * (niceness 10) so that requests win a busy core, and restarts one that exits unexpectedly. Each leases jobs from the store like any other worker, so a worker that dies
+ * (niceness 10) so that requests win a busy core, and restarts one that fails (exits other than 0). Each leases jobs from the store like any other worker, so a worker that dies
  * loses nothing: its lease lapses and the job runs again. Each has an IPC channel to this process and
  * stops when it closes, so no worker outlives a `serve` that was killed.
  */
@@ -64,6 +64,8 @@ export function startWorkerProcesses(options: WorkerProcessesOptions): WorkerPro
     child.once('exit', (code, signal) => {
       children.delete(child);
       if (stopping) return;
+      // Exit code 0: the worker was told to stop (a Ctrl-C reaches the whole process group first).
+      if (code === 0) return void options.logger.info({ pid: child.pid }, 'worker process stopped');
       options.logger.warn({ pid: child.pid, code, signal }, 'worker process exited; starting another (its running jobs are leased again when their leases lapse)');
       setTimeout(() => {
         if (!stopping) startOne();
