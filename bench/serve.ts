@@ -47,6 +47,8 @@ interface StoreReport {
   readonly backlogAtStop: number;
   readonly oldestPendingAgeSecondsAtStop: number;
   readonly drainSeconds: number | null;
+  /** Hybrid contexts of the whole run (proxy and seed) by how they recalled, from /metrics: `hybrid`, `keyword-only/embedding_deadline`, … */
+  readonly recall: Readonly<Record<string, number>>;
   /** From SIGTERM to exit, per replica, in ms. */
   readonly stopMs: readonly number[];
 }
@@ -168,8 +170,9 @@ async function runStore(settings: RunSettings): Promise<StoreReport> {
     const stop = await readBacklog(urls[0]!);
     log(`  load stopped: ${stop.total} jobs pending or running, oldest pending ${stop.oldestAgeSeconds.toFixed(1)} s; waiting for them to drain ...`);
     const drainSeconds = await waitForDrain(urls[0]!, 180);
+    const recall = await readRecallCounts(urls);
     const stopMs = await Promise.all(replicas.map((replica) => replica.stop()));
-    return { store: settings.store, replicas: replicas.length, rows, healthAfterBigAppendMs, ...(big.problem === undefined ? {} : { bigAppendProblem: big.problem }), backlogAtStop: stop.total, oldestPendingAgeSecondsAtStop: round(stop.oldestAgeSeconds), drainSeconds, stopMs };
+    return { store: settings.store, replicas: replicas.length, rows, recall, healthAfterBigAppendMs, ...(big.problem === undefined ? {} : { bigAppendProblem: big.problem }), backlogAtStop: stop.total, oldestPendingAgeSecondsAtStop: round(stop.oldestAgeSeconds), drainSeconds, stopMs };
   } finally {
     for (const replica of replicas) replica.kill();
   }
@@ -313,6 +316,19 @@ async function readBacklog(url: string): Promise<{ total: number; oldestAgeSecon
   return { total, oldestAgeSeconds };
 }
 
+/** The `mnemo_context_recall_total` counters of every replica, summed by `mode/reason`. */
+async function readRecallCounts(urls: readonly string[]): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const url of urls) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    for (const match of text.matchAll(/^mnemo_context_recall_total\{mode="([^"]+)",reason="([^"]+)"\} (\d+)$/gm)) {
+      const key = match[2] === 'none' ? match[1]! : `${match[1]}/${match[2]}`;
+      counts[key] = (counts[key] ?? 0) + Number(match[3]);
+    }
+  }
+  return counts;
+}
+
 async function waitForDrain(url: string, limitSeconds: number): Promise<number | null> {
   const started = performance.now();
   while (performance.now() - started < limitSeconds * 1000) {
@@ -341,6 +357,7 @@ function formatStore(report: StoreReport, connectionCounts: readonly number[]): 
     ...cells.map(line),
     `/health right after a 1,000-message append: ${report.healthAfterBigAppendMs} ms (worst of 5)${report.bigAppendProblem === undefined ? '' : `; failed: ${report.bigAppendProblem}`}`,
     `backlog when the load stopped: ${report.backlogAtStop} jobs (oldest pending ${report.oldestPendingAgeSecondsAtStop} s); drained in ${report.drainSeconds === null ? 'more than 180' : report.drainSeconds} s`,
+    `hybrid contexts by recall: ${Object.entries(report.recall).map(([key, count]) => `${key} ${count}`).join(', ') || 'none counted (an older build)'}`,
     `SIGTERM to exit: ${report.stopMs.join(', ')} ms`,
   ].join('\n');
 }

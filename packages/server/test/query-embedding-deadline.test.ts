@@ -26,7 +26,7 @@ afterEach(async () => {
 });
 
 describe('POST /v1/conversations/{id}/context under a saturated embedder', () => {
-  it('answers keyword-only at the query embedding deadline and says so in its report', async () => {
+  it('answers keyword-only at the query embedding deadline, says so in its report and counts it in /metrics', async () => {
     directory = await mkdtemp(join(tmpdir(), 'mnemo-deadline-'));
     const embedder = new SaturatedEmbedder();
     const memory = createMemory({ store: openSqliteStore({ path: join(directory, 'mnemo.db') }), embedder, queryEmbeddingTimeoutMs: 30, worker: { autoStart: false }, compaction: false });
@@ -49,5 +49,7 @@ describe('POST /v1/conversations/{id}/context under a saturated embedder', () =>
     const body = (await response.json()) as { messages: { content: string }[]; report: { recall?: unknown } };
     expect(body.report.recall).toEqual({ mode: 'keyword-only', reason: 'embedding_deadline' });
     expect(body.messages.map((message) => message.content).join('\n')).toContain('LARCH-RIDGE');
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toContain('mnemo_context_recall_total{mode="keyword-only",reason="embedding_deadline"} 1');
   });
 });
