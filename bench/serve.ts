@@ -41,12 +41,14 @@ interface StoreReport {
   readonly rows: readonly Row[];
   /** Milliseconds /health took right after a 1,000-message append (worst of 5 probes). */
   readonly healthAfterBigAppendMs: number;
-  /** Why the 1,000-message append failed, when it did (it was then stored in batches of 100). */
-  readonly bigAppendError?: string;
+  /** What failed around the 1,000-message append: the append itself (then stored in batches of 100) or a /health probe. */
+  readonly bigAppendProblem?: string;
   /** Jobs pending or running when the load stopped, and the seconds until none was (null: not within the limit). */
   readonly backlogAtStop: number;
   readonly oldestPendingAgeSecondsAtStop: number;
   readonly drainSeconds: number | null;
+  /** Hybrid contexts of the whole run (proxy and seed) by how they recalled, from /metrics: `hybrid`, `keyword-only/embedding_deadline`, … */
+  readonly recall: Readonly<Record<string, number>>;
   /** From SIGTERM to exit, per replica, in ms. */
   readonly stopMs: readonly number[];
 }
@@ -168,8 +170,9 @@ async function runStore(settings: RunSettings): Promise<StoreReport> {
     const stop = await readBacklog(urls[0]!);
     log(`  load stopped: ${stop.total} jobs pending or running, oldest pending ${stop.oldestAgeSeconds.toFixed(1)} s; waiting for them to drain ...`);
     const drainSeconds = await waitForDrain(urls[0]!, 180);
+    const recall = await readRecallCounts(urls);
     const stopMs = await Promise.all(replicas.map((replica) => replica.stop()));
-    return { store: settings.store, replicas: replicas.length, rows, healthAfterBigAppendMs, ...(big.appendError === undefined ? {} : { bigAppendError: big.appendError }), backlogAtStop: stop.total, oldestPendingAgeSecondsAtStop: round(stop.oldestAgeSeconds), drainSeconds, stopMs };
+    return { store: settings.store, replicas: replicas.length, rows, recall, healthAfterBigAppendMs, ...(big.problem === undefined ? {} : { bigAppendProblem: big.problem }), backlogAtStop: stop.total, oldestPendingAgeSecondsAtStop: round(stop.oldestAgeSeconds), drainSeconds, stopMs };
   } finally {
     for (const replica of replicas) replica.kill();
   }
@@ -221,7 +224,7 @@ function startServe(settings: RunSettings, db: string): Promise<Replica> {
  * Stores a 1,000-message conversation in one append, then times /health right after it (worst of 5). An
  * append that fails (an old build reset the connection) is noted and redone in batches of 100.
  */
-async function appendBig(url: string, log: (line: string) => void): Promise<{ healthMs: number; appendError?: string }> {
+async function appendBig(url: string, log: (line: string) => void): Promise<{ healthMs: number; problem?: string }> {
   const messages = Array.from({ length: 1000 }, (_, index) => ({
     role: index % 2 === 0 ? 'user' : 'assistant',
     content: index % 2 === 0 ? question(index) : `${replyContent} (${index})`,
@@ -241,13 +244,21 @@ async function appendBig(url: string, log: (line: string) => void): Promise<{ he
     for (let start = 0; start < messages.length; start += 100) await append(messages.slice(start, start + 100));
   }
   let worst = 0;
+  let healthError: string | undefined;
   for (let probe = 0; probe < 5; probe += 1) {
     const started = performance.now();
-    await (await fetch(`${url}/health`)).arrayBuffer();
+    try {
+      await (await fetch(`${url}/health`)).arrayBuffer();
+    } catch (error) {
+      // A server blocked past Node's header timeout resets the connection: the probe counts until then.
+      healthError ??= error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error);
+    }
     worst = Math.max(worst, performance.now() - started);
     await new Promise((resolvePromise) => setTimeout(resolvePromise, 100));
   }
-  return { healthMs: round(worst), ...(appendError === undefined ? {} : { appendError }) };
+  if (healthError !== undefined) log(`  /health failed after the 1,000-message append: ${healthError}`);
+  const problems = [...(appendError === undefined ? [] : [`append: ${appendError}`]), ...(healthError === undefined ? [] : [`/health: ${healthError}`])];
+  return { healthMs: round(worst), ...(problems.length === 0 ? {} : { problem: problems.join('; ') }) };
 }
 
 /** Runs one autocannon per target at once, splitting the connections between them; sums req/s, keeps the worse percentiles. */
@@ -305,6 +316,19 @@ async function readBacklog(url: string): Promise<{ total: number; oldestAgeSecon
   return { total, oldestAgeSeconds };
 }
 
+/** The `mnemo_context_recall_total` counters of every replica, summed by `mode/reason`. */
+async function readRecallCounts(urls: readonly string[]): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const url of urls) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    for (const match of text.matchAll(/^mnemo_context_recall_total\{mode="([^"]+)",reason="([^"]+)"\} (\d+)$/gm)) {
+      const key = match[2] === 'none' ? match[1]! : `${match[1]}/${match[2]}`;
+      counts[key] = (counts[key] ?? 0) + Number(match[3]);
+    }
+  }
+  return counts;
+}
+
 async function waitForDrain(url: string, limitSeconds: number): Promise<number | null> {
   const started = performance.now();
   while (performance.now() - started < limitSeconds * 1000) {
@@ -331,8 +355,9 @@ function formatStore(report: StoreReport, connectionCounts: readonly number[]): 
     line(header),
     widths.map((width) => '-'.repeat(width)).join('  '),
     ...cells.map(line),
-    `/health right after a 1,000-message append: ${report.healthAfterBigAppendMs} ms (worst of 5)${report.bigAppendError === undefined ? '' : `; the one-request append failed: ${report.bigAppendError}`}`,
+    `/health right after a 1,000-message append: ${report.healthAfterBigAppendMs} ms (worst of 5)${report.bigAppendProblem === undefined ? '' : `; failed: ${report.bigAppendProblem}`}`,
     `backlog when the load stopped: ${report.backlogAtStop} jobs (oldest pending ${report.oldestPendingAgeSecondsAtStop} s); drained in ${report.drainSeconds === null ? 'more than 180' : report.drainSeconds} s`,
+    `hybrid contexts by recall: ${Object.entries(report.recall).map(([key, count]) => `${key} ${count}`).join(', ') || 'none counted (an older build)'}`,
     `SIGTERM to exit: ${report.stopMs.join(', ')} ms`,
   ].join('\n');
 }

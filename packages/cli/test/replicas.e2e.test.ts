@@ -1,4 +1,4 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Job } from '@mnemo/core';
@@ -7,7 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { parsePostgresDatabase } from '../src/store/open-cli-store.js';
 import { describeWithPostgres, dropSchemas, freshSchemaUrl } from './postgres-database.js';
-import { cliPath, makeWorkDirectory } from './run-mnemo.js';
+import { makeWorkDirectory, startMnemo } from './run-mnemo.js';
 
 // Two stateless `mnemo serve` replicas on one PostgreSQL schema, 2,000 appends spread over both while
 // their workers compact, embed and extract in the background: what scale-out promises (DESIGN,
@@ -26,23 +26,9 @@ interface Replica {
   readonly stderr: () => string;
 }
 
-function startReplica(cwd: string, db: string): Promise<Replica> {
-  const child = spawn(process.execPath, [cliPath, 'serve', '--port', '0', '--db', db], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: cwd, MNEMO_EMBEDDER: 'hashed' },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  return new Promise<Replica>((resolve, reject) => {
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-      const first = /^mnemo listening on (http:\/\/\S+)\n/.exec(stdout);
-      if (first !== null) resolve({ url: first[1]!, child, exited, stderr: () => stderr });
-    });
-    void exited.then((code) => reject(new Error(`mnemo serve exited with ${code} before listening: ${stderr}`)));
-  });
+async function startReplica(cwd: string, db: string): Promise<Replica> {
+  const started = await startMnemo(['serve', '--port', '0', '--db', db], { cwd, env: { MNEMO_EMBEDDER: 'hashed' }, ready: /^mnemo listening on (http:\/\/\S+)$/ });
+  return { url: started.ready[1]!, child: started.child, exited: started.exited, stderr: started.stderr };
 }
 
 /** A message of conversation `conversation`, number `index`: unique text, long enough (~40 tokens) that compaction triggers every few dozen messages. */

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -46,6 +46,39 @@ export async function runMnemo(args: readonly string[], options: RunMnemoOptions
     child.once('close', (exitCode) => resolve(exitCode));
   }).finally(() => clearTimeout(timer));
   return { code, stdout, stderr };
+}
+
+/** A `mnemo` process that {@link startMnemo} saw become ready. */
+export interface StartedMnemo {
+  readonly child: ChildProcessWithoutNullStreams;
+  /** The match of the first stdout line that matched the ready pattern. */
+  readonly ready: RegExpExecArray;
+  /** Exit code once the process closed (null when a signal ended it). */
+  readonly exited: Promise<number | null>;
+  readonly stdout: () => string;
+  readonly stderr: () => string;
+}
+
+/**
+ * Starts `node dist/main.js ...args` in `cwd` with only `PATH`, `HOME` and `env` in its environment and
+ * resolves once a line of its stdout matches `ready`; rejects when it exits before that.
+ */
+export function startMnemo(args: readonly string[], options: { cwd: string; env?: Readonly<Record<string, string>>; ready: RegExp }): Promise<StartedMnemo> {
+  const child = spawn(process.execPath, [cliPath, ...args], { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', HOME: options.cwd, ...options.env } });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  return new Promise<StartedMnemo>((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      for (const line of stdout.split('\n')) {
+        const ready = options.ready.exec(line);
+        if (ready !== null) return resolve({ child, ready, exited, stdout: () => stdout, stderr: () => stderr });
+      }
+    });
+    void exited.then((code) => reject(new Error(`mnemo ${args.join(' ')} exited with ${code} before it was ready: ${stderr}`)));
+  });
 }
 
 /** A fresh temporary directory and a function that removes it. */

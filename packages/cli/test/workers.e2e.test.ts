@@ -1,10 +1,10 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
 import { createMemory, type Job } from '@mnemo/core';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@mnemo/models/testing';
 import { openSqliteStore } from '@mnemo/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliPath, makeWorkDirectory } from './run-mnemo.js';
+import { makeWorkDirectory, startMnemo, type StartedMnemo } from './run-mnemo.js';
 
 // Background work in `mnemo worker` processes beside (or apart from) `mnemo serve`, all leasing from one
 // SQLite file: what issue 11 promises of workers, checked in the store.
@@ -24,30 +24,17 @@ afterEach(async () => {
   await work.remove();
 });
 
-interface Started {
-  readonly child: ChildProcessWithoutNullStreams;
+interface Started extends StartedMnemo {
   /** The first stdout line that matched the ready pattern. */
   readonly line: string;
-  readonly exited: Promise<number | null>;
   readonly output: () => string;
 }
 
-/** Runs `mnemo ...args` and resolves once a stdout line matches `ready`. */
-function startMnemo(args: readonly string[], ready: RegExp, env: Record<string, string> = {}): Promise<Started> {
-  const child = spawn(process.execPath, [cliPath, ...args], { cwd: work.path, env: { PATH: process.env.PATH ?? '', HOME: work.path, MNEMO_EMBEDDER: 'hashed', ...env } });
-  children.push(child);
-  let stdout = '';
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  return new Promise<Started>((resolve, reject) => {
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-      const line = stdout.split('\n').find((candidate) => ready.test(candidate));
-      if (line !== undefined) resolve({ child, line, exited, output: () => stdout });
-    });
-    void exited.then((code) => reject(new Error(`mnemo ${args.join(' ')} exited with ${code} before it was ready: ${stderr}`)));
-  });
+/** Runs `mnemo ...args` (hashed embedder) in the work directory and resolves once a stdout line matches `ready`. */
+async function startMnemoHere(args: readonly string[], ready: RegExp, env: Record<string, string> = {}): Promise<Started> {
+  const started = await startMnemo(args, { cwd: work.path, env: { MNEMO_EMBEDDER: 'hashed', ...env }, ready });
+  children.push(started.child);
+  return { ...started, line: started.ready.input, output: started.stdout };
 }
 
 /** Reads the store's jobs of one conversation in a short-lived connection of this process. */
@@ -83,9 +70,9 @@ function isRunning(pid: number): boolean {
 const appendBody = (content: string) => JSON.stringify({ messages: [{ role: 'user', content }] });
 
 describe('mnemo serve --workers', () => {
-  it('runs the jobs in its worker processes and stops them with itself on SIGTERM', async () => {
+  it('runs the jobs in its worker processes, replaces one that dies, and stops them with itself on SIGTERM', async () => {
     const db = join(work.path, 'served.db');
-    const serve = await startMnemo(['serve', '--port', '0', '--db', db, '--workers', '2'], /"msg":"listening"/);
+    const serve = await startMnemoHere(['serve', '--port', '0', '--db', db, '--workers', '2'], /"msg":"listening"/);
     const { url, workers } = JSON.parse(serve.line) as { url: string; workers: number[] };
     expect(workers).toHaveLength(2);
     expect(workers).not.toContain(serve.child.pid);
@@ -95,17 +82,25 @@ describe('mnemo serve --workers', () => {
     const jobs = await waitFor(() => jobsOf(db, 'node-7'), (list) => list.length > 0 && list.every((job) => job.status === 'done'));
     expect(jobs.map((job) => [job.kind, job.status, job.leaseOwner === undefined])).toEqual(expect.arrayContaining([['embed', 'done', true], ['extract', 'done', true]]));
 
+    // A worker that dies is replaced.
+    const startedPids = () => [...serve.output().matchAll(/"pid":(\d+),[^\n]*"msg":"worker started"/g)].map((match) => Number(match[1]));
+    await waitFor(async () => startedPids(), (pids) => pids.length === 2);
+    process.kill(workers[0]!, 'SIGKILL');
+    const pids = await waitFor(async () => startedPids(), (list) => list.length === 3);
+    expect(pids).toHaveLength(3);
+    expect(serve.output()).toMatch(/"msg":"worker process exited; starting another/);
+
     serve.child.kill('SIGTERM');
     expect(await serve.exited).toBe(0);
-    const alive = await waitFor(async () => workers.filter(isRunning), (list) => list.length === 0, 5000);
+    const alive = await waitFor(async () => pids.filter(isRunning), (list) => list.length === 0, 5000);
     expect(alive).toEqual([]);
   });
 
   it('shares the queue with a second serve on the same SQLite file', async () => {
     const db = join(work.path, 'shared.db');
     // The first serves only: every job it queues must be run by the second one's worker.
-    const servingOnly = await startMnemo(['serve', '--port', '0', '--db', db, '--workers', '0'], /"msg":"listening"/);
-    const withWorker = await startMnemo(['serve', '--port', '0', '--db', db, '--workers', '1'], /"msg":"listening"/);
+    const servingOnly = await startMnemoHere(['serve', '--port', '0', '--db', db, '--workers', '0'], /"msg":"listening"/);
+    const withWorker = await startMnemoHere(['serve', '--port', '0', '--db', db, '--workers', '1'], /"msg":"listening"/);
     const { url } = JSON.parse(servingOnly.line) as { url: string };
     expect((JSON.parse(withWorker.line) as { workers: number[] }).workers).toHaveLength(1);
 
@@ -139,14 +134,14 @@ describe('mnemo worker', () => {
     const compactJob = async () => (await jobsOf(db, 'node-7')).find((job) => job.kind === 'compact');
     expect(await compactJob()).toMatchObject({ status: 'pending' });
 
-    const doomed = await startMnemo(['worker', '--db', db, '--lease-ms', '4000'], /"msg":"worker started"/, llm);
+    const doomed = await startMnemoHere(['worker', '--db', db, '--lease-ms', '4000'], /"msg":"worker started"/, llm);
     const leased = await waitFor(compactJob, (job) => job?.status === 'running');
     expect(leased).toMatchObject({ status: 'running', attempts: 1 });
     // Killed while its summarizer call waits on the model, not before it was sent.
     await waitFor(async () => upstream?.requests.length ?? 0, (count) => count === 1);
     doomed.child.kill('SIGKILL');
     await doomed.exited;
-    const survivor = await startMnemo(['worker', '--db', db, '--lease-ms', '4000'], /"msg":"worker started"/, llm);
+    const survivor = await startMnemoHere(['worker', '--db', db, '--lease-ms', '4000'], /"msg":"worker started"/, llm);
     const finished = await waitFor(compactJob, (job) => job?.status === 'done');
 
     expect(finished, survivor.output()).toMatchObject({ status: "done", attempts: 2 });

@@ -45,6 +45,8 @@ async function runMcp(flags: McpFlags, io: CliIo): Promise<void> {
   const memory = createMemory({
     store,
     ...(embedder === undefined ? {} : { embedder }),
+    // One client and an in-process model that cannot be cut off: the query embedding is waited for.
+    queryEmbeddingTimeoutMs: false,
     tokenCounter,
     context: defaults.context,
     compaction: { settings: defaults.compactionSettings, ...(summarizer === undefined ? {} : { summarizer }) },

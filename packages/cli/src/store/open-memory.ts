@@ -38,6 +38,8 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
     store,
     tokenCounter,
     ...(options.embedder === undefined ? {} : { embedder: options.embedder }),
+    // One user at a time and an in-process model that cannot be cut off: the query embedding is waited for.
+    queryEmbeddingTimeoutMs: false,
     compaction:
       mode === 'off'
         ? false

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 
@@ -30,13 +30,16 @@ export function defaultWorkerCount(): number {
   return Math.max(1, Math.min(4, availableParallelism() - 1));
 }
 
+// Background work yields the CPU to serving: on a machine with few cores the embedding model would
+// otherwise take the core a request waits for. Niceness 10 (of 19): still runs whenever a core is idle.
+const workerNiceness = 10;
 // A worker that keeps crashing (a broken config, a missing model) is restarted at most this often.
 const restartDelayMs = 1000;
 const cliPath = fileURLToPath(new URL('../main.js', import.meta.url));
 
 /**
- * Starts `count` `mnemo worker` processes of the same CLI beside `mnemo serve` and restarts one that
- * exits unexpectedly. Each leases jobs from the store like any other worker, so a worker that dies
+ * Starts `count` `mnemo worker` processes of the same CLI beside `mnemo serve`, at a lower CPU priority
+ * (niceness 10) so that requests win a busy core, and restarts one that fails (exits other than 0). Each leases jobs from the store like any other worker, so a worker that dies
  * loses nothing: its lease lapses and the job runs again. Each has an IPC channel to this process and
  * stops when it closes, so no worker outlives a `serve` that was killed.
  */
@@ -51,11 +54,18 @@ export function startWorkerProcesses(options: WorkerProcessesOptions): WorkerPro
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     children.add(child);
+    try {
+      if (child.pid !== undefined) setPriority(child.pid, workerNiceness);
+    } catch (error) {
+      options.logger.warn({ err: error, pid: child.pid }, 'cannot lower the priority of a worker process');
+    }
     child.stdout?.pipe(options.stdout, { end: false });
     child.stderr?.pipe(options.stderr, { end: false });
     child.once('exit', (code, signal) => {
       children.delete(child);
       if (stopping) return;
+      // Exit code 0: the worker was told to stop (a Ctrl-C reaches the whole process group first).
+      if (code === 0) return void options.logger.info({ pid: child.pid }, 'worker process stopped');
       options.logger.warn({ pid: child.pid, code, signal }, 'worker process exited; starting another (its running jobs are leased again when their leases lapse)');
       setTimeout(() => {
         if (!stopping) startOne();

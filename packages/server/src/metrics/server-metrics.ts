@@ -1,4 +1,4 @@
-import type { JobBacklogStatus, JobCounts } from '@mnemo/core';
+import type { ContextRecallReport, JobBacklogStatus, JobCounts } from '@mnemo/core';
 
 /** Upper bounds of the request-latency histogram, in seconds. */
 export const latencyBucketsSeconds = Object.freeze([0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
@@ -8,6 +8,8 @@ export interface ContextUsage {
   readonly policy: string;
   readonly sentTokens: number;
   readonly fullHistoryTokens: number;
+  /** How a hybrid context recalled: counted by mode and reason, so keyword-only fallbacks at the query-embedding deadline show. */
+  readonly recall?: ContextRecallReport;
 }
 
 /** The server's instruments, rendered as Prometheus text on `/metrics`. */
@@ -34,6 +36,7 @@ export function createServerMetrics(): ServerMetrics {
   const requests = new Map<string, number>();
   const latencies = new Map<string, Histogram>();
   const context = new Map<string, { builds: number; sent: number; full: number; saved: number }>();
+  const recalls = new Map<string, number>();
   return {
     observeRequest({ method, route, status }, durationSeconds) {
       const requestKey = labelText({ method, route, status: String(status) });
@@ -47,7 +50,11 @@ export function createServerMetrics(): ServerMetrics {
       histogram.sum += durationSeconds;
       latencies.set(latencyKey, histogram);
     },
-    recordContext({ policy, sentTokens, fullHistoryTokens }) {
+    recordContext({ policy, sentTokens, fullHistoryTokens, recall }) {
+      if (recall !== undefined) {
+        const recallKey = labelText({ mode: recall.mode, reason: recall.reason ?? 'none' });
+        recalls.set(recallKey, (recalls.get(recallKey) ?? 0) + 1);
+      }
       const entry = context.get(policy) ?? { builds: 0, sent: 0, full: 0, saved: 0 };
       entry.builds += 1;
       entry.sent += sentTokens;
@@ -78,6 +85,8 @@ export function createServerMetrics(): ServerMetrics {
         family(lines, name, 'counter', help);
         for (const [policy, entry] of context) lines.push(`${name}{${labelText({ policy })}} ${entry[field]}`);
       }
+      family(lines, 'mnemo_context_recall_total', 'counter', 'Hybrid contexts by how they recalled: hybrid, or keyword-only and why (no_embedder, embedding_deadline).');
+      for (const [labels, value] of recalls) lines.push(`mnemo_context_recall_total{${labels}} ${value}`);
       if (backlog !== undefined) {
         family(lines, 'mnemo_jobs', 'gauge', 'Background jobs in the store, by status (all tenants).');
         for (const [status, count] of Object.entries(backlog.byStatus)) lines.push(`mnemo_jobs{${labelText({ status })}} ${count}`);
