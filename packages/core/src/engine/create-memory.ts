@@ -7,10 +7,10 @@ import { buildContext } from '../context/build-context.js';
 import { assertContextOptions, resolveContextDefaults, type ContextDefaults, type ContextOptions } from '../context/context-options.js';
 import type { BuiltContext } from '../context/context-types.js';
 import { MemoryError } from '../errors/memory-error.js';
-import { checkToolSequence } from '../messages/check-tool-sequence.js';
+import { checkToolAppend } from '../messages/check-tool-sequence.js';
 import type { Message, MessageInput, Metadata } from '../messages/message.js';
 import { prepareMessages } from '../messages/prepare-messages.js';
-import { resolveScope, resolveUserScope, type ScopeInput } from '../messages/scope.js';
+import { resolveScope, resolveUserScope, type ScopeInput, type UserScopeInput } from '../messages/scope.js';
 import { defaultMessageLimits, type MessageLimits } from '../messages/validate-message.js';
 import type { CallOptions, Conversation, EraseResult, MessageRange, Page, PageOptions, Store } from '../store/store.js';
 import { readJobBacklog, type Job, type JobBacklogStatus, type JobKindCount } from '../jobs/job.js';
@@ -114,25 +114,25 @@ export interface Memory {
   /** Every summary version of a conversation, oldest first. */
   listSummaries(scope: ScopeInput, options?: CallOptions): Promise<Summary[]>;
   /** A summary with the messages it stands for and the summaries it folded; `not_found` outside the user's own. */
-  expand(user: { tenantId?: string; userId?: string }, summaryId: string, options?: CallOptions): Promise<ExpandedSummary>;
+  expand(user: UserScopeInput, summaryId: string, options?: CallOptions): Promise<ExpandedSummary>;
   /** The few past messages of the user that `query` needs, across their conversations (keyword + vector, fused). */
-  recall(scope: { tenantId?: string; userId?: string }, query: string, options?: RecallOptions): Promise<RecallHit[]>;
+  recall(scope: UserScopeInput, query: string, options?: RecallOptions): Promise<RecallHit[]>;
   /** The user's facts: current by default, `asOf` a date, or history; and ending one by hand. */
   readonly facts: {
-    list(user: { tenantId?: string; userId?: string }, query?: FactQuery, options?: CallOptions): Promise<Fact[]>;
-    history(user: { tenantId?: string; userId?: string }, query?: Omit<FactQuery, 'includeHistory' | 'asOf'>, options?: CallOptions): Promise<Fact[]>;
-    retire(user: { tenantId?: string; userId?: string }, factId: string, options?: CallOptions): Promise<Fact>;
+    list(user: UserScopeInput, query?: FactQuery, options?: CallOptions): Promise<Fact[]>;
+    history(user: UserScopeInput, query?: Omit<FactQuery, 'includeHistory' | 'asOf'>, options?: CallOptions): Promise<Fact[]>;
+    retire(user: UserScopeInput, factId: string, options?: CallOptions): Promise<Fact>;
     /** States a fact by hand; a new value of a single-valued attribute supersedes the current one. */
-    put(user: { tenantId?: string; userId?: string }, fact: FactInput, options?: CallOptions): Promise<Fact>;
+    put(user: UserScopeInput, fact: FactInput, options?: CallOptions): Promise<Fact>;
   };
   /** The user's entity graph. */
   readonly graph: {
     /** Entities by name; `query` matches a name or alias prefix. */
-    entities(user: { tenantId?: string; userId?: string }, query?: { query?: string; limit?: number }, options?: CallOptions): Promise<Entity[]>;
+    entities(user: UserScopeInput, query?: { query?: string; limit?: number }, options?: CallOptions): Promise<Entity[]>;
     /** An entity (by id, name or alias) and everything within `depth` (1–3) relations of it; `not_found` for an unknown one. */
-    neighbours(user: { tenantId?: string; userId?: string }, entity: string, depth?: number, options?: CallOptions & { includeHistory?: boolean }): Promise<GraphNeighbourhood>;
+    neighbours(user: UserScopeInput, entity: string, depth?: number, options?: CallOptions & { includeHistory?: boolean }): Promise<GraphNeighbourhood>;
     /** Relations whose subject or object is one of `entityIds` (current ones, or all with `includeHistory`), with their source messages. */
-    relations(user: { tenantId?: string; userId?: string }, query: { entityIds: readonly string[]; includeHistory?: boolean }, options?: CallOptions): Promise<Relation[]>;
+    relations(user: UserScopeInput, query: { entityIds: readonly string[]; includeHistory?: boolean }, options?: CallOptions): Promise<Relation[]>;
   };
   /** The background job queue of one tenant, as the inspector shows it. */
   readonly jobs: {
@@ -158,9 +158,6 @@ export interface Memory {
 
 /** Default deadline of the hybrid context's query embedding: 30 ms, about three USE-lite sentences on 2 cores. */
 export const defaultQueryEmbeddingTimeoutMs = 30;
-
-// How far back append looks for the assistant message that a tool result answers.
-const toolLookbackMessages = 64;
 
 /** Wires a store, a token counter and the context builder into a {@link Memory}. */
 export function createMemory(options: MemoryOptions): Memory {
@@ -221,10 +218,7 @@ export function createMemory(options: MemoryOptions): Memory {
     async append(scopeInput: ScopeInput, input: MessageInput | readonly MessageInput[], callOptions?: CallOptions) {
       const scope = resolveScope(scopeInput);
       const batch = prepareMessages(input, { limits, counter: tokenCounter, now });
-      if (batch.some((message) => message.role === 'tool')) {
-        const tail = await store.listMessages(scope, { order: 'desc', limit: toolLookbackMessages }, callOptions);
-        checkToolSequence(tail.reverse(), batch);
-      }
+      await checkToolAppend(store, scope, batch, callOptions);
       const stored = await store.appendMessages(scope, batch, callOptions);
       await background.afterAppend(scope, callOptions);
       return stored;
@@ -268,28 +262,28 @@ export function createMemory(options: MemoryOptions): Memory {
     async listSummaries(scopeInput: ScopeInput, callOptions?: CallOptions) {
       return store.listSummaries(resolveScope(scopeInput), callOptions);
     },
-    async expand(user: { tenantId?: string; userId?: string }, summaryId: string, callOptions?: CallOptions) {
+    async expand(user: UserScopeInput, summaryId: string, callOptions?: CallOptions) {
       return expandSummary(store, resolveUserScope(user), summaryId, callOptions);
     },
-    async recall(user: { tenantId?: string; userId?: string }, query: string, recallOptions?: RecallOptions) {
+    async recall(user: UserScopeInput, query: string, recallOptions?: RecallOptions) {
       return recall({ store, ...(options.embedder === undefined ? {} : { embedder: options.embedder }) }, resolveUserScope(user), query, recallOptions);
     },
     facts: Object.freeze({
-      list: (user: { tenantId?: string; userId?: string }, query: FactQuery = {}, callOptions?: CallOptions) =>
+      list: (user: UserScopeInput, query: FactQuery = {}, callOptions?: CallOptions) =>
         store.listFacts(resolveUserScope(user), query, callOptions),
-      history: (user: { tenantId?: string; userId?: string }, query: Omit<FactQuery, 'includeHistory' | 'asOf'> = {}, callOptions?: CallOptions) =>
+      history: (user: UserScopeInput, query: Omit<FactQuery, 'includeHistory' | 'asOf'> = {}, callOptions?: CallOptions) =>
         store.listFacts(resolveUserScope(user), { ...query, includeHistory: true }, callOptions),
-      retire: (user: { tenantId?: string; userId?: string }, factId: string, callOptions?: CallOptions) =>
+      retire: (user: UserScopeInput, factId: string, callOptions?: CallOptions) =>
         store.retireFact(resolveUserScope(user), factId, new Date(now()).toISOString(), callOptions),
-      put: (user: { tenantId?: string; userId?: string }, fact: FactInput, callOptions?: CallOptions) =>
+      put: (user: UserScopeInput, fact: FactInput, callOptions?: CallOptions) =>
         putFact(store, resolveUserScope(user), fact, new Date(now()).toISOString(), callOptions),
     }),
     graph: Object.freeze({
-      entities: (user: { tenantId?: string; userId?: string }, query: { query?: string; limit?: number } = {}, callOptions?: CallOptions) =>
+      entities: (user: UserScopeInput, query: { query?: string; limit?: number } = {}, callOptions?: CallOptions) =>
         store.listEntities(resolveUserScope(user), query, callOptions),
-      neighbours: (user: { tenantId?: string; userId?: string }, entity: string, depth = 1, callOptions: CallOptions & { includeHistory?: boolean } = {}) =>
+      neighbours: (user: UserScopeInput, entity: string, depth = 1, callOptions: CallOptions & { includeHistory?: boolean } = {}) =>
         graphNeighbours(store, resolveUserScope(user), entity, depth, callOptions),
-      relations: (user: { tenantId?: string; userId?: string }, query: { entityIds: readonly string[]; includeHistory?: boolean }, callOptions?: CallOptions) =>
+      relations: (user: UserScopeInput, query: { entityIds: readonly string[]; includeHistory?: boolean }, callOptions?: CallOptions) =>
         store.listRelations(resolveUserScope(user), query, callOptions),
     }),
     jobs: Object.freeze({

@@ -1,5 +1,6 @@
 import { MemoryError } from '../errors/memory-error.js';
 import type { MessageInput } from './message.js';
+import type { Scope } from './scope.js';
 
 /** The fields of a message that decide whether a tool result may follow it. */
 export type ToolSequenceItem = Pick<MessageInput, 'role' | 'toolCalls' | 'toolCallId'>;
@@ -44,4 +45,23 @@ export function checkToolSequence(history: readonly ToolSequenceItem[], batch: r
     }
     open = message.role === 'assistant' && message.toolCalls !== undefined ? new Set(message.toolCalls.map((call) => call.id)) : new Set();
   });
+}
+
+// How far back an append looks for the assistant message that a tool result answers.
+const toolLookbackMessages = 64;
+
+/**
+ * {@link checkToolSequence} for a batch about to be appended: when it holds a tool result, reads the
+ * conversation's newest messages (at most 64) to find the calls it answers. Throws `invalid_input`.
+ */
+export async function checkToolAppend(
+  // The one store read it needs, typed here so that messages/ does not depend on store/.
+  store: { listMessages(scope: Scope, range: { order: 'desc'; limit: number }, options?: { signal?: AbortSignal }): Promise<readonly ToolSequenceItem[]> },
+  scope: Scope,
+  batch: readonly ToolSequenceItem[],
+  options?: { signal?: AbortSignal },
+): Promise<void> {
+  if (!batch.some((message) => message.role === 'tool')) return;
+  const tail = await store.listMessages(scope, { order: 'desc', limit: toolLookbackMessages }, options);
+  checkToolSequence([...tail].reverse(), batch);
 }

@@ -17,6 +17,9 @@ export interface ScopeInput {
   readonly conversationId: string;
 }
 
+/** A user as callers may name it: tenant and user default to `"default"`. */
+export type UserScopeInput = Omit<ScopeInput, 'conversationId'>;
+
 /** Longest id accepted for a tenant, user or conversation, in characters. */
 export const maxIdLength = 256;
 
@@ -34,7 +37,7 @@ export function resolveScope(input: ScopeInput): Scope {
 }
 
 /** Like {@link resolveScope} for a user (no conversation). */
-export function resolveUserScope(input: { tenantId?: string; userId?: string }): UserScope {
+export function resolveUserScope(input: UserScopeInput): UserScope {
   return {
     tenantId: checkId('tenantId', input.tenantId ?? defaultTenantId),
     userId: checkId('userId', input.userId ?? defaultUserId),
