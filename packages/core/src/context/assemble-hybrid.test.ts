@@ -14,8 +14,7 @@ function filler(turns: number, from = 0): MessageInput[] {
   }));
 }
 
-async function memoryWithHistory() {
-  const store = new InMemoryStore();
+async function memoryWithHistory(store = new InMemoryStore()) {
   const memory = createMemory({ store, embedder: new HashedEmbedder(), worker: { autoStart: false }, compaction: { settings: { triggerTokens: 400, keepRecentTokens: 150 } } });
   await memory.append(scope, [
     { role: 'user', content: 'My relay is called LARCH-RIDGE and it runs on a solar panel.' },
@@ -44,7 +43,7 @@ describe('hybrid context', () => {
     expect(report.sentTokens).toBeLessThanOrEqual(1200);
   });
 
-  it('keeps each memory part within its share and explains the items it left out', async () => {
+  it('keeps each memory part within its share', async () => {
     const memory = await memoryWithHistory();
     const { report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 600 });
     const room = 600 - report.requestOverheadTokens;
@@ -52,8 +51,86 @@ describe('hybrid context', () => {
     expect(share('facts')).toBeLessThanOrEqual(room * hybridShares.facts);
     expect(share('summary')).toBeLessThanOrEqual(room * hybridShares.summary);
     expect(report.parts.find((part) => part.kind === 'recalled')?.items).toContainEqual(expect.objectContaining({ kind: 'recalled', seq: 1 }));
-    for (const item of report.excludedItems) expect(['over_budget', 'already_in_context']).toContain(item.reason);
     expect(report.sentTokens).toBeLessThanOrEqual(600);
+  });
+
+  it('marks a recalled turn already_in_context when the recent turns hold it, and an item over_budget when it does not fit what its block has left', async () => {
+    const memory = await memoryWithHistory();
+    const maxTokens = 300;
+    const { report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens });
+    const room = maxTokens - report.requestOverheadTokens;
+    const part = (kind: string) => report.parts.find((candidate) => candidate.kind === kind);
+    const tokens = (kind: string) => part(kind)?.tokens ?? 0;
+    const firstRecentSeq = part('recent')!.seqRange!.from;
+    // What each block had left when the item came up: its share for facts, what recent turns left for recall.
+    const factsRoom = Math.floor(room * hybridShares.facts) - tokens('facts');
+    const recallRoom = room - tokens('facts') - tokens('summary') - tokens('recent') - tokens('recalled');
+
+    const expected = report.excludedItems.map((item) =>
+      item.kind === 'recalled' && item.conversationId === 'node-7' && item.seq! >= firstRecentSeq
+        ? { ...item, reason: 'already_in_context', tokens: 0 }
+        : { ...item, reason: 'over_budget', tokens: expect.toSatisfy((cost: number) => cost > (item.kind === 'fact' ? factsRoom : recallRoom)) },
+    );
+    expect(report.excludedItems).toEqual(expected);
+    const reasons = (kind: string) => new Set(report.excludedItems.filter((item) => item.kind === kind).map((item) => item.reason));
+    expect(reasons('recalled')).toEqual(new Set(['already_in_context', 'over_budget']));
+    expect(reasons('fact')).toEqual(new Set(['over_budget']));
+    // Left out means not sent: no excluded item is among the parts' items.
+    const sent = report.parts.flatMap((candidate) => candidate.items ?? []).map((item) => item.id);
+    for (const item of report.excludedItems) expect(sent).not.toContain(item.id);
+  });
+
+  it('does not repeat a fact the recent turns state, and keeps one said before them', async () => {
+    const store = new InMemoryStore();
+    const memory = await memoryWithHistory(store);
+    const user = { tenantId: 'default', userId: 'maren' };
+    const { report: before } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 1200 });
+    const recent = before.parts.find((part) => part.kind === 'recent')!.seqRange!;
+    const base = { subject: 'user', confidence: 0.9, validFrom: '2025-05-28T10:00:00.000Z', extractor: 'test', createdAt: '2025-05-28T10:00:00.000Z', sourceConversationId: 'node-7' };
+    const said = await store.insertFact(user, { ...base, attribute: 'callsign', value: 'KE7QTR', text: 'my callsign is KE7QTR', sourceSeqs: [recent.to] });
+    const older = await store.insertFact(user, { ...base, attribute: 'home_town', value: 'Hood River', text: 'I live in Hood River', sourceSeqs: [2] });
+    const elsewhere = await store.insertFact(user, { ...base, sourceConversationId: 'node-9', attribute: 'pet', value: 'Biscuit', text: 'my dog Biscuit', sourceSeqs: [recent.to] });
+
+    const { messages, report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 1200 });
+
+    expect(report.parts.find((part) => part.kind === 'recent')?.seqRange).toEqual(recent);
+    const factIds = report.parts.find((part) => part.kind === 'facts')?.items?.map((item) => item.id);
+    expect(factIds).toEqual(expect.arrayContaining([older.id, elsewhere.id]));
+    expect(factIds).not.toContain(said.id);
+    expect(report.excludedItems.filter((item) => item.kind === 'fact')).toEqual([expect.objectContaining({ id: said.id, reason: 'already_in_context' })]);
+    expect(messages[0]?.content).not.toContain('KE7QTR');
+    expect(messages[0]?.content).toContain('Hood River');
+  });
+
+  it('sends a conversation alone when it fits whole: its own facts and turns already_in_context, other conversations\' conversation_fits', async () => {
+    const store = new InMemoryStore();
+    const memory = createMemory({ store, worker: { autoStart: false }, compaction: false, knowledge: false });
+    const user = { tenantId: 'default', userId: 'maren' };
+    const elsewhere = { userId: 'maren', conversationId: 'node-9' };
+    await memory.append(elsewhere, [{ role: 'user', content: 'The relay LARCH-RIDGE moved to the north ridge.' }, { role: 'assistant', content: 'Noted.' }]);
+    await memory.append(scope, [
+      { role: 'user', content: 'The relay LARCH-RIDGE is up.' },
+      { role: 'assistant', content: 'Good.' },
+      { role: 'user', content: 'Is LARCH-RIDGE still up?' },
+    ]);
+    const base = { subject: 'LARCH-RIDGE', confidence: 0.9, validFrom: '2025-05-28T10:00:00.000Z', extractor: 'test', createdAt: '2025-05-28T10:00:00.000Z', sourceSeqs: [1] };
+    const own = await store.insertFact(user, { ...base, attribute: 'status', value: 'up', text: 'The relay LARCH-RIDGE is up.', sourceConversationId: 'node-7' });
+    const other = await store.insertFact(user, { ...base, attribute: 'location', value: 'north ridge', text: 'The relay LARCH-RIDGE moved to the north ridge.', sourceConversationId: 'node-9' });
+
+    const { messages, report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 2000 });
+
+    expect(messages.map((message) => message.content)).toEqual(['The relay LARCH-RIDGE is up.', 'Good.', 'Is LARCH-RIDGE still up?']);
+    expect(report.parts.map((part) => part.kind)).toEqual(['recent']);
+    expect(report.excludedItems.map((item) => [item.kind, item.conversationId ?? item.id, item.seq, item.reason]).sort()).toEqual(
+      [
+        ['fact', own.id, undefined, 'already_in_context'],
+        ['fact', other.id, undefined, 'conversation_fits'],
+        ['recalled', 'node-7', 1, 'already_in_context'],
+        ['recalled', 'node-7', 3, 'already_in_context'],
+        ['recalled', 'node-9', 1, 'conversation_fits'],
+      ].sort(),
+    );
+    expect(report.sentTokens).toBe(report.fullHistoryTokens);
   });
 
   it('never recalls a message the recent turns already hold', async () => {

@@ -8,21 +8,9 @@ import { createJobWorker } from './job-worker.js';
 const scope = { tenantId: 'default', userId: 'maren', conversationId: 'node-7' };
 const runAt = '2020-01-01T00:00:00.000Z';
 
+// Retry, backoff, give-up, stop, the attempt deadline and several workers on one store are cases of the store
+// conformance suite (testing/job-worker-conformance.ts), so they run on every store; these need no store of their own.
 describe('createJobWorker', () => {
-  it('fails an attempt that passes its deadline and queues the retry when the handler ignores its signal', async () => {
-    const store = new InMemoryStore();
-    await store.enqueueJob(scope, { kind: 'embed', runAt, maxAttempts: 3 });
-    const errors: unknown[] = [];
-    const worker = createJobWorker({ store, handlers: { embed: () => new Promise<void>(() => undefined) }, attemptTimeoutMs: 20, onError: (error) => errors.push(error) });
-
-    expect(await worker.drain()).toBe(1);
-
-    const [job] = await store.listJobs(scope);
-    expect(job).toMatchObject({ status: 'pending', attempts: 1, lastError: expect.stringContaining('deadline') });
-    expect(errors).toEqual([expect.objectContaining({ code: 'unavailable' })]);
-    await worker.stop();
-  });
-
   it('gives every attempt its own signal, so listeners a handler leaves on it do not pile up', async () => {
     const store = new InMemoryStore();
     const signals: AbortSignal[] = [];
@@ -35,20 +23,6 @@ describe('createJobWorker', () => {
     expect(new Set(signals).size).toBe(20);
     expect(Math.max(...signals.map((signal) => getEventListeners(signal, 'abort').length))).toBe(1);
     await worker.stop();
-  });
-
-  it('stops without waiting for a handler that never settles, leaving its lease to lapse', async () => {
-    const store = new InMemoryStore();
-    await store.enqueueJob(scope, { kind: 'embed', runAt, maxAttempts: 3 });
-    let started: () => void = () => undefined;
-    const running = new Promise<void>((resolve) => (started = resolve));
-    const worker = createJobWorker({ store, handlers: { embed: () => (started(), new Promise<void>(() => undefined)) }, pollIntervalMs: 5 });
-    worker.start();
-    await running;
-
-    await worker.stop();
-
-    expect((await store.listJobs(scope))[0]).toMatchObject({ status: 'running', attempts: 1 });
   });
 });
 

@@ -6,6 +6,7 @@ import { makeNewMessage, scopeA } from './conformance-fixtures.js';
 import { describeInspectionConformance } from './inspection-conformance.js';
 import { describeConversationMetadataConformance } from './conversation-metadata-conformance.js';
 import { describeJobConformance } from './job-conformance.js';
+import { describeJobWorkerConformance } from './job-worker-conformance.js';
 import { describeKnowledgeConformance } from './knowledge-conformance.js';
 import { describeMemoryFileConformance } from './memory-file-conformance.js';
 import { describeRecallConformance } from './recall-conformance.js';
@@ -22,7 +23,7 @@ export interface StoreConformanceOptions {
 
 /**
  * The behaviour every {@link Store} adapter must show: order, idempotency, concurrency, paging, conversation
- * metadata and role counts, the usage ledger, tenant isolation and erase. Call it from the adapter's test file inside Vitest.
+ * metadata and role counts, the usage ledger, tenant isolation and erase, and the job worker running on the store. Call it from the adapter's test file inside Vitest.
  */
 export function runStoreConformance(options: StoreConformanceOptions): void {
   describe(`${options.name} store conformance`, () => {
@@ -238,6 +239,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     describeConversationMetadataConformance(() => store);
     describeSummaryConformance(() => store);
     describeJobConformance(() => store);
+    describeJobWorkerConformance(() => store);
     describeInspectionConformance(() => store);
     describeMemoryFileConformance(() => store);
     describeRecallConformance(() => store);
