@@ -108,7 +108,8 @@ describe('buildContext', () => {
 
   it('reads only the tail of a long conversation', async () => {
     const store = new InMemoryStore();
-    const memory = createMemory({ store, compaction: false });
+    // No background worker: its extraction job reads messages too, and only the context build's reads are counted.
+    const memory = createMemory({ store, compaction: false, worker: { autoStart: false } });
     await memory.append(scope, chat(1000, 2));
     const reads: number[] = [];
     const listMessages = store.listMessages.bind(store);
