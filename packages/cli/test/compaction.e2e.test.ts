@@ -198,13 +198,15 @@ describe('mnemo expand', spawnHeavy, () => {
     const { summaries } = await runJson<SummariesJson>(['summaries', conversationId, '--db', 'r.db', '--json']);
     const latest = summaries[summaries.length - 1]!;
 
-    const expanded = await runJson<ExpandJson>(['expand', latest.id, '--db', 'r.db', '--json']);
+    // A replayed conversation is its own user: --conversation names it (without it, the default user has no such summary).
+    const expanded = await runJson<ExpandJson>(['expand', latest.id, '--db', 'r.db', '--conversation', conversationId, '--json']);
+    expect((await runMnemo(['expand', latest.id, '--db', 'r.db'], { cwd: work.path })).code).toBe(2);
 
     expect(expanded.summary).toMatchObject({ id: latest.id, toSeq: latest.toSeq, content: latest.content });
     expect(expanded.messages).toHaveLength(latest.toSeq);
     expect(expanded.messages.map((message) => message.seq)).toEqual(Array.from({ length: latest.toSeq }, (_, index) => index + 1));
     expect(expanded.folded.map((summary) => summary.id)).toEqual(latest.foldedSummaryIds);
-    const text = await runMnemo(['expand', latest.id, '--db', 'r.db'], { cwd: work.path });
+    const text = await runMnemo(['expand', latest.id, '--db', 'r.db', '--user', conversationId], { cwd: work.path });
     expect(text.stdout).toContain(`summary ${latest.id} of conversation ${conversationId}`);
     expect(text.stdout).toContain(`${latest.toSeq} source messages:`);
     expect(text.stdout).toContain(`  #1  user  ${expanded.messages[0]!.createdAt}\n    ${expanded.messages[0]!.content}\n`);
@@ -216,7 +218,7 @@ describe('mnemo expand', spawnHeavy, () => {
     const id = summaries[0]!.id;
 
     const otherUser = await runMnemo(['expand', id, '--db', 'r.db', '--user', 'someone-else'], { cwd: work.path });
-    const otherTenant = await runMnemo(['expand', id, '--db', 'r.db', '--tenant', 'other-tenant'], { cwd: work.path });
+    const otherTenant = await runMnemo(['expand', id, '--db', 'r.db', '--tenant', 'other-tenant', '--conversation', conversationId], { cwd: work.path });
     const unknown = await runMnemo(['expand', 'no-such-summary', '--db', 'r.db'], { cwd: work.path });
 
     for (const run of [otherUser, otherTenant]) {

@@ -36,7 +36,8 @@ export async function runChat(options: RunChatOptions): Promise<void> {
     controller.abort();
     lines.close();
   });
-  const scope = { conversationId: options.conversationId };
+  // The conversation is its own user, as mnemo serve names a conversation given without one.
+  const scope = { userId: options.conversationId, conversationId: options.conversationId };
   if (interactive) {
     io.stderr.write(`mnemo: chatting with ${model.model} as conversation ${options.conversationId}; /exit or Ctrl-D to leave\n`);
     lines.setPrompt('you> ');
@@ -52,7 +53,7 @@ export async function runChat(options: RunChatOptions): Promise<void> {
   lines.close();
 }
 
-async function chatTurn(options: RunChatOptions, scope: { conversationId: string }, text: string, signal: AbortSignal): Promise<void> {
+async function chatTurn(options: RunChatOptions, scope: { userId: string; conversationId: string }, text: string, signal: AbortSignal): Promise<void> {
   const { io, memory, model } = options;
   await memory.append(scope, { role: 'user', content: text }, { signal });
   const context = await memory.buildContext(scope, {

@@ -20,7 +20,7 @@ export const dbOptionDescription = 'SQLite file or postgres:// URL (default: MNE
 export function addStoreOptions(command: Command): Command {
   return command
     .option('--db <path|url>', dbOptionDescription)
-    .option('--user <id>', 'user the data belongs to (default: default)')
+    .option('--user <id>', 'user the data belongs to (default: a conversation named without one is its own user, as mnemo serve names it)')
     .option('--tenant <id>', 'tenant the user belongs to (default: default)')
     .option('--json', 'print JSON instead of a table');
 }
@@ -33,6 +33,15 @@ export function databaseOf(flags: { readonly db?: string }, config: CliConfig, i
 /** The tenant and user named by `--tenant` and `--user` (the engine fills in `default`). */
 export function userOf(flags: StoreFlags): Partial<UserScope> {
   return { ...(flags.tenant === undefined ? {} : { tenantId: flags.tenant }), ...(flags.user === undefined ? {} : { userId: flags.user }) };
+}
+
+/**
+ * The scope of a conversation the command names: `--tenant`, and `--user` or else the conversation's own
+ * user — the rule of every edge (decision 0010), so `mnemo stats --conversation node-7` finds what the
+ * seed API or the proxy stored for node-7.
+ */
+export function conversationScopeOf(flags: StoreFlags, conversationId: string): Partial<UserScope> & { conversationId: string } {
+  return { ...(flags.tenant === undefined ? {} : { tenantId: flags.tenant }), userId: flags.user ?? conversationId, conversationId };
 }
 
 /** The stats of a stored conversation; `not_found` naming the user and the database when it has no messages. */

@@ -6,7 +6,7 @@ import { formatSeqRange, formatSummaries } from '../output/format-summaries.js';
 import { formatCount } from '../output/format-table.js';
 import { chooseSummarizer } from '../store/choose-summarizer.js';
 import { openMemory } from '../store/open-memory.js';
-import { addStoreOptions, databaseOf, requireConversation, userOf, type StoreFlags } from './add-store-options.js';
+import { addStoreOptions, conversationScopeOf, databaseOf, requireConversation, type StoreFlags } from './add-store-options.js';
 import { parsePositiveInteger } from './parse-positive-integer.js';
 
 interface CompactFlags extends StoreFlags {
@@ -44,7 +44,7 @@ async function runCompact(conversationId: string, flags: CompactFlags, io: CliIo
     ...(summarizer.create === undefined ? {} : { createSummarizer: summarizer.create }),
   });
   try {
-    const scope = { ...userOf(flags), conversationId };
+    const scope = conversationScopeOf(flags, conversationId);
     const before = await requireConversation(memory, scope, db);
     const written = await memory.compact(scope);
     const after = (await memory.stats(scope)) ?? before;

@@ -5,7 +5,7 @@ import { loadCliConfig } from '../config/cli-config.js';
 import { formatCount, formatPercent, formatTable } from '../output/format-table.js';
 import { describeDatabase } from '../store/open-cli-store.js';
 import { openMemory } from '../store/open-memory.js';
-import { databaseOf, dbOptionDescription, requireConversation, userOf, type StoreFlags } from './add-store-options.js';
+import { conversationScopeOf, databaseOf, dbOptionDescription, requireConversation, userOf, type StoreFlags } from './add-store-options.js';
 
 interface StatsFlags extends StoreFlags {
   readonly conversation?: string;
@@ -43,7 +43,7 @@ async function runStats(flags: StatsFlags, io: CliIo): Promise<void> {
   const memory = await openMemory({ db, readonly: true });
   try {
     if (flags.conversation !== undefined) {
-      const scope = { ...userOf(flags), conversationId: flags.conversation };
+      const scope = conversationScopeOf(flags, flags.conversation);
       const stats = await requireConversation(memory, scope, db);
       const report = toConversationReport(stats, await memory.listSummaries(scope));
       io.stdout.write(flags.json === true ? `${JSON.stringify(report)}\n` : formatConversation(report));

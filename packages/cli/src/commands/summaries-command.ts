@@ -4,7 +4,7 @@ import { loadCliConfig } from '../config/cli-config.js';
 import { formatSummaries } from '../output/format-summaries.js';
 import { formatCount } from '../output/format-table.js';
 import { openMemory } from '../store/open-memory.js';
-import { addStoreOptions, databaseOf, requireConversation, userOf, type StoreFlags } from './add-store-options.js';
+import { addStoreOptions, conversationScopeOf, databaseOf, requireConversation, type StoreFlags } from './add-store-options.js';
 
 /** Adds `mnemo summaries <conversation>`: every summary version of a conversation, oldest first. */
 export function registerSummariesCommand(program: Command, io: CliIo): void {
@@ -23,7 +23,7 @@ async function runSummaries(conversationId: string, flags: StoreFlags, io: CliIo
   // Read-only: looking must never create a database or change one.
   const memory = await openMemory({ db, readonly: true });
   try {
-    const scope = { ...userOf(flags), conversationId };
+    const scope = conversationScopeOf(flags, conversationId);
     const conversation = await requireConversation(memory, scope, db);
     const summaries = await memory.listSummaries(scope);
     if (flags.json === true) {

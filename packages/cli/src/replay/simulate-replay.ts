@@ -71,7 +71,8 @@ export async function simulateReplay(options: ReplaySimulationOptions): Promise<
   const memoryOf = new Map(options.policies.map((policy) => [policy, options.memoryFor(policy)]));
   const memories = [...new Set(memoryOf.values())];
   const summaryMemories = [...new Set(options.policies.filter(usesSummary).map((policy) => memoryOf.get(policy)!))];
-  const scope = { conversationId: options.conversationId };
+  // The conversation is its own user, as mnemo serve names a conversation given without one.
+  const scope = { userId: options.conversationId, conversationId: options.conversationId };
   const settings = { maxTokens, windowTurns, ...(system === undefined ? {} : { system }), ...(signal === undefined ? {} : { signal }) };
   // Fails fast on a system prompt over the budget, before the first message is written.
   const counter = memories[0]?.tokenCounter;
