@@ -63,7 +63,7 @@ describeWithPostgres('mnemo commands on a PostgreSQL store (--db postgres://…)
     expect(summaries.summaries.length).toBeGreaterThan(0);
     const latest = summaries.summaries[summaries.summaries.length - 1]!;
     expect(latest.toSeq).toBe(summaries.watermark);
-    const expanded = JSON.parse((await run(['expand', latest.id, '--db', store.url, '--json'])).stdout) as { messages: { seq: number }[] };
+    const expanded = JSON.parse((await run(['expand', latest.id, '--db', store.url, '--conversation', conversation!.conversationId, '--json'])).stdout) as { messages: { seq: number }[] };
     expect(expanded.messages.map((message) => message.seq)).toEqual(Array.from({ length: latest.toSeq }, (_, index) => index + 1));
 
     const reembed = await run(['reembed', '--db', store.url, '--json'], { MNEMO_EMBEDDER: 'hashed' });

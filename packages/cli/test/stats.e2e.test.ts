@@ -41,7 +41,7 @@ describe('mnemo stats', () => {
     expect(JSON.parse(one.stdout)).toMatchObject({ conversationId: conversation!.conversationId, messageCount: 10 });
 
     const table = await runMnemo(['stats', '--db', 'r.db'], { cwd: work.path });
-    expect(table.stdout).toMatch(new RegExp(`^${conversation!.conversationId}\\s+default\\s+10\\s+`, 'm'));
+    expect(table.stdout).toMatch(new RegExp(`^${conversation!.conversationId}\\s+${conversation!.conversationId}\\s+10\\s+`, 'm'));
   });
 
   it('shows the requests of one policy after a replay that compared them all', async () => {

@@ -38,7 +38,7 @@ describe('simulateReplay', () => {
       expect(total.savedPercent).toBeGreaterThan(0);
       expect(total).toMatchObject({ compactions: 0, summarizerTokens: 0, netSavedTokens: total.savedTokens, netSavedPercent: total.savedPercent });
     }
-    expect((await memory.listMessages({ conversationId: 'r' })).map((message) => message.content)).toEqual(messages.map((message) => message.content));
+    expect((await memory.listMessages({ userId: 'r', conversationId: 'r' })).map((message) => message.content)).toEqual(messages.map((message) => message.content));
   });
 
   it('sends the whole history and saves nothing when the budget is large', async () => {
@@ -63,9 +63,9 @@ describe('simulateReplay', () => {
       windowTurns: 2,
     });
 
-    expect((await memory.stats({ conversationId: 'r' }))!.usage.requests).toBe(6);
-    expect((await comparisonMemory.stats({ conversationId: 'r' }))!.usage.requests).toBe(12);
-    expect(await comparisonMemory.listMessages({ conversationId: 'r' })).toHaveLength(12);
+    expect((await memory.stats({ userId: 'r', conversationId: 'r' }))!.usage.requests).toBe(6);
+    expect((await comparisonMemory.stats({ userId: 'r', conversationId: 'r' }))!.usage.requests).toBe(12);
+    expect(await comparisonMemory.listMessages({ userId: 'r', conversationId: 'r' })).toHaveLength(12);
   });
 
   it('gives a policy the same totals whether it is recorded or measured on the comparison memory', async () => {
@@ -96,7 +96,7 @@ describe('simulateReplay', () => {
       windowTurns: 4,
     });
 
-    expect((await memory.listSummaries({ conversationId: 'r' })).length).toBeGreaterThan(0);
+    expect((await memory.listSummaries({ userId: 'r', conversationId: 'r' })).length).toBeGreaterThan(0);
     expect(summary!.sentTokens).toBeLessThan(tokenWindow!.sentTokens);
   });
 
@@ -108,7 +108,7 @@ describe('simulateReplay', () => {
       ...memory,
       runPendingJobs: async () => {
         const ran = await memory.runPendingJobs();
-        const usage = (await memory.stats({ conversationId: 'r' }))?.usage;
+        const usage = (await memory.stats({ userId: 'r', conversationId: 'r' }))?.usage;
         costAfterDrain.push((usage?.summarizerInputTokens ?? 0) + (usage?.summarizerOutputTokens ?? 0));
         return ran;
       },
@@ -147,7 +147,7 @@ describe('simulateReplay', () => {
     expect(meshai!.policy).toBe('meshai');
     expect(summary!.compactions).toBeGreaterThan(0);
     expect(meshai!.compactions).not.toBe(summary!.compactions);
-    const folds = (await meshaiMemory.listSummaries({ conversationId: 'r' })).filter((entry) => entry.level === 0).map((entry) => entry.toSeq);
+    const folds = (await meshaiMemory.listSummaries({ userId: 'r', conversationId: 'r' })).filter((entry) => entry.level === 0).map((entry) => entry.toSeq);
     // Before each request the 4 newest turns (the in-flight question and 3 exchanges) stay raw, so every fold takes the same step of ≥ 8 messages.
     const steps = folds.map((toSeq, index) => toSeq - (folds[index - 1] ?? 0));
     expect(folds.length).toBeGreaterThan(1);
@@ -162,6 +162,6 @@ describe('simulateReplay', () => {
     await expect(simulateReplay({ memoryFor: () => memory, conversationId: 'r', messages: transcript(2), policies: ['full'], maxTokens: 50, windowTurns: 4, system })).rejects.toMatchObject({
       code: 'budget_exceeded',
     });
-    expect(await memory.listMessages({ conversationId: 'r' })).toEqual([]);
+    expect(await memory.listMessages({ userId: 'r', conversationId: 'r' })).toEqual([]);
   });
 });
