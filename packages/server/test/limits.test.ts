@@ -27,6 +27,41 @@ describe('malformed and oversize input', () => {
     expect(await storedConversations(server)).toEqual([]);
   });
 
+  it('answers 400 invalid_input for a body that is not UTF-8, and for ids that are not printable text, storing nothing', async () => {
+    server = await startTestServer();
+    const invalid = Buffer.concat([Buffer.from('{"messages":[{"role":"user","content":"caf'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}]}')]);
+    for (const path of ['/v1/conversations/c/messages', '/v1/memory/add']) {
+      const response = await server.json(path, { method: 'POST', body: invalid, headers: { 'content-type': 'application/json' } });
+      expect(response.status).toBe(400);
+      expect(response.body.error).toMatchObject({ code: 'invalid_input', message: 'request body is not valid UTF-8', details: { field: 'body' } });
+    }
+    for (const id of ['%FF', 'node-%EF%BF%BD', 'a%C2%85b']) {
+      const response = await server.json(`/v1/conversations/${id}/messages`, { json: { messages: [{ role: 'user', content: 'hello' }] } });
+      expect(response.status, id).toBe(400);
+      expect(response.body.error.code).toBe('invalid_input');
+    }
+    const badUser = await server.json('/v1/memory/add', { json: { conversation_id: 'c', user_id: 'u\uFFFD', role: 'user', content: 'hello' } });
+    expect(badUser.status).toBe(400);
+    expect(badUser.body.error.details).toEqual({ field: 'userId' });
+    expect(await storedConversations(server)).toEqual([]);
+
+    const unicode = await server.json(`/v1/conversations/${encodeURIComponent('nœud-📡')}/messages`, { json: { messages: [{ role: 'user', content: 'café 📡' }] } });
+    expect(unicode.status).toBe(201);
+    expect((await server.json(`/v1/conversations/${encodeURIComponent('nœud-📡')}/messages`)).body.items[0].content).toBe('café 📡');
+  });
+
+  it('answers 400 invalid_input for metadata nested deeper than the limit, storing nothing', async () => {
+    server = await startTestServer();
+    let metadata: Record<string, unknown> = { leaf: true };
+    for (let level = 0; level < 1_000; level += 1) metadata = { inner: metadata };
+    const response = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'hello', metadata }] } });
+
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe('invalid_input');
+    expect(response.body.error.message).toContain('nested deeper than 32 levels');
+    expect(await storedConversations(server)).toEqual([]);
+  });
+
   it('names the failing field of a body that does not match the schema', async () => {
     server = await startTestServer();
     const wrongType = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'ok' }, { role: 'user', content: 42 }] } });
