@@ -1,3 +1,4 @@
+import { Agent, request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@mnemo/models/testing';
 import { defaultKeyRateLimit, resolveServerLimits } from '../src/index.js';
@@ -103,6 +104,29 @@ describe('malformed and oversize input', () => {
     const small = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'fits' }] } });
     expect(small.status).toBe(201);
     expect((await server.json('/v1/conversations/c')).body.messageCount).toBe(1);
+  });
+
+  it('closes the connection it answers 413 on, so a keep-alive client sends its next request on a fresh one and gets an answer', async () => {
+    server = await startTestServer({ limits: { maxBodyBytes: 2048 } });
+    const { port } = new URL(server.url);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (method: string, path: string, body: string | Buffer) =>
+      new Promise<{ status: number; connection: string | undefined } | { error: string }>((resolve) => {
+        const request = httpRequest({ host: '127.0.0.1', port: Number(port), method, path, agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (response) => {
+          response.resume();
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, connection: response.headers.connection }));
+        });
+        request.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
+        request.end(body);
+      });
+    try {
+      for (let round = 0; round < 5; round += 1) {
+        expect(await send('POST', '/v1/conversations/c/messages', Buffer.alloc(1_000_000, 'a'))).toEqual({ status: 413, connection: 'close' });
+        expect(await send('GET', '/health', '')).toMatchObject({ status: 200 });
+      }
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('rejects content over the engine limit and batches over the message limit with 400, storing nothing', async () => {
