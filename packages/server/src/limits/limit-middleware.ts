@@ -29,6 +29,20 @@ export function createBodyLimitMiddleware(limits: ServerLimits): MiddlewareHandl
 }
 
 /**
+ * Closes the connection (`Connection: close`) after any answer sent without reading the request's
+ * body — a refusal (401, 404, 415, 429, 503, …) or a route that takes none. The HTTP server discards
+ * such a body only for a moment, then cuts the connection; a keep-alive client that sent its next
+ * request on it would get a reset instead of an answer.
+ */
+export function createUnreadBodyMiddleware(): MiddlewareHandler<ServerEnv> {
+  return async (c, next) => {
+    await next();
+    const declaresBody = c.req.header('transfer-encoding') !== undefined || Number(c.req.header('content-length') ?? 0) > 0;
+    if (declaresBody && !c.req.raw.bodyUsed) c.header('Connection', 'close');
+  };
+}
+
+/**
  * Rate-limits per API key with a token bucket (all keyless requests share one bucket): over the rate, a
  * request gets 429 `rate_limited` with `Retry-After` in seconds. `keyOf` names the bucket of a request.
  */
