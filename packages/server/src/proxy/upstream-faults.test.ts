@@ -10,8 +10,11 @@ import OpenAI, { APIError } from 'openai';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { UpstreamLlmConfig } from '../app/server-deps.js';
+import { readStreamUntilFailure } from '../../test/read-stream-until-failure.js';
 import { createServerApp, startServer } from '../index.js';
+import { errors as undiciErrors } from 'undici';
 import { mountProxyRoutes } from './mount-proxy-routes.js';
+import { toUpstreamError, UpstreamTimeoutError } from './upstream.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 
@@ -84,17 +87,6 @@ function stallUntilCleanup(): Promise<void> {
   return new Promise<void>((resolve) => cleanups.push(async () => resolve()));
 }
 
-async function streamFailure(stream: AsyncIterable<{ choices: { delta: { content?: string | null } }[] }>): Promise<{ text: string; failure: unknown }> {
-  const pieces: string[] = [];
-  const failure = await (async () => {
-    for await (const chunk of stream) pieces.push(chunk.choices[0]?.delta.content ?? '');
-  })().then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  return { text: pieces.join(''), failure };
-}
-
 const ask = { model: 'm', messages: [{ role: 'user' as const, content: 'Count to three' }], user: 'node-7' };
 
 describe('proxy upstream timeouts', () => {
@@ -135,7 +127,7 @@ describe('proxy upstream timeouts', () => {
     const upstream = await startScripted([{ content: 'one two three', pause: { afterChunks: 2, until: stallUntilCleanup() } }, { content: 'one two three' }]);
     const proxy = await startProxy(upstream, { idleTimeoutMs: 300 });
 
-    const { text, failure } = await streamFailure(await proxy.client.chat.completions.create({ ...ask, stream: true }));
+    const { text, failure } = await readStreamUntilFailure(await proxy.client.chat.completions.create({ ...ask, stream: true }));
 
     expect(text).toBe('one two ');
     expect(failure).toBeInstanceOf(APIError);
@@ -144,7 +136,7 @@ describe('proxy upstream timeouts', () => {
     await vi.waitFor(async () => expect(await proxy.stored()).toEqual(['user: Count to three', 'assistant: one two ']));
     expect((await proxy.storedMessages())[1]?.metadata).toEqual({ proxy: { model: 'm', incomplete: true } });
 
-    const { failure: none } = await streamFailure(await proxy.client.chat.completions.create({ ...ask, stream: true }));
+    const { failure: none } = await readStreamUntilFailure(await proxy.client.chat.completions.create({ ...ask, stream: true }));
     expect(none).toBeUndefined();
     await vi.waitFor(async () => expect((await proxy.stored()).filter((line) => line.startsWith('user: '))).toEqual(['user: Count to three']));
     await vi.waitFor(async () => expect(await proxy.stored()).toEqual(['user: Count to three', 'assistant: one two ', 'assistant: one two three']));
@@ -196,11 +188,11 @@ describe('proxy upstream failures', () => {
     ]);
     const proxy = await startProxy(upstream, {});
 
-    const cut = await streamFailure(await proxy.client.chat.completions.create({ ...ask, stream: true }));
+    const cut = await readStreamUntilFailure(await proxy.client.chat.completions.create({ ...ask, stream: true }));
     expect(cut.failure).toBeInstanceOf(APIError);
     await vi.waitFor(async () => expect(await proxy.stored()).toEqual(['user: Count to three', 'assistant: one ']));
-    await streamFailure(await proxy.client.chat.completions.create({ ...ask, stream: true }));
-    const whole = await streamFailure(await proxy.client.chat.completions.create({ ...ask, stream: true }));
+    await readStreamUntilFailure(await proxy.client.chat.completions.create({ ...ask, stream: true }));
+    const whole = await readStreamUntilFailure(await proxy.client.chat.completions.create({ ...ask, stream: true }));
 
     expect(whole).toEqual({ text: 'one two three', failure: undefined });
     await vi.waitFor(async () => expect(await proxy.stored()).toEqual(['user: Count to three', 'assistant: one ', 'assistant: one two three']));
@@ -210,11 +202,30 @@ describe('proxy upstream failures', () => {
     const upstream = await startScripted([{ raw: 'data: garbage\n\n', contentType: 'text/event-stream' }, { content: 'three' }]);
     const proxy = await startProxy(upstream, {});
 
-    await streamFailure(await proxy.client.chat.completions.create({ ...ask, stream: true }));
+    await readStreamUntilFailure(await proxy.client.chat.completions.create({ ...ask, stream: true }));
     await vi.waitFor(async () => expect(await proxy.stored()).toEqual(['user: Count to three']));
     const retry = await proxy.client.chat.completions.create(ask);
 
     expect(retry.choices[0]?.message.content).toBe('three');
     expect(await proxy.stored()).toEqual(['user: Count to three', 'assistant: three']);
+  });
+});
+
+describe('toUpstreamError', () => {
+  const llm = { baseUrl: 'http://127.0.0.1:1/v1', connectTimeoutMs: 1_500 };
+
+  it('names the connect phase and its configured timeout when undici gives up connecting', () => {
+    // A connect that stalls cannot be provoked on loopback (the kernel completes the handshake), so the error is undici's own, wrapped as its fetch wraps it.
+    const error = toUpstreamError(new TypeError('fetch failed', { cause: new undiciErrors.ConnectTimeoutError() }), llm, 'http://127.0.0.1:1/v1/chat/completions', 'reaching the upstream');
+    expect(error).toBeInstanceOf(UpstreamTimeoutError);
+    expect(error.details).toEqual({ upstream: 'http://127.0.0.1:1/v1/chat/completions', timeout: 'connect', timeoutMs: 1_500 });
+    expect(error.message).toBe('the upstream http://127.0.0.1:1/v1/chat/completions took longer than 1500 ms to connect');
+  });
+
+  it('gives model_failed with the socket\'s reason for any other failure', () => {
+    const error = toUpstreamError(new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED 127.0.0.1:1') }), llm, 'http://127.0.0.1:1/v1/models', 'reaching the upstream');
+    expect(error).not.toBeInstanceOf(UpstreamTimeoutError);
+    expect(error.code).toBe('model_failed');
+    expect(error.message).toBe('reaching the upstream http://127.0.0.1:1/v1/models failed: connect ECONNREFUSED 127.0.0.1:1');
   });
 });
