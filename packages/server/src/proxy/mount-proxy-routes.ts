@@ -91,7 +91,7 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
         await store(reply);
         return new Response(text, { status: upstream.status, headers });
       } catch (error) {
-        return upstreamFailure(c, deps, request, error);
+        return upstreamFailure(c, deps, error, { conversationId: request.scope.conversationId });
       }
     },
   );
@@ -101,8 +101,12 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
     deps.routes,
     { method: 'get', path: '/v1/models', summary: 'The upstream\'s model list, relayed', tags, responses: { 200: { description: 'the upstream\'s answer, unchanged' } } },
     async (c) => {
-      const { response: upstream, url } = await callUpstream(deps.llm, '/models', { method: 'GET', clientHeaders: c.req.raw.headers, authorization: upstreamAuthorization(deps.llm, c.req.raw.headers, c.get('authenticatedByKey')) });
-      return new Response(await readUpstreamText(upstream, deps.llm, url), { status: upstream.status, headers: relayedHeaders(upstream.headers) });
+      try {
+        const { response: upstream, url } = await callUpstream(deps.llm, '/models', { method: 'GET', clientHeaders: c.req.raw.headers, authorization: upstreamAuthorization(deps.llm, c.req.raw.headers, c.get('authenticatedByKey')) });
+        return new Response(await readUpstreamText(upstream, deps.llm, url), { status: upstream.status, headers: relayedHeaders(upstream.headers) });
+      } catch (error) {
+        return upstreamFailure(c, deps, error, {});
+      }
     },
   );
 }
@@ -128,9 +132,9 @@ function malformedCompletion(c: ServerContext, deps: ServerDeps, request: ProxyR
  * timeout fired, else what the error says (`model_failed` → 502 for a refused connection or a reply cut
  * off). The user's turn stays stored; a retry of the same request is recognized and not stored again.
  */
-function upstreamFailure(c: ServerContext, deps: ServerDeps, request: ProxyRequest, error: unknown): Response {
+function upstreamFailure(c: ServerContext, deps: ServerDeps, error: unknown, logFields: { conversationId?: string }): Response {
   if (!(error instanceof UpstreamTimeoutError)) throw error;
-  (c.get('logger') ?? deps.logger).warn({ err: error, conversationId: request.scope.conversationId }, 'proxy: the upstream timed out');
+  (c.get('logger') ?? deps.logger).warn({ err: error, ...logFields }, 'proxy: the upstream timed out');
   return errorResponse(c, 'upstream_timeout', error.message, { ...(error.details === undefined ? {} : { details: error.details }) });
 }
 

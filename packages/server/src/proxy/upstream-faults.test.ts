@@ -143,6 +143,18 @@ describe('proxy upstream timeouts', () => {
   });
 });
 
+describe('proxy upstream timeouts: GET /v1/models', () => {
+  it('answers 504 upstream_timeout when the upstream does not answer the model list in time', async () => {
+    const upstream = await startRawUpstream(() => undefined);
+    const proxy = await startProxy(upstream, { firstByteTimeoutMs: 300 });
+
+    const response = await fetch(`${proxy.url}/v1/models`);
+
+    expect(response.status).toBe(504);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('upstream_timeout');
+  });
+});
+
 describe('proxy upstream failures', () => {
   it('answers 502 model_failed when the upstream cuts a non-streamed reply', async () => {
     const upstream = await startRawUpstream((_request, response) => {
