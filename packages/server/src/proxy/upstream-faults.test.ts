@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
+import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { createMemory, type Message, type Store } from '@mnemo/core';
 import { startScriptedOpenAiServer, type ScriptedReply } from '@mnemo/models/testing';
@@ -26,6 +27,8 @@ interface FaultFixture {
   readonly url: string;
   readonly store: Store;
   readonly client: OpenAI;
+  /** JSON log lines the server wrote at warn and above. */
+  readonly logs: Record<string, unknown>[];
   /** The conversation `node-7` as role: content lines. */
   stored(): Promise<string[]>;
   storedMessages(): Promise<readonly Message[]>;
@@ -39,9 +42,16 @@ async function startProxy(upstreamUrl: string, timeouts: Pick<UpstreamLlmConfig,
   cleanups.push(() => rm(directory, { recursive: true, force: true }));
   const store = openSqliteStore({ path: join(directory, 'mnemo.db') });
   const memory = createMemory({ store, compaction: false });
+  const logs: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') logs.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
   const app = createServerApp({
     memory,
-    logger: pino({ level: 'silent' }),
+    logger: pino({ level: 'warn' }, sink),
     limits: { rateLimit: false },
     llm: { baseUrl: upstreamUrl, apiKey: 'sk-upstream', ...timeouts },
     routes: [mountProxyRoutes],
@@ -55,6 +65,7 @@ async function startProxy(upstreamUrl: string, timeouts: Pick<UpstreamLlmConfig,
   return {
     url: server.url,
     store,
+    logs,
     client: new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'sk-client', maxRetries: 0 }),
     stored: async () => (await store.listMessages(scope)).map((message) => `${message.role}: ${message.content}`),
     storedMessages: () => store.listMessages(scope),
@@ -186,6 +197,9 @@ describe('proxy upstream failures', () => {
       expect(body.error.details).toMatchObject({ upstreamStatus: 200 });
     }
     expect(await proxy.stored()).toEqual(['user: Count to three']);
+    const recorded = proxy.logs.filter((line) => line.msg === 'proxy: the upstream answered with no chat completion; nothing stored');
+    expect(recorded.map((line) => line.bodyStart)).toEqual(['not json', '', '{"choices":[]}']);
+    expect(recorded.every((line) => line.status === 200 && line.conversationId === 'node-7')).toBe(true);
 
     const retry = await proxy.client.chat.completions.create(ask);
     expect(retry.choices[0]?.message.content).toBe('fine');
