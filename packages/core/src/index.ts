@@ -104,6 +104,7 @@ export { messageRoles } from './messages/message.js';
 export type { Message, MessageInput, MessageRole, Metadata, NewMessage, ToolCall } from './messages/message.js';
 export { prepareMessages } from './messages/prepare-messages.js';
 export { defaultTenantId, defaultUserId, maxIdLength, resolveScope, resolveUserScope } from './messages/scope.js';
+export { maxMetadataDepth } from './messages/copy-metadata.js';
 export type { Scope, ScopeInput, UserScope, UserScopeInput } from './messages/scope.js';
 export { defaultMessageLimits, validateMessageInput } from './messages/validate-message.js';
 export type { MessageLimits } from './messages/validate-message.js';

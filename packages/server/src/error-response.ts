@@ -3,9 +3,10 @@ import type { Context } from 'hono';
 
 /**
  * Codes only the HTTP edge produces: a body over the size limit, a body that is not JSON by its
- * Content-Type, a Host the server does not answer to, a key over its rate, and a bug.
+ * Content-Type, a Host the server does not answer to, a key over its rate, an upstream LLM that did not
+ * answer the proxy in time, and a bug.
  */
-export const httpOnlyErrorCodes = ['payload_too_large', 'unsupported_media_type', 'misdirected_request', 'rate_limited', 'internal'] as const;
+export const httpOnlyErrorCodes = ['payload_too_large', 'unsupported_media_type', 'misdirected_request', 'rate_limited', 'upstream_timeout', 'internal'] as const;
 
 /** Every `error.code` a client can receive: core's closed set plus {@link httpOnlyErrorCodes}. */
 export type WireErrorCode = ErrorCode | (typeof httpOnlyErrorCodes)[number];
@@ -16,7 +17,7 @@ export interface ErrorBody {
 }
 
 // A Record over every code: a code added to core fails the build here until it has a status.
-const statusByCode: Readonly<Record<WireErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 415 | 421 | 422 | 429 | 500 | 502 | 503>> = Object.freeze({
+const statusByCode: Readonly<Record<WireErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 415 | 421 | 422 | 429 | 500 | 502 | 503 | 504>> = Object.freeze({
   invalid_input: 400,
   unauthorized: 401,
   forbidden: 403,
@@ -31,6 +32,7 @@ const statusByCode: Readonly<Record<WireErrorCode, 400 | 401 | 403 | 404 | 409 |
   internal: 500,
   model_failed: 502,
   unavailable: 503,
+  upstream_timeout: 504,
 });
 
 /** The HTTP status a wire error code is sent with (the one mapping from codes to statuses). */

@@ -1,3 +1,4 @@
+import { Agent, request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@mnemo/models/testing';
 import { defaultKeyRateLimit, resolveServerLimits } from '../src/index.js';
@@ -24,6 +25,41 @@ describe('malformed and oversize input', () => {
       expect(response.body.error.code).toBe('invalid_input');
       expect(response.body.error.message).toMatch(/^request body is not valid JSON/);
     }
+    expect(await storedConversations(server)).toEqual([]);
+  });
+
+  it('answers 400 invalid_input for a body that is not UTF-8, and for ids that are not printable text, storing nothing', async () => {
+    server = await startTestServer();
+    const invalid = Buffer.concat([Buffer.from('{"messages":[{"role":"user","content":"caf'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}]}')]);
+    for (const path of ['/v1/conversations/c/messages', '/v1/memory/add']) {
+      const response = await server.json(path, { method: 'POST', body: invalid, headers: { 'content-type': 'application/json' } });
+      expect(response.status).toBe(400);
+      expect(response.body.error).toMatchObject({ code: 'invalid_input', message: 'request body is not valid UTF-8', details: { field: 'body' } });
+    }
+    for (const id of ['%FF', 'node-%EF%BF%BD', 'a%C2%85b']) {
+      const response = await server.json(`/v1/conversations/${id}/messages`, { json: { messages: [{ role: 'user', content: 'hello' }] } });
+      expect(response.status, id).toBe(400);
+      expect(response.body.error.code).toBe('invalid_input');
+    }
+    const badUser = await server.json('/v1/memory/add', { json: { conversation_id: 'c', user_id: 'u\uFFFD', role: 'user', content: 'hello' } });
+    expect(badUser.status).toBe(400);
+    expect(badUser.body.error.details).toEqual({ field: 'userId' });
+    expect(await storedConversations(server)).toEqual([]);
+
+    const unicode = await server.json(`/v1/conversations/${encodeURIComponent('nœud-📡')}/messages`, { json: { messages: [{ role: 'user', content: 'café 📡' }] } });
+    expect(unicode.status).toBe(201);
+    expect((await server.json(`/v1/conversations/${encodeURIComponent('nœud-📡')}/messages`)).body.items[0].content).toBe('café 📡');
+  });
+
+  it('answers 400 invalid_input for metadata nested deeper than the limit, storing nothing', async () => {
+    server = await startTestServer();
+    let metadata: Record<string, unknown> = { leaf: true };
+    for (let level = 0; level < 1_000; level += 1) metadata = { inner: metadata };
+    const response = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'hello', metadata }] } });
+
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe('invalid_input');
+    expect(response.body.error.message).toContain('nested deeper than 32 levels');
     expect(await storedConversations(server)).toEqual([]);
   });
 
@@ -68,6 +104,34 @@ describe('malformed and oversize input', () => {
     const small = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'fits' }] } });
     expect(small.status).toBe(201);
     expect((await server.json('/v1/conversations/c')).body.messageCount).toBe(1);
+  });
+
+  it('closes the connection of any answer sent without reading the body (413, 404, a route that takes none), so a keep-alive client always gets an answer', async () => {
+    server = await startTestServer({ limits: { maxBodyBytes: 2048 } });
+    const { port } = new URL(server.url);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (method: string, path: string, body: string | Buffer) =>
+      new Promise<{ status: number; connection: string | undefined } | { error: string }>((resolve) => {
+        const request = httpRequest({ host: '127.0.0.1', port: Number(port), method, path, agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (response) => {
+          response.resume();
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, connection: response.headers.connection }));
+        });
+        request.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
+        request.end(body);
+      });
+    try {
+      for (let round = 0; round < 5; round += 1) {
+        expect(await send('POST', '/v1/conversations/c/messages', Buffer.alloc(1_000_000, 'a'))).toEqual({ status: 413, connection: 'close' });
+        expect(await send('GET', '/health', '')).toMatchObject({ status: 200 });
+        expect(await send('POST', '/v1/no-such-route', Buffer.alloc(1_500, 'a'))).toEqual({ status: 404, connection: 'close' });
+        expect(await send('GET', '/v1/conversations', '{"unread": true}')).toEqual({ status: 200, connection: 'close' });
+        // A body that was read leaves the connection open for the next request.
+        expect(await send('POST', '/v1/conversations/c/messages', '{"messages": [')).toEqual({ status: 400, connection: 'keep-alive' });
+        expect(await send('GET', '/health', '')).toEqual({ status: 200, connection: 'keep-alive' });
+      }
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('rejects content over the engine limit and batches over the message limit with 400, storing nothing', async () => {

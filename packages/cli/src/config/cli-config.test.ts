@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isMemoryError, MemoryError } from '@mnemo/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { defaultUpstreamTimeouts } from '@mnemo/server/proxy';
 import { cliDefaults, loadCliConfig } from './cli-config.js';
 
 let directory: string;
@@ -36,7 +37,7 @@ describe('loadCliConfig', () => {
 
     expect(config).toEqual({
       db: join(directory, 'mnemo.db'),
-      llm: { timeoutMs: cliDefaults.timeoutMs, passClientKey: false },
+      llm: { timeoutMs: cliDefaults.timeoutMs, passClientKey: false, ...defaultUpstreamTimeouts },
       // The library's own defaults: one budget for the library, serve, the proxy, MCP and replay.
       context: { maxTokens: 2000, windowTurns: 4 },
       embedder: { kind: 'use-lite', queryTimeoutMs: 30 },
@@ -73,6 +74,17 @@ describe('loadCliConfig', () => {
     expect(fromEnv.llm.passClientKey).toBe(false);
     expect(fromEnv.server?.allowedHosts).toEqual(['a.example', 'b.example']);
     await expect(loadCliConfig({ env: { MNEMO_LLM_PASS_CLIENT_KEY: 'yes' }, cwd: directory })).rejects.toThrow(/MNEMO_LLM_PASS_CLIENT_KEY/);
+  });
+
+  it('reads the proxy upstream timeouts from the file and the environment, and refuses ones that are not whole milliseconds', async () => {
+    await writeConfig({ llm: { connectTimeoutMs: 2_000, firstByteTimeoutMs: 30_000 } });
+    const fromFile = await loadCliConfig({ env: {}, cwd: directory });
+    expect(fromFile.llm).toMatchObject({ connectTimeoutMs: 2_000, firstByteTimeoutMs: 30_000, idleTimeoutMs: defaultUpstreamTimeouts.idleTimeoutMs });
+    const fromEnv = await loadCliConfig({ env: { MNEMO_LLM_FIRST_BYTE_TIMEOUT_MS: '5000', MNEMO_LLM_IDLE_TIMEOUT_MS: '1500' }, cwd: directory });
+    expect(fromEnv.llm).toMatchObject({ connectTimeoutMs: 2_000, firstByteTimeoutMs: 5_000, idleTimeoutMs: 1_500 });
+    await expect(loadCliConfig({ env: { MNEMO_LLM_IDLE_TIMEOUT_MS: '1.5s' }, cwd: directory })).rejects.toThrow(/MNEMO_LLM_IDLE_TIMEOUT_MS/);
+    await writeConfig({ llm: { connectTimeoutMs: 0 } });
+    await expect(loadCliConfig({ env: {}, cwd: directory })).rejects.toThrow(/connectTimeoutMs/);
   });
 
   it('lets environment variables override the file', async () => {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { builtInContextDefaults, defaultQueryEmbeddingTimeoutMs, maxContextTokens, MemoryError } from '@mnemo/core';
+import { defaultUpstreamTimeouts } from '@mnemo/server/proxy';
 import { z } from 'zod';
 import { cliPolicies, type CliPolicy } from './cli-policies.js';
 
@@ -16,6 +17,10 @@ export interface CliConfig {
     readonly timeoutMs: number;
     /** The proxy passes the client's own provider key upstream when no `apiKey` is set (see the server's `UpstreamLlmConfig`). Default false. */
     readonly passClientKey: boolean;
+    /** The proxy's upstream timeouts, in ms (the server's `UpstreamLlmConfig`; defaults 10,000, 120,000 and 60,000). Past one the client gets 504. */
+    readonly connectTimeoutMs: number;
+    readonly firstByteTimeoutMs: number;
+    readonly idleTimeoutMs: number;
   };
   readonly context: {
     /** Unset means each command's own default (replay compares every policy); `meshai` is `summary` with the meshai compaction preset. */
@@ -83,6 +88,9 @@ export const cliEnvironmentVariables = Object.freeze({
   MNEMO_LLM_API_KEY: 'API key of that endpoint, if it needs one',
   MNEMO_LLM_MODEL: 'model id to chat with, e.g. llama3.2',
   MNEMO_LLM_PASS_CLIENT_KEY: "1: the proxy passes the client's own provider key upstream when MNEMO_LLM_API_KEY is unset (default 0: none is sent)",
+  MNEMO_LLM_CONNECT_TIMEOUT_MS: `ms the proxy waits to connect to the upstream before answering 504 (default ${defaultUpstreamTimeouts.connectTimeoutMs})`,
+  MNEMO_LLM_FIRST_BYTE_TIMEOUT_MS: `ms the proxy waits for the upstream's response headers before answering 504 (default ${defaultUpstreamTimeouts.firstByteTimeoutMs})`,
+  MNEMO_LLM_IDLE_TIMEOUT_MS: `longest silence in ms between two pieces of the upstream's answer before the proxy gives up (default ${defaultUpstreamTimeouts.idleTimeoutMs})`,
   MNEMO_ALLOWED_HOSTS: 'host names mnemo serve answers to besides loopback ones, comma-separated (e.g. mnemo.internal)',
   MNEMO_MAX_TOKENS: `token budget of each request (default ${cliDefaults.maxTokens})`,
   MNEMO_POLICY: `context policy: ${cliPolicies.join(', ')}`,
@@ -133,6 +141,9 @@ const fileSchema = z.strictObject({
       model: z.string().min(1).optional(),
       timeoutMs: z.number().int().min(1).optional(),
       passClientKey: z.boolean().optional(),
+      connectTimeoutMs: z.number().int().min(1).optional(),
+      firstByteTimeoutMs: z.number().int().min(1).optional(),
+      idleTimeoutMs: z.number().int().min(1).optional(),
     })
     .optional(),
   context: z
@@ -159,6 +170,8 @@ const fileSchema = z.strictObject({
     .optional(),
 });
 
+const wholeMilliseconds = z.coerce.number<string>({ error: 'must be a whole number' }).pipe(z.number().int().min(1));
+
 const envSchema = z.object({
   MNEMO_DATABASE_URL: postgresUrl.optional(),
   MNEMO_DB: z.string().min(1).optional(),
@@ -166,6 +179,9 @@ const envSchema = z.object({
   MNEMO_LLM_API_KEY: z.string().optional(),
   MNEMO_LLM_MODEL: z.string().min(1).optional(),
   MNEMO_LLM_PASS_CLIENT_KEY: z.enum(['0', '1', 'true', 'false']).optional(),
+  MNEMO_LLM_CONNECT_TIMEOUT_MS: wholeMilliseconds.optional(),
+  MNEMO_LLM_FIRST_BYTE_TIMEOUT_MS: wholeMilliseconds.optional(),
+  MNEMO_LLM_IDLE_TIMEOUT_MS: wholeMilliseconds.optional(),
   MNEMO_ALLOWED_HOSTS: z.string().min(1).optional(),
   MNEMO_MAX_TOKENS: z.coerce.number<string>({ error: 'must be a whole number' }).pipe(maxTokens).optional(),
   MNEMO_POLICY: policy.optional(),
@@ -175,7 +191,7 @@ const envSchema = z.object({
   MNEMO_EMBEDDING_DIMENSIONS: z.coerce.number<string>({ error: 'must be a whole number' }).pipe(z.number().int().min(1)).optional(),
   MNEMO_EMBEDDING_BASE_URL: httpUrl.optional(),
   MNEMO_EMBEDDING_API_KEY: z.string().optional(),
-  MNEMO_QUERY_EMBEDDING_TIMEOUT_MS: z.coerce.number<string>({ error: 'must be a whole number' }).pipe(z.number().int().min(1)).optional(),
+  MNEMO_QUERY_EMBEDDING_TIMEOUT_MS: wholeMilliseconds.optional(),
 });
 
 type FileConfig = z.infer<typeof fileSchema>;
@@ -209,6 +225,9 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
     ...defined('model', env.MNEMO_LLM_MODEL ?? fileValues.llm?.model),
     timeoutMs: fileValues.llm?.timeoutMs ?? cliDefaults.timeoutMs,
     passClientKey: env.MNEMO_LLM_PASS_CLIENT_KEY === undefined ? (fileValues.llm?.passClientKey ?? false) : ['1', 'true'].includes(env.MNEMO_LLM_PASS_CLIENT_KEY),
+    connectTimeoutMs: env.MNEMO_LLM_CONNECT_TIMEOUT_MS ?? fileValues.llm?.connectTimeoutMs ?? defaultUpstreamTimeouts.connectTimeoutMs,
+    firstByteTimeoutMs: env.MNEMO_LLM_FIRST_BYTE_TIMEOUT_MS ?? fileValues.llm?.firstByteTimeoutMs ?? defaultUpstreamTimeouts.firstByteTimeoutMs,
+    idleTimeoutMs: env.MNEMO_LLM_IDLE_TIMEOUT_MS ?? fileValues.llm?.idleTimeoutMs ?? defaultUpstreamTimeouts.idleTimeoutMs,
   };
   const context = {
     ...defined('policy', env.MNEMO_POLICY ?? fileValues.context?.policy),

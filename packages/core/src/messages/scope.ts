@@ -27,7 +27,10 @@ export const maxIdLength = 256;
 export const defaultTenantId = 'default';
 export const defaultUserId = 'default';
 
-/** Fills defaults and validates ids; throws `invalid_input` for an empty, overlong or control-character id. */
+/**
+ * Fills defaults and validates ids; throws `invalid_input` for an empty or overlong id, or one that is not
+ * printable text (control characters, U+FFFD, unpaired surrogates).
+ */
 export function resolveScope(input: ScopeInput): Scope {
   return {
     tenantId: checkId('tenantId', input.tenantId ?? defaultTenantId),
@@ -44,8 +47,11 @@ export function resolveUserScope(input: UserScopeInput): UserScope {
   };
 }
 
-// Control characters in ids break logs, headers and file names downstream; reject them at the door.
-const controlCharacter = /[\u0000-\u001f\u007f]/;
+// Control characters (C0, DEL, C1) in ids break logs, headers and file names downstream; reject them at the door.
+const controlCharacter = /[\u0000-\u001f\u007f-\u009f]/;
+// U+FFFD is what a decoder leaves of bytes that were not UTF-8, and a lone surrogate is no character:
+// an id holding either is not the text its sender meant, and two such ids could collide.
+const notText = /\uFFFD|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function checkId(field: string, value: unknown): string {
   if (typeof value !== 'string' || value.trim().length === 0) {
@@ -58,6 +64,9 @@ function checkId(field: string, value: unknown): string {
   }
   if (controlCharacter.test(value)) {
     throw new MemoryError('invalid_input', `${field} must not contain control characters`, { details: { field } });
+  }
+  if (notText.test(value)) {
+    throw new MemoryError('invalid_input', `${field} must be text: it holds U+FFFD (bytes that were not UTF-8) or an unpaired surrogate`, { details: { field } });
   }
   return value;
 }

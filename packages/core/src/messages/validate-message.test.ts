@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isMemoryError, MemoryError } from '../errors/memory-error.js';
 import { checkToolSequence } from './check-tool-sequence.js';
+import { maxMetadataDepth } from './copy-metadata.js';
 import { resolveScope } from './scope.js';
 import { defaultMessageLimits, validateMessageInput } from './validate-message.js';
 
@@ -98,5 +99,38 @@ describe('resolveScope', () => {
     expect(() => resolveScope({ conversationId: 'x'.repeat(257) })).toThrow(MemoryError);
     expect(() => resolveScope({ conversationId: 'a\nb' })).toThrow(MemoryError);
     expect(() => resolveScope({ tenantId: '  ', conversationId: 'c' })).toThrow(MemoryError);
+  });
+
+  it('rejects ids that are not printable text: C1 controls, U+FFFD left by bad UTF-8, unpaired surrogates', () => {
+    for (const id of ['a\u0085b', 'node-\uFFFD', 'x\uD800', '\uDC00y', 'a\uDC00\uD800b']) {
+      const error = rejection(() => resolveScope({ conversationId: id }));
+      expect(error.code).toBe('invalid_input');
+      expect(error.details).toEqual({ field: 'conversationId' });
+    }
+    expect(rejection(() => resolveScope({ userId: 'u\uFFFD', conversationId: 'c' })).details).toEqual({ field: 'userId' });
+    expect(resolveScope({ conversationId: 'nœud-📡-7' }).conversationId).toBe('nœud-📡-7');
+  });
+});
+
+describe('validateMessageInput: metadata depth', () => {
+  const nested = (levels: number): Record<string, unknown> => {
+    let value: Record<string, unknown> = {};
+    for (let level = 1; level < levels; level += 1) value = { inner: value };
+    return value;
+  };
+
+  it('accepts metadata nested up to the limit and refuses deeper nesting with invalid_input', () => {
+    expect(validateMessageInput({ role: 'user', content: 'x', metadata: nested(maxMetadataDepth) }).metadata).toEqual(nested(maxMetadataDepth));
+    const error = rejection(() => validateMessageInput({ role: 'user', content: 'x', metadata: nested(maxMetadataDepth + 1) }));
+    expect(error.code).toBe('invalid_input');
+    expect(error.message).toContain(`nested deeper than ${maxMetadataDepth} levels`);
+    expect(error.details).toMatchObject({ depth: maxMetadataDepth + 1, limit: maxMetadataDepth });
+  });
+
+  it('refuses metadata nested 1,000 deep in arrays without overflowing the stack', () => {
+    let value: unknown = 1;
+    for (let level = 0; level < 1_000; level += 1) value = [value];
+    const error = rejection(() => validateMessageInput({ role: 'user', content: 'x', metadata: { deep: value } }));
+    expect(error.details).toMatchObject({ depth: 1_001 });
   });
 });

@@ -6,7 +6,7 @@ import { pino, type Logger } from 'pino';
 import { createAuthMiddleware, type ServerAuth } from '../auth/api-key-auth.js';
 import { createRequestOriginGuard } from '../auth/request-origin-guard.js';
 import { errorResponse, toErrorResponse } from '../error-response.js';
-import { createBodyLimitMiddleware, createConcurrencyLimitMiddleware, createRateLimitMiddleware } from '../limits/limit-middleware.js';
+import { createBodyLimitMiddleware, createConcurrencyLimitMiddleware, createRateLimitMiddleware, createUnreadBodyMiddleware } from '../limits/limit-middleware.js';
 import { createRequestMiddleware } from '../logging/request-middleware.js';
 import { createServerMetrics } from '../metrics/server-metrics.js';
 import { createRouteRegistry } from '../openapi/route-spec.js';
@@ -64,6 +64,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   });
   const app: ServerApp = new Hono<ServerEnv>();
 
+  app.use('*', createUnreadBodyMiddleware());
   app.use('*', createRequestMiddleware(logger, deps.metrics));
   app.use('*', createRequestOriginGuard({ allowedHosts: options.allowedHosts ?? [], allowedOrigins: options.cors?.origins ?? [], keyCount: options.auth?.keys.length ?? 0 }));
   if (options.cors !== undefined && options.cors.origins.length > 0) {

@@ -17,6 +17,19 @@ export interface UpstreamLlmConfig {
    * `Authorization` cannot be a mnemo key), the client's `Authorization`. Default false: nothing is sent.
    */
   readonly passClientKey?: boolean;
+  /** Time to open a connection to the upstream, in ms; default 10,000. Past it the proxy answers 504 `upstream_timeout`. */
+  readonly connectTimeoutMs?: number;
+  /**
+   * Time from sending a request to the upstream's response headers, in ms; default 120,000 (a
+   * non-streamed reply is generated in full first). Past it the proxy answers 504 `upstream_timeout`.
+   */
+  readonly firstByteTimeoutMs?: number;
+  /**
+   * Longest silence between two pieces of the upstream's answer, in ms; default 60,000. Past it a
+   * non-streamed request gets 504 `upstream_timeout`, a stream gets an error event after what arrived
+   * and its partial reply is stored marked incomplete.
+   */
+  readonly idleTimeoutMs?: number;
 }
 
 /**

@@ -8,17 +8,38 @@ import { createTokenBucketLimiter } from './token-bucket.js';
 /** The path whose body may be as large as `maxImportBytes`; every other body is bounded by `maxBodyBytes`. */
 export const importPath = '/v1/import';
 
-/** Rejects a body over the limit with 413 `payload_too_large` before any handler reads it (by Content-Length, or while streaming). */
+/**
+ * Rejects a body over the limit with 413 `payload_too_large` before any handler reads it (by
+ * Content-Length, or while streaming), with `Connection: close`: the rest of such a body is never read,
+ * so the connection cannot carry another request, and a client that reused it would get a reset.
+ */
 export function createBodyLimitMiddleware(limits: ServerLimits): MiddlewareHandler<ServerEnv> {
   const limiter = (maxSize: number) =>
     bodyLimit({
       maxSize,
       onError: (c) =>
-        errorResponse(c, 'payload_too_large', `the request body is over the limit of ${maxSize} bytes`, { details: { limit: maxSize } }),
+        errorResponse(c, 'payload_too_large', `the request body is over the limit of ${maxSize} bytes`, {
+          details: { limit: maxSize },
+          headers: { Connection: 'close' },
+        }),
     });
   const regular = limiter(limits.maxBodyBytes);
   const imports = limiter(limits.maxImportBytes);
   return (c, next) => (c.req.path === importPath ? imports(c, next) : regular(c, next));
+}
+
+/**
+ * Closes the connection (`Connection: close`) after any answer sent without reading the request's
+ * body — a refusal (401, 404, 415, 429, 503, …) or a route that takes none. The HTTP server discards
+ * such a body only for a moment, then cuts the connection; a keep-alive client that sent its next
+ * request on it would get a reset instead of an answer.
+ */
+export function createUnreadBodyMiddleware(): MiddlewareHandler<ServerEnv> {
+  return async (c, next) => {
+    await next();
+    const declaresBody = c.req.header('transfer-encoding') !== undefined || Number(c.req.header('content-length') ?? 0) > 0;
+    if (declaresBody && !c.req.raw.bodyUsed) c.header('Connection', 'close');
+  };
 }
 
 /**

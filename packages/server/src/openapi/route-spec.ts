@@ -85,9 +85,10 @@ export function registerRoute<P extends z.ZodType, Q extends z.ZodType, B extend
   registry.add(spec as unknown as RouteSpec);
   const honoPath = spec.path.replace(/\{([^}]+)\}/g, ':$1');
   app[spec.method](honoPath, async (c) => {
+    if (spec.params !== undefined) checkPathEncoding(c.req.url);
     const params = parseWith(spec.params, c.req.param(), 'path');
     const query = parseWith(spec.query, c.req.query(), 'query');
-    const text = spec.body === undefined && spec.bodyFormat !== 'jsonl' ? '' : await c.req.text();
+    const text = spec.body === undefined && spec.bodyFormat !== 'jsonl' ? '' : await readBodyText(c);
     if (text.length > 0) checkBodyType(c.req.header('content-type'), spec.bodyFormat === 'jsonl');
     const body = spec.body === undefined || spec.bodyFormat === 'jsonl' ? undefined : parseWith(spec.body, parseJsonBody(text), 'body');
     return handler(c, { params, query, body, text } as RouteInput<P, Q, B>);
@@ -108,6 +109,34 @@ export function checkBodyType(contentType: string | undefined, jsonLines: boolea
   if ((jsonLines ? jsonLinesType : jsonType).test(type)) return;
   const expected = jsonLines ? 'application/x-ndjson (or application/json)' : 'application/json';
   throw new HTTPException(415, { message: `the request body must be sent with Content-Type: ${expected} (got ${type === '' ? 'none' : JSON.stringify(type)})` });
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Throws `invalid_input` for a path whose percent-escapes are not UTF-8 (`/v1/conversations/%FF`): the
+ * router would hand such a segment over undecoded, and the id stored would not be the one the client meant.
+ */
+export function checkPathEncoding(url: string): void {
+  const path = url.slice(url.indexOf('/', url.indexOf('//') + 2)).split(/[?#]/, 1)[0]!;
+  try {
+    decodeURIComponent(path);
+  } catch {
+    throw new MemoryError('invalid_input', 'the request path is not percent-encoded UTF-8', { details: { field: 'path' } });
+  }
+}
+
+/**
+ * Reads a request body as UTF-8 text; throws `invalid_input` for bytes that are not UTF-8 (decoded
+ * leniently they would be stored as U+FFFD, which is not what the client sent).
+ */
+export async function readBodyText(c: ServerContext): Promise<string> {
+  const bytes = await c.req.arrayBuffer();
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    throw new MemoryError('invalid_input', 'request body is not valid UTF-8', { details: { field: 'body' } });
+  }
 }
 
 /** Parses a JSON request body; an empty body reads as `{}`. Throws `invalid_input` for text that is not JSON. */

@@ -3,3 +3,5 @@ export { chatCompletionBodySchema, conversationHeader, maxTokensHeader, proxyPol
 export type { ChatCompletionBody, ProxyRequest } from './proxy-request.js';
 export { dedupSlackMessages, isSameTurn, selectNewTurns } from './select-new-turns.js';
 export type { NewTurns, TurnAlignment } from './select-new-turns.js';
+export { defaultUpstreamTimeouts, UpstreamTimeoutError } from './upstream.js';
+export type { UpstreamTimeoutPhase, UpstreamTimeouts } from './upstream.js';

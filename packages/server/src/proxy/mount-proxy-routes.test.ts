@@ -8,6 +8,7 @@ import OpenAI, { APIError } from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { readStreamUntilFailure } from '../../test/read-stream-until-failure.js';
 import { createServerApp, startServer, type RunningServer, type ServerAppOptions } from '../index.js';
 import { mountProxyRoutes } from './mount-proxy-routes.js';
 
@@ -254,15 +255,9 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     const proxy = await startProxy({ replies: [{ content: 'one two three', breakAfterChunks: 2 }] });
 
     const stream = await proxy.client().chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'Count' }], user: 'node-7', stream: true });
-    const pieces: string[] = [];
-    const failure = await (async () => {
-      for await (const chunk of stream) pieces.push(chunk.choices[0]?.delta.content ?? '');
-    })().then(
-      () => undefined,
-      (error: unknown) => error,
-    );
+    const { text, failure } = await readStreamUntilFailure(stream);
 
-    expect(pieces.join('')).toBe('one two ');
+    expect(text).toBe('one two ');
     expect(failure).toBeInstanceOf(APIError);
     expect((failure as APIError).message).toContain('the upstream stream broke off');
     await vi.waitFor(async () => expect(await proxy.stored('node-7')).toEqual(['user: Count', 'assistant: one two ']));

@@ -1,5 +1,6 @@
 import { toOpenAiMessages, withoutSuperseded, type BuiltContext, type MessageInput } from '@mnemo/core';
 import type { ServerApp, ServerContext, ServerDeps } from '../app/server-deps.js';
+import { errorResponse } from '../error-response.js';
 import { registerRoute } from '../openapi/route-spec.js';
 import { userHeader } from '../resource-api/request-scope.js';
 import { replyFromCompletion, toAssistantMessage, type AssistantReply } from './assistant-reply.js';
@@ -7,7 +8,7 @@ import { createKeyedLock, type KeyedLock } from './conversation-lock.js';
 import { chatCompletionBodySchema, conversationHeader, maxTokensHeader, proxyPolicyHeader, readProxyRequest, type ProxyRequest } from './proxy-request.js';
 import { relayStream } from './relay-stream.js';
 import { dedupSlackMessages, findRegeneratedTurn, selectNewTurns, type RegeneratedTurn } from './select-new-turns.js';
-import { callUpstream, relayedHeaders, requireUpstream, upstreamAuthorization } from './upstream.js';
+import { callUpstream, readUpstreamText, relayedHeaders, requireUpstream, toUpstreamError, upstreamAuthorization, UpstreamTimeoutError } from './upstream.js';
 
 /** Response header: tokens of the context mnemo sent upstream. */
 export const tokensSentHeader = 'X-Mnemo-Tokens-Sent';
@@ -70,21 +71,28 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
       });
       deps.metrics.recordContext(built.report);
       const model = body.model ?? deps.llm.model;
-      const upstream = await callUpstream(deps.llm, '/chat/completions', {
-        method: 'POST',
-        clientHeaders: c.req.raw.headers,
-        authorization: upstreamAuthorization(deps.llm, c.req.raw.headers, c.get('authenticatedByKey')),
-        body: JSON.stringify({ ...body, ...(model === undefined ? {} : { model }), messages: toOpenAiMessages(built.messages) }),
-      });
-      const headers = withUsageHeaders(relayedHeaders(upstream.headers), built);
-      if (!upstream.ok || upstream.body === null) return new Response(await upstream.text(), { status: upstream.status, headers });
-      const store = (reply: AssistantReply | undefined) => storeReply(c, deps, request, reply, turn.regenerated?.replyIds ?? []);
-      if ((upstream.headers.get('content-type') ?? '').includes('text/event-stream')) {
-        return new Response(relayStream(upstream.body, store), { status: upstream.status, headers });
+      try {
+        const { response: upstream, url } = await callUpstream(deps.llm, '/chat/completions', {
+          method: 'POST',
+          clientHeaders: c.req.raw.headers,
+          authorization: upstreamAuthorization(deps.llm, c.req.raw.headers, c.get('authenticatedByKey')),
+          body: JSON.stringify({ ...body, ...(model === undefined ? {} : { model }), messages: toOpenAiMessages(built.messages) }),
+        });
+        const headers = withUsageHeaders(relayedHeaders(upstream.headers), built);
+        if (!upstream.ok || upstream.body === null) return new Response(await readUpstreamText(upstream, deps.llm, url), { status: upstream.status, headers });
+        const store = (reply: AssistantReply | undefined) => storeReply(c, deps, request, reply, turn.regenerated?.replyIds ?? []);
+        if ((upstream.headers.get('content-type') ?? '').includes('text/event-stream')) {
+          const describeFailure = (error: unknown) => toUpstreamError(error, deps.llm, url, 'reading the stream of the upstream');
+          return new Response(relayStream(upstream.body, store, describeFailure), { status: upstream.status, headers });
+        }
+        const text = await readUpstreamText(upstream, deps.llm, url);
+        const reply = replyFromCompletion(parseJson(text));
+        if (reply === undefined) return malformedCompletion(c, deps, request, url, upstream.status, text, headers);
+        await store(reply);
+        return new Response(text, { status: upstream.status, headers });
+      } catch (error) {
+        return upstreamFailure(c, deps, error, { conversationId: request.scope.conversationId });
       }
-      const text = await upstream.text();
-      await store(replyFromCompletion(parseJson(text)));
-      return new Response(text, { status: upstream.status, headers });
     },
   );
 
@@ -93,10 +101,41 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
     deps.routes,
     { method: 'get', path: '/v1/models', summary: 'The upstream\'s model list, relayed', tags, responses: { 200: { description: 'the upstream\'s answer, unchanged' } } },
     async (c) => {
-      const upstream = await callUpstream(deps.llm, '/models', { method: 'GET', clientHeaders: c.req.raw.headers, authorization: upstreamAuthorization(deps.llm, c.req.raw.headers, c.get('authenticatedByKey')) });
-      return new Response(await upstream.text(), { status: upstream.status, headers: relayedHeaders(upstream.headers) });
+      try {
+        const { response: upstream, url } = await callUpstream(deps.llm, '/models', { method: 'GET', clientHeaders: c.req.raw.headers, authorization: upstreamAuthorization(deps.llm, c.req.raw.headers, c.get('authenticatedByKey')) });
+        return new Response(await readUpstreamText(upstream, deps.llm, url), { status: upstream.status, headers: relayedHeaders(upstream.headers) });
+      } catch (error) {
+        return upstreamFailure(c, deps, error, {});
+      }
     },
   );
+}
+
+/**
+ * A 2xx from the upstream that is no chat completion (not JSON, empty, no `choices[0].message`) is an
+ * upstream failure: the client gets 502 `model_failed` (with the usage headers) instead of a body its SDK
+ * would choke on, nothing is stored as the reply, and the log records the status and the body's start.
+ */
+function malformedCompletion(c: ServerContext, deps: ServerDeps, request: ProxyRequest, url: string, status: number, text: string, headers: Headers): Response {
+  const logger = c.get('logger') ?? deps.logger;
+  logger.warn({ conversationId: request.scope.conversationId, upstream: url, status, bodyStart: text.slice(0, 200) }, 'proxy: the upstream answered with no chat completion; nothing stored');
+  const what = text.trim() === '' ? 'an empty body' : 'a body that is not a chat completion';
+  const response = errorResponse(c, 'model_failed', `the upstream ${url} answered ${status} with ${what}; no reply was stored`, { details: { upstream: url, upstreamStatus: status } });
+  headers.forEach((value, name) => {
+    if (name.startsWith('x-mnemo-')) response.headers.set(name, value);
+  });
+  return response;
+}
+
+/**
+ * The answer to an upstream that failed before the client got anything: 504 `upstream_timeout` when a
+ * timeout fired, else what the error says (`model_failed` → 502 for a refused connection or a reply cut
+ * off). The user's turn stays stored; a retry of the same request is recognized and not stored again.
+ */
+function upstreamFailure(c: ServerContext, deps: ServerDeps, error: unknown, logFields: { conversationId?: string }): Response {
+  if (!(error instanceof UpstreamTimeoutError)) throw error;
+  (c.get('logger') ?? deps.logger).warn({ err: error, ...logFields }, 'proxy: the upstream timed out');
+  return errorResponse(c, 'upstream_timeout', error.message, { ...(error.details === undefined ? {} : { details: error.details }) });
 }
 
 /** What appending a request's turns did: with `regenerated`, the request asked again for a reply that is stored. */

@@ -1,4 +1,5 @@
 import { ChatStreamAssembler, type AssistantReply } from './assistant-reply.js';
+import { UpstreamTimeoutError } from './upstream.js';
 
 /**
  * Pipes an upstream event stream to the client byte for byte while reassembling the reply, and hands
@@ -6,9 +7,14 @@ import { ChatStreamAssembler, type AssistantReply } from './assistant-reply.js';
  * that hangs up cancels only its side: the upstream is read to its end all the same, so the reply is
  * never lost. An upstream that breaks off gets the client an error event after what arrived (the way
  * OpenAI reports a failure mid-stream; OpenAI SDKs raise it), and `onEnd` gets the partial reply
- * (`complete: false`).
+ * (`complete: false`); `describeFailure` turns the read error into what the event says (e.g. an
+ * {@link UpstreamTimeoutError} when the upstream fell silent past the idle timeout).
  */
-export function relayStream(upstream: ReadableStream<Uint8Array>, onEnd: (reply: AssistantReply) => Promise<void>): ReadableStream<Uint8Array> {
+export function relayStream(
+  upstream: ReadableStream<Uint8Array>,
+  onEnd: (reply: AssistantReply) => Promise<void>,
+  describeFailure: (error: unknown) => Error = (error) => (error instanceof Error ? error : new Error(String(error))),
+): ReadableStream<Uint8Array> {
   // Chunks wait here until the client pulls them: the client reads at its pace, and the upstream is
   // drained at its own, whether or not anyone still listens.
   const queue: Uint8Array[] = [];
@@ -32,7 +38,7 @@ export function relayStream(upstream: ReadableStream<Uint8Array>, onEnd: (reply:
       }
       assembler.push(decoder.decode());
     } catch (error) {
-      if (!clientGone) queue.push(brokenStreamEvent(error));
+      if (!clientGone) queue.push(brokenStreamEvent(describeFailure(error)));
     }
     ended = true;
     notify();
@@ -61,9 +67,9 @@ export function relayStream(upstream: ReadableStream<Uint8Array>, onEnd: (reply:
 
 // Erroring the response stream instead would make @hono/node-server answer a bare 500 when the failure
 // comes within its first reads, and would drop the chunks still queued for the client.
-function brokenStreamEvent(error: unknown): Uint8Array {
-  const reason = error instanceof Error ? error.message : String(error);
-  const event = { error: { message: `mnemo: the upstream stream broke off (${reason}); the reply is incomplete`, type: 'upstream_error', code: 'upstream_stream_broken' } };
+function brokenStreamEvent(error: Error): Uint8Array {
+  const code = error instanceof UpstreamTimeoutError ? 'upstream_timeout' : 'upstream_stream_broken';
+  const event = { error: { message: `mnemo: the upstream stream broke off (${error.message}); the reply is incomplete`, type: 'upstream_error', code } };
   // The blank lines end an event the upstream may have cut in half, so this one parses on its own.
   return new TextEncoder().encode(`\n\ndata: ${JSON.stringify(event)}\n\n`);
 }

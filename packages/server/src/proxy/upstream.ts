@@ -1,5 +1,92 @@
 import { MemoryError } from '@mnemo/core';
+import { Agent, fetch as undiciFetch } from 'undici';
 import type { UpstreamLlmConfig } from '../app/server-deps.js';
+
+/**
+ * Upstream timeouts when `llm` names none, in ms: 10 s to connect, 120 s for the response headers (a
+ * non-streamed reply is generated in full before they come), 60 s of silence between two pieces of the body.
+ */
+export const defaultUpstreamTimeouts: UpstreamTimeouts = Object.freeze({ connectTimeoutMs: 10_000, firstByteTimeoutMs: 120_000, idleTimeoutMs: 60_000 });
+
+/** The three upstream timeouts, in ms (see {@link UpstreamLlmConfig}). */
+export interface UpstreamTimeouts {
+  readonly connectTimeoutMs: number;
+  readonly firstByteTimeoutMs: number;
+  readonly idleTimeoutMs: number;
+}
+
+/** Which upstream timeout fired: the connection, the response headers, or the silence between two pieces of the body. */
+export type UpstreamTimeoutPhase = 'connect' | 'first_byte' | 'idle';
+
+/**
+ * The upstream did not answer in time (code `model_failed`, `details.timeout` the phase). The proxy
+ * answers it with 504 `upstream_timeout`; other callers may treat it as any model failure.
+ */
+export class UpstreamTimeoutError extends MemoryError {
+  readonly phase: UpstreamTimeoutPhase;
+  readonly timeoutMs: number;
+
+  constructor(phase: UpstreamTimeoutPhase, timeoutMs: number, url: string, cause: unknown) {
+    const what = { connect: 'to connect', first_byte: 'to start its answer', idle: 'between two pieces of its answer' }[phase];
+    super('model_failed', `the upstream ${url} took longer than ${timeoutMs} ms ${what}`, { cause, details: { upstream: url, timeout: phase, timeoutMs } });
+    this.phase = phase;
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+const timeoutPhaseByUndiciCode: Readonly<Record<string, UpstreamTimeoutPhase>> = {
+  UND_ERR_CONNECT_TIMEOUT: 'connect',
+  UND_ERR_HEADERS_TIMEOUT: 'first_byte',
+  UND_ERR_BODY_TIMEOUT: 'idle',
+};
+
+// One connection pool per upstream config, so keep-alive connections are reused across requests.
+const agents = new WeakMap<UpstreamLlmConfig, { agent: Agent; timeouts: UpstreamTimeouts }>();
+
+function upstreamAgent(llm: UpstreamLlmConfig): { agent: Agent; timeouts: UpstreamTimeouts } {
+  const known = agents.get(llm);
+  if (known !== undefined) return known;
+  const timeouts = Object.freeze({
+    connectTimeoutMs: llm.connectTimeoutMs ?? defaultUpstreamTimeouts.connectTimeoutMs,
+    firstByteTimeoutMs: llm.firstByteTimeoutMs ?? defaultUpstreamTimeouts.firstByteTimeoutMs,
+    idleTimeoutMs: llm.idleTimeoutMs ?? defaultUpstreamTimeouts.idleTimeoutMs,
+  });
+  const agent = new Agent({ connect: { timeout: timeouts.connectTimeoutMs }, headersTimeout: timeouts.firstByteTimeoutMs, bodyTimeout: timeouts.idleTimeoutMs });
+  const entry = { agent, timeouts };
+  agents.set(llm, entry);
+  return entry;
+}
+
+/**
+ * What a failure talking to the upstream at `url` means to a client: an {@link UpstreamTimeoutError}
+ * when one of the timeouts fired, else `model_failed` naming `what` failed and the socket's reason
+ * (e.g. "other side closed"). A MemoryError passes through unchanged.
+ */
+export function toUpstreamError(error: unknown, llm: UpstreamLlmConfig, url: string, what: string): MemoryError {
+  if (error instanceof MemoryError) return error;
+  const timeouts = upstreamAgent(llm).timeouts;
+  let reason = error instanceof Error ? error.message : String(error);
+  for (let link: unknown = error; link instanceof Error; link = link.cause) {
+    const code = (link as { code?: unknown }).code;
+    const phase = typeof code === 'string' ? timeoutPhaseByUndiciCode[code] : undefined;
+    if (phase !== undefined) {
+      const timeoutMs = { connect: timeouts.connectTimeoutMs, first_byte: timeouts.firstByteTimeoutMs, idle: timeouts.idleTimeoutMs }[phase];
+      return new UpstreamTimeoutError(phase, timeoutMs, url, error);
+    }
+    // undici's own wrappers ("fetch failed", "terminated") say less than the error they wrap.
+    if (link !== error && link.message !== '') reason = link.message;
+  }
+  return new MemoryError('model_failed', `${what} ${url} failed: ${reason}`, { cause: error, details: { upstream: url } });
+}
+
+/** Reads an upstream response's whole body; a body cut off or stalled past the idle timeout throws as {@link toUpstreamError} says. */
+export async function readUpstreamText(response: Response, llm: UpstreamLlmConfig, url: string): Promise<string> {
+  try {
+    return await response.text();
+  } catch (error) {
+    throw toUpstreamError(error, llm, url, 'reading the answer of the upstream');
+  }
+}
 
 /** Client headers forwarded upstream as they are (OpenAI's account and beta selectors). */
 const forwardedRequestHeaders = ['openai-organization', 'openai-project', 'openai-beta'];
@@ -31,15 +118,17 @@ export function upstreamAuthorization(llm: UpstreamLlmConfig, clientHeaders: Hea
 
 /**
  * Calls the upstream OpenAI-compatible endpoint at `path` (e.g. `/chat/completions`) under the
- * configured base URL, with `request.authorization` (see {@link upstreamAuthorization}). Never aborts
- * with the client: a reply keeps being read after a hang-up.
- * Throws `unavailable` without a configured base URL, `model_failed` when the upstream cannot be reached.
+ * configured base URL, with `request.authorization` (see {@link upstreamAuthorization}), under the
+ * configured connect, first-byte and idle timeouts. Never aborts with the client: a reply keeps being
+ * read after a hang-up. Returns the response with its `url` for error messages.
+ * Throws `unavailable` without a configured base URL, {@link UpstreamTimeoutError} when the upstream
+ * does not connect or start answering in time, `model_failed` when it cannot be reached.
  */
 export async function callUpstream(
   llm: UpstreamLlmConfig,
   path: string,
   request: { method: 'GET' | 'POST'; clientHeaders: Headers; authorization: string | undefined; body?: string },
-): Promise<Response> {
+): Promise<{ response: Response; url: string }> {
   requireUpstream(llm);
   const url = `${llm.baseUrl!.replace(/\/+$/, '')}${path}`;
   const headers = new Headers({ accept: request.clientHeaders.get('accept') ?? 'application/json' });
@@ -50,10 +139,11 @@ export async function callUpstream(
     if (value !== null) headers.set(name, value);
   }
   try {
-    return await fetch(url, { method: request.method, headers, ...(request.body === undefined ? {} : { body: request.body }) });
+    const init = { method: request.method, headers: Object.fromEntries(headers), dispatcher: upstreamAgent(llm).agent, ...(request.body === undefined ? {} : { body: request.body }) };
+    // undici's Response is the WHATWG one the global fetch returns (Node bundles undici); only its types are declared apart.
+    return { response: (await undiciFetch(url, init)) as unknown as Response, url };
   } catch (error) {
-    const reason = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
-    throw new MemoryError('model_failed', `the upstream ${url} could not be reached: ${reason}`, { cause: error, details: { upstream: url } });
+    throw toUpstreamError(error, llm, url, 'reaching the upstream');
   }
 }
 
