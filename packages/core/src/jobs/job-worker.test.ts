@@ -26,6 +26,41 @@ describe('createJobWorker', () => {
   });
 });
 
+describe('createJobWorker and a lost lease', () => {
+  it('goes on when an attempt outlives its lease and another worker finished the job: one warning, no error, the other result stands', async () => {
+    const store = new InMemoryStore();
+    let clock = Date.parse(runAt);
+    const now = () => clock;
+    await store.enqueueJob(scope, { kind: 'embed', runAt, maxAttempts: 3 });
+    const warnings: string[] = [];
+    const errors: unknown[] = [];
+    const other = createJobWorker({ store, now, leaseMs: 1000, handlers: { embed: async () => undefined } });
+    const slow = createJobWorker({
+      store,
+      now,
+      leaseMs: 1000,
+      onWarning: (warning) => warnings.push(warning),
+      onError: (error) => errors.push(error),
+      handlers: {
+        // While this attempt runs, its lease lapses and the other worker leases the job and finishes it.
+        embed: async () => {
+          clock += 1500;
+          expect(await other.drain()).toBe(1);
+        },
+      },
+    });
+
+    expect(await slow.drain()).toBe(1);
+
+    expect(errors).toEqual([]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/lease passed to another worker/);
+    const [job] = await store.listJobs(scope);
+    expect(job).toMatchObject({ status: 'done', attempts: 2 });
+    expect(job!.lastError).toBeUndefined();
+  });
+});
+
 describe('createMemory worker concurrency', () => {
   it('finishes another conversation’s jobs while one extraction hangs', async () => {
     const store = new InMemoryStore();

@@ -71,6 +71,19 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let wake: (() => void) | undefined;
 
+  // An attempt that outlived its lease: another worker holds the job now and its outcome stands. That is
+  // said once, as a warning, and the loop goes on; any other store failure is thrown as before.
+  const lostLease = async (write: () => Promise<unknown>, job: Job): Promise<boolean> => {
+    try {
+      await write();
+      return false;
+    } catch (error) {
+      if (!isMemoryError(error, 'conflict')) throw error;
+      options.onWarning?.(`the ${job.kind} job's lease passed to another worker before this attempt ended; its result stands`, job);
+      return true;
+    }
+  };
+
   const runOne = async (): Promise<boolean> => {
     const job = await options.store.leaseJob({ workerId, leaseMs, now: new Date(now()).toISOString(), kinds });
     if (job === undefined) return false;
@@ -90,7 +103,7 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
       if (handler === undefined) throw new MemoryError('invalid_input', `no handler for job kind ${job.kind}`);
       const warning = (await raceAbort(handler(job, scope, attempt.signal), attempt.signal))?.warning;
       if (warning !== undefined) options.onWarning?.(warning, job);
-      await options.store.completeJob(job, new Date(now()).toISOString(), warning === undefined ? {} : { warning });
+      if (await lostLease(() => options.store.completeJob(job, new Date(now()).toISOString(), warning === undefined ? {} : { warning }), job)) return true;
     } catch (error) {
       const failure = attempt.signal.aborted && !stopping.signal.aborted ? attempt.signal.reason : error;
       options.onError?.(failure, job);
@@ -98,7 +111,7 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
       const retry = job.attempts < job.maxAttempts && !isMemoryError(failure, 'invalid_input');
       const retryAt = retry ? new Date(now() + Math.min(maxBackoffMs, retryBaseMs * 2 ** (job.attempts - 1))).toISOString() : undefined;
       const message = failure instanceof Error ? failure.message : String(failure);
-      await options.store.failJob(job, { error: message, now: new Date(now()).toISOString(), ...(retryAt === undefined ? {} : { retryAt }) });
+      await lostLease(() => options.store.failJob(job, { error: message, now: new Date(now()).toISOString(), ...(retryAt === undefined ? {} : { retryAt }) }), job);
     } finally {
       clearTimeout(deadline);
       stopping.signal.removeEventListener('abort', onStop);
