@@ -32,8 +32,9 @@ export function compactionSettingsFor(policy: CliPolicy | undefined, maxTokens: 
 
 /**
  * The engine defaults a long-running command (`serve`, `mcp`) builds every context with: the configured
- * policy (`MNEMO_POLICY`), budget (`MNEMO_MAX_TOKENS`, default the library's 2,000) and window, and the
- * compaction thresholds that go with them. One function, so `serve`, its proxy and `mcp` agree.
+ * policy (`MNEMO_POLICY`), budget (`MNEMO_MAX_TOKENS`, default the library's 2,000) and window (the
+ * library derives the compaction thresholds from that budget), and the meshai preset when it is chosen.
+ * One function, so `serve`, its proxy, `worker` and `mcp` agree.
  */
 export function engineDefaultsOf(context: { readonly policy?: CliPolicy; readonly maxTokens: number; readonly windowTurns: number }): {
   context: Partial<ContextDefaults>;
@@ -41,6 +42,7 @@ export function engineDefaultsOf(context: { readonly policy?: CliPolicy; readonl
 } {
   return {
     context: { maxTokens: context.maxTokens, windowTurns: context.windowTurns, ...(context.policy === undefined ? {} : { policy: contextPolicyOf(context.policy) }) },
-    compactionSettings: compactionSettingsFor(context.policy, context.maxTokens),
+    // createMemory already scales compaction to `context.maxTokens`; only the meshai preset is extra here.
+    compactionSettings: context.policy === 'meshai' ? compactionPresets.meshai : {},
   };
 }
