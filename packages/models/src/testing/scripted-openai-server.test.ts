@@ -78,6 +78,19 @@ describe('startScriptedOpenAiServer', () => {
     expect(target.requests).toEqual([]);
   });
 
+  it('chooses the reply from the request with replyTo, and falls back to the script when it returns undefined', async () => {
+    const target = await start({ replies: [{ content: 'from the script' }], replyTo: (body) => (body.model === 'routed' ? { status: 429, headers: { 'retry-after': '1' } } : undefined) });
+
+    const routed = await post(target, { ...request, model: 'routed' });
+    const scripted = (await (await post(target, request)).json()) as { choices: { message: { content: string } }[] };
+    const routedAgain = await post(target, { ...request, model: 'routed' });
+
+    expect([routed.status, routed.headers.get('retry-after')]).toEqual([429, '1']);
+    expect(scripted.choices[0]!.message.content).toBe('from the script');
+    expect(routedAgain.status).toBe(429);
+    expect(target.remainingReplies).toBe(0);
+  });
+
   it('lists its models without consuming a reply', async () => {
     const target = await start({ replies: [{ content: 'kept' }], models: ['llama3.2'] });
 

@@ -93,6 +93,12 @@ export interface ScriptedOpenAiServerOptions {
   /** Answers to chat-completions requests, consumed in order; retries consume replies too. */
   readonly replies: readonly ScriptedReply[];
   /**
+   * Chooses the reply from the request itself (its parsed JSON body), e.g. by `model` or `response_format`,
+   * when several clients share one server in an order no script can foresee; returning `undefined` falls
+   * back to the next reply of `replies`.
+   */
+  readonly replyTo?: (request: Readonly<Record<string, unknown>>) => ScriptedReply | undefined;
+  /**
    * When true, the last reply is never consumed: once the script reaches it, it answers every further
    * chat-completions request (e.g. `{ replies: [{ content: 'ok' }], repeatLast: true }` for load tests). Default false.
    */
@@ -239,7 +245,7 @@ async function handleRequest(context: HandlerContext, request: IncomingMessage, 
   }
   const completion = body.value as Record<string, unknown>;
   context.completionCount += 1;
-  const reply = context.nextReply();
+  const reply = context.options.replyTo?.(completion) ?? context.nextReply();
   if (reply === undefined) {
     sendError(context, response, 500, `the script has no reply left for chat-completions request ${context.completionCount}`, 'script_exhausted', {
       'x-should-retry': 'false',
