@@ -91,6 +91,15 @@ describe('startScriptedOpenAiServer', () => {
     expect(target.remainingReplies).toBe(0);
   });
 
+  it('cuts a raw reply after breakAfterBytes, having declared its whole length', async () => {
+    const target = await start({ replies: [{ raw: '{"id":"chatcmpl-1","choices":[]}', breakAfterBytes: 10 }] });
+
+    const response = await post(target, request);
+
+    expect(response.headers.get('content-length')).toBe('32');
+    await expect(response.text()).rejects.toThrow();
+  });
+
   it('lists its models without consuming a reply', async () => {
     const target = await start({ replies: [{ content: 'kept' }], models: ['llama3.2'] });
 

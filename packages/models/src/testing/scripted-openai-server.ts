@@ -67,6 +67,8 @@ export interface ScriptedRawReply {
   readonly status?: number;
   readonly contentType?: string;
   readonly delayMs?: number;
+  /** Declares the whole body's length but sends only its first `breakAfterBytes` bytes, then destroys the connection (an upstream cut mid-reply). */
+  readonly breakAfterBytes?: number;
 }
 
 /** One step of the script: what the server answers to the next chat-completions request. */
@@ -262,8 +264,11 @@ async function answer(context: HandlerContext, reply: ScriptedReply, completion:
   }
   if ('raw' in reply) {
     const status = reply.status ?? 200;
-    response.writeHead(status, { 'content-type': reply.contentType ?? 'application/json', ...retryHeaders(context, status) });
-    response.end(reply.raw);
+    const whole = Buffer.from(reply.raw);
+    const length = reply.breakAfterBytes === undefined ? {} : { 'content-length': String(whole.length) };
+    response.writeHead(status, { 'content-type': reply.contentType ?? 'application/json', ...length, ...retryHeaders(context, status) });
+    if (reply.breakAfterBytes === undefined) return void response.end(whole);
+    response.write(whole.subarray(0, reply.breakAfterBytes), () => response.destroy());
     return;
   }
   if ('status' in reply) {
