@@ -177,7 +177,7 @@ describe('crash loops on a SQLite file', () => {
         track(startWorker(['--db', db, '--lease-ms', '2000', '--concurrency', '2'], { cwd: work.path, env })),
       ]);
     try {
-      const delays = await crashLoops({ loops: 8, writersOf, start, urlsOf: (started) => [started[0]!.url], victims: (started) => [...started] });
+      const delays = await crashLoops({ loops: 5, writersOf, start, urlsOf: (started) => [started[0]!.url], victims: (started) => [...started] });
       const last = await start();
       await settle(writersOf, [last[0]!.url]);
       const store = openSqliteStore({ path: db });
@@ -230,7 +230,7 @@ describeWithPostgres('crash loops on PostgreSQL with two replicas', (url) => {
     const replicaA = await track(startServe(['--db', target.url, '--workers', '0'], { cwd: work.path }));
     // Replica A stays up; B is killed and restarted each loop, and its writers move to A afterwards.
     const start = async () => [replicaA, await track(startServe(['--db', target.url, '--workers', '0'], { cwd: work.path }))];
-    const delays = await crashLoops({ loops: 8, writersOf, start, urlsOf: (started) => started.map((one) => one.url), victims: (started) => [started[1]!] });
+    const delays = await crashLoops({ loops: 5, writersOf, start, urlsOf: (started) => started.map((one) => one.url), victims: (started) => [started[1]!] });
     await settle(writersOf, [replicaA.url]);
 
     const { connectionString, schema } = parsePostgresDatabase(target.url);
