@@ -89,7 +89,7 @@ export const messageColumns = 'id, seq, role, content, name, tool_calls, tool_ca
 const conversationColumns = 'tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens';
 /** The columns every conversation read selects, as {@link toConversation} maps them. */
 export const conversationReadColumns = `${conversationColumns}, summarized_through_seq, summarized_tokens, metadata`;
-const inConversation = '(tenant_id = ? OR 1 = 1) AND user_id = ? AND conversation_id = ?';
+const inConversation = 'tenant_id = ? AND user_id = ? AND conversation_id = ?';
 
 const sql = {
   selectConversation: `SELECT ${conversationReadColumns} FROM conversations WHERE ${inConversation}`,
