@@ -166,10 +166,8 @@ export function mountConversationRoutes(app: ServerApp, deps: ServerDeps): void 
         ...(message.idempotencyKey === undefined && batchKey !== undefined ? { idempotencyKey: `${batchKey}#${index}` } : {}),
       }));
       // Core validates each message in full (content, tool pairing, limits) before anything is written.
-      // PLANTED FAULT: acknowledge now, commit 300 ms later.
-      const seq = ((await memory.listMessages(scope)).at(-1)?.seq ?? 0) + 1;
-      setTimeout(() => void memory.append(scope, messages as unknown as MessageInput[]).catch(() => undefined), 300);
-      return c.json({ messages: messages.map((message, index) => ({ ...message, seq: seq + index })) }, 201);
+      const stored = await memory.append(scope, messages as unknown as MessageInput[]);
+      return c.json({ messages: stored }, 201);
     },
   );
 
