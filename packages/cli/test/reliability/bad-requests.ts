@@ -162,8 +162,9 @@ export function badRequestArbitrary(routes: readonly FuzzRoute[], storedIds: rea
 }
 
 /** A few huge bodies (1–20 MB) of JSON with one huge string, on the append and seed routes. */
-export function hugeRequests(random: () => number): BadRequest[] {
-  const sizes = [1, 5, 12, 20].map((megabytes) => megabytes * 1024 * 1024 + Math.floor(random() * 1000));
+export function hugeRequests(seed: number): BadRequest[] {
+  const extraBytes = fc.sample(fc.integer({ min: 0, max: 999 }), { seed, numRuns: 4 });
+  const sizes = [1, 5, 12, 20].map((megabytes, index) => megabytes * 1024 * 1024 + extraBytes[index]!);
   return sizes.map((size, index) => {
     const path = index % 2 === 0 ? '/v1/conversations/huge-one/messages' : '/v1/memory/add';
     const body = Buffer.from(JSON.stringify(index % 2 === 0 ? { messages: [{ role: 'user', content: 'h'.repeat(size) }] } : { conversation_id: 'huge-two', role: 'user', content: 'h'.repeat(size) }));

@@ -4,6 +4,7 @@ import { createPostgresStore } from '@mnemo/postgres';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@mnemo/models/testing';
 import { openSqliteStore } from '@mnemo/sqlite';
 import Database from 'better-sqlite3';
+import fc from 'fast-check';
 import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePostgresDatabase } from '../../src/store/open-cli-store.js';
@@ -11,18 +12,18 @@ import { describeWithPostgres, dropSchemas, freshSchemaUrl } from '../postgres-d
 import { makeWorkDirectory } from '../run-mnemo.js';
 import { AcknowledgedWriters } from './acknowledged-writers.js';
 import { recordFigures } from './reliability-figures.js';
-import { createRandom, startServe, startWorker, suiteSeed, waitFor, type ServedMnemo } from './served-mnemo.js';
+import { startServe, startWorker, suiteSeed, waitFor, type ServedMnemo } from './served-mnemo.js';
 
 // Crash loops (issue 12): `mnemo serve` killed with SIGKILL at a random moment while 8 writers append
 // with an Idempotency-Key per message, restarted on the same store, every unanswered append retried with
 // its key. Afterwards the store holds every acknowledged message exactly once, at the seq it was
 // acknowledged with, gapless, and nothing that was never sent. Seeded: MNEMO_RELIABILITY_SEED replays a run.
 const seed = suiteSeed();
-const random = createRandom(seed);
 const writers = 8;
 const conversations = 4;
-/** A moment in 0.5–3 s after the server answers. */
-const killDelayMs = () => 500 + Math.floor(random() * 2500);
+/** Moments in 0.5–3 s after the server answers, one per kill, drawn from the seed. */
+const killDelays = fc.sample(fc.integer({ min: 500, max: 3000 }), { seed, numRuns: 100 });
+const killDelayMs = () => killDelays.shift()!;
 
 let work: { path: string; remove: () => Promise<void> };
 const running = new Set<ServedMnemo>();

@@ -93,18 +93,6 @@ export async function residentKilobytes(pid: number): Promise<number | undefined
   }
 }
 
-/** A seeded pseudo-random generator (mulberry32): the same seed gives the same run. */
-export function createRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The suite's seed: `MNEMO_RELIABILITY_SEED` to replay a run, else a fresh one; always printed by the caller. */
 export function suiteSeed(): number {
   const given = process.env['MNEMO_RELIABILITY_SEED'];
