@@ -7,7 +7,7 @@ import { makeWorkDirectory } from '../run-mnemo.js';
 import { badRequestArbitrary, hugeRequests, routesOf, type BadRequest } from './bad-requests.js';
 import { recordFigures } from './reliability-figures.js';
 import { openSqliteStore } from '@mnemo/sqlite';
-import { postJson, residentKilobytes, startServe, suiteSeed, waitFor, type ServedMnemo } from './served-mnemo.js';
+import { postJson, residentKilobytes, startServe, suiteSeed, waitFor, tearDown, type ServedMnemo } from './served-mnemo.js';
 
 // Fuzzing (issue 12): 10,000 generated bad requests over every route of /openapi.json against the real
 // `mnemo serve` (SQLite file, defaults, an upstream so the proxy is live), 8 at a time on keep-alive
@@ -30,11 +30,7 @@ beforeAll(async () => {
   upstream = await startScriptedOpenAiServer({ replies: [{ content: 'ok' }], repeatLast: true, recordRequests: false });
 });
 
-afterAll(async () => {
-  await served?.crash();
-  await upstream?.close();
-  await work.remove();
-}, 60_000);
+afterAll(() => tearDown({ served, upstream, work }), 60_000);
 
 /** An answer, or how the connection failed without one. */
 type Outcome = { status: number; body: string; connection: string | undefined } | { dropped: string };

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeWorkDirectory } from '../run-mnemo.js';
 import { routesOf } from './bad-requests.js';
 import { recordFigures } from './reliability-figures.js';
-import { startServe, waitFor, type ServedMnemo } from './served-mnemo.js';
+import { startServe, waitFor, tearDown, type ServedMnemo } from './served-mnemo.js';
 
 // Isolation sweeps (issue 12): tenant A's data (a conversation of user alice with a secret, its summary,
 // a fact, a memory file) against every route of /openapi.json, the MCP tools and the proxy's upstream
@@ -111,11 +111,7 @@ beforeAll(async () => {
   await waitFor(async () => (await aliceJobs()).every((job) => job.status === 'done'), 30_000, "alice's jobs").finally(() => store.close());
 }, 60_000);
 
-afterAll(async () => {
-  await served?.crash();
-  await upstream?.close();
-  await work?.remove();
-}, 60_000);
+afterAll(() => tearDown({ served, upstream, work }), 60_000);
 
 async function connectMcp(key: string, headers: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: 'mnemo-isolation', version: '1.0.0' });

@@ -6,7 +6,7 @@ import { openSqliteStore } from '@mnemo/sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeWorkDirectory } from '../run-mnemo.js';
 import { recordFigures } from './reliability-figures.js';
-import { postJson, startServe, waitFor, type ServedMnemo } from './served-mnemo.js';
+import { postJson, startServe, waitFor, tearDown, type ServedMnemo } from './served-mnemo.js';
 
 // LLM faults (issue 12): one fault-injecting OpenAI-protocol upstream behind the real `mnemo serve`, with
 // short timeouts. Each fault, through the proxy (streamed and not) and for background compaction and
@@ -76,11 +76,7 @@ beforeAll(async () => {
   served = await startServe(['--db', db(), '--workers', '1'], { cwd: work.path });
 }, 60_000);
 
-afterAll(async () => {
-  await served?.crash();
-  await upstream?.close();
-  await work?.remove();
-}, 60_000);
+afterAll(() => tearDown({ served, upstream, work }), 60_000);
 
 async function storedMessages(conversationId: string): Promise<Message[]> {
   const store = openSqliteStore({ path: db() });

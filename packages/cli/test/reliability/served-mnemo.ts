@@ -63,6 +63,13 @@ function signal(pid: number, name: NodeJS.Signals): void {
   }
 }
 
+/** Ends what a test file started, each part only if it was started: the server (kill -9), the upstream, the work directory. */
+export async function tearDown(parts: { served?: ServedMnemo | undefined; upstream?: { close(): Promise<void> } | undefined; work?: { remove(): Promise<void> } | undefined }): Promise<void> {
+  await parts.served?.crash();
+  await parts.upstream?.close();
+  await parts.work?.remove();
+}
+
 /** True while a process with this id exists. */
 export function isRunning(pid: number): boolean {
   try {
