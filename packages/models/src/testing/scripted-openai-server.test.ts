@@ -78,6 +78,28 @@ describe('startScriptedOpenAiServer', () => {
     expect(target.requests).toEqual([]);
   });
 
+  it('chooses the reply from the request with replyTo, and falls back to the script when it returns undefined', async () => {
+    const target = await start({ replies: [{ content: 'from the script' }], replyTo: (body) => (body.model === 'routed' ? { status: 429, headers: { 'retry-after': '1' } } : undefined) });
+
+    const routed = await post(target, { ...request, model: 'routed' });
+    const scripted = (await (await post(target, request)).json()) as { choices: { message: { content: string } }[] };
+    const routedAgain = await post(target, { ...request, model: 'routed' });
+
+    expect([routed.status, routed.headers.get('retry-after')]).toEqual([429, '1']);
+    expect(scripted.choices[0]!.message.content).toBe('from the script');
+    expect(routedAgain.status).toBe(429);
+    expect(target.remainingReplies).toBe(0);
+  });
+
+  it('cuts a raw reply after breakAfterBytes, having declared its whole length', async () => {
+    const target = await start({ replies: [{ raw: '{"id":"chatcmpl-1","choices":[]}', breakAfterBytes: 10 }] });
+
+    const response = await post(target, request);
+
+    expect(response.headers.get('content-length')).toBe('32');
+    await expect(response.text()).rejects.toThrow();
+  });
+
   it('lists its models without consuming a reply', async () => {
     const target = await start({ replies: [{ content: 'kept' }], models: ['llama3.2'] });
 

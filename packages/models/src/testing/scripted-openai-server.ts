@@ -67,6 +67,8 @@ export interface ScriptedRawReply {
   readonly status?: number;
   readonly contentType?: string;
   readonly delayMs?: number;
+  /** Declares the whole body's length but sends only its first `breakAfterBytes` bytes, then destroys the connection (an upstream cut mid-reply). */
+  readonly breakAfterBytes?: number;
 }
 
 /** One step of the script: what the server answers to the next chat-completions request. */
@@ -92,6 +94,12 @@ export interface ReceivedRequest {
 export interface ScriptedOpenAiServerOptions {
   /** Answers to chat-completions requests, consumed in order; retries consume replies too. */
   readonly replies: readonly ScriptedReply[];
+  /**
+   * Chooses the reply from the request itself (its parsed JSON body), e.g. by `model` or `response_format`,
+   * when several clients share one server in an order no script can foresee; returning `undefined` falls
+   * back to the next reply of `replies`.
+   */
+  readonly replyTo?: (request: Readonly<Record<string, unknown>>) => ScriptedReply | undefined;
   /**
    * When true, the last reply is never consumed: once the script reaches it, it answers every further
    * chat-completions request (e.g. `{ replies: [{ content: 'ok' }], repeatLast: true }` for load tests). Default false.
@@ -239,7 +247,7 @@ async function handleRequest(context: HandlerContext, request: IncomingMessage, 
   }
   const completion = body.value as Record<string, unknown>;
   context.completionCount += 1;
-  const reply = context.nextReply();
+  const reply = context.options.replyTo?.(completion) ?? context.nextReply();
   if (reply === undefined) {
     sendError(context, response, 500, `the script has no reply left for chat-completions request ${context.completionCount}`, 'script_exhausted', {
       'x-should-retry': 'false',
@@ -256,8 +264,11 @@ async function answer(context: HandlerContext, reply: ScriptedReply, completion:
   }
   if ('raw' in reply) {
     const status = reply.status ?? 200;
-    response.writeHead(status, { 'content-type': reply.contentType ?? 'application/json', ...retryHeaders(context, status) });
-    response.end(reply.raw);
+    const whole = Buffer.from(reply.raw);
+    const length = reply.breakAfterBytes === undefined ? {} : { 'content-length': String(whole.length) };
+    response.writeHead(status, { 'content-type': reply.contentType ?? 'application/json', ...length, ...retryHeaders(context, status) });
+    if (reply.breakAfterBytes === undefined) return void response.end(whole);
+    response.write(whole.subarray(0, reply.breakAfterBytes), () => response.destroy());
     return;
   }
   if ('status' in reply) {

@@ -7,7 +7,7 @@ import { UpstreamTimeoutError } from './upstream.js';
  * that hangs up cancels only its side: the upstream is read to its end all the same, so the reply is
  * never lost. An upstream that breaks off gets the client an error event after what arrived (the way
  * OpenAI reports a failure mid-stream; OpenAI SDKs raise it), and `onEnd` gets the partial reply
- * (`complete: false`); `describeFailure` turns the read error into what the event says (e.g. an
+ * (`complete: false`); so does one whose stream closes without a finish reason or `[DONE]`. `describeFailure` turns the read error into what the event says (e.g. an
  * {@link UpstreamTimeoutError} when the upstream fell silent past the idle timeout).
  */
 export function relayStream(
@@ -30,6 +30,7 @@ export function relayStream(
     const assembler = new ChatStreamAssembler();
     const decoder = new TextDecoder();
     const reader = upstream.getReader();
+    let broken = false;
     try {
       for (let part = await reader.read(); !part.done; part = await reader.read()) {
         assembler.push(decoder.decode(part.value, { stream: true }));
@@ -38,11 +39,16 @@ export function relayStream(
       }
       assembler.push(decoder.decode());
     } catch (error) {
+      broken = true;
       if (!clientGone) queue.push(brokenStreamEvent(describeFailure(error)));
     }
+    const reply = assembler.finish();
+    // A stream that closed cleanly without a finish reason or [DONE] (garbage events, a truncated body)
+    // is broken too: the client is told so, as when the socket breaks.
+    if (!broken && !reply.complete && !clientGone) queue.push(brokenStreamEvent(new Error('the upstream ended its event stream without a finish reason or [DONE]')));
     ended = true;
     notify();
-    await onEnd(assembler.finish());
+    await onEnd(reply);
   })().catch(() => {
     // onEnd reports its own failures; nothing may escape as an unhandled rejection of a detached task.
   });

@@ -224,6 +224,20 @@ describe('proxy upstream failures', () => {
     await vi.waitFor(async () => expect(await proxy.stored()).toEqual(['user: Count to three', 'assistant: one ', 'assistant: one two three']));
   });
 
+  it('ends a stream the upstream closed without a finish reason or [DONE] with an upstream_stream_broken event, and stores the partial reply marked', async () => {
+    const upstream = await startScripted([{ raw: 'data: {"choices":[{"index":0,"delta":{"content":"one "}}]}\n\ndata: garbage\n\n', contentType: 'text/event-stream' }]);
+    const proxy = await startProxy(upstream, {});
+
+    const response = await proxy.post({ ...ask, stream: true });
+    const text = await response.text();
+
+    expect(response.status).toBe(200);
+    expect(text.startsWith('data: {"choices"')).toBe(true);
+    expect(text).toMatch(/data: \{"error":\{"message":"mnemo: the upstream stream broke off \(the upstream ended its event stream without a finish reason or \[DONE\]\); the reply is incomplete","type":"upstream_error","code":"upstream_stream_broken"\}\}\n\n$/);
+    await vi.waitFor(async () => expect(await proxy.stored()).toEqual(['user: Count to three', 'assistant: one ']));
+    expect((await proxy.storedMessages())[1]?.metadata).toEqual({ proxy: { incomplete: true } });
+  });
+
   it('stores the user turn once when a client sending only its new turn retries after a reply it never got', async () => {
     const upstream = await startScripted([{ raw: 'data: garbage\n\n', contentType: 'text/event-stream' }, { content: 'three' }]);
     const proxy = await startProxy(upstream, {});

@@ -1,0 +1,151 @@
+import type { Message } from '@mnemo/core';
+import { postJson } from './served-mnemo.js';
+
+// Writers that append one message per request with an Idempotency-Key, remember which appends were
+// acknowledged (201 with a seq) and which were sent without an answer, and retry the latter with the
+// same key: the client side of "every acknowledged message stored exactly once".
+
+/** One message a writer sends: unique content and key. */
+export interface PlannedMessage {
+  readonly writer: number;
+  readonly index: number;
+  readonly conversationId: string;
+  readonly key: string;
+  readonly content: string;
+}
+
+/** What the writers sent and what the servers answered, across every crash. */
+export class AcknowledgedWriters {
+  readonly #writerCount: number;
+  readonly #conversationCount: number;
+  readonly #next: number[];
+  readonly #pending: (PlannedMessage | undefined)[];
+  /** key → the seq the server acknowledged. */
+  readonly acknowledged = new Map<string, number>();
+  /** key → message, for everything ever sent. */
+  readonly sent = new Map<string, PlannedMessage>();
+  /** Answers that were neither 201 nor a dropped connection (each one a failure of the run). */
+  readonly unexpected: { key: string; status: number; body: unknown }[] = [];
+  /** Acknowledgements of a retried key whose seq differed from the first one (must stay empty). */
+  readonly resequenced: { key: string; first: number; again: number }[] = [];
+  /** Appends sent again with their key after a crash. */
+  retried = 0;
+
+  constructor(options: { writers: number; conversations: number; prefix: string }) {
+    this.#writerCount = options.writers;
+    this.#conversationCount = options.conversations;
+    this.#next = Array.from({ length: options.writers }, () => 0);
+    this.#pending = Array.from({ length: options.writers }, () => undefined);
+    this.prefix = options.prefix;
+  }
+
+  readonly prefix: string;
+
+  /** The conversation ids the writers write to. */
+  get conversationIds(): string[] {
+    return Array.from({ length: this.#conversationCount }, (_, index) => `${this.prefix}-${index}`);
+  }
+
+  /** Messages sent whose answer never arrived. */
+  get unacknowledged(): PlannedMessage[] {
+    return this.#pending.filter((message): message is PlannedMessage => message !== undefined);
+  }
+
+  /**
+   * Runs every writer against `urls` (writer w uses urls[w mod n]) until `shouldStop()` or its connection
+   * drops: first its unacknowledged message, with the same key, then new ones, one request at a time.
+   */
+  async run(urls: readonly string[], shouldStop: () => boolean): Promise<void> {
+    await Promise.all(Array.from({ length: this.#writerCount }, (_, writer) => this.#runWriter(writer, urls[writer % urls.length]!, shouldStop)));
+  }
+
+  async #runWriter(writer: number, url: string, shouldStop: () => boolean): Promise<void> {
+    while (!shouldStop()) {
+      const retry = this.#pending[writer];
+      const message = retry ?? this.#plan(writer);
+      if (retry !== undefined) this.retried += 1;
+      this.#pending[writer] = message;
+      this.sent.set(message.key, message);
+      const answer = await postJson(`${url}/v1/conversations/${message.conversationId}/messages`, { messages: [{ role: 'user', content: message.content }] }, { 'idempotency-key': message.key });
+      if (answer.status === 0) return;
+      if (answer.status !== 201) {
+        this.unexpected.push({ key: message.key, status: answer.status, body: answer.body });
+        return;
+      }
+      const seq = (answer.body as { messages: { seq: number }[] }).messages[0]!.seq;
+      const first = this.acknowledged.get(message.key);
+      if (first !== undefined && first !== seq) this.resequenced.push({ key: message.key, first, again: seq });
+      this.acknowledged.set(message.key, seq);
+      this.#pending[writer] = undefined;
+    }
+  }
+
+  #plan(writer: number): PlannedMessage {
+    const index = this.#next[writer]!;
+    this.#next[writer] = index + 1;
+    const conversationId = `${this.prefix}-${writer % this.#conversationCount}`;
+    const key = `${this.prefix}-w${writer}-m${index}`;
+    return { writer, index, conversationId, key, content: `${key}: node ${writer} reports ${index % 9} hops to the ridge relay and battery ${40 + (index % 60)} percent.` };
+  }
+
+  /**
+   * Compares the store with what was sent and acknowledged; `stored` maps each conversation id to its
+   * messages. Every count but `stored` must be zero for the run to pass.
+   */
+  audit(stored: ReadonlyMap<string, readonly Message[]>): WriterAudit {
+    const byKey = new Map<string, (Message & { conversationId: string })[]>();
+    let gaps = 0;
+    let outOfOrder = 0;
+    let storedCount = 0;
+    for (const [conversationId, messages] of stored) {
+      storedCount += messages.length;
+      messages.forEach((message, index) => {
+        if (message.seq !== index + 1) gaps += 1;
+        const key = sentKey(message);
+        byKey.set(key, [...(byKey.get(key) ?? []), { ...message, conversationId }]);
+      });
+      // One writer sends one message at a time, so its messages are stored in the order it sent them.
+      const lastIndex = new Map<number, number>();
+      for (const message of messages) {
+        const planned = this.sent.get(sentKey(message));
+        if (planned === undefined) continue;
+        if ((lastIndex.get(planned.writer) ?? -1) > planned.index) outOfOrder += 1;
+        lastIndex.set(planned.writer, planned.index);
+      }
+    }
+    let lost = 0;
+    let duplicated = 0;
+    let moved = 0;
+    for (const [key, seq] of this.acknowledged) {
+      const copies = byKey.get(key) ?? [];
+      if (copies.length === 0) lost += 1;
+      if (copies.length > 1) duplicated += copies.length - 1;
+      const planned = this.sent.get(key)!;
+      if (copies.length > 0 && (copies[0]!.seq !== seq || copies[0]!.content !== planned.content || copies[0]!.conversationId !== planned.conversationId)) moved += 1;
+    }
+    const neverSent = [...byKey.keys()].filter((key) => !this.sent.has(key)).length;
+    return { stored: storedCount, lost, duplicated, moved, gaps, outOfOrder, neverSent };
+  }
+}
+
+/** The Idempotency-Key a stored message was sent with: the server keys message i of a request `<header>#i`. */
+function sentKey(message: Message): string {
+  return (message.idempotencyKey ?? '').replace(/#0$/, '');
+}
+
+/** Counts of {@link AcknowledgedWriters.audit}. */
+export interface WriterAudit {
+  readonly stored: number;
+  /** Acknowledged but not stored. */
+  readonly lost: number;
+  /** Extra copies of an acknowledged message. */
+  readonly duplicated: number;
+  /** Acknowledged messages stored at another seq, with other content or in another conversation. */
+  readonly moved: number;
+  /** Positions whose seq is not their place in the conversation (1, 2, 3, ...). */
+  readonly gaps: number;
+  /** A writer's message stored before one it sent earlier. */
+  readonly outOfOrder: number;
+  /** Stored messages with a key no writer sent. */
+  readonly neverSent: number;
+}
