@@ -78,7 +78,7 @@ export type { PreparedCandidates, PreparedRanking, RecallCandidates, RecallTunin
 export { keywordTerms, maxKeywordTerms } from './recall/keyword-terms.js';
 export type { MessageEmbedding, SearchHit, SearchOptions } from './recall/search.js';
 export { mergeEntity, namesOf } from './store/entity-rules.js';
-export { isFactVisible } from './store/fact-rules.js';
+export { isFactVisible } from './facts/fact-rules.js';
 export { entityFromRow, factFromRow, fromJsonColumn, relationFromRow } from './store/knowledge-rows.js';
 export type { EntityRow, FactRow, RelationRow, ToIsoTime } from './store/knowledge-rows.js';
 export { isWithinMemoryPath, maxMemoryPathLength, memoryRoot, normalizeMemoryPath } from './files/memory-file.js';
