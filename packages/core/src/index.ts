@@ -77,7 +77,7 @@ export { checkRecallTuning, prepareRecallCandidates, rankPreparedCandidates, ran
 export type { PreparedCandidates, PreparedRanking, RecallCandidates, RecallTuning } from './recall/rank-recall-candidates.js';
 export { keywordTerms, maxKeywordTerms } from './recall/keyword-terms.js';
 export type { MessageEmbedding, SearchHit, SearchOptions } from './recall/search.js';
-export { mergeEntity, namesOf } from './store/entity-rules.js';
+export { mergeEntity, namesOf } from './graph/entity-rules.js';
 export { isFactVisible } from './facts/fact-rules.js';
 export { entityFromRow, factFromRow, fromJsonColumn, relationFromRow } from './store/knowledge-rows.js';
 export type { EntityRow, FactRow, RelationRow, ToIsoTime } from './store/knowledge-rows.js';
