@@ -114,7 +114,7 @@ export type { RoleCounts } from './store/conversation-metadata.js';
 export { idempotencyConflict, InMemoryStore } from './store/in-memory-store.js';
 export { decodeConversationCursor, decodePositionCursor, defaultPageLimit, encodeConversationCursor, encodePositionCursor, maxPageLimit, resolvePageLimit } from './store/page-cursor.js';
 export type { ConversationCursor } from './store/page-cursor.js';
-export { checkStoredMemoryPath, memoryFileConflict } from './store/memory-file-rules.js';
+export { checkStoredMemoryPath, memoryFileConflict } from './files/memory-file-rules.js';
 export { isSameMessage } from './store/same-message.js';
 export { checkSummaryRange } from './store/summary-range.js';
 export type {
