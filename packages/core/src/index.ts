@@ -116,7 +116,7 @@ export { decodeConversationCursor, decodePositionCursor, defaultPageLimit, encod
 export type { ConversationCursor } from './store/page-cursor.js';
 export { checkStoredMemoryPath, memoryFileConflict } from './files/memory-file-rules.js';
 export { isSameMessage } from './store/same-message.js';
-export { checkSummaryRange } from './store/summary-range.js';
+export { checkSummaryRange } from './compaction/summary-range.js';
 export type {
   CallOptions,
   Conversation,

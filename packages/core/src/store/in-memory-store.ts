@@ -16,7 +16,7 @@ import { InMemoryFileStore } from './in-memory-file-store.js';
 import { InMemoryJobQueue } from './in-memory-job-queue.js';
 import { decodeConversationCursor, decodePositionCursor, encodeConversationCursor, encodePositionCursor, resolvePageLimit } from './page-cursor.js';
 import { isSameMessage } from './same-message.js';
-import { checkSummaryRange } from './summary-range.js';
+import { checkSummaryRange } from '../compaction/summary-range.js';
 import type {
   Conversation,
   ConversationFilter,
