@@ -109,8 +109,8 @@ export type { Scope, ScopeInput, UserScope, UserScopeInput } from './messages/sc
 export { defaultMessageLimits, validateMessageInput } from './messages/validate-message.js';
 export type { MessageLimits } from './messages/validate-message.js';
 export { reservedMetadataKey, supersededIds, supersedingMetadata, withoutSuperseded } from './messages/superseded-messages.js';
-export { checkConversationMetadata, maxConversationMetadataChars, toRoleCounts } from './store/conversation-metadata.js';
-export type { RoleCounts } from './store/conversation-metadata.js';
+export { checkConversationMetadata, maxConversationMetadataChars, toRoleCounts } from './messages/conversation-metadata.js';
+export type { RoleCounts } from './messages/conversation-metadata.js';
 export { idempotencyConflict, InMemoryStore } from './store/in-memory-store.js';
 export { decodeConversationCursor, decodePositionCursor, defaultPageLimit, encodeConversationCursor, encodePositionCursor, maxPageLimit, resolvePageLimit } from './store/page-cursor.js';
 export type { ConversationCursor } from './store/page-cursor.js';

@@ -8,7 +8,7 @@ import type { Fact, FactQuery, NewFact } from '../facts/fact.js';
 import type { MemoryFile, MemoryFileInfo } from '../files/memory-file.js';
 import type { Entity, EntityInput, Relation, RelationInput } from '../graph/entity.js';
 import type { MessageEmbedding, SearchHit, SearchOptions } from '../recall/search.js';
-import { checkConversationMetadata, toRoleCounts, type RoleCounts } from './conversation-metadata.js';
+import { checkConversationMetadata, toRoleCounts, type RoleCounts } from '../messages/conversation-metadata.js';
 import { InMemoryFactStore } from './in-memory-fact-store.js';
 import { InMemoryGraphStore } from './in-memory-graph-store.js';
 import { bm25Search, filterSearchable, vectorSearch, type SearchableMessage } from './in-memory-search.js';

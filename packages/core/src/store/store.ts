@@ -7,7 +7,7 @@ import type { Job, JobCounts, JobKind, JobKindCount, LeaseRequest } from '../job
 import type { Message, Metadata, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
 import type { UsageEntry, UsageRecord, UsageTotals } from '../usage/usage.js';
-import type { RoleCounts } from './conversation-metadata.js';
+import type { RoleCounts } from '../messages/conversation-metadata.js';
 
 /** A conversation's row: created by its first append, counters kept by the store in the same transaction. */
 export interface Conversation {
