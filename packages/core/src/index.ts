@@ -115,7 +115,7 @@ export { idempotencyConflict, InMemoryStore } from './store/in-memory-store.js';
 export { decodeConversationCursor, decodePositionCursor, defaultPageLimit, encodeConversationCursor, encodePositionCursor, maxPageLimit, resolvePageLimit } from './store/page-cursor.js';
 export type { ConversationCursor } from './store/page-cursor.js';
 export { checkStoredMemoryPath, memoryFileConflict } from './files/memory-file-rules.js';
-export { isSameMessage } from './store/same-message.js';
+export { isSameMessage } from './messages/same-message.js';
 export { checkSummaryRange } from './compaction/summary-range.js';
 export type {
   CallOptions,

@@ -15,7 +15,7 @@ import { bm25Search, filterSearchable, vectorSearch, type SearchableMessage } fr
 import { InMemoryFileStore } from './in-memory-file-store.js';
 import { InMemoryJobQueue } from './in-memory-job-queue.js';
 import { decodeConversationCursor, decodePositionCursor, encodeConversationCursor, encodePositionCursor, resolvePageLimit } from './page-cursor.js';
-import { isSameMessage } from './same-message.js';
+import { isSameMessage } from '../messages/same-message.js';
 import { checkSummaryRange } from '../compaction/summary-range.js';
 import type {
   Conversation,

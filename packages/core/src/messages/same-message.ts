@@ -1,4 +1,4 @@
-import type { NewMessage } from '../messages/message.js';
+import type { NewMessage } from './message.js';
 
 /**
  * True when a retried append carries the same message as the stored one under its idempotency key.
