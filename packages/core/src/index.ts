@@ -111,7 +111,7 @@ export type { MessageLimits } from './messages/validate-message.js';
 export { reservedMetadataKey, supersededIds, supersedingMetadata, withoutSuperseded } from './messages/superseded-messages.js';
 export { checkConversationMetadata, maxConversationMetadataChars, toRoleCounts } from './messages/conversation-metadata.js';
 export type { RoleCounts } from './messages/conversation-metadata.js';
-export { idempotencyConflict, InMemoryStore } from './store/in-memory-store.js';
+export { idempotencyConflict, InMemoryStore } from './testing/in-memory-store.js';
 export { decodeConversationCursor, decodePositionCursor, defaultPageLimit, encodeConversationCursor, encodePositionCursor, maxPageLimit, resolvePageLimit } from './store/page-cursor.js';
 export type { ConversationCursor } from './store/page-cursor.js';
 export { checkStoredMemoryPath, memoryFileConflict } from './files/memory-file-rules.js';

@@ -5,7 +5,7 @@ import { HeuristicGraphExtractor } from '../graph/heuristic-graph-extractor.js';
 import type { GraphExtractor } from '../graph/graph-extractor.js';
 import type { MessageRole, NewMessage } from '../messages/message.js';
 import type { Scope } from '../messages/scope.js';
-import { InMemoryStore } from '../store/in-memory-store.js';
+import { InMemoryStore } from '../testing/in-memory-store.js';
 import { extractKnowledge, knowledgeBatchSize, knowledgeCursorName } from './extract-knowledge.js';
 import type { FactExtractionInput, FactExtractor } from './fact-extractor.js';
 import { HeuristicFactExtractor } from './heuristic-fact-extractor.js';

@@ -14,7 +14,7 @@ import { InMemoryGraphStore } from './in-memory-graph-store.js';
 import { bm25Search, filterSearchable, vectorSearch, type SearchableMessage } from './in-memory-search.js';
 import { InMemoryFileStore } from './in-memory-file-store.js';
 import { InMemoryJobQueue } from './in-memory-job-queue.js';
-import { decodeConversationCursor, decodePositionCursor, encodeConversationCursor, encodePositionCursor, resolvePageLimit } from './page-cursor.js';
+import { decodeConversationCursor, decodePositionCursor, encodeConversationCursor, encodePositionCursor, resolvePageLimit } from '../store/page-cursor.js';
 import { isSameMessage } from '../messages/same-message.js';
 import { checkSummaryRange } from '../compaction/summary-range.js';
 import type {
@@ -30,7 +30,7 @@ import type {
   Page,
   PageOptions,
   Store,
-} from './store.js';
+} from '../store/store.js';
 
 interface ConversationState {
   conversation: Conversation;

@@ -1,7 +1,7 @@
 import { MemoryError } from '../errors/memory-error.js';
 import type { Job, JobCounts, JobKindCount, LeaseRequest } from '../jobs/job.js';
 import type { Scope } from '../messages/scope.js';
-import type { JobFailure, JobLease, JobRequest } from './store.js';
+import type { JobFailure, JobLease, JobRequest } from '../store/store.js';
 
 /** The job queue of {@link InMemoryStore}: the same lease rules as the durable stores, in one process. */
 export class InMemoryJobQueue {
