@@ -19,7 +19,7 @@ import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import type { Fact, FactQuery } from '../facts/fact.js';
 import type { FactExtractor } from '../facts/fact-extractor.js';
-import { extractKnowledge } from '../facts/extract-knowledge.js';
+import { extractKnowledge } from '../knowledge/extract-knowledge.js';
 import { HeuristicFactExtractor } from '../facts/heuristic-fact-extractor.js';
 import { putFact, type FactInput } from '../facts/put-fact.js';
 import type { Entity, Relation } from '../graph/entity.js';
