@@ -10,7 +10,7 @@ export { isCompactionDue, planCompaction } from './compaction/plan-compaction.js
 export type { RawBacklog } from './compaction/plan-compaction.js';
 export { compressSentence, isSmallTalk, scoreSentence } from './compaction/score-sentence.js';
 export { buildSummarizePrompt } from './compaction/summarize-prompt.js';
-export type { SummarizeInput, SummarizeResult, Summarizer, SummarySourceMessage } from './compaction/summarizer.js';
+export type { SummarizeInput, SummarizeResult, Summarizer } from './compaction/summarizer.js';
 export type { NewSummary, Summary } from './compaction/summary.js';
 export { assembleContext, describeDropped, pinnedTokens } from './context/assemble-context.js';
 export { assembleHybrid, hybridShares } from './context/assemble-hybrid.js';
@@ -106,6 +106,7 @@ export { prepareMessages } from './messages/prepare-messages.js';
 export { defaultTenantId, defaultUserId, maxIdLength, resolveScope, resolveUserScope } from './messages/scope.js';
 export { maxMetadataDepth } from './messages/copy-metadata.js';
 export type { Scope, ScopeInput, UserScope, UserScopeInput } from './messages/scope.js';
+export type { SummarySourceMessage } from './messages/summary-source-message.js';
 export { defaultMessageLimits, validateMessageInput } from './messages/validate-message.js';
 export type { MessageLimits } from './messages/validate-message.js';
 export { reservedMetadataKey, supersededIds, supersedingMetadata, withoutSuperseded } from './messages/superseded-messages.js';

@@ -1,4 +1,4 @@
-import type { SummarySourceMessage } from '../compaction/summarizer.js';
+import type { SummarySourceMessage } from '../messages/summary-source-message.js';
 import { isMemoryError } from '../errors/memory-error.js';
 import type { GraphExtractor } from '../graph/graph-extractor.js';
 import { storeGraph } from '../graph/store-graph.js';
