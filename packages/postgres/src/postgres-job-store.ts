@@ -1,5 +1,5 @@
 import { jobKinds, MemoryError } from '@mnemo/core';
-import type { Job, JobCounts, JobFailure, JobKind, JobKindCount, JobLease, JobRequest, JobStatus, LeaseRequest, Scope } from '@mnemo/core';
+import type { Job, JobFailure, JobKind, JobKindCount, JobLease, JobRequest, JobStatus, LeaseRequest, Scope } from '@mnemo/core';
 import type { PostgresPool } from './postgres-driver.js';
 import { inConversation } from './postgres-message-store.js';
 import type { PostgresTables } from './postgres-tables.js';
@@ -57,8 +57,6 @@ function statements(t: PostgresTables) {
     fail: `UPDATE ${t.jobs} SET status = $1, run_at = coalesce($2, run_at), last_error = $3, lease_owner = NULL, lease_expires_at = NULL, updated_at = $4
       WHERE id = $5 AND status = 'running' AND lease_owner = $6 RETURNING ${jobColumns}`,
     selectForConversation: `SELECT ${jobColumns} FROM ${t.jobs} WHERE ${inConversation} ORDER BY position`,
-    countAll: `SELECT status, count(*) AS count FROM ${t.jobs} GROUP BY status`,
-    countTenant: `SELECT status, count(*) AS count FROM ${t.jobs} WHERE tenant_id = $1 GROUP BY status`,
     countByKindAll: `SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM ${t.jobs} GROUP BY kind, status ORDER BY kind, status`,
     countByKindTenant: `SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM ${t.jobs} WHERE tenant_id = $1
       GROUP BY kind, status ORDER BY kind, status`,
@@ -121,16 +119,6 @@ export class PostgresJobStore {
 
   async listJobs(scope: Scope): Promise<Job[]> {
     return (await this.#pool.query<JobRow>(this.#sql.selectForConversation, scopeKey(scope))).rows.map(toJob);
-  }
-
-  async getJobCounts(tenantId: string | undefined): Promise<JobCounts> {
-    const result =
-      tenantId === undefined
-        ? await this.#pool.query<{ status: JobStatus; count: unknown }>(this.#sql.countAll)
-        : await this.#pool.query<{ status: JobStatus; count: unknown }>(this.#sql.countTenant, [tenantId]);
-    const counts = { pending: 0, running: 0, done: 0, failed: 0 };
-    for (const row of result.rows) counts[row.status] = toInteger(row.count);
-    return counts;
   }
 
   async countJobsByKind(tenantId: string | undefined): Promise<JobKindCount[]> {

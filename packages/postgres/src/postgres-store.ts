@@ -10,7 +10,6 @@ import type {
   FactQuery,
   Job,
   JobBacklog,
-  JobCounts,
   JobKindCount,
   JobFailure,
   JobCompletion,
@@ -187,10 +186,6 @@ export class PostgresStore implements Store {
 
   async listJobs(scope: Scope, options?: CallOptions): Promise<Job[]> {
     return this.#run('listing jobs', options, () => this.#jobs.listJobs(scope));
-  }
-
-  async getJobCounts(filter: { tenantId?: string }, options?: CallOptions): Promise<JobCounts> {
-    return this.#run('counting jobs', options, () => this.#jobs.getJobCounts(filter.tenantId));
   }
 
   async countJobsByKind(filter: { tenantId?: string }, options?: CallOptions): Promise<JobKindCount[]> {

@@ -1,5 +1,5 @@
 import { jobKinds, MemoryError } from '@mnemo/core';
-import type { Job, JobCounts, JobFailure, JobKind, JobKindCount, JobLease, JobRequest, JobStatus, LeaseRequest, Scope } from '@mnemo/core';
+import type { Job, JobFailure, JobKind, JobKindCount, JobLease, JobRequest, JobStatus, LeaseRequest, Scope } from '@mnemo/core';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { checkCount, scopeKey, toEpochMs } from './sqlite-message-store.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
@@ -42,8 +42,6 @@ const sql = {
   fail: `UPDATE jobs SET status = ?, run_at = coalesce(?, run_at), last_error = ?, lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
     WHERE id = ? AND status = 'running' AND lease_owner = ?`,
   selectForConversation: `SELECT ${jobColumns} FROM jobs WHERE ${inConversation} ORDER BY rowid`,
-  countAll: 'SELECT status, count(*) AS count FROM jobs GROUP BY status',
-  countTenant: 'SELECT status, count(*) AS count FROM jobs WHERE tenant_id = ? GROUP BY status',
   countByKindAll: 'SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM jobs GROUP BY kind, status ORDER BY kind, status',
   countByKindTenant: 'SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM jobs WHERE tenant_id = ? GROUP BY kind, status ORDER BY kind, status',
   failedAll: `SELECT ${jobColumns} FROM jobs WHERE last_error IS NOT NULL AND status <> 'done' ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
@@ -106,16 +104,6 @@ export class SqliteJobStore {
 
   listJobs(scope: Scope): Job[] {
     return (this.#statement(sql.selectForConversation).all(...scopeKey(scope)) as JobRow[]).map(toJob);
-  }
-
-  getJobCounts(tenantId: string | undefined): JobCounts {
-    const rows = (tenantId === undefined ? this.#statement(sql.countAll).all() : this.#statement(sql.countTenant).all(tenantId)) as {
-      status: JobStatus;
-      count: number;
-    }[];
-    const counts = { pending: 0, running: 0, done: 0, failed: 0 };
-    for (const row of rows) counts[row.status] = row.count;
-    return counts;
   }
 
   countJobsByKind(tenantId: string | undefined): JobKindCount[] {

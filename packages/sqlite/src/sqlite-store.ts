@@ -8,7 +8,6 @@ import type {
   EraseResult,
   Job,
   JobBacklog,
-  JobCounts,
   JobFailure,
   JobKindCount,
   JobCompletion,
@@ -168,10 +167,6 @@ export class SqliteStore implements Store {
 
   async listJobs(scope: Scope, options?: CallOptions): Promise<Job[]> {
     return this.#run('listing jobs', options, () => this.#jobs.listJobs(scope));
-  }
-
-  async getJobCounts(filter: { tenantId?: string }, options?: CallOptions): Promise<JobCounts> {
-    return this.#run('counting jobs', options, () => this.#jobs.getJobCounts(filter.tenantId));
   }
 
   async countJobsByKind(filter: { tenantId?: string }, options?: CallOptions): Promise<JobKindCount[]> {

@@ -1,5 +1,5 @@
 import { MemoryError } from '../errors/memory-error.js';
-import type { Job, JobCounts, JobKindCount, LeaseRequest } from '../jobs/job.js';
+import type { Job, JobKindCount, LeaseRequest } from '../jobs/job.js';
 import type { Scope } from '../messages/scope.js';
 import type { JobFailure, JobLease, JobRequest } from '../store/store.js';
 
@@ -64,12 +64,6 @@ export class InMemoryJobQueue {
 
   list(scope: Scope): Job[] {
     return this.#jobs.filter((job) => sameConversation(job, scope));
-  }
-
-  counts(tenantId: string | undefined): JobCounts {
-    const counts = { pending: 0, running: 0, done: 0, failed: 0 };
-    for (const job of this.#jobs) if (tenantId === undefined || job.tenantId === tenantId) counts[job.status] += 1;
-    return counts;
   }
 
   countByKind(tenantId: string | undefined): JobKindCount[] {

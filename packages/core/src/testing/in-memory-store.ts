@@ -1,6 +1,6 @@
 import type { NewSummary, Summary } from '../compaction/summary.js';
 import { MemoryError } from '../errors/memory-error.js';
-import type { Job, JobCounts, JobKindCount, LeaseRequest } from '../jobs/job.js';
+import type { Job, JobKindCount, LeaseRequest } from '../jobs/job.js';
 import type { Message, Metadata, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
 import { toUsageTotals, type UsageEntry, type UsageRecord, type UsageTotals } from '../usage/usage.js';
@@ -246,11 +246,6 @@ export class InMemoryStore implements Store {
   async listJobs(scope: Scope): Promise<Job[]> {
     this.#checkOpen();
     return this.#jobs.list(scope);
-  }
-
-  async getJobCounts(filter: { tenantId?: string }): Promise<JobCounts> {
-    this.#checkOpen();
-    return this.#jobs.counts(filter.tenantId);
   }
 
   async countJobsByKind(filter: { tenantId?: string }): Promise<JobKindCount[]> {
