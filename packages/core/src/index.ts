@@ -112,11 +112,11 @@ export type { MessageLimits } from './messages/validate-message.js';
 export { reservedMetadataKey, supersededIds, supersedingMetadata, withoutSuperseded } from './messages/superseded-messages.js';
 export { checkConversationMetadata, maxConversationMetadataChars, toRoleCounts } from './messages/conversation-metadata.js';
 export type { RoleCounts } from './messages/conversation-metadata.js';
-export { idempotencyConflict, InMemoryStore } from './testing/in-memory-store.js';
+export { InMemoryStore } from './testing/in-memory-store.js';
 export { decodeConversationCursor, decodePositionCursor, defaultPageLimit, encodeConversationCursor, encodePositionCursor, maxPageLimit, resolvePageLimit } from './store/page-cursor.js';
 export type { ConversationCursor } from './store/page-cursor.js';
 export { checkStoredMemoryPath, memoryFileConflict } from './files/memory-file-rules.js';
-export { isSameMessage } from './messages/same-message.js';
+export { idempotencyConflict, isSameMessage } from './messages/same-message.js';
 export { checkSummaryRange } from './compaction/summary-range.js';
 export type {
   CallOptions,

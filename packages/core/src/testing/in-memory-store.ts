@@ -15,7 +15,7 @@ import { bm25Search, filterSearchable, vectorSearch, type SearchableMessage } fr
 import { InMemoryFileStore } from './in-memory-file-store.js';
 import { InMemoryJobQueue } from './in-memory-job-queue.js';
 import { decodeConversationCursor, decodePositionCursor, encodeConversationCursor, encodePositionCursor, resolvePageLimit } from '../store/page-cursor.js';
-import { isSameMessage } from '../messages/same-message.js';
+import { idempotencyConflict, isSameMessage } from '../messages/same-message.js';
 import { checkSummaryRange } from '../compaction/summary-range.js';
 import type {
   Conversation,
@@ -423,13 +423,6 @@ export class InMemoryStore implements Store {
   #checkOpen(): void {
     if (this.#closed) throw new MemoryError('unavailable', 'the store is closed');
   }
-}
-
-/** Error for an idempotency key reused with a different message; shared by every adapter. */
-export function idempotencyConflict(key: string): MemoryError {
-  return new MemoryError('conflict', `idempotency key ${JSON.stringify(key)} was already used for a different message`, {
-    details: { field: 'idempotencyKey', idempotencyKey: key },
-  });
 }
 
 function conversationKey(scope: Scope): string {
