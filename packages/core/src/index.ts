@@ -76,12 +76,8 @@ export type { FuseOptions, RecallDependencies, RecallExplanation, RecallHit, Rec
 export { checkRecallTuning, prepareRecallCandidates, rankPreparedCandidates, rankRecallCandidates } from './recall/rank-recall-candidates.js';
 export type { PreparedCandidates, PreparedRanking, RecallCandidates, RecallTuning } from './recall/rank-recall-candidates.js';
 export { keywordTerms, maxKeywordTerms } from './recall/keyword-terms.js';
-export type { MessageEmbedding, SearchHit, SearchOptions } from './recall/search.js';
-export { mergeEntity, namesOf } from './graph/entity-rules.js';
-export { isFactVisible } from './facts/fact-rules.js';
-export { entityFromRow, factFromRow, fromJsonColumn, relationFromRow } from './store/knowledge-rows.js';
-export type { EntityRow, FactRow, RelationRow, ToIsoTime } from './store/knowledge-rows.js';
-export { isWithinMemoryPath, maxMemoryPathLength, memoryRoot, normalizeMemoryPath } from './files/memory-file.js';
+export { namesOf } from './graph/entity-rules.js';
+export { maxMemoryPathLength, memoryRoot, normalizeMemoryPath } from './files/memory-file.js';
 export type { MemoryFile, MemoryFileInfo } from './files/memory-file.js';
 export { createMemoryTool, defaultMemoryToolLimits } from './files/memory-tool.js';
 export type { MemoryTool, MemoryToolDefinition, MemoryToolLimits, MemoryToolOptions } from './files/memory-tool.js';
@@ -93,10 +89,10 @@ export { getConversationStats } from './engine/conversation-stats.js';
 export type { ConversationStats } from './engine/conversation-stats.js';
 export { createMemory } from './engine/create-memory.js';
 export type { EraseTarget, Memory, MemoryOptions } from './engine/create-memory.js';
-export { errorCodes, isMemoryError, MemoryError, toStorageError } from './errors/memory-error.js';
+export { errorCodes, isMemoryError, MemoryError } from './errors/memory-error.js';
 export type { ErrorCode, ErrorDetails } from './errors/memory-error.js';
-export { backlogFromRows, jobKinds, readJobBacklog } from './jobs/job.js';
-export type { Job, JobBacklog, JobBacklogStatus, JobCounts, JobKind, JobKindCount, JobStatus, LeaseRequest } from './jobs/job.js';
+export { jobKinds, readJobBacklog } from './jobs/job.js';
+export type { Job, JobBacklog, JobBacklogStatus, JobCounts, JobKind, JobKindCount, JobStatus } from './jobs/job.js';
 export { createJobWorker } from './jobs/job-worker.js';
 export type { JobHandler, JobWorker, JobWorkerOptions } from './jobs/job-worker.js';
 export { checkToolSequence, openToolCallIds } from './messages/check-tool-sequence.js';
@@ -110,31 +106,12 @@ export type { SummarySourceMessage } from './messages/summary-source-message.js'
 export { defaultMessageLimits, validateMessageInput } from './messages/validate-message.js';
 export type { MessageLimits } from './messages/validate-message.js';
 export { reservedMetadataKey, supersededIds, supersedingMetadata, withoutSuperseded } from './messages/superseded-messages.js';
-export { checkConversationMetadata, maxConversationMetadataChars, toRoleCounts } from './messages/conversation-metadata.js';
+export { maxConversationMetadataChars } from './messages/conversation-metadata.js';
 export type { RoleCounts } from './messages/conversation-metadata.js';
-export { InMemoryStore } from './testing/in-memory-store.js';
-export { decodeConversationCursor, decodePositionCursor, defaultPageLimit, encodeConversationCursor, encodePositionCursor, maxPageLimit, resolvePageLimit } from './store/page-cursor.js';
-export type { ConversationCursor } from './store/page-cursor.js';
-export { checkStoredMemoryPath, memoryFileConflict } from './files/memory-file-rules.js';
-export { idempotencyConflict, isSameMessage } from './messages/same-message.js';
-export { checkSummaryRange } from './compaction/summary-range.js';
-export type {
-  CallOptions,
-  Conversation,
-  ConversationFilter,
-  EraseResult,
-  JobCompletion,
-  JobFailure,
-  JobLease,
-  JobRequest,
-  MemoryFileWrite,
-  MessageRange,
-  Page,
-  PageOptions,
-  Store,
-} from './store/store.js';
+export { maxPageLimit } from './store/page-cursor.js';
+export type { CallOptions, Conversation, EraseResult, MessageRange, Page, PageOptions, Store } from './store/store.js';
 export { createGptTokenCounter, encodingForModel } from './tokens/gpt-token-counter.js';
 export type { GptEncodingName, GptTokenCounterOptions } from './tokens/gpt-token-counter.js';
 export type { CountableMessage, TokenCounter } from './tokens/token-counter.js';
-export { savedPercent, toUsageTotals, usageKinds } from './usage/usage.js';
+export { savedPercent, usageKinds } from './usage/usage.js';
 export type { UsageEntry, UsageKind, UsageRecord, UsageTotals } from './usage/usage.js';

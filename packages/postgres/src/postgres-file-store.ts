@@ -1,5 +1,6 @@
-import { checkStoredMemoryPath, isWithinMemoryPath, memoryFileConflict, MemoryError } from '@mnemo/core';
-import type { MemoryFile, MemoryFileInfo, MemoryFileWrite, UserScope } from '@mnemo/core';
+import { MemoryError } from '@mnemo/core';
+import type { MemoryFile, MemoryFileInfo, UserScope } from '@mnemo/core';
+import { checkStoredMemoryPath, isWithinMemoryPath, memoryFileConflict, type MemoryFileWrite } from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool, PostgresQueryable } from './postgres-driver.js';
 import { isUniqueViolation } from './postgres-error.js';
 import type { PostgresTables } from './postgres-tables.js';

@@ -1,5 +1,6 @@
 import { jobKinds, MemoryError } from '@mnemo/core';
-import type { Job, JobFailure, JobKind, JobKindCount, JobLease, JobRequest, JobStatus, LeaseRequest, Scope } from '@mnemo/core';
+import type { Job, JobKind, JobKindCount, JobStatus, Scope } from '@mnemo/core';
+import type { JobFailure, JobLease, JobRequest, LeaseRequest } from '@mnemo/core/store-kit';
 import type { PostgresPool } from './postgres-driver.js';
 import { inConversation } from './postgres-message-store.js';
 import type { PostgresTables } from './postgres-tables.js';

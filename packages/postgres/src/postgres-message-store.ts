@@ -1,21 +1,7 @@
-import {
-  checkConversationMetadata,
-  decodeConversationCursor,
-  decodePositionCursor,
-  encodeConversationCursor,
-  encodePositionCursor,
-  idempotencyConflict,
-  isSameMessage,
-  MemoryError,
-  messageRoles,
-  resolvePageLimit,
-  toRoleCounts,
-  toUsageTotals,
-} from '@mnemo/core';
+import { MemoryError, messageRoles } from '@mnemo/core';
 import type {
   RoleCounts,
   Conversation,
-  ConversationFilter,
   EraseResult,
   Message,
   MessageRange,
@@ -32,6 +18,19 @@ import type {
   UsageTotals,
   UserScope,
 } from '@mnemo/core';
+import {
+  checkConversationMetadata,
+  type ConversationFilter,
+  decodeConversationCursor,
+  decodePositionCursor,
+  encodeConversationCursor,
+  encodePositionCursor,
+  idempotencyConflict,
+  isSameMessage,
+  resolvePageLimit,
+  toRoleCounts,
+  toUsageTotals,
+} from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool, PostgresQueryable } from './postgres-driver.js';
 import type { PostgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';

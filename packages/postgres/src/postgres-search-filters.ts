@@ -1,5 +1,5 @@
 import { MemoryError } from '@mnemo/core';
-import type { SearchHit, SearchOptions } from '@mnemo/core';
+import type { SearchHit, SearchOptions } from '@mnemo/core/store-kit';
 import { messageColumns, toMessage, type MessageRow } from './postgres-message-store.js';
 import { checkTime } from './postgres-values.js';
 

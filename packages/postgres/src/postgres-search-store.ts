@@ -1,5 +1,6 @@
 import { MemoryError } from '@mnemo/core';
-import type { Message, MessageEmbedding, Scope, SearchHit, SearchOptions, UserScope } from '@mnemo/core';
+import type { Message, Scope, UserScope } from '@mnemo/core';
+import type { MessageEmbedding, SearchHit, SearchOptions } from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool, PostgresQueryable } from './postgres-driver.js';
 import { inConversation, messageColumns, toMessage, type MessageRow } from './postgres-message-store.js';
 import { searchKeywordIndexed } from './postgres-keyword-search.js';

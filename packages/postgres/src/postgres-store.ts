@@ -2,7 +2,6 @@ import { MemoryError } from '@mnemo/core';
 import type {
   CallOptions,
   Conversation,
-  ConversationFilter,
   Entity,
   EntityInput,
   EraseResult,
@@ -11,16 +10,9 @@ import type {
   Job,
   JobBacklog,
   JobKindCount,
-  JobFailure,
-  JobCompletion,
-  JobLease,
-  JobRequest,
-  LeaseRequest,
   MemoryFile,
   MemoryFileInfo,
-  MemoryFileWrite,
   Message,
-  MessageEmbedding,
   MessageRange,
   Metadata,
   NewFact,
@@ -32,8 +24,6 @@ import type {
   RelationInput,
   RoleCounts,
   Scope,
-  SearchHit,
-  SearchOptions,
   Store,
   Summary,
   UsageEntry,
@@ -41,6 +31,18 @@ import type {
   UsageTotals,
   UserScope,
 } from '@mnemo/core';
+import type {
+  ConversationFilter,
+  JobCompletion,
+  JobFailure,
+  JobLease,
+  JobRequest,
+  LeaseRequest,
+  MemoryFileWrite,
+  MessageEmbedding,
+  SearchHit,
+  SearchOptions,
+} from '@mnemo/core/store-kit';
 import pg from 'pg';
 import type { PostgresPool } from './postgres-driver.js';
 import { toPostgresError } from './postgres-error.js';

@@ -1,5 +1,6 @@
-import { checkSummaryRange, MemoryError } from '@mnemo/core';
+import { MemoryError } from '@mnemo/core';
 import type { NewSummary, Scope, Summary, UserScope } from '@mnemo/core';
+import { checkSummaryRange } from '@mnemo/core/store-kit';
 import type { PostgresPool } from './postgres-driver.js';
 import { conversationColumns, inConversation, toConversation, type ConversationRow } from './postgres-message-store.js';
 import type { PostgresTables } from './postgres-tables.js';

@@ -20,7 +20,7 @@ export function toIsoTime(value: unknown): string {
 }
 
 /** A json column as its value: parsed by the driver already, or parsed here when it came back as text (core's rule, shared with SQLite). */
-export { fromJsonColumn as fromJson } from '@mnemo/core';
+export { fromJsonColumn as fromJson } from '@mnemo/core/store-kit';
 
 /** Parses ISO 8601 text to the canonical form the store hands PostgreSQL; `invalid_input` naming the field otherwise. */
 export function checkTime(field: string, value: string, index?: number): string {

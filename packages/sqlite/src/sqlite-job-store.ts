@@ -1,5 +1,6 @@
 import { jobKinds, MemoryError } from '@mnemo/core';
-import type { Job, JobFailure, JobKind, JobKindCount, JobLease, JobRequest, JobStatus, LeaseRequest, Scope } from '@mnemo/core';
+import type { Job, JobKind, JobKindCount, JobStatus, Scope } from '@mnemo/core';
+import type { JobFailure, JobLease, JobRequest, LeaseRequest } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { checkCount, scopeKey, toEpochMs } from './sqlite-message-store.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';

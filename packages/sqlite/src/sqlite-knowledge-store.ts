@@ -1,6 +1,16 @@
-import { isFactVisible, mergeEntity, MemoryError, namesOf } from '@mnemo/core';
-import { entityFromRow, factFromRow, relationFromRow, type EntityRow, type FactRow, type RelationRow, type ToIsoTime } from '@mnemo/core';
+import { MemoryError, namesOf } from '@mnemo/core';
 import type { Entity, EntityInput, Fact, FactQuery, NewFact, Relation, RelationInput, Scope, UserScope } from '@mnemo/core';
+import {
+  entityFromRow,
+  type EntityRow,
+  factFromRow,
+  type FactRow,
+  isFactVisible,
+  mergeEntity,
+  relationFromRow,
+  type RelationRow,
+  type ToIsoTime,
+} from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { scopeKey, toEpochMs } from './sqlite-message-store.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';

@@ -1,5 +1,6 @@
 import { MemoryError } from '@mnemo/core';
-import type { Message, MessageEmbedding, Scope, SearchHit, SearchOptions, UserScope } from '@mnemo/core';
+import type { Message, Scope, UserScope } from '@mnemo/core';
+import type { MessageEmbedding, SearchHit, SearchOptions } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { messageColumns, scopeKey, toEpochMs, toMessage, type MessageRow } from './sqlite-message-store.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';

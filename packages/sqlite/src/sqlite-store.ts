@@ -4,19 +4,12 @@ import { MemoryError } from '@mnemo/core';
 import type {
   CallOptions,
   Conversation,
-  ConversationFilter,
   EraseResult,
   Job,
   JobBacklog,
-  JobFailure,
   JobKindCount,
-  JobCompletion,
-  JobLease,
-  JobRequest,
-  LeaseRequest,
   MemoryFile,
   MemoryFileInfo,
-  MemoryFileWrite,
   Entity,
   EntityInput,
   Fact,
@@ -24,9 +17,6 @@ import type {
   NewFact,
   Relation,
   RelationInput,
-  MessageEmbedding,
-  SearchHit,
-  SearchOptions,
   Message,
   MessageRange,
   Metadata,
@@ -43,6 +33,18 @@ import type {
   UsageTotals,
   UserScope,
 } from '@mnemo/core';
+import type {
+  ConversationFilter,
+  JobCompletion,
+  JobFailure,
+  JobLease,
+  JobRequest,
+  LeaseRequest,
+  MemoryFileWrite,
+  MessageEmbedding,
+  SearchHit,
+  SearchOptions,
+} from '@mnemo/core/store-kit';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import type { SqliteDatabase } from './sqlite-driver.js';

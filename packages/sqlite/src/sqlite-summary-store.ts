@@ -1,5 +1,6 @@
-import { checkSummaryRange, MemoryError } from '@mnemo/core';
+import { MemoryError } from '@mnemo/core';
 import type { NewSummary, Scope, Summary, UserScope } from '@mnemo/core';
+import { checkSummaryRange } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { checkCount, conversationReadColumns, scopeKey, toConversation, toEpochMs, type ConversationRow } from './sqlite-message-store.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
