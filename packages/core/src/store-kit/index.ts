@@ -39,3 +39,14 @@ export type {
   Store,
 } from '../store/store.js';
 export type { LeaseRequest } from '../jobs/job.js';
+export { ComposedStore } from '../store/composed-store.js';
+export type {
+  Awaitable,
+  FileStorePart,
+  JobStorePart,
+  KnowledgeStorePart,
+  MessageStorePart,
+  SearchStorePart,
+  StoreComposition,
+  SummaryStorePart,
+} from '../store/store-parts.js';
