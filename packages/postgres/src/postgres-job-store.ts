@@ -1,31 +1,12 @@
-import { jobKinds, MemoryError } from '@mnemo/core';
+import { jobKinds } from '@mnemo/core';
 import type { Job, JobKind, JobKindCount, JobStatus, Scope } from '@mnemo/core';
-import type { JobFailure, JobLease, JobRequest, LeaseRequest } from '@mnemo/core/store-kit';
+import { jobColumns, jobFromRow, leaseLost, type JobFailure, type JobLease, type JobRequest, type JobRow, type LeaseRequest } from '@mnemo/core/store-kit';
 import type { PostgresPool } from './postgres-driver.js';
 import { inConversation } from './postgres-message-store.js';
 import type { PostgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
 import { checkCount, checkTime, scopeKey, toInteger, toIsoTime } from './postgres-values.js';
 
-interface JobRow {
-  readonly id: string;
-  readonly tenant_id: string;
-  readonly user_id: string;
-  readonly conversation_id: string;
-  readonly kind: string;
-  readonly status: string;
-  readonly attempts: unknown;
-  readonly max_attempts: unknown;
-  readonly run_at: unknown;
-  readonly lease_owner: string | null;
-  readonly lease_expires_at: unknown;
-  readonly last_error: string | null;
-  readonly created_at: unknown;
-  readonly updated_at: unknown;
-}
-
-const jobColumns =
-  'id, tenant_id, user_id, conversation_id, kind, status, attempts, max_attempts, run_at, lease_owner, lease_expires_at, last_error, created_at, updated_at';
 
 function statements(t: PostgresTables) {
   return {
@@ -139,25 +120,6 @@ export class PostgresJobStore {
   }
 }
 
-function leaseLost(lease: JobLease): MemoryError {
-  return new MemoryError('conflict', `job ${lease.id} is not leased by ${lease.leaseOwner ?? 'this worker'} any more`, { details: { jobId: lease.id } });
-}
-
 function toJob(row: JobRow): Job {
-  return Object.freeze({
-    id: row.id,
-    tenantId: row.tenant_id,
-    userId: row.user_id,
-    conversationId: row.conversation_id,
-    kind: row.kind as JobKind,
-    status: row.status as JobStatus,
-    attempts: toInteger(row.attempts),
-    maxAttempts: toInteger(row.max_attempts),
-    runAt: toIsoTime(row.run_at),
-    ...(row.lease_owner === null ? {} : { leaseOwner: row.lease_owner }),
-    ...(row.lease_expires_at === null ? {} : { leaseExpiresAt: toIsoTime(row.lease_expires_at) }),
-    ...(row.last_error === null ? {} : { lastError: row.last_error }),
-    createdAt: toIsoTime(row.created_at),
-    updatedAt: toIsoTime(row.updated_at),
-  });
+  return jobFromRow(row, toIsoTime);
 }

@@ -2,7 +2,7 @@ import { MemoryError } from '@mnemo/core';
 import type { MemoryFile, MemoryFileInfo, UserScope } from '@mnemo/core';
 import { checkStoredMemoryPath, isWithinMemoryPath, memoryFileConflict, type MemoryFileWrite } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
-import { toEpochMs } from './sqlite-message-store.js';
+import { toEpochMs, toIsoTime } from './sqlite-values.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
 
 interface FileRow {
@@ -99,8 +99,8 @@ function toFile(row: FileRow): MemoryFile {
     path: row.path,
     content: row.content ?? '',
     version: row.version,
-    createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString(),
+    createdAt: toIsoTime(row.created_at),
+    updatedAt: toIsoTime(row.updated_at),
   };
 }
 

@@ -1,29 +1,10 @@
-import { jobKinds, MemoryError } from '@mnemo/core';
+import { jobKinds } from '@mnemo/core';
 import type { Job, JobKind, JobKindCount, JobStatus, Scope } from '@mnemo/core';
-import type { JobFailure, JobLease, JobRequest, LeaseRequest } from '@mnemo/core/store-kit';
+import { checkCount, jobColumns, jobFromRow, leaseLost, type JobFailure, type JobLease, type JobRequest, type JobRow, type LeaseRequest } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
-import { checkCount, scopeKey, toEpochMs } from './sqlite-message-store.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
+import { scopeKey, toEpochMs, toIsoTime } from './sqlite-values.js';
 
-interface JobRow {
-  readonly id: string;
-  readonly tenant_id: string;
-  readonly user_id: string;
-  readonly conversation_id: string;
-  readonly kind: string;
-  readonly status: string;
-  readonly attempts: number;
-  readonly max_attempts: number;
-  readonly run_at: number;
-  readonly lease_owner: string | null;
-  readonly lease_expires_at: number | null;
-  readonly last_error: string | null;
-  readonly created_at: number;
-  readonly updated_at: number;
-}
-
-const jobColumns =
-  'id, tenant_id, user_id, conversation_id, kind, status, attempts, max_attempts, run_at, lease_owner, lease_expires_at, last_error, created_at, updated_at';
 const inConversation = 'tenant_id = ? AND user_id = ? AND conversation_id = ?';
 
 const sql = {
@@ -114,7 +95,7 @@ export class SqliteJobStore {
       count: number;
       oldest: number;
     }[];
-    return rows.map((row) => ({ kind: row.kind, status: row.status, count: row.count, oldestCreatedAt: new Date(row.oldest).toISOString() }));
+    return rows.map((row) => ({ kind: row.kind, status: row.status, count: row.count, oldestCreatedAt: toIsoTime(row.oldest) }));
   }
 
   listFailedJobs(tenantId: string | undefined, limit: number): Job[] {
@@ -124,25 +105,6 @@ export class SqliteJobStore {
   }
 }
 
-function leaseLost(lease: JobLease): MemoryError {
-  return new MemoryError('conflict', `job ${lease.id} is not leased by ${lease.leaseOwner ?? 'this worker'} any more`, { details: { jobId: lease.id } });
-}
-
 function toJob(row: JobRow): Job {
-  return Object.freeze({
-    id: row.id,
-    tenantId: row.tenant_id,
-    userId: row.user_id,
-    conversationId: row.conversation_id,
-    kind: row.kind as JobKind,
-    status: row.status as JobStatus,
-    attempts: row.attempts,
-    maxAttempts: row.max_attempts,
-    runAt: new Date(row.run_at).toISOString(),
-    ...(row.lease_owner === null ? {} : { leaseOwner: row.lease_owner }),
-    ...(row.lease_expires_at === null ? {} : { leaseExpiresAt: new Date(row.lease_expires_at).toISOString() }),
-    ...(row.last_error === null ? {} : { lastError: row.last_error }),
-    createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString(),
-  });
+  return jobFromRow(row, toIsoTime);
 }

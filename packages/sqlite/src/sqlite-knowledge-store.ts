@@ -9,11 +9,10 @@ import {
   mergeEntity,
   relationFromRow,
   type RelationRow,
-  type ToIsoTime,
 } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
-import { scopeKey, toEpochMs } from './sqlite-message-store.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
+import { scopeKey, toEpochMs, toIsoTime } from './sqlite-values.js';
 
 const ofUser = 'tenant_id = ? AND user_id = ?';
 
@@ -225,7 +224,6 @@ export class SqliteKnowledgeStore {
   }
 }
 
-const iso: ToIsoTime = (ms) => new Date(Number(ms)).toISOString();
-const toFact = (row: FactRow): Fact => factFromRow(row, iso);
-const toEntity = (row: EntityRow): Entity => entityFromRow(row, iso);
-const toRelation = (row: RelationRow): Relation => relationFromRow(row, iso);
+const toFact = (row: FactRow): Fact => factFromRow(row, toIsoTime);
+const toEntity = (row: EntityRow): Entity => entityFromRow(row, toIsoTime);
+const toRelation = (row: RelationRow): Relation => relationFromRow(row, toIsoTime);

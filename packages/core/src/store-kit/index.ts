@@ -8,7 +8,16 @@ export { isFactVisible } from '../facts/fact-rules.js';
 export { mergeEntity } from '../graph/entity-rules.js';
 export { backlogFromRows } from '../jobs/job.js';
 export { checkConversationMetadata, toRoleCounts } from '../messages/conversation-metadata.js';
+export { checkStorableMessage } from '../messages/check-storable-message.js';
 export { idempotencyConflict, isSameMessage } from '../messages/same-message.js';
+export { scopeKey } from '../messages/scope.js';
+export { conversationFromRow, messageColumns, messageFromRow } from '../store/message-rows.js';
+export type { ConversationRow, MessageRow } from '../store/message-rows.js';
+export { summaryColumns, summaryFromRow } from '../store/summary-rows.js';
+export type { SummaryRow } from '../store/summary-rows.js';
+export { jobColumns, jobFromRow, leaseLost } from '../store/job-rows.js';
+export type { JobRow } from '../store/job-rows.js';
+export { checkCount, parseStoredTime } from '../store/stored-values.js';
 export { entityFromRow, factFromRow, fromJsonColumn, relationFromRow } from '../store/knowledge-rows.js';
 export type { EntityRow, FactRow, RelationRow, ToIsoTime } from '../store/knowledge-rows.js';
 export {

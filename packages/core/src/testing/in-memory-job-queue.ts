@@ -1,4 +1,4 @@
-import { MemoryError } from '../errors/memory-error.js';
+import { leaseLost } from '../store/job-rows.js';
 import type { Job, JobKindCount, LeaseRequest } from '../jobs/job.js';
 import type { Scope } from '../messages/scope.js';
 import type { JobFailure, JobLease, JobRequest } from '../store/store.js';
@@ -98,7 +98,7 @@ export class InMemoryJobQueue {
     const index = this.#jobs.findIndex((job) => job.id === lease.id);
     const job = this.#jobs[index];
     if (job === undefined || job.status !== 'running' || job.leaseOwner !== lease.leaseOwner) {
-      throw new MemoryError('conflict', `job ${lease.id} is not leased by ${lease.leaseOwner ?? 'this worker'} any more`, { details: { jobId: lease.id } });
+      throw leaseLost(lease);
     }
     return index;
   }
