@@ -1,8 +1,8 @@
 // The library in ten lines: keep one conversation per radio node, send only what fits the budget.
 import { createMemory } from '@mnemo/core';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 
-const memory = createMemory({ store: openSqliteStore({ path: ':memory:' }) });
+const memory = createMemory({ store: createSqliteStore({ path: ':memory:' }) });
 const node = { conversationId: 'node-!a3f9c2d1' };
 
 await memory.append(node, [

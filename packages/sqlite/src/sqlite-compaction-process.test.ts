@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createMemory, isCompactionDue, readJobBacklog, type CompactionSettings, type Job, type Memory, type Message, type Scope } from '@mnemo/core';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
+import { createSqliteStore, type SqliteStore } from './sqlite-store.js';
 
 // The workers import the built packages, as another program would; `npm run build` precedes the tests.
 const fixtures = fileURLToPath(new URL('../test-fixtures/', import.meta.url));
@@ -127,7 +127,7 @@ describe('SqliteStore compaction across processes', () => {
 
   /** Creates and migrates the file, and a memory that only queues jobs: workers run in the children. */
   function openParent(settings: CompactionSettings): Memory {
-    store = openSqliteStore({ path });
+    store = createSqliteStore({ path });
     memory = createMemory({ store, compaction: { settings }, knowledge: false, worker: { autoStart: false } });
     return memory;
   }

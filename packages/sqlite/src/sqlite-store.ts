@@ -10,11 +10,11 @@ import { SqliteFileStore } from './sqlite-file-store.js';
 import { SqliteJobStore } from './sqlite-job-store.js';
 import { SqliteKnowledgeStore } from './sqlite-knowledge-store.js';
 import { SqliteMessageStore } from './sqlite-message-store.js';
-import { migrateSqliteDatabase } from './sqlite-migrations.js';
+import { migrateSqliteSchema } from './sqlite-migrations.js';
 import { SqliteSearchStore } from './sqlite-search-store.js';
 import { SqliteSummaryStore } from './sqlite-summary-store.js';
 
-/** Options of {@link openSqliteStore}. */
+/** Options of {@link createSqliteStore}. */
 export interface SqliteStoreOptions {
   /** Database file (created if missing; its directory must exist), or `:memory:` for a private in-process database. */
   readonly path: string;
@@ -36,7 +36,7 @@ const memoryPath = ':memory:';
  * busy timeout, `storage_failed` otherwise; calls after `close()` or with an aborted signal are `unavailable`.
  */
 export class SqliteStore extends ComposedStore {
-  /** Wraps a connection already configured and migrated (see {@link openSqliteStore}); the store owns and closes it. */
+  /** Wraps a connection already configured and migrated (see {@link createSqliteStore}); the store owns and closes it. */
   constructor(database: SqliteDatabase) {
     const messages = new SqliteMessageStore(database);
     const search = new SqliteSearchStore(database);
@@ -86,7 +86,7 @@ export class SqliteStore extends ComposedStore {
  * read-only, `storage_failed` for a file that is not a SQLite database or has a newer schema, and
  * `unavailable` when another process holds the lock past the busy timeout.
  */
-export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
+export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const { path, busyTimeoutMs, readonly } = resolveSqliteStoreOptions(options);
   const memory = path === memoryPath;
   if (!memory) checkFileLocation(path, readonly);
@@ -105,13 +105,19 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     database.pragma('foreign_keys = ON');
     // sqlite-vec ships its binary inside the npm package; it must be loaded on every connection.
     sqliteVec.load(database);
-    migrateSqliteDatabase(database, { readonly });
+    migrateSqliteSchema(database, { readonly });
   } catch (error) {
     database.close();
     throw withPath(toSqliteError(error, 'preparing the database'), path);
   }
   return new SqliteStore(database);
 }
+
+/**
+ * The former name of {@link createSqliteStore}, kept because earlier READMEs showed it.
+ * @deprecated Use {@link createSqliteStore}; the adapters' factories are `createSqliteStore` and `createPostgresStore`.
+ */
+export const openSqliteStore = createSqliteStore;
 
 function resolveSqliteStoreOptions(options: SqliteStoreOptions): Required<SqliteStoreOptions> {
   const { path, busyTimeoutMs = defaultBusyTimeoutMs, readonly = false } = options;
