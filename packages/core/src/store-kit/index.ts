@@ -18,6 +18,8 @@ export type { SummaryRow } from '../store/summary-rows.js';
 export { jobColumns, jobFromRow, leaseLost } from '../store/job-rows.js';
 export type { JobRow } from '../store/job-rows.js';
 export { checkCount, parseStoredTime } from '../store/stored-values.js';
+export { memoryFileFromRow, memoryFileInfoFromRow } from '../store/file-rows.js';
+export type { MemoryFileRow } from '../store/file-rows.js';
 export { entityFromRow, factFromRow, fromJsonColumn, relationFromRow } from '../store/knowledge-rows.js';
 export type { EntityRow, FactRow, RelationRow, ToIsoTime } from '../store/knowledge-rows.js';
 export {
