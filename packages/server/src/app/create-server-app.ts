@@ -1,4 +1,4 @@
-import type { Memory, Store } from '@mnemo/core';
+import type { Memory } from '@mnemo/core';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
 import { HTTPException } from 'hono/http-exception';

@@ -1,4 +1,4 @@
-import type { Memory, Store } from '@mnemo/core';
+import type { Memory } from '@mnemo/core';
 import type { Context, Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { ServerMetrics } from '../metrics/server-metrics.js';
