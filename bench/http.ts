@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createGptTokenCounter, createMemory, defaultMessageLimits, prepareMessages } from '@mnemo/core';
 import { createServerApp, startServer } from '@mnemo/server';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import autocannon from 'autocannon';
 import { pino } from 'pino';
 import { generateMeshChat } from '../examples/generate-mesh-chat.js';
@@ -81,7 +81,7 @@ async function runProxyOnly(): Promise<void> {
 
 /** Child mode: serve the seeded file until the parent disconnects; tell the parent the URL. */
 async function serveForBenchmark(db: string): Promise<void> {
-  const store = openSqliteStore({ path: db });
+  const store = createSqliteStore({ path: db });
   const memory = createMemory({ store });
   const app = createServerApp({ memory, logger: pino({ level: 'silent' }), limits: { rateLimit: false } });
   const server = await startServer({ app, host: '127.0.0.1', port: 0 });
@@ -166,7 +166,7 @@ async function runBenchmark(): Promise<void> {
 
 /** Seeds the store directly (validated and token-counted by core, written in batches of 1,000), then compacts each conversation. */
 async function seedStore(db: string, messages: number, conversations: number): Promise<{ seedSeconds: number; compactSeconds: number }> {
-  const store = openSqliteStore({ path: db });
+  const store = createSqliteStore({ path: db });
   const counter = createGptTokenCounter();
   const memory = createMemory({ store, tokenCounter: counter, worker: { autoStart: false } });
   const perConversation = Math.ceil(messages / conversations);

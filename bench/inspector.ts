@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { createGptTokenCounter, createMemory, defaultMessageLimits, prepareMessages } from '@mnemo/core';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import { generateMeshChat } from '../examples/generate-mesh-chat.js';
 import { launchInspectorBrowser, missingChromium, showView } from '../packages/cli/test/inspector-browser.js';
 import { formatCount, formatPlainTable } from './format-plain-table.js';
@@ -77,7 +77,7 @@ async function run(): Promise<void> {
 /** Seeds the store directly (validated and token-counted by core, in batches of 1,000), compacts each conversation and records 5 context builds each. */
 async function seedStore(db: string): Promise<number> {
   const started = performance.now();
-  const store = openSqliteStore({ path: db });
+  const store = createSqliteStore({ path: db });
   const counter = createGptTokenCounter();
   const memory = createMemory({ store, tokenCounter: counter, worker: { autoStart: false }, knowledge: false });
   try {

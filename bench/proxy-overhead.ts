@@ -11,7 +11,7 @@ import { createMemory } from '@mnemo/core';
 import { startScriptedOpenAiServer } from '@mnemo/models/testing';
 import { createServerApp, startServer } from '@mnemo/server';
 import { mountProxyRoutes } from '@mnemo/server/proxy';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import autocannon from 'autocannon';
 import { pino } from 'pino';
 
@@ -173,7 +173,7 @@ async function serveChild(kind: string, args: readonly string[]): Promise<void> 
   }
   const [db, baseUrl] = args;
   if (kind !== 'proxy' || db === undefined || baseUrl === undefined) throw new Error(`unknown child mode ${kind}`);
-  const store = openSqliteStore({ path: db });
+  const store = createSqliteStore({ path: db });
   const memory = createMemory({ store });
   const app = createServerApp({ memory, logger: pino({ level: 'silent' }), limits: { rateLimit: false }, llm: { baseUrl, apiKey: 'sk-bench' }, routes: [mountProxyRoutes] });
   const server = await startServer({ app, host: '127.0.0.1', port: 0 });

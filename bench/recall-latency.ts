@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createGptTokenCounter, defaultMessageLimits, HashedEmbedder, keywordTerms, prepareMessages, recall, type Embedder, type Store, type UserScope } from '@mnemo/core';
 import { UseLiteEmbedder } from '@mnemo/models';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import { generateMeshChat } from '../examples/generate-mesh-chat.js';
 import { formatCount, formatPlainTable } from './format-plain-table.js';
 
@@ -46,7 +46,7 @@ interface Latency {
 }
 
 const directory = await mkdtemp(join(tmpdir(), 'mnemo-bench-recall-'));
-const store = openSqliteStore({ path: join(directory, 'recall.db') });
+const store = createSqliteStore({ path: join(directory, 'recall.db') });
 try {
   const hashed = new HashedEmbedder({ dimensions: 512 });
   const ingestStarted = performance.now();

@@ -1,4 +1,5 @@
-import { createMemory, InMemoryStore, savedPercent, type MessageInput } from '@mnemo/core';
+import { createMemory, savedPercent, type MessageInput } from '@mnemo/core';
+import { InMemoryStore } from '@mnemo/core/testing';
 import type { CompactionVariant } from './compaction-variants.js';
 import type { ReplaySettings } from './replay-token-costs.js';
 

@@ -1,4 +1,5 @@
-import { createMemory, InMemoryStore, type MessageInput } from '@mnemo/core';
+import { createMemory, type MessageInput } from '@mnemo/core';
+import { InMemoryStore } from '@mnemo/core/testing';
 import type { CompactionVariant } from './compaction-variants.js';
 import type { PlantedFact } from './plant-facts.js';
 import type { ReplaySettings } from './replay-token-costs.js';

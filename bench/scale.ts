@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createGptTokenCounter, createMemory, defaultMessageLimits, HashedEmbedder, prepareMessages, type ContextPolicy, type NewMessage, type Scope, type Store } from '@mnemo/core';
 import { createPostgresStore } from '@mnemo/postgres';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import pg from 'pg';
 import { generateMeshChat } from '../examples/generate-mesh-chat.js';
 import { formatCount, formatPlainTable } from './format-plain-table.js';
@@ -94,7 +94,7 @@ if (!values['skip-sqlite']) {
   const directory = await mkdtemp(join(tmpdir(), 'mnemo-bench-scale-'));
   try {
     const path = join(directory, 'scale.db');
-    const store = openSqliteStore({ path });
+    const store = createSqliteStore({ path });
     results.push(await measureStore('SQLite', 'file, WAL, one connection (the driver is synchronous)', store, 1, { size: async () => fileSize(path) }));
   } finally {
     await rm(directory, { recursive: true, force: true });

@@ -1,7 +1,8 @@
 // The library in ten lines: keep one conversation per radio node, send only what fits the budget.
-import { createMemory, InMemoryStore } from '@mnemo/core';
+import { createMemory } from '@mnemo/core';
+import { createSqliteStore } from '@mnemo/sqlite';
 
-const memory = createMemory({ store: new InMemoryStore() });
+const memory = createMemory({ store: createSqliteStore({ path: ':memory:' }) });
 const node = { conversationId: 'node-!a3f9c2d1' };
 
 await memory.append(node, [

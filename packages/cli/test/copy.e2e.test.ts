@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { HashedEmbedder, type NewMessage, type Store, type UserScope } from '@mnemo/core';
 import { createPostgresStore } from '@mnemo/postgres';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parsePostgresDatabase } from '../src/store/open-cli-store.js';
 import { describeWithPostgres, dropSchemas, freshSchemaUrl } from './postgres-database.js';
@@ -109,7 +109,7 @@ async function dump(store: Store): Promise<unknown> {
 }
 
 async function sqliteDump(path: string): Promise<unknown> {
-  const store = openSqliteStore({ path, readonly: true });
+  const store = createSqliteStore({ path, readonly: true });
   try {
     return await dump(store);
   } finally {
@@ -118,7 +118,7 @@ async function sqliteDump(path: string): Promise<unknown> {
 }
 
 async function seedSqlite(path: string): Promise<unknown> {
-  const store = openSqliteStore({ path });
+  const store = createSqliteStore({ path });
   try {
     await seed(store);
   } finally {
@@ -160,7 +160,7 @@ describe('mnemo copy between SQLite files', () => {
     expect(refused.stderr).toMatch(/already holds \d+ rows; pass --force/);
 
     // A target with rows and vectors of its own: --force replaces all of it.
-    const other = openSqliteStore({ path: join(work.path, 'other.db') });
+    const other = createSqliteStore({ path: join(work.path, 'other.db') });
     await other.appendMessages({ tenantId: 'stale', userId: 'u', conversationId: 'c' }, [message({ role: 'user', content: 'stale', createdAt: at(9), tokens: 1 })]);
     const [vector] = await new HashedEmbedder({ dimensions: 8 }).embed(['stale']);
     await other.upsertEmbeddings({ tenantId: 'stale', userId: 'u', conversationId: 'c' }, 'old-model', [{ seq: 1, vector: vector! }]);
@@ -170,7 +170,7 @@ describe('mnemo copy between SQLite files', () => {
     expect(forced.stdout).toMatch(/previous contents replaced/);
     expect(forced.stdout).toMatch(/vectors not copied/);
     expect(await sqliteDump(join(work.path, 'other.db'))).toEqual(expected);
-    const check = openSqliteStore({ path: join(work.path, 'other.db'), readonly: true });
+    const check = createSqliteStore({ path: join(work.path, 'other.db'), readonly: true });
     expect((await check.listConversations({ tenantId: 'stale' })).items).toEqual([]);
     await check.close();
   });

@@ -1,5 +1,5 @@
 import { createMemory, HashedEmbedder } from '@mnemo/core';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 
 /** Who and what the inspector tests seed: a tenant with a compacted conversation, and a second tenant. */
 export const inspectorSeed = Object.freeze({
@@ -33,7 +33,7 @@ const turns = [
  * failed job and a pending one; tenant `ops` with a conversation of its own. Runs in the test process, then closes.
  */
 export async function seedInspectorStore(path: string): Promise<void> {
-  const store = openSqliteStore({ path });
+  const store = createSqliteStore({ path });
   // The served process embeds with MNEMO_EMBEDDER=hashed: the same model, so recall finds these vectors.
   const memory = createMemory({
     store,

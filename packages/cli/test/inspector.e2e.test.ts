@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { currentHash, launchInspectorBrowser, missingChromium, showView, type InspectorBrowser, type InspectorTab } from './inspector-browser.js';
@@ -38,8 +38,8 @@ async function startServe(): Promise<string> {
 }
 
 /** Reads the served file directly, as the store holds it (a second connection to the WAL file). */
-async function readStore<T>(read: (store: ReturnType<typeof openSqliteStore>) => Promise<T>): Promise<T> {
-  const store = openSqliteStore({ path: db });
+async function readStore<T>(read: (store: ReturnType<typeof createSqliteStore>) => Promise<T>): Promise<T> {
+  const store = createSqliteStore({ path: db });
   try {
     return await read(store);
   } finally {

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HashedEmbedder } from '@mnemo/core';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runMnemo } from './run-mnemo.js';
 
@@ -23,7 +23,7 @@ describe('mnemo reembed', () => {
     const replay = await runMnemo(['replay', 'chat.jsonl', '--db', 'mnemo.db', '--policy', 'token-window', '--json'], { cwd: directory });
     expect(replay.code).toBe(0);
     // Vectors of an older model, as a store that switched embedders would hold.
-    const store = openSqliteStore({ path: join(directory, 'mnemo.db') });
+    const store = createSqliteStore({ path: join(directory, 'mnemo.db') });
     const [conversation] = (await store.listConversations({ tenantId: 'default' })).items;
     const scope = { tenantId: 'default', userId: conversation!.userId, conversationId: conversation!.conversationId };
     const old = new HashedEmbedder({ dimensions: 32 });
@@ -35,7 +35,7 @@ describe('mnemo reembed', () => {
     const run = await runMnemo(['reembed', '--db', 'mnemo.db', '--json'], { cwd: directory, timeoutMs: 60_000 });
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({ model: 'use-lite-512@0.2.0', droppedVectors: 6, conversations: 1, embeddedMessages: 6 });
-    const after = openSqliteStore({ path: join(directory, 'mnemo.db'), readonly: true });
+    const after = createSqliteStore({ path: join(directory, 'mnemo.db'), readonly: true });
     expect(await after.listUnembeddedMessages(scope, 'use-lite-512@0.2.0', 100)).toEqual([]);
     expect(await after.listUnembeddedMessages(scope, old.model, 100)).toHaveLength(6);
     await after.close();

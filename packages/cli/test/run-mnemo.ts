@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createMemory } from '@mnemo/core';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 
 /** The built CLI the end-to-end tests run, as `npx mnemo` does. */
 export const cliPath = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -91,7 +91,7 @@ export async function makeWorkDirectory(): Promise<{ path: string; remove: () =>
 export async function readStoredMessages(db: string): Promise<Map<string, { role: string; content: string }[]>> {
   const result = new Map<string, { role: string; content: string }[]>();
   if (!existsSync(db)) return result;
-  const memory = createMemory({ store: openSqliteStore({ path: db }) });
+  const memory = createMemory({ store: createSqliteStore({ path: db }) });
   try {
     const page = await memory.listConversations({}, { limit: 1000 });
     for (const conversation of page.items) {

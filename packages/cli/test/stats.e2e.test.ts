@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createMemory } from '@mnemo/core';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeWorkDirectory, meshTranscript, runMnemo } from './run-mnemo.js';
 
@@ -56,7 +56,7 @@ describe('mnemo stats', () => {
   });
 
   it('shows the background jobs not done yet per kind and how long the oldest has waited', async () => {
-    const memory = createMemory({ store: openSqliteStore({ path: join(work.path, 'queued.db') }), worker: { autoStart: false }, compaction: false });
+    const memory = createMemory({ store: createSqliteStore({ path: join(work.path, 'queued.db') }), worker: { autoStart: false }, compaction: false });
     await memory.append({ conversationId: 'node-7' }, { role: 'user', content: 'relay LARCH-RIDGE is back online' });
     await memory.append({ conversationId: 'node-8' }, { role: 'user', content: 'node 8 reports 4 hops' });
     await memory.close();

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMemory } from '@mnemo/core';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runMnemo } from './run-mnemo.js';
 
@@ -29,7 +29,7 @@ describe('mnemo users split-default', () => {
   it('moves every conversation of user "default" to its own user, finishes an interrupted copy, skips a clash, and is idempotent', async () => {
     // A store as versions before 0.2 wrote it: every seed and proxy conversation under user "default".
     const path = join(directory, 'mnemo.db');
-    const memory = createMemory({ store: openSqliteStore({ path }), worker: { autoStart: false } });
+    const memory = createMemory({ store: createSqliteStore({ path }), worker: { autoStart: false } });
     await memory.append({ conversationId: 'node-1' }, turns('one', 5));
     await memory.append({ conversationId: 'node-2' }, turns('two', 3));
     await memory.append({ conversationId: 'node-3' }, turns('three', 4));
@@ -51,7 +51,7 @@ describe('mnemo users split-default', () => {
     expect(run.stdout).toMatch(/node-1\s+moved\s+5/);
     expect(run.stdout).toContain('1 skipped');
 
-    const after = createMemory({ store: openSqliteStore({ path }), worker: { autoStart: false } });
+    const after = createMemory({ store: createSqliteStore({ path }), worker: { autoStart: false } });
     try {
       const moved = await after.listMessages({ userId: 'node-1', conversationId: 'node-1' });
       expect(moved.map(({ seq, role, content, createdAt, metadata, idempotencyKey }) => ({ seq, role, content, createdAt, metadata, idempotencyKey }))).toEqual(

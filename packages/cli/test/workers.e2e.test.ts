@@ -2,7 +2,7 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
 import { createMemory, type Job } from '@mnemo/core';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@mnemo/models/testing';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeWorkDirectory, startMnemo, type StartedMnemo } from './run-mnemo.js';
 
@@ -39,7 +39,7 @@ async function startMnemoHere(args: readonly string[], ready: RegExp, env: Recor
 
 /** Reads the store's jobs of one conversation in a short-lived connection of this process. */
 async function jobsOf(db: string, conversationId: string): Promise<Job[]> {
-  const store = openSqliteStore({ path: db });
+  const store = createSqliteStore({ path: db });
   try {
     // A conversation named without a user is its own user.
     return await store.listJobs({ tenantId: 'default', userId: conversationId, conversationId });
@@ -123,7 +123,7 @@ describe('mnemo worker', () => {
     const db = join(work.path, 'jobs.db');
     // The first summarizer call hangs (the worker is killed while it waits); the second answers.
     upstream = await startScriptedOpenAiServer({ replies: [{ delayMs: 600_000 }, { content: 'Maren keeps relay LARCH-RIDGE on solar power; node 7 routes through it.' }] });
-    const memory = createMemory({ store: openSqliteStore({ path: db }), worker: { autoStart: false } });
+    const memory = createMemory({ store: createSqliteStore({ path: db }), worker: { autoStart: false } });
     const turns = Array.from({ length: 40 }, (_, index) => ({
       role: index % 2 === 0 ? ('user' as const) : ('assistant' as const),
       content: `turn ${index}: node 7 reports relay LARCH-RIDGE at ${index % 5} hops, battery ${60 + index} percent, SNR ${index % 9} dB near the summit cabin.`,
@@ -146,7 +146,7 @@ describe('mnemo worker', () => {
 
     expect(finished, survivor.output()).toMatchObject({ status: "done", attempts: 2 });
     expect(finished?.leaseOwner).toBeUndefined();
-    const check = createMemory({ store: openSqliteStore({ path: db }), worker: { autoStart: false } });
+    const check = createMemory({ store: createSqliteStore({ path: db }), worker: { autoStart: false } });
     try {
       const summaries = await check.listSummaries({ userId: 'node-7', conversationId: 'node-7' });
       expect(summaries).toHaveLength(1);

@@ -10,7 +10,7 @@ export { isCompactionDue, planCompaction } from './compaction/plan-compaction.js
 export type { RawBacklog } from './compaction/plan-compaction.js';
 export { compressSentence, isSmallTalk, scoreSentence } from './compaction/score-sentence.js';
 export { buildSummarizePrompt } from './compaction/summarize-prompt.js';
-export type { SummarizeInput, SummarizeResult, Summarizer, SummarySourceMessage } from './compaction/summarizer.js';
+export type { SummarizeInput, SummarizeResult, Summarizer } from './compaction/summarizer.js';
 export type { NewSummary, Summary } from './compaction/summary.js';
 export { assembleContext, describeDropped, pinnedTokens } from './context/assemble-context.js';
 export { assembleHybrid, hybridShares } from './context/assemble-hybrid.js';
@@ -48,8 +48,8 @@ export type { Fact, FactQuery, NewFact } from './facts/fact.js';
 export type { ExtractedFact, FactExtractionInput, FactExtractor } from './facts/fact-extractor.js';
 export type { ExtractedGraph, ExtractedRelation, GraphExtractor } from './graph/graph-extractor.js';
 export type { Entity, EntityInput, Relation, RelationInput } from './graph/entity.js';
-export { extractKnowledge, knowledgeBatchSize, knowledgeCursorName } from './facts/extract-knowledge.js';
-export type { KnowledgeDependencies, KnowledgeRunResult } from './facts/extract-knowledge.js';
+export { extractKnowledge, knowledgeBatchSize, knowledgeCursorName } from './knowledge/extract-knowledge.js';
+export type { KnowledgeDependencies, KnowledgeRunResult } from './knowledge/extract-knowledge.js';
 export { findDates, normalizeDate } from './facts/find-dates.js';
 export type { DateMention } from './facts/find-dates.js';
 export { HeuristicFactExtractor } from './facts/heuristic-fact-extractor.js';
@@ -76,12 +76,8 @@ export type { FuseOptions, RecallDependencies, RecallExplanation, RecallHit, Rec
 export { checkRecallTuning, prepareRecallCandidates, rankPreparedCandidates, rankRecallCandidates } from './recall/rank-recall-candidates.js';
 export type { PreparedCandidates, PreparedRanking, RecallCandidates, RecallTuning } from './recall/rank-recall-candidates.js';
 export { keywordTerms, maxKeywordTerms } from './recall/keyword-terms.js';
-export type { MessageEmbedding, SearchHit, SearchOptions } from './recall/search.js';
-export { mergeEntity, namesOf } from './store/entity-rules.js';
-export { isFactVisible } from './store/fact-rules.js';
-export { entityFromRow, factFromRow, fromJsonColumn, relationFromRow } from './store/knowledge-rows.js';
-export type { EntityRow, FactRow, RelationRow, ToIsoTime } from './store/knowledge-rows.js';
-export { isWithinMemoryPath, maxMemoryPathLength, memoryRoot, normalizeMemoryPath } from './files/memory-file.js';
+export { namesOf } from './graph/entity-rules.js';
+export { maxMemoryPathLength, memoryRoot, normalizeMemoryPath } from './files/memory-file.js';
 export type { MemoryFile, MemoryFileInfo } from './files/memory-file.js';
 export { createMemoryTool, defaultMemoryToolLimits } from './files/memory-tool.js';
 export type { MemoryTool, MemoryToolDefinition, MemoryToolLimits, MemoryToolOptions } from './files/memory-tool.js';
@@ -92,11 +88,12 @@ export type { ExpandedSummary } from './engine/expand-summary.js';
 export { getConversationStats } from './engine/conversation-stats.js';
 export type { ConversationStats } from './engine/conversation-stats.js';
 export { createMemory } from './engine/create-memory.js';
-export type { EraseTarget, Memory, MemoryOptions } from './engine/create-memory.js';
-export { errorCodes, isMemoryError, MemoryError, toStorageError } from './errors/memory-error.js';
+export type { Memory, MemoryOptions } from './engine/create-memory.js';
+export type { EraseTarget } from './messages/erase-target.js';
+export { errorCodes, isMemoryError, MemoryError } from './errors/memory-error.js';
 export type { ErrorCode, ErrorDetails } from './errors/memory-error.js';
-export { backlogFromRows, jobKinds, readJobBacklog } from './jobs/job.js';
-export type { Job, JobBacklog, JobBacklogStatus, JobCounts, JobKind, JobKindCount, JobStatus, LeaseRequest } from './jobs/job.js';
+export { jobKinds, readJobBacklog } from './jobs/job.js';
+export type { Job, JobBacklog, JobBacklogStatus, JobCounts, JobKind, JobKindCount, JobStatus } from './jobs/job.js';
 export { createJobWorker } from './jobs/job-worker.js';
 export type { JobHandler, JobWorker, JobWorkerOptions } from './jobs/job-worker.js';
 export { checkToolSequence, openToolCallIds } from './messages/check-tool-sequence.js';
@@ -106,34 +103,16 @@ export { prepareMessages } from './messages/prepare-messages.js';
 export { defaultTenantId, defaultUserId, maxIdLength, resolveScope, resolveUserScope } from './messages/scope.js';
 export { maxMetadataDepth } from './messages/copy-metadata.js';
 export type { Scope, ScopeInput, UserScope, UserScopeInput } from './messages/scope.js';
+export type { SummarySourceMessage } from './messages/summary-source-message.js';
 export { defaultMessageLimits, validateMessageInput } from './messages/validate-message.js';
 export type { MessageLimits } from './messages/validate-message.js';
 export { reservedMetadataKey, supersededIds, supersedingMetadata, withoutSuperseded } from './messages/superseded-messages.js';
-export { checkConversationMetadata, maxConversationMetadataChars, toRoleCounts } from './store/conversation-metadata.js';
-export type { RoleCounts } from './store/conversation-metadata.js';
-export { idempotencyConflict, InMemoryStore } from './store/in-memory-store.js';
-export { decodeConversationCursor, decodePositionCursor, defaultPageLimit, encodeConversationCursor, encodePositionCursor, maxPageLimit, resolvePageLimit } from './store/page-cursor.js';
-export type { ConversationCursor } from './store/page-cursor.js';
-export { checkStoredMemoryPath, memoryFileConflict } from './store/memory-file-rules.js';
-export { isSameMessage } from './store/same-message.js';
-export { checkSummaryRange } from './store/summary-range.js';
-export type {
-  CallOptions,
-  Conversation,
-  ConversationFilter,
-  EraseResult,
-  JobCompletion,
-  JobFailure,
-  JobLease,
-  JobRequest,
-  MemoryFileWrite,
-  MessageRange,
-  Page,
-  PageOptions,
-  Store,
-} from './store/store.js';
+export { maxConversationMetadataChars } from './messages/conversation-metadata.js';
+export type { RoleCounts } from './messages/conversation-metadata.js';
+export { maxPageLimit } from './store/page-cursor.js';
+export type { CallOptions, Conversation, EraseResult, MessageRange, Page, PageOptions, Store } from './store/store.js';
 export { createGptTokenCounter, encodingForModel } from './tokens/gpt-token-counter.js';
 export type { GptEncodingName, GptTokenCounterOptions } from './tokens/gpt-token-counter.js';
 export type { CountableMessage, TokenCounter } from './tokens/token-counter.js';
-export { savedPercent, toUsageTotals, usageKinds } from './usage/usage.js';
+export { savedPercent, usageKinds } from './usage/usage.js';
 export type { UsageEntry, UsageKind, UsageRecord, UsageTotals } from './usage/usage.js';

@@ -1,4 +1,5 @@
-import { MemoryError, toStorageError } from '@mnemo/core';
+import { MemoryError } from '@mnemo/core';
+import { toStorageError } from '@mnemo/core/store-kit';
 
 /** The SQLSTATE of a PostgreSQL error (`40001`, `23505`, …), or `undefined` for any other error. */
 export function postgresErrorCode(error: unknown): string | undefined {

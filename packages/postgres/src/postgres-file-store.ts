@@ -1,21 +1,19 @@
-import { checkStoredMemoryPath, isWithinMemoryPath, memoryFileConflict, MemoryError } from '@mnemo/core';
-import type { MemoryFile, MemoryFileInfo, MemoryFileWrite, UserScope } from '@mnemo/core';
+import { MemoryError } from '@mnemo/core';
+import type { MemoryFile, MemoryFileInfo, UserScope } from '@mnemo/core';
+import {
+  checkStoredMemoryPath,
+  isWithinMemoryPath,
+  memoryFileConflict,
+  memoryFileFromRow,
+  memoryFileInfoFromRow,
+  type MemoryFileRow,
+  type MemoryFileWrite,
+} from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool, PostgresQueryable } from './postgres-driver.js';
 import { isUniqueViolation } from './postgres-error.js';
 import type { PostgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
-import { checkTime, toInteger, toIsoTime } from './postgres-values.js';
-
-interface FileRow {
-  readonly tenant_id: string;
-  readonly user_id: string;
-  readonly path: string;
-  readonly content?: string;
-  readonly size_bytes?: unknown;
-  readonly version: unknown;
-  readonly created_at: unknown;
-  readonly updated_at: unknown;
-}
+import { checkTime, toIsoTime } from './postgres-values.js';
 
 const fileColumns = 'tenant_id, user_id, path, content, version, created_at, updated_at';
 const ofUser = 'tenant_id = $1 AND user_id = $2';
@@ -59,7 +57,7 @@ export class PostgresFileStore {
 
   async listMemoryFiles(user: UserScope, directory: string): Promise<MemoryFileInfo[]> {
     const root = checkStoredMemoryPath(directory);
-    return (await this.#pool.query<FileRow>(this.#sql.list, [user.tenantId, user.userId, root])).rows.map(toInfo);
+    return (await this.#pool.query<MemoryFileRow>(this.#sql.list, [user.tenantId, user.userId, root])).rows.map(toInfo);
   }
 
   /** Writes with the expected version checked by the writing statement itself; `conflict` when it does not match. */
@@ -70,10 +68,10 @@ export class PostgresFileStore {
     const expected = write.expectedVersion;
     const result =
       expected === undefined
-        ? await this.#pool.query<FileRow>(this.#sql.upsert, key)
+        ? await this.#pool.query<MemoryFileRow>(this.#sql.upsert, key)
         : expected === 0
-          ? await this.#pool.query<FileRow>(this.#sql.create, key)
-          : await this.#pool.query<FileRow>(this.#sql.update, [...key, expected]);
+          ? await this.#pool.query<MemoryFileRow>(this.#sql.create, key)
+          : await this.#pool.query<MemoryFileRow>(this.#sql.update, [...key, expected]);
     const row = result.rows[0];
     if (row !== undefined) return toFile(row);
     // Read only to word the error: the write itself already failed atomically.
@@ -112,7 +110,7 @@ export class PostgresFileStore {
   }
 
   async #select(queryable: PostgresQueryable, user: UserScope, path: string): Promise<MemoryFile | undefined> {
-    const row = (await queryable.query<FileRow>(this.#sql.select, [user.tenantId, user.userId, path])).rows[0];
+    const row = (await queryable.query<MemoryFileRow>(this.#sql.select, [user.tenantId, user.userId, path])).rows[0];
     return row === undefined ? undefined : toFile(row);
   }
 }
@@ -121,19 +119,10 @@ function targetExists(target: string, cause?: unknown): MemoryError {
   return new MemoryError('conflict', `${target} already exists`, { details: { path: target }, ...(cause === undefined ? {} : { cause }) });
 }
 
-function toFile(row: FileRow): MemoryFile {
-  return {
-    tenantId: row.tenant_id,
-    userId: row.user_id,
-    path: row.path,
-    content: row.content ?? '',
-    version: toInteger(row.version),
-    createdAt: toIsoTime(row.created_at),
-    updatedAt: toIsoTime(row.updated_at),
-  };
+function toFile(row: MemoryFileRow): MemoryFile {
+  return memoryFileFromRow(row, toIsoTime);
 }
 
-function toInfo(row: FileRow): MemoryFileInfo {
-  const { content: _content, ...info } = toFile(row);
-  return { ...info, sizeBytes: toInteger(row.size_bytes ?? 0) };
+function toInfo(row: MemoryFileRow): MemoryFileInfo {
+  return memoryFileInfoFromRow(row, toIsoTime);
 }

@@ -1,30 +1,12 @@
-import { jobKinds, MemoryError } from '@mnemo/core';
-import type { Job, JobCounts, JobFailure, JobKind, JobKindCount, JobLease, JobRequest, JobStatus, LeaseRequest, Scope } from '@mnemo/core';
+import { jobKinds } from '@mnemo/core';
+import type { Job, JobKind, JobKindCount, JobStatus, Scope } from '@mnemo/core';
+import { jobColumns, jobFromRow, leaseLost, type JobFailure, type JobLease, type JobRequest, type JobRow, type LeaseRequest } from '@mnemo/core/store-kit';
 import type { PostgresPool } from './postgres-driver.js';
 import { inConversation } from './postgres-message-store.js';
 import type { PostgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
 import { checkCount, checkTime, scopeKey, toInteger, toIsoTime } from './postgres-values.js';
 
-interface JobRow {
-  readonly id: string;
-  readonly tenant_id: string;
-  readonly user_id: string;
-  readonly conversation_id: string;
-  readonly kind: string;
-  readonly status: string;
-  readonly attempts: unknown;
-  readonly max_attempts: unknown;
-  readonly run_at: unknown;
-  readonly lease_owner: string | null;
-  readonly lease_expires_at: unknown;
-  readonly last_error: string | null;
-  readonly created_at: unknown;
-  readonly updated_at: unknown;
-}
-
-const jobColumns =
-  'id, tenant_id, user_id, conversation_id, kind, status, attempts, max_attempts, run_at, lease_owner, lease_expires_at, last_error, created_at, updated_at';
 
 function statements(t: PostgresTables) {
   return {
@@ -57,8 +39,6 @@ function statements(t: PostgresTables) {
     fail: `UPDATE ${t.jobs} SET status = $1, run_at = coalesce($2, run_at), last_error = $3, lease_owner = NULL, lease_expires_at = NULL, updated_at = $4
       WHERE id = $5 AND status = 'running' AND lease_owner = $6 RETURNING ${jobColumns}`,
     selectForConversation: `SELECT ${jobColumns} FROM ${t.jobs} WHERE ${inConversation} ORDER BY position`,
-    countAll: `SELECT status, count(*) AS count FROM ${t.jobs} GROUP BY status`,
-    countTenant: `SELECT status, count(*) AS count FROM ${t.jobs} WHERE tenant_id = $1 GROUP BY status`,
     countByKindAll: `SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM ${t.jobs} GROUP BY kind, status ORDER BY kind, status`,
     countByKindTenant: `SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM ${t.jobs} WHERE tenant_id = $1
       GROUP BY kind, status ORDER BY kind, status`,
@@ -123,16 +103,6 @@ export class PostgresJobStore {
     return (await this.#pool.query<JobRow>(this.#sql.selectForConversation, scopeKey(scope))).rows.map(toJob);
   }
 
-  async getJobCounts(tenantId: string | undefined): Promise<JobCounts> {
-    const result =
-      tenantId === undefined
-        ? await this.#pool.query<{ status: JobStatus; count: unknown }>(this.#sql.countAll)
-        : await this.#pool.query<{ status: JobStatus; count: unknown }>(this.#sql.countTenant, [tenantId]);
-    const counts = { pending: 0, running: 0, done: 0, failed: 0 };
-    for (const row of result.rows) counts[row.status] = toInteger(row.count);
-    return counts;
-  }
-
   async countJobsByKind(tenantId: string | undefined): Promise<JobKindCount[]> {
     type Row = { kind: JobKind; status: JobStatus; count: unknown; oldest: unknown };
     const result =
@@ -150,25 +120,6 @@ export class PostgresJobStore {
   }
 }
 
-function leaseLost(lease: JobLease): MemoryError {
-  return new MemoryError('conflict', `job ${lease.id} is not leased by ${lease.leaseOwner ?? 'this worker'} any more`, { details: { jobId: lease.id } });
-}
-
 function toJob(row: JobRow): Job {
-  return Object.freeze({
-    id: row.id,
-    tenantId: row.tenant_id,
-    userId: row.user_id,
-    conversationId: row.conversation_id,
-    kind: row.kind as JobKind,
-    status: row.status as JobStatus,
-    attempts: toInteger(row.attempts),
-    maxAttempts: toInteger(row.max_attempts),
-    runAt: toIsoTime(row.run_at),
-    ...(row.lease_owner === null ? {} : { leaseOwner: row.lease_owner }),
-    ...(row.lease_expires_at === null ? {} : { leaseExpiresAt: toIsoTime(row.lease_expires_at) }),
-    ...(row.last_error === null ? {} : { lastError: row.last_error }),
-    createdAt: toIsoTime(row.created_at),
-    updatedAt: toIsoTime(row.updated_at),
-  });
+  return jobFromRow(row, toIsoTime);
 }

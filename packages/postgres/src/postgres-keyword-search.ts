@@ -1,4 +1,5 @@
-import type { SearchHit, SearchOptions, UserScope } from '@mnemo/core';
+import type { UserScope } from '@mnemo/core';
+import type { SearchHit, SearchOptions } from '@mnemo/core/store-kit';
 import type { PostgresQueryable } from './postgres-driver.js';
 import { checkK, prefixedMessageColumns, searchFilters, toHit, type HitRow } from './postgres-search-filters.js';
 import type { PostgresTables } from './postgres-tables.js';

@@ -1,6 +1,6 @@
-import { isFactVisible, mergeEntity, MemoryError, namesOf } from '@mnemo/core';
-import { entityFromRow, factFromRow, relationFromRow, type EntityRow, type FactRow, type RelationRow } from '@mnemo/core';
+import { MemoryError, namesOf } from '@mnemo/core';
 import type { Entity, EntityInput, Fact, FactQuery, NewFact, Relation, RelationInput, Scope, UserScope } from '@mnemo/core';
+import { entityFromRow, type EntityRow, factFromRow, type FactRow, isFactVisible, mergeEntity, relationFromRow, type RelationRow } from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool, PostgresQueryable } from './postgres-driver.js';
 import { inConversation } from './postgres-message-store.js';
 import type { PostgresTables } from './postgres-tables.js';

@@ -1,70 +1,44 @@
-import {
-  checkConversationMetadata,
-  decodeConversationCursor,
-  decodePositionCursor,
-  encodeConversationCursor,
-  encodePositionCursor,
-  idempotencyConflict,
-  isSameMessage,
-  MemoryError,
-  messageRoles,
-  resolvePageLimit,
-  toRoleCounts,
-  toUsageTotals,
-} from '@mnemo/core';
+import { MemoryError } from '@mnemo/core';
 import type {
   RoleCounts,
   Conversation,
-  ConversationFilter,
   EraseResult,
   Message,
   MessageRange,
-  MessageRole,
   Metadata,
   NewMessage,
   Page,
   PageOptions,
   Scope,
-  ToolCall,
   UsageEntry,
   UsageKind,
   UsageRecord,
   UsageTotals,
   UserScope,
 } from '@mnemo/core';
+import {
+  checkConversationMetadata,
+  checkStorableMessage,
+  conversationFromRow,
+  type ConversationFilter,
+  type ConversationRow,
+  decodeConversationCursor,
+  decodePositionCursor,
+  encodeConversationCursor,
+  encodePositionCursor,
+  idempotencyConflict,
+  isSameMessage,
+  messageColumns,
+  messageFromRow,
+  type MessageRow,
+  resolvePageLimit,
+  toRoleCounts,
+  toUsageTotals,
+} from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool, PostgresQueryable } from './postgres-driver.js';
 import type { PostgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
-import { checkCount, checkTime, fromJson, scopeKey, toInteger, toIsoTime } from './postgres-values.js';
-
-/** A `messages` row as read with {@link messageColumns}. */
-export interface MessageRow {
-  readonly id: string;
-  readonly seq: unknown;
-  readonly role: string;
-  readonly content: string;
-  readonly name: string | null;
-  readonly tool_calls: unknown;
-  readonly tool_call_id: string | null;
-  readonly created_at: unknown;
-  readonly metadata: unknown;
-  readonly tokens: unknown;
-  readonly idempotency_key: string | null;
-}
-
-/** A `conversations` row as read with the watermark columns. */
-export interface ConversationRow {
-  readonly tenant_id: string;
-  readonly user_id: string;
-  readonly conversation_id: string;
-  readonly created_at: unknown;
-  readonly updated_at: unknown;
-  readonly message_count: unknown;
-  readonly total_tokens: unknown;
-  readonly summarized_through_seq: unknown;
-  readonly summarized_tokens: unknown;
-  readonly metadata: unknown;
-}
+import { checkCount, checkTime, scopeKey, toInteger, toIsoTime } from './postgres-values.js';
 
 /** Columns of a conversation as {@link toConversation} reads them. */
 export const conversationColumns =
@@ -72,8 +46,6 @@ export const conversationColumns =
 /** The WHERE clause of one conversation, bound to `$1, $2, $3` ({@link scopeKey}). */
 export const inConversation = 'tenant_id = $1 AND user_id = $2 AND conversation_id = $3';
 
-/** The columns every message read selects. */
-export const messageColumns = 'id, seq, role, content, name, tool_calls, tool_call_id, created_at, metadata, tokens, idempotency_key';
 // How often an append retries finding its conversation row when an erase removes it between the insert
 // attempt and the lock; each retry means another transaction erased the conversation meanwhile.
 const lockAttempts = 3;
@@ -374,52 +346,14 @@ export class PostgresMessageStore {
   }
 }
 
-// NULL columns come back as undefined fields, so a stored message equals the NewMessage it was made from.
 /** Maps a message row to a stored {@link Message}. */
 export function toMessage(row: MessageRow): Message {
-  return Object.freeze({
-    id: row.id,
-    seq: toInteger(row.seq),
-    role: row.role as MessageRole,
-    content: row.content,
-    name: row.name ?? undefined,
-    toolCalls: row.tool_calls === null ? undefined : fromJson<readonly ToolCall[]>(row.tool_calls),
-    toolCallId: row.tool_call_id ?? undefined,
-    createdAt: toIsoTime(row.created_at),
-    metadata: row.metadata === null ? undefined : fromJson<Metadata>(row.metadata),
-    idempotencyKey: row.idempotency_key ?? undefined,
-    tokens: toInteger(row.tokens),
-  });
+  return messageFromRow(row, toIsoTime);
 }
 
 /** Maps a `conversations` row (read with {@link conversationColumns}) to a {@link Conversation}. */
 export function toConversation(row: ConversationRow): Conversation {
-  return {
-    tenantId: row.tenant_id,
-    userId: row.user_id,
-    conversationId: row.conversation_id,
-    createdAt: toIsoTime(row.created_at),
-    updatedAt: toIsoTime(row.updated_at),
-    messageCount: toInteger(row.message_count),
-    totalTokens: toInteger(row.total_tokens),
-    summarizedThroughSeq: toInteger(row.summarized_through_seq),
-    summarizedTokens: toInteger(row.summarized_tokens),
-    metadata: row.metadata === null || row.metadata === undefined ? undefined : fromJson<Metadata>(row.metadata),
-  };
-}
-
-// The store gives back times as ISO text from a timestamptz: only canonical ISO text (what `toISOString()`
-// prints) survives that round trip unchanged, so anything else is refused, not altered.
-function checkStorableMessage(message: NewMessage, index: number): void {
-  if (!(messageRoles as readonly string[]).includes(message.role)) {
-    throw new MemoryError('invalid_input', `message ${index}: role must be one of ${messageRoles.join(', ')}`, { details: { field: 'role', index } });
-  }
-  if (checkTime('createdAt', message.createdAt, index) !== message.createdAt) {
-    throw new MemoryError('invalid_input', `message ${index}: createdAt must be ISO 8601 UTC with milliseconds, as toISOString() prints it`, {
-      details: { field: 'createdAt', index },
-    });
-  }
-  checkCount('tokens', message.tokens, index);
+  return conversationFromRow(row, toIsoTime);
 }
 
 function clampSeq(field: string, value: number): number {

@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Job, Scope } from '@mnemo/core';
+import { readJobBacklog, type Job, type Scope } from '@mnemo/core';
 import { makeNewMessage } from '@mnemo/core/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { createTestSchemas, describeWithPostgres } from '../test/postgres-test-database.js';
@@ -131,7 +131,7 @@ describeWithPostgres('PostgresStore across processes', (url) => {
     const leased = reports.flatMap((report) => report.leased);
     expect(leased).toHaveLength(jobCount);
     expect(new Set(leased).size).toBe(jobCount);
-    expect(await store.getJobCounts({})).toEqual({ pending: 0, running: 0, done: jobCount, failed: 0 });
+    expect((await readJobBacklog(store, {})).byStatus).toEqual({ pending: 0, running: 0, done: jobCount, failed: 0 });
   }, processTestTimeoutMs);
 
   it('hands the job of a process killed while holding its lease to another worker once the lease expired', async () => {

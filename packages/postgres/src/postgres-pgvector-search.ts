@@ -1,6 +1,7 @@
-import type { Message, Scope, SearchHit, SearchOptions, UserScope } from '@mnemo/core';
+import type { Message, Scope, UserScope } from '@mnemo/core';
+import type { MessageRow, SearchHit, SearchOptions } from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool } from './postgres-driver.js';
-import { toMessage, type MessageRow } from './postgres-message-store.js';
+import { toMessage } from './postgres-message-store.js';
 import { prefixedMessageColumns, searchFilters, toHit, type HitRow } from './postgres-search-filters.js';
 import type { PostgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';

@@ -1,6 +1,6 @@
 import { MemoryError } from '@mnemo/core';
-import type { SearchHit, SearchOptions } from '@mnemo/core';
-import { messageColumns, toMessage, type MessageRow } from './postgres-message-store.js';
+import { messageColumns, type MessageRow, type SearchHit, type SearchOptions } from '@mnemo/core/store-kit';
+import { toMessage } from './postgres-message-store.js';
 import { checkTime } from './postgres-values.js';
 
 /** A search result row: the message's columns, its conversation and its score. */

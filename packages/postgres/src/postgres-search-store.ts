@@ -1,7 +1,8 @@
 import { MemoryError } from '@mnemo/core';
-import type { Message, MessageEmbedding, Scope, SearchHit, SearchOptions, UserScope } from '@mnemo/core';
+import type { Message, Scope, UserScope } from '@mnemo/core';
+import { messageColumns, type MessageEmbedding, type MessageRow, type SearchHit, type SearchOptions } from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool, PostgresQueryable } from './postgres-driver.js';
-import { inConversation, messageColumns, toMessage, type MessageRow } from './postgres-message-store.js';
+import { inConversation, toMessage } from './postgres-message-store.js';
 import { searchKeywordIndexed } from './postgres-keyword-search.js';
 import { PostgresPgvectorSearch } from './postgres-pgvector-search.js';
 import { checkK, checkVector, dimensionMismatch, prefixedMessageColumns, searchFilters, toHit, type HitRow } from './postgres-search-filters.js';

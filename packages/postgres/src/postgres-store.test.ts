@@ -1,4 +1,4 @@
-import { HashedEmbedder, isMemoryError, type Scope } from '@mnemo/core';
+import { HashedEmbedder, isMemoryError, readJobBacklog, type Scope } from '@mnemo/core';
 import { makeNewMessage, runStoreConformance } from '@mnemo/core/testing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTestSchemas, describeWithPostgres } from '../test/postgres-test-database.js';
@@ -118,7 +118,7 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', (url) => {
       const all = results.flat();
       expect(all).toHaveLength(jobCount);
       expect(new Set(all).size).toBe(jobCount);
-      expect(await right.getJobCounts({})).toEqual({ pending: 0, running: 0, done: jobCount, failed: 0 });
+      expect((await readJobBacklog(right, {})).byStatus).toEqual({ pending: 0, running: 0, done: jobCount, failed: 0 });
     });
 
     it('registers a new embedding model once when two stores store its first vectors at the same time', async () => {

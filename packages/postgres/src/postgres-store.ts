@@ -1,47 +1,5 @@
 import { MemoryError } from '@mnemo/core';
-import type {
-  CallOptions,
-  Conversation,
-  ConversationFilter,
-  Entity,
-  EntityInput,
-  EraseResult,
-  Fact,
-  FactQuery,
-  Job,
-  JobBacklog,
-  JobCounts,
-  JobKindCount,
-  JobFailure,
-  JobCompletion,
-  JobLease,
-  JobRequest,
-  LeaseRequest,
-  MemoryFile,
-  MemoryFileInfo,
-  MemoryFileWrite,
-  Message,
-  MessageEmbedding,
-  MessageRange,
-  Metadata,
-  NewFact,
-  NewMessage,
-  NewSummary,
-  Page,
-  PageOptions,
-  Relation,
-  RelationInput,
-  RoleCounts,
-  Scope,
-  SearchHit,
-  SearchOptions,
-  Store,
-  Summary,
-  UsageEntry,
-  UsageRecord,
-  UsageTotals,
-  UserScope,
-} from '@mnemo/core';
+import { ComposedStore } from '@mnemo/core/store-kit';
 import pg from 'pg';
 import type { PostgresPool } from './postgres-driver.js';
 import { toPostgresError } from './postgres-error.js';
@@ -95,231 +53,38 @@ export const postgresStoreDefaults = Object.freeze({
  * `MemoryError`s: `unavailable` for lost races, timeouts and unreachable servers (retryable),
  * `storage_failed` otherwise; calls after `close()` or with an aborted signal are `unavailable`.
  */
-export class PostgresStore implements Store {
-  readonly #pool: PostgresPool;
-  readonly #messages: PostgresMessageStore;
-  readonly #summaries: PostgresSummaryStore;
-  readonly #jobs: PostgresJobStore;
-  readonly #files: PostgresFileStore;
-  readonly #search: PostgresSearchStore;
-  readonly #knowledge: PostgresKnowledgeStore;
-  #closed = false;
-
+export class PostgresStore extends ComposedStore {
   /** Wraps a pool whose schema is already migrated (see {@link createPostgresStore}); the store owns the pool and ends it on `close`. */
   constructor(pool: PostgresPool, options: { readonly schema?: string; readonly pgvector?: boolean } = {}) {
     const tables = postgresTables(options.schema ?? defaultPostgresSchema);
-    this.#pool = pool;
-    this.#messages = new PostgresMessageStore(pool, tables);
-    this.#summaries = new PostgresSummaryStore(pool, tables);
-    this.#jobs = new PostgresJobStore(pool, tables);
-    this.#files = new PostgresFileStore(pool, tables);
-    this.#search = new PostgresSearchStore(pool, tables, { usePgvector: options.pgvector ?? true });
-    this.#knowledge = new PostgresKnowledgeStore(pool, tables);
-  }
-
-  async appendMessages(scope: Scope, messages: readonly NewMessage[], options?: CallOptions): Promise<Message[]> {
-    return this.#run('appending messages', options, () => this.#messages.appendMessages(scope, messages));
-  }
-
-  async listMessages(scope: Scope, range?: MessageRange, options?: CallOptions): Promise<Message[]> {
-    return this.#run('listing messages', options, () => this.#messages.listMessages(scope, range));
-  }
-
-  async getConversation(scope: Scope, options?: CallOptions): Promise<Conversation | undefined> {
-    return this.#run('reading a conversation', options, () => this.#messages.getConversation(scope));
-  }
-
-  async listConversations(filter: ConversationFilter, page?: PageOptions, options?: CallOptions): Promise<Page<Conversation>> {
-    return this.#run('listing conversations', options, () => this.#messages.listConversations(filter, page));
-  }
-
-  async updateConversationMetadata(scope: Scope, metadata: Metadata, options?: CallOptions): Promise<Conversation | undefined> {
-    return this.#run('updating conversation metadata', options, () => this.#messages.updateConversationMetadata(scope, metadata));
-  }
-
-  async countMessagesByRole(scope: Scope, options?: CallOptions): Promise<RoleCounts> {
-    return this.#run('counting messages by role', options, () => this.#messages.countMessagesByRole(scope));
-  }
-
-  async insertUsage(scope: Scope, record: UsageRecord, options?: CallOptions): Promise<void> {
-    return this.#run('recording usage', options, () => this.#messages.insertUsage(scope, record));
-  }
-
-  async getUsageTotals(scope: Scope, options?: CallOptions): Promise<UsageTotals> {
-    return this.#run('summing usage', options, () => this.#messages.getUsageTotals(scope));
-  }
-
-  async listUsage(scope: Scope, page?: PageOptions, options?: CallOptions): Promise<Page<UsageEntry>> {
-    return this.#run('listing usage', options, () => this.#messages.listUsage(scope, page));
-  }
-
-  async insertSummary(scope: Scope, summary: NewSummary, options: CallOptions & { expectedWatermark: number }): Promise<Summary> {
-    return this.#run('writing a summary', options, () => this.#summaries.insertSummary(scope, summary, options.expectedWatermark));
-  }
-
-  async getLatestSummary(scope: Scope, options?: CallOptions): Promise<Summary | undefined> {
-    return this.#run('reading the latest summary', options, () => this.#summaries.getLatestSummary(scope));
-  }
-
-  async listSummaries(scope: Scope, options?: CallOptions): Promise<Summary[]> {
-    return this.#run('listing summaries', options, () => this.#summaries.listSummaries(scope));
-  }
-
-  async getSummary(user: UserScope, summaryId: string, options?: CallOptions): Promise<Summary | undefined> {
-    return this.#run('reading a summary', options, () => this.#summaries.getSummary(user, summaryId));
-  }
-
-  async enqueueJob(scope: Scope, request: JobRequest, options?: CallOptions): Promise<Job> {
-    return this.#run('queueing a job', options, () => this.#jobs.enqueueJob(scope, request));
-  }
-
-  async leaseJob(request: LeaseRequest, options?: CallOptions): Promise<Job | undefined> {
-    return this.#run('leasing a job', options, () => this.#jobs.leaseJob(request));
-  }
-
-  async completeJob(lease: JobLease, now: string, options?: CallOptions & JobCompletion): Promise<void> {
-    return this.#run('completing a job', options, () => this.#jobs.completeJob(lease, now, options?.warning));
-  }
-
-  async failJob(lease: JobLease, failure: JobFailure, options?: CallOptions): Promise<Job> {
-    return this.#run('failing a job', options, () => this.#jobs.failJob(lease, failure));
-  }
-
-  async listJobs(scope: Scope, options?: CallOptions): Promise<Job[]> {
-    return this.#run('listing jobs', options, () => this.#jobs.listJobs(scope));
-  }
-
-  async getJobCounts(filter: { tenantId?: string }, options?: CallOptions): Promise<JobCounts> {
-    return this.#run('counting jobs', options, () => this.#jobs.getJobCounts(filter.tenantId));
-  }
-
-  async countJobsByKind(filter: { tenantId?: string }, options?: CallOptions): Promise<JobKindCount[]> {
-    return this.#run('counting jobs by kind', options, () => this.#jobs.countJobsByKind(filter.tenantId));
-  }
-
-  async listFailedJobs(filter: { tenantId?: string; limit: number }, options?: CallOptions): Promise<Job[]> {
-    return this.#run('listing failed jobs', options, () => this.#jobs.listFailedJobs(filter.tenantId, filter.limit));
-  }
-
-  async upsertEmbeddings(scope: Scope, model: string, embeddings: readonly MessageEmbedding[], options?: CallOptions): Promise<void> {
-    return this.#run('storing vectors', options, () => this.#search.upsertEmbeddings(scope, model, embeddings));
-  }
-
-  async listUnembeddedMessages(scope: Scope, model: string, limit: number, options?: CallOptions): Promise<Message[]> {
-    return this.#run('listing messages without vectors', options, () => this.#search.listUnembeddedMessages(scope, model, limit));
-  }
-
-  async deleteEmbeddings(filter: { tenantId: string; userId?: string; exceptModel?: string }, options?: CallOptions): Promise<number> {
-    return this.#run('deleting vectors', options, () => this.#search.deleteEmbeddings(filter));
-  }
-
-  async searchKeyword(user: UserScope, terms: readonly string[], options: SearchOptions, callOptions?: CallOptions): Promise<SearchHit[]> {
-    return this.#run('searching by keyword', callOptions, () => this.#search.searchKeyword(user, terms, options));
-  }
-
-  async searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions, callOptions?: CallOptions): Promise<SearchHit[]> {
-    return this.#run('searching by vector', callOptions, () => this.#search.searchVector(user, model, vector, options));
-  }
-
-  async insertFact(user: UserScope, fact: NewFact, options: CallOptions & { supersedes?: string } = {}): Promise<Fact> {
-    return this.#run('storing a fact', options, () => this.#knowledge.insertFact(user, fact, options.supersedes));
-  }
-
-  async retireFact(user: UserScope, factId: string, at: string, options?: CallOptions): Promise<Fact> {
-    return this.#run('retiring a fact', options, () => this.#knowledge.retireFact(user, factId, at));
-  }
-
-  async listFacts(user: UserScope, query: FactQuery = {}, options?: CallOptions): Promise<Fact[]> {
-    return this.#run('listing facts', options, () => this.#knowledge.listFacts(user, query));
-  }
-
-  async upsertEntity(user: UserScope, input: EntityInput, now: string, options?: CallOptions): Promise<Entity> {
-    return this.#run('storing an entity', options, () => this.#knowledge.upsertEntity(user, input, now));
-  }
-
-  async listEntities(user: UserScope, query: { query?: string; ids?: readonly string[]; limit?: number } = {}, options?: CallOptions): Promise<Entity[]> {
-    return this.#run('listing entities', options, () => this.#knowledge.listEntities(user, query));
-  }
-
-  async insertRelation(user: UserScope, input: RelationInput, now: string, options?: CallOptions): Promise<Relation> {
-    return this.#run('storing a relation', options, () => this.#knowledge.insertRelation(user, input, now));
-  }
-
-  async retireRelation(user: UserScope, relationId: string, at: string, options?: CallOptions): Promise<Relation> {
-    return this.#run('retiring a relation', options, () => this.#knowledge.retireRelation(user, relationId, at));
-  }
-
-  async listRelations(user: UserScope, query: { entityIds: readonly string[]; includeHistory?: boolean }, options?: CallOptions): Promise<Relation[]> {
-    return this.#run('listing relations', options, () => this.#knowledge.listRelations(user, query));
-  }
-
-  async getCursor(scope: Scope, name: string, options?: CallOptions): Promise<number> {
-    return this.#run('reading a cursor', options, () => this.#knowledge.getCursor(scope, name));
-  }
-
-  async advanceCursor(scope: Scope, name: string, expected: number, next: number, options?: CallOptions): Promise<void> {
-    return this.#run('moving a cursor', options, () => this.#knowledge.advanceCursor(scope, name, expected, next));
-  }
-
-  async getMemoryFile(user: UserScope, path: string, options?: CallOptions): Promise<MemoryFile | undefined> {
-    return this.#run('reading a memory file', options, () => this.#files.getMemoryFile(user, path));
-  }
-
-  async listMemoryFiles(user: UserScope, directory: string, options?: CallOptions): Promise<MemoryFileInfo[]> {
-    return this.#run('listing memory files', options, () => this.#files.listMemoryFiles(user, directory));
-  }
-
-  async putMemoryFile(user: UserScope, write: MemoryFileWrite, options?: CallOptions): Promise<MemoryFile> {
-    return this.#run('writing a memory file', options, () => this.#files.putMemoryFile(user, write));
-  }
-
-  async deleteMemoryFiles(user: UserScope, path: string, options?: CallOptions): Promise<number> {
-    return this.#run('deleting memory files', options, () => this.#files.deleteMemoryFiles(user, path));
-  }
-
-  async renameMemoryFiles(user: UserScope, from: string, to: string, now: string, options?: CallOptions): Promise<number> {
-    return this.#run('renaming memory files', options, () => this.#files.renameMemoryFiles(user, from, to, now));
-  }
-
-  async deleteConversation(scope: Scope, options?: CallOptions): Promise<EraseResult> {
-    return this.#run('erasing a conversation', options, () => this.#messages.deleteConversation(scope));
-  }
-
-  async deleteUser(user: UserScope, options?: CallOptions): Promise<EraseResult> {
-    return this.#run('erasing a user', options, () =>
-      runInTransaction(this.#pool, async (client) => {
-        const erased = await this.#messages.deleteUser(client, user);
-        await this.#knowledge.deleteUser(client, user);
-        await this.#files.deleteUser(client, user);
-        return erased;
-      }),
-    );
-  }
-
-  /** Ends the pool, waiting for calls in flight; closing twice is not an error. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    try {
-      await this.#pool.end();
-    } catch (error) {
-      throw toPostgresError(error, 'closing the connection pool');
-    }
-  }
-
-  async #run<T>(action: string, options: CallOptions | undefined, body: () => Promise<T>): Promise<T> {
-    if (this.#closed) throw new MemoryError('unavailable', `${action} failed: the store is closed`);
-    const signal = options?.signal;
-    // A statement sent to the server runs to its end (or its timeout) whatever the caller does next, so the
-    // signal is honoured before starting, which is the only point where aborting changes nothing stored.
-    if (signal?.aborted === true) {
-      throw new MemoryError('unavailable', `${action} was aborted`, { cause: signal.reason, details: { aborted: true } });
-    }
-    try {
-      return await body();
-    } catch (error) {
-      throw toPostgresError(error, action);
-    }
+    const messages = new PostgresMessageStore(pool, tables);
+    const knowledge = new PostgresKnowledgeStore(pool, tables);
+    const files = new PostgresFileStore(pool, tables);
+    super({
+      messages,
+      summaries: new PostgresSummaryStore(pool, tables),
+      jobs: new PostgresJobStore(pool, tables),
+      search: new PostgresSearchStore(pool, tables, { usePgvector: options.pgvector ?? true }),
+      knowledge,
+      files,
+      deleteConversation: (scope) => messages.deleteConversation(scope),
+      deleteUser: (user) =>
+        runInTransaction(pool, async (client) => {
+          const erased = await messages.deleteUser(client, user);
+          await knowledge.deleteUser(client, user);
+          await files.deleteUser(client, user);
+          return erased;
+        }),
+      toError: toPostgresError,
+      // Waits for calls in flight.
+      closeConnection: async () => {
+        try {
+          await pool.end();
+        } catch (error) {
+          throw toPostgresError(error, 'closing the connection pool');
+        }
+      },
+    });
   }
 }
 

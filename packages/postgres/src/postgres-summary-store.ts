@@ -1,31 +1,12 @@
-import { checkSummaryRange, MemoryError } from '@mnemo/core';
+import { MemoryError } from '@mnemo/core';
 import type { NewSummary, Scope, Summary, UserScope } from '@mnemo/core';
+import { checkSummaryRange, summaryColumns, summaryFromRow, type ConversationRow, type SummaryRow } from '@mnemo/core/store-kit';
 import type { PostgresPool } from './postgres-driver.js';
-import { conversationColumns, inConversation, toConversation, type ConversationRow } from './postgres-message-store.js';
+import { conversationColumns, inConversation, toConversation } from './postgres-message-store.js';
 import type { PostgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
-import { checkCount, checkTime, fromJson, scopeKey, toInteger, toIsoTime } from './postgres-values.js';
+import { checkCount, checkTime, scopeKey, toIsoTime } from './postgres-values.js';
 
-interface SummaryRow {
-  readonly id: string;
-  readonly tenant_id: string;
-  readonly user_id: string;
-  readonly conversation_id: string;
-  readonly level: unknown;
-  readonly from_seq: unknown;
-  readonly to_seq: unknown;
-  readonly content: string;
-  readonly tokens: unknown;
-  readonly folded_summary_ids: unknown;
-  readonly summarizer: string;
-  readonly input_tokens: unknown;
-  readonly output_tokens: unknown;
-  readonly fallback_reason: string | null;
-  readonly created_at: unknown;
-}
-
-const summaryColumns =
-  'id, tenant_id, user_id, conversation_id, level, from_seq, to_seq, content, tokens, folded_summary_ids, summarizer, input_tokens, output_tokens, fallback_reason, created_at';
 
 function statements(t: PostgresTables) {
   return {
@@ -106,21 +87,5 @@ export class PostgresSummaryStore {
 }
 
 function toSummary(row: SummaryRow): Summary {
-  return Object.freeze({
-    id: row.id,
-    tenantId: row.tenant_id,
-    userId: row.user_id,
-    conversationId: row.conversation_id,
-    level: toInteger(row.level),
-    fromSeq: toInteger(row.from_seq),
-    toSeq: toInteger(row.to_seq),
-    content: row.content,
-    tokens: toInteger(row.tokens),
-    foldedSummaryIds: fromJson<string[]>(row.folded_summary_ids),
-    summarizer: row.summarizer,
-    inputTokens: toInteger(row.input_tokens),
-    outputTokens: toInteger(row.output_tokens),
-    ...(row.fallback_reason === null ? {} : { fallbackReason: row.fallback_reason }),
-    createdAt: toIsoTime(row.created_at),
-  });
+  return summaryFromRow(row, toIsoTime);
 }

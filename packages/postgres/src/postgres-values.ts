@@ -1,13 +1,11 @@
-import { MemoryError, type Scope } from '@mnemo/core';
+import { parseStoredTime } from '@mnemo/core/store-kit';
 
 // Conversions between the port's values and the driver's. Rows are read defensively: `pg` returns bigint
 // and numeric columns as strings, timestamptz as Date and json as parsed values by default, and a pool the
 // caller configured may parse them differently; every reader goes through these functions.
 
 /** The three key columns of a conversation, in index order. */
-export function scopeKey(scope: Scope): [string, string, string] {
-  return [scope.tenantId, scope.userId, scope.conversationId];
-}
+export { scopeKey } from '@mnemo/core/store-kit';
 
 /** A bigint/integer column as a JavaScript number (the store only writes safe integers). */
 export function toInteger(value: unknown): number {
@@ -20,19 +18,12 @@ export function toIsoTime(value: unknown): string {
 }
 
 /** A json column as its value: parsed by the driver already, or parsed here when it came back as text (core's rule, shared with SQLite). */
-export { fromJsonColumn as fromJson } from '@mnemo/core';
+export { fromJsonColumn as fromJson } from '@mnemo/core/store-kit';
 
 /** Parses ISO 8601 text to the canonical form the store hands PostgreSQL; `invalid_input` naming the field otherwise. */
 export function checkTime(field: string, value: string, index?: number): string {
-  const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN;
-  if (!Number.isNaN(ms)) return new Date(ms).toISOString();
-  const where = index === undefined ? '' : `message ${index}: `;
-  throw new MemoryError('invalid_input', `${where}${field} must be an ISO 8601 date`, { details: { field, ...(index === undefined ? {} : { index }) } });
+  return new Date(parseStoredTime(field, value, index)).toISOString();
 }
 
 /** Checks a non-negative safe integer; `invalid_input` naming the field otherwise. */
-export function checkCount(field: string, value: number, index?: number): number {
-  if (Number.isSafeInteger(value) && value >= 0) return value;
-  const where = index === undefined ? '' : `message ${index}: `;
-  throw new MemoryError('invalid_input', `${where}${field} must be a non-negative integer`, { details: { field, ...(index === undefined ? {} : { index }) } });
-}
+export { checkCount } from '@mnemo/core/store-kit';

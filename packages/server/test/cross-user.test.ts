@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMemory, HashedEmbedder, type Memory } from '@mnemo/core';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@mnemo/models/testing';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import OpenAI from 'openai';
@@ -29,7 +29,7 @@ const mcpClients: Client[] = [];
 beforeAll(async () => {
   upstream = await startScriptedOpenAiServer({ replies: [{ content: 'Noted.' }], repeatLast: true });
   directory = await mkdtemp(join(tmpdir(), 'mnemo-cross-user-'));
-  const store = openSqliteStore({ path: join(directory, 'mnemo.db') });
+  const store = createSqliteStore({ path: join(directory, 'mnemo.db') });
   // Compaction that triggers on these short conversations, heuristic fact and graph extraction, vector recall.
   memory = createMemory({
     store,

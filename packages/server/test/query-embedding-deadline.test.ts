@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMemory, HashedEmbedder } from '@mnemo/core';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServerApp, startServer, type RunningServer } from '../src/index.js';
@@ -29,7 +29,7 @@ describe('POST /v1/conversations/{id}/context under a saturated embedder', () =>
   it('answers keyword-only at the query embedding deadline, says so in its report and counts it in /metrics', async () => {
     directory = await mkdtemp(join(tmpdir(), 'mnemo-deadline-'));
     const embedder = new SaturatedEmbedder();
-    const memory = createMemory({ store: openSqliteStore({ path: join(directory, 'mnemo.db') }), embedder, queryEmbeddingTimeoutMs: 30, worker: { autoStart: false }, compaction: false });
+    const memory = createMemory({ store: createSqliteStore({ path: join(directory, 'mnemo.db') }), embedder, queryEmbeddingTimeoutMs: 30, worker: { autoStart: false }, compaction: false });
     await memory.append({ userId: 'node-7', conversationId: 'node-7' }, [
       { role: 'user', content: 'My relay is called LARCH-RIDGE and it runs on solar power.' },
       { role: 'assistant', content: 'Noted.' },

@@ -1,4 +1,5 @@
-import { createMemory, InMemoryStore } from '@mnemo/core';
+import { createMemory } from '@mnemo/core';
+import { InMemoryStore } from '@mnemo/core/testing';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServerApp, isLoopbackHost, startServer, type ServerRouteModule } from '../src/index.js';

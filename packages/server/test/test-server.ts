@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createMemory, type Memory, type Store } from '@mnemo/core';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import { pino } from 'pino';
 import { createServerApp, startServer, type RunningServer, type ServerAppOptions } from '../src/index.js';
 
@@ -34,7 +34,7 @@ export interface TestRequestInit extends RequestInit {
  */
 export async function startTestServer(options: Partial<Omit<ServerAppOptions, 'memory' | 'store' | 'logger'>> = {}): Promise<TestServer> {
   const directory = await mkdtemp(join(tmpdir(), 'mnemo-server-'));
-  const store = openSqliteStore({ path: join(directory, 'mnemo.db') });
+  const store = createSqliteStore({ path: join(directory, 'mnemo.db') });
   const memory = createMemory({
     store,
     worker: { autoStart: false },

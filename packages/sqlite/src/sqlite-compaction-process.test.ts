@@ -3,9 +3,9 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createMemory, isCompactionDue, type CompactionSettings, type Job, type Memory, type Message, type Scope } from '@mnemo/core';
+import { createMemory, isCompactionDue, readJobBacklog, type CompactionSettings, type Job, type Memory, type Message, type Scope } from '@mnemo/core';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
+import { createSqliteStore, type SqliteStore } from './sqlite-store.js';
 
 // The workers import the built packages, as another program would; `npm run build` precedes the tests.
 const fixtures = fileURLToPath(new URL('../test-fixtures/', import.meta.url));
@@ -127,7 +127,7 @@ describe('SqliteStore compaction across processes', () => {
 
   /** Creates and migrates the file, and a memory that only queues jobs: workers run in the children. */
   function openParent(settings: CompactionSettings): Memory {
-    store = openSqliteStore({ path });
+    store = createSqliteStore({ path });
     memory = createMemory({ store, compaction: { settings }, knowledge: false, worker: { autoStart: false } });
     return memory;
   }
@@ -203,7 +203,7 @@ describe('SqliteStore compaction across processes', () => {
     const workers = ['worker-a', 'worker-b'].map((workerId) => startChild('compaction-worker.mjs', [path, workerId, JSON.stringify(settings), '30']));
     await Promise.all(workers.map((worker) => worker.message('ready')));
     for (const worker of workers) worker.process.send({ type: 'go' });
-    await waitFor('both workers to drain the queue', () => store.getJobCounts({ tenantId }), (counts) => counts.pending === 0 && counts.running === 0);
+    await waitFor('both workers to drain the queue', () => readJobBacklog(store, { tenantId }).then((backlog) => backlog.byStatus), (counts) => counts.pending === 0 && counts.running === 0);
     for (const worker of workers) worker.process.send({ type: 'stop' });
     const reports = await Promise.all(workers.map((worker) => worker.message<WorkerReport>('done')));
 

@@ -1,6 +1,6 @@
 /**
  * The subset of better-sqlite3's API that the SQLite store uses, described structurally so that tests
- * can pass a fake and nothing outside `openSqliteStore` depends on the driver package itself.
+ * can pass a fake and nothing outside `createSqliteStore` depends on the driver package itself.
  */
 
 /** What `run` reports: rows changed by the statement (not counting cascades or triggers). */

@@ -1,4 +1,5 @@
-import { MemoryError, toStorageError } from '@mnemo/core';
+import { MemoryError } from '@mnemo/core';
+import { toStorageError } from '@mnemo/core/store-kit';
 
 /** The driver's error code (`SQLITE_BUSY`, `SQLITE_NOTADB`, …), or `undefined` for any other error. */
 export function sqliteErrorCode(error: unknown): string | undefined {

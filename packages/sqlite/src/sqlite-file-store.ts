@@ -1,19 +1,17 @@
-import { checkStoredMemoryPath, isWithinMemoryPath, memoryFileConflict, MemoryError } from '@mnemo/core';
-import type { MemoryFile, MemoryFileInfo, MemoryFileWrite, UserScope } from '@mnemo/core';
+import { MemoryError } from '@mnemo/core';
+import type { MemoryFile, MemoryFileInfo, UserScope } from '@mnemo/core';
+import {
+  checkStoredMemoryPath,
+  isWithinMemoryPath,
+  memoryFileConflict,
+  memoryFileFromRow,
+  memoryFileInfoFromRow,
+  type MemoryFileRow,
+  type MemoryFileWrite,
+} from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
-import { toEpochMs } from './sqlite-message-store.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
-
-interface FileRow {
-  readonly tenant_id: string;
-  readonly user_id: string;
-  readonly path: string;
-  readonly content?: string;
-  readonly size_bytes?: number;
-  readonly version: number;
-  readonly created_at: number;
-  readonly updated_at: number;
-}
+import { toEpochMs, toIsoTime } from './sqlite-values.js';
 
 const ofUser = 'tenant_id = ? AND user_id = ?';
 // `path` is the directory itself or starts with `directory/`.
@@ -41,13 +39,13 @@ export class SqliteFileStore {
   }
 
   getMemoryFile(user: UserScope, path: string): MemoryFile | undefined {
-    const row = this.#statement(sql.select).get(user.tenantId, user.userId, checkStoredMemoryPath(path)) as FileRow | undefined;
+    const row = this.#statement(sql.select).get(user.tenantId, user.userId, checkStoredMemoryPath(path)) as MemoryFileRow | undefined;
     return row === undefined ? undefined : toFile(row);
   }
 
   listMemoryFiles(user: UserScope, directory: string): MemoryFileInfo[] {
     const root = checkStoredMemoryPath(directory);
-    return (this.#statement(sql.list).all(user.tenantId, user.userId, root, root, root) as FileRow[]).map(toInfo);
+    return (this.#statement(sql.list).all(user.tenantId, user.userId, root, root, root) as MemoryFileRow[]).map(toInfo);
   }
 
   /** Checks the expected version and writes in one `BEGIN IMMEDIATE` transaction. */
@@ -91,19 +89,10 @@ export class SqliteFileStore {
   }
 }
 
-function toFile(row: FileRow): MemoryFile {
-  return {
-    tenantId: row.tenant_id,
-    userId: row.user_id,
-    path: row.path,
-    content: row.content ?? '',
-    version: row.version,
-    createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString(),
-  };
+function toFile(row: MemoryFileRow): MemoryFile {
+  return memoryFileFromRow(row, toIsoTime);
 }
 
-function toInfo(row: FileRow): MemoryFileInfo {
-  const { content: _content, ...info } = toFile(row);
-  return { ...info, sizeBytes: row.size_bytes ?? 0 };
+function toInfo(row: MemoryFileRow): MemoryFileInfo {
+  return memoryFileInfoFromRow(row, toIsoTime);
 }

@@ -1,28 +1,10 @@
-import { jobKinds, MemoryError } from '@mnemo/core';
-import type { Job, JobCounts, JobFailure, JobKind, JobKindCount, JobLease, JobRequest, JobStatus, LeaseRequest, Scope } from '@mnemo/core';
+import { jobKinds } from '@mnemo/core';
+import type { Job, JobKind, JobKindCount, JobStatus, Scope } from '@mnemo/core';
+import { checkCount, jobColumns, jobFromRow, leaseLost, type JobFailure, type JobLease, type JobRequest, type JobRow, type LeaseRequest } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
-import { checkCount, scopeKey, toEpochMs } from './sqlite-message-store.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
+import { scopeKey, toEpochMs, toIsoTime } from './sqlite-values.js';
 
-interface JobRow {
-  readonly id: string;
-  readonly tenant_id: string;
-  readonly user_id: string;
-  readonly conversation_id: string;
-  readonly kind: string;
-  readonly status: string;
-  readonly attempts: number;
-  readonly max_attempts: number;
-  readonly run_at: number;
-  readonly lease_owner: string | null;
-  readonly lease_expires_at: number | null;
-  readonly last_error: string | null;
-  readonly created_at: number;
-  readonly updated_at: number;
-}
-
-const jobColumns =
-  'id, tenant_id, user_id, conversation_id, kind, status, attempts, max_attempts, run_at, lease_owner, lease_expires_at, last_error, created_at, updated_at';
 const inConversation = 'tenant_id = ? AND user_id = ? AND conversation_id = ?';
 
 const sql = {
@@ -42,8 +24,6 @@ const sql = {
   fail: `UPDATE jobs SET status = ?, run_at = coalesce(?, run_at), last_error = ?, lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
     WHERE id = ? AND status = 'running' AND lease_owner = ?`,
   selectForConversation: `SELECT ${jobColumns} FROM jobs WHERE ${inConversation} ORDER BY rowid`,
-  countAll: 'SELECT status, count(*) AS count FROM jobs GROUP BY status',
-  countTenant: 'SELECT status, count(*) AS count FROM jobs WHERE tenant_id = ? GROUP BY status',
   countByKindAll: 'SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM jobs GROUP BY kind, status ORDER BY kind, status',
   countByKindTenant: 'SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM jobs WHERE tenant_id = ? GROUP BY kind, status ORDER BY kind, status',
   failedAll: `SELECT ${jobColumns} FROM jobs WHERE last_error IS NOT NULL AND status <> 'done' ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
@@ -108,16 +88,6 @@ export class SqliteJobStore {
     return (this.#statement(sql.selectForConversation).all(...scopeKey(scope)) as JobRow[]).map(toJob);
   }
 
-  getJobCounts(tenantId: string | undefined): JobCounts {
-    const rows = (tenantId === undefined ? this.#statement(sql.countAll).all() : this.#statement(sql.countTenant).all(tenantId)) as {
-      status: JobStatus;
-      count: number;
-    }[];
-    const counts = { pending: 0, running: 0, done: 0, failed: 0 };
-    for (const row of rows) counts[row.status] = row.count;
-    return counts;
-  }
-
   countJobsByKind(tenantId: string | undefined): JobKindCount[] {
     const rows = (tenantId === undefined ? this.#statement(sql.countByKindAll).all() : this.#statement(sql.countByKindTenant).all(tenantId)) as {
       kind: JobKind;
@@ -125,7 +95,7 @@ export class SqliteJobStore {
       count: number;
       oldest: number;
     }[];
-    return rows.map((row) => ({ kind: row.kind, status: row.status, count: row.count, oldestCreatedAt: new Date(row.oldest).toISOString() }));
+    return rows.map((row) => ({ kind: row.kind, status: row.status, count: row.count, oldestCreatedAt: toIsoTime(row.oldest) }));
   }
 
   listFailedJobs(tenantId: string | undefined, limit: number): Job[] {
@@ -135,25 +105,6 @@ export class SqliteJobStore {
   }
 }
 
-function leaseLost(lease: JobLease): MemoryError {
-  return new MemoryError('conflict', `job ${lease.id} is not leased by ${lease.leaseOwner ?? 'this worker'} any more`, { details: { jobId: lease.id } });
-}
-
 function toJob(row: JobRow): Job {
-  return Object.freeze({
-    id: row.id,
-    tenantId: row.tenant_id,
-    userId: row.user_id,
-    conversationId: row.conversation_id,
-    kind: row.kind as JobKind,
-    status: row.status as JobStatus,
-    attempts: row.attempts,
-    maxAttempts: row.max_attempts,
-    runAt: new Date(row.run_at).toISOString(),
-    ...(row.lease_owner === null ? {} : { leaseOwner: row.lease_owner }),
-    ...(row.lease_expires_at === null ? {} : { leaseExpiresAt: new Date(row.lease_expires_at).toISOString() }),
-    ...(row.last_error === null ? {} : { lastError: row.last_error }),
-    createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString(),
-  });
+  return jobFromRow(row, toIsoTime);
 }

@@ -1,9 +1,18 @@
-import { isFactVisible, mergeEntity, MemoryError, namesOf } from '@mnemo/core';
-import { entityFromRow, factFromRow, relationFromRow, type EntityRow, type FactRow, type RelationRow, type ToIsoTime } from '@mnemo/core';
+import { MemoryError, namesOf } from '@mnemo/core';
 import type { Entity, EntityInput, Fact, FactQuery, NewFact, Relation, RelationInput, Scope, UserScope } from '@mnemo/core';
+import {
+  entityFromRow,
+  type EntityRow,
+  factFromRow,
+  type FactRow,
+  isFactVisible,
+  mergeEntity,
+  relationFromRow,
+  type RelationRow,
+} from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
-import { scopeKey, toEpochMs } from './sqlite-message-store.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
+import { scopeKey, toEpochMs, toIsoTime } from './sqlite-values.js';
 
 const ofUser = 'tenant_id = ? AND user_id = ?';
 
@@ -215,7 +224,6 @@ export class SqliteKnowledgeStore {
   }
 }
 
-const iso: ToIsoTime = (ms) => new Date(Number(ms)).toISOString();
-const toFact = (row: FactRow): Fact => factFromRow(row, iso);
-const toEntity = (row: EntityRow): Entity => entityFromRow(row, iso);
-const toRelation = (row: RelationRow): Relation => relationFromRow(row, iso);
+const toFact = (row: FactRow): Fact => factFromRow(row, toIsoTime);
+const toEntity = (row: EntityRow): Entity => entityFromRow(row, toIsoTime);
+const toRelation = (row: RelationRow): Relation => relationFromRow(row, toIsoTime);

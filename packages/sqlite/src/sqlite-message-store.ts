@@ -1,68 +1,44 @@
-import {
-  checkConversationMetadata,
-  decodeConversationCursor,
-  decodePositionCursor,
-  encodeConversationCursor,
-  encodePositionCursor,
-  idempotencyConflict,
-  isSameMessage,
-  MemoryError,
-  messageRoles,
-  resolvePageLimit,
-  toRoleCounts,
-  toUsageTotals,
-} from '@mnemo/core';
+import { MemoryError } from '@mnemo/core';
 import type {
   RoleCounts,
   Conversation,
-  ConversationFilter,
   EraseResult,
   Message,
   MessageRange,
-  MessageRole,
   Metadata,
   NewMessage,
   Page,
   PageOptions,
   Scope,
-  ToolCall,
   UsageEntry,
   UsageKind,
   UsageRecord,
   UsageTotals,
   UserScope,
 } from '@mnemo/core';
+import {
+  checkConversationMetadata,
+  checkCount,
+  checkStorableMessage,
+  conversationFromRow,
+  type ConversationFilter,
+  type ConversationRow,
+  decodeConversationCursor,
+  decodePositionCursor,
+  encodeConversationCursor,
+  encodePositionCursor,
+  idempotencyConflict,
+  isSameMessage,
+  messageColumns,
+  messageFromRow,
+  type MessageRow,
+  resolvePageLimit,
+  toRoleCounts,
+  toUsageTotals,
+} from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
-
-/** A `messages` row as read with {@link messageColumns}. */
-export interface MessageRow {
-  readonly id: string;
-  readonly seq: number;
-  readonly role: string;
-  readonly content: string;
-  readonly name: string | null;
-  readonly tool_calls: string | null;
-  readonly tool_call_id: string | null;
-  readonly created_at: number;
-  readonly metadata: string | null;
-  readonly tokens: number;
-  readonly idempotency_key: string | null;
-}
-
-/** A `conversations` row as read with the watermark columns. */
-export interface ConversationRow {
-  readonly tenant_id: string;
-  readonly user_id: string;
-  readonly conversation_id: string;
-  readonly created_at: number;
-  readonly updated_at: number;
-  readonly message_count: number;
-  readonly total_tokens: number;
-  readonly summarized_through_seq: number;
-  readonly summarized_tokens: number;
-  readonly metadata: string | null;
-}
+import { scopeKey, toEpochMs, toIsoTime } from './sqlite-values.js';
 
 interface UsageRow {
   readonly id: number;
@@ -84,8 +60,6 @@ interface UsageTotalsRow {
   readonly output_tokens: number;
 }
 
-/** The columns every message read selects. */
-export const messageColumns = 'id, seq, role, content, name, tool_calls, tool_call_id, created_at, metadata, tokens, idempotency_key';
 const conversationColumns = 'tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens';
 /** The columns every conversation read selects, as {@link toConversation} maps them. */
 export const conversationReadColumns = `${conversationColumns}, summarized_through_seq, summarized_tokens, metadata`;
@@ -253,7 +227,7 @@ export class SqliteMessageStore {
           fullHistoryTokens: row.full_history_tokens,
           inputTokens: row.input_tokens,
           outputTokens: row.output_tokens,
-          createdAt: new Date(row.created_at).toISOString(),
+          createdAt: toIsoTime(row.created_at),
         }),
     );
     const last = items[items.length - 1];
@@ -297,8 +271,8 @@ export class SqliteMessageStore {
     const key = scopeKey(scope);
     const conversation = this.#statement(sql.selectConversation).get(...key) as ConversationRow | undefined;
     const storedByKey = this.#findStoredDuplicates(scope, messages);
-    let messageCount = conversation?.message_count ?? 0;
-    let totalTokens = conversation?.total_tokens ?? 0;
+    let messageCount = Number(conversation?.message_count ?? 0);
+    let totalTokens = Number(conversation?.total_tokens ?? 0);
     const rows: MessageRow[] = [];
     const result = messages.map((message) => {
       const existing = message.idempotencyKey === undefined ? undefined : storedByKey.get(message.idempotencyKey);
@@ -345,11 +319,6 @@ export class SqliteMessageStore {
 
 }
 
-/** The three key columns of a conversation, in index order. */
-export function scopeKey(scope: Scope): [string, string, string] {
-  return [scope.tenantId, scope.userId, scope.conversationId];
-}
-
 function toMessageRow(message: NewMessage, id: string, seq: number): MessageRow {
   return {
     id,
@@ -366,70 +335,14 @@ function toMessageRow(message: NewMessage, id: string, seq: number): MessageRow 
   };
 }
 
-// NULL columns come back as undefined fields, so a stored message equals the NewMessage it was made from.
 /** Maps a message row to a stored {@link Message}. */
 export function toMessage(row: MessageRow): Message {
-  return Object.freeze({
-    id: row.id,
-    seq: row.seq,
-    role: row.role as MessageRole,
-    content: row.content,
-    name: row.name ?? undefined,
-    toolCalls: row.tool_calls === null ? undefined : (JSON.parse(row.tool_calls) as readonly ToolCall[]),
-    toolCallId: row.tool_call_id ?? undefined,
-    createdAt: new Date(row.created_at).toISOString(),
-    metadata: row.metadata === null ? undefined : (JSON.parse(row.metadata) as Metadata),
-    idempotencyKey: row.idempotency_key ?? undefined,
-    tokens: row.tokens,
-  });
+  return messageFromRow(row, toIsoTime);
 }
 
 /** Maps a `conversations` row (read with the watermark columns) to a {@link Conversation}. */
 export function toConversation(row: ConversationRow): Conversation {
-  return {
-    tenantId: row.tenant_id,
-    userId: row.user_id,
-    conversationId: row.conversation_id,
-    createdAt: new Date(row.created_at).toISOString(),
-    updatedAt: new Date(row.updated_at).toISOString(),
-    messageCount: row.message_count,
-    totalTokens: row.total_tokens,
-    summarizedThroughSeq: row.summarized_through_seq,
-    summarizedTokens: row.summarized_tokens,
-    metadata: row.metadata === null ? undefined : (JSON.parse(row.metadata) as Metadata),
-  };
-}
-
-// The store keeps times as epoch ms and gives back ISO text: only canonical ISO text (what
-// `toISOString()` prints) survives that round trip unchanged, so anything else is refused, not altered.
-function checkStorableMessage(message: NewMessage, index: number): void {
-  if (!(messageRoles as readonly string[]).includes(message.role)) {
-    throw new MemoryError('invalid_input', `message ${index}: role must be one of ${messageRoles.join(', ')}`, { details: { field: 'role', index } });
-  }
-  const createdAtMs = toEpochMs('createdAt', message.createdAt, index);
-  if (new Date(createdAtMs).toISOString() !== message.createdAt) {
-    throw new MemoryError('invalid_input', `message ${index}: createdAt must be ISO 8601 UTC with milliseconds, as toISOString() prints it`, {
-      details: { field: 'createdAt', index },
-    });
-  }
-  checkCount('tokens', message.tokens, index);
-}
-
-/** Parses ISO 8601 text to epoch ms; `invalid_input` naming the field otherwise. */
-export function toEpochMs(field: string, value: string, index?: number): number {
-  const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(ms)) {
-    const where = index === undefined ? '' : `message ${index}: `;
-    throw new MemoryError('invalid_input', `${where}${field} must be an ISO 8601 date`, { details: { field, ...(index === undefined ? {} : { index }) } });
-  }
-  return ms;
-}
-
-/** Checks a non-negative safe integer; `invalid_input` naming the field otherwise. */
-export function checkCount(field: string, value: number, index?: number): void {
-  if (Number.isSafeInteger(value) && value >= 0) return;
-  const where = index === undefined ? '' : `message ${index}: `;
-  throw new MemoryError('invalid_input', `${where}${field} must be a non-negative integer`, { details: { field, ...(index === undefined ? {} : { index }) } });
+  return conversationFromRow(row, toIsoTime);
 }
 
 function checkSeqBound(field: string, value: number | undefined): number | undefined {

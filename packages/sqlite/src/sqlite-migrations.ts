@@ -259,14 +259,14 @@ export const sqliteMigrations: readonly SqliteMigration[] = Object.freeze([
   Object.freeze({ version: 5, name: 'conversation metadata', sql: conversationMetadataSchema }),
 ]);
 
-/** What {@link migrateSqliteDatabase} did: the version found, the version left, and the steps it ran. */
+/** What {@link migrateSqliteSchema} did: the version found, the version left, and the steps it ran. */
 export interface SqliteMigrationResult {
   readonly fromVersion: number;
   readonly toVersion: number;
   readonly applied: readonly number[];
 }
 
-/** Options of {@link migrateSqliteDatabase}. */
+/** Options of {@link migrateSqliteSchema}. */
 export interface SqliteMigrateOptions {
   /** Steps to apply; default {@link sqliteMigrations}. Versions must run 1, 2, 3, … without gaps. */
   readonly migrations?: readonly SqliteMigration[];
@@ -280,10 +280,10 @@ export interface SqliteMigrateOptions {
  * `storage_failed` for a database written by a newer version (left untouched), for a read-only
  * database that needs migrating, and for any driver failure (rolled back, with the driver error as `cause`).
  */
-export function migrateSqliteDatabase(database: SqliteDatabase, options: SqliteMigrateOptions = {}): SqliteMigrationResult {
+export function migrateSqliteSchema(database: SqliteDatabase, options: SqliteMigrateOptions = {}): SqliteMigrationResult {
   const migrations = options.migrations ?? sqliteMigrations;
   const latest = checkMigrationOrder(migrations);
-  const fromVersion = readSchemaVersion(database);
+  const fromVersion = readSqliteSchemaVersion(database);
   assertKnownVersion(fromVersion, latest);
   if (fromVersion === latest) return { fromVersion, toVersion: latest, applied: [] };
   if (options.readonly === true) {
@@ -297,7 +297,7 @@ export function migrateSqliteDatabase(database: SqliteDatabase, options: SqliteM
     const applied = database
       .transaction(() => {
         // Re-read under the write lock: another process may have migrated since the check above.
-        const current = readSchemaVersion(database);
+        const current = readSqliteSchemaVersion(database);
         assertKnownVersion(current, latest);
         const pending = migrations.filter((migration) => migration.version > current);
         for (const migration of pending) {
@@ -314,7 +314,7 @@ export function migrateSqliteDatabase(database: SqliteDatabase, options: SqliteM
 }
 
 /** The schema version recorded in the database file (`PRAGMA user_version`); 0 for a new database. */
-export function readSchemaVersion(database: SqliteDatabase): number {
+export function readSqliteSchemaVersion(database: SqliteDatabase): number {
   try {
     const version = database.pragma('user_version', { simple: true });
     if (typeof version !== 'number' || !Number.isInteger(version)) {

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { Scope } from '@mnemo/core';
 import { makeNewMessage } from '@mnemo/core/testing';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
+import { createSqliteStore, type SqliteStore } from './sqlite-store.js';
 
 // The workers import the built package, as another program would; `npm run build` precedes the tests.
 const fixtures = fileURLToPath(new URL('../test-fixtures/', import.meta.url));
@@ -86,7 +86,7 @@ describe('SqliteStore across processes', () => {
     directory = mkdtempSync(join(tmpdir(), 'mnemo-sqlite-mp-'));
     path = join(directory, 'mnemo.db');
     // Created and migrated here, and kept open, so every child opens a current WAL database.
-    store = openSqliteStore({ path });
+    store = createSqliteStore({ path });
   });
   afterEach(async () => {
     for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill();

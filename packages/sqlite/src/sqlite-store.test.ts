@@ -5,7 +5,7 @@ import { isMemoryError, type Scope } from '@mnemo/core';
 import { makeNewMessage, runStoreConformance } from '@mnemo/core/testing';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openSqliteStore, type SqliteStore } from './sqlite-store.js';
+import { createSqliteStore, type SqliteStore } from './sqlite-store.js';
 
 // Every store of a test gets its own directory; the lifecycle test opens a second store, so cleanup
 // removes all directories made since the last cleanup.
@@ -23,15 +23,15 @@ function removeTemporaryDirectories(): void {
 
 runStoreConformance({
   name: 'SqliteStore (file)',
-  createStore: () => openSqliteStore({ path: freshDatabasePath() }),
+  createStore: () => createSqliteStore({ path: freshDatabasePath() }),
   cleanup: removeTemporaryDirectories,
 });
 
-runStoreConformance({ name: 'SqliteStore (:memory:)', createStore: () => openSqliteStore({ path: ':memory:' }) });
+runStoreConformance({ name: 'SqliteStore (:memory:)', createStore: () => createSqliteStore({ path: ':memory:' }) });
 
 const scope: Scope = { tenantId: 'tenant-a', userId: 'user-1', conversationId: 'conv-1' };
 
-describe('openSqliteStore', () => {
+describe('createSqliteStore', () => {
   const opened: SqliteStore[] = [];
   afterEach(async () => {
     for (const store of opened.splice(0)) await store.close();
@@ -40,17 +40,17 @@ describe('openSqliteStore', () => {
 
   it('refuses a path whose directory does not exist with invalid_input naming the directory', () => {
     const missing = join(freshDatabasePath(), '..', 'no-such-dir', 'mnemo.db');
-    expect(() => openSqliteStore({ path: missing })).toThrow(expect.objectContaining({ code: 'invalid_input', message: expect.stringContaining('no-such-dir') }));
+    expect(() => createSqliteStore({ path: missing })).toThrow(expect.objectContaining({ code: 'invalid_input', message: expect.stringContaining('no-such-dir') }));
   });
 
   it('refuses bad options with invalid_input when the path is empty or the timeout negative', () => {
-    expect(() => openSqliteStore({ path: '' })).toThrow(expect.objectContaining({ code: 'invalid_input' }));
-    expect(() => openSqliteStore({ path: ':memory:', busyTimeoutMs: -1 })).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+    expect(() => createSqliteStore({ path: '' })).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+    expect(() => createSqliteStore({ path: ':memory:', busyTimeoutMs: -1 })).toThrow(expect.objectContaining({ code: 'invalid_input' }));
   });
 
   it('puts a file database in WAL mode so readers and a writer of several processes can share it', async () => {
     const path = freshDatabasePath();
-    opened.push(openSqliteStore({ path }));
+    opened.push(createSqliteStore({ path }));
     const raw = new Database(path);
     try {
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
@@ -61,10 +61,10 @@ describe('openSqliteStore', () => {
 
   it('reads but refuses writes when opened read-only', async () => {
     const path = freshDatabasePath();
-    const writer = openSqliteStore({ path });
+    const writer = createSqliteStore({ path });
     opened.push(writer);
     await writer.appendMessages(scope, [makeNewMessage('kept')]);
-    const reader = openSqliteStore({ path, readonly: true });
+    const reader = createSqliteStore({ path, readonly: true });
     opened.push(reader);
     expect((await reader.listMessages(scope)).map((message) => message.content)).toEqual(['kept']);
     await expect(reader.appendMessages(scope, [makeNewMessage('refused')])).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'storage_failed'));
@@ -73,7 +73,7 @@ describe('openSqliteStore', () => {
 
   it('reports a missing file opened read-only as not_found instead of creating it', () => {
     const path = freshDatabasePath();
-    expect(() => openSqliteStore({ path, readonly: true })).toThrow(expect.objectContaining({ code: 'not_found' }));
+    expect(() => createSqliteStore({ path, readonly: true })).toThrow(expect.objectContaining({ code: 'not_found' }));
   });
 });
 
@@ -86,7 +86,7 @@ describe('SqliteStore', () => {
 
   it('fails with retryable unavailable and stores nothing when another connection holds the write lock past the timeout', async () => {
     const path = freshDatabasePath();
-    const store = openSqliteStore({ path, busyTimeoutMs: 0 });
+    const store = createSqliteStore({ path, busyTimeoutMs: 0 });
     opened.push(store);
     const other = new Database(path);
     try {
@@ -102,7 +102,7 @@ describe('SqliteStore', () => {
   });
 
   it('does nothing and fails with unavailable when the signal is already aborted', async () => {
-    const store = openSqliteStore({ path: ':memory:' });
+    const store = createSqliteStore({ path: ':memory:' });
     opened.push(store);
     const controller = new AbortController();
     controller.abort();
@@ -112,7 +112,7 @@ describe('SqliteStore', () => {
   });
 
   it('refuses a non-canonical createdAt with invalid_input rather than storing an altered time', async () => {
-    const store = openSqliteStore({ path: ':memory:' });
+    const store = createSqliteStore({ path: ':memory:' });
     opened.push(store);
     const attempt = store.appendMessages(scope, [makeNewMessage('ok'), makeNewMessage('bad', { createdAt: '2024-05-01T12:00:00+02:00' })]);
     await expect(attempt).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'invalid_input'));
@@ -120,7 +120,7 @@ describe('SqliteStore', () => {
   });
 
   it('returns the first stored message for a key repeated inside one batch and stores it once', async () => {
-    const store = openSqliteStore({ path: ':memory:' });
+    const store = createSqliteStore({ path: ':memory:' });
     opened.push(store);
     const [first, repeat, other] = await store.appendMessages(scope, [
       makeNewMessage('same', { idempotencyKey: 'k' }),
@@ -134,11 +134,11 @@ describe('SqliteStore', () => {
 
   it('keeps every message, counter and ledger entry when the file is closed and reopened', async () => {
     const path = freshDatabasePath();
-    const first = openSqliteStore({ path });
+    const first = createSqliteStore({ path });
     const appended = await first.appendMessages(scope, [makeNewMessage('one', { metadata: { a: [1, 2] } }), makeNewMessage('two')]);
     await first.insertUsage(scope, { kind: 'context', policy: 'full', sentTokens: 3, fullHistoryTokens: 6, createdAt: new Date().toISOString() });
     await first.close();
-    const second = openSqliteStore({ path });
+    const second = createSqliteStore({ path });
     opened.push(second);
     expect(await second.listMessages(scope)).toEqual(appended);
     expect(await second.getConversation(scope)).toMatchObject({ messageCount: 2, totalTokens: 6 });
@@ -146,7 +146,7 @@ describe('SqliteStore', () => {
   });
 
   it('ignores a second close', async () => {
-    const store = openSqliteStore({ path: ':memory:' });
+    const store = createSqliteStore({ path: ':memory:' });
     await store.close();
     await expect(store.close()).resolves.toBeUndefined();
     await expect(store.getConversation(scope)).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'unavailable'));

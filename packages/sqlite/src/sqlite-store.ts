@@ -1,49 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { MemoryError } from '@mnemo/core';
-import type {
-  CallOptions,
-  Conversation,
-  ConversationFilter,
-  EraseResult,
-  Job,
-  JobBacklog,
-  JobCounts,
-  JobFailure,
-  JobKindCount,
-  JobCompletion,
-  JobLease,
-  JobRequest,
-  LeaseRequest,
-  MemoryFile,
-  MemoryFileInfo,
-  MemoryFileWrite,
-  Entity,
-  EntityInput,
-  Fact,
-  FactQuery,
-  NewFact,
-  Relation,
-  RelationInput,
-  MessageEmbedding,
-  SearchHit,
-  SearchOptions,
-  Message,
-  MessageRange,
-  Metadata,
-  RoleCounts,
-  NewMessage,
-  NewSummary,
-  Page,
-  PageOptions,
-  Scope,
-  Store,
-  Summary,
-  UsageEntry,
-  UsageRecord,
-  UsageTotals,
-  UserScope,
-} from '@mnemo/core';
+import { ComposedStore } from '@mnemo/core/store-kit';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import type { SqliteDatabase } from './sqlite-driver.js';
@@ -52,11 +10,11 @@ import { SqliteFileStore } from './sqlite-file-store.js';
 import { SqliteJobStore } from './sqlite-job-store.js';
 import { SqliteKnowledgeStore } from './sqlite-knowledge-store.js';
 import { SqliteMessageStore } from './sqlite-message-store.js';
-import { migrateSqliteDatabase } from './sqlite-migrations.js';
+import { migrateSqliteSchema } from './sqlite-migrations.js';
 import { SqliteSearchStore } from './sqlite-search-store.js';
 import { SqliteSummaryStore } from './sqlite-summary-store.js';
 
-/** Options of {@link openSqliteStore}. */
+/** Options of {@link createSqliteStore}. */
 export interface SqliteStoreOptions {
   /** Database file (created if missing; its directory must exist), or `:memory:` for a private in-process database. */
   readonly path: string;
@@ -77,240 +35,47 @@ const memoryPath = ':memory:';
  * synchronous driver inline. Driver errors become `MemoryError`s: `unavailable` when a lock outlasted the
  * busy timeout, `storage_failed` otherwise; calls after `close()` or with an aborted signal are `unavailable`.
  */
-export class SqliteStore implements Store {
-  readonly #database: SqliteDatabase;
-  readonly #messages: SqliteMessageStore;
-  readonly #summaries: SqliteSummaryStore;
-  readonly #jobs: SqliteJobStore;
-  readonly #files: SqliteFileStore;
-  readonly #search: SqliteSearchStore;
-  readonly #knowledge: SqliteKnowledgeStore;
-  #closed = false;
-
-  /** Wraps a connection already configured and migrated (see {@link openSqliteStore}); the store owns and closes it. */
+export class SqliteStore extends ComposedStore {
+  /** Wraps a connection already configured and migrated (see {@link createSqliteStore}); the store owns and closes it. */
   constructor(database: SqliteDatabase) {
-    this.#database = database;
-    this.#messages = new SqliteMessageStore(database);
-    this.#summaries = new SqliteSummaryStore(database);
-    this.#jobs = new SqliteJobStore(database);
-    this.#files = new SqliteFileStore(database);
-    this.#search = new SqliteSearchStore(database);
-    this.#knowledge = new SqliteKnowledgeStore(database);
-  }
-
-  async appendMessages(scope: Scope, messages: readonly NewMessage[], options?: CallOptions): Promise<Message[]> {
-    return this.#run('appending messages', options, () => this.#messages.appendMessages(scope, messages));
-  }
-
-  async listMessages(scope: Scope, range?: MessageRange, options?: CallOptions): Promise<Message[]> {
-    return this.#run('listing messages', options, () => this.#messages.listMessages(scope, range));
-  }
-
-  async getConversation(scope: Scope, options?: CallOptions): Promise<Conversation | undefined> {
-    return this.#run('reading a conversation', options, () => this.#messages.getConversation(scope));
-  }
-
-  async listConversations(filter: ConversationFilter, page?: PageOptions, options?: CallOptions): Promise<Page<Conversation>> {
-    return this.#run('listing conversations', options, () => this.#messages.listConversations(filter, page));
-  }
-
-  async updateConversationMetadata(scope: Scope, metadata: Metadata, options?: CallOptions): Promise<Conversation | undefined> {
-    return this.#run('updating conversation metadata', options, () => this.#messages.updateConversationMetadata(scope, metadata));
-  }
-
-  async countMessagesByRole(scope: Scope, options?: CallOptions): Promise<RoleCounts> {
-    return this.#run('counting messages by role', options, () => this.#messages.countMessagesByRole(scope));
-  }
-
-  async insertUsage(scope: Scope, record: UsageRecord, options?: CallOptions): Promise<void> {
-    this.#run('recording usage', options, () => this.#messages.insertUsage(scope, record));
-  }
-
-  async getUsageTotals(scope: Scope, options?: CallOptions): Promise<UsageTotals> {
-    return this.#run('summing usage', options, () => this.#messages.getUsageTotals(scope));
-  }
-
-  async listUsage(scope: Scope, page?: PageOptions, options?: CallOptions): Promise<Page<UsageEntry>> {
-    return this.#run('listing usage', options, () => this.#messages.listUsage(scope, page));
-  }
-
-  async insertSummary(scope: Scope, summary: NewSummary, options: CallOptions & { expectedWatermark: number }): Promise<Summary> {
-    return this.#run('writing a summary', options, () => this.#summaries.insertSummary(scope, summary, options.expectedWatermark));
-  }
-
-  async getLatestSummary(scope: Scope, options?: CallOptions): Promise<Summary | undefined> {
-    return this.#run('reading the latest summary', options, () => this.#summaries.getLatestSummary(scope));
-  }
-
-  async listSummaries(scope: Scope, options?: CallOptions): Promise<Summary[]> {
-    return this.#run('listing summaries', options, () => this.#summaries.listSummaries(scope));
-  }
-
-  async getSummary(user: UserScope, summaryId: string, options?: CallOptions): Promise<Summary | undefined> {
-    return this.#run('reading a summary', options, () => this.#summaries.getSummary(user, summaryId));
-  }
-
-  async enqueueJob(scope: Scope, request: JobRequest, options?: CallOptions): Promise<Job> {
-    return this.#run('queueing a job', options, () => this.#jobs.enqueueJob(scope, request));
-  }
-
-  async leaseJob(request: LeaseRequest, options?: CallOptions): Promise<Job | undefined> {
-    return this.#run('leasing a job', options, () => this.#jobs.leaseJob(request));
-  }
-
-  async completeJob(lease: JobLease, now: string, options?: CallOptions & JobCompletion): Promise<void> {
-    this.#run('completing a job', options, () => this.#jobs.completeJob(lease, now, options?.warning));
-  }
-
-  async failJob(lease: JobLease, failure: JobFailure, options?: CallOptions): Promise<Job> {
-    return this.#run('failing a job', options, () => this.#jobs.failJob(lease, failure));
-  }
-
-  async listJobs(scope: Scope, options?: CallOptions): Promise<Job[]> {
-    return this.#run('listing jobs', options, () => this.#jobs.listJobs(scope));
-  }
-
-  async getJobCounts(filter: { tenantId?: string }, options?: CallOptions): Promise<JobCounts> {
-    return this.#run('counting jobs', options, () => this.#jobs.getJobCounts(filter.tenantId));
-  }
-
-  async countJobsByKind(filter: { tenantId?: string }, options?: CallOptions): Promise<JobKindCount[]> {
-    return this.#run('counting jobs by kind', options, () => this.#jobs.countJobsByKind(filter.tenantId));
-  }
-
-  async listFailedJobs(filter: { tenantId?: string; limit: number }, options?: CallOptions): Promise<Job[]> {
-    return this.#run('listing failed jobs', options, () => this.#jobs.listFailedJobs(filter.tenantId, filter.limit));
-  }
-
-  async upsertEmbeddings(scope: Scope, model: string, embeddings: readonly MessageEmbedding[], options?: CallOptions): Promise<void> {
-    this.#run('storing vectors', options, () => this.#search.upsertEmbeddings(scope, model, embeddings));
-  }
-
-  async listUnembeddedMessages(scope: Scope, model: string, limit: number, options?: CallOptions): Promise<Message[]> {
-    return this.#run('listing messages without vectors', options, () => this.#search.listUnembeddedMessages(scope, model, limit));
-  }
-
-  async deleteEmbeddings(filter: { tenantId: string; userId?: string; exceptModel?: string }, options?: CallOptions): Promise<number> {
-    return this.#run('deleting vectors', options, () => this.#search.deleteEmbeddings(filter));
-  }
-
-  async searchKeyword(user: UserScope, terms: readonly string[], options: SearchOptions, callOptions?: CallOptions): Promise<SearchHit[]> {
-    return this.#run('searching by keyword', callOptions, () => this.#search.searchKeyword(user, terms, options));
-  }
-
-  async searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions, callOptions?: CallOptions): Promise<SearchHit[]> {
-    return this.#run('searching by vector', callOptions, () => this.#search.searchVector(user, model, vector, options));
-  }
-
-  async insertFact(user: UserScope, fact: NewFact, options: CallOptions & { supersedes?: string } = {}): Promise<Fact> {
-    return this.#run('storing a fact', options, () => this.#knowledge.insertFact(user, fact, options.supersedes));
-  }
-
-  async retireFact(user: UserScope, factId: string, at: string, options?: CallOptions): Promise<Fact> {
-    return this.#run('retiring a fact', options, () => this.#knowledge.retireFact(user, factId, at));
-  }
-
-  async listFacts(user: UserScope, query: FactQuery = {}, options?: CallOptions): Promise<Fact[]> {
-    return this.#run('listing facts', options, () => this.#knowledge.listFacts(user, query));
-  }
-
-  async upsertEntity(user: UserScope, input: EntityInput, now: string, options?: CallOptions): Promise<Entity> {
-    return this.#run('storing an entity', options, () => this.#knowledge.upsertEntity(user, input, now));
-  }
-
-  async listEntities(user: UserScope, query: { query?: string; ids?: readonly string[]; limit?: number } = {}, options?: CallOptions): Promise<Entity[]> {
-    return this.#run('listing entities', options, () => this.#knowledge.listEntities(user, query));
-  }
-
-  async insertRelation(user: UserScope, input: RelationInput, now: string, options?: CallOptions): Promise<Relation> {
-    return this.#run('storing a relation', options, () => this.#knowledge.insertRelation(user, input, now));
-  }
-
-  async retireRelation(user: UserScope, relationId: string, at: string, options?: CallOptions): Promise<Relation> {
-    return this.#run('retiring a relation', options, () => this.#knowledge.retireRelation(user, relationId, at));
-  }
-
-  async listRelations(user: UserScope, query: { entityIds: readonly string[]; includeHistory?: boolean }, options?: CallOptions): Promise<Relation[]> {
-    return this.#run('listing relations', options, () => this.#knowledge.listRelations(user, query));
-  }
-
-  async getCursor(scope: Scope, name: string, options?: CallOptions): Promise<number> {
-    return this.#run('reading a cursor', options, () => this.#knowledge.getCursor(scope, name));
-  }
-
-  async advanceCursor(scope: Scope, name: string, expected: number, next: number, options?: CallOptions): Promise<void> {
-    this.#run('moving a cursor', options, () => this.#knowledge.advanceCursor(scope, name, expected, next));
-  }
-
-  async getMemoryFile(user: UserScope, path: string, options?: CallOptions): Promise<MemoryFile | undefined> {
-    return this.#run('reading a memory file', options, () => this.#files.getMemoryFile(user, path));
-  }
-
-  async listMemoryFiles(user: UserScope, directory: string, options?: CallOptions): Promise<MemoryFileInfo[]> {
-    return this.#run('listing memory files', options, () => this.#files.listMemoryFiles(user, directory));
-  }
-
-  async putMemoryFile(user: UserScope, write: MemoryFileWrite, options?: CallOptions): Promise<MemoryFile> {
-    return this.#run('writing a memory file', options, () => this.#files.putMemoryFile(user, write));
-  }
-
-  async deleteMemoryFiles(user: UserScope, path: string, options?: CallOptions): Promise<number> {
-    return this.#run('deleting memory files', options, () => this.#files.deleteMemoryFiles(user, path));
-  }
-
-  async renameMemoryFiles(user: UserScope, from: string, to: string, now: string, options?: CallOptions): Promise<number> {
-    return this.#run('renaming memory files', options, () => this.#files.renameMemoryFiles(user, from, to, now));
-  }
-
-  async deleteConversation(scope: Scope, options?: CallOptions): Promise<EraseResult> {
-    return this.#run('erasing a conversation', options, () =>
-      this.#database
-        .transaction(() => {
-          this.#search.deleteVectorsOf('tenant_id = ? AND user_id = ? AND conversation_id = ?', [scope.tenantId, scope.userId, scope.conversationId]);
-          this.#knowledge.deleteConversation(scope);
-          return this.#messages.deleteConversation(scope);
-        })
-        .immediate(),
-    );
-  }
-
-  async deleteUser(user: UserScope, options?: CallOptions): Promise<EraseResult> {
-    return this.#run('erasing a user', options, () =>
-      this.#database
-        .transaction(() => {
-          this.#files.deleteUser(user);
-          this.#search.deleteVectorsOf('tenant_id = ? AND user_id = ?', [user.tenantId, user.userId]);
-          this.#knowledge.deleteUser(user);
-          return this.#messages.deleteUser(user);
-        })
-        .immediate(),
-    );
-  }
-
-  /** Closes the connection (checkpointing the WAL when it is the last one); closing twice is not an error. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    try {
-      this.#database.close();
-    } catch (error) {
-      throw toSqliteError(error, 'closing the database');
-    }
-  }
-
-  #run<T>(action: string, options: CallOptions | undefined, body: () => T): T {
-    if (this.#closed) throw new MemoryError('unavailable', `${action} failed: the store is closed`);
-    const signal = options?.signal;
-    // The driver is synchronous: once a statement starts it cannot be interrupted, so the signal is
-    // honoured before starting, which is the only point where aborting changes nothing stored.
-    if (signal?.aborted === true) {
-      throw new MemoryError('unavailable', `${action} was aborted`, { cause: signal.reason, details: { aborted: true } });
-    }
-    try {
-      return body();
-    } catch (error) {
-      throw toSqliteError(error, action);
-    }
+    const messages = new SqliteMessageStore(database);
+    const search = new SqliteSearchStore(database);
+    const knowledge = new SqliteKnowledgeStore(database);
+    const files = new SqliteFileStore(database);
+    super({
+      messages,
+      summaries: new SqliteSummaryStore(database),
+      jobs: new SqliteJobStore(database),
+      search,
+      knowledge,
+      files,
+      deleteConversation: (scope) =>
+        database
+          .transaction(() => {
+            search.deleteVectorsOf('tenant_id = ? AND user_id = ? AND conversation_id = ?', [scope.tenantId, scope.userId, scope.conversationId]);
+            knowledge.deleteConversation(scope);
+            return messages.deleteConversation(scope);
+          })
+          .immediate(),
+      deleteUser: (user) =>
+        database
+          .transaction(() => {
+            files.deleteUser(user);
+            search.deleteVectorsOf('tenant_id = ? AND user_id = ?', [user.tenantId, user.userId]);
+            knowledge.deleteUser(user);
+            return messages.deleteUser(user);
+          })
+          .immediate(),
+      toError: toSqliteError,
+      // Closing checkpoints the WAL when this is the last connection.
+      closeConnection: () => {
+        try {
+          database.close();
+        } catch (error) {
+          throw toSqliteError(error, 'closing the database');
+        }
+      },
+    });
   }
 }
 
@@ -321,7 +86,7 @@ export class SqliteStore implements Store {
  * read-only, `storage_failed` for a file that is not a SQLite database or has a newer schema, and
  * `unavailable` when another process holds the lock past the busy timeout.
  */
-export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
+export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const { path, busyTimeoutMs, readonly } = resolveSqliteStoreOptions(options);
   const memory = path === memoryPath;
   if (!memory) checkFileLocation(path, readonly);
@@ -340,13 +105,19 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     database.pragma('foreign_keys = ON');
     // sqlite-vec ships its binary inside the npm package; it must be loaded on every connection.
     sqliteVec.load(database);
-    migrateSqliteDatabase(database, { readonly });
+    migrateSqliteSchema(database, { readonly });
   } catch (error) {
     database.close();
     throw withPath(toSqliteError(error, 'preparing the database'), path);
   }
   return new SqliteStore(database);
 }
+
+/**
+ * The former name of {@link createSqliteStore}, kept because earlier READMEs showed it.
+ * @deprecated Use {@link createSqliteStore}; the adapters' factories are `createSqliteStore` and `createPostgresStore`.
+ */
+export const openSqliteStore = createSqliteStore;
 
 function resolveSqliteStoreOptions(options: SqliteStoreOptions): Required<SqliteStoreOptions> {
   const { path, busyTimeoutMs = defaultBusyTimeoutMs, readonly = false } = options;

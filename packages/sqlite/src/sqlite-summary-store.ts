@@ -1,29 +1,11 @@
-import { checkSummaryRange, MemoryError } from '@mnemo/core';
+import { MemoryError } from '@mnemo/core';
 import type { NewSummary, Scope, Summary, UserScope } from '@mnemo/core';
+import { checkCount, checkSummaryRange, summaryColumns, summaryFromRow, type ConversationRow, type SummaryRow } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
-import { checkCount, conversationReadColumns, scopeKey, toConversation, toEpochMs, type ConversationRow } from './sqlite-message-store.js';
+import { conversationReadColumns, toConversation } from './sqlite-message-store.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
+import { scopeKey, toEpochMs, toIsoTime } from './sqlite-values.js';
 
-interface SummaryRow {
-  readonly id: string;
-  readonly tenant_id: string;
-  readonly user_id: string;
-  readonly conversation_id: string;
-  readonly level: number;
-  readonly from_seq: number;
-  readonly to_seq: number;
-  readonly content: string;
-  readonly tokens: number;
-  readonly folded_summary_ids: string;
-  readonly summarizer: string;
-  readonly input_tokens: number;
-  readonly output_tokens: number;
-  readonly fallback_reason: string | null;
-  readonly created_at: number;
-}
-
-const summaryColumns =
-  'id, tenant_id, user_id, conversation_id, level, from_seq, to_seq, content, tokens, folded_summary_ids, summarizer, input_tokens, output_tokens, fallback_reason, created_at';
 const inConversation = 'tenant_id = ? AND user_id = ? AND conversation_id = ?';
 
 const sql = {
@@ -98,21 +80,5 @@ export class SqliteSummaryStore {
 }
 
 function toSummary(row: SummaryRow): Summary {
-  return Object.freeze({
-    id: row.id,
-    tenantId: row.tenant_id,
-    userId: row.user_id,
-    conversationId: row.conversation_id,
-    level: row.level,
-    fromSeq: row.from_seq,
-    toSeq: row.to_seq,
-    content: row.content,
-    tokens: row.tokens,
-    foldedSummaryIds: JSON.parse(row.folded_summary_ids) as string[],
-    summarizer: row.summarizer,
-    inputTokens: row.input_tokens,
-    outputTokens: row.output_tokens,
-    ...(row.fallback_reason === null ? {} : { fallbackReason: row.fallback_reason }),
-    createdAt: new Date(row.created_at).toISOString(),
-  });
+  return summaryFromRow(row, toIsoTime);
 }

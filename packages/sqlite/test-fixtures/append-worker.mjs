@@ -1,7 +1,7 @@
 // Child process of sqlite-multiprocess.test.ts: appends COUNT messages to one conversation through the
 // BUILT @mnemo/sqlite, retrying some appends as a client that lost the response would, and reports
 // every id and seq the store returned. Usage: node append-worker.mjs PATH WRITER_ID COUNT
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 
 const [path, writerId, countText] = process.argv.slice(2);
 const count = Number(countText);
@@ -23,7 +23,7 @@ function newMessage(key) {
 
 const go = new Promise((resolve) => process.once('message', resolve));
 // A long timeout: under four writers a transaction may queue; the test is about correctness, not speed.
-const store = openSqliteStore({ path, busyTimeoutMs: 60_000 });
+const store = createSqliteStore({ path, busyTimeoutMs: 60_000 });
 process.send({ type: 'ready' });
 await go;
 

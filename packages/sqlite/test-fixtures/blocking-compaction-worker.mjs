@@ -3,7 +3,7 @@
 // blocks inside summarize so the parent can kill it with SIGKILL while it holds the lease. It tells the
 // parent over IPC once it is inside summarize. Usage: node blocking-compaction-worker.mjs PATH SETTINGS_JSON
 import { createMemory } from '@mnemo/core';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 
 const [path, settingsJson] = process.argv.slice(2);
 
@@ -20,7 +20,7 @@ const blockingSummarizer = {
 };
 
 createMemory({
-  store: openSqliteStore({ path }),
+  store: createSqliteStore({ path }),
   compaction: { summarizer: blockingSummarizer, settings: JSON.parse(settingsJson) },
   knowledge: false,
   worker: { workerId: 'victim', leaseMs: 1500, pollIntervalMs: 20, onError: (error) => process.send({ type: 'error', message: String(error) }) },

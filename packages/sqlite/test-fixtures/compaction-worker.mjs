@@ -4,7 +4,7 @@
 // jobs it ran and every error its worker saw.
 // Usage: node compaction-worker.mjs PATH WORKER_ID SETTINGS_JSON [SUMMARIZE_DELAY_MS]
 import { compactConversation, createGptTokenCounter, createJobWorker, ExtractiveSummarizer } from '@mnemo/core';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 
 const [path, workerId, settingsJson, delayText = '0'] = process.argv.slice(2);
 const summarizeDelayMs = Number(delayText);
@@ -19,7 +19,7 @@ const summarizer = {
   },
 };
 
-const store = openSqliteStore({ path, busyTimeoutMs: 30_000 });
+const store = createSqliteStore({ path, busyTimeoutMs: 30_000 });
 const compaction = { store, summarizer, tokenCounter, settings: JSON.parse(settingsJson) };
 const ran = [];
 const errors = [];

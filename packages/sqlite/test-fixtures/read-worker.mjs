@@ -2,7 +2,7 @@
 // @mnemo/sqlite while other processes append to it, and reports every read that showed a gap, a
 // duplicate or fewer messages than an earlier read. Stops when told to, after one last read.
 // Usage: node read-worker.mjs PATH
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 
 const [path] = process.argv.slice(2);
 const scope = { tenantId: 'tenant-mp', userId: 'user-mp', conversationId: 'shared' };
@@ -16,7 +16,7 @@ const go = new Promise((resolve) => {
     resolve();
   });
 });
-const store = openSqliteStore({ path, readonly: true });
+const store = createSqliteStore({ path, readonly: true });
 process.send({ type: 'ready' });
 await go;
 

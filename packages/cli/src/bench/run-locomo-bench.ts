@@ -11,7 +11,7 @@ import {
   type Memory,
   type Store,
 } from '@mnemo/core';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import { createBm25Ranker } from './bm25-baseline.js';
 import { CategoryMeans, round } from './category-means.js';
 import { crossValidate, foldCutoff, foldExperiments, recallGridValues, recallTuningGrid, scoreTunings, type CrossValidation, type TunedQuestion } from './cross-validate-recall.js';
@@ -90,7 +90,7 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
   const { samples, budgets, embedder } = options;
   const policies = options.policies ?? benchPolicies;
   const windowTurns = options.windowTurns ?? builtInContextDefaults.windowTurns;
-  const createStore = options.createStore ?? (() => openSqliteStore({ path: ':memory:' }));
+  const createStore = options.createStore ?? (() => createSqliteStore({ path: ':memory:' }));
   const scored = samples.flatMap((sample) => sample.questions.filter((question) => question.evidence.length > 0));
   const contexts = options.contexts !== false;
   const total = scored.length * ((contexts ? budgets.length : 0) + 1);

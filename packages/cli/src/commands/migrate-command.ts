@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { createPostgresStore, findVectorExtension, migratePostgresSchema, type PostgresMigrationResult } from '@mnemo/postgres';
-import { openSqliteStore, readSchemaVersion, sqliteMigrations } from '@mnemo/sqlite';
+import { createSqliteStore, readSqliteSchemaVersion, sqliteMigrations } from '@mnemo/sqlite';
 import Database from 'better-sqlite3';
 import type { Command } from 'commander';
 import pg from 'pg';
@@ -58,13 +58,13 @@ async function migrateSqlite(db: string): Promise<MigrateReport> {
   if (db !== ':memory:' && existsSync(db)) {
     const database = new Database(db, { readonly: true, fileMustExist: true });
     try {
-      fromVersion = readSchemaVersion(database);
+      fromVersion = readSqliteSchemaVersion(database);
     } finally {
       database.close();
     }
   }
   // Closing the store right away: opening it was the migration (a newer schema is refused by it, untouched).
-  await openSqliteStore({ path: db }).close();
+  await createSqliteStore({ path: db }).close();
   const toVersion = sqliteMigrations.length;
   const applied = sqliteMigrations.filter((migration) => migration.version > fromVersion).map((migration) => migration.version);
   return { store: 'sqlite', db, fromVersion, toVersion, applied };

@@ -1,5 +1,5 @@
 import { MemoryError } from '@mnemo/core';
-import { openSqliteStore, readSchemaVersion, sqliteMigrations } from '@mnemo/sqlite';
+import { createSqliteStore, readSqliteSchemaVersion, sqliteMigrations } from '@mnemo/sqlite';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import type { CopyEndpoint, CopyPage, CopyTable, CopyValue } from './copy-tables.js';
@@ -22,10 +22,10 @@ export async function openSqliteCopyEndpoint(options: SqliteCopyEndpointOptions)
   const { path, role } = options;
   if (path === ':memory:') throw new MemoryError('invalid_input', 'mnemo copy needs a database file or URL, not :memory:', { details: { field: role === 'source' ? 'from' : 'to' } });
   // Opening the store creates and migrates a target (and refuses a missing source: read-only needs the file).
-  await openSqliteStore({ path, ...(role === 'source' ? { readonly: true } : {}) }).close();
+  await createSqliteStore({ path, ...(role === 'source' ? { readonly: true } : {}) }).close();
   const database = new Database(path, { readonly: role === 'source', fileMustExist: true, timeout: 5000 });
   sqliteVec.load(database);
-  const version = readSchemaVersion(database);
+  const version = readSqliteSchemaVersion(database);
   if (version !== sqliteMigrations.length) {
     database.close();
     throw new MemoryError('storage_failed', `${path} has schema version ${version}; mnemo copy reads and writes version ${sqliteMigrations.length}: run mnemo migrate --db ${path} first`);

@@ -1,4 +1,5 @@
-import { createMemory, InMemoryStore, type Memory, type MessageInput } from '@mnemo/core';
+import { createMemory, type Memory, type MessageInput } from '@mnemo/core';
+import { InMemoryStore } from '@mnemo/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compactionSettingsFor } from '../config/cli-policies.js';
 import { simulateReplay } from './simulate-replay.js';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { MemoryError, type Store } from '@mnemo/core';
 import { createPostgresStore, readPostgresSchemaVersion, toPostgresError } from '@mnemo/postgres';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import pg from 'pg';
 import { isPostgresUrl } from '../config/cli-config.js';
 
@@ -70,7 +70,7 @@ export async function openCliStore(db: string, options: OpenCliStoreOptions = {}
     if (options.mustExist === true && !readonly && db !== ':memory:' && !existsSync(db)) {
       throw new MemoryError('not_found', `cannot open SQLite database ${db}: the file does not exist`, { details: { field: 'db', path: db } });
     }
-    return openSqliteStore({ path: db, ...(readonly ? { readonly: true } : {}) });
+    return createSqliteStore({ path: db, ...(readonly ? { readonly: true } : {}) });
   }
   const { connectionString, schema } = parsePostgresDatabase(db);
   if (options.mustExist === true && !readonly) await requirePostgresStore(connectionString, schema, db);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemory, type Memory } from '../engine/create-memory.js';
 import { isMemoryError, MemoryError } from '../errors/memory-error.js';
 import type { MessageInput } from '../messages/message.js';
-import { InMemoryStore } from '../store/in-memory-store.js';
+import { InMemoryStore } from '../testing/in-memory-store.js';
 import { compactionSettingsForBudget, defaultCompactionSettings } from './compaction-settings.js';
 import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
 import { ExtractiveSummarizer } from './extractive-summarizer.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
 import { ExtractiveSummarizer } from './extractive-summarizer.js';
-import type { SummarySourceMessage } from './summarizer.js';
+import type { SummarySourceMessage } from '../messages/summary-source-message.js';
 
 const counter = createGptTokenCounter();
 const summarizer = new ExtractiveSummarizer({ tokenCounter: counter });

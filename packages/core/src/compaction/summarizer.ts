@@ -1,14 +1,4 @@
-import type { MessageRole } from '../messages/message.js';
-
-/** A stored message as a summarizer sees it. */
-export interface SummarySourceMessage {
-  readonly seq: number;
-  readonly role: MessageRole;
-  readonly content: string;
-  readonly name?: string;
-  /** ISO 8601. */
-  readonly createdAt: string;
-}
+import type { SummarySourceMessage } from '../messages/summary-source-message.js';
 
 /** What to summarize: the running summary so far (folded in, never dropped) and the next messages. */
 export interface SummarizeInput {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemory } from '../engine/create-memory.js';
 import type { MessageInput } from '../messages/message.js';
 import { HashedEmbedder } from '../recall/hashed-embedder.js';
-import { InMemoryStore } from '../store/in-memory-store.js';
+import { InMemoryStore } from '../testing/in-memory-store.js';
 import { hybridShares } from './assemble-hybrid.js';
 
 const scope = { userId: 'maren', conversationId: 'node-7' };

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemory } from '../engine/create-memory.js';
 import { isMemoryError } from '../errors/memory-error.js';
 import type { MessageInput } from '../messages/message.js';
-import { InMemoryStore } from '../store/in-memory-store.js';
+import { InMemoryStore } from '../testing/in-memory-store.js';
 import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
 import { contextPolicies, type ContextMessage } from './context-types.js';
 

@@ -1,5 +1,5 @@
 import type { Scope } from '../messages/scope.js';
-import type { RoleCounts } from '../store/conversation-metadata.js';
+import type { RoleCounts } from '../messages/conversation-metadata.js';
 import type { CallOptions, Conversation, Store } from '../store/store.js';
 import type { UsageTotals } from '../usage/usage.js';
 

@@ -9,6 +9,7 @@ import type { BuiltContext } from '../context/context-types.js';
 import { MemoryError } from '../errors/memory-error.js';
 import { checkToolAppend } from '../messages/check-tool-sequence.js';
 import type { Message, MessageInput, Metadata } from '../messages/message.js';
+import { eraseTarget, type EraseTarget } from '../messages/erase-target.js';
 import { prepareMessages } from '../messages/prepare-messages.js';
 import { resolveScope, resolveUserScope, type ScopeInput, type UserScopeInput } from '../messages/scope.js';
 import { defaultMessageLimits, type MessageLimits } from '../messages/validate-message.js';
@@ -19,7 +20,7 @@ import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import type { Fact, FactQuery } from '../facts/fact.js';
 import type { FactExtractor } from '../facts/fact-extractor.js';
-import { extractKnowledge } from '../facts/extract-knowledge.js';
+import { extractKnowledge } from '../knowledge/extract-knowledge.js';
 import { HeuristicFactExtractor } from '../facts/heuristic-fact-extractor.js';
 import { putFact, type FactInput } from '../facts/put-fact.js';
 import type { Entity, Relation } from '../graph/entity.js';
@@ -80,13 +81,6 @@ export interface MemoryOptions {
     /** Called when a job finished degraded, e.g. a summary written by the fallback summarizer. */
     readonly onWarning?: (warning: string) => void;
   };
-}
-
-/** Who to erase: one conversation, or (without `conversationId`) everything of a user. */
-export interface EraseTarget {
-  readonly tenantId?: string;
-  readonly userId?: string;
-  readonly conversationId?: string;
 }
 
 /** The memory engine a library user calls. Every method validates its input (`invalid_input`). */
@@ -251,9 +245,7 @@ export function createMemory(options: MemoryOptions): Memory {
       return store.listUsage(resolveScope(scopeInput), page, callOptions);
     },
     async erase(target: EraseTarget, callOptions?: CallOptions) {
-      if (target.conversationId !== undefined) return store.deleteConversation(resolveScope({ ...target, conversationId: target.conversationId }), callOptions);
-      if (target.userId === undefined) throw new MemoryError('invalid_input', 'erase needs a conversationId or a userId', { details: { field: 'userId' } });
-      return store.deleteUser(resolveUserScope(target), callOptions);
+      return eraseTarget(store, target, callOptions);
     },
     async compact(scopeInput: ScopeInput, callOptions: CallOptions = {}) {
       if (compactor === undefined) throw new MemoryError('invalid_input', 'compaction is turned off for this memory');

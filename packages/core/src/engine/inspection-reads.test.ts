@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isMemoryError } from '../errors/memory-error.js';
-import { InMemoryStore } from '../store/in-memory-store.js';
+import { InMemoryStore } from '../testing/in-memory-store.js';
 import { createMemory } from './create-memory.js';
 
 const scope = { userId: 'ana', conversationId: 'trip' };

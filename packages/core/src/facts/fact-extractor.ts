@@ -1,4 +1,4 @@
-import type { SummarySourceMessage } from '../compaction/summarizer.js';
+import type { SummarySourceMessage } from '../messages/summary-source-message.js';
 import type { Fact } from './fact.js';
 
 /** A fact as an extractor proposes it, before reconciliation with what is stored. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SummarySourceMessage } from '../compaction/summarizer.js';
+import type { SummarySourceMessage } from '../messages/summary-source-message.js';
 import type { Fact } from './fact.js';
 import type { ExtractedFact } from './fact-extractor.js';
 import { HeuristicFactExtractor } from './heuristic-fact-extractor.js';

@@ -1,4 +1,4 @@
-import type { SummarySourceMessage } from '../compaction/summarizer.js';
+import type { SummarySourceMessage } from '../messages/summary-source-message.js';
 import type { Fact } from './fact.js';
 import type { ExtractedFact, FactExtractionInput, FactExtractor } from './fact-extractor.js';
 import type { FactDraft, FactRule, FactRuleInput } from './fact-rule.js';

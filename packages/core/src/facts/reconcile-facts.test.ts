@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isMemoryError } from '../errors/memory-error.js';
 import type { UserScope } from '../messages/scope.js';
-import { InMemoryStore } from '../store/in-memory-store.js';
+import { InMemoryStore } from '../testing/in-memory-store.js';
 import type { Fact, NewFact } from './fact.js';
 import type { ExtractedFact } from './fact-extractor.js';
 import { reconcileFacts, type ReconcileContext } from './reconcile-facts.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isMemoryError, type ErrorCode } from '../errors/memory-error.js';
 import type { UserScope } from '../messages/scope.js';
-import { InMemoryStore } from '../store/in-memory-store.js';
+import { InMemoryStore } from '../testing/in-memory-store.js';
 import type { Store } from '../store/store.js';
 import { createMemoryTool, type MemoryToolOptions } from './memory-tool.js';
 import { memoryToolInputSchema, parseMemoryCommand } from './memory-tool-schema.js';

@@ -1,4 +1,4 @@
-import type { SummarySourceMessage } from '../compaction/summarizer.js';
+import type { SummarySourceMessage } from '../messages/summary-source-message.js';
 import type { Entity, EntityInput } from './entity.js';
 
 /** A relation as an extractor proposes it, between entity names (resolved to ids when stored). */

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { isMemoryError } from '../errors/memory-error.js';
 import type { UserScope } from '../messages/scope.js';
-import { InMemoryStore } from '../store/in-memory-store.js';
+import { InMemoryStore } from '../testing/in-memory-store.js';
 import { graphNeighbours } from './graph-neighbours.js';
 import { storeGraph } from './store-graph.js';
 

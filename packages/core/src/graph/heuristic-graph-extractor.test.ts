@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SummarySourceMessage } from '../compaction/summarizer.js';
+import type { SummarySourceMessage } from '../messages/summary-source-message.js';
 import type { Entity } from './entity.js';
 import type { ExtractedGraph } from './graph-extractor.js';
 import { HeuristicGraphExtractor } from './heuristic-graph-extractor.js';

@@ -1,4 +1,4 @@
-import type { SummarySourceMessage } from '../compaction/summarizer.js';
+import type { SummarySourceMessage } from '../messages/summary-source-message.js';
 import { captureName, eachCue } from '../facts/capture-span.js';
 import type { ExtractedFact } from '../facts/fact-extractor.js';
 import { HeuristicFactExtractor } from '../facts/heuristic-fact-extractor.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { UserScope } from '../messages/scope.js';
-import { InMemoryStore } from '../store/in-memory-store.js';
+import { InMemoryStore } from '../testing/in-memory-store.js';
 import type { ExtractedGraph } from './graph-extractor.js';
 import { storeGraph, type StoreGraphContext } from './store-graph.js';
 

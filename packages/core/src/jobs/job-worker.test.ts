@@ -2,7 +2,7 @@ import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { createMemory } from '../engine/create-memory.js';
 import type { FactExtractionInput, FactExtractor } from '../facts/fact-extractor.js';
-import { InMemoryStore } from '../store/in-memory-store.js';
+import { InMemoryStore } from '../testing/in-memory-store.js';
 import { createJobWorker } from './job-worker.js';
 
 const scope = { tenantId: 'default', userId: 'maren', conversationId: 'node-7' };

@@ -70,3 +70,8 @@ function checkId(field: string, value: unknown): string {
   }
   return value;
 }
+
+/** The three key columns of a conversation, in the order of every store's index: tenant, user, conversation. */
+export function scopeKey(scope: Scope): [string, string, string] {
+  return [scope.tenantId, scope.userId, scope.conversationId];
+}

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultRecallK } from '../context/build-context.js';
 import { createMemory } from '../engine/create-memory.js';
 import type { Message } from '../messages/message.js';
-import { InMemoryStore } from '../store/in-memory-store.js';
+import { InMemoryStore } from '../testing/in-memory-store.js';
 import { embeddingText } from './embed-conversation.js';
 import { HashedEmbedder } from './hashed-embedder.js';
 import { recallTuning } from './recall.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemory } from '../engine/create-memory.js';
 import { isMemoryError } from '../errors/memory-error.js';
 import type { Message } from '../messages/message.js';
-import { InMemoryStore } from '../store/in-memory-store.js';
+import { InMemoryStore } from '../testing/in-memory-store.js';
 import { HashedEmbedder } from './hashed-embedder.js';
 import { fuse } from './recall.js';
 import type { SearchHit } from './search.js';

@@ -3,11 +3,11 @@ import type { Fact, FactQuery, NewFact } from '../facts/fact.js';
 import type { MemoryFile, MemoryFileInfo } from '../files/memory-file.js';
 import type { Entity, EntityInput, Relation, RelationInput } from '../graph/entity.js';
 import type { MessageEmbedding, SearchHit, SearchOptions } from '../recall/search.js';
-import type { Job, JobCounts, JobKind, JobKindCount, LeaseRequest } from '../jobs/job.js';
+import type { Job, JobKind, JobKindCount, LeaseRequest } from '../jobs/job.js';
 import type { Message, Metadata, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
 import type { UsageEntry, UsageRecord, UsageTotals } from '../usage/usage.js';
-import type { RoleCounts } from './conversation-metadata.js';
+import type { RoleCounts } from '../messages/conversation-metadata.js';
 
 /** A conversation's row: created by its first append, counters kept by the store in the same transaction. */
 export interface Conversation {
@@ -172,8 +172,6 @@ export interface Store {
   failJob(lease: JobLease, failure: JobFailure, options?: CallOptions): Promise<Job>;
   /** Jobs of one conversation, oldest first. */
   listJobs(scope: Scope, options?: CallOptions): Promise<Job[]>;
-  /** Jobs by status, for one tenant or (without `tenantId`) all. */
-  getJobCounts(filter: { tenantId?: string }, options?: CallOptions): Promise<JobCounts>;
   /** Jobs by kind and status with the time the oldest of each was queued, for one tenant or all; by kind, then status. */
   countJobsByKind(filter: { tenantId?: string }, options?: CallOptions): Promise<JobKindCount[]>;
   /** The `limit` most recently updated jobs that carry an error and are not done (given up, or waiting to retry), newest first. */

@@ -16,7 +16,7 @@ export function describeJobConformance(store: () => Store): void {
       expect(again.id).toBe(first.id);
       expect(other.id).not.toBe(first.id);
       expect(first).toMatchObject({ ...scopeA, kind: 'compact', status: 'pending', attempts: 0, maxAttempts: 3 });
-      expect(await store().getJobCounts({})).toMatchObject({ pending: 2, running: 0 });
+      expect((await readJobBacklog(store(), {})).byStatus).toMatchObject({ pending: 2, running: 0 });
     });
 
     it('leases a due job to one worker at a time and lets it complete', async () => {
@@ -59,7 +59,7 @@ export function describeJobConformance(store: () => Store): void {
       const second = await store().leaseJob({ workerId: 'w', leaseMs: 1000, now: at(600) });
       const failed = await store().failJob(second!, { error: 'still broken', now: at(700) });
       expect(failed).toMatchObject({ status: 'failed', attempts: 2, lastError: 'still broken' });
-      expect(await store().getJobCounts({ tenantId: scopeA.tenantId })).toEqual({ pending: 0, running: 0, done: 0, failed: 1 });
+      expect((await readJobBacklog(store(), { tenantId: scopeA.tenantId })).byStatus).toEqual({ pending: 0, running: 0, done: 0, failed: 1 });
     });
 
     it('gives up a job whose lease expired on its last attempt instead of leasing it again', async () => {
@@ -96,10 +96,10 @@ export function describeJobConformance(store: () => Store): void {
       await store().appendMessages(scopeA, [makeNewMessage('x')]);
       await store().enqueueJob(scopeA, request);
       await store().enqueueJob({ ...scopeA, tenantId: 'tenant-b' }, request);
-      expect((await store().getJobCounts({ tenantId: 'tenant-b' })).pending).toBe(1);
+      expect((await readJobBacklog(store(), { tenantId: 'tenant-b' })).byStatus.pending).toBe(1);
       await store().deleteConversation(scopeA);
       expect(await store().listJobs(scopeA)).toEqual([]);
-      expect((await store().getJobCounts({})).pending).toBe(1);
+      expect((await readJobBacklog(store(), {})).byStatus.pending).toBe(1);
     });
   });
 }

@@ -1,4 +1,4 @@
-import type { Memory, Store } from '@mnemo/core';
+import type { Memory } from '@mnemo/core';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
 import { HTTPException } from 'hono/http-exception';
@@ -16,7 +16,7 @@ import { mountKnowledgeRoutes } from '../resource-api/knowledge-routes.js';
 import { mountTransferRoutes } from '../resource-api/transfer-routes.js';
 import { mountUserRoutes } from '../resource-api/user-routes.js';
 import { mountSeedMemoryRoutes } from '../seed-api/seed-memory-routes.js';
-import { rememberServerApp } from './server-app-state.js';
+import type { BuiltServerApp, ServerAppState } from './server-app-state.js';
 import type { ServerApp, ServerDeps, ServerEnv, ServerRouteModule, UpstreamLlmConfig } from './server-deps.js';
 import { resolveServerLimits, type ServerLimits } from './server-limits.js';
 
@@ -47,10 +47,11 @@ export interface ServerAppOptions {
 /**
  * Builds the mnemo HTTP app: the seed-compatible memory API, the resource API, `/health`, `/metrics`
  * and `/openapi.json`, plus the given route modules. Every non-public route needs a configured API key
- * (when there are any) and acts for that key's tenant only. Serve it with `startServer`.
+ * (when there are any) and acts for that key's tenant only. Serve it with `startServer`, which reads the
+ * app's `serverState` (its memory, closed on shutdown, and how many keys it has).
  * Throws `invalid_input` for bad limits or keys.
  */
-export function createServerApp(options: ServerAppOptions): ServerApp {
+export function createServerApp(options: ServerAppOptions): BuiltServerApp {
   const limits = resolveServerLimits(options.limits, options.auth?.keys.length ?? 0);
   const logger = options.logger ?? pino();
   const auth = createAuthMiddleware(options.auth ?? { keys: [] });
@@ -58,6 +59,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     memory: options.memory,
     logger,
     limits,
+    keyCount: options.auth?.keys.length ?? 0,
     llm: Object.freeze({ ...options.llm }),
     metrics: createServerMetrics(),
     routes: createRouteRegistry(),
@@ -96,8 +98,8 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     return c.json(response.body, response.status);
   });
 
-  rememberServerApp(app, { memory: options.memory, keyCount: options.auth?.keys.length ?? 0, logger });
-  return app;
+  const serverState: ServerAppState = Object.freeze({ memory: options.memory, keyCount: deps.keyCount, logger });
+  return Object.assign(app, { serverState });
 }
 
 // Route modules mount after the middleware, so the public routes they register are looked up per request.

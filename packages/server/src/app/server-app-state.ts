@@ -1,22 +1,15 @@
 import type { Memory } from '@mnemo/core';
 import type { Logger } from 'pino';
+import type { ServerApp } from './server-deps.js';
 
 /** What `startServer` needs to know about an app built by `createServerApp`. */
 export interface ServerAppState {
+  /** The engine the app serves; `startServer`'s `close()` closes it after the last response. */
   readonly memory: Memory;
   /** API keys configured; 0 means the app trusts every caller and may only listen on loopback. */
   readonly keyCount: number;
   readonly logger: Logger;
 }
 
-const states = new WeakMap<object, ServerAppState>();
-
-/** Records the state of an app (called once by `createServerApp`). */
-export function rememberServerApp(app: object, state: ServerAppState): void {
-  states.set(app, state);
-}
-
-/** The state of an app built by `createServerApp`, or `undefined` for any other Hono app. */
-export function readServerAppState(app: object): ServerAppState | undefined {
-  return states.get(app);
-}
+/** The app `createServerApp` returns: the Hono app, carrying its own {@link ServerAppState} (no registry beside it). */
+export type BuiltServerApp = ServerApp & { readonly serverState: ServerAppState };

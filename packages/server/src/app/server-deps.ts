@@ -1,4 +1,4 @@
-import type { Memory, Store } from '@mnemo/core';
+import type { Memory } from '@mnemo/core';
 import type { Context, Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { ServerMetrics } from '../metrics/server-metrics.js';
@@ -62,6 +62,8 @@ export interface ServerDeps {
   readonly logger: Logger;
   readonly limits: ServerLimits;
   readonly llm: UpstreamLlmConfig;
+  /** API keys configured; 0 means every caller is trusted (tenant `default`). */
+  readonly keyCount: number;
   readonly metrics: ServerMetrics;
   /** Routes registered here (with `registerRoute`) are validated with zod and listed in `/openapi.json`. */
   readonly routes: RouteRegistry;

@@ -3,7 +3,6 @@ import { resolveScope, resolveUserScope, type Memory, type Message, type Scope, 
 import { contextPolicies } from '@mnemo/core';
 import { z } from 'zod';
 import type { ServerApp, ServerContext, ServerDeps, ServerRouteModule } from '../app/server-deps.js';
-import { readServerAppState } from '../app/server-app-state.js';
 import { registerRoute } from '../openapi/route-spec.js';
 import { conversationNotFound } from '../resource-api/request-scope.js';
 import { BackgroundView } from './background-view.js';
@@ -55,11 +54,11 @@ export const mountInspectorRoutes: ServerRouteModule = (app, deps) => {
   mountConversationViews(app, deps);
 };
 
-function mountAssets(app: ServerApp, { routes }: ServerDeps): void {
+function mountAssets(app: ServerApp, { keyCount, routes }: ServerDeps): void {
   const spec = (path: string, summary: string, contentType: string) =>
     ({ method: 'get', path, summary, tags: ['inspector'], public: true, responses: { 200: { description: summary, contentType } } }) as const;
   registerRoute(app, routes, spec('/inspect', 'The inspector page (no data: the page asks for a key and loads its views)', 'text/html'), (c) =>
-    c.html(`<!doctype html>${(<InspectorPage keyRequired={(readServerAppState(app)?.keyCount ?? 0) > 0} />).toString()}`, 200, pageHeaders),
+    c.html(`<!doctype html>${(<InspectorPage keyRequired={keyCount > 0} />).toString()}`, 200, pageHeaders),
   );
   registerRoute(app, routes, spec('/inspect/inspector.js', "The inspector's script", 'text/javascript'), (c) => {
     clientScript ??= readFileSync(clientScriptUrl, 'utf8');

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMemory, type Memory } from '@mnemo/core';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -18,7 +18,7 @@ const clients: Client[] = [];
 
 beforeEach(async () => {
   directory = await mkdtemp(join(tmpdir(), 'mnemo-mcp-'));
-  const store = openSqliteStore({ path: join(directory, 'mnemo.db') });
+  const store = createSqliteStore({ path: join(directory, 'mnemo.db') });
   memory = createMemory({ store, compaction: false });
   const app = createServerApp({
     memory,

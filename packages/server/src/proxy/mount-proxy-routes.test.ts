@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMemory, type Memory, type MemoryOptions, type Message, type Store } from '@mnemo/core';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedReply } from '@mnemo/models/testing';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import OpenAI, { APIError } from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { pino } from 'pino';
@@ -48,7 +48,7 @@ async function startProxy(options: FixtureOptions): Promise<ProxyFixture> {
   cleanups.push(() => upstream.close());
   const directory = await mkdtemp(join(tmpdir(), 'mnemo-proxy-'));
   cleanups.push(() => rm(directory, { recursive: true, force: true }));
-  const store = openSqliteStore({ path: join(directory, 'mnemo.db') });
+  const store = createSqliteStore({ path: join(directory, 'mnemo.db') });
   const memory = createMemory({ store, compaction: false, ...(options.context === undefined ? {} : { context: options.context }) });
   const proxyKey = options.proxyKey === undefined ? upstreamKey : options.proxyKey;
   const app = createServerApp({

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { createMemory, type Message, type Store } from '@mnemo/core';
 import { startScriptedOpenAiServer, type ScriptedReply } from '@mnemo/models/testing';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import OpenAI, { APIError } from 'openai';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -40,7 +40,7 @@ interface FaultFixture {
 async function startProxy(upstreamUrl: string, timeouts: Pick<UpstreamLlmConfig, 'connectTimeoutMs' | 'firstByteTimeoutMs' | 'idleTimeoutMs'>): Promise<FaultFixture> {
   const directory = await mkdtemp(join(tmpdir(), 'mnemo-proxy-faults-'));
   cleanups.push(() => rm(directory, { recursive: true, force: true }));
-  const store = openSqliteStore({ path: join(directory, 'mnemo.db') });
+  const store = createSqliteStore({ path: join(directory, 'mnemo.db') });
   const memory = createMemory({ store, compaction: false });
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ServerApp, ServerDeps } from '../app/server-deps.js';
 import { seedMemoryTypeOf } from '../seed-api/seed-memory-routes.js';
 import { registerRoute } from '../openapi/route-spec.js';
-import { conversationNotFound, requestScope, requestUser, requireConversation, userHeader } from './request-scope.js';
+import { conversationNotFound, listRequestConversations, requestScope, requireConversation } from './request-scope.js';
 import {
   appendBodySchema,
   compactBodySchema,
@@ -52,13 +52,7 @@ export function mountConversationRoutes(app: ServerApp, deps: ServerDeps): void 
       },
     },
     async (c, { query }) => {
-      // Without a user named, the listing spans every user of the tenant.
-      const named = query.user_id !== undefined || (c.req.header(userHeader) ?? '') !== '';
-      const filter = named ? requestUser(c, { query: query.user_id }) : { tenantId: c.get('tenantId') };
-      const page = await memory.listConversations(filter, {
-        ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
-        ...(query.limit === undefined ? {} : { limit: query.limit }),
-      });
+      const page = await listRequestConversations(c, memory, query);
       return c.json({
         items: page.items,
         ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),

@@ -1,4 +1,4 @@
-import { MemoryError, resolveScope, resolveUserScope, type Memory, type Scope, type UserScope } from '@mnemo/core';
+import { MemoryError, resolveScope, resolveUserScope, type Conversation, type Memory, type Page, type Scope, type UserScope } from '@mnemo/core';
 import type { ServerContext } from '../app/server-deps.js';
 
 /** Header that selects the user of a request when neither the query nor the body names one. */
@@ -26,6 +26,23 @@ export function requestUser(c: ServerContext, named: { query?: string | undefine
   const userId = namedUserId(c, named);
   // The tenant comes only from the API key (set by the auth middleware), never from the request.
   return resolveUserScope({ tenantId: c.get('tenantId'), ...(userId === undefined ? {} : { userId }) });
+}
+
+/**
+ * One page of the conversations a listing route shows: those of the user the request names (`user_id`
+ * or the `X-Mnemo-User` header, as in {@link requestUser}), or, without a user named, of every user of the tenant.
+ */
+export function listRequestConversations(
+  c: ServerContext,
+  memory: Memory,
+  query: { readonly user_id?: string | undefined; readonly cursor?: string | undefined; readonly limit?: number | undefined },
+): Promise<Page<Conversation>> {
+  const named = query.user_id !== undefined || (c.req.header(userHeader) ?? '') !== '';
+  const filter = named ? requestUser(c, { query: query.user_id }) : { tenantId: c.get('tenantId') };
+  return memory.listConversations(filter, {
+    ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+    ...(query.limit === undefined ? {} : { limit: query.limit }),
+  });
 }
 
 /**

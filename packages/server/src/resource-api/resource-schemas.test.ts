@@ -1,4 +1,5 @@
-import { createMemory, InMemoryStore } from '@mnemo/core';
+import { createMemory } from '@mnemo/core';
+import { InMemoryStore } from '@mnemo/core/testing';
 import { describe, expect, it } from 'vitest';
 import { conversationSchema, conversationStatsSchema } from './resource-schemas.js';
 

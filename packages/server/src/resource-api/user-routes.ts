@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ServerApp, ServerDeps } from '../app/server-deps.js';
 import { registerRoute } from '../openapi/route-spec.js';
-import { requestUser, userHeader } from './request-scope.js';
+import { listRequestConversations, requestUser, userHeader } from './request-scope.js';
 import { eraseResultSchema, idSchema, messageSchema, pageQuerySchema, summarySchema, usageTotalsSchema, userQuerySchema } from './resource-schemas.js';
 
 /** Mounts the user-level routes: erase a user, usage per conversation, and expanding a summary. */
@@ -43,12 +43,7 @@ export function mountUserRoutes(app: ServerApp, deps: ServerDeps): void {
       },
     },
     async (c, { query }) => {
-      const named = query.user_id !== undefined || (c.req.header(userHeader) ?? '') !== '';
-      const filter = named ? requestUser(c, { query: query.user_id }) : { tenantId: c.get('tenantId') };
-      const page = await memory.listConversations(filter, {
-        ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
-        ...(query.limit === undefined ? {} : { limit: query.limit }),
-      });
+      const page = await listRequestConversations(c, memory, query);
       const items = [];
       for (const conversation of page.items) {
         const stats = await memory.stats(conversation);

@@ -2,13 +2,16 @@ import type { Server, ServerResponse } from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { MemoryError } from '@mnemo/core';
-import { readServerAppState } from '../app/server-app-state.js';
+import type { ServerAppState } from '../app/server-app-state.js';
 import { isLoopbackHost } from '../auth/request-origin-guard.js';
 
 /** Options of {@link startServer}. */
 export interface StartServerOptions {
-  /** An app from `createServerApp` (its memory is closed on shutdown; its keys decide which hosts are allowed). */
-  readonly app: { readonly fetch: (request: Request) => Response | Promise<Response> };
+  /**
+   * An app from `createServerApp`: its `serverState` says which memory to close on shutdown and how many
+   * keys decide which hosts are allowed. Any other fetch handler is served as a keyless app with nothing to close.
+   */
+  readonly app: { readonly fetch: (request: Request) => Response | Promise<Response>; readonly serverState?: ServerAppState };
   /** Default `127.0.0.1`. Any other than a loopback address needs API keys configured. */
   readonly host?: string;
   /** Default 8787; 0 picks a free port (read it from `url`). */
@@ -55,7 +58,7 @@ export function checkListenHost(host: string, apiKeyCount: number): void {
  */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
-  const state = readServerAppState(options.app);
+  const state = options.app.serverState;
   checkListenHost(host, state?.keyCount ?? 0);
   const server = await listen(options.app, host, options.port ?? defaultPort);
   const inFlight = trackResponses(server);

@@ -1,6 +1,6 @@
-import type { NewSummary } from '../compaction/summary.js';
+import type { NewSummary } from './summary.js';
 import { MemoryError } from '../errors/memory-error.js';
-import type { Conversation } from './store.js';
+import type { Conversation } from '../store/store.js';
 
 /**
  * The checks every store makes inside the transaction that writes a summary: the watermark is still

@@ -1,7 +1,7 @@
 import { MemoryError } from '../errors/memory-error.js';
 import type { Entity, EntityInput, Relation, RelationInput } from '../graph/entity.js';
 import type { UserScope } from '../messages/scope.js';
-import { mergeEntity, namesOf } from './entity-rules.js';
+import { mergeEntity, namesOf } from '../graph/entity-rules.js';
 
 /** The entities and relations of {@link InMemoryStore}. */
 export class InMemoryGraphStore {

@@ -1,6 +1,6 @@
 import { MemoryError } from '../errors/memory-error.js';
-import { copyMetadata } from '../messages/copy-metadata.js';
-import { messageRoles, type MessageRole, type Metadata } from '../messages/message.js';
+import { copyMetadata } from './copy-metadata.js';
+import { messageRoles, type MessageRole, type Metadata } from './message.js';
 
 /** Largest accepted conversation `metadata`, in characters of its JSON: the same bound as a message's. */
 export const maxConversationMetadataChars = 16_384;

@@ -1,4 +1,4 @@
-import type { Entity, EntityInput } from '../graph/entity.js';
+import type { Entity, EntityInput } from './entity.js';
 
 /** The lower-cased name and aliases an entity is matched by. */
 export function namesOf(entity: Pick<EntityInput, 'name' | 'aliases'>): string[] {

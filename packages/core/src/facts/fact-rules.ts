@@ -1,4 +1,4 @@
-import type { Fact, FactQuery } from '../facts/fact.js';
+import type { Fact, FactQuery } from './fact.js';
 
 /**
  * Whether a fact belongs in a listing: matching subject and attribute (case-insensitive), and current

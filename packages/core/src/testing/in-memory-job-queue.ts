@@ -1,7 +1,7 @@
-import { MemoryError } from '../errors/memory-error.js';
-import type { Job, JobCounts, JobKindCount, LeaseRequest } from '../jobs/job.js';
+import { leaseLost } from '../store/job-rows.js';
+import type { Job, JobKindCount, LeaseRequest } from '../jobs/job.js';
 import type { Scope } from '../messages/scope.js';
-import type { JobFailure, JobLease, JobRequest } from './store.js';
+import type { JobFailure, JobLease, JobRequest } from '../store/store.js';
 
 /** The job queue of {@link InMemoryStore}: the same lease rules as the durable stores, in one process. */
 export class InMemoryJobQueue {
@@ -66,12 +66,6 @@ export class InMemoryJobQueue {
     return this.#jobs.filter((job) => sameConversation(job, scope));
   }
 
-  counts(tenantId: string | undefined): JobCounts {
-    const counts = { pending: 0, running: 0, done: 0, failed: 0 };
-    for (const job of this.#jobs) if (tenantId === undefined || job.tenantId === tenantId) counts[job.status] += 1;
-    return counts;
-  }
-
   countByKind(tenantId: string | undefined): JobKindCount[] {
     const groups = new Map<string, JobKindCount>();
     for (const job of this.#jobs) {
@@ -104,7 +98,7 @@ export class InMemoryJobQueue {
     const index = this.#jobs.findIndex((job) => job.id === lease.id);
     const job = this.#jobs[index];
     if (job === undefined || job.status !== 'running' || job.leaseOwner !== lease.leaseOwner) {
-      throw new MemoryError('conflict', `job ${lease.id} is not leased by ${lease.leaseOwner ?? 'this worker'} any more`, { details: { jobId: lease.id } });
+      throw leaseLost(lease);
     }
     return index;
   }

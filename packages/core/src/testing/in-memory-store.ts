@@ -1,6 +1,6 @@
 import type { NewSummary, Summary } from '../compaction/summary.js';
 import { MemoryError } from '../errors/memory-error.js';
-import type { Job, JobCounts, JobKindCount, LeaseRequest } from '../jobs/job.js';
+import type { Job, JobKindCount, LeaseRequest } from '../jobs/job.js';
 import type { Message, Metadata, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
 import { toUsageTotals, type UsageEntry, type UsageRecord, type UsageTotals } from '../usage/usage.js';
@@ -8,15 +8,15 @@ import type { Fact, FactQuery, NewFact } from '../facts/fact.js';
 import type { MemoryFile, MemoryFileInfo } from '../files/memory-file.js';
 import type { Entity, EntityInput, Relation, RelationInput } from '../graph/entity.js';
 import type { MessageEmbedding, SearchHit, SearchOptions } from '../recall/search.js';
-import { checkConversationMetadata, toRoleCounts, type RoleCounts } from './conversation-metadata.js';
+import { checkConversationMetadata, toRoleCounts, type RoleCounts } from '../messages/conversation-metadata.js';
 import { InMemoryFactStore } from './in-memory-fact-store.js';
 import { InMemoryGraphStore } from './in-memory-graph-store.js';
 import { bm25Search, filterSearchable, vectorSearch, type SearchableMessage } from './in-memory-search.js';
 import { InMemoryFileStore } from './in-memory-file-store.js';
 import { InMemoryJobQueue } from './in-memory-job-queue.js';
-import { decodeConversationCursor, decodePositionCursor, encodeConversationCursor, encodePositionCursor, resolvePageLimit } from './page-cursor.js';
-import { isSameMessage } from './same-message.js';
-import { checkSummaryRange } from './summary-range.js';
+import { decodeConversationCursor, decodePositionCursor, encodeConversationCursor, encodePositionCursor, resolvePageLimit } from '../store/page-cursor.js';
+import { idempotencyConflict, isSameMessage } from '../messages/same-message.js';
+import { checkSummaryRange } from '../compaction/summary-range.js';
 import type {
   Conversation,
   ConversationFilter,
@@ -30,7 +30,7 @@ import type {
   Page,
   PageOptions,
   Store,
-} from './store.js';
+} from '../store/store.js';
 
 interface ConversationState {
   conversation: Conversation;
@@ -248,11 +248,6 @@ export class InMemoryStore implements Store {
     return this.#jobs.list(scope);
   }
 
-  async getJobCounts(filter: { tenantId?: string }): Promise<JobCounts> {
-    this.#checkOpen();
-    return this.#jobs.counts(filter.tenantId);
-  }
-
   async countJobsByKind(filter: { tenantId?: string }): Promise<JobKindCount[]> {
     this.#checkOpen();
     return this.#jobs.countByKind(filter.tenantId);
@@ -428,13 +423,6 @@ export class InMemoryStore implements Store {
   #checkOpen(): void {
     if (this.#closed) throw new MemoryError('unavailable', 'the store is closed');
   }
-}
-
-/** Error for an idempotency key reused with a different message; shared by every adapter. */
-export function idempotencyConflict(key: string): MemoryError {
-  return new MemoryError('conflict', `idempotency key ${JSON.stringify(key)} was already used for a different message`, {
-    details: { field: 'idempotencyKey', idempotencyKey: key },
-  });
 }
 
 function conversationKey(scope: Scope): string {

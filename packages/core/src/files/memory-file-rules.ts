@@ -1,5 +1,5 @@
 import { MemoryError } from '../errors/memory-error.js';
-import { normalizeMemoryPath } from '../files/memory-file.js';
+import { normalizeMemoryPath } from './memory-file.js';
 
 /** Stores accept only normalized paths: a caller that skipped `normalizeMemoryPath` gets `invalid_input`, never a traversal. */
 export function checkStoredMemoryPath(path: string): string {

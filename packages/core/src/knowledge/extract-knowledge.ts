@@ -1,11 +1,11 @@
-import type { SummarySourceMessage } from '../compaction/summarizer.js';
+import type { SummarySourceMessage } from '../messages/summary-source-message.js';
 import { isMemoryError } from '../errors/memory-error.js';
 import type { GraphExtractor } from '../graph/graph-extractor.js';
 import { storeGraph } from '../graph/store-graph.js';
 import type { Scope, UserScope } from '../messages/scope.js';
 import type { CallOptions, Store } from '../store/store.js';
-import type { FactExtractor } from './fact-extractor.js';
-import { reconcileFacts } from './reconcile-facts.js';
+import type { FactExtractor } from '../facts/fact-extractor.js';
+import { reconcileFacts } from '../facts/reconcile-facts.js';
 
 /** What {@link extractKnowledge} needs: the store, a fact extractor, optionally a graph extractor, and a clock. */
 export interface KnowledgeDependencies {

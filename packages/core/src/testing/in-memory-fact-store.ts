@@ -1,7 +1,7 @@
 import { MemoryError } from '../errors/memory-error.js';
 import type { Fact, FactQuery, NewFact } from '../facts/fact.js';
 import type { UserScope } from '../messages/scope.js';
-import { isFactVisible } from './fact-rules.js';
+import { isFactVisible } from '../facts/fact-rules.js';
 
 /** The facts of {@link InMemoryStore}. */
 export class InMemoryFactStore {

@@ -1,8 +1,8 @@
 import { MemoryError } from '../errors/memory-error.js';
 import { isWithinMemoryPath, type MemoryFile, type MemoryFileInfo } from '../files/memory-file.js';
 import type { UserScope } from '../messages/scope.js';
-import type { MemoryFileWrite } from './store.js';
-import { checkStoredMemoryPath, memoryFileConflict } from './memory-file-rules.js';
+import type { MemoryFileWrite } from '../store/store.js';
+import { checkStoredMemoryPath, memoryFileConflict } from '../files/memory-file-rules.js';
 
 /** The memory files of {@link InMemoryStore}. */
 export class InMemoryFileStore {

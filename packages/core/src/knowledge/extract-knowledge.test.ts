@@ -5,11 +5,11 @@ import { HeuristicGraphExtractor } from '../graph/heuristic-graph-extractor.js';
 import type { GraphExtractor } from '../graph/graph-extractor.js';
 import type { MessageRole, NewMessage } from '../messages/message.js';
 import type { Scope } from '../messages/scope.js';
-import { InMemoryStore } from '../store/in-memory-store.js';
+import { InMemoryStore } from '../testing/in-memory-store.js';
 import { extractKnowledge, knowledgeBatchSize, knowledgeCursorName } from './extract-knowledge.js';
-import type { FactExtractionInput, FactExtractor } from './fact-extractor.js';
-import { HeuristicFactExtractor } from './heuristic-fact-extractor.js';
-import { normalizeFactValue } from './normalize-fact-value.js';
+import type { FactExtractionInput, FactExtractor } from '../facts/fact-extractor.js';
+import { HeuristicFactExtractor } from '../facts/heuristic-fact-extractor.js';
+import { normalizeFactValue } from '../facts/normalize-fact-value.js';
 
 const scope: Scope = { tenantId: 't1', userId: 'maren', conversationId: 'node-7' };
 const user = { tenantId: scope.tenantId, userId: scope.userId };

@@ -1,0 +1,63 @@
+// @mnemo/core/store-kit: what an author of a Store adapter needs and an application does not. The
+// port's own types are here too, so an adapter imports everything of the port from one entry.
+export { checkSummaryRange } from '../compaction/summary-range.js';
+export { toStorageError } from '../errors/memory-error.js';
+export { checkStoredMemoryPath, memoryFileConflict } from '../files/memory-file-rules.js';
+export { isWithinMemoryPath } from '../files/memory-file.js';
+export { isFactVisible } from '../facts/fact-rules.js';
+export { mergeEntity } from '../graph/entity-rules.js';
+export { backlogFromRows } from '../jobs/job.js';
+export { checkConversationMetadata, toRoleCounts } from '../messages/conversation-metadata.js';
+export { checkStorableMessage } from '../messages/check-storable-message.js';
+export { idempotencyConflict, isSameMessage } from '../messages/same-message.js';
+export { scopeKey } from '../messages/scope.js';
+export { conversationFromRow, messageColumns, messageFromRow } from '../store/message-rows.js';
+export type { ConversationRow, MessageRow } from '../store/message-rows.js';
+export { summaryColumns, summaryFromRow } from '../store/summary-rows.js';
+export type { SummaryRow } from '../store/summary-rows.js';
+export { jobColumns, jobFromRow, leaseLost } from '../store/job-rows.js';
+export type { JobRow } from '../store/job-rows.js';
+export { checkCount, parseStoredTime } from '../store/stored-values.js';
+export { memoryFileFromRow, memoryFileInfoFromRow } from '../store/file-rows.js';
+export type { MemoryFileRow } from '../store/file-rows.js';
+export { entityFromRow, factFromRow, fromJsonColumn, relationFromRow } from '../store/knowledge-rows.js';
+export type { EntityRow, FactRow, RelationRow, ToIsoTime } from '../store/knowledge-rows.js';
+export {
+  decodeConversationCursor,
+  decodePositionCursor,
+  defaultPageLimit,
+  encodeConversationCursor,
+  encodePositionCursor,
+  resolvePageLimit,
+} from '../store/page-cursor.js';
+export type { ConversationCursor } from '../store/page-cursor.js';
+export { toUsageTotals } from '../usage/usage.js';
+export type { MessageEmbedding, SearchHit, SearchOptions } from '../recall/search.js';
+export type { RoleCounts } from '../messages/conversation-metadata.js';
+export type {
+  CallOptions,
+  Conversation,
+  ConversationFilter,
+  EraseResult,
+  JobCompletion,
+  JobFailure,
+  JobLease,
+  JobRequest,
+  MemoryFileWrite,
+  MessageRange,
+  Page,
+  PageOptions,
+  Store,
+} from '../store/store.js';
+export type { LeaseRequest } from '../jobs/job.js';
+export { ComposedStore } from '../store/composed-store.js';
+export type {
+  Awaitable,
+  FileStorePart,
+  JobStorePart,
+  KnowledgeStorePart,
+  MessageStorePart,
+  SearchStorePart,
+  StoreComposition,
+  SummaryStorePart,
+} from '../store/store-parts.js';

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { isMemoryError, MemoryError } from '../errors/memory-error.js';
+import { ComposedStore } from './composed-store.js';
+import type { StoreComposition } from './store-parts.js';
+
+const scope = { tenantId: 't', userId: 'u', conversationId: 'c' };
+const lease = { id: 'job-1', leaseOwner: 'w' };
+
+/** Parts that record every call as `part.method(args)`; a method named in `failing` throws a driver-like error. */
+function recordingComposition(failing: ReadonlySet<string> = new Set()) {
+  const calls: string[] = [];
+  let closes = 0;
+  const part = (name: string) =>
+    new Proxy(
+      {},
+      {
+        get: (_target, method: string) => (...args: unknown[]) => {
+          calls.push(`${name}.${method}${JSON.stringify(args)}`);
+          if (failing.has(method)) throw new Error(`driver said no to ${method}`);
+          return method === 'listSummaries' ? [] : undefined;
+        },
+      },
+    );
+  const composition = {
+    messages: part('messages'),
+    summaries: part('summaries'),
+    jobs: part('jobs'),
+    search: part('search'),
+    knowledge: part('knowledge'),
+    files: part('files'),
+    deleteConversation: () => ({ messages: 1, summaries: 0, conversations: 1 }),
+    deleteUser: () => ({ messages: 2, summaries: 0, conversations: 2 }),
+    toError: (error: unknown, action: string) => new MemoryError('storage_failed', `${action} failed: ${(error as Error).message}`, { cause: error }),
+    closeConnection: () => {
+      closes += 1;
+    },
+  } as unknown as StoreComposition;
+  return { composition, calls, closes: () => closes };
+}
+
+describe('ComposedStore', () => {
+  it('hands each part the arguments the port carries in its options', async () => {
+    const { composition, calls } = recordingComposition();
+    const store = new ComposedStore(composition);
+    await store.insertSummary(scope, { fromSeq: 1, toSeq: 2 } as never, { expectedWatermark: 0 });
+    await store.completeJob(lease, '2026-01-01T00:00:00.000Z', { warning: 'fallback summarizer' });
+    await store.insertFact(scope, { subject: 's' } as never, { supersedes: 'fact-0' });
+    await store.countJobsByKind({ tenantId: 't' });
+    await store.listFailedJobs({ limit: 5 });
+    await store.listFacts(scope);
+    expect(calls).toEqual([
+      `summaries.insertSummary${JSON.stringify([scope, { fromSeq: 1, toSeq: 2 }, 0])}`,
+      `jobs.completeJob${JSON.stringify([lease, '2026-01-01T00:00:00.000Z', 'fallback summarizer'])}`,
+      `knowledge.insertFact${JSON.stringify([scope, { subject: 's' }, 'fact-0'])}`,
+      'jobs.countJobsByKind["t"]',
+      'jobs.listFailedJobs[null,5]',
+      `knowledge.listFacts${JSON.stringify([scope, {}])}`,
+    ]);
+  });
+
+  it('wraps what a part throws with the action that failed, as a rejected promise', async () => {
+    const { composition } = recordingComposition(new Set(['appendMessages']));
+    const store = new ComposedStore(composition);
+    const error = await store.appendMessages(scope, []).catch((caught: unknown) => caught);
+    expect(isMemoryError(error, 'storage_failed')).toBe(true);
+    expect((error as MemoryError).message).toBe('appending messages failed: driver said no to appendMessages');
+  });
+
+  it('runs nothing and fails with unavailable when the signal is aborted or the store closed, and closes once', async () => {
+    const { composition, calls, closes } = recordingComposition();
+    const store = new ComposedStore(composition);
+    await expect(store.listSummaries(scope, { signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'unavailable', details: { aborted: true } });
+    expect(await store.deleteUser(scope)).toEqual({ messages: 2, summaries: 0, conversations: 2 });
+    await store.close();
+    await store.close();
+    expect(closes()).toBe(1);
+    await expect(store.listSummaries(scope)).rejects.toMatchObject({ code: 'unavailable', message: 'listing summaries failed: the store is closed' });
+    expect(calls).toEqual([]);
+  });
+});
