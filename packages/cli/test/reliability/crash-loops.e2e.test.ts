@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Job, Message, Scope, Store, Summary } from '@mnemo/core';
 import { createPostgresStore } from '@mnemo/postgres';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@mnemo/models/testing';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { writeFile } from 'node:fs/promises';
@@ -129,7 +129,7 @@ describe('crash loops on a SQLite file', () => {
     expect(await last[0]!.stop()).toBe(0);
     running.delete(last[0]!);
 
-    const store = openSqliteStore({ path: db });
+    const store = createSqliteStore({ path: db });
     const audit = writersOf.audit(await storedMessages(store, writersOf.conversationIds));
     await store.close();
     const integrity = integrityCheck(db);
@@ -181,7 +181,7 @@ describe('crash loops on a SQLite file', () => {
       const delays = await crashLoops({ loops: 5, writersOf, start, urlsOf: (started) => [started[0]!.url], victims: (started) => [...started] });
       const last = await start();
       await settle(writersOf, [last[0]!.url]);
-      const store = openSqliteStore({ path: db });
+      const store = createSqliteStore({ path: db });
       try {
         const jobsOf = async () => (await Promise.all(writersOf.conversationIds.map((id) => store.listJobs(scopeOf(id))))).flat();
         await waitFor(async () => (await jobsOf()).every((job: Job) => job.status === 'done' || job.status === 'failed'), 90_000, 'every job to finish');

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeWorkDirectory } from '../run-mnemo.js';
 import { badRequestArbitrary, hugeRequests, routesOf, type BadRequest } from './bad-requests.js';
 import { recordFigures } from './reliability-figures.js';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import { postJson, residentKilobytes, startServe, suiteSeed, waitFor, tearDown, type ServedMnemo } from './served-mnemo.js';
 
 // Fuzzing (issue 12): 10,000 generated bad requests over every route of /openapi.json against the real
@@ -86,7 +86,7 @@ describe('fuzzing every route of mnemo serve', () => {
       expect((await postJson(`${base}/v1/conversations/${id}/compact`, {})).status).toBe(200);
     }
     // Background jobs (embedding, extraction) of the seeded turns finish before the snapshot.
-    const store = openSqliteStore({ path: db });
+    const store = createSqliteStore({ path: db });
     const jobsSettled = async () => (await Promise.all(storedIds.map((id) => store.listJobs({ tenantId: 'default', userId: id, conversationId: id })))).flat().every((job) => job.status === 'done');
     await waitFor(jobsSettled, 30_000, 'the seeded conversations\' jobs').finally(() => store.close());
     const before = await snapshot(base);

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@mnemo/models/testing';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -106,7 +106,7 @@ beforeAll(async () => {
   await mcp.close();
   expect((await call('POST', '/v1/chat/completions', asA(), { model: 'iso-model', user: real.user, messages: [{ role: 'user', content: `${secret}: remember my call sign` }] })).status).toBe(200);
   // Alice's background jobs (embedding, fact extraction) finish before the sweep's first snapshot.
-  const store = openSqliteStore({ path: join(work.path, 'isolation.db') });
+  const store = createSqliteStore({ path: join(work.path, 'isolation.db') });
   const aliceJobs = async () => (await Promise.all([real.conversation, real.user].map((conversationId) => store.listJobs({ tenantId: 'tenant-a', userId: real.user, conversationId })))).flat();
   await waitFor(async () => (await aliceJobs()).every((job) => job.status === 'done'), 30_000, "alice's jobs").finally(() => store.close());
 }, 60_000);

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Job, Message, Summary } from '@mnemo/core';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedReply } from '@mnemo/models/testing';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeWorkDirectory } from '../run-mnemo.js';
 import { recordFigures } from './reliability-figures.js';
@@ -79,7 +79,7 @@ beforeAll(async () => {
 afterAll(() => tearDown({ served, upstream, work }), 60_000);
 
 async function storedMessages(conversationId: string): Promise<Message[]> {
-  const store = openSqliteStore({ path: db() });
+  const store = createSqliteStore({ path: db() });
   try {
     return await store.listMessages({ tenantId: 'default', userId: conversationId, conversationId });
   } finally {
@@ -173,7 +173,7 @@ describe('LLM faults through the proxy of mnemo serve', () => {
     const problems: string[] = [];
     let fallbacks = 0;
     let failedJobs = 0;
-    const store = openSqliteStore({ path: db() });
+    const store = createSqliteStore({ path: db() });
     try {
       const conversationOf = (fault: Fault) => `bg-${fault}`;
       const scopeOf = (fault: Fault) => ({ tenantId: 'default', userId: conversationOf(fault), conversationId: conversationOf(fault) });

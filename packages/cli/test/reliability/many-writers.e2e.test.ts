@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Message, Store } from '@mnemo/core';
 import { createPostgresStore } from '@mnemo/postgres';
-import { openSqliteStore } from '@mnemo/sqlite';
+import { createSqliteStore } from '@mnemo/sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePostgresDatabase } from '../../src/store/open-cli-store.js';
 import { describeWithPostgres, dropSchemas, freshSchemaUrl } from '../postgres-database.js';
@@ -80,7 +80,7 @@ describe('many writers into one conversation on a SQLite file', () => {
     const db = join(work.path, 'crowded.db');
     const served = await startServe(['--db', db, '--workers', '1'], { cwd: work.path });
     running.push(served);
-    await check(context, 'many writers (SQLite)', [served.url], async () => openSqliteStore({ path: db }));
+    await check(context, 'many writers (SQLite)', [served.url], async () => createSqliteStore({ path: db }));
   });
 });
 
