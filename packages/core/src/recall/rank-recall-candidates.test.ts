@@ -62,10 +62,11 @@ describe('rankRecallCandidates', () => {
       speakers: new Set(),
       terms: ['lake', 'camping'],
     };
-    const order = (episodeCoverage: number) => rankRecallCandidates(spread, { ...recallTuning, neighbourShare: 0, episodeShare: 0, episodeCoverage }, 3).map((entry) => entry.message.seq);
+    const order = (episodeCoverage: number) => rankRecallCandidates(spread, { ...recallTuning, rrfConstant: 3, neighbourShare: 0, episodeShare: 0, episodeCoverage }, 3).map((entry) => entry.message.seq);
     expect(order(0)).toEqual([1, 10, 11]);
     // June holds both words between its turns, May one: June's first turn passes May's.
     expect(order(1)).toEqual([10, 1, 11]);
+    expect(rankRecallCandidates(spread, { ...recallTuning, episodeCoverage: 1 }, 3)[0]!.explain.coverage).toBe(1);
   });
 
   it('refuses a tuning out of range', () => {

@@ -111,6 +111,8 @@ export interface PreparedRanking {
   readonly boosted: Float64Array;
   readonly neighbour: Float64Array;
   readonly episode: Float64Array;
+  /** Per candidate, the share of the query's terms its episode holds, when `episodeCoverage` counted. */
+  readonly coverage?: Float64Array;
 }
 
 /** Puts the candidates in the numeric form that {@link rankPreparedCandidates} ranks quickly. */
@@ -188,10 +190,8 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
   const score = new Float64Array(count);
   const diversity = prepared.list && tuning.listDiversity > 0 ? tuning.listDiversity : tuning.episodeDiversity;
   const episodes = tuning.episodeShare > 0 || diversity > 0 || tuning.episodeCoverage > 0 ? episodesOf(prepared, tuning.episodeGapMinutes) : undefined;
-  if (episodes !== undefined && tuning.episodeCoverage > 0) {
-    const coverage = episodeCoverage(prepared.termMasks, episodes, prepared.termCount);
-    for (let at = 0; at < count; at += 1) boosted[at] = boosted[at]! * (1 + tuning.episodeCoverage * coverage[at]!);
-  }
+  const coverage = episodes !== undefined && tuning.episodeCoverage > 0 ? episodeCoverage(prepared.termMasks, episodes, prepared.termCount) : undefined;
+  if (coverage !== undefined) for (let at = 0; at < count; at += 1) boosted[at] = boosted[at]! * (1 + tuning.episodeCoverage * coverage[at]!);
   const episodeShare = prepared.list ? tuning.episodeShare * tuning.listEpisodeFactor : tuning.episodeShare;
   const support = episodes === undefined || episodeShare === 0 ? undefined : episodeSupport(boosted, episodes, tuning.episodeTopHits);
   for (let at = 0; at < count; at += 1) {
@@ -204,7 +204,8 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
   const order = Array.from({ length: count }, (_, at) => at).sort(
     (a, b) => score[b]! - score[a]! || prepared.recency[b]! - prepared.recency[a]! || prepared.hits[b]!.message.seq - prepared.hits[a]!.message.seq,
   );
-  return { order: episodes === undefined || diversity === 0 ? order : diversify(order, score, episodes, diversity, k), fused, score, boosted, neighbour, episode };
+  const ranked = episodes === undefined || diversity === 0 ? order : diversify(order, score, episodes, diversity, k);
+  return { order: ranked, fused, score, boosted, neighbour, episode, ...(coverage === undefined ? {} : { coverage }) };
 }
 
 /**
@@ -227,6 +228,7 @@ export function rankRecallCandidates(candidates: RecallCandidates, tuning: Recal
       ...(inPeriod?.[at] === 1 ? { period: true } : {}),
       ...(ranking.neighbour[at]! > 0 ? { neighbour: ranking.neighbour[at]! } : {}),
       ...(ranking.episode[at]! > 0 ? { episode: ranking.episode[at]! } : {}),
+      ...(ranking.coverage !== undefined && ranking.coverage[at]! > 0 ? { coverage: ranking.coverage[at]! } : {}),
     };
     return { conversationId: hit.conversationId, message: hit.message, score: ranking.score[at]!, explain };
   });

@@ -22,6 +22,8 @@ export interface RecallExplanation {
   readonly neighbour?: number;
   /** Score carried over from the other candidates of the message's episode (`recallTuning.episodeShare` of theirs). */
   readonly episode?: number;
+  /** Share (0–1) of the query's terms that the candidates of the message's episode hold: the fused score was × (1 + `recallTuning.episodeCoverage` × this). */
+  readonly coverage?: number;
 }
 
 /** A recalled message, where it came from, its neighbours and why it ranks there. */

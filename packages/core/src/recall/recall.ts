@@ -69,13 +69,13 @@ export const recallTuning: RecallTuning = Object.freeze({
    * much that a weak retriever's top hits tie with a strong one's; a small c keeps the head's order while
    * still rewarding agreement.
    */
-  rrfConstant: 3,
-  /** ×1.3 for messages by a speaker the query names ("What did Caroline …?"). */
-  speakerBoost: 0.3,
+  rrfConstant: 10,
+  /** ×1.5 for messages by a speaker the query names ("What did Caroline …?"). */
+  speakerBoost: 0.5,
   /** An answer sits next to its question ("How was the trip?" / "Amazing, we saw dolphins"). */
   neighbourShare: 0.3,
   /** A message of a session that is about the query as a whole rises with it (session-level retrieval). */
-  episodeShare: 0.2,
+  episodeShare: 0.1,
   /** Chats pause between sessions; an hour of silence starts a new episode. */
   episodeGapMinutes: 60,
   episodeTopHits: 3,
@@ -84,10 +84,14 @@ export const recallTuning: RecallTuning = Object.freeze({
   /** ×5 for a message said in a period the query names ("in June", "on 13 October 2023"): nearly a filter, but soft. */
   timeBoost: 4,
   timeSlackDays: 14,
-  secondHopWeight: 0,
+  /** A second keyword search with the first hits' words, fused at 0.3 of a first list's weight (multi-hop answers). */
+  secondHopWeight: 0.3,
+  /** Spreading a list question's hits over sessions did not help on held-out folds: off. */
   listDiversity: 0,
-  listEpisodeFactor: 1,
-  episodeCoverage: 0,
+  /** A list question's answer is in several sessions: no episode share for it. */
+  listEpisodeFactor: 0,
+  /** Up to ×3 for the messages of a session that holds all of the query's words between its turns (the session as one unit). */
+  episodeCoverage: 2,
 });
 
 /** First hits whose words a second hop searches for (`secondHopWeight`). */
@@ -97,9 +101,10 @@ const maxK = 200;
 
 /**
  * Finds the few past messages of a user that a query needs: BM25 keyword search and vector search,
- * fused by reciprocal rank; a query word that names a speaker is matched against who said a message
- * instead of its text; each message then gets a share of its best neighbour's score; recency breaks
- * ties. Throws `invalid_input` for a blank query or a bad option; a failing embedder (`model_failed`) is
+ * and a second keyword search with the first hits' words, fused by reciprocal rank; a query word that
+ * names a speaker is matched against who said a message instead of its text; a message whose session
+ * holds more of the query's words rises (coverage); each message then gets a share of its best
+ * neighbour's and its session's scores; recency breaks ties. Throws `invalid_input` for a blank query or a bad option; a failing embedder (`model_failed`) is
  * not hidden — the caller sees it.
  */
 export async function recall(dependencies: RecallDependencies, user: UserScope, query: string, options: RecallOptions = {}): Promise<RecallHit[]> {
