@@ -1,7 +1,8 @@
-import { recallTuning, type RecallTuning } from '@mnemo/core';
+import { prepareRecallCandidates, rankPreparedCandidates, recallTuning, type Message, type RecallCandidates, type RecallTuning } from '@mnemo/core';
+import type { SearchHit } from '@mnemo/core/store-kit';
 import { describe, expect, it } from 'vitest';
 import { createBm25Ranker } from './bm25-baseline.js';
-import { crossValidate, recallTuningGrid, type TunedQuestion } from './cross-validate-recall.js';
+import { crossValidate, foldCutoff, recallTuningGrid, scoreTunings, type TunedQuestion } from './cross-validate-recall.js';
 import { inventedLocomoFile } from './invented-locomo.js';
 import { parseLocomoDataset } from './parse-locomo-dataset.js';
 
@@ -46,6 +47,27 @@ describe('crossValidate', () => {
 
   it('refuses more folds than conversations', () => {
     expect(() => crossValidate(questions, grid, 5, { name: 'x', varied: [] })).toThrow(/--folds must be an integer from 2 to the number of conversations \(4\)/);
+  });
+});
+
+describe('scoreTunings', () => {
+  it('gives every tuning the score its own ranking gives, when tunings that cannot differ for the question are ranked once', () => {
+    const hit = (seq: number, content: string, name: string): SearchHit => ({
+      conversationId: 'c',
+      message: { id: `m${seq}`, seq, role: 'user', content, name, createdAt: `2023-0${1 + Math.floor(seq / 10)}-01T10:00:${String(seq).padStart(2, '0')}.000Z`, tokens: 3 } as Message,
+      score: 1,
+    });
+    const hits = Array.from({ length: 30 }, (_, seq) => hit(seq, seq % 3 === 0 ? 'lake camping trip' : `lake note ${seq}`, seq % 2 === 0 ? 'Ann' : 'Bo'));
+    const candidates: RecallCandidates = { keyword: hits.slice(0, 20), vector: [...hits].reverse().slice(0, 20), speakers: new Set(['ann']), terms: ['lake', 'camping'], secondHop: hits.slice(5, 25), list: false };
+    const evidence = new Set([3, 12, 21]);
+    const sample = grid.filter((_, index) => index % 7 === 0);
+    const scores = scoreTunings(candidates, evidence, sample);
+    sample.forEach((tuning, index) => {
+      const { secondHop: _, ...firstHop } = candidates;
+      const prepared = prepareRecallCandidates(tuning.secondHopWeight > 0 ? candidates : firstHop);
+      const top = rankPreparedCandidates(prepared, tuning, foldCutoff).order.slice(0, foldCutoff);
+      expect(scores[index]).toBeCloseTo(top.filter((at) => evidence.has(prepared.hits[at]!.message.seq)).length / evidence.size, 6);
+    });
   });
 });
 

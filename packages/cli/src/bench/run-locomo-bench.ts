@@ -186,7 +186,7 @@ async function tuneQuestion(
 ): Promise<TunedQuestion> {
   const seqByDiaId = new Map([...ingested.diaIdBySeq].map(([seq, diaId]) => [diaId, seq]));
   const evidence = new Set(question.evidence.map((diaId) => seqByDiaId.get(diaId)!));
-  const candidates = await collectRecallCandidates(dependencies, ingested.scope, question.question, { candidates: 250 });
+  const candidates = await collectRecallCandidates(dependencies, ingested.scope, question.question, { candidates: 250, secondHop: true });
   return {
     key: question.key,
     sampleId: ingested.scope.userId,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isMemoryError } from '../errors/memory-error.js';
 import { InMemoryStore } from '../testing/in-memory-store.js';
+import { recallTuning } from '../recall/recall.js';
 import { createMemory } from './create-memory.js';
 
 const scope = { userId: 'ana', conversationId: 'trip' };
@@ -29,7 +30,9 @@ describe('createMemory inspection reads', () => {
     const recalled = [...report.parts.flatMap((part) => part.items ?? []), ...report.excludedItems].filter((item) => item.kind === 'recalled');
     const battery = recalled.find((item) => item.seq === 1);
     expect(battery?.explain).toMatchObject({ keywordRank: 1, fused: expect.any(Number) });
-    expect(battery?.score).toBe(battery?.explain?.fused);
+    // Its score is the fused score raised by its session's coverage of the query's words (no neighbour or session share: it is alone).
+    expect(battery?.score).toBeCloseTo(battery!.explain!.fused * (1 + recallTuning.episodeCoverage * (battery!.explain!.coverage ?? 0)));
+    expect(battery?.explain?.coverage).toBeGreaterThan(0);
   });
 
   it('searches conversations by id text within the tenant only', async () => {

@@ -42,6 +42,33 @@ describe('rankRecallCandidates', () => {
     expect(seqs({ timeBoost: 1 })).toEqual([10, 1, 11, 12, 2, 3]);
   });
 
+  it('fuses the second-hop list by its weight, and ignores it at weight 0', () => {
+    const secondHop = [hit(3, may(2)), hit(20, june(5))];
+    expect(seqs({ secondHopWeight: 1 }, { secondHop })).toEqual([3, 10, 20, 1, 11, 12, 2]);
+    expect(rankRecallCandidates({ ...candidates, secondHop }, { ...recallTuning, neighbourShare: 0, secondHopWeight: 1 }, 7)[0]!.explain.secondHopRank).toBe(1);
+    expect(seqs({ secondHopWeight: 0 }, { secondHop }).slice(0, 6)).toEqual([10, 1, 11, 12, 2, 3]);
+  });
+
+  it('spreads the hits of a list question over episodes with the list diversity, and only those', () => {
+    expect(seqs({ episodeShare: 0.5, listDiversity: 0.5 }, { list: true })).toEqual([10, 1, 11, 2, 12, 3]);
+    expect(seqs({ episodeShare: 0.5, listDiversity: 0.5 })).toEqual([10, 11, 12, 1, 2, 3]);
+  });
+
+  it('raises the messages of an episode that holds more of the query\'s terms with the episode coverage', () => {
+    const worded = (seq: number, createdAt: string, content: string) => ({ ...hit(seq, createdAt), message: { ...hit(seq, createdAt).message, content } });
+    const spread: RecallCandidates = {
+      keyword: [worded(1, may(0), 'lake trip'), worded(10, june(0), 'lake'), worded(11, june(1), 'camping')],
+      vector: [],
+      speakers: new Set(),
+      terms: ['lake', 'camping'],
+    };
+    const order = (episodeCoverage: number) => rankRecallCandidates(spread, { ...recallTuning, rrfConstant: 3, neighbourShare: 0, episodeShare: 0, episodeCoverage }, 3).map((entry) => entry.message.seq);
+    expect(order(0)).toEqual([1, 10, 11]);
+    // June holds both words between its turns, May one: June's first turn passes May's.
+    expect(order(1)).toEqual([10, 1, 11]);
+    expect(rankRecallCandidates(spread, { ...recallTuning, episodeCoverage: 1 }, 3)[0]!.explain.coverage).toBe(1);
+  });
+
   it('refuses a tuning out of range', () => {
     expect(() => checkRecallTuning({ ...recallTuning, episodeDiversity: 2 })).toThrow(/tuning\.episodeDiversity must be a number from 0 to 1/);
   });

@@ -1,4 +1,5 @@
 import { MemoryError } from '../errors/memory-error.js';
+import { episodeCoverage, termMask } from './episode-coverage.js';
 import { withinPeriods, type QueryPeriod } from './query-periods.js';
 import type { SearchHit } from './search.js';
 import { spokenBy } from './speaker-terms.js';
@@ -37,6 +38,25 @@ export interface RecallTuning {
   readonly timeBoost: number;
   /** Days after a named period that still count as in it (what happened is often told a little later). */
   readonly timeSlackDays: number;
+  /**
+   * Weight of the second-hop list in the fusion, w / (c + rank): a keyword search with the query's terms
+   * and the words of the first hits (`secondHopTerms`), for answers that share no word with the question
+   * but with what the first hits are about. 0 (off) runs no second search.
+   */
+  readonly secondHopWeight: number;
+  /**
+   * {@link episodeDiversity} for a query that asks for a list or a count (`asksForList`: "What books has
+   * she read?"), whose answer is spread over sessions; 0 leaves such queries at `episodeDiversity`.
+   */
+  readonly listDiversity: number;
+  /** {@link episodeShare} × this for a list question (its answer is in several sessions, the share favours one); 1 leaves it. */
+  readonly listEpisodeFactor: number;
+  /**
+   * Fused score × (1 + this × coverage), coverage being the share of the query's terms that the
+   * candidates of the message's episode contain between them (`episodeCoverage`): the session read as
+   * one retrieval unit. 0 is off.
+   */
+  readonly episodeCoverage: number;
 }
 
 /** The lists recall fuses for one query, and the query words that name a speaker. */
@@ -46,6 +66,12 @@ export interface RecallCandidates {
   readonly speakers: ReadonlySet<string>;
   /** Calendar periods the query names (`findQueryPeriods`); none by default. */
   readonly periods?: readonly QueryPeriod[];
+  /** The second-hop keyword search's hits (see `secondHopWeight`); none by default. */
+  readonly secondHop?: readonly SearchHit[];
+  /** The query asks for a list or a count (`asksForList`); false by default. */
+  readonly list?: boolean;
+  /** The query's topic terms (what the keyword search searched for), for `episodeCoverage`; none by default. */
+  readonly terms?: readonly string[];
 }
 
 /**
@@ -59,6 +85,12 @@ export interface PreparedCandidates {
   readonly keywordScore: Float64Array;
   readonly vectorRank: Int32Array;
   readonly vectorSimilarity: Float64Array;
+  /** Rank in the second-hop list (0: absent). */
+  readonly secondHopRank: Int32Array;
+  readonly list: boolean;
+  /** Which query terms each candidate contains (`termMask`), and how many terms there are. */
+  readonly termMasks: Uint32Array;
+  readonly termCount: number;
   readonly spoken: Uint8Array;
   /** 1 when the message was said in a period the query names (with `timeSlackDays` of slack, per slack value). */
   readonly inPeriodBySlack: Map<number, Uint8Array>;
@@ -79,13 +111,16 @@ export interface PreparedRanking {
   readonly boosted: Float64Array;
   readonly neighbour: Float64Array;
   readonly episode: Float64Array;
+  /** Per candidate, the share of the query's terms its episode holds, when `episodeCoverage` counted. */
+  readonly coverage?: Float64Array;
 }
 
 /** Puts the candidates in the numeric form that {@link rankPreparedCandidates} ranks quickly. */
 export function prepareRecallCandidates(candidates: RecallCandidates): PreparedCandidates {
   const index = new Map<string, number>();
   const hits: SearchHit[] = [];
-  for (const hit of [...candidates.keyword, ...candidates.vector]) {
+  const secondHop = candidates.secondHop ?? [];
+  for (const hit of [...candidates.keyword, ...candidates.vector, ...secondHop]) {
     const key = keyOf(hit.conversationId, hit.message.seq);
     if (!index.has(key)) index.set(key, hits.push(hit) - 1);
   }
@@ -102,6 +137,10 @@ export function prepareRecallCandidates(candidates: RecallCandidates): PreparedC
     const at = index.get(keyOf(hit.conversationId, hit.message.seq))!;
     [vectorRank[at], vectorSimilarity[at]] = [rank + 1, hit.score];
   });
+  const secondHopRank = new Int32Array(count);
+  secondHop.forEach((hit, rank) => {
+    secondHopRank[index.get(keyOf(hit.conversationId, hit.message.seq))!] = rank + 1;
+  });
   const times = hits.map((hit) => Date.parse(hit.message.createdAt));
   const oldest = Math.min(...times);
   const span = Math.max(1, Math.max(...times) - oldest);
@@ -112,6 +151,10 @@ export function prepareRecallCandidates(candidates: RecallCandidates): PreparedC
     keywordScore,
     vectorRank,
     vectorSimilarity,
+    secondHopRank,
+    list: candidates.list === true,
+    termMasks: Uint32Array.from(hits, (hit) => termMask(hit.message.content, candidates.terms ?? [])),
+    termCount: candidates.terms?.length ?? 0,
     spoken: Uint8Array.from(hits, (hit) => (spokenBy(hit.message, candidates.speakers) ? 1 : 0)),
     inPeriodBySlack: new Map(),
     periods: candidates.periods ?? [],
@@ -135,25 +178,34 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
   for (let at = 0; at < count; at += 1) {
     const keyword = prepared.keywordRank[at]!;
     const vector = prepared.vectorRank[at]!;
-    fused[at] = (keyword === 0 ? 0 : 1 / (tuning.rrfConstant + keyword)) + (vector === 0 ? 0 : 1 / (tuning.rrfConstant + vector));
+    const secondHop = prepared.secondHopRank[at]!;
+    fused[at] =
+      (keyword === 0 ? 0 : 1 / (tuning.rrfConstant + keyword)) +
+      (vector === 0 ? 0 : 1 / (tuning.rrfConstant + vector)) +
+      (secondHop === 0 ? 0 : tuning.secondHopWeight / (tuning.rrfConstant + secondHop));
     boosted[at] = fused[at]! * (prepared.spoken[at] === 1 ? 1 + tuning.speakerBoost : 1) * (inPeriod?.[at] === 1 ? 1 + tuning.timeBoost : 1);
   }
   const neighbour = new Float64Array(count);
   const episode = new Float64Array(count);
   const score = new Float64Array(count);
-  const episodes = tuning.episodeShare > 0 || tuning.episodeDiversity > 0 ? episodesOf(prepared, tuning.episodeGapMinutes) : undefined;
-  const support = episodes === undefined || tuning.episodeShare === 0 ? undefined : episodeSupport(boosted, episodes, tuning.episodeTopHits);
+  const diversity = prepared.list && tuning.listDiversity > 0 ? tuning.listDiversity : tuning.episodeDiversity;
+  const episodes = tuning.episodeShare > 0 || diversity > 0 || tuning.episodeCoverage > 0 ? episodesOf(prepared, tuning.episodeGapMinutes) : undefined;
+  const coverage = episodes !== undefined && tuning.episodeCoverage > 0 ? episodeCoverage(prepared.termMasks, episodes, prepared.termCount) : undefined;
+  if (coverage !== undefined) for (let at = 0; at < count; at += 1) boosted[at] = boosted[at]! * (1 + tuning.episodeCoverage * coverage[at]!);
+  const episodeShare = prepared.list ? tuning.episodeShare * tuning.listEpisodeFactor : tuning.episodeShare;
+  const support = episodes === undefined || episodeShare === 0 ? undefined : episodeSupport(boosted, episodes, tuning.episodeTopHits);
   for (let at = 0; at < count; at += 1) {
     const previous = prepared.previous[at]!;
     const next = prepared.next[at]!;
     neighbour[at] = tuning.neighbourShare * Math.max(previous < 0 ? 0 : boosted[previous]!, next < 0 ? 0 : boosted[next]!);
-    episode[at] = support === undefined ? 0 : tuning.episodeShare * support[at]!;
+    episode[at] = support === undefined ? 0 : episodeShare * support[at]!;
     score[at] = boosted[at]! + neighbour[at]! + episode[at]!;
   }
   const order = Array.from({ length: count }, (_, at) => at).sort(
     (a, b) => score[b]! - score[a]! || prepared.recency[b]! - prepared.recency[a]! || prepared.hits[b]!.message.seq - prepared.hits[a]!.message.seq,
   );
-  return { order: episodes === undefined || tuning.episodeDiversity === 0 ? order : diversify(order, score, episodes, tuning.episodeDiversity, k), fused, score, boosted, neighbour, episode };
+  const ranked = episodes === undefined || diversity === 0 ? order : diversify(order, score, episodes, diversity, k);
+  return { order: ranked, fused, score, boosted, neighbour, episode, ...(coverage === undefined ? {} : { coverage }) };
 }
 
 /**
@@ -169,12 +221,14 @@ export function rankRecallCandidates(candidates: RecallCandidates, tuning: Recal
     const explain = {
       ...(prepared.keywordRank[at]! > 0 ? { keywordRank: prepared.keywordRank[at]!, keywordScore: prepared.keywordScore[at]! } : {}),
       ...(prepared.vectorRank[at]! > 0 ? { vectorRank: prepared.vectorRank[at]!, vectorSimilarity: prepared.vectorSimilarity[at]! } : {}),
+      ...(prepared.secondHopRank[at]! > 0 && tuning.secondHopWeight > 0 ? { secondHopRank: prepared.secondHopRank[at]! } : {}),
       recency: prepared.recency[at]!,
       fused: ranking.fused[at]!,
       ...(prepared.spoken[at] === 1 && tuning.speakerBoost > 0 ? { speaker: true } : {}),
       ...(inPeriod?.[at] === 1 ? { period: true } : {}),
       ...(ranking.neighbour[at]! > 0 ? { neighbour: ranking.neighbour[at]! } : {}),
       ...(ranking.episode[at]! > 0 ? { episode: ranking.episode[at]! } : {}),
+      ...(ranking.coverage !== undefined && ranking.coverage[at]! > 0 ? { coverage: ranking.coverage[at]! } : {}),
     };
     return { conversationId: hit.conversationId, message: hit.message, score: ranking.score[at]!, explain };
   });
@@ -220,6 +274,10 @@ export function checkRecallTuning(tuning: RecallTuning): RecallTuning {
     episodeDiversity: [0, 1],
     timeBoost: [0, 10],
     timeSlackDays: [0, 366],
+    secondHopWeight: [0, 10],
+    listDiversity: [0, 1],
+    listEpisodeFactor: [0, 1],
+    episodeCoverage: [0, 10],
   };
   for (const [field, [min, max]] of Object.entries(ranges)) {
     const value = tuning[field as keyof RecallTuning];

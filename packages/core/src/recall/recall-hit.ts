@@ -8,6 +8,8 @@ export interface RecallExplanation {
   /** 1-based rank in the vector list, when it was there. */
   readonly vectorRank?: number;
   readonly vectorSimilarity?: number;
+  /** 1-based rank in the second-hop keyword list (`recallTuning.secondHopWeight`), when it was there and counted. */
+  readonly secondHopRank?: number;
   /** 0 (oldest candidate) … 1 (newest): breaks ties between equal scores. */
   readonly recency: number;
   /** Reciprocal rank fusion: Σ 1 / (c + rank) over the lists the hit is in (c = `recallTuning.rrfConstant` in `recall`, 60 in `fuse` by default). */
@@ -20,6 +22,8 @@ export interface RecallExplanation {
   readonly neighbour?: number;
   /** Score carried over from the other candidates of the message's episode (`recallTuning.episodeShare` of theirs). */
   readonly episode?: number;
+  /** Share (0–1) of the query's terms that the candidates of the message's episode hold: the fused score was × (1 + `recallTuning.episodeCoverage` × this). */
+  readonly coverage?: number;
 }
 
 /** A recalled message, where it came from, its neighbours and why it ranks there. */

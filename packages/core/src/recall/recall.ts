@@ -3,9 +3,11 @@ import type { UserScope } from '../messages/scope.js';
 import type { CallOptions, Store } from '../store/store.js';
 import type { Embedder } from './embedder.js';
 import { keywordTerms } from './keyword-terms.js';
+import { asksForList } from './list-questions.js';
 import { findQueryPeriods } from './query-periods.js';
 import { checkRecallTuning, rankRecallCandidates, type RecallCandidates, type RecallTuning } from './rank-recall-candidates.js';
 import type { RecallHit } from './recall-hit.js';
+import { secondHopTerms } from './second-hop-terms.js';
 import { speakerTerms } from './speaker-terms.js';
 
 export { fuse, type FuseOptions } from './rank-recall-candidates.js';
@@ -28,6 +30,8 @@ export interface RecallOptions extends CallOptions {
   readonly exclude?: { readonly conversationId: string; readonly fromSeq: number };
   /** Other weights than {@link recallTuning} (for evaluation); missing fields take the defaults. Throws `invalid_input` out of range. */
   readonly tuning?: Partial<RecallTuning>;
+  /** Run the second-hop search even when the tuning's `secondHopWeight` is 0 (a benchmark that sweeps the weight); default false. */
+  readonly secondHop?: boolean;
 }
 
 /** What {@link recall} searches with. Without an embedder, recall is keyword-only. */
@@ -65,13 +69,13 @@ export const recallTuning: RecallTuning = Object.freeze({
    * much that a weak retriever's top hits tie with a strong one's; a small c keeps the head's order while
    * still rewarding agreement.
    */
-  rrfConstant: 3,
-  /** ×1.3 for messages by a speaker the query names ("What did Caroline …?"). */
-  speakerBoost: 0.3,
+  rrfConstant: 10,
+  /** ×1.5 for messages by a speaker the query names ("What did Caroline …?"). */
+  speakerBoost: 0.5,
   /** An answer sits next to its question ("How was the trip?" / "Amazing, we saw dolphins"). */
   neighbourShare: 0.3,
   /** A message of a session that is about the query as a whole rises with it (session-level retrieval). */
-  episodeShare: 0.2,
+  episodeShare: 0.1,
   /** Chats pause between sessions; an hour of silence starts a new episode. */
   episodeGapMinutes: 60,
   episodeTopHits: 3,
@@ -80,15 +84,27 @@ export const recallTuning: RecallTuning = Object.freeze({
   /** ×5 for a message said in a period the query names ("in June", "on 13 October 2023"): nearly a filter, but soft. */
   timeBoost: 4,
   timeSlackDays: 14,
+  /** A second keyword search with the first hits' words, fused at 0.3 of a first list's weight (multi-hop answers). */
+  secondHopWeight: 0.3,
+  /** Spreading a list question's hits over sessions did not help on held-out folds: off. */
+  listDiversity: 0,
+  /** A list question's answer is in several sessions: no episode share for it. */
+  listEpisodeFactor: 0,
+  /** Up to ×3 for the messages of a session that holds all of the query's words between its turns (the session as one unit). */
+  episodeCoverage: 2,
 });
+
+/** First hits whose words a second hop searches for (`secondHopWeight`). */
+const secondHopSeeds = 3;
 
 const maxK = 200;
 
 /**
  * Finds the few past messages of a user that a query needs: BM25 keyword search and vector search,
- * fused by reciprocal rank; a query word that names a speaker is matched against who said a message
- * instead of its text; each message then gets a share of its best neighbour's score; recency breaks
- * ties. Throws `invalid_input` for a blank query or a bad option; a failing embedder (`model_failed`) is
+ * and a second keyword search with the first hits' words, fused by reciprocal rank; a query word that
+ * names a speaker is matched against who said a message instead of its text; a message whose session
+ * holds more of the query's words rises (coverage); each message then gets a share of its best
+ * neighbour's and its session's scores; recency breaks ties. Throws `invalid_input` for a blank query or a bad option; a failing embedder (`model_failed`) is
  * not hidden — the caller sees it.
  */
 export async function recall(dependencies: RecallDependencies, user: UserScope, query: string, options: RecallOptions = {}): Promise<RecallHit[]> {
@@ -105,7 +121,11 @@ export async function searchRecall(dependencies: RecallDependencies, user: UserS
     throw new MemoryError('invalid_input', 'neighbours must be an integer from 0 to 5', { details: { field: 'neighbours' } });
   }
   const tuning = options.tuning === undefined ? recallTuning : checkRecallTuning({ ...recallTuning, ...options.tuning });
-  const { candidates, searched } = await searchCandidates(dependencies, user, query, { ...options, candidates: Math.min(1000, options.candidates ?? Math.max(50, 5 * k)) });
+  const { candidates, searched } = await searchCandidates(dependencies, user, query, {
+    ...options,
+    candidates: Math.min(1000, options.candidates ?? Math.max(50, 5 * k)),
+    secondHop: options.secondHop === true || tuning.secondHopWeight > 0,
+  });
   const ranked = rankRecallCandidates(candidates, tuning, k).slice(0, k);
   if (neighbours === 0) return { hits: ranked, ...searched };
   const callOptions = options.signal === undefined ? {} : { signal: options.signal };
@@ -160,13 +180,21 @@ async function searchCandidates(
   const keyword = byAllTerms !== undefined && searchTerms === terms ? byAllTerms : await store.searchKeyword(user, searchTerms, search, callOptions);
   const excluded = (conversationId: string, seq: number) =>
     options.exclude !== undefined && conversationId === options.exclude.conversationId && seq >= options.exclude.fromSeq;
-  const candidates = {
+  const first = {
     keyword: keyword.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
     vector: vector.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
     speakers,
     periods: findQueryPeriods(query),
+    list: asksForList(query),
+    terms: searchTerms,
   };
-  return { candidates, searched };
+  if (options.secondHop !== true) return { candidates: first, searched };
+  // The seeds are ranked with the library's own constants whatever the tuning, so a benchmark that
+  // sweeps the tuning over one set of candidates sees the same second hop that recall would run.
+  const seeds = rankRecallCandidates(first, recallTuning, secondHopSeeds).slice(0, secondHopSeeds);
+  const hopTerms = secondHopTerms(searchTerms, speakers, seeds);
+  const secondHop = seeds.length === 0 || hopTerms.length === searchTerms.length ? [] : await store.searchKeyword(user, hopTerms, search, callOptions);
+  return { candidates: { ...first, secondHop: secondHop.filter((hit) => !excluded(hit.conversationId, hit.message.seq)) }, searched };
 }
 
 
