@@ -4,8 +4,12 @@
 // then the background backlog when the load stops and the seconds until it drained. With
 // MNEMO_TEST_DATABASE_URL set, the same rows on PostgreSQL with two `serve` replicas.
 // Writes bench/results/serve.json (or --out). --cli runs another build (e.g. an older commit's, with
-// --rate-limit-off for builds whose keyless default was 50 req/s); --embedder overrides MNEMO_EMBEDDER.
+// --rate-limit-off for builds whose keyless default was 50 req/s); --embedder overrides MNEMO_EMBEDDER;
+// --rows proxy,context,... picks rows (direct, proxy, resend, context, hybrid, add, batch, health);
+// --serve-args '--workers 2' adds arguments to `mnemo serve`; --cpu-prof DIR writes V8 CPU profiles of
+// serve (and its workers) there, read them with bench/cpu-profile-summary.ts.
 import { spawn, fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -21,6 +25,8 @@ const replyContent = 'LARCH-RIDGE was heard 2 min ago, 3 hops; SNR -4 dB to the 
 const system = { role: 'system', content: 'You are a mesh-radio bot. Reply in 150 characters or less.' };
 const questions = ['Is relay LARCH-RIDGE up?', 'What is the SNR to the gateway?', 'Should I move the antenna?', 'Any traffic on channel 3?', 'Battery at the summit node?'];
 const conversations = 100;
+// Linux's USER_HZ, the unit of /proc/<pid>/stat times: 100 on every mainstream architecture.
+const clockTicksPerSecond = 100;
 
 interface Measured {
   readonly requestsPerSecond: number;
@@ -28,6 +34,8 @@ interface Measured {
   readonly p99: number;
   readonly errors: number;
   readonly non2xx: number;
+  /** CPU time (user + system) the `serve` processes spent per completed request, in ms: less noisy than req/s on a shared machine. */
+  readonly serveCpuMsPerRequest?: number;
 }
 
 interface Row {
@@ -61,6 +69,9 @@ const { values } = parseArgs({
     'rate-limit-off': { type: 'boolean', default: false },
     'sqlite-only': { type: 'boolean', default: false },
     embedder: { type: 'string' },
+    rows: { type: 'string' },
+    'cpu-prof': { type: 'string' },
+    'serve-args': { type: 'string' },
     json: { type: 'boolean', default: false },
     out: { type: 'string', default: resultsPath },
     child: { type: 'string' },
@@ -134,10 +145,11 @@ async function runStore(settings: RunSettings): Promise<StoreReport> {
     const rows: Row[] = [];
     let turn = 0;
     const history = new Map<string, { role: string; content: string }[]>();
-    const scenarios: { name: string; path: string; direct?: boolean; body?: () => string; method?: string }[] = [
-      { name: 'upstream direct', path: '/v1/chat/completions', direct: true, body: () => chatBody(`direct-${turn % conversations}`, [{ role: 'user', content: question(turn++) }]) },
-      { name: 'proxy, one new turn per request', path: '/v1/chat/completions', body: () => chatBody(`new-${turn % conversations}`, [{ role: 'user', content: question(turn++) }]) },
+    const allScenarios: { id: string; name: string; path: string; direct?: boolean; body?: () => string; method?: string }[] = [
+      { id: 'direct', name: 'upstream direct', path: '/v1/chat/completions', direct: true, body: () => chatBody(`direct-${turn % conversations}`, [{ role: 'user', content: question(turn++) }]) },
+      { id: 'proxy', name: 'proxy, one new turn per request', path: '/v1/chat/completions', body: () => chatBody(`new-${turn % conversations}`, [{ role: 'user', content: question(turn++) }]) },
       {
+        id: 'resend',
         name: 'proxy, bot resends its whole history',
         path: '/v1/chat/completions',
         body: () => {
@@ -148,22 +160,29 @@ async function runStore(settings: RunSettings): Promise<StoreReport> {
           return chatBody(user, next);
         },
       },
-      { name: 'seed context, 1,000 messages', path: '/v1/memory/context', body: () => JSON.stringify({ conversation_id: 'big', max_tokens: 1000 }) },
-      { name: 'seed context hybrid, 1,000 messages', path: '/v1/memory/context', body: () => JSON.stringify({ conversation_id: 'big', max_tokens: 1000, memory_type: 'hybrid', query: question(turn++) }) },
-      { name: 'seed add', path: '/v1/memory/add', body: () => JSON.stringify({ conversation_id: `add-${turn % conversations}`, role: 'user', content: question(turn++) }) },
+      { id: 'context', name: 'seed context, 1,000 messages', path: '/v1/memory/context', body: () => JSON.stringify({ conversation_id: 'big', max_tokens: 1000 }) },
+      { id: 'hybrid', name: 'seed context hybrid, 1,000 messages', path: '/v1/memory/context', body: () => JSON.stringify({ conversation_id: 'big', max_tokens: 1000, memory_type: 'hybrid', query: question(turn++) }) },
+      { id: 'add', name: 'seed add', path: '/v1/memory/add', body: () => JSON.stringify({ conversation_id: `add-${turn % conversations}`, role: 'user', content: question(turn++) }) },
       {
+        id: 'batch',
         name: 'resource batch append, 10 messages',
         path: '/v1/conversations/batch-{n}/messages',
         body: () => JSON.stringify({ messages: Array.from({ length: 10 }, (_, index) => ({ role: index % 2 === 0 ? 'user' : 'assistant', content: `${question(turn + index)} batch ${turn}` })) }),
       },
-      { name: '/health', path: '/health', method: 'GET' },
+      { id: 'health', name: '/health', path: '/health', method: 'GET' },
     ];
+    const chosen = values.rows?.split(',');
+    const scenarios = chosen === undefined ? allScenarios : allScenarios.filter((scenario) => chosen.includes(scenario.id));
     for (const scenario of scenarios) {
       const byConnections: Record<string, Measured> = {};
       for (const connections of settings.connectionCounts) {
         log(`  ${scenario.name} at ${connections} connections ...`);
         const targets = scenario.direct === true ? [settings.upstream.replace(/\/v1$/, '')] : urls;
-        byConnections[String(connections)] = await measureSpread(targets, scenario, connections, settings.durationSeconds, () => turn++);
+        const cpuBefore = replicas.map((replica) => readCpuMs(replica.pid));
+        const measured = await measureSpread(targets, scenario, connections, settings.durationSeconds, () => turn++);
+        const cpuMs = replicas.reduce((sum, replica, index) => sum + readCpuMs(replica.pid) - cpuBefore[index]!, 0);
+        const completed = measured.requestsPerSecond * settings.durationSeconds;
+        byConnections[String(connections)] = { ...measured, ...(Number.isNaN(cpuMs) || completed === 0 ? {} : { serveCpuMsPerRequest: round(cpuMs / completed) }) };
       }
       rows.push({ name: scenario.name, byConnections });
     }
@@ -188,6 +207,8 @@ function chatBody(user: string, messages: readonly { role: string; content: stri
 
 interface Replica {
   readonly url: string;
+  /** The `serve` process (its HTTP processes and workers are its children, not counted). */
+  readonly pid: number;
   stop(): Promise<number>;
   kill(): void;
 }
@@ -195,7 +216,9 @@ interface Replica {
 function startServe(settings: RunSettings, db: string): Promise<Replica> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: settings.directory, MNEMO_LLM_BASE_URL: settings.upstream };
   if (values.embedder !== undefined) env.MNEMO_EMBEDDER = values.embedder;
-  const child: ChildProcess = spawn(process.execPath, [settings.cli, 'serve', '--port', '0', '--db', db], { cwd: settings.directory, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const profile = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`];
+  const extra = values['serve-args']?.split(' ').filter((argument) => argument !== '') ?? [];
+  const child: ChildProcess = spawn(process.execPath, [...profile, settings.cli, 'serve', '--port', '0', '--db', db, ...extra], { cwd: settings.directory, env, stdio: ['ignore', 'pipe', 'inherit'] });
   let stdout = '';
   const exited = new Promise<void>((resolvePromise) => child.once('exit', () => resolvePromise()));
   return new Promise<Replica>((resolvePromise, reject) => {
@@ -207,6 +230,7 @@ function startServe(settings: RunSettings, db: string): Promise<Replica> {
       if (first === null) return;
       resolvePromise({
         url: first[1]!,
+        pid: child.pid!,
         async stop() {
           const started = performance.now();
           child.kill('SIGTERM');
@@ -339,12 +363,12 @@ async function waitForDrain(url: string, limitSeconds: number): Promise<number |
 }
 
 function formatStore(report: StoreReport, connectionCounts: readonly number[]): string {
-  const header = ['row', ...connectionCounts.flatMap((connections) => [`c${connections} req/s`, `c${connections} p50`, `c${connections} p99`]), 'errors'];
+  const header = ['row', ...connectionCounts.flatMap((connections) => [`c${connections} req/s`, `c${connections} p50`, `c${connections} p99`, `c${connections} cpu ms/req`]), 'errors'];
   const cells = report.rows.map((row) => [
     row.name,
     ...connectionCounts.flatMap((connections) => {
       const cell = row.byConnections[String(connections)]!;
-      return [String(cell.requestsPerSecond), String(cell.p50), String(cell.p99)];
+      return [String(cell.requestsPerSecond), String(cell.p50), String(cell.p99), cell.serveCpuMsPerRequest === undefined ? '–' : cell.serveCpuMsPerRequest.toFixed(2)];
     }),
     String(Object.values(row.byConnections).reduce((sum, cell) => sum + cell.errors + cell.non2xx, 0)),
   ]);
@@ -360,6 +384,23 @@ function formatStore(report: StoreReport, connectionCounts: readonly number[]): 
     `hybrid contexts by recall: ${Object.entries(report.recall).map(([key, count]) => `${key} ${count}`).join(', ') || 'none counted (an older build)'}`,
     `SIGTERM to exit: ${report.stopMs.join(', ')} ms`,
   ].join('\n');
+}
+
+/**
+ * User + system CPU time so far, in ms, of a `serve` process and of its HTTP child processes (its
+ * `mnemo worker` children are background work, left out), from /proc; NaN where there is none.
+ */
+function readCpuMs(pid: number): number {
+  try {
+    // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const own = ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicksPerSecond;
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter((child) => child !== '');
+    const http = children.filter((child) => !readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0').includes('worker'));
+    return http.reduce((sum, child) => sum + readCpuMs(Number(child)), own);
+  } catch {
+    return Number.NaN;
+  }
 }
 
 function round(value: number): number {
