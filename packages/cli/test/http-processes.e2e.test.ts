@@ -82,6 +82,8 @@ async function waitFor<T>(read: () => T | Promise<T>, done: (value: T) => boolea
 /** Appends through every HTTP process, reads the context back, and stops the whole server with one SIGTERM. */
 async function checkSharedServing(db: string, extraEnv: Record<string, string> = {}): Promise<void> {
   const { serve, listening } = await startServe(db, ['--http-processes', '2', '--workers', '1'], extraEnv);
+  // The first line is the one scripts wait for, as with one process; the HTTP processes' lines follow it.
+  expect(serve.stdout().split('\n')[0]).toBe(`mnemo listening on ${listening.url}`);
   expect(listening.httpProcesses).toHaveLength(2);
   expect(listening.workers).toHaveLength(1);
   expect([...listening.httpProcesses, ...listening.workers]).not.toContain(serve.child.pid);

@@ -179,6 +179,7 @@ async function runHttpPrimary(setup: ServeSetup, flags: ServeFlags, workerCount:
     logger,
   });
   io.stdout.write(`mnemo listening on ${http.url}\n`);
+  http.releaseOutput();
   const workers = workerCount === 0 ? undefined : startWorkers(workerCount, db, flags, io, logger);
   logger.info({ url: http.url, db: describeDatabase(db), httpProcesses: http.pids(), workers: workers?.pids() ?? [] }, 'listening');
   const signal = await shutdown;

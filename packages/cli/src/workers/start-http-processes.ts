@@ -37,6 +37,8 @@ export interface HttpProcesses {
   readonly url: string;
   /** Process ids of the HTTP processes running now. */
   pids(): number[];
+  /** Starts passing the processes' output on (held until then, so that the caller's "listening" line comes first). */
+  releaseOutput(): void;
   /** Asks each to shut down gracefully (finishing in-flight requests), SIGKILL to those still running after `timeoutMs`; resolves once all have exited. */
   stop(timeoutMs: number): Promise<void>;
 }
@@ -92,13 +94,19 @@ export async function startHttpProcesses(options: HttpProcessesOptions): Promise
   const children = new Set<Worker>();
   let stopping = false;
   let listening = false;
+  // Until the primary printed its "listening" line (the first line scripts wait for), the processes'
+  // log lines wait in their pipes.
+  let outputReleased = false;
+  const pipeOutput = (child: Worker) => {
+    child.process.stdout?.pipe(options.stdout, { end: false });
+    child.process.stderr?.pipe(options.stderr, { end: false });
+  };
 
   const startOne = (onListening?: (url: string) => void, onEarlyExit?: (error: MemoryError) => void): void => {
     // cluster.fork adds these to its own environment: the role, and the caller's environment over it.
     const child = cluster.fork({ ...options.env, [httpProcessRoleVariable]: httpProcessRole });
     children.add(child);
-    child.process.stdout?.pipe(options.stdout, { end: false });
-    child.process.stderr?.pipe(options.stderr, { end: false });
+    if (outputReleased) pipeOutput(child);
     child.on('message', (message: unknown) => {
       if (typeof message === 'object' && message !== null && (message as ListeningMessage).type === 'mnemo-listening') onListening?.((message as ListeningMessage).url);
     });
@@ -122,7 +130,8 @@ export async function startHttpProcesses(options: HttpProcessesOptions): Promise
           child.once('exit', () => resolve());
           const kill = setTimeout(() => child.process.kill('SIGKILL'), timeoutMs);
           child.once('exit', () => clearTimeout(kill));
-          if (child.isConnected()) child.send(stopMessage);
+          // A channel closing under the message (the process is exiting already) falls back to the signal.
+          if (child.isConnected()) child.send(stopMessage, (error: Error | null) => void (error === null || child.process.kill('SIGTERM')));
           else child.process.kill('SIGTERM');
         }),
     );
@@ -132,6 +141,9 @@ export async function startHttpProcesses(options: HttpProcessesOptions): Promise
   const url = await new Promise<string>((resolve, reject) => {
     const urls: string[] = [];
     const onEarlyExit = (error: MemoryError) => {
+      // What the process printed says why it failed.
+      outputReleased = true;
+      children.forEach(pipeOutput);
       void stop(0).then(() => reject(error));
     };
     for (let index = 0; index < options.count; index += 1) {
@@ -145,6 +157,11 @@ export async function startHttpProcesses(options: HttpProcessesOptions): Promise
   return {
     url,
     pids: () => [...children].flatMap((child) => (child.process.pid === undefined ? [] : [child.process.pid])),
+    releaseOutput() {
+      if (outputReleased) return;
+      outputReleased = true;
+      children.forEach(pipeOutput);
+    },
     stop,
   };
 }
