@@ -6,7 +6,7 @@
 // Writes bench/results/serve.json (or --out). --cli runs another build (e.g. an older commit's, with
 // --rate-limit-off for builds whose keyless default was 50 req/s); --embedder overrides MNEMO_EMBEDDER;
 // --rows proxy,context,... picks rows (direct, proxy, resend, context, hybrid, add, batch, health);
-// --serve-args '--workers 2' adds arguments to `mnemo serve`; --cpu-prof DIR writes V8 CPU profiles of
+// --serve-args '--workers 2' adds arguments to `mnemo serve`; --drain-seconds (default 180) bounds the wait for the backlog; --cpu-prof DIR writes V8 CPU profiles of
 // serve (and its workers) there, read them with bench/cpu-profile-summary.ts.
 import { spawn, fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -72,6 +72,7 @@ const { values } = parseArgs({
     rows: { type: 'string' },
     'cpu-prof': { type: 'string' },
     'serve-args': { type: 'string' },
+    'drain-seconds': { type: 'string', default: '180' },
     json: { type: 'boolean', default: false },
     out: { type: 'string', default: resultsPath },
     child: { type: 'string' },
@@ -188,7 +189,7 @@ async function runStore(settings: RunSettings): Promise<StoreReport> {
     }
     const stop = await readBacklog(urls[0]!);
     log(`  load stopped: ${stop.total} jobs pending or running, oldest pending ${stop.oldestAgeSeconds.toFixed(1)} s; waiting for them to drain ...`);
-    const drainSeconds = await waitForDrain(urls[0]!, 180);
+    const drainSeconds = await waitForDrain(urls[0]!, Number(values['drain-seconds']));
     const recall = await readRecallCounts(urls);
     const stopMs = await Promise.all(replicas.map((replica) => replica.stop()));
     return { store: settings.store, replicas: replicas.length, rows, recall, healthAfterBigAppendMs, ...(big.problem === undefined ? {} : { bigAppendProblem: big.problem }), backlogAtStop: stop.total, oldestPendingAgeSecondsAtStop: round(stop.oldestAgeSeconds), drainSeconds, stopMs };
@@ -380,7 +381,7 @@ function formatStore(report: StoreReport, connectionCounts: readonly number[]): 
     widths.map((width) => '-'.repeat(width)).join('  '),
     ...cells.map(line),
     `/health right after a 1,000-message append: ${report.healthAfterBigAppendMs} ms (worst of 5)${report.bigAppendProblem === undefined ? '' : `; failed: ${report.bigAppendProblem}`}`,
-    `backlog when the load stopped: ${report.backlogAtStop} jobs (oldest pending ${report.oldestPendingAgeSecondsAtStop} s); drained in ${report.drainSeconds === null ? 'more than 180' : report.drainSeconds} s`,
+    `backlog when the load stopped: ${report.backlogAtStop} jobs (oldest pending ${report.oldestPendingAgeSecondsAtStop} s); drained in ${report.drainSeconds === null ? `more than ${values['drain-seconds']}` : report.drainSeconds} s`,
     `hybrid contexts by recall: ${Object.entries(report.recall).map(([key, count]) => `${key} ${count}`).join(', ') || 'none counted (an older build)'}`,
     `SIGTERM to exit: ${report.stopMs.join(', ')} ms`,
   ].join('\n');
