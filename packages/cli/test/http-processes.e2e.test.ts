@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { describeWithPostgres, dropSchemas, freshSchemaUrl } from './postgres-database.js';
-import { makeWorkDirectory, startMnemo, type StartedMnemo } from './run-mnemo.js';
+import { isRunning, makeWorkDirectory, startMnemo, type StartedMnemo } from './run-mnemo.js';
 
 // `mnemo serve --http-processes N`: N HTTP processes on one port (node:cluster), state shared through the
 // store, the worker processes started once, and one SIGTERM that stops them all.
@@ -59,15 +59,6 @@ function answeredBy(output: string, route: string): Set<number> {
     pids.add((JSON.parse(line) as { pid: number }).pid);
   }
   return pids;
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function waitFor<T>(read: () => T | Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {

@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { MemoryError } from '@mnemo/core';
-import type { Logger } from 'pino';
+import type { WorkerProcessesOptions } from './start-worker-processes.js';
 
 /** Environment variable that makes a `mnemo serve` started by {@link startHttpProcesses} one of its HTTP processes. */
 export const httpProcessRoleVariable = 'MNEMO_SERVE_ROLE';
@@ -17,19 +17,8 @@ interface ListeningMessage {
 /** What the primary tells an HTTP process to shut down gracefully (a signal might hit one that already stops). */
 const stopMessage = Object.freeze({ type: 'mnemo-stop' });
 
-/** Options of {@link startHttpProcesses}. */
-export interface HttpProcessesOptions {
-  /** How many HTTP processes to keep running, all on one port. */
-  readonly count: number;
-  /** Arguments after `mnemo serve` (host, port, store, config). */
-  readonly args: readonly string[];
-  readonly cwd: string;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  /** Where the processes' log lines go. */
-  readonly stdout: NodeJS.WritableStream;
-  readonly stderr: NodeJS.WritableStream;
-  readonly logger: Logger;
-}
+/** Options of {@link startHttpProcesses}: as the workers', with `count` HTTP processes and `args` after `mnemo serve` (host, port, store, config). */
+export type HttpProcessesOptions = WorkerProcessesOptions;
 
 /** The HTTP processes of one `mnemo serve --http-processes N`. */
 export interface HttpProcesses {
