@@ -5,7 +5,7 @@
 // MNEMO_TEST_DATABASE_URL set, the same rows on PostgreSQL with two `serve` replicas.
 // Writes bench/results/serve.json (or --out). --cli runs another build (e.g. an older commit's, with
 // --rate-limit-off for builds whose keyless default was 50 req/s); --embedder overrides MNEMO_EMBEDDER;
-// --rows proxy,context,... picks rows (direct, proxy, resend, context, hybrid, add, batch, health);
+// --postgres-only skips the SQLite rows; --rows proxy,context,... picks rows (direct, proxy, resend, context, hybrid, add, batch, health);
 // --serve-args '--workers 2' adds arguments to `mnemo serve`; --drain-seconds (default 180) bounds the wait for the backlog; --cpu-prof DIR writes V8 CPU profiles of
 // serve (and its workers) there, read them with bench/cpu-profile-summary.ts.
 import { spawn, fork, type ChildProcess } from 'node:child_process';
@@ -68,6 +68,7 @@ const { values } = parseArgs({
     cli: { type: 'string', default: defaultCli },
     'rate-limit-off': { type: 'boolean', default: false },
     'sqlite-only': { type: 'boolean', default: false },
+    'postgres-only': { type: 'boolean', default: false },
     embedder: { type: 'string' },
     rows: { type: 'string' },
     'cpu-prof': { type: 'string' },
@@ -97,7 +98,7 @@ async function main(): Promise<void> {
     const upstream = await new Promise<string>((resolvePromise) => upstreamChild.once('message', (message) => resolvePromise((message as { url: string }).url)));
     const settings = { durationSeconds, connectionCounts, upstream, cli: values.cli, directory, log };
     const reports: StoreReport[] = [];
-    reports.push(await runStore({ ...settings, store: 'SQLite file', dbs: [join(directory, 'serve.db')] }));
+    if (!values['postgres-only']) reports.push(await runStore({ ...settings, store: 'SQLite file', dbs: [join(directory, 'serve.db')] }));
     const url = process.env.MNEMO_TEST_DATABASE_URL;
     if (url !== undefined && !values['sqlite-only']) {
       const schema = `bench_serve_${Date.now()}`;
@@ -141,6 +142,8 @@ async function runStore(settings: RunSettings): Promise<StoreReport> {
     for (const db of settings.dbs) replicas.push(await startServe(settings, db));
     const urls = replicas.map((replica) => replica.url);
     log(`${settings.store}: ${replicas.length} mnemo serve at ${urls.join(', ')}`);
+    const warm = await Promise.all(urls.map((url) => waitForQueryEmbedder(url)));
+    log(`  query embedder ${warm.join(', ')}`);
     const big = await appendBig(urls[0]!, log);
     const healthAfterBigAppendMs = big.healthMs;
     const rows: Row[] = [];
@@ -243,6 +246,25 @@ function startServe(settings: RunSettings, db: string): Promise<Replica> {
     });
     void exited.then(() => reject(new Error(`mnemo serve exited before listening: ${stdout}`)));
   });
+}
+
+/**
+ * Waits (at most 60 s) until a hybrid context's query embedding makes its deadline, so that no row
+ * measures the query embedder's model still loading in the serve process: `ready after N s`, or why not.
+ */
+async function waitForQueryEmbedder(url: string): Promise<string> {
+  const started = performance.now();
+  const body = JSON.stringify({ messages: [{ role: 'user', content: 'Is relay LARCH-RIDGE up?' }] });
+  await fetch(`${url}/v1/conversations/warm-up/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  let last = '';
+  while (performance.now() - started < 60_000) {
+    const response = await fetch(`${url}/v1/conversations/warm-up/context`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ policy: 'hybrid', query: 'relay LARCH-RIDGE' }) });
+    const recall = ((await response.json()) as { report?: { recall?: { mode: string; reason?: string } } }).report?.recall;
+    last = recall === undefined ? `answered ${response.status} without a recall report` : `${recall.mode}${recall.reason === undefined ? '' : `/${recall.reason}`}`;
+    if (recall === undefined || recall.mode === 'hybrid' || recall.reason === 'no_embedder') break;
+    await new Promise((resolvePromise) => setTimeout(resolvePromise, 250));
+  }
+  return `${last} after ${round((performance.now() - started) / 1000)} s`;
 }
 
 /**
