@@ -4,8 +4,12 @@
 // then the background backlog when the load stops and the seconds until it drained. With
 // MNEMO_TEST_DATABASE_URL set, the same rows on PostgreSQL with two `serve` replicas.
 // Writes bench/results/serve.json (or --out). --cli runs another build (e.g. an older commit's, with
-// --rate-limit-off for builds whose keyless default was 50 req/s); --embedder overrides MNEMO_EMBEDDER.
+// --rate-limit-off for builds whose keyless default was 50 req/s); --embedder overrides MNEMO_EMBEDDER;
+// --postgres-only skips the SQLite rows; --rows proxy,context,... picks rows (direct, proxy, resend, context, hybrid, add, batch, health);
+// --serve-args '--workers 2' adds arguments to `mnemo serve`; --drain-seconds (default 180) bounds the wait for the backlog; --cpu-prof DIR writes V8 CPU profiles of
+// serve (and its workers) there, read them with bench/cpu-profile-summary.ts.
 import { spawn, fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -21,6 +25,8 @@ const replyContent = 'LARCH-RIDGE was heard 2 min ago, 3 hops; SNR -4 dB to the 
 const system = { role: 'system', content: 'You are a mesh-radio bot. Reply in 150 characters or less.' };
 const questions = ['Is relay LARCH-RIDGE up?', 'What is the SNR to the gateway?', 'Should I move the antenna?', 'Any traffic on channel 3?', 'Battery at the summit node?'];
 const conversations = 100;
+// Linux's USER_HZ, the unit of /proc/<pid>/stat times: 100 on every mainstream architecture.
+const clockTicksPerSecond = 100;
 
 interface Measured {
   readonly requestsPerSecond: number;
@@ -28,6 +34,8 @@ interface Measured {
   readonly p99: number;
   readonly errors: number;
   readonly non2xx: number;
+  /** CPU time (user + system) the `serve` processes spent per completed request, in ms: less noisy than req/s on a shared machine. */
+  readonly serveCpuMsPerRequest?: number;
 }
 
 interface Row {
@@ -60,7 +68,12 @@ const { values } = parseArgs({
     cli: { type: 'string', default: defaultCli },
     'rate-limit-off': { type: 'boolean', default: false },
     'sqlite-only': { type: 'boolean', default: false },
+    'postgres-only': { type: 'boolean', default: false },
     embedder: { type: 'string' },
+    rows: { type: 'string' },
+    'cpu-prof': { type: 'string' },
+    'serve-args': { type: 'string' },
+    'drain-seconds': { type: 'string', default: '180' },
     json: { type: 'boolean', default: false },
     out: { type: 'string', default: resultsPath },
     child: { type: 'string' },
@@ -85,7 +98,7 @@ async function main(): Promise<void> {
     const upstream = await new Promise<string>((resolvePromise) => upstreamChild.once('message', (message) => resolvePromise((message as { url: string }).url)));
     const settings = { durationSeconds, connectionCounts, upstream, cli: values.cli, directory, log };
     const reports: StoreReport[] = [];
-    reports.push(await runStore({ ...settings, store: 'SQLite file', dbs: [join(directory, 'serve.db')] }));
+    if (!values['postgres-only']) reports.push(await runStore({ ...settings, store: 'SQLite file', dbs: [join(directory, 'serve.db')] }));
     const url = process.env.MNEMO_TEST_DATABASE_URL;
     if (url !== undefined && !values['sqlite-only']) {
       const schema = `bench_serve_${Date.now()}`;
@@ -129,15 +142,18 @@ async function runStore(settings: RunSettings): Promise<StoreReport> {
     for (const db of settings.dbs) replicas.push(await startServe(settings, db));
     const urls = replicas.map((replica) => replica.url);
     log(`${settings.store}: ${replicas.length} mnemo serve at ${urls.join(', ')}`);
+    const warm = await Promise.all(urls.map((url) => waitForQueryEmbedder(url)));
+    log(`  query embedder ${warm.join(', ')}`);
     const big = await appendBig(urls[0]!, log);
     const healthAfterBigAppendMs = big.healthMs;
     const rows: Row[] = [];
     let turn = 0;
     const history = new Map<string, { role: string; content: string }[]>();
-    const scenarios: { name: string; path: string; direct?: boolean; body?: () => string; method?: string }[] = [
-      { name: 'upstream direct', path: '/v1/chat/completions', direct: true, body: () => chatBody(`direct-${turn % conversations}`, [{ role: 'user', content: question(turn++) }]) },
-      { name: 'proxy, one new turn per request', path: '/v1/chat/completions', body: () => chatBody(`new-${turn % conversations}`, [{ role: 'user', content: question(turn++) }]) },
+    const allScenarios: { id: string; name: string; path: string; direct?: boolean; body?: () => string; method?: string }[] = [
+      { id: 'direct', name: 'upstream direct', path: '/v1/chat/completions', direct: true, body: () => chatBody(`direct-${turn % conversations}`, [{ role: 'user', content: question(turn++) }]) },
+      { id: 'proxy', name: 'proxy, one new turn per request', path: '/v1/chat/completions', body: () => chatBody(`new-${turn % conversations}`, [{ role: 'user', content: question(turn++) }]) },
       {
+        id: 'resend',
         name: 'proxy, bot resends its whole history',
         path: '/v1/chat/completions',
         body: () => {
@@ -148,28 +164,35 @@ async function runStore(settings: RunSettings): Promise<StoreReport> {
           return chatBody(user, next);
         },
       },
-      { name: 'seed context, 1,000 messages', path: '/v1/memory/context', body: () => JSON.stringify({ conversation_id: 'big', max_tokens: 1000 }) },
-      { name: 'seed context hybrid, 1,000 messages', path: '/v1/memory/context', body: () => JSON.stringify({ conversation_id: 'big', max_tokens: 1000, memory_type: 'hybrid', query: question(turn++) }) },
-      { name: 'seed add', path: '/v1/memory/add', body: () => JSON.stringify({ conversation_id: `add-${turn % conversations}`, role: 'user', content: question(turn++) }) },
+      { id: 'context', name: 'seed context, 1,000 messages', path: '/v1/memory/context', body: () => JSON.stringify({ conversation_id: 'big', max_tokens: 1000 }) },
+      { id: 'hybrid', name: 'seed context hybrid, 1,000 messages', path: '/v1/memory/context', body: () => JSON.stringify({ conversation_id: 'big', max_tokens: 1000, memory_type: 'hybrid', query: question(turn++) }) },
+      { id: 'add', name: 'seed add', path: '/v1/memory/add', body: () => JSON.stringify({ conversation_id: `add-${turn % conversations}`, role: 'user', content: question(turn++) }) },
       {
+        id: 'batch',
         name: 'resource batch append, 10 messages',
         path: '/v1/conversations/batch-{n}/messages',
         body: () => JSON.stringify({ messages: Array.from({ length: 10 }, (_, index) => ({ role: index % 2 === 0 ? 'user' : 'assistant', content: `${question(turn + index)} batch ${turn}` })) }),
       },
-      { name: '/health', path: '/health', method: 'GET' },
+      { id: 'health', name: '/health', path: '/health', method: 'GET' },
     ];
+    const chosen = values.rows?.split(',');
+    const scenarios = chosen === undefined ? allScenarios : allScenarios.filter((scenario) => chosen.includes(scenario.id));
     for (const scenario of scenarios) {
       const byConnections: Record<string, Measured> = {};
       for (const connections of settings.connectionCounts) {
         log(`  ${scenario.name} at ${connections} connections ...`);
         const targets = scenario.direct === true ? [settings.upstream.replace(/\/v1$/, '')] : urls;
-        byConnections[String(connections)] = await measureSpread(targets, scenario, connections, settings.durationSeconds, () => turn++);
+        const cpuBefore = replicas.map((replica) => readCpuMs(replica.pid));
+        const measured = await measureSpread(targets, scenario, connections, settings.durationSeconds, () => turn++);
+        const cpuMs = replicas.reduce((sum, replica, index) => sum + readCpuMs(replica.pid) - cpuBefore[index]!, 0);
+        const completed = measured.requestsPerSecond * settings.durationSeconds;
+        byConnections[String(connections)] = { ...measured, ...(Number.isNaN(cpuMs) || completed === 0 ? {} : { serveCpuMsPerRequest: round(cpuMs / completed) }) };
       }
       rows.push({ name: scenario.name, byConnections });
     }
     const stop = await readBacklog(urls[0]!);
     log(`  load stopped: ${stop.total} jobs pending or running, oldest pending ${stop.oldestAgeSeconds.toFixed(1)} s; waiting for them to drain ...`);
-    const drainSeconds = await waitForDrain(urls[0]!, 180);
+    const drainSeconds = await waitForDrain(urls[0]!, Number(values['drain-seconds']));
     const recall = await readRecallCounts(urls);
     const stopMs = await Promise.all(replicas.map((replica) => replica.stop()));
     return { store: settings.store, replicas: replicas.length, rows, recall, healthAfterBigAppendMs, ...(big.problem === undefined ? {} : { bigAppendProblem: big.problem }), backlogAtStop: stop.total, oldestPendingAgeSecondsAtStop: round(stop.oldestAgeSeconds), drainSeconds, stopMs };
@@ -188,6 +211,8 @@ function chatBody(user: string, messages: readonly { role: string; content: stri
 
 interface Replica {
   readonly url: string;
+  /** The `serve` process (its HTTP processes and workers are its children, not counted). */
+  readonly pid: number;
   stop(): Promise<number>;
   kill(): void;
 }
@@ -195,7 +220,9 @@ interface Replica {
 function startServe(settings: RunSettings, db: string): Promise<Replica> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: settings.directory, MNEMO_LLM_BASE_URL: settings.upstream };
   if (values.embedder !== undefined) env.MNEMO_EMBEDDER = values.embedder;
-  const child: ChildProcess = spawn(process.execPath, [settings.cli, 'serve', '--port', '0', '--db', db], { cwd: settings.directory, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const profile = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`];
+  const extra = values['serve-args']?.split(' ').filter((argument) => argument !== '') ?? [];
+  const child: ChildProcess = spawn(process.execPath, [...profile, settings.cli, 'serve', '--port', '0', '--db', db, ...extra], { cwd: settings.directory, env, stdio: ['ignore', 'pipe', 'inherit'] });
   let stdout = '';
   const exited = new Promise<void>((resolvePromise) => child.once('exit', () => resolvePromise()));
   return new Promise<Replica>((resolvePromise, reject) => {
@@ -207,6 +234,7 @@ function startServe(settings: RunSettings, db: string): Promise<Replica> {
       if (first === null) return;
       resolvePromise({
         url: first[1]!,
+        pid: child.pid!,
         async stop() {
           const started = performance.now();
           child.kill('SIGTERM');
@@ -218,6 +246,25 @@ function startServe(settings: RunSettings, db: string): Promise<Replica> {
     });
     void exited.then(() => reject(new Error(`mnemo serve exited before listening: ${stdout}`)));
   });
+}
+
+/**
+ * Waits (at most 60 s) until a hybrid context's query embedding makes its deadline, so that no row
+ * measures the query embedder's model still loading in the serve process: `ready after N s`, or why not.
+ */
+async function waitForQueryEmbedder(url: string): Promise<string> {
+  const started = performance.now();
+  const body = JSON.stringify({ messages: [{ role: 'user', content: 'Is relay LARCH-RIDGE up?' }] });
+  await fetch(`${url}/v1/conversations/warm-up/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  let last = '';
+  while (performance.now() - started < 60_000) {
+    const response = await fetch(`${url}/v1/conversations/warm-up/context`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ policy: 'hybrid', query: 'relay LARCH-RIDGE' }) });
+    const recall = ((await response.json()) as { report?: { recall?: { mode: string; reason?: string } } }).report?.recall;
+    last = recall === undefined ? `answered ${response.status} without a recall report` : `${recall.mode}${recall.reason === undefined ? '' : `/${recall.reason}`}`;
+    if (recall === undefined || recall.mode === 'hybrid' || recall.reason === 'no_embedder') break;
+    await new Promise((resolvePromise) => setTimeout(resolvePromise, 250));
+  }
+  return `${last} after ${round((performance.now() - started) / 1000)} s`;
 }
 
 /**
@@ -339,12 +386,12 @@ async function waitForDrain(url: string, limitSeconds: number): Promise<number |
 }
 
 function formatStore(report: StoreReport, connectionCounts: readonly number[]): string {
-  const header = ['row', ...connectionCounts.flatMap((connections) => [`c${connections} req/s`, `c${connections} p50`, `c${connections} p99`]), 'errors'];
+  const header = ['row', ...connectionCounts.flatMap((connections) => [`c${connections} req/s`, `c${connections} p50`, `c${connections} p99`, `c${connections} cpu ms/req`]), 'errors'];
   const cells = report.rows.map((row) => [
     row.name,
     ...connectionCounts.flatMap((connections) => {
       const cell = row.byConnections[String(connections)]!;
-      return [String(cell.requestsPerSecond), String(cell.p50), String(cell.p99)];
+      return [String(cell.requestsPerSecond), String(cell.p50), String(cell.p99), cell.serveCpuMsPerRequest === undefined ? '–' : cell.serveCpuMsPerRequest.toFixed(2)];
     }),
     String(Object.values(row.byConnections).reduce((sum, cell) => sum + cell.errors + cell.non2xx, 0)),
   ]);
@@ -356,10 +403,27 @@ function formatStore(report: StoreReport, connectionCounts: readonly number[]): 
     widths.map((width) => '-'.repeat(width)).join('  '),
     ...cells.map(line),
     `/health right after a 1,000-message append: ${report.healthAfterBigAppendMs} ms (worst of 5)${report.bigAppendProblem === undefined ? '' : `; failed: ${report.bigAppendProblem}`}`,
-    `backlog when the load stopped: ${report.backlogAtStop} jobs (oldest pending ${report.oldestPendingAgeSecondsAtStop} s); drained in ${report.drainSeconds === null ? 'more than 180' : report.drainSeconds} s`,
+    `backlog when the load stopped: ${report.backlogAtStop} jobs (oldest pending ${report.oldestPendingAgeSecondsAtStop} s); drained in ${report.drainSeconds === null ? `more than ${values['drain-seconds']}` : report.drainSeconds} s`,
     `hybrid contexts by recall: ${Object.entries(report.recall).map(([key, count]) => `${key} ${count}`).join(', ') || 'none counted (an older build)'}`,
     `SIGTERM to exit: ${report.stopMs.join(', ')} ms`,
   ].join('\n');
+}
+
+/**
+ * User + system CPU time so far, in ms, of a `serve` process and of its HTTP child processes (its
+ * `mnemo worker` children are background work, left out), from /proc; NaN where there is none.
+ */
+function readCpuMs(pid: number): number {
+  try {
+    // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const own = ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicksPerSecond;
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter((child) => child !== '');
+    const http = children.filter((child) => !readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0').includes('worker'));
+    return http.reduce((sum, child) => sum + readCpuMs(Number(child)), own);
+  } catch {
+    return Number.NaN;
+  }
 }
 
 function round(value: number): number {

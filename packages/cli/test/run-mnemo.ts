@@ -81,6 +81,16 @@ export function startMnemo(args: readonly string[], options: { cwd: string; env?
   });
 }
 
+/** True while a process with this id exists (signal 0 checks without signalling). */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A fresh temporary directory and a function that removes it. */
 export async function makeWorkDirectory(): Promise<{ path: string; remove: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), 'mnemo-e2e-'));

@@ -4,7 +4,7 @@ import { createMemory, type Job } from '@mnemo/core';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@mnemo/models/testing';
 import { createSqliteStore } from '@mnemo/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeWorkDirectory, startMnemo, type StartedMnemo } from './run-mnemo.js';
+import { isRunning, makeWorkDirectory, startMnemo, type StartedMnemo } from './run-mnemo.js';
 
 // Background work in `mnemo worker` processes beside (or apart from) `mnemo serve`, all leasing from one
 // SQLite file: what issue 11 promises of workers, checked in the store.
@@ -55,15 +55,6 @@ async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, t
     const value = await read();
     if (done(value) || Date.now() > deadline) return value;
     await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -34,4 +34,28 @@ describe('UseLiteThreadEmbedder', () => {
     expect(await running).toHaveLength(1);
     expect(await kept).toHaveLength(1);
   }, 30_000);
+
+  it('with a caller deadline it cannot make, still answers a caller whose signal never aborts, and rejects one whose signal aborts', async () => {
+    // A 1 ms deadline: after one measured batch, every call with a signal waits for it instead of queueing.
+    const strict = new UseLiteThreadEmbedder({ callerDeadlineMs: 1 });
+    try {
+      await strict.load();
+      await strict.embed(['a measured batch about relay LARCH-RIDGE']);
+      const controller = new AbortController();
+      const parked = strict.embed(['given up at the deadline'], { signal: controller.signal });
+      const patient = strict.embed(['queued once the deadline passed'], { signal: new AbortController().signal });
+      const unsignalled = strict.embed(['no signal: never held back']);
+      controller.abort();
+
+      await expect(parked).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'model_failed'));
+      expect(await patient).toHaveLength(1);
+      expect(await unsignalled).toHaveLength(1);
+    } finally {
+      await strict.close();
+    }
+  }, 30_000);
+
+  it('refuses a caller deadline that is not a positive integer', () => {
+    expect(() => new UseLiteThreadEmbedder({ callerDeadlineMs: 0 })).toThrow(/callerDeadlineMs/);
+  });
 });

@@ -6,7 +6,21 @@ import { UseLiteEmbedder } from './use-lite-embedder.js';
 export interface UseLiteThreadEmbedderOptions {
   /** Texts per forward pass at most; calls waiting together are joined up to this. Default 32. */
   readonly maxBatchTexts?: number;
+  /**
+   * The deadline callers put on a call (their `signal` aborts after it), in ms; unset: none. A call with a
+   * signal that the recent batches say cannot finish in time (the running batch's rest plus one batch)
+   * is not queued: it waits for its signal, as it would have, but the thread does not spend a core on
+   * a vector nobody will use. At most once a second one such call runs anyway, to measure again.
+   */
+  readonly callerDeadlineMs?: number;
 }
+
+// Weight of the newest batch in the batch-duration estimate.
+const estimateWeight = 0.5;
+// A thread left idle by refused calls runs one at least this often, so the estimate follows the load down.
+const probeIntervalMs = 1000;
+// A parked call without the deadline is queued this long after the deadline's time.
+const parkMarginMs = 5;
 
 interface Waiting {
   readonly texts: readonly string[];
@@ -36,7 +50,13 @@ export class UseLiteThreadEmbedder implements Embedder {
   readonly #pool = new Piscina({ filename: taskFile, minThreads: 1, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY });
   readonly #maxBatchTexts: number;
   readonly #waiting: Waiting[] = [];
+  readonly #callerDeadlineMs: number | undefined;
   #running = false;
+  #runningSince = 0;
+  #lastBatchEnd = 0;
+  // Milliseconds a batch took lately (0 until one ran after the warm-up, which loads the model).
+  #batchMsEstimate = 0;
+  #warmedUp = false;
 
   /** Throws `invalid_input` for a `maxBatchTexts` that is not an integer from 1 to 1,024. */
   constructor(options: UseLiteThreadEmbedderOptions = {}) {
@@ -45,6 +65,11 @@ export class UseLiteThreadEmbedder implements Embedder {
       throw new MemoryError('invalid_input', `maxBatchTexts must be an integer from 1 to 1024 (got ${String(maxBatchTexts)})`, { details: { field: 'maxBatchTexts' } });
     }
     this.#maxBatchTexts = maxBatchTexts;
+    const { callerDeadlineMs } = options;
+    if (callerDeadlineMs !== undefined && (!Number.isInteger(callerDeadlineMs) || callerDeadlineMs < 1)) {
+      throw new MemoryError('invalid_input', `callerDeadlineMs must be a positive integer (got ${String(callerDeadlineMs)})`, { details: { field: 'callerDeadlineMs' } });
+    }
+    this.#callerDeadlineMs = callerDeadlineMs;
   }
 
   /** Loads the model in the thread now (at startup, so the first request does not wait for it); `model_failed` when it cannot. */
@@ -60,21 +85,37 @@ export class UseLiteThreadEmbedder implements Embedder {
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(abortError(signal));
     return new Promise<Float32Array[]>((resolve, reject) => {
-      const entry: Waiting = {
-        texts,
-        resolve,
-        reject,
-        ...(signal === undefined ? {} : { signal }),
-        onAbort: () => {
-          const index = this.#waiting.indexOf(entry);
-          if (index >= 0) this.#waiting.splice(index, 1);
-          reject(abortError(signal!));
-        },
+      if (signal === undefined || !this.#cannotMakeDeadline()) return this.#enqueue(texts, signal, resolve, reject);
+      // Parked: a caller with the deadline gives up when its signal aborts; one without it (its signal
+      // aborts for another reason, or never) is queued as usual once the deadline's time has passed.
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(abortError(signal));
       };
-      signal?.addEventListener('abort', entry.onAbort, { once: true });
-      this.#waiting.push(entry);
-      this.#runNext();
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        this.#enqueue(texts, signal, resolve, reject);
+      }, this.#callerDeadlineMs! + parkMarginMs);
+      signal.addEventListener('abort', onAbort, { once: true });
     });
+  }
+
+  #enqueue(texts: readonly string[], signal: AbortSignal | undefined, resolve: (vectors: Float32Array[]) => void, reject: (error: unknown) => void): void {
+    if (signal?.aborted) return reject(abortError(signal));
+    const entry: Waiting = {
+      texts,
+      resolve,
+      reject,
+      ...(signal === undefined ? {} : { signal }),
+      onAbort: () => {
+        const index = this.#waiting.indexOf(entry);
+        if (index >= 0) this.#waiting.splice(index, 1);
+        reject(abortError(signal!));
+      },
+    };
+    signal?.addEventListener('abort', entry.onAbort, { once: true });
+    this.#waiting.push(entry);
+    this.#runNext();
   }
 
   /** Ends the thread; calls still waiting fail with `model_failed`. */
@@ -86,10 +127,20 @@ export class UseLiteThreadEmbedder implements Embedder {
     await this.#pool.destroy();
   }
 
+  /** True when a call queued now would, by the recent batches, finish after the callers' deadline (and no probe is due). */
+  #cannotMakeDeadline(): boolean {
+    if (this.#callerDeadlineMs === undefined || this.#batchMsEstimate === 0) return false;
+    const now = performance.now();
+    const rest = this.#running ? Math.max(0, this.#batchMsEstimate - (now - this.#runningSince)) : 0;
+    if (rest + this.#batchMsEstimate <= this.#callerDeadlineMs) return false;
+    return this.#running || this.#waiting.length > 0 || now - this.#lastBatchEnd < probeIntervalMs;
+  }
+
   #runNext(): void {
     if (this.#running || this.#waiting.length === 0) return;
     const batch = this.#takeBatch();
     this.#running = true;
+    this.#runningSince = performance.now();
     const texts = batch.flatMap((entry) => entry.texts);
     this.#pool
       .run(texts)
@@ -108,6 +159,11 @@ export class UseLiteThreadEmbedder implements Embedder {
       )
       .finally(() => {
         for (const entry of batch) entry.signal?.removeEventListener('abort', entry.onAbort);
+        this.#lastBatchEnd = performance.now();
+        const took = this.#lastBatchEnd - this.#runningSince;
+        // The first batch loads the model: it says nothing about the next ones.
+        if (this.#warmedUp) this.#batchMsEstimate = this.#batchMsEstimate === 0 ? took : estimateWeight * took + (1 - estimateWeight) * this.#batchMsEstimate;
+        this.#warmedUp = true;
         this.#running = false;
         this.#runNext();
       });

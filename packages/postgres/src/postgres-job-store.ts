@@ -63,8 +63,13 @@ export class PostgresJobStore {
   async enqueueJob(scope: Scope, request: JobRequest): Promise<Job> {
     const runAt = checkTime('runAt', request.runAt);
     const maxAttempts = checkCount('maxAttempts', request.maxAttempts);
+    const key = scopeKey(scope);
+    // Most appends find the job of the previous one still pending: one plain read answers them, without
+    // a transaction and its advisory lock. It absorbs the request exactly as the check under the lock
+    // would: a job pending when this read ran is leased after it, so its run reads the messages appended before this call.
+    const pendingNow = (await this.#pool.query<JobRow>(this.#sql.selectPending, [...key, request.kind])).rows[0];
+    if (pendingNow !== undefined) return toJob(pendingNow);
     return runInTransaction(this.#pool, async (client) => {
-      const key = scopeKey(scope);
       // Control characters cannot occur in ids (resolveScope refuses them), so \u001f separates unambiguously.
       await client.query(this.#sql.lockEnqueue, [[this.#tables.schema, ...key, request.kind].join('\u001f')]);
       const pending = (await client.query<JobRow>(this.#sql.selectPending, [...key, request.kind])).rows[0];

@@ -16,6 +16,8 @@ export interface SqliteStatement {
   /** The first row, or `undefined` when there is none. */
   get(...parameters: unknown[]): unknown;
   all(...parameters: unknown[]): unknown[];
+  /** With `true`, rows come back as arrays of column values in select order (no object per row); returns the statement. */
+  raw(toggle?: boolean): SqliteStatement;
 }
 
 /** A function wrapped by {@link SqliteDatabase.transaction}: calling `immediate()` runs it in `BEGIN IMMEDIATE`. */

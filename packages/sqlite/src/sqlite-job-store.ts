@@ -43,9 +43,14 @@ export class SqliteJobStore {
   enqueueJob(scope: Scope, request: JobRequest): Job {
     const runAtMs = toEpochMs('runAt', request.runAt);
     checkCount('maxAttempts', request.maxAttempts);
+    const key = scopeKey(scope);
+    // Most appends find the job of the previous one still pending: a plain read (no write lock) answers
+    // them. It absorbs the request exactly as the check under the lock would: a job pending when this
+    // read ran is leased after it, so its run reads the messages appended before this call.
+    const pendingNow = this.#statement(sql.selectPending).get(...key, request.kind) as JobRow | undefined;
+    if (pendingNow !== undefined) return toJob(pendingNow);
     return this.#database
       .transaction(() => {
-        const key = scopeKey(scope);
         const pending = this.#statement(sql.selectPending).get(...key, request.kind) as JobRow | undefined;
         if (pending !== undefined) return toJob(pending);
         const id = crypto.randomUUID();

@@ -67,6 +67,8 @@ export interface CliServerConfig {
   readonly maxConcurrentRequests?: number;
   /** Worker processes `serve` starts (`--workers` wins); default one per core beyond the first, 1 to 4. */
   readonly workers?: number;
+  /** HTTP processes `serve` runs on its one port (`--http-processes` wins, then `MNEMO_HTTP_PROCESSES`); default 1 on up to 2 cores, else one per core left after the workers, at most 8. */
+  readonly httpProcesses?: number;
   /** Browser origins allowed by CORS; empty (the default) sends no CORS headers. */
   readonly corsOrigins: readonly string[];
   /** Host names answered besides loopback ones (`MNEMO_ALLOWED_HOSTS` replaces the file's list); requests naming any other Host are refused. */
@@ -101,6 +103,7 @@ export const cliEnvironmentVariables = Object.freeze({
   MNEMO_EMBEDDING_BASE_URL: 'its base URL (default MNEMO_LLM_BASE_URL)',
   MNEMO_EMBEDDING_API_KEY: 'its API key (default MNEMO_LLM_API_KEY)',
   MNEMO_QUERY_EMBEDDING_TIMEOUT_MS: 'deadline of a context query embedding in serve, past which recall is keyword-only (default 30)',
+  MNEMO_HTTP_PROCESSES: 'HTTP processes of mnemo serve on its one port (default 1 on up to 2 cores, else one per core left after the workers)',
 });
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
@@ -164,6 +167,7 @@ const fileSchema = z.strictObject({
       rateLimit: z.union([z.literal(false), z.strictObject({ requestsPerSecond: z.number().positive(), burst: z.number().int().min(1) })]).optional(),
       maxConcurrentRequests: z.number().int().min(1).optional(),
       workers: z.number().int().min(0).max(64).optional(),
+      httpProcesses: z.number().int().min(1).max(64).optional(),
       corsOrigins: z.array(z.string().min(1)).optional(),
       allowedHosts: z.array(z.string().min(1)).optional(),
     })
@@ -192,6 +196,7 @@ const envSchema = z.object({
   MNEMO_EMBEDDING_BASE_URL: httpUrl.optional(),
   MNEMO_EMBEDDING_API_KEY: z.string().optional(),
   MNEMO_QUERY_EMBEDDING_TIMEOUT_MS: wholeMilliseconds.optional(),
+  MNEMO_HTTP_PROCESSES: z.coerce.number<string>({ error: 'must be a whole number' }).pipe(z.number().int().min(1).max(64)).optional(),
 });
 
 type FileConfig = z.infer<typeof fileSchema>;
@@ -246,9 +251,15 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
   const { apiKeys, corsOrigins, allowedHosts, ...server } = fileValues.server ?? {};
   const envHosts = env.MNEMO_ALLOWED_HOSTS?.split(',').map((host) => host.trim()).filter((host) => host !== '');
   const serverConfig =
-    fileValues.server === undefined && env.MNEMO_API_KEYS === undefined && envHosts === undefined
+    fileValues.server === undefined && env.MNEMO_API_KEYS === undefined && envHosts === undefined && env.MNEMO_HTTP_PROCESSES === undefined
       ? undefined
-      : { ...server, apiKeys: env.MNEMO_API_KEYS ?? apiKeys ?? [], corsOrigins: corsOrigins ?? [], allowedHosts: envHosts ?? allowedHosts ?? [] };
+      : {
+          ...server,
+          ...defined('httpProcesses', env.MNEMO_HTTP_PROCESSES ?? server.httpProcesses),
+          apiKeys: env.MNEMO_API_KEYS ?? apiKeys ?? [],
+          corsOrigins: corsOrigins ?? [],
+          allowedHosts: envHosts ?? allowedHosts ?? [],
+        };
   return Object.freeze({ db, llm, context, embedder, ...defined('server', serverConfig), ...defined('configFile', file?.path) });
 }
 

@@ -28,7 +28,8 @@ export function chooseEmbedder(config: CliConfig): Embedder | undefined {
  */
 export function chooseQueryEmbedder(config: CliConfig): { embedder?: Embedder; load: () => Promise<void>; close: () => Promise<void> } {
   if (config.embedder.kind === 'use-lite') {
-    const embedder = new UseLiteThreadEmbedder();
+    // Past the deadline the context goes keyword-only anyway: a query that cannot make it leaves the core to serving.
+    const embedder = new UseLiteThreadEmbedder({ callerDeadlineMs: config.embedder.queryTimeoutMs });
     return { embedder, load: () => embedder.load(), close: () => embedder.close() };
   }
   const embedder = chooseEmbedder(config);
