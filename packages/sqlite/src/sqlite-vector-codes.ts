@@ -5,7 +5,7 @@
 // and ranks those candidates by exact cosine distance on their float vectors.
 
 /** How many Hamming candidates a vector search takes per hit asked for, before the exact cosine rescoring. */
-export const binaryCandidatesPerHit = 4;
+export const binaryCandidatesPerHit = 2;
 
 /** Most rows one vec0 KNN query returns (sqlite-vec's limit). */
 const maxKnnRows = 4096;
