@@ -67,7 +67,7 @@ describeWithPostgres('PostgreSQL keyword search with top-k pruning', (url) => {
 
   beforeAll(async () => {
     store = await createPostgresStore({ connectionString: url, schema, poolMax: 4 });
-    for (let conversation = 0; conversation < 4; conversation += 1) await seed(store, { ...user, conversationId: `conv-${conversation}` }, conversation * 1000, 1000);
+    for (let conversation = 0; conversation < 4; conversation += 1) await seed(store, { ...user, conversationId: `conv-${conversation}` }, conversation * 3000, 3000);
     await seed(store, { tenantId, userId: 'user-other', conversationId: 'conv-0' }, 0, 300);
     await schemas.pool.query(`VACUUM ANALYZE ${tables.messages}, ${tables.keywordTerms}`);
   }, 120_000);

@@ -7,8 +7,12 @@ import { runInTransaction } from './postgres-transaction.js';
 
 /** Most query lexemes whose combinations the pruning enumerates; a query with more is searched unpruned. */
 const maxPrunedTerms = 12;
-/** Most clauses the second round's query may have; past it the search is unpruned. */
+/** Most clauses one round's query may have; past it the search is unpruned. */
 const maxClauses = 500;
+/** Candidates few enough to score in one statement, without pruning: the terms' documents together. */
+const unprunedDocuments = 5000;
+/** Conjunctions round 1 tries (all the lexemes, then all but one, …) before it gives up pruning. */
+const maxFirstRounds = 3;
 
 /** One query lexeme with its statistics over the user's messages (see `keyword_terms`). */
 export interface KeywordTerm {
@@ -114,14 +118,15 @@ export function termSetsQuery(terms: readonly KeywordTerm[], sets: readonly (rea
 
 /**
  * Keyword search with top-k pruning: exact BM25, the same hits and scores as the unpruned statement, but
- * without reading every message that holds a common query word. Round 1 scores the messages holding the
- * conjunction of the query's rarest lexemes, as many as still match `k` messages (or, when even the rarest
- * is held by fewer, the rarest few ORed); its k-th score is a threshold. Round 2 scores only the other
+ * without reading every message that holds a common query word. Round 1 scores the messages holding all
+ * the query's lexemes, or all but one, or all but two (the first of these that `k` messages match); its
+ * k-th score is a threshold. Round 2 scores only the other
  * messages holding a set of lexemes whose score bounds (`keyword_terms`: document frequency, largest
  * frequency, shortest message) add up to more than the threshold: any message outside both scores less
  * than `k` hits already found. The two rounds' best are merged. The statistics and every round read one
- * REPEATABLE READ snapshot. Searches with conversation or time filters, or with more than 12 distinct
- * lexemes, use the unpruned statement.
+ * REPEATABLE READ snapshot. The query's messages are scored in one unpruned round when they are few
+ * (5,000 together), when round 1 finds fewer than `k`, or past 12 distinct lexemes; searches with
+ * conversation or time filters use the unpruned statement.
  */
 export async function searchKeywordPruned(pool: PostgresPool, t: PostgresTables, user: UserScope, terms: readonly string[], options: SearchOptions): Promise<SearchHit[]> {
   if (options.conversationIds !== undefined || options.since !== undefined || options.until !== undefined) return searchKeywordIndexed(pool, t, user, terms, options);
@@ -129,7 +134,6 @@ export async function searchKeywordPruned(pool: PostgresPool, t: PostgresTables,
   const words = keywordQueryWords(terms);
   if (words.length === 0) return [];
   return runInTransaction(pool, async (client) => {
-    await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
     const statistics = await readTermStatistics(client, t, user, words);
     const found = statistics.terms;
     if (found.length === 0) return [];
@@ -147,17 +151,19 @@ export async function searchKeywordPruned(pool: PostgresPool, t: PostgresTables,
         ])
       ).rows.map(toHit);
     const single = found.map((_, index) => [index]);
-    if (found.length > maxPrunedTerms) return score(termSetsQuery(found, single));
+    const documents = found.reduce((sum, term) => sum + term.documents, 0);
+    if (found.length > maxPrunedTerms || documents <= unprunedDocuments) return score(termSetsQuery(found, single));
     // Round 1: the messages holding at least `size` of the lexemes, the most specific size that matches k.
     let first: number[][] = single;
     let firstHits: SearchHit[] = [];
-    for (let size = found.length; size >= 1 && firstHits.length < k; size -= 1) {
+    for (let size = found.length, rounds = 0; size > 1 && rounds < maxFirstRounds && firstHits.length < k; size -= 1) {
       const sets = combinations(found.length, size);
       if (sets.length > maxClauses) continue;
       first = sets;
       firstHits = await score(termSetsQuery(found, first));
+      rounds += 1;
     }
-    if (firstHits.length < k) return first.length === found.length ? firstHits : score(termSetsQuery(found, single));
+    if (firstHits.length < k) return score(termSetsQuery(found, single));
     const bounds = found.map((term) => termScoreBound(term, statistics.totalDocuments, statistics.averageLength));
     const sets = qualifyingTermSets(bounds, firstHits[k - 1]!.score);
     if (sets === undefined) return score(termSetsQuery(found, single));
@@ -165,7 +171,7 @@ export async function searchKeywordPruned(pool: PostgresPool, t: PostgresTables,
     // Round 1's messages are scored already: round 2 reads the others.
     const rest = await score(`(${termSetsQuery(found, sets)}) & !(${termSetsQuery(found, first)})`);
     return [...firstHits, ...rest].sort(byScoreThenNewest).slice(0, k);
-  });
+  }, { begin: 'BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY' });
 }
 
 /** Every set of `size` of the indexes 0 … count − 1, in lexicographic order. */
