@@ -1,42 +1,61 @@
-// Recall latency at scale: one user with --messages (default 100,000) messages over --conversations
-// conversations in a SQLite file, every message with a 512-dimensional vector, then p50/p99 of recall()
-// (keyword + vector search, fused) for --queries queries, and of each search alone. The stored vectors
-// come from the hashed bag-of-words embedder (embedding 100k messages with USE-lite would take most of an
-// hour and the search costs the same whatever model wrote the vectors); the real model's cost to embed
-// one query, which recall() adds, is measured separately with USE-lite.
-// Run: npm run bench:recall [-- --messages 20000 --queries 50 --k 10 --max-seconds 300 --json]; each step
-// stops after --max-seconds (at least 5 queries).
-import { mkdtemp, rm } from 'node:fs/promises';
+// Recall latency at scale, before and after issue 11's search work, side by side in one run: one user with
+// --messages (default 100,000) messages over --conversations conversations, the first --vector-messages
+// (default all, at most 100,000) of them with a 512-dimensional vector, in a SQLite file and in a fresh
+// PostgreSQL schema (--store sqlite|postgres|both; PostgreSQL from --postgres-url, MNEMO_BENCH_DATABASE_URL
+// or MNEMO_TEST_DATABASE_URL, its schema dropped after). Then p50/p99 of keyword search, vector search and
+// recall() (both, fused) for --queries queries, each query timed on the store as it is ("after") and, right
+// before, on the pre-issue search paths rebuilt beside it on the same data ("before", see recall-before.ts).
+// The stored vectors come from the hashed bag-of-words embedder (embedding 100k messages with USE-lite
+// would take most of an hour and a search costs the same whatever model wrote the vectors); the real
+// model's cost to embed one query, which recall() adds, is measured separately with USE-lite.
+// Run: npm run bench:recall [-- --store postgres --messages 1000000 --vector-messages 0 --queries 50
+// --k 10 --max-seconds 300 --json]; each step stops after --max-seconds (at least 5 queries).
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createGptTokenCounter, defaultMessageLimits, HashedEmbedder, keywordTerms, prepareMessages, recall, type Embedder, type Store, type UserScope } from '@mnemo/core';
 import { UseLiteEmbedder } from '@mnemo/models';
+import { createPostgresStore } from '@mnemo/postgres';
 import { createSqliteStore } from '@mnemo/sqlite';
+import pg from 'pg';
 import { generateMeshChat } from '../examples/generate-mesh-chat.js';
 import { formatCount, formatPlainTable } from './format-plain-table.js';
+import { createPostgresBefore, createSqliteBefore, type BeforeSearch } from './recall-before.js';
 
+const resultsPath = fileURLToPath(new URL('./results/recall-latency.json', import.meta.url));
 const { values } = parseArgs({
   options: {
+    store: { type: 'string', default: 'both' },
     messages: { type: 'string', default: '100000' },
+    'vector-messages': { type: 'string' },
     conversations: { type: 'string', default: '100' },
     queries: { type: 'string', default: '100' },
     k: { type: 'string', default: '10' },
+    concurrency: { type: 'string', default: '4' },
     'max-seconds': { type: 'string', default: '300' },
+    'postgres-url': { type: 'string' },
+    'skip-use-lite': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
 });
+const messages = count('--messages', values.messages, 1);
 const settings = {
-  messages: positiveInteger('--messages', values.messages),
-  conversations: positiveInteger('--conversations', values.conversations),
-  queries: positiveInteger('--queries', values.queries),
-  k: positiveInteger('--k', values.k),
-  maxSeconds: positiveInteger('--max-seconds', values['max-seconds']),
+  messages,
+  vectorMessages: Math.min(messages, count('--vector-messages', values['vector-messages'] ?? String(Math.min(messages, 100_000)), 0)),
+  conversations: count('--conversations', values.conversations, 1),
+  queries: count('--queries', values.queries, 1),
+  k: count('--k', values.k, 1),
+  concurrency: count('--concurrency', values.concurrency, 1),
+  maxSeconds: count('--max-seconds', values['max-seconds'], 1),
 };
+if (!['sqlite', 'postgres', 'both'].includes(values.store)) throw new RangeError(`--store must be sqlite, postgres or both (got ${values.store})`);
+const postgresUrl = values['postgres-url'] ?? process.env['MNEMO_BENCH_DATABASE_URL'] ?? process.env['MNEMO_TEST_DATABASE_URL'];
 const log = (line: string) => (values.json ? process.stderr : process.stdout).write(`${line}\n`);
 const user: UserScope = { tenantId: 'bench', userId: 'one-user' };
-// The real model, loaded only when its step runs (outside the timed calls).
-const useLite = new UseLiteEmbedder();
+const hashed = new HashedEmbedder({ dimensions: 512 });
+const searchOptions = { k: Math.max(50, 5 * settings.k) };
 
 interface Latency {
   readonly samples: number;
@@ -44,110 +63,201 @@ interface Latency {
   readonly p99Ms: number;
   readonly meanMs: number;
 }
-
-const directory = await mkdtemp(join(tmpdir(), 'mnemo-bench-recall-'));
-const store = createSqliteStore({ path: join(directory, 'recall.db') });
-try {
-  const hashed = new HashedEmbedder({ dimensions: 512 });
-  const ingestStarted = performance.now();
-  const contents = await ingest(store, hashed);
-  const ingestSeconds = (performance.now() - ingestStarted) / 1000;
-  log(`stored ${formatCount(settings.messages)} messages with vectors for one user in ${ingestSeconds.toFixed(1)} s`);
-  const queries = pickQueries(contents, settings.queries);
-  const searchOptions = { k: Math.max(50, 5 * settings.k) };
-  const keyword = await time('keyword search', queries, (query) => store.searchKeyword(user, keywordTerms(query), searchOptions));
-  const queryVectors = await hashed.embed(queries);
-  const vector = await time('vector search', queries, (_query, index) => store.searchVector(user, hashed.model, queryVectors[index]!, searchOptions));
-  const fused = await time('recall()', queries, (query) => recall({ store, embedder: hashed }, user, query, { k: settings.k }));
-  const embed = await time('USE-lite query embedding', queries, (query) => useLite.embed([query]), async () => void (await useLite.load()));
-  const result = {
-    messages: settings.messages,
-    conversations: settings.conversations,
-    k: settings.k,
-    candidates: searchOptions.k,
-    ingestSeconds: Math.round(ingestSeconds * 10) / 10,
-    latencyMs: { recall: fused, keywordSearch: keyword, vectorSearch: vector, useLiteQueryEmbedding: embed },
-    // recall() with USE-lite embeds the query first: its latency is about the sum of the two medians.
-    estimatedRecallWithUseLiteP50Ms: Math.round((fused.p50Ms + embed.p50Ms) * 100) / 100,
-  };
-  if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-  else {
-    const rows = Object.entries(result.latencyMs).map(([name, latency]) => [name, String(latency.samples), latency.p50Ms.toFixed(2), latency.p99Ms.toFixed(2), latency.meanMs.toFixed(2)]);
-    log(`\nrecall latency, one user, ${formatCount(settings.messages)} messages in ${settings.conversations} conversations, k = ${settings.k} (${searchOptions.k} candidates per search)\n`);
-    log(formatPlainTable([{ header: 'step' }, { header: 'samples', right: true }, { header: 'p50 ms', right: true }, { header: 'p99 ms', right: true }, { header: 'mean ms', right: true }], rows));
-    log(`\nrecall() with the hashed embedder's free query vector; with USE-lite add its query embedding: p50 ≈ ${result.estimatedRecallWithUseLiteP50Ms} ms.`);
-  }
-} finally {
-  await store.close();
-  await rm(directory, { recursive: true, force: true });
+type Step = 'keywordSearch' | 'vectorSearch' | 'recall';
+interface StoreResult {
+  readonly store: 'SQLite' | 'PostgreSQL';
+  readonly ingestSeconds: number;
+  readonly latencyMs: Record<Step, { before: Latency; after: Latency } | undefined>;
 }
 
-/** Appends the messages (mesh-radio chats, re-timed per conversation) and a hashed vector for each; returns every content. */
-async function ingest(target: Store, embedder: Embedder): Promise<string[]> {
+const notes: string[] = [];
+const results: StoreResult[] = [];
+const chats = prepareChats();
+const queries = pickQueries(chats.flat(), settings.queries);
+if (values.store !== 'postgres') results.push(await runSqlite());
+if (values.store !== 'sqlite') {
+  if (postgresUrl === undefined) notes.push('PostgreSQL skipped: set --postgres-url, MNEMO_BENCH_DATABASE_URL or MNEMO_TEST_DATABASE_URL.');
+  else results.push(await runPostgres(postgresUrl));
+}
+const embed = values['skip-use-lite'] || settings.vectorMessages === 0 ? undefined : await measureUseLite();
+const result = { settings: { ...settings, candidates: searchOptions.k }, stores: results, useLiteQueryEmbedding: embed, notes };
+await mkdir(join(resultsPath, '..'), { recursive: true });
+await writeFile(resultsPath, `${JSON.stringify(result, null, 2)}\n`);
+if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+else printTables();
+
+async function runSqlite(): Promise<StoreResult> {
+  const directory = await mkdtemp(join(tmpdir(), 'mnemo-bench-recall-'));
+  const path = join(directory, 'recall.db');
+  const store = createSqliteStore({ path });
+  const before = createSqliteBefore(store, path, user, hashed.dimensions);
+  try {
+    return await measureStore('SQLite', store, before, async () => undefined);
+  } finally {
+    await before.close();
+    await store.close();
+    await rm(directory, { recursive: true, force: true });
+  }
+}
+
+async function runPostgres(url: string): Promise<StoreResult> {
+  const schema = `mnemo_recall_${Date.now()}`;
+  const admin = new pg.Pool({ connectionString: url, max: 1 });
+  const store = await createPostgresStore({ connectionString: url, schema, poolMax: settings.concurrency + 2 });
+  const before = createPostgresBefore(store, url, schema);
+  try {
+    // What autovacuum gives a running database (untimed): statistics, and the GIN pending list merged.
+    const vacuum = async () => {
+      const tables = await admin.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 AND (tablename IN ('messages', 'conversations', 'keyword_terms') OR tablename LIKE 'vectors\\_%')", [schema]);
+      for (const { name } of tables.rows) await admin.query(`VACUUM ANALYZE "${schema}"."${name}"`);
+    };
+    return await measureStore('PostgreSQL', store, before, vacuum);
+  } finally {
+    await before.close();
+    await store.close();
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await admin.end();
+  }
+}
+
+async function measureStore(name: StoreResult['store'], store: Store, before: BeforeSearch, afterIngest: () => Promise<void>): Promise<StoreResult> {
+  log(`${name}: storing ${formatCount(settings.messages)} messages (${formatCount(settings.vectorMessages)} with vectors) for one user`);
+  const started = performance.now();
+  await ingest(store, before, hashed);
+  const ingestSeconds = Math.round((performance.now() - started) / 100) / 10;
+  log(`${name}: stored in ${ingestSeconds} s`);
+  await afterIngest();
+  const queryVectors = await hashed.embed(queries);
+  const withVectors = settings.vectorMessages > 0;
+  const keyword = await timePair(`${name} keyword search`, (target) => (query) => target.searchKeyword(user, keywordTerms(query), searchOptions), store, before.store);
+  const vector = withVectors
+    ? await timePair(`${name} vector search`, (target) => (_query, index) => target.searchVector(user, hashed.model, queryVectors[index]!, searchOptions), store, before.store)
+    : undefined;
+  const fused = withVectors
+    ? await timePair(`${name} recall()`, (target) => (query) => recall({ store: target, embedder: hashed }, user, query, { k: settings.k }), store, before.store)
+    : undefined;
+  return { store: name, ingestSeconds, latencyMs: { keywordSearch: keyword, vectorSearch: vector, recall: fused } };
+}
+
+/** The chats of the conversations: mesh-radio chats (seed = conversation), re-timed one day apart, prepared once. */
+function prepareChats() {
   const counter = createGptTokenCounter();
   const perConversation = Math.ceil(settings.messages / settings.conversations);
-  const contents: string[] = [];
-  for (let index = 0; index < settings.conversations; index += 1) {
-    const count = Math.min(perConversation, settings.messages - index * perConversation);
-    if (count <= 0) break;
-    const chat = generateMeshChat({ messages: count, seed: index + 1 });
+  return Array.from({ length: settings.conversations }, (_, index) => {
+    const size = Math.max(0, Math.min(perConversation, settings.messages - index * perConversation));
     const shiftMs = index * 86_400_000;
-    const prepared = prepareMessages(
-      chat.map((message) => ({ ...message, createdAt: new Date(Date.parse(message.createdAt) + shiftMs).toISOString() })),
-      { limits: defaultMessageLimits, counter, now: Date.now },
-    );
-    const scope = { ...user, conversationId: `node-${String(index).padStart(4, '0')}` };
-    for (let offset = 0; offset < prepared.length; offset += 500) {
-      const stored = await target.appendMessages(scope, prepared.slice(offset, offset + 500));
-      const vectors = await embedder.embed(stored.map((message) => message.content));
-      await target.upsertEmbeddings(scope, embedder.model, stored.map((message, position) => ({ seq: message.seq, vector: vectors[position]! })));
-      contents.push(...stored.map((message) => message.content));
-    }
-    if ((index + 1) % Math.max(1, Math.floor(settings.conversations / 10)) === 0) log(`  ${formatCount(contents.length)} messages stored`);
-  }
-  return contents;
-}
-
-/** Queries spread over the history: stored user-ish messages cut to their first eight words (deterministic). */
-function pickQueries(contents: readonly string[], count: number): string[] {
-  return Array.from({ length: count }, (_, index) => {
-    const words = contents[Math.floor(((index + 0.5) * contents.length) / count)]!.split(/\s+/).slice(0, 8);
-    return words.join(' ');
+    const chat = generateMeshChat({ messages: size, seed: index + 1 }).map((message) => ({ ...message, createdAt: new Date(Date.parse(message.createdAt) + shiftMs).toISOString() }));
+    return prepareMessages(chat, { limits: defaultMessageLimits, counter, now: Date.now });
   });
 }
 
-/** Times `run` once per query after one untimed warm-up; stops early (after at least 5) once --max-seconds have passed. */
-async function time(
+/** Appends every conversation (--concurrency at once, 500 messages a call) and a hashed vector for the first --vector-messages. */
+async function ingest(target: Store, before: BeforeSearch, embedder: Embedder): Promise<void> {
+  let next = 0;
+  let stored = 0;
+  let embedded = 0;
+  const worker = async () => {
+    for (let index = next++; index < chats.length; index = next++) {
+      const conversationId = `node-${String(index).padStart(4, '0')}`;
+      const scope = { ...user, conversationId };
+      const chat = chats[index]!;
+      for (let offset = 0; offset < chat.length; offset += 500) {
+        const appended = await target.appendMessages(scope, chat.slice(offset, offset + 500));
+        const embed = appended.slice(0, Math.max(0, settings.vectorMessages - embedded));
+        embedded += embed.length;
+        if (embed.length > 0) {
+          const vectors = await embedder.embed(embed.map((message) => message.content));
+          await target.upsertEmbeddings(scope, embedder.model, embed.map((message, position) => ({ seq: message.seq, vector: vectors[position]! })));
+          before.addVectors(conversationId, embed.map((message) => message.seq), vectors);
+        }
+        stored += appended.length;
+      }
+      if ((index + 1) % Math.max(1, Math.floor(chats.length / 10)) === 0) log(`  ${formatCount(stored)} messages stored`);
+    }
+  };
+  await Promise.all(Array.from({ length: settings.concurrency }, worker));
+}
+
+/** Queries spread over the history: stored messages cut to their first eight words (deterministic). */
+function pickQueries(contents: readonly { content: string }[], size: number): string[] {
+  return Array.from({ length: size }, (_, index) => contents[Math.floor(((index + 0.5) * contents.length) / size)]!.content.split(/\s+/).slice(0, 8).join(' '));
+}
+
+/**
+ * Times one step on the pre-issue paths and on the store, query by query (so both see the same machine
+ * load), which goes first alternating, after one untimed warm-up each; stops early (after at least 5) once --max-seconds have passed.
+ */
+async function timePair(
   name: string,
-  queries: readonly string[],
-  run: (query: string, index: number) => Promise<unknown>,
-  warmUp: () => Promise<void> = async () => void (await run(queries[0]!, 0)),
-): Promise<Latency> {
-  await warmUp();
+  step: (target: Store) => (query: string, index: number) => Promise<unknown>,
+  after: Store,
+  before: Store,
+): Promise<{ before: Latency; after: Latency }> {
+  const runs = { before: step(before), after: step(after) };
+  await runs.before(queries[0]!, 0);
+  await runs.after(queries[0]!, 0);
+  const durations = { before: [] as number[], after: [] as number[] };
   const deadline = performance.now() + settings.maxSeconds * 1000;
-  const durations: number[] = [];
   for (const [index, query] of queries.entries()) {
-    if (performance.now() > deadline && durations.length >= 5) {
-      log(`  ${name}: stopped after ${durations.length} queries (--max-seconds)`);
+    if (performance.now() > deadline && index >= 5) {
+      notes.push(`${name}: stopped after ${index} queries (--max-seconds)`);
       break;
     }
+    // Alternating which side goes first: the second run of a query finds its pages cached by the first.
+    for (const side of index % 2 === 0 ? (['before', 'after'] as const) : (['after', 'before'] as const)) {
+      const started = performance.now();
+      await runs[side](query, index);
+      durations[side].push(performance.now() - started);
+    }
+  }
+  const latency = { before: summarize(durations.before), after: summarize(durations.after) };
+  log(`  ${name}: p50 ${latency.before.p50Ms} ms before, ${latency.after.p50Ms} ms after (${latency.after.samples} queries)`);
+  return latency;
+}
+
+async function measureUseLite(): Promise<Latency> {
+  const model = new UseLiteEmbedder();
+  await model.load();
+  await model.embed([queries[0]!]);
+  const durations: number[] = [];
+  for (const query of queries) {
     const started = performance.now();
-    await run(query, index);
+    await model.embed([query]);
     durations.push(performance.now() - started);
   }
-  durations.sort((a, b) => a - b);
-  const at = (fraction: number) => durations[Math.min(durations.length - 1, Math.ceil(fraction * durations.length) - 1)]!;
-  const mean = durations.reduce((sum, value) => sum + value, 0) / durations.length;
-  log(`  ${name}: p50 ${at(0.5).toFixed(2)} ms over ${durations.length} queries`);
-  return { samples: durations.length, p50Ms: round(at(0.5)), p99Ms: round(at(0.99)), meanMs: round(mean) };
+  return summarize(durations);
 }
 
-function round(value: number): number {
-  return Math.round(value * 100) / 100;
+function summarize(durations: number[]): Latency {
+  const sorted = [...durations].sort((a, b) => a - b);
+  const at = (fraction: number) => sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]!;
+  const round = (value: number) => Math.round(value * 100) / 100;
+  return { samples: sorted.length, p50Ms: round(at(0.5)), p99Ms: round(at(0.99)), meanMs: round(sorted.reduce((sum, value) => sum + value, 0) / sorted.length) };
 }
 
-function positiveInteger(flag: string, value: string | undefined): number {
+function printTables(): void {
+  const rows = results.flatMap((entry) =>
+    (Object.entries(entry.latencyMs) as [Step, { before: Latency; after: Latency } | undefined][]).flatMap(([step, pair]) =>
+      pair === undefined
+        ? []
+        : [[entry.store, step, String(pair.after.samples), pair.before.p50Ms.toFixed(2), pair.after.p50Ms.toFixed(2), pair.before.p99Ms.toFixed(2), pair.after.p99Ms.toFixed(2), `${(pair.before.p50Ms / pair.after.p50Ms).toFixed(1)}×`]],
+    ),
+  );
+  log(`\nrecall latency, one user, ${formatCount(settings.messages)} messages (${formatCount(settings.vectorMessages)} with vectors) in ${settings.conversations} conversations, k = ${settings.k} (${searchOptions.k} candidates per search)\n`);
+  log(
+    formatPlainTable(
+      [{ header: 'store' }, { header: 'step' }, { header: 'queries', right: true }, { header: 'p50 before', right: true }, { header: 'p50 after', right: true }, { header: 'p99 before', right: true }, { header: 'p99 after', right: true }, { header: 'p50 speed-up', right: true }],
+      rows,
+    ),
+  );
+  if (embed !== undefined) log(`\nUSE-lite query embedding (recall() with the real model adds it): p50 ${embed.p50Ms} ms, p99 ${embed.p99Ms} ms.`);
+  log('before: the pre-issue search paths on the same data (bench/recall-before.ts); PostgreSQL vector search and SQLite keyword search did not change.');
+  for (const note of notes) log(note);
+  log(`JSON: ${resultsPath}`);
+}
+
+function count(flag: string, value: string | undefined, minimum: number): number {
   const number = Number(value);
-  if (value === undefined || !/^\d+$/.test(value) || number < 1) throw new RangeError(`${flag} must be a positive integer (got ${String(value)})`);
+  if (value === undefined || !/^\d+$/.test(value) || number < minimum) throw new RangeError(`${flag} must be an integer ≥ ${minimum} (got ${String(value)})`);
   return number;
 }

@@ -4,9 +4,16 @@ import type { PostgresQueryable } from './postgres-driver.js';
 import { checkK, prefixedMessageColumns, searchFilters, toHit, type HitRow } from './postgres-search-filters.js';
 import type { PostgresTables } from './postgres-tables.js';
 
-// Okapi BM25 parameters, the common defaults (and SQLite FTS5's and the in-memory store's).
-const k1 = 1.2;
-const b = 0.75;
+/** Okapi BM25 parameters, the common defaults (and SQLite FTS5's and the in-memory store's). */
+export const bm25 = Object.freeze({ k1: 1.2, b: 0.75 });
+const { k1, b } = bm25;
+
+/**
+ * Decimals a BM25 score is rounded to in SQL: the sum's float rounding depends on the order the plan adds a
+ * message's terms in, so equal scores would otherwise differ in the last bits and tie-break (newest first)
+ * by accident, differently in the pruned and the unpruned statements.
+ */
+export const scoreDecimals = 10;
 
 /** Letter and digit runs of the terms: the only operands put into a `to_tsquery` text, so none can be an operator. */
 export function keywordQueryWords(terms: readonly string[]): string[] {
@@ -42,8 +49,8 @@ export function keywordSearchStatement(t: PostgresTables, options: SearchOptions
       SELECT lexeme, count(*)::float8 AS documents FROM matches GROUP BY lexeme
     ), scored AS (
       SELECT m.conversation_id, m.seq, m.created_at,
-        sum(ln(1 + (greatest(t.documents, f.documents) - f.documents + 0.5) / (f.documents + 0.5)) * m.frequency * ${k1 + 1}
-          / (m.frequency + ${k1} * (1 - ${b} + ${b} * m.length / greatest(t.average_length, 1)))) AS score
+        round(sum(ln(1 + (greatest(t.documents, f.documents) - f.documents + 0.5) / (f.documents + 0.5)) * m.frequency * ${k1 + 1}
+          / (m.frequency + ${k1} * (1 - ${b} + ${b} * m.length / greatest(t.average_length, 1))))::numeric, ${scoreDecimals})::float8 AS score
       FROM matches m JOIN frequencies f USING (lexeme) CROSS JOIN totals t
       GROUP BY m.conversation_id, m.seq, m.created_at
       ORDER BY score DESC, m.created_at DESC, m.seq DESC LIMIT $5

@@ -1,6 +1,7 @@
 import { MemoryError } from '@mnemo/core';
 import type { PostgresPool, PostgresQueryable } from './postgres-driver.js';
 import { toPostgresError } from './postgres-error.js';
+import { postgresKeywordTermsMigrationSql } from './postgres-keyword-terms-migration.js';
 import { postgresSearchMigrationSql } from './postgres-search-migration.js';
 import { defaultPostgresSchema, postgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
@@ -265,6 +266,7 @@ export const postgresMigrations: readonly PostgresMigration[] = Object.freeze([
   Object.freeze({ version: 3, name: 'the vector extension, where the server has it', sql: vectorExtension }),
   Object.freeze({ version: 4, name: 'keyword index (GIN), BM25 corpus statistics, registry of pgvector tables', sql: postgresSearchMigrationSql }),
   Object.freeze({ version: 5, name: 'conversation metadata', sql: conversationMetadataSchema }),
+  Object.freeze({ version: 6, name: 'per-user document frequencies of lexemes, for keyword search pruning', sql: postgresKeywordTermsMigrationSql }),
 ]);
 
 /** What {@link migratePostgresSchema} did: the version found, the version left, and the steps it ran. */

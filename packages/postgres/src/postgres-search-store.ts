@@ -3,7 +3,7 @@ import type { Message, Scope, UserScope } from '@mnemo/core';
 import { messageColumns, type MessageEmbedding, type MessageRow, type SearchHit, type SearchOptions } from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool, PostgresQueryable } from './postgres-driver.js';
 import { inConversation, toMessage } from './postgres-message-store.js';
-import { searchKeywordIndexed } from './postgres-keyword-search.js';
+import { searchKeywordPruned } from './postgres-pruned-keyword-search.js';
 import { PostgresPgvectorSearch } from './postgres-pgvector-search.js';
 import { checkK, checkVector, dimensionMismatch, prefixedMessageColumns, searchFilters, toHit, type HitRow } from './postgres-search-filters.js';
 import type { PostgresTables } from './postgres-tables.js';
@@ -114,7 +114,7 @@ export class PostgresSearchStore {
 
   /** BM25 over the user's messages that match any term and pass the filters, best first, ties newest first. */
   async searchKeyword(user: UserScope, terms: readonly string[], options: SearchOptions): Promise<SearchHit[]> {
-    return searchKeywordIndexed(this.#pool, this.#tables, user, terms, options);
+    return searchKeywordPruned(this.#pool, this.#tables, user, terms, options);
   }
 
   /** Cosine nearest neighbours among the user's vectors of `model`, best first; `[]` for a model never stored. */

@@ -17,6 +17,8 @@ export interface PostgresTables {
   readonly entityNames: string;
   readonly relations: string;
   readonly cursors: string;
+  /** Per-user document frequencies of lexemes, kept by triggers on `messages` (keyword search's pruning). */
+  readonly keywordTerms: string;
   /** Registry of the pgvector tables, one per (model, dimensions). */
   readonly vectorTables: string;
   /** The pgvector table with registry id `id`: `"schema".vectors_<id>`. */
@@ -56,6 +58,7 @@ export function postgresTables(schema: string): PostgresTables {
     entityNames: `${quoted}.entity_names`,
     relations: `${quoted}.relations`,
     cursors: `${quoted}.cursors`,
+    keywordTerms: `${quoted}.keyword_terms`,
     vectorTables: `${quoted}.vector_tables`,
     vectorTable: (id: number) => `${quoted}.vectors_${Math.trunc(id)}`,
   });

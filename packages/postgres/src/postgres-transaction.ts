@@ -3,12 +3,13 @@ import type { PostgresClient, PostgresPool } from './postgres-driver.js';
 /**
  * Runs `body` in one transaction on one pooled connection: `BEGIN`, then `COMMIT` when it returns or
  * `ROLLBACK` when it throws (the original error is rethrown). Isolation is PostgreSQL's default, READ
- * COMMITTED: callers that need a stable view lock the rows they depend on (`SELECT … FOR UPDATE`).
+ * COMMITTED: callers that need a stable view lock the rows they depend on (`SELECT … FOR UPDATE`), or
+ * pass another `begin` statement (`BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY` for one snapshot).
  */
-export async function runInTransaction<T>(pool: PostgresPool, body: (client: PostgresClient) => Promise<T>): Promise<T> {
+export async function runInTransaction<T>(pool: PostgresPool, body: (client: PostgresClient) => Promise<T>, options: { readonly begin?: string } = {}): Promise<T> {
   const client = await pool.connect();
   try {
-    await client.query('BEGIN');
+    await client.query(options.begin ?? 'BEGIN');
   } catch (error) {
     client.release(asError(error));
     throw error;

@@ -1,12 +1,15 @@
 import { MemoryError } from '@mnemo/core';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { toSqliteError } from './sqlite-error.js';
+import { binaryVectorSearchStep } from './sqlite-vector-codes-migration.js';
 
 /** One step of the schema: `sql` takes a database at `version - 1` to `version`. Never edit a released step; add one. */
 export interface SqliteMigration {
   readonly version: number;
   readonly name: string;
   readonly sql: string;
+  /** Work that depends on the data (e.g. one table per embedding model), run after `sql` in the same transaction. */
+  readonly apply?: (database: SqliteDatabase) => void;
 }
 
 // Times are epoch milliseconds (INTEGER); JSON columns hold text. `tenant_id` leads every key and index so
@@ -257,6 +260,7 @@ export const sqliteMigrations: readonly SqliteMigration[] = Object.freeze([
   Object.freeze({ version: 3, name: 'memory files', sql: memoryFilesSchema }),
   Object.freeze({ version: 4, name: 'keyword and vector indexes, facts, entity graph, cursors', sql: knowledgeSchema }),
   Object.freeze({ version: 5, name: 'conversation metadata', sql: conversationMetadataSchema }),
+  binaryVectorSearchStep,
 ]);
 
 /** What {@link migrateSqliteSchema} did: the version found, the version left, and the steps it ran. */
@@ -302,6 +306,7 @@ export function migrateSqliteSchema(database: SqliteDatabase, options: SqliteMig
         const pending = migrations.filter((migration) => migration.version > current);
         for (const migration of pending) {
           database.exec(migration.sql);
+          migration.apply?.(database);
           database.pragma(`user_version = ${migration.version}`);
         }
         return pending.map((migration) => migration.version);

@@ -6,6 +6,7 @@ import { messageColumns, type MessageRow } from '@mnemo/core/store-kit';
 import { toMessage } from './sqlite-message-store.js';
 import { scopeKey, toEpochMs } from './sqlite-values.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
+import { binaryCandidates, createVectorCodesTableSql, quantizeSql, vectorBlob, vectorCodesTable } from './sqlite-vector-codes.js';
 
 interface ModelRow {
   readonly id: number;
@@ -27,7 +28,8 @@ export function ownerToken(user: UserScope): string {
 
 /**
  * Keyword search on FTS5 (BM25, porter stemming) and vector search on sqlite-vec (one `vec0` table per
- * model, partitioned by tenant and user, with conversation and time as filterable metadata).
+ * model, partitioned by tenant and user, with conversation and time as filterable metadata): a
+ * binary-quantized prefilter rescored by exact cosine distance (see `sqlite-vector-codes.ts`).
  */
 export class SqliteSearchStore {
   readonly #database: SqliteDatabase;
@@ -52,12 +54,10 @@ export class SqliteSearchStore {
           ) as { rowid: number; created_at: number } | undefined;
           if (row === undefined) throw new MemoryError('not_found', `message ${seq} of conversation ${scope.conversationId} does not exist`);
           this.#statement(`DELETE FROM ${table.name} WHERE rowid = ?`).run(BigInt(row.rowid));
-          this.#statement(`INSERT INTO ${table.name} (rowid, tenant_id, user_id, conversation_id, created_at, embedding) VALUES (?, ?, ?, ?, ?, ?)`).run(
-            BigInt(row.rowid),
-            ...scopeKey(scope),
-            BigInt(row.created_at),
-            Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength),
-          );
+          const blob = vectorBlob(vector);
+          this.#statement(
+            `INSERT INTO ${table.name} (rowid, tenant_id, user_id, conversation_id, created_at, embedding, vector) VALUES (?, ?, ?, ?, ?, ${quantizeSql('?', dimensions)}, ?)`,
+          ).run(BigInt(row.rowid), ...scopeKey(scope), BigInt(row.created_at), blob, blob);
           this.#statement(
             `INSERT OR IGNORE INTO message_embeddings (model_id, message_rowid, tenant_id, user_id, conversation_id) VALUES (?, ?, ?, ?, ?)`,
           ).run(table.id, row.rowid, ...scopeKey(scope));
@@ -85,7 +85,7 @@ export class SqliteSearchStore {
           if (model.model === filter.exceptModel) continue;
           const owned = filter.userId === undefined ? 'tenant_id = ?' : 'tenant_id = ? AND user_id = ?';
           const parameters = filter.userId === undefined ? [filter.tenantId] : [filter.tenantId, filter.userId];
-          this.#statement(`DELETE FROM vectors_${model.id} WHERE rowid IN (SELECT message_rowid FROM message_embeddings WHERE model_id = ? AND ${owned})`).run(
+          this.#statement(`DELETE FROM ${vectorCodesTable(model.id)} WHERE rowid IN (SELECT message_rowid FROM message_embeddings WHERE model_id = ? AND ${owned})`).run(
             model.id,
             ...parameters,
           );
@@ -100,7 +100,7 @@ export class SqliteSearchStore {
   deleteVectorsOf(where: string, parameters: readonly unknown[]): void {
     const models = this.#statement('SELECT id FROM embedding_models').all() as { id: number }[];
     for (const { id } of models) {
-      this.#statement(`DELETE FROM vectors_${id} WHERE rowid IN (SELECT message_rowid FROM message_embeddings WHERE model_id = ? AND ${where})`).run(
+      this.#statement(`DELETE FROM ${vectorCodesTable(id)} WHERE rowid IN (SELECT message_rowid FROM message_embeddings WHERE model_id = ? AND ${where})`).run(
         id,
         ...parameters,
       );
@@ -158,13 +158,16 @@ export class SqliteSearchStore {
       conditions.push('created_at < ?');
       parameters.push(BigInt(toEpochMs('until', options.until)));
     }
-    const nearest = this.#statement(
-      `SELECT rowid, distance FROM ${table.name} WHERE embedding MATCH ? AND k = ? AND tenant_id = ? AND user_id = ?
+    // Nearest codes by Hamming distance (inside the user's partition, filters applied in the scan), then
+    // the exact cosine distance of each candidate's float vector; a user with at most that many vectors
+    // is thus searched exactly. Ties go to the newer message (rowid grows with appends).
+    const blob = vectorBlob(vector);
+    const candidates = this.#statement(
+      `SELECT rowid, vec_distance_cosine(vector, ?) AS distance FROM ${table.name}
+       WHERE embedding MATCH ${quantizeSql('?', vector.length)} AND k = ? AND tenant_id = ? AND user_id = ?
        ${conditions.map((condition) => `AND ${condition}`).join(' ')}`,
-    ).all(Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength), k, user.tenantId, user.userId, ...parameters) as {
-      rowid: number;
-      distance: number;
-    }[];
+    ).all(blob, blob, binaryCandidates(k), user.tenantId, user.userId, ...parameters) as { rowid: number; distance: number }[];
+    const nearest = candidates.sort((a, b) => a.distance - b.distance || b.rowid - a.rowid).slice(0, k);
     const byRowid = this.#statement(`SELECT ${messageColumns}, conversation_id, 0 AS score FROM messages WHERE rowid = ?`);
     return nearest.flatMap(({ rowid, distance }) => {
       const row = byRowid.get(rowid) as HitRow | undefined;
@@ -178,16 +181,13 @@ export class SqliteSearchStore {
     if (row === undefined) {
       if (!create) return undefined;
       const id = Number(this.#statement('INSERT INTO embedding_models (model, dimensions) VALUES (?, ?)').run(model, dimensions).lastInsertRowid);
-      this.#database.exec(
-        `CREATE VIRTUAL TABLE vectors_${id} USING vec0(tenant_id text partition key, user_id text partition key,
-         conversation_id text, created_at integer, embedding float[${dimensions}] distance_metric=cosine)`,
-      );
+      this.#database.exec(createVectorCodesTableSql(id, dimensions));
       row = { id, dimensions };
     }
     if (row.dimensions !== dimensions) {
       throw new MemoryError('invalid_input', `model ${model} has ${row.dimensions}-dimensional vectors, got ${dimensions}`, { details: { model } });
     }
-    return { id: row.id, name: `vectors_${row.id}` };
+    return { id: row.id, name: vectorCodesTable(row.id) };
   }
 }
 

@@ -74,7 +74,7 @@ class SqliteCopyEndpoint implements CopyEndpoint {
     const models = this.#database.prepare('SELECT id FROM embedding_models').all() as { id: number }[];
     // Children first: messages, usage and summaries refer to conversations.
     const tables = [
-      ...models.map(({ id }) => `vectors_${Number(id)}`),
+      ...models.map(({ id }) => `vector_codes_${Number(id)}`),
       'message_embeddings',
       'embedding_models',
       'usage',

@@ -94,6 +94,25 @@ export function describeRecallConformance(store: () => Store): void {
       expect(await store().searchKeyword(user, ['relay'], { k: 10 })).toEqual([]);
     });
 
+    it('returns only the asking user\'s hits when another user holds many more, closer and better-matching messages', async () => {
+      // More of the other user's rows than any candidate pool a store takes (quantized prefilters,
+      // pruning thresholds): isolation must hold inside those paths, not only in the final filter.
+      const crowd = Array.from({ length: 400 }, (_, index) => `relay battery relay battery report ${index}`);
+      const other = { ...scopeA, userId: 'user-crowd', conversationId: 'conv-crowd' };
+      await seed(store(), other, crowd);
+      await embedAll(store(), other);
+      await seed(store(), scopeA, lines);
+      await embedAll(store(), scopeA);
+      const [query] = await embedder.embed(['relay battery relay battery report 7']);
+      const vectorHits = await store().searchVector(user, embedder.model, query!, { k: 3 });
+      const keywordHits = await store().searchKeyword(user, keywordTerms('relay battery report'), { k: 3 });
+      expect(vectorHits).toHaveLength(3);
+      expect(keywordHits.length).toBeGreaterThan(0);
+      for (const hit of [...vectorHits, ...keywordHits]) expect(lines).toContain(hit.message.content);
+      const crowdHits = await store().searchVector({ ...user, userId: 'user-crowd' }, embedder.model, query!, { k: 3 });
+      expect(crowdHits[0]?.message.content).toBe(crowd[7]);
+    });
+
     it('refuses vectors for a message that does not exist', async () => {
       await seed(store(), scopeA, ['one']);
       const [vector] = await embedder.embed(['x']);

@@ -1,0 +1,140 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makeNewMessage } from '@mnemo/core/testing';
+import Database from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { migrateSqliteSchema, readSqliteSchemaVersion, sqliteMigrations } from './sqlite-migrations.js';
+import { createSqliteStore } from './sqlite-store.js';
+import { binaryCandidates } from './sqlite-vector-codes.js';
+
+const user = { tenantId: 'tenant-a', userId: 'user-1' };
+const scope = { ...user, conversationId: 'conv-1' };
+
+/** Deterministic vectors with both signs in every dimension (a xorshift generator). */
+function vectors(count: number, dimensions: number, seed: number): Float32Array[] {
+  let state = seed;
+  const next = () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return ((state >>> 0) / 4294967296) * 2 - 1;
+  };
+  return Array.from({ length: count }, () => Float32Array.from({ length: dimensions }, next));
+}
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let normA = 0;
+  let normB = 0;
+  for (let index = 0; index < a.length; index += 1) {
+    dot += a[index]! * b[index]!;
+    normA += a[index]! ** 2;
+    normB += b[index]! ** 2;
+  }
+  return dot / Math.sqrt(normA * normB);
+}
+
+/** Seqs (1-based) of `stored` ordered by exact cosine similarity to `query`, best first. */
+function exactOrder(stored: readonly Float32Array[], query: Float32Array, k: number): number[] {
+  return stored
+    .map((vector, index) => ({ seq: index + 1, similarity: cosine(vector, query) }))
+    .sort((a, b) => b.similarity - a.similarity)
+    .slice(0, k)
+    .map((entry) => entry.seq);
+}
+
+describe('binary-quantized vector search (SQLite)', () => {
+  let directory: string;
+  let path: string;
+  beforeEach(() => {
+    directory = mkdtempSync(join(tmpdir(), 'mnemo-sqlite-vector-codes-'));
+    path = join(directory, 'mnemo.db');
+  });
+  afterEach(() => {
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('moves a version-5 file\'s float vectors into codes and still finds the exact nearest messages when it migrates', async () => {
+    // 12 dimensions: not a whole number of bytes, so the codes are padded.
+    const stored = vectors(binaryCandidates(5), 12, 7);
+    const raw = new Database(path);
+    sqliteVec.load(raw);
+    migrateSqliteSchema(raw, { migrations: sqliteMigrations.slice(0, 5) });
+    raw.prepare('INSERT INTO conversations (tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens) VALUES (?, ?, ?, 0, 0, ?, 0)').run(scope.tenantId, scope.userId, scope.conversationId, stored.length);
+    raw.exec(`INSERT INTO embedding_models (id, model, dimensions) VALUES (1, 'legacy', 12);
+      CREATE VIRTUAL TABLE vectors_1 USING vec0(tenant_id text partition key, user_id text partition key,
+        conversation_id text, created_at integer, embedding float[12] distance_metric=cosine)`);
+    const insertMessage = raw.prepare(`INSERT INTO messages (id, tenant_id, user_id, conversation_id, seq, role, content, created_at, tokens) VALUES (?, ?, ?, ?, ?, 'user', ?, ?, 1)`);
+    const insertVector = raw.prepare('INSERT INTO vectors_1 (rowid, tenant_id, user_id, conversation_id, created_at, embedding) VALUES (?, ?, ?, ?, ?, ?)');
+    const insertEmbedding = raw.prepare('INSERT INTO message_embeddings VALUES (1, ?, ?, ?, ?)');
+    stored.forEach((vector, index) => {
+      const rowid = Number(insertMessage.run(`m${index}`, scope.tenantId, scope.userId, scope.conversationId, index + 1, `message ${index + 1}`, index).lastInsertRowid);
+      insertVector.run(BigInt(rowid), scope.tenantId, scope.userId, scope.conversationId, BigInt(index), Buffer.from(vector.buffer));
+      insertEmbedding.run(rowid, scope.tenantId, scope.userId, scope.conversationId);
+    });
+    raw.close();
+
+    const store = createSqliteStore({ path });
+    try {
+      const [query] = vectors(1, 12, 99);
+      const hits = await store.searchVector(user, 'legacy', query!, { k: 5 });
+      expect(hits.map((hit) => hit.message.seq)).toEqual(exactOrder(stored, query!, 5));
+      expect(hits[0]!.score).toBeCloseTo(cosine(stored[hits[0]!.message.seq - 1]!, query!), 5);
+      expect(await store.listUnembeddedMessages(scope, 'legacy', 10)).toEqual([]);
+      expect(await store.deleteEmbeddings({ tenantId: scope.tenantId })).toBe(stored.length);
+      expect(await store.searchVector(user, 'legacy', query!, { k: 5 })).toEqual([]);
+    } finally {
+      await store.close();
+    }
+    const check = new Database(path, { readonly: true });
+    try {
+      expect(readSqliteSchemaVersion(check)).toBe(sqliteMigrations.length);
+      const tables = (check.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'vector%' AND type = 'table'").all() as { name: string }[]).map((row) => row.name);
+      expect(tables).toContain('vector_codes_1');
+      expect(tables).not.toContain('vectors_1');
+    } finally {
+      check.close();
+    }
+  });
+
+  it('ranks by exact cosine similarity when the user has no more vectors than the candidates', async () => {
+    const k = 4;
+    const stored = vectors(binaryCandidates(k), 64, 3);
+    const store = createSqliteStore({ path });
+    try {
+      await store.appendMessages(scope, stored.map((_, index) => makeNewMessage(`message ${index + 1}`)));
+      await store.upsertEmbeddings(scope, 'model', stored.map((vector, index) => ({ seq: index + 1, vector })));
+      for (const query of vectors(5, 64, 11)) {
+        const hits = await store.searchVector(user, 'model', query, { k });
+        expect(hits.map((hit) => hit.message.seq)).toEqual(exactOrder(stored, query, k));
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('finds a stored vector first, and only the asking user\'s, when the user has many more vectors than the candidates', async () => {
+    const stored = vectors(600, 64, 5);
+    const store = createSqliteStore({ path });
+    try {
+      const other = { ...scope, userId: 'user-2' };
+      for (const target of [scope, other]) {
+        await store.appendMessages(target, stored.map((_, index) => makeNewMessage(`message ${index + 1}`)));
+        await store.upsertEmbeddings(target, 'model', stored.map((vector, index) => ({ seq: index + 1, vector })));
+      }
+      for (const seq of [1, 250, 600]) {
+        const hits = await store.searchVector(user, 'model', stored[seq - 1]!, { k: 3 });
+        expect(hits[0]!.message.seq).toBe(seq);
+        expect(hits[0]!.score).toBeCloseTo(1, 5);
+        expect(hits.every((hit) => hit.conversationId === scope.conversationId && hit.message.content.startsWith('message '))).toBe(true);
+      }
+      expect(await store.deleteEmbeddings({ tenantId: scope.tenantId, userId: 'user-2' })).toBe(600);
+      expect((await store.searchVector(user, 'model', stored[0]!, { k: 3 }))[0]!.message.seq).toBe(1);
+      expect(await store.searchVector({ ...user, userId: 'user-2' }, 'model', stored[0]!, { k: 3 })).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+});
