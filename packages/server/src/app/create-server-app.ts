@@ -66,7 +66,7 @@ export function createServerApp(options: ServerAppOptions): BuiltServerApp {
   });
   const app: ServerApp = new Hono<ServerEnv>();
 
-  app.use('*', createUnreadBodyMiddleware());
+  app.use('*', createUnreadBodyMiddleware(limits.maxBodyBytes));
   app.use('*', createRequestMiddleware(logger, deps.metrics));
   app.use('*', createRequestOriginGuard({ allowedHosts: options.allowedHosts ?? [], allowedOrigins: options.cors?.origins ?? [], keyCount: options.auth?.keys.length ?? 0 }));
   if (options.cors !== undefined && options.cors.origins.length > 0) {

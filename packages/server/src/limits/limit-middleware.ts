@@ -29,17 +29,47 @@ export function createBodyLimitMiddleware(limits: ServerLimits): MiddlewareHandl
 }
 
 /**
- * Closes the connection (`Connection: close`) after any answer sent without reading the request's
- * body — a refusal (401, 404, 415, 429, 503, …) or a route that takes none. The HTTP server discards
- * such a body only for a moment, then cuts the connection; a keep-alive client that sent its next
- * request on it would get a reset instead of an answer.
+ * Reads and discards the body of any request answered without reading it — a refusal (401, 404, 415,
+ * 429, 503, …) or a route that takes none — before the answer goes out, when the body is within
+ * `maxDrainBytes`: the connection then stays usable for the client's next request. A larger body (or
+ * one that cannot be read) gets `Connection: close` instead. Closing with the body still arriving is
+ * what must be avoided for bodies a client may legitimately send: the kernel answers the unread bytes
+ * with a reset, which can reach the client before it has read the answer (a "dropped connection").
  */
-export function createUnreadBodyMiddleware(): MiddlewareHandler<ServerEnv> {
+export function createUnreadBodyMiddleware(maxDrainBytes: number): MiddlewareHandler<ServerEnv> {
   return async (c, next) => {
     await next();
-    const declaresBody = c.req.header('transfer-encoding') !== undefined || Number(c.req.header('content-length') ?? 0) > 0;
-    if (declaresBody && !c.req.raw.bodyUsed) c.header('Connection', 'close');
+    const declaredLength = Number(c.req.header('content-length') ?? 0);
+    const declaresBody = c.req.header('transfer-encoding') !== undefined || declaredLength > 0;
+    if (!declaresBody || c.req.raw.bodyUsed) return;
+    if (declaredLength <= maxDrainBytes && (await discardBody(c.req.raw, maxDrainBytes))) return;
+    c.header('Connection', 'close');
   };
+}
+
+/** Reads a request's body to its end and drops it; false when it is over `maxBytes` or cannot be read. */
+async function discardBody(request: Request, maxBytes: number): Promise<boolean> {
+  if (request.body === null) return true;
+  let reader: ReadableStreamDefaultReader<Uint8Array>;
+  try {
+    reader = request.body.getReader();
+  } catch {
+    return false;
+  }
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return true;
+      total += value.byteLength;
+      if (total > maxBytes) {
+        await reader.cancel();
+        return false;
+      }
+    }
+  } catch {
+    return false;
+  }
 }
 
 /**
