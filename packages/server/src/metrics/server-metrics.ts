@@ -1,4 +1,4 @@
-import type { ContextRecallReport, JobBacklogStatus, JobCounts } from '@mnemo/core';
+import type { ContextRecallReport, JobBacklogStatus } from '@mnemo/core';
 
 /** Upper bounds of the request-latency histogram, in seconds. */
 export const latencyBucketsSeconds = Object.freeze([0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);

@@ -4,7 +4,7 @@ import { errorResponse } from '../error-response.js';
 import { registerRoute } from '../openapi/route-spec.js';
 import { userHeader } from '../resource-api/request-scope.js';
 import { replyFromCompletion, toAssistantMessage, type AssistantReply } from './assistant-reply.js';
-import { createKeyedLock, type KeyedLock } from './conversation-lock.js';
+import { createKeyedLock } from './conversation-lock.js';
 import { chatCompletionBodySchema, conversationHeader, maxTokensHeader, proxyPolicyHeader, readProxyRequest, type ProxyRequest } from './proxy-request.js';
 import { relayStream } from './relay-stream.js';
 import { dedupSlackMessages, findRegeneratedTurn, selectNewTurns, type RegeneratedTurn } from './select-new-turns.js';
