@@ -60,4 +60,10 @@ export type {
   SearchStorePart,
   StoreComposition,
   SummaryStorePart,
+  TransferStorePart,
 } from '../store/store-parts.js';
+export { countRecords, emptyRecordCounts, resolveExportPageSize, storeNotEmpty, storeRecordTables, totalRecordCount } from '../store/store-records.js';
+export type { ExportRecordsOptions, ImportRecordsOptions, StoreRecord, StoreRecordCounts, StoreRecordTable } from '../store/store-records.js';
+export { namesOf } from '../graph/entity-rules.js';
+export { checkRecords, entityNameColumns, entityNameValues, recordTableOf, recordTables } from '../store/record-rows.js';
+export type { RecordColumn, RecordColumnKind, RecordTable, RecordValue } from '../store/record-rows.js';

@@ -1,0 +1,134 @@
+import {
+  checkRecords,
+  emptyRecordCounts,
+  entityNameColumns,
+  entityNameValues,
+  recordTableOf,
+  recordTables,
+  storeNotEmpty,
+  storeRecordTables,
+  type RecordColumn,
+  type RecordValue,
+  type StoreRecord,
+  type StoreRecordCounts,
+  type TransferStorePart,
+} from '@mnemo/core/store-kit';
+import type { SqliteDatabase } from './sqlite-driver.js';
+import { toEpochMs, toIsoTime } from './sqlite-values.js';
+
+type Row = Record<string, unknown>;
+
+/**
+ * A SQLite store as records (`Store.exportRecords` / `importRecords`), on the store's own connection: an
+ * export reads every page inside one read transaction (one WAL snapshot, whatever other processes write),
+ * an import writes inside one `BEGIN IMMEDIATE` transaction. Either holds the connection's transaction
+ * while the caller iterates, so nothing else is written through the same store meanwhile.
+ */
+export class SqliteStoreTransfer implements TransferStorePart {
+  readonly #database: SqliteDatabase;
+
+  constructor(database: SqliteDatabase) {
+    this.#database = database;
+  }
+
+  async *exportRecords(pageSize: number): AsyncIterable<StoreRecord[]> {
+    this.#database.exec('BEGIN DEFERRED');
+    try {
+      for (const table of recordTables) {
+        const keys = table.order === 'position' ? ['rowid'] : [...table.order];
+        const columns = table.columns.map((column) => column.name);
+        const first = this.#database.prepare(`SELECT ${selectList(columns, keys)} FROM ${table.name} ORDER BY ${keys.join(', ')} LIMIT ?`);
+        const next = this.#database.prepare(
+          `SELECT ${selectList(columns, keys)} FROM ${table.name} WHERE (${keys.join(', ')}) > (${keys.map(() => '?').join(', ')}) ORDER BY ${keys.join(', ')} LIMIT ?`,
+        );
+        let after: unknown[] | undefined;
+        do {
+          const rows = (after === undefined ? first.all(pageSize) : next.all(...after, pageSize)) as Row[];
+          const records = rows.map((row) => table.fromRow(row, toIsoTime));
+          if (records.length > 0) yield table.kind === 'entity' ? this.#withNames(records) : records;
+          const last = rows[rows.length - 1];
+          after = rows.length < pageSize || last === undefined ? undefined : keys.map((_, index) => last[`key_${index}`]);
+        } while (after !== undefined);
+      }
+    } finally {
+      this.#database.exec('COMMIT');
+    }
+  }
+
+  async importRecords(records: AsyncIterable<readonly StoreRecord[]> | Iterable<readonly StoreRecord[]>, replace: boolean): Promise<StoreRecordCounts> {
+    this.#database.exec('BEGIN IMMEDIATE');
+    try {
+      const present = storeRecordTables.reduce((sum, table) => sum + this.#count(table), 0);
+      if (present > 0 && !replace) throw storeNotEmpty(present);
+      if (replace) this.#clear();
+      for await (const page of records) {
+        checkRecords(page);
+        for (const record of page) {
+          const table = recordTableOf(record)!;
+          this.#insert(table.name, table.columns, table.toValues(record));
+          if (record.kind === 'entity') for (const values of entityNameValues(record)) this.#insert('entity_names', entityNameColumns, values);
+        }
+      }
+      const counts = emptyRecordCounts();
+      for (const table of storeRecordTables) counts[table] = this.#count(table);
+      this.#database.exec('COMMIT');
+      return counts;
+    } catch (error) {
+      this.#database.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  #withNames(records: StoreRecord[]): StoreRecord[] {
+    const ids = records.map((record) => (record.kind === 'entity' ? record.entity.id : ''));
+    const rows = this.#database
+      .prepare(`SELECT tenant_id, user_id, entity_id, name FROM entity_names WHERE entity_id IN (${ids.map(() => '?').join(', ')}) ORDER BY name`)
+      .all(...ids) as { tenant_id: string; user_id: string; entity_id: string; name: string }[];
+    return records.map((record) => {
+      if (record.kind !== 'entity') return record;
+      const { tenantId, userId, id } = record.entity;
+      const names = rows.filter((row) => row.entity_id === id && row.tenant_id === tenantId && row.user_id === userId).map((row) => row.name);
+      return { ...record, names };
+    });
+  }
+
+  #insert(table: string, columns: readonly RecordColumn[], values: readonly RecordValue[]): void {
+    this.#database
+      .prepare(`INSERT INTO ${table} (${columns.map((column) => column.name).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`)
+      .run(...values.map((value, index) => toSqlite(columns[index]!, value)));
+  }
+
+  #count(table: string): number {
+    return Number((this.#database.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n);
+  }
+
+  // Everything, vectors and jobs included; children first (messages, usage and summaries refer to conversations).
+  #clear(): void {
+    const models = this.#database.prepare('SELECT id FROM embedding_models').all() as { id: number }[];
+    const tables = [
+      ...models.map(({ id }) => `vectors_${Number(id)}`),
+      'message_embeddings',
+      'embedding_models',
+      'usage',
+      'summaries',
+      'jobs',
+      'cursors',
+      'messages',
+      'conversations',
+      'facts',
+      'entity_names',
+      'entities',
+      'relations',
+      'memory_files',
+    ];
+    for (const table of tables) this.#database.exec(`DELETE FROM ${table}`);
+  }
+}
+
+function selectList(columns: readonly string[], keys: readonly string[]): string {
+  return [...columns, ...keys.map((key, index) => `${key} AS key_${index}`)].join(', ');
+}
+
+function toSqlite(column: RecordColumn, value: RecordValue): RecordValue {
+  return column.kind === 'time' && value !== null ? toEpochMs(column.name, String(value)) : value;
+}
