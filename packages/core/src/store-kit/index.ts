@@ -62,7 +62,7 @@ export type {
   SummaryStorePart,
   TransferStorePart,
 } from '../store/store-parts.js';
-export { countRecords, emptyRecordCounts, resolveExportPageSize, storeNotEmpty, storeRecordTables, totalRecordCount } from '../store/store-records.js';
+export { countRecords, emptyRecordCounts, resolveExportPageSize, storeNotEmpty, storeRecordTables, tableOfRecord, totalRecordCount } from '../store/store-records.js';
 export type { ExportRecordsOptions, ImportRecordsOptions, StoreRecord, StoreRecordCounts, StoreRecordTable } from '../store/store-records.js';
 export { namesOf } from '../graph/entity-rules.js';
 export { checkRecords, entityNameColumns, entityNameValues, recordTableOf, recordTables } from '../store/record-rows.js';

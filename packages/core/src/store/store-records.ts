@@ -86,10 +86,15 @@ export function emptyRecordCounts(): Record<StoreRecordTable, number> {
   return Object.fromEntries(storeRecordTables.map((table) => [table, 0])) as Record<StoreRecordTable, number>;
 }
 
+/** The table a record is a row of (an entity's names are rows of `entity_names` besides); `undefined` for a record of no known kind. */
+export function tableOfRecord(record: StoreRecord): StoreRecordTable | undefined {
+  return tableOfKind[record?.kind];
+}
+
 /** Adds the rows `records` stand for to `counts` (an entity counts its names as `entity_names` rows); `invalid_input` for a record of no known kind. */
 export function countRecords(counts: Record<StoreRecordTable, number>, records: readonly StoreRecord[]): void {
   for (const record of records) {
-    const table = tableOfKind[record?.kind];
+    const table = tableOfRecord(record);
     if (table === undefined) throw new MemoryError('invalid_input', `unknown store record kind ${JSON.stringify(record?.kind)}`, { details: { field: 'kind' } });
     counts[table] += 1;
     if (record.kind === 'entity') counts.entity_names += record.names.length;
