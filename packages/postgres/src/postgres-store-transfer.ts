@@ -1,5 +1,6 @@
 import {
   checkRecords,
+  entityIdsOf,
   emptyRecordCounts,
   entityNameColumns,
   entityNameValues,
@@ -7,6 +8,8 @@ import {
   recordTables,
   storeNotEmpty,
   storeRecordTables,
+  withEntityNames,
+  type EntityNameRow,
   type RecordColumn,
   type RecordValue,
   type StoreRecord,
@@ -119,17 +122,11 @@ export class PostgresStoreTransfer implements TransferStorePart {
   }
 
   async #withNames(client: PostgresClient, records: StoreRecord[]): Promise<StoreRecord[]> {
-    const ids = records.map((record) => (record.kind === 'entity' ? record.entity.id : ''));
-    const result = await client.query<{ tenant_id: string; user_id: string; entity_id: string; name: string }>(
+    const result = await client.query<EntityNameRow>(
       `SELECT tenant_id, user_id, entity_id, name FROM ${this.#tables.entityNames} WHERE entity_id = ANY($1::text[]) ORDER BY name`,
-      [ids],
+      [entityIdsOf(records)],
     );
-    return records.map((record) => {
-      if (record.kind !== 'entity') return record;
-      const { tenantId, userId, id } = record.entity;
-      const names = result.rows.filter((row) => row.entity_id === id && row.tenant_id === tenantId && row.user_id === userId).map((row) => row.name);
-      return { ...record, names };
-    });
+    return withEntityNames(records, result.rows);
   }
 
   async #counts(client: PostgresClient): Promise<{ counts: StoreRecordCounts; total: number }> {

@@ -1,5 +1,6 @@
 import {
   checkRecords,
+  entityIdsOf,
   emptyRecordCounts,
   entityNameColumns,
   entityNameValues,
@@ -7,6 +8,8 @@ import {
   recordTables,
   storeNotEmpty,
   storeRecordTables,
+  withEntityNames,
+  type EntityNameRow,
   type RecordColumn,
   type RecordValue,
   type StoreRecord,
@@ -80,16 +83,9 @@ export class SqliteStoreTransfer implements TransferStorePart {
   }
 
   #withNames(records: StoreRecord[]): StoreRecord[] {
-    const ids = records.map((record) => (record.kind === 'entity' ? record.entity.id : ''));
-    const rows = this.#database
-      .prepare(`SELECT tenant_id, user_id, entity_id, name FROM entity_names WHERE entity_id IN (${ids.map(() => '?').join(', ')}) ORDER BY name`)
-      .all(...ids) as { tenant_id: string; user_id: string; entity_id: string; name: string }[];
-    return records.map((record) => {
-      if (record.kind !== 'entity') return record;
-      const { tenantId, userId, id } = record.entity;
-      const names = rows.filter((row) => row.entity_id === id && row.tenant_id === tenantId && row.user_id === userId).map((row) => row.name);
-      return { ...record, names };
-    });
+    const ids = entityIdsOf(records);
+    const rows = this.#database.prepare(`SELECT tenant_id, user_id, entity_id, name FROM entity_names WHERE entity_id IN (${ids.map(() => '?').join(', ')}) ORDER BY name`).all(...ids);
+    return withEntityNames(records, rows as EntityNameRow[]);
   }
 
   #insert(table: string, columns: readonly RecordColumn[], values: readonly RecordValue[]): void {

@@ -65,5 +65,5 @@ export type {
 export { countRecords, emptyRecordCounts, resolveExportPageSize, storeNotEmpty, storeRecordTables, tableOfRecord, totalRecordCount } from '../store/store-records.js';
 export type { ExportRecordsOptions, ImportRecordsOptions, StoreRecord, StoreRecordCounts, StoreRecordTable } from '../store/store-records.js';
 export { namesOf } from '../graph/entity-rules.js';
-export { checkRecords, entityNameColumns, entityNameValues, recordTableOf, recordTables } from '../store/record-rows.js';
-export type { RecordColumn, RecordColumnKind, RecordTable, RecordValue } from '../store/record-rows.js';
+export { checkRecords, entityIdsOf, entityNameColumns, entityNameValues, recordTableOf, recordTables, withEntityNames } from '../store/record-rows.js';
+export type { EntityNameRow, RecordColumn, RecordColumnKind, RecordTable, RecordValue } from '../store/record-rows.js';

@@ -272,3 +272,27 @@ export function checkRecords(records: readonly StoreRecord[]): void {
     });
   }
 }
+
+/** An `entity_names` row as both SQL adapters read it. */
+export interface EntityNameRow {
+  readonly tenant_id: string;
+  readonly user_id: string;
+  readonly entity_id: string;
+  readonly name: string;
+}
+
+/** A page of entity records with the names each owns in the name index, from the index rows of those entities. */
+export function withEntityNames(records: readonly StoreRecord[], rows: readonly EntityNameRow[]): StoreRecord[] {
+  return records.map((record) => {
+    if (record.kind !== 'entity') return record;
+    const { tenantId, userId, id } = record.entity;
+    const names = rows.filter((row) => row.entity_id === id && row.tenant_id === tenantId && row.user_id === userId).map((row) => row.name);
+    // In code-unit order, the same in every store whatever its collation.
+    return { ...record, names: names.sort() };
+  });
+}
+
+/** The ids of a page's entity records, to read their names with. */
+export function entityIdsOf(records: readonly StoreRecord[]): string[] {
+  return records.flatMap((record) => (record.kind === 'entity' ? [record.entity.id] : []));
+}

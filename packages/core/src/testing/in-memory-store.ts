@@ -83,15 +83,7 @@ export class InMemoryStore implements Store {
     }
     if (state === undefined) {
       const now = messages[0]?.createdAt ?? new Date().toISOString();
-      state = {
-        conversation: { ...scope, createdAt: now, updatedAt: now, messageCount: 0, totalTokens: 0, summarizedThroughSeq: 0, summarizedTokens: 0, metadata: undefined },
-        messages: [],
-        byIdempotencyKey: new Map(),
-        usage: [],
-        summaries: [],
-        embeddings: new Map(),
-        cursors: new Map(),
-      };
+      state = newConversationState({ ...scope, createdAt: now, updatedAt: now, messageCount: 0, totalTokens: 0, summarizedThroughSeq: 0, summarizedTokens: 0, metadata: undefined });
       this.#conversations.set(key, state);
     }
     const result: Message[] = [];
@@ -454,16 +446,7 @@ export class InMemoryStore implements Store {
       checkRecords(page);
       for (const record of page) {
         if (record.kind === 'conversation') {
-          const { tenantId, userId, conversationId } = record.conversation;
-          conversations.set(conversationKey(record.conversation), {
-            conversation: { ...record.conversation, tenantId, userId, conversationId },
-            messages: [],
-            byIdempotencyKey: new Map(),
-            usage: [],
-            summaries: [],
-            embeddings: new Map(),
-            cursors: new Map(),
-          });
+          conversations.set(conversationKey(record.conversation), newConversationState({ ...record.conversation }));
         } else if (record.kind === 'message') {
           const state = stateOf(record.scope);
           const message = Object.freeze({ ...record.message });
@@ -528,6 +511,10 @@ export class InMemoryStore implements Store {
   #checkOpen(): void {
     if (this.#closed) throw new MemoryError('unavailable', 'the store is closed');
   }
+}
+
+function newConversationState(conversation: Conversation): ConversationState {
+  return { conversation, messages: [], byIdempotencyKey: new Map(), usage: [], summaries: [], embeddings: new Map(), cursors: new Map() };
 }
 
 function conversationKey(scope: Scope): string {
