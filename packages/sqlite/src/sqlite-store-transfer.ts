@@ -17,6 +17,7 @@ import {
   type TransferStorePart,
 } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
+import type { SqliteSearchStore } from './sqlite-search-store.js';
 import { toEpochMs, toIsoTime } from './sqlite-values.js';
 
 type Row = Record<string, unknown>;
@@ -29,9 +30,11 @@ type Row = Record<string, unknown>;
  */
 export class SqliteStoreTransfer implements TransferStorePart {
   readonly #database: SqliteDatabase;
+  readonly #search: Pick<SqliteSearchStore, 'deleteVectorsOf'>;
 
-  constructor(database: SqliteDatabase) {
+  constructor(database: SqliteDatabase, search: Pick<SqliteSearchStore, 'deleteVectorsOf'>) {
     this.#database = database;
+    this.#search = search;
   }
 
   async *exportRecords(pageSize: number): AsyncIterable<StoreRecord[]> {
@@ -98,26 +101,14 @@ export class SqliteStoreTransfer implements TransferStorePart {
     return Number((this.#database.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n);
   }
 
-  // Everything, vectors and jobs included; children first (messages, usage and summaries refer to conversations).
+  // Everything, vectors and jobs included; children first (messages, usage and summaries refer to
+  // conversations). The vectors go the way the search store erases them, whatever its index; the model
+  // registry stays, as its vector tables do (PostgreSQL keeps its registry the same way).
   #clear(): void {
-    const models = this.#database.prepare('SELECT id FROM embedding_models').all() as { id: number }[];
-    const tables = [
-      ...models.map(({ id }) => `vectors_${Number(id)}`),
-      'message_embeddings',
-      'embedding_models',
-      'usage',
-      'summaries',
-      'jobs',
-      'cursors',
-      'messages',
-      'conversations',
-      'facts',
-      'entity_names',
-      'entities',
-      'relations',
-      'memory_files',
-    ];
-    for (const table of tables) this.#database.exec(`DELETE FROM ${table}`);
+    this.#search.deleteVectorsOf('1 = 1', []);
+    for (const table of ['usage', 'summaries', 'jobs', 'cursors', 'messages', 'conversations', 'facts', 'entity_names', 'entities', 'relations', 'memory_files']) {
+      this.#database.exec(`DELETE FROM ${table}`);
+    }
   }
 }
 

@@ -50,7 +50,7 @@ export class SqliteStore extends ComposedStore {
       search,
       knowledge,
       files,
-      transfer: new SqliteStoreTransfer(database),
+      transfer: new SqliteStoreTransfer(database, search),
       deleteConversation: (scope) =>
         database
           .transaction(() => {

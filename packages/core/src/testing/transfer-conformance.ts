@@ -184,6 +184,7 @@ export function describeTransferConformance(store: () => Store, createStore: () 
         await populateEveryKindOfRow(source);
         await store().appendMessages(scopeA2, [makeNewMessage('already here')]);
         await store().enqueueJob(scopeA2, { kind: 'embed', runAt: at(1), maxAttempts: 3 });
+        await store().upsertEmbeddings(scopeA2, 'test-model', [{ seq: 1, vector: new Float32Array([0, 1, 0]) }]);
         await expect(store().importRecords(source.exportRecords())).rejects.toSatisfy(
           (error: unknown) => isMemoryError(error, 'invalid_input') && error.details?.field === 'replace' && error.details?.rows === 2,
         );
@@ -191,6 +192,10 @@ export function describeTransferConformance(store: () => Store, createStore: () 
         await store().importRecords(source.exportRecords(), { replace: true });
         expect(await readEveryKindOfRow(store())).toEqual(await readEveryKindOfRow(source));
         expect(await store().listJobs(scopeA2)).toEqual([]);
+        // The replaced vectors are gone, and the same model embeds the imported messages afresh.
+        expect(await store().searchVector(userA, 'test-model', new Float32Array([0, 1, 0]), { k: 5 })).toEqual([]);
+        await store().upsertEmbeddings(scopeA, 'test-model', [{ seq: 4, vector: new Float32Array([0, 1, 0]) }]);
+        expect((await store().searchVector(userA, 'test-model', new Float32Array([0, 1, 0]), { k: 5 })).map((hit) => [hit.conversationId, hit.message.seq])).toEqual([[scopeA.conversationId, 4]]);
       } finally {
         await source.close();
       }
