@@ -16,7 +16,7 @@ import {
   type StoreRecordCounts,
   type TransferStorePart,
 } from '@mnemo/core/store-kit';
-import type { SqliteDatabase } from './sqlite-driver.js';
+import type { SqliteDatabase, SqliteStatement } from './sqlite-driver.js';
 import type { SqliteSearchStore } from './sqlite-search-store.js';
 import { toEpochMs, toIsoTime } from './sqlite-values.js';
 
@@ -31,6 +31,7 @@ type Row = Record<string, unknown>;
 export class SqliteStoreTransfer implements TransferStorePart {
   readonly #database: SqliteDatabase;
   readonly #search: Pick<SqliteSearchStore, 'deleteVectorsOf'>;
+  readonly #inserts = new Map<string, SqliteStatement>();
 
   constructor(database: SqliteDatabase, search: Pick<SqliteSearchStore, 'deleteVectorsOf'>) {
     this.#database = database;
@@ -92,9 +93,13 @@ export class SqliteStoreTransfer implements TransferStorePart {
   }
 
   #insert(table: string, columns: readonly RecordColumn[], values: readonly RecordValue[]): void {
-    this.#database
-      .prepare(`INSERT INTO ${table} (${columns.map((column) => column.name).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`)
-      .run(...values.map((value, index) => toSqlite(columns[index]!, value)));
+    let insert = this.#inserts.get(table);
+    if (insert === undefined) {
+      // Prepared once per table and connection: an import runs one INSERT per row.
+      insert = this.#database.prepare(`INSERT INTO ${table} (${columns.map((column) => column.name).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+      this.#inserts.set(table, insert);
+    }
+    insert.run(...values.map((value, index) => toSqlite(columns[index]!, value)));
   }
 
   #count(table: string): number {
