@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { HashedEmbedder, type NewMessage, type Store, type UserScope } from '@mnemo/core';
+import { HashedEmbedder, type NewMessage, type Store, type StoreRecord, type UserScope } from '@mnemo/core';
 import { createPostgresStore } from '@mnemo/postgres';
 import { createSqliteStore } from '@mnemo/sqlite';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -92,6 +92,10 @@ async function dump(store: Store): Promise<unknown> {
         messages: await store.listMessages(conversation),
         summaries: await store.listSummaries(conversation),
         usage: await store.getUsageTotals(conversation),
+        // The ledger entry by entry, in the order written (positions are the target's own).
+        ledger: (await store.listUsage(conversation)).items.map(({ position: _position, ...entry }) => entry),
+        latestSummary: await store.getLatestSummary(conversation),
+        roles: await store.countMessagesByRole(conversation),
         cursor: await store.getCursor(conversation, 'knowledge:heuristic@1'),
       };
     }
@@ -103,6 +107,11 @@ async function dump(store: Store): Promise<unknown> {
       entities,
       relations: await store.listRelations(user, { entityIds: entities.map((entity) => entity.id), includeHistory: true }),
       files: await Promise.all(files.map((file) => store.getMemoryFile(user, file.path))),
+      // The entity name index: every name and alias still finds its entity.
+      lookups: await Promise.all(['maren', 'm', 'larch-ridge'].map(async (name) => (await store.listEntities(user, { query: name })).map((entity) => entity.id))),
+      // Keyword search finds the same messages in the copy (FTS rows, tsvectors and BM25 statistics are rebuilt by
+      // the target); the order of equal-time ties is each store's own, so they are compared as a set.
+      keyword: (await store.searchKeyword(user, ['battery', 'relay'], { k: 10 })).map((hit) => `${hit.conversationId}#${hit.message.seq}`).sort(),
     };
   }
   return result;
@@ -127,6 +136,32 @@ async function seedSqlite(path: string): Promise<unknown> {
   return sqliteDump(path);
 }
 
+/** Every record of a SQLite store's export, in order: the rows themselves, not only what the port's reads show. */
+async function sqliteRecords(path: string): Promise<StoreRecord[]> {
+  const store = createSqliteStore({ path, readonly: true });
+  const records: StoreRecord[] = [];
+  try {
+    for await (const page of store.exportRecords()) records.push(...page);
+  } finally {
+    await store.close();
+  }
+  return records;
+}
+
+/** The report's tables for the seeded store: every table copied, source and target equal. */
+const seededTables = [
+  ['conversations', 6],
+  ['messages', 24],
+  ['usage', 18],
+  ['summaries', 12],
+  ['cursors', 6],
+  ['facts', 9],
+  ['entities', 6],
+  ['entity_names', 9],
+  ['relations', 6],
+  ['memory_files', 6],
+].map(([table, count]) => ({ table, source: count, target: count }));
+
 interface CopyJson {
   replaced: boolean;
   tables: { table: string; source: number; target: number }[];
@@ -150,10 +185,10 @@ describe('mnemo copy between SQLite files', () => {
     expect(copied.stderr).toBe('');
     expect(copied.code).toBe(0);
     const report = JSON.parse(copied.stdout) as CopyJson;
-    expect(report.tables.find((row) => row.table === 'messages')).toEqual({ table: 'messages', source: 24, target: 24 });
-    expect(report.tables.every((row) => row.source === row.target)).toBe(true);
+    expect(report.tables).toEqual(seededTables);
     expect(report.embedded).toEqual({ model: 'hashed-bow-256', messages: 24 });
     expect(await sqliteDump(join(work.path, 'copy.db'))).toEqual(expected);
+    expect(await sqliteRecords(join(work.path, 'copy.db'))).toEqual(await sqliteRecords(source));
 
     const refused = await runMnemo(['copy', '--from', 'source.db', '--to', 'copy.db'], { cwd: work.path, env });
     expect(refused.code).toBe(2);
@@ -197,7 +232,7 @@ describeWithPostgres('mnemo copy between SQLite and PostgreSQL', (url) => {
     const up = await runMnemo(['copy', '--from', 'source.db', '--to', target.url, '--json'], { cwd: work.path, env, timeoutMs: 60_000 });
     expect(up.stderr).toBe('');
     expect(up.code).toBe(0);
-    expect((JSON.parse(up.stdout) as CopyJson).embedded).toEqual({ model: 'hashed-bow-256', messages: 24 });
+    expect(JSON.parse(up.stdout) as CopyJson).toMatchObject({ replaced: false, tables: seededTables, embedded: { model: 'hashed-bow-256', messages: 24 } });
     const { connectionString, schema } = parsePostgresDatabase(target.url);
     const postgres = await createPostgresStore({ connectionString, ...(schema === undefined ? {} : { schema }), readonly: true });
     try {
@@ -210,8 +245,19 @@ describeWithPostgres('mnemo copy between SQLite and PostgreSQL', (url) => {
       await postgres.close();
     }
 
+    // A PostgreSQL target that holds rows is refused without --force, in the import's transaction, and replaced whole with it.
+    const refused = await runMnemo(['copy', '--from', 'source.db', '--to', target.url, '--no-embed'], { cwd: work.path, env, timeoutMs: 60_000 });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/already holds 102 rows; pass --force/);
+    const forced = await runMnemo(['copy', '--from', 'source.db', '--to', target.url, '--force', '--no-embed', '--json'], { cwd: work.path, env, timeoutMs: 60_000 });
+    expect(forced.code).toBe(0);
+    expect(JSON.parse(forced.stdout) as CopyJson).toMatchObject({ replaced: true, tables: seededTables });
+
     const down = await runMnemo(['copy', '--from', target.url, '--to', 'back.db', '--no-embed', '--json'], { cwd: work.path, env, timeoutMs: 60_000 });
     expect(down.code).toBe(0);
+    expect((JSON.parse(down.stdout) as CopyJson).tables).toEqual(seededTables);
     expect(await sqliteDump(join(work.path, 'back.db'))).toEqual(expected);
+    // Through PostgreSQL and back, every row of every kind is what it was (ids, seqs, times, JSON, links, entity names).
+    expect(await sqliteRecords(join(work.path, 'back.db'))).toEqual(await sqliteRecords(source));
   });
 });

@@ -9,6 +9,7 @@ import { PostgresKnowledgeStore } from './postgres-knowledge-store.js';
 import { PostgresMessageStore } from './postgres-message-store.js';
 import { migratePostgresSchema, postgresMigrations, readPostgresSchemaVersion } from './postgres-migrations.js';
 import { PostgresSearchStore } from './postgres-search-store.js';
+import { PostgresStoreTransfer } from './postgres-store-transfer.js';
 import { PostgresSummaryStore } from './postgres-summary-store.js';
 import { checkSchemaName, defaultPostgresSchema, postgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
@@ -67,6 +68,7 @@ export class PostgresStore extends ComposedStore {
       search: new PostgresSearchStore(pool, tables, { usePgvector: options.pgvector ?? true }),
       knowledge,
       files,
+      transfer: new PostgresStoreTransfer(pool, tables),
       deleteConversation: (scope) => messages.deleteConversation(scope),
       deleteUser: (user) =>
         runInTransaction(pool, async (client) => {

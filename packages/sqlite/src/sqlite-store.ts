@@ -12,6 +12,7 @@ import { SqliteKnowledgeStore } from './sqlite-knowledge-store.js';
 import { SqliteMessageStore } from './sqlite-message-store.js';
 import { migrateSqliteSchema } from './sqlite-migrations.js';
 import { SqliteSearchStore } from './sqlite-search-store.js';
+import { SqliteStoreTransfer } from './sqlite-store-transfer.js';
 import { SqliteSummaryStore } from './sqlite-summary-store.js';
 
 /** Options of {@link createSqliteStore}. */
@@ -49,6 +50,7 @@ export class SqliteStore extends ComposedStore {
       search,
       knowledge,
       files,
+      transfer: new SqliteStoreTransfer(database, search),
       deleteConversation: (scope) =>
         database
           .transaction(() => {

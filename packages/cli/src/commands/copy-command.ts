@@ -62,26 +62,28 @@ async function runCopy(flags: CopyFlags, io: CliIo): Promise<void> {
   );
 }
 
-// One bar on stderr, only on a terminal (pipes and logs never get control characters); it restarts for the embedding phase.
+// One line on stderr, only on a terminal (pipes and logs never get control characters): a running count
+// of the rows copied (the source is streamed, so its size is known only at the end), then a bar for the
+// embedding phase, whose size is known.
 function createCopyProgress(io: CliIo, enabled: boolean): { update: (progress: CopyProgress) => void; stop: () => void } {
   if (!enabled || io.stderr.isTTY !== true) return { update: () => undefined, stop: () => undefined };
-  const bar = new cliProgress.SingleBar(
-    { stream: io.stderr, format: '{phase} [{bar}] {value}/{total} {table}', hideCursor: true, clearOnComplete: true },
-    cliProgress.Presets.shades_classic,
-  );
+  const formats = { copy: 'copy  {value} rows {table}', embed: 'embed [{bar}] {value}/{total} {table}' };
+  let bar: cliProgress.SingleBar | undefined;
   let phase: CopyProgress['phase'] | undefined;
   return {
     update: (progress) => {
       if (progress.phase !== phase) {
-        if (phase !== undefined) bar.stop();
+        bar?.stop();
         phase = progress.phase;
-        bar.start(progress.total, progress.done, { phase: progress.phase === 'copy' ? 'copy ' : 'embed', table: progress.table });
+        bar = new cliProgress.SingleBar(
+          { stream: io.stderr, format: formats[progress.phase], hideCursor: true, clearOnComplete: true },
+          cliProgress.Presets.shades_classic,
+        );
+        bar.start(progress.total ?? 0, progress.done, { table: progress.table });
         return;
       }
-      bar.update(progress.done, { table: progress.table });
+      bar?.update(progress.done, { table: progress.table });
     },
-    stop: () => {
-      if (phase !== undefined) bar.stop();
-    },
+    stop: () => bar?.stop(),
   };
 }

@@ -1,9 +1,5 @@
-import { embedConversation, MemoryError, type Embedder, type Store } from '@mnemo/core';
-import { isPostgresUrl } from '../config/cli-config.js';
+import { countRecords, embedConversation, emptyRecordCounts, MemoryError, storeRecordTables, tableOfRecord, type Embedder, type Store, type StoreRecord, type StoreRecordTable } from '@mnemo/core';
 import { describeDatabase, openCliStore } from '../store/open-cli-store.js';
-import { copyTables, type CopyEndpoint, type CopyValue } from './copy-tables.js';
-import { openPostgresCopyEndpoint } from './postgres-copy-endpoint.js';
-import { openSqliteCopyEndpoint } from './sqlite-copy-endpoint.js';
 
 /** Options of {@link copyStore}. */
 export interface CopyStoreOptions {
@@ -15,7 +11,7 @@ export interface CopyStoreOptions {
   readonly force?: boolean;
   /** Embeds every copied message on the target once the rows are in; default none (run `mnemo reembed` later). */
   readonly embedder?: Embedder;
-  /** Rows read per page; default 2,000. */
+  /** Records read per page; default 2,000. */
   readonly pageSize?: number;
   /** Called as rows are copied (`copy`) and messages embedded (`embed`). */
   readonly onProgress?: (progress: CopyProgress) => void;
@@ -25,7 +21,8 @@ export interface CopyStoreOptions {
 export interface CopyProgress {
   readonly phase: 'copy' | 'embed';
   readonly done: number;
-  readonly total: number;
+  /** Rows to go through; known while embedding, absent while copying (the source is streamed, its count known at the end). */
+  readonly total?: number;
   /** The table being copied, or `messages` while embedding. */
   readonly table: string;
 }
@@ -42,56 +39,59 @@ export interface CopyReport {
 
 /**
  * Copies a whole store, every tenant, from one database to another (SQLite ↔ PostgreSQL, or the same
- * kind): conversations, messages (ids, seqs, times, metadata and idempotency keys as stored), the usage
- * ledger, summaries (ids, levels, ranges, provenance) with the watermark on each conversation, cursors,
- * facts with their history, entities, relations and memory files. The source is read in one snapshot
- * and the target written in one transaction: a failed copy leaves the target as it was. Jobs are not
- * copied, and vectors are not either: the target's messages are embedded afresh with `embedder`.
- * Throws `invalid_input` for the same database twice or a non-empty target without `force`, and
+ * kind) through the `Store` port: the source's `exportRecords` (one snapshot) streams into the target's
+ * `importRecords` (one transaction), so a failed copy leaves the target as it was. Conversations,
+ * messages (ids, seqs, times, metadata and idempotency keys as stored), the usage ledger, summaries (ids,
+ * levels, ranges, provenance) with the watermark on each conversation, cursors, facts with their history,
+ * entities with their name index, relations and memory files arrive as stored. Jobs are not copied, and
+ * vectors are not either: the target's messages are embedded afresh with `embedder`. Throws
+ * `invalid_input` for the same database twice, `:memory:`, or a non-empty target without `force`, and
  * `storage_failed` when the counts differ afterwards.
  */
 export async function copyStore(options: CopyStoreOptions): Promise<CopyReport> {
   if (options.from === options.to) {
     throw new MemoryError('invalid_input', `--from and --to are the same database (${describeDatabase(options.from)})`, { details: { field: 'to' } });
   }
-  const pageSize = options.pageSize ?? 2000;
-  const source = await openEndpoint(options.from, 'source');
-  let target: CopyEndpoint | undefined;
+  for (const [field, db] of [['from', options.from], ['to', options.to]] as const) {
+    if (db === ':memory:') throw new MemoryError('invalid_input', 'mnemo copy needs a database file or URL, not :memory:', { details: { field } });
+  }
+  // One connection each: the export's snapshot and the import's transaction.
+  const source = await openCliStore(options.from, { readonly: true, poolMax: 1 });
+  const counts = emptyRecordCounts();
   const tenants = new Set<string>();
-  const tables: { table: string; source: number; target: number }[] = [];
+  let copied = 0;
+  let target: Store | undefined;
+  let imported: Readonly<Record<StoreRecordTable, number>>;
   let replaced = false;
   try {
-    target = await openEndpoint(options.to, 'target');
-    await source.beginRead();
-    await target.beginWrite();
-    const counts = new Map<string, number>();
-    for (const table of copyTables) counts.set(table.name, await source.count(table));
-    const present = await countRows(target);
-    if (present > 0 && options.force !== true) {
-      throw new MemoryError('invalid_input', `${target.description} already holds ${present} rows; pass --force to replace its contents`, { details: { field: 'to' } });
+    target = await openCliStore(options.to, { poolMax: 1 });
+    // Counts the source's rows as they stream past: the export is the snapshot.
+    const counted = async function* (pages: AsyncIterable<StoreRecord[]>): AsyncIterable<StoreRecord[]> {
+      for await (const page of pages) {
+        countRecords(counts, page);
+        for (const record of page) if (record.kind === 'conversation') tenants.add(record.conversation.tenantId);
+        copied += page.length;
+        if (page[0] !== undefined) options.onProgress?.({ phase: 'copy', done: copied, table: tableOfRecord(page[0]) ?? '' });
+        yield page;
+      }
+    };
+    replaced = options.force === true && (await holdsRows(target));
+    try {
+      imported = await target.importRecords(counted(source.exportRecords({ pageSize: options.pageSize ?? 2000 })), { replace: options.force === true });
+    } catch (error) {
+      // The target's import refuses a store with rows, in its transaction, before the source is read.
+      if (error instanceof MemoryError && error.code === 'invalid_input' && error.details?.field === 'replace') {
+        throw new MemoryError('invalid_input', `${describeDatabase(options.to)} already holds ${Number(error.details.rows)} rows; pass --force to replace its contents`, {
+          details: { field: 'to' },
+        });
+      }
+      throw error;
     }
-    if (present > 0) await target.clear();
-    replaced = present > 0;
-    const total = [...counts.values()].reduce((sum, count) => sum + count, 0);
-    let done = 0;
-    for (const table of copyTables) {
-      let after: readonly CopyValue[] | undefined;
-      do {
-        const page = await source.readPage(table, after, pageSize);
-        await target.write(table, page.rows);
-        if (table.name === 'conversations') for (const row of page.rows) tenants.add(String(row[0]));
-        done += page.rows.length;
-        options.onProgress?.({ phase: 'copy', done, total, table: table.name });
-        after = page.nextAfter;
-      } while (after !== undefined);
-    }
-    await target.commit();
-    // Counted after the commit, outside the copy's transaction: what any reader of the target now sees.
-    for (const table of copyTables) tables.push({ table: table.name, source: counts.get(table.name) ?? 0, target: await target.count(table) });
   } finally {
-    await source.end();
-    await target?.end();
+    await source.close();
+    await target?.close();
   }
+  const tables = storeRecordTables.map((table) => ({ table, source: counts[table], target: imported[table] }));
   const differing = tables.filter((row) => row.source !== row.target);
   if (differing.length > 0) {
     throw new MemoryError('storage_failed', `the copy's counts differ: ${differing.map((row) => `${row.table} ${row.source} → ${row.target}`).join(', ')}`, {
@@ -100,19 +100,15 @@ export async function copyStore(options: CopyStoreOptions): Promise<CopyReport> 
   }
   const report = { from: describeDatabase(options.from), to: describeDatabase(options.to), replaced, tables };
   if (options.embedder === undefined) return report;
-  const messages = tables.find((row) => row.table === 'messages')?.source ?? 0;
+  const messages = counts.messages;
   const embedded = await embedAll(options.to, options.embedder, [...tenants], messages, options.onProgress);
   return { ...report, embedded: { model: options.embedder.model, messages: embedded } };
 }
 
-function openEndpoint(db: string, role: 'source' | 'target'): Promise<CopyEndpoint> {
-  return isPostgresUrl(db) ? openPostgresCopyEndpoint({ url: db, role }) : openSqliteCopyEndpoint({ path: db, role });
-}
-
-async function countRows(endpoint: CopyEndpoint): Promise<number> {
-  let total = 0;
-  for (const table of copyTables) total += await endpoint.count(table);
-  return total;
+// Whether `--force` replaces anything (the report says so): the target's export stops at its first record.
+async function holdsRows(target: Store): Promise<boolean> {
+  for await (const page of target.exportRecords({ pageSize: 1 })) return page.length > 0;
+  return false;
 }
 
 // Through the Store port, as the embed job does: each store writes vectors into its own index.

@@ -60,4 +60,10 @@ export type {
   SearchStorePart,
   StoreComposition,
   SummaryStorePart,
+  TransferStorePart,
 } from '../store/store-parts.js';
+export { countRecords, emptyRecordCounts, resolveExportPageSize, storeNotEmpty, storeRecordTables, tableOfRecord, totalRecordCount } from '../store/store-records.js';
+export type { ExportRecordsOptions, ImportRecordsOptions, StoreRecord, StoreRecordCounts, StoreRecordTable } from '../store/store-records.js';
+export { namesOf } from '../graph/entity-rules.js';
+export { checkRecords, entityIdsOf, entityNameColumns, entityNameValues, recordTableOf, recordTables, withEntityNames } from '../store/record-rows.js';
+export type { EntityNameRow, RecordColumn, RecordColumnKind, RecordTable, RecordValue } from '../store/record-rows.js';

@@ -28,6 +28,17 @@ function recordingComposition(failing: ReadonlySet<string> = new Set()) {
     search: part('search'),
     knowledge: part('knowledge'),
     files: part('files'),
+    transfer: {
+      // One page, then the driver fails: the port's caller gets the wrapped error from the iteration.
+      async *exportRecords(pageSize: number) {
+        calls.push(`transfer.exportRecords[${pageSize}]`);
+        yield [{ kind: 'cursor', scope, name: 'facts', position: 1 }];
+        throw new Error('driver said no to the second page');
+      },
+      importRecords: async () => {
+        throw new Error('driver said no to importRecords');
+      },
+    },
     deleteConversation: () => ({ messages: 1, summaries: 0, conversations: 1 }),
     deleteUser: () => ({ messages: 2, summaries: 0, conversations: 2 }),
     toError: (error: unknown, action: string) => new MemoryError('storage_failed', `${action} failed: ${(error as Error).message}`, { cause: error }),
@@ -76,5 +87,21 @@ describe('ComposedStore', () => {
     expect(closes()).toBe(1);
     await expect(store.listSummaries(scope)).rejects.toMatchObject({ code: 'unavailable', message: 'listing summaries failed: the store is closed' });
     expect(calls).toEqual([]);
+  });
+
+  it('pages an export from the transfer part and wraps what it throws, during the iteration too', async () => {
+    const { composition, calls } = recordingComposition();
+    const store = new ComposedStore(composition);
+    const pages: unknown[] = [];
+    const error = await (async () => {
+      for await (const page of store.exportRecords({ pageSize: 7 })) pages.push(page);
+    })().catch((caught: unknown) => caught);
+    expect(pages).toEqual([[{ kind: 'cursor', scope, name: 'facts', position: 1 }]]);
+    expect(error).toMatchObject({ code: 'storage_failed', message: 'exporting records failed: driver said no to the second page' });
+    expect(calls).toEqual(['transfer.exportRecords[7]']);
+    await expect(store.importRecords([])).rejects.toMatchObject({ code: 'storage_failed', message: 'importing records failed: driver said no to importRecords' });
+    await expect(store.exportRecords({ pageSize: 0 })[Symbol.asyncIterator]().next()).rejects.toMatchObject({ code: 'invalid_input', details: { field: 'pageSize' } });
+    await store.close();
+    await expect(store.exportRecords()[Symbol.asyncIterator]().next()).rejects.toMatchObject({ code: 'unavailable' });
   });
 });

@@ -25,6 +25,7 @@ import type {
   Store,
 } from './store.js';
 import type { Awaitable, StoreComposition } from './store-parts.js';
+import { resolveExportPageSize, type ExportRecordsOptions, type ImportRecordsOptions, type StoreRecord, type StoreRecordCounts } from './store-records.js';
 
 /**
  * A {@link Store} composed of an adapter's parts ({@link StoreComposition}): each port method checks
@@ -208,6 +209,20 @@ export class ComposedStore implements Store {
     return this.#run('erasing a user', options, () => this.#parts.deleteUser(user));
   }
 
+  async *exportRecords(options: ExportRecordsOptions = {}): AsyncIterable<StoreRecord[]> {
+    const pageSize = resolveExportPageSize(options.pageSize);
+    this.#check('exporting records', options);
+    try {
+      yield* this.#parts.transfer.exportRecords(pageSize);
+    } catch (error) {
+      throw this.#parts.toError(error, 'exporting records');
+    }
+  }
+
+  async importRecords(records: AsyncIterable<readonly StoreRecord[]> | Iterable<readonly StoreRecord[]>, options: ImportRecordsOptions = {}): Promise<StoreRecordCounts> {
+    return this.#run('importing records', options, () => this.#parts.transfer.importRecords(records, options.replace === true));
+  }
+
   /** Releases the connection or pool; closing twice is not an error. */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -216,6 +231,15 @@ export class ComposedStore implements Store {
   }
 
   async #run<T>(action: string, options: CallOptions | undefined, body: () => Awaitable<T>): Promise<T> {
+    this.#check(action, options);
+    try {
+      return await body();
+    } catch (error) {
+      throw this.#parts.toError(error, action);
+    }
+  }
+
+  #check(action: string, options: CallOptions | undefined): void {
     if (this.#closed) throw new MemoryError('unavailable', `${action} failed: the store is closed`);
     const signal = options?.signal;
     // A statement, once started, runs to its end whatever the caller does next (a synchronous driver
@@ -223,11 +247,6 @@ export class ComposedStore implements Store {
     // starting, which is the only point where aborting changes nothing stored.
     if (signal?.aborted === true) {
       throw new MemoryError('unavailable', `${action} was aborted`, { cause: signal.reason, details: { aborted: true } });
-    }
-    try {
-      return await body();
-    } catch (error) {
-      throw this.#parts.toError(error, action);
     }
   }
 }

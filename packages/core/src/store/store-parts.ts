@@ -1,3 +1,4 @@
+import type { StoreRecord, StoreRecordCounts } from './store-records.js';
 import type { NewSummary, Summary } from '../compaction/summary.js';
 import type { Fact, FactQuery, NewFact } from '../facts/fact.js';
 import type { MemoryFile, MemoryFileInfo } from '../files/memory-file.js';
@@ -80,6 +81,12 @@ export interface FileStorePart {
   renameMemoryFiles(user: UserScope, from: string, to: string, now: string): Awaitable<number>;
 }
 
+/** A whole store as records: the export's snapshot and the import's transaction (see `Store.exportRecords`). */
+export interface TransferStorePart {
+  exportRecords(pageSize: number): AsyncIterable<StoreRecord[]>;
+  importRecords(records: AsyncIterable<readonly StoreRecord[]> | Iterable<readonly StoreRecord[]>, replace: boolean): Promise<StoreRecordCounts>;
+}
+
 /** What {@link ComposedStore} is built from: the parts, the two erases that span them, and the driver's edges. */
 export interface StoreComposition {
   readonly messages: MessageStorePart;
@@ -88,6 +95,7 @@ export interface StoreComposition {
   readonly search: SearchStorePart;
   readonly knowledge: KnowledgeStorePart;
   readonly files: FileStorePart;
+  readonly transfer: TransferStorePart;
   /** Erases one conversation across the parts, in one transaction. */
   deleteConversation(scope: Scope): Awaitable<EraseResult>;
   /** Erases one user across the parts, in one transaction. */

@@ -8,6 +8,7 @@ import type { Message, Metadata, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
 import type { UsageEntry, UsageRecord, UsageTotals } from '../usage/usage.js';
 import type { RoleCounts } from '../messages/conversation-metadata.js';
+import type { ExportRecordsOptions, ImportRecordsOptions, StoreRecord, StoreRecordCounts } from './store-records.js';
 
 /** A conversation's row: created by its first append, counters kept by the store in the same transaction. */
 export interface Conversation {
@@ -225,6 +226,21 @@ export interface Store {
   getCursor(scope: Scope, name: string, options?: CallOptions): Promise<number>;
   /** Moves a progress mark from `expected` to `next`; `conflict` when it is no longer `expected` (another worker moved it). */
   advanceCursor(scope: Scope, name: string, expected: number, next: number, options?: CallOptions): Promise<void>;
+  /**
+   * Every row of the store, all tenants, as pages of {@link StoreRecord}s in dependency order (conversations,
+   * messages, usage, summaries, cursors, facts, entities, relations, memory files), each table in the order
+   * written, all read from one consistent snapshot that stays open until the iteration ends. Jobs and
+   * vectors are not exported. On SQLite the snapshot is a read transaction on the store's connection: do not
+   * write through the same store while iterating.
+   */
+  exportRecords(options?: ExportRecordsOptions): AsyncIterable<StoreRecord[]>;
+  /**
+   * Writes exported records into this store in one transaction, keeping ids, seqs, times and links, and
+   * returns the rows per table the store holds afterwards; all or nothing. A store that holds rows is
+   * refused (`invalid_input`, field `replace`) unless `replace`, which first deletes everything (jobs and
+   * vectors too) in the same transaction. Derived search data is rebuilt from the messages.
+   */
+  importRecords(records: AsyncIterable<readonly StoreRecord[]> | Iterable<readonly StoreRecord[]>, options?: ImportRecordsOptions): Promise<StoreRecordCounts>;
   /** Erases a conversation: its row, messages, vectors, summaries, jobs, cursors and usage entries. Erasing twice is not an error. */
   deleteConversation(scope: Scope, options?: CallOptions): Promise<EraseResult>;
   /** Erases everything of one user of one tenant: conversations and all that hangs on them (vectors, cursors), facts, entities, relations and memory files. */

@@ -28,6 +28,16 @@ export class InMemoryFactStore {
     return this.#facts.filter((fact) => fact.tenantId === user.tenantId && fact.userId === user.userId && isFactVisible(fact, query));
   }
 
+  /** Every fact, in the order written. */
+  all(): readonly Fact[] {
+    return this.#facts;
+  }
+
+  /** Replaces every fact (an import). */
+  replaceAll(facts: readonly Fact[]): void {
+    this.#facts.splice(0, this.#facts.length, ...facts);
+  }
+
   deleteUser(user: UserScope): void {
     for (let index = this.#facts.length - 1; index >= 0; index -= 1) {
       const fact = this.#facts[index]!;

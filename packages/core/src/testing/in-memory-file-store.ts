@@ -8,6 +8,17 @@ import { checkStoredMemoryPath, memoryFileConflict } from '../files/memory-file-
 export class InMemoryFileStore {
   readonly #files = new Map<string, MemoryFile>();
 
+  /** Every file. */
+  all(): MemoryFile[] {
+    return [...this.#files.values()];
+  }
+
+  /** Replaces every file (an import). */
+  replaceAll(files: readonly MemoryFile[]): void {
+    this.#files.clear();
+    for (const file of files) this.#files.set(fileKey(file, file.path), file);
+  }
+
   get(user: UserScope, path: string): MemoryFile | undefined {
     return this.#files.get(fileKey(user, checkStoredMemoryPath(path)));
   }

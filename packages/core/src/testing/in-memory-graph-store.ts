@@ -76,6 +76,17 @@ export class InMemoryGraphStore {
     );
   }
 
+  /** Every entity and relation, in the order written. */
+  all(): { readonly entities: readonly Entity[]; readonly relations: readonly Relation[] } {
+    return { entities: this.#entities, relations: this.#relations };
+  }
+
+  /** Replaces every entity and relation (an import); names resolve to the first entity that carries them, as before. */
+  replaceAll(entities: readonly Entity[], relations: readonly Relation[]): void {
+    this.#entities.splice(0, this.#entities.length, ...entities);
+    this.#relations.splice(0, this.#relations.length, ...relations);
+  }
+
   deleteUser(user: UserScope): void {
     for (const list of [this.#entities, this.#relations] as { tenantId: string; userId: string }[][]) {
       for (let index = list.length - 1; index >= 0; index -= 1) if (owns(list[index]!, user)) list.splice(index, 1);

@@ -17,6 +17,19 @@ import { InMemoryJobQueue } from './in-memory-job-queue.js';
 import { decodeConversationCursor, decodePositionCursor, encodeConversationCursor, encodePositionCursor, resolvePageLimit } from '../store/page-cursor.js';
 import { idempotencyConflict, isSameMessage } from '../messages/same-message.js';
 import { checkSummaryRange } from '../compaction/summary-range.js';
+import { namesOf } from '../graph/entity-rules.js';
+import { checkRecords } from '../store/record-rows.js';
+import {
+  countRecords,
+  emptyRecordCounts,
+  resolveExportPageSize,
+  storeNotEmpty,
+  totalRecordCount,
+  type ExportRecordsOptions,
+  type ImportRecordsOptions,
+  type StoreRecord,
+  type StoreRecordCounts,
+} from '../store/store-records.js';
 import type {
   Conversation,
   ConversationFilter,
@@ -70,15 +83,7 @@ export class InMemoryStore implements Store {
     }
     if (state === undefined) {
       const now = messages[0]?.createdAt ?? new Date().toISOString();
-      state = {
-        conversation: { ...scope, createdAt: now, updatedAt: now, messageCount: 0, totalTokens: 0, summarizedThroughSeq: 0, summarizedTokens: 0, metadata: undefined },
-        messages: [],
-        byIdempotencyKey: new Map(),
-        usage: [],
-        summaries: [],
-        embeddings: new Map(),
-        cursors: new Map(),
-      };
+      state = newConversationState({ ...scope, createdAt: now, updatedAt: now, messageCount: 0, totalTokens: 0, summarizedThroughSeq: 0, summarizedTokens: 0, metadata: undefined });
       this.#conversations.set(key, state);
     }
     const result: Message[] = [];
@@ -410,6 +415,63 @@ export class InMemoryStore implements Store {
     return { conversations, messages };
   }
 
+  async *exportRecords(options: ExportRecordsOptions = {}): AsyncIterable<StoreRecord[]> {
+    const pageSize = resolveExportPageSize(options.pageSize);
+    this.#checkOpen();
+    // The snapshot: every record is taken before the first page is handed out.
+    const records = this.#records();
+    for (const kind of new Set(records.map((record) => record.kind))) {
+      const ofKind = records.filter((record) => record.kind === kind);
+      for (let offset = 0; offset < ofKind.length; offset += pageSize) yield ofKind.slice(offset, offset + pageSize);
+    }
+  }
+
+  async importRecords(records: AsyncIterable<readonly StoreRecord[]> | Iterable<readonly StoreRecord[]>, options: ImportRecordsOptions = {}): Promise<StoreRecordCounts> {
+    this.#checkOpen();
+    const present = emptyRecordCounts();
+    countRecords(present, this.#records());
+    if (totalRecordCount(present) > 0 && options.replace !== true) throw storeNotEmpty(totalRecordCount(present));
+    // Built aside and swapped in at the end: a failed import leaves the store as it was.
+    const conversations = new Map<string, ConversationState>();
+    const facts: Fact[] = [];
+    const entities: Entity[] = [];
+    const relations: Relation[] = [];
+    const files: MemoryFile[] = [];
+    const stateOf = (scope: Scope): ConversationState => {
+      const state = conversations.get(conversationKey(scope));
+      if (state === undefined) throw new MemoryError('invalid_input', `a record of conversation ${scope.conversationId} comes before the conversation`, { details: { field: 'conversationId' } });
+      return state;
+    };
+    for await (const page of records) {
+      checkRecords(page);
+      for (const record of page) {
+        if (record.kind === 'conversation') {
+          conversations.set(conversationKey(record.conversation), newConversationState({ ...record.conversation }));
+        } else if (record.kind === 'message') {
+          const state = stateOf(record.scope);
+          const message = Object.freeze({ ...record.message });
+          state.messages.push(message);
+          if (message.idempotencyKey !== undefined) state.byIdempotencyKey.set(message.idempotencyKey, message);
+        } else if (record.kind === 'usage') stateOf(record.scope).usage.push({ ...record.usage });
+        else if (record.kind === 'summary') stateOf(record.summary).summaries.push(Object.freeze({ ...record.summary }));
+        else if (record.kind === 'cursor') stateOf(record.scope).cursors.set(record.name, record.position);
+        else if (record.kind === 'fact') facts.push({ ...record.fact });
+        else if (record.kind === 'entity') entities.push({ ...record.entity });
+        else if (record.kind === 'relation') relations.push({ ...record.relation });
+        else files.push({ ...record.file });
+      }
+    }
+    this.#conversations.clear();
+    for (const [key, state] of conversations) this.#conversations.set(key, state);
+    this.#jobs.delete(() => true);
+    this.#facts.replaceAll(facts);
+    this.#graph.replaceAll(entities, relations);
+    this.#files.replaceAll(files);
+    const counts = emptyRecordCounts();
+    countRecords(counts, this.#records());
+    return counts;
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
   }
@@ -420,9 +482,39 @@ export class InMemoryStore implements Store {
       .flatMap((state) => state.messages.map((message) => ({ conversationId: state.conversation.conversationId, message })));
   }
 
+  // Every record, in export order; an entity's names are those no earlier entity of its user claimed.
+  #records(): StoreRecord[] {
+    const states = [...this.#conversations.values()];
+    const scopeOf = (state: ConversationState): Scope => {
+      const { tenantId, userId, conversationId } = state.conversation;
+      return { tenantId, userId, conversationId };
+    };
+    const claimed = new Set<string>();
+    const { entities, relations } = this.#graph.all();
+    return [
+      ...states.map((state): StoreRecord => ({ kind: 'conversation', conversation: state.conversation })),
+      ...states.flatMap((state) => state.messages.map((message): StoreRecord => ({ kind: 'message', scope: scopeOf(state), message }))),
+      ...states.flatMap((state) => state.usage.map((usage): StoreRecord => ({ kind: 'usage', scope: scopeOf(state), usage }))),
+      ...states.flatMap((state) => state.summaries.map((summary): StoreRecord => ({ kind: 'summary', summary }))),
+      ...states.flatMap((state) => [...state.cursors].map(([name, position]): StoreRecord => ({ kind: 'cursor', scope: scopeOf(state), name, position }))),
+      ...this.#facts.all().map((fact): StoreRecord => ({ kind: 'fact', fact })),
+      ...entities.map((entity): StoreRecord => {
+        const names = [...new Set(namesOf(entity))].filter((name) => !claimed.has(JSON.stringify([entity.tenantId, entity.userId, name])));
+        for (const name of names) claimed.add(JSON.stringify([entity.tenantId, entity.userId, name]));
+        return { kind: 'entity', entity, names };
+      }),
+      ...relations.map((relation): StoreRecord => ({ kind: 'relation', relation })),
+      ...this.#files.all().map((file): StoreRecord => ({ kind: 'memoryFile', file })),
+    ];
+  }
+
   #checkOpen(): void {
     if (this.#closed) throw new MemoryError('unavailable', 'the store is closed');
   }
+}
+
+function newConversationState(conversation: Conversation): ConversationState {
+  return { conversation, messages: [], byIdempotencyKey: new Map(), usage: [], summaries: [], embeddings: new Map(), cursors: new Map() };
 }
 
 function conversationKey(scope: Scope): string {

@@ -11,6 +11,7 @@ import { describeKnowledgeConformance } from './knowledge-conformance.js';
 import { describeMemoryFileConformance } from './memory-file-conformance.js';
 import { describeRecallConformance } from './recall-conformance.js';
 import { describeSummaryConformance } from './summary-conformance.js';
+import { describeTransferConformance } from './transfer-conformance.js';
 
 /** How the suite gets a fresh, empty store for each test, and disposes of it afterwards. */
 export interface StoreConformanceOptions {
@@ -244,6 +245,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     describeMemoryFileConformance(() => store);
     describeRecallConformance(() => store);
     describeKnowledgeConformance(() => store);
+    describeTransferConformance(() => store, options.createStore);
 
     describe('lifecycle', () => {
       it('fails with unavailable after close', async () => {
