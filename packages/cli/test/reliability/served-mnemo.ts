@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { startMnemo, type StartedMnemo } from '../run-mnemo.js';
+import { isRunning, startMnemo, type StartedMnemo } from '../run-mnemo.js';
 
 // The reliability suite's handle on real `mnemo serve` / `mnemo worker` processes of the built CLI,
 // started as a user starts them (a clean environment, loopback, a free port).
@@ -68,16 +68,6 @@ export async function tearDown(parts: { served?: ServedMnemo | undefined; upstre
   await parts.served?.crash();
   await parts.upstream?.close();
   await parts.work?.remove();
-}
-
-/** True while a process with this id exists. */
-export function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Polls `done` every 50 ms until it holds; throws `what` past `timeoutMs`. */
