@@ -1,6 +1,7 @@
 import { captureName, eachCue, notNames } from './capture-span.js';
 import type { FactDraft, FactRule } from './fact-rule.js';
 import { toAttributeKey } from './normalize-fact-value.js';
+import { oneOfPersonRelations } from './single-valued-attributes.js';
 
 /**
  * The words for people a user names ("my buddy Tomas"), each stored as an attribute of the user
@@ -10,17 +11,9 @@ export const personRelations: readonly string[] = [
   'best_friend',
   'friend',
   'buddy',
-  'partner',
-  'spouse',
-  'wife',
-  'husband',
-  'girlfriend',
-  'boyfriend',
-  'fiance',
+  ...oneOfPersonRelations,
   'sister',
   'brother',
-  'mother',
-  'father',
   'son',
   'daughter',
   'kid',

@@ -1,4 +1,10 @@
 /**
+ * The people someone has one of at a time (a partner, a mother): single-valued as fact attributes and as
+ * graph predicates, and among the people words a user names them with.
+ */
+export const oneOfPersonRelations: readonly string[] = ['partner', 'spouse', 'wife', 'husband', 'girlfriend', 'boyfriend', 'fiance', 'mother', 'father'];
+
+/**
  * Attributes a subject has one current value of: a new value supersedes the old one instead of
  * joining it. Identity (`name`, `age`, `birthday`, `job`, `employer`, `home_town`, `lives_in`,
  * `callsign`, `handle`, `node_id`, `email`, `phone`), one-of relations (`partner`, `spouse`, `wife`,
@@ -20,15 +26,7 @@ export const singleValuedAttributes: ReadonlySet<string> = new Set([
   'node_id',
   'email',
   'phone',
-  'partner',
-  'spouse',
-  'wife',
-  'husband',
-  'girlfriend',
-  'boyfriend',
-  'fiance',
-  'mother',
-  'father',
+  ...oneOfPersonRelations,
   'boss',
   'trip_date',
   'budget',

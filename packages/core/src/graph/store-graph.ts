@@ -1,4 +1,5 @@
 import { isMemoryError } from '../errors/memory-error.js';
+import { oneOfPersonRelations } from '../facts/single-valued-attributes.js';
 import type { UserScope } from '../messages/scope.js';
 import type { CallOptions, Store } from '../store/store.js';
 import type { Entity, EntityInput, Relation } from './entity.js';
@@ -15,15 +16,7 @@ export const singleValuedPredicates: ReadonlySet<string> = new Set([
   'lives_in',
   'home_town',
   'has_node',
-  'partner',
-  'spouse',
-  'wife',
-  'husband',
-  'girlfriend',
-  'boyfriend',
-  'fiance',
-  'mother',
-  'father',
+  ...oneOfPersonRelations,
   'works_at',
   'boss',
   'main_relay',
