@@ -96,6 +96,7 @@ export { jobKinds, readJobBacklog } from './jobs/job.js';
 export type { Job, JobBacklog, JobBacklogStatus, JobCounts, JobKind, JobKindCount, JobStatus } from './jobs/job.js';
 export { createJobWorker } from './jobs/job-worker.js';
 export type { JobHandler, JobWorker, JobWorkerOptions } from './jobs/job-worker.js';
+export type { JobTimeSlice } from './jobs/time-slice.js';
 export { checkToolSequence, openToolCallIds } from './messages/check-tool-sequence.js';
 export { messageRoles } from './messages/message.js';
 export type { Message, MessageInput, MessageRole, Metadata, NewMessage, ToolCall } from './messages/message.js';

@@ -205,6 +205,9 @@ describe('crash loops on a SQLite file', () => {
           ['jobs', jobs.length],
           ['jobs leased again after a kill', jobs.filter((job) => job.attempts > 1).length],
           ['jobs not done', jobs.filter((job) => job.status !== 'done').length],
+          ...jobs
+            .filter((job) => job.status !== 'done')
+            .map((job): [string, string] => [`not done: ${job.kind} job ${job.id}`, `${job.status} after ${job.attempts} attempts: ${job.lastError ?? '(no error)'}`]),
         ]);
         expect(writersOf.unexpected).toEqual([]);
         expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });

@@ -128,6 +128,37 @@ describe('compaction', () => {
     expect(report.dropped.every((run) => run.reason === 'awaiting_compaction')).toBe(true);
   });
 
+  it('works a backlog that takes longer than one job attempt through in several jobs, each done on its first attempt', async () => {
+    const store = new InMemoryStore();
+    let clock = Date.UTC(2030, 0, 1);
+    const extractive = new ExtractiveSummarizer({ tokenCounter: createGptTokenCounter() });
+    // Each summarizer call takes 400 ms of the worker's clock; an attempt has 1,000 ms, so about two rounds.
+    const slow: Summarizer = {
+      id: 'slow@1',
+      async summarize(input) {
+        clock += 400;
+        return extractive.summarize(input);
+      },
+    };
+    const memory = createMemory({
+      store,
+      now: () => clock,
+      knowledge: false,
+      worker: { autoStart: false, attemptTimeoutMs: 1000 },
+      compaction: { summarizer: slow, settings: { triggerTokens: 100, keepRecentTokens: 20, maxSummaryTokens: 400, maxSourceTokensPerRound: 200 } },
+    });
+    await memory.append(scope, chat(40));
+    await memory.runPendingJobs();
+
+    const jobs = await store.listJobs({ tenantId: 'default', userId: 'default', conversationId: 'node-7' });
+    expect(jobs.length).toBeGreaterThan(2);
+    expect(jobs.every((job) => job.kind === 'compact' && job.status === 'done' && job.attempts === 1)).toBe(true);
+    const stats = await memory.stats(scope);
+    expect(stats!.totalTokens - stats!.summarizedTokens).toBeLessThanOrEqual(100);
+    expect((await memory.listSummaries(scope)).length).toBeGreaterThan(jobs.length);
+    await checkCoverage(memory);
+  });
+
   it('finishes the job of a summary written by the fallback summarizer with a warning, logged and kept on the job', async () => {
     const degraded: Summarizer = {
       id: 'degraded@1',

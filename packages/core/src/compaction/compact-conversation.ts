@@ -1,5 +1,6 @@
 import { isMemoryError } from '../errors/memory-error.js';
 import type { Scope } from '../messages/scope.js';
+import type { JobTimeSlice } from '../jobs/time-slice.js';
 import type { Store } from '../store/store.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import type { CompactionSettings } from './compaction-settings.js';
@@ -26,12 +27,13 @@ const maxRounds = 100;
  * with `force`, until nothing more can be cut). Each round summarizes the previous summary plus the
  * next range and writes the new summary and the watermark move in one store transaction; a round that
  * loses the race to another worker (the watermark moved) ends the run without error, since that worker
- * did the same work. Returns the summaries written.
+ * did the same work. With a job's `slice`, a round that would not end before the attempt's deadline is
+ * not started (the job queues the rest). Returns the summaries written.
  */
 export async function compactConversation(
   dependencies: CompactionDependencies,
   scope: Scope,
-  options: { force?: boolean; signal?: AbortSignal } = {},
+  options: { force?: boolean; signal?: AbortSignal; slice?: JobTimeSlice } = {},
 ): Promise<Summary[]> {
   const { store, settings } = dependencies;
   const written: Summary[] = [];
@@ -44,6 +46,7 @@ export async function compactConversation(
     const raw = await store.listMessages(scope, { afterSeq: conversation.summarizedThroughSeq }, options);
     const range = planCompaction(raw, settings, options.force === true);
     if (range.length === 0) break;
+    if (options.slice !== undefined && !options.slice.roomForRound()) break;
     try {
       written.push(...(await foldRange(dependencies, scope, conversation.summarizedThroughSeq, range, options.signal)));
     } catch (error) {

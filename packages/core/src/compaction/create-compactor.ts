@@ -47,8 +47,8 @@ export function createCompactor(options: CompactorOptions): Compactor {
       return true;
     },
     compact: (scope: Scope, compactOptions: { force?: boolean; signal?: AbortSignal } = {}) => compactConversation(dependencies, scope, compactOptions),
-    handler: (async (_job, scope, signal) => {
-      const written = await compactConversation(dependencies, scope, { signal });
+    handler: (async (_job, scope, signal, slice) => {
+      const written = await compactConversation(dependencies, scope, { signal, slice });
       const fallbacks = written.filter((summary) => summary.fallbackReason !== undefined);
       // The summary is stored either way; the job says it came from the fallback summarizer, and why.
       if (fallbacks.length === 0) return {};

@@ -34,7 +34,7 @@ export function createBackgroundWork(options: BackgroundWorkOptions): Background
   const { store, compactor, embedder, extract, now } = options;
   const handlers: Partial<Record<JobKind, JobHandler>> = {};
   if (compactor !== undefined) handlers.compact = compactor.handler;
-  if (embedder !== undefined) handlers.embed = async (_job, scope, signal) => void (await embedConversation({ store, embedder }, scope, signal));
+  if (embedder !== undefined) handlers.embed = async (_job, scope, signal, slice) => void (await embedConversation({ store, embedder }, scope, signal, slice));
   if (extract !== undefined) handlers.extract = extract;
   const { autoStart, concurrency = 1, ...workerOptions } = options.worker ?? {};
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {

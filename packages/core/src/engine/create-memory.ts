@@ -183,7 +183,7 @@ export function createMemory(options: MemoryOptions): Memory {
         };
   const background = createBackgroundWork({
     store,
-    ...(knowledge === undefined ? {} : { extract: async (_job, scope, signal) => void (await extractKnowledge(knowledge, scope, { signal })) }),
+    ...(knowledge === undefined ? {} : { extract: async (_job, scope, signal, slice) => void (await extractKnowledge(knowledge, scope, { signal, slice })) }),
     ...(compactor === undefined ? {} : { compactor }),
     ...(options.embedder === undefined ? {} : { embedder: options.embedder }),
     ...(options.worker === undefined ? {} : { worker: options.worker }),

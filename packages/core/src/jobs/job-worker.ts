@@ -2,13 +2,16 @@ import { isMemoryError, MemoryError } from '../errors/memory-error.js';
 import type { Scope } from '../messages/scope.js';
 import type { Store } from '../store/store.js';
 import type { Job, JobKind } from './job.js';
+import { createTimeSlice, type JobTimeSlice } from './time-slice.js';
 
 /**
  * Runs one job; throwing fails the attempt (retried with backoff until `maxAttempts`). Returning a
  * `warning` finishes the job degraded (e.g. a summary written by the fallback summarizer): the job is
- * done, the warning is stored as its `lastError` and passed to `onWarning`.
+ * done, the warning is stored as its `lastError` and passed to `onWarning`. A handler that works in
+ * rounds asks `slice` before each one and stops when no round fits before the attempt's deadline; the
+ * job is then done and a new one of its kind is queued for the rest (see {@link JobTimeSlice}).
  */
-export type JobHandler = (job: Job, scope: Scope, signal: AbortSignal) => Promise<void | { readonly warning?: string }>;
+export type JobHandler = (job: Job, scope: Scope, signal: AbortSignal, slice: JobTimeSlice) => Promise<void | { readonly warning?: string }>;
 
 /** Options of {@link createJobWorker}. */
 export interface JobWorkerOptions {
@@ -101,8 +104,11 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
     try {
       const handler = options.handlers[job.kind];
       if (handler === undefined) throw new MemoryError('invalid_input', `no handler for job kind ${job.kind}`);
-      const warning = (await raceAbort(handler(job, scope, attempt.signal), attempt.signal))?.warning;
+      const slice = createTimeSlice(now() + attemptTimeoutMs, now);
+      const warning = (await raceAbort(handler(job, scope, attempt.signal, slice), attempt.signal))?.warning;
       if (warning !== undefined) options.onWarning?.(warning, job);
+      // The rest first, then this job's end: a crash between the two leaves this job to run again, not work without a job.
+      if (slice.ranOut) await options.store.enqueueJob(scope, { kind: job.kind, runAt: new Date(now()).toISOString(), maxAttempts: job.maxAttempts });
       if (await lostLease(() => options.store.completeJob(job, new Date(now()).toISOString(), warning === undefined ? {} : { warning }), job)) return true;
     } catch (error) {
       const failure = attempt.signal.aborted && !stopping.signal.aborted ? attempt.signal.reason : error;

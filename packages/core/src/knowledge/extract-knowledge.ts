@@ -1,6 +1,7 @@
 import type { SummarySourceMessage } from '../messages/summary-source-message.js';
 import { isMemoryError } from '../errors/memory-error.js';
 import type { GraphExtractor } from '../graph/graph-extractor.js';
+import type { JobTimeSlice } from '../jobs/time-slice.js';
 import { storeGraph } from '../graph/store-graph.js';
 import type { Scope, UserScope } from '../messages/scope.js';
 import type { CallOptions, Store } from '../store/store.js';
@@ -52,12 +53,14 @@ export function knowledgeCursorName(factExtractorId: string): string {
  * stops without error (`raced`). An extractor or store failure is thrown (the job retries with backoff)
  * and leaves the cursor where it was; the writes of a failed round are safe to repeat, since
  * reconciliation ignores facts already recorded from the same message and the store merges entities
- * and deduplicates relations. Honours `signal` between rounds and in every store and extractor call.
+ * and deduplicates relations. Honours `signal` between rounds and in every store and extractor call;
+ * with a job's `slice`, a round that would not end before the attempt's deadline is not started (the
+ * job queues the rest).
  */
 export async function extractKnowledge(
   dependencies: KnowledgeDependencies,
   scope: Scope,
-  options: { readonly signal?: AbortSignal } = {},
+  options: { readonly signal?: AbortSignal; readonly slice?: JobTimeSlice } = {},
 ): Promise<KnowledgeRunResult> {
   const { store, factExtractor, graphExtractor } = dependencies;
   const now = dependencies.now ?? Date.now;
@@ -70,6 +73,7 @@ export async function extractKnowledge(
     options.signal?.throwIfAborted();
     const batch = await store.listMessages(scope, { afterSeq: cursor, limit: knowledgeBatchSize }, callOptions);
     if (batch.length === 0) return { ...totals, throughSeq: cursor, raced: false };
+    if (options.slice !== undefined && !options.slice.roomForRound()) return { ...totals, throughSeq: cursor, raced: false };
     const messages: SummarySourceMessage[] = batch.map((message) => ({
       seq: message.seq,
       role: message.role,

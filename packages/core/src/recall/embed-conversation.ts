@@ -1,5 +1,6 @@
 import type { Message } from '../messages/message.js';
 import type { Scope } from '../messages/scope.js';
+import type { JobTimeSlice } from '../jobs/time-slice.js';
 import type { Store } from '../store/store.js';
 import type { Embedder } from './embedder.js';
 
@@ -27,10 +28,11 @@ export function embeddingText(message: Message, previous?: Message): string {
 /**
  * The `embed` job: gives every message of a conversation that has no vector of the embedder's model
  * one (of its {@link embeddingText}), in batches. Idempotent: a rerun (after a crash, or by a second
- * worker) embeds only what is still missing, and writing a vector twice replaces it. Returns how many
- * messages it embedded.
+ * worker) embeds only what is still missing, and writing a vector twice replaces it. With a job's
+ * `slice`, a batch that would not end before the attempt's deadline is not started (the job queues the
+ * rest). Returns how many messages it embedded.
  */
-export async function embedConversation(dependencies: { store: Store; embedder: Embedder }, scope: Scope, signal?: AbortSignal): Promise<number> {
+export async function embedConversation(dependencies: { store: Store; embedder: Embedder }, scope: Scope, signal?: AbortSignal, slice?: JobTimeSlice): Promise<number> {
   const { store, embedder } = dependencies;
   const callOptions = signal === undefined ? {} : { signal };
   let embedded = 0;
@@ -38,6 +40,7 @@ export async function embedConversation(dependencies: { store: Store; embedder: 
     signal?.throwIfAborted();
     const pending = await store.listUnembeddedMessages(scope, embedder.model, embedBatchSize, callOptions);
     if (pending.length === 0) return embedded;
+    if (slice !== undefined && !slice.roomForRound()) return embedded;
     const previous = await previousMessages(store, scope, pending, callOptions);
     const vectors = await embedder.embed(
       pending.map((message, index) => embeddingText(message, previous[index])),

@@ -131,6 +131,36 @@ export function describeJobWorkerConformance(store: () => Store): void {
       await loop.stop();
     });
 
+    it('works a backlog larger than one attempt through in attempts that each succeed: a handler out of room ends its job and one is queued for the rest', async () => {
+      await store().enqueueJob(scopeA, { kind: 'embed', runAt: at(0), maxAttempts: 2 });
+      const clock = fakeClock();
+      let time = 0;
+      let left = 7;
+      const roundsPerAttempt: number[] = [];
+      // Seven rounds of 400 ms; an attempt has 1,000 ms: the second round fits (0 + 0 ≤ 1,000, then 400 + 1.5 · 400 ≤ 1,000), a third would not.
+      const embed: JobHandler = async (_job, _scope, _signal, slice) => {
+        let rounds = 0;
+        while (left > 0 && slice.roomForRound()) {
+          time += 400;
+          clock.set(time);
+          left -= 1;
+          rounds += 1;
+        }
+        roundsPerAttempt.push(rounds);
+      };
+      const loop = worker({ handlers: { embed }, attemptTimeoutMs: 1000, now: clock.now });
+
+      expect(await loop.drain()).toBe(4);
+
+      expect(roundsPerAttempt).toEqual([2, 2, 2, 1]);
+      expect(left).toBe(0);
+      const jobs = await store().listJobs(scopeA);
+      expect(jobs.map(({ kind, status, attempts, maxAttempts, lastError }) => ({ kind, status, attempts, maxAttempts, lastError }))).toEqual(
+        Array.from({ length: 4 }, () => ({ kind: 'embed', status: 'done', attempts: 1, maxAttempts: 2, lastError: undefined })),
+      );
+      await loop.stop();
+    });
+
     it('leases nothing once stopped, neither by drain nor by start', async () => {
       await store().enqueueJob(scopeA, { kind: 'embed', runAt: at(0), maxAttempts: 3 });
       let calls = 0;
