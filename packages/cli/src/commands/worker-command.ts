@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { pino } from 'pino';
 import type { CliIo } from '../cli-io.js';
 import { loadCliConfig } from '../config/cli-config.js';
+import { chooseWorkerEmbedder } from '../store/choose-embedder.js';
 import { createServeMemory } from '../store/create-serve-memory.js';
 import { describeDatabase, openCliStore } from '../store/open-cli-store.js';
 import { databaseOf, dbOptionDescription } from './add-store-options.js';
@@ -49,7 +50,8 @@ async function runWorker(flags: WorkerFlags, io: CliIo): Promise<void> {
   const logger = pino({ base: { service: 'mnemo-worker', pid: process.pid } }, io.stdout);
   const concurrency = flags.concurrency ?? defaultWorkerConcurrency;
   const leaseMs = flags.leaseMs ?? defaultWorkerLeaseMs;
-  const { memory, summarizer, embedder } = createServeMemory({ config, store, logger, jobs: { concurrency, leaseMs } });
+  const background = chooseWorkerEmbedder(config);
+  const { memory, summarizer, embedder } = createServeMemory({ config, store, logger, jobs: { concurrency, leaseMs }, ...(background.embedder === undefined ? {} : { embedder: background.embedder }) });
   logger.info({ db: describeDatabase(db), concurrency, leaseMs, summarizer: summarizer?.id ?? 'extractive@1', embedder: embedder?.model ?? 'none' }, 'worker started');
   // The job loops' poll timers are unref'd (they must not keep a library user's process alive), and signal
   // handlers hold nothing open: without this, an idle worker would exit at its first empty poll.
@@ -58,5 +60,6 @@ async function runWorker(flags: WorkerFlags, io: CliIo): Promise<void> {
   clearInterval(keepAlive);
   logger.info({ reason }, 'worker stopping: the running jobs’ leases lapse for another worker');
   await memory.close();
+  await background.close();
   logger.info('worker stopped');
 }

@@ -1,5 +1,5 @@
-import { HashedEmbedder, MemoryError, type Embedder } from '@mnemo/core';
-import { OpenAiEmbedder, UseLiteEmbedder, UseLiteThreadEmbedder } from '@mnemo/models';
+import { embedBatchSize, HashedEmbedder, MemoryError, type Embedder } from '@mnemo/core';
+import { OpenAiEmbedder, UseLiteEmbedder, UseLiteThreadEmbedder, type UseLiteThreadEmbedderOptions } from '@mnemo/models';
 import type { CliConfig } from '../config/cli-config.js';
 
 /**
@@ -21,15 +21,36 @@ export function chooseEmbedder(config: CliConfig): Embedder | undefined {
   return new OpenAiEmbedder({ baseUrl, model, ...(apiKey === undefined ? {} : { apiKey }), ...(dimensions === undefined ? {} : { dimensions }) });
 }
 
+/** An embedder with what its process must do at start and at the end: load the model (in its thread), and end the thread. */
+export interface ProcessEmbedder {
+  readonly embedder?: Embedder;
+  readonly load: () => Promise<void>;
+  readonly close: () => Promise<void>;
+}
+
 /**
  * The embedder of `serve`'s own requests (the query embeddings of hybrid contexts): as {@link chooseEmbedder},
  * but USE-lite runs on a worker thread, so a query embedding never blocks the event loop and its deadline
  * can cut it off. `load` loads the model in its thread, `close` ends the thread (both no-ops for the others).
  */
-export function chooseQueryEmbedder(config: CliConfig): { embedder?: Embedder; load: () => Promise<void>; close: () => Promise<void> } {
+export function chooseQueryEmbedder(config: CliConfig): ProcessEmbedder {
+  // Past the deadline the context goes keyword-only anyway: a query that cannot make it leaves the core to serving.
+  return chooseThreadEmbedder(config, { callerDeadlineMs: config.embedder.queryTimeoutMs });
+}
+
+/**
+ * The embedder of `mnemo worker`'s embed jobs: as {@link chooseEmbedder}, but USE-lite runs on a worker
+ * thread, one job batch per forward pass. The process's event loop stays free for the store and for
+ * signals: a forward pass on its own thread held it for seconds, so a SIGTERM waited past `serve`'s
+ * stop timeout and the worker was killed instead of stopped.
+ */
+export function chooseWorkerEmbedder(config: CliConfig): ProcessEmbedder {
+  return chooseThreadEmbedder(config, { maxBatchTexts: embedBatchSize });
+}
+
+function chooseThreadEmbedder(config: CliConfig, options: UseLiteThreadEmbedderOptions): ProcessEmbedder {
   if (config.embedder.kind === 'use-lite') {
-    // Past the deadline the context goes keyword-only anyway: a query that cannot make it leaves the core to serving.
-    const embedder = new UseLiteThreadEmbedder({ callerDeadlineMs: config.embedder.queryTimeoutMs });
+    const embedder = new UseLiteThreadEmbedder(options);
     return { embedder, load: () => embedder.load(), close: () => embedder.close() };
   }
   const embedder = chooseEmbedder(config);

@@ -111,9 +111,10 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
       if (slice.ranOut) await options.store.enqueueJob(scope, { kind: job.kind, runAt: new Date(now()).toISOString(), maxAttempts: job.maxAttempts });
       if (await lostLease(() => options.store.completeJob(job, new Date(now()).toISOString(), warning === undefined ? {} : { warning }), job)) return true;
     } catch (error) {
-      const failure = attempt.signal.aborted && !stopping.signal.aborted ? attempt.signal.reason : error;
+      // A stop is not a failure, and not reported as one: the lease lapses and another worker retries the job.
+      if (stopping.signal.aborted) return true;
+      const failure = attempt.signal.aborted ? attempt.signal.reason : error;
       options.onError?.(failure, job);
-      if (stopping.signal.aborted) return true; // Leave the lease to lapse: another worker retries it.
       const retry = job.attempts < job.maxAttempts && !isMemoryError(failure, 'invalid_input');
       const retryAt = retry ? new Date(now() + Math.min(maxBackoffMs, retryBaseMs * 2 ** (job.attempts - 1))).toISOString() : undefined;
       const message = failure instanceof Error ? failure.message : String(failure);
