@@ -1,5 +1,6 @@
 import { contextPolicies, maxContextTokens, MemoryError, type ContextOptions, type ContextPolicy, type MessageInput, type Scope } from '@mnemo/core';
 import { z } from 'zod';
+import { headerText } from '../app/header-text.js';
 import type { ServerContext } from '../app/server-deps.js';
 import { conversationScope, userHeader } from '../resource-api/request-scope.js';
 
@@ -59,8 +60,8 @@ export interface ProxyRequest {
  * Throws `invalid_input` for a message mnemo cannot store (a non-text content part).
  */
 export function readProxyRequest(c: ServerContext, body: ChatCompletionBody): ProxyRequest {
-  const userId = nonEmpty(c.req.header(userHeader)) ?? nonEmpty(body.user);
-  const conversationId = nonEmpty(c.req.header(conversationHeader)) ?? userId;
+  const userId = nonEmpty(headerText(c, userHeader)) ?? nonEmpty(body.user);
+  const conversationId = nonEmpty(headerText(c, conversationHeader)) ?? userId;
   if (conversationId === undefined) {
     throw new MemoryError('invalid_input', `name the end user or the conversation: send the body's "user" field, or the ${userHeader} or ${conversationHeader} header`, {
       details: { field: 'user' },

@@ -1,4 +1,5 @@
 import { MemoryError, resolveScope, resolveUserScope, type Conversation, type Memory, type Page, type Scope, type UserScope } from '@mnemo/core';
+import { headerText } from '../app/header-text.js';
 import type { ServerContext } from '../app/server-deps.js';
 
 /** Header that selects the user of a request when neither the query nor the body names one. */
@@ -6,7 +7,7 @@ export const userHeader = 'X-Mnemo-User';
 
 /** The user id a request names itself (see {@link requestUser}), or `undefined` when it names none. */
 export function namedUserId(c: ServerContext, named: { query?: string | undefined; body?: string | undefined } = {}): string | undefined {
-  const header = c.req.header(userHeader);
+  const header = headerText(c, userHeader);
   const given = [named.query, named.body, header === undefined || header === '' ? undefined : header].filter((value): value is string => value !== undefined);
   const distinct = [...new Set(given)];
   if (distinct.length > 1) {
@@ -37,7 +38,7 @@ export function listRequestConversations(
   memory: Memory,
   query: { readonly user_id?: string | undefined; readonly cursor?: string | undefined; readonly limit?: number | undefined },
 ): Promise<Page<Conversation>> {
-  const named = query.user_id !== undefined || (c.req.header(userHeader) ?? '') !== '';
+  const named = query.user_id !== undefined || (headerText(c, userHeader) ?? '') !== '';
   const filter = named ? requestUser(c, { query: query.user_id }) : { tenantId: c.get('tenantId') };
   return memory.listConversations(filter, {
     ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
