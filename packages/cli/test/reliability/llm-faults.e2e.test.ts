@@ -111,8 +111,7 @@ function expectedAnswer(fault: Fault, stream: boolean): { status: number; says: 
   if (fault === 'hang') return { status: 504, says: 'upstream_timeout' };
   if (stream && fault === 'stall') return { status: 200, says: 'upstream_timeout' };
   if (stream && (fault === 'cut' || fault === 'broken-sse' || fault === 'malformed')) return { status: 200, says: 'incomplete' };
-  // An event stream to a JSON request is relayed as the upstream sent it, ended by the broken-stream event.
-  if (fault === 'broken-sse') return { status: 200, says: 'upstream_stream_broken' };
+  // An event stream to a JSON request is no chat completion: 502 model_failed, as a malformed body.
   return { status: 502, says: 'model_failed' };
 }
 

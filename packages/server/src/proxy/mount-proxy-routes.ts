@@ -81,7 +81,8 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
         const headers = withUsageHeaders(relayedHeaders(upstream.headers), built);
         if (!upstream.ok || upstream.body === null) return new Response(await readUpstreamText(upstream, deps.llm, url), { status: upstream.status, headers });
         const store = (reply: AssistantReply | undefined) => storeReply(c, deps, request, reply, turn.regenerated?.replyIds ?? []);
-        if ((upstream.headers.get('content-type') ?? '').includes('text/event-stream')) {
+        // An event stream is relayed only to a client that asked for one; to a JSON request it is no chat completion (502 below).
+        if (body.stream === true && (upstream.headers.get('content-type') ?? '').includes('text/event-stream')) {
           const describeFailure = (error: unknown) => toUpstreamError(error, deps.llm, url, 'reading the stream of the upstream');
           return new Response(relayStream(upstream.body, store, describeFailure), { status: upstream.status, headers });
         }

@@ -184,10 +184,17 @@ describe('proxy upstream failures', () => {
   });
 
   it('answers 502 model_failed, storing no reply, when the upstream answers 200 with a malformed or an empty body', async () => {
-    const upstream = await startScripted([{ raw: 'not json' }, { raw: '' }, { status: 200, body: { choices: [] } }, { content: 'fine' }]);
+    const upstream = await startScripted([
+      { raw: 'not json' },
+      { raw: '' },
+      { status: 200, body: { choices: [] } },
+      // An event stream to a request that did not ask for one (its client's SDK would choke on it).
+      { raw: 'data: {"choices":[{"index":0,"delta":{"content":"fine"}}]}\n\ndata: [DONE]\n\n', contentType: 'text/event-stream' },
+      { content: 'fine' },
+    ]);
     const proxy = await startProxy(upstream, {});
 
-    for (const expected of ['a body that is not a chat completion', 'an empty body', 'a body that is not a chat completion']) {
+    for (const expected of ['a body that is not a chat completion', 'an empty body', 'a body that is not a chat completion', 'a body that is not a chat completion']) {
       const response = await proxy.post(ask);
       expect(response.status).toBe(502);
       expect(response.headers.get('x-mnemo-tokens-sent')).not.toBeNull();
@@ -198,7 +205,7 @@ describe('proxy upstream failures', () => {
     }
     expect(await proxy.stored()).toEqual(['user: Count to three']);
     const recorded = proxy.logs.filter((line) => line.msg === 'proxy: the upstream answered with no chat completion; nothing stored');
-    expect(recorded.map((line) => line.bodyStart)).toEqual(['not json', '', '{"choices":[]}']);
+    expect(recorded.map((line) => line.bodyStart)).toEqual(['not json', '', '{"choices":[]}', 'data: {"choices":[{"index":0,"delta":{"content":"fine"}}]}\n\ndata: [DONE]\n\n']);
     expect(recorded.every((line) => line.status === 200 && line.conversationId === 'node-7')).toBe(true);
 
     const retry = await proxy.client.chat.completions.create(ask);
