@@ -81,9 +81,9 @@ function statements(t: PostgresTables) {
     // Inserting through a SELECT of the conversation makes "exists?" and "insert" one atomic statement.
     insertUsage: `INSERT INTO ${t.usage} (tenant_id, user_id, conversation_id, kind, policy, sent_tokens, full_history_tokens, input_tokens, output_tokens, created_at)
       SELECT tenant_id, user_id, conversation_id, $4, $5, $6, $7, $8, $9, $10 FROM ${t.conversations} WHERE ${inConversation}`,
-    selectUsageTotals: `SELECT count(*) FILTER (WHERE kind = 'context') AS requests, coalesce(sum(sent_tokens), 0) AS sent_tokens,
-      coalesce(sum(full_history_tokens), 0) AS full_history_tokens, count(*) FILTER (WHERE kind = 'summarize') AS compactions,
-      coalesce(sum(input_tokens), 0) AS input_tokens, coalesce(sum(output_tokens), 0) AS output_tokens
+    selectUsageTotals: `SELECT count(*) FILTER (WHERE kind = 'context') AS requests, coalesce(sum(sent_tokens) FILTER (WHERE kind = 'context'), 0) AS sent_tokens,
+      coalesce(sum(full_history_tokens) FILTER (WHERE kind = 'context'), 0) AS full_history_tokens, count(*) FILTER (WHERE kind = 'summarize') AS compactions,
+      coalesce(sum(input_tokens) FILTER (WHERE kind = 'summarize'), 0) AS input_tokens, coalesce(sum(output_tokens) FILTER (WHERE kind = 'summarize'), 0) AS output_tokens
       FROM ${t.usage} WHERE ${inConversation}`,
     selectUsage: `SELECT position, kind, policy, sent_tokens, full_history_tokens, input_tokens, output_tokens, created_at FROM ${t.usage}
       WHERE ${inConversation} AND position > $4 ORDER BY position LIMIT $5`,

@@ -82,9 +82,9 @@ const sql = {
   // Inserting through a SELECT of the conversation makes "exists?" and "insert" one atomic statement.
   insertUsage: `INSERT INTO usage (tenant_id, user_id, conversation_id, kind, policy, sent_tokens, full_history_tokens, input_tokens, output_tokens, created_at)
     SELECT tenant_id, user_id, conversation_id, ?, ?, ?, ?, ?, ?, ? FROM conversations WHERE ${inConversation}`,
-  selectUsageTotals: `SELECT count(*) FILTER (WHERE kind = 'context') AS requests, coalesce(sum(sent_tokens), 0) AS sent_tokens,
-    coalesce(sum(full_history_tokens), 0) AS full_history_tokens, count(*) FILTER (WHERE kind = 'summarize') AS compactions,
-    coalesce(sum(input_tokens), 0) AS input_tokens, coalesce(sum(output_tokens), 0) AS output_tokens
+  selectUsageTotals: `SELECT count(*) FILTER (WHERE kind = 'context') AS requests, coalesce(sum(sent_tokens) FILTER (WHERE kind = 'context'), 0) AS sent_tokens,
+    coalesce(sum(full_history_tokens) FILTER (WHERE kind = 'context'), 0) AS full_history_tokens, count(*) FILTER (WHERE kind = 'summarize') AS compactions,
+    coalesce(sum(input_tokens) FILTER (WHERE kind = 'summarize'), 0) AS input_tokens, coalesce(sum(output_tokens) FILTER (WHERE kind = 'summarize'), 0) AS output_tokens
     FROM usage WHERE ${inConversation}`,
   selectUsage: `SELECT id, kind, policy, sent_tokens, full_history_tokens, input_tokens, output_tokens, created_at FROM usage
     WHERE ${inConversation} AND id > ? ORDER BY id LIMIT ?`,

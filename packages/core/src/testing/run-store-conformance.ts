@@ -180,6 +180,24 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
         expect(empty).toMatchObject({ requests: 0, sentTokens: 0, fullHistoryTokens: 0, savedTokens: 0, netSavedTokens: 0 });
       });
 
+      it('sums each figure over its own kind: context tokens over context builds, summarizer tokens over summarizer calls', async () => {
+        await store.appendMessages(scopeA, [makeNewMessage('hi')]);
+        const createdAt = new Date().toISOString();
+        // Figures a kind does not have (the ledger says 0 for them), given anyway: no store may add them in.
+        await store.insertUsage(scopeA, { kind: 'context', policy: 'hybrid', sentTokens: 100, fullHistoryTokens: 400, inputTokens: 7, outputTokens: 3, createdAt });
+        await store.insertUsage(scopeA, { kind: 'summarize', policy: 'extractive@1', sentTokens: 11, fullHistoryTokens: 13, inputTokens: 200, outputTokens: 20, createdAt });
+        expect(await store.getUsageTotals(scopeA)).toMatchObject({
+          requests: 1,
+          sentTokens: 100,
+          fullHistoryTokens: 400,
+          savedTokens: 300,
+          compactions: 1,
+          summarizerInputTokens: 200,
+          summarizerOutputTokens: 20,
+          netSavedTokens: 80,
+        });
+      });
+
       it('refuses usage for a conversation that does not exist', async () => {
         const record = { kind: 'context' as const, policy: 'full', sentTokens: 1, fullHistoryTokens: 1, createdAt: new Date().toISOString() };
         await expect(store.insertUsage(scopeA, record)).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'not_found'));
