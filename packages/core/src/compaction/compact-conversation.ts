@@ -1,5 +1,5 @@
 import { isMemoryError } from '../errors/memory-error.js';
-import type { Fact } from '../facts/fact.js';
+import { factLine } from '../facts/fact-line.js';
 import type { Scope } from '../messages/scope.js';
 import type { JobTimeSlice } from '../jobs/time-slice.js';
 import type { Store } from '../store/store.js';
@@ -115,10 +115,6 @@ async function factStatements(store: Store, scope: Scope, toSeq: number, signal:
     facts.filter((fact) => fact.validTo !== undefined).flatMap((fact) => [factLine(fact), ...(currentTexts.has(fact.text) ? [] : [fact.text])]).filter((text) => !keep.has(text)),
   );
   return { keep: [...keep.values()].sort((a, b) => a.seq - b.seq), drop: [...drop] };
-}
-
-function factLine(fact: Fact): string {
-  return `${fact.subject === 'user' ? '' : `${fact.subject} `}${fact.attribute.replace(/_/g, ' ')}: ${fact.value}`;
 }
 
 function toNewSummary(
