@@ -13,13 +13,15 @@ export interface CompactionVariant {
  * The seed's own rolling summary (MEMORY_RESEARCH option 5), run by mnemo's compactor with the same
  * summarizer: the last 4 exchanges stay raw; once 10 more messages than those have gone unsummarized,
  * they are folded with the old summary into a new one of at most 150 tokens; each request sends the
- * summary and the raw messages after it.
+ * summary and the raw messages after it. The seed has no fact store, so compaction is given no facts
+ * to keep (`keepFacts: false`).
  */
 export const seedRollingSettings: Partial<CompactionSettings> = Object.freeze({
   keepRecentTurns: 4,
   keepRecentTokens: 0,
   everyMessages: 10,
   maxSummaryTokens: 150,
+  keepFacts: false,
 });
 
 function describe(settings: Partial<CompactionSettings>, maxTokens: number): string {

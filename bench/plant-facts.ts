@@ -32,6 +32,29 @@ export const plantedFacts: readonly PlantedFact[] = Object.freeze([
   { kind: 'appointment', statement: 'vet appointment for my dog Pixel on Thursday at 09:50', value: '09:50', turn: 29, question: 'what time is the vet appointment for Pixel?' },
 ]);
 
+/**
+ * A second, different set, held out from tuning (decision 0022): other kinds of facts (family, health,
+ * codes, a frequency, a grid square, a birthday, a flight, a plate, a routine), other turns (2 to 34,
+ * several in a row), said in other shapes (no "my … is" in half of them), planted into a chat of
+ * another generator seed ({@link heldOutMeshSeed}). Constants of the summarizer and of compaction are
+ * chosen on {@link plantedFacts}; this set only reports.
+ */
+export const heldOutFacts: readonly PlantedFact[] = Object.freeze([
+  { kind: 'family', statement: 'my sister Marta Kowalczyk moved to Dunedin last year', value: 'Marta Kowalczyk', turn: 2, question: "what is my sister's name?" },
+  { kind: 'allergy', statement: "I'm allergic to penicillin, good to know if I ever get hurt out there", value: 'penicillin', turn: 4, question: 'what am I allergic to?' },
+  { kind: 'frequency', statement: 'the club net runs on 146.520 MHz every Sunday evening', value: '146.520 MHz', turn: 5, question: 'which frequency does the club net use?' },
+  { kind: 'code', statement: 'gate code at the trailhead hut is 4471, keep it to yourself', value: '4471', turn: 9, question: 'what was the gate code at the hut?' },
+  { kind: 'grid square', statement: 'home grid square RF80lm, for the contest log', value: 'RF80lm', turn: 13, question: 'what is my grid square?' },
+  { kind: 'birthday', statement: 'my birthday is 3 November, no fuss please', value: '3 November', turn: 16, question: 'when is my birthday?' },
+  { kind: 'flight', statement: 'flying back from Auckland on NZ615 after the trip', value: 'NZ615', turn: 21, question: 'which flight am I taking back?' },
+  { kind: 'vehicle', statement: 'I drive a green Subaru, plate KDX412, parked at the road end', value: 'KDX412', turn: 22, question: 'what is the plate of my car?' },
+  { kind: 'routine', statement: 'I take my thyroid pill at 07:15 every morning', value: '07:15', turn: 30, question: 'when do I take my pill?' },
+  { kind: 'favourite', statement: "my favourite trail snack is Whittaker's peanut slab", value: 'peanut slab', turn: 34, question: 'what is my favourite trail snack?' },
+]);
+
+/** Generator seed of the chat {@link heldOutFacts} are planted into (the tuning set uses 7). */
+export const heldOutMeshSeed = 11;
+
 /** The bot's reply to a planted statement: an acknowledgement that does not repeat the value, so only the user's words carry it. */
 export const plantedReply = 'Noted, I will keep that in mind.';
 

@@ -134,7 +134,7 @@ describe('SqliteStore compaction across processes', () => {
 
   it('finishes a compaction once in a second process after the first worker is killed -9 mid-summarize', async () => {
     // One round and a summary bound far above the folded text: the rescue writes exactly one summary.
-    const settings: CompactionSettings = { triggerTokens: 400, keepRecentTokens: 150, keepRecentTurns: 2, maxSummaryTokens: 2000, maxSourceTokensPerRound: 6000 };
+    const settings: CompactionSettings = { triggerTokens: 400, keepRecentTokens: 150, keepRecentTurns: 2, maxSummaryTokens: 2000, maxSourceTokensPerRound: 6000, keepFacts: true };
     const memory = openParent(settings);
     const scope: Scope = { tenantId, userId, conversationId: 'kill-9' };
     await memory.append(scope, history('kill-9', 60));
@@ -179,7 +179,7 @@ describe('SqliteStore compaction across processes', () => {
   it('runs every job exactly once and writes one summary per range when two processes drain one queue', async () => {
     // Several rounds per job (250 source tokens each): every job writes a chain of summaries, and a worker
     // that loses a round's compare-and-set to the other process stops there.
-    const settings: CompactionSettings = { triggerTokens: 400, keepRecentTokens: 150, keepRecentTurns: 2, maxSummaryTokens: 120, maxSourceTokensPerRound: 250 };
+    const settings: CompactionSettings = { triggerTokens: 400, keepRecentTokens: 150, keepRecentTurns: 2, maxSummaryTokens: 120, maxSourceTokensPerRound: 250, keepFacts: true };
     const memory = openParent(settings);
     const scopes = Array.from({ length: 6 }, (_, index): Scope => ({ tenantId, userId, conversationId: `c${index}` }));
     const crashed = scopes.filter((_, index) => index % 2 === 0);

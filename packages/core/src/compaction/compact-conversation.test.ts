@@ -207,9 +207,35 @@ describe('compaction', () => {
   });
 });
 
+describe('compaction with recorded facts', () => {
+  const lines = [
+    'btw my radio mentor is Ilse Varga, she taught me everything about antennas',
+    'Noted, I will keep that in mind.',
+    ...Array.from({ length: 16 }, (_, index) => (index % 2 === 0 ? `Relay PEAK-${index} at ${index + 3} km, SNR -${index}.5 dB, battery ${60 + index} %.` : `Copy, ${index} hops.`)),
+  ];
+
+  for (const keepFacts of [true, false]) {
+    it(`${keepFacts ? 'keeps' : 'does not give'} the facts extraction recorded from the range ${keepFacts ? 'as lines of the summary' : 'to the summarizer with keepFacts off'}`, async () => {
+      const memory = createMemory({ store: new InMemoryStore(), context: { maxTokens: 1000 }, compaction: { settings: { keepFacts, maxSummaryTokens: 20 } }, worker: { autoStart: false } });
+      const messages = lines.map((content, index) => ({ role: index % 2 === 0 ? ('user' as const) : ('assistant' as const), content }));
+      // Extraction runs before the backlog is due for compaction, as it does in a chat that goes on.
+      await memory.append(scope, messages.slice(0, 2));
+      await memory.runPendingJobs();
+      await memory.append(scope, messages.slice(2));
+      await memory.runPendingJobs();
+
+      expect((await memory.facts.list({})).map((fact) => fact.value)).toContain('Ilse Varga');
+      const latest = (await memory.listSummaries(scope)).at(-1)!;
+      if (keepFacts) expect(latest.content).toContain('- radio mentor: Ilse Varga');
+      else expect(latest.content).not.toContain('- radio mentor');
+      await memory.close();
+    });
+  }
+});
+
 describe('compactionSettingsForBudget', () => {
-  it('compacts at 20 % of the budget, keeps 2 turns raw and bounds the summary at 15 %', () => {
-    expect(compactionSettingsForBudget(1000)).toEqual({ triggerTokens: 200, keepRecentTokens: 0, keepRecentTurns: 2, maxSummaryTokens: 150, maxSourceTokensPerRound: 6000 });
+  it('compacts at 20 % of the budget, keeps 2 turns raw and bounds the summary at 14 %', () => {
+    expect(compactionSettingsForBudget(1000)).toEqual({ triggerTokens: 200, keepRecentTokens: 0, keepRecentTurns: 2, maxSummaryTokens: 140, maxSourceTokensPerRound: 6000, keepFacts: true });
     expect(compactionSettingsForBudget(2000)).toEqual(defaultCompactionSettings);
     expect(compactionSettingsForBudget(10).triggerTokens).toBe(20);
     expect(() => compactionSettingsForBudget(0)).toThrow(/positive integer/);
@@ -226,7 +252,7 @@ describe('compactionSettingsForBudget', () => {
     expect(summary).toBeDefined();
     // 2 turns (4 messages) stay raw after a fold.
     expect(summary!.toSeq).toBe(26);
-    expect(summary!.tokens).toBeLessThanOrEqual(150);
+    expect(summary!.tokens).toBeLessThanOrEqual(140);
     await memory.close();
   });
 });

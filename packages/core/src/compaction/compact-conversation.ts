@@ -1,4 +1,5 @@
 import { isMemoryError } from '../errors/memory-error.js';
+import { factLine } from '../facts/fact-line.js';
 import type { Scope } from '../messages/scope.js';
 import type { JobTimeSlice } from '../jobs/time-slice.js';
 import type { Store } from '../store/store.js';
@@ -6,7 +7,7 @@ import type { TokenCounter } from '../tokens/token-counter.js';
 import type { CompactionSettings } from './compaction-settings.js';
 import { isCompactionDue, planCompaction } from './plan-compaction.js';
 import type { NewSummary, Summary } from './summary.js';
-import type { SummarizeInput, SummarizeResult, Summarizer } from './summarizer.js';
+import type { SummarizeInput, SummarizeResult, Summarizer, SummaryStatement } from './summarizer.js';
 
 /** What a compaction needs: the store, the summarizer, the counter and the settings. */
 export interface CompactionDependencies {
@@ -67,9 +68,12 @@ async function foldRange(
   const { store, summarizer, settings } = dependencies;
   const previous = await store.getLatestSummary(scope, { signal });
   const toSeq = range[range.length - 1]!.seq;
+  const facts = settings.keepFacts ? await factStatements(store, scope, toSeq, signal) : { keep: [], drop: [] };
   const folded = await summarizer.summarize({
     ...(previous === undefined ? {} : { previousSummary: previous.content }),
     messages: range,
+    ...(facts.keep.length === 0 ? {} : { keep: facts.keep }),
+    ...(facts.drop.length === 0 ? {} : { drop: facts.drop }),
     maxSummaryTokens: settings.maxSummaryTokens,
     ...(signal === undefined ? {} : { signal }),
   });
@@ -78,6 +82,8 @@ async function foldRange(
   const condensed = await summarizer.summarize({
     previousSummary: summary.content,
     messages: [],
+    ...(facts.keep.length === 0 ? {} : { keep: facts.keep }),
+    ...(facts.drop.length === 0 ? {} : { drop: facts.drop }),
     maxSummaryTokens: Math.floor(settings.maxSummaryTokens / 2),
     ...(signal === undefined ? {} : { signal }),
   });
@@ -86,6 +92,29 @@ async function foldRange(
     signal,
   });
   return [summary, next];
+}
+
+/**
+ * The facts this conversation stated in messages 1…toSeq, for the summarizer: current ones to keep as
+ * `attribute: value` lines (the facts block's wording, in the order they were said), and the lines and
+ * statements of superseded ones to leave out. Facts of the user's other conversations stay out: a
+ * summary stands for its own messages.
+ */
+async function factStatements(store: Store, scope: Scope, toSeq: number, signal: AbortSignal | undefined): Promise<{ keep: SummaryStatement[]; drop: string[] }> {
+  const { conversationId: _conversation, ...user } = scope;
+  const facts = (await store.listFacts(user, { includeHistory: true }, { signal })).filter(
+    (fact) => fact.sourceConversationId === scope.conversationId && fact.sourceSeqs.length > 0 && Math.max(...fact.sourceSeqs) <= toSeq,
+  );
+  const keep = new Map<string, SummaryStatement>();
+  for (const fact of facts.filter((candidate) => candidate.validTo === undefined)) {
+    const text = factLine(fact);
+    if (!keep.has(text)) keep.set(text, { text, seq: Math.min(...fact.sourceSeqs), createdAt: fact.validFrom });
+  }
+  const currentTexts = new Set(facts.filter((fact) => fact.validTo === undefined).map((fact) => fact.text));
+  const drop = new Set(
+    facts.filter((fact) => fact.validTo !== undefined).flatMap((fact) => [factLine(fact), ...(currentTexts.has(fact.text) ? [] : [fact.text])]).filter((text) => !keep.has(text)),
+  );
+  return { keep: [...keep.values()].sort((a, b) => a.seq - b.seq), drop: [...drop] };
 }
 
 function toNewSummary(

@@ -18,16 +18,23 @@ export interface CompactionSettings {
   readonly maxSummaryTokens: number;
   /** Most tokens of messages one summarizer call reads; a larger backlog is folded in several rounds. */
   readonly maxSourceTokensPerRound: number;
+  /**
+   * Give the summarizer the facts the fact extractor recorded from the summarized range as statements to
+   * keep, and the superseded ones as statements to leave out (decision 0022). Default true; it needs fact
+   * extraction on (`knowledge`), and does nothing without it.
+   */
+  readonly keepFacts: boolean;
 }
 
 /**
  * The library's compaction settings for a context budget (`createMemory` passes its default
  * `context.maxTokens`): compact once the raw turns pass 20 % of the budget, keep only the newest 2 turns
  * (the question in flight and the exchange before it) raw, whatever their size, and bound the summary
- * at 15 % of the budget. Every request then carries at most ≈ 35 % of the budget in memory plus two
+ * at 14 % of the budget. Every request then carries at most ≈ 34 % of the budget in memory plus two
  * turns, so short messages (a mesh chat's ≈ 25 tokens) are compacted every few exchanges and long ones
  * every exchange or two; each summarizer call still folds several turns. Chosen against the seed's
- * rolling summary (`bench:tokens`, `bench:survival`; decision 0011). A budget below 100 tokens is
+ * rolling summary (`bench:tokens`, `bench:survival`; decisions 0011 and 0022: 14 %, not 15 %, because
+ * a summary that keeps fact lines packs its bound fuller). A budget below 100 tokens is
  * treated as 100. Throws `invalid_input` for a budget that is not a positive integer.
  */
 export function compactionSettingsForBudget(budget: number): CompactionSettings {
@@ -39,12 +46,13 @@ export function compactionSettingsForBudget(budget: number): CompactionSettings 
     triggerTokens: Math.round(maxTokens * 0.2),
     keepRecentTokens: 0,
     keepRecentTurns: 2,
-    maxSummaryTokens: Math.max(16, Math.round(maxTokens * 0.15)),
+    maxSummaryTokens: Math.max(16, Math.round(maxTokens * 0.14)),
     maxSourceTokensPerRound: Math.max(6000, maxTokens * 3),
+    keepFacts: true,
   });
 }
 
-/** {@link compactionSettingsForBudget} of the built-in 2,000-token context: compact at 400 raw tokens, keep 2 turns, summary ≤ 300. */
+/** {@link compactionSettingsForBudget} of the built-in 2,000-token context: compact at 400 raw tokens, keep 2 turns, summary ≤ 280. */
 export const defaultCompactionSettings: CompactionSettings = compactionSettingsForBudget(2000);
 
 /** Named settings; `meshai` reproduces the founding bot: keep the last 4 exchanges, re-summarize every 8 messages. */
@@ -60,6 +68,9 @@ export function resolveCompactionSettings(settings: Partial<CompactionSettings> 
     checkCount(field, merged[field]);
   }
   if (merged.everyMessages !== undefined) checkCount('everyMessages', merged.everyMessages, 1);
+  if (typeof merged.keepFacts !== 'boolean') {
+    throw new MemoryError('invalid_input', `keepFacts must be true or false (got ${JSON.stringify(merged.keepFacts)})`, { details: { field: 'keepFacts' } });
+  }
   if (merged.maxSummaryTokens < 16) throw new MemoryError('invalid_input', 'maxSummaryTokens must be at least 16', { details: { field: 'maxSummaryTokens' } });
   return Object.freeze(merged);
 }

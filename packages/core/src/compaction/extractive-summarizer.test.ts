@@ -101,4 +101,44 @@ describe('ExtractiveSummarizer', () => {
     expect(result.content).toContain('!b7c8d9e0');
     expect(result.content).toContain('…');
   });
+
+  describe('with facts to keep', () => {
+    const said = (seq: number) => ({ seq, createdAt: new Date(Date.UTC(2024, 4, 8, 10, seq)).toISOString() });
+
+    it('writes them as lines ahead of sentences and leaves out a sentence that only repeats them', async () => {
+      const result = await summarizer.summarize({
+        messages: messages(['I am Dana Okafor, callsign KD2QXR.', 'Noted.', 'Signal from Marcy: SNR -8.25 dB, RSSI -116 dBm via PINE-KNOB.']),
+        keep: [{ text: 'name: Dana Okafor', ...said(1) }, { text: 'callsign: KD2QXR', ...said(1) }],
+        maxSummaryTokens: 200,
+      });
+
+      expect(result.content).toBe('[2024-05-08]\n- name: Dana Okafor\n- callsign: KD2QXR\nuser: Signal from Marcy: SNR -8.25 dB, RSSI -116 dBm via PINE-KNOB.');
+    });
+
+    it('keeps a fact the previous summary carries when newer facts and sentences no longer all fit', async () => {
+      const previousSummary = '[2024-05-08]\n- radio mentor: Ilse Varga';
+      const result = await summarizer.summarize({
+        previousSummary,
+        messages: messages(['My main relay is a solar node called MOUNT-SOLAR on Mount Ruapehu Top Station, id !fa5aad08, 14 km out.'], 5),
+        keep: [{ text: 'radio mentor: Ilse Varga', ...said(1) }, { text: 'MOUNT-SOLAR node id: !fa5aad08', ...said(5) }],
+        maxSummaryTokens: 24,
+      });
+
+      expect(result.content).toContain('- radio mentor: Ilse Varga');
+      expect(counter.countText(result.content)).toBeLessThanOrEqual(24);
+      expect(result.content).not.toContain('Top Station');
+    });
+
+    it('leaves out a kept fact that a chosen sentence already states, and what repeats a superseded statement', async () => {
+      const result = await summarizer.summarize({
+        previousSummary: '[2024-05-08]\nuser: the trip starts 2 June.',
+        messages: messages(['planning the Tongariro Northern Circuit, starting 8 April, about 43 km in 3 days.'], 3),
+        keep: [{ text: 'trip date: 8 April', ...said(3) }],
+        drop: ['the trip starts 2 June.'],
+        maxSummaryTokens: 200,
+      });
+
+      expect(result.content).toBe('[2024-05-08]\nuser: planning the Tongariro Northern Circuit, starting 8 April, about 43 km in 3 days.');
+    });
+  });
 });

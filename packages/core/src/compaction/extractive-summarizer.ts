@@ -25,6 +25,14 @@ interface Candidate {
   /** `scoreSentence` of the sentence (the carried bonus included), before the per-token and repeat discounts. */
   readonly score: number;
   readonly words: ReadonlySet<string>;
+  /** A fact of `input.keep` (a `- fact` line): not a routine update, never left out for repeating one. */
+  readonly kept: boolean;
+  /**
+   * Chosen in this order, best priority first within each: 0 = a kept fact the previous summary
+   * already carries, 1 = a new kept fact, 2 = everything else. Facts recorded once stay put (no
+   * churn as newer chatter arrives); new facts take the room left; other sentences the rest.
+   */
+  readonly rank: 0 | 1 | 2;
 }
 
 const dateLine = /^\[(\d{4}-\d{2}-\d{2})\]$/;
@@ -49,7 +57,9 @@ const dateHeaderTokens = 8;
  * scores them (names, numbers, dates, ids, amounts, preferences and commitments up; greetings and small
  * talk out), keeps the best that fit `maxSummaryTokens`, and writes them back in chronological order
  * under `[YYYY-MM-DD]` headers as `speaker: sentence …` lines. Sentences keep the words and language
- * they were said in. Deterministic: the same input gives the same summary.
+ * they were said in. Facts given in `input.keep` come first, as `- fact` lines (a kept one stays until
+ * it is superseded); sentences that only repeat them, and those that repeat `input.drop`, are left out
+ * (decision 0022). Deterministic: the same input gives the same summary.
  */
 export class ExtractiveSummarizer implements Summarizer {
   readonly id = 'extractive@1';
@@ -63,8 +73,20 @@ export class ExtractiveSummarizer implements Summarizer {
   }
 
   async summarize(input: SummarizeInput): Promise<SummarizeResult> {
-    const candidates = [...this.#previousCandidates(input.previousSummary ?? ''), ...this.#messageCandidates(input)];
-    const content = this.#render(this.#select(candidates, input.maxSummaryTokens), input.maxSummaryTokens);
+    const dropped = (input.drop ?? []).map((statement) => wordSet(dropWeakClauses(compressSentence(statement))));
+    const previous = this.#previousCandidates(input.previousSummary ?? '');
+    const kept = this.#keptCandidates(input, previous);
+    const keptWords = new Set(kept.flatMap((candidate) => [...candidate.words]));
+    const candidates = [...kept, ...previous, ...this.#messageCandidates(input)].filter((candidate) => {
+      if (candidate.kept) return true;
+      if (dropped.some((words) => similarity(words, candidate.words) >= duplicateSimilarity)) return false;
+      // A sentence whose every name, number and id the kept facts already state ("I'm Rosa, callsign
+      // ZL3KMG." beside "- name: Rosa", "- callsign: ZL3KMG") would say it twice.
+      const keys = keyWords(candidate.text);
+      return keys.size === 0 || [...keys].some((word) => !keptWords.has(word));
+    });
+    const chosen = this.#choose(candidates, input.maxSummaryTokens);
+    const content = this.#render(chosen, input.maxSummaryTokens);
     const prompt = buildSummarizePrompt(input);
     const inputTokens = prompt.reduce(
       (sum, message) => sum + this.#counter.countMessage({ role: message.role, content: message.content ?? '' }),
@@ -88,6 +110,25 @@ export class ExtractiveSummarizer implements Summarizer {
           this.#candidate(date, speaker, `p${lineIndex}`, [0, lineIndex, index], sentence, scoreSentence(sentence, roleOf(speaker)) * carriedBonus),
         );
       });
+  }
+
+  /**
+   * The facts to keep, one `- fact` line each, dated like the message that said them and ranked ahead
+   * of every sentence: first those the previous summary already carries (a fact once kept stays until
+   * it is superseded), then new ones while there is room.
+   */
+  #keptCandidates(input: SummarizeInput, previous: readonly Candidate[]): Candidate[] {
+    const keep = input.keep ?? [];
+    return keep.flatMap((statement, index) => {
+      const line = `- ${statement.text.replace(/\s+/g, ' ').trim()}`;
+      if (line === '- ') return [];
+      const tokens = this.#counter.countText(line) + 1;
+      const score = Math.max(scoreSentence(line, 'user'), minSentenceScore);
+      const words = wordSet(line);
+      const carried = previous.some((other) => similarity(other.words, words) >= duplicateSimilarity);
+      const date = statement.createdAt.slice(0, 10);
+      return [{ date, speaker: '', group: `k${index}`, order: [1, statement.seq, index - keep.length], text: line, tokens, score, priority: score / Math.sqrt(tokens), words, kept: true, rank: carried ? 0 : 1 } satisfies Candidate];
+    });
   }
 
   #messageCandidates(input: SummarizeInput): Candidate[] {
@@ -127,13 +168,30 @@ export class ExtractiveSummarizer implements Summarizer {
     if (this.#counter.countText(text) > this.#maxSentenceTokens) text = `${this.#counter.truncateText(text, this.#maxSentenceTokens - 1)}…`;
     const tokens = this.#counter.countText(text) + 1;
     // Denser sentences win: the budget is in tokens, so rank by worth per token, damped for short ones.
-    return { date, speaker, group, order, text, tokens, score, priority: score / Math.sqrt(tokens), words: wordSet(text) };
+    return { date, speaker, group, order, text, tokens, score, priority: score / Math.sqrt(tokens), words: wordSet(text), kept: false, rank: 2 };
+  }
+
+  /**
+   * {@link #select}, then leaves out a kept fact whose names and numbers a chosen sentence already says,
+   * and refills the room it frees (which may bring in a sentence that states another: a few rounds at most).
+   */
+  #choose(candidates: readonly Candidate[], maxTokens: number): Candidate[] {
+    let pool = candidates;
+    let chosen = this.#select(pool, maxTokens);
+    for (let round = 0; round < 4; round += 1) {
+      const sentences = chosen.filter((candidate) => !candidate.kept);
+      const redundant = new Set(chosen.filter((candidate) => candidate.kept && isStatedBy(candidate, sentences)));
+      if (redundant.size === 0) break;
+      pool = pool.filter((candidate) => !redundant.has(candidate));
+      chosen = this.#select(pool, maxTokens);
+    }
+    return chosen;
   }
 
   #select(candidates: readonly Candidate[], maxTokens: number): Candidate[] {
     const ranked = discountRepeats(candidates)
       .filter((candidate) => candidate.priority > 0 && candidate.score >= minSentenceScore)
-      .sort((a, b) => b.priority - a.priority || compareOrder(b.order, a.order));
+      .sort((a, b) => a.rank - b.rank || b.priority - a.priority || compareOrder(b.order, a.order));
     const chosen: Candidate[] = [];
     const groups = new Set<string>();
     const dates = new Set<string>();
@@ -154,12 +212,13 @@ export class ExtractiveSummarizer implements Summarizer {
 
   /** Writes the chosen sentences in chronological order; drops the weakest until the text fits. */
   #render(chosen: Candidate[], maxTokens: number): string {
-    const kept = [...chosen].sort((a, b) => compareOrder(a.order, b.order));
+    // By day first: a kept fact is placed under the day it was said, beside the carried lines of that day.
+    const ordered = [...chosen].sort((a, b) => (a.date === b.date ? compareOrder(a.order, b.order) : a.date < b.date ? -1 : 1));
     for (;;) {
-      const text = renderLines(kept);
-      if (kept.length === 0 || this.#counter.countText(text) <= maxTokens) return text;
-      const weakest = kept.reduce((low, candidate) => (candidate.priority < low.priority ? candidate : low));
-      kept.splice(kept.indexOf(weakest), 1);
+      const text = renderLines(ordered);
+      if (ordered.length === 0 || this.#counter.countText(text) <= maxTokens) return text;
+      const weakest = ordered.reduce((low, candidate) => (candidate.rank > low.rank || (candidate.rank === low.rank && candidate.priority < low.priority) ? candidate : low));
+      ordered.splice(ordered.indexOf(weakest), 1);
     }
   }
 }
@@ -198,17 +257,31 @@ function renderLines(kept: readonly Candidate[]): string {
 /**
  * Divides the priority of sentences that repeat one template ("at X, ETA camp 14:20", daily signal
  * logs) by 1 + log2(how often it recurs), so a fact said once is not crowded out by routine updates.
- * Numbers are ignored when comparing wording: routine updates differ mostly in their numbers.
+ * Numbers are ignored when comparing wording: routine updates differ mostly in their numbers. Kept
+ * facts are neither discounted nor counted: they repeat the sentence they were read from.
  */
 function discountRepeats(candidates: readonly Candidate[]): Candidate[] {
   const shapes = candidates.map((candidate) => new Set([...candidate.words].filter((word) => !/\d/.test(word))));
   return candidates.map((candidate, index) => {
+    if (candidate.kept) return candidate;
     let recurrences = 0;
     shapes.forEach((shape, other) => {
-      if (other !== index && similarity(shape, shapes[index]!) >= templateSimilarity) recurrences += 1;
+      if (other !== index && !candidates[other]!.kept && similarity(shape, shapes[index]!) >= templateSimilarity) recurrences += 1;
     });
     return recurrences === 0 ? candidate : { ...candidate, priority: candidate.priority / (1 + Math.log2(1 + recurrences)) };
   });
+}
+
+/** True when a kept fact's names, numbers and ids all occur in one of the sentences. */
+function isStatedBy(fact: Candidate, sentences: readonly Candidate[]): boolean {
+  const keys = [...keyWords(fact.text)];
+  return keys.length > 0 && sentences.some((sentence) => keys.every((word) => sentence.words.has(word)));
+}
+
+/** The words that carry a fact: with a digit, or capitalized past the sentence's first word; lower-cased. */
+function keyWords(text: string): Set<string> {
+  const words = text.match(/[\p{L}\p{N}]+/gu) ?? [];
+  return new Set(words.filter((word, index) => /\d/.test(word) || (index > 0 && /^\p{Lu}/u.test(word))).map((word) => word.toLowerCase()));
 }
 
 function roleOf(speaker: string): MessageRole {

@@ -15,7 +15,8 @@ function filler(turns: number, from = 0): MessageInput[] {
 }
 
 async function memoryWithHistory(store = new InMemoryStore()) {
-  const memory = createMemory({ store, embedder: new HashedEmbedder(), worker: { autoStart: false }, compaction: { settings: { triggerTokens: 400, keepRecentTokens: 150 } } });
+  // keepFacts off: these tests place facts in the facts block and the recent turns; a summary's fact lines are tested apart.
+  const memory = createMemory({ store, embedder: new HashedEmbedder(), worker: { autoStart: false }, compaction: { settings: { triggerTokens: 400, keepRecentTokens: 150, keepFacts: false } } });
   await memory.append(scope, [
     { role: 'user', content: 'My relay is called LARCH-RIDGE and it runs on a solar panel.' },
     { role: 'assistant', content: 'Noted: relay LARCH-RIDGE.' },
@@ -100,6 +101,28 @@ describe('hybrid context', () => {
     expect(report.excludedItems.filter((item) => item.kind === 'fact')).toEqual([expect.objectContaining({ id: said.id, reason: 'already_in_context' })]);
     expect(messages[0]?.content).not.toContain('KE7QTR');
     expect(messages[0]?.content).toContain('Hood River');
+  });
+
+  it('leaves out of the facts block a fact the summary already keeps as a line', async () => {
+    const store = new InMemoryStore();
+    const summarizer = {
+      id: 'fixed',
+      summarize: async () => ({ content: '[2025-05-28]\n- home town: Hood River\nuser: Signal reports all day.', summarizer: 'fixed', inputTokens: 0, outputTokens: 12 }),
+    };
+    const memory = createMemory({ store, knowledge: false, worker: { autoStart: false }, compaction: { summarizer, settings: { triggerTokens: 400, keepRecentTokens: 150 } } });
+    await memory.append(scope, filler(40));
+    await memory.runPendingJobs();
+    const user = { tenantId: 'default', userId: 'maren' };
+    const base = { subject: 'user', confidence: 0.9, validFrom: '2025-05-28T10:00:00.000Z', extractor: 'test', createdAt: '2025-05-28T10:00:00.000Z', sourceConversationId: 'node-7', sourceSeqs: [2] };
+    const home = await store.insertFact(user, { ...base, attribute: 'home_town', value: 'Hood River', text: 'I live in Hood River' });
+    const callsign = await store.insertFact(user, { ...base, attribute: 'callsign', value: 'KE7QTR', text: 'my callsign is KE7QTR' });
+
+    const { messages, report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 1200 });
+
+    expect(report.parts.find((part) => part.kind === 'facts')?.items?.map((item) => item.id)).toEqual([callsign.id]);
+    expect(report.excludedItems.filter((item) => item.kind === 'fact')).toEqual([expect.objectContaining({ id: home.id, reason: 'already_in_context' })]);
+    expect(messages.map((message) => message.content).join('\n').split('Hood River')).toHaveLength(2);
+    await memory.close();
   });
 
   it('sends a conversation alone when it fits whole: its own facts and turns already_in_context, other conversations\' conversation_fits', async () => {

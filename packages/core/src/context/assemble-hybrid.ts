@@ -1,4 +1,5 @@
 import type { Fact } from '../facts/fact.js';
+import { factLine } from '../facts/fact-line.js';
 import type { RecallHit } from '../recall/recall.js';
 import { savedPercent } from '../usage/usage.js';
 import { describeDropped, pinnedTokens, toContextMessage, truncatedOf, type AssembleInput } from './assemble-context.js';
@@ -44,11 +45,15 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
     selected = selectNewest(turns, room, counter);
   }
   const firstRecentSeq = selected[0]?.message.seq ?? Number.POSITIVE_INFINITY;
-  // A fact stated in the verbatim turns is said there already: sending it again only costs tokens.
-  const inRecent = (fact: Fact) => fact.sourceConversationId === input.conversationId && fact.sourceSeqs.length > 0 && fact.sourceSeqs.every((seq) => seq >= firstRecentSeq);
-  const factsSaid = input.facts.filter(inRecent);
+  // A fact stated in the verbatim turns, or kept as a line of the summary (decision 0022), is said there
+  // already: sending it again only costs tokens.
+  const summaryLines = new Set((summary?.message.content ?? '').split('\n'));
+  const alreadySaid = (fact: Fact) =>
+    (fact.sourceConversationId === input.conversationId && fact.sourceSeqs.length > 0 && fact.sourceSeqs.every((seq) => seq >= firstRecentSeq)) ||
+    summaryLines.has(`- ${factLine(fact)}`);
+  const factsSaid = input.facts.filter(alreadySaid);
   if (factsSaid.length > 0 && facts.message !== undefined) {
-    const kept = factsBlock(input.facts.filter((fact) => !inRecent(fact)), counter, Math.floor(room * hybridShares.facts));
+    const kept = factsBlock(input.facts.filter((fact) => !alreadySaid(fact)), counter, Math.floor(room * hybridShares.facts));
     facts = { ...kept, excluded: [...kept.excluded, ...factsSaid.map((fact) => factExcluded(fact, 'already_in_context'))] };
   }
   const inContext = (hit: RecallHit) => hit.conversationId === input.conversationId && hit.message.seq >= firstRecentSeq;

@@ -1,4 +1,5 @@
 import type { Fact } from '../facts/fact.js';
+import { factLine } from '../facts/fact-line.js';
 import type { RecallHit } from '../recall/recall.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import type { ContextItem, ContextMessage, ExcludedItem } from './context-types.js';
@@ -22,7 +23,7 @@ export function factsBlock(facts: readonly Fact[], counter: TokenCounter, maxTok
   const header = 'Known facts about the user (current values):';
   const lines = facts.map((fact) => ({
     fact,
-    line: `- ${fact.subject === 'user' ? '' : `${fact.subject} `}${fact.attribute.replace(/_/g, ' ')}: ${fact.value} (since ${fact.validFrom.slice(0, 10)})`,
+    line: `- ${factLine(fact)} (since ${fact.validFrom.slice(0, 10)})`,
   }));
   return fillBlock(header, lines.map(({ fact, line }) => ({ line, item: { kind: 'fact', id: fact.id, tokens: 0, score: fact.confidence } })), counter, maxTokens);
 }

@@ -5,11 +5,12 @@ export interface Span {
   readonly value: string;
 }
 
-// Words that end the clause a value is read from, in the languages the patterns cover.
+// Words that end the clause a value is read from, in the languages the patterns cover. A "!" right
+// before a letter or digit is a node id's sigil (!c0ffee42), not the end of a clause.
 const clauseBreak =
-  /[,;:!?()[\]\n]|\.(?=\s|$)|\s[-–—]\s|\s(?:and|but|so|because|since|though|although|which|who|when|while|until|where|with|und|aber|weil|denn|mit|y|pero|porque|con|et|mais|parce|avec)\b/i;
+  /[,;:?()[\]\n]|!(?![0-9a-z])|\.(?=\s|$)|\s[-–—]\s|\s(?:and|but|so|because|since|though|although|which|who|when|while|until|where|with|und|aber|weil|denn|mit|y|pero|porque|con|et|mais|parce|avec)\b/i;
 const clauseBreakKeepingAnd =
-  /[;:!?()[\]\n]|\.(?=\s|$)|\s[-–—]\s|,\s(?!and\b|or\b|no\b|not\b)|\s(?:but|so|because|since|though|although|which|who|when|while|until|where|aber|weil|denn|pero|porque|mais|parce)\b/i;
+  /[;:?()[\]\n]|!(?![0-9a-z])|\.(?=\s|$)|\s[-–—]\s|,\s(?!and\b|or\b|no\b|not\b)|\s(?:but|so|because|since|though|although|which|who|when|while|until|where|aber|weil|denn|pero|porque|mais|parce)\b/i;
 // Words that trail a value without belonging to it ("Portland now", "120 dollars total").
 const trailingFiller =
   /(?:\s+(?:now|too|also|anymore|any more|though|lol|haha|pls|plz|please|anyway|already|currently|nowadays|these days|total|in total|btw|tbh|yet|jetzt|auch|ahora|también|maintenant|aussi))+$/i;

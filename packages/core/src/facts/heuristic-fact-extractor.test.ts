@@ -77,6 +77,13 @@ describe('HeuristicFactExtractor', () => {
     expect(await read('I have a question about antennas.', 'I have no idea.', 'I have to go.')).toEqual([]);
   });
 
+  it('reads "my/our X is Y" for data-like values, a node id after "is" included, but not a reading of the node', async () => {
+    expect(await read('our cabin node is !c0ffee42, it sits on the porch roof', 'my license renewal is due 2026-03-15, remind me if it comes up', 'my node battery is at 40 %')).toEqual([
+      'user cabin_node=!c0ffee42',
+      'user license_renewal=due 2026-03-15',
+    ]);
+  });
+
   it('reads people by relation and resolves his and her to the person named before', async () => {
     expect(await read('my buddy Tomas is coming along. his node is !7be104c2, he has no license yet', 'my partner Ines watches from home, her node is !e20d4f19.')).toEqual([
       'user buddy=Tomas',

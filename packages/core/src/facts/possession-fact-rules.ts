@@ -44,14 +44,15 @@ const readPossessions: FactRule = ({ text, match }) => {
   return drafts;
 };
 
-// "my budget is 120 dollars", "my main relay is a solar node called LARCH-RIDGE", "my favourite color is blue".
+// "my budget is 120 dollars", "my main relay is a solar node called LARCH-RIDGE", "our cabin node is !c0ffee42", "my favourite color is blue".
 const readMyAttribute: FactRule = ({ text, match }) => {
   const drafts: FactDraft[] = [];
-  eachCue(match, /\bmy ((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+(?:is|are|=|:)\s+/gi, (found, end) => {
+  eachCue(match, /\b(?:my|our) ((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+(?:is|are|=|:)\s+/gi, (found, end) => {
     const key = toAttributeKey(found[1]!);
     const words = found[1]!.toLowerCase().split(/\s+/);
-    // "My pup Toby is …": a name inside the subject makes it a person or pet, not an attribute.
-    if (key === '' || /\p{Lu}/u.test(found[1]!) || words.some((word) => notAttributes.has(word))) return;
+    // "My pup Toby is …": a name inside the subject makes it a person or pet, not an attribute. The
+    // first word decides ("my node battery is …" is a reading), so "our cabin node is !c0ffee42" counts.
+    if (key === '' || /\p{Lu}/u.test(found[1]!) || notAttributes.has(words[0]!)) return;
     const clause = captureClause(text, match, end, { maxWords: 8 });
     if (clause === undefined || passingState.test(clause.value)) return;
     const called = /\b(?:called|named)\s+/i.exec(match.slice(clause.start, clause.end));

@@ -21,6 +21,13 @@ describe('readStatements', () => {
     expect(texts('If I lived in Paris I would love it. Maybe I like jazz. thinking of a 5.8 dBi omni. I live in Bend.')).toEqual(['I live in Bend.']);
   });
 
+  it('keeps the claim before a trailing condition or request clause, and still drops a sentence that is a condition', () => {
+    expect(texts('my license renewal is due 2026-03-15, remind me if it comes up. gate code is 4471, if you need it. if it rains, my plan is B.')).toEqual([
+      'my license renewal is due 2026-03-15',
+      'gate code is 4471',
+    ]);
+  });
+
   it('blanks quoted passages and what follows a reporting verb when matching, keeping the verbatim text', () => {
     const [quoted, reported] = readStatements('He wrote "I live in Paris" on the card. my buddy Tomas says he lives in Bend.');
     expect(quoted!.text).toBe('He wrote "I live in Paris" on the card.');

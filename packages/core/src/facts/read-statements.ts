@@ -36,11 +36,23 @@ export function readStatements(content: string): Statement[] {
   for (const sentence of splitSentences(content)) {
     const text = sentence.trim();
     if (text.length === 0 || isQuestion(text)) continue;
-    const match = blankOthersWords(text.replace(/’/g, "'"));
+    const whole = blankOthersWords(text.replace(/’/g, "'"));
+    const end = claimEnd(whole);
+    const match = whole.slice(0, end);
     if (hypothetical.test(match)) continue;
-    statements.push({ text, match });
+    statements.push({ text: text.slice(0, end), match });
   }
   return statements;
+}
+
+// "… is due 2026-03-15, remind me if it comes up", "…, if you need it": a trailing clause that is a
+// condition or a request leaves the claim before it standing.
+const trailingCondition = /,\s+(?:(?:and |but |so )?(?:remind me|let me know|tell me|ping me)\b|(?:if|unless|in case)\b)[^,]*$/i;
+
+/** Where the claim of a sentence ends: before a trailing conditional or request clause, when the claim itself is not hypothetical. */
+function claimEnd(match: string): number {
+  const trailing = trailingCondition.exec(match);
+  return trailing === null || hypothetical.test(match.slice(0, trailing.index)) ? match.length : trailing.index;
 }
 
 function splitSentences(content: string): string[] {
