@@ -21,15 +21,37 @@ export function chooseEmbedder(config: CliConfig): Embedder | undefined {
   return new OpenAiEmbedder({ baseUrl, model, ...(apiKey === undefined ? {} : { apiKey }), ...(dimensions === undefined ? {} : { dimensions }) });
 }
 
+/** An embedder with the means to load it ahead of use and to end its threads. */
+export interface ThreadedEmbedder {
+  readonly embedder?: Embedder;
+  /** Loads the model in its threads now (a no-op for embedders without threads). */
+  load(): Promise<void>;
+  /** Ends the threads (a no-op for embedders without threads). */
+  close(): Promise<void>;
+}
+
 /**
  * The embedder of `serve`'s own requests (the query embeddings of hybrid contexts): as {@link chooseEmbedder},
  * but USE-lite runs on a worker thread, so a query embedding never blocks the event loop and its deadline
- * can cut it off. `load` loads the model in its thread, `close` ends the thread (both no-ops for the others).
+ * can cut it off.
  */
-export function chooseQueryEmbedder(config: CliConfig): { embedder?: Embedder; load: () => Promise<void>; close: () => Promise<void> } {
+export function chooseQueryEmbedder(config: CliConfig): ThreadedEmbedder {
+  // Past the deadline the context goes keyword-only anyway: a query that cannot make it leaves the core to serving.
+  return chooseThreadedEmbedder(config, { callerDeadlineMs: config.embedder.queryTimeoutMs });
+}
+
+/**
+ * The embedder of `mnemo worker`'s embed jobs: as {@link chooseEmbedder}, but USE-lite runs on `threads`
+ * worker threads (1 to 16), so a backlog is embedded on that many cores at once while the job loops go on
+ * reading and writing the store and extracting on the main thread.
+ */
+export function chooseWorkerEmbedder(config: CliConfig, threads: number): ThreadedEmbedder {
+  return chooseThreadedEmbedder(config, { threads });
+}
+
+function chooseThreadedEmbedder(config: CliConfig, options: { callerDeadlineMs?: number; threads?: number }): ThreadedEmbedder {
   if (config.embedder.kind === 'use-lite') {
-    // Past the deadline the context goes keyword-only anyway: a query that cannot make it leaves the core to serving.
-    const embedder = new UseLiteThreadEmbedder({ callerDeadlineMs: config.embedder.queryTimeoutMs });
+    const embedder = new UseLiteThreadEmbedder(options);
     return { embedder, load: () => embedder.load(), close: () => embedder.close() };
   }
   const embedder = chooseEmbedder(config);
