@@ -129,34 +129,35 @@ async function drainOnce(cli: string, file: string): Promise<DrainRun> {
 
 /** Stored vectors and the jobs pending or running per kind, read beside the running worker. */
 function read(file: string): Snapshot {
-  const database = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    const embedded = (database.prepare('SELECT count(*) AS n FROM message_embeddings').get() as { n: number }).n;
+  return withDatabase(file, (database) => {
+    const embedded = count(database, 'SELECT count(*) AS n FROM message_embeddings');
     const rows = database.prepare(`SELECT kind, count(*) AS n FROM jobs WHERE status IN ('pending', 'running') GROUP BY kind`).all() as { kind: string; n: number }[];
     const byKind: Record<string, number> = { compact: 0, embed: 0, extract: 0 };
     for (const row of rows) byKind[row.kind] = row.n;
     return { at: performance.now(), embedded, byKind };
-  } finally {
-    database.close();
-  }
+  });
 }
 
 function countMessages(file: string): number {
+  return withDatabase(file, (database) => count(database, 'SELECT count(*) AS n FROM messages'));
+}
+
+/** Jobs given up, and jobs waiting for a retry after a failed attempt. */
+function countFailed(file: string): number {
+  return withDatabase(file, (database) => count(database, `SELECT count(*) AS n FROM jobs WHERE status = 'failed' OR (status = 'pending' AND attempts > 0 AND last_error IS NOT NULL)`));
+}
+
+function withDatabase<T>(file: string, use: (database: Database.Database) => T): T {
   const database = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    return (database.prepare('SELECT count(*) AS n FROM messages').get() as { n: number }).n;
+    return use(database);
   } finally {
     database.close();
   }
 }
 
-function countFailed(file: string): number {
-  const database = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    return (database.prepare(`SELECT count(*) AS n FROM jobs WHERE status = 'failed' OR (status = 'pending' AND attempts > 0 AND last_error IS NOT NULL)`).get() as { n: number }).n;
-  } finally {
-    database.close();
-  }
+function count(database: Database.Database, sql: string): number {
+  return (database.prepare(sql).get() as { n: number }).n;
 }
 
 /** User + system CPU seconds of a process (all its threads), from /proc; 0 where there is none. */
