@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { pino } from 'pino';
 import type { CliIo } from '../cli-io.js';
 import { loadCliConfig } from '../config/cli-config.js';
@@ -51,7 +51,7 @@ export function registerWorkerCommand(program: Command, io: CliIo): void {
     .option(
       '--embedding-threads <n>',
       `USE-lite threads embedding side by side, each with its own copy of the model, 1 to 16 (default: one per core, at most 4: ${defaultEmbeddingThreads()} here)`,
-      parsePositiveInteger,
+      parseEmbeddingThreads,
     )
     .action(async (_flags: WorkerFlags, command: Command) => {
       await runWorker(command.optsWithGlobals<WorkerFlags>(), io);
@@ -78,4 +78,10 @@ async function runWorker(flags: WorkerFlags, io: CliIo): Promise<void> {
   await memory.close();
   await threaded.close();
   logger.info('worker stopped');
+}
+
+function parseEmbeddingThreads(value: string): number {
+  const threads = parsePositiveInteger(value);
+  if (threads > 16) throw new InvalidArgumentError('must be a number of threads from 1 to 16.');
+  return threads;
 }
