@@ -7,7 +7,8 @@
 // --rate-limit-off for builds whose keyless default was 50 req/s); --embedder overrides MNEMO_EMBEDDER;
 // --postgres-only skips the SQLite rows; --rows proxy,context,... picks rows (direct, proxy, resend, context, hybrid, add, batch, health);
 // --serve-args '--workers 2' adds arguments to `mnemo serve`; --drain-seconds (default 180) bounds the wait for the backlog; --cpu-prof DIR writes V8 CPU profiles of
-// serve (and its workers) there, read them with bench/cpu-profile-summary.ts.
+// serve (and its workers) there, read them with bench/cpu-profile-summary.ts; --save-db FILE copies the SQLite store as the load
+// left it (for bench/drain.ts).
 import { spawn, fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -17,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { startScriptedOpenAiServer } from '@mnemo/models/testing';
 import autocannon from 'autocannon';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 
 const resultsPath = fileURLToPath(new URL('./results/serve.json', import.meta.url));
@@ -38,6 +40,17 @@ interface Measured {
   readonly serveCpuMsPerRequest?: number;
 }
 
+interface DrainDetail {
+  readonly jobsAtStop: Readonly<Record<string, number>>;
+  readonly messagesStored: number;
+  readonly unembeddedAtStop: number;
+  readonly embeddedDuringDrain: number;
+  /** Vectors written per second from the stop until the embed backlog was empty (or the wait ended). */
+  readonly embeddingsPerSecond: number;
+  /** Seconds after the stop at which each kind had no job pending or running (absent: not within the limit). */
+  readonly kindDrainedSeconds: Readonly<Record<string, number>>;
+}
+
 interface Row {
   readonly name: string;
   readonly byConnections: Readonly<Record<string, Measured>>;
@@ -55,6 +68,8 @@ interface StoreReport {
   readonly backlogAtStop: number;
   readonly oldestPendingAgeSecondsAtStop: number;
   readonly drainSeconds: number | null;
+  /** The drain in detail (SQLite only: read from the file): jobs per kind at the stop, messages without a vector, embeddings a second, when each kind's backlog emptied. */
+  readonly drain?: DrainDetail;
   /** Hybrid contexts of the whole run (proxy and seed) by how they recalled, from /metrics: `hybrid`, `keyword-only/embedding_deadline`, … */
   readonly recall: Readonly<Record<string, number>>;
   /** From SIGTERM to exit, per replica, in ms. */
@@ -74,6 +89,7 @@ const { values } = parseArgs({
     'cpu-prof': { type: 'string' },
     'serve-args': { type: 'string' },
     'drain-seconds': { type: 'string', default: '180' },
+    'save-db': { type: 'string' },
     json: { type: 'boolean', default: false },
     out: { type: 'string', default: resultsPath },
     child: { type: 'string' },
@@ -191,11 +207,17 @@ async function runStore(settings: RunSettings): Promise<StoreReport> {
       rows.push({ name: scenario.name, byConnections });
     }
     const stop = await readBacklog(urls[0]!);
-    log(`  load stopped: ${stop.total} jobs pending or running, oldest pending ${stop.oldestAgeSeconds.toFixed(1)} s; waiting for them to drain ...`);
-    const drainSeconds = await waitForDrain(urls[0]!, Number(values['drain-seconds']));
+    const sqliteFile = settings.dbs[0]!.includes('://') ? undefined : settings.dbs[0]!;
+    const countsAtStop = sqliteFile === undefined ? undefined : countEmbedded(sqliteFile);
+    // The store as the load left it, for bench/drain.ts to drain again and again with other builds.
+    if (sqliteFile !== undefined && values['save-db'] !== undefined) await saveDatabase(sqliteFile, values['save-db']);
+    log(`  load stopped: ${stop.total} jobs pending or running (${formatKinds(stop.byKind)}), oldest pending ${stop.oldestAgeSeconds.toFixed(1)} s${countsAtStop === undefined ? '' : `; ${countsAtStop.messages - countsAtStop.embedded} of ${countsAtStop.messages} messages without a vector`}; waiting for them to drain ...`);
+    const waited = await waitForDrain(urls[0]!, Number(values['drain-seconds']));
+    const drainSeconds = waited.seconds;
+    const drain = sqliteFile === undefined || countsAtStop === undefined ? undefined : drainDetail(stop.byKind, countsAtStop, countEmbedded(sqliteFile), waited);
     const recall = await readRecallCounts(urls);
     const stopMs = await Promise.all(replicas.map((replica) => replica.stop()));
-    return { store: settings.store, replicas: replicas.length, rows, recall, healthAfterBigAppendMs, ...(big.problem === undefined ? {} : { bigAppendProblem: big.problem }), backlogAtStop: stop.total, oldestPendingAgeSecondsAtStop: round(stop.oldestAgeSeconds), drainSeconds, stopMs };
+    return { store: settings.store, replicas: replicas.length, rows, recall, healthAfterBigAppendMs, ...(big.problem === undefined ? {} : { bigAppendProblem: big.problem }), backlogAtStop: stop.total, oldestPendingAgeSecondsAtStop: round(stop.oldestAgeSeconds), drainSeconds, ...(drain === undefined ? {} : { drain }), stopMs };
   } finally {
     for (const replica of replicas) replica.kill();
   }
@@ -346,21 +368,25 @@ async function measureSpread(
   };
 }
 
-/** Pending plus running jobs and the oldest pending job's age, from /metrics. */
-async function readBacklog(url: string): Promise<{ total: number; oldestAgeSeconds: number }> {
+/** Pending plus running jobs (in all and per kind) and the oldest pending job's age, from /metrics. */
+async function readBacklog(url: string): Promise<{ total: number; byKind: Record<string, number>; oldestAgeSeconds: number }> {
   const text = await (await fetch(`${url}/metrics`)).text();
   let total = 0;
   let oldestAgeSeconds = 0;
+  const byKind: Record<string, number> = {};
   for (const line of text.split('\n')) {
-    const backlog = /^mnemo_job_backlog\{[^}]*\} (\d+)/.exec(line);
-    if (backlog !== null) total += Number(backlog[1]);
+    const backlog = /^mnemo_job_backlog\{(?:[^}]*kind="(\w+)")?[^}]*\} (\d+)/.exec(line);
+    if (backlog !== null) {
+      total += Number(backlog[2]);
+      if (backlog[1] !== undefined) byKind[backlog[1]] = (byKind[backlog[1]] ?? 0) + Number(backlog[2]);
+    }
     const age = /^mnemo_job_oldest_pending_age_seconds ([\d.]+)/.exec(line);
     if (age !== null) oldestAgeSeconds = Number(age[1]);
     // A build without the backlog gauges: pending and running from the status gauge.
     const status = /^mnemo_jobs\{status="(pending|running)"\} (\d+)/.exec(line);
     if (status !== null && !text.includes('mnemo_job_backlog')) total += Number(status[2]);
   }
-  return { total, oldestAgeSeconds };
+  return { total, byKind, oldestAgeSeconds };
 }
 
 /** The `mnemo_context_recall_total` counters of every replica, summed by `mode/reason`. */
@@ -376,13 +402,61 @@ async function readRecallCounts(urls: readonly string[]): Promise<Record<string,
   return counts;
 }
 
-async function waitForDrain(url: string, limitSeconds: number): Promise<number | null> {
+/** Polls the backlog until it is empty (or `limitSeconds` passed): the seconds it took (null: not within the limit) and when each kind emptied. */
+async function waitForDrain(url: string, limitSeconds: number): Promise<{ seconds: number | null; kindDrainedSeconds: Record<string, number> }> {
   const started = performance.now();
+  const kindDrainedSeconds: Record<string, number> = {};
   while (performance.now() - started < limitSeconds * 1000) {
-    if ((await readBacklog(url)).total === 0) return round((performance.now() - started) / 1000);
+    const backlog = await readBacklog(url);
+    const elapsed = round((performance.now() - started) / 1000);
+    for (const [kind, count] of Object.entries(backlog.byKind)) if (count === 0) kindDrainedSeconds[kind] ??= elapsed;
+    if (backlog.total === 0) return { seconds: elapsed, kindDrainedSeconds };
     await new Promise((resolvePromise) => setTimeout(resolvePromise, 250));
   }
-  return null;
+  return { seconds: null, kindDrainedSeconds };
+}
+
+/** An online copy of a SQLite file that the server and its workers go on writing. */
+async function saveDatabase(file: string, target: string): Promise<void> {
+  const database = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    await database.backup(target);
+  } finally {
+    database.close();
+  }
+}
+
+/** Messages and stored vectors in a SQLite file (read-only, beside the running server). */
+function countEmbedded(file: string): { messages: number; embedded: number; at: number } {
+  const database = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const count = (sql: string) => (database.prepare(sql).get() as { n: number }).n;
+    return { messages: count('SELECT count(*) AS n FROM messages'), embedded: count('SELECT count(*) AS n FROM message_embeddings'), at: performance.now() };
+  } finally {
+    database.close();
+  }
+}
+
+function drainDetail(
+  jobsAtStop: Record<string, number>,
+  atStop: { messages: number; embedded: number; at: number },
+  atEnd: { messages: number; embedded: number; at: number },
+  waited: { seconds: number | null; kindDrainedSeconds: Record<string, number> },
+): DrainDetail {
+  const embeddedDuringDrain = atEnd.embedded - atStop.embedded;
+  const embedSeconds = waited.kindDrainedSeconds.embed ?? (atEnd.at - atStop.at) / 1000;
+  return {
+    jobsAtStop,
+    messagesStored: atEnd.messages,
+    unembeddedAtStop: atStop.messages - atStop.embedded,
+    embeddedDuringDrain,
+    embeddingsPerSecond: embedSeconds > 0 ? Math.round(embeddedDuringDrain / embedSeconds) : 0,
+    kindDrainedSeconds: waited.kindDrainedSeconds,
+  };
+}
+
+function formatKinds(byKind: Readonly<Record<string, number>>): string {
+  return Object.entries(byKind).map(([kind, count]) => `${kind} ${count}`).join(', ');
 }
 
 function formatStore(report: StoreReport, connectionCounts: readonly number[]): string {
@@ -404,6 +478,11 @@ function formatStore(report: StoreReport, connectionCounts: readonly number[]): 
     ...cells.map(line),
     `/health right after a 1,000-message append: ${report.healthAfterBigAppendMs} ms (worst of 5)${report.bigAppendProblem === undefined ? '' : `; failed: ${report.bigAppendProblem}`}`,
     `backlog when the load stopped: ${report.backlogAtStop} jobs (oldest pending ${report.oldestPendingAgeSecondsAtStop} s); drained in ${report.drainSeconds === null ? `more than ${values['drain-seconds']}` : report.drainSeconds} s`,
+    ...(report.drain === undefined
+      ? []
+      : [
+          `  jobs at the stop: ${formatKinds(report.drain.jobsAtStop)}; ${report.drain.unembeddedAtStop} of ${report.drain.messagesStored} messages without a vector; ${report.drain.embeddedDuringDrain} embedded while draining, ${report.drain.embeddingsPerSecond}/s; each kind empty after: ${Object.entries(report.drain.kindDrainedSeconds).map(([kind, seconds]) => `${kind} ${seconds} s`).join(', ') || 'none'}`,
+        ]),
     `hybrid contexts by recall: ${Object.entries(report.recall).map(([key, count]) => `${key} ${count}`).join(', ') || 'none counted (an older build)'}`,
     `SIGTERM to exit: ${report.stopMs.join(', ')} ms`,
   ].join('\n');

@@ -1,6 +1,7 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
-import { createMemory, type Job } from '@mnemo/core';
+import { createMemory, embeddingText, type Job } from '@mnemo/core';
+import { UseLiteEmbedder } from '@mnemo/models';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@mnemo/models/testing';
 import { createSqliteStore } from '@mnemo/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -110,6 +111,53 @@ describe('mnemo serve --workers', () => {
 });
 
 describe('mnemo worker', () => {
+  it('embeds a backlog with USE-lite on its threads, stops on SIGTERM in the middle of it, and another worker embeds the rest', async () => {
+    const db = join(work.path, 'backlog.db');
+    const scope = { userId: 'node-7', conversationId: 'node-7' };
+    // Never loaded here: it only makes the append queue an embed job of USE-lite's model.
+    const memory = createMemory({ store: createSqliteStore({ path: db }), embedder: new UseLiteEmbedder(), worker: { autoStart: false } });
+    const turns = Array.from({ length: 300 }, (_, index) => ({
+      role: index % 2 === 0 ? ('user' as const) : ('assistant' as const),
+      content: index % 7 === 0 ? `turn ${index}: relay LARCH-RIDGE heard ${index % 5} minutes ago at three hops, SNR ${index % 9} dB, battery ${index % 100} percent` : `turn ${index}: ok`,
+    }));
+    await memory.append(scope, turns);
+    await memory.close();
+    const model = new UseLiteEmbedder().model;
+    const unembedded = async () => {
+      const store = createSqliteStore({ path: db });
+      try {
+        return (await store.listUnembeddedMessages({ tenantId: 'default', ...scope }, model, 1000)).length;
+      } finally {
+        await store.close();
+      }
+    };
+    const env = { MNEMO_EMBEDDER: 'use-lite' };
+
+    const first = await startMnemoHere(['worker', '--db', db, '--embedding-threads', '2'], /"msg":"worker started"/, env);
+    expect(JSON.parse(first.line)).toMatchObject({ embeddingThreads: 2, embedder: model });
+    const left = await waitFor(unembedded, (count) => count < turns.length, 60_000);
+    // The forward passes run on the threads: the event loop still answers the signal mid-backlog.
+    first.child.kill('SIGTERM');
+    expect(await first.exited, first.output()).toBe(0);
+    expect(left).toBeLessThan(turns.length);
+
+    const second = await startMnemoHere(['worker', '--db', db, '--embedding-threads', '1'], /"msg":"worker started"/, env);
+    await waitFor(async () => (await jobsOf(db, 'node-7')).filter((job) => job.kind === 'embed' && job.status !== 'done').length, (count) => count === 0, 120_000);
+    expect(await unembedded(), second.output()).toBe(0);
+
+    // The stored vectors are USE-lite's: a message's own embedding text finds it first.
+    const store = createSqliteStore({ path: db });
+    try {
+      const messages = await store.listMessages({ tenantId: 'default', ...scope }, { afterSeq: 20, limit: 2 });
+      const [query] = await new UseLiteEmbedder().embed([embeddingText(messages[1]!, messages[0]!)]);
+      const [hit] = await store.searchVector({ tenantId: 'default', userId: 'node-7' }, model, query!, { k: 1 });
+      expect(hit?.message.seq).toBe(messages[1]!.seq);
+      expect(hit!.score).toBeGreaterThan(0.999);
+    } finally {
+      await store.close();
+    }
+  }, 240_000);
+
   it('finishes, exactly once, a job whose worker was killed in the middle of it', async () => {
     const db = join(work.path, 'jobs.db');
     // The first summarizer call hangs (the worker is killed while it waits); the second answers.

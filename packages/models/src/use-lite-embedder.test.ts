@@ -72,14 +72,27 @@ describe('UseLiteEmbedder', () => {
     }
   });
 
+  it('batches texts shortest first, since a pass is padded to its longest text, and answers in input order', async () => {
+    const { encoder, batches } = fakeEncoder();
+    const embedder = new UseLiteEmbedder({ batchSize: 2, loadEncoder: async () => encoder });
+    const texts = ['dddd', 'a', 'eeeee', 'bb', 'cc'];
+
+    const vectors = await embedder.embed(texts);
+
+    // Ties ('bb', 'cc') keep their order.
+    expect(batches).toEqual([['a', 'bb'], ['cc', 'dddd'], ['eeeee']]);
+    vectors.forEach((vector, index) => expect(vector[0]! / vector[1]!).toBeCloseTo(texts[index]!.length, 4));
+  });
+
   it('embeds an empty text as a space, since the model drops or rejects empty rows', async () => {
     const { encoder, batches } = fakeEncoder();
     const embedder = new UseLiteEmbedder({ loadEncoder: async () => encoder });
 
     const vectors = await embedder.embed(['hello', '']);
 
-    expect(batches).toEqual([['hello', ' ']]);
-    expect(vectors).toHaveLength(2);
+    // Shortest first: the space leads the batch; the answer keeps the input's order.
+    expect(batches).toEqual([[' ', 'hello']]);
+    expect(vectors.map((vector) => Math.round(vector[0]! / vector[1]!))).toEqual([5, 1]);
   });
 
   it('answers an empty list without loading the model', async () => {

@@ -40,7 +40,10 @@ const maxBatchSize = 1024;
  * Measured on 2 cores (Node 20, WASM backend, which runs single-threaded; `npm run bench -w @mnemo/models`,
  * 12-word sentences, time grows with length): import + weights ≈ 0.2 s, the first forward pass ≈ 0.1 s
  * more; then ≈ 11 ms a sentence at batch size 1, ≈ 5 ms at 16 and ≈ 5 ms at 64 — batches past ~16 gain
- * little, so the default 32 keeps one pass around 0.15 s.
+ * little, so the default 32 keeps one pass around 0.15 s. A pass costs by its longest text (the batch is
+ * padded to it), and more than linearly in length: texts are batched shortest first, in any order of the
+ * call, and the vectors come back in the call's order. A 25-word text (a turn with the one before it,
+ * what the embed job embeds) took ≈ 15–40 ms under the load of `bench:serve` on 2 shared cores.
  */
 export class UseLiteEmbedder implements Embedder {
   /** Stable id of the vector space: changing weights or package version must change it. */
@@ -75,17 +78,19 @@ export class UseLiteEmbedder implements Embedder {
     });
     if (texts.length === 0) return [];
     const encoder = await this.#encoderOrAbort(options.signal);
-    const vectors: Float32Array[] = [];
+    const order = orderByLength(texts);
+    const vectors: Float32Array[] = new Array<Float32Array>(texts.length);
     for (let start = 0; start < texts.length; start += this.#batchSize) {
       throwIfAborted(options.signal);
-      const batch = texts.slice(start, start + this.#batchSize).map((text) => (text.length === 0 ? ' ' : text));
+      const indexes = order.slice(start, start + this.#batchSize);
+      const batch = indexes.map((index) => (texts[index]!.length === 0 ? ' ' : texts[index]!));
       let rows: unknown;
       try {
         rows = await encoder.embed(batch);
       } catch (error) {
         throw new MemoryError('model_failed', `${this.model} failed to embed ${batch.length} texts: ${describeError(error)}`, { cause: error });
       }
-      vectors.push(...this.#readRows(rows, batch.length));
+      this.#readRows(rows, batch.length).forEach((vector, offset) => (vectors[indexes[offset]!] = vector));
     }
     return vectors;
   }
@@ -121,6 +126,15 @@ export class UseLiteEmbedder implements Embedder {
       this.#encoder!.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
     });
   }
+}
+
+/**
+ * The indexes of `texts`, shortest first (ties in their order). A forward pass pads every text to the
+ * longest of its batch, so batches of similar lengths cost far less: one text of 100 tokens among 31 of
+ * 8 made a pass of 32 about 5× slower on this machine (see {@link UseLiteEmbedder}).
+ */
+export function orderByLength(texts: readonly string[]): number[] {
+  return texts.map((_, index) => index).sort((left, right) => texts[left]!.length - texts[right]!.length || left - right);
 }
 
 let bundledEncoder: Promise<SentenceEncoder> | undefined;

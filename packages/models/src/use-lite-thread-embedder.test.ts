@@ -55,7 +55,28 @@ describe('UseLiteThreadEmbedder', () => {
     }
   }, 30_000);
 
-  it('refuses a caller deadline that is not a positive integer', () => {
+  it('with two threads, splits a long call of mixed lengths into passes and answers in the call\'s order', async () => {
+    const pair = new UseLiteThreadEmbedder({ threads: 2, maxBatchTexts: 4 });
+    try {
+      await pair.load();
+      // Long and short texts interleaved: the passes are formed shortest first, the answer is not.
+      const texts = Array.from({ length: 11 }, (_, index) =>
+        index % 3 === 0 ? `relay ${index} on the ridge runs on solar power, heard ${index} minutes ago at three hops with a workable SNR` : `node ${index}`,
+      );
+      const [split, inProcess] = await Promise.all([pair.embed(texts), new UseLiteEmbedder().embed(texts)]);
+
+      expect(split).toHaveLength(texts.length);
+      split.forEach((vector, index) => expect(cosineSimilarity(vector, inProcess[index]!)).toBeGreaterThan(0.999));
+      // Each vector is its own text's, not a neighbour's.
+      expect(cosineSimilarity(split[0]!, inProcess[1]!)).toBeLessThan(0.9);
+    } finally {
+      await pair.close();
+    }
+  }, 60_000);
+
+  it('refuses a caller deadline that is not a positive integer, and a thread count outside 1 to 16', () => {
     expect(() => new UseLiteThreadEmbedder({ callerDeadlineMs: 0 })).toThrow(/callerDeadlineMs/);
+    expect(() => new UseLiteThreadEmbedder({ threads: 0 })).toThrow(/threads/);
+    expect(() => new UseLiteThreadEmbedder({ threads: 17 })).toThrow(/threads/);
   });
 });

@@ -1,11 +1,19 @@
 import { MemoryError, type Embedder } from '@mnemo/core';
 import { Piscina } from 'piscina';
-import { UseLiteEmbedder } from './use-lite-embedder.js';
+import { orderByLength, UseLiteEmbedder } from './use-lite-embedder.js';
 
 /** Options of {@link UseLiteThreadEmbedder}. */
 export interface UseLiteThreadEmbedderOptions {
-  /** Texts per forward pass at most; calls waiting together are joined up to this. Default 32. */
+  /**
+   * Texts per forward pass at most; calls waiting together are joined up to this, and a longer call is
+   * split into passes of this size (which run side by side on several threads). Default 32.
+   */
   readonly maxBatchTexts?: number;
+  /**
+   * Threads, each with its own copy of the model, running passes side by side: 1 (default) for a
+   * server's query embeddings; one per free core for a worker's background embeddings. 1 to 16.
+   */
+  readonly threads?: number;
   /**
    * The deadline callers put on a call (their `signal` aborts after it), in ms; unset: none. A call with a
    * signal that the recent batches say cannot finish in time (the running batch's rest plus one batch)
@@ -33,10 +41,12 @@ interface Waiting {
 const taskFile = new URL('./use-lite-thread-task.js', import.meta.url).href;
 
 /**
- * The USE-lite {@link Embedder} on a worker thread (a one-thread piscina pool), for a server's query
- * embeddings: the forward pass never blocks the event loop, so a caller's deadline can fire while it
- * runs. Calls that arrive while a batch runs wait together and go as the next batch (up to
- * `maxBatchTexts` texts), so concurrent queries cost one forward pass instead of one each.
+ * The USE-lite {@link Embedder} on worker threads (a piscina pool of `threads`, one by default), for a
+ * server's query embeddings and a worker's background embeddings: the forward pass never blocks the
+ * event loop, so a caller's deadline can fire while it runs, and the caller's own work (store reads and
+ * writes, extraction) goes on beside it. Calls that arrive while every thread runs a batch wait together
+ * and go as the next batch (up to `maxBatchTexts` texts), so concurrent queries cost one forward pass
+ * instead of one each; a call of more texts is split into passes that free threads run side by side.
  *
  * Same vector space (`model`) as {@link UseLiteEmbedder}: stored vectors written by an in-process one
  * (in `mnemo worker`) answer queries embedded here. A call whose `signal` aborts before its batch starts
@@ -47,24 +57,33 @@ const taskFile = new URL('./use-lite-thread-task.js', import.meta.url).href;
 export class UseLiteThreadEmbedder implements Embedder {
   readonly model = new UseLiteEmbedder().model;
   readonly dimensions = new UseLiteEmbedder().dimensions;
-  readonly #pool = new Piscina({ filename: taskFile, minThreads: 1, maxThreads: 1, idleTimeout: Number.POSITIVE_INFINITY });
+  readonly #pool: Piscina;
+  readonly #threads: number;
   readonly #maxBatchTexts: number;
   readonly #waiting: Waiting[] = [];
   readonly #callerDeadlineMs: number | undefined;
-  #running = false;
-  #runningSince = 0;
+  // Start times (performance.now()) of the batches running now, one per busy thread.
+  readonly #runningSince = new Set<number>();
   #lastBatchEnd = 0;
   // Milliseconds a batch took lately (0 until one ran after the warm-up, which loads the model).
   #batchMsEstimate = 0;
-  #warmedUp = false;
+  // Batches finished so far, up to the first of each thread (which loads its model).
+  #warmedUp = 0;
 
-  /** Throws `invalid_input` for a `maxBatchTexts` that is not an integer from 1 to 1,024. */
+  /** Throws `invalid_input` for a `maxBatchTexts` that is not an integer from 1 to 1,024, or `threads` not one from 1 to 16. */
   constructor(options: UseLiteThreadEmbedderOptions = {}) {
     const maxBatchTexts = options.maxBatchTexts ?? 32;
     if (!Number.isInteger(maxBatchTexts) || maxBatchTexts < 1 || maxBatchTexts > 1024) {
       throw new MemoryError('invalid_input', `maxBatchTexts must be an integer from 1 to 1024 (got ${String(maxBatchTexts)})`, { details: { field: 'maxBatchTexts' } });
     }
     this.#maxBatchTexts = maxBatchTexts;
+    const threads = options.threads ?? 1;
+    if (!Number.isInteger(threads) || threads < 1 || threads > 16) {
+      throw new MemoryError('invalid_input', `threads must be an integer from 1 to 16 (got ${String(threads)})`, { details: { field: 'threads' } });
+    }
+    this.#threads = threads;
+    // Every thread at once, and one task per thread: the batches are formed here, where calls can still be joined.
+    this.#pool = new Piscina({ filename: taskFile, minThreads: threads, maxThreads: threads, concurrentTasksPerWorker: 1, idleTimeout: Number.POSITIVE_INFINITY });
     const { callerDeadlineMs } = options;
     if (callerDeadlineMs !== undefined && (!Number.isInteger(callerDeadlineMs) || callerDeadlineMs < 1)) {
       throw new MemoryError('invalid_input', `callerDeadlineMs must be a positive integer (got ${String(callerDeadlineMs)})`, { details: { field: 'callerDeadlineMs' } });
@@ -72,9 +91,9 @@ export class UseLiteThreadEmbedder implements Embedder {
     this.#callerDeadlineMs = callerDeadlineMs;
   }
 
-  /** Loads the model in the thread now (at startup, so the first request does not wait for it); `model_failed` when it cannot. */
+  /** Loads the model in every thread now (at startup, so the first request does not wait for it); `model_failed` when it cannot. */
   async load(): Promise<void> {
-    await this.embed(['warm up']);
+    await Promise.all(Array.from({ length: this.#threads }, () => this.embed(['warm up'])));
   }
 
   embed(texts: readonly string[], options: { signal?: AbortSignal } = {}): Promise<Float32Array[]> {
@@ -84,6 +103,17 @@ export class UseLiteThreadEmbedder implements Embedder {
     if (texts.length === 0) return Promise.resolve([]);
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(abortError(signal));
+    if (texts.length > this.#maxBatchTexts) {
+      // Passes of similar lengths (each is padded to its longest text), answered in the call's order.
+      const order = orderByLength(texts);
+      const passes: Promise<Float32Array[]>[] = [];
+      for (let start = 0; start < texts.length; start += this.#maxBatchTexts) passes.push(this.embed(order.slice(start, start + this.#maxBatchTexts).map((index) => texts[index]!), options));
+      return Promise.all(passes).then((parts) => {
+        const vectors = new Array<Float32Array>(texts.length);
+        parts.flat().forEach((vector, position) => (vectors[order[position]!] = vector));
+        return vectors;
+      });
+    }
     return new Promise<Float32Array[]>((resolve, reject) => {
       if (signal === undefined || !this.#cannotMakeDeadline()) return this.#enqueue(texts, signal, resolve, reject);
       // Parked: a caller with the deadline gives up when its signal aborts; one without it (its signal
@@ -131,16 +161,23 @@ export class UseLiteThreadEmbedder implements Embedder {
   #cannotMakeDeadline(): boolean {
     if (this.#callerDeadlineMs === undefined || this.#batchMsEstimate === 0) return false;
     const now = performance.now();
-    const rest = this.#running ? Math.max(0, this.#batchMsEstimate - (now - this.#runningSince)) : 0;
+    const busy = this.#runningSince.size >= this.#threads;
+    // With every thread busy, the call waits for the first of them to finish.
+    const rest = busy ? Math.max(0, this.#batchMsEstimate - (now - Math.min(...this.#runningSince))) : 0;
     if (rest + this.#batchMsEstimate <= this.#callerDeadlineMs) return false;
-    return this.#running || this.#waiting.length > 0 || now - this.#lastBatchEnd < probeIntervalMs;
+    return busy || this.#waiting.length > 0 || now - this.#lastBatchEnd < probeIntervalMs;
   }
 
   #runNext(): void {
-    if (this.#running || this.#waiting.length === 0) return;
+    while (this.#runningSince.size < this.#threads && this.#waiting.length > 0) this.#runBatch();
+  }
+
+  #runBatch(): void {
     const batch = this.#takeBatch();
-    this.#running = true;
-    this.#runningSince = performance.now();
+    // Distinct keys even for two batches started in the same microsecond.
+    let startedAt = performance.now();
+    while (this.#runningSince.has(startedAt)) startedAt += 1e-6;
+    this.#runningSince.add(startedAt);
     const texts = batch.flatMap((entry) => entry.texts);
     this.#pool
       .run(texts)
@@ -160,11 +197,11 @@ export class UseLiteThreadEmbedder implements Embedder {
       .finally(() => {
         for (const entry of batch) entry.signal?.removeEventListener('abort', entry.onAbort);
         this.#lastBatchEnd = performance.now();
-        const took = this.#lastBatchEnd - this.#runningSince;
-        // The first batch loads the model: it says nothing about the next ones.
-        if (this.#warmedUp) this.#batchMsEstimate = this.#batchMsEstimate === 0 ? took : estimateWeight * took + (1 - estimateWeight) * this.#batchMsEstimate;
-        this.#warmedUp = true;
-        this.#running = false;
+        const took = this.#lastBatchEnd - startedAt;
+        // The first batch of a thread loads its model: it says nothing about the next ones.
+        if (this.#warmedUp >= this.#threads) this.#batchMsEstimate = this.#batchMsEstimate === 0 ? took : estimateWeight * took + (1 - estimateWeight) * this.#batchMsEstimate;
+        this.#warmedUp += 1;
+        this.#runningSince.delete(startedAt);
         this.#runNext();
       });
   }

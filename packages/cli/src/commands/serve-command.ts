@@ -14,6 +14,7 @@ import { announceListening, defaultHttpProcessCount, isHttpProcess, nextStopMess
 import { defaultWorkerCount, startWorkerProcesses, type WorkerProcesses } from '../workers/start-worker-processes.js';
 import { databaseOf, dbOptionDescription } from './add-store-options.js';
 import { nextShutdownSignal } from './next-shutdown-signal.js';
+import { defaultEmbeddingThreads } from './worker-command.js';
 
 interface ServeFlags {
   readonly port?: number;
@@ -188,12 +189,19 @@ async function runHttpPrimary(setup: ServeSetup, flags: ServeFlags, workerCount:
   logger.info('stopped');
 }
 
-/** The `mnemo worker` processes of this server, on its store and config; a PostgreSQL URL goes by environment, not argv, so `ps` shows no password. */
+/**
+ * The `mnemo worker` processes of this server, on its store and config, each with its share of the cores
+ * as embedding threads; a PostgreSQL URL goes by environment, not argv, so `ps` shows no password.
+ */
 function startWorkers(count: number, db: string, flags: ServeFlags, io: CliIo, logger: pino.Logger): WorkerProcesses {
   const postgres = isPostgresUrl(db);
   return startWorkerProcesses({
     count,
-    args: [...(postgres ? [] : ['--db', db]), ...(flags.config === undefined ? [] : ['--config', resolve(io.cwd, flags.config)])],
+    args: [
+      ...(postgres ? [] : ['--db', db]),
+      ...(flags.config === undefined ? [] : ['--config', resolve(io.cwd, flags.config)]),
+      '--embedding-threads', String(defaultEmbeddingThreads(count)),
+    ],
     cwd: io.cwd,
     env: { ...io.env, ...(postgres ? { MNEMO_DATABASE_URL: db } : {}) },
     stdout: io.stdout,

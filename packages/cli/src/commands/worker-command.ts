@@ -1,4 +1,5 @@
-import type { Command } from 'commander';
+import { availableParallelism } from 'node:os';
+import { InvalidArgumentError, type Command } from 'commander';
 import { pino } from 'pino';
 import type { CliIo } from '../cli-io.js';
 import { loadCliConfig } from '../config/cli-config.js';
@@ -14,6 +15,7 @@ interface WorkerFlags {
   readonly config?: string;
   readonly concurrency?: number;
   readonly leaseMs?: number;
+  readonly embeddingThreads?: number;
 }
 
 /** How long a job stays leased to a worker that stopped answering, unless `--lease-ms` says otherwise. */
@@ -21,6 +23,14 @@ export const defaultWorkerLeaseMs = 60_000;
 
 /** Job loops of one `mnemo worker` process unless `--concurrency` says otherwise: one slow model call does not hold the other jobs. */
 export const defaultWorkerConcurrency = 2;
+
+/**
+ * USE-lite threads of one `mnemo worker` unless `--embedding-threads` says otherwise: one per core, at
+ * most 4. Each thread holds its own copy of the model; `mnemo serve` passes its share of the cores.
+ */
+export function defaultEmbeddingThreads(workers = 1): number {
+  return Math.max(1, Math.min(4, Math.ceil(availableParallelism() / workers)));
+}
 
 /**
  * Adds `mnemo worker`: runs the background jobs (embed, extract, compact) of a store, leased from it as
@@ -38,6 +48,11 @@ export function registerWorkerCommand(program: Command, io: CliIo): void {
       `how long a job stays with a worker that died before another takes it; an attempt's deadline is 3/4 of it (default: ${defaultWorkerLeaseMs})`,
       parsePositiveInteger,
     )
+    .option(
+      '--embedding-threads <n>',
+      `USE-lite threads embedding side by side, each with its own copy of the model, 1 to 16 (default: one per core, at most 4: ${defaultEmbeddingThreads()} here)`,
+      parseEmbeddingThreads,
+    )
     .action(async (_flags: WorkerFlags, command: Command) => {
       await runWorker(command.optsWithGlobals<WorkerFlags>(), io);
     });
@@ -50,9 +65,10 @@ async function runWorker(flags: WorkerFlags, io: CliIo): Promise<void> {
   const logger = pino({ base: { service: 'mnemo-worker', pid: process.pid } }, io.stdout);
   const concurrency = flags.concurrency ?? defaultWorkerConcurrency;
   const leaseMs = flags.leaseMs ?? defaultWorkerLeaseMs;
-  const background = chooseWorkerEmbedder(config);
-  const { memory, summarizer, embedder } = createServeMemory({ config, store, logger, jobs: { concurrency, leaseMs }, ...(background.embedder === undefined ? {} : { embedder: background.embedder }) });
-  logger.info({ db: describeDatabase(db), concurrency, leaseMs, summarizer: summarizer?.id ?? 'extractive@1', embedder: embedder?.model ?? 'none' }, 'worker started');
+  const embeddingThreads = flags.embeddingThreads ?? defaultEmbeddingThreads();
+  const threaded = chooseWorkerEmbedder(config, embeddingThreads);
+  const { memory, summarizer, embedder } = createServeMemory({ config, store, logger, jobs: { concurrency, leaseMs }, ...(threaded.embedder === undefined ? {} : { embedder: threaded.embedder }) });
+  logger.info({ db: describeDatabase(db), concurrency, leaseMs, embeddingThreads, summarizer: summarizer?.id ?? 'extractive@1', embedder: embedder?.model ?? 'none' }, 'worker started');
   // The job loops' poll timers are unref'd (they must not keep a library user's process alive), and signal
   // handlers hold nothing open: without this, an idle worker would exit at its first empty poll.
   const keepAlive = setInterval(() => undefined, 3_600_000);
@@ -60,6 +76,12 @@ async function runWorker(flags: WorkerFlags, io: CliIo): Promise<void> {
   clearInterval(keepAlive);
   logger.info({ reason }, 'worker stopping: the running jobs’ leases lapse for another worker');
   await memory.close();
-  await background.close();
+  await threaded.close();
   logger.info('worker stopped');
+}
+
+function parseEmbeddingThreads(value: string): number {
+  const threads = parsePositiveInteger(value);
+  if (threads > 16) throw new InvalidArgumentError('must be a number of threads from 1 to 16.');
+  return threads;
 }

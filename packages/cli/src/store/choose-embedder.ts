@@ -1,5 +1,5 @@
-import { embedBatchSize, HashedEmbedder, MemoryError, type Embedder } from '@mnemo/core';
-import { OpenAiEmbedder, UseLiteEmbedder, UseLiteThreadEmbedder, type UseLiteThreadEmbedderOptions } from '@mnemo/models';
+import { HashedEmbedder, MemoryError, type Embedder } from '@mnemo/core';
+import { OpenAiEmbedder, UseLiteEmbedder, UseLiteThreadEmbedder } from '@mnemo/models';
 import type { CliConfig } from '../config/cli-config.js';
 
 /**
@@ -21,34 +21,35 @@ export function chooseEmbedder(config: CliConfig): Embedder | undefined {
   return new OpenAiEmbedder({ baseUrl, model, ...(apiKey === undefined ? {} : { apiKey }), ...(dimensions === undefined ? {} : { dimensions }) });
 }
 
-/** An embedder with what its process must do at start and at the end: load the model (in its thread), and end the thread. */
-export interface ProcessEmbedder {
+/** An embedder with the means to load it ahead of use and to end its threads. */
+export interface ThreadedEmbedder {
   readonly embedder?: Embedder;
-  readonly load: () => Promise<void>;
-  readonly close: () => Promise<void>;
+  /** Loads the model in its threads now (a no-op for embedders without threads). */
+  load(): Promise<void>;
+  /** Ends the threads (a no-op for embedders without threads). */
+  close(): Promise<void>;
 }
 
 /**
  * The embedder of `serve`'s own requests (the query embeddings of hybrid contexts): as {@link chooseEmbedder},
  * but USE-lite runs on a worker thread, so a query embedding never blocks the event loop and its deadline
- * can cut it off. `load` loads the model in its thread, `close` ends the thread (both no-ops for the others).
+ * can cut it off.
  */
-export function chooseQueryEmbedder(config: CliConfig): ProcessEmbedder {
+export function chooseQueryEmbedder(config: CliConfig): ThreadedEmbedder {
   // Past the deadline the context goes keyword-only anyway: a query that cannot make it leaves the core to serving.
-  return chooseThreadEmbedder(config, { callerDeadlineMs: config.embedder.queryTimeoutMs });
+  return chooseThreadedEmbedder(config, { callerDeadlineMs: config.embedder.queryTimeoutMs });
 }
 
 /**
- * The embedder of `mnemo worker`'s embed jobs: as {@link chooseEmbedder}, but USE-lite runs on a worker
- * thread, one job batch per forward pass. The process's event loop stays free for the store and for
- * signals: a forward pass on its own thread held it for seconds, so a SIGTERM waited past `serve`'s
- * stop timeout and the worker was killed instead of stopped.
+ * The embedder of `mnemo worker`'s embed jobs: as {@link chooseEmbedder}, but USE-lite runs on `threads`
+ * worker threads (1 to 16), so a backlog is embedded on that many cores at once while the job loops go on
+ * reading and writing the store and extracting on the main thread.
  */
-export function chooseWorkerEmbedder(config: CliConfig): ProcessEmbedder {
-  return chooseThreadEmbedder(config, { maxBatchTexts: embedBatchSize });
+export function chooseWorkerEmbedder(config: CliConfig, threads: number): ThreadedEmbedder {
+  return chooseThreadedEmbedder(config, { threads });
 }
 
-function chooseThreadEmbedder(config: CliConfig, options: UseLiteThreadEmbedderOptions): ProcessEmbedder {
+function chooseThreadedEmbedder(config: CliConfig, options: { callerDeadlineMs?: number; threads?: number }): ThreadedEmbedder {
   if (config.embedder.kind === 'use-lite') {
     const embedder = new UseLiteThreadEmbedder(options);
     return { embedder, load: () => embedder.load(), close: () => embedder.close() };

@@ -26,6 +26,23 @@ describe('createJobWorker', () => {
   });
 });
 
+describe('createJobWorker between jobs', () => {
+  it('turns the event loop after each job, so a backlog that settles without I/O does not hold off timers and signals', async () => {
+    const store = new InMemoryStore();
+    for (let index = 0; index < 30; index += 1) await store.enqueueJob({ ...scope, conversationId: `c-${index}` }, { kind: 'embed', runAt, maxAttempts: 1 });
+    const events: string[] = [];
+    const worker = createJobWorker({ store, handlers: { embed: async () => void events.push('job') } });
+    setTimeout(() => events.push('timer'), 0);
+
+    expect(await worker.drain()).toBe(30);
+
+    // The in-memory store answers in microtasks: without a turn between jobs the timer fired after all 30.
+    expect(events.indexOf('timer')).toBeGreaterThan(-1);
+    expect(events.indexOf('timer')).toBeLessThan(events.length - 1);
+    await worker.stop();
+  });
+});
+
 describe('createJobWorker and a lost lease', () => {
   it('goes on when an attempt outlives its lease and another worker finished the job: one warning, no error, the other result stands', async () => {
     const store = new InMemoryStore();
