@@ -2,6 +2,7 @@ import { isMemoryError, MemoryError } from '../errors/memory-error.js';
 import type { Scope } from '../messages/scope.js';
 import type { Store } from '../store/store.js';
 import type { Job, JobKind } from './job.js';
+import { nextTurn } from './next-turn.js';
 import { createTimeSlice, type JobTimeSlice } from './time-slice.js';
 
 /**
@@ -56,15 +57,6 @@ export interface JobWorker {
 
 const maxBackoffMs = 5 * 60_000;
 
-/**
- * Resolves on a later turn of the event loop. A synchronous store (better-sqlite3) and a handler without
- * I/O settle in microtasks only: run back to back, a backlog of such jobs would hold off every timer (the
- * attempt deadline), signal (SIGTERM to `mnemo worker`) and socket until the last of them; measured on a
- * 22,000-message backlog, `mnemo worker` with the in-process USE-lite embedder ignored SIGTERM for minutes.
- */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
-}
 
 /**
  * Creates a {@link JobWorker}. Several workers (threads of one process or many processes) may share one

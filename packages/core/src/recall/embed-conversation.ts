@@ -1,5 +1,6 @@
 import type { Message } from '../messages/message.js';
 import type { Scope } from '../messages/scope.js';
+import { nextTurn } from '../jobs/next-turn.js';
 import type { JobTimeSlice } from '../jobs/time-slice.js';
 import type { Store } from '../store/store.js';
 import type { Embedder } from './embedder.js';
@@ -48,6 +49,9 @@ export async function embedConversation(dependencies: { store: Store; embedder: 
     );
     await store.upsertEmbeddings(scope, embedder.model, pending.map((message, index) => ({ seq: message.seq, vector: vectors[index]! })), callOptions);
     embedded += pending.length;
+    // An in-process model and a synchronous store settle in microtasks: a turn of the event loop per batch
+    // lets timers, signals and sockets in (a server's requests, the attempt deadline) during a long backlog.
+    await nextTurn();
   }
 }
 
