@@ -38,7 +38,7 @@ interface Waiting {
   readonly onAbort: () => void;
 }
 
-const taskFile = new URL('./use-lite-thread-task.js', import.meta.url).href;
+const taskFile = new URL('./use-lite-thread-task.cjs', import.meta.url).href;
 
 /**
  * The USE-lite {@link Embedder} on worker threads (a piscina pool of `threads`, one by default), for a
