@@ -130,7 +130,7 @@ async function drainOnce(cli: string, file: string): Promise<DrainRun> {
 /** Stored vectors and the jobs pending or running per kind, read beside the running worker. */
 function read(file: string): Snapshot {
   return withDatabase(file, (database) => {
-    const embedded = count(database, 'SELECT count(*) AS n FROM message_embeddings');
+    const embedded = count(database, 'SELECT count(*) AS n FROM message_vectors');
     const rows = database.prepare(`SELECT kind, count(*) AS n FROM jobs WHERE status IN ('pending', 'running') GROUP BY kind`).all() as { kind: string; n: number }[];
     const byKind: Record<string, number> = { compact: 0, embed: 0, extract: 0 };
     for (const row of rows) byKind[row.kind] = row.n;

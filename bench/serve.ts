@@ -431,7 +431,7 @@ function countEmbedded(file: string): { messages: number; embedded: number; at: 
   const database = new Database(file, { readonly: true, fileMustExist: true });
   try {
     const count = (sql: string) => (database.prepare(sql).get() as { n: number }).n;
-    return { messages: count('SELECT count(*) AS n FROM messages'), embedded: count('SELECT count(*) AS n FROM message_embeddings'), at: performance.now() };
+    return { messages: count('SELECT count(*) AS n FROM messages'), embedded: count('SELECT count(*) AS n FROM message_vectors'), at: performance.now() };
   } finally {
     database.close();
   }

@@ -2,6 +2,7 @@ import { MemoryError } from '@mnemo/core';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { toSqliteError } from './sqlite-error.js';
 import { binaryVectorSearchStep } from './sqlite-vector-codes-migration.js';
+import { vectorTableStep } from './sqlite-vector-table-migration.js';
 
 /** One step of the schema: `sql` takes a database at `version - 1` to `version`. Never edit a released step; add one. */
 export interface SqliteMigration {
@@ -261,6 +262,7 @@ export const sqliteMigrations: readonly SqliteMigration[] = Object.freeze([
   Object.freeze({ version: 4, name: 'keyword and vector indexes, facts, entity graph, cursors', sql: knowledgeSchema }),
   Object.freeze({ version: 5, name: 'conversation metadata', sql: conversationMetadataSchema }),
   binaryVectorSearchStep,
+  vectorTableStep,
 ]);
 
 /** What {@link migrateSqliteSchema} did: the version found, the version left, and the steps it ran. */

@@ -6,7 +6,8 @@ import { messageColumns, type MessageRow } from '@mnemo/core/store-kit';
 import { toMessage } from './sqlite-message-store.js';
 import { scopeKey, toEpochMs } from './sqlite-values.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
-import { binaryCandidates, createVectorCodesTableSql, quantizeSql, vectorBlob, vectorCodesTable } from './sqlite-vector-codes.js';
+import { VectorCodeIndex, type CodeRow } from './sqlite-vector-code-index.js';
+import { binaryCandidates, blobVector, codeWords, cosineDistance, signCode, vectorBlob } from './sqlite-vector-codes.js';
 
 interface ModelRow {
   readonly id: number;
@@ -27,17 +28,19 @@ export function ownerToken(user: UserScope): string {
 }
 
 /**
- * Keyword search on FTS5 (BM25, porter stemming) and vector search on sqlite-vec (one `vec0` table per
- * model, partitioned by tenant and user, with conversation and time as filterable metadata): a
- * binary-quantized prefilter rescored by exact cosine distance (see `sqlite-vector-codes.ts`).
+ * Keyword search on FTS5 (BM25, porter stemming) and vector search on `message_vectors`: the user's sign
+ * codes scanned in memory by Hamming distance (`VectorCodeIndex`, kept in step with the file), the
+ * candidates rescored by exact cosine distance on their stored floats (see `sqlite-vector-codes.ts`).
  */
 export class SqliteSearchStore {
   readonly #database: SqliteDatabase;
   readonly #statement: SqliteStatementCache;
+  readonly #codes: VectorCodeIndex;
 
-  constructor(database: SqliteDatabase) {
+  constructor(database: SqliteDatabase, codes = new VectorCodeIndex()) {
     this.#database = database;
     this.#statement = createStatementCache(database);
+    this.#codes = codes;
   }
 
   upsertEmbeddings(scope: Scope, model: string, embeddings: readonly MessageEmbedding[]): void {
@@ -45,7 +48,7 @@ export class SqliteSearchStore {
     const dimensions = embeddings[0]!.vector.length;
     this.#database
       .transaction(() => {
-        const table = this.#vectorTable(model, dimensions, true)!;
+        const modelId = this.#model(model, dimensions, true)!.id;
         for (const { seq, vector } of embeddings) {
           if (vector.length !== dimensions) throw new MemoryError('invalid_input', `vectors of ${model} have ${dimensions} dimensions, got ${vector.length}`);
           const row = this.#statement(`SELECT rowid, created_at FROM messages WHERE tenant_id = ? AND user_id = ? AND conversation_id = ? AND seq = ?`).get(
@@ -53,14 +56,12 @@ export class SqliteSearchStore {
             seq,
           ) as { rowid: number; created_at: number } | undefined;
           if (row === undefined) throw new MemoryError('not_found', `message ${seq} of conversation ${scope.conversationId} does not exist`);
-          this.#statement(`DELETE FROM ${table.name} WHERE rowid = ?`).run(BigInt(row.rowid));
-          const blob = vectorBlob(vector);
+          // A new vector for a message is a delete and an insert, so other processes' copies of the codes
+          // see a deletion and are read afresh (ids only grow).
+          this.#statement('DELETE FROM message_vectors WHERE model_id = ? AND message_rowid = ?').run(modelId, row.rowid);
           this.#statement(
-            `INSERT INTO ${table.name} (rowid, tenant_id, user_id, conversation_id, created_at, embedding, vector) VALUES (?, ?, ?, ?, ?, ${quantizeSql('?', dimensions)}, ?)`,
-          ).run(BigInt(row.rowid), ...scopeKey(scope), BigInt(row.created_at), blob, blob);
-          this.#statement(
-            `INSERT OR IGNORE INTO message_embeddings (model_id, message_rowid, tenant_id, user_id, conversation_id) VALUES (?, ?, ?, ?, ?)`,
-          ).run(table.id, row.rowid, ...scopeKey(scope));
+            `INSERT INTO message_vectors (model_id, message_rowid, tenant_id, user_id, conversation_id, created_at, code, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+          ).run(modelId, row.rowid, ...scopeKey(scope), row.created_at, vectorBlob(signCode(vector)), vectorBlob(vector));
         }
       })
       .immediate();
@@ -70,7 +71,7 @@ export class SqliteSearchStore {
     const modelId = (this.#statement('SELECT id FROM embedding_models WHERE model = ?').get(model) as { id: number } | undefined)?.id ?? -1;
     const rows = this.#statement(
       `SELECT ${prefixedColumns} FROM messages m WHERE m.tenant_id = ? AND m.user_id = ? AND m.conversation_id = ?
-       AND NOT EXISTS (SELECT 1 FROM message_embeddings e WHERE e.model_id = ? AND e.message_rowid = m.rowid)
+       AND NOT EXISTS (SELECT 1 FROM message_vectors e WHERE e.model_id = ? AND e.message_rowid = m.rowid)
        ORDER BY m.seq LIMIT ?`,
     ).all(...scopeKey(scope), modelId, limit) as MessageRow[];
     return rows.map(toMessage);
@@ -79,33 +80,17 @@ export class SqliteSearchStore {
   deleteEmbeddings(filter: { tenantId: string; userId?: string; exceptModel?: string }): number {
     return this.#database
       .transaction(() => {
-        let deleted = 0;
-        const models = this.#statement('SELECT id, model, dimensions FROM embedding_models').all() as (ModelRow & { model: string })[];
-        for (const model of models) {
-          if (model.model === filter.exceptModel) continue;
-          const owned = filter.userId === undefined ? 'tenant_id = ?' : 'tenant_id = ? AND user_id = ?';
-          const parameters = filter.userId === undefined ? [filter.tenantId] : [filter.tenantId, filter.userId];
-          this.#statement(`DELETE FROM ${vectorCodesTable(model.id)} WHERE rowid IN (SELECT message_rowid FROM message_embeddings WHERE model_id = ? AND ${owned})`).run(
-            model.id,
-            ...parameters,
-          );
-          deleted += this.#statement(`DELETE FROM message_embeddings WHERE model_id = ? AND ${owned}`).run(model.id, ...parameters).changes;
-        }
-        return deleted;
+        const owned = filter.userId === undefined ? 'tenant_id = ?' : 'tenant_id = ? AND user_id = ?';
+        const parameters = filter.userId === undefined ? [filter.tenantId] : [filter.tenantId, filter.userId];
+        const except = filter.exceptModel === undefined ? '' : 'AND model_id <> coalesce((SELECT id FROM embedding_models WHERE model = ?), -1)';
+        return this.#statement(`DELETE FROM message_vectors WHERE ${owned} ${except}`).run(...parameters, ...(filter.exceptModel === undefined ? [] : [filter.exceptModel])).changes;
       })
       .immediate();
   }
 
-  /** Removes the vectors of messages about to be deleted (`where` selects message rowids by owner columns). */
+  /** Removes the vectors of messages about to be deleted (`where` selects rows by their owner columns). */
   deleteVectorsOf(where: string, parameters: readonly unknown[]): void {
-    const models = this.#statement('SELECT id FROM embedding_models').all() as { id: number }[];
-    for (const { id } of models) {
-      this.#statement(`DELETE FROM ${vectorCodesTable(id)} WHERE rowid IN (SELECT message_rowid FROM message_embeddings WHERE model_id = ? AND ${where})`).run(
-        id,
-        ...parameters,
-      );
-    }
-    this.#statement(`DELETE FROM message_embeddings WHERE ${where}`).run(...parameters);
+    this.#statement(`DELETE FROM message_vectors WHERE ${where}`).run(...parameters);
   }
 
   searchKeyword(user: UserScope, terms: readonly string[], options: SearchOptions): SearchHit[] {
@@ -141,53 +126,62 @@ export class SqliteSearchStore {
 
   searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions): SearchHit[] {
     const k = checkK(options.k);
-    const table = this.#vectorTable(model, vector.length, false);
-    if (table === undefined) return [];
-    const conditions: string[] = [];
-    const parameters: unknown[] = [];
-    if (options.conversationIds !== undefined) {
-      if (options.conversationIds.length === 0) return [];
-      conditions.push(`conversation_id IN (${options.conversationIds.map(() => '?').join(', ')})`);
-      parameters.push(...options.conversationIds);
-    }
-    if (options.since !== undefined) {
-      conditions.push('created_at >= ?');
-      parameters.push(BigInt(toEpochMs('since', options.since)));
-    }
-    if (options.until !== undefined) {
-      conditions.push('created_at < ?');
-      parameters.push(BigInt(toEpochMs('until', options.until)));
-    }
-    // Nearest codes by Hamming distance (inside the user's partition, filters applied in the scan), then
-    // the exact cosine distance of each candidate's float vector; a user with at most that many vectors
-    // is thus searched exactly. Ties go to the newer message (rowid grows with appends).
-    const blob = vectorBlob(vector);
-    const candidates = this.#statement(
-      `SELECT rowid, vec_distance_cosine(vector, ?) AS distance FROM ${table.name}
-       WHERE embedding MATCH ${quantizeSql('?', vector.length)} AND k = ? AND tenant_id = ? AND user_id = ?
-       ${conditions.map((condition) => `AND ${condition}`).join(' ')}`,
-    ).all(blob, blob, binaryCandidates(k), user.tenantId, user.userId, ...parameters) as { rowid: number; distance: number }[];
-    const nearest = candidates.sort((a, b) => a.distance - b.distance || b.rowid - a.rowid).slice(0, k);
-    const byRowid = this.#statement(`SELECT ${messageColumns}, conversation_id, 0 AS score FROM messages WHERE rowid = ?`);
-    return nearest.flatMap(({ rowid, distance }) => {
-      const row = byRowid.get(rowid) as HitRow | undefined;
-      return row === undefined ? [] : [{ ...toHit(row), score: 1 - distance }];
-    });
+    if (options.conversationIds !== undefined && options.conversationIds.length === 0) return [];
+    const filter = {
+      ...(options.conversationIds === undefined ? {} : { conversationIds: options.conversationIds }),
+      ...(options.since === undefined ? {} : { since: toEpochMs('since', options.since) }),
+      ...(options.until === undefined ? {} : { until: toEpochMs('until', options.until) }),
+    };
+    // One read transaction: the watermark, the new codes and the candidates' floats come from one snapshot.
+    return this.#database.transaction(() => {
+      const table = this.#model(model, vector.length, false);
+      if (table === undefined) return [];
+      const owner = [user.tenantId, user.userId, table.id] as const;
+      const lastId = (this.#statement('SELECT max(id) AS id FROM message_vectors WHERE tenant_id = ? AND user_id = ? AND model_id = ?').get(...owner) as { id: number | null }).id ?? 0;
+      const deletions =
+        (this.#statement('SELECT deletions FROM vector_deletions WHERE tenant_id = ? AND user_id = ? AND model_id = ?').get(...owner) as { deletions: number } | undefined)?.deletions ?? 0;
+      const readCodes = this.#statement(
+        `SELECT id, message_rowid, conversation_id, created_at, code FROM message_vectors
+         WHERE tenant_id = ? AND user_id = ? AND model_id = ? AND id > ? ORDER BY id`,
+      ).raw(true);
+      // Nearest codes by Hamming distance (filters applied in the scan), then the exact cosine distance of
+      // each candidate's float vector, read with its owner checked; a user with at most that many vectors
+      // is thus searched exactly. Ties go to the newer message (rowid grows with appends).
+      const candidates = this.#codes.nearest(
+        owner.join('\u001f'),
+        codeWords(vector.length),
+        { lastId, deletions },
+        (afterId) => readCodes.all(...owner, afterId) as CodeRow[],
+        signCode(vector),
+        binaryCandidates(k),
+        filter,
+      );
+      const floats = this.#statement('SELECT vector FROM message_vectors WHERE model_id = ? AND message_rowid = ? AND tenant_id = ? AND user_id = ?');
+      const scored = candidates.flatMap((rowid) => {
+        const row = floats.get(table.id, rowid, user.tenantId, user.userId) as { vector: Uint8Array } | undefined;
+        return row === undefined ? [] : [{ rowid, distance: cosineDistance(blobVector(row.vector), vector) }];
+      });
+      const nearest = scored.sort((a, b) => a.distance - b.distance || b.rowid - a.rowid).slice(0, k);
+      const byRowid = this.#statement(`SELECT ${messageColumns}, conversation_id, 0 AS score FROM messages WHERE rowid = ? AND tenant_id = ? AND user_id = ?`);
+      return nearest.flatMap(({ rowid, distance }) => {
+        const row = byRowid.get(rowid, user.tenantId, user.userId) as HitRow | undefined;
+        return row === undefined ? [] : [{ ...toHit(row), score: 1 - distance }];
+      });
+    })();
   }
 
-  // One vec0 table per model: rowid = the message's rowid, so a message has at most one vector per model.
-  #vectorTable(model: string, dimensions: number, create: boolean): { id: number; name: string } | undefined {
+  // The registry row of a model (created on first use with `create`); its dimensions must match.
+  #model(model: string, dimensions: number, create: boolean): { id: number } | undefined {
     let row = this.#statement('SELECT id, dimensions FROM embedding_models WHERE model = ?').get(model) as ModelRow | undefined;
     if (row === undefined) {
       if (!create) return undefined;
       const id = Number(this.#statement('INSERT INTO embedding_models (model, dimensions) VALUES (?, ?)').run(model, dimensions).lastInsertRowid);
-      this.#database.exec(createVectorCodesTableSql(id, dimensions));
       row = { id, dimensions };
     }
     if (row.dimensions !== dimensions) {
       throw new MemoryError('invalid_input', `model ${model} has ${row.dimensions}-dimensional vectors, got ${dimensions}`, { details: { model } });
     }
-    return { id: row.id, name: vectorCodesTable(row.id) };
+    return { id: row.id };
   }
 }
 

@@ -56,7 +56,7 @@ describe('binary-quantized vector search (SQLite)', () => {
     rmSync(directory, { recursive: true, force: true });
   });
 
-  it('moves a version-5 file\'s float vectors into codes and still finds the exact nearest messages when it migrates', async () => {
+  it('moves a version-5 file\'s float vectors into message_vectors and still finds the exact nearest messages when it migrates', async () => {
     // 12 dimensions: not a whole number of bytes, so the codes are padded.
     const stored = vectors(binaryCandidates(5), 12, 7);
     const raw = new Database(path);
@@ -91,9 +91,9 @@ describe('binary-quantized vector search (SQLite)', () => {
     const check = new Database(path, { readonly: true });
     try {
       expect(readSqliteSchemaVersion(check)).toBe(sqliteMigrations.length);
-      const tables = (check.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'vector%' AND type = 'table'").all() as { name: string }[]).map((row) => row.name);
-      expect(tables).toContain('vector_codes_1');
-      expect(tables).not.toContain('vectors_1');
+      const tables = (check.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((row) => row.name);
+      expect(tables).toContain('message_vectors');
+      expect(tables.filter((name) => name.startsWith('vector_codes_') || name.startsWith('vectors_') || name === 'message_embeddings')).toEqual([]);
     } finally {
       check.close();
     }
@@ -137,4 +137,46 @@ describe('binary-quantized vector search (SQLite)', () => {
       await store.close();
     }
   });
+
+  it('keeps a second connection\'s copy of the codes in step with what another connection adds, re-embeds and erases', async () => {
+    const stored = vectors(300, 32, 21);
+    const writer = createSqliteStore({ path });
+    const reader = createSqliteStore({ path });
+    try {
+      await writer.appendMessages(scope, stored.map((_, index) => makeNewMessage(`message ${index + 1}`)));
+      await writer.upsertEmbeddings(scope, 'model', stored.slice(0, 200).map((vector, index) => ({ seq: index + 1, vector })));
+      // The reader reads the codes once here; then only what changed.
+      expect((await reader.searchVector(user, 'model', stored[10]!, { k: 3 }))[0]!.message.seq).toBe(11);
+      expect((await reader.searchVector(user, 'model', stored[250]!, { k: 3 }))[0]!.message.seq).not.toBe(251);
+
+      await writer.upsertEmbeddings(scope, 'model', stored.slice(200).map((vector, index) => ({ seq: 201 + index, vector })));
+      const added = (await reader.searchVector(user, 'model', stored[250]!, { k: 3 }))[0]!;
+      expect([added.message.seq, added.score]).toEqual([251, expect.closeTo(1, 5)]);
+
+      // Message 11 embedded again with the same vector: one hit, not one per code the reader has seen.
+      await writer.upsertEmbeddings(scope, 'model', [{ seq: 11, vector: stored[10]! }]);
+      expect((await reader.searchVector(user, 'model', stored[10]!, { k: 3 })).filter((hit) => hit.message.seq === 11)).toHaveLength(1);
+      // Message 11 gets message 251's vector: the reader's copy must drop 11's old code.
+      await writer.upsertEmbeddings(scope, 'model', [{ seq: 11, vector: stored[250]! }]);
+      expect((await reader.searchVector(user, 'model', stored[10]!, { k: 3 })).map((hit) => hit.message.seq)).not.toContain(11);
+      expect((await reader.searchVector(user, 'model', stored[250]!, { k: 2 })).map((hit) => hit.message.seq).sort((a, b) => a - b)).toEqual([11, 251]);
+
+      // Another user's codes are another copy; erasing the first user's conversation empties theirs.
+      const other = { ...scope, userId: 'user-2' };
+      await writer.appendMessages(other, [makeNewMessage('other user')]);
+      await writer.upsertEmbeddings(other, 'model', [{ seq: 1, vector: stored[250]! }]);
+      expect((await reader.searchVector({ ...user, userId: 'user-2' }, 'model', stored[250]!, { k: 3 })).map((hit) => hit.message.content)).toEqual(['other user']);
+      await writer.deleteConversation(scope);
+      expect(await reader.searchVector(user, 'model', stored[250]!, { k: 3 })).toEqual([]);
+      // Messages appended after the erase get rowids the erased ones may have had: never the old codes.
+      await writer.appendMessages(scope, [makeNewMessage('after the erase')]);
+      expect(await reader.searchVector(user, 'model', stored[250]!, { k: 3 })).toEqual([]);
+      await writer.upsertEmbeddings(scope, 'model', [{ seq: 1, vector: stored[0]! }]);
+      expect((await reader.searchVector(user, 'model', stored[0]!, { k: 3 })).map((hit) => hit.message.content)).toEqual(['after the erase']);
+    } finally {
+      await reader.close();
+      await writer.close();
+    }
+  });
 });
+

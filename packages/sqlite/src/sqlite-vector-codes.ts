@@ -1,47 +1,60 @@
-// Vector search on sqlite-vec, binary-quantized (docs/decisions/0020-vector-and-keyword-search-at-scale.md):
-// one vec0 table per model, `vector_codes_<id>`, partitioned by tenant and user, with conversation and time
-// as metadata for filters, the sign bits of each vector as the searched column and the float32 vector as
-// an auxiliary column. A search takes the nearest codes by Hamming distance, a few times more than asked,
-// and ranks those candidates by exact cosine distance on their float vectors.
+// Vector search on SQLite (docs/decisions/0025-sqlite-vectors-in-a-plain-table.md, after 0020): each vector
+// is stored with its sign code (bit i set where dimension i is > 0) in `message_vectors`; a search takes the
+// nearest codes by Hamming distance, a few times more than asked, and ranks those candidates by exact cosine
+// distance on their float vectors. The codes of a user are scanned in this process's memory
+// (`sqlite-vector-code-index.ts`); the floats are read for the candidates only.
 
 /** How many Hamming candidates a vector search takes per hit asked for, before the exact cosine rescoring. */
 export const binaryCandidatesPerHit = 2;
 
-/** Most rows one vec0 KNN query returns (sqlite-vec's limit). */
-const maxKnnRows = 4096;
-
-/** The vec0 table holding the codes and vectors of embedding model `id`. */
-export function vectorCodesTable(id: number): string {
-  return `vector_codes_${Number(id)}`;
+/** How many Hamming candidates a search for `k` hits takes. */
+export function binaryCandidates(k: number): number {
+  return k * binaryCandidatesPerHit;
 }
 
-/** Bits of a model's codes: its dimensions rounded up to a whole byte (sqlite-vec's `bit[N]` needs N divisible by 8). */
-export function codeBits(dimensions: number): number {
-  return Math.ceil(dimensions / 8) * 8;
+/** 32-bit words of a code for vectors of `dimensions` (padded with zero bits). */
+export function codeWords(dimensions: number): number {
+  return Math.ceil(dimensions / 32);
 }
 
-/** `CREATE VIRTUAL TABLE` of {@link vectorCodesTable} for a model with `dimensions`. */
-export function createVectorCodesTableSql(id: number, dimensions: number): string {
-  return `CREATE VIRTUAL TABLE ${vectorCodesTable(id)} USING vec0(tenant_id text partition key, user_id text partition key,
-    conversation_id text, created_at integer, embedding bit[${codeBits(dimensions)}], +vector blob)`;
+/** The sign code of `vector`: bit `i % 32` of word `i / 32` is set where `vector[i] > 0`. */
+export function signCode(vector: Float32Array): Uint32Array {
+  const code = new Uint32Array(codeWords(vector.length));
+  for (let index = 0; index < vector.length; index += 1) {
+    if (vector[index]! > 0) code[index >>> 5]! |= 1 << (index & 31);
+  }
+  return code;
 }
 
-/**
- * SQL that turns a float32 vector blob of `dimensions` floats into its code, sqlite-vec's
- * `vec_quantize_binary` (bit set where the value is > 0) over the vector padded with zeros to whole bytes.
- */
-export function quantizeSql(expression: string, dimensions: number): string {
-  const padding = codeBits(dimensions) - dimensions;
-  if (padding === 0) return `vec_quantize_binary(${expression})`;
-  return `vec_quantize_binary(vec_f32(unhex(hex(${expression}) || '${'0'.repeat(8 * padding)}')))`;
+/** Bits set in a 32-bit word. */
+export function bitCount(word: number): number {
+  let bits = word - ((word >>> 1) & 0x55555555);
+  bits = (bits & 0x33333333) + ((bits >>> 2) & 0x33333333);
+  return (((bits + (bits >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }
 
-/** A float32 vector as the blob sqlite-vec reads. */
-export function vectorBlob(vector: Float32Array): Buffer {
+/** Cosine distance (1 − cosine similarity) of two vectors of one length; 1 when either is all zeros. */
+export function cosineDistance(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let normA = 0;
+  let normB = 0;
+  for (let index = 0; index < a.length; index += 1) {
+    const x = a[index]!;
+    const y = b[index]!;
+    dot += x * y;
+    normA += x * x;
+    normB += y * y;
+  }
+  return normA === 0 || normB === 0 ? 1 : 1 - dot / Math.sqrt(normA * normB);
+}
+
+/** A float32 vector as the blob stored in `message_vectors.vector` (and a code as `code`). */
+export function vectorBlob(vector: Float32Array | Uint32Array): Buffer {
   return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
 }
 
-/** How many Hamming candidates a search for `k` hits takes. */
-export function binaryCandidates(k: number): number {
-  return Math.min(maxKnnRows, k * binaryCandidatesPerHit);
+/** A stored float32 blob as a vector (copied when the blob is not 4-byte aligned). */
+export function blobVector(blob: Uint8Array): Float32Array {
+  if (blob.byteOffset % 4 === 0) return new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4);
+  return new Float32Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
 }
