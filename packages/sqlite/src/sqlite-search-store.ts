@@ -1,4 +1,4 @@
-import { MemoryError } from '@mnemo/core';
+import { cosineSimilarity, MemoryError } from '@mnemo/core';
 import type { Message, Scope, UserScope } from '@mnemo/core';
 import type { MessageEmbedding, SearchHit, SearchOptions } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
@@ -7,7 +7,7 @@ import { toMessage } from './sqlite-message-store.js';
 import { scopeKey, toEpochMs } from './sqlite-values.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
 import { VectorCodeIndex, type CodeRow } from './sqlite-vector-code-index.js';
-import { binaryCandidates, blobVector, codeWords, cosineDistance, signCode, vectorBlob } from './sqlite-vector-codes.js';
+import { binaryCandidates, blobVector, codeWords, signCode, vectorBlob } from './sqlite-vector-codes.js';
 
 interface ModelRow {
   readonly id: number;
@@ -159,7 +159,7 @@ export class SqliteSearchStore {
       const floats = this.#statement('SELECT vector FROM message_vectors WHERE model_id = ? AND message_rowid = ? AND tenant_id = ? AND user_id = ?');
       const scored = candidates.flatMap((rowid) => {
         const row = floats.get(table.id, rowid, user.tenantId, user.userId) as { vector: Uint8Array } | undefined;
-        return row === undefined ? [] : [{ rowid, distance: cosineDistance(blobVector(row.vector), vector) }];
+        return row === undefined ? [] : [{ rowid, distance: 1 - cosineSimilarity(blobVector(row.vector), vector) }];
       });
       const nearest = scored.sort((a, b) => a.distance - b.distance || b.rowid - a.rowid).slice(0, k);
       const byRowid = this.#statement(`SELECT ${messageColumns}, conversation_id, 0 AS score FROM messages WHERE rowid = ? AND tenant_id = ? AND user_id = ?`);

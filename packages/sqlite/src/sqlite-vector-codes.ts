@@ -33,21 +33,6 @@ export function bitCount(word: number): number {
   return (((bits + (bits >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }
 
-/** Cosine distance (1 − cosine similarity) of two vectors of one length; 1 when either is all zeros. */
-export function cosineDistance(a: Float32Array, b: Float32Array): number {
-  let dot = 0;
-  let normA = 0;
-  let normB = 0;
-  for (let index = 0; index < a.length; index += 1) {
-    const x = a[index]!;
-    const y = b[index]!;
-    dot += x * y;
-    normA += x * x;
-    normB += y * y;
-  }
-  return normA === 0 || normB === 0 ? 1 : 1 - dot / Math.sqrt(normA * normB);
-}
-
 /** A float32 vector as the blob stored in `message_vectors.vector` (and a code as `code`). */
 export function vectorBlob(vector: Float32Array | Uint32Array): Buffer {
   return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
