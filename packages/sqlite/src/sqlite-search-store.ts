@@ -2,11 +2,11 @@ import { cosineSimilarity, MemoryError } from '@mnemo/core';
 import type { Message, Scope, UserScope } from '@mnemo/core';
 import type { MessageEmbedding, SearchHit, SearchOptions } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
-import { messageColumns, type MessageRow } from '@mnemo/core/store-kit';
+import { messageColumns, nextTurn, type MessageRow } from '@mnemo/core/store-kit';
 import { toMessage } from './sqlite-message-store.js';
 import { scopeKey, toEpochMs } from './sqlite-values.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
-import { VectorCodeIndex, type CodeRow } from './sqlite-vector-code-index.js';
+import { VectorCodeIndex, type CodeRow, type CodeWatermark } from './sqlite-vector-code-index.js';
 import { binaryCandidates, blobVector, codeWords, signCode, vectorBlob } from './sqlite-vector-codes.js';
 
 interface ModelRow {
@@ -17,6 +17,13 @@ interface ModelRow {
 type HitRow = MessageRow & { readonly conversation_id: string; readonly score: number };
 
 const maxSearchK = 1000;
+/** Code rows one read of a user's first search takes before it gives the event loop a turn (≈ 20–30 ms each). */
+const codePageRows = 5000;
+/** Pages after which the catch-up stops turning the loop (a user whose vectors are deleted all the time); the search then reads the rest at once. */
+const maxCatchUpPages = 1000;
+/** A user's code rows after an id, in id order (parameters: tenant, user, model id, the id). */
+const codeRowsSql = `SELECT id, message_rowid, conversation_id, created_at, code FROM message_vectors
+  WHERE tenant_id = ? AND user_id = ? AND model_id = ? AND id > ? ORDER BY id`;
 const prefixedColumns = messageColumns
   .split(', ')
   .map((column) => `m.${column}`)
@@ -124,7 +131,7 @@ export class SqliteSearchStore {
     return rows.map(toHit);
   }
 
-  searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions): SearchHit[] {
+  async searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions): Promise<SearchHit[]> {
     const k = checkK(options.k);
     if (options.conversationIds !== undefined && options.conversationIds.length === 0) return [];
     const filter = {
@@ -132,33 +139,39 @@ export class SqliteSearchStore {
       ...(options.since === undefined ? {} : { since: toEpochMs('since', options.since) }),
       ...(options.until === undefined ? {} : { until: toEpochMs('until', options.until) }),
     };
-    // One read transaction: the watermark, the new codes and the candidates' floats come from one snapshot.
+    const words = codeWords(vector.length);
+    // A copy far behind the file (the user's first search in this process) is brought forward a page at
+    // a time, a turn of the event loop between pages, each page in its own read transaction.
+    const readPage = this.#statement(`${codeRowsSql} LIMIT ${codePageRows}`).raw(true);
+    for (let page = 0; page < maxCatchUpPages; page += 1) {
+      const caughtUp = this.#database.transaction(() => {
+        const owner = this.#owner(user, model, vector.length);
+        if (owner === undefined) return true;
+        return this.#codes.catchUp(owner.join('\u001f'), words, this.#watermark(owner), (afterId) => readPage.all(...owner, afterId) as CodeRow[]);
+      })();
+      if (caughtUp) break;
+      await nextTurn();
+    }
+    // One read transaction: the watermark, any rows added since, and the candidates' floats from one snapshot.
     return this.#database.transaction(() => {
-      const table = this.#model(model, vector.length, false);
-      if (table === undefined) return [];
-      const owner = [user.tenantId, user.userId, table.id] as const;
-      const lastId = (this.#statement('SELECT max(id) AS id FROM message_vectors WHERE tenant_id = ? AND user_id = ? AND model_id = ?').get(...owner) as { id: number | null }).id ?? 0;
-      const deletions =
-        (this.#statement('SELECT deletions FROM vector_deletions WHERE tenant_id = ? AND user_id = ? AND model_id = ?').get(...owner) as { deletions: number } | undefined)?.deletions ?? 0;
-      const readCodes = this.#statement(
-        `SELECT id, message_rowid, conversation_id, created_at, code FROM message_vectors
-         WHERE tenant_id = ? AND user_id = ? AND model_id = ? AND id > ? ORDER BY id`,
-      ).raw(true);
+      const owner = this.#owner(user, model, vector.length);
+      if (owner === undefined) return [];
+      const readRows = this.#statement(codeRowsSql).raw(true);
       // Nearest codes by Hamming distance (filters applied in the scan), then the exact cosine distance of
       // each candidate's float vector, read with its owner checked; a user with at most that many vectors
       // is thus searched exactly. Ties go to the newer message (rowid grows with appends).
       const candidates = this.#codes.nearest(
         owner.join('\u001f'),
-        codeWords(vector.length),
-        { lastId, deletions },
-        (afterId) => readCodes.all(...owner, afterId) as CodeRow[],
+        words,
+        this.#watermark(owner),
+        (afterId) => readRows.all(...owner, afterId) as CodeRow[],
         signCode(vector),
         binaryCandidates(k),
         filter,
       );
       const floats = this.#statement('SELECT vector FROM message_vectors WHERE model_id = ? AND message_rowid = ? AND tenant_id = ? AND user_id = ?');
       const scored = candidates.flatMap((rowid) => {
-        const row = floats.get(table.id, rowid, user.tenantId, user.userId) as { vector: Uint8Array } | undefined;
+        const row = floats.get(owner[2], rowid, user.tenantId, user.userId) as { vector: Uint8Array } | undefined;
         return row === undefined ? [] : [{ rowid, distance: 1 - cosineSimilarity(blobVector(row.vector), vector) }];
       });
       const nearest = scored.sort((a, b) => a.distance - b.distance || b.rowid - a.rowid).slice(0, k);
@@ -168,6 +181,20 @@ export class SqliteSearchStore {
         return row === undefined ? [] : [{ ...toHit(row), score: 1 - distance }];
       });
     })();
+  }
+
+  // The key of a user's vectors of a model (tenant, user, model id), or undefined for a model never stored.
+  #owner(user: UserScope, model: string, dimensions: number): readonly [string, string, number] | undefined {
+    const table = this.#model(model, dimensions, false);
+    return table === undefined ? undefined : [user.tenantId, user.userId, table.id];
+  }
+
+  // Where the user's vectors stand in the file: the newest id and the deletions counted so far.
+  #watermark(owner: readonly [string, string, number]): CodeWatermark {
+    const lastId = (this.#statement('SELECT max(id) AS id FROM message_vectors WHERE tenant_id = ? AND user_id = ? AND model_id = ?').get(...owner) as { id: number | null }).id ?? 0;
+    const deletions =
+      (this.#statement('SELECT deletions FROM vector_deletions WHERE tenant_id = ? AND user_id = ? AND model_id = ?').get(...owner) as { deletions: number } | undefined)?.deletions ?? 0;
+    return { lastId, deletions };
   }
 
   // The registry row of a model (created on first use with `create`); its dimensions must match.

@@ -9,6 +9,9 @@ export interface CodeWatermark {
 /** One stored vector's code row as read from `message_vectors_codes`: id, message rowid, conversation, time, code. */
 export type CodeRow = readonly [id: number, messageRowid: number, conversationId: string, createdAt: number, code: Uint8Array];
 
+/** Reads the user's code rows with an id above `afterId`, in id order (all of them, or one page). */
+export type CodeReader = (afterId: number) => readonly CodeRow[];
+
 /** What a scan keeps: a time window and a set of conversations (all when absent). */
 export interface CodeFilter {
   readonly conversationIds?: readonly string[];
@@ -23,7 +26,9 @@ export const defaultCodeCacheBytes = 256 * 1024 * 1024;
 // (epoch ms) and `words` 32-bit words of code per slot, in arrays that double when full.
 class UserCodes {
   readonly words: number;
-  watermark: CodeWatermark = { lastId: 0, deletions: 0 };
+  /** The deletion count when the first row was read, and the newest id read since. */
+  deletions = 0;
+  lastRead = 0;
   size = 0;
   codes: Uint32Array;
   rowids: Float64Array;
@@ -48,7 +53,8 @@ class UserCodes {
     if (this.size + rows.length > this.rowids.length) this.#grow(this.size + rows.length);
     const bytes = new Uint8Array(this.codes.buffer);
     const codeBytes = this.words * 4;
-    for (const [, rowid, conversationId, createdAt, blob] of rows) {
+    for (const [id, rowid, conversationId, createdAt, blob] of rows) {
+      this.lastRead = id;
       const slot = this.size;
       bytes.set(blob.subarray(0, codeBytes), slot * codeBytes);
       this.rowids[slot] = rowid;
@@ -109,14 +115,20 @@ export class VectorCodeIndex {
    * that pass `filter` (ties at the cut go to the newest message); brings the copy up to `watermark` first
    * with `read(afterId)`, which returns the user's code rows with a larger id, in id order.
    */
-  nearest(key: string, words: number, watermark: CodeWatermark, read: (afterId: number) => readonly CodeRow[], query: Uint32Array, count: number, filter: CodeFilter): number[] {
-    if (watermark.lastId === 0) {
-      const stale = this.#users.get(key);
-      if (stale !== undefined) this.#forget(key, stale);
-      return [];
-    }
-    const codes = this.#current(key, words, watermark, read);
-    return this.#scan(codes, query, count, filter);
+  nearest(key: string, words: number, watermark: CodeWatermark, read: CodeReader, query: Uint32Array, count: number, filter: CodeFilter): number[] {
+    const codes = this.#sync(key, words, watermark, read);
+    return codes === undefined ? [] : this.#scan(codes, query, count, filter);
+  }
+
+  /**
+   * Reads one page of the user's codes that the copy lacks (`read(afterId)` returns at most a page, in id
+   * order); true once the copy holds every row up to `watermark`. A search of a user with many vectors
+   * calls it, a turn of the event loop between pages, before it searches, so the first search of a large
+   * user does not hold the loop while its codes are read.
+   */
+  catchUp(key: string, words: number, watermark: CodeWatermark, read: CodeReader): boolean {
+    const codes = this.#sync(key, words, watermark, read, false);
+    return codes === undefined || codes.lastRead >= watermark.lastId;
   }
 
   /** Forgets every copy (tests, and a store that closes). */
@@ -125,16 +137,23 @@ export class VectorCodeIndex {
     this.#bytes = 0;
   }
 
-  #current(key: string, words: number, watermark: CodeWatermark, read: (afterId: number) => readonly CodeRow[]): UserCodes {
+  // The user's copy, started afresh when it was read at another deletion count (or with other words, or
+  // past the file's newest id), then brought forward: to the watermark, or by one `read` when `complete`
+  // is false. Undefined when the user has no codes.
+  #sync(key: string, words: number, watermark: CodeWatermark, read: CodeReader, complete = true): UserCodes | undefined {
     let codes = this.#users.get(key);
-    if (codes !== undefined && (codes.words !== words || codes.watermark.deletions !== watermark.deletions || codes.watermark.lastId > watermark.lastId)) {
-      this.#forget(key, codes);
-      codes = undefined;
+    if (codes !== undefined) this.#forget(key, codes);
+    if (watermark.lastId === 0) return undefined;
+    if (codes !== undefined && (codes.words !== words || codes.deletions !== watermark.deletions || codes.lastRead > watermark.lastId)) codes = undefined;
+    if (codes === undefined) {
+      codes = new UserCodes(words);
+      codes.deletions = watermark.deletions;
     }
-    if (codes === undefined) codes = new UserCodes(words);
-    else this.#forget(key, codes);
-    if (codes.watermark.lastId < watermark.lastId) codes.add(read(codes.watermark.lastId));
-    codes.watermark = watermark;
+    while (codes.lastRead < watermark.lastId) {
+      const rows = read(codes.lastRead);
+      codes.add(rows);
+      if (rows.length === 0 || !complete) break;
+    }
     // Most recently searched last: eviction takes the first.
     this.#users.set(key, codes);
     this.#bytes += codes.bytes;

@@ -180,3 +180,34 @@ describe('binary-quantized vector search (SQLite)', () => {
   });
 });
 
+
+describe('the first vector search of a large user (SQLite)', () => {
+  it('reads the codes a page at a time, giving the event loop a turn between pages, and finds the same hits as a warm search', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'mnemo-sqlite-vector-pages-'));
+    const path = join(directory, 'mnemo.db');
+    const stored = vectors(12_000, 64, 17);
+    const writer = createSqliteStore({ path });
+    const reader = createSqliteStore({ path });
+    try {
+      await writer.appendMessages(scope, stored.map((_, index) => makeNewMessage(`message ${index + 1}`)));
+      await writer.upsertEmbeddings(scope, 'model', stored.map((vector, index) => ({ seq: index + 1, vector })));
+      let turns = 0;
+      const ticking = setInterval(() => (turns += 1), 0);
+      let cold: Awaited<ReturnType<typeof reader.searchVector>>;
+      try {
+        cold = await reader.searchVector(user, 'model', stored[4_321]!, { k: 5 });
+      } finally {
+        clearInterval(ticking);
+      }
+      // 12,000 rows are three pages: the loop turned while they were read (a synchronous read would not let the timer run).
+      expect(turns).toBeGreaterThanOrEqual(1);
+      expect(cold[0]!.message.seq).toBe(4_322);
+      const warm = await reader.searchVector(user, 'model', stored[4_321]!, { k: 5 });
+      expect(warm.map((hit) => hit.message.seq)).toEqual(cold.map((hit) => hit.message.seq));
+    } finally {
+      await reader.close();
+      await writer.close();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});

@@ -7,6 +7,7 @@ export { isWithinMemoryPath } from '../files/memory-file.js';
 export { isFactVisible } from '../facts/fact-rules.js';
 export { mergeEntity } from '../graph/entity-rules.js';
 export { backlogFromRows } from '../jobs/job.js';
+export { nextTurn } from '../jobs/next-turn.js';
 export { checkConversationMetadata, toRoleCounts } from '../messages/conversation-metadata.js';
 export { checkStorableMessage } from '../messages/check-storable-message.js';
 export { idempotencyConflict, isSameMessage } from '../messages/same-message.js';
