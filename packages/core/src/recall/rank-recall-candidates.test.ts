@@ -69,6 +69,38 @@ describe('rankRecallCandidates', () => {
     expect(rankRecallCandidates(spread, { ...recallTuning, episodeCoverage: 1 }, 3)[0]!.explain.coverage).toBe(1);
   });
 
+  it('raises the messages that say more with the length prior, on their own score only', () => {
+    const worded = (seq: number, createdAt: string, content: string) => ({ ...hit(seq, createdAt), message: { ...hit(seq, createdAt).message, content } });
+    const said: RecallCandidates = {
+      keyword: [worded(1, may(0), 'Wow, cool!'), worded(10, june(0), 'We camped by the lake, roasted marshmallows and told stories'), worded(11, june(1), 'Nice')],
+      vector: [],
+      speakers: new Set(),
+    };
+    const order = (lengthPrior: number, neighbourShare = 0) =>
+      rankRecallCandidates(said, { ...recallTuning, neighbourShare, episodeShare: 0, episodeCoverage: 0, lengthPrior }, 3).map((entry) => entry.message.seq);
+    expect(order(0)).toEqual([1, 10, 11]);
+    // Six content words against two: 1/12 × 6^0.5 passes 1/11 × 2^0.5.
+    expect(order(0.5)).toEqual([10, 1, 11]);
+    // The short turn beside the long one does not take the long one's prior through the neighbour share.
+    const scored = rankRecallCandidates(said, { ...recallTuning, neighbourShare: 1, episodeShare: 0, episodeCoverage: 0, lengthPrior: 0.5 }, 3);
+    const byseq = new Map(scored.map((entry) => [entry.message.seq, entry.score]));
+    expect(byseq.get(11)).toBeCloseTo(1 / 13 + 1 / 12, 10);
+  });
+
+  it("raises a list question's messages by the speaker it names with the list speaker boost, and only a list question's", () => {
+    const by = (seq: number, createdAt: string, name: string) => ({ ...hit(seq, createdAt), message: { ...hit(seq, createdAt).message, name } });
+    const told: RecallCandidates = {
+      keyword: [by(10, june(0), 'Caroline'), by(11, june(1), 'Melanie'), by(1, may(0), 'Caroline'), by(2, may(1), 'Melanie')],
+      vector: [],
+      speakers: new Set(['melanie']),
+    };
+    const order = (list: boolean, listSpeakerBoost: number) =>
+      rankRecallCandidates({ ...told, list }, { ...recallTuning, speakerBoost: 0, neighbourShare: 0.3, episodeShare: 0, episodeCoverage: 0, listSpeakerBoost }, 4).map((entry) => entry.message.seq);
+    expect(order(true, 0)).toEqual([10, 11, 1, 2]);
+    expect(order(true, 1)).toEqual([11, 2, 10, 1]);
+    expect(order(false, 1)).toEqual([10, 11, 1, 2]);
+  });
+
   it('refuses a tuning out of range', () => {
     expect(() => checkRecallTuning({ ...recallTuning, episodeDiversity: 2 })).toThrow(/tuning\.episodeDiversity must be a number from 0 to 1/);
   });

@@ -92,6 +92,8 @@ export const recallTuning: RecallTuning = Object.freeze({
   listEpisodeFactor: 0,
   /** Up to ×3 for the messages of a session that holds all of the query's words between its turns (the session as one unit). */
   episodeCoverage: 2,
+  lengthPrior: 0,
+  listSpeakerBoost: 0,
 });
 
 /** First hits whose words a second hop searches for (`secondHopWeight`). */
