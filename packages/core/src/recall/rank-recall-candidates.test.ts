@@ -5,7 +5,7 @@ import { recallTuning } from './recall.js';
 import type { SearchHit } from './search.js';
 
 function hit(seq: number, createdAt: string, score = 1): SearchHit {
-  const message: Message = { id: `m${seq}`, seq, role: 'user', content: `message ${seq}`, name: undefined, toolCalls: undefined, toolCallId: undefined, createdAt, metadata: undefined, idempotencyKey: undefined, tokens: 3 };
+  const message: Message = { id: `m${seq}`, seq, role: 'user', content: `message m${seq}`, name: undefined, toolCalls: undefined, toolCallId: undefined, createdAt, metadata: undefined, idempotencyKey: undefined, tokens: 3 };
   return { conversationId: 'c', message, score };
 }
 
@@ -62,7 +62,7 @@ describe('rankRecallCandidates', () => {
       speakers: new Set(),
       terms: ['lake', 'camping'],
     };
-    const order = (episodeCoverage: number) => rankRecallCandidates(spread, { ...recallTuning, rrfConstant: 3, neighbourShare: 0, episodeShare: 0, episodeCoverage }, 3).map((entry) => entry.message.seq);
+    const order = (episodeCoverage: number) => rankRecallCandidates(spread, { ...recallTuning, rrfConstant: 3, neighbourShare: 0, episodeShare: 0, episodeCoverage, lengthPrior: 0 }, 3).map((entry) => entry.message.seq);
     expect(order(0)).toEqual([1, 10, 11]);
     // June holds both words between its turns, May one: June's first turn passes May's.
     expect(order(1)).toEqual([10, 1, 11]);
@@ -77,12 +77,12 @@ describe('rankRecallCandidates', () => {
       speakers: new Set(),
     };
     const order = (lengthPrior: number, neighbourShare = 0) =>
-      rankRecallCandidates(said, { ...recallTuning, neighbourShare, episodeShare: 0, episodeCoverage: 0, lengthPrior }, 3).map((entry) => entry.message.seq);
+      rankRecallCandidates(said, { ...recallTuning, rrfConstant: 10, neighbourShare, episodeShare: 0, episodeCoverage: 0, lengthPrior }, 3).map((entry) => entry.message.seq);
     expect(order(0)).toEqual([1, 10, 11]);
     // Six content words against two: 1/12 × 6^0.5 passes 1/11 × 2^0.5.
     expect(order(0.5)).toEqual([10, 1, 11]);
     // The short turn beside the long one does not take the long one's prior through the neighbour share.
-    const scored = rankRecallCandidates(said, { ...recallTuning, neighbourShare: 1, episodeShare: 0, episodeCoverage: 0, lengthPrior: 0.5 }, 3);
+    const scored = rankRecallCandidates(said, { ...recallTuning, rrfConstant: 10, neighbourShare: 1, episodeShare: 0, episodeCoverage: 0, lengthPrior: 0.5 }, 3);
     const byseq = new Map(scored.map((entry) => [entry.message.seq, entry.score]));
     expect(byseq.get(11)).toBeCloseTo(1 / 13 + 1 / 12, 10);
   });
@@ -95,7 +95,7 @@ describe('rankRecallCandidates', () => {
       speakers: new Set(['melanie']),
     };
     const order = (list: boolean, listSpeakerBoost: number) =>
-      rankRecallCandidates({ ...told, list }, { ...recallTuning, speakerBoost: 0, neighbourShare: 0.3, episodeShare: 0, episodeCoverage: 0, listSpeakerBoost }, 4).map((entry) => entry.message.seq);
+      rankRecallCandidates({ ...told, list }, { ...recallTuning, rrfConstant: 10, speakerBoost: 0, neighbourShare: 0.3, episodeShare: 0, episodeCoverage: 0, lengthPrior: 0, listSpeakerBoost }, 4).map((entry) => entry.message.seq);
     expect(order(true, 0)).toEqual([10, 11, 1, 2]);
     expect(order(true, 1)).toEqual([11, 2, 10, 1]);
     expect(order(false, 1)).toEqual([10, 11, 1, 2]);

@@ -128,6 +128,8 @@ export interface PreparedRanking {
   readonly boosted: Float64Array;
   readonly neighbour: Float64Array;
   readonly episode: Float64Array;
+  /** Per candidate, the factor of the length prior and the list speaker boost on the summed score (1: none). */
+  readonly own: Float64Array;
   /** Per candidate, the share of the query's terms its episode holds, when `episodeCoverage` counted. */
   readonly coverage?: Float64Array;
 }
@@ -211,6 +213,7 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
   const neighbour = new Float64Array(count);
   const episode = new Float64Array(count);
   const score = new Float64Array(count);
+  const own = new Float64Array(count);
   const diversity = prepared.list && tuning.listDiversity > 0 ? tuning.listDiversity : tuning.episodeDiversity;
   const episodes = tuning.episodeShare > 0 || diversity > 0 || tuning.episodeCoverage > 0 ? episodesOf(prepared, tuning.episodeGapMinutes) : undefined;
   const coverage = episodes !== undefined && tuning.episodeCoverage > 0 ? episodeCoverage(prepared.termMasks, episodes, prepared.termCount) : undefined;
@@ -223,14 +226,14 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
     const next = prepared.next[at]!;
     neighbour[at] = tuning.neighbourShare * Math.max(previous < 0 ? 0 : boosted[previous]!, next < 0 ? 0 : boosted[next]!);
     episode[at] = support === undefined ? 0 : episodeShare * support[at]!;
-    const own = (tuning.lengthPrior === 0 ? 1 : prepared.words[at]! ** tuning.lengthPrior) * (listSpeaker > 0 && prepared.spoken[at] === 1 ? 1 + listSpeaker : 1);
-    score[at] = (boosted[at]! + neighbour[at]! + episode[at]!) * own;
+    own[at] = (tuning.lengthPrior === 0 ? 1 : prepared.words[at]! ** tuning.lengthPrior) * (listSpeaker > 0 && prepared.spoken[at] === 1 ? 1 + listSpeaker : 1);
+    score[at] = (boosted[at]! + neighbour[at]! + episode[at]!) * own[at]!;
   }
   const order = Array.from({ length: count }, (_, at) => at).sort(
     (a, b) => score[b]! - score[a]! || prepared.recency[b]! - prepared.recency[a]! || prepared.hits[b]!.message.seq - prepared.hits[a]!.message.seq,
   );
   const ranked = episodes === undefined || diversity === 0 ? order : diversify(order, score, episodes, diversity, k);
-  return { order: ranked, fused, score, boosted, neighbour, episode, ...(coverage === undefined ? {} : { coverage }) };
+  return { order: ranked, fused, score, boosted, neighbour, episode, own, ...(coverage === undefined ? {} : { coverage }) };
 }
 
 /**
@@ -254,6 +257,7 @@ export function rankRecallCandidates(candidates: RecallCandidates, tuning: Recal
       ...(ranking.neighbour[at]! > 0 ? { neighbour: ranking.neighbour[at]! } : {}),
       ...(ranking.episode[at]! > 0 ? { episode: ranking.episode[at]! } : {}),
       ...(ranking.coverage !== undefined && ranking.coverage[at]! > 0 ? { coverage: ranking.coverage[at]! } : {}),
+      ...(ranking.own[at] !== 1 ? { own: ranking.own[at]! } : {}),
     };
     return { conversationId: hit.conversationId, message: hit.message, score: ranking.score[at]!, explain };
   });
