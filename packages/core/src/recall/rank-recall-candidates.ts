@@ -188,8 +188,9 @@ export function prepareRecallCandidates(candidates: RecallCandidates): PreparedC
 }
 
 /**
- * Ranks prepared candidates under a tuning: reciprocal rank fusion, the speaker boost, the neighbour and
- * episode shares, then the episode diversity over the first `k` (greedy, so the first hits do not depend
+ * Ranks prepared candidates under a tuning: reciprocal rank fusion, the speaker and period boosts and
+ * the coverage, the neighbour and episode shares, each message's own factor (length prior, list speaker
+ * boost), then the episode diversity over the first `k` (greedy, so the first hits do not depend
  * on `k`). Ties go to the newer message.
  */
 export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: RecallTuning, k: number): PreparedRanking {

@@ -108,7 +108,8 @@ const maxK = 200;
  * and a second keyword search with the first hits' words, fused by reciprocal rank; a query word that
  * names a speaker is matched against who said a message instead of its text; a message whose session
  * holds more of the query's words rises (coverage); each message then gets a share of its best
- * neighbour's and its session's scores; recency breaks ties. Throws `invalid_input` for a blank query or a bad option; a failing embedder (`model_failed`) is
+ * neighbour's and its session's scores, and its own factor: a turn that says more rises (length prior),
+ * and so does the named speaker's own turn for a question that asks for a list; recency breaks ties. Throws `invalid_input` for a blank query or a bad option; a failing embedder (`model_failed`) is
  * not hidden — the caller sees it.
  */
 export async function recall(dependencies: RecallDependencies, user: UserScope, query: string, options: RecallOptions = {}): Promise<RecallHit[]> {
