@@ -9,6 +9,11 @@ function hit(seq: number, createdAt: string, score = 1): SearchHit {
   return { conversationId: 'c', message, score };
 }
 
+function worded(seq: number, createdAt: string, content: string): SearchHit {
+  const base = hit(seq, createdAt);
+  return { ...base, message: { ...base.message, content } };
+}
+
 // Two sessions seven weeks apart: seqs 1–3 on 1 May, 10–12 on 20 June.
 const may = (minute: number) => `2023-05-01T10:0${minute}:00.000Z`;
 const june = (minute: number) => `2023-06-20T10:0${minute}:00.000Z`;
@@ -55,7 +60,6 @@ describe('rankRecallCandidates', () => {
   });
 
   it('raises the messages of an episode that holds more of the query\'s terms with the episode coverage', () => {
-    const worded = (seq: number, createdAt: string, content: string) => ({ ...hit(seq, createdAt), message: { ...hit(seq, createdAt).message, content } });
     const spread: RecallCandidates = {
       keyword: [worded(1, may(0), 'lake trip'), worded(10, june(0), 'lake'), worded(11, june(1), 'camping')],
       vector: [],
@@ -70,14 +74,13 @@ describe('rankRecallCandidates', () => {
   });
 
   it('raises the messages that say more with the length prior, on their own score only', () => {
-    const worded = (seq: number, createdAt: string, content: string) => ({ ...hit(seq, createdAt), message: { ...hit(seq, createdAt).message, content } });
     const said: RecallCandidates = {
       keyword: [worded(1, may(0), 'Wow, cool!'), worded(10, june(0), 'We camped by the lake, roasted marshmallows and told stories'), worded(11, june(1), 'Nice')],
       vector: [],
       speakers: new Set(),
     };
-    const order = (lengthPrior: number, neighbourShare = 0) =>
-      rankRecallCandidates(said, { ...recallTuning, rrfConstant: 10, neighbourShare, episodeShare: 0, episodeCoverage: 0, lengthPrior }, 3).map((entry) => entry.message.seq);
+    const order = (lengthPrior: number) =>
+      rankRecallCandidates(said, { ...recallTuning, rrfConstant: 10, neighbourShare: 0, episodeShare: 0, episodeCoverage: 0, lengthPrior }, 3).map((entry) => entry.message.seq);
     expect(order(0)).toEqual([1, 10, 11]);
     // Six content words against two: 1/12 × 6^0.5 passes 1/11 × 2^0.5.
     expect(order(0.5)).toEqual([10, 1, 11]);
