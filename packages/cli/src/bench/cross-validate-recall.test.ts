@@ -9,19 +9,19 @@ import { parseLocomoDataset } from './parse-locomo-dataset.js';
 const grid = recallTuningGrid();
 const same = (tuning: RecallTuning, other: RecallTuning) => (Object.keys(other) as (keyof RecallTuning)[]).every((field) => tuning[field] === other[field]);
 const defaults = grid.findIndex((tuning) => same(tuning, recallTuning));
-const rrf5 = grid.findIndex((tuning) => same(tuning, { ...recallTuning, rrfConstant: 5 }));
+const rrf10 = grid.findIndex((tuning) => same(tuning, { ...recallTuning, rrfConstant: 10 }));
 
-// Conversations a and c prefer c = 5, b and d the defaults: a fold can only learn what its training folds show.
+// Conversations a and c prefer c = 10, b and d the defaults: a fold can only learn what its training folds show.
 function question(sampleId: string, index: number, best: number): TunedQuestion {
   const byTuning = new Float32Array(grid.length).fill(0.2);
   byTuning[defaults] = best === defaults ? 0.9 : 0.5;
-  byTuning[rrf5] = best === rrf5 ? 0.9 : 0.4;
+  byTuning[rrf10] = best === rrf10 ? 0.9 : 0.4;
   return { key: `${sampleId}#${index}`, sampleId, category: 4, bm25: 0.3, byTuning };
 }
 const questions = [
-  ...[0, 1].map((index) => question('a', index, rrf5)),
+  ...[0, 1].map((index) => question('a', index, rrf10)),
   ...[0, 1].map((index) => question('b', index, defaults)),
-  ...[0, 1, 2].map((index) => question('c', index, rrf5)),
+  ...[0, 1, 2].map((index) => question('c', index, rrf10)),
   ...[0, 1].map((index) => question('d', index, defaults)),
 ];
 
@@ -29,9 +29,9 @@ describe('crossValidate', () => {
   it('chooses each fold\'s constants on the other folds only and scores them on the held-out one', () => {
     const result = crossValidate(questions, grid, 2, { name: 'rrf', varied: ['rrfConstant'] });
 
-    // Fold 1 holds a and c (training b, d: defaults win), fold 2 holds b and d (training a, c: c = 5 wins).
+    // Fold 1 holds a and c (training b, d: defaults win), fold 2 holds b and d (training a, c: c = 10 wins).
     expect(result.folds.map((fold) => fold.conversations)).toEqual([['a', 'c'], ['b', 'd']]);
-    expect(result.folds.map((fold) => fold.chosen)).toEqual([{}, { rrfConstant: 5 }]);
+    expect(result.folds.map((fold) => fold.chosen)).toEqual([{}, { rrfConstant: 10 }]);
     expect(result.folds.map((fold) => fold.heldOut)).toEqual([50, 40]);
     expect(result.mean).toEqual({ heldOut: 45, defaults: 70, bm25: 30, gainOverBm25: 15 });
     expect(result.worst).toEqual({ fold: 1, heldOut: 40, gainOverBm25: 10 });

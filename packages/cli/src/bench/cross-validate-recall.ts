@@ -4,15 +4,17 @@ import { locomoCategories, type LocomoCategory } from './parse-locomo-dataset.js
 
 /** The values each tuned constant takes in the cross-validation grid (the library default is always among them). */
 export const recallGridValues = Object.freeze({
-  rrfConstant: [3, 5, 10],
-  speakerBoost: [0.3, 0.5],
-  neighbourShare: [0.3, 0.4],
+  rrfConstant: [5, 10],
+  speakerBoost: [0.5, 1],
+  neighbourShare: [0.3],
   episodeShare: [0.1, 0.2],
   timeBoost: [1, 2, 4],
-  secondHopWeight: [0, 0.3, 0.6, 1],
-  listDiversity: [0, 0.2, 0.4],
+  secondHopWeight: [0.3, 1],
+  listDiversity: [0],
   listEpisodeFactor: [0, 1],
-  episodeCoverage: [0, 0.5, 1, 2],
+  episodeCoverage: [1, 2],
+  lengthPrior: [0, 0.2, 0.3, 0.5],
+  listSpeakerBoost: [0, 0.5, 1, 2],
 } satisfies Partial<Record<keyof RecallTuning, readonly number[]>>);
 
 /** A constant of {@link recallGridValues}. */
@@ -73,9 +75,9 @@ export function scoreTunings(candidates: RecallCandidates, evidenceSeqs: Readonl
 function effectiveKey(tuning: RecallTuning, prepared: PreparedCandidates): string {
   const effective: RecallTuning = {
     ...tuning,
-    ...(prepared.list ? {} : { listDiversity: 0, listEpisodeFactor: 1 }),
+    ...(prepared.list ? {} : { listDiversity: 0, listEpisodeFactor: 1, listSpeakerBoost: 0 }),
     ...(prepared.periods.length > 0 ? {} : { timeBoost: 0 }),
-    ...(prepared.spoken.includes(1) ? {} : { speakerBoost: 0 }),
+    ...(prepared.spoken.includes(1) ? {} : { speakerBoost: 0, listSpeakerBoost: 0 }),
     ...(prepared.termCount >= 2 ? {} : { episodeCoverage: 0 }),
   };
   return (Object.keys(recallTuning) as (keyof RecallTuning)[]).map((field) => effective[field]).join(',');
@@ -125,8 +127,15 @@ export const foldExperiments: readonly { readonly name: string; readonly varied:
   { name: 'second hop (words of the first hits)', varied: ['secondHopWeight'] },
   { name: 'list questions spread over sessions', varied: ['listDiversity', 'listEpisodeFactor'] },
   { name: 'episode coverage (session as one unit)', varied: ['episodeCoverage'] },
+  { name: 'length prior (content words)', varied: ['lengthPrior'] },
+  { name: "list questions: the named speaker's own turns", varied: ['listSpeakerBoost'] },
+  { name: 'length prior and list speaker', varied: ['lengthPrior', 'listSpeakerBoost'] },
   { name: 'earlier constants together (no new method)', varied: ['rrfConstant', 'speakerBoost', 'neighbourShare', 'episodeShare', 'timeBoost'] },
-  { name: 'all together', varied: ['rrfConstant', 'speakerBoost', 'neighbourShare', 'episodeShare', 'timeBoost', 'secondHopWeight', 'listDiversity', 'listEpisodeFactor', 'episodeCoverage'] },
+  { name: 'all together without length prior and list speaker', varied: ['rrfConstant', 'speakerBoost', 'neighbourShare', 'episodeShare', 'timeBoost', 'secondHopWeight', 'listDiversity', 'listEpisodeFactor', 'episodeCoverage'] },
+  {
+    name: 'all together',
+    varied: ['rrfConstant', 'speakerBoost', 'neighbourShare', 'episodeShare', 'timeBoost', 'secondHopWeight', 'listDiversity', 'listEpisodeFactor', 'episodeCoverage', 'lengthPrior', 'listSpeakerBoost'],
+  },
 ]);
 
 /**

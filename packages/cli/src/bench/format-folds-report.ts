@@ -69,4 +69,4 @@ function describeChoice(chosen: Readonly<Record<string, number>>): string {
   return entries.length === 0 ? 'defaults' : entries.map(([field, value]) => `${shortNames[field] ?? field} ${value}`).join(', ');
 }
 
-const shortNames: Readonly<Record<string, string>> = { rrfConstant: 'c', speakerBoost: 'speaker', neighbourShare: 'neighbour', episodeShare: 'episode', episodeDiversity: 'mmr', timeBoost: 'time', secondHopWeight: 'second hop', listDiversity: 'list mmr', listEpisodeFactor: 'list episode ×', episodeCoverage: 'coverage' };
+const shortNames: Readonly<Record<string, string>> = { rrfConstant: 'c', speakerBoost: 'speaker', neighbourShare: 'neighbour', episodeShare: 'episode', episodeDiversity: 'mmr', timeBoost: 'time', secondHopWeight: 'second hop', listDiversity: 'list mmr', listEpisodeFactor: 'list episode ×', episodeCoverage: 'coverage', lengthPrior: 'length', listSpeakerBoost: 'list speaker' };

@@ -30,8 +30,10 @@ describe('createMemory inspection reads', () => {
     const recalled = [...report.parts.flatMap((part) => part.items ?? []), ...report.excludedItems].filter((item) => item.kind === 'recalled');
     const battery = recalled.find((item) => item.seq === 1);
     expect(battery?.explain).toMatchObject({ keywordRank: 1, fused: expect.any(Number) });
-    // Its score is the fused score raised by its session's coverage of the query's words (no neighbour or session share: it is alone).
-    expect(battery?.score).toBeCloseTo(battery!.explain!.fused * (1 + recallTuning.episodeCoverage * (battery!.explain!.coverage ?? 0)));
+    // Its score is the fused score raised by its session's coverage of the query's words (no neighbour or session share: it is alone),
+    // times its own factor (the length prior of its content words).
+    expect(battery?.explain?.own).toBeCloseTo(6 ** recallTuning.lengthPrior);
+    expect(battery?.score).toBeCloseTo(battery!.explain!.fused * (1 + recallTuning.episodeCoverage * (battery!.explain!.coverage ?? 0)) * battery!.explain!.own!);
     expect(battery?.explain?.coverage).toBeGreaterThan(0);
   });
 

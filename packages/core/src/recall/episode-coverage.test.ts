@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { episodeCoverage, termMask } from './episode-coverage.js';
+import { keywordTerms } from './keyword-terms.js';
 
 describe('termMask', () => {
   it('sets the bit of each query term the text contains, stems folded', () => {
-    expect(termMask('We camped by the lake', ['camping', 'lake', 'mountains'])).toBe(0b011);
-    expect(termMask('nothing here', ['lake'])).toBe(0);
+    expect(termMask(keywordTerms('We camped by the lake'), ['camping', 'lake', 'mountains'])).toBe(0b011);
+    expect(termMask(keywordTerms('nothing here'), ['lake'])).toBe(0);
   });
 });
 

@@ -1,20 +1,18 @@
-import { keywordTerms } from './keyword-terms.js';
-
 // A crude stem, so that "camped" meets "camping" the way the stores' stemmed keyword search does.
 function stem(term: string): string {
   return term.length <= 4 ? term : term.replace(/(?:ing|ed|es|s|ly)$/u, '').slice(0, 7);
 }
 
 /**
- * Which of the query's terms (at most 32) a text contains, as a bit mask: bit i for `terms[i]`, words
- * compared by a crude stem.
+ * Which of the query's terms (at most 32) a text's words (its `keywordTerms`) contain, as a bit mask:
+ * bit i for `terms[i]`, words compared by a crude stem.
  */
-export function termMask(text: string, terms: readonly string[]): number {
+export function termMask(words: readonly string[], terms: readonly string[]): number {
   if (terms.length === 0) return 0;
-  const words = new Set(keywordTerms(text).map(stem));
+  const stems = new Set(words.map(stem));
   let mask = 0;
   terms.slice(0, 32).forEach((term, bit) => {
-    if (words.has(stem(term))) mask |= 1 << bit;
+    if (stems.has(stem(term))) mask |= 1 << bit;
   });
   return mask >>> 0;
 }

@@ -5,8 +5,13 @@ import { recallTuning } from './recall.js';
 import type { SearchHit } from './search.js';
 
 function hit(seq: number, createdAt: string, score = 1): SearchHit {
-  const message: Message = { id: `m${seq}`, seq, role: 'user', content: `message ${seq}`, name: undefined, toolCalls: undefined, toolCallId: undefined, createdAt, metadata: undefined, idempotencyKey: undefined, tokens: 3 };
+  const message: Message = { id: `m${seq}`, seq, role: 'user', content: `message m${seq}`, name: undefined, toolCalls: undefined, toolCallId: undefined, createdAt, metadata: undefined, idempotencyKey: undefined, tokens: 3 };
   return { conversationId: 'c', message, score };
+}
+
+function worded(seq: number, createdAt: string, content: string): SearchHit {
+  const base = hit(seq, createdAt);
+  return { ...base, message: { ...base.message, content } };
 }
 
 // Two sessions seven weeks apart: seqs 1–3 on 1 May, 10–12 on 20 June.
@@ -55,18 +60,48 @@ describe('rankRecallCandidates', () => {
   });
 
   it('raises the messages of an episode that holds more of the query\'s terms with the episode coverage', () => {
-    const worded = (seq: number, createdAt: string, content: string) => ({ ...hit(seq, createdAt), message: { ...hit(seq, createdAt).message, content } });
     const spread: RecallCandidates = {
       keyword: [worded(1, may(0), 'lake trip'), worded(10, june(0), 'lake'), worded(11, june(1), 'camping')],
       vector: [],
       speakers: new Set(),
       terms: ['lake', 'camping'],
     };
-    const order = (episodeCoverage: number) => rankRecallCandidates(spread, { ...recallTuning, rrfConstant: 3, neighbourShare: 0, episodeShare: 0, episodeCoverage }, 3).map((entry) => entry.message.seq);
+    const order = (episodeCoverage: number) => rankRecallCandidates(spread, { ...recallTuning, rrfConstant: 3, neighbourShare: 0, episodeShare: 0, episodeCoverage, lengthPrior: 0 }, 3).map((entry) => entry.message.seq);
     expect(order(0)).toEqual([1, 10, 11]);
     // June holds both words between its turns, May one: June's first turn passes May's.
     expect(order(1)).toEqual([10, 1, 11]);
     expect(rankRecallCandidates(spread, { ...recallTuning, episodeCoverage: 1 }, 3)[0]!.explain.coverage).toBe(1);
+  });
+
+  it('raises the messages that say more with the length prior, on their own score only', () => {
+    const said: RecallCandidates = {
+      keyword: [worded(1, may(0), 'Wow, cool!'), worded(10, june(0), 'We camped by the lake, roasted marshmallows and told stories'), worded(11, june(1), 'Nice')],
+      vector: [],
+      speakers: new Set(),
+    };
+    const order = (lengthPrior: number) =>
+      rankRecallCandidates(said, { ...recallTuning, rrfConstant: 10, neighbourShare: 0, episodeShare: 0, episodeCoverage: 0, lengthPrior }, 3).map((entry) => entry.message.seq);
+    expect(order(0)).toEqual([1, 10, 11]);
+    // Six content words against two: 1/12 × 6^0.5 passes 1/11 × 2^0.5.
+    expect(order(0.5)).toEqual([10, 1, 11]);
+    // The short turn beside the long one does not take the long one's prior through the neighbour share.
+    const scored = rankRecallCandidates(said, { ...recallTuning, rrfConstant: 10, neighbourShare: 1, episodeShare: 0, episodeCoverage: 0, lengthPrior: 0.5 }, 3);
+    const byseq = new Map(scored.map((entry) => [entry.message.seq, entry.score]));
+    expect(byseq.get(11)).toBeCloseTo(1 / 13 + 1 / 12, 10);
+  });
+
+  it("raises a list question's messages by the speaker it names with the list speaker boost, and only a list question's", () => {
+    const by = (seq: number, createdAt: string, name: string) => ({ ...hit(seq, createdAt), message: { ...hit(seq, createdAt).message, name } });
+    const told: RecallCandidates = {
+      keyword: [by(10, june(0), 'Caroline'), by(11, june(1), 'Melanie'), by(1, may(0), 'Caroline'), by(2, may(1), 'Melanie')],
+      vector: [],
+      speakers: new Set(['melanie']),
+    };
+    const order = (list: boolean, listSpeakerBoost: number) =>
+      rankRecallCandidates({ ...told, list }, { ...recallTuning, rrfConstant: 10, speakerBoost: 0, neighbourShare: 0.3, episodeShare: 0, episodeCoverage: 0, lengthPrior: 0, listSpeakerBoost }, 4).map((entry) => entry.message.seq);
+    expect(order(true, 0)).toEqual([10, 11, 1, 2]);
+    expect(order(true, 1)).toEqual([11, 2, 10, 1]);
+    expect(order(false, 1)).toEqual([10, 11, 1, 2]);
   });
 
   it('refuses a tuning out of range', () => {

@@ -1,5 +1,6 @@
 import { MemoryError } from '../errors/memory-error.js';
 import { episodeCoverage, termMask } from './episode-coverage.js';
+import { keywordTerms } from './keyword-terms.js';
 import { withinPeriods, type QueryPeriod } from './query-periods.js';
 import type { SearchHit } from './search.js';
 import { spokenBy } from './speaker-terms.js';
@@ -57,6 +58,20 @@ export interface RecallTuning {
    * one retrieval unit. 0 is off.
    */
   readonly episodeCoverage: number;
+  /**
+   * Score × w^this after the neighbour and episode shares, w being the message's distinct content words
+   * (`keywordTerms`, 1–32): a document-length prior, on the message's own score only (a short turn does not
+   * pass it to its neighbours). BM25 normalizes length away and a short turn ("Wow, cool!") is close to many
+   * questions in vector space, while the turns that hold an answer say more. 0 is off.
+   */
+  readonly lengthPrior: number;
+  /**
+   * Score × (1 + this) after the shares for a message by a speaker the query names, when the query asks
+   * for a list or a count (`asksForList`): the things someone did over time are told in that person's own
+   * turns, while the other speaker's turns around them share the topic's words. On top of {@link speakerBoost}
+   * (which also reaches the neighbours through their shares); 0 is off.
+   */
+  readonly listSpeakerBoost: number;
 }
 
 /** The lists recall fuses for one query, and the query words that name a speaker. */
@@ -91,6 +106,8 @@ export interface PreparedCandidates {
   /** Which query terms each candidate contains (`termMask`), and how many terms there are. */
   readonly termMasks: Uint32Array;
   readonly termCount: number;
+  /** Distinct content words of each candidate (`keywordTerms`, at least 1), for `lengthPrior`. */
+  readonly words: Uint8Array;
   readonly spoken: Uint8Array;
   /** 1 when the message was said in a period the query names (with `timeSlackDays` of slack, per slack value). */
   readonly inPeriodBySlack: Map<number, Uint8Array>;
@@ -111,6 +128,8 @@ export interface PreparedRanking {
   readonly boosted: Float64Array;
   readonly neighbour: Float64Array;
   readonly episode: Float64Array;
+  /** Per candidate, the factor of the length prior and the list speaker boost on the summed score (1: none). */
+  readonly own: Float64Array;
   /** Per candidate, the share of the query's terms its episode holds, when `episodeCoverage` counted. */
   readonly coverage?: Float64Array;
 }
@@ -144,6 +163,8 @@ export function prepareRecallCandidates(candidates: RecallCandidates): PreparedC
   const times = hits.map((hit) => Date.parse(hit.message.createdAt));
   const oldest = Math.min(...times);
   const span = Math.max(1, Math.max(...times) - oldest);
+  // Each candidate's content words, read once: the coverage's term masks and the length prior use them.
+  const said = hits.map((hit) => keywordTerms(hit.message.content));
   const neighbourOf = (hit: SearchHit, offset: number) => index.get(keyOf(hit.conversationId, hit.message.seq + offset)) ?? -1;
   return {
     hits,
@@ -153,8 +174,9 @@ export function prepareRecallCandidates(candidates: RecallCandidates): PreparedC
     vectorSimilarity,
     secondHopRank,
     list: candidates.list === true,
-    termMasks: Uint32Array.from(hits, (hit) => termMask(hit.message.content, candidates.terms ?? [])),
+    termMasks: Uint32Array.from(said, (words) => termMask(words, candidates.terms ?? [])),
     termCount: candidates.terms?.length ?? 0,
+    words: Uint8Array.from(said, (words) => Math.max(1, words.length)),
     spoken: Uint8Array.from(hits, (hit) => (spokenBy(hit.message, candidates.speakers) ? 1 : 0)),
     inPeriodBySlack: new Map(),
     periods: candidates.periods ?? [],
@@ -166,8 +188,9 @@ export function prepareRecallCandidates(candidates: RecallCandidates): PreparedC
 }
 
 /**
- * Ranks prepared candidates under a tuning: reciprocal rank fusion, the speaker boost, the neighbour and
- * episode shares, then the episode diversity over the first `k` (greedy, so the first hits do not depend
+ * Ranks prepared candidates under a tuning: reciprocal rank fusion, the speaker and period boosts and
+ * the coverage, the neighbour and episode shares, each message's own factor (length prior, list speaker
+ * boost), then the episode diversity over the first `k` (greedy, so the first hits do not depend
  * on `k`). Ties go to the newer message.
  */
 export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: RecallTuning, k: number): PreparedRanking {
@@ -183,29 +206,35 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
       (keyword === 0 ? 0 : 1 / (tuning.rrfConstant + keyword)) +
       (vector === 0 ? 0 : 1 / (tuning.rrfConstant + vector)) +
       (secondHop === 0 ? 0 : tuning.secondHopWeight / (tuning.rrfConstant + secondHop));
-    boosted[at] = fused[at]! * (prepared.spoken[at] === 1 ? 1 + tuning.speakerBoost : 1) * (inPeriod?.[at] === 1 ? 1 + tuning.timeBoost : 1);
+    boosted[at] =
+      fused[at]! *
+      (prepared.spoken[at] === 1 ? 1 + tuning.speakerBoost : 1) *
+      (inPeriod?.[at] === 1 ? 1 + tuning.timeBoost : 1);
   }
   const neighbour = new Float64Array(count);
   const episode = new Float64Array(count);
   const score = new Float64Array(count);
+  const own = new Float64Array(count);
   const diversity = prepared.list && tuning.listDiversity > 0 ? tuning.listDiversity : tuning.episodeDiversity;
   const episodes = tuning.episodeShare > 0 || diversity > 0 || tuning.episodeCoverage > 0 ? episodesOf(prepared, tuning.episodeGapMinutes) : undefined;
   const coverage = episodes !== undefined && tuning.episodeCoverage > 0 ? episodeCoverage(prepared.termMasks, episodes, prepared.termCount) : undefined;
   if (coverage !== undefined) for (let at = 0; at < count; at += 1) boosted[at] = boosted[at]! * (1 + tuning.episodeCoverage * coverage[at]!);
   const episodeShare = prepared.list ? tuning.episodeShare * tuning.listEpisodeFactor : tuning.episodeShare;
   const support = episodes === undefined || episodeShare === 0 ? undefined : episodeSupport(boosted, episodes, tuning.episodeTopHits);
+  const listSpeaker = prepared.list ? tuning.listSpeakerBoost : 0;
   for (let at = 0; at < count; at += 1) {
     const previous = prepared.previous[at]!;
     const next = prepared.next[at]!;
     neighbour[at] = tuning.neighbourShare * Math.max(previous < 0 ? 0 : boosted[previous]!, next < 0 ? 0 : boosted[next]!);
     episode[at] = support === undefined ? 0 : episodeShare * support[at]!;
-    score[at] = boosted[at]! + neighbour[at]! + episode[at]!;
+    own[at] = (tuning.lengthPrior === 0 ? 1 : prepared.words[at]! ** tuning.lengthPrior) * (listSpeaker > 0 && prepared.spoken[at] === 1 ? 1 + listSpeaker : 1);
+    score[at] = (boosted[at]! + neighbour[at]! + episode[at]!) * own[at]!;
   }
   const order = Array.from({ length: count }, (_, at) => at).sort(
     (a, b) => score[b]! - score[a]! || prepared.recency[b]! - prepared.recency[a]! || prepared.hits[b]!.message.seq - prepared.hits[a]!.message.seq,
   );
   const ranked = episodes === undefined || diversity === 0 ? order : diversify(order, score, episodes, diversity, k);
-  return { order: ranked, fused, score, boosted, neighbour, episode, ...(coverage === undefined ? {} : { coverage }) };
+  return { order: ranked, fused, score, boosted, neighbour, episode, own, ...(coverage === undefined ? {} : { coverage }) };
 }
 
 /**
@@ -224,11 +253,12 @@ export function rankRecallCandidates(candidates: RecallCandidates, tuning: Recal
       ...(prepared.secondHopRank[at]! > 0 && tuning.secondHopWeight > 0 ? { secondHopRank: prepared.secondHopRank[at]! } : {}),
       recency: prepared.recency[at]!,
       fused: ranking.fused[at]!,
-      ...(prepared.spoken[at] === 1 && tuning.speakerBoost > 0 ? { speaker: true } : {}),
+      ...(prepared.spoken[at] === 1 && (tuning.speakerBoost > 0 || (prepared.list && tuning.listSpeakerBoost > 0)) ? { speaker: true } : {}),
       ...(inPeriod?.[at] === 1 ? { period: true } : {}),
       ...(ranking.neighbour[at]! > 0 ? { neighbour: ranking.neighbour[at]! } : {}),
       ...(ranking.episode[at]! > 0 ? { episode: ranking.episode[at]! } : {}),
       ...(ranking.coverage !== undefined && ranking.coverage[at]! > 0 ? { coverage: ranking.coverage[at]! } : {}),
+      ...(ranking.own[at] !== 1 ? { own: ranking.own[at]! } : {}),
     };
     return { conversationId: hit.conversationId, message: hit.message, score: ranking.score[at]!, explain };
   });
@@ -278,6 +308,8 @@ export function checkRecallTuning(tuning: RecallTuning): RecallTuning {
     listDiversity: [0, 1],
     listEpisodeFactor: [0, 1],
     episodeCoverage: [0, 10],
+    lengthPrior: [0, 2],
+    listSpeakerBoost: [0, 10],
   };
   for (const [field, [min, max]] of Object.entries(ranges)) {
     const value = tuning[field as keyof RecallTuning];

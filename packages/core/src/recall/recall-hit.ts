@@ -24,6 +24,11 @@ export interface RecallExplanation {
   readonly episode?: number;
   /** Share (0–1) of the query's terms that the candidates of the message's episode hold: the fused score was × (1 + `recallTuning.episodeCoverage` × this). */
   readonly coverage?: number;
+  /**
+   * The factor the score (fused, neighbour and episode parts summed) was multiplied by last, when not 1:
+   * the length prior (`recallTuning.lengthPrior`) and, for a list question, `recallTuning.listSpeakerBoost`.
+   */
+  readonly own?: number;
 }
 
 /** A recalled message, where it came from, its neighbours and why it ranks there. */

@@ -45,7 +45,7 @@ describe('recall ranking', () => {
     const second = hits.find((hit) => hit.message.seq === 2)!;
 
     expect(second.explain.neighbour).toBeGreaterThan(0);
-    expect(second.score).toBeCloseTo(second.explain.fused + second.explain.neighbour! + (second.explain.episode ?? 0));
+    expect(second.score).toBeCloseTo((second.explain.fused + second.explain.neighbour! + (second.explain.episode ?? 0)) * (second.explain.own ?? 1));
     const best = Math.max(...hits.filter((hit) => hit.message.seq === 1 || hit.message.seq === 3).map((hit) => hit.explain.fused));
     expect(second.explain.neighbour).toBeCloseTo(recallTuning.neighbourShare * best);
     expect(hits.map((hit) => hit.score)).toEqual([...hits.map((hit) => hit.score)].sort((a, b) => b - a));

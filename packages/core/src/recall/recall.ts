@@ -69,9 +69,9 @@ export const recallTuning: RecallTuning = Object.freeze({
    * much that a weak retriever's top hits tie with a strong one's; a small c keeps the head's order while
    * still rewarding agreement.
    */
-  rrfConstant: 10,
-  /** ×1.5 for messages by a speaker the query names ("What did Caroline …?"). */
-  speakerBoost: 0.5,
+  rrfConstant: 5,
+  /** ×2 for messages by a speaker the query names ("What did Caroline …?"). */
+  speakerBoost: 1,
   /** An answer sits next to its question ("How was the trip?" / "Amazing, we saw dolphins"). */
   neighbourShare: 0.3,
   /** A message of a session that is about the query as a whole rises with it (session-level retrieval). */
@@ -88,10 +88,14 @@ export const recallTuning: RecallTuning = Object.freeze({
   secondHopWeight: 0.3,
   /** Spreading a list question's hits over sessions did not help on held-out folds: off. */
   listDiversity: 0,
-  /** A list question's answer is in several sessions: no episode share for it. */
-  listEpisodeFactor: 0,
+  /** A list question keeps the whole episode share: taking it away (× 0, run 5) did not help on held-out folds with the length prior and the list speaker boost (run 6). */
+  listEpisodeFactor: 1,
   /** Up to ×3 for the messages of a session that holds all of the query's words between its turns (the session as one unit). */
   episodeCoverage: 2,
+  /** × (content words)^0.3 for a message's own score: a turn that says more is more often the answer than "Wow, cool!". */
+  lengthPrior: 0.3,
+  /** ×2 more, after the shares, for a list question's messages by the speaker it names ("What activities does Melanie partake in?"). */
+  listSpeakerBoost: 1,
 });
 
 /** First hits whose words a second hop searches for (`secondHopWeight`). */
@@ -104,7 +108,8 @@ const maxK = 200;
  * and a second keyword search with the first hits' words, fused by reciprocal rank; a query word that
  * names a speaker is matched against who said a message instead of its text; a message whose session
  * holds more of the query's words rises (coverage); each message then gets a share of its best
- * neighbour's and its session's scores; recency breaks ties. Throws `invalid_input` for a blank query or a bad option; a failing embedder (`model_failed`) is
+ * neighbour's and its session's scores, and its own factor: a turn that says more rises (length prior),
+ * and so does the named speaker's own turn for a question that asks for a list; recency breaks ties. Throws `invalid_input` for a blank query or a bad option; a failing embedder (`model_failed`) is
  * not hidden — the caller sees it.
  */
 export async function recall(dependencies: RecallDependencies, user: UserScope, query: string, options: RecallOptions = {}): Promise<RecallHit[]> {
