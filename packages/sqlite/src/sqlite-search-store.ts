@@ -100,6 +100,15 @@ export class SqliteSearchStore {
     this.#statement(`DELETE FROM message_vectors WHERE ${where}`).run(...parameters);
   }
 
+  /**
+   * Removes the deletion counts of the users being erased (`where` on their owner columns), after their
+   * vectors, so that no row names them; counts an erasure, which makes every process read its copies afresh.
+   */
+  forgetUsers(where: string, parameters: readonly unknown[]): void {
+    this.#statement(`DELETE FROM vector_deletions WHERE ${where}`).run(...parameters);
+    this.#statement('UPDATE vector_erasures SET erasures = erasures + 1 WHERE id = 1').run();
+  }
+
   searchKeyword(user: UserScope, terms: readonly string[], options: SearchOptions): SearchHit[] {
     const k = checkK(options.k);
     const words = terms.map((term) => term.replace(/"/g, '')).filter((term) => term.length > 0);
@@ -189,12 +198,13 @@ export class SqliteSearchStore {
     return table === undefined ? undefined : [user.tenantId, user.userId, table.id];
   }
 
-  // Where the user's vectors stand in the file: the newest id and the deletions counted so far.
+  // Where the user's vectors stand in the file: the newest id, the user's deletions and all erasures counted so far.
   #watermark(owner: readonly [string, string, number]): CodeWatermark {
     const lastId = (this.#statement('SELECT max(id) AS id FROM message_vectors WHERE tenant_id = ? AND user_id = ? AND model_id = ?').get(...owner) as { id: number | null }).id ?? 0;
     const deletions =
       (this.#statement('SELECT deletions FROM vector_deletions WHERE tenant_id = ? AND user_id = ? AND model_id = ?').get(...owner) as { deletions: number } | undefined)?.deletions ?? 0;
-    return { lastId, deletions };
+    const { erasures } = this.#statement('SELECT erasures FROM vector_erasures WHERE id = 1').get() as { erasures: number };
+    return { lastId, deletions, erasures };
   }
 
   // The registry row of a model (created on first use with `create`); its dimensions must match.

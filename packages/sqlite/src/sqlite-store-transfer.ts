@@ -30,10 +30,10 @@ type Row = Record<string, unknown>;
  */
 export class SqliteStoreTransfer implements TransferStorePart {
   readonly #database: SqliteDatabase;
-  readonly #search: Pick<SqliteSearchStore, 'deleteVectorsOf'>;
+  readonly #search: Pick<SqliteSearchStore, 'deleteVectorsOf' | 'forgetUsers'>;
   readonly #inserts = new Map<string, SqliteStatement>();
 
-  constructor(database: SqliteDatabase, search: Pick<SqliteSearchStore, 'deleteVectorsOf'>) {
+  constructor(database: SqliteDatabase, search: Pick<SqliteSearchStore, 'deleteVectorsOf' | 'forgetUsers'>) {
     this.#database = database;
     this.#search = search;
   }
@@ -111,6 +111,7 @@ export class SqliteStoreTransfer implements TransferStorePart {
   // registry stays, as its vector tables do (PostgreSQL keeps its registry the same way).
   #clear(): void {
     this.#search.deleteVectorsOf('1 = 1', []);
+    this.#search.forgetUsers('1 = 1', []);
     for (const table of ['usage', 'summaries', 'jobs', 'cursors', 'messages', 'conversations', 'facts', 'entity_names', 'entities', 'relations', 'memory_files']) {
       this.#database.exec(`DELETE FROM ${table}`);
     }

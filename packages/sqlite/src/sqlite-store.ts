@@ -64,6 +64,7 @@ export class SqliteStore extends ComposedStore {
           .transaction(() => {
             files.deleteUser(user);
             search.deleteVectorsOf('tenant_id = ? AND user_id = ?', [user.tenantId, user.userId]);
+            search.forgetUsers('tenant_id = ? AND user_id = ?', [user.tenantId, user.userId]);
             knowledge.deleteUser(user);
             return messages.deleteUser(user);
           })

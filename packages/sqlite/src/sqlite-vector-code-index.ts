@@ -1,9 +1,10 @@
 import { bitCount } from './sqlite-vector-codes.js';
 
-/** Where a user's codes stand in the file: the newest `message_vectors.id` and the deletions counted so far. */
+/** Where a user's codes stand in the file: the newest `message_vectors.id`, the user's deletions and all users' erasures counted so far. */
 export interface CodeWatermark {
   readonly lastId: number;
   readonly deletions: number;
+  readonly erasures: number;
 }
 
 /** One stored vector's code row as read from `message_vectors_codes`: id, message rowid, conversation, time, code. */
@@ -26,8 +27,9 @@ export const defaultCodeCacheBytes = 256 * 1024 * 1024;
 // (epoch ms) and `words` 32-bit words of code per slot, in arrays that double when full.
 class UserCodes {
   readonly words: number;
-  /** The deletion count when the first row was read, and the newest id read since. */
+  /** The deletion and erasure counts when the first row was read, and the newest id read since. */
   deletions = 0;
+  erasures = 0;
   lastRead = 0;
   size = 0;
   codes: Uint32Array;
@@ -90,7 +92,7 @@ function copyInto<T extends Float64Array | Int32Array>(target: T, source: T, siz
 /**
  * A process's copy of users' vector codes, kept in step with the file by a watermark per user and model:
  * rows newer than the copy's last id are read and added; a deletion since the copy was read (another
- * process's erase, a re-embedded message) makes the copy be read afresh. The copy is only ever a
+ * process's erase, a re-embedded message) or any user's erasure makes the copy be read afresh. The copy is only ever a
  * prefilter: candidates are rescored from the file, checked against their owner, so a stale copy can
  * miss a hit but never show one that is gone or someone else's. The least recently searched users are
  * forgotten once the copies pass `maxBytes`.
@@ -137,17 +139,20 @@ export class VectorCodeIndex {
     this.#bytes = 0;
   }
 
-  // The user's copy, started afresh when it was read at another deletion count (or with other words, or
+  // The user's copy, started afresh when it was read at another deletion or erasure count (or with other words, or
   // past the file's newest id), then brought forward: to the watermark, or by one `read` when `complete`
   // is false. Undefined when the user has no codes.
   #sync(key: string, words: number, watermark: CodeWatermark, read: CodeReader, complete = true): UserCodes | undefined {
     let codes = this.#users.get(key);
     if (codes !== undefined) this.#forget(key, codes);
     if (watermark.lastId === 0) return undefined;
-    if (codes !== undefined && (codes.words !== words || codes.deletions !== watermark.deletions || codes.lastRead > watermark.lastId)) codes = undefined;
+    if (codes !== undefined && (codes.words !== words || codes.deletions !== watermark.deletions || codes.erasures !== watermark.erasures || codes.lastRead > watermark.lastId)) {
+      codes = undefined;
+    }
     if (codes === undefined) {
       codes = new UserCodes(words);
       codes.deletions = watermark.deletions;
+      codes.erasures = watermark.erasures;
     }
     while (codes.lastRead < watermark.lastId) {
       const rows = read(codes.lastRead);

@@ -173,6 +173,21 @@ describe('binary-quantized vector search (SQLite)', () => {
       expect(await reader.searchVector(user, 'model', stored[250]!, { k: 3 })).toEqual([]);
       await writer.upsertEmbeddings(scope, 'model', [{ seq: 1, vector: stored[0]! }]);
       expect((await reader.searchVector(user, 'model', stored[0]!, { k: 3 })).map((hit) => hit.message.content)).toEqual(['after the erase']);
+
+      // Erasing user-2 leaves no row that names them, and the reader's copy of them is read afresh.
+      await writer.deleteUser({ tenantId: scope.tenantId, userId: 'user-2' });
+      expect(await reader.searchVector({ ...user, userId: 'user-2' }, 'model', stored[250]!, { k: 3 })).toEqual([]);
+      await writer.appendMessages(other, [makeNewMessage('user-2 again')]);
+      await writer.upsertEmbeddings(other, 'model', [{ seq: 1, vector: stored[250]! }]);
+      expect((await reader.searchVector({ ...user, userId: 'user-2' }, 'model', stored[250]!, { k: 3 })).map((hit) => hit.message.content)).toEqual(['user-2 again']);
+      await writer.deleteUser({ tenantId: scope.tenantId, userId: 'user-2' });
+      const raw = new Database(path, { readonly: true });
+      try {
+        const named = raw.prepare("SELECT (SELECT count(*) FROM vector_deletions WHERE user_id = 'user-2') + (SELECT count(*) FROM message_vectors WHERE user_id = 'user-2') AS n").get() as { n: number };
+        expect(named.n).toBe(0);
+      } finally {
+        raw.close();
+      }
     } finally {
       await reader.close();
       await writer.close();

@@ -6,7 +6,9 @@ import { blobVector, signCode, vectorBlob } from './sqlite-vector-codes.js';
 // Every vector in one plain table (decision 0025): its message, owner and time, its sign code and its
 // float32 blob. `id` grows with every insert and is never reused (AUTOINCREMENT), so a process that has
 // read a user's codes up to some id reads only the newer rows next time; a deletion is counted per user
-// and model in `vector_deletions` by a trigger, which tells a process that its copy is stale. The covering
+// and model in `vector_deletions` by a trigger, which tells a process that its copy is stale. Erasing a
+// user removes their counts (no row names an erased user) and counts an erasure in `vector_erasures`,
+// which makes every copy stale. The covering
 // index `message_vectors_codes` lets a process read a user's codes without touching the float blobs.
 const vectorTableSchema = `
 CREATE TABLE message_vectors (
@@ -32,6 +34,13 @@ CREATE TABLE vector_deletions (
   deletions INTEGER NOT NULL,
   PRIMARY KEY (model_id, tenant_id, user_id)
 ) STRICT, WITHOUT ROWID;
+
+-- Erasing a user removes their counts; the erasures counted here then tell every process to read its copies afresh.
+CREATE TABLE vector_erasures (
+  id        INTEGER PRIMARY KEY CHECK (id = 1),
+  erasures  INTEGER NOT NULL
+) STRICT;
+INSERT INTO vector_erasures (id, erasures) VALUES (1, 0);
 
 CREATE TRIGGER message_vectors_deleted AFTER DELETE ON message_vectors BEGIN
   INSERT INTO vector_deletions (model_id, tenant_id, user_id, deletions) VALUES (old.model_id, old.tenant_id, old.user_id, 1)
