@@ -6,7 +6,7 @@ import { messageColumns, nextTurn, type MessageRow } from '@mnemo/core/store-kit
 import { toMessage } from './sqlite-message-store.js';
 import { scopeKey, toEpochMs } from './sqlite-values.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
-import { VectorCodeIndex, type CodeRow, type CodeWatermark } from './sqlite-vector-code-index.js';
+import { VectorCodeIndex, type CodeFilter, type CodeReader, type CodeRow, type CodeWatermark } from './sqlite-vector-code-index.js';
 import { binaryCandidates, blobVector, codeWords, signCode, vectorBlob } from './sqlite-vector-codes.js';
 
 interface ModelRow {
@@ -19,7 +19,7 @@ type HitRow = MessageRow & { readonly conversation_id: string; readonly score: n
 const maxSearchK = 1000;
 /** Code rows one read of a user's first search takes before it gives the event loop a turn (≈ 20–30 ms each). */
 const codePageRows = 5000;
-/** Pages after which the catch-up stops turning the loop (a user whose vectors are deleted all the time); the search then reads the rest at once. */
+/** Passes after which the catch-up stops turning the loop (a user whose vectors are deleted all the time); the search then reads the rest at once. */
 const maxCatchUpPages = 1000;
 /** A user's code rows after an id, in id order (parameters: tenant, user, model id, the id). */
 const codeRowsSql = `SELECT id, message_rowid, conversation_id, created_at, code FROM message_vectors
@@ -42,12 +42,11 @@ export function ownerToken(user: UserScope): string {
 export class SqliteSearchStore {
   readonly #database: SqliteDatabase;
   readonly #statement: SqliteStatementCache;
-  readonly #codes: VectorCodeIndex;
+  readonly #codes = new VectorCodeIndex();
 
-  constructor(database: SqliteDatabase, codes = new VectorCodeIndex()) {
+  constructor(database: SqliteDatabase) {
     this.#database = database;
     this.#statement = createStatementCache(database);
-    this.#codes = codes;
   }
 
   upsertEmbeddings(scope: Scope, model: string, embeddings: readonly MessageEmbedding[]): void {
@@ -149,47 +148,41 @@ export class SqliteSearchStore {
       ...(options.until === undefined ? {} : { until: toEpochMs('until', options.until) }),
     };
     const words = codeWords(vector.length);
-    // A copy far behind the file (the user's first search in this process) is brought forward a page at
-    // a time, a turn of the event loop between pages, each page in its own read transaction.
     const readPage = this.#statement(`${codeRowsSql} LIMIT ${codePageRows}`).raw(true);
-    for (let page = 0; page < maxCatchUpPages; page += 1) {
-      const caughtUp = this.#database.transaction(() => {
+    const readRows = this.#statement(codeRowsSql).raw(true);
+    // Each pass is one read transaction, so the watermark, the codes read and the candidates' floats come
+    // from one snapshot. A copy more than a page behind the file (the user's first search in this process)
+    // is brought forward a page a pass, with a turn of the event loop between passes.
+    for (let page = 0; ; page += 1) {
+      const hits = this.#database.transaction(() => {
         const owner = this.#owner(user, model, vector.length);
-        if (owner === undefined) return true;
-        return this.#codes.catchUp(owner.join('\u001f'), words, this.#watermark(owner), (afterId) => readPage.all(...owner, afterId) as CodeRow[]);
+        if (owner === undefined) return [];
+        const watermark = this.#watermark(owner);
+        const caughtUp = page >= maxCatchUpPages || this.#codes.catchUp(owner.join('\u001f'), words, watermark, (afterId) => readPage.all(...owner, afterId) as CodeRow[]);
+        return caughtUp ? this.#nearest(owner, watermark, vector, k, filter, (afterId) => readRows.all(...owner, afterId) as CodeRow[]) : undefined;
       })();
-      if (caughtUp) break;
+      if (hits !== undefined) return hits;
       await nextTurn();
     }
-    // One read transaction: the watermark, any rows added since, and the candidates' floats from one snapshot.
-    return this.#database.transaction(() => {
-      const owner = this.#owner(user, model, vector.length);
-      if (owner === undefined) return [];
-      const readRows = this.#statement(codeRowsSql).raw(true);
-      // Nearest codes by Hamming distance (filters applied in the scan), then the exact cosine distance of
-      // each candidate's float vector, read with its owner checked; a user with at most that many vectors
-      // is thus searched exactly. Ties go to the newer message (rowid grows with appends).
-      const candidates = this.#codes.nearest(
-        owner.join('\u001f'),
-        words,
-        this.#watermark(owner),
-        (afterId) => readRows.all(...owner, afterId) as CodeRow[],
-        signCode(vector),
-        binaryCandidates(k),
-        filter,
-      );
-      const floats = this.#statement('SELECT vector FROM message_vectors WHERE model_id = ? AND message_rowid = ? AND tenant_id = ? AND user_id = ?');
-      const scored = candidates.flatMap((rowid) => {
-        const row = floats.get(owner[2], rowid, user.tenantId, user.userId) as { vector: Uint8Array } | undefined;
-        return row === undefined ? [] : [{ rowid, distance: 1 - cosineSimilarity(blobVector(row.vector), vector) }];
-      });
-      const nearest = scored.sort((a, b) => a.distance - b.distance || b.rowid - a.rowid).slice(0, k);
-      const byRowid = this.#statement(`SELECT ${messageColumns}, conversation_id, 0 AS score FROM messages WHERE rowid = ? AND tenant_id = ? AND user_id = ?`);
-      return nearest.flatMap(({ rowid, distance }) => {
-        const row = byRowid.get(rowid, user.tenantId, user.userId) as HitRow | undefined;
-        return row === undefined ? [] : [{ ...toHit(row), score: 1 - distance }];
-      });
-    })();
+  }
+
+  // Nearest codes by Hamming distance (filters applied in the scan), then the exact cosine distance of
+  // each candidate's float vector, read with its owner checked; a user with at most that many vectors is
+  // thus searched exactly. Ties go to the newer message (rowid grows with appends).
+  #nearest(owner: readonly [string, string, number], watermark: CodeWatermark, vector: Float32Array, k: number, filter: CodeFilter, readRows: CodeReader): SearchHit[] {
+    const [tenantId, userId, modelId] = owner;
+    const candidates = this.#codes.nearest(owner.join('\u001f'), codeWords(vector.length), watermark, readRows, signCode(vector), binaryCandidates(k), filter);
+    const floats = this.#statement('SELECT vector FROM message_vectors WHERE model_id = ? AND message_rowid = ? AND tenant_id = ? AND user_id = ?');
+    const scored = candidates.flatMap((rowid) => {
+      const row = floats.get(modelId, rowid, tenantId, userId) as { vector: Uint8Array } | undefined;
+      return row === undefined ? [] : [{ rowid, distance: 1 - cosineSimilarity(blobVector(row.vector), vector) }];
+    });
+    const nearest = scored.sort((a, b) => a.distance - b.distance || b.rowid - a.rowid).slice(0, k);
+    const byRowid = this.#statement(`SELECT ${messageColumns}, conversation_id, 0 AS score FROM messages WHERE rowid = ? AND tenant_id = ? AND user_id = ?`);
+    return nearest.flatMap(({ rowid, distance }) => {
+      const row = byRowid.get(rowid, tenantId, userId) as HitRow | undefined;
+      return row === undefined ? [] : [{ ...toHit(row), score: 1 - distance }];
+    });
   }
 
   // The key of a user's vectors of a model (tenant, user, model id), or undefined for a model never stored.

@@ -75,16 +75,14 @@ class UserCodes {
   #grow(needed: number): void {
     let capacity = this.rowids.length;
     while (capacity < needed) capacity *= 2;
-    const codes = new Uint32Array(capacity * this.words);
-    codes.set(this.codes.subarray(0, this.size * this.words));
-    this.codes = codes;
+    this.codes = copyInto(new Uint32Array(capacity * this.words), this.codes, this.size * this.words);
     this.rowids = copyInto(new Float64Array(capacity), this.rowids, this.size);
     this.createdAt = copyInto(new Float64Array(capacity), this.createdAt, this.size);
     this.conversations = copyInto(new Int32Array(capacity), this.conversations, this.size);
   }
 }
 
-function copyInto<T extends Float64Array | Int32Array>(target: T, source: T, size: number): T {
+function copyInto<T extends Float64Array | Int32Array | Uint32Array>(target: T, source: T, size: number): T {
   target.set(source.subarray(0, size));
   return target;
 }
@@ -131,12 +129,6 @@ export class VectorCodeIndex {
   catchUp(key: string, words: number, watermark: CodeWatermark, read: CodeReader): boolean {
     const codes = this.#sync(key, words, watermark, read, false);
     return codes === undefined || codes.lastRead >= watermark.lastId;
-  }
-
-  /** Forgets every copy (tests, and a store that closes). */
-  clear(): void {
-    this.#users.clear();
-    this.#bytes = 0;
   }
 
   // The user's copy, started afresh when it was read at another deletion or erasure count (or with other words, or
