@@ -254,6 +254,31 @@ const conversationMetadataSchema = `
 ALTER TABLE conversations ADD COLUMN metadata TEXT;
 `;
 
+// Keyword search ranks in each process's memory (decision 0027), so the FTS5 index and its triggers go.
+// A process reads a user's messages after the newest rowid it has seen (`messages_user_rowid`: the
+// user's rows in rowid order); a deletion is counted per user in `message_deletions` by a trigger, which
+// tells a process that its copy is stale; erasing a user removes their count and counts an erasure in
+// `vector_erasures`, which every copy, of vectors and of words, watches.
+const keywordIndexSchema = `
+DROP TRIGGER messages_fts_insert;
+DROP TRIGGER messages_fts_delete;
+DROP TABLE messages_fts;
+
+CREATE INDEX messages_user_rowid ON messages (tenant_id, user_id);
+
+CREATE TABLE message_deletions (
+  tenant_id TEXT    NOT NULL,
+  user_id   TEXT    NOT NULL,
+  deletions INTEGER NOT NULL,
+  PRIMARY KEY (tenant_id, user_id)
+) STRICT, WITHOUT ROWID;
+
+CREATE TRIGGER messages_deleted AFTER DELETE ON messages BEGIN
+  INSERT INTO message_deletions (tenant_id, user_id, deletions) VALUES (old.tenant_id, old.user_id, 1)
+    ON CONFLICT (tenant_id, user_id) DO UPDATE SET deletions = deletions + 1;
+END;
+`;
+
 /** The schema's steps in order; the database records the last one applied in `PRAGMA user_version`. */
 export const sqliteMigrations: readonly SqliteMigration[] = Object.freeze([
   Object.freeze({ version: 1, name: 'conversations, messages and usage ledger', sql: initialSchema }),
@@ -263,6 +288,7 @@ export const sqliteMigrations: readonly SqliteMigration[] = Object.freeze([
   Object.freeze({ version: 5, name: 'conversation metadata', sql: conversationMetadataSchema }),
   binaryVectorSearchStep,
   vectorTableStep,
+  Object.freeze({ version: 8, name: 'keyword index in memory', sql: keywordIndexSchema }),
 ]);
 
 /** What {@link migrateSqliteSchema} did: the version found, the version left, and the steps it ran. */

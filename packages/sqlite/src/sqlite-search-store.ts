@@ -6,7 +6,9 @@ import { messageColumns, nextTurn, type MessageRow } from '@mnemo/core/store-kit
 import { toMessage } from './sqlite-message-store.js';
 import { scopeKey, toEpochMs } from './sqlite-values.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
-import { VectorCodeIndex, type CodeFilter, type CodeReader, type CodeRow, type CodeWatermark } from './sqlite-vector-code-index.js';
+import { VectorCodeIndex, type CodeReader, type CodeRow, type CodeWatermark } from './sqlite-vector-code-index.js';
+import { KeywordIndex, keywordQuery, type KeywordRow } from './sqlite-keyword-index.js';
+import type { ScanFilter, Watermark } from './sqlite-user-copies.js';
 import { binaryCandidates, blobVector, codeWords, signCode, vectorBlob } from './sqlite-vector-codes.js';
 
 interface ModelRow {
@@ -19,30 +21,33 @@ type HitRow = MessageRow & { readonly conversation_id: string; readonly score: n
 const maxSearchK = 1000;
 /** Code rows one read of a user's first search takes before it gives the event loop a turn (≈ 20–30 ms each). */
 const codePageRows = 5000;
-/** Passes after which the catch-up stops turning the loop (a user whose vectors are deleted all the time); the search then reads the rest at once. */
+/** Messages one read of a user's first keyword search takes and indexes before the event loop gets a turn (≈ 20–30 ms each). */
+const messagePageRows = 2000;
+/** Passes after which the catch-up stops turning the loop (a user whose rows are deleted all the time); the search then reads the rest at once. */
 const maxCatchUpPages = 1000;
 /** A user's code rows after an id, in id order (parameters: tenant, user, model id, the id). */
 const codeRowsSql = `SELECT id, message_rowid, conversation_id, created_at, code FROM message_vectors
   WHERE tenant_id = ? AND user_id = ? AND model_id = ? AND id > ? ORDER BY id`;
+/** A user's messages after a rowid, in rowid order (parameters: tenant, user, the rowid). */
+const messageRowsSql = `SELECT rowid, conversation_id, created_at, content FROM messages
+  WHERE tenant_id = ? AND user_id = ? AND rowid > ? ORDER BY rowid`;
 const prefixedColumns = messageColumns
   .split(', ')
   .map((column) => `m.${column}`)
   .join(', ');
 
-/** The FTS `owner` token of a user: the same text the index triggers compute in SQL. */
-export function ownerToken(user: UserScope): string {
-  return `o${Buffer.from(`${user.tenantId}\u001f${user.userId}`, 'utf8').toString('hex').toUpperCase()}`;
-}
-
 /**
- * Keyword search on FTS5 (BM25, porter stemming) and vector search on `message_vectors`: the user's sign
- * codes scanned in memory by Hamming distance (`VectorCodeIndex`, kept in step with the file), the
- * candidates rescored by exact cosine distance on their stored floats (see `sqlite-vector-codes.ts`).
+ * Keyword search on each user's words indexed in memory (`KeywordIndex`: BM25 over the user's messages,
+ * exact top k) and vector search on `message_vectors`: the user's sign codes scanned in memory by Hamming
+ * distance (`VectorCodeIndex`), the candidates rescored by exact cosine distance on their stored floats
+ * (see `sqlite-vector-codes.ts`). Both copies are kept in step with the file by a watermark per user, and
+ * both only rank: every hit is read from the file with its owner checked.
  */
 export class SqliteSearchStore {
   readonly #database: SqliteDatabase;
   readonly #statement: SqliteStatementCache;
   readonly #codes = new VectorCodeIndex();
+  readonly #keywords = new KeywordIndex();
 
   constructor(database: SqliteDatabase) {
     this.#database = database;
@@ -101,67 +106,55 @@ export class SqliteSearchStore {
 
   /**
    * Removes the deletion counts of the users being erased (`where` on their owner columns), after their
-   * vectors, so that no row names them; counts an erasure, which makes every process read its copies afresh.
+   * vectors and messages, so that no row names them; counts an erasure, which makes every process read its copies afresh.
    */
   forgetUsers(where: string, parameters: readonly unknown[]): void {
     this.#statement(`DELETE FROM vector_deletions WHERE ${where}`).run(...parameters);
+    this.#statement(`DELETE FROM message_deletions WHERE ${where}`).run(...parameters);
     this.#statement('UPDATE vector_erasures SET erasures = erasures + 1 WHERE id = 1').run();
   }
 
-  searchKeyword(user: UserScope, terms: readonly string[], options: SearchOptions): SearchHit[] {
+  async searchKeyword(user: UserScope, terms: readonly string[], options: SearchOptions): Promise<SearchHit[]> {
     const k = checkK(options.k);
-    const words = terms.map((term) => term.replace(/"/g, '')).filter((term) => term.length > 0);
-    if (words.length === 0) return [];
-    const match = `owner : "${ownerToken(user)}" AND (${words.map((word) => `"${word}"`).join(' OR ')})`;
-    const { clause, parameters } = filters(options);
-    // bm25() is lower-is-better; the owner column gets weight 0 so it only filters, never ranks. CROSS JOIN
-    // pins the join order: FTS first (one MATCH), then messages by rowid; the planner otherwise starts from
-    // the user's messages and re-runs the MATCH per row, which took ~40 s a query at 100k messages.
-    if (clause === '') {
-      // Top-k inside FTS first: only the k best rows are joined to messages and read, instead of every
-      // message that matches any word (most of a long chat for a common word). The owner token already
-      // restricts the match to the user; ties at the cut go to the newest row (rowid grows with appends).
-      const top = this.#statement(
-        `SELECT ${prefixedColumns}, m.conversation_id, f.score AS score
-         FROM (SELECT rowid, -bm25(messages_fts, 0.0, 1.0) AS score FROM messages_fts WHERE messages_fts MATCH ? ORDER BY score DESC, rowid DESC LIMIT ?) f
-         CROSS JOIN messages m ON m.rowid = f.rowid
-         WHERE m.tenant_id = ? AND m.user_id = ?
-         ORDER BY score DESC, m.created_at DESC, m.seq DESC`,
-      ).all(match, k, user.tenantId, user.userId) as HitRow[];
-      return top.map(toHit);
-    }
-    const rows = this.#statement(
-      `SELECT ${prefixedColumns}, m.conversation_id, -bm25(messages_fts, 0.0, 1.0) AS score
-       FROM messages_fts CROSS JOIN messages m ON m.rowid = messages_fts.rowid
-       WHERE messages_fts MATCH ? AND m.tenant_id = ? AND m.user_id = ? ${clause}
-       ORDER BY score DESC, m.created_at DESC, m.seq DESC LIMIT ?`,
-    ).all(match, user.tenantId, user.userId, ...parameters, k) as HitRow[];
-    return rows.map(toHit);
+    const query = keywordQuery(terms);
+    if (query.length === 0 || options.conversationIds?.length === 0) return [];
+    const filter = scanFilter(options);
+    const key = `${user.tenantId}\u001f${user.userId}`;
+    const readPage = this.#statement(`${messageRowsSql} LIMIT ${messagePageRows}`).raw(true);
+    const readRows = this.#statement(messageRowsSql).raw(true);
+    const read = (statement: typeof readRows) => (afterRowid: number) => statement.all(user.tenantId, user.userId, afterRowid) as KeywordRow[];
+    const hits = await this.#paged((last) => {
+      const watermark = this.#messageWatermark(user);
+      return last || this.#keywords.catchUp(key, watermark, read(readPage)) ? this.#keywords.search(key, watermark, read(readRows), query, k, filter) : undefined;
+    });
+    return this.#hits(user, hits).sort((x, y) => y.score - x.score || compareNewest(x, y));
   }
 
   async searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions): Promise<SearchHit[]> {
     const k = checkK(options.k);
     if (options.conversationIds !== undefined && options.conversationIds.length === 0) return [];
-    const filter = {
-      ...(options.conversationIds === undefined ? {} : { conversationIds: options.conversationIds }),
-      ...(options.since === undefined ? {} : { since: toEpochMs('since', options.since) }),
-      ...(options.until === undefined ? {} : { until: toEpochMs('until', options.until) }),
-    };
+    const filter = scanFilter(options);
     const words = codeWords(vector.length);
     const readPage = this.#statement(`${codeRowsSql} LIMIT ${codePageRows}`).raw(true);
     const readRows = this.#statement(codeRowsSql).raw(true);
-    // Each pass is one read transaction, so the watermark, the codes read and the candidates' floats come
-    // from one snapshot. A copy more than a page behind the file (the user's first search in this process)
-    // is brought forward a page a pass, with a turn of the event loop between passes.
+    return this.#paged((last) => {
+      const owner = this.#owner(user, model, vector.length);
+      if (owner === undefined) return [];
+      const watermark = this.#watermark(owner);
+      const caughtUp = last || this.#codes.catchUp(owner.join('\u001f'), words, watermark, (afterId) => readPage.all(...owner, afterId) as CodeRow[]);
+      return caughtUp ? this.#nearest(owner, watermark, vector, k, filter, (afterId) => readRows.all(...owner, afterId) as CodeRow[]) : undefined;
+    });
+  }
+
+  // Runs `pass` in one read transaction at a time, so the watermark, the rows read and the hits come from
+  // one snapshot, until it answers; a copy more than a page behind the file (the user's first search in
+  // this process) is brought forward a page a pass, with a turn of the event loop between passes. Past
+  // `maxCatchUpPages` passes the last one reads the rest at once.
+  async #paged<T>(pass: (last: boolean) => T | undefined): Promise<T> {
     for (let page = 0; ; page += 1) {
-      const hits = this.#database.transaction(() => {
-        const owner = this.#owner(user, model, vector.length);
-        if (owner === undefined) return [];
-        const watermark = this.#watermark(owner);
-        const caughtUp = page >= maxCatchUpPages || this.#codes.catchUp(owner.join('\u001f'), words, watermark, (afterId) => readPage.all(...owner, afterId) as CodeRow[]);
-        return caughtUp ? this.#nearest(owner, watermark, vector, k, filter, (afterId) => readRows.all(...owner, afterId) as CodeRow[]) : undefined;
-      })();
-      if (hits !== undefined) return hits;
+      const last = page >= maxCatchUpPages;
+      const result = this.#database.transaction(() => pass(last))();
+      if (result !== undefined) return result;
       await nextTurn();
     }
   }
@@ -169,7 +162,7 @@ export class SqliteSearchStore {
   // Nearest codes by Hamming distance (filters applied in the scan), then the exact cosine distance of
   // each candidate's float vector, read with its owner checked; a user with at most that many vectors is
   // thus searched exactly. Ties go to the newer message (rowid grows with appends).
-  #nearest(owner: readonly [string, string, number], watermark: CodeWatermark, vector: Float32Array, k: number, filter: CodeFilter, readRows: CodeReader): SearchHit[] {
+  #nearest(owner: readonly [string, string, number], watermark: CodeWatermark, vector: Float32Array, k: number, filter: ScanFilter, readRows: CodeReader): SearchHit[] {
     const [tenantId, userId, modelId] = owner;
     const candidates = this.#codes.nearest(owner.join('\u001f'), codeWords(vector.length), watermark, readRows, signCode(vector), binaryCandidates(k), filter);
     const floats = this.#statement('SELECT vector FROM message_vectors WHERE model_id = ? AND message_rowid = ? AND tenant_id = ? AND user_id = ?');
@@ -178,11 +171,25 @@ export class SqliteSearchStore {
       return row === undefined ? [] : [{ rowid, distance: 1 - cosineSimilarity(blobVector(row.vector), vector) }];
     });
     const nearest = scored.sort((a, b) => a.distance - b.distance || b.rowid - a.rowid).slice(0, k);
+    return this.#hits({ tenantId, userId }, nearest.map(({ rowid, distance }) => ({ rowid, score: 1 - distance })));
+  }
+
+  // The messages of ranked rowids, in their order, each read with its owner checked (a row gone since is left out).
+  #hits(user: UserScope, ranked: readonly { rowid: number; score: number }[]): SearchHit[] {
     const byRowid = this.#statement(`SELECT ${messageColumns}, conversation_id, 0 AS score FROM messages WHERE rowid = ? AND tenant_id = ? AND user_id = ?`);
-    return nearest.flatMap(({ rowid, distance }) => {
-      const row = byRowid.get(rowid, tenantId, userId) as HitRow | undefined;
-      return row === undefined ? [] : [{ ...toHit(row), score: 1 - distance }];
+    return ranked.flatMap(({ rowid, score }) => {
+      const row = byRowid.get(rowid, user.tenantId, user.userId) as HitRow | undefined;
+      return row === undefined ? [] : [{ ...toHit(row), score }];
     });
+  }
+
+  // Where the user's messages stand in the file: the newest rowid, the user's deletions and all erasures counted so far.
+  #messageWatermark(user: UserScope): Watermark {
+    const lastId = (this.#statement('SELECT max(rowid) AS id FROM messages WHERE tenant_id = ? AND user_id = ?').get(user.tenantId, user.userId) as { id: number | null }).id ?? 0;
+    const deletions =
+      (this.#statement('SELECT deletions FROM message_deletions WHERE tenant_id = ? AND user_id = ?').get(user.tenantId, user.userId) as { deletions: number } | undefined)
+        ?.deletions ?? 0;
+    return { lastId, deletions, erasures: this.#erasures() };
   }
 
   // The key of a user's vectors of a model (tenant, user, model id), or undefined for a model never stored.
@@ -196,8 +203,12 @@ export class SqliteSearchStore {
     const lastId = (this.#statement('SELECT max(id) AS id FROM message_vectors WHERE tenant_id = ? AND user_id = ? AND model_id = ?').get(...owner) as { id: number | null }).id ?? 0;
     const deletions =
       (this.#statement('SELECT deletions FROM vector_deletions WHERE tenant_id = ? AND user_id = ? AND model_id = ?').get(...owner) as { deletions: number } | undefined)?.deletions ?? 0;
-    const { erasures } = this.#statement('SELECT erasures FROM vector_erasures WHERE id = 1').get() as { erasures: number };
-    return { lastId, deletions, erasures };
+    return { lastId, deletions, erasures: this.#erasures() };
+  }
+
+  // Users erased so far in the file (any user's erasure makes every copy stale).
+  #erasures(): number {
+    return (this.#statement('SELECT erasures FROM vector_erasures WHERE id = 1').get() as { erasures: number }).erasures;
   }
 
   // The registry row of a model (created on first use with `create`); its dimensions must match.
@@ -215,22 +226,18 @@ export class SqliteSearchStore {
   }
 }
 
-function filters(options: SearchOptions): { clause: string; parameters: unknown[] } {
-  const conditions: string[] = [];
-  const parameters: unknown[] = [];
-  if (options.conversationIds !== undefined) {
-    conditions.push(options.conversationIds.length === 0 ? '0' : `m.conversation_id IN (${options.conversationIds.map(() => '?').join(', ')})`);
-    parameters.push(...options.conversationIds);
-  }
-  if (options.since !== undefined) {
-    conditions.push('m.created_at >= ?');
-    parameters.push(toEpochMs('since', options.since));
-  }
-  if (options.until !== undefined) {
-    conditions.push('m.created_at < ?');
-    parameters.push(toEpochMs('until', options.until));
-  }
-  return { clause: conditions.map((condition) => `AND ${condition}`).join(' '), parameters };
+// The scan's form of a search's filters (times in epoch ms).
+function scanFilter(options: SearchOptions): ScanFilter {
+  return {
+    ...(options.conversationIds === undefined ? {} : { conversationIds: options.conversationIds }),
+    ...(options.since === undefined ? {} : { since: toEpochMs('since', options.since) }),
+    ...(options.until === undefined ? {} : { until: toEpochMs('until', options.until) }),
+  };
+}
+
+// Newer first: by time, then by position in the conversation.
+function compareNewest(x: SearchHit, y: SearchHit): number {
+  return x.message.createdAt < y.message.createdAt ? 1 : x.message.createdAt > y.message.createdAt ? -1 : y.message.seq - x.message.seq;
 }
 
 function checkK(k: number): number {

@@ -111,10 +111,10 @@ export class SqliteStoreTransfer implements TransferStorePart {
   // registry stays, as its vector tables do (PostgreSQL keeps its registry the same way).
   #clear(): void {
     this.#search.deleteVectorsOf('1 = 1', []);
-    this.#search.forgetUsers('1 = 1', []);
     for (const table of ['usage', 'summaries', 'jobs', 'cursors', 'messages', 'conversations', 'facts', 'entity_names', 'entities', 'relations', 'memory_files']) {
       this.#database.exec(`DELETE FROM ${table}`);
     }
+    this.#search.forgetUsers('1 = 1', []);
   }
 }
 

@@ -64,9 +64,11 @@ export class SqliteStore extends ComposedStore {
           .transaction(() => {
             files.deleteUser(user);
             search.deleteVectorsOf('tenant_id = ? AND user_id = ?', [user.tenantId, user.userId]);
-            search.forgetUsers('tenant_id = ? AND user_id = ?', [user.tenantId, user.userId]);
             knowledge.deleteUser(user);
-            return messages.deleteUser(user);
+            const deleted = messages.deleteUser(user);
+            // After the messages, whose deletions the trigger has just counted.
+            search.forgetUsers('tenant_id = ? AND user_id = ?', [user.tenantId, user.userId]);
+            return deleted;
           })
           .immediate(),
       toError: toSqliteError,

@@ -1,11 +1,8 @@
 import { bitCount } from './sqlite-vector-codes.js';
+import { ConversationNames, copyInto, slotFilter, UserCopies, type ScanFilter, type UserCopy, type Watermark } from './sqlite-user-copies.js';
 
-/** Where a user's codes stand in the file: the newest `message_vectors.id`, the user's deletions and all users' erasures counted so far. */
-export interface CodeWatermark {
-  readonly lastId: number;
-  readonly deletions: number;
-  readonly erasures: number;
-}
+/** Where a user's codes stand in the file (`lastId`: the newest `message_vectors.id`). */
+export type CodeWatermark = Watermark;
 
 /** One stored vector's code row as read from `message_vectors_codes`: id, message rowid, conversation, time, code. */
 export type CodeRow = readonly [id: number, messageRowid: number, conversationId: string, createdAt: number, code: Uint8Array];
@@ -13,21 +10,13 @@ export type CodeRow = readonly [id: number, messageRowid: number, conversationId
 /** Reads the user's code rows with an id above `afterId`, in id order (all of them, or one page). */
 export type CodeReader = (afterId: number) => readonly CodeRow[];
 
-/** What a scan keeps: a time window and a set of conversations (all when absent). */
-export interface CodeFilter {
-  readonly conversationIds?: readonly string[];
-  readonly since?: number;
-  readonly until?: number;
-}
-
 /** The most bytes of codes one store keeps in memory before it forgets the least recently searched user. */
 export const defaultCodeCacheBytes = 256 * 1024 * 1024;
 
 // One user's codes of one model, in slots: the message rowid, conversation (an index into `names`), time
 // (epoch ms) and `words` 32-bit words of code per slot, in arrays that double when full.
-class UserCodes {
+class UserCodes implements UserCopy {
   readonly words: number;
-  /** The deletion and erasure counts when the first row was read, and the newest id read since. */
   deletions = 0;
   erasures = 0;
   lastRead = 0;
@@ -36,8 +25,7 @@ class UserCodes {
   rowids: Float64Array;
   createdAt: Float64Array;
   conversations: Int32Array;
-  readonly names: string[] = [];
-  readonly nameIndex = new Map<string, number>();
+  readonly names = new ConversationNames();
 
   constructor(words: number) {
     this.words = words;
@@ -61,13 +49,7 @@ class UserCodes {
       bytes.set(blob.subarray(0, codeBytes), slot * codeBytes);
       this.rowids[slot] = rowid;
       this.createdAt[slot] = createdAt;
-      let name = this.nameIndex.get(conversationId);
-      if (name === undefined) {
-        name = this.names.length;
-        this.names.push(conversationId);
-        this.nameIndex.set(conversationId, name);
-      }
-      this.conversations[slot] = name;
+      this.conversations[slot] = this.names.numberOf(conversationId);
       this.size += 1;
     }
   }
@@ -82,11 +64,6 @@ class UserCodes {
   }
 }
 
-function copyInto<T extends Float64Array | Int32Array | Uint32Array>(target: T, source: T, size: number): T {
-  target.set(source.subarray(0, size));
-  return target;
-}
-
 /**
  * A process's copy of users' vector codes, kept in step with the file by a watermark per user and model:
  * rows newer than the copy's last id are read and added; a deletion since the copy was read (another
@@ -96,18 +73,16 @@ function copyInto<T extends Float64Array | Int32Array | Uint32Array>(target: T, 
  * forgotten once the copies pass `maxBytes`.
  */
 export class VectorCodeIndex {
-  readonly #users = new Map<string, UserCodes>();
-  readonly #maxBytes: number;
-  #bytes = 0;
+  readonly #copies: UserCopies<UserCodes, CodeRow>;
   #distances = new Uint16Array(0);
 
   constructor(maxBytes = defaultCodeCacheBytes) {
-    this.#maxBytes = maxBytes;
+    this.#copies = new UserCopies(maxBytes);
   }
 
   /** Bytes of codes held now. */
   get bytes(): number {
-    return this.#bytes;
+    return this.#copies.bytes;
   }
 
   /**
@@ -115,8 +90,8 @@ export class VectorCodeIndex {
    * that pass `filter` (ties at the cut go to the newest message); brings the copy up to `watermark` first
    * with `read(afterId)`, which returns the user's code rows with a larger id, in id order.
    */
-  nearest(key: string, words: number, watermark: CodeWatermark, read: CodeReader, query: Uint32Array, count: number, filter: CodeFilter): number[] {
-    const codes = this.#sync(key, words, watermark, read);
+  nearest(key: string, words: number, watermark: CodeWatermark, read: CodeReader, query: Uint32Array, count: number, filter: ScanFilter): number[] {
+    const codes = this.#sync(key, words, watermark, read, true);
     return codes === undefined ? [] : this.#scan(codes, query, count, filter);
   }
 
@@ -131,41 +106,20 @@ export class VectorCodeIndex {
     return codes === undefined || codes.lastRead >= watermark.lastId;
   }
 
-  // The user's copy, started afresh when it was read at another deletion or erasure count (or with other words, or
-  // past the file's newest id), then brought forward: to the watermark, or by one `read` when `complete`
-  // is false. Undefined when the user has no codes.
-  #sync(key: string, words: number, watermark: CodeWatermark, read: CodeReader, complete = true): UserCodes | undefined {
-    let codes = this.#users.get(key);
-    if (codes !== undefined) this.#forget(key, codes);
-    if (watermark.lastId === 0) return undefined;
-    if (codes !== undefined && (codes.words !== words || codes.deletions !== watermark.deletions || codes.erasures !== watermark.erasures || codes.lastRead > watermark.lastId)) {
-      codes = undefined;
-    }
-    if (codes === undefined) {
-      codes = new UserCodes(words);
-      codes.deletions = watermark.deletions;
-      codes.erasures = watermark.erasures;
-    }
-    while (codes.lastRead < watermark.lastId) {
-      const rows = read(codes.lastRead);
-      codes.add(rows);
-      if (rows.length === 0 || !complete) break;
-    }
-    // Most recently searched last: eviction takes the first.
-    this.#users.set(key, codes);
-    this.#bytes += codes.bytes;
-    for (const [oldKey, old] of this.#users) {
-      if (this.#bytes <= this.#maxBytes || old === codes) break;
-      this.#forget(oldKey, old);
-    }
-    return codes;
+  // A copy with codes of another length (another model's dimensions under the key) is read afresh.
+  #sync(key: string, words: number, watermark: CodeWatermark, read: CodeReader, complete: boolean): UserCodes | undefined {
+    return this.#copies.sync(
+      key,
+      watermark,
+      read,
+      () => new UserCodes(words),
+      (codes, rows) => codes.add(rows),
+      complete,
+      (codes) => codes.words !== words,
+    );
   }
 
-  #forget(key: string, codes: UserCodes): void {
-    if (this.#users.delete(key)) this.#bytes -= codes.bytes;
-  }
-
-  #scan(codes: UserCodes, query: Uint32Array, count: number, filter: CodeFilter): number[] {
+  #scan(codes: UserCodes, query: Uint32Array, count: number, filter: ScanFilter): number[] {
     const { size, words } = codes;
     if (this.#distances.length < size) this.#distances = new Uint16Array(Math.max(size, 2 * this.#distances.length));
     const distances = this.#distances;
@@ -179,13 +133,10 @@ export class VectorCodeIndex {
     }
     const skipped = 0xffff;
     let kept = size;
-    if (filter.conversationIds !== undefined || filter.since !== undefined || filter.until !== undefined) {
-      const allowed = filter.conversationIds === undefined ? undefined : allowedNames(codes, filter.conversationIds);
-      const since = filter.since ?? -Infinity;
-      const until = filter.until ?? Infinity;
+    const keep = slotFilter(filter, codes.names, codes.conversations, codes.createdAt);
+    if (keep !== undefined) {
       for (let slot = 0; slot < size; slot += 1) {
-        const at = codes.createdAt[slot]!;
-        if ((allowed !== undefined && allowed[codes.conversations[slot]!] !== 1) || at < since || at >= until) {
+        if (!keep(slot)) {
           distances[slot] = skipped;
           kept -= 1;
         }
@@ -216,13 +167,4 @@ export class VectorCodeIndex {
     atCut.sort((a, b) => b - a);
     return [...nearer, ...atCut.slice(0, Math.max(0, count - nearer.length))];
   }
-}
-
-function allowedNames(codes: UserCodes, conversationIds: readonly string[]): Uint8Array {
-  const allowed = new Uint8Array(codes.names.length);
-  for (const conversationId of conversationIds) {
-    const name = codes.nameIndex.get(conversationId);
-    if (name !== undefined) allowed[name] = 1;
-  }
-  return allowed;
 }
