@@ -251,7 +251,7 @@ function printTables(): void {
     ),
   );
   if (embed !== undefined) log(`\nUSE-lite query embedding (recall() with the real model adds it): p50 ${embed.p50Ms} ms, p99 ${embed.p99Ms} ms.`);
-  log('before: the pre-issue search paths on the same data (bench/recall-before.ts); PostgreSQL vector search and SQLite keyword search did not change.');
+  log('before: the pre-issue search paths on the same data (bench/recall-before.ts; SQLite keyword search: FTS5 as before decision 0027); PostgreSQL vector search did not change.');
   for (const note of notes) log(note);
   log(`JSON: ${resultsPath}`);
 }

@@ -165,20 +165,24 @@ export class SqliteSearchStore {
   #nearest(owner: readonly [string, string, number], watermark: CodeWatermark, vector: Float32Array, k: number, filter: ScanFilter, readRows: CodeReader): SearchHit[] {
     const [tenantId, userId, modelId] = owner;
     const candidates = this.#codes.nearest(owner.join('\u001f'), codeWords(vector.length), watermark, readRows, signCode(vector), binaryCandidates(k), filter);
-    const floats = this.#statement('SELECT vector FROM message_vectors WHERE model_id = ? AND message_rowid = ? AND tenant_id = ? AND user_id = ?');
-    const scored = candidates.flatMap((rowid) => {
-      const row = floats.get(modelId, rowid, tenantId, userId) as { vector: Uint8Array } | undefined;
-      return row === undefined ? [] : [{ rowid, distance: 1 - cosineSimilarity(blobVector(row.vector), vector) }];
-    });
+    const floats = this.#statement(
+      `SELECT v.message_rowid AS rowid, v.vector FROM json_each(?) j CROSS JOIN message_vectors v ON v.model_id = ? AND v.message_rowid = j.value
+       WHERE v.tenant_id = ? AND v.user_id = ?`,
+    ).all(JSON.stringify(candidates), modelId, tenantId, userId) as { rowid: number; vector: Uint8Array }[];
+    const scored = floats.map(({ rowid, vector: blob }) => ({ rowid, distance: 1 - cosineSimilarity(blobVector(blob), vector) }));
     const nearest = scored.sort((a, b) => a.distance - b.distance || b.rowid - a.rowid).slice(0, k);
     return this.#hits({ tenantId, userId }, nearest.map(({ rowid, distance }) => ({ rowid, score: 1 - distance })));
   }
 
-  // The messages of ranked rowids, in their order, each read with its owner checked (a row gone since is left out).
+  // The messages of ranked rowids, in their order, read in one statement with their owner checked (a row gone since is left out).
   #hits(user: UserScope, ranked: readonly { rowid: number; score: number }[]): SearchHit[] {
-    const byRowid = this.#statement(`SELECT ${messageColumns}, conversation_id, 0 AS score FROM messages WHERE rowid = ? AND tenant_id = ? AND user_id = ?`);
+    if (ranked.length === 0) return [];
+    const rows = this.#statement(
+      `SELECT m.rowid, ${prefixedColumns}, m.conversation_id, 0 AS score FROM json_each(?) j CROSS JOIN messages m ON m.rowid = j.value WHERE m.tenant_id = ? AND m.user_id = ?`,
+    ).all(JSON.stringify(ranked.map(({ rowid }) => rowid)), user.tenantId, user.userId) as (HitRow & { rowid: number })[];
+    const byRowid = new Map(rows.map((row) => [row.rowid, row]));
     return ranked.flatMap(({ rowid, score }) => {
-      const row = byRowid.get(rowid, user.tenantId, user.userId) as HitRow | undefined;
+      const row = byRowid.get(rowid);
       return row === undefined ? [] : [{ ...toHit(row), score }];
     });
   }

@@ -1,4 +1,4 @@
-import { bitCount } from './sqlite-vector-codes.js';
+import { bitCount, bitCountOfFour } from './sqlite-vector-codes.js';
 import { ConversationNames, copyInto, slotFilter, UserCopies, type ScanFilter, type UserCopy, type Watermark } from './sqlite-user-copies.js';
 
 /** Where a user's codes stand in the file (`lastId`: the newest `message_vectors.id`). */
@@ -125,24 +125,26 @@ export class VectorCodeIndex {
     const distances = this.#distances;
     const code = codes.codes;
     const histogram = new Uint32Array(words * 32 + 1);
-    // The hot loop: one user's codes, XOR and bit count word by word, from locals.
-    for (let slot = 0, offset = 0; slot < size; slot += 1, offset += words) {
-      let distance = 0;
-      for (let word = 0; word < words; word += 1) distance += bitCount(code[offset + word]! ^ query[word]!);
-      distances[slot] = distance;
-    }
     const skipped = 0xffff;
-    let kept = size;
     const keep = slotFilter(filter, codes.names, codes.conversations, codes.createdAt);
-    if (keep !== undefined) {
-      for (let slot = 0; slot < size; slot += 1) {
-        if (!keep(slot)) {
-          distances[slot] = skipped;
-          kept -= 1;
-        }
+    const fours = words - (words % 4);
+    let kept = 0;
+    // The hot loop: one user's codes, XOR and bit count from locals, four words at a time (their bytes'
+    // counts summed before the one multiply that adds them up; at most 32 a byte, so they cannot carry).
+    for (let slot = 0, offset = 0; slot < size; slot += 1, offset += words) {
+      if (keep !== undefined && !keep(slot)) {
+        distances[slot] = skipped;
+        continue;
       }
+      let distance = 0;
+      for (let word = 0; word < fours; word += 4) {
+        distance += bitCountOfFour(code[offset + word]! ^ query[word]!, code[offset + word + 1]! ^ query[word + 1]!, code[offset + word + 2]! ^ query[word + 2]!, code[offset + word + 3]! ^ query[word + 3]!);
+      }
+      for (let word = fours; word < words; word += 1) distance += bitCount(code[offset + word]! ^ query[word]!);
+      distances[slot] = distance;
+      histogram[distance]! += 1;
+      kept += 1;
     }
-    for (let slot = 0; slot < size; slot += 1) if (distances[slot] !== skipped) histogram[distances[slot]!]! += 1;
     // The cut: the smallest distance at which `count` codes are reached; all nearer ones are taken, and
     // the newest of those exactly at the cut.
     let cut = histogram.length;

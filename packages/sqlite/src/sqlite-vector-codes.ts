@@ -30,7 +30,19 @@ export function signCode(vector: Float32Array): Uint32Array {
 export function bitCount(word: number): number {
   let bits = word - ((word >>> 1) & 0x55555555);
   bits = (bits & 0x33333333) + ((bits >>> 2) & 0x33333333);
-  return (((bits + (bits >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+  return Math.imul((bits + (bits >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
+}
+
+/** The set bits of four 32-bit words together: each word's byte counts (≤ 8), summed (≤ 32 a byte), then the bytes added. */
+export function bitCountOfFour(a: number, b: number, c: number, d: number): number {
+  return Math.imul(byteCounts(a) + byteCounts(b) + byteCounts(c) + byteCounts(d), 0x01010101) >>> 24;
+}
+
+// The set bits of each byte of a word, in that byte.
+function byteCounts(word: number): number {
+  let bits = word - ((word >>> 1) & 0x55555555);
+  bits = (bits & 0x33333333) + ((bits >>> 2) & 0x33333333);
+  return (bits + (bits >>> 4)) & 0x0f0f0f0f;
 }
 
 /** A float32 vector as the blob stored in `message_vectors.vector` (and a code as `code`). */
