@@ -22,9 +22,9 @@ function reader(rows: KeywordRow[]): { read: (afterRowid: number) => KeywordRow[
 }
 
 /** BM25 of every row, written out plainly: the reference the index must match. */
-function bruteForce(rows: readonly KeywordRow[], terms: readonly string[], k: number): { rowid: number; score: number }[] {
+function bruteForce(rows: readonly KeywordRow[], terms: readonly string[], k: number): { key: number; score: number }[] {
   const documents = rows.map(([rowid, , , content]) => ({ rowid, words: keywordTokens(content) }));
-  const average = documents.reduce((sum, document) => sum + document.words.length, 0) / documents.length;
+  const average = Math.max(1, documents.reduce((sum, document) => sum + document.words.length, 0) / documents.length);
   const groups = keywordQuery(terms);
   return documents
     .map(({ rowid, words }) => {
@@ -36,10 +36,10 @@ function bruteForce(rows: readonly KeywordRow[], terms: readonly string[], k: nu
         const idf = Math.log(1 + (documents.length - df + 0.5) / (df + 0.5));
         score += (idf * frequency * 2.2) / (frequency + 1.2 * (1 - 0.75 + (0.75 * words.length) / average));
       }
-      return { rowid, score };
+      return { key: rowid, score: Math.round(score * 1e10) / 1e10 };
     })
     .filter((hit) => hit.score > 0)
-    .sort((x, y) => y.score - x.score || y.rowid - x.rowid)
+    .sort((x, y) => y.score - x.score || y.key - x.key)
     .slice(0, k);
 }
 
@@ -69,8 +69,8 @@ describe('in-memory keyword index', () => {
       for (const k of [1, 5, 50, 1000]) {
         const hits = index.search('u', watermark, read, keywordQuery(terms), k, {});
         const expected = bruteForce(rows, terms, k);
-        expect(hits.map((hit) => hit.rowid), `${terms.join(' ')} k=${k}`).toEqual(expected.map((hit) => hit.rowid));
-        hits.forEach((hit, position) => expect(hit.score).toBeCloseTo(expected[position]!.score, 10));
+        expect(hits.map((hit) => hit.key), `${terms.join(' ')} k=${k}`).toEqual(expected.map((hit) => hit.key));
+        hits.forEach((hit, position) => expect(hit.score).toBeCloseTo(expected[position]!.score, 8));
       }
     }
     expect(index.search('u', watermark, read, keywordQuery(['absent']), 10, {})).toEqual([]);
@@ -86,7 +86,7 @@ describe('in-memory keyword index', () => {
     const { read } = reader(rows);
     const index = new KeywordIndex();
     const watermark = { lastId: 4, ...fresh };
-    expect(index.search('u', watermark, read, keywordQuery(["i've"]), 10, {}).map((hit) => hit.rowid)).toEqual([3, 1]);
+    expect(index.search('u', watermark, read, keywordQuery(["i've"]), 10, {}).map((hit) => hit.key)).toEqual([3, 1]);
     expect(keywordQuery(['run', 'running', 'runs'])).toEqual([['run']]);
     expect(keywordQuery(['🎉', '...'])).toEqual([]);
   });
@@ -99,10 +99,10 @@ describe('in-memory keyword index', () => {
     const query = keywordQuery(['battery', 'solar']);
     const inC1 = index.search('u', watermark, read, query, 5, { conversationIds: ['c1', 'missing'] });
     const all = index.search('u', watermark, read, query, 1000, {});
-    expect(inC1.map((hit) => hit.rowid)).toEqual(all.filter((hit) => rows.find(([rowid]) => rowid === hit.rowid)![1] === 'c1').slice(0, 5).map((hit) => hit.rowid));
+    expect(inC1.map((hit) => hit.key)).toEqual(all.filter((hit) => rows.find(([rowid]) => rowid === hit.key)![1] === 'c1').slice(0, 5).map((hit) => hit.key));
     const windowed = index.search('u', watermark, read, query, 1000, { since: 1100, until: 1200 });
     expect(windowed.length).toBeGreaterThan(0);
-    expect(windowed.every((hit) => { const at = rows.find(([rowid]) => rowid === hit.rowid)![2]; return at >= 1100 && at < 1200; })).toBe(true);
+    expect(windowed.every((hit) => { const at = rows.find(([rowid]) => rowid === hit.key)![2]; return at >= 1100 && at < 1200; })).toBe(true);
     expect(index.search('u', watermark, read, query, 10, { conversationIds: ['missing'] })).toEqual([]);
   });
 

@@ -2,13 +2,13 @@ import { cosineSimilarity, MemoryError } from '@mnemo/core';
 import type { Message, Scope, UserScope } from '@mnemo/core';
 import type { MessageEmbedding, SearchHit, SearchOptions } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
-import { messageColumns, nextTurn, type MessageRow } from '@mnemo/core/store-kit';
+import { messageColumns, nextTurn, type MessageRow, type ScanFilter } from '@mnemo/core/store-kit';
 import { toMessage } from './sqlite-message-store.js';
 import { scopeKey, toEpochMs } from './sqlite-values.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
 import { VectorCodeIndex, type CodeReader, type CodeRow, type CodeWatermark } from './sqlite-vector-code-index.js';
 import { KeywordIndex, keywordQuery, type KeywordRow } from './sqlite-keyword-index.js';
-import type { ScanFilter, Watermark } from './sqlite-user-copies.js';
+import type { Watermark } from './sqlite-user-copies.js';
 import { binaryCandidates, blobVector, codeWords, signCode, vectorBlob } from './sqlite-vector-codes.js';
 
 interface ModelRow {
@@ -127,7 +127,7 @@ export class SqliteSearchStore {
       const watermark = this.#messageWatermark(user);
       return last || this.#keywords.catchUp(key, watermark, read(readPage)) ? this.#keywords.search(key, watermark, read(readRows), query, k, filter) : undefined;
     });
-    return this.#hits(user, hits).sort((x, y) => y.score - x.score || compareNewest(x, y));
+    return this.#hits(user, hits.map(({ key, score }) => ({ rowid: key, score }))).sort((x, y) => y.score - x.score || compareNewest(x, y));
   }
 
   async searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions): Promise<SearchHit[]> {

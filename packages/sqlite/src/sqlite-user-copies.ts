@@ -8,13 +8,6 @@ export interface Watermark {
   readonly erasures: number;
 }
 
-/** What a scan keeps: a time window and a set of conversations (all when absent). */
-export interface ScanFilter {
-  readonly conversationIds?: readonly string[];
-  readonly since?: number;
-  readonly until?: number;
-}
-
 /** A process's copy of one user's rows, as {@link UserCopies} keeps it. */
 export interface UserCopy {
   /** The deletion and erasure counts when the first row was read, and the newest id read since. */
@@ -88,48 +81,4 @@ export class UserCopies<Copy extends UserCopy, Row> {
   #forget(key: string, copy: Copy): void {
     if (this.#users.delete(key)) this.#bytes -= copy.bytes;
   }
-}
-
-/** A copy's conversation ids, each given a small number once. */
-export class ConversationNames {
-  readonly #names: string[] = [];
-  readonly #index = new Map<string, number>();
-
-  numberOf(conversationId: string): number {
-    let name = this.#index.get(conversationId);
-    if (name === undefined) {
-      name = this.#names.length;
-      this.#names.push(conversationId);
-      this.#index.set(conversationId, name);
-    }
-    return name;
-  }
-
-  /** 1 at the numbers of the given conversations, 0 elsewhere. */
-  allowed(conversationIds: readonly string[]): Uint8Array {
-    const allowed = new Uint8Array(this.#names.length);
-    for (const conversationId of conversationIds) {
-      const name = this.#index.get(conversationId);
-      if (name !== undefined) allowed[name] = 1;
-    }
-    return allowed;
-  }
-}
-
-/** A predicate over slots for a filter (conversation numbers and times by slot), or undefined for none. */
-export function slotFilter(filter: ScanFilter, names: ConversationNames, conversations: Int32Array, createdAt: Float64Array): ((slot: number) => boolean) | undefined {
-  if (filter.conversationIds === undefined && filter.since === undefined && filter.until === undefined) return undefined;
-  const allowed = filter.conversationIds === undefined ? undefined : names.allowed(filter.conversationIds);
-  const since = filter.since ?? -Infinity;
-  const until = filter.until ?? Infinity;
-  return (slot) => {
-    const at = createdAt[slot]!;
-    return (allowed === undefined || allowed[conversations[slot]!] === 1) && at >= since && at < until;
-  };
-}
-
-/** `source`'s first `size` items copied into `target` (a larger array), which is returned. */
-export function copyInto<T extends Float64Array | Int32Array | Uint32Array | Uint16Array>(target: T, source: T, size: number): T {
-  target.set(source.subarray(0, size) as never);
-  return target;
 }

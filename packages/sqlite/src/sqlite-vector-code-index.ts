@@ -1,5 +1,6 @@
 import { bitCount, bitCountOfFour } from './sqlite-vector-codes.js';
-import { ConversationNames, copyInto, slotFilter, UserCopies, type ScanFilter, type UserCopy, type Watermark } from './sqlite-user-copies.js';
+import { ConversationNames, copyInto, slotFilter, type ScanFilter } from '@mnemo/core/store-kit';
+import { UserCopies, type UserCopy, type Watermark } from './sqlite-user-copies.js';
 
 /** Where a user's codes stand in the file (`lastId`: the newest `message_vectors.id`). */
 export type CodeWatermark = Watermark;

@@ -34,6 +34,8 @@ export {
 export type { ConversationCursor } from '../store/page-cursor.js';
 export { toUsageTotals } from '../usage/usage.js';
 export type { MessageEmbedding, SearchHit, SearchOptions } from '../recall/search.js';
+export { ConversationNames, copyInto, KeywordPostings, KeywordRanker, keywordScoreDecimals, slotFilter, wordFrequencies } from '../recall/keyword-postings.js';
+export type { KeywordHit, ScanFilter } from '../recall/keyword-postings.js';
 export type { RoleCounts } from '../messages/conversation-metadata.js';
 export type {
   CallOptions,
