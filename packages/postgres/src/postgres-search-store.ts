@@ -4,6 +4,8 @@ import { messageColumns, type MessageEmbedding, type MessageRow, type SearchHit,
 import type { PostgresClient, PostgresPool, PostgresQueryable } from './postgres-driver.js';
 import { inConversation, toMessage } from './postgres-message-store.js';
 import { searchKeywordPruned } from './postgres-pruned-keyword-search.js';
+import { PostgresKeywordIndex } from './postgres-keyword-index.js';
+import { keywordQueryWords } from './postgres-keyword-search.js';
 import { PostgresPgvectorSearch } from './postgres-pgvector-search.js';
 import { checkK, checkVector, dimensionMismatch, prefixedMessageColumns, searchFilters, toHit, type HitRow } from './postgres-search-filters.js';
 import type { PostgresTables } from './postgres-tables.js';
@@ -30,6 +32,9 @@ function statements(t: PostgresTables) {
   };
 }
 
+/** Queries whose lexemes a store remembers before it starts again (a bound, not a tuning). */
+const maxQueryLexemes = 10_000;
+
 /** Where vectors live: pgvector tables when the extension is installed (and allowed), `real[]` rows otherwise. */
 type VectorBackend = { readonly kind: 'pgvector'; readonly tables: PostgresVectorTables; readonly search: PostgresPgvectorSearch } | { readonly kind: 'array' };
 
@@ -45,6 +50,8 @@ export class PostgresSearchStore {
   readonly #tables: PostgresTables;
   readonly #sql: ReturnType<typeof statements>;
   readonly #usePgvector: boolean;
+  readonly #keywords: PostgresKeywordIndex;
+  readonly #queryLexemes = new Map<string, string[]>();
   #backend: Promise<VectorBackend> | undefined;
 
   /** `usePgvector: false` keeps vectors in `real[]` rows even where pgvector is installed (every replica of a store must agree). */
@@ -53,6 +60,7 @@ export class PostgresSearchStore {
     this.#tables = tables;
     this.#sql = statements(tables);
     this.#usePgvector = options.usePgvector ?? true;
+    this.#keywords = new PostgresKeywordIndex(pool, tables);
   }
 
   /** Stores or replaces vectors of messages; `not_found` for a message that does not exist, `invalid_input` for mismatched dimensions. */
@@ -113,8 +121,39 @@ export class PostgresSearchStore {
   }
 
   /** BM25 over the user's messages that match any term and pass the filters, best first, ties newest first. */
+  /**
+   * Keyword search: BM25 of the query's lexemes. Without filters, ranked in this process's copy of the
+   * user's lexemes (`PostgresKeywordIndex`) once it is loaded, by the pruned statement until then; with
+   * conversation or time filters, by the unpruned statement. All three give the same hits and scores.
+   */
   async searchKeyword(user: UserScope, terms: readonly string[], options: SearchOptions): Promise<SearchHit[]> {
-    return searchKeywordPruned(this.#pool, this.#tables, user, terms, options);
+    if (options.conversationIds !== undefined || options.since !== undefined || options.until !== undefined) return searchKeywordPruned(this.#pool, this.#tables, user, terms, options);
+    const k = checkK(options.k);
+    const words = keywordQueryWords(terms);
+    if (words.length === 0) return [];
+    const lexemes = await this.#lexemes(words.join(' '));
+    if (lexemes.length === 0) return [];
+    return (await this.#keywords.search(user, lexemes, k)) ?? searchKeywordPruned(this.#pool, this.#tables, user, terms, options);
+  }
+
+  /** Loads the user's keyword copy now, instead of in the background after their first search. */
+  warmKeywordIndex(user: UserScope): Promise<void> {
+    return this.#keywords.warm(user);
+  }
+
+  /** Stops the background loads of keyword copies. */
+  close(): Promise<void> {
+    return this.#keywords.close();
+  }
+
+  // The distinct lexemes of a query's words (`to_tsvector('english', …)`), remembered for the next query with the same words.
+  async #lexemes(words: string): Promise<string[]> {
+    const known = this.#queryLexemes.get(words);
+    if (known !== undefined) return known;
+    const lexemes = (await this.#pool.query<{ lexeme: string }>(`SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', $1))) AS lexeme`, [words])).rows.map((row) => row.lexeme);
+    if (this.#queryLexemes.size >= maxQueryLexemes) this.#queryLexemes.clear();
+    this.#queryLexemes.set(words, lexemes);
+    return lexemes;
   }
 
   /** Cosine nearest neighbours among the user's vectors of `model`, best first; `[]` for a model never stored. */

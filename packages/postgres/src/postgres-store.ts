@@ -1,4 +1,4 @@
-import { MemoryError } from '@mnemo/core';
+import { MemoryError, type UserScope } from '@mnemo/core';
 import { ComposedStore } from '@mnemo/core/store-kit';
 import pg from 'pg';
 import type { PostgresPool } from './postgres-driver.js';
@@ -55,17 +55,20 @@ export const postgresStoreDefaults = Object.freeze({
  * `storage_failed` otherwise; calls after `close()` or with an aborted signal are `unavailable`.
  */
 export class PostgresStore extends ComposedStore {
+  readonly #search: PostgresSearchStore;
+
   /** Wraps a pool whose schema is already migrated (see {@link createPostgresStore}); the store owns the pool and ends it on `close`. */
   constructor(pool: PostgresPool, options: { readonly schema?: string; readonly pgvector?: boolean } = {}) {
     const tables = postgresTables(options.schema ?? defaultPostgresSchema);
     const messages = new PostgresMessageStore(pool, tables);
     const knowledge = new PostgresKnowledgeStore(pool, tables);
     const files = new PostgresFileStore(pool, tables);
+    const search = new PostgresSearchStore(pool, tables, { usePgvector: options.pgvector ?? true });
     super({
       messages,
       summaries: new PostgresSummaryStore(pool, tables),
       jobs: new PostgresJobStore(pool, tables),
-      search: new PostgresSearchStore(pool, tables, { usePgvector: options.pgvector ?? true }),
+      search,
       knowledge,
       files,
       transfer: new PostgresStoreTransfer(pool, tables),
@@ -81,12 +84,22 @@ export class PostgresStore extends ComposedStore {
       // Waits for calls in flight.
       closeConnection: async () => {
         try {
+          await search.close();
           await pool.end();
         } catch (error) {
           throw toPostgresError(error, 'closing the connection pool');
         }
       },
     });
+    this.#search = search;
+  }
+
+  /**
+   * Loads the user's keyword index in this process now: a user with more than a couple of thousand
+   * messages is otherwise answered by SQL while the copy loads in the background after their first search.
+   */
+  warmKeywordIndex(user: UserScope): Promise<void> {
+    return this.#search.warmKeywordIndex(user);
   }
 }
 

@@ -1,0 +1,268 @@
+import type { UserScope } from '@mnemo/core';
+import { KeywordPostings, KeywordRanker, type SearchHit } from '@mnemo/core/store-kit';
+import type { PostgresClient, PostgresPool } from './postgres-driver.js';
+import { prefixedMessageColumns, toHit, type HitRow } from './postgres-search-filters.js';
+import type { PostgresTables } from './postgres-tables.js';
+import { runInTransaction } from './postgres-transaction.js';
+
+/** The most bytes of word lists one store keeps in memory before it forgets the least recently searched user. */
+export const defaultPostgresKeywordCacheBytes = 128 * 1024 * 1024;
+/** Messages a search reads itself to bring a copy up to date; a copy further behind is loaded in the background while SQL answers. */
+const inlineRows = 2000;
+/** Messages one background read takes (one REPEATABLE READ transaction each). */
+const loadPageRows = 5000;
+/** Seconds a user's background load is not retried after it failed. */
+const retryAfterMs = 10_000;
+const snapshot = 'BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY';
+
+/** A conversation of the user as its row says now: when it was created (epoch ms) and how many messages it holds. */
+interface ConversationMark {
+  readonly createdAt: number;
+  readonly count: number;
+}
+
+// One user's messages as postings keyed by seq, and per conversation how far the copy has read: a
+// conversation's messages are appended under its row lock with seqs 1, 2, …, so seq order is commit order
+// and `message_count` is the newest seq.
+class UserLexemes extends KeywordPostings {
+  readonly read = new Map<string, { readonly createdAt: number; seq: number }>();
+
+  /** False when a conversation the copy read is gone, was created again, or holds fewer messages than read. */
+  fits(marks: ReadonlyMap<string, ConversationMark>): boolean {
+    for (const [conversationId, { createdAt, seq }] of this.read) {
+      const mark = marks.get(conversationId);
+      if (mark === undefined || mark.createdAt !== createdAt || mark.count < seq) return false;
+    }
+    return true;
+  }
+
+  /** Messages the copy lacks. */
+  behind(marks: ReadonlyMap<string, ConversationMark>): number {
+    let missing = 0;
+    for (const [conversationId, { count }] of marks) missing += count - (this.read.get(conversationId)?.seq ?? 0);
+    return missing;
+  }
+}
+
+type LexemeRow = { conversation_id: string; seq: string | number; at: number; lexemes: string[] | null; frequencies: number[] | null };
+
+/**
+ * A process's keyword index of users' messages on PostgreSQL (decision 0028): per user, the posting list
+ * of every lexeme of `search_vector` (PostgreSQL's own English stemming), ranked by the BM25 of the
+ * keyword statements (same statistics, same rounding), so the index and SQL give the same hits. Each
+ * search reads the user's conversation rows in its snapshot; a copy that fits them and is at most
+ * {@link inlineRows} messages behind is brought forward in that snapshot and answers; a copy further
+ * behind (a large user's first search in this process) is loaded in the background, a page per
+ * transaction, and SQL answers meanwhile. A conversation that is gone or was created again makes the copy
+ * be read afresh. Hits are read from the table with their owner checked. Copies past `maxBytes` are
+ * forgotten least recently searched first.
+ */
+export class PostgresKeywordIndex {
+  readonly #pool: PostgresPool;
+  readonly #tables: PostgresTables;
+  readonly #maxBytes: number;
+  readonly #copies = new Map<string, UserLexemes>();
+  readonly #locks = new Map<string, Promise<unknown>>();
+  readonly #loads = new Map<string, Promise<void>>();
+  readonly #failed = new Map<string, number>();
+  // The bytes each copy was counted at when last touched.
+  readonly #held = new Map<string, number>();
+  readonly #ranker = new KeywordRanker();
+  #bytes = 0;
+  #closed = false;
+
+  constructor(pool: PostgresPool, tables: PostgresTables, maxBytes = defaultPostgresKeywordCacheBytes) {
+    this.#pool = pool;
+    this.#tables = tables;
+    this.#maxBytes = maxBytes;
+  }
+
+  /** Bytes of word lists held now (an estimate). */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /**
+   * The `k` best messages of the user for the query's lexemes (distinct, as `to_tsvector('english', …)`
+   * gives them), or `undefined` when the user's copy is still being loaded (the caller asks SQL).
+   */
+  async search(user: UserScope, lexemes: readonly string[], k: number): Promise<SearchHit[] | undefined> {
+    const key = `${user.tenantId}\u001f${user.userId}`;
+    if (this.#loads.has(key)) return undefined;
+    const result = await this.#locked(key, () =>
+      runInTransaction(
+        this.#pool,
+        async (client) => {
+          const marks = await this.#marks(client, user);
+          const copy = this.#current(key, marks);
+          if (copy.behind(marks) > inlineRows) return undefined;
+          while (copy.behind(marks) > 0) {
+            if (!(await this.#readPage(client, user, copy, marks, inlineRows))) {
+              this.#forget(key);
+              return undefined;
+            }
+          }
+          this.#touch(key, copy);
+          const ranked = this.#ranker.rank(copy, lexemes.map((lexeme) => [lexeme]), k, {});
+          return this.#hits(client, user, ranked.map(({ key: seq, slot, score }) => ({ conversationId: copy.names.nameOf(copy.conversations[slot]!), seq, score })));
+        },
+        { begin: snapshot },
+      ),
+    );
+    if (result === undefined) this.#startLoad(key, user);
+    return result;
+  }
+
+  /** Loads the user's copy now (a large user's first search would otherwise be answered by SQL while it loads). */
+  async warm(user: UserScope): Promise<void> {
+    const key = `${user.tenantId}\u001f${user.userId}`;
+    this.#startLoad(key, user, true);
+    await this.#loads.get(key);
+  }
+
+  /** Stops background loads (each stops after its current page) and waits for them. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.allSettled([...this.#loads.values()]);
+  }
+
+  #startLoad(key: string, user: UserScope, force = false): void {
+    if (this.#closed || this.#loads.has(key)) return;
+    if (!force && Date.now() - (this.#failed.get(key) ?? -Infinity) < retryAfterMs) return;
+    const load = (async () => {
+      try {
+        for (;;) {
+          if (this.#closed) return;
+          const done = await this.#locked(key, () =>
+            runInTransaction(
+              this.#pool,
+              async (client) => {
+                const marks = await this.#marks(client, user);
+                const copy = this.#current(key, marks);
+                if (copy.behind(marks) > 0 && !(await this.#readPage(client, user, copy, marks, loadPageRows))) throw new Error('the conversation rows name messages that are not there');
+                this.#touch(key, copy);
+                return copy.behind(marks) === 0;
+              },
+              { begin: snapshot },
+            ),
+          );
+          if (done) return;
+        }
+      } catch {
+        // The next search after `retryAfterMs` tries again; SQL answers until then.
+        this.#failed.set(key, Date.now());
+        this.#forget(key);
+      } finally {
+        this.#loads.delete(key);
+      }
+    })();
+    this.#loads.set(key, load);
+  }
+
+  // Runs `body` after every earlier body of the same user has finished: a copy is changed by one at a time.
+  async #locked<T>(key: string, body: () => Promise<T>): Promise<T> {
+    const previous = this.#locks.get(key) ?? Promise.resolve();
+    const run = previous.then(body, body);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#locks.set(key, settled);
+    try {
+      return await run;
+    } finally {
+      if (this.#locks.get(key) === settled) this.#locks.delete(key);
+    }
+  }
+
+  // The user's copy, afresh when the old one no longer fits the conversation rows.
+  #current(key: string, marks: ReadonlyMap<string, ConversationMark>): UserLexemes {
+    const copy = this.#copies.get(key);
+    if (copy !== undefined && copy.fits(marks)) return copy;
+    this.#forget(key);
+    const fresh = new UserLexemes();
+    this.#copies.set(key, fresh);
+    return fresh;
+  }
+
+  // Most recently searched last, and the byte count brought up to date; eviction takes the first.
+  #touch(key: string, copy: UserLexemes): void {
+    this.#forget(key);
+    this.#copies.set(key, copy);
+    this.#held.set(key, copy.bytes);
+    this.#bytes += copy.bytes;
+    for (const [oldKey] of this.#copies) {
+      if (this.#bytes <= this.#maxBytes || oldKey === key) break;
+      this.#forget(oldKey);
+    }
+  }
+
+  #forget(key: string): void {
+    this.#copies.delete(key);
+    this.#bytes -= this.#held.get(key) ?? 0;
+    this.#held.delete(key);
+  }
+
+  async #marks(client: PostgresClient, user: UserScope): Promise<Map<string, ConversationMark>> {
+    const rows = (
+      await client.query<{ conversation_id: string; created_ms: number; message_count: string | number }>(
+        `SELECT conversation_id, (extract(epoch FROM created_at) * 1000)::float8 AS created_ms, message_count FROM ${this.#tables.conversations}
+         WHERE tenant_id = $1 AND user_id = $2`,
+        [user.tenantId, user.userId],
+      )
+    ).rows;
+    return new Map(rows.map((row) => [row.conversation_id, { createdAt: Number(row.created_ms), count: Number(row.message_count) }]));
+  }
+
+  // Reads up to `limit` of the messages the copy lacks, conversation by conversation in seq order, and adds
+  // them; false when there were none to read although the conversation rows count more (the copy cannot
+  // be brought up to date from this snapshot).
+  async #readPage(client: PostgresClient, user: UserScope, copy: UserLexemes, marks: ReadonlyMap<string, ConversationMark>, limit: number): Promise<boolean> {
+    const wanted = [...marks].filter(([conversationId, { count }]) => count > (copy.read.get(conversationId)?.seq ?? 0));
+    const rows = (
+      await client.query<LexemeRow>(
+        `SELECT m.conversation_id, m.seq, (extract(epoch FROM m.created_at) * 1000)::float8 AS at, u.lexemes, u.frequencies
+         FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS w (conversation_id, after_seq, through_seq)
+         JOIN ${this.#tables.messages} m ON m.tenant_id = $1 AND m.user_id = $2 AND m.conversation_id = w.conversation_id AND m.seq > w.after_seq AND m.seq <= w.through_seq
+         CROSS JOIN LATERAL (SELECT array_agg(v.lexeme) AS lexemes, array_agg(greatest(cardinality(v.positions), 1)) AS frequencies FROM unnest(m.search_vector) AS v) u
+         ORDER BY m.conversation_id, m.seq LIMIT $6`,
+        [
+          user.tenantId,
+          user.userId,
+          wanted.map(([conversationId]) => conversationId),
+          wanted.map(([conversationId]) => copy.read.get(conversationId)?.seq ?? 0),
+          wanted.map(([, { count }]) => count),
+          limit,
+        ],
+      )
+    ).rows;
+    for (const row of rows) {
+      const seq = Number(row.seq);
+      const lexemes = row.lexemes ?? [];
+      const frequencies = row.frequencies ?? [];
+      copy.add(seq, row.conversation_id, Number(row.at), new Map(lexemes.map((lexeme, index) => [lexeme, Number(frequencies[index] ?? 1)])), lexemes.length);
+      const read = copy.read.get(row.conversation_id);
+      if (read === undefined) copy.read.set(row.conversation_id, { createdAt: marks.get(row.conversation_id)!.createdAt, seq });
+      else read.seq = seq;
+    }
+    return rows.length > 0;
+  }
+
+  // The messages of ranked (conversation, seq) pairs, in their order, read with their owner checked.
+  async #hits(client: PostgresClient, user: UserScope, ranked: readonly { conversationId: string; seq: number; score: number }[]): Promise<SearchHit[]> {
+    if (ranked.length === 0) return [];
+    const rows = (
+      await client.query<HitRow & { seq: string | number }>(
+        `SELECT ${prefixedMessageColumns}, m.conversation_id, 0 AS score
+         FROM unnest($3::text[], $4::bigint[]) AS h (conversation_id, seq)
+         JOIN ${this.#tables.messages} m ON m.tenant_id = $1 AND m.user_id = $2 AND m.conversation_id = h.conversation_id AND m.seq = h.seq`,
+        [user.tenantId, user.userId, ranked.map((hit) => hit.conversationId), ranked.map((hit) => hit.seq)],
+      )
+    ).rows;
+    const found = new Map(rows.map((row) => [`${row.conversation_id}\u001f${Number(row.seq)}`, row]));
+    return ranked.flatMap(({ conversationId, seq, score }) => {
+      const row = found.get(`${conversationId}\u001f${seq}`);
+      return row === undefined ? [] : [{ ...toHit(row), score }];
+    });
+  }
+}
