@@ -112,8 +112,9 @@ async function runPostgres(url: string): Promise<StoreResult> {
       for (const { name } of tables.rows) await admin.query(`VACUUM ANALYZE "${schema}"."${name}"`);
       // The user's keyword copy in this process (loaded in the background after a first search otherwise; SQL answers meanwhile).
       const loading = performance.now();
+      const heap = process.memoryUsage().heapUsed;
       await store.warmKeywordIndex(user);
-      log(`PostgreSQL: keyword index of the user loaded in ${((performance.now() - loading) / 1000).toFixed(1)} s`);
+      log(`PostgreSQL: keyword index of the user loaded in ${((performance.now() - loading) / 1000).toFixed(1)} s (heap +${Math.round((process.memoryUsage().heapUsed - heap) / 1e6)} MB)`);
     };
     return await measureStore('PostgreSQL', store, before, vacuum);
   } finally {

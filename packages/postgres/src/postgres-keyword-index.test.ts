@@ -3,7 +3,7 @@ import type { SearchHit } from '@mnemo/core/store-kit';
 import { makeNewMessage } from '@mnemo/core/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestSchemas, describeWithPostgres } from '../test/postgres-test-database.js';
-import { PostgresKeywordIndex } from './postgres-keyword-index.js';
+import { PostgresKeywordIndex, tsvectorLexemes } from './postgres-keyword-index.js';
 import { searchKeywordIndexed } from './postgres-keyword-search.js';
 import { createPostgresStore, type PostgresStore } from './postgres-store.js';
 import { postgresTables } from './postgres-tables.js';
@@ -35,9 +35,6 @@ describeWithPostgres('PostgreSQL keyword index in memory', (url) => {
     await target.appendMessages(scope, Array.from({ length: count }, (_, index) => makeNewMessage(messageText(from + index), { createdAt: new Date(start + index * 60_000).toISOString() })));
   }
 
-  async function lexemes(query: string): Promise<string[]> {
-    return (await schemas.pool.query<{ lexeme: string }>(`SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', $1))) AS lexeme`, [query])).rows.map((row) => row.lexeme);
-  }
 
   const identity = (hit: SearchHit) => `${hit.conversationId}#${hit.message.seq}#${hit.score}`;
 
@@ -54,17 +51,33 @@ describeWithPostgres('PostgreSQL keyword index in memory', (url) => {
     await schemas.close();
   });
 
+  it('reads a tsvector\'s text form as unnest() does, quotes, backslashes and weights included', async () => {
+    const texts = ["O'Brien's relay isn't up", 'path C:\\radio\\logs and a \\ slash', "quote '' twice, it''s", 'relay relay relay ridge', '', '\\\'odd\\\'\''];
+    for (const text of texts) {
+      for (const vector of [`to_tsvector('english', $1)`, `setweight(to_tsvector('english', $1), 'A')`]) {
+        const { rows } = await schemas.pool.query<{ text: string; expected: Record<string, number> }>(
+          `SELECT ${vector}::text AS text, coalesce((SELECT json_object_agg(v.lexeme, greatest(cardinality(v.positions), 1)) FROM unnest(${vector}) AS v), '{}') AS expected`,
+          [text],
+        );
+        expect(Object.fromEntries(tsvectorLexemes(rows[0]!.text)), rows[0]!.text).toEqual(rows[0]!.expected);
+      }
+    }
+    // A lexeme holding a quote and a backslash, as a tsvector literal can.
+    const { rows } = await schemas.pool.query<{ text: string }>(`SELECT $1::tsvector::text AS text`, ["'a''b\\\\c':1,2,3 'x'"]);
+    expect(Object.fromEntries(tsvectorLexemes(rows[0]!.text))).toEqual({ "a'b\\c": 3, x: 1 });
+  });
+
   it('leaves a large user\'s first search to SQL while it loads, then ranks from memory with the statements\' hits and scores', async () => {
     const index = new PostgresKeywordIndex(schemas.pool, tables);
     try {
-      expect(await index.search(user, await lexemes('relay'), 10)).toBeUndefined();
+      expect(await index.search(user, 'relay', 10)).toBeUndefined();
       await index.warm(user);
       expect(index.bytes).toBeGreaterThan(0);
       let compared = 0;
       for (let query = 0; query < 30; query += 1) {
         const text = messageText(query * 131 + 7).split(' ').slice(0, 1 + (query % 5)).join(' ') + (query % 3 === 0 ? ` n${query * 97}` : '');
         for (const k of [1, 10, 100]) {
-          const fromMemory = await index.search(user, await lexemes(text), k);
+          const fromMemory = await index.search(user, text, k);
           const fromSql = await searchKeywordIndexed(schemas.pool, tables, user, keywordTerms(text), { k });
           expect(fromMemory?.map(identity), text).toEqual(fromSql.map(identity));
           compared += fromSql.length;
@@ -72,7 +85,7 @@ describeWithPostgres('PostgreSQL keyword index in memory', (url) => {
       }
       expect(compared).toBeGreaterThan(1000);
       // The small user's copy is read within the search itself.
-      const hits = await index.search(small, await lexemes('n250'), 5);
+      const hits = await index.search(small, 'n250', 5);
       expect(hits?.map((hit) => hit.message.content)).toEqual([messageText(250)]);
     } finally {
       await index.close();
@@ -84,7 +97,7 @@ describeWithPostgres('PostgreSQL keyword index in memory', (url) => {
     const writer = await createPostgresStore({ connectionString: url, schema: scratch, poolMax: 2 });
     const index = new PostgresKeywordIndex(schemas.pool, postgresTables(scratch));
     const someone: UserScope = { tenantId, userId: 'user-a' };
-    const contents = async (who: UserScope, query: string) => (await index.search(who, await lexemes(query), 10))?.map((hit) => hit.message.content);
+    const contents = async (who: UserScope, query: string) => (await index.search(who, query, 10))?.map((hit) => hit.message.content);
     try {
       const scope = { ...someone, conversationId: 'conv-a' };
       await writer.appendMessages(scope, [makeNewMessage('the relay on the ridge'), makeNewMessage('battery is low')]);
@@ -110,12 +123,12 @@ describeWithPostgres('PostgreSQL keyword index in memory', (url) => {
 
   it('waits for a background load when it is closed, and starts none after', async () => {
     const loading = new PostgresKeywordIndex(schemas.pool, tables);
-    expect(await loading.search(user, await lexemes('ridge'), 5)).toBeUndefined();
+    expect(await loading.search(user, 'ridge', 5)).toBeUndefined();
     await loading.close();
     const closed = new PostgresKeywordIndex(schemas.pool, tables);
     await closed.close();
-    expect(await closed.search(user, await lexemes('ridge'), 5)).toBeUndefined();
-    expect(await closed.search(user, await lexemes('ridge'), 5)).toBeUndefined();
+    expect(await closed.search(user, 'ridge', 5)).toBeUndefined();
+    expect(await closed.search(user, 'ridge', 5)).toBeUndefined();
     expect(closed.bytes).toBe(0);
   });
 

@@ -1,6 +1,6 @@
 import type { UserScope } from '@mnemo/core';
 import { KeywordPostings, KeywordRanker, type SearchHit } from '@mnemo/core/store-kit';
-import type { PostgresClient, PostgresPool } from './postgres-driver.js';
+import type { PostgresClient, PostgresPool, PostgresQueryable } from './postgres-driver.js';
 import { prefixedMessageColumns, toHit, type HitRow } from './postgres-search-filters.js';
 import type { PostgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
@@ -44,14 +44,56 @@ class UserLexemes extends KeywordPostings {
   }
 }
 
-type LexemeRow = { conversation_id: string; seq: string | number; at: number; lexemes: string[] | null; frequencies: number[] | null };
+type LexemeRow = { conversation_id: string; seq: string | number; at: number; lexemes: string };
+
+/**
+ * The lexemes of a tsvector's text form (`'relay':3 'ridg':1,5A 'o''brien':2`: quotes and backslashes
+ * inside a lexeme doubled) with how many positions each has (at least 1), as `unnest(tsvector)` gives them.
+ * Parsed here because PostgreSQL takes several times longer to build arrays of them than to print the text.
+ */
+export function tsvectorLexemes(text: string): Map<string, number> {
+  const lexemes = new Map<string, number>();
+  let index = 0;
+  while (index < text.length) {
+    if (text[index] !== "'") {
+      index += 1;
+      continue;
+    }
+    let lexeme = '';
+    let from = index + 1;
+    for (;;) {
+      const quote = text.indexOf("'", from);
+      const backslash = text.indexOf('\\', from);
+      if (backslash !== -1 && (quote === -1 || backslash < quote)) {
+        lexeme += text.slice(from, backslash) + text[backslash + 1];
+        from = backslash + 2;
+      } else if (quote !== -1 && text[quote + 1] === "'") {
+        lexeme += text.slice(from, quote + 1);
+        from = quote + 2;
+      } else {
+        lexeme += text.slice(from, quote === -1 ? text.length : quote);
+        index = quote === -1 ? text.length : quote + 1;
+        break;
+      }
+    }
+    let positions = 0;
+    if (text[index] === ':') {
+      const end = text.indexOf(' ', index);
+      const list = text.slice(index + 1, end === -1 ? text.length : end);
+      positions = list.split(',').length;
+      index = end === -1 ? text.length : end;
+    }
+    lexemes.set(lexeme, Math.max(positions, 1));
+  }
+  return lexemes;
+}
 
 /**
  * A process's keyword index of users' messages on PostgreSQL (decision 0028): per user, the posting list
  * of every lexeme of `search_vector` (PostgreSQL's own English stemming), ranked by the BM25 of the
  * keyword statements (same statistics, same rounding), so the index and SQL give the same hits. Each
- * search reads the user's conversation rows in its snapshot; a copy that fits them and is at most
- * {@link inlineRows} messages behind is brought forward in that snapshot and answers; a copy further
+ * search reads the user's conversation rows; a copy that fits them answers, one that is at most
+ * {@link inlineRows} messages behind is first brought forward in one snapshot; a copy further
  * behind (a large user's first search in this process) is loaded in the background, a page per
  * transaction, and SQL answers meanwhile. A conversation that is gone or was created again makes the copy
  * be read afresh. Hits are read from the table with their owner checked. Copies past `maxBytes` are
@@ -83,34 +125,45 @@ export class PostgresKeywordIndex {
   }
 
   /**
-   * The `k` best messages of the user for the query's lexemes (distinct, as `to_tsvector('english', …)`
-   * gives them), or `undefined` when the user's copy is still being loaded (the caller asks SQL).
+   * The `k` best messages of the user for the query's words (their distinct lexemes, as
+   * `to_tsvector('english', …)` gives them), or `undefined` when the user's copy is still being loaded
+   * (the caller asks SQL). A copy that is up to date costs two statements: the conversation rows with the
+   * query's lexemes, and the hits.
    */
-  async search(user: UserScope, lexemes: readonly string[], k: number): Promise<SearchHit[] | undefined> {
+  async search(user: UserScope, words: string, k: number): Promise<SearchHit[] | undefined> {
     const key = `${user.tenantId}\u001f${user.userId}`;
     if (this.#loads.has(key)) return undefined;
-    const result = await this.#locked(key, () =>
-      runInTransaction(
-        this.#pool,
-        async (client) => {
-          const marks = await this.#marks(client, user);
-          const copy = this.#current(key, marks);
-          if (copy.behind(marks) > inlineRows) return undefined;
-          while (copy.behind(marks) > 0) {
-            if (!(await this.#readPage(client, user, copy, marks, inlineRows))) {
-              this.#forget(key);
-              return undefined;
-            }
-          }
-          this.#touch(key, copy);
-          const ranked = this.#ranker.rank(copy, lexemes.map((lexeme) => [lexeme]), k, {});
-          return this.#hits(client, user, ranked.map(({ key: seq, slot, score }) => ({ conversationId: copy.names.nameOf(copy.conversations[slot]!), seq, score })));
-        },
-        { begin: snapshot },
-      ),
-    );
+    const result = await this.#locked(key, async () => {
+      const { lexemes, marks } = await this.#marks(this.#pool, user, words);
+      if (lexemes.length === 0) return [];
+      let copy = this.#copies.get(key);
+      if (copy === undefined || !copy.fits(marks) || copy.behind(marks) > 0) {
+        copy = await runInTransaction(this.#pool, (client) => this.#catchUp(client, key, user), { begin: snapshot });
+        if (copy === undefined) return undefined;
+      }
+      this.#touch(key, copy);
+      const ranked = this.#ranker.rank(copy, lexemes.map((lexeme) => [lexeme]), k, {});
+      const names = copy.names;
+      const conversations = copy.conversations;
+      return this.#hits(user, ranked.map(({ key: seq, slot, score }) => ({ conversationId: names.nameOf(conversations[slot]!), seq, score })));
+    });
     if (result === undefined) this.#startLoad(key, user);
     return result;
+  }
+
+  // Brings the user's copy up to date in one snapshot when it is at most `inlineRows` behind; undefined
+  // (the copy left for a background load) otherwise.
+  async #catchUp(client: PostgresClient, key: string, user: UserScope): Promise<UserLexemes | undefined> {
+    const { marks } = await this.#marks(client, user, '');
+    const copy = this.#current(key, marks);
+    if (copy.behind(marks) > inlineRows) return undefined;
+    while (copy.behind(marks) > 0) {
+      if (!(await this.#readPage(client, user, copy, marks, inlineRows))) {
+        this.#forget(key);
+        return undefined;
+      }
+    }
+    return copy;
   }
 
   /** Loads the user's copy now (a large user's first search would otherwise be answered by SQL while it loads). */
@@ -137,7 +190,7 @@ export class PostgresKeywordIndex {
             runInTransaction(
               this.#pool,
               async (client) => {
-                const marks = await this.#marks(client, user);
+                const { marks } = await this.#marks(client, user, '');
                 const copy = this.#current(key, marks);
                 if (copy.behind(marks) > 0 && !(await this.#readPage(client, user, copy, marks, loadPageRows))) throw new Error('the conversation rows name messages that are not there');
                 this.#touch(key, copy);
@@ -203,44 +256,48 @@ export class PostgresKeywordIndex {
     this.#held.delete(key);
   }
 
-  async #marks(client: PostgresClient, user: UserScope): Promise<Map<string, ConversationMark>> {
+  // The user's conversation rows now, and the distinct lexemes of `words` (none for '').
+  async #marks(client: PostgresQueryable, user: UserScope, words: string): Promise<{ lexemes: string[]; marks: Map<string, ConversationMark> }> {
     const rows = (
-      await client.query<{ conversation_id: string; created_ms: number; message_count: string | number }>(
-        `SELECT conversation_id, (extract(epoch FROM created_at) * 1000)::float8 AS created_ms, message_count FROM ${this.#tables.conversations}
-         WHERE tenant_id = $1 AND user_id = $2`,
-        [user.tenantId, user.userId],
+      await client.query<{ lexemes: string[]; conversation_id: string | null; created_ms: number; message_count: string | number }>(
+        `WITH q AS (SELECT coalesce(array_agg(DISTINCT l.lexeme), '{}') AS lexemes FROM unnest(tsvector_to_array(to_tsvector('english', $3))) AS l (lexeme))
+         SELECT q.lexemes, c.conversation_id, (extract(epoch FROM c.created_at) * 1000)::float8 AS created_ms, c.message_count
+         FROM q LEFT JOIN ${this.#tables.conversations} c ON c.tenant_id = $1 AND c.user_id = $2`,
+        [user.tenantId, user.userId, words],
       )
     ).rows;
-    return new Map(rows.map((row) => [row.conversation_id, { createdAt: Number(row.created_ms), count: Number(row.message_count) }]));
+    const marks = new Map<string, ConversationMark>();
+    for (const row of rows) if (row.conversation_id !== null) marks.set(row.conversation_id, { createdAt: Number(row.created_ms), count: Number(row.message_count) });
+    return { lexemes: rows[0]?.lexemes ?? [], marks };
   }
 
   // Reads up to `limit` of the messages the copy lacks, conversation by conversation in seq order, and adds
   // them; false when there were none to read although the conversation rows count more (the copy cannot
   // be brought up to date from this snapshot).
   async #readPage(client: PostgresClient, user: UserScope, copy: UserLexemes, marks: ReadonlyMap<string, ConversationMark>, limit: number): Promise<boolean> {
-    const wanted = [...marks].filter(([conversationId, { count }]) => count > (copy.read.get(conversationId)?.seq ?? 0));
+    // Conversation by conversation, each up to its own bound, so that a page reads `limit` rows at most.
+    const wanted: [conversationId: string, after: number, through: number][] = [];
+    let budget = limit;
+    for (const [conversationId, { count }] of marks) {
+      const after = copy.read.get(conversationId)?.seq ?? 0;
+      if (count <= after || budget === 0) continue;
+      const through = Math.min(count, after + budget);
+      wanted.push([conversationId, after, through]);
+      budget -= through - after;
+    }
     const rows = (
       await client.query<LexemeRow>(
-        `SELECT m.conversation_id, m.seq, (extract(epoch FROM m.created_at) * 1000)::float8 AS at, u.lexemes, u.frequencies
+        `SELECT m.conversation_id, m.seq, (extract(epoch FROM m.created_at) * 1000)::float8 AS at, m.search_vector::text AS lexemes
          FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS w (conversation_id, after_seq, through_seq)
          JOIN ${this.#tables.messages} m ON m.tenant_id = $1 AND m.user_id = $2 AND m.conversation_id = w.conversation_id AND m.seq > w.after_seq AND m.seq <= w.through_seq
-         CROSS JOIN LATERAL (SELECT array_agg(v.lexeme) AS lexemes, array_agg(greatest(cardinality(v.positions), 1)) AS frequencies FROM unnest(m.search_vector) AS v) u
-         ORDER BY m.conversation_id, m.seq LIMIT $6`,
-        [
-          user.tenantId,
-          user.userId,
-          wanted.map(([conversationId]) => conversationId),
-          wanted.map(([conversationId]) => copy.read.get(conversationId)?.seq ?? 0),
-          wanted.map(([, { count }]) => count),
-          limit,
-        ],
+         ORDER BY m.conversation_id, m.seq`,
+        [user.tenantId, user.userId, wanted.map(([conversationId]) => conversationId), wanted.map(([, after]) => after), wanted.map(([, , through]) => through)],
       )
     ).rows;
     for (const row of rows) {
       const seq = Number(row.seq);
-      const lexemes = row.lexemes ?? [];
-      const frequencies = row.frequencies ?? [];
-      copy.add(seq, row.conversation_id, Number(row.at), new Map(lexemes.map((lexeme, index) => [lexeme, Number(frequencies[index] ?? 1)])), lexemes.length);
+      const lexemes = tsvectorLexemes(row.lexemes);
+      copy.add(seq, row.conversation_id, Number(row.at), lexemes, lexemes.size);
       const read = copy.read.get(row.conversation_id);
       if (read === undefined) copy.read.set(row.conversation_id, { createdAt: marks.get(row.conversation_id)!.createdAt, seq });
       else read.seq = seq;
@@ -249,10 +306,10 @@ export class PostgresKeywordIndex {
   }
 
   // The messages of ranked (conversation, seq) pairs, in their order, read with their owner checked.
-  async #hits(client: PostgresClient, user: UserScope, ranked: readonly { conversationId: string; seq: number; score: number }[]): Promise<SearchHit[]> {
+  async #hits(user: UserScope, ranked: readonly { conversationId: string; seq: number; score: number }[]): Promise<SearchHit[]> {
     if (ranked.length === 0) return [];
     const rows = (
-      await client.query<HitRow & { seq: string | number }>(
+      await this.#pool.query<HitRow & { seq: string | number }>(
         `SELECT ${prefixedMessageColumns}, m.conversation_id, 0 AS score
          FROM unnest($3::text[], $4::bigint[]) AS h (conversation_id, seq)
          JOIN ${this.#tables.messages} m ON m.tenant_id = $1 AND m.user_id = $2 AND m.conversation_id = h.conversation_id AND m.seq = h.seq`,

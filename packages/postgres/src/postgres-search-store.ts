@@ -32,9 +32,6 @@ function statements(t: PostgresTables) {
   };
 }
 
-/** Queries whose lexemes a store remembers before it starts again (a bound, not a tuning). */
-const maxQueryLexemes = 10_000;
-
 /** Where vectors live: pgvector tables when the extension is installed (and allowed), `real[]` rows otherwise. */
 type VectorBackend = { readonly kind: 'pgvector'; readonly tables: PostgresVectorTables; readonly search: PostgresPgvectorSearch } | { readonly kind: 'array' };
 
@@ -51,7 +48,6 @@ export class PostgresSearchStore {
   readonly #sql: ReturnType<typeof statements>;
   readonly #usePgvector: boolean;
   readonly #keywords: PostgresKeywordIndex;
-  readonly #queryLexemes = new Map<string, string[]>();
   #backend: Promise<VectorBackend> | undefined;
 
   /** `usePgvector: false` keeps vectors in `real[]` rows even where pgvector is installed (every replica of a store must agree). */
@@ -131,9 +127,7 @@ export class PostgresSearchStore {
     const k = checkK(options.k);
     const words = keywordQueryWords(terms);
     if (words.length === 0) return [];
-    const lexemes = await this.#lexemes(words.join(' '));
-    if (lexemes.length === 0) return [];
-    return (await this.#keywords.search(user, lexemes, k)) ?? searchKeywordPruned(this.#pool, this.#tables, user, terms, options);
+    return (await this.#keywords.search(user, words.join(' '), k)) ?? searchKeywordPruned(this.#pool, this.#tables, user, terms, options);
   }
 
   /** Loads the user's keyword copy now, instead of in the background after their first search. */
@@ -146,15 +140,6 @@ export class PostgresSearchStore {
     return this.#keywords.close();
   }
 
-  // The distinct lexemes of a query's words (`to_tsvector('english', …)`), remembered for the next query with the same words.
-  async #lexemes(words: string): Promise<string[]> {
-    const known = this.#queryLexemes.get(words);
-    if (known !== undefined) return known;
-    const lexemes = (await this.#pool.query<{ lexeme: string }>(`SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', $1))) AS lexeme`, [words])).rows.map((row) => row.lexeme);
-    if (this.#queryLexemes.size >= maxQueryLexemes) this.#queryLexemes.clear();
-    this.#queryLexemes.set(words, lexemes);
-    return lexemes;
-  }
 
   /** Cosine nearest neighbours among the user's vectors of `model`, best first; `[]` for a model never stored. */
   async searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions): Promise<SearchHit[]> {

@@ -170,19 +170,21 @@ async function searchCandidates(
   const callOptions = options.signal === undefined ? {} : { signal: options.signal };
   const { store, embedder } = dependencies;
   const terms = keywordTerms(query);
-  // Vector search first: its hits name the speakers, so the keyword search can leave speaker names out
-  // of the text query in one go (both stores answer in-process, so running them one after the other
-  // costs nothing). Without vectors, a first keyword search supplies the names, and a second one runs
-  // only when the query names a speaker.
+  // The hits of the first search name the speakers (vector search's when there are vectors, else a
+  // keyword search's with every term), so the keyword search can leave speaker names out of the text
+  // query; it runs with every term again only if none is a speaker. The keyword search with every term
+  // starts at once, beside the query embedding and the vector search (a store out of process answers
+  // them together); it goes unused when the query names a speaker.
+  const byAllTerms = store.searchKeyword(user, terms, search, callOptions);
+  byAllTerms.catch(() => undefined);
   const queryVector = embedder === undefined ? undefined : await embedQuery(embedder, query, dependencies.queryEmbeddingTimeoutMs, options.signal);
   const vector = embedder === undefined || queryVector === undefined ? [] : await store.searchVector(user, embedder.model, queryVector, search, callOptions);
   const mode = embedder !== undefined && queryVector !== undefined ? ('hybrid' as const) : ('keyword-only' as const);
   const searched: SearchMode = { mode, ...(mode === 'hybrid' ? {} : { reason: embedder === undefined ? ('no_embedder' as const) : ('embedding_deadline' as const) }) };
-  const byAllTerms = vector.length === 0 ? await store.searchKeyword(user, terms, search, callOptions) : undefined;
-  const speakers = speakerTerms(terms, byAllTerms ?? vector);
+  const speakers = speakerTerms(terms, vector.length === 0 ? await byAllTerms : vector);
   const topicTerms = terms.filter((term) => !speakers.has(term));
   const searchTerms = speakers.size > 0 && topicTerms.length > 0 ? topicTerms : terms;
-  const keyword = byAllTerms !== undefined && searchTerms === terms ? byAllTerms : await store.searchKeyword(user, searchTerms, search, callOptions);
+  const keyword = searchTerms === terms ? await byAllTerms : await store.searchKeyword(user, searchTerms, search, callOptions);
   const excluded = (conversationId: string, seq: number) =>
     options.exclude !== undefined && conversationId === options.exclude.conversationId && seq >= options.exclude.fromSeq;
   const first = {
