@@ -36,6 +36,18 @@ class UserLexemes extends KeywordPostings {
     return true;
   }
 
+  /** Adds messages read from the table (in seq order within each conversation) and moves the marks of what was read. */
+  addRows(rows: readonly LexemeRow[], marks: ReadonlyMap<string, ConversationMark>): void {
+    for (const row of rows) {
+      const seq = Number(row.seq);
+      const lexemes = tsvectorLexemes(row.lexemes);
+      this.add(seq, row.conversation_id, Number(row.at), lexemes, lexemes.size);
+      const read = this.read.get(row.conversation_id);
+      if (read === undefined) this.read.set(row.conversation_id, { createdAt: marks.get(row.conversation_id)!.createdAt, seq });
+      else read.seq = seq;
+    }
+  }
+
   /** Messages the copy lacks. */
   behind(marks: ReadonlyMap<string, ConversationMark>): number {
     let missing = 0;
@@ -45,6 +57,7 @@ class UserLexemes extends KeywordPostings {
 }
 
 type LexemeRow = { conversation_id: string; seq: string | number; at: number; lexemes: string };
+type StateRow = { lexemes: string[] | null; conversation_id: string | null; created_ms: number | null; message_count: string | number | null; seq: string | number | null; at: number; lexemes_text: string };
 
 /**
  * The lexemes of a tsvector's text form (`'relay':3 'ridg':1,5A 'o''brien':2`: quotes and backslashes
@@ -134,10 +147,17 @@ export class PostgresKeywordIndex {
     const key = `${user.tenantId}\u001f${user.userId}`;
     if (this.#loads.has(key)) return undefined;
     const result = await this.#locked(key, async () => {
-      const { lexemes, marks } = await this.#marks(this.#pool, user, words);
-      if (lexemes.length === 0) return [];
       let copy = this.#copies.get(key);
-      if (copy === undefined || !copy.fits(marks) || copy.behind(marks) > 0) {
+      const { lexemes, marks, missing } = await this.#state(user, words, copy);
+      if (lexemes.length === 0) return [];
+      if (copy !== undefined && !copy.fits(marks)) copy = undefined;
+      else {
+        copy ??= this.#current(key, marks);
+        // The messages the copy lacked, read in the same statement (none when it lacked more than `inlineRows`).
+        copy.addRows(missing, marks);
+        if (copy.behind(marks) > 0) copy = undefined;
+      }
+      if (copy === undefined) {
         copy = await runInTransaction(this.#pool, (client) => this.#catchUp(client, key, user), { begin: snapshot });
         if (copy === undefined) return undefined;
       }
@@ -256,6 +276,42 @@ export class PostgresKeywordIndex {
     this.#held.delete(key);
   }
 
+  // In one statement (one snapshot): the distinct lexemes of `words`, the user's conversation rows, and
+  // the messages `copy` lacks by them when those are at most `inlineRows` (all the user's messages when
+  // there is no copy).
+  async #state(user: UserScope, words: string, copy: UserLexemes | undefined): Promise<{ lexemes: string[]; marks: Map<string, ConversationMark>; missing: LexemeRow[] }> {
+    const read = copy === undefined ? [] : [...copy.read];
+    const rows = (
+      await this.#pool.query<StateRow>(
+        `WITH q AS (SELECT tsvector_to_array(to_tsvector('english', $3)) AS lexemes),
+         c AS (
+           SELECT c.conversation_id, (extract(epoch FROM c.created_at) * 1000)::float8 AS created_ms, c.message_count, coalesce(w.after_seq, 0) AS after_seq
+           FROM ${this.#tables.conversations} c LEFT JOIN unnest($4::text[], $5::bigint[]) AS w (conversation_id, after_seq) ON w.conversation_id = c.conversation_id
+           WHERE c.tenant_id = $1 AND c.user_id = $2
+         ),
+         missing AS (
+           SELECT m.conversation_id, m.seq, (extract(epoch FROM m.created_at) * 1000)::float8 AS at, m.search_vector::text AS lexemes_text
+           FROM c JOIN ${this.#tables.messages} m ON m.tenant_id = $1 AND m.user_id = $2 AND m.conversation_id = c.conversation_id AND m.seq > c.after_seq AND m.seq <= c.message_count
+           WHERE (SELECT coalesce(sum(greatest(message_count - after_seq, 0)), 0) FROM c) <= $6
+         )
+         SELECT q.lexemes, NULL AS conversation_id, NULL::float8 AS created_ms, NULL::bigint AS message_count, NULL::bigint AS seq, NULL::float8 AS at, NULL AS lexemes_text FROM q
+         UNION ALL SELECT NULL, conversation_id, created_ms, message_count, NULL, NULL, NULL FROM c
+         UNION ALL SELECT NULL, conversation_id, NULL, NULL, seq, at, lexemes_text FROM missing`,
+        [user.tenantId, user.userId, words, read.map(([conversationId]) => conversationId), read.map(([, { seq }]) => seq), inlineRows],
+      )
+    ).rows;
+    let lexemes: string[] = [];
+    const marks = new Map<string, ConversationMark>();
+    const missing: LexemeRow[] = [];
+    for (const row of rows) {
+      if (row.lexemes !== null) lexemes = row.lexemes;
+      else if (row.seq !== null && row.seq !== undefined) missing.push({ conversation_id: row.conversation_id!, seq: row.seq, at: row.at, lexemes: row.lexemes_text });
+      else marks.set(row.conversation_id!, { createdAt: Number(row.created_ms), count: Number(row.message_count) });
+    }
+    missing.sort((x, y) => (x.conversation_id < y.conversation_id ? -1 : x.conversation_id > y.conversation_id ? 1 : Number(x.seq) - Number(y.seq)));
+    return { lexemes, marks, missing };
+  }
+
   // The user's conversation rows now, and the distinct lexemes of `words` (none for '').
   async #marks(client: PostgresQueryable, user: UserScope, words: string): Promise<{ lexemes: string[]; marks: Map<string, ConversationMark> }> {
     const rows = (
@@ -294,14 +350,7 @@ export class PostgresKeywordIndex {
         [user.tenantId, user.userId, wanted.map(([conversationId]) => conversationId), wanted.map(([, after]) => after), wanted.map(([, , through]) => through)],
       )
     ).rows;
-    for (const row of rows) {
-      const seq = Number(row.seq);
-      const lexemes = tsvectorLexemes(row.lexemes);
-      copy.add(seq, row.conversation_id, Number(row.at), lexemes, lexemes.size);
-      const read = copy.read.get(row.conversation_id);
-      if (read === undefined) copy.read.set(row.conversation_id, { createdAt: marks.get(row.conversation_id)!.createdAt, seq });
-      else read.seq = seq;
-    }
+    copy.addRows(rows, marks);
     return rows.length > 0;
   }
 
