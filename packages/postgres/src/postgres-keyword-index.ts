@@ -57,7 +57,6 @@ class UserLexemes extends KeywordPostings {
 }
 
 type LexemeRow = { conversation_id: string; seq: string | number; at: number; lexemes: string };
-type StateRow = { lexemes: string[] | null; conversation_id: string | null; created_ms: number | null; message_count: string | number | null; seq: string | number | null; at: number; lexemes_text: string };
 
 /**
  * The lexemes of a tsvector's text form (`'relay':3 'ridg':1,5A 'o''brien':2`: quotes and backslashes
@@ -105,8 +104,9 @@ export function tsvectorLexemes(text: string): Map<string, number> {
  * A process's keyword index of users' messages on PostgreSQL (decision 0028): per user, the posting list
  * of every lexeme of `search_vector` (PostgreSQL's own English stemming), ranked by the BM25 of the
  * keyword statements (same statistics, same rounding), so the index and SQL give the same hits. Each
- * search reads the user's conversation rows; a copy that fits them answers, one that is at most
- * {@link inlineRows} messages behind is first brought forward in one snapshot; a copy further
+ * search reads the user's conversation rows, and in the same statement the messages its copy lacks by
+ * them when they are at most {@link inlineRows}; a copy that no longer fits them is read afresh in one
+ * snapshot; a copy further
  * behind (a large user's first search in this process) is loaded in the background, a page per
  * transaction, and SQL answers meanwhile. A conversation that is gone or was created again makes the copy
  * be read afresh. Hits are read from the table with their owner checked. Copies past `maxBytes` are
@@ -140,23 +140,19 @@ export class PostgresKeywordIndex {
   /**
    * The `k` best messages of the user for the query's words (their distinct lexemes, as
    * `to_tsvector('english', …)` gives them), or `undefined` when the user's copy is still being loaded
-   * (the caller asks SQL). A copy that is up to date costs two statements: the conversation rows with the
-   * query's lexemes, and the hits.
+   * (the caller asks SQL). Two statements when the copy fits: the query's lexemes with the conversation
+   * rows and the messages the copy lacks, and the hits.
    */
   async search(user: UserScope, words: string, k: number): Promise<SearchHit[] | undefined> {
     const key = `${user.tenantId}\u001f${user.userId}`;
     if (this.#loads.has(key)) return undefined;
     const result = await this.#locked(key, async () => {
-      let copy = this.#copies.get(key);
-      const { lexemes, marks, missing } = await this.#state(user, words, copy);
+      const { lexemes, marks } = await this.#marks(this.#pool, user, words);
       if (lexemes.length === 0) return [];
-      if (copy !== undefined && !copy.fits(marks)) copy = undefined;
-      else {
-        copy ??= this.#current(key, marks);
-        // The messages the copy lacked, read in the same statement (none when it lacked more than `inlineRows`).
-        copy.addRows(missing, marks);
-        if (copy.behind(marks) > 0) copy = undefined;
-      }
+      let copy = this.#copies.get(key);
+      // A copy that fits the rows and lacks a few messages reads them outside a transaction: the rows'
+      // counts bound what it reads, and the read checks each conversation's `created_at` again.
+      if (copy !== undefined && (!copy.fits(marks) || copy.behind(marks) > inlineRows || !(await this.#readPage(this.#pool, user, copy, marks, inlineRows)))) copy = undefined;
       if (copy === undefined) {
         copy = await runInTransaction(this.#pool, (client) => this.#catchUp(client, key, user), { begin: snapshot });
         if (copy === undefined) return undefined;
@@ -276,42 +272,6 @@ export class PostgresKeywordIndex {
     this.#held.delete(key);
   }
 
-  // In one statement (one snapshot): the distinct lexemes of `words`, the user's conversation rows, and
-  // the messages `copy` lacks by them when those are at most `inlineRows` (all the user's messages when
-  // there is no copy).
-  async #state(user: UserScope, words: string, copy: UserLexemes | undefined): Promise<{ lexemes: string[]; marks: Map<string, ConversationMark>; missing: LexemeRow[] }> {
-    const read = copy === undefined ? [] : [...copy.read];
-    const rows = (
-      await this.#pool.query<StateRow>(
-        `WITH q AS (SELECT tsvector_to_array(to_tsvector('english', $3)) AS lexemes),
-         c AS (
-           SELECT c.conversation_id, (extract(epoch FROM c.created_at) * 1000)::float8 AS created_ms, c.message_count, coalesce(w.after_seq, 0) AS after_seq
-           FROM ${this.#tables.conversations} c LEFT JOIN unnest($4::text[], $5::bigint[]) AS w (conversation_id, after_seq) ON w.conversation_id = c.conversation_id
-           WHERE c.tenant_id = $1 AND c.user_id = $2
-         ),
-         missing AS (
-           SELECT m.conversation_id, m.seq, (extract(epoch FROM m.created_at) * 1000)::float8 AS at, m.search_vector::text AS lexemes_text
-           FROM c JOIN ${this.#tables.messages} m ON m.tenant_id = $1 AND m.user_id = $2 AND m.conversation_id = c.conversation_id AND m.seq > c.after_seq AND m.seq <= c.message_count
-           WHERE (SELECT coalesce(sum(greatest(message_count - after_seq, 0)), 0) FROM c) <= $6
-         )
-         SELECT q.lexemes, NULL AS conversation_id, NULL::float8 AS created_ms, NULL::bigint AS message_count, NULL::bigint AS seq, NULL::float8 AS at, NULL AS lexemes_text FROM q
-         UNION ALL SELECT NULL, conversation_id, created_ms, message_count, NULL, NULL, NULL FROM c
-         UNION ALL SELECT NULL, conversation_id, NULL, NULL, seq, at, lexemes_text FROM missing`,
-        [user.tenantId, user.userId, words, read.map(([conversationId]) => conversationId), read.map(([, { seq }]) => seq), inlineRows],
-      )
-    ).rows;
-    let lexemes: string[] = [];
-    const marks = new Map<string, ConversationMark>();
-    const missing: LexemeRow[] = [];
-    for (const row of rows) {
-      if (row.lexemes !== null) lexemes = row.lexemes;
-      else if (row.seq !== null && row.seq !== undefined) missing.push({ conversation_id: row.conversation_id!, seq: row.seq, at: row.at, lexemes: row.lexemes_text });
-      else marks.set(row.conversation_id!, { createdAt: Number(row.created_ms), count: Number(row.message_count) });
-    }
-    missing.sort((x, y) => (x.conversation_id < y.conversation_id ? -1 : x.conversation_id > y.conversation_id ? 1 : Number(x.seq) - Number(y.seq)));
-    return { lexemes, marks, missing };
-  }
-
   // The user's conversation rows now, and the distinct lexemes of `words` (none for '').
   async #marks(client: PostgresQueryable, user: UserScope, words: string): Promise<{ lexemes: string[]; marks: Map<string, ConversationMark> }> {
     const rows = (
@@ -327,11 +287,11 @@ export class PostgresKeywordIndex {
     return { lexemes: rows[0]?.lexemes ?? [], marks };
   }
 
-  // Reads up to `limit` of the messages the copy lacks, conversation by conversation in seq order, and adds
-  // them; false when there were none to read although the conversation rows count more (the copy cannot
-  // be brought up to date from this snapshot).
-  async #readPage(client: PostgresClient, user: UserScope, copy: UserLexemes, marks: ReadonlyMap<string, ConversationMark>, limit: number): Promise<boolean> {
-    // Conversation by conversation, each up to its own bound, so that a page reads `limit` rows at most.
+  // Reads up to `limit` of the messages the copy lacks by `marks`, conversation by conversation in seq
+  // order, and adds them; false, adding nothing, when the table no longer holds exactly those (a
+  // conversation deleted or created again since `marks` were read, outside a snapshot).
+  async #readPage(client: PostgresQueryable, user: UserScope, copy: UserLexemes, marks: ReadonlyMap<string, ConversationMark>, limit: number): Promise<boolean> {
+    // Each conversation up to its own bound, so that a page reads `limit` rows at most.
     const wanted: [conversationId: string, after: number, through: number][] = [];
     let budget = limit;
     for (const [conversationId, { count }] of marks) {
@@ -341,17 +301,25 @@ export class PostgresKeywordIndex {
       wanted.push([conversationId, after, through]);
       budget -= through - after;
     }
+    if (wanted.length === 0) return true;
     const rows = (
-      await client.query<LexemeRow>(
-        `SELECT m.conversation_id, m.seq, (extract(epoch FROM m.created_at) * 1000)::float8 AS at, m.search_vector::text AS lexemes
+      await client.query<LexemeRow & { conversation_ms: number }>(
+        `SELECT w.conversation_id, m.seq, (extract(epoch FROM m.created_at) * 1000)::float8 AS at, m.search_vector::text AS lexemes,
+           (extract(epoch FROM c.created_at) * 1000)::float8 AS conversation_ms
          FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS w (conversation_id, after_seq, through_seq)
-         JOIN ${this.#tables.messages} m ON m.tenant_id = $1 AND m.user_id = $2 AND m.conversation_id = w.conversation_id AND m.seq > w.after_seq AND m.seq <= w.through_seq
-         ORDER BY m.conversation_id, m.seq`,
+         JOIN ${this.#tables.conversations} c ON c.tenant_id = $1 AND c.user_id = $2 AND c.conversation_id = w.conversation_id
+         CROSS JOIN LATERAL (
+           SELECT m.seq, m.created_at, m.search_vector FROM ${this.#tables.messages} m
+           WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.conversation_id = w.conversation_id AND m.seq > w.after_seq AND m.seq <= w.through_seq
+         ) m
+         ORDER BY w.conversation_id, m.seq`,
         [user.tenantId, user.userId, wanted.map(([conversationId]) => conversationId), wanted.map(([, after]) => after), wanted.map(([, , through]) => through)],
       )
     ).rows;
+    const expected = wanted.reduce((sum, [, after, through]) => sum + through - after, 0);
+    if (rows.length !== expected || rows.some((row) => Number(row.conversation_ms) !== marks.get(row.conversation_id)!.createdAt)) return false;
     copy.addRows(rows, marks);
-    return rows.length > 0;
+    return true;
   }
 
   // The messages of ranked (conversation, seq) pairs, in their order, read with their owner checked.
