@@ -104,9 +104,9 @@ export function tsvectorLexemes(text: string): Map<string, number> {
  * A process's keyword index of users' messages on PostgreSQL (decision 0028): per user, the posting list
  * of every lexeme of `search_vector` (PostgreSQL's own English stemming), ranked by the BM25 of the
  * keyword statements (same statistics, same rounding), so the index and SQL give the same hits. Each
- * search reads the user's conversation rows, and in the same statement the messages its copy lacks by
- * them when they are at most {@link inlineRows}; a copy that no longer fits them is read afresh in one
- * snapshot; a copy further
+ * search reads the user's conversation rows; a copy that fits them answers, after reading the messages
+ * it lacks by them when they are at most {@link inlineRows}; a copy that no longer fits them is read
+ * afresh in one snapshot; a copy further
  * behind (a large user's first search in this process) is loaded in the background, a page per
  * transaction, and SQL answers meanwhile. A conversation that is gone or was created again makes the copy
  * be read afresh. Hits are read from the table with their owner checked. Copies past `maxBytes` are
@@ -140,8 +140,8 @@ export class PostgresKeywordIndex {
   /**
    * The `k` best messages of the user for the query's words (their distinct lexemes, as
    * `to_tsvector('english', …)` gives them), or `undefined` when the user's copy is still being loaded
-   * (the caller asks SQL). Two statements when the copy fits: the query's lexemes with the conversation
-   * rows and the messages the copy lacks, and the hits.
+   * (the caller asks SQL). Two statements when the copy is up to date (the query's lexemes with the
+   * conversation rows, then the hits), three when it lacks a few messages.
    */
   async search(user: UserScope, words: string, k: number): Promise<SearchHit[] | undefined> {
     const key = `${user.tenantId}\u001f${user.userId}`;
