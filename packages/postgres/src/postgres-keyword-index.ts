@@ -1,5 +1,5 @@
 import type { UserScope } from '@mnemo/core';
-import { KeywordPostings, KeywordRanker, type SearchHit } from '@mnemo/core/store-kit';
+import { ByteBudgetCache, KeywordPostings, KeywordRanker, type SearchHit } from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool, PostgresQueryable } from './postgres-driver.js';
 import { prefixedMessageColumns, toHit, type HitRow } from './postgres-search-filters.js';
 import type { PostgresTables } from './postgres-tables.js';
@@ -115,26 +115,22 @@ export function tsvectorLexemes(text: string): Map<string, number> {
 export class PostgresKeywordIndex {
   readonly #pool: PostgresPool;
   readonly #tables: PostgresTables;
-  readonly #maxBytes: number;
-  readonly #copies = new Map<string, UserLexemes>();
+  readonly #copies: ByteBudgetCache<UserLexemes>;
   readonly #locks = new Map<string, Promise<unknown>>();
   readonly #loads = new Map<string, Promise<void>>();
   readonly #failed = new Map<string, number>();
-  // The bytes each copy was counted at when last touched.
-  readonly #held = new Map<string, number>();
   readonly #ranker = new KeywordRanker();
-  #bytes = 0;
   #closed = false;
 
   constructor(pool: PostgresPool, tables: PostgresTables, maxBytes = defaultPostgresKeywordCacheBytes) {
     this.#pool = pool;
     this.#tables = tables;
-    this.#maxBytes = maxBytes;
+    this.#copies = new ByteBudgetCache(maxBytes);
   }
 
   /** Bytes of word lists held now (an estimate). */
   get bytes(): number {
-    return this.#bytes;
+    return this.#copies.bytes;
   }
 
   /**
@@ -157,7 +153,7 @@ export class PostgresKeywordIndex {
         copy = await runInTransaction(this.#pool, (client) => this.#catchUp(client, key, user), { begin: snapshot });
         if (copy === undefined) return undefined;
       }
-      this.#touch(key, copy);
+      this.#copies.put(key, copy);
       const ranked = this.#ranker.rank(copy, lexemes.map((lexeme) => [lexeme]), k, {});
       const names = copy.names;
       const conversations = copy.conversations;
@@ -175,7 +171,7 @@ export class PostgresKeywordIndex {
     if (copy.behind(marks) > inlineRows) return undefined;
     while (copy.behind(marks) > 0) {
       if (!(await this.#readPage(client, user, copy, marks, inlineRows))) {
-        this.#forget(key);
+        this.#copies.delete(key);
         return undefined;
       }
     }
@@ -209,18 +205,21 @@ export class PostgresKeywordIndex {
                 const { marks } = await this.#marks(client, user, '');
                 const copy = this.#current(key, marks);
                 if (copy.behind(marks) > 0 && !(await this.#readPage(client, user, copy, marks, loadPageRows))) throw new Error('the conversation rows name messages that are not there');
-                this.#touch(key, copy);
+                this.#copies.put(key, copy);
                 return copy.behind(marks) === 0;
               },
               { begin: snapshot },
             ),
           );
-          if (done) return;
+          if (done) {
+            this.#failed.delete(key);
+            return;
+          }
         }
       } catch {
         // The next search after `retryAfterMs` tries again; SQL answers until then.
         this.#failed.set(key, Date.now());
-        this.#forget(key);
+        this.#copies.delete(key);
       } finally {
         this.#loads.delete(key);
       }
@@ -248,28 +247,9 @@ export class PostgresKeywordIndex {
   #current(key: string, marks: ReadonlyMap<string, ConversationMark>): UserLexemes {
     const copy = this.#copies.get(key);
     if (copy !== undefined && copy.fits(marks)) return copy;
-    this.#forget(key);
-    const fresh = new UserLexemes();
-    this.#copies.set(key, fresh);
-    return fresh;
-  }
-
-  // Most recently searched last, and the byte count brought up to date; eviction takes the first.
-  #touch(key: string, copy: UserLexemes): void {
-    this.#forget(key);
-    this.#copies.set(key, copy);
-    this.#held.set(key, copy.bytes);
-    this.#bytes += copy.bytes;
-    for (const [oldKey] of this.#copies) {
-      if (this.#bytes <= this.#maxBytes || oldKey === key) break;
-      this.#forget(oldKey);
-    }
-  }
-
-  #forget(key: string): void {
+    // Held (and counted) once a caller has read into it and puts it.
     this.#copies.delete(key);
-    this.#bytes -= this.#held.get(key) ?? 0;
-    this.#held.delete(key);
+    return new UserLexemes();
   }
 
   // The user's conversation rows now, and the distinct lexemes of `words` (none for '').

@@ -1,19 +1,20 @@
 import type { UserScope } from '@mnemo/core';
-import type { SearchHit, SearchOptions } from '@mnemo/core/store-kit';
+import { keywordBm25, keywordScoreDecimals, type SearchHit, type SearchOptions } from '@mnemo/core/store-kit';
 import type { PostgresQueryable } from './postgres-driver.js';
 import { checkK, prefixedMessageColumns, searchFilters, toHit, type HitRow } from './postgres-search-filters.js';
 import type { PostgresTables } from './postgres-tables.js';
 
-/** Okapi BM25 parameters, the common defaults (and SQLite FTS5's and the in-memory store's). */
-export const bm25 = Object.freeze({ k1: 1.2, b: 0.75 });
+/** Okapi BM25 parameters: core's, which the in-memory keyword copies use too. */
+export const bm25 = keywordBm25;
 const { k1, b } = bm25;
 
 /**
- * Decimals a BM25 score is rounded to in SQL: the sum's float rounding depends on the order the plan adds a
- * message's terms in, so equal scores would otherwise differ in the last bits and tie-break (newest first)
- * by accident, differently in the pruned and the unpruned statements.
+ * Decimals a BM25 score is rounded to in SQL (core's, as the in-memory copies round): the sum's float
+ * rounding depends on the order the plan adds a message's terms in, so equal scores would otherwise differ
+ * in the last bits and tie-break (newest first) by accident, differently in the pruned and the unpruned
+ * statements.
  */
-export const scoreDecimals = 10;
+export const scoreDecimals = keywordScoreDecimals;
 
 /** Letter and digit runs of the terms: the only operands put into a `to_tsquery` text, so none can be an operator. */
 export function keywordQueryWords(terms: readonly string[]): string[] {

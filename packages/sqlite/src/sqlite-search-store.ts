@@ -127,7 +127,8 @@ export class SqliteSearchStore {
       const watermark = this.#messageWatermark(user);
       return last || this.#keywords.catchUp(key, watermark, read(readPage)) ? this.#keywords.search(key, watermark, read(readRows), query, k, filter) : undefined;
     });
-    return this.#hits(user, hits.map(({ key, score }) => ({ rowid: key, score }))).sort((x, y) => y.score - x.score || compareNewest(x, y));
+    // In the ranker's order: best score first, then the newest (time, then rowid).
+    return this.#hits(user, hits.map(({ key, score }) => ({ rowid: key, score })));
   }
 
   async searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions): Promise<SearchHit[]> {
@@ -237,11 +238,6 @@ function scanFilter(options: SearchOptions): ScanFilter {
     ...(options.since === undefined ? {} : { since: toEpochMs('since', options.since) }),
     ...(options.until === undefined ? {} : { until: toEpochMs('until', options.until) }),
   };
-}
-
-// Newer first: by time, then by position in the conversation.
-function compareNewest(x: SearchHit, y: SearchHit): number {
-  return x.message.createdAt < y.message.createdAt ? 1 : x.message.createdAt > y.message.createdAt ? -1 : y.message.seq - x.message.seq;
 }
 
 function checkK(k: number): number {

@@ -1,3 +1,5 @@
+import { ByteBudgetCache } from '@mnemo/core/store-kit';
+
 /**
  * Where a user's rows stand in the file: the newest id (a `message_vectors.id`, a message rowid), the
  * user's deletions and all users' erasures counted so far.
@@ -24,17 +26,15 @@ export interface UserCopy {
  * searched users are forgotten once the copies pass `maxBytes`.
  */
 export class UserCopies<Copy extends UserCopy, Row> {
-  readonly #users = new Map<string, Copy>();
-  readonly #maxBytes: number;
-  #bytes = 0;
+  readonly #users: ByteBudgetCache<Copy>;
 
   constructor(maxBytes: number) {
-    this.#maxBytes = maxBytes;
+    this.#users = new ByteBudgetCache(maxBytes);
   }
 
   /** Bytes held now. */
   get bytes(): number {
-    return this.#bytes;
+    return this.#users.bytes;
   }
 
   /**
@@ -52,9 +52,11 @@ export class UserCopies<Copy extends UserCopy, Row> {
     complete: boolean,
     stale: (copy: Copy) => boolean = () => false,
   ): Copy | undefined {
+    if (watermark.lastId === 0) {
+      this.#users.delete(key);
+      return undefined;
+    }
     let copy = this.#users.get(key);
-    if (copy !== undefined) this.#forget(key, copy);
-    if (watermark.lastId === 0) return undefined;
     if (copy !== undefined && (stale(copy) || copy.deletions !== watermark.deletions || copy.erasures !== watermark.erasures || copy.lastRead > watermark.lastId)) {
       copy = undefined;
     }
@@ -68,17 +70,7 @@ export class UserCopies<Copy extends UserCopy, Row> {
       add(copy, rows);
       if (rows.length === 0 || !complete) break;
     }
-    // Most recently searched last: eviction takes the first.
-    this.#users.set(key, copy);
-    this.#bytes += copy.bytes;
-    for (const [oldKey, old] of this.#users) {
-      if (this.#bytes <= this.#maxBytes || old === copy) break;
-      this.#forget(oldKey, old);
-    }
+    this.#users.put(key, copy);
     return copy;
-  }
-
-  #forget(key: string, copy: Copy): void {
-    if (this.#users.delete(key)) this.#bytes -= copy.bytes;
   }
 }

@@ -16,11 +16,13 @@ export interface KeywordHit {
   readonly score: number;
 }
 
-// Okapi BM25 with the common defaults, the IDF that stays positive (ln(1 + …)), and scores rounded to
-// `scoreDecimals`: the formula of PostgreSQL's keyword statements, so a store that ranks in SQL and in
-// memory gives the same scores.
-const k1 = 1.2;
-const b = 0.75;
+/**
+ * Okapi BM25's parameters, the common defaults. With the IDF that stays positive (ln(1 + …)) and scores
+ * rounded to {@link keywordScoreDecimals}, the formula PostgreSQL's keyword statements compute in SQL, so
+ * a store that ranks in SQL and in memory gives the same scores.
+ */
+export const keywordBm25 = Object.freeze({ k1: 1.2, b: 0.75 });
+const { k1, b } = keywordBm25;
 /** Decimals a score is rounded to (so ties do not depend on the order terms were added in). */
 export const keywordScoreDecimals = 10;
 const scale = 10 ** keywordScoreDecimals;

@@ -34,7 +34,7 @@ export {
 export type { ConversationCursor } from '../store/page-cursor.js';
 export { toUsageTotals } from '../usage/usage.js';
 export type { MessageEmbedding, SearchHit, SearchOptions } from '../recall/search.js';
-export { ConversationNames, copyInto, KeywordPostings, KeywordRanker, keywordScoreDecimals, slotFilter, wordFrequencies } from '../recall/keyword-postings.js';
+export { ConversationNames, copyInto, KeywordPostings, KeywordRanker, keywordBm25, keywordScoreDecimals, slotFilter, wordFrequencies } from '../recall/keyword-postings.js';
 export type { KeywordHit, ScanFilter } from '../recall/keyword-postings.js';
 export type { RoleCounts } from '../messages/conversation-metadata.js';
 export type {
@@ -54,6 +54,7 @@ export type {
 } from '../store/store.js';
 export type { LeaseRequest } from '../jobs/job.js';
 export { ComposedStore } from '../store/composed-store.js';
+export { ByteBudgetCache } from '../store/byte-budget-cache.js';
 export type {
   Awaitable,
   FileStorePart,

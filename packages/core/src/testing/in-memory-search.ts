@@ -1,6 +1,7 @@
 import type { Message } from '../messages/message.js';
 import { cosineSimilarity } from '../recall/embedder.js';
 import type { SearchHit, SearchOptions } from '../recall/search.js';
+import { keywordBm25 } from '../recall/keyword-postings.js';
 
 /** A message of a user with its conversation, as the in-memory searches scan them. */
 export interface SearchableMessage {
@@ -8,9 +9,8 @@ export interface SearchableMessage {
   readonly message: Message;
 }
 
-// Okapi BM25 parameters, the common defaults (and SQLite FTS5's).
-const k1 = 1.2;
-const b = 0.75;
+// Okapi BM25 parameters, the stores' (see keyword-postings.ts).
+const { k1, b } = keywordBm25;
 
 /** Light English stemming (plural and -ing/-ed endings), so the in-memory store matches roughly like FTS stemmers do. */
 export function stemTerm(word: string): string {
