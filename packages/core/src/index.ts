@@ -111,7 +111,7 @@ export { reservedMetadataKey, supersededIds, supersedingMetadata, withoutSuperse
 export { maxConversationMetadataChars } from './messages/conversation-metadata.js';
 export type { RoleCounts } from './messages/conversation-metadata.js';
 export { maxPageLimit } from './store/page-cursor.js';
-export type { CallOptions, Conversation, EraseResult, MessageRange, Page, PageOptions, Store } from './store/store.js';
+export type { CallOptions, Conversation, EraseResult, MessageRange, Page, PageOptions, ReadinessCheck, Store, StoreReadiness } from './store/store.js';
 export { countRecords, emptyRecordCounts, storeRecordTables, tableOfRecord } from './store/store-records.js';
 export type { ExportRecordsOptions, ImportRecordsOptions, StoreRecord, StoreRecordCounts, StoreRecordTable } from './store/store-records.js';
 export { createGptTokenCounter, encodingForModel } from './tokens/gpt-token-counter.js';

@@ -20,6 +20,13 @@ export interface PostgresQueryable {
 export interface PostgresClient extends PostgresQueryable {
   /** Returns the connection to the pool; with an error (or `true`) the pool discards it instead. */
   release(destroy?: Error | boolean): void;
+  /**
+   * A checked-out connection reports a lost socket or a server-side termination (a restart: SQLSTATE
+   * 57P01) between statements as an `error` event; the pool stops listening while it is checked out, and
+   * Node ends the process on an `error` event nobody listens to.
+   */
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /** A pool of connections: `pg.Pool` satisfies this type. */

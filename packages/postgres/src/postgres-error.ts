@@ -19,6 +19,8 @@ const retryableStates: Readonly<Record<string, string>> = {
   '57P02': 'the server is shutting down',
   '57P03': 'the server is not accepting connections yet',
   '53300': 'the server has too many connections',
+  '53100': 'the disk of the PostgreSQL server is full; free some space',
+  '53200': 'the PostgreSQL server is out of memory',
 };
 
 // SQLSTATEs of values that are valid for the port but that PostgreSQL cannot store.
@@ -46,13 +48,17 @@ export function toPostgresError(error: unknown, action: string): MemoryError {
   const reason = error instanceof Error ? error.message : String(error);
   const retryable = sqlState === undefined ? undefined : (retryableStates[sqlState] ?? (sqlState.startsWith('08') ? 'the connection failed' : undefined));
   if (retryable !== undefined) {
-    return new MemoryError('unavailable', `${action} failed: ${retryable} (${reason}); retry`, { cause: error, details: { sqlState, retryable: true } });
+    const diskFull = sqlState === '53100';
+    return new MemoryError('unavailable', `${action} failed: ${retryable} (${reason}); retry`, {
+      cause: error,
+      details: { sqlState, retryable: true, ...(diskFull ? { reason: 'disk_full', retryAfterSeconds: 30 } : { retryAfterSeconds: 1 }) },
+    });
   }
   const networkCode = typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
   if ((networkCode !== undefined && networkCodes.has(networkCode)) || (sqlState === undefined && connectionLost.test(reason))) {
     return new MemoryError('unavailable', `${action} failed: the PostgreSQL server could not be reached (${reason}); retry`, {
       cause: error,
-      details: { ...(networkCode === undefined ? {} : { networkCode }), retryable: true },
+      details: { ...(networkCode === undefined ? {} : { networkCode }), retryable: true, retryAfterSeconds: 1 },
     });
   }
   const unstorable = sqlState === undefined ? undefined : unstorableStates[sqlState];

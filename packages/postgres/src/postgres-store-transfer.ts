@@ -18,7 +18,7 @@ import {
 } from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool } from './postgres-driver.js';
 import type { PostgresTables } from './postgres-tables.js';
-import { runInTransaction } from './postgres-transaction.js';
+import { checkOutClient, runInTransaction } from './postgres-transaction.js';
 import { checkTime, toIsoTime } from './postgres-values.js';
 
 type Row = Record<string, unknown>;
@@ -43,7 +43,8 @@ export class PostgresStoreTransfer implements TransferStorePart {
   }
 
   async *exportRecords(pageSize: number): AsyncIterable<StoreRecord[]> {
-    const client = await this.#pool.connect();
+    const held = await checkOutClient(this.#pool);
+    const { client } = held;
     let open = false;
     let broken: Error | undefined;
     try {
@@ -73,7 +74,7 @@ export class PostgresStoreTransfer implements TransferStorePart {
           broken = error instanceof Error ? error : new Error(String(error));
         });
       }
-      client.release(broken);
+      held.release(broken);
     }
   }
 

@@ -1,4 +1,4 @@
-import { MemoryError, type UserScope } from '@mnemo/core';
+import { MemoryError, type ReadinessCheck, type StoreReadiness, type UserScope } from '@mnemo/core';
 import { ComposedStore } from '@mnemo/core/store-kit';
 import pg from 'pg';
 import type { PostgresPool } from './postgres-driver.js';
@@ -58,7 +58,7 @@ export class PostgresStore extends ComposedStore {
   readonly #search: PostgresSearchStore;
 
   /** Wraps a pool whose schema is already migrated (see {@link createPostgresStore}); the store owns the pool and ends it on `close`. */
-  constructor(pool: PostgresPool, options: { readonly schema?: string; readonly pgvector?: boolean } = {}) {
+  constructor(pool: PostgresPool, options: { readonly schema?: string; readonly pgvector?: boolean; readonly readonly?: boolean } = {}) {
     const tables = postgresTables(options.schema ?? defaultPostgresSchema);
     const messages = new PostgresMessageStore(pool, tables);
     const knowledge = new PostgresKnowledgeStore(pool, tables);
@@ -81,6 +81,7 @@ export class PostgresStore extends ComposedStore {
           return erased;
         }),
       toError: toPostgresError,
+      checkReadiness: () => checkPostgresReadiness(pool, tables.conversations, options.readonly === true),
       // Waits for calls in flight.
       closeConnection: async () => {
         try {
@@ -136,7 +137,7 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
     await pool.end().catch(() => undefined);
     throw toPostgresError(error, 'preparing the PostgreSQL store');
   }
-  return new PostgresStore(pool, { schema, pgvector });
+  return new PostgresStore(pool, { schema, pgvector, readonly });
 }
 
 function resolvePostgresStoreOptions(options: PostgresStoreOptions): Required<PostgresStoreOptions> {
@@ -167,6 +168,27 @@ function resolvePostgresStoreOptions(options: PostgresStoreOptions): Required<Po
     }
   }
   return Object.freeze(resolved);
+}
+
+/**
+ * The readiness of a PostgreSQL store: one read of its conversations, and whether the server takes
+ * writes (not a standby in recovery, not `default_transaction_read_only`), in one statement.
+ */
+async function checkPostgresReadiness(pool: PostgresPool, conversations: string, readonly: boolean): Promise<StoreReadiness> {
+  try {
+    const { rows } = await pool.query<{ recovery: boolean; read_only: string }>(
+      `SELECT pg_is_in_recovery() AS recovery, current_setting('transaction_read_only') AS read_only, (SELECT count(*) FROM (SELECT 1 FROM ${conversations} LIMIT 1) AS one) AS probe`,
+    );
+    const row = rows[0]!;
+    const checks: ReadinessCheck[] = [{ name: 'read', ok: true }];
+    if (!readonly) {
+      const writable = !row.recovery && row.read_only !== 'on';
+      checks.push(writable ? { name: 'write', ok: true } : { name: 'write', ok: false, message: row.recovery ? 'the PostgreSQL server is a standby in recovery: it takes no writes' : 'the PostgreSQL session is read-only (default_transaction_read_only)' });
+    }
+    return { ready: checks.every((check) => check.ok), checks };
+  } catch (error) {
+    return { ready: false, checks: [{ name: 'read', ok: false, message: toPostgresError(error, 'checking readiness').message }] };
+  }
 }
 
 // A read-only store can neither create nor migrate its schema: it opens only one this code reads as it is.

@@ -40,25 +40,36 @@ export function statusForCode(code: WireErrorCode): (typeof statusByCode)[WireEr
   return statusByCode[code];
 }
 
-/** What to send for a failure: its status and body; `log` is true when the server, not the client, is at fault. */
+/** What to send for a failure: its status, body and headers; `log` is true when the server, not the client, is at fault. */
 export interface ErrorResponse {
   readonly status: (typeof statusByCode)[WireErrorCode];
   readonly body: ErrorBody;
+  /** `Retry-After` (seconds) on every 503: the error's `details.retryAfterSeconds`, else 1. */
+  readonly headers: Readonly<Record<string, string>>;
   readonly log: boolean;
 }
 
+/** The `Retry-After` header of an `unavailable` error: its `details.retryAfterSeconds` (a positive integer), else 1 s. */
+export function retryAfterHeader(details: ErrorDetails | undefined): Record<string, string> {
+  const given = details?.['retryAfterSeconds'];
+  const seconds = typeof given === 'number' && Number.isInteger(given) && given > 0 ? given : 1;
+  return { 'Retry-After': String(seconds) };
+}
+
 /**
- * Maps any thrown value to a response: a MemoryError keeps its code, message and details; storage
+ * Maps any thrown value to a response: a MemoryError keeps its code, message and details (an
+ * `unavailable` one, a 503, gets `Retry-After`); storage
  * failures and unknown errors (bugs) become a message naming the request id, so a driver's text
  * (paths, SQL) never reaches a client, and are flagged for the log.
  */
 export function toErrorResponse(error: unknown, requestId: string): ErrorResponse {
   if (isMemoryError(error) && error.code !== 'storage_failed') {
-    return { status: statusForCode(error.code), body: errorBody(error.code, error.message, error.details), log: statusForCode(error.code) >= 500 };
+    const headers = error.code === 'unavailable' ? retryAfterHeader(error.details) : {};
+    return { status: statusForCode(error.code), body: errorBody(error.code, error.message, error.details), headers, log: statusForCode(error.code) >= 500 };
   }
   const code: WireErrorCode = isMemoryError(error) ? 'storage_failed' : 'internal';
   const what = code === 'storage_failed' ? 'the store failed' : 'internal error';
-  return { status: statusForCode(code), body: errorBody(code, `${what}; the server log has the cause (request id ${requestId})`), log: true };
+  return { status: statusForCode(code), body: errorBody(code, `${what}; the server log has the cause (request id ${requestId})`), headers: {}, log: true };
 }
 
 /** An error body with the given code and message (and details, when there are any). */

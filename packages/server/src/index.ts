@@ -7,11 +7,13 @@ export { defaultKeyRateLimit, defaultServerLimits, resolveServerLimits } from '.
 export type { RateLimit, ServerLimits } from './app/server-limits.js';
 export { bearerToken, createApiKeyMatcher, keylessTenantId } from './auth/api-key-auth.js';
 export type { ApiKey, ApiKeyMatcher, ServerAuth } from './auth/api-key-auth.js';
-export { errorBody, errorResponse, httpOnlyErrorCodes, statusForCode, toErrorResponse } from './error-response.js';
+export { errorBody, errorResponse, httpOnlyErrorCodes, retryAfterHeader, statusForCode, toErrorResponse } from './error-response.js';
 export type { ErrorBody, ErrorResponse, WireErrorCode } from './error-response.js';
 export { createTokenBucketLimiter } from './limits/token-bucket.js';
 export type { RateDecision, TokenBucketLimiter } from './limits/token-bucket.js';
 export { requestIdHeader } from './logging/request-middleware.js';
+export { createRepeatThrottle, repeatKeyOf } from './logging/repeat-throttle.js';
+export type { RepeatDecision, RepeatThrottle } from './logging/repeat-throttle.js';
 export { createServerMetrics, latencyBucketsSeconds } from './metrics/server-metrics.js';
 export type { ContextUsage, ServerMetrics } from './metrics/server-metrics.js';
 export { buildOpenApiDocument } from './openapi/build-openapi-document.js';

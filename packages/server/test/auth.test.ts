@@ -37,8 +37,8 @@ describe('API keys', () => {
     expect((await server.json('/v1/conversations', { key: keyA })).body.items).toEqual([]);
   });
 
-  it('serves /health, /metrics and /openapi.json without a key', async () => {
-    for (const path of ['/health', '/metrics', '/openapi.json']) expect((await server.request(path)).status).toBe(200);
+  it('serves /health, /ready, /metrics and /openapi.json without a key', async () => {
+    for (const path of ['/health', '/ready', '/metrics', '/openapi.json']) expect((await server.request(path)).status).toBe(200);
     expect((await server.request('/v1/conversations')).status).toBe(401);
   });
 });

@@ -106,7 +106,7 @@ describe('malformed and oversize input', () => {
     expect((await server.json('/v1/conversations/c')).body.messageCount).toBe(1);
   });
 
-  it('reads the body of an answer that did not need it (404, a route that takes none) and keeps the connection; closes it after a body over the limit (413); a keep-alive client always gets an answer', async () => {
+  it('reads the body of an answer that did not need it (404, a route that takes none, a body over the limit: 413) and keeps the connection; a keep-alive client always gets an answer', async () => {
     server = await startTestServer({ limits: { maxBodyBytes: 2048 } });
     const { port } = new URL(server.url);
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -121,7 +121,7 @@ describe('malformed and oversize input', () => {
       });
     try {
       for (let round = 0; round < 5; round += 1) {
-        expect(await send('POST', '/v1/conversations/c/messages', Buffer.alloc(1_000_000, 'a'))).toEqual({ status: 413, connection: 'close' });
+        expect(await send('POST', '/v1/conversations/c/messages', Buffer.alloc(1_000_000, 'a'))).toEqual({ status: 413, connection: 'keep-alive' });
         expect(await send('GET', '/health', '')).toMatchObject({ status: 200 });
         expect(await send('POST', '/v1/no-such-route', Buffer.alloc(1_500, 'a'))).toEqual({ status: 404, connection: 'keep-alive' });
         expect(await send('GET', '/v1/conversations', '{"unread": true}')).toEqual({ status: 200, connection: 'keep-alive' });
@@ -133,6 +133,26 @@ describe('malformed and oversize input', () => {
     } finally {
       agent.destroy();
     }
+  });
+
+  it('lets Node\'s own HTTP client read the 413 of a large body, sized or streamed, instead of a reset', async () => {
+    server = await startTestServer({ limits: { maxBodyBytes: 2048 } });
+    const { port } = new URL(server.url);
+    const send = (body: Buffer, chunked: boolean) =>
+      new Promise<number | string>((resolve) => {
+        const headers = { 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': body.byteLength }) };
+        const request = httpRequest({ host: '127.0.0.1', port: Number(port), method: 'POST', path: '/v1/conversations/c/messages', headers }, (response) => {
+          response.resume();
+          response.on('end', () => resolve(response.statusCode ?? 0));
+        });
+        request.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+        // Written in pieces, as a client streams an upload: the server answers while the client still writes.
+        for (let offset = 0; offset < body.byteLength; offset += 65_536) request.write(body.subarray(offset, offset + 65_536));
+        request.end();
+      });
+    const outcomes: (number | string)[] = [];
+    for (const size of [100_000, 1_000_000, 8_000_000]) for (const chunked of [false, true]) outcomes.push(await send(Buffer.alloc(size, 'a'), chunked));
+    expect(outcomes).toEqual([413, 413, 413, 413, 413, 413]);
   });
 
   it('rejects content over the engine limit and batches over the message limit with 400, storing nothing', async () => {

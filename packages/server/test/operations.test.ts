@@ -33,6 +33,27 @@ describe('/health', () => {
     const failing = await server.json('/health');
     expect(failing.status).toBe(503);
     expect(failing.body).toMatchObject({ status: 'unavailable', error: { code: 'unavailable' } });
+    expect(failing.headers.get('retry-after')).toBe('1');
+    // Every store 503 of the API carries Retry-After too.
+    const append = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'after close' }] } });
+    expect(append.status).toBe(503);
+    expect(append.headers.get('retry-after')).toBe('1');
+  });
+});
+
+describe('/ready', () => {
+  it('answers 200 with its checks while the store reads and writes, and 503 with Retry-After once it cannot', async () => {
+    const ready = await server.json('/ready');
+    expect(ready.status).toBe(200);
+    expect(ready.body.status).toBe('ready');
+    expect(ready.body.checks.map((check: { name: string }) => check.name)).toEqual(['read', 'write', 'disk', 'integrity']);
+
+    await server.store.close();
+    const failing = await server.json('/ready');
+    expect(failing.status).toBe(503);
+    expect(failing.headers.get('retry-after')).toBe('1');
+    expect(failing.body).toMatchObject({ status: 'not_ready', checks: [{ name: 'read', ok: false }] });
+    expect(failing.body.checks[0].message).toMatch(/closed/);
   });
 });
 
@@ -85,6 +106,7 @@ describe('/openapi.json', () => {
     expect(operations.sort()).toEqual(
       [
         'GET /health',
+        'GET /ready',
         'GET /metrics',
         'GET /openapi.json',
         'POST /v1/memory/add',

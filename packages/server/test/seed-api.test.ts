@@ -16,6 +16,28 @@ async function add(conversationId: string, role: string, content: string) {
 }
 
 describe('seed memory API', () => {
+  it('stores a retried add once, keyed by the Idempotency-Key header or the idempotency_key field', async () => {
+    const byHeader = { conversation_id: 'node-3', role: 'user', content: 'Relay LARCH-RIDGE is back on battery.' };
+    const first = await server.json('/v1/memory/add', { json: byHeader, headers: { 'idempotency-key': 'add-1' } });
+    const again = await server.json('/v1/memory/add', { json: byHeader, headers: { 'idempotency-key': 'add-1' } });
+    const byField = { conversation_id: 'node-3', role: 'assistant', content: 'Noted.', idempotency_key: 'reply-1' };
+    const reply = await server.json('/v1/memory/add', { json: byField });
+    const replyAgain = await server.json('/v1/memory/add', { json: byField, headers: { 'idempotency-key': 'other' } });
+    const changed = await server.json('/v1/memory/add', { json: { ...byHeader, content: 'something else' }, headers: { 'idempotency-key': 'add-1' } });
+    const blank = await server.json('/v1/memory/add', { json: byHeader, headers: { 'idempotency-key': ' ' } });
+
+    expect([first.status, again.status, reply.status, replyAgain.status]).toEqual([200, 200, 200, 200]);
+    expect(again.body).toEqual(first.body);
+    expect(replyAgain.body).toEqual(reply.body);
+    expect(changed.status).toBe(409);
+    expect(blank.status).toBe(400);
+    const stored = await server.json('/v1/conversations/node-3/messages');
+    expect(stored.body.items.map((message: { seq: number; content: string; idempotencyKey?: string }) => [message.seq, message.content, message.idempotencyKey])).toEqual([
+      [1, byHeader.content, 'add-1#0'],
+      [2, 'Noted.', 'reply-1'],
+    ]);
+  });
+
   it('stores added messages and returns them as an OpenAI-shaped context', async () => {
     const first = await add('node-7', 'user', "I'm Maren, relay LARCH-RIDGE. Weather tomorrow?");
     await add('node-7', 'assistant', 'Rain after 14:00, 6 °C.');

@@ -5,7 +5,9 @@ import { ComposedStore } from '@mnemo/core/store-kit';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import type { SqliteDatabase } from './sqlite-driver.js';
-import { toSqliteError } from './sqlite-error.js';
+import { createBusyRetry } from './sqlite-busy-retry.js';
+import { sqliteErrorCode, toSqliteError, type SqliteErrorContext } from './sqlite-error.js';
+import { checkSqliteReadiness, probeSqliteWrite } from './sqlite-readiness.js';
 import { SqliteFileStore } from './sqlite-file-store.js';
 import { SqliteJobStore } from './sqlite-job-store.js';
 import { SqliteKnowledgeStore } from './sqlite-knowledge-store.js';
@@ -19,7 +21,11 @@ import { SqliteSummaryStore } from './sqlite-summary-store.js';
 export interface SqliteStoreOptions {
   /** Database file (created if missing; its directory must exist), or `:memory:` for a private in-process database. */
   readonly path: string;
-  /** How long a write waits for another connection's lock before failing with `unavailable`, in ms; default 5000. */
+  /**
+   * How long a call waits for another connection's lock before failing with `unavailable`, in ms; default
+   * 5000. The wait is a timer between short attempts, never a sleep on the event loop (after opening:
+   * the open itself, and the migrations, wait synchronously, as nothing is served yet).
+   */
   readonly busyTimeoutMs?: number;
   /** Open an existing, current database for reading only; every write fails with `storage_failed`. Default false. */
   readonly readonly?: boolean;
@@ -33,12 +39,22 @@ const memoryPath = ':memory:';
 /**
  * The {@link Store} on SQLite: durable, and safe with many processes on one file (WAL, a busy timeout,
  * and appends in `BEGIN IMMEDIATE` transactions). Methods are async as the port requires but run the
- * synchronous driver inline. Driver errors become `MemoryError`s: `unavailable` when a lock outlasted the
- * busy timeout, `storage_failed` otherwise; calls after `close()` or with an aborted signal are `unavailable`.
+ * synchronous driver inline; a call that finds the write lock taken waits on a timer and tries again
+ * (never a synchronous busy wait). Driver errors become `MemoryError`s (see `toSqliteError`):
+ * `unavailable` when a lock outlasted the busy timeout, the disk is full or the file cannot be written,
+ * `storage_failed` otherwise; calls after `close()` or with an aborted signal are `unavailable`.
  */
 export class SqliteStore extends ComposedStore {
-  /** Wraps a connection already configured and migrated (see {@link createSqliteStore}); the store owns and closes it. */
-  constructor(database: SqliteDatabase) {
+  /**
+   * Wraps a connection already configured and migrated (see {@link createSqliteStore}); the store owns and
+   * closes it. `busyTimeoutMs` above 0: a call that finds the database locked runs again after a short
+   * timer (see `createBusyRetry`) for up to that long, for a connection whose own `busy_timeout` is 0.
+   * `path` lets errors and readiness tell a full disk; `readonly` says the connection was opened so.
+   */
+  constructor(database: SqliteDatabase, options: SqliteErrorContext & { readonly busyTimeoutMs?: number } = {}) {
+    const context: SqliteErrorContext = { ...(options.path === undefined ? {} : { path: options.path }), ...(options.readonly === undefined ? {} : { readonly: options.readonly }) };
+    const retry = options.busyTimeoutMs !== undefined && options.busyTimeoutMs > 0 ? createBusyRetry(options.busyTimeoutMs) : undefined;
+    let corruption: string | undefined;
     const messages = new SqliteMessageStore(database);
     const search = new SqliteSearchStore(database);
     const knowledge = new SqliteKnowledgeStore(database);
@@ -71,7 +87,17 @@ export class SqliteStore extends ComposedStore {
             return deleted;
           })
           .immediate(),
-      toError: toSqliteError,
+      toError: (error, action) => toSqliteError(error, action, context),
+      runCall: async (action, attempt) => {
+        try {
+          return await (retry === undefined ? attempt() : retry(action, attempt));
+        } catch (error) {
+          // A damaged page stays damaged: readiness reports it from now on.
+          if (sqliteErrorCode(error)?.startsWith('SQLITE_CORRUPT') === true) corruption ??= toSqliteError(error, action, context).message;
+          throw error;
+        }
+      },
+      checkReadiness: () => checkSqliteReadiness(database, { ...context, corruption: () => corruption }),
       // Closing checkpoints the WAL when this is the last connection.
       closeConnection: () => {
         try {
@@ -86,20 +112,23 @@ export class SqliteStore extends ComposedStore {
 
 /**
  * Opens (creating if needed) a SQLite database, sets WAL (files only), `busy_timeout`, `synchronous=NORMAL`
- * and `foreign_keys=ON`, migrates it to the current schema, and returns a store that owns the connection.
+ * and `foreign_keys=ON`, migrates it to the current schema, checks with one write that the file can be
+ * written (unless read-only), and returns a store that owns the connection.
  * Throws `invalid_input` for bad options or a missing directory, `not_found` for a missing file opened
  * read-only, `storage_failed` for a file that is not a SQLite database or has a newer schema, and
- * `unavailable` when another process holds the lock past the busy timeout.
+ * `unavailable` when another process holds the lock past the busy timeout, the disk is full or the file
+ * cannot be written.
  */
 export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const { path, busyTimeoutMs, readonly } = resolveSqliteStoreOptions(options);
   const memory = path === memoryPath;
   if (!memory) checkFileLocation(path, readonly);
+  const context: SqliteErrorContext = { ...(memory ? {} : { path }), readonly };
   let database: Database.Database;
   try {
     database = new Database(path, { readonly, fileMustExist: readonly, timeout: busyTimeoutMs });
   } catch (error) {
-    throw withPath(toSqliteError(error, 'opening the database'), path);
+    throw withPath(toSqliteError(error, 'opening the database', context), path);
   }
   try {
     database.pragma(`busy_timeout = ${busyTimeoutMs}`);
@@ -113,9 +142,21 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     migrateSqliteSchema(database, { readonly });
   } catch (error) {
     database.close();
-    throw withPath(toSqliteError(error, 'preparing the database'), path);
+    throw withPath(toSqliteError(error, 'preparing the database', context), path);
   }
-  return new SqliteStore(database);
+  if (!readonly && !memory) {
+    // SQLite opens a file it may not write (permissions, `chattr +i`) read-only without a word; a server
+    // on it would answer every append with an error. Refuse it here, where the operator is looking.
+    try {
+      probeSqliteWrite(database);
+    } catch (error) {
+      database.close();
+      throw withPath(toSqliteError(error, 'writing to the database', context), path);
+    }
+  }
+  // From here on a lock held elsewhere is waited for between attempts, off the event loop (createBusyRetry).
+  database.pragma('busy_timeout = 0');
+  return new SqliteStore(database, { ...context, busyTimeoutMs });
 }
 
 /**

@@ -139,7 +139,7 @@ describe('isolation sweeps over mnemo serve', () => {
   it('gives another tenant and another user nothing of alice, and the same answer for her real ids as for made-up ones', { timeout: 180_000 }, async (context) => {
     const before = await snapshotOfAlice();
     const routes = routesOf((await (await fetch(`${served.url}/openapi.json`)).json()) as Parameters<typeof routesOf>[0]).filter(
-      (route) => !['/health', '/metrics', '/openapi.json'].includes(route.path) && !route.path.startsWith('/inspect/inspector.'),
+      (route) => !['/health', '/ready', '/metrics', '/openapi.json'].includes(route.path) && !route.path.startsWith('/inspect/inspector.'),
     );
     // Who asks: tenant B (with and without naming alice as the user), and tenant A as someone else.
     const callers: { name: string; headers: (ids: typeof real) => Record<string, string>; crossUser: boolean }[] = [

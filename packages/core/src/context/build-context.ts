@@ -17,6 +17,11 @@ export interface ContextDependencies {
   /** Deadline of the hybrid policy's query embedding, in ms; past it recall is keyword-only and the report says so. Default none. */
   readonly queryEmbeddingTimeoutMs?: number;
   readonly now?: () => number;
+  /**
+   * Takes the usage ledger write of a build instead of the build waiting for it, so the answer never
+   * waits on a write (a SQLite write lock held elsewhere, a slow disk). Default: the build awaits it.
+   */
+  readonly deferWrite?: (write: Promise<void>) => void;
 }
 
 /** Settled options of one context build (the engine fills defaults). */
@@ -81,7 +86,9 @@ export async function buildContext(dependencies: ContextDependencies, scope: Sco
   if (conversation !== undefined && request.record !== false) {
     const { policy, sentTokens, fullHistoryTokens } = built.report;
     const record = { kind: 'context' as const, policy, sentTokens, fullHistoryTokens, createdAt: new Date(now()).toISOString() };
-    await store.insertUsage(scope, record, { signal: request.signal });
+    const write = store.insertUsage(scope, record, { signal: request.signal });
+    if (dependencies.deferWrite === undefined) await write;
+    else dependencies.deferWrite(write);
   }
   return built;
 }

@@ -4,6 +4,7 @@ import { ExtractiveSummarizer } from '../compaction/extractive-summarizer.js';
 import type { Summary } from '../compaction/summary.js';
 import type { Summarizer } from '../compaction/summarizer.js';
 import { buildContext } from '../context/build-context.js';
+import { createDeferredWrites } from './deferred-writes.js';
 import { assertContextOptions, resolveContextDefaults, type ContextDefaults, type ContextOptions } from '../context/context-options.js';
 import type { BuiltContext } from '../context/context-types.js';
 import { MemoryError } from '../errors/memory-error.js';
@@ -13,7 +14,7 @@ import { eraseTarget, type EraseTarget } from '../messages/erase-target.js';
 import { prepareMessages } from '../messages/prepare-messages.js';
 import { resolveScope, resolveUserScope, type ScopeInput, type UserScopeInput } from '../messages/scope.js';
 import { defaultMessageLimits, type MessageLimits } from '../messages/validate-message.js';
-import type { CallOptions, Conversation, EraseResult, MessageRange, Page, PageOptions, Store } from '../store/store.js';
+import type { CallOptions, Conversation, EraseResult, MessageRange, Page, PageOptions, Store, StoreReadiness } from '../store/store.js';
 import { readJobBacklog, type Job, type JobBacklogStatus, type JobKindCount } from '../jobs/job.js';
 import type { UsageEntry } from '../usage/usage.js';
 import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
@@ -81,6 +82,12 @@ export interface MemoryOptions {
     /** Called when a job finished degraded, e.g. a summary written by the fallback summarizer. */
     readonly onWarning?: (warning: string) => void;
   };
+  /**
+   * Called when a write done after its call answered failed: the usage ledger entry of a context build,
+   * which the build does not wait for (a read never waits on a write). Default: none (such a failure is
+   * then only seen as a missing ledger entry).
+   */
+  readonly onDeferredWriteError?: (error: unknown) => void;
 }
 
 /** The memory engine a library user calls. Every method validates its input (`invalid_input`). */
@@ -146,7 +153,12 @@ export interface Memory {
   runPendingJobs(): Promise<number>;
   /** The counter every stored message was counted with. */
   readonly tokenCounter: TokenCounter;
-  /** Stops the worker (its running job's lease lapses for another worker) and closes the store. */
+  /**
+   * Whether the store can serve reads and writes now (`Store.checkReadiness`, else one read): for a
+   * readiness probe, apart from the process being alive. Never throws for a failing store.
+   */
+  readiness(options?: CallOptions): Promise<StoreReadiness>;
+  /** Stops the worker (its running job's lease lapses for another worker), waits for deferred writes and closes the store. */
   close(): Promise<void>;
 }
 
@@ -196,8 +208,10 @@ export function createMemory(options: MemoryOptions): Memory {
       details: { field: 'queryEmbeddingTimeoutMs' },
     });
   }
+  const deferred = createDeferredWrites(options.onDeferredWriteError ?? (() => undefined));
   const contextDependencies = {
     store,
+    deferWrite: deferred.defer,
     counter: tokenCounter,
     now,
     ...(options.embedder === undefined ? {} : { embedder: options.embedder }),
@@ -227,6 +241,7 @@ export function createMemory(options: MemoryOptions): Memory {
       return store.getConversation(resolveScope(scopeInput), callOptions);
     },
     async stats(scopeInput: ScopeInput, callOptions?: CallOptions) {
+      await deferred.settled();
       return getConversationStats(store, resolveScope(scopeInput), callOptions);
     },
     async updateConversation(scopeInput: ScopeInput, update: { metadata: Metadata }, callOptions?: CallOptions) {
@@ -242,6 +257,7 @@ export function createMemory(options: MemoryOptions): Memory {
       );
     },
     async listUsage(scopeInput: ScopeInput, page?: PageOptions, callOptions?: CallOptions) {
+      await deferred.settled();
       return store.listUsage(resolveScope(scopeInput), page, callOptions);
     },
     async erase(target: EraseTarget, callOptions?: CallOptions) {
@@ -290,8 +306,18 @@ export function createMemory(options: MemoryOptions): Memory {
       return oldest === undefined ? backlog : { ...backlog, oldestPendingAgeMs: Math.max(0, now() - Date.parse(oldest)) };
     },
     runPendingJobs: () => worker.drain(),
+    async readiness(callOptions?: CallOptions): Promise<StoreReadiness> {
+      if (store.checkReadiness !== undefined) return store.checkReadiness(callOptions);
+      try {
+        await store.listConversations({ tenantId: 'default' }, { limit: 1 }, callOptions);
+        return { ready: true, checks: [{ name: 'read', ok: true }] };
+      } catch (error) {
+        return { ready: false, checks: [{ name: 'read', ok: false, message: error instanceof Error ? error.message : String(error) }] };
+      }
+    },
     async close() {
       await worker.stop();
+      await deferred.settled();
       await store.close();
     },
   });

@@ -22,7 +22,7 @@ export interface JobWorkerOptions {
   readonly workerId?: string;
   /** How long a lease lasts; a worker that dies loses its job after this. Default 60,000 ms. */
   readonly leaseMs?: number;
-  /** Pause between polls when the queue is empty. Default 250 ms. */
+  /** Pause between polls when the queue is empty. Default 250 ms. After a failure of the loop itself (the store cannot lease) it doubles per failure in a row, up to 5 s. */
   readonly pollIntervalMs?: number;
   /**
    * Deadline of one attempt: past it the handler's signal aborts and the attempt fails (`unavailable`) and is
@@ -56,6 +56,9 @@ export interface JobWorker {
 }
 
 const maxBackoffMs = 5 * 60_000;
+// The loop's own failures (the store cannot lease: disk full, database restarting) back off from the
+// poll interval, doubling up to this, so a store that stays down costs a poll every few seconds, not ten a second.
+const maxLoopBackoffMs = 5_000;
 
 
 /**
@@ -138,16 +141,20 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
   };
 
   const poll = async (): Promise<void> => {
+    let failures = 0;
     while (!stopping.signal.aborted) {
       try {
         await drain();
+        failures = 0;
       } catch (error) {
+        failures += 1;
         options.onError?.(error);
       }
       if (stopping.signal.aborted) break;
+      const waitMs = failures === 0 ? pollIntervalMs : Math.min(maxLoopBackoffMs, pollIntervalMs * 2 ** failures);
       await new Promise<void>((resolve) => {
         wake = resolve;
-        timer = setTimeout(resolve, pollIntervalMs);
+        timer = setTimeout(resolve, waitMs);
         timer.unref?.();
       });
     }

@@ -50,7 +50,9 @@ export type {
   MessageRange,
   Page,
   PageOptions,
+  ReadinessCheck,
   Store,
+  StoreReadiness,
 } from '../store/store.js';
 export type { LeaseRequest } from '../jobs/job.js';
 export { ComposedStore } from '../store/composed-store.js';

@@ -23,6 +23,7 @@ import type {
   Page,
   PageOptions,
   Store,
+  StoreReadiness,
 } from './store.js';
 import type { Awaitable, StoreComposition } from './store-parts.js';
 import { resolveExportPageSize, type ExportRecordsOptions, type ImportRecordsOptions, type StoreRecord, type StoreRecordCounts } from './store-records.js';
@@ -223,6 +224,23 @@ export class ComposedStore implements Store {
     return this.#run('importing records', options, () => this.#parts.transfer.importRecords(records, options.replace === true));
   }
 
+  /**
+   * What the store can do now: the adapter's checks (SQLite: a write, the disk's free space, corruption
+   * seen; PostgreSQL: a read and whether the server takes writes), else one read. Never throws for a
+   * failing store: the failure is the answer (`ready: false` and the check that failed).
+   */
+  async checkReadiness(options?: CallOptions): Promise<StoreReadiness> {
+    try {
+      this.#check('checking readiness', options);
+      if (this.#parts.checkReadiness !== undefined) return await this.#parts.checkReadiness();
+      await this.#parts.messages.listConversations({ tenantId: 'default' }, { limit: 1 });
+      return { ready: true, checks: [{ name: 'read', ok: true }] };
+    } catch (error) {
+      const wrapped = this.#parts.toError(error, 'checking readiness');
+      return { ready: false, checks: [{ name: 'read', ok: false, message: wrapped.message }] };
+    }
+  }
+
   /** Releases the connection or pool; closing twice is not an error. */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -232,8 +250,15 @@ export class ComposedStore implements Store {
 
   async #run<T>(action: string, options: CallOptions | undefined, body: () => Awaitable<T>): Promise<T> {
     this.#check(action, options);
+    let retry = false;
+    // An attempt the adapter runs again checks again: the store may have closed, the signal aborted, meanwhile.
+    const attempt = () => {
+      if (retry) this.#check(action, options);
+      retry = true;
+      return body();
+    };
     try {
-      return await body();
+      return await (this.#parts.runCall === undefined ? attempt() : this.#parts.runCall(action, attempt));
     } catch (error) {
       throw this.#parts.toError(error, action);
     }

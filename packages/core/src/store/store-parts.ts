@@ -9,7 +9,7 @@ import type { Message, Metadata, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
 import type { MessageEmbedding, SearchHit, SearchOptions } from '../recall/search.js';
 import type { UsageEntry, UsageRecord, UsageTotals } from '../usage/usage.js';
-import type { Conversation, ConversationFilter, EraseResult, JobFailure, JobLease, JobRequest, MemoryFileWrite, MessageRange, Page, PageOptions } from './store.js';
+import type { Conversation, ConversationFilter, EraseResult, JobFailure, JobLease, JobRequest, MemoryFileWrite, MessageRange, Page, PageOptions, StoreReadiness } from './store.js';
 
 /** A result a part returns directly (a synchronous driver) or as a promise. */
 export type Awaitable<T> = T | Promise<T>;
@@ -104,4 +104,13 @@ export interface StoreComposition {
   toError(error: unknown, action: string): Error;
   /** Releases the connection or pool; called once, by the first `close()`. Throws a `MemoryError`. */
   closeConnection(): Awaitable<void>;
+  /**
+   * Runs one call's attempt (which checks the store is open and the signal not aborted, then runs the
+   * part): an adapter may run it again, e.g. SQLite after a short wait while another connection holds
+   * the write lock, instead of waiting synchronously on the event loop. What it finally throws is
+   * wrapped with `toError`. Default: the attempt once.
+   */
+  runCall?<T>(action: string, attempt: () => Awaitable<T>): Promise<T>;
+  /** What the store can do now (see `Store.checkReadiness`); default: one read of the conversations. */
+  checkReadiness?(): Awaitable<StoreReadiness>;
 }

@@ -106,6 +106,20 @@ export interface JobCompletion {
 /** The lease a worker holds on a job: completing or failing it needs both. */
 export type JobLease = Pick<Job, 'id' | 'leaseOwner'>;
 
+/** One check of {@link StoreReadiness}: e.g. `read`, `write`, `disk`, `integrity`. */
+export interface ReadinessCheck {
+  readonly name: string;
+  readonly ok: boolean;
+  /** Why it failed (or a figure worth showing, such as the free space), in words for an operator. */
+  readonly message?: string;
+}
+
+/** Whether a store can serve reads and writes now, check by check; `ready` is true when every check is. */
+export interface StoreReadiness {
+  readonly ready: boolean;
+  readonly checks: readonly ReadinessCheck[];
+}
+
 /**
  * The storage port every adapter implements. Every method is scoped by tenant; an adapter must never
  * read or write a row of another tenant (the job queue is the one cross-tenant reader: a worker leases
@@ -245,6 +259,12 @@ export interface Store {
   deleteConversation(scope: Scope, options?: CallOptions): Promise<EraseResult>;
   /** Erases everything of one user of one tenant: conversations and all that hangs on them (vectors, cursors), facts, entities, relations and memory files. */
   deleteUser(user: UserScope, options?: CallOptions): Promise<EraseResult>;
+  /**
+   * Optional: whether the store can serve reads and writes now (readiness, as opposed to the process
+   * being alive). Never throws for a failing store; the failure is in the answer. Without it a caller
+   * tries one read.
+   */
+  checkReadiness?(options?: CallOptions): Promise<StoreReadiness>;
   /** Releases connections and files. Calls after `close` fail with `unavailable`. */
   close(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import type { Memory } from '@mnemo/core';
+import { isMemoryError, type Memory } from '@mnemo/core';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
 import { HTTPException } from 'hono/http-exception';
@@ -7,6 +7,7 @@ import { createAuthMiddleware, type ServerAuth } from '../auth/api-key-auth.js';
 import { createRequestOriginGuard } from '../auth/request-origin-guard.js';
 import { errorResponse, toErrorResponse } from '../error-response.js';
 import { createBodyLimitMiddleware, createConcurrencyLimitMiddleware, createRateLimitMiddleware, createUnreadBodyMiddleware } from '../limits/limit-middleware.js';
+import { createRepeatThrottle, repeatKeyOf } from '../logging/repeat-throttle.js';
 import { createRequestMiddleware } from '../logging/request-middleware.js';
 import { createServerMetrics } from '../metrics/server-metrics.js';
 import { createRouteRegistry } from '../openapi/route-spec.js';
@@ -19,6 +20,9 @@ import { mountSeedMemoryRoutes } from '../seed-api/seed-memory-routes.js';
 import type { BuiltServerApp, ServerAppState } from './server-app-state.js';
 import type { ServerApp, ServerDeps, ServerEnv, ServerRouteModule, UpstreamLlmConfig } from './server-deps.js';
 import { resolveServerLimits, type ServerLimits } from './server-limits.js';
+
+// How often one repeated store failure (a full disk, a restarting database) is logged in full.
+const repeatedFailureLogIntervalMs = 10_000;
 
 /** Options of {@link createServerApp}. Only `memory` is required. */
 export interface ServerAppOptions {
@@ -65,6 +69,7 @@ export function createServerApp(options: ServerAppOptions): BuiltServerApp {
     routes: createRouteRegistry(),
   });
   const app: ServerApp = new Hono<ServerEnv>();
+  const unavailableLog = createRepeatThrottle(repeatedFailureLogIntervalMs);
 
   app.use('*', createUnreadBodyMiddleware(limits.maxBodyBytes));
   app.use('*', createRequestMiddleware(logger, deps.metrics));
@@ -94,8 +99,13 @@ export function createServerApp(options: ServerAppOptions): BuiltServerApp {
       return errorResponse(c, code, error.message || 'bad request');
     }
     const response = toErrorResponse(error, c.get('requestId'));
-    if (response.log) c.get('logger').error({ err: error }, 'request failed');
-    return c.json(response.body, response.status);
+    if (response.log) {
+      // A store that is down fails every request the same way: its cause is logged once per interval,
+      // with the count left out since (each request still has its own request line with the status).
+      const decision = isMemoryError(error, 'unavailable') ? unavailableLog.take(repeatKeyOf(error)) : { log: true, suppressed: 0 };
+      if (decision.log) c.get('logger').error({ err: error, ...(decision.suppressed > 0 ? { repeatedSinceLastLogged: decision.suppressed } : {}) }, 'request failed');
+    }
+    return c.json(response.body, response.status, response.headers);
   });
 
   const serverState: ServerAppState = Object.freeze({ memory: options.memory, keyCount: deps.keyCount, logger });

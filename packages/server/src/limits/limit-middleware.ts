@@ -1,5 +1,4 @@
 import type { MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { ServerEnv } from '../app/server-deps.js';
 import type { ServerLimits } from '../app/server-limits.js';
 import { errorResponse } from '../error-response.js';
@@ -8,24 +7,75 @@ import { createTokenBucketLimiter } from './token-bucket.js';
 /** The path whose body may be as large as `maxImportBytes`; every other body is bounded by `maxBodyBytes`. */
 export const importPath = '/v1/import';
 
+/** The most of a too-large body read and discarded before the 413 goes out (see {@link createBodyLimitMiddleware}). */
+export const maxOverLimitDrainBytes = 64 * 1024 * 1024;
+
 /**
  * Rejects a body over the limit with 413 `payload_too_large` before any handler reads it (by
- * Content-Length, or while streaming), with `Connection: close`: the rest of such a body is never read,
- * so the connection cannot carry another request, and a client that reused it would get a reset.
+ * Content-Length, or while streaming). The rest of the body is read and discarded first, up to
+ * {@link maxOverLimitDrainBytes}: a client that is still sending when the server answers and closes gets
+ * a reset (Node's HTTP client reports EPIPE and never sees the 413). A body past that bound gets the 413
+ * with `Connection: close` at once, since the connection cannot carry another request.
  */
 export function createBodyLimitMiddleware(limits: ServerLimits): MiddlewareHandler<ServerEnv> {
-  const limiter = (maxSize: number) =>
-    bodyLimit({
-      maxSize,
-      onError: (c) =>
-        errorResponse(c, 'payload_too_large', `the request body is over the limit of ${maxSize} bytes`, {
-          details: { limit: maxSize },
-          headers: { Connection: 'close' },
-        }),
-    });
-  const regular = limiter(limits.maxBodyBytes);
-  const imports = limiter(limits.maxImportBytes);
-  return (c, next) => (c.req.path === importPath ? imports(c, next) : regular(c, next));
+  return async (c, next) => {
+    const maxSize = c.req.path === importPath ? limits.maxImportBytes : limits.maxBodyBytes;
+    const body = c.req.raw.body;
+    if (body === null) return next();
+    const tooLarge = (drained: boolean) =>
+      errorResponse(c, 'payload_too_large', `the request body is over the limit of ${maxSize} bytes`, {
+        details: { limit: maxSize },
+        ...(drained ? {} : { headers: { Connection: 'close' } }),
+      });
+    const declared = c.req.raw.headers.get('content-length');
+    if (declared !== null && !c.req.raw.headers.has('transfer-encoding')) {
+      const length = Number.parseInt(declared, 10);
+      if (!(length > maxSize)) return next();
+      return tooLarge(length <= maxOverLimitDrainBytes && (await readToEnd(body.getReader(), maxOverLimitDrainBytes, 0)));
+    }
+    // A streamed body: read it here, up to the limit, and hand the handler what was read.
+    const reader = body.getReader();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for (;;) {
+      let step: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        step = await reader.read();
+      } catch {
+        return tooLarge(false);
+      }
+      if (step.done) break;
+      size += step.value.byteLength;
+      if (size > maxSize) return tooLarge(await readToEnd(reader, maxOverLimitDrainBytes, size));
+      chunks.push(step.value);
+    }
+    const whole = new Uint8Array(size);
+    let offset = 0;
+    for (const chunk of chunks) {
+      whole.set(chunk, offset);
+      offset += chunk.byteLength;
+    }
+    c.req.raw = new Request(c.req.raw, { body: whole });
+    return next();
+  };
+}
+
+/** Reads a body to its end and drops it; false when it runs past `maxBytes` in all (counting `alreadyRead`) or cannot be read. */
+async function readToEnd(reader: ReadableStreamDefaultReader<Uint8Array>, maxBytes: number, alreadyRead: number): Promise<boolean> {
+  let total = alreadyRead;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return true;
+      total += value.byteLength;
+      if (total > maxBytes) {
+        await reader.cancel().catch(() => undefined);
+        return false;
+      }
+    }
+  } catch {
+    return false;
+  }
 }
 
 /**

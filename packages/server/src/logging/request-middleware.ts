@@ -10,7 +10,7 @@ export const requestIdHeader = 'X-Request-Id';
 
 const saneRequestId = /^[\w.:-]{1,128}$/;
 // Probes and scrapes arrive every few seconds; their lines would drown the API's.
-const quietPaths = new Set(['/health', '/metrics']);
+const quietPaths = new Set(['/health', '/ready', '/metrics']);
 
 /**
  * The first middleware: gives the request an id and a child logger (`reqId` on every line), and when

@@ -20,10 +20,9 @@ import {
   summarySchema,
   userQuerySchema,
 } from './resource-schemas.js';
+import { idempotencyHeader, maxIdempotencyKeyChars, readIdempotencyHeader } from './idempotency-key.js';
 
 const tags = ['conversations'];
-const idempotencyHeader = 'Idempotency-Key';
-const maxIdempotencyKeyChars = 200;
 
 /** Mounts the conversation resource routes: list, stats, erase, messages (append and page), context, compact, summaries. */
 export function mountConversationRoutes(app: ServerApp, deps: ServerDeps): void {
@@ -151,10 +150,7 @@ export function mountConversationRoutes(app: ServerApp, deps: ServerDeps): void 
         });
       }
       const scope = requestScope(c, params.id, { query: query.user_id, body: body.userId });
-      const batchKey = c.req.header(idempotencyHeader);
-      if (batchKey !== undefined && (batchKey.trim() === '' || batchKey.length > maxIdempotencyKeyChars)) {
-        throw new MemoryError('invalid_input', `${idempotencyHeader} must be 1 to ${maxIdempotencyKeyChars} characters`, { details: { field: idempotencyHeader } });
-      }
+      const batchKey = readIdempotencyHeader(c);
       const messages = body.messages.map((message, index) => ({
         ...message,
         ...(message.idempotencyKey === undefined && batchKey !== undefined ? { idempotencyKey: `${batchKey}#${index}` } : {}),

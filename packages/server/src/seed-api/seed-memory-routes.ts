@@ -2,6 +2,7 @@ import { messageRoles, maxContextTokens, toOpenAiMessages, type ContextPolicy, t
 import { z } from 'zod';
 import type { ServerApp, ServerDeps } from '../app/server-deps.js';
 import { registerRoute } from '../openapi/route-spec.js';
+import { idempotencyHeader, maxIdempotencyKeyChars, readIdempotencyHeader } from '../resource-api/idempotency-key.js';
 import { conversationNotFound, conversationScope } from '../resource-api/request-scope.js';
 import { idSchema, openAiMessageSchema } from '../resource-api/resource-schemas.js';
 
@@ -58,9 +59,19 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       path: '/v1/memory/add',
       summary: 'Store one message of a conversation',
       description:
-        'Every message is stored the same way, whatever the type; `memory_type` is remembered as the conversation\'s type, used by later context requests that name none.',
+        'Every message is stored the same way, whatever the type; `memory_type` is remembered as the conversation\'s type, used by later context requests that name none. ' +
+        `With an \`idempotency_key\` (or an \`${idempotencyHeader}\` header, stored as \`<header>#0\` as the resource API stores a one-message batch), ` +
+        'a retried add returns the stored message with its original seq and stores nothing twice (409 `conflict` if role or content differ).',
       tags,
-      body: z.object({ conversation_id: idSchema, role: z.enum(messageRoles), content: z.string(), memory_type: memoryTypeSchema.optional(), user_id: userIdField }),
+      body: z.object({
+        conversation_id: idSchema,
+        role: z.enum(messageRoles),
+        content: z.string(),
+        memory_type: memoryTypeSchema.optional(),
+        user_id: userIdField,
+        idempotency_key: z.string().min(1).max(256).optional().describe('unique within the conversation: a retry returns the stored message; wins over the header'),
+      }),
+      headers: { [idempotencyHeader]: `a key for this add, at most ${maxIdempotencyKeyChars} characters` },
       responses: {
         200: {
           description: 'the stored message',
@@ -70,7 +81,9 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
     },
     async (c, { body }) => {
       const scope = seedScope(c.get('tenantId'), body.conversation_id, body.user_id);
-      const [stored] = await memory.append(scope, { role: body.role, content: body.content });
+      const headerKey = readIdempotencyHeader(c);
+      const idempotencyKey = body.idempotency_key ?? (headerKey === undefined ? undefined : `${headerKey}#0`);
+      const [stored] = await memory.append(scope, { role: body.role, content: body.content, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) });
       if (body.memory_type !== undefined) await rememberMemoryType(memory, scope, body.memory_type);
       return c.json({ status: 'ok', conversation_id: body.conversation_id, message_id: stored?.id, seq: stored?.seq, tokens: stored?.tokens });
     },
