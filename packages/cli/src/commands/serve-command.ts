@@ -70,7 +70,7 @@ async function runServe(flags: ServeFlags, io: CliIo): Promise<void> {
   // Listening for the signal before saying "listening": a script may send it the moment it reads the line.
   const shutdown = nextShutdownSignal();
   io.stdout.write(`mnemo listening on ${serving.url}\n`);
-  const workers = workerCount === 0 ? undefined : startWorkers(workerCount, db, flags, io, logger);
+  const workers = workerCount === 0 ? undefined : startWorkers(workerCount, db, flags, io, logger, settings);
   logger.info({ ...serving.describe, url: serving.url, db: describeDatabase(db), apiKeys: settings.apiKeys.length, workers: workers?.pids() ?? [] }, 'listening');
   const signal = await shutdown;
   logger.info({ signal }, 'shutting down: finishing in-flight requests and stopping the workers');
@@ -181,7 +181,7 @@ async function runHttpPrimary(setup: ServeSetup, flags: ServeFlags, workerCount:
   });
   io.stdout.write(`mnemo listening on ${http.url}\n`);
   http.releaseOutput();
-  const workers = workerCount === 0 ? undefined : startWorkers(workerCount, db, flags, io, logger);
+  const workers = workerCount === 0 ? undefined : startWorkers(workerCount, db, flags, io, logger, setup.settings);
   logger.info({ url: http.url, db: describeDatabase(db), httpProcesses: http.pids(), workers: workers?.pids() ?? [] }, 'listening');
   const signal = await shutdown;
   logger.info({ signal }, 'shutting down: the HTTP processes finish their in-flight requests; stopping the workers');
@@ -193,7 +193,7 @@ async function runHttpPrimary(setup: ServeSetup, flags: ServeFlags, workerCount:
  * The `mnemo worker` processes of this server, on its store and config, each with its share of the cores
  * as embedding threads; a PostgreSQL URL goes by environment, not argv, so `ps` shows no password.
  */
-function startWorkers(count: number, db: string, flags: ServeFlags, io: CliIo, logger: pino.Logger): WorkerProcesses {
+function startWorkers(count: number, db: string, flags: ServeFlags, io: CliIo, logger: pino.Logger, settings: CliServerConfig): WorkerProcesses {
   const postgres = isPostgresUrl(db);
   return startWorkerProcesses({
     count,
@@ -207,6 +207,7 @@ function startWorkers(count: number, db: string, flags: ServeFlags, io: CliIo, l
     stdout: io.stdout,
     stderr: io.stderr,
     logger,
+    ...(settings.workerHeartbeatTimeoutMs === undefined ? {} : { heartbeatTimeoutMs: settings.workerHeartbeatTimeoutMs }),
   });
 }
 

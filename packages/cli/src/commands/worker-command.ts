@@ -9,6 +9,7 @@ import { describeDatabase, openCliStore } from '../store/open-cli-store.js';
 import { databaseOf, dbOptionDescription } from './add-store-options.js';
 import { nextShutdownSignal } from './next-shutdown-signal.js';
 import { parsePositiveInteger } from './parse-positive-integer.js';
+import { startHeartbeat } from '../workers/worker-heartbeat.js';
 
 interface WorkerFlags {
   readonly db?: string;
@@ -72,7 +73,10 @@ async function runWorker(flags: WorkerFlags, io: CliIo): Promise<void> {
   // The job loops' poll timers are unref'd (they must not keep a library user's process alive), and signal
   // handlers hold nothing open: without this, an idle worker would exit at its first empty poll.
   const keepAlive = setInterval(() => undefined, 3_600_000);
+  // Started by `mnemo serve`: it restarts a worker whose heartbeats stop.
+  const stopHeartbeat = startHeartbeat();
   const reason = await nextShutdownSignal();
+  stopHeartbeat();
   clearInterval(keepAlive);
   logger.info({ reason }, 'worker stopping: the running jobs’ leases lapse for another worker');
   await memory.close();

@@ -69,6 +69,8 @@ export interface CliServerConfig {
   readonly workers?: number;
   /** HTTP processes `serve` runs on its one port (`--http-processes` wins, then `MNEMO_HTTP_PROCESSES`); default 1 on up to 2 cores, else one per core left after the workers, at most 8. */
   readonly httpProcesses?: number;
+  /** How long a worker process of `serve` may go without a heartbeat (1 a second) before it is killed and started again; default 15,000 ms. */
+  readonly workerHeartbeatTimeoutMs?: number;
   /** Browser origins allowed by CORS; empty (the default) sends no CORS headers. */
   readonly corsOrigins: readonly string[];
   /** Host names answered besides loopback ones (`MNEMO_ALLOWED_HOSTS` replaces the file's list); requests naming any other Host are refused. */
@@ -168,6 +170,7 @@ const fileSchema = z.strictObject({
       maxConcurrentRequests: z.number().int().min(1).optional(),
       workers: z.number().int().min(0).max(64).optional(),
       httpProcesses: z.number().int().min(1).max(64).optional(),
+      workerHeartbeatTimeoutMs: z.number().int().min(2_000).optional(),
       corsOrigins: z.array(z.string().min(1)).optional(),
       allowedHosts: z.array(z.string().min(1)).optional(),
     })

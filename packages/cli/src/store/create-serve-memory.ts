@@ -1,4 +1,5 @@
 import { createGptTokenCounter, createMemory, type Embedder, type Memory, type Store, type Summarizer } from '@mnemo/core';
+import { createRepeatThrottle, repeatKeyOf } from '@mnemo/server';
 import type { Logger } from 'pino';
 import type { CliConfig } from '../config/cli-config.js';
 import { engineDefaultsOf } from '../config/cli-policies.js';
@@ -26,6 +27,10 @@ export interface ServeMemory {
   readonly embedder?: Embedder;
 }
 
+// A failure that repeats (a full disk, a restarting database: every poll and every job meets it) is
+// logged in full once per this interval, with the count left out since.
+const repeatedFailureLogIntervalMs = 30_000;
+
 // Worker processes cannot be woken by the process that queued a job, so they poll more often than the in-process default.
 const workerPollIntervalMs = 100;
 
@@ -36,6 +41,11 @@ export function createServeMemory(options: ServeMemoryOptions): ServeMemory {
   const summarizer = chooseSummarizer(config).create?.(tokenCounter);
   const embedder = options.embedder ?? chooseEmbedder(config);
   const defaults = engineDefaultsOf(config.context);
+  const repeats = createRepeatThrottle(repeatedFailureLogIntervalMs);
+  const logFailure = (error: unknown, message: string) => {
+    const decision = repeats.take(`${message}:${repeatKeyOf(error)}`);
+    if (decision.log) logger.error({ err: error, ...(decision.suppressed > 0 ? { repeatedSinceLastLogged: decision.suppressed } : {}) }, message);
+  };
   const memory = createMemory({
     store,
     ...(embedder === undefined ? {} : { embedder }),
@@ -44,6 +54,7 @@ export function createServeMemory(options: ServeMemoryOptions): ServeMemory {
     // The configured budget, policy and window, with compaction thresholds to match (as `mcp` uses them).
     context: defaults.context,
     compaction: { settings: defaults.compactionSettings, ...(summarizer === undefined ? {} : { summarizer }) },
+    onDeferredWriteError: (error) => logFailure(error, 'usage ledger entry of a context build not recorded'),
     worker:
       jobs === undefined
         ? { autoStart: false }
@@ -52,7 +63,7 @@ export function createServeMemory(options: ServeMemoryOptions): ServeMemory {
             leaseMs: jobs.leaseMs,
             attemptTimeoutMs: Math.max(1, Math.floor(jobs.leaseMs * 0.75)),
             pollIntervalMs: workerPollIntervalMs,
-            onError: (error) => logger.error({ err: error }, 'background job failed'),
+            onError: (error) => logFailure(error, 'background job failed'),
             onWarning: (warning) => logger.warn({ warning }, 'background job finished degraded'),
           },
   });

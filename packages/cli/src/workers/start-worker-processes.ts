@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { availableParallelism, setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
+import { isHeartbeat } from './worker-heartbeat.js';
 
 /** Options of {@link startWorkerProcesses}. */
 export interface WorkerProcessesOptions {
@@ -15,7 +16,16 @@ export interface WorkerProcessesOptions {
   readonly stdout: NodeJS.WritableStream;
   readonly stderr: NodeJS.WritableStream;
   readonly logger: Logger;
+  /** How long a worker may go without a heartbeat before it is killed and started again, in ms; default {@link defaultHeartbeatTimeoutMs}. */
+  readonly heartbeatTimeoutMs?: number;
 }
+
+/**
+ * Default of {@link WorkerProcessesOptions.heartbeatTimeoutMs}: 15 s of silence (15 missed beats). Long
+ * enough for a worker's longest synchronous stretch (opening and migrating the store, loading a user's
+ * keyword copy), short enough that stopped background work is noticed within seconds, not never.
+ */
+export const defaultHeartbeatTimeoutMs = 15_000;
 
 /** The worker processes of one `mnemo serve`. */
 export interface WorkerProcesses {
@@ -39,13 +49,29 @@ const cliPath = fileURLToPath(new URL('../main.js', import.meta.url));
 
 /**
  * Starts `count` `mnemo worker` processes of the same CLI beside `mnemo serve`, at a lower CPU priority
- * (niceness 10) so that requests win a busy core, and restarts one that fails (exits other than 0). Each leases jobs from the store like any other worker, so a worker that dies
+ * (niceness 10) so that requests win a busy core, and restarts one that fails (exits other than 0) or
+ * stops sending heartbeats (killed first). Each leases jobs from the store like any other worker, so a worker that dies
  * loses nothing: its lease lapses and the job runs again. Each has an IPC channel to this process and
  * stops when it closes, so no worker outlives a `serve` that was killed.
  */
 export function startWorkerProcesses(options: WorkerProcessesOptions): WorkerProcesses {
   const children = new Set<ChildProcess>();
+  const lastBeat = new Map<ChildProcess, number>();
+  const heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? defaultHeartbeatTimeoutMs;
   let stopping = false;
+  // A worker that stops beating (stopped, or stuck in code that never yields) is killed; its exit starts
+  // another, as for a crash. Counted from its start, so one that hangs before its first beat goes too.
+  const watchdog = setInterval(() => {
+    const now = Date.now();
+    for (const child of children) {
+      const silentMs = now - (lastBeat.get(child) ?? now);
+      if (silentMs <= heartbeatTimeoutMs || child.signalCode !== null || child.exitCode !== null) continue;
+      lastBeat.delete(child);
+      options.logger.warn({ pid: child.pid, silentMs, heartbeatTimeoutMs }, 'worker process stopped answering (no heartbeat); killing it and starting another');
+      child.kill('SIGKILL');
+    }
+  }, 1_000);
+  watchdog.unref();
 
   const startOne = (): void => {
     const child = spawn(process.execPath, [...process.execArgv, cliPath, 'worker', ...options.args], {
@@ -54,6 +80,10 @@ export function startWorkerProcesses(options: WorkerProcessesOptions): WorkerPro
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     children.add(child);
+    lastBeat.set(child, Date.now());
+    child.on('message', (message) => {
+      if (isHeartbeat(message) && lastBeat.has(child)) lastBeat.set(child, Date.now());
+    });
     try {
       if (child.pid !== undefined) setPriority(child.pid, workerNiceness);
     } catch (error) {
@@ -63,6 +93,7 @@ export function startWorkerProcesses(options: WorkerProcessesOptions): WorkerPro
     child.stderr?.pipe(options.stderr, { end: false });
     child.once('exit', (code, signal) => {
       children.delete(child);
+      lastBeat.delete(child);
       if (stopping) return;
       // Exit code 0: the worker was told to stop (a Ctrl-C reaches the whole process group first).
       if (code === 0) return void options.logger.info({ pid: child.pid }, 'worker process stopped');
@@ -78,6 +109,7 @@ export function startWorkerProcesses(options: WorkerProcessesOptions): WorkerPro
     pids: () => [...children].flatMap((child) => (child.pid === undefined ? [] : [child.pid])),
     async stop(timeoutMs) {
       stopping = true;
+      clearInterval(watchdog);
       await Promise.all(
         [...children].map(
           (child) =>

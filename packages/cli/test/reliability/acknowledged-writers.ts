@@ -14,8 +14,23 @@ export interface PlannedMessage {
   readonly content: string;
 }
 
+/**
+ * How writers treat a 503: by default it is unexpected (the run fails); with `retryUnavailable` the writer
+ * waits the answer's `Retry-After` (at most `maxWaitMs`) and sends the same message with the same key again,
+ * as a client of a store that is restarting does.
+ */
+export interface WriterOptions {
+  readonly writers: number;
+  readonly conversations: number;
+  readonly prefix: string;
+  readonly retryUnavailable?: { readonly maxWaitMs: number };
+  /** `seed`: odd writers add through `POST /v1/memory/add` with the header (the seed API's key); default every writer uses the resource API. */
+  readonly api?: 'resource' | 'mixed';
+}
+
 /** What the writers sent and what the servers answered, across every crash. */
 export class AcknowledgedWriters {
+  readonly #options: WriterOptions;
   readonly #writerCount: number;
   readonly #conversationCount: number;
   readonly #next: number[];
@@ -30,8 +45,16 @@ export class AcknowledgedWriters {
   readonly resequenced: { key: string; first: number; again: number }[] = [];
   /** Appends sent again with their key after a crash. */
   retried = 0;
+  /** 503 answers (with `retryUnavailable`), and those of them without a `Retry-After` header. */
+  unavailable = 0;
+  unavailableWithoutRetryAfter = 0;
+  /** Connections refused or dropped while `retryUnavailable` kept the writer going. */
+  dropped = 0;
+  /** `performance.now()` of every acknowledgement, in order. */
+  readonly acknowledgedAt: number[] = [];
 
-  constructor(options: { writers: number; conversations: number; prefix: string }) {
+  constructor(options: WriterOptions) {
+    this.#options = options;
     this.#writerCount = options.writers;
     this.#conversationCount = options.conversations;
     this.#next = Array.from({ length: options.writers }, () => 0);
@@ -66,13 +89,28 @@ export class AcknowledgedWriters {
       if (retry !== undefined) this.retried += 1;
       this.#pending[writer] = message;
       this.sent.set(message.key, message);
-      const answer = await postJson(`${url}/v1/conversations/${message.conversationId}/messages`, { messages: [{ role: 'user', content: message.content }] }, { 'idempotency-key': message.key });
+      const seed = this.#options.api === 'mixed' && writer % 2 === 1;
+      const answer = seed
+        ? await postJson(`${url}/v1/memory/add`, { conversation_id: message.conversationId, role: 'user', content: message.content }, { 'idempotency-key': message.key })
+        : await postJson(`${url}/v1/conversations/${message.conversationId}/messages`, { messages: [{ role: 'user', content: message.content }] }, { 'idempotency-key': message.key });
+      const retrying = this.#options.retryUnavailable;
+      if (retrying !== undefined && (answer.status === 503 || answer.status === 0)) {
+        if (answer.status === 0) this.dropped += 1;
+        else {
+          this.unavailable += 1;
+          if (answer.headers?.get('retry-after') === null) this.unavailableWithoutRetryAfter += 1;
+        }
+        const retryAfterMs = Number(answer.headers?.get('retry-after') ?? 1) * 1000;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(retrying.maxWaitMs, Number.isFinite(retryAfterMs) ? retryAfterMs : 1000)));
+        continue;
+      }
       if (answer.status === 0) return;
-      if (answer.status !== 201) {
+      if (answer.status !== (seed ? 200 : 201)) {
         this.unexpected.push({ key: message.key, status: answer.status, body: answer.body });
         return;
       }
-      const seq = (answer.body as { messages: { seq: number }[] }).messages[0]!.seq;
+      const seq = seed ? (answer.body as { seq: number }).seq : (answer.body as { messages: { seq: number }[] }).messages[0]!.seq;
+      this.acknowledgedAt.push(performance.now());
       const first = this.acknowledged.get(message.key);
       if (first !== undefined && first !== seq) this.resequenced.push({ key: message.key, first, again: seq });
       this.acknowledged.set(message.key, seq);
