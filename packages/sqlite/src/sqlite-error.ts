@@ -1,6 +1,6 @@
 import { MemoryError } from '@mnemo/core';
 import { toStorageError } from '@mnemo/core/store-kit';
-import { isDiskFull } from './sqlite-disk-space.js';
+import { isDiskFull, isWritableFile } from './sqlite-disk-space.js';
 
 /** The driver's error code (`SQLITE_BUSY`, `SQLITE_NOTADB`, …), or `undefined` for any other error. */
 export function sqliteErrorCode(error: unknown): string | undefined {
@@ -23,8 +23,9 @@ export const operatorRetryAfterSeconds = 30;
  * - a lock held past the busy timeout: `unavailable` (retryable, `retryAfterSeconds` 1);
  * - a full disk (`SQLITE_FULL`, or an I/O error while the file's disk has under 1 MiB free): `unavailable`
  *   with `reason: 'disk_full'` and a message saying so;
- * - a file that cannot be written (`SQLITE_READONLY`: permissions, `chattr +i`, a read-only mount) of a
- *   store opened for writing: `unavailable` with `reason: 'read_only'`; of a read-only store: `storage_failed`;
+ * - a file that cannot be written (`SQLITE_READONLY`, or an I/O error while the file or its WAL cannot be
+ *   opened for writing: permissions, `chattr +i`, a read-only mount) of a store opened for writing:
+ *   `unavailable` with `reason: 'read_only'`; of a read-only store: `storage_failed`;
  * - a damaged file (`SQLITE_CORRUPT`): `storage_failed` that says the file is damaged;
  * - a file that is not a database: `storage_failed` with that said plainly;
  * - anything else: `storage_failed` via `toStorageError`.
@@ -44,7 +45,8 @@ export function toSqliteError(error: unknown, action: string, context: SqliteErr
       details: { sqliteCode: code, reason: 'disk_full', retryable: true, retryAfterSeconds: operatorRetryAfterSeconds },
     });
   }
-  if (code?.startsWith('SQLITE_READONLY') === true && context.readonly !== true) {
+  const unwritable = code?.startsWith('SQLITE_IOERR') === true && context.path !== undefined && !isWritableFile(context.path);
+  if ((code?.startsWith('SQLITE_READONLY') === true || unwritable) && context.readonly !== true) {
     return new MemoryError('unavailable', `${action} failed: the database file cannot be written (its permissions, an immutable flag or a read-only mount); make it writable, then retry`, {
       cause: error,
       details: { sqliteCode: code, reason: 'read_only', retryable: true, retryAfterSeconds: operatorRetryAfterSeconds },

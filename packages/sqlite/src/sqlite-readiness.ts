@@ -1,5 +1,5 @@
 import type { ReadinessCheck, StoreReadiness } from '@mnemo/core';
-import { freeDiskBytes, minFreeDiskBytes } from './sqlite-disk-space.js';
+import { freeDiskBytes, isWritableFile, minFreeDiskBytes } from './sqlite-disk-space.js';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { isSqliteBusy } from './sqlite-busy-retry.js';
 import { toSqliteError, type SqliteErrorContext } from './sqlite-error.js';
@@ -41,7 +41,18 @@ export function checkSqliteReadiness(database: SqliteDatabase, state: SqliteRead
     }
   };
   attempt('read', () => void database.prepare('SELECT 1 FROM conversations LIMIT 1').get());
-  if (state.readonly !== true) attempt('write', () => probeSqliteWrite(database), 'another connection holds the write lock; writes wait for it');
+  if (state.readonly !== true) {
+    attempt(
+      'write',
+      () => {
+        // The probe's page goes to the WAL; a main file that cannot be written fails only at the next
+        // checkpoint (and the WAL then grows without end), so it is checked by itself.
+        if (state.path !== undefined && !isWritableFile(state.path)) throw Object.assign(new Error('the database file or its WAL cannot be opened for writing'), { code: 'SQLITE_READONLY' });
+        probeSqliteWrite(database);
+      },
+      'another connection holds the write lock; writes wait for it',
+    );
+  }
   if (state.path !== undefined) {
     const free = freeDiskBytes(state.path);
     if (free !== undefined) {

@@ -27,6 +27,9 @@ export interface WorkerProcessesOptions {
  */
 export const defaultHeartbeatTimeoutMs = 15_000;
 
+// How long a new worker may take to send its first heartbeat.
+const startupAllowanceMs = 60_000;
+
 /** The worker processes of one `mnemo serve`. */
 export interface WorkerProcesses {
   /** Process ids of the workers running now. */
@@ -60,14 +63,17 @@ export function startWorkerProcesses(options: WorkerProcessesOptions): WorkerPro
   const heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? defaultHeartbeatTimeoutMs;
   let stopping = false;
   // A worker that stops beating (stopped, or stuck in code that never yields) is killed; its exit starts
-  // another, as for a crash. Counted from its start, so one that hangs before its first beat goes too.
+  // another, as for a crash. Before its first beat it has the start-up allowance (opening and migrating
+  // the store on a loaded machine takes seconds), so one that hangs while starting goes too, later.
+  const beaten = new Set<ChildProcess>();
   const watchdog = setInterval(() => {
     const now = Date.now();
     for (const child of children) {
       const silentMs = now - (lastBeat.get(child) ?? now);
-      if (silentMs <= heartbeatTimeoutMs || child.signalCode !== null || child.exitCode !== null) continue;
+      const allowedMs = beaten.has(child) ? heartbeatTimeoutMs : Math.max(heartbeatTimeoutMs, startupAllowanceMs);
+      if (silentMs <= allowedMs || child.signalCode !== null || child.exitCode !== null) continue;
       lastBeat.delete(child);
-      options.logger.warn({ pid: child.pid, silentMs, heartbeatTimeoutMs }, 'worker process stopped answering (no heartbeat); killing it and starting another');
+      options.logger.warn({ pid: child.pid, silentMs, heartbeatTimeoutMs: allowedMs }, 'worker process stopped answering (no heartbeat); killing it and starting another');
       child.kill('SIGKILL');
     }
   }, 1_000);
@@ -82,7 +88,9 @@ export function startWorkerProcesses(options: WorkerProcessesOptions): WorkerPro
     children.add(child);
     lastBeat.set(child, Date.now());
     child.on('message', (message) => {
-      if (isHeartbeat(message) && lastBeat.has(child)) lastBeat.set(child, Date.now());
+      if (!isHeartbeat(message) || !lastBeat.has(child)) return;
+      lastBeat.set(child, Date.now());
+      beaten.add(child);
     });
     try {
       if (child.pid !== undefined) setPriority(child.pid, workerNiceness);
@@ -94,6 +102,7 @@ export function startWorkerProcesses(options: WorkerProcessesOptions): WorkerPro
     child.once('exit', (code, signal) => {
       children.delete(child);
       lastBeat.delete(child);
+      beaten.delete(child);
       if (stopping) return;
       // Exit code 0: the worker was told to stop (a Ctrl-C reaches the whole process group first).
       if (code === 0) return void options.logger.info({ pid: child.pid }, 'worker process stopped');

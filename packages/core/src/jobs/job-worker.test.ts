@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemory } from '../engine/create-memory.js';
 import type { FactExtractionInput, FactExtractor } from '../facts/fact-extractor.js';
 import { InMemoryStore } from '../testing/in-memory-store.js';
+import { MemoryError } from '../errors/memory-error.js';
 import { createJobWorker } from './job-worker.js';
 
 const scope = { tenantId: 'default', userId: 'maren', conversationId: 'node-7' };
@@ -97,5 +98,31 @@ describe('createMemory worker concurrency', () => {
     expect((await store.listJobs(other)).map((job) => job.status)).toEqual(['done']);
     expect((await store.listJobs({ ...other, conversationId: 'node-1' })).map((job) => job.status)).toEqual(['running']);
     await memory.close();
+  });
+});
+
+describe('createJobWorker while the store is unavailable', () => {
+  it('writes a finished job again, backing off, until the store takes it, instead of leaving it leased', async () => {
+    const store = new InMemoryStore();
+    await store.enqueueJob(scope, { kind: 'embed', runAt, maxAttempts: 3 });
+    let refusals = 2;
+    const completeJob = store.completeJob.bind(store);
+    store.completeJob = async (...args: Parameters<typeof store.completeJob>) => {
+      if (refusals > 0) {
+        refusals -= 1;
+        throw new MemoryError('unavailable', 'completing a job failed: the disk holding the database is full');
+      }
+      return completeJob(...args);
+    };
+    const errors: unknown[] = [];
+    let runs = 0;
+    const worker = createJobWorker({ store, pollIntervalMs: 1, onError: (error) => errors.push(error), handlers: { embed: async () => void (runs += 1) } });
+
+    expect(await worker.drain()).toBe(1);
+
+    expect(runs).toBe(1);
+    expect(errors.map((error) => (error as MemoryError).code)).toEqual(['unavailable', 'unavailable']);
+    expect((await store.listJobs(scope)).map((job) => [job.status, job.attempts])).toEqual([['done', 1]]);
+    await worker.stop();
   });
 });

@@ -81,9 +81,9 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
 
   // An attempt that outlived its lease: another worker holds the job now and its outcome stands. That is
   // said once, as a warning, and the loop goes on; any other store failure is thrown as before.
-  const lostLease = async (write: () => Promise<unknown>, job: Job): Promise<boolean> => {
+  const lostLease = async (write: () => Promise<unknown>, job: Job, leaseEndsAt: number): Promise<boolean> => {
     try {
-      await write();
+      await untilWritten(write, leaseEndsAt);
       return false;
     } catch (error) {
       if (!isMemoryError(error, 'conflict')) throw error;
@@ -92,8 +92,30 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
     }
   };
 
+  // The end of an attempt (its result, or its failure) is written again while the store is unavailable
+  // (a full disk, a database restarting), backing off, for as long as the lease lasts: the work done is
+  // not thrown away, and the job does not sit leased to nobody until the lease lapses.
+  const untilWritten = async (write: () => Promise<unknown>, leaseEndsAt: number): Promise<void> => {
+    let delayMs = pollIntervalMs;
+    for (;;) {
+      try {
+        await write();
+        return;
+      } catch (error) {
+        if (!isMemoryError(error, 'unavailable') || stopping.signal.aborted || now() + delayMs >= leaseEndsAt) throw error;
+        options.onError?.(error);
+        await new Promise((resolve) => {
+          const pause = setTimeout(resolve, delayMs);
+          stopping.signal.addEventListener('abort', () => (clearTimeout(pause), resolve(undefined)), { once: true });
+        });
+        delayMs = Math.min(maxLoopBackoffMs, delayMs * 2);
+      }
+    }
+  };
+
   const runOne = async (): Promise<boolean> => {
-    const job = await options.store.leaseJob({ workerId, leaseMs, now: new Date(now()).toISOString(), kinds });
+    const leaseEndsAt = now() + leaseMs;
+    const job = await options.store.leaseJob({ workerId, leaseMs, now: new Date(leaseEndsAt - leaseMs).toISOString(), kinds });
     if (job === undefined) return false;
     const scope = { tenantId: job.tenantId, userId: job.userId, conversationId: job.conversationId };
     // One controller per attempt, linked to the worker's stop: a listener on a long-lived signal per job
@@ -114,7 +136,7 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
       if (warning !== undefined) options.onWarning?.(warning, job);
       // The rest first, then this job's end: a crash between the two leaves this job to run again, not work without a job.
       if (slice.ranOut) await options.store.enqueueJob(scope, { kind: job.kind, runAt: new Date(now()).toISOString(), maxAttempts: job.maxAttempts });
-      if (await lostLease(() => options.store.completeJob(job, new Date(now()).toISOString(), warning === undefined ? {} : { warning }), job)) return true;
+      if (await lostLease(() => options.store.completeJob(job, new Date(now()).toISOString(), warning === undefined ? {} : { warning }), job, leaseEndsAt)) return true;
     } catch (error) {
       // A stop is not a failure, and not reported as one: the lease lapses and another worker retries the job.
       if (stopping.signal.aborted) return true;
@@ -123,7 +145,7 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
       const retry = job.attempts < job.maxAttempts && !isMemoryError(failure, 'invalid_input');
       const retryAt = retry ? new Date(now() + Math.min(maxBackoffMs, retryBaseMs * 2 ** (job.attempts - 1))).toISOString() : undefined;
       const message = failure instanceof Error ? failure.message : String(failure);
-      await lostLease(() => options.store.failJob(job, { error: message, now: new Date(now()).toISOString(), ...(retryAt === undefined ? {} : { retryAt }) }), job);
+      await lostLease(() => options.store.failJob(job, { error: message, now: new Date(now()).toISOString(), ...(retryAt === undefined ? {} : { retryAt }) }), job, leaseEndsAt);
     } finally {
       clearTimeout(deadline);
       stopping.signal.removeEventListener('abort', onStop);
