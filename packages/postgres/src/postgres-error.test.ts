@@ -1,5 +1,6 @@
 import { isMemoryError, MemoryError, type Scope } from '@mnemo/core';
 import { makeNewMessage } from '@mnemo/core/testing';
+import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import type { PostgresClient, PostgresPool } from './postgres-driver.js';
 import { toPostgresError } from './postgres-error.js';
@@ -20,14 +21,20 @@ function failingPool(error: Error, options: { failOn?: (text: string) => boolean
     if (options.failOn === undefined || options.failOn(text)) throw error;
     return { rows: [], rowCount: 0 };
   };
-  const client: PostgresClient = { query: query as PostgresClient['query'], release: (destroy) => void released.push(destroy) };
+  const events = new EventEmitter();
+  const client: PostgresClient = {
+    query: query as PostgresClient['query'],
+    release: (destroy) => void released.push(destroy),
+    on: (event, listener) => events.on(event, listener),
+    removeListener: (event, listener) => events.removeListener(event, listener),
+  };
   const pool: PostgresPool = {
     query: query as PostgresPool['query'],
     connect: async () => client,
     end: async () => undefined,
     on: () => undefined,
   };
-  return { pool, sent, released };
+  return { pool, sent, released, events };
 }
 
 const scope: Scope = { tenantId: 'tenant-a', userId: 'user-1', conversationId: 'conv-1' };
@@ -44,6 +51,12 @@ describe('toPostgresError', () => {
   ])('maps SQLSTATE %s to retryable unavailable with the driver error as cause', (code, message) => {
     const cause = driverError(code, message);
     expect(toPostgresError(cause, 'appending messages')).toMatchObject({ code: 'unavailable', cause, details: { sqlState: code, retryable: true } });
+  });
+
+  it('maps a full disk of the server to unavailable that says so and asks for a later retry', () => {
+    const cause = driverError('53100', 'could not extend file: No space left on device');
+    expect(toPostgresError(cause, 'appending messages')).toMatchObject({ code: 'unavailable', cause, details: { sqlState: '53100', reason: 'disk_full', retryAfterSeconds: 30 } });
+    expect(toPostgresError(cause, 'appending messages').message).toMatch(/disk of the PostgreSQL server is full/);
   });
 
   it('maps a refused or dropped connection to retryable unavailable', () => {
@@ -116,5 +129,19 @@ describe('runInTransaction', () => {
       }),
     ).rejects.toBe(original);
     expect(released).toEqual([lost]);
+  });
+
+  it('listens for the error event of its connection while it holds it, and discards a connection that reported one', async () => {
+    const terminated = driverError('57P01', 'terminating connection due to administrator command');
+    const { pool, released, events } = failingPool(terminated, { failOn: () => false });
+    // Between two statements the server restarts: pg reports it as an event on the checked-out connection,
+    // which ends the process when nobody listens.
+    await runInTransaction(pool, async () => {
+      expect(events.listenerCount('error')).toBe(1);
+      events.emit('error', terminated);
+    });
+    expect(events.listenerCount('error')).toBe(0);
+    expect(released).toEqual([terminated]);
+    expect(() => events.emit('error', terminated)).toThrow();
   });
 });
