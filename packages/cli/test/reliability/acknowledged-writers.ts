@@ -1,4 +1,4 @@
-import type { Message } from '@mnemo/core';
+import type { Message, Store } from '@mnemo/core';
 import { postJson } from './served-mnemo.js';
 
 // Writers that append one message per request with an Idempotency-Key, remember which appends were
@@ -186,4 +186,11 @@ export interface WriterAudit {
   readonly outOfOrder: number;
   /** Stored messages with a key no writer sent. */
   readonly neverSent: number;
+}
+
+/** The stored messages of each conversation (of user = conversation, tenant `default`, as the writers write them), for {@link AcknowledgedWriters.audit}. */
+export async function readWrittenConversations(store: Store, conversationIds: readonly string[]): Promise<Map<string, Message[]>> {
+  const stored = new Map<string, Message[]>();
+  for (const conversationId of conversationIds) stored.set(conversationId, await store.listMessages({ tenantId: 'default', userId: conversationId, conversationId }));
+  return stored;
 }

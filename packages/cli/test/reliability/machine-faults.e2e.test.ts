@@ -7,7 +7,7 @@ import type { Job, Message, Scope } from '@mnemo/core';
 import { createSqliteStore } from '@mnemo/sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isRunning, makeWorkDirectory, runMnemo } from '../run-mnemo.js';
-import { AcknowledgedWriters } from './acknowledged-writers.js';
+import { AcknowledgedWriters, readWrittenConversations } from './acknowledged-writers.js';
 import { recordFigures } from './reliability-figures.js';
 import { postJson, startServe, waitFor, type ServedMnemo } from './served-mnemo.js';
 
@@ -59,13 +59,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function storedMessages(db: string, conversationIds: readonly string[]): Promise<Map<string, Message[]>> {
   const store = createSqliteStore({ path: db });
-  try {
-    const stored = new Map<string, Message[]>();
-    for (const conversationId of conversationIds) stored.set(conversationId, await store.listMessages(scopeOf(conversationId)));
-    return stored;
-  } finally {
-    await store.close();
-  }
+  return readWrittenConversations(store, conversationIds).finally(() => store.close());
 }
 
 // Requests `path` one after another on a fresh connection each (as a probe does), from a process of its

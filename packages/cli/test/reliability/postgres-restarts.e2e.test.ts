@@ -1,9 +1,9 @@
-import type { Message, Scope } from '@mnemo/core';
+import type { Message } from '@mnemo/core';
 import { createPostgresStore } from '@mnemo/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isRunning, makeWorkDirectory } from '../run-mnemo.js';
-import { AcknowledgedWriters } from './acknowledged-writers.js';
+import { AcknowledgedWriters, readWrittenConversations } from './acknowledged-writers.js';
 import { recordFigures } from './reliability-figures.js';
 import { startServe, waitFor, type ServedMnemo } from './served-mnemo.js';
 import { postgresBinDirectory, startThrowawayPostgres, type ThrowawayPostgres } from './throwaway-postgres.js';
@@ -35,17 +35,9 @@ afterAll(async () => {
   await work.remove();
 }, 60_000);
 
-const scopeOf = (conversationId: string): Scope => ({ tenantId: 'default', userId: conversationId, conversationId });
-
 async function storedMessages(url: string, schema: string, conversationIds: readonly string[]): Promise<Map<string, Message[]>> {
   const store = await createPostgresStore({ connectionString: url, schema, readonly: true });
-  try {
-    const stored = new Map<string, Message[]>();
-    for (const conversationId of conversationIds) stored.set(conversationId, await store.listMessages(scopeOf(conversationId)));
-    return stored;
-  } finally {
-    await store.close();
-  }
+  return readWrittenConversations(store, conversationIds).finally(() => store.close());
 }
 
 /** Milliseconds from `since` to the first acknowledgement after it (waits up to 10 s for one). */

@@ -106,20 +106,7 @@ async function discardBody(request: Request, maxBytes: number): Promise<boolean>
   } catch {
     return false;
   }
-  let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return true;
-      total += value.byteLength;
-      if (total > maxBytes) {
-        await reader.cancel();
-        return false;
-      }
-    }
-  } catch {
-    return false;
-  }
+  return readToEnd(reader, maxBytes, 0);
 }
 
 /**
