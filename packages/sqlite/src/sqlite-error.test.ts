@@ -49,7 +49,36 @@ describe('toSqliteError', () => {
   });
 });
 
+describe('toSqliteError on faults of the machine', () => {
+  it('says a full disk is full, asks for a retry in 30 s, and keeps the cause', () => {
+    const cause = driverError('SQLITE_FULL', 'database or disk is full');
+    const error = toSqliteError(cause, 'appending messages', { path: '/srv/mnemo.db' });
+    expect(error).toMatchObject({ code: 'unavailable', cause, details: { reason: 'disk_full', retryAfterSeconds: 30 } });
+    expect(error.message).toMatch(/the disk holding the database is full/);
+  });
+
+  it('says a file that cannot be written cannot be written, unless the store was opened read-only', () => {
+    const cause = driverError('SQLITE_READONLY', 'attempt to write a readonly database');
+    expect(toSqliteError(cause, 'appending messages')).toMatchObject({ code: 'unavailable', details: { reason: 'read_only' } });
+    expect(toSqliteError(cause, 'appending messages', { readonly: true })).toMatchObject({ code: 'storage_failed' });
+  });
+
+  it('says a damaged file is damaged', () => {
+    const error = toSqliteError(driverError('SQLITE_CORRUPT', 'database disk image is malformed'), 'reading a conversation');
+    expect(error).toMatchObject({ code: 'storage_failed', details: { reason: 'corrupt' } });
+    expect(error.message).toMatch(/damaged/);
+  });
+});
+
 describe('SqliteStore with a failing driver', () => {
+  it('reports a damaged file in its readiness once a call ran into it, and from then on', async () => {
+    const store = new SqliteStore(failingDatabase(driverError('SQLITE_CORRUPT', 'database disk image is malformed')));
+    await expect(store.listMessages(scope)).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'storage_failed'));
+    const readiness = await store.checkReadiness();
+    expect(readiness.ready).toBe(false);
+    expect(readiness.checks.find((check) => check.name === 'integrity')).toMatchObject({ ok: false, message: expect.stringMatching(/damaged/) });
+  });
+
   it('rejects with a typed error, never the raw driver error, when every statement fails', async () => {
     const cause = driverError('SQLITE_CORRUPT', 'database disk image is malformed');
     const store = new SqliteStore(failingDatabase(cause));

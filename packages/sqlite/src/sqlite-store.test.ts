@@ -101,6 +101,38 @@ describe('SqliteStore', () => {
     expect(await store.getConversation(scope)).toBeUndefined();
   });
 
+  it('waits for a lock held by another connection off the event loop, then stores the write once', async () => {
+    const path = freshDatabasePath();
+    const store = createSqliteStore({ path, busyTimeoutMs: 10_000 });
+    opened.push(store);
+    const other = new Database(path);
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const events: string[] = [];
+      const attempt = store.appendMessages(scope, [makeNewMessage('waited')]).then(() => events.push('appended'));
+      // Timers run and other calls are answered while the write waits: nothing sleeps in the driver.
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      events.push('timer');
+      expect(await store.listMessages(scope)).toEqual([]);
+      expect((await store.checkReadiness()).checks.find((check) => check.name === 'write')).toMatchObject({ ok: true, message: expect.stringMatching(/write lock/) });
+      other.exec('ROLLBACK');
+      await attempt;
+      expect(events).toEqual(['timer', 'appended']);
+    } finally {
+      other.close();
+    }
+    expect((await store.listMessages(scope)).map((message) => message.content)).toEqual(['waited']);
+  });
+
+  it('reads and writes in its readiness, and says how much of the disk is free', async () => {
+    const store = createSqliteStore({ path: freshDatabasePath() });
+    opened.push(store);
+    const readiness = await store.checkReadiness();
+    expect(readiness.ready).toBe(true);
+    expect(readiness.checks.map((check) => [check.name, check.ok])).toEqual([['read', true], ['write', true], ['disk', true], ['integrity', true]]);
+    expect(readiness.checks[2]!.message).toMatch(/^\d+ bytes free$/);
+  });
+
   it('does nothing and fails with unavailable when the signal is already aborted', async () => {
     const store = createSqliteStore({ path: ':memory:' });
     opened.push(store);

@@ -117,3 +117,36 @@ describe('createMemory knowledge', () => {
     expect(await memory.facts.list(user)).toEqual([]);
   });
 });
+
+describe('createMemory and the usage ledger of a context build', () => {
+  it('answers before the ledger write ends; a usage read waits for it; a failed one is reported', async () => {
+    const store = new InMemoryStore();
+    const insertUsage = store.insertUsage.bind(store);
+    let release: () => void = () => undefined;
+    let fail = false;
+    store.insertUsage = async (...args: Parameters<typeof store.insertUsage>) => {
+      // A write that waits (a lock held by another process) until the test lets it go.
+      await new Promise<void>((resolve) => (release = resolve));
+      if (fail) throw new Error('the disk holding the database is full');
+      return insertUsage(...args);
+    };
+    const failures: unknown[] = [];
+    const memory = createMemory({ store, onDeferredWriteError: (error) => failures.push(error), worker: { autoStart: false } });
+    await memory.append(scope, { role: 'user', content: 'battery at 71 percent' });
+
+    const built = await memory.buildContext(scope, { maxTokens: 200 });
+    expect(built.report.sentTokens).toBeGreaterThan(0);
+    let usageRead = false;
+    const usage = memory.listUsage(scope).then((page) => ((usageRead = true), page));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(usageRead).toBe(false);
+    release();
+    expect((await usage).items.map((entry) => entry.kind)).toEqual(['context']);
+
+    fail = true;
+    await memory.buildContext(scope, { maxTokens: 200 });
+    release();
+    await memory.close();
+    expect(failures.map((error) => (error as Error).message)).toEqual(['the disk holding the database is full']);
+  });
+});
