@@ -8,6 +8,8 @@ import { toSqliteError, type SqliteErrorContext } from './sqlite-error.js';
 export interface SqliteReadinessState extends SqliteErrorContext {
   /** The damage a call of this store ran into, if any (a damaged page stays damaged). */
   readonly corruption: () => string | undefined;
+  /** True while a full check of the file's pages runs (`SqliteStore.checkIntegrity`). */
+  readonly checking?: () => boolean;
 }
 
 /**
@@ -61,6 +63,10 @@ export function checkSqliteReadiness(database: SqliteDatabase, state: SqliteRead
     }
   }
   const corruption = state.corruption();
-  checks.push(corruption === undefined ? { name: 'integrity', ok: true } : { name: 'integrity', ok: false, message: corruption });
+  checks.push(
+    corruption !== undefined
+      ? { name: 'integrity', ok: false, message: corruption }
+      : { name: 'integrity', ok: true, ...(state.checking?.() === true ? { message: 'checking every page of the file' } : {}) },
+  );
   return { ready: checks.every((check) => check.ok), checks };
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isMemoryError, type Scope } from '@mnemo/core';
@@ -131,6 +131,23 @@ describe('SqliteStore', () => {
     expect(readiness.ready).toBe(true);
     expect(readiness.checks.map((check) => [check.name, check.ok])).toEqual([['read', true], ['write', true], ['disk', true], ['integrity', true]]);
     expect(readiness.checks[2]!.message).toMatch(/^\d+ bytes free$/);
+  });
+
+  it('finds damaged pages on a thread and fails readiness from then on; a sound file has none', async () => {
+    const path = freshDatabasePath();
+    const writer = createSqliteStore({ path });
+    for (let index = 0; index < 200; index += 1) await writer.appendMessages(scope, [makeNewMessage(`message ${index} ${'of some length '.repeat(12)}`)]);
+    expect(await writer.checkIntegrity()).toEqual([]);
+    expect((await writer.checkReadiness()).ready).toBe(true);
+    await writer.close();
+    const bytes = readFileSync(path);
+    const middle = Math.floor(bytes.length / 4096 / 2) * 4096;
+    bytes.fill(0x5a, middle, middle + 3 * 4096);
+    writeFileSync(path, bytes);
+    const store = createSqliteStore({ path });
+    opened.push(store);
+    expect((await store.checkIntegrity()).length).toBeGreaterThan(0);
+    expect((await store.checkReadiness()).checks.find((check) => check.name === 'integrity')).toMatchObject({ ok: false, message: expect.stringMatching(/damaged/) });
   });
 
   it('does nothing and fails with unavailable when the signal is already aborted', async () => {

@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { createBusyRetry } from './sqlite-busy-retry.js';
+import { checkSqliteIntegrity } from './sqlite-integrity-check.js';
 import { sqliteErrorCode, toSqliteError, type SqliteErrorContext } from './sqlite-error.js';
 import { checkSqliteReadiness, probeSqliteWrite } from './sqlite-readiness.js';
 import { SqliteFileStore } from './sqlite-file-store.js';
@@ -45,6 +46,9 @@ const memoryPath = ':memory:';
  * `storage_failed` otherwise; calls after `close()` or with an aborted signal are `unavailable`.
  */
 export class SqliteStore extends ComposedStore {
+  readonly #path: string | undefined;
+  readonly #integrity: { corruption?: string; checking: boolean };
+
   /**
    * Wraps a connection already configured and migrated (see {@link createSqliteStore}); the store owns and
    * closes it. `busyTimeoutMs` above 0: a call that finds the database locked runs again after a short
@@ -54,7 +58,7 @@ export class SqliteStore extends ComposedStore {
   constructor(database: SqliteDatabase, options: SqliteErrorContext & { readonly busyTimeoutMs?: number } = {}) {
     const context: SqliteErrorContext = { ...(options.path === undefined ? {} : { path: options.path }), ...(options.readonly === undefined ? {} : { readonly: options.readonly }) };
     const retry = options.busyTimeoutMs !== undefined && options.busyTimeoutMs > 0 ? createBusyRetry(options.busyTimeoutMs) : undefined;
-    let corruption: string | undefined;
+    const integrity: { corruption?: string; checking: boolean } = { checking: false };
     const messages = new SqliteMessageStore(database);
     const search = new SqliteSearchStore(database);
     const knowledge = new SqliteKnowledgeStore(database);
@@ -93,11 +97,11 @@ export class SqliteStore extends ComposedStore {
           return await (retry === undefined ? attempt() : retry(action, attempt));
         } catch (error) {
           // A damaged page stays damaged: readiness reports it from now on.
-          if (sqliteErrorCode(error)?.startsWith('SQLITE_CORRUPT') === true) corruption ??= toSqliteError(error, action, context).message;
+          if (sqliteErrorCode(error)?.startsWith('SQLITE_CORRUPT') === true) integrity.corruption ??= toSqliteError(error, action, context).message;
           throw error;
         }
       },
-      checkReadiness: () => checkSqliteReadiness(database, { ...context, corruption: () => corruption }),
+      checkReadiness: () => checkSqliteReadiness(database, { ...context, corruption: () => integrity.corruption, checking: () => integrity.checking }),
       // Closing checkpoints the WAL when this is the last connection.
       closeConnection: () => {
         try {
@@ -107,6 +111,25 @@ export class SqliteStore extends ComposedStore {
         }
       },
     });
+    this.#path = options.path;
+    this.#integrity = integrity;
+  }
+
+  /**
+   * Checks every page of the file on a thread (see `checkSqliteIntegrity`) without holding the event
+   * loop; problems found make readiness fail from then on (a damaged page stays damaged), and are
+   * returned. Resolves with none for `:memory:` or a store made without a path.
+   */
+  async checkIntegrity(): Promise<string[]> {
+    if (this.#path === undefined) return [];
+    this.#integrity.checking = true;
+    try {
+      const problems = await checkSqliteIntegrity(this.#path);
+      if (problems.length > 0) this.#integrity.corruption ??= `the database file is damaged (${problems.slice(0, 3).join('; ')}); restore it from a backup`;
+      return problems;
+    } finally {
+      this.#integrity.checking = false;
+    }
   }
 }
 

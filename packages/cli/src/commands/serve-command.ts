@@ -3,6 +3,7 @@ import { checkListenHost, createServerApp, defaultPort, startServer, type Server
 import { mountInspectorRoutes } from '@mnemo/server/inspect';
 import { mountMcpRoutes } from '@mnemo/server/mcp';
 import { mountProxyRoutes } from '@mnemo/server/proxy';
+import { SqliteStore } from '@mnemo/sqlite';
 import { InvalidArgumentError, type Command } from 'commander';
 import { pino } from 'pino';
 import type { CliIo } from '../cli-io.js';
@@ -127,6 +128,14 @@ async function openHttpServer(setup: ServeSetup, options: { httpProcess: boolean
   }
   // Loads the model in its thread now, so the first requests' deadlines do not pass on the load.
   void queryEmbedder.load().catch((error: unknown) => logger.error({ err: error }, 'cannot load the query embedder'));
+  // A damaged page otherwise shows only when a call reads it: every page is checked once, on a thread,
+  // and /ready fails from then on if one is damaged.
+  if (store instanceof SqliteStore) {
+    void store
+      .checkIntegrity()
+      .then((problems) => (problems.length === 0 ? undefined : logger.error({ problems, db: setup.db }, 'the database file is damaged; /ready fails until it is restored from a backup')))
+      .catch((error: unknown) => logger.warn({ err: error }, 'cannot check the database file for damage'));
+  }
   const running = server;
   return {
     url: running.url,

@@ -1,9 +1,10 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Job, Message, Scope } from '@mnemo/core';
+import { makeNewMessage } from '@mnemo/core/testing';
 import { createSqliteStore } from '@mnemo/sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isRunning, makeWorkDirectory, runMnemo } from '../run-mnemo.js';
@@ -317,6 +318,38 @@ describe.skipIf(!canMount && !ci)(`a full disk (an 8 MiB tmpfs)${canMount ? '' :
     expect(start.stderr).toMatch(/disk .* is full/);
     expect(writersOf.unexpected).toEqual([]);
     expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
+  });
+});
+
+describe('a database file with damaged pages', () => {
+  it('starts, finds the damage in the background and turns /ready to 503 saying so', { timeout: 60_000 }, async (context) => {
+    const db = join(work.path, 'damaged.db');
+    const store = createSqliteStore({ path: db });
+    for (let index = 0; index < 300; index += 1) {
+      await store.appendMessages(scopeOf('damaged'), [makeNewMessage(`node ${index} reports ${'battery and hop counts '.repeat(8)}`)]);
+    }
+    await store.close();
+    // Three pages in the middle of the file overwritten, as a failing disk or a bad copy leaves them.
+    const file = await open(db, 'r+');
+    const { size } = await file.stat();
+    await file.write(Buffer.alloc(3 * 4096, 0x5a), 0, 3 * 4096, Math.floor(size / 4096 / 2) * 4096);
+    await file.close();
+    const served = await serve(['--db', db, '--workers', '0']);
+    const health = (await fetch(`${served.url}/health`)).status;
+    const startedAt = performance.now();
+    await waitFor(async () => (await fetch(`${served.url}/ready`)).status === 503, 20_000, '/ready to report the damage');
+    const foundMs = Math.round(performance.now() - startedAt);
+    const ready = (await (await fetch(`${served.url}/ready`)).json()) as { checks: { name: string; ok: boolean; message?: string }[] };
+    const integrity = ready.checks.find((check) => check.name === 'integrity');
+    const logged = served.stdout().split('\n').find((line) => line.includes('the database file is damaged'));
+    recordFigures(context, 'SQLite file with 3 damaged pages', [
+      ['/health at start', health],
+      ['/ready 503 after, ms', foundMs],
+      ['integrity check', integrity?.message ?? ''],
+    ]);
+    expect(integrity).toMatchObject({ ok: false, message: expect.stringMatching(/damaged/) });
+    expect(logged).toMatch(/"level":50/);
+    await stop(served);
   });
 });
 
