@@ -10,6 +10,8 @@ export type ScriptedMessagesReply = ScriptedContentReply | ScriptedStatusReply;
 export interface ScriptedAnthropicServerOptions {
   /** Answers to `POST /v1/messages`, consumed in order. */
   readonly replies: readonly ScriptedMessagesReply[];
+  /** Chooses the reply from the request (its parsed JSON body) when several clients share one server in no foreseeable order; `undefined` falls back to `replies`. */
+  readonly replyTo?: (request: Readonly<Record<string, unknown>>) => ScriptedMessagesReply | undefined;
   /** When set, requests must carry `x-api-key: <apiKey>` or get a 401 that consumes no reply. */
   readonly apiKey?: string;
 }
@@ -47,7 +49,7 @@ export async function startScriptedAnthropicServer(options: ScriptedAnthropicSer
       if (!body.json || typeof body.value !== 'object' || body.value === null) return sendError(response, 400, 'invalid_request_error', 'request body must be a JSON object');
       const message = body.value as Record<string, unknown>;
       count += 1;
-      const reply = replies.shift();
+      const reply = options.replyTo?.(message) ?? replies.shift();
       if (reply === undefined) return sendError(response, 500, 'api_error', `the script has no reply left for messages request ${count}`);
       if (reply.delayMs !== undefined && reply.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
       if ('status' in reply) return sendJson(response, reply.status, reply.body ?? { type: 'error', error: { type: 'api_error', message: `scripted status ${reply.status}` } });

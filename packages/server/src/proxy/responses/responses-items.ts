@@ -48,7 +48,7 @@ export function readResponsesItems(items: readonly unknown[], field: string, res
       const id = typeof item.id === 'string' ? item.id : '';
       const stored = resolve(id);
       if (stored === undefined) {
-        throw new MemoryError('not_found', `${at}: item ${JSON.stringify(id)} is not in this conversation's recent history`, { details: { field: at } });
+        throw new MemoryError('not_found', `body.${at}: item ${JSON.stringify(id)} is not in this conversation's recent history`, { details: { field: `body.${at}` } });
       }
       if (stored.id !== lastStoredId) push(storedTurn(stored), stored.id);
     } else if (type !== 'reasoning' && !lenient) {
