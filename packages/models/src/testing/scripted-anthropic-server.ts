@@ -1,5 +1,5 @@
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './listen-on-loopback.js';
 import { readBody, parseBody, type ReceivedRequest, type ScriptedContentReply, type ScriptedStatusReply } from './scripted-openai-server.js';
 import { contentPieces } from './stream-completion.js';
 
@@ -62,11 +62,7 @@ export async function startScriptedAnthropicServer(options: ScriptedAnthropicSer
       else response.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnLoopback(server);
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     requests,

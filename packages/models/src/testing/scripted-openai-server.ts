@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { MemoryError } from '@mnemo/core';
+import { listenOnLoopback } from './listen-on-loopback.js';
 import { buildEmbeddingsResponse, type ScriptedVectorsReply } from './embeddings-response.js';
 import { buildScriptedResponse, estimateResponsesPromptTokens, streamScriptedResponse } from './responses-answer.js';
 import { streamCompletion } from './stream-completion.js';
@@ -187,11 +187,7 @@ export async function startScriptedOpenAiServer(options: ScriptedOpenAiServerOpt
       else response.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnLoopback(server);
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,

@@ -1,5 +1,5 @@
 import { supersedingMetadata, type MessageInput, type ToolCall } from '@mnemo/core';
-import { asArray, asRecord, ServerSentEventReader } from './read-json.js';
+import { asArray, asRecord, parseEventData, ServerSentEventReader } from './read-json.js';
 import type { UpstreamUsage } from './upstream-usage.js';
 
 /** An upstream reply, reassembled: what to store as the assistant's message. */
@@ -100,12 +100,7 @@ export class ChatStreamAssembler {
       this.#done = true;
       return;
     }
-    let chunk: Record<string, unknown> | undefined;
-    try {
-      chunk = asRecord(JSON.parse(data));
-    } catch {
-      return;
-    }
+    const chunk = parseEventData(data);
     if (typeof chunk?.model === 'string') this.#model = chunk.model;
     const choice = asRecord(asArray(chunk?.choices)?.find((entry) => (asRecord(entry)?.index ?? 0) === 0));
     if (choice === undefined) return;

@@ -5,9 +5,8 @@ import { userHeader } from '../resource-api/request-scope.js';
 import { replyFromCompletion } from './assistant-reply.js';
 import { createKeyedLock } from './conversation-lock.js';
 import { mountMessagesRoute } from './messages/mount-messages-route.js';
-import { chatCompletionBodySchema, conversationHeader, maxTokensHeader, proxyPolicyHeader, readProxyRequest } from './proxy-request.js';
-import { prepareProxyTurn, relayAnswer, tokensFullHeader, tokensSavedHeader, tokensSentHeader, upstreamFailure } from './proxy-turn.js';
-import { parseJson } from './read-json.js';
+import { chatCompletionBodySchema, conversationHeader, proxyHeaderDocs, readProxyRequest } from './proxy-request.js';
+import { prepareProxyTurn, relayAnswer, tokensFullHeader, tokensSavedHeader, tokensSentHeader, relayedAsItCame, upstreamFailure, usageHeaderDocs } from './proxy-turn.js';
 import { chatStreamProtocol } from './relay-stream.js';
 import { mountResponsesRoute } from './responses/mount-responses-route.js';
 import { callUpstream, readUpstreamText, relayedHeaders, requireUpstream, upstreamAuthorization } from './upstream.js';
@@ -41,17 +40,9 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
         '(JSON or server-sent events) is relayed as the upstream sent it, errors included.',
       tags,
       body: chatCompletionBodySchema,
-      headers: {
-        [conversationHeader]: 'the conversation id (else the end user\'s one conversation, named after them)',
-        [userHeader]: 'the end user (else the body\'s `user`, else the conversation\'s own user)',
-        [proxyPolicyHeader]: 'context policy of this request: full, window, token-window or summary',
-        [maxTokensHeader]: 'token budget of this request\'s context',
-      },
+      headers: proxyHeaderDocs("the body's `user`"),
       responses: {
-        200: {
-          description: 'the upstream\'s answer, unchanged (application/json, or text/event-stream when `stream` is true)',
-          headers: { [tokensSentHeader]: 'tokens sent upstream', [tokensFullHeader]: 'tokens of the full history', [tokensSavedHeader]: 'full minus sent' },
-        },
+        200: { description: 'the upstream\'s answer, unchanged (application/json, or text/event-stream when `stream` is true)', headers: usageHeaderDocs },
         400: { description: 'no conversation named, or a message mnemo cannot store' },
       },
     },
@@ -70,10 +61,7 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
         });
         return await relayAnswer(c, deps, deps.llm, turn, upstream, {
           what: 'chat completion',
-          readBody: (text) => {
-            const reply = replyFromCompletion(parseJson(text));
-            return reply === undefined ? undefined : { reply, text };
-          },
+          readBody: relayedAsItCame(replyFromCompletion),
           ...(body.stream === true ? { stream: { protocol: chatStreamProtocol } } : {}),
         });
       } catch (error) {

@@ -11,6 +11,16 @@ export const proxyPolicyHeader = 'X-Mnemo-Policy';
 /** Header choosing the token budget of one request's context. */
 export const maxTokensHeader = 'X-Mnemo-Max-Tokens';
 
+/** The request headers every proxy route reads, as its OpenAPI entry lists them; `userField` says where the end user comes from without `X-Mnemo-User`. */
+export function proxyHeaderDocs(userField: string): Record<string, string> {
+  return {
+    [conversationHeader]: "the conversation id (else the end user's one conversation, named after them)",
+    [userHeader]: `the end user (else ${userField}, else the conversation's own user)`,
+    [proxyPolicyHeader]: 'context policy of this request: full, window, token-window, summary or hybrid',
+    [maxTokensHeader]: "token budget of this request's context",
+  };
+}
+
 const textPartSchema = z.looseObject({ type: z.string(), text: z.string().optional() });
 
 /** One message as an OpenAI client sends it (unknown fields are kept and ignored). */

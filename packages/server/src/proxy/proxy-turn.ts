@@ -4,6 +4,7 @@ import { errorResponse } from '../error-response.js';
 import { toAssistantMessage, type AssistantReply } from './assistant-reply.js';
 import type { KeyedLock } from './conversation-lock.js';
 import { proxyPolicyHeader, type ProxyRequest } from './proxy-request.js';
+import { parseJson } from './read-json.js';
 import { relayStream, type StreamProtocol } from './relay-stream.js';
 import { dedupSlackMessages, findRegeneratedTurn, selectNewTurns, type RegeneratedTurn } from './select-new-turns.js';
 import { readUpstreamText, relayedHeaders, toUpstreamError, UpstreamTimeoutError } from './upstream.js';
@@ -14,6 +15,13 @@ export const tokensSentHeader = 'X-Mnemo-Tokens-Sent';
 export const tokensFullHeader = 'X-Mnemo-Tokens-Full';
 /** Response header: full minus sent. */
 export const tokensSavedHeader = 'X-Mnemo-Tokens-Saved';
+
+/** The usage headers on every proxy answer, as the routes' OpenAPI entries list them. */
+export const usageHeaderDocs: Readonly<Record<string, string>> = Object.freeze({
+  [tokensSentHeader]: 'tokens sent upstream',
+  [tokensFullHeader]: 'tokens of the full history',
+  [tokensSavedHeader]: 'full minus sent',
+});
 
 /** A request's turns stored and its context built: what every proxy route sends upstream, in its own protocol. */
 export interface ProxyTurn {
@@ -48,6 +56,14 @@ export interface AnswerReading {
   readonly readBody: (text: string) => { reply: AssistantReply; text: string } | undefined;
   /** Set when the client asked for a stream: the protocol of the stream it gets, and how to turn the upstream's stream into it (default: relayed as it is). */
   readonly stream?: { readonly protocol: StreamProtocol; readonly translate?: (upstream: ReadableStream<Uint8Array>) => ReadableStream<Uint8Array> };
+}
+
+/** A `readBody` that relays the body as it came, its reply read by `readReply` from the parsed JSON. */
+export function relayedAsItCame(readReply: (body: unknown) => AssistantReply | undefined): AnswerReading['readBody'] {
+  return (text) => {
+    const reply = readReply(parseJson(text));
+    return reply === undefined ? undefined : { reply, text };
+  };
 }
 
 /**

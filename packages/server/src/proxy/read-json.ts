@@ -17,6 +17,11 @@ export function parseJson(text: string): unknown {
   }
 }
 
+/** An event's `data` as a JSON object; `undefined` for anything else (`[DONE]`, garbage). */
+export function parseEventData(data: string): Record<string, unknown> | undefined {
+  return asRecord(parseJson(data));
+}
+
 /**
  * Reads server-sent events from text arriving in pieces of any size and hands each event's `data` (its
  * `data:` lines joined) to `onData`; `end()` delivers an event the stream did not close with a blank line.

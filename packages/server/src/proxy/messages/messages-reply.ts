@@ -1,5 +1,5 @@
 import type { AssistantReply } from '../assistant-reply.js';
-import { asArray, asRecord, ServerSentEventReader } from '../read-json.js';
+import { asArray, asRecord, parseEventData, ServerSentEventReader } from '../read-json.js';
 import type { StreamAssembler, StreamProtocol } from '../relay-stream.js';
 import { mergeUpstreamUsage, readUpstreamUsage, type UpstreamUsage } from '../upstream-usage.js';
 import { readAnthropicMessages } from './messages-blocks.js';
@@ -50,12 +50,7 @@ export class MessagesStreamAssembler implements StreamAssembler {
   }
 
   #event(data: string): void {
-    let event: Record<string, unknown> | undefined;
-    try {
-      event = asRecord(JSON.parse(data));
-    } catch {
-      return;
-    }
+    const event = parseEventData(data);
     const index = typeof event?.index === 'number' ? event.index : undefined;
     switch (event?.type) {
       case 'message_start': {

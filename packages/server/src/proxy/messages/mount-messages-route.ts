@@ -2,9 +2,8 @@ import type { ServerApp, ServerDeps, UpstreamLlmConfig } from '../../app/server-
 import { registerRoute } from '../../openapi/route-spec.js';
 import { userHeader } from '../../resource-api/request-scope.js';
 import type { KeyedLock } from '../conversation-lock.js';
-import { conversationHeader, maxTokensHeader, proxyPolicyHeader } from '../proxy-request.js';
-import { prepareProxyTurn, relayAnswer, tokensFullHeader, tokensSavedHeader, tokensSentHeader, upstreamFailure } from '../proxy-turn.js';
-import { parseJson } from '../read-json.js';
+import { conversationHeader, proxyHeaderDocs } from '../proxy-request.js';
+import { prepareProxyTurn, relayAnswer, relayedAsItCame, upstreamFailure, usageHeaderDocs } from '../proxy-turn.js';
 import { callUpstream, requireUpstream, upstreamAuthorizationHeader } from '../upstream.js';
 import { messagesBodySchema, readMessagesRequest, type MessagesBody } from './messages-request.js';
 import { messagesStreamProtocol, replyFromMessage } from './messages-reply.js';
@@ -34,17 +33,9 @@ export function mountMessagesRoute(app: ServerApp, deps: ServerDeps, lock: Keyed
         'prompt and at the end of its stable part; its answer is relayed as it came.',
       tags: ['Anthropic-compatible proxy'],
       body: messagesBodySchema,
-      headers: {
-        [conversationHeader]: "the conversation id (else the end user's one conversation, named after them)",
-        [userHeader]: 'the end user (else `metadata.user_id`)',
-        [proxyPolicyHeader]: 'context policy of this request: full, window, token-window, summary or hybrid',
-        [maxTokensHeader]: "token budget of this request's context",
-      },
+      headers: proxyHeaderDocs('`metadata.user_id`'),
       responses: {
-        200: {
-          description: 'the upstream\'s `message` (application/json), or its event stream when `stream` is true, unchanged',
-          headers: { [tokensSentHeader]: 'tokens sent upstream', [tokensFullHeader]: 'tokens of the full history', [tokensSavedHeader]: 'full minus sent' },
-        },
+        200: { description: "the upstream's `message` (application/json), or its event stream when `stream` is true, unchanged", headers: usageHeaderDocs },
         400: { description: 'no conversation named, or a block mnemo cannot store' },
       },
     },
@@ -64,10 +55,7 @@ export function mountMessagesRoute(app: ServerApp, deps: ServerDeps, lock: Keyed
         });
         return await relayAnswer(c, deps, upstreamConfig, turn, upstream, {
           what: 'Messages message',
-          readBody: (text) => {
-            const reply = replyFromMessage(parseJson(text));
-            return reply === undefined ? undefined : { reply, text };
-          },
+          readBody: relayedAsItCame((body) => replyFromMessage(body)),
           ...(body.stream === true ? { stream: { protocol: messagesStreamProtocol } } : {}),
         });
       } catch (error) {

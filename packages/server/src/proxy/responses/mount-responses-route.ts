@@ -3,8 +3,8 @@ import type { ServerApp, ServerContext, ServerDeps, UpstreamLlmConfig } from '..
 import { registerRoute } from '../../openapi/route-spec.js';
 import { userHeader } from '../../resource-api/request-scope.js';
 import type { KeyedLock } from '../conversation-lock.js';
-import { conversationHeader, maxTokensHeader, proxyPolicyHeader } from '../proxy-request.js';
-import { prepareProxyTurn, relayAnswer, tokensFullHeader, tokensSavedHeader, tokensSentHeader, upstreamFailure, type AnswerReading, type ProxyTurn } from '../proxy-turn.js';
+import { conversationHeader, proxyHeaderDocs } from '../proxy-request.js';
+import { prepareProxyTurn, relayAnswer, relayedAsItCame, upstreamFailure, usageHeaderDocs, type AnswerReading, type ProxyTurn } from '../proxy-turn.js';
 import { parseJson } from '../read-json.js';
 import { dedupSlackMessages } from '../select-new-turns.js';
 import { callUpstream, requireUpstream, upstreamAuthorization } from '../upstream.js';
@@ -53,17 +53,9 @@ export function mountResponsesRoute(app: ServerApp, deps: ServerDeps, lock: Keye
         'the same request as chat completions, its answer translated back (translate; the default for every upstream but api.openai.com).',
       tags: ['OpenAI-compatible proxy'],
       body: responsesBodySchema,
-      headers: {
-        [conversationHeader]: "the conversation id (else the end user's one conversation, named after them)",
-        [userHeader]: "the end user (else the body's `user`, else `safety_identifier`)",
-        [proxyPolicyHeader]: "context policy of this request: full, window, token-window, summary or hybrid",
-        [maxTokensHeader]: "token budget of this request's context",
-      },
+      headers: proxyHeaderDocs("the body's `user`, else `safety_identifier`"),
       responses: {
-        200: {
-          description: 'a Responses `response` (application/json), or its event stream when `stream` is true',
-          headers: { [tokensSentHeader]: 'tokens sent upstream', [tokensFullHeader]: 'tokens of the full history', [tokensSavedHeader]: 'full minus sent' },
-        },
+        200: { description: 'a Responses `response` (application/json), or its event stream when `stream` is true', headers: usageHeaderDocs },
         400: { description: 'no conversation named, an item mnemo cannot store, or a tool a chat-completions upstream cannot run' },
         404: { description: '`previous_response_id` or an item reference that is not in the conversation' },
       },
@@ -98,10 +90,7 @@ async function forward(c: ServerContext, deps: ServerDeps, turn: ProxyTurn, body
   });
   const reading: AnswerReading = {
     what: 'Responses response',
-    readBody: (text) => {
-      const reply = replyFromResponse(parseJson(text));
-      return reply === undefined ? undefined : { reply, text };
-    },
+    readBody: relayedAsItCame(replyFromResponse),
     ...(body.stream === true ? { stream: { protocol: responsesStreamProtocol } } : {}),
   };
   return relayAnswer(c, deps, deps.llm, turn, upstream, reading);

@@ -1,5 +1,5 @@
 import type { AssistantReply } from '../assistant-reply.js';
-import { asArray, asRecord, ServerSentEventReader } from '../read-json.js';
+import { asArray, asRecord, parseEventData, ServerSentEventReader } from '../read-json.js';
 import type { StreamAssembler, StreamProtocol } from '../relay-stream.js';
 import { readUpstreamUsage } from '../upstream-usage.js';
 import { idsOfResponse, replyOfOutput } from './responses-items.js';
@@ -61,12 +61,7 @@ export class ResponsesStreamAssembler implements StreamAssembler {
   }
 
   #event(data: string): void {
-    let event: Record<string, unknown> | undefined;
-    try {
-      event = asRecord(JSON.parse(data));
-    } catch {
-      return;
-    }
+    const event = parseEventData(data);
     const type = event?.type;
     if (event === undefined || typeof type !== 'string') return;
     const response = asRecord(event.response);

@@ -1,4 +1,4 @@
-import { asArray, asRecord, ServerSentEventReader } from '../read-json.js';
+import { asArray, asRecord, parseEventData, ServerSentEventReader } from '../read-json.js';
 import { mergeUpstreamUsage, readUpstreamUsage, type UpstreamUsage } from '../upstream-usage.js';
 import { incompleteReasonOf } from './chat-translation.js';
 import { buildResponse, functionCallItem, messageItem, newResponsesId, outputText } from './responses-object.js';
@@ -87,12 +87,7 @@ class ChatToResponsesEvents {
       this.#finished = true;
       return;
     }
-    let chunk: Record<string, unknown> | undefined;
-    try {
-      chunk = asRecord(JSON.parse(data));
-    } catch {
-      return;
-    }
+    const chunk = parseEventData(data);
     if (chunk === undefined) return;
     const error = asRecord(chunk.error);
     if (error !== undefined) {
