@@ -66,6 +66,8 @@ async function expectConversation(rig: ClientRig, client: Client, tag: string, r
     if (client.route === 'messages') expect(usage).toMatchObject({ cachedInputTokens: expect.any(Number), cacheWriteInputTokens: expect.any(Number) });
     else if (client.route === 'responses') expect(usage).toEqual({ inputTokens: 50, outputTokens: 7, cachedInputTokens: 16, cacheWriteInputTokens: 0 });
 
+    // Keyless serve without MNEMO_LLM_PASS_CLIENT_KEY: the client's key never goes upstream.
+    for (const request of rig.openai.requests) expect(request.headers.authorization).toBeUndefined();
     const bodies = upstreamBodiesWith(rig, user);
     expect(bodies.length).toBe(4);
     for (const body of bodies) {

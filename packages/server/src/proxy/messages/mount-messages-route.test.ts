@@ -70,8 +70,9 @@ describe('POST /v1/messages', () => {
     const { upstream, app } = await start([{ content: 'a' }, { content: 'b' }], {});
     const request = { model: 'claude-x', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], metadata: { user_id: 'keyless' } };
 
-    await postJson(`${app.url}/v1/messages`, request, { 'x-api-key': 'sk-ant-client' });
+    const answer = await postJson(`${app.url}/v1/messages`, request, { 'x-api-key': 'sk-ant-client' });
 
+    expect(Number(answer.headers.get('x-mnemo-tokens-sent'))).toBeGreaterThan(0);
     expect(upstream.requests[0]!.headers['x-api-key']).toBeUndefined();
     expect(upstream.requests[0]!.headers['anthropic-version']).toBe('2023-06-01');
 
