@@ -11,7 +11,7 @@ import { callUpstream, requireUpstream, upstreamAuthorization } from '../upstrea
 import { checkTranslatable, responseFromCompletion, toChatCompletionRequest } from './chat-translation.js';
 import { toResponsesInput } from './responses-items.js';
 import { replyFromResponse, responsesStreamProtocol } from './responses-reply.js';
-import { inputLength, readResponsesRequest, readResponsesScope, responsesBodySchema, storedReplyIds, type ResponsesBody } from './responses-request.js';
+import { inputLength, namesStoredReplies, readResponsesRequest, readResponsesScope, responsesBodySchema, storedReplyIds, type ResponsesBody } from './responses-request.js';
 import { translateChatStream } from './translate-chat-stream.js';
 
 /** How the proxy serves `POST /v1/responses`: forwarded to an upstream that speaks Responses, or translated to chat completions. */
@@ -65,7 +65,8 @@ export function mountResponsesRoute(app: ServerApp, deps: ServerDeps, lock: Keye
       const mode = responsesUpstreamMode(deps.llm);
       if (mode === 'translate') checkTranslatable(body);
       const scope = readResponsesScope(c, body);
-      const tail = withoutSuperseded(await deps.memory.listMessages(scope, { order: 'desc', limit: inputLength(body) + dedupSlackMessages }));
+      // Only a request that names stored replies needs them read before its turns are.
+      const tail = namesStoredReplies(body) ? withoutSuperseded(await deps.memory.listMessages(scope, { order: 'desc', limit: inputLength(body) + dedupSlackMessages })) : [];
       const request = readResponsesRequest(c, body, scope, storedReplyIds(tail));
       const turn = await prepareProxyTurn(deps, lock, request);
       try {

@@ -43,6 +43,12 @@ export function storedReplyIds(tail: readonly Message[]): Map<string, Message> {
   return byId;
 }
 
+/** True when a request refers to stored replies: `previous_response_id`, or an `item_reference` in its input. */
+export function namesStoredReplies(body: ResponsesBody): boolean {
+  if (typeof body.previous_response_id === 'string') return true;
+  return Array.isArray(body.input) && body.input.some((item) => typeof item === 'object' && item !== null && (item as { type?: unknown }).type === 'item_reference');
+}
+
 /** How many items of a request may be references, so the stored tail read to resolve them covers them all. */
 export function inputLength(body: ResponsesBody): number {
   return typeof body.input === 'string' ? 1 : (body.input?.length ?? 0);
