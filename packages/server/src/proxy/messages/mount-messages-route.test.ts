@@ -82,6 +82,21 @@ describe('POST /v1/messages', () => {
     expect(passing.requests[0]!.headers['anthropic-version']).toBe('2024-01-01');
   });
 
+  it('takes the mnemo key as the SDK\'s authToken on a server with keys, and never passes it on as x-api-key', async () => {
+    const upstream = await startScriptedAnthropicServer({ replies: [{ content: 'ok' }] });
+    cleanups.push(() => upstream.close());
+    const app = await startProxyApp({ anthropic: { baseUrl: upstream.baseUrl, passClientKey: true }, auth: { keys: [{ key: 'mnemo-key-1', tenantId: 'mesh' }] } });
+    cleanups.push(() => app.close());
+    // A careless client sends its mnemo key in x-api-key as well.
+    const client = new Anthropic({ baseURL: app.url, authToken: 'mnemo-key-1', defaultHeaders: { 'x-api-key': 'mnemo-key-1' }, maxRetries: 0 });
+
+    const message = await client.messages.create({ model: 'claude-x', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], metadata: { user_id: 'keyed' } });
+
+    expect(message.content).toEqual([{ type: 'text', text: 'ok' }]);
+    expect(upstream.requests[0]!.headers['x-api-key']).toBeUndefined();
+    expect(upstream.requests[0]!.headers.authorization).toBeUndefined();
+  });
+
   it('refuses an image block with 400 and stores nothing; answers 503 without an upstream', async () => {
     const { app } = await start([{ content: 'unused' }]);
 
