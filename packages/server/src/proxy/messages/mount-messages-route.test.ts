@@ -51,7 +51,7 @@ describe('POST /v1/messages', () => {
   });
 
   it("places the stable part's breakpoint on the last turn before the newest user turn", async () => {
-    const { upstream, client } = await start([{ content: 'One.' }, { content: 'Two.' }]);
+    const { upstream, client } = await start([{ content: 'One.' }, { content: 'Two.' }, { content: 'Three.' }]);
     const body = { model: 'claude-x', max_tokens: 100, metadata: { user_id: 'two-turns' } };
 
     await client.messages.create({ ...body, messages: [{ role: 'user', content: 'First?' }] });
@@ -64,6 +64,12 @@ describe('POST /v1/messages', () => {
       { role: 'assistant', content: [{ type: 'text', text: 'One.', cache_control: { type: 'ephemeral' } }] },
       { role: 'user', content: [{ type: 'text', text: 'Second?' }] },
     ]);
+    // No system prompt here: what the third request reads from the cache, the stable part's breakpoint wrote.
+    const third = await client.messages.create({
+      ...body,
+      messages: [{ role: 'user', content: 'First?' }, { role: 'assistant', content: 'One.' }, { role: 'user', content: 'Second?' }, { role: 'assistant', content: 'Two.' }, { role: 'user', content: 'Third?' }],
+    });
+    expect(third.usage.cache_read_input_tokens).toBeGreaterThan(0);
   });
 
   it("never sends the client's key upstream unless asked, and then its own x-api-key", async () => {
