@@ -30,6 +30,7 @@ export type {
   ContextPart,
   ContextPolicy,
   ContextRecallReport,
+  ContextStablePrefix,
   ContextReport,
   DroppedMessages,
   DropReason,

@@ -115,7 +115,9 @@ async function openHttpServer(setup: ServeSetup, options: { httpProcess: boolean
       auth: { keys: settings.apiKeys },
       limits: serverLimits(settings),
       llm: { ...config.llm },
-      // The OpenAI-compatible proxy (POST /v1/chat/completions, upstream from llm.*), MCP at /mcp, the inspector at /inspect.
+      // The Messages upstream shares the OpenAI one's timeouts.
+      anthropic: { ...config.anthropic, connectTimeoutMs: config.llm.connectTimeoutMs, firstByteTimeoutMs: config.llm.firstByteTimeoutMs, idleTimeoutMs: config.llm.idleTimeoutMs },
+      // The proxy (POST /v1/chat/completions and /v1/responses, upstream from llm.*; POST /v1/messages, upstream from anthropic.*), MCP at /mcp, the inspector at /inspect.
       routes: [mountProxyRoutes, mountMcpRoutes, mountInspectorRoutes],
       ...(settings.corsOrigins.length === 0 ? {} : { cors: { origins: settings.corsOrigins } }),
       allowedHosts: settings.allowedHosts,

@@ -37,11 +37,25 @@ describe('loadCliConfig', () => {
 
     expect(config).toEqual({
       db: join(directory, 'mnemo.db'),
-      llm: { timeoutMs: cliDefaults.timeoutMs, passClientKey: false, ...defaultUpstreamTimeouts },
+      llm: { timeoutMs: cliDefaults.timeoutMs, passClientKey: false, ...defaultUpstreamTimeouts, responsesApi: 'auto' },
+      anthropic: { passClientKey: false },
       // The library's own defaults: one budget for the library, serve, the proxy, MCP and replay.
       context: { maxTokens: 2000, windowTurns: 4 },
       embedder: { kind: 'use-lite', queryTimeoutMs: 30 },
     });
+  });
+
+  it('reads the Responses mode and the Anthropic upstream from the environment over the file', async () => {
+    await writeFile(join(directory, 'mnemo.config.json'), JSON.stringify({ llm: { responsesApi: 'forward' }, anthropic: { baseUrl: 'http://127.0.0.1:9/file', passClientKey: true } }));
+
+    const config = await loadCliConfig({
+      env: { MNEMO_LLM_RESPONSES_API: 'translate', MNEMO_ANTHROPIC_BASE_URL: 'https://api.anthropic.com', MNEMO_ANTHROPIC_API_KEY: 'sk-ant-test' },
+      cwd: directory,
+    });
+
+    expect(config.llm.responsesApi).toBe('translate');
+    expect(config.anthropic).toEqual({ baseUrl: 'https://api.anthropic.com', apiKey: 'sk-ant-test', passClientKey: true });
+    await expect(loadCliConfig({ env: { MNEMO_LLM_RESPONSES_API: 'sometimes' }, cwd: directory })).rejects.toThrow(/MNEMO_LLM_RESPONSES_API/);
   });
 
   it('configures an OpenAI-compatible embedder from the environment, defaulting to the LLM endpoint', async () => {

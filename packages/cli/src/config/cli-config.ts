@@ -21,6 +21,15 @@ export interface CliConfig {
     readonly connectTimeoutMs: number;
     readonly firstByteTimeoutMs: number;
     readonly idleTimeoutMs: number;
+    /** How the proxy's `POST /v1/responses` reaches the upstream: `forward`, `translate` (to chat completions), or `auto` (default: forward to api.openai.com, translate for any other). */
+    readonly responsesApi: 'auto' | 'forward' | 'translate';
+  };
+  /** The Anthropic Messages upstream of the proxy's `POST /v1/messages` (its timeouts are `llm`'s); no base URL: the route answers 503. */
+  readonly anthropic: {
+    readonly baseUrl?: string;
+    readonly apiKey?: string;
+    /** Pass the client's own Anthropic key (`x-api-key`, or `X-Mnemo-Upstream-Authorization`) when no `apiKey` is set. Default false. */
+    readonly passClientKey: boolean;
   };
   readonly context: {
     /** Unset means each command's own default (replay compares every policy); `meshai` is `summary` with the meshai compaction preset. */
@@ -95,6 +104,10 @@ export const cliEnvironmentVariables = Object.freeze({
   MNEMO_LLM_CONNECT_TIMEOUT_MS: `ms the proxy waits to connect to the upstream before answering 504 (default ${defaultUpstreamTimeouts.connectTimeoutMs})`,
   MNEMO_LLM_FIRST_BYTE_TIMEOUT_MS: `ms the proxy waits for the upstream's response headers before answering 504 (default ${defaultUpstreamTimeouts.firstByteTimeoutMs})`,
   MNEMO_LLM_IDLE_TIMEOUT_MS: `longest silence in ms between two pieces of the upstream's answer before the proxy gives up (default ${defaultUpstreamTimeouts.idleTimeoutMs})`,
+  MNEMO_LLM_RESPONSES_API: 'how the proxy serves POST /v1/responses: forward (the upstream speaks Responses), translate (to chat completions), auto (default: forward to api.openai.com, else translate)',
+  MNEMO_ANTHROPIC_BASE_URL: 'Anthropic Messages upstream of the proxy\'s POST /v1/messages, e.g. https://api.anthropic.com',
+  MNEMO_ANTHROPIC_API_KEY: 'its API key, sent as x-api-key',
+  MNEMO_ANTHROPIC_PASS_CLIENT_KEY: "1: the proxy passes the client's own Anthropic key upstream when MNEMO_ANTHROPIC_API_KEY is unset (default 0: none is sent)",
   MNEMO_ALLOWED_HOSTS: 'host names mnemo serve answers to besides loopback ones, comma-separated (e.g. mnemo.internal)',
   MNEMO_MAX_TOKENS: `token budget of each request (default ${cliDefaults.maxTokens})`,
   MNEMO_POLICY: `context policy: ${cliPolicies.join(', ')}`,
@@ -123,6 +136,7 @@ const apiKeyList = z.string().transform((text, context) =>
   }),
 );
 
+const responsesApi = z.enum(['auto', 'forward', 'translate']);
 const embedderKind = z.enum(['use-lite', 'openai', 'hashed', 'none']);
 const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// or postgresql:// URL' });
 
@@ -149,6 +163,14 @@ const fileSchema = z.strictObject({
       connectTimeoutMs: z.number().int().min(1).optional(),
       firstByteTimeoutMs: z.number().int().min(1).optional(),
       idleTimeoutMs: z.number().int().min(1).optional(),
+      responsesApi: responsesApi.optional(),
+    })
+    .optional(),
+  anthropic: z
+    .strictObject({
+      baseUrl: httpUrl.optional(),
+      apiKey: z.string().optional(),
+      passClientKey: z.boolean().optional(),
     })
     .optional(),
   context: z
@@ -189,6 +211,10 @@ const envSchema = z.object({
   MNEMO_LLM_CONNECT_TIMEOUT_MS: wholeMilliseconds.optional(),
   MNEMO_LLM_FIRST_BYTE_TIMEOUT_MS: wholeMilliseconds.optional(),
   MNEMO_LLM_IDLE_TIMEOUT_MS: wholeMilliseconds.optional(),
+  MNEMO_LLM_RESPONSES_API: responsesApi.optional(),
+  MNEMO_ANTHROPIC_BASE_URL: httpUrl.optional(),
+  MNEMO_ANTHROPIC_API_KEY: z.string().optional(),
+  MNEMO_ANTHROPIC_PASS_CLIENT_KEY: z.enum(['0', '1', 'true', 'false']).optional(),
   MNEMO_ALLOWED_HOSTS: z.string().min(1).optional(),
   MNEMO_MAX_TOKENS: z.coerce.number<string>({ error: 'must be a whole number' }).pipe(maxTokens).optional(),
   MNEMO_POLICY: policy.optional(),
@@ -236,6 +262,13 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
     connectTimeoutMs: env.MNEMO_LLM_CONNECT_TIMEOUT_MS ?? fileValues.llm?.connectTimeoutMs ?? defaultUpstreamTimeouts.connectTimeoutMs,
     firstByteTimeoutMs: env.MNEMO_LLM_FIRST_BYTE_TIMEOUT_MS ?? fileValues.llm?.firstByteTimeoutMs ?? defaultUpstreamTimeouts.firstByteTimeoutMs,
     idleTimeoutMs: env.MNEMO_LLM_IDLE_TIMEOUT_MS ?? fileValues.llm?.idleTimeoutMs ?? defaultUpstreamTimeouts.idleTimeoutMs,
+    responsesApi: env.MNEMO_LLM_RESPONSES_API ?? fileValues.llm?.responsesApi ?? 'auto',
+  };
+  const anthropic = {
+    ...defined('baseUrl', env.MNEMO_ANTHROPIC_BASE_URL ?? fileValues.anthropic?.baseUrl),
+    ...defined('apiKey', env.MNEMO_ANTHROPIC_API_KEY ?? fileValues.anthropic?.apiKey),
+    passClientKey:
+      env.MNEMO_ANTHROPIC_PASS_CLIENT_KEY === undefined ? (fileValues.anthropic?.passClientKey ?? false) : ['1', 'true'].includes(env.MNEMO_ANTHROPIC_PASS_CLIENT_KEY),
   };
   const context = {
     ...defined('policy', env.MNEMO_POLICY ?? fileValues.context?.policy),
@@ -263,7 +296,7 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
           corsOrigins: corsOrigins ?? [],
           allowedHosts: envHosts ?? allowedHosts ?? [],
         };
-  return Object.freeze({ db, llm, context, embedder, ...defined('server', serverConfig), ...defined('configFile', file?.path) });
+  return Object.freeze({ db, llm, anthropic, context, embedder, ...defined('server', serverConfig), ...defined('configFile', file?.path) });
 }
 
 /** Resolves a path against a directory; `:memory:` stays as it is. */

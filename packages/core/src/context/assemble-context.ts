@@ -2,7 +2,7 @@ import { MemoryError } from '../errors/memory-error.js';
 import type { Message } from '../messages/message.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import { savedPercent } from '../usage/usage.js';
-import type { BuiltContext, ContextMessage, ContextPart, ContextPolicy, DroppedMessages, DropReason, TruncatedMessage } from './context-types.js';
+import type { BuiltContext, ContextMessage, ContextPart, ContextPolicy, ContextStablePrefix, DroppedMessages, DropReason, TruncatedMessage } from './context-types.js';
 import { groupMessages, sumTokens, type MessageGroup } from './group-messages.js';
 import { fittedTokens, selectNewest, splitUnits } from './select-recent.js';
 import { summaryBlock, type SummaryBlock, type SummaryInput } from './summary-block.js';
@@ -60,6 +60,19 @@ export function assembleContext(input: AssembleInput): BuiltContext {
   if (input.system !== undefined) messages.push({ role: 'system', content: input.system });
   if (block !== undefined) messages.push(block.message);
   messages.push(...selected.map(toContextMessage));
+  // Pinned: the system prompt and a whole summary block. The raw turns count only while none of the
+  // loaded ones was left out (the `window` policy slides by design, so never).
+  const pinned = [
+    ...(input.system === undefined ? [] : [systemTokens]),
+    ...(block === undefined ? [] : block.truncated ? [] : [block.tokens]),
+  ];
+  const summarizedThrough = input.policy === 'summary' ? (input.summary?.toSeq ?? 0) : 0;
+  const appendOnly =
+    input.policy !== 'window' &&
+    (summarizedThrough === 0 || (block !== undefined && !block.truncated)) &&
+    selected.length === input.tail.length &&
+    input.tail.length === input.totalMessages - summarizedThrough &&
+    selected.every((item) => item.truncatedFrom === undefined);
   return {
     messages,
     report: {
@@ -75,7 +88,22 @@ export function assembleContext(input: AssembleInput): BuiltContext {
       sentTokens,
       savedTokens: fullHistoryTokens - sentTokens,
       savedPercent: savedPercent(sentTokens, fullHistoryTokens),
+      stable: stablePrefix(pinned, appendOnly ? selected : []),
     },
+  };
+}
+
+/**
+ * The stable prefix of a context: the pinned leading messages (their tokens in order), then, when the raw
+ * turns are sent append-only, those before the newest user message (that turn, and per-request material
+ * placed before it, change with every request).
+ */
+export function stablePrefix(pinnedTokens: readonly number[], appendOnlyRaw: readonly FittedMessage[]): ContextStablePrefix {
+  const newestUser = appendOnlyRaw.map((item) => item.message.role).lastIndexOf('user');
+  const raw = appendOnlyRaw.slice(0, Math.max(0, newestUser));
+  return {
+    messageCount: pinnedTokens.length + raw.length,
+    tokens: pinnedTokens.reduce((sum, tokens) => sum + tokens, 0) + fittedTokens(raw),
   };
 }
 

@@ -63,14 +63,15 @@ describe('hybrid context', () => {
     const part = (kind: string) => report.parts.find((candidate) => candidate.kind === kind);
     const tokens = (kind: string) => part(kind)?.tokens ?? 0;
     const firstRecentSeq = part('recent')!.seqRange!.from;
-    // What each block had left when the item came up: its share for facts, what recent turns left for recall.
+    // What each block had left when the item came up: its share for facts; for recall what recent turns left, at most its share.
     const factsRoom = Math.floor(room * hybridShares.facts) - tokens('facts');
-    const recallRoom = room - tokens('facts') - tokens('summary') - tokens('recent') - tokens('recalled');
+    const recallRoom = Math.min(Math.floor(room * hybridShares.recalled), room - tokens('facts') - tokens('summary') - tokens('recent')) - tokens('recalled');
 
     const expected = report.excludedItems.map((item) =>
       item.kind === 'recalled' && item.conversationId === 'node-7' && item.seq! >= firstRecentSeq
         ? { ...item, reason: 'already_in_context', tokens: 0 }
-        : { ...item, reason: 'over_budget', tokens: expect.toSatisfy((cost: number) => cost > (item.kind === 'fact' ? factsRoom : recallRoom)) },
+        // (≥: a line that fit by its own count is dropped again when the block's exact count is a token over.)
+        : { ...item, reason: 'over_budget', tokens: expect.toSatisfy((cost: number) => cost >= (item.kind === 'fact' ? factsRoom : recallRoom)) },
     );
     expect(report.excludedItems).toEqual(expected);
     const reasons = (kind: string) => new Set(report.excludedItems.filter((item) => item.kind === kind).map((item) => item.reason));
@@ -173,6 +174,46 @@ describe('hybrid context', () => {
     const { messages, report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 40 });
     expect(messages.at(-1)?.content).toContain('relay');
     expect(report.sentTokens).toBeLessThanOrEqual(40);
+  });
+});
+
+describe('the stable prefix (invariant 7)', () => {
+  it('stays byte-identical from one request to the next until the next compaction, whatever the query, and the report says where it ends', async () => {
+    const store = new InMemoryStore();
+    const memory = await memoryWithHistory(store);
+    const system = 'Be brief.';
+    const first = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 1200, system, query: 'LARCH-RIDGE solar panel' });
+    const { stable } = first.report;
+    expect(first.report.parts.map((part) => part.kind)).toEqual(['system', 'facts', 'summary', 'recent', 'recalled']);
+    // system, facts, summary and the raw turns before the newest user turn; recall and that turn come after.
+    expect(stable.messageCount).toBe(first.messages.length - 2);
+    expect(first.messages[stable.messageCount]?.content).toMatch(/^Earlier messages that may matter/);
+    const counter = memory.tokenCounter;
+    expect(stable.tokens).toBe(first.messages.slice(0, stable.messageCount).reduce((sum, message) => sum + counter.countMessage(message), 0));
+
+    // A fact learned after the compaction is in the raw turns; it does not reach the memory block before the next one.
+    await store.insertFact({ tenantId: 'default', userId: 'maren' }, {
+      subject: 'user', attribute: 'callsign', value: 'KE7QTR', text: 'my callsign is KE7QTR', confidence: 0.9, validFrom: '2025-05-29T10:00:00.000Z', sourceSeqs: [], extractor: 'test', createdAt: new Date(Date.now() + 60_000).toISOString(),
+    });
+    await memory.append(scope, [{ role: 'assistant', content: 'It is LARCH-RIDGE.' }, { role: 'user', content: 'and the channel report?' }]);
+    const second = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 1200, system, query: 'channel report' });
+    expect(second.messages.slice(0, stable.messageCount)).toEqual(first.messages.slice(0, stable.messageCount));
+    expect(second.report.stable.messageCount).toBe(stable.messageCount + 2);
+    expect(second.messages.slice(stable.messageCount, stable.messageCount + 2).map((message) => message.content)).toEqual(["what was that relay's name again?", 'It is LARCH-RIDGE.']);
+    expect(second.messages.map((message) => message.content).join('\n')).not.toContain('KE7QTR');
+    await memory.close();
+  });
+
+  it('is the system prompt alone when the raw turns slide (a window), and the whole conversation when it fits', async () => {
+    const memory = await memoryWithHistory();
+    const windowed = await memory.buildContext(scope, { policy: 'window', windowTurns: 2, system: 'Be brief.' });
+    expect(windowed.report.stable.messageCount).toBe(1);
+    const short = createMemory({ store: new InMemoryStore(), worker: { autoStart: false }, compaction: false });
+    await short.append(scope, [...filler(2), { role: 'user', content: 'channel report?' }]);
+    const whole = await short.buildContext(scope, { policy: 'hybrid', maxTokens: 2000, system: 'Be brief.' });
+    expect(whole.report.stable.messageCount).toBe(5);
+    await memory.close();
+    await short.close();
   });
 });
 

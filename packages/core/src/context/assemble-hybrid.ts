@@ -2,17 +2,18 @@ import type { Fact } from '../facts/fact.js';
 import { factLine } from '../facts/fact-line.js';
 import type { RecallHit } from '../recall/recall.js';
 import { savedPercent } from '../usage/usage.js';
-import { describeDropped, pinnedTokens, toContextMessage, truncatedOf, type AssembleInput } from './assemble-context.js';
+import { describeDropped, pinnedTokens, stablePrefix, toContextMessage, truncatedOf, type AssembleInput } from './assemble-context.js';
 import type { BuiltContext, ContextMessage, ContextPart, ExcludedItem } from './context-types.js';
 import { groupMessages, groupTurns } from './group-messages.js';
 import { factsBlock, recalledBlock, type ItemBlock } from './memory-blocks.js';
 import { fittedTokens, selectNewest } from './select-recent.js';
 import { summaryBlock, type SummaryBlock } from './summary-block.js';
-import type { FittedMessage } from './truncate-group.js';
+import { fitWhole, type FittedMessage } from './truncate-group.js';
 
 /** What the hybrid policy adds to {@link AssembleInput}: the user's facts and the recalled messages for this turn. */
 export interface HybridInput extends AssembleInput {
   readonly conversationId: string;
+  /** The user's facts as of the last compaction, in a stable order (see `factsAsOf`). */
   readonly facts: readonly Fact[];
   readonly recalled: readonly RecallHit[];
 }
@@ -21,10 +22,14 @@ export interface HybridInput extends AssembleInput {
 export const hybridShares = Object.freeze({ facts: 0.15, summary: 0.2, recalled: 0.25 });
 
 /**
- * The hybrid context: [system] [facts] [summary] [recent turns] [recalled snippets] [newest user turn].
- * The newest turn is never given up for memory; facts, summary and recall each stay within their share
- * of the budget; recent turns take the rest; recall then fills what recent turns left, skipping
- * messages the context already holds. Every included and left-out item is in the report.
+ * The hybrid context, stable parts first (invariant 7): [system] [facts] [summary] [raw turns since the
+ * watermark] [recalled snippets] [newest user turn]. Facts and summary are those of the last compaction,
+ * the raw turns all of those since it, so everything before the recalled snippets is byte-identical
+ * from one request to the next until the next compaction; `report.stable` says where it ends. Only
+ * when the raw turns outgrow the budget before compaction caught up do the newest that fit go (a sliding
+ * window, nothing stable after the summary). The newest turn is never given up for memory; facts and
+ * summary stay within their share of the budget; recall takes what is left, at most its share,
+ * skipping messages the context already holds. Every included and left-out item is in the report.
  */
 export function assembleHybrid(input: HybridInput): BuiltContext {
   const { counter } = input;
@@ -33,37 +38,51 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
   const turns = groupTurns(groupMessages(input.tail)).map((turn) => turn.groups);
   if (input.tail.length === input.totalMessages && sumTokens(input.tail) <= room) return wholeConversation(input, turns, systemTokens, fixedTokens);
 
-  let facts = factsBlock(input.facts, counter, Math.floor(room * hybridShares.facts));
+  const watermark = input.summary?.toSeq ?? 0;
   let summary = input.summary === undefined ? undefined : summaryBlock(input.summary, counter, Math.floor(room * hybridShares.summary));
-  let recallReserve = input.recalled.length === 0 ? 0 : Math.floor(room * hybridShares.recalled);
-  let selected = selectNewest(turns, room - facts.tokens - (summary?.tokens ?? 0) - recallReserve, counter);
-  if (selected.length === 0 && turns.length > 0) {
+  // A fact stated in the raw turns since the watermark, or kept as a line of the summary (decision 0022),
+  // is said there already: sending it again only costs tokens. Neither test depends on the request.
+  const summaryLines = new Set((summary?.message.content ?? '').split('\n'));
+  const alreadySaid = (fact: Fact) =>
+    (fact.sourceConversationId === input.conversationId && fact.sourceSeqs.length > 0 && fact.sourceSeqs.every((seq) => seq > watermark)) ||
+    summaryLines.has(`- ${factLine(fact)}`);
+  const factsSaid = input.facts.filter(alreadySaid);
+  const kept = factsBlock(input.facts.filter((fact) => !alreadySaid(fact)), counter, Math.floor(room * hybridShares.facts));
+  let facts: ItemBlock = { ...kept, excluded: [...kept.excluded, ...factsSaid.map((fact) => factExcluded(fact, 'already_in_context'))] };
+
+  const newestTurn = turns.slice(-1);
+  const olderTurns = turns.slice(0, -1);
+  let newest = selectNewest(newestTurn, room - facts.tokens - (summary?.tokens ?? 0), counter);
+  const crowded = newest.length === 0 && newestTurn.length > 0;
+  if (crowded) {
     // Memory crowded out the newest turn: the turn the model must answer wins, memory goes.
     facts = { message: undefined, tokens: 0, items: [], excluded: [...facts.items, ...facts.excluded].map((item) => ({ ...item, reason: 'over_budget' })) };
     summary = undefined;
-    recallReserve = 0;
-    selected = selectNewest(turns, room, counter);
+    newest = selectNewest(newestTurn, room, counter);
   }
+  const recallShare = input.recalled.length === 0 ? 0 : Math.floor(room * hybridShares.recalled);
+  const rawRoom = room - facts.tokens - (summary?.tokens ?? 0) - fittedTokens(newest);
+  const olderTokens = olderTurns.reduce((sum, turn) => sum + turn.reduce((total, group) => total + group.tokens, 0), 0);
+  const tailIsWhole = input.tail.length === input.totalMessages - watermark;
+  // Append-only while every raw turn since the watermark fits; else (compaction behind) the newest that fit beside recall's share.
+  const appendOnly = tailIsWhole && olderTokens <= rawRoom && newest.every((item) => item.truncatedFrom === undefined);
+  const older = appendOnly ? olderTurns.flatMap((turn) => turn.flatMap((group) => group.messages.map(fitWhole))) : selectNewest(olderTurns, rawRoom - recallShare, counter);
+  const selected = newest.length === 0 ? older : older.length === 0 || newest.length === fittedCount(newestTurn) ? [...older, ...newest] : newest;
   const firstRecentSeq = selected[0]?.message.seq ?? Number.POSITIVE_INFINITY;
-  // A fact stated in the verbatim turns, or kept as a line of the summary (decision 0022), is said there
-  // already: sending it again only costs tokens.
-  const summaryLines = new Set((summary?.message.content ?? '').split('\n'));
-  const alreadySaid = (fact: Fact) =>
-    (fact.sourceConversationId === input.conversationId && fact.sourceSeqs.length > 0 && fact.sourceSeqs.every((seq) => seq >= firstRecentSeq)) ||
-    summaryLines.has(`- ${factLine(fact)}`);
-  const factsSaid = input.facts.filter(alreadySaid);
-  if (factsSaid.length > 0 && facts.message !== undefined) {
-    const kept = factsBlock(input.facts.filter((fact) => !alreadySaid(fact)), counter, Math.floor(room * hybridShares.facts));
-    facts = { ...kept, excluded: [...kept.excluded, ...factsSaid.map((fact) => factExcluded(fact, 'already_in_context'))] };
-  }
   const inContext = (hit: RecallHit) => hit.conversationId === input.conversationId && hit.message.seq >= firstRecentSeq;
-  const recallRoom = recallReserve === 0 ? 0 : room - facts.tokens - (summary?.tokens ?? 0) - fittedTokens(selected);
-  const recalled = recalledBlock(input.recalled.filter((hit) => !inContext(hit)), counter, recallRoom);
+  const recallRoom = Math.min(recallShare, room - facts.tokens - (summary?.tokens ?? 0) - fittedTokens(selected));
+  const recalled = recalledBlock(input.recalled.filter((hit) => !inContext(hit)), counter, Math.max(0, recallRoom));
   const alreadyIn: ExcludedItem[] = input.recalled.filter(inContext).map((hit) => recalledExcluded(hit, 'already_in_context'));
 
   const messages = order(input.system, facts, summary, selected, recalled);
   const sentTokens = fixedTokens + facts.tokens + (summary?.tokens ?? 0) + fittedTokens(selected) + recalled.tokens;
   const fullHistoryTokens = fixedTokens + input.totalTokens;
+  const pinned = [
+    ...(input.system === undefined ? [] : [systemTokens]),
+    ...(facts.message === undefined ? [] : [facts.tokens]),
+    ...(summary === undefined ? [] : [summary.tokens]),
+  ];
+  // The memory blocks' sizes follow from the budget alone (a summary shortened to its share is shortened the same way every time).
   return {
     messages,
     report: {
@@ -79,8 +98,13 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
       sentTokens,
       savedTokens: fullHistoryTokens - sentTokens,
       savedPercent: savedPercent(sentTokens, fullHistoryTokens),
+      stable: stablePrefix(pinned, appendOnly && !crowded ? selected : []),
     },
   };
+}
+
+function fittedCount(units: readonly (readonly { messages: readonly unknown[] }[])[]): number {
+  return units.reduce((sum, unit) => sum + unit.reduce((total, group) => total + group.messages.length, 0), 0);
 }
 
 /**
@@ -113,6 +137,7 @@ function wholeConversation(input: HybridInput, turns: Parameters<typeof selectNe
       sentTokens,
       savedTokens: fullHistoryTokens - sentTokens,
       savedPercent: savedPercent(sentTokens, fullHistoryTokens),
+      stable: stablePrefix(input.system === undefined ? [] : [systemTokens], selected),
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { Fact } from '../facts/fact.js';
 import type { Message } from '../messages/message.js';
 import { withoutSuperseded } from '../messages/superseded-messages.js';
 import type { Scope } from '../messages/scope.js';
@@ -79,9 +80,9 @@ export async function buildContext(dependencies: ContextDependencies, scope: Sco
     totalTokens: (conversation?.totalTokens ?? 0) - later.reduce((sum, message) => sum + message.tokens, 0),
     ...(summary === undefined || conversation === undefined
       ? {}
-      : { summary: { id: summary.id, content: summary.content, toSeq: summary.toSeq, coveredTokens: conversation.summarizedTokens } }),
+      : { summary: { id: summary.id, content: summary.content, toSeq: summary.toSeq, coveredTokens: conversation.summarizedTokens, createdAt: summary.createdAt } }),
   };
-  const assembled = request.policy === 'hybrid' ? await buildHybrid(dependencies, scope, request, input) : assembleContext(input);
+  const assembled = request.policy === 'hybrid' ? await buildHybrid(dependencies, scope, request, input, conversation?.createdAt ?? new Date(now()).toISOString()) : assembleContext(input);
   const built: BuiltContext = { ...assembled, report: { ...assembled.report, conversationFound: conversation !== undefined } };
   if (conversation !== undefined && request.record !== false) {
     const { policy, sentTokens, fullHistoryTokens } = built.report;
@@ -93,11 +94,13 @@ export async function buildContext(dependencies: ContextDependencies, scope: Sco
   return built;
 }
 
-async function buildHybrid(dependencies: ContextDependencies, scope: Scope, request: ContextRequest, input: AssembleInput): Promise<BuiltContext> {
+async function buildHybrid(dependencies: ContextDependencies, scope: Scope, request: ContextRequest, input: AssembleInput, conversationStart: string): Promise<BuiltContext> {
   const user = { tenantId: scope.tenantId, userId: scope.userId };
   const callOptions = request.signal === undefined ? {} : { signal: request.signal };
   const query = request.query ?? [...input.tail].reverse().find((message) => message.role === 'user')?.content;
-  const facts = await dependencies.store.listFacts(user, {}, callOptions);
+  // The facts as of the last compaction (or the conversation's start): nothing in the stable prefix may change between compactions.
+  const history = await dependencies.store.listFacts(user, { includeHistory: true }, callOptions);
+  const facts = factsAsOf(history, input.summary?.createdAt ?? conversationStart);
   const { embedder, queryEmbeddingTimeoutMs } = dependencies;
   const searched: RecallSearch | undefined =
     query === undefined || query.trim().length === 0
@@ -117,6 +120,23 @@ async function buildHybrid(dependencies: ContextDependencies, scope: Scope, requ
   if (searched === undefined) return built;
   const recallReport = { mode: searched.mode, ...(searched.reason === undefined ? {} : { reason: searched.reason }) };
   return { ...built, report: { ...built.report, recall: recallReport } };
+}
+
+/**
+ * The facts a store held at `cutoff` (an ISO time; the last compaction's): those recorded by then and
+ * not yet superseded by a fact recorded by then, in a stable order (valid from, recorded, id). A fact
+ * learned since is in the raw turns anyway; one superseded since keeps its old value until the next
+ * compaction, so the memory block stays byte-identical between compactions. A retired fact goes at once.
+ */
+export function factsAsOf(facts: readonly Fact[], cutoff: string): Fact[] {
+  const known = facts.filter((fact) => fact.createdAt <= cutoff);
+  const knownIds = new Set(known.map((fact) => fact.id));
+  const current = known.filter((fact) => fact.validTo === undefined || (fact.supersededBy !== undefined && !knownIds.has(fact.supersededBy)));
+  return current.sort((a, b) => compareText(a.validFrom, b.validFrom) || compareText(a.createdAt, b.createdAt) || compareText(a.id, b.id));
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**

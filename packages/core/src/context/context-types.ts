@@ -106,6 +106,19 @@ export interface ContextReport {
   readonly conversationFound?: boolean;
   /** How the hybrid policy recalled (absent for other policies and when there was no query to search with). */
   readonly recall?: ContextRecallReport;
+  /**
+   * The stable prefix (invariant 7): the leading `messageCount` messages of `messages` (system included)
+   * stay byte-identical from one request to the next until the next compaction, and cost `tokens`
+   * (request overhead not included). A provider's prompt cache reuses them; place cache breakpoints
+   * after the last of them. 0 when nothing is stable (a sliding window).
+   */
+  readonly stable: ContextStablePrefix;
+}
+
+/** Where the part of a context that stays byte-identical between compactions ends. */
+export interface ContextStablePrefix {
+  readonly messageCount: number;
+  readonly tokens: number;
 }
 
 /**

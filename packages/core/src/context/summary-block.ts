@@ -8,6 +8,8 @@ export interface SummaryInput {
   readonly toSeq: number;
   /** Tokens of the messages 1…toSeq that the summary stands for. */
   readonly coveredTokens: number;
+  /** When the compaction that wrote it ran (ISO 8601); the facts block is taken as of then. */
+  readonly createdAt?: string;
 }
 
 /** A summary placed in a context, possibly shortened to make room for the newest turn. */

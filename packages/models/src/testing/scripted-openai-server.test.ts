@@ -250,3 +250,21 @@ describe('startScriptedOpenAiServer', () => {
     expect(await pending).toBeInstanceOf(Error);
   });
 });
+
+describe('startScriptedOpenAiServer: POST /v1/responses', () => {
+  it('answers the same script as a Responses response, and as its event stream up to response.completed', async () => {
+    const target = await start({ replies: [{ content: 'Hi there.', usage: { promptTokens: 9, completionTokens: 3, cachedTokens: 4 } }, { content: 'Again.' }] });
+    const client = new OpenAI({ baseURL: target.baseUrl, apiKey: 'unused', maxRetries: 0 });
+
+    const response = await client.responses.create({ model: 'm', input: 'hello' });
+    const events: string[] = [];
+    for await (const event of await client.responses.create({ model: 'm', input: 'hello', stream: true })) events.push(event.type);
+
+    expect(response.output_text).toBe('Hi there.');
+    expect(response.usage).toMatchObject({ input_tokens: 9, output_tokens: 3, input_tokens_details: { cached_tokens: 4 } });
+    expect(events[0]).toBe('response.created');
+    expect(events).toContain('response.output_text.delta');
+    expect(events.at(-1)).toBe('response.completed');
+    expect(target.requests.map((received) => received.path)).toEqual(['/v1/responses', '/v1/responses']);
+  });
+});

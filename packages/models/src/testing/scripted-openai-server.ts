@@ -1,13 +1,16 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { MemoryError } from '@mnemo/core';
+import { listenOnLoopback } from './listen-on-loopback.js';
 import { buildEmbeddingsResponse, type ScriptedVectorsReply } from './embeddings-response.js';
+import { buildScriptedResponse, estimateResponsesPromptTokens, streamScriptedResponse } from './responses-answer.js';
 import { streamCompletion } from './stream-completion.js';
 
 /** Token counts a scripted reply reports in `usage`. */
 export interface ScriptedUsage {
   readonly promptTokens: number;
   readonly completionTokens: number;
+  /** Prompt tokens the reply says were read from the provider's cache (Responses `input_tokens_details.cached_tokens`); default 0. */
+  readonly cachedTokens?: number;
 }
 
 /**
@@ -92,7 +95,7 @@ export interface ReceivedRequest {
 
 /** Options of {@link startScriptedOpenAiServer}. */
 export interface ScriptedOpenAiServerOptions {
-  /** Answers to chat-completions requests, consumed in order; retries consume replies too. */
+  /** Answers to chat-completions and Responses requests, consumed in order; retries consume replies too. */
   readonly replies: readonly ScriptedReply[];
   /**
    * Chooses the reply from the request itself (its parsed JSON body), e.g. by `model` or `response_format`,
@@ -146,8 +149,9 @@ const maxBodyBytes = 10 * 1024 * 1024;
  * with scripted replies, for testing LLM code paths without a model: `POST /v1/chat/completions`
  * answers with the next reply of the script — as one JSON `chat.completion`, or, for `"stream": true`,
  * as server-sent events (`data:` lines of `chat.completion.chunk`, a usage chunk when
- * `stream_options.include_usage` is set, then `data: [DONE]`); status and raw replies are sent as they
- * are either way — and a 500 naming the request once the script is used up; `GET /v1/models` lists
+ * `stream_options.include_usage` is set, then `data: [DONE]`); `POST /v1/responses` answers with the
+ * same script in the Responses protocol (a `response` object, or its event stream up to
+ * `response.completed`); status and raw replies are sent as they are either way — and a 500 naming the request once the script is used up; `GET /v1/models` lists
  * `models`; `POST /v1/embeddings` answers with the next embedding reply, or deterministic vectors when
  * none is scripted (see {@link buildEmbeddingsResponse}). The same routes answer without the `/v1` prefix.
  */
@@ -183,11 +187,7 @@ export async function startScriptedOpenAiServer(options: ScriptedOpenAiServerOpt
       else response.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnLoopback(server);
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
@@ -237,7 +237,7 @@ async function handleRequest(context: HandlerContext, request: IncomingMessage, 
     await answerEmbeddings(context, body, response);
     return;
   }
-  if (request.method !== 'POST' || route !== '/chat/completions') {
+  if (request.method !== 'POST' || (route !== '/chat/completions' && route !== '/responses')) {
     sendError(context, response, 404, `no route for ${request.method} ${path}`, 'not_found');
     return;
   }
@@ -254,10 +254,10 @@ async function handleRequest(context: HandlerContext, request: IncomingMessage, 
     });
     return;
   }
-  await answer(context, reply, completion, response);
+  await answer(context, reply, completion, response, route === '/responses');
 }
 
-async function answer(context: HandlerContext, reply: ScriptedReply, completion: Record<string, unknown>, response: ServerResponse): Promise<void> {
+async function answer(context: HandlerContext, reply: ScriptedReply, completion: Record<string, unknown>, response: ServerResponse, responsesApi: boolean): Promise<void> {
   if (reply.delayMs !== undefined && reply.delayMs > 0) {
     const answered = await context.wait(reply.delayMs, response);
     if (!answered) return;
@@ -277,6 +277,13 @@ async function answer(context: HandlerContext, reply: ScriptedReply, completion:
     return;
   }
   const content: ScriptedContentReply = 'content' in reply ? reply : { content: delayedContent };
+  if (responsesApi) {
+    const usage = content.usage ?? { promptTokens: estimateResponsesPromptTokens(completion), completionTokens: Math.ceil(content.content.length / 4) };
+    const scripted = { number: context.completionCount, model: typeof completion.model === 'string' ? completion.model : 'scripted-model', reply: content, usage };
+    if (completion.stream === true) await streamScriptedResponse(response, scripted);
+    else sendJson(response, 200, buildScriptedResponse(scripted));
+    return;
+  }
   const usage = content.usage ?? estimateUsage(completion, content.content);
   const finishReason = content.finishReason ?? (content.toolCalls === undefined ? 'stop' : 'tool_calls');
   const frame = {
@@ -284,7 +291,12 @@ async function answer(context: HandlerContext, reply: ScriptedReply, completion:
     created: Math.floor(Date.now() / 1000),
     model: typeof completion.model === 'string' ? completion.model : 'scripted-model',
   };
-  const wireUsage = { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens };
+  const wireUsage = {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+    ...(usage.cachedTokens === undefined ? {} : { prompt_tokens_details: { cached_tokens: usage.cachedTokens } }),
+  };
   if (completion.stream === true) {
     await streamCompletion(response, { frame, reply: content, finishReason, usage: includeUsage(completion) ? wireUsage : undefined });
     return;
@@ -370,7 +382,8 @@ function sendJson(response: ServerResponse, status: number, body: unknown, heade
   response.end(text);
 }
 
-function parseBody(text: string): { json: boolean; value: unknown } {
+/** Parses a request body: JSON when it is, else the raw text (`json: false`). */
+export function parseBody(text: string): { json: boolean; value: unknown } {
   if (text.length === 0) return { json: false, value: undefined };
   try {
     return { json: true, value: JSON.parse(text) as unknown };
@@ -379,7 +392,8 @@ function parseBody(text: string): { json: boolean; value: unknown } {
   }
 }
 
-async function readBody(request: IncomingMessage): Promise<string> {
+/** Reads a request body whole (10 MiB at most: `invalid_input` past it). */
+export async function readBody(request: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request as AsyncIterable<Buffer>) {

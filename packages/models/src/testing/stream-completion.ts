@@ -60,7 +60,8 @@ export async function streamCompletion(response: ServerResponse, completion: Str
   if (!response.destroyed) response.end('data: [DONE]\n\n');
 }
 
-function contentPieces(reply: ScriptedContentReply): readonly string[] {
+/** The pieces a scripted reply's content streams in: its `chunks`, else one per word. Throws `invalid_input` when the chunks do not join to the content. */
+export function contentPieces(reply: ScriptedContentReply): readonly string[] {
   if (reply.chunks === undefined) return reply.content === '' ? [] : reply.content.split(/(?<=\s)(?=\S)/);
   if (reply.chunks.join('') !== reply.content) {
     throw new MemoryError('invalid_input', `scripted reply chunks ${JSON.stringify(reply.chunks)} do not join to its content ${JSON.stringify(reply.content)}`);

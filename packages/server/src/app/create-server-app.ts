@@ -39,6 +39,8 @@ export interface ServerAppOptions {
   readonly allowedHosts?: readonly string[];
   /** The OpenAI-compatible endpoint, for mounted modules such as the proxy. */
   readonly llm?: UpstreamLlmConfig;
+  /** The Anthropic Messages endpoint, for the proxy's `POST /v1/messages` (base URL without `/v1`, e.g. `https://api.anthropic.com`). */
+  readonly anthropic?: UpstreamLlmConfig;
   /**
    * Extra route modules, mounted after the built-in routes and behind the same request, auth, rate-limit
    * and body-limit middleware: e.g. `routes: [mountProxyRoutes, mountMcpRoutes]`.
@@ -65,6 +67,7 @@ export function createServerApp(options: ServerAppOptions): BuiltServerApp {
     limits,
     keyCount: options.auth?.keys.length ?? 0,
     llm: Object.freeze({ ...options.llm }),
+    anthropic: Object.freeze({ ...options.anthropic }),
     metrics: createServerMetrics(),
     routes: createRouteRegistry(),
   });

@@ -30,6 +30,12 @@ export interface UpstreamLlmConfig {
    * and its partial reply is stored marked incomplete.
    */
   readonly idleTimeoutMs?: number;
+  /**
+   * How `POST /v1/responses` reaches this upstream: `forward` (it speaks Responses), `translate` (to
+   * chat completions and back: Ollama, vLLM, llama.cpp and most OpenAI-compatible servers), or `auto`
+   * (the default): forward to `api.openai.com`, translate for every other base URL.
+   */
+  readonly responsesApi?: 'auto' | 'forward' | 'translate';
 }
 
 /**
@@ -62,6 +68,8 @@ export interface ServerDeps {
   readonly logger: Logger;
   readonly limits: ServerLimits;
   readonly llm: UpstreamLlmConfig;
+  /** The Anthropic Messages endpoint `POST /v1/messages` forwards to (its `apiKey` is sent as `x-api-key`); empty when none is configured. */
+  readonly anthropic: UpstreamLlmConfig;
   /** API keys configured; 0 means every caller is trusted (tenant `default`). */
   readonly keyCount: number;
   readonly metrics: ServerMetrics;

@@ -1,4 +1,6 @@
 import { supersedingMetadata, type MessageInput, type ToolCall } from '@mnemo/core';
+import { asArray, asRecord, parseEventData, ServerSentEventReader } from './read-json.js';
+import type { UpstreamUsage } from './upstream-usage.js';
 
 /** An upstream reply, reassembled: what to store as the assistant's message. */
 export interface AssistantReply {
@@ -8,6 +10,10 @@ export interface AssistantReply {
   readonly model: string | undefined;
   /** False when a stream ended without its finish reason and `[DONE]` (the upstream broke off). */
   readonly complete: boolean;
+  /** What the upstream said the call cost, when it said. */
+  readonly usage?: UpstreamUsage;
+  /** Ids the upstream gave the reply and its parts (a Responses `resp_…` with its items' ids), so a client's later reference to one finds this reply. */
+  readonly ids?: readonly string[];
 }
 
 /**
@@ -22,6 +28,8 @@ export function toAssistantMessage(reply: AssistantReply, supersedes: readonly s
     ...(reply.model === undefined ? {} : { model: reply.model }),
     ...(reply.finishReason === undefined ? {} : { finishReason: reply.finishReason }),
     ...(reply.complete ? {} : { incomplete: true }),
+    ...(reply.usage === undefined ? {} : { usage: reply.usage }),
+    ...(reply.ids === undefined || reply.ids.length === 0 ? {} : { ids: reply.ids }),
   };
   return {
     role: 'assistant',
@@ -59,8 +67,7 @@ export function replyFromCompletion(body: unknown): AssistantReply | undefined {
  * finish reason and `[DONE]` are noted. Only the first choice is kept; events that are not JSON are skipped.
  */
 export class ChatStreamAssembler {
-  #buffer = '';
-  #data: string[] = [];
+  readonly #events = new ServerSentEventReader((data) => this.#event(data));
   #content = '';
   #refusal = '';
   #finishReason: string | undefined;
@@ -70,17 +77,12 @@ export class ChatStreamAssembler {
 
   /** Feeds decoded text of the stream. */
   push(text: string): void {
-    this.#buffer += text;
-    const lines = this.#buffer.split(/\r\n|\r|\n/);
-    this.#buffer = lines.pop() ?? '';
-    for (const line of lines) this.#line(line);
+    this.#events.push(text);
   }
 
   /** The reply so far; call after the stream ended (or broke off). */
   finish(): AssistantReply {
-    if (this.#buffer !== '') this.#line(this.#buffer);
-    this.#buffer = '';
-    this.#line('');
+    this.#events.end();
     const toolCalls = [...this.#calls.entries()]
       .sort(([a], [b]) => a - b)
       .map(([, call]) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } }));
@@ -93,26 +95,12 @@ export class ChatStreamAssembler {
     };
   }
 
-  #line(line: string): void {
-    if (line === '') {
-      if (this.#data.length > 0) this.#event(this.#data.join('\n'));
-      this.#data = [];
-      return;
-    }
-    if (line.startsWith('data:')) this.#data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
-  }
-
   #event(data: string): void {
     if (data.trim() === '[DONE]') {
       this.#done = true;
       return;
     }
-    let chunk: Record<string, unknown> | undefined;
-    try {
-      chunk = asRecord(JSON.parse(data));
-    } catch {
-      return;
-    }
+    const chunk = parseEventData(data);
     if (typeof chunk?.model === 'string') this.#model = chunk.model;
     const choice = asRecord(asArray(chunk?.choices)?.find((entry) => (asRecord(entry)?.index ?? 0) === 0));
     if (choice === undefined) return;
@@ -139,12 +127,4 @@ export class ChatStreamAssembler {
 function textOr(content: unknown, refusal: unknown): string {
   if (typeof content === 'string' && content !== '') return content;
   return typeof refusal === 'string' ? refusal : '';
-}
-
-function asRecord(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-}
-
-function asArray(value: unknown): unknown[] | undefined {
-  return Array.isArray(value) ? value : undefined;
 }

@@ -5,3 +5,9 @@ export { dedupSlackMessages, isSameTurn, selectNewTurns } from './select-new-tur
 export type { NewTurns, TurnAlignment } from './select-new-turns.js';
 export { defaultUpstreamTimeouts, UpstreamTimeoutError } from './upstream.js';
 export type { UpstreamTimeoutPhase, UpstreamTimeouts } from './upstream.js';
+export { anthropicHeaders, defaultAnthropicVersion, mountMessagesRoute } from './messages/mount-messages-route.js';
+export { mountResponsesRoute, responsesUpstreamMode } from './responses/mount-responses-route.js';
+export type { ResponsesUpstreamMode } from './responses/mount-responses-route.js';
+export { stableBoundary } from './stable-boundary.js';
+export { mergeUpstreamUsage, readUpstreamUsage } from './upstream-usage.js';
+export type { UpstreamUsage } from './upstream-usage.js';

@@ -11,6 +11,16 @@ export const proxyPolicyHeader = 'X-Mnemo-Policy';
 /** Header choosing the token budget of one request's context. */
 export const maxTokensHeader = 'X-Mnemo-Max-Tokens';
 
+/** The request headers every proxy route reads, as its OpenAPI entry lists them; `userField` says where the end user comes from without `X-Mnemo-User`. */
+export function proxyHeaderDocs(userField: string): Record<string, string> {
+  return {
+    [conversationHeader]: "the conversation id (else the end user's one conversation, named after them)",
+    [userHeader]: `the end user (else ${userField}, else the conversation's own user)`,
+    [proxyPolicyHeader]: 'context policy of this request: full, window, token-window, summary or hybrid',
+    [maxTokensHeader]: "token budget of this request's context",
+  };
+}
+
 const textPartSchema = z.looseObject({ type: z.string(), text: z.string().optional() });
 
 /** One message as an OpenAI client sends it (unknown fields are kept and ignored). */
@@ -60,14 +70,7 @@ export interface ProxyRequest {
  * Throws `invalid_input` for a message mnemo cannot store (a non-text content part).
  */
 export function readProxyRequest(c: ServerContext, body: ChatCompletionBody): ProxyRequest {
-  const userId = nonEmpty(headerText(c, userHeader)) ?? nonEmpty(body.user);
-  const conversationId = nonEmpty(headerText(c, conversationHeader)) ?? userId;
-  if (conversationId === undefined) {
-    throw new MemoryError('invalid_input', `name the end user or the conversation: send the body's "user" field, or the ${userHeader} or ${conversationHeader} header`, {
-      details: { field: 'user' },
-    });
-  }
-  const scope = conversationScope(c.get('tenantId'), conversationId, userId);
+  const scope = readProxyScope(c, body.user);
   const systemParts: string[] = [];
   const turns: MessageInput[] = [];
   body.messages.forEach((message, index) => {
@@ -82,7 +85,25 @@ export function readProxyRequest(c: ServerContext, body: ChatCompletionBody): Pr
   };
 }
 
-function readContextHeaders(c: ServerContext): Pick<ContextOptions, 'policy' | 'maxTokens'> {
+/**
+ * The scope of a proxied request, the same for every protocol: the end user is `X-Mnemo-User`, else
+ * `bodyUser` (the protocol's own end-user field), else the conversation's own user; the conversation is
+ * `X-Mnemo-Conversation`, else the one conversation named after that user. Neither named:
+ * `invalid_input` naming `userField`. The tenant comes from the API key.
+ */
+export function readProxyScope(c: ServerContext, bodyUser: string | undefined, userField = 'user'): Scope {
+  const userId = nonEmpty(headerText(c, userHeader)) ?? nonEmpty(bodyUser);
+  const conversationId = nonEmpty(headerText(c, conversationHeader)) ?? userId;
+  if (conversationId === undefined) {
+    throw new MemoryError('invalid_input', `name the end user or the conversation: send the body's ${JSON.stringify(userField)} field, or the ${userHeader} or ${conversationHeader} header`, {
+      details: { field: userField },
+    });
+  }
+  return conversationScope(c.get('tenantId'), conversationId, userId);
+}
+
+/** The context policy and budget of one request, from `X-Mnemo-Policy` and `X-Mnemo-Max-Tokens`; `invalid_input` for a value outside their range. */
+export function readContextHeaders(c: ServerContext): Pick<ContextOptions, 'policy' | 'maxTokens'> {
   const policy = nonEmpty(c.req.header(proxyPolicyHeader));
   if (policy !== undefined && !(contextPolicies as readonly string[]).includes(policy)) {
     throw new MemoryError('invalid_input', `${proxyPolicyHeader} must be one of ${contextPolicies.join(', ')} (got ${JSON.stringify(policy)})`, {

@@ -1,12 +1,35 @@
 import { ChatStreamAssembler, type AssistantReply } from './assistant-reply.js';
 import { UpstreamTimeoutError } from './upstream.js';
 
+/** Reassembles a reply from an event stream fed in pieces of any size. */
+export interface StreamAssembler {
+  push(text: string): void;
+  /** The reply so far; `complete` false when the stream ended before its protocol's last event. */
+  finish(): AssistantReply;
+}
+
+/** What the relay needs to know of the protocol a stream speaks: how to read its reply, and how to tell its SDKs it broke off. */
+export interface StreamProtocol {
+  createAssembler(): StreamAssembler;
+  /** The event (whole, with its blank-line ending) that makes this protocol's SDKs raise `message` with `code`. */
+  failureEvent(message: string, code: 'upstream_timeout' | 'upstream_stream_broken'): string;
+  /** Why a stream that closed before its last event is broken, e.g. "without a finish reason or [DONE]". */
+  readonly unfinished: string;
+}
+
+/** OpenAI chat completions: `data: {"error": …}`, the way OpenAI reports a failure mid-stream (its SDKs raise it). */
+export const chatStreamProtocol: StreamProtocol = Object.freeze({
+  createAssembler: () => new ChatStreamAssembler(),
+  failureEvent: (message: string, code: string) => `data: ${JSON.stringify({ error: { message, type: 'upstream_error', code } })}\n\n`,
+  unfinished: 'without a finish reason or [DONE]',
+});
+
 /**
  * Pipes an upstream event stream to the client byte for byte while reassembling the reply, and hands
  * the reply to `onEnd` (which must report its own failures) once the upstream is finished. A client
  * that hangs up cancels only its side: the upstream is read to its end all the same, so the reply is
  * never lost. An upstream that breaks off gets the client an error event after what arrived (the way
- * OpenAI reports a failure mid-stream; OpenAI SDKs raise it), and `onEnd` gets the partial reply
+ * OpenAI reports a failure mid-stream; OpenAI SDKs raise it; `protocol` says how for other protocols), and `onEnd` gets the partial reply
  * (`complete: false`); so does one whose stream closes without a finish reason or `[DONE]`. `describeFailure` turns the read error into what the event says (e.g. an
  * {@link UpstreamTimeoutError} when the upstream fell silent past the idle timeout).
  */
@@ -14,6 +37,7 @@ export function relayStream(
   upstream: ReadableStream<Uint8Array>,
   onEnd: (reply: AssistantReply) => Promise<void>,
   describeFailure: (error: unknown) => Error = (error) => (error instanceof Error ? error : new Error(String(error))),
+  protocol: StreamProtocol = chatStreamProtocol,
 ): ReadableStream<Uint8Array> {
   // Chunks wait here until the client pulls them: the client reads at its pace, and the upstream is
   // drained at its own, whether or not anyone still listens.
@@ -27,7 +51,7 @@ export function relayStream(
   };
 
   void (async () => {
-    const assembler = new ChatStreamAssembler();
+    const assembler = protocol.createAssembler();
     const decoder = new TextDecoder();
     const reader = upstream.getReader();
     let broken = false;
@@ -40,12 +64,12 @@ export function relayStream(
       assembler.push(decoder.decode());
     } catch (error) {
       broken = true;
-      if (!clientGone) queue.push(brokenStreamEvent(describeFailure(error)));
+      if (!clientGone) queue.push(brokenStreamEvent(protocol, describeFailure(error)));
     }
     const reply = assembler.finish();
     // A stream that closed cleanly without a finish reason or [DONE] (garbage events, a truncated body)
     // is broken too: the client is told so, as when the socket breaks.
-    if (!broken && !reply.complete && !clientGone) queue.push(brokenStreamEvent(new Error('the upstream ended its event stream without a finish reason or [DONE]')));
+    if (!broken && !reply.complete && !clientGone) queue.push(brokenStreamEvent(protocol, new Error(`the upstream ended its event stream ${protocol.unfinished}`)));
     ended = true;
     notify();
     await onEnd(reply);
@@ -73,9 +97,9 @@ export function relayStream(
 
 // Erroring the response stream instead would make @hono/node-server answer a bare 500 when the failure
 // comes within its first reads, and would drop the chunks still queued for the client.
-function brokenStreamEvent(error: Error): Uint8Array {
+function brokenStreamEvent(protocol: StreamProtocol, error: Error): Uint8Array {
   const code = error instanceof UpstreamTimeoutError ? 'upstream_timeout' : 'upstream_stream_broken';
-  const event = { error: { message: `mnemo: the upstream stream broke off (${error.message}); the reply is incomplete`, type: 'upstream_error', code } };
+  const message = `mnemo: the upstream stream broke off (${error.message}); the reply is incomplete`;
   // The blank lines end an event the upstream may have cut in half, so this one parses on its own.
-  return new TextEncoder().encode(`\n\ndata: ${JSON.stringify(event)}\n\n`);
+  return new TextEncoder().encode(`\n\n${protocol.failureEvent(message, code)}`);
 }

@@ -23,7 +23,7 @@ export interface NewTurns {
 /**
  * Decides which of a request's turns are new, given the newest stored messages of the conversation
  * (oldest first; pass at least `incoming.length + dedupSlackMessages` of them). First, the longest
- * prefix of `incoming` equal to the stored tail (by role, trimmed content, tool-call id and tool calls);
+ * prefix of `incoming` equal to the stored tail (by role, trimmed content, tool-call id and tool calls, arguments compared as JSON);
  * failing that, for two or more incoming turns, the longest run of them starting at the first that
  * equals consecutive stored turns anywhere in the window; failing that, all of them.
  */
@@ -53,9 +53,20 @@ export function isSameTurn(stored: Pick<Message, 'role' | 'content' | 'toolCallI
     storedCalls.length === incomingCalls.length &&
     storedCalls.every((call, index) => {
       const other = incomingCalls[index]!;
-      return call.id === other.id && call.function.name === other.function.name && call.function.arguments === other.function.arguments;
+      return call.id === other.id && call.function.name === other.function.name && sameArguments(call.function.arguments, other.function.arguments);
     })
   );
+}
+
+// Clients re-send a tool call's arguments as they parsed them (the AI SDK, LangChain and the Anthropic SDK
+// keep an object and serialize it again), so '{"city": "Oslo"}' stored comes back as '{"city":"Oslo"}'.
+function sameArguments(stored: string, incoming: string): boolean {
+  if (stored === incoming) return true;
+  try {
+    return JSON.stringify(JSON.parse(stored)) === JSON.stringify(JSON.parse(incoming));
+  } catch {
+    return false;
+  }
 }
 
 function matchLength(stored: readonly Message[], start: number, incoming: readonly MessageInput[]): number {

@@ -88,19 +88,19 @@ export async function readUpstreamText(response: Response, llm: UpstreamLlmConfi
   }
 }
 
-/** Client headers forwarded upstream as they are (OpenAI's account and beta selectors). */
-const forwardedRequestHeaders = ['openai-organization', 'openai-project', 'openai-beta'];
+/** Client headers forwarded upstream as they are (OpenAI's account and beta selectors, Anthropic's version and beta selectors). */
+const forwardedRequestHeaders = ['openai-organization', 'openai-project', 'openai-beta', 'anthropic-version', 'anthropic-beta'];
 /** Upstream response headers relayed to the client: the body's type, and what clients read to back off or to report. */
-const relayedResponseHeader = /^(content-type|retry-after|retry-after-ms|x-ratelimit-.*|openai-.*|x-should-retry)$/i;
+const relayedResponseHeader = /^(content-type|retry-after|retry-after-ms|x-ratelimit-.*|openai-.*|anthropic-.*|request-id|x-should-retry)$/i;
 
 /** Client header carrying the client's own provider key, passed upstream only with `llm.passClientKey`. */
 export const upstreamAuthorizationHeader = 'X-Mnemo-Upstream-Authorization';
 
-/** Throws `unavailable` (before anything is stored) when the proxy has no upstream to forward to. */
-export function requireUpstream(llm: UpstreamLlmConfig): void {
+/** Throws `unavailable` (before anything is stored) when the proxy has no upstream to forward to; `setting` names what to configure. */
+export function requireUpstream(llm: UpstreamLlmConfig, setting = 'the OpenAI-compatible base URL (llm.baseUrl, MNEMO_LLM_BASE_URL)'): void {
   if (llm.baseUrl === undefined || llm.baseUrl.trim() === '') {
-    throw new MemoryError('unavailable', 'the proxy has no upstream: configure the OpenAI-compatible base URL (llm.baseUrl, MNEMO_LLM_BASE_URL) to forward to', {
-      details: { field: 'llm.baseUrl' },
+    throw new MemoryError('unavailable', `the proxy has no upstream: configure ${setting} to forward to`, {
+      details: { field: setting.includes('anthropic') ? 'anthropic.baseUrl' : 'llm.baseUrl' },
     });
   }
 }
@@ -118,7 +118,7 @@ export function upstreamAuthorization(llm: UpstreamLlmConfig, clientHeaders: Hea
 
 /**
  * Calls the upstream OpenAI-compatible endpoint at `path` (e.g. `/chat/completions`) under the
- * configured base URL, with `request.authorization` (see {@link upstreamAuthorization}), under the
+ * configured base URL, with `request.authorization` (see {@link upstreamAuthorization}) and `request.headers`, under the
  * configured connect, first-byte and idle timeouts. Never aborts with the client: a reply keeps being
  * read after a hang-up. Returns the response with its `url` for error messages.
  * Throws `unavailable` without a configured base URL, {@link UpstreamTimeoutError} when the upstream
@@ -127,7 +127,7 @@ export function upstreamAuthorization(llm: UpstreamLlmConfig, clientHeaders: Hea
 export async function callUpstream(
   llm: UpstreamLlmConfig,
   path: string,
-  request: { method: 'GET' | 'POST'; clientHeaders: Headers; authorization: string | undefined; body?: string },
+  request: { method: 'GET' | 'POST'; clientHeaders: Headers; authorization: string | undefined; body?: string; headers?: Readonly<Record<string, string>> },
 ): Promise<{ response: Response; url: string }> {
   requireUpstream(llm);
   const url = `${llm.baseUrl!.replace(/\/+$/, '')}${path}`;
@@ -138,6 +138,7 @@ export async function callUpstream(
     const value = request.clientHeaders.get(name);
     if (value !== null) headers.set(name, value);
   }
+  for (const [name, value] of Object.entries(request.headers ?? {})) headers.set(name, value);
   try {
     const init = { method: request.method, headers: Object.fromEntries(headers), dispatcher: upstreamAgent(llm).agent, ...(request.body === undefined ? {} : { body: request.body }) };
     // undici's Response is the WHATWG one the global fetch returns (Node bundles undici); only its types are declared apart.
