@@ -77,7 +77,7 @@ export { checkRecallTuning, prepareRecallCandidates, rankPreparedCandidates, ran
 export type { PreparedCandidates, PreparedRanking, RecallCandidates, RecallTuning } from './recall/rank-recall-candidates.js';
 export { keywordTerms, maxKeywordTerms } from './recall/keyword-terms.js';
 export { namesOf } from './graph/entity-rules.js';
-export { maxMemoryPathLength, memoryRoot, normalizeMemoryPath } from './files/memory-file.js';
+export { isHiddenMemoryPath, maxMemoryPathLength, memoryDirectoryMarker, memoryRoot, normalizeMemoryPath } from './files/memory-file.js';
 export type { MemoryFile, MemoryFileInfo } from './files/memory-file.js';
 export { createMemoryTool, defaultMemoryToolLimits } from './files/memory-tool.js';
 export type { MemoryTool, MemoryToolDefinition, MemoryToolLimits, MemoryToolOptions } from './files/memory-tool.js';
