@@ -119,7 +119,7 @@ describe('the memory tool against the reference BetaLocalFilesystemMemoryTool', 
 
     const differing: Record<number, string> = {};
     for (const [index, command] of commands.entries()) {
-      const theirs = await outcome(() => (reference[command.command] as (input: Command) => Promise<string>).call(reference, command));
+      const theirs = await outcome(() => (reference[command.command] as unknown as (input: Command) => Promise<string>).call(reference, command));
       const ours = await outcome(() => mnemo.run(user, command));
       if (theirs !== ours) differing[index] = `${JSON.stringify(command).slice(0, 120)}: reference ${theirs}, mnemo ${ours}`;
     }
