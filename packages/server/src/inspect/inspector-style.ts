@@ -84,5 +84,7 @@ details.summary > div { padding: 0 12px 12px; }
   .hide-narrow { display: none; }
   .narrow-only { display: block; }
   td.when { white-space: normal; min-width: 80px; }
+  td { overflow-wrap: anywhere; }
+  th, th.num { white-space: normal; }
 }
 `;
