@@ -236,6 +236,7 @@ if (missing !== undefined && !inCi) {
     it('fits a phone-width screen without sideways scrolling of the page', async () => {
       const tab = await signIn(seed.key, 390, 844);
       for (const [route, view] of [
+        ['#/conversations', 'conversations'],
         [`#/conversation/${seed.user}/${seed.conversation}`, 'conversation'],
         [`#/context/${seed.user}/${seed.conversation}`, 'context'],
         [`#/savings/${seed.user}/${seed.conversation}`, 'savings'],
@@ -243,6 +244,11 @@ if (missing !== undefined && !inCi) {
         await go(tab.page, route, view);
         const overflow = (await tab.page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
         expect(overflow, view).toBeLessThanOrEqual(0);
+        if (view === 'conversations') {
+          // The table itself fits too: nothing hides behind a sideways scroll without a hint.
+          const tableOverflow = (await tab.page.evaluate("(() => { const box = document.querySelector('.table-wrap'); return box.scrollWidth - box.clientWidth; })()")) as number;
+          expect(tableOverflow, 'conversations table').toBeLessThanOrEqual(0);
+        }
         await browser.screenshot(tab.page, `phone-${view}`);
       }
       expect(tab.problems).toEqual([]);

@@ -78,8 +78,10 @@ export { checkRecallTuning, prepareRecallCandidates, rankPreparedCandidates, ran
 export type { PreparedCandidates, PreparedRanking, RecallCandidates, RecallTuning } from './recall/rank-recall-candidates.js';
 export { keywordTerms, maxKeywordTerms } from './recall/keyword-terms.js';
 export { namesOf } from './graph/entity-rules.js';
-export { maxMemoryPathLength, memoryRoot, normalizeMemoryPath } from './files/memory-file.js';
+export { isHiddenMemoryPath, maxMemoryPathLength, memoryDirectoryMarker, memoryRoot, normalizeMemoryPath } from './files/memory-file.js';
 export type { MemoryFile, MemoryFileInfo } from './files/memory-file.js';
+export { createMemoryFileReader } from './files/memory-file-reader.js';
+export type { MemoryFileReader } from './files/memory-file-reader.js';
 export { createMemoryTool, defaultMemoryToolLimits } from './files/memory-tool.js';
 export type { MemoryTool, MemoryToolDefinition, MemoryToolLimits, MemoryToolOptions } from './files/memory-tool.js';
 export { memoryToolDescription, memoryToolInputSchema, memoryToolName, parseMemoryCommand } from './files/memory-tool-schema.js';

@@ -133,6 +133,22 @@ view.addEventListener(
   true,
 );
 
+// A page link inside a loaded fragment (an expanded summary's earlier or later messages) replaces that fragment.
+view.addEventListener('click', (event) => {
+  const link = (event.target as HTMLElement).closest<HTMLElement>('[data-fragment-page]');
+  const target = link?.closest<HTMLElement>('[data-fragment-body]');
+  const route = link?.dataset['fragmentPage'];
+  if (link == null || target == null || route === undefined) return;
+  event.preventDefault();
+  void fetchFragment(route).then((result) => {
+    if (result.ok) target.innerHTML = result.html;
+    else {
+      target.textContent = result.message;
+      target.className = 'state state-error';
+    }
+  });
+});
+
 keyForm.addEventListener('submit', (event) => {
   event.preventDefault();
   const key = keyInput.value.trim();

@@ -90,4 +90,38 @@ describe('inspector routes without keys', () => {
       await keyless.close();
     }
   });
+  it('says when recall went keyword-only and why, instead of a bare dash for every vector similarity', async () => {
+    const fragment = await (await server.request('/inspect/fragments/context/ana/ridge?policy=hybrid&maxTokens=500&query=battery%20pack', { key: 'key-of-mesh' })).text();
+
+    expect(fragment).toContain('data-recall-mode="keyword-only" data-recall-reason="no_embedder"');
+    expect(fragment).toContain('Recall went keyword-only: no embedder is configured');
+  });
+
+  it("pages an expanded summary's source messages, 100 at a time", async () => {
+    const long = { tenantId: 'mesh', userId: 'ana', conversationId: 'long' };
+    await server.memory.append(long, Array.from({ length: 260 }, (_, index) => ({ role: index % 2 === 0 ? ('user' as const) : ('assistant' as const), content: `message ${index + 1} about the relay` })));
+    const [summary] = (await server.memory.compact(long)).slice(-1);
+    const covered = summary!.toSeq;
+    const route = `/inspect/fragments/summary/ana/${encodeURIComponent(summary!.id)}`;
+
+    const first = await (await server.request(route, { key: 'key-of-mesh' })).text();
+    const second = await (await server.request(`${route}?offset=100`, { key: 'key-of-mesh' })).text();
+    const rows = (html: string) => html.match(/data-seq="\d+"/g) ?? [];
+
+    expect(covered).toBeGreaterThan(200);
+    expect(rows(first)).toHaveLength(100);
+    expect(first).toContain(`messages 1–100 of ${covered}`);
+    expect(first).toContain(`data-fragment-page="/summary/ana/${encodeURIComponent(summary!.id)}?offset=100"`);
+    expect(rows(second)).toHaveLength(100);
+    expect(second).toContain(`messages 101–200 of ${covered}`);
+    expect(second).toContain(`data-fragment-page="/summary/ana/${encodeURIComponent(summary!.id)}"`);
+  });
+
+  it('keeps the conversations table to four columns on a narrow screen and says where the others are', async () => {
+    const fragment = await (await server.request('/inspect/fragments/conversations', { key: 'key-of-mesh' })).text();
+
+    expect(fragment).toContain('data-narrow-hint');
+    expect(fragment.match(/<th class="num hide-narrow">/g)).toHaveLength(2);
+    expect(fragment.match(/<td class="num hide-narrow">/g)?.length).toBe(2 * (fragment.match(/data-conversation=/g)?.length ?? 0));
+  });
 });

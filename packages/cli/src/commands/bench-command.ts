@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { HashedEmbedder, createGptTokenCounter, type Embedder } from '@mnemo/core';
+import { HashedEmbedder, MemoryError, createGptTokenCounter, type Embedder } from '@mnemo/core';
 import { UseLiteEmbedder } from '@mnemo/models';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
@@ -62,7 +62,7 @@ export function registerBenchCommand(program: Command, io: CliIo): void {
 async function runLocomoCommand(flags: LocomoFlags, io: CliIo): Promise<void> {
   const started = performance.now();
   const path = flags.data === undefined ? defaultLocomoData : resolvePath(io.cwd, flags.data);
-  const all = parseLocomoDataset(await readFile(path, 'utf8'), basename(path), { lenient: flags.lenient === true });
+  const all = parseLocomoDataset(await readLocomoFile(path, flags.data === undefined), basename(path), { lenient: flags.lenient === true });
   for (const warning of all.flatMap((sample) => sample.warnings)) io.stderr.write(`mnemo bench: warning: ${warning}\n`);
   const samples = flags.conversations === undefined ? all : all.slice(0, flags.conversations);
   const embedder = new CachingEmbedder(createEmbedder(flags.embedder));
@@ -96,6 +96,24 @@ async function runLocomoCommand(flags: LocomoFlags, io: CliIo): Promise<void> {
     embedMs: embedder.embedMs,
   };
   io.stdout.write(flags.json === true ? `${JSON.stringify(toLocomoJson(result, info))}\n` : formatLocomoReport(result, info));
+}
+
+/**
+ * The LoCoMo file's text. mnemo does not ship LoCoMo (CC BY-NC 4.0, evaluation only), so a fresh clone
+ * has none: a missing file is `not_found` naming the path looked at, where the data comes from and the option.
+ */
+async function readLocomoFile(path: string, isDefault: boolean): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    const where = isDefault ? `the default place, ${path} (../shared/data/locomo/ beside the repository)` : path;
+    throw new MemoryError(
+      'not_found',
+      `no LoCoMo data at ${where}. mnemo does not ship LoCoMo (CC BY-NC 4.0, for evaluation only): get locomo10.json from the LoCoMo release (https://github.com/snap-research/locomo, data/locomo10.json) and pass --data <path to locomo10.json>, or put it at ${defaultLocomoData}`,
+      { cause: error, details: { field: 'data', path } },
+    );
+  }
 }
 
 function createEmbedder(name: BenchEmbedder): Embedder {

@@ -8,6 +8,7 @@ import { createDeferredWrites } from './deferred-writes.js';
 import { assertContextOptions, resolveContextDefaults, type ContextDefaults, type ContextOptions } from '../context/context-options.js';
 import type { BuiltContext } from '../context/context-types.js';
 import { MemoryError } from '../errors/memory-error.js';
+import { createMemoryFileReader, type MemoryFileReader } from '../files/memory-file-reader.js';
 import { checkToolAppend } from '../messages/check-tool-sequence.js';
 import type { Message, MessageInput, Metadata } from '../messages/message.js';
 import { eraseTarget, type EraseTarget } from '../messages/erase-target.js';
@@ -144,6 +145,8 @@ export interface Memory {
   };
   /** The Anthropic-style memory tool over each user's `/memories` directory in this memory's store. */
   readonly memoryTool: MemoryTool;
+  /** Read access to the same directories, for clients that list them (MCP resources). */
+  readonly memoryFiles: MemoryFileReader;
   /**
    * The background work not done yet, of one tenant or (without `tenantId`) all: pending and running
    * jobs per kind and how long the oldest pending one has waited (for `/metrics` and `mnemo stats`).
@@ -223,6 +226,7 @@ export function createMemory(options: MemoryOptions): Memory {
   return Object.freeze({
     tokenCounter,
     memoryTool,
+    memoryFiles: createMemoryFileReader(store),
     async append(scopeInput: ScopeInput, input: MessageInput | readonly MessageInput[], callOptions?: CallOptions) {
       const scope = resolveScope(scopeInput);
       const batch = prepareMessages(input, { limits, counter: tokenCounter, now });

@@ -41,6 +41,17 @@ export function normalizeMemoryPath(path: unknown): string {
   return trimmed;
 }
 
+/**
+ * Name of the hidden, empty file that keeps an emptied directory listed (the store's directories are
+ * implicit). The memory tool refuses it as a file name; listings leave it out.
+ */
+export const memoryDirectoryMarker = '.mnemo-directory';
+
+/** True when a segment of `path` below the root starts with `.`: listings leave it out, as the reference memory tool does. */
+export function isHiddenMemoryPath(path: string): boolean {
+  return path.split('/').slice(2).some((segment) => segment.startsWith('.'));
+}
+
 /** True when `path` is `directory` itself or inside it. */
 export function isWithinMemoryPath(path: string, directory: string): boolean {
   return path === directory || path.startsWith(`${directory}/`);

@@ -10,9 +10,13 @@ export const memoryToolDescription = [
   'Before answering, view /memories to recall what you learned; record durable facts, preferences and',
   'progress as you go, and keep the directory organized (update or delete stale files, do not duplicate).',
   'Commands: view (a directory listing with sizes, or a file with line numbers; view_range [first, last]',
-  'lines, last -1 for the end), create (write a file, overwriting), str_replace (old_str must occur exactly',
-  'once), insert (insert_text after line insert_line, 0 for the top), delete (a file or a directory),',
-  'rename (old_path to new_path). Every path is absolute under /memories.',
+  'lines, last -1 for the end), create (a new file; it refuses a path that exists), str_replace (old_str',
+  'must occur exactly once), insert (insert_text after line insert_line, 0 for the top), delete (a file',
+  'or a directory), rename (old_path to new_path). Every path is absolute under /memories.',
+  'Where this differs from Anthropic\'s reference memory tool: str_replace matches old_str in the whole',
+  'text, across lines; a view_range outside the file is an error, not an empty answer; files have a size',
+  'cap (100 KB by default) and a user a file cap (1,000); listed sizes are of file contents (a directory',
+  'sums the files under it); the name .mnemo-directory is reserved.',
 ].join(' ');
 
 /** JSON Schema of a JSON Schema object, as tool-calling APIs take it (kept loose on purpose). */

@@ -1,4 +1,4 @@
-import type { MemoryFileInfo } from './memory-file.js';
+import { type MemoryFileInfo } from './memory-file.js';
 
 /** A file's text as lines; a final newline is remembered apart, so editing never doubles or loses it. */
 export interface MemoryFileLines {
@@ -33,24 +33,32 @@ export function formatMemorySize(bytes: number): string {
 /**
  * Lists a directory up to two levels below it: every file and sub-directory at depth 1 or 2, each
  * with its size (a directory's is the sum of everything under it, deeper levels included), one
- * `size<TAB>path` line each, directories ending with `/`, sorted by path.
+ * `size<TAB>path` line each, directories ending with `/`, sorted by path. Hidden entries (a name
+ * starting with `.`, such as the marker that keeps an empty directory) are left out, as the reference
+ * tool leaves them out; the directories above them are listed.
  */
 export function formatMemoryListing(directory: string, files: readonly MemoryFileInfo[]): string {
   const sizes = new Map<string, number>();
   let total = 0;
+  let count = 0;
   for (const file of files) {
-    total += file.sizeBytes;
     const segments = file.path.slice(directory.length + 1).split('/');
-    for (let depth = 1; depth <= Math.min(2, segments.length); depth += 1) {
+    const hiddenAt = segments.findIndex((segment) => segment.startsWith('.'));
+    if (hiddenAt === -1) {
+      total += file.sizeBytes;
+      count += 1;
+    }
+    const deepest = hiddenAt === -1 ? segments.length : hiddenAt;
+    for (let depth = 1; depth <= Math.min(2, deepest); depth += 1) {
       const isFile = depth === segments.length;
       const entry = `${directory}/${segments.slice(0, depth).join('/')}${isFile ? '' : '/'}`;
-      sizes.set(entry, (sizes.get(entry) ?? 0) + file.sizeBytes);
+      sizes.set(entry, (sizes.get(entry) ?? 0) + (hiddenAt === -1 ? file.sizeBytes : 0));
     }
   }
   const entries = [...sizes.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
   const header =
-    files.length === 0
+    entries.length === 0
       ? `${directory} is empty.`
-      : `${directory}: ${files.length} file${files.length === 1 ? '' : 's'}, ${formatMemorySize(total)}; entries up to 2 levels deep (directories end with /):`;
+      : `${directory}: ${count} file${count === 1 ? '' : 's'}, ${formatMemorySize(total)}; entries up to 2 levels deep (directories end with /):`;
   return [header, ...entries.map(([path, size]) => `${formatMemorySize(size)}\t${path}`)].join('\n');
 }

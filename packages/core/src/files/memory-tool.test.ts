@@ -88,12 +88,36 @@ describe('createMemoryTool', () => {
     }
   });
 
-  it('overwrites on create and says so', async () => {
+  it('refuses a create over an existing file and keeps the file as it was', async () => {
     const { run, store } = setup();
     await run({ command: 'create', path: '/memories/a.md', file_text: 'old' });
 
-    expect(await run({ command: 'create', path: '/memories/a.md', file_text: 'new' })).toBe('Overwrote /memories/a.md (now version 2, 3 bytes).');
-    expect((await store.getMemoryFile(maren, '/memories/a.md'))?.content).toBe('new');
+    await expect(run({ command: 'create', path: '/memories/a.md', file_text: 'new' })).rejects.toSatisfy(
+      failsWith('conflict', /\/memories\/a\.md already exists \(version 1\); nothing was written/),
+    );
+    expect(await store.getMemoryFile(maren, '/memories/a.md')).toMatchObject({ content: 'old', version: 1 });
+  });
+
+  it('keeps a directory listed, empty, after its last file is deleted or renamed away, and creates into it', async () => {
+    const { run, store } = setup({ limits: { maxFilesPerUser: 2 } });
+    await run({ command: 'create', path: '/memories/trips/june.md', file_text: 'Bergen' });
+    await run({ command: 'create', path: '/memories/notes/a.md', file_text: 'A' });
+
+    await run({ command: 'delete', path: '/memories/trips/june.md' });
+    await run({ command: 'rename', old_path: '/memories/notes/a.md', new_path: '/memories/a.md' });
+
+    expect(await run({ command: 'view', path: '/memories/trips' })).toBe('/memories/trips is empty.');
+    expect(await run({ command: 'view', path: '/memories' })).toBe(
+      ['/memories: 1 file, 1B; entries up to 2 levels deep (directories end with /):', '1B\t/memories/a.md', '0B\t/memories/notes/', '0B\t/memories/trips/'].join('\n'),
+    );
+    // An empty directory is still a directory; its marker is no file the model can write or count against the cap.
+    await expect(run({ command: 'create', path: '/memories/trips', file_text: 'x' })).rejects.toSatisfy(failsWith('conflict', /is a directory/));
+    await expect(run({ command: 'create', path: '/memories/trips/.mnemo-directory', file_text: 'x' })).rejects.toSatisfy(failsWith('invalid_input', /reserved|keeps an empty directory/));
+    expect(await run({ command: 'create', path: '/memories/trips/july.md', file_text: 'Oslo' })).toBe('Created /memories/trips/july.md (4 bytes).');
+    expect(await run({ command: 'view', path: '/memories/trips' })).toContain('4B\t/memories/trips/july.md');
+    expect(await run({ command: 'delete', path: '/memories/notes' })).toBe('Deleted the directory /memories/notes (0 files).');
+    await expect(run({ command: 'view', path: '/memories/notes' })).rejects.toSatisfy(failsWith('not_found'));
+    expect((await store.listMemoryFiles(maren, '/memories')).map((file) => file.path)).toEqual(['/memories/a.md', '/memories/trips/.mnemo-directory', '/memories/trips/july.md']);
   });
 
   it('replaces a unique string and shows the edited lines', async () => {
@@ -203,7 +227,7 @@ describe('createMemoryTool', () => {
     expect((await store.getMemoryFile(maren, '/memories/a.md'))?.content).toBe('0123456789');
   });
 
-  it('caps the number of files per user, while overwriting an existing file stays allowed', async () => {
+  it('caps the number of files per user, while editing an existing file stays allowed', async () => {
     const { run } = setup({ limits: { maxFilesPerUser: 2 } });
     await run({ command: 'create', path: '/memories/a.md', file_text: 'a' });
     await run({ command: 'create', path: '/memories/b.md', file_text: 'b' });
@@ -211,7 +235,7 @@ describe('createMemoryTool', () => {
     await expect(run({ command: 'create', path: '/memories/c.md', file_text: 'c' })).rejects.toSatisfy(
       failsWith('budget_exceeded', /already holds 2 files, the limit is 2/),
     );
-    expect(await run({ command: 'create', path: '/memories/b.md', file_text: 'b2' })).toContain('Overwrote');
+    expect(await run({ command: 'str_replace', path: '/memories/b.md', old_str: 'b', new_str: 'b2' })).toContain('Edited');
     // Another user has a cap of their own.
     expect(await run({ command: 'create', path: '/memories/c.md', file_text: 'c' }, { ...maren, userId: 'olav' })).toContain('Created');
   });

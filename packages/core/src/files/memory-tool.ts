@@ -1,7 +1,7 @@
 import { isMemoryError, MemoryError } from '../errors/memory-error.js';
 import type { UserScope } from '../messages/scope.js';
 import type { CallOptions, MemoryFileWrite, Store } from '../store/store.js';
-import { isWithinMemoryPath, memoryRoot, normalizeMemoryPath, type MemoryFile, type MemoryFileInfo } from './memory-file.js';
+import { isHiddenMemoryPath, isWithinMemoryPath, memoryDirectoryMarker, memoryRoot, normalizeMemoryPath, type MemoryFile, type MemoryFileInfo } from './memory-file.js';
 import { memoryToolDescription, memoryToolInputSchema, memoryToolName, parseMemoryCommand, type JsonSchema, type MemoryCommand } from './memory-tool-schema.js';
 import { formatMemoryListing, joinMemoryLines, numberMemoryLines, splitMemoryLines } from './memory-tool-text.js';
 
@@ -38,8 +38,9 @@ export interface MemoryTool {
   /**
    * Runs one tool call for `user` and returns the text to give back to the model. Throws a
    * `MemoryError`: `invalid_input` (malformed input, path traversal, `old_str` not found or not unique,
-   * a line out of range, a file over the size cap), `not_found`, `conflict` (the path is taken, or a
-   * concurrent writer won twice), `budget_exceeded` (the user's file cap), or a store error.
+   * a line out of range, a file over the size cap, the reserved directory-marker name), `not_found`,
+   * `conflict` (`create` over an existing file, a taken path, or a concurrent writer won twice),
+   * `budget_exceeded` (the user's file cap), or a store error.
    */
   run(user: UserScope, input: unknown, options?: CallOptions): Promise<string>;
 }
@@ -104,13 +105,15 @@ class MemoryDirectory {
 
   async #create(user: UserScope, path: string, text: string, options: CallOptions): Promise<string> {
     this.#checkSize(path, text);
-    const written = await this.#retryOnConflict(path, async () => {
+    // A create never overwrites (as Anthropic's reference tool): a careless create would lose a file the
+    // model did not re-read. A racing create that wins makes this one's write conflict, and the retry refuses.
+    await this.#retryOnConflict(path, async () => {
       const existing = await this.#store.getMemoryFile(user, path, options);
-      if (existing === undefined) this.#checkNewFile(path, await this.#store.listMemoryFiles(user, memoryRoot, options));
-      return this.#put(user, { path, content: text, now: this.#timestamp(), expectedVersion: existing?.version ?? 0 }, options);
+      if (existing !== undefined) throw alreadyExists(path, existing.version);
+      this.#checkNewFile(path, await this.#store.listMemoryFiles(user, memoryRoot, options));
+      return this.#put(user, { path, content: text, now: this.#timestamp(), expectedVersion: 0 }, options);
     });
-    const size = `${Buffer.byteLength(text, 'utf8')} bytes`;
-    return written.version === 1 ? `Created ${path} (${size}).` : `Overwrote ${path} (now version ${written.version}, ${size}).`;
+    return `Created ${path} (${Buffer.byteLength(text, 'utf8')} bytes).`;
   }
 
   async #replace(user: UserScope, path: string, oldText: string, newText: string, options: CallOptions): Promise<string> {
@@ -153,9 +156,11 @@ class MemoryDirectory {
 
   async #delete(user: UserScope, path: string, options: CallOptions): Promise<string> {
     const file = await this.#store.getMemoryFile(user, path, options);
+    const visible = file === undefined ? (await this.#store.listMemoryFiles(user, path, options)).filter((info) => !isHiddenMemoryPath(info.path)).length : 1;
     const deleted = await this.#store.deleteMemoryFiles(user, path, options);
     if (deleted === 0) throw notFound(path);
-    return file !== undefined && deleted === 1 ? `Deleted ${path}.` : `Deleted the directory ${path} (${deleted} file${deleted === 1 ? '' : 's'}).`;
+    await this.#keepDirectory(user, parentOf(path), options);
+    return file !== undefined ? `Deleted ${path}.` : `Deleted the directory ${path} (${visible} file${visible === 1 ? '' : 's'}).`;
   }
 
   async #rename(user: UserScope, from: string, to: string, options: CallOptions): Promise<string> {
@@ -164,7 +169,25 @@ class MemoryDirectory {
     const blocker = all.find((file) => file.path !== from && isWithinMemoryPath(to, file.path) && to !== file.path);
     if (blocker !== undefined) throw new MemoryError('conflict', `${blocker.path} is a file, so nothing can be moved under it`, { details: { path: to } });
     const moved = await this.#store.renameMemoryFiles(user, from, to, this.#timestamp(), options);
+    await this.#keepDirectory(user, parentOf(from), options);
     return `Renamed ${from} to ${to}${moved === 1 ? '' : ` (${moved} files)`}.`;
+  }
+
+  /**
+   * Keeps `directory` listed after its last file went (a delete or a rename out of it), as a directory
+   * stays on the reference's file system: directories are implicit in the store, so an empty one holds
+   * a hidden, empty marker file that listings leave out.
+   */
+  async #keepDirectory(user: UserScope, directory: string, options: CallOptions): Promise<void> {
+    if (directory === memoryRoot) return;
+    if ((await this.#store.listMemoryFiles(user, directory, options)).length > 0) return;
+    const marker = `${directory}/${memoryDirectoryMarker}`;
+    try {
+      await this.#store.putMemoryFile(user, { path: marker, content: '', now: this.#timestamp(), expectedVersion: 0 }, options);
+    } catch (error) {
+      // A concurrent writer put a file (or the marker) there first: the directory is listed either way.
+      if (!isMemoryError(error, 'conflict')) throw error;
+    }
   }
 
   /** Read, transform, write back over the read version; a concurrent writer makes the write conflict, and the edit is redone once on the fresh content. */
@@ -212,8 +235,9 @@ class MemoryDirectory {
     if (parentFile !== undefined) {
       throw new MemoryError('conflict', `${parentFile.path} is a file, so ${path} cannot be created under it`, { details: { path } });
     }
-    if (all.length >= this.#limits.maxFilesPerUser) {
-      throw new MemoryError('budget_exceeded', `the memory directory already holds ${all.length} files, the limit is ${this.#limits.maxFilesPerUser}: delete or merge files before creating ${path}`, {
+    const counted = all.filter((file) => !isHiddenMemoryPath(file.path)).length;
+    if (counted >= this.#limits.maxFilesPerUser) {
+      throw new MemoryError('budget_exceeded', `the memory directory already holds ${counted} files, the limit is ${this.#limits.maxFilesPerUser}: delete or merge files before creating ${path}`, {
         details: { path, limit: this.#limits.maxFilesPerUser },
       });
     }
@@ -239,7 +263,20 @@ function writablePath(path: string): string {
   if (normalized === memoryRoot) {
     throw new MemoryError('invalid_input', `${memoryRoot} itself cannot be written, deleted or renamed; name a file or directory under it`, { details: { path } });
   }
+  if (normalized.endsWith(`/${memoryDirectoryMarker}`)) {
+    throw new MemoryError('invalid_input', `${memoryDirectoryMarker} is the name mnemo keeps an empty directory with; choose another file name`, { details: { path } });
+  }
   return normalized;
+}
+
+function parentOf(path: string): string {
+  return path.slice(0, path.lastIndexOf('/'));
+}
+
+function alreadyExists(path: string, version: number): MemoryError {
+  return new MemoryError('conflict', `${path} already exists (version ${version}); nothing was written: edit it with str_replace or insert, or delete it first`, {
+    details: { path, version },
+  });
 }
 
 function notFound(path: string): MemoryError {

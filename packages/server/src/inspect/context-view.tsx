@@ -1,4 +1,14 @@
-import { contextPolicies, type BuiltContext, type ContextItem, type ContextPolicy, type DropReason, type ExcludedItem, type Fact, type Message } from '@mnemo/core';
+import {
+  contextPolicies,
+  type BuiltContext,
+  type ContextItem,
+  type ContextPolicy,
+  type ContextRecallReport,
+  type DropReason,
+  type ExcludedItem,
+  type Fact,
+  type Message,
+} from '@mnemo/core';
 import { ConversationHeader } from './conversation-header.js';
 import { DataTable } from './data-table.js';
 import { hashLink, inspectorRoutes } from './inspector-links.js';
@@ -164,6 +174,30 @@ function itemsOf(built: BuiltContext, kind: ContextItem['kind']): { item: Contex
   return [...included.map((item) => ({ item })), ...excluded.map((item) => ({ item, reason: item.reason }))];
 }
 
+const keywordOnlyReasons: Readonly<Record<NonNullable<ContextRecallReport['reason']>, string>> = {
+  no_embedder: 'no embedder is configured, so there is no vector search (MNEMO_EMBEDDER picks one; the default use-lite is offline)',
+  embedding_deadline: "the query's embedding missed its deadline (the embedder was busy), so this request did not wait for it",
+};
+
+/** How recall searched for this context: a line saying so, and why when it went keyword-only. */
+function RecallMode({ recall }: { recall: ContextRecallReport | undefined }) {
+  if (recall === undefined) return <p class="hint" data-recall-mode="none">No query to recall for: the conversation has no user message yet and none was given.</p>;
+  if (recall.mode === 'hybrid') return <p class="hint" data-recall-mode="hybrid">Recall searched keywords and vectors and fused the two rankings.</p>;
+  const reason = recall.reason === undefined ? 'no vector search ran' : keywordOnlyReasons[recall.reason];
+  return (
+    <p class="state state-warn" data-recall-mode="keyword-only" data-recall-reason={recall.reason ?? ''}>
+      Recall went keyword-only: {reason}. Vector similarity is therefore empty for every snippet.
+    </p>
+  );
+}
+
+/** A vector similarity, or why there is none: no vector search ran, or the message was not among the vector hits. */
+function similarityOf(item: ContextItem, recall: ContextRecallReport | undefined): string {
+  const similarity = item.explain?.vectorSimilarity;
+  if (similarity !== undefined) return formatScore(similarity);
+  return recall?.mode === 'hybrid' ? 'not a vector hit' : 'not searched';
+}
+
 function Recalled({ userId, built, recalled, settings }: ContextViewProps) {
   // Best first, included or not: the order recall ranked them in.
   const rows = itemsOf(built, 'recalled').sort((a, b) => (b.item.explain?.fused ?? b.item.score ?? 0) - (a.item.explain?.fused ?? a.item.score ?? 0));
@@ -171,6 +205,7 @@ function Recalled({ userId, built, recalled, settings }: ContextViewProps) {
   return (
     <>
       <h2>Recalled: why each snippet</h2>
+      <RecallMode recall={built.report.recall} />
       {rows.length === 0 ? (
         <p class="state state-empty">Nothing recalled for this query.</p>
       ) : (
@@ -188,7 +223,7 @@ function Recalled({ userId, built, recalled, settings }: ContextViewProps) {
               </td>
               <td class="num">{item.explain?.keywordRank ?? '—'}</td>
               <td class="num hide-narrow">{formatScore(item.explain?.keywordScore)}</td>
-              <td class="num">{formatScore(item.explain?.vectorSimilarity)}</td>
+              <td class="num">{similarityOf(item, built.report.recall)}</td>
               <td class="num">{formatScore(item.explain?.fused ?? item.score)}</td>
               <td>
                   <Inclusion reason={reason} />

@@ -40,7 +40,13 @@ export function ConversationsView({ tenantId, page, search, user, cursor }: Conv
             : 'No conversations yet. Append messages through the API, the proxy or MCP and they appear here.'}
         </p>
       ) : (
-        <DataTable columns={['User', 'Conversation', { label: 'Messages', numeric: true }, { label: 'Tokens', numeric: true }, { label: 'Summarized through', numeric: true }, 'Last activity']}>
+        <>
+        <p class="hint narrow-only" data-narrow-hint>
+          On a narrow screen the table shows user, conversation, messages and last activity; tokens and how far the summary reaches are on each conversation's page.
+        </p>
+        <DataTable
+          columns={['User', 'Conversation', { label: 'Messages', numeric: true }, { label: 'Tokens', numeric: true, hideNarrow: true }, { label: 'Summarized through', numeric: true, hideNarrow: true }, 'Last activity']}
+        >
           {page.items.map((conversation) => (
             <tr data-conversation={conversation.conversationId} data-user={conversation.userId}>
               <td>
@@ -54,12 +60,13 @@ export function ConversationsView({ tenantId, page, search, user, cursor }: Conv
               <td class="num" data-message-count>
                 {formatCount(conversation.messageCount)}
               </td>
-              <td class="num">{formatCount(conversation.totalTokens)}</td>
-              <td class="num">{conversation.summarizedThroughSeq === 0 ? '—' : `seq ${formatCount(conversation.summarizedThroughSeq)}`}</td>
-              <td>{formatTime(conversation.updatedAt)}</td>
+              <td class="num hide-narrow">{formatCount(conversation.totalTokens)}</td>
+              <td class="num hide-narrow">{conversation.summarizedThroughSeq === 0 ? '—' : `seq ${formatCount(conversation.summarizedThroughSeq)}`}</td>
+              <td class="when">{formatTime(conversation.updatedAt)}</td>
             </tr>
           ))}
         </DataTable>
+        </>
       )}
       <p class="pager">
         {cursor === undefined ? null : <a href={hashLink(inspectorRoutes.conversations({ search, user }))}>← First page</a>}

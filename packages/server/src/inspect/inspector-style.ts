@@ -31,6 +31,10 @@ h3 { font-size: 15px; margin: 16px 0 6px; }
 .stat b { display: block; font-size: 18px; }
 .stat span { color: var(--muted); font-size: 12px; }
 .table-wrap { overflow-x: auto; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; }
+/* A table wider than its box shows a shadow at the side that has more: the panel-coloured covers scroll with the content, the shadows stay. */
+.table-wrap { background: linear-gradient(to right, var(--panel) 30%, transparent) left / 40px 100% no-repeat local, linear-gradient(to left, var(--panel) 30%, transparent) right / 40px 100% no-repeat local,
+  radial-gradient(farthest-side at 0 50%, rgba(0,0,0,.25), transparent) left / 14px 100% no-repeat scroll, radial-gradient(farthest-side at 100% 50%, rgba(0,0,0,.25), transparent) right / 14px 100% no-repeat scroll, var(--panel); }
+.narrow-only { display: none; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-size: 12px; text-transform: uppercase; letter-spacing: .03em; color: var(--muted); font-weight: 600; white-space: nowrap; }
@@ -58,6 +62,7 @@ details.summary > div { padding: 0 12px 12px; }
 .state-empty { color: var(--muted); }
 .state-loading { color: var(--muted); }
 .state-error { color: var(--bad); border-color: var(--bad); }
+.state-warn { color: var(--warn); border-color: var(--warn); }
 .pager { display: flex; gap: 16px; margin: 10px 0; flex-wrap: wrap; }
 .plot { width: 100%; height: auto; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; }
 .plot .axis { stroke: var(--line); }
@@ -77,5 +82,9 @@ details.summary > div { padding: 0 12px 12px; }
   input[type="search"], input[type="text"] { min-width: 0; width: 100%; }
   form.bar label { flex: 1 1 100%; }
   .hide-narrow { display: none; }
+  .narrow-only { display: block; }
+  td.when { white-space: normal; min-width: 80px; }
+  td { overflow-wrap: anywhere; }
+  th, th.num { white-space: normal; }
 }
 `;

@@ -114,10 +114,14 @@ function mountListViews(app: ServerApp, { memory, routes }: ServerDeps): void {
   registerRoute(
     app,
     routes,
-    { ...fragment('/summary/{userId}/{summaryId}', "Inspector: a summary's exact source messages"), params: z.object({ userId: z.string(), summaryId: z.string() }) },
-    async (c, { params }) => {
+    {
+      ...fragment('/summary/{userId}/{summaryId}', "Inspector: a summary's exact source messages, a page at a time"),
+      params: z.object({ userId: z.string(), summaryId: z.string() }),
+      query: z.object({ offset: z.coerce.number<string>().int().min(0).optional().describe('the first source message shown, from 0 (default 0)') }),
+    },
+    async (c, { params, query }) => {
       const expanded = await memory.expand(user(c, params.userId), params.summaryId);
-      return c.html(<SummaryExpansionView expanded={expanded} />, 200, pageHeaders);
+      return c.html(<SummaryExpansionView expanded={expanded} offset={query.offset ?? 0} />, 200, pageHeaders);
     },
   );
 }

@@ -1,5 +1,7 @@
 export { createMcpServer } from './create-mcp-server.js';
 export type { McpServerOptions } from './create-mcp-server.js';
+export { createMcpResources, factsResourceUri } from './mcp-resources.js';
+export type { McpResources } from './mcp-resources.js';
 export { toMcpToolError } from './mcp-tool-error.js';
 export type { McpErrorLog } from './mcp-tool-error.js';
 export { createMcpTools } from './mcp-tools.js';

@@ -2,7 +2,6 @@ import {
   contextPolicies,
   maxContextTokens,
   memoryToolInputSchema,
-  resolveScope,
   resolveUserScope,
   toOpenAiMessages,
   type JsonSchema,
@@ -12,11 +11,18 @@ import {
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { parseWith } from '../openapi/route-spec.js';
+import { conversationScope, ownerOf } from '../resource-api/request-scope.js';
 
-/** Who a tool call acts for: the tenant (from the API key, or the stdio process's flag) and the user when the call names none. */
+/**
+ * Who a tool call acts for: the tenant (from the API key, or the stdio process's flag) and the user when
+ * the call names none. A conversation named with no user anywhere is its own user, as over REST (`ownerOf`).
+ */
 export interface McpCallContext {
   readonly tenantId: string;
+  /** The user of user-level calls (recall, facts, the memory tool) that name none: `namedUserId`, else `default`. */
   readonly defaultUserId: string;
+  /** The user the connection names (the `X-Mnemo-User` header, `mnemo mcp --user`), if it names one. */
+  readonly namedUserId?: string;
   readonly signal?: AbortSignal;
 }
 
@@ -33,7 +39,12 @@ export interface McpToolsOptions {
   readonly memory: Memory;
 }
 
-const userIdField = z.string().min(1).max(256).optional().describe('The user; default: the server\'s default user.');
+const userIdField = z
+  .string()
+  .min(1)
+  .max(256)
+  .optional()
+  .describe('The user; default: the connection\'s user, else (for a conversation) the conversation is its own user, as over REST, else "default".');
 const conversationIdField = z.string().min(1).max(256).describe('The conversation id, e.g. a chat or a radio node.');
 
 const rememberInput = z.strictObject({
@@ -75,7 +86,7 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
       inputSchema: toInputSchema(rememberInput),
       async run(args, context) {
         const input = parseWith(rememberInput, args, 'arguments');
-        const scope = resolveScope({ ...userOf(context, input.user_id), conversationId: input.conversation_id });
+        const scope = conversationScope(context.tenantId, input.conversation_id, input.user_id ?? context.namedUserId);
         const [stored] = await memory.append(scope, { role: input.role, content: input.content }, signalOf(context));
         return text(`Stored as message ${stored?.seq} of conversation ${JSON.stringify(scope.conversationId)} (${stored?.tokens} tokens).`);
       },
@@ -88,7 +99,7 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
       inputSchema: toInputSchema(getContextInput),
       async run(args, context) {
         const input = parseWith(getContextInput, args, 'arguments');
-        const scope = resolveScope({ ...userOf(context, input.user_id), conversationId: input.conversation_id });
+        const scope = conversationScope(context.tenantId, input.conversation_id, input.user_id ?? context.namedUserId);
         const built = await memory.buildContext(scope, {
           ...(input.policy === undefined ? {} : { policy: input.policy }),
           ...(input.max_tokens === undefined ? {} : { maxTokens: input.max_tokens }),
@@ -105,7 +116,9 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
       inputSchema: toInputSchema(recallInput),
       async run(args, context) {
         const input = parseWith(recallInput, args, 'arguments');
-        const hits = await memory.recall(userOf(context, input.user_id), input.query, {
+        const named = input.user_id ?? context.namedUserId;
+        const user = named === undefined && input.conversation_id !== undefined ? ownerOf(context.tenantId, input.conversation_id, undefined) : userOf(context, input.user_id);
+        const hits = await memory.recall(user, input.query, {
           k: input.k ?? 5,
           ...(input.conversation_id === undefined ? {} : { conversations: [input.conversation_id] }),
           ...(input.neighbours === undefined ? {} : { neighbours: input.neighbours }),

@@ -68,7 +68,7 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
     const stored = await call(client, 'remember', { conversation_id: 'node-7', role: 'user', content: "I'm Maren, relay LARCH-RIDGE. Battery at 45%." });
     await call(client, 'remember', { conversation_id: 'node-7', role: 'assistant', content: 'Noted, Maren.' });
     const context = await call(client, 'get_context', { conversation_id: 'node-7', max_tokens: 500, system: 'Be brief.', policy: 'full' });
-    const recalled = await call(client, 'recall', { query: 'battery LARCH-RIDGE' });
+    const recalled = await call(client, 'recall', { query: 'battery LARCH-RIDGE', conversation_id: 'node-7' });
 
     expect(stored.isError).toBeFalsy();
     expect(stored.text).toMatch(/^Stored as message 1 of conversation "node-7" \(\d+ tokens\)\.$/);
@@ -83,6 +83,57 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
     expect(JSON.parse(context.text)).toEqual(built);
     expect(recalled.text).toContain("[node-7 #1, user,");
     expect(recalled.text).toContain('Battery at 45%');
+  });
+
+  it("files a conversation named without a user under that conversation, as REST does: get_context for the README's node-7 after its curl lines", async () => {
+    const client = await connect('key-a');
+    const grouped = await connect('key-a', { 'X-Mnemo-User': 'maren' });
+    const add = (body: Record<string, unknown>) =>
+      fetch(`${server.url}/v1/memory/add`, { method: 'POST', headers: { authorization: 'Bearer key-a', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await add({ conversation_id: 'node-7', role: 'user', content: "I'm Maren, relay LARCH-RIDGE. Weather tomorrow?" })).status).toBeLessThan(300);
+    expect((await add({ conversation_id: 'node-7', role: 'assistant', content: 'Rain after 14:00, 6 °C.' })).status).toBeLessThan(300);
+
+    const context = await call(client, 'get_context', { conversation_id: 'node-7', policy: 'summary', max_tokens: 1000 });
+    const recalled = await call(client, 'recall', { query: 'LARCH-RIDGE', conversation_id: 'node-7' });
+    await call(client, 'remember', { conversation_id: 'node-7', role: 'user', content: 'And the day after?' });
+    const viaRest = await fetch(`${server.url}/v1/memory/context`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer key-a', 'content-type': 'application/json' },
+      body: JSON.stringify({ conversation_id: 'node-7', max_tokens: 1000, memory_type: 'buffer' }),
+    });
+    // A connection that names a user groups its conversations under that user: another node-7.
+    const ofMaren = await call(grouped, 'get_context', { conversation_id: 'node-7', policy: 'full' });
+
+    expect((context.structuredContent as { messages: { content: string }[] }).messages.map((message) => message.content)).toEqual([
+      "I'm Maren, relay LARCH-RIDGE. Weather tomorrow?",
+      'Rain after 14:00, 6 °C.',
+    ]);
+    expect(recalled.text).toContain('[node-7 #1, user,');
+    expect(((await viaRest.json()) as { messages: { content: string }[] }).messages.map((message) => message.content).at(-1)).toBe('And the day after?');
+    expect((ofMaren.structuredContent as { messages: unknown[] }).messages).toEqual([]);
+    expect((await memory.stats({ tenantId: 'tenant-a', userId: 'node-7', conversationId: 'node-7' }))?.messageCount).toBe(3);
+  });
+
+  it("offers the user's memory files and facts as resources, read-only, and -32002 for one that does not exist", async () => {
+    const client = await connect('key-a');
+    const other = await connect('key-a', { 'X-Mnemo-User': 'olav' });
+    await call(client, 'memory', { command: 'create', path: '/memories/trips/june 2030.md', file_text: 'Bergen 14 June' });
+    await memory.facts.put({ tenantId: 'tenant-a' }, { subject: 'user', attribute: 'home_town', value: 'Bergen', text: 'I live in Bergen.' });
+    await call(client, 'memory', { command: 'create', path: '/memories/empty/x.md', file_text: 'x' });
+    await call(client, 'memory', { command: 'delete', path: '/memories/empty/x.md' });
+
+    const { resources } = await client.listResources();
+    const file = await client.readResource({ uri: 'mnemo://memories/trips/june%202030.md' });
+    const facts = await client.readResource({ uri: 'mnemo://facts' });
+
+    expect(resources.map((resource) => resource.uri)).toEqual(['mnemo://facts', 'mnemo://memories/trips/june%202030.md']);
+    expect(resources[1]).toMatchObject({ name: '/memories/trips/june 2030.md', mimeType: 'text/markdown', size: 14 });
+    expect(file.contents).toEqual([{ uri: 'mnemo://memories/trips/june%202030.md', mimeType: 'text/markdown', text: 'Bergen 14 June' }]);
+    expect(JSON.parse((facts.contents[0] as { text: string }).text).facts).toMatchObject([{ attribute: 'home_town', value: 'Bergen' }]);
+    expect((await other.listResources()).resources.map((resource) => resource.uri)).toEqual(['mnemo://facts']);
+    await expect(other.readResource({ uri: 'mnemo://memories/trips/june%202030.md' })).rejects.toMatchObject({ code: -32002 });
+    await expect(client.readResource({ uri: 'mnemo://memories/../secret' })).rejects.toMatchObject({ code: -32602 });
+    await expect(client.readResource({ uri: 'file:///etc/passwd' })).rejects.toMatchObject({ code: -32602 });
   });
 
   it('runs the memory tool: create, view, str_replace, rename, delete', async () => {

@@ -2,6 +2,7 @@ import type { Readable, Writable } from 'node:stream';
 import { resolveUserScope, type Memory } from '@mnemo/core';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createMcpServer } from './create-mcp-server.js';
+import { createMcpResources } from './mcp-resources.js';
 import type { McpErrorLog } from './mcp-tool-error.js';
 import { createMcpTools } from './mcp-tools.js';
 
@@ -10,7 +11,7 @@ export interface McpStdioOptions {
   readonly memory: Memory;
   /** Default `default`. */
   readonly tenantId?: string;
-  /** The user of calls that name no `user_id`; default `default`. */
+  /** The user of calls that name no `user_id`; without one a conversation is its own user (as over REST) and the rest acts for `default`. */
   readonly userId?: string;
   /** Where JSON-RPC arrives and goes: default the process's stdin and stdout (stdout then carries nothing else). */
   readonly stdin?: Readable;
@@ -32,7 +33,14 @@ export interface McpStdioServer {
  */
 export async function serveMcpOverStdio(options: McpStdioOptions): Promise<McpStdioServer> {
   const { tenantId, userId } = resolveUserScope({ ...(options.tenantId === undefined ? {} : { tenantId: options.tenantId }), ...(options.userId === undefined ? {} : { userId: options.userId }) });
-  const server = createMcpServer({ tools: createMcpTools({ memory: options.memory }), tenantId, defaultUserId: userId, ...(options.log === undefined ? {} : { log: options.log }) });
+  const server = createMcpServer({
+    tools: createMcpTools({ memory: options.memory }),
+    resources: createMcpResources(options.memory, options.log),
+    tenantId,
+    defaultUserId: userId,
+    ...(options.userId === undefined ? {} : { namedUserId: userId }),
+    ...(options.log === undefined ? {} : { log: options.log }),
+  });
   const transport = new StdioServerTransport(options.stdin, options.stdout);
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();

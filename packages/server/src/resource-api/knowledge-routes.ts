@@ -2,7 +2,7 @@ import { maxIdLength } from '@mnemo/core';
 import { z } from 'zod';
 import type { ServerApp, ServerDeps } from '../app/server-deps.js';
 import { registerRoute } from '../openapi/route-spec.js';
-import { requestUser } from './request-scope.js';
+import { namedUserId, ownerOf, requestUser } from './request-scope.js';
 import { idSchema, messageSchema, recallExplanationSchema, userQuerySchema } from './resource-schemas.js';
 
 const factSchema = z.object({
@@ -142,7 +142,8 @@ export function mountKnowledgeRoutes(app: ServerApp, deps: ServerDeps): void {
       responses: { 200: { description: 'hits, best first', schema: z.object({ hits: z.array(recallHitSchema) }) } },
     },
     async (c, { query }) => {
-      const hits = await memory.recall(requestUser(c, { query: query.user_id }), query.q, {
+      // A conversation named without a user is its own user, as everywhere (ownerOf).
+      const hits = await memory.recall(ownerOf(c.get('tenantId'), query.conversation, namedUserId(c, { query: query.user_id })), query.q, {
         ...(query.k === undefined ? {} : { k: query.k }),
         ...(query.conversation === undefined ? {} : { conversations: [query.conversation] }),
         ...(query.since === undefined ? {} : { since: new Date(query.since).toISOString() }),

@@ -1,4 +1,4 @@
-import { MemoryError, resolveScope, resolveUserScope, type Conversation, type Memory, type Page, type Scope, type UserScope } from '@mnemo/core';
+import { defaultUserId, MemoryError, resolveScope, resolveUserScope, type Conversation, type Memory, type Page, type Scope, type UserScope } from '@mnemo/core';
 import { headerText } from '../app/header-text.js';
 import type { ServerContext } from '../app/server-deps.js';
 
@@ -56,9 +56,18 @@ export function requestScope(c: ServerContext, conversationId: string, named: { 
   return conversationScope(c.get('tenantId'), conversationId, namedUserId(c, named));
 }
 
-/** A conversation's scope in `tenantId`: the named user's, or (none named) the conversation's own user. */
+/**
+ * The one rule of whose data a call touches, for every edge (REST, the seed API, MCP, the proxy and the
+ * CLI's read commands; decision 0010): the user the caller names; else, when the call names a
+ * conversation, that conversation is its own end user (`userId` = the conversation id); else `default`.
+ */
+export function ownerOf(tenantId: string, conversationId: string | undefined, userId: string | undefined): UserScope {
+  return resolveUserScope({ tenantId, userId: userId ?? conversationId ?? defaultUserId });
+}
+
+/** A conversation's scope in `tenantId`: the named user's, or (none named) the conversation's own user ({@link ownerOf}). */
 export function conversationScope(tenantId: string, conversationId: string, userId: string | undefined): Scope {
-  return resolveScope({ tenantId, userId: userId ?? conversationId, conversationId });
+  return resolveScope({ ...ownerOf(tenantId, conversationId, userId), conversationId });
 }
 
 /** Throws `not_found` unless the conversation has messages (in this tenant, for this user). */
