@@ -35,6 +35,9 @@ const { values: flags } = parseArgs({
     'held-out': { type: 'string', default: '1500' },
     iterations: { type: 'string', default: '30' },
     compare: { type: 'boolean', default: false },
+    'grid-dimensions': { type: 'string', default: '64,128,256' },
+    'grid-sif': { type: 'string', default: '0.001,0.0001' },
+    'grid-lambda': { type: 'string', default: 'none,1,0.05' },
     'cache-dir': { type: 'string', default: '/tmp/mnemo-static-embedder-cache' },
   },
 });
@@ -82,7 +85,8 @@ async function main(): Promise<void> {
 
   if (flags.compare) {
     process.stdout.write('| dimensions | SIF a | fit λ | held-out Pearson | neighbours@10 | size (MB) |\n| --- | --- | --- | --- | --- | --- |\n');
-    for (const dimensions of [64, 128, 256]) for (const sif of [1e-3, 1e-4]) for (const lambda of [undefined, 1, 0.05]) {
+    const grid = (flag: string) => flag.split(',').map((value) => (value === 'none' ? undefined : Number(value)));
+    for (const dimensions of grid(flags['grid-dimensions']!) as number[]) for (const sif of grid(flags['grid-sif']!) as number[]) for (const lambda of grid(flags['grid-lambda']!)) {
       const result = agreement(build(dimensions, sif, lambda));
       const megabytes = (rowVectors.length * (dimensions + 4)) / 1e6;
       process.stdout.write(`| ${dimensions} | ${sif} | ${lambda ?? 'none'} | ${result.pearson.toFixed(3)} | ${(100 * result.neighbours10).toFixed(1)} % | ${megabytes.toFixed(2)} |\n`);
