@@ -239,7 +239,7 @@ describe('hybrid context under a saturated embedder', () => {
     await memory.append(scope, [{ role: 'user', content: 'My relay is called LARCH-RIDGE.' }, ...filler(30), { role: 'user', content: 'which relay did I name?' }]);
 
     // No job: the vectors were written with the messages.
-    expect(await store.listUnembeddedMessages(scope, inThread.model, 100)).toEqual([]);
+    expect(await store.listUnembeddedMessages({ tenantId: 'default', ...scope }, inThread.model, 100)).toEqual([]);
     expect(await memory.runPendingJobs()).toBe(0);
     const { report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300 });
     expect(report.recall).toEqual({ mode: 'hybrid' });
