@@ -13,7 +13,10 @@
  * 5. the table is quantized to int8 (one scale a row) and written with its vocabulary and provenance.
  *
  * `--compare` prints the held-out agreement with the teacher for a grid of settings and writes nothing.
- * Run: `npm run build:embedder [-- --compare]`. Deterministic: the same inputs give the same file.
+ * Run: `npm run build:embedder [-- --compare]` (≈ 3 min of teacher passes on a free core, cached in
+ * `--cache-dir` for reruns). Deterministic on one machine (seeded split, no randomness elsewhere); the
+ * teacher's WASM kernels may round differently on another CPU, which changes the checksum and so the model
+ * id: a rebuilt table is a new vector space, to be moved to with `mnemo reembed`.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
