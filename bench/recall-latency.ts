@@ -15,8 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createGptTokenCounter, defaultMessageLimits, HashedEmbedder, keywordTerms, prepareMessages, recall, type Embedder, type Store, type UserScope } from '@mnemo/core';
-import { UseLiteEmbedder } from '@mnemo/models';
+import { createGptTokenCounter, defaultMessageLimits, embeddingText, HashedEmbedder, keywordTerms, prepareMessages, recall, type Embedder, type Store, type UserScope } from '@mnemo/core';
+import { StaticEmbedder, UseLiteEmbedder } from '@mnemo/models';
 import { createPostgresStore } from '@mnemo/postgres';
 import { createSqliteStore } from '@mnemo/sqlite';
 import pg from 'pg';
@@ -37,6 +37,7 @@ const { values } = parseArgs({
     'max-seconds': { type: 'string', default: '300' },
     'postgres-url': { type: 'string' },
     'skip-use-lite': { type: 'boolean', default: false },
+    'embedders-only': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
 });
@@ -74,13 +75,15 @@ const notes: string[] = [];
 const results: StoreResult[] = [];
 const chats = prepareChats();
 const queries = pickQueries(chats.flat(), settings.queries);
-if (values.store !== 'postgres') results.push(await runSqlite());
-if (values.store !== 'sqlite') {
+if (values.store !== 'postgres' && !values['embedders-only']) results.push(await runSqlite());
+if (values.store !== 'sqlite' && !values['embedders-only']) {
   if (postgresUrl === undefined) notes.push('PostgreSQL skipped: set --postgres-url, MNEMO_BENCH_DATABASE_URL or MNEMO_TEST_DATABASE_URL.');
   else results.push(await runPostgres(postgresUrl));
 }
 const embed = values['skip-use-lite'] || settings.vectorMessages === 0 ? undefined : await measureUseLite();
-const result = { settings: { ...settings, candidates: searchOptions.k }, stores: results, useLiteQueryEmbedding: embed, notes };
+// The model a query is embedded with, side by side: the static default and USE-lite (its teacher).
+const embedders = values['skip-use-lite'] ? undefined : await measureEmbedders(chats.flat());
+const result = { settings: { ...settings, candidates: searchOptions.k }, stores: results, useLiteQueryEmbedding: embed, embedders, notes };
 await mkdir(join(resultsPath, '..'), { recursive: true });
 await writeFile(resultsPath, `${JSON.stringify(result, null, 2)}\n`);
 if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -233,10 +236,59 @@ async function measureUseLite(): Promise<Latency> {
   return summarize(durations);
 }
 
+interface EmbedderCost {
+  readonly model: string;
+  readonly loadMs: number;
+  readonly query: Latency;
+  /** Chat turns (each with the turn before it, as the embed job embeds them) embedded per second, batches of 64, one thread. */
+  readonly turnsPerSecond: number;
+  /** The same per second of this process's CPU time (user + system): what one free core would do, less noisy on a shared machine. */
+  readonly turnsPerCpuSecond: number;
+}
+
+async function measureEmbedders(messages: readonly { role: string; content: string }[]): Promise<{ useLite: EmbedderCost; static: EmbedderCost }> {
+  const turns = messages.slice(0, 2000).map((message, index) => embeddingText(message as never, index === 0 ? undefined : (messages[index - 1] as never)));
+  const cost = async (create: () => Embedder & { load?: () => Promise<void> }, turnCount: number): Promise<EmbedderCost> => {
+    const loadStarted = performance.now();
+    const model = create();
+    await model.load?.();
+    await model.embed([queries[0]!]);
+    const loadMs = Math.round(performance.now() - loadStarted);
+    // A running server has embedded before: one untimed round over the queries (JIT, the tokenizer's cache).
+    for (const query of queries) await model.embed([query]);
+    const durations: number[] = [];
+    for (const query of queries) {
+      const started = performance.now();
+      await model.embed([query]);
+      durations.push(performance.now() - started);
+    }
+    const sample = turns.slice(0, turnCount);
+    const started = performance.now();
+    const cpuBefore = process.cpuUsage();
+    for (let start = 0; start < sample.length; start += 64) await model.embed(sample.slice(start, start + 64));
+    const cpu = process.cpuUsage(cpuBefore);
+    const cpuSeconds = (cpu.user + cpu.system) / 1e6;
+    return {
+      model: model.model,
+      loadMs,
+      query: summarize(durations),
+      turnsPerSecond: Math.round(sample.length / ((performance.now() - started) / 1000)),
+      turnsPerCpuSecond: Math.round(sample.length / cpuSeconds),
+    };
+  };
+  const useLite = await cost(() => new UseLiteEmbedder(), 256);
+  const staticCost = await cost(() => new StaticEmbedder(), turns.length);
+  log(`\nquery embedding and throughput, one thread (${queries.length} queries; ${turns.length} chat turns with the turn before, 256 for USE-lite):`);
+  for (const entry of [useLite, staticCost]) {
+    log(`  ${entry.model}: load ${entry.loadMs} ms, query p50 ${entry.query.p50Ms} ms, p99 ${entry.query.p99Ms} ms, ${formatCount(entry.turnsPerSecond)} turns/s (${formatCount(entry.turnsPerCpuSecond)} per CPU second)`);
+  }
+  return { useLite, static: staticCost };
+}
+
 function summarize(durations: number[]): Latency {
   const sorted = [...durations].sort((a, b) => a - b);
   const at = (fraction: number) => sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]!;
-  const round = (value: number) => Math.round(value * 100) / 100;
+  const round = (value: number) => Math.round(value * 1000) / 1000;
   return { samples: sorted.length, p50Ms: round(at(0.5)), p99Ms: round(at(0.99)), meanMs: round(sorted.reduce((sum, value) => sum + value, 0) / sorted.length) };
 }
 

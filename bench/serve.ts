@@ -1,10 +1,10 @@
 // npm run bench:serve: the real `mnemo serve` under load. The built CLI (default config: SQLite file,
-// USE-lite embedder, worker processes) and a scripted OpenAI-protocol upstream run as their own
+// static embedder, worker processes) and a scripted OpenAI-protocol upstream run as their own
 // processes; autocannon drives them from this one. Every row at 1, 10 and 50 connections, side by side;
 // then the background backlog when the load stops and the seconds until it drained. With
 // MNEMO_TEST_DATABASE_URL set, the same rows on PostgreSQL with two `serve` replicas.
 // Writes bench/results/serve.json (or --out). --cli runs another build (e.g. an older commit's, with
-// --rate-limit-off for builds whose keyless default was 50 req/s); --embedder overrides MNEMO_EMBEDDER;
+// --rate-limit-off for builds whose keyless default was 50 req/s); --embedder overrides MNEMO_EMBEDDER (a comma list, e.g. use-lite,static, runs each on its own store in this run, side by side);
 // --postgres-only skips the SQLite rows; --rows proxy,context,... picks rows (direct, proxy, resend, context, hybrid, add, batch, health);
 // --serve-args '--workers 2' adds arguments to `mnemo serve`; --drain-seconds (default 180) bounds the wait for the backlog; --cpu-prof DIR writes V8 CPU profiles of
 // serve (and its workers) there, read them with bench/cpu-profile-summary.ts; --save-db FILE copies the SQLite store as the load
@@ -112,23 +112,16 @@ async function main(): Promise<void> {
   const upstreamChild = fork(fileURLToPath(import.meta.url), ['--child', 'upstream'], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   try {
     const upstream = await new Promise<string>((resolvePromise) => upstreamChild.once('message', (message) => resolvePromise((message as { url: string }).url)));
-    const settings = { durationSeconds, connectionCounts, upstream, cli: values.cli, directory, log };
     const reports: StoreReport[] = [];
-    if (!values['postgres-only']) reports.push(await runStore({ ...settings, store: 'SQLite file', dbs: [join(directory, 'serve.db')] }));
-    const url = process.env.MNEMO_TEST_DATABASE_URL;
-    if (url !== undefined && !values['sqlite-only']) {
-      const schema = `bench_serve_${Date.now()}`;
-      const db = `${url}${url.includes('?') ? '&' : '?'}schema=${schema}`;
-      try {
-        reports.push(await runStore({ ...settings, store: 'PostgreSQL', dbs: [db, db] }));
-      } finally {
-        const client = new pg.Client({ connectionString: url });
-        await client.connect();
-        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-        await client.end();
-      }
-    } else log('PostgreSQL skipped: set MNEMO_TEST_DATABASE_URL to add its rows');
-    const report = { settings: { durationSeconds, connectionCounts, cli: values.cli, embedder: values.embedder ?? 'default (use-lite)', conversations }, stores: reports };
+    // Several embedders (`--embedder use-lite,static`) run one after the other in this run, each on a fresh store, so their rows compare side by side.
+    const embedders = values.embedder?.split(',').filter((name) => name !== '') ?? [];
+    for (const embedder of embedders.length === 0 ? [undefined] : embedders) {
+      const settings = { durationSeconds, connectionCounts, upstream, cli: values.cli, directory, log, ...(embedder === undefined ? {} : { embedder }) };
+      const label = embedder === undefined ? '' : ` (MNEMO_EMBEDDER=${embedder})`;
+      if (!values['postgres-only']) reports.push(await runStore({ ...settings, store: `SQLite file${label}`, dbs: [join(directory, `serve-${embedder ?? 'default'}.db`)] }));
+      await runPostgres(settings, label, reports);
+    }
+    const report = { settings: { durationSeconds, connectionCounts, cli: values.cli, embedder: values.embedder ?? 'default (static)', conversations }, stores: reports };
     await mkdir(dirname(values.out), { recursive: true });
     await writeFile(values.out, `${JSON.stringify(report, null, 2)}\n`);
     for (const store of reports) log(`\n${formatStore(store, connectionCounts)}`);
@@ -136,6 +129,25 @@ async function main(): Promise<void> {
   } finally {
     if (upstreamChild.connected) upstreamChild.disconnect();
     await rm(directory, { recursive: true, force: true });
+  }
+}
+
+async function runPostgres(settings: Omit<RunSettings, 'store' | 'dbs'>, label: string, reports: StoreReport[]): Promise<void> {
+  {
+    const { log } = settings;
+    const url = process.env.MNEMO_TEST_DATABASE_URL;
+    if (url !== undefined && !values['sqlite-only']) {
+      const schema = `bench_serve_${Date.now()}`;
+      const db = `${url}${url.includes('?') ? '&' : '?'}schema=${schema}`;
+      try {
+        reports.push(await runStore({ ...settings, store: `PostgreSQL${label}`, dbs: [db, db] }));
+      } finally {
+        const client = new pg.Client({ connectionString: url });
+        await client.connect();
+        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await client.end();
+      }
+    } else log('PostgreSQL skipped: set MNEMO_TEST_DATABASE_URL to add its rows');
   }
 }
 
@@ -148,6 +160,8 @@ interface RunSettings {
   readonly cli: string;
   readonly directory: string;
   readonly log: (line: string) => void;
+  /** MNEMO_EMBEDDER of the serve processes; unset: the CLI's default. */
+  readonly embedder?: string;
 }
 
 async function runStore(settings: RunSettings): Promise<StoreReport> {
@@ -241,7 +255,7 @@ interface Replica {
 
 function startServe(settings: RunSettings, db: string): Promise<Replica> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: settings.directory, MNEMO_LLM_BASE_URL: settings.upstream };
-  if (values.embedder !== undefined) env.MNEMO_EMBEDDER = values.embedder;
+  if (settings.embedder !== undefined) env.MNEMO_EMBEDDER = settings.embedder;
   const profile = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`];
   const extra = values['serve-args']?.split(' ').filter((argument) => argument !== '') ?? [];
   const child: ChildProcess = spawn(process.execPath, [...profile, settings.cli, 'serve', '--port', '0', '--db', db, ...extra], { cwd: settings.directory, env, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -483,9 +497,15 @@ function formatStore(report: StoreReport, connectionCounts: readonly number[]): 
       : [
           `  jobs at the stop: ${formatKinds(report.drain.jobsAtStop)}; ${report.drain.unembeddedAtStop} of ${report.drain.messagesStored} messages without a vector; ${report.drain.embeddedDuringDrain} embedded while draining, ${report.drain.embeddingsPerSecond}/s; each kind empty after: ${Object.entries(report.drain.kindDrainedSeconds).map(([kind, seconds]) => `${kind} ${seconds} s`).join(', ') || 'none'}`,
         ]),
-    `hybrid contexts by recall: ${Object.entries(report.recall).map(([key, count]) => `${key} ${count}`).join(', ') || 'none counted (an older build)'}`,
+    `hybrid contexts by recall: ${Object.entries(report.recall).map(([key, count]) => `${key} ${count}`).join(', ') || 'none counted (an older build)'}${formatVectorShare(report.recall)}`,
     `SIGTERM to exit: ${report.stopMs.join(', ')} ms`,
   ].join('\n');
+}
+
+/** `; recalled with vectors: N %` of the hybrid contexts counted (empty when none were). */
+function formatVectorShare(recall: Readonly<Record<string, number>>): string {
+  const total = Object.values(recall).reduce((sum, count) => sum + count, 0);
+  return total === 0 ? '' : `; recalled with vectors: ${((100 * (recall.hybrid ?? 0)) / total).toFixed(1)} %`;
 }
 
 /**

@@ -1,7 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HashedEmbedder } from '@mnemo/core';
+import { createMemory, HashedEmbedder } from '@mnemo/core';
+import { StaticEmbedder, UseLiteEmbedder } from '@mnemo/models';
 import { createSqliteStore } from '@mnemo/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runMnemo } from './run-mnemo.js';
@@ -34,12 +35,53 @@ describe('mnemo reembed', () => {
 
     const run = await runMnemo(['reembed', '--db', 'mnemo.db', '--json'], { cwd: directory, timeoutMs: 60_000 });
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toEqual({ model: 'use-lite-512@0.2.0', droppedVectors: 6, conversations: 1, embeddedMessages: 6 });
+    const model = new StaticEmbedder().model;
+    expect(JSON.parse(run.stdout)).toMatchObject({ model, droppedVectors: 6, conversations: 1, embeddedMessages: 6 });
+    expect(run.stderr).toContain('"conversationsDone":1');
     const after = createSqliteStore({ path: join(directory, 'mnemo.db'), readonly: true });
-    expect(await after.listUnembeddedMessages(scope, 'use-lite-512@0.2.0', 100)).toEqual([]);
+    expect(await after.listUnembeddedMessages(scope, model, 100)).toEqual([]);
     expect(await after.listUnembeddedMessages(scope, old.model, 100)).toHaveLength(6);
     await after.close();
   });
+
+  it('reads a store written with USE-lite vectors after the upgrade without mixing models, and converts it', async () => {
+    const path = join(directory, 'mnemo.db');
+    const user = { tenantId: 'default', userId: 'maren' };
+    const lines = ['I planted tomatoes and basil in the garden last weekend.', 'My sister Ines moved to Lisbon for a job at a bakery.', 'The relay on the ridge needs a new battery before winter.'];
+    // Before the upgrade: USE-lite wrote the vectors (the real bundled model), as the old default did.
+    const useLite = new UseLiteEmbedder();
+    const before = createMemory({ store: createSqliteStore({ path }), embedder: useLite, worker: { autoStart: false }, compaction: false, knowledge: false });
+    for (const [index, content] of lines.entries()) await before.append({ ...user, conversationId: `c${index}` }, [{ role: 'user', content }]);
+    expect(await before.runPendingJobs()).toBe(3);
+    expect((await before.recall(user, 'vegetables I grow', { k: 1 }))[0]?.explain.vectorRank).toBe(1);
+    await before.close();
+
+    // After: the new default embedder on the same file. The USE-lite vectors are never searched with its
+    // query vectors (another model, another length): old messages come by keyword only, none by vector.
+    const upgraded = new StaticEmbedder();
+    const after = createMemory({ store: createSqliteStore({ path }), embedder: upgraded, worker: { autoStart: false }, compaction: false, knowledge: false });
+    const oldHits = await after.recall(user, 'vegetables I grow in the garden', { k: 3 });
+    expect(oldHits.map((hit) => hit.message.content)).toContain(lines[0]);
+    expect(oldHits.every((hit) => hit.explain.vectorRank === undefined)).toBe(true);
+    // A message appended now gets the new model's vector with it (no job), and is found by vector.
+    await after.append({ ...user, conversationId: 'c3' }, [{ role: 'user', content: 'We harvested courgettes and peppers from our vegetable patch.' }]);
+    const fresh = await after.recall(user, 'vegetable patch harvest', { k: 3 });
+    expect(fresh.find((hit) => hit.conversationId === 'c3')?.explain.vectorRank).toBe(1);
+    expect(fresh.filter((hit) => hit.explain.vectorRank !== undefined).map((hit) => hit.conversationId)).toEqual(['c3']);
+    await after.close();
+
+    const run = await runMnemo(['reembed', '--db', 'mnemo.db', '--json'], { cwd: directory, timeoutMs: 60_000 });
+    expect(run.code).toBe(0);
+    // Resumable: c3 already had its vector, so only the three old messages were embedded.
+    expect(JSON.parse(run.stdout)).toMatchObject({ model: upgraded.model, droppedVectors: 3, conversations: 4, embeddedMessages: 3 });
+    const converted = createMemory({ store: createSqliteStore({ path }), embedder: upgraded, worker: { autoStart: false }, compaction: false, knowledge: false });
+    const hits = await converted.recall(user, 'vegetables I grow in the garden', { k: 4 });
+    expect(hits.filter((hit) => hit.explain.vectorRank !== undefined).map((hit) => hit.conversationId).sort()).toEqual(['c0', 'c1', 'c2', 'c3']);
+    await converted.close();
+    const store = createSqliteStore({ path, readonly: true });
+    expect(await store.listUnembeddedMessages({ ...user, conversationId: 'c0' }, useLite.model, 10)).toHaveLength(1);
+    await store.close();
+  }, 60_000);
 
   it('refuses without an embedder or a database', async () => {
     expect((await runMnemo(['reembed', '--db', 'missing.db'], { cwd: directory })).code).toBe(2);

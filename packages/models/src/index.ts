@@ -15,6 +15,8 @@ export { OpenAiSummarizer } from './openai-summarizer.js';
 export type { OpenAiSummarizerOptions } from './openai-summarizer.js';
 export type { InvalidOutputEvent, StructuredOutput, ValidationResult } from './request-validated-json.js';
 export type { OpenAiExtractorOptions } from './resolve-extractor-options.js';
+export { StaticEmbedder } from './static-embedder/static-embedder.js';
+export type { StaticEmbedderOptions } from './static-embedder/static-embedder.js';
 export { UseLiteEmbedder } from './use-lite-embedder.js';
 export { UseLiteThreadEmbedder } from './use-lite-thread-embedder.js';
 export type { UseLiteThreadEmbedderOptions } from './use-lite-thread-embedder.js';

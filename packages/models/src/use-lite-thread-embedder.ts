@@ -157,14 +157,23 @@ export class UseLiteThreadEmbedder implements Embedder {
     await this.#pool.destroy();
   }
 
+  /**
+   * The port's immediate "cannot meet the deadline": `false` when a call queued now would, by the recent
+   * batches, finish after `timeoutMs` (and no probe is due), so the caller goes keyword-only at once
+   * instead of waiting the deadline out.
+   */
+  canEmbedWithin(timeoutMs: number): boolean {
+    return !this.#cannotMakeDeadline(timeoutMs);
+  }
+
   /** True when a call queued now would, by the recent batches, finish after the callers' deadline (and no probe is due). */
-  #cannotMakeDeadline(): boolean {
-    if (this.#callerDeadlineMs === undefined || this.#batchMsEstimate === 0) return false;
+  #cannotMakeDeadline(deadlineMs = this.#callerDeadlineMs): boolean {
+    if (deadlineMs === undefined || this.#batchMsEstimate === 0) return false;
     const now = performance.now();
     const busy = this.#runningSince.size >= this.#threads;
     // With every thread busy, the call waits for the first of them to finish.
     const rest = busy ? Math.max(0, this.#batchMsEstimate - (now - Math.min(...this.#runningSince))) : 0;
-    if (rest + this.#batchMsEstimate <= this.#callerDeadlineMs) return false;
+    if (rest + this.#batchMsEstimate <= deadlineMs) return false;
     return busy || this.#waiting.length > 0 || now - this.#lastBatchEnd < probeIntervalMs;
   }
 

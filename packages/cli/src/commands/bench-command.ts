@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HashedEmbedder, MemoryError, createGptTokenCounter, type Embedder } from '@mnemo/core';
-import { UseLiteEmbedder } from '@mnemo/models';
+import { StaticEmbedder, UseLiteEmbedder } from '@mnemo/models';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
 import { createBenchProgress } from '../bench/bench-progress.js';
@@ -26,8 +26,8 @@ interface LocomoFlags {
   readonly embeddingCache?: string;
 }
 
-/** Embedders `mnemo bench locomo` can run with: the offline default, or the hashed bag of words (fast, for smoke runs). */
-export const benchEmbedders = ['use-lite', 'hashed'] as const;
+/** Embedders `mnemo bench locomo` can run with: USE-lite (the teacher), the static table distilled from it (the default of `serve`), or the hashed bag of words. */
+export const benchEmbedders = ['use-lite', 'static', 'hashed'] as const;
 
 /** One of {@link benchEmbedders}. */
 export type BenchEmbedder = (typeof benchEmbedders)[number];
@@ -117,6 +117,7 @@ async function readLocomoFile(path: string, isDefault: boolean): Promise<string>
 }
 
 function createEmbedder(name: BenchEmbedder): Embedder {
+  if (name === 'static') return new StaticEmbedder();
   return name === 'hashed' ? new HashedEmbedder({ dimensions: 512 }) : new UseLiteEmbedder();
 }
 

@@ -6,6 +6,7 @@ import { mountProxyRoutes } from '@mnemo/server/proxy';
 import { SqliteStore } from '@mnemo/sqlite';
 import { InvalidArgumentError, type Command } from 'commander';
 import { pino } from 'pino';
+import { embedderOption, withEmbedderFlag } from './embedder-option.js';
 import type { CliIo } from '../cli-io.js';
 import { isPostgresUrl, loadCliConfig, type CliConfig, type CliServerConfig } from '../config/cli-config.js';
 import { chooseQueryEmbedder } from '../store/choose-embedder.js';
@@ -47,10 +48,12 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .option('--port <n>', `port to listen on; 0 picks a free one (default: ${defaultPort})`, parsePort)
     .option('--host <address>', `address to listen on; any but loopback needs API keys (default: ${defaultServeHost})`)
     .option('--db <path|url>', dbOptionDescription)
+    .addOption(embedderOption())
     .option('--http-processes <n>', 'HTTP server processes sharing the port (node:cluster), each on its own store connection; 1: this process serves (default: 1 on up to 2 cores, else one per core left after the workers; MNEMO_HTTP_PROCESSES)', parseHttpProcessCount)
     .option('--workers <n>', `background worker processes to start beside the server; 0: this process only serves (default: ${defaultWorkerCount()}, from the cores)`, parseWorkerCount)
     .action(async (_flags: ServeFlags, command: Command) => {
-      await runServe(command.optsWithGlobals<ServeFlags>(), io);
+      const flags = command.optsWithGlobals<ServeFlags & { embedder?: string }>();
+      await runServe(flags, withEmbedderFlag(io, flags));
     });
 }
 

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, type Command } from 'commander';
 import { pino } from 'pino';
+import { embedderOption, withEmbedderFlag } from './embedder-option.js';
 import type { CliIo } from '../cli-io.js';
 import { loadCliConfig } from '../config/cli-config.js';
 import { chooseWorkerEmbedder } from '../store/choose-embedder.js';
@@ -43,6 +44,7 @@ export function registerWorkerCommand(program: Command, io: CliIo): void {
     .command('worker')
     .description('run the background jobs (embedding, extraction, compaction) of the store, without serving HTTP')
     .option('--db <path|url>', dbOptionDescription)
+    .addOption(embedderOption())
     .option('--concurrency <n>', `jobs run side by side in this process (default: ${defaultWorkerConcurrency})`, parsePositiveInteger)
     .option(
       '--lease-ms <ms>',
@@ -55,7 +57,8 @@ export function registerWorkerCommand(program: Command, io: CliIo): void {
       parseEmbeddingThreads,
     )
     .action(async (_flags: WorkerFlags, command: Command) => {
-      await runWorker(command.optsWithGlobals<WorkerFlags>(), io);
+      const flags = command.optsWithGlobals<WorkerFlags & { embedder?: string }>();
+      await runWorker(flags, withEmbedderFlag(io, flags));
     });
 }
 

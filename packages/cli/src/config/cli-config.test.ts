@@ -41,7 +41,7 @@ describe('loadCliConfig', () => {
       anthropic: { passClientKey: false },
       // The library's own defaults: one budget for the library, serve, the proxy, MCP and replay.
       context: { maxTokens: 2000, windowTurns: 4 },
-      embedder: { kind: 'use-lite', queryTimeoutMs: 30 },
+      embedder: { kind: 'static', queryTimeoutMs: 30 },
     });
   });
 

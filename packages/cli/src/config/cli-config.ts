@@ -41,13 +41,15 @@ export interface CliConfig {
     readonly system?: string;
   };
   /**
-   * How messages are embedded for vector recall: `use-lite` (default; offline, bundled model), `openai`
+   * How messages are embedded for vector recall: `static` (default; offline, a token table distilled
+   * from USE-lite that embeds in microseconds on the request thread, decision 0032), `use-lite` (offline,
+   * the bundled Universal Sentence Encoder lite: better on some questions, ~20 ms a turn), `openai`
    * (any OpenAI-compatible `/embeddings`; `model` required, base URL and key default to `llm.*`), `hashed`
    * (core's bag-of-words `HashedEmbedder`: instant and deterministic, for tests and benchmarks, no
    * semantics), or `none` (keyword-only recall). `replay` embeds nothing unless asked.
    */
   readonly embedder: {
-    readonly kind: 'use-lite' | 'openai' | 'hashed' | 'none';
+    readonly kind: 'static' | 'use-lite' | 'openai' | 'hashed' | 'none';
     readonly model?: string;
     /** Vector length of an `openai` model that is not one of OpenAI's own, or of the `hashed` embedder (default 256). */
     readonly dimensions?: number;
@@ -112,7 +114,7 @@ export const cliEnvironmentVariables = Object.freeze({
   MNEMO_MAX_TOKENS: `token budget of each request (default ${cliDefaults.maxTokens})`,
   MNEMO_POLICY: `context policy: ${cliPolicies.join(', ')}`,
   MNEMO_API_KEYS: 'API keys of mnemo serve and their tenants: key1:tenantA,key2:tenantB',
-  MNEMO_EMBEDDER: 'embedder for vector recall: use-lite (default, offline), openai, hashed (tests, benchmarks), none',
+  MNEMO_EMBEDDER: 'embedder for vector recall: static (default, offline, microseconds), use-lite (offline, ~20 ms a turn), openai, hashed (tests, benchmarks), none',
   MNEMO_EMBEDDING_MODEL: 'embedding model of an openai embedder, e.g. nomic-embed-text',
   MNEMO_EMBEDDING_DIMENSIONS: "vector length of that model, unless it is one of OpenAI's",
   MNEMO_EMBEDDING_BASE_URL: 'its base URL (default MNEMO_LLM_BASE_URL)',
@@ -137,7 +139,10 @@ const apiKeyList = z.string().transform((text, context) =>
 );
 
 const responsesApi = z.enum(['auto', 'forward', 'translate']);
-const embedderKind = z.enum(['use-lite', 'openai', 'hashed', 'none']);
+const embedderKind = z.enum(['static', 'use-lite', 'openai', 'hashed', 'none']);
+
+/** The embedder kinds of the config (and of `--embedder`). */
+export const embedderKinds = embedderKind.options;
 const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// or postgresql:// URL' });
 
 const fileSchema = z.strictObject({
@@ -277,7 +282,7 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
     ...defined('system', fileValues.context?.system),
   };
   const embedder = {
-    kind: env.MNEMO_EMBEDDER ?? fileValues.embedder?.kind ?? 'use-lite',
+    kind: env.MNEMO_EMBEDDER ?? fileValues.embedder?.kind ?? 'static',
     ...defined('model', env.MNEMO_EMBEDDING_MODEL ?? fileValues.embedder?.model),
     ...defined('dimensions', env.MNEMO_EMBEDDING_DIMENSIONS ?? fileValues.embedder?.dimensions),
     ...defined('baseUrl', env.MNEMO_EMBEDDING_BASE_URL ?? fileValues.embedder?.baseUrl ?? llm.baseUrl),

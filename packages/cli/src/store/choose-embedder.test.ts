@@ -1,9 +1,17 @@
 import { HashedEmbedder } from '@mnemo/core';
+import { StaticEmbedder, UseLiteEmbedder } from '@mnemo/models';
 import { describe, expect, it } from 'vitest';
 import { loadCliConfig } from '../config/cli-config.js';
 import { chooseEmbedder } from './choose-embedder.js';
 
 describe('chooseEmbedder', () => {
+  it('gives the static table by default and USE-lite for MNEMO_EMBEDDER=use-lite', async () => {
+    const byDefault = chooseEmbedder(await loadCliConfig({ env: {}, cwd: '/nonexistent' }));
+    expect(byDefault).toBeInstanceOf(StaticEmbedder);
+    expect(byDefault?.model).toMatch(/^static-use-lite-64@[0-9a-f]{8}$/);
+    expect(chooseEmbedder(await loadCliConfig({ env: { MNEMO_EMBEDDER: 'use-lite' }, cwd: '/nonexistent' }))).toBeInstanceOf(UseLiteEmbedder);
+  });
+
   it('gives core\'s HashedEmbedder for MNEMO_EMBEDDER=hashed, 256 dimensions unless set', async () => {
     const plain = chooseEmbedder(await loadCliConfig({ env: { MNEMO_EMBEDDER: 'hashed' }, cwd: '/nonexistent' }));
     expect(plain).toBeInstanceOf(HashedEmbedder);

@@ -1,9 +1,10 @@
 import { HashedEmbedder, MemoryError, type Embedder } from '@mnemo/core';
-import { OpenAiEmbedder, UseLiteEmbedder, UseLiteThreadEmbedder } from '@mnemo/models';
+import { OpenAiEmbedder, StaticEmbedder, UseLiteEmbedder, UseLiteThreadEmbedder } from '@mnemo/models';
 import type { CliConfig } from '../config/cli-config.js';
 
 /**
- * The embedder of `serve`, `chat` and `mcp` from the config: the offline USE-lite model by default, an
+ * The embedder of `serve`, `chat` and `mcp` from the config: the static table distilled from USE-lite by
+ * default (microseconds a text, on the caller's thread), the USE-lite model itself (`use-lite`), an
  * OpenAI-compatible `/embeddings` endpoint, core's `HashedEmbedder` (`hashed`: for tests and benchmarks;
  * `dimensions` default 256), or none (keyword-only recall). `invalid_input` when `openai` lacks a base
  * URL or a model.
@@ -11,6 +12,7 @@ import type { CliConfig } from '../config/cli-config.js';
 export function chooseEmbedder(config: CliConfig): Embedder | undefined {
   const { kind, model, baseUrl, apiKey, dimensions } = config.embedder;
   if (kind === 'none') return undefined;
+  if (kind === 'static') return new StaticEmbedder();
   if (kind === 'use-lite') return new UseLiteEmbedder();
   if (kind === 'hashed') return new HashedEmbedder(dimensions === undefined ? {} : { dimensions });
   if (baseUrl === undefined || model === undefined) {

@@ -249,6 +249,44 @@ describe('hybrid context under a saturated embedder', () => {
     expect(embedder.querySignals[0]?.aborted).toBe(true);
   });
 
+  it('goes keyword-only at once, calling no embedding, when the embedder says it cannot meet the deadline', async () => {
+    const embedder = new SaturatedEmbedder();
+    const asked: number[] = [];
+    Object.assign(embedder, { canEmbedWithin: (timeoutMs: number) => (asked.push(timeoutMs), !embedder.saturated) });
+    // A deadline no test would wait out: the answer must come from canEmbedWithin, not from the timer.
+    const memory = createMemory({ store: new InMemoryStore(), embedder, queryEmbeddingTimeoutMs: 600_000, worker: { autoStart: false }, compaction: false });
+    await memory.append(scope, [{ role: 'user', content: 'My relay is called LARCH-RIDGE.' }, ...filler(30), { role: 'user', content: 'which relay did I name?' }]);
+    await memory.runPendingJobs();
+    embedder.saturated = true;
+
+    const { messages, report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300 });
+
+    expect(report.recall).toEqual({ mode: 'keyword-only', reason: 'embedding_deadline' });
+    expect(messages.map((message) => message.content).join('\n')).toContain('LARCH-RIDGE');
+    expect(asked).toEqual([600_000]);
+    expect(embedder.querySignals).toHaveLength(0);
+  });
+
+  it('embeds appended messages at once and the query without a deadline when the embedder has embedSync', async () => {
+    let asyncCalls = 0;
+    const inThread = {
+      model: 'bag-of-words-64',
+      dimensions: 64,
+      embed: async (texts: readonly string[]) => ((asyncCalls += 1), texts.map(bagOfWords)),
+      embedSync: (texts: readonly string[]) => texts.map(bagOfWords),
+    };
+    const store = new InMemoryStore();
+    const memory = createMemory({ store, embedder: inThread, queryEmbeddingTimeoutMs: 1, worker: { autoStart: false }, compaction: false, knowledge: false });
+    await memory.append(scope, [{ role: 'user', content: 'My relay is called LARCH-RIDGE.' }, ...filler(30), { role: 'user', content: 'which relay did I name?' }]);
+
+    // No job: the vectors were written with the messages.
+    expect(await store.listUnembeddedMessages({ tenantId: 'default', ...scope }, inThread.model, 100)).toEqual([]);
+    expect(await memory.runPendingJobs()).toBe(0);
+    const { report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300 });
+    expect(report.recall).toEqual({ mode: 'hybrid' });
+    expect(asyncCalls).toBe(0);
+  });
+
   it('reports hybrid recall when the query embedding is in time, and keyword-only without an embedder', async () => {
     const withEmbedder = createMemory({ store: new InMemoryStore(), embedder: new HashedEmbedder(), worker: { autoStart: false }, compaction: false });
     const without = createMemory({ store: new InMemoryStore(), worker: { autoStart: false }, compaction: false });
@@ -260,3 +298,14 @@ describe('hybrid context under a saturated embedder', () => {
     expect((await without.buildContext(scope, { policy: 'token-window', maxTokens: 300 })).report.recall).toBeUndefined();
   });
 });
+
+/** A bag of words in 64 buckets, computed on the spot: what an in-thread embedder's `embedSync` gives. */
+function bagOfWords(text: string): Float32Array {
+  const vector = new Float32Array(64);
+  for (const word of text.toLowerCase().match(/[a-z0-9-]+/g) ?? []) {
+    let hash = 7;
+    for (const char of word) hash = (hash * 31 + char.charCodeAt(0)) % 64;
+    vector[hash]! += 1;
+  }
+  return vector;
+}

@@ -2,16 +2,22 @@ import type { Compactor } from '../compaction/create-compactor.js';
 import type { JobKind } from '../jobs/job.js';
 import { MemoryError } from '../errors/memory-error.js';
 import { createJobWorker, type JobHandler, type JobWorker, type JobWorkerOptions } from '../jobs/job-worker.js';
+import type { Message } from '../messages/message.js';
 import type { Scope } from '../messages/scope.js';
 import type { Embedder } from '../recall/embedder.js';
-import { embedConversation } from '../recall/embed-conversation.js';
+import { embedAppended, embedConversation } from '../recall/embed-conversation.js';
 import type { CallOptions, Store } from '../store/store.js';
 
 /** The background jobs of one memory: which run, the worker that runs them, and what an append queues. */
 export interface BackgroundWork {
   readonly worker: JobWorker;
-  /** Queues the jobs a new message calls for (compaction when due, embedding, extraction) and wakes the worker. */
-  afterAppend(scope: Scope, options?: CallOptions): Promise<void>;
+  /**
+   * Queues the jobs new messages call for (compaction when due, embedding, extraction) and wakes the
+   * worker. With an embedder that embeds in-thread (`embedSync`), the `appended` messages are embedded
+   * here and now instead of by a job, so their vectors are written with them; should that fail, the
+   * embed job is queued as before.
+   */
+  afterAppend(scope: Scope, options?: CallOptions, appended?: readonly Message[]): Promise<void>;
 }
 
 /** Options of {@link createBackgroundWork}. */
@@ -47,15 +53,16 @@ export function createBackgroundWork(options: BackgroundWorkOptions): Background
 
   return Object.freeze({
     worker,
-    async afterAppend(scope: Scope, callOptions?: CallOptions) {
+    async afterAppend(scope: Scope, callOptions?: CallOptions, appended?: readonly Message[]) {
       let queued = false;
+      const embeddedInline = embedder?.embedSync !== undefined && appended !== undefined && (await embedAppended({ store, embedder }, scope, appended, callOptions));
       const runAt = new Date(now()).toISOString();
       if (compactor !== undefined) {
         const conversation = await store.getConversation(scope, callOptions);
         if (conversation !== undefined) queued = (await compactor.enqueueIfDue(scope, conversation, callOptions)) || queued;
       }
       for (const kind of ['embed', 'extract'] as const) {
-        if (handlers[kind] === undefined) continue;
+        if (handlers[kind] === undefined || (kind === 'embed' && embeddedInline)) continue;
         await store.enqueueJob(scope, { kind, runAt, maxAttempts }, callOptions);
         queued = true;
       }

@@ -232,7 +232,7 @@ export function createMemory(options: MemoryOptions): Memory {
       const batch = prepareMessages(input, { limits, counter: tokenCounter, now });
       await checkToolAppend(store, scope, batch, callOptions);
       const stored = await store.appendMessages(scope, batch, callOptions);
-      await background.afterAppend(scope, callOptions);
+      await background.afterAppend(scope, callOptions, stored);
       return stored;
     },
     async buildContext(scopeInput: ScopeInput, contextOptions: ContextOptions = {}) {

@@ -2,7 +2,7 @@ import type { Message } from '../messages/message.js';
 import type { Scope } from '../messages/scope.js';
 import { nextTurn } from '../jobs/next-turn.js';
 import type { JobTimeSlice } from '../jobs/time-slice.js';
-import type { Store } from '../store/store.js';
+import type { CallOptions, Store } from '../store/store.js';
 import type { Embedder } from './embedder.js';
 
 /** Messages embedded per call to the embedder. */
@@ -67,4 +67,24 @@ async function previousMessages(store: Store, scope: Scope, messages: readonly M
       return before?.seq === message.seq - 1 ? before : undefined;
     }),
   );
+}
+
+/**
+ * Embeds just-appended messages (ascending seqs, one conversation) with an in-thread embedder and writes
+ * their vectors, so they are searchable as soon as the append returns. Returns `false`, having written
+ * nothing, when the embedder has no `embedSync` or the embedding or the write fails: the caller then
+ * queues the `embed` job, which catches up (a failure here never fails the append, whose messages are stored).
+ */
+export async function embedAppended(dependencies: { store: Store; embedder: Embedder }, scope: Scope, appended: readonly Message[], callOptions?: CallOptions): Promise<boolean> {
+  const { store, embedder } = dependencies;
+  if (embedder.embedSync === undefined || appended.length === 0) return embedder.embedSync !== undefined;
+  try {
+    const previous = await previousMessages(store, scope, appended, callOptions ?? {});
+    const vectors = embedder.embedSync(appended.map((message, index) => embeddingText(message, previous[index])));
+    await store.upsertEmbeddings(scope, embedder.model, appended.map((message, index) => ({ seq: message.seq, vector: vectors[index]! })), callOptions);
+    return true;
+  } catch {
+    // The embed job retries with backoff and reports its failures; the append itself has succeeded.
+    return false;
+  }
 }

@@ -7,6 +7,18 @@ export interface Embedder {
   readonly dimensions: number;
   /** Embeds a batch; returns one unit-length vector per text, in order. Failures are `model_failed`. */
   embed(texts: readonly string[], options?: { signal?: AbortSignal }): Promise<Float32Array[]>;
+  /**
+   * Present on embedders that compute on the caller's thread in microseconds (a static token table): the
+   * same vectors as `embed`, synchronously. The engine then embeds a message as it is appended and a query
+   * without a deadline, instead of queueing a job or racing a timer.
+   */
+  embedSync?(texts: readonly string[]): Float32Array[];
+  /**
+   * Whether a call made now can answer within `timeoutMs`, by what the embedder knows (its queue, its
+   * recent passes, whether its model is loaded). `false` is the immediate "cannot meet the deadline":
+   * recall goes keyword-only at once instead of waiting the deadline out. Absent: assumed `true`.
+   */
+  canEmbedWithin?(timeoutMs: number): boolean;
 }
 
 /** Cosine similarity of two vectors of the same length (1 = same direction); 0 when either is all zeros. */

@@ -206,11 +206,19 @@ async function searchCandidates(
 
 
 /**
- * The query's vector, or `undefined` when it missed its deadline. The embedding's own signal aborts at
+ * The query's vector, or `undefined` when it missed its deadline (or the embedder said at once that it
+ * would: `canEmbedWithin`); synchronous for an embedder with `embedSync`. The embedding's own signal aborts at
  * the deadline (or with the caller's), so an embedder that queues work can drop it instead of doing it
  * for nobody. A caller's abort and an embedder failure are thrown, not hidden.
  */
 async function embedQuery(embedder: Embedder, query: string, timeoutMs: number | undefined, signal: AbortSignal | undefined): Promise<Float32Array | undefined> {
+  // An in-thread embedder answers in microseconds: no timer, no race.
+  if (embedder.embedSync !== undefined) {
+    signal?.throwIfAborted();
+    return embedder.embedSync([query])[0];
+  }
+  // The embedder's own "cannot meet the deadline": keyword-only now rather than after waiting it out.
+  if (timeoutMs !== undefined && embedder.canEmbedWithin?.(timeoutMs) === false) return undefined;
   if (timeoutMs === undefined) return (await embedder.embed([query], signal === undefined ? {} : { signal }))[0];
   const controller = new AbortController();
   const onAbort = () => controller.abort(signal?.reason);
