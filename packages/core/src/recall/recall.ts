@@ -96,6 +96,14 @@ export const recallTuning: RecallTuning = Object.freeze({
   lengthPrior: 0.3,
   /** ×2 more, after the shares, for a list question's messages by the speaker it names ("What activities does Melanie partake in?"). */
   listSpeakerBoost: 1,
+  /** The length prior without a cap (32 content words, the most counted), as on main; see decision 0029. */
+  lengthPriorCap: 32,
+  /** A reply's echo of the user's words is not discounted (off until the folds choose it; decision 0029). */
+  echoDiscount: 0,
+  /** No exchange share beyond the neighbour share (decision 0029). */
+  exchangeShare: 0,
+  /** No role prior (decision 0029). */
+  assistantPrior: 0,
 });
 
 /** First hits whose words a second hop searches for (`secondHopWeight`). */
