@@ -30,12 +30,19 @@ import { generateAssistantChats } from './generate-assistant-chats.js';
 
 const cutoffs = [5, 10, 50] as const;
 const gridValues: Partial<Record<keyof RecallTuning, readonly number[]>> = {
-  lengthPrior: [0.3, 0.15],
-  lengthPriorCap: [32, 16, 10, 6],
+  lengthPriorCap: [32, 16, 10],
   echoDiscount: [0, 0.5, 1],
-  exchangeShare: [0, 0.3, 0.6, 0.9],
-  assistantPrior: [0, 0.3, 0.6],
+  exchangeShare: [0, 0.5, 1],
+  assistantPrior: [0, 0.3],
 };
+const experiments: readonly { name: string; varied: readonly (keyof RecallTuning)[] }[] = [
+  { name: 'length prior cap', varied: ['lengthPriorCap'] },
+  { name: 'echo discount', varied: ['echoDiscount'] },
+  { name: 'exchange share', varied: ['exchangeShare'] },
+  { name: 'assistant prior', varied: ['assistantPrior'] },
+  { name: 'echo discount and exchange share', varied: ['echoDiscount', 'exchangeShare'] },
+  { name: 'all together', varied: ['lengthPriorCap', 'echoDiscount', 'exchangeShare', 'assistantPrior'] },
+];
 
 interface Scored {
   readonly dataset: 'locomo' | 'ua-tuning' | 'ua-held-out';
@@ -108,14 +115,34 @@ const objective = (items: readonly Scored[], tuning: number) => {
   const parts = (['locomo', 'ua-tuning'] as const).map((name) => items.filter((item) => item.dataset === name)).filter((part) => part.length > 0);
   return parts.reduce((sum, part) => sum + mean(part, (item) => frac(item, tuning)), 0) / parts.length;
 };
+const allowedBy = (varied: readonly (keyof RecallTuning)[]) =>
+  grid.flatMap((tuning, index) => ((Object.keys(gridValues) as (keyof RecallTuning)[]).every((field) => varied.includes(field) || tuning[field] === recallTuning[field]) ? [index] : []));
+let allowed = allowedBy(experiments[experiments.length - 1]!.varied);
 const choose = (items: readonly Scored[]) => {
   let best = defaultIndex;
-  for (let index = 0; index < grid.length; index += 1) if (objective(items, index) > objective(items, best) + 1e-9) best = index;
+  for (const index of allowed) if (objective(items, index) > objective(items, best) + 1e-9) best = index;
   return best;
 };
 const tuningData = scored.filter((item) => item.dataset !== 'ua-held-out');
 const foldOf = new Map<string, number>();
 for (const name of ['locomo', 'ua-tuning'] as const) [...new Set(scored.filter((item) => item.dataset === name).map((item) => item.sampleId))].forEach((id, index) => foldOf.set(id, index % folds));
+// Each experiment: its folds' held-out means per dataset (fold means), and what it chooses on all tuning data.
+const experimentRows = experiments.map((experiment) => {
+  allowed = allowedBy(experiment.varied);
+  const sums = { locomo: 0, ua: 0 };
+  const chosen: string[] = [];
+  for (let fold = 0; fold < folds; fold += 1) {
+    const best = choose(tuningData.filter((item) => foldOf.get(item.sampleId) !== fold));
+    const held = tuningData.filter((item) => foldOf.get(item.sampleId) === fold);
+    sums.locomo += mean(held.filter((item) => item.dataset === 'locomo'), (item) => frac(item, best)) / folds;
+    sums.ua += mean(held.filter((item) => item.dataset === 'ua-tuning'), (item) => frac(item, best)) / folds;
+    chosen.push(describe(grid[best]!));
+  }
+  const onAllData = choose(tuningData);
+  const heldOutPart = scored.filter((item) => item.dataset === 'ua-held-out');
+  return `| ${experiment.name} | ${sums.locomo.toFixed(1)} | ${sums.ua.toFixed(1)} | ${describeFolds(chosen)} | ${describe(grid[onAllData]!)} | ${mean(heldOutPart, (item) => frac(item, onAllData)).toFixed(1)} |`;
+});
+allowed = allowedBy(experiments[experiments.length - 1]!.varied);
 const assigned = new Map<Scored, number>();
 const foldRows = Array.from({ length: folds }, (_, fold) => {
   const training = tuningData.filter((item) => foldOf.get(item.sampleId) !== fold);
@@ -149,6 +176,11 @@ const lines = [
   `embedder ${embedder.model}; ${grid.length} tunings; ${folds} folds per dataset; ${((performance.now() - started) / 1000).toFixed(0)} s`,
   `chosen on all tuning data: ${describe(grid[onAll]!)} (objective ${objective(tuningData, onAll).toFixed(1)}; defaults ${objective(tuningData, defaultIndex).toFixed(1)})`,
   '',
+  '| experiment | LoCoMo held-out folds @10 | UA held-out folds @10 | chosen per fold | chosen on all tuning data | UA held-out part @10 |',
+  '|---|---:|---:|---|---|---:|',
+  `| defaults (nothing chosen) | ${avg(Array.from({ length: folds }, (_, fold) => mean(tuningData.filter((item) => item.dataset === 'locomo' && foldOf.get(item.sampleId) === fold), (item) => frac(item, defaultIndex))))} | ${avg(Array.from({ length: folds }, (_, fold) => mean(tuningData.filter((item) => item.dataset === 'ua-tuning' && foldOf.get(item.sampleId) === fold), (item) => frac(item, defaultIndex))))} | | | ${mean(scored.filter((item) => item.dataset === 'ua-held-out'), (item) => frac(item, defaultIndex)).toFixed(1)} |`,
+  ...experimentRows,
+  '',
   '| fold | chosen | LoCoMo held-out | defaults | BM25 | UA held-out | defaults | BM25 |',
   '|---|---|---:|---:|---:|---:|---:|---:|',
   ...foldRows.map((row) => `| ${row.fold} | ${row.chosen} | ${row.locomo.heldOut.toFixed(1)} | ${row.locomo.defaults.toFixed(1)} | ${row.locomo.bm25.toFixed(1)} | ${row.ua.heldOut.toFixed(1)} | ${row.ua.defaults.toFixed(1)} | ${row.ua.bm25.toFixed(1)} |`),
@@ -173,6 +205,12 @@ function expand(base: RecallTuning, sweep: Partial<Record<keyof RecallTuning, re
 function describe(tuning: RecallTuning): string {
   const changed = (Object.keys(recallTuning) as (keyof RecallTuning)[]).filter((field) => tuning[field] !== recallTuning[field]);
   return changed.length === 0 ? 'defaults' : changed.map((field) => `${field} ${tuning[field]}`).join(', ');
+}
+
+function describeFolds(chosen: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const choice of chosen) counts.set(choice, (counts.get(choice) ?? 0) + 1);
+  return [...counts].map(([choice, count]) => `${choice} ×${count}`).join('; ');
 }
 
 function avg(items: readonly number[]): string {

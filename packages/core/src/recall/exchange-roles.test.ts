@@ -34,8 +34,14 @@ describe('echoShares', () => {
 });
 
 describe('rankRecallCandidates with roles', () => {
-  it('ranks the echoing reply above the user turn it repeats with the defaults', () => {
-    expect(order({})[0]).toBe(2);
+  it('ranks the echoing reply above the user turn it repeats without the exchange share (decision 0026\'s ranking)', () => {
+    expect(order({ exchangeShare: 0 })[0]).toBe(2);
+  });
+
+  it('puts the user turn first with the defaults: the reply\'s echo counts for the turn it repeats', () => {
+    const hits = rankRecallCandidates(candidates, recallTuning, 3);
+    expect(hits[0]!.message.seq).toBe(1);
+    expect(hits[0]!.explain.neighbour).toBeGreaterThan(0);
   });
 
   it('puts the user turn first when the reply\'s echo is discounted', () => {
@@ -48,6 +54,9 @@ describe('rankRecallCandidates with roles', () => {
     const [first] = rankRecallCandidates(candidates, { ...recallTuning, exchangeShare: 1, assistantPrior: 0.5 }, 3);
     expect(first!.message.seq).toBe(1);
     expect(first!.explain.neighbour).toBeGreaterThan(0);
+    // A reply that echoes nothing of its turn lends it nothing: the unrelated reply's turn is not a candidate.
+    const silent = rankRecallCandidates({ ...candidates, terms: [] }, { ...recallTuning, neighbourShare: 0, exchangeShare: 1 }, 3);
+    expect(silent.find((hit) => hit.message.seq === 1)!.explain.neighbour).toBeUndefined();
   });
 
   it('stops favouring length past the cap', () => {

@@ -86,9 +86,10 @@ export interface RecallTuning {
    */
   readonly echoDiscount: number;
   /**
-   * A user turn also gets this share of the score of the assistant reply that answers it (the next
-   * message), when that beats its neighbour share: the turn and its reply are one exchange, and the
-   * reply's match, echo and all, counts for the turn. 0 is off.
+   * A user turn also gets this share × echo of the score of the assistant reply that answers it (the
+   * next message), echo being the share of the reply's query terms the turn holds (`echoShares`), when
+   * that beats its neighbour share: the turn and its reply are one exchange, and what the reply matched by
+   * repeating the turn counts for the turn. 0 is off.
    */
   readonly exchangeShare: number;
   /** An assistant reply's own score × (1 − this): a role prior for what the user said. 0 is off. */
@@ -438,12 +439,14 @@ function diversify(order: readonly number[], score: Float64Array, episodes: Int3
   return [...picked, ...remaining];
 }
 
-// The share of its answering reply's score a user turn gets (the exchange as one unit); 0 when the next
-// message is not an assistant reply among the candidates.
+// The share of its answering reply's score a user turn gets (the exchange as one unit), in proportion to
+// how much of the reply's match echoes the turn: a reply that repeats the user's words was found for them,
+// while a reply that says something of its own (a friend's answer in a two-person chat) keeps its score.
+// 0 when the next message is not an assistant reply among the candidates.
 function exchangeSupport(prepared: PreparedCandidates, boosted: Float64Array, at: number, share: number): number {
   if (share === 0 || prepared.assistant[at] === 1) return 0;
   const reply = prepared.next[at]!;
-  return reply < 0 || prepared.assistant[reply] !== 1 ? 0 : share * boosted[reply]!;
+  return reply < 0 || prepared.assistant[reply] !== 1 ? 0 : share * prepared.echo[reply]! * boosted[reply]!;
 }
 
 // An assistant reply's own factor: the role prior and the discount of its echo of the user's words.

@@ -100,8 +100,12 @@ export const recallTuning: RecallTuning = Object.freeze({
   lengthPriorCap: 32,
   /** A reply's echo of the user's words is not discounted (off until the folds choose it; decision 0029). */
   echoDiscount: 0,
-  /** No exchange share beyond the neighbour share (decision 0029). */
-  exchangeShare: 0,
+  /**
+   * A user turn gets its answering reply's score × the reply's echo of it (decision 0029): what a long
+   * reply matched by repeating the user's words counts for the user's turn. Chosen by folds over LoCoMo
+   * and the generated user–assistant chats together.
+   */
+  exchangeShare: 1,
   /** No role prior (decision 0029). */
   assistantPrior: 0,
 });
