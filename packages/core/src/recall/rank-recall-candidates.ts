@@ -1,5 +1,6 @@
 import { MemoryError } from '../errors/memory-error.js';
 import { episodeCoverage, termMask } from './episode-coverage.js';
+import { assistantFlags, echoShares } from './exchange-roles.js';
 import { keywordTerms } from './keyword-terms.js';
 import { withinPeriods, type QueryPeriod } from './query-periods.js';
 import type { SearchHit } from './search.js';
@@ -72,6 +73,27 @@ export interface RecallTuning {
    * (which also reaches the neighbours through their shares); 0 is off.
    */
   readonly listSpeakerBoost: number;
+  /**
+   * Content words past which {@link lengthPrior} stops growing (w is min(words, this)): a short chat line
+   * still yields to a turn that says something, but a long reply is not favoured for its length alone. 32
+   * (the most `keywordTerms` counts) is the prior without a cap.
+   */
+  readonly lengthPriorCap: number;
+  /**
+   * An assistant reply's own score × (1 − this × echo), echo being the share of its query terms that the
+   * user turn it answers holds too (`echoShares`): a reply that repeats the question is not evidence of it.
+   * On the reply's own score only; 0 is off.
+   */
+  readonly echoDiscount: number;
+  /**
+   * A user turn also gets this share × echo of the score of the assistant reply that answers it (the
+   * next message), echo being the share of the reply's query terms the turn holds (`echoShares`), when
+   * that beats its neighbour share: the turn and its reply are one exchange, and what the reply matched by
+   * repeating the turn counts for the turn. 0 is off.
+   */
+  readonly exchangeShare: number;
+  /** An assistant reply's own score × (1 − this): a role prior for what the user said. 0 is off. */
+  readonly assistantPrior: number;
 }
 
 /** The lists recall fuses for one query, and the query words that name a speaker. */
@@ -109,6 +131,10 @@ export interface PreparedCandidates {
   /** Distinct content words of each candidate (`keywordTerms`, at least 1), for `lengthPrior`. */
   readonly words: Uint8Array;
   readonly spoken: Uint8Array;
+  /** 1 for an assistant reply (`assistantFlags`). */
+  readonly assistant: Uint8Array;
+  /** Share of an assistant reply's query terms that the user turn it answers also holds (`echoShares`). */
+  readonly echo: Float64Array;
   /** 1 when the message was said in a period the query names (with `timeSlackDays` of slack, per slack value). */
   readonly inPeriodBySlack: Map<number, Uint8Array>;
   readonly periods: readonly QueryPeriod[];
@@ -166,6 +192,9 @@ export function prepareRecallCandidates(candidates: RecallCandidates): PreparedC
   // Each candidate's content words, read once: the coverage's term masks and the length prior use them.
   const said = hits.map((hit) => keywordTerms(hit.message.content));
   const neighbourOf = (hit: SearchHit, offset: number) => index.get(keyOf(hit.conversationId, hit.message.seq + offset)) ?? -1;
+  const termMasks = Uint32Array.from(said, (words) => termMask(words, candidates.terms ?? []));
+  const previous = Int32Array.from(hits, (hit) => neighbourOf(hit, -1));
+  const assistant = assistantFlags(hits);
   return {
     hits,
     keywordRank,
@@ -174,14 +203,16 @@ export function prepareRecallCandidates(candidates: RecallCandidates): PreparedC
     vectorSimilarity,
     secondHopRank,
     list: candidates.list === true,
-    termMasks: Uint32Array.from(said, (words) => termMask(words, candidates.terms ?? [])),
+    termMasks,
     termCount: candidates.terms?.length ?? 0,
     words: Uint8Array.from(said, (words) => Math.max(1, words.length)),
     spoken: Uint8Array.from(hits, (hit) => (spokenBy(hit.message, candidates.speakers) ? 1 : 0)),
+    assistant,
+    echo: echoShares(termMasks, assistant, previous),
     inPeriodBySlack: new Map(),
     periods: candidates.periods ?? [],
     recency: Float64Array.from(times, (time) => (time - oldest) / span),
-    previous: Int32Array.from(hits, (hit) => neighbourOf(hit, -1)),
+    previous,
     next: Int32Array.from(hits, (hit) => neighbourOf(hit, 1)),
     episodesByGap: new Map(),
   };
@@ -225,9 +256,15 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
   for (let at = 0; at < count; at += 1) {
     const previous = prepared.previous[at]!;
     const next = prepared.next[at]!;
-    neighbour[at] = tuning.neighbourShare * Math.max(previous < 0 ? 0 : boosted[previous]!, next < 0 ? 0 : boosted[next]!);
+    neighbour[at] = Math.max(
+      tuning.neighbourShare * Math.max(previous < 0 ? 0 : boosted[previous]!, next < 0 ? 0 : boosted[next]!),
+      exchangeSupport(prepared, boosted, at, tuning.exchangeShare),
+    );
     episode[at] = support === undefined ? 0 : episodeShare * support[at]!;
-    own[at] = (tuning.lengthPrior === 0 ? 1 : prepared.words[at]! ** tuning.lengthPrior) * (listSpeaker > 0 && prepared.spoken[at] === 1 ? 1 + listSpeaker : 1);
+    own[at] =
+      (tuning.lengthPrior === 0 ? 1 : Math.min(prepared.words[at]!, tuning.lengthPriorCap) ** tuning.lengthPrior) *
+      (listSpeaker > 0 && prepared.spoken[at] === 1 ? 1 + listSpeaker : 1) *
+      roleFactor(prepared, at, tuning);
     score[at] = (boosted[at]! + neighbour[at]! + episode[at]!) * own[at]!;
   }
   const order = Array.from({ length: count }, (_, at) => at).sort(
@@ -310,6 +347,10 @@ export function checkRecallTuning(tuning: RecallTuning): RecallTuning {
     episodeCoverage: [0, 10],
     lengthPrior: [0, 2],
     listSpeakerBoost: [0, 10],
+    lengthPriorCap: [1, 32],
+    echoDiscount: [0, 1],
+    exchangeShare: [0, 1],
+    assistantPrior: [0, 1],
   };
   for (const [field, [min, max]] of Object.entries(ranges)) {
     const value = tuning[field as keyof RecallTuning];
@@ -396,6 +437,22 @@ function diversify(order: readonly number[], score: Float64Array, episodes: Int3
     perEpisode.set(episodes[at!]!, (perEpisode.get(episodes[at!]!) ?? 0) + 1);
   }
   return [...picked, ...remaining];
+}
+
+// The share of its answering reply's score a user turn gets (the exchange as one unit), in proportion to
+// how much of the reply's match echoes the turn: a reply that repeats the user's words was found for them,
+// while a reply that says something of its own (a friend's answer in a two-person chat) keeps its score.
+// 0 when the next message is not an assistant reply among the candidates.
+function exchangeSupport(prepared: PreparedCandidates, boosted: Float64Array, at: number, share: number): number {
+  if (share === 0 || prepared.assistant[at] === 1) return 0;
+  const reply = prepared.next[at]!;
+  return reply < 0 || prepared.assistant[reply] !== 1 ? 0 : share * prepared.echo[reply]! * boosted[reply]!;
+}
+
+// An assistant reply's own factor: the role prior and the discount of its echo of the user's words.
+function roleFactor(prepared: PreparedCandidates, at: number, tuning: RecallTuning): number {
+  if (prepared.assistant[at] !== 1) return 1;
+  return (1 - tuning.assistantPrior) * (1 - tuning.echoDiscount * prepared.echo[at]!);
 }
 
 function keyOf(conversationId: string, seq: number): string {

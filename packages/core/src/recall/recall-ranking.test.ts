@@ -40,8 +40,8 @@ describe('recall ranking', () => {
       { role: 'user', content: 'The island ferry was late on Monday.' },
     ]);
 
-    // The share alone: no session coverage or second hop on top of the fused score.
-    const hits = await memory.recall(user, 'island trip whale', { k: 4, tuning: { episodeCoverage: 0, secondHopWeight: 0 } });
+    // The share alone: no session coverage, second hop or exchange share on top of the fused score.
+    const hits = await memory.recall(user, 'island trip whale', { k: 4, tuning: { episodeCoverage: 0, secondHopWeight: 0, exchangeShare: 0 } });
     const second = hits.find((hit) => hit.message.seq === 2)!;
 
     expect(second.explain.neighbour).toBeGreaterThan(0);

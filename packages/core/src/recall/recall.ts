@@ -96,6 +96,18 @@ export const recallTuning: RecallTuning = Object.freeze({
   lengthPrior: 0.3,
   /** ×2 more, after the shares, for a list question's messages by the speaker it names ("What activities does Melanie partake in?"). */
   listSpeakerBoost: 1,
+  /** The length prior without a cap (32 content words, the most counted), as on main; see decision 0033. */
+  lengthPriorCap: 32,
+  /** A reply's echo of the user's words is not discounted (off until the folds choose it; decision 0033). */
+  echoDiscount: 0,
+  /**
+   * A user turn gets its answering reply's score × the reply's echo of it (decision 0033): what a long
+   * reply matched by repeating the user's words counts for the user's turn. Chosen by folds over LoCoMo
+   * and the generated user–assistant chats together.
+   */
+  exchangeShare: 1,
+  /** No role prior (decision 0033). */
+  assistantPrior: 0,
 });
 
 /** First hits whose words a second hop searches for (`secondHopWeight`). */
