@@ -1,6 +1,6 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@mnemo/models/testing';
+import { startScriptedAnthropicServer, startScriptedOpenAiServer, type ScriptedAnthropicServer, type ScriptedOpenAiServer } from '@mnemo/models/testing';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeWorkDirectory } from '../run-mnemo.js';
@@ -10,7 +10,7 @@ import { createSqliteStore } from '@mnemo/sqlite';
 import { postJson, residentKilobytes, startServe, suiteSeed, waitFor, tearDown, type ServedMnemo } from './served-mnemo.js';
 
 // Fuzzing (issue 12): 10,000 generated bad requests over every route of /openapi.json against the real
-// `mnemo serve` (SQLite file, defaults, an upstream so the proxy is live), 8 at a time on keep-alive
+// `mnemo serve` (SQLite file, defaults, upstreams so the proxy's chat, Responses and Messages routes are live), 8 at a time on keep-alive
 // connections. Pass: no 5xx, no dropped connection, /health answering throughout, RSS bounded, and the
 // stored conversations unchanged. MNEMO_RELIABILITY_SEED replays a run.
 const seed = suiteSeed();
@@ -23,14 +23,19 @@ const storedIds = ['fuzz-kept-1', 'fuzz-kept-2'];
 let work: { path: string; remove: () => Promise<void> };
 let served: ServedMnemo | undefined;
 let upstream: ScriptedOpenAiServer | undefined;
+let anthropicUpstream: ScriptedAnthropicServer | undefined;
 
 beforeAll(async () => {
   work = await makeWorkDirectory();
   process.stderr.write(`fuzzing: seed ${seed} (MNEMO_RELIABILITY_SEED=${seed} replays it)\n`);
   upstream = await startScriptedOpenAiServer({ replies: [{ content: 'ok' }], repeatLast: true, recordRequests: false });
+  anthropicUpstream = await startScriptedAnthropicServer({ replies: [], replyTo: () => ({ content: 'ok' }) });
 });
 
-afterAll(() => tearDown({ served, upstream, work }), 60_000);
+afterAll(async () => {
+  await tearDown({ served, upstream, work });
+  await anthropicUpstream?.close();
+}, 60_000);
 
 /** An answer, or how the connection failed without one. */
 type Outcome = { status: number; body: string; connection: string | undefined } | { dropped: string };
@@ -82,7 +87,7 @@ async function snapshot(base: string): Promise<string> {
 describe('fuzzing every route of mnemo serve', () => {
   it('answers 10,000 generated bad requests without a 5xx or a dropped connection, and changes no stored data', { timeout: 240_000 }, async (context) => {
     const db = join(work.path, 'fuzz.db');
-    served = await startServe(['--db', db, '--workers', '1'], { cwd: work.path, env: { MNEMO_LLM_BASE_URL: upstream!.baseUrl, MNEMO_LLM_MODEL: 'fuzz-model' } });
+    served = await startServe(['--db', db, '--workers', '1'], { cwd: work.path, env: { MNEMO_LLM_BASE_URL: upstream!.baseUrl, MNEMO_LLM_MODEL: 'fuzz-model', MNEMO_ANTHROPIC_BASE_URL: anthropicUpstream!.baseUrl } });
     const base = served.url;
     for (const id of storedIds) {
       const seeded = await postJson(`${base}/v1/conversations/${id}/messages`, { messages: [{ role: 'user', content: `I live in Hood River and node ${id} is mine` }, { role: 'assistant', content: 'Noted.' }] });
