@@ -16,6 +16,10 @@ export const tokensSentHeader = 'X-Mnemo-Tokens-Sent';
 export const tokensFullHeader = 'X-Mnemo-Tokens-Full';
 /** Response header: full minus sent. */
 export const tokensSavedHeader = 'X-Mnemo-Tokens-Saved';
+/** Response header: how many leading messages of the upstream prompt form the stable prefix (report.stable), e.g. for cache breakpoints. */
+export const stableMessagesHeader = 'X-Mnemo-Stable-Messages';
+/** Response header: tokens of that stable prefix. */
+export const stableTokensHeader = 'X-Mnemo-Stable-Tokens';
 
 const tags = ['OpenAI-compatible proxy'];
 
@@ -53,7 +57,7 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
       responses: {
         200: {
           description: 'the upstream\'s answer, unchanged (application/json, or text/event-stream when `stream` is true)',
-          headers: { [tokensSentHeader]: 'tokens sent upstream', [tokensFullHeader]: 'tokens of the full history', [tokensSavedHeader]: 'full minus sent' },
+          headers: { [tokensSentHeader]: 'tokens sent upstream', [tokensFullHeader]: 'tokens of the full history', [tokensSavedHeader]: 'full minus sent', [stableMessagesHeader]: 'leading messages of the prompt that stay byte-identical until the next compaction', [stableTokensHeader]: 'their tokens' },
         },
         400: { description: 'no conversation named, or a message mnemo cannot store' },
       },
@@ -178,6 +182,8 @@ function withUsageHeaders(headers: Headers, built: BuiltContext): Headers {
   headers.set(tokensSentHeader, String(built.report.sentTokens));
   headers.set(tokensFullHeader, String(built.report.fullHistoryTokens));
   headers.set(tokensSavedHeader, String(built.report.savedTokens));
+  headers.set(stableMessagesHeader, String(built.report.stable.messageCount));
+  headers.set(stableTokensHeader, String(built.report.stable.tokens));
   headers.set(proxyPolicyHeader, built.report.policy);
   return headers;
 }
