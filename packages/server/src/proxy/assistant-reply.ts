@@ -1,4 +1,5 @@
 import { supersedingMetadata, type MessageInput, type ToolCall } from '@mnemo/core';
+import { readUpstreamCacheUsage, type UpstreamCacheUsage } from './upstream-cache.js';
 
 /** An upstream reply, reassembled: what to store as the assistant's message. */
 export interface AssistantReply {
@@ -8,6 +9,8 @@ export interface AssistantReply {
   readonly model: string | undefined;
   /** False when a stream ended without its finish reason and `[DONE]` (the upstream broke off). */
   readonly complete: boolean;
+  /** The prompt and cache figures the upstream reported, when it reported usage. */
+  readonly usage?: UpstreamCacheUsage;
 }
 
 /**
@@ -44,12 +47,14 @@ export function replyFromCompletion(body: unknown): AssistantReply | undefined {
       ? [{ id: call.id, type: 'function' as const, function: { name: fn.name, arguments: typeof fn.arguments === 'string' ? fn.arguments : '' } }]
       : [];
   });
+  const usage = readUpstreamCacheUsage(completion?.usage);
   return {
     content: textOr(message.content, message.refusal),
     toolCalls,
     finishReason: typeof choice?.finish_reason === 'string' ? choice.finish_reason : undefined,
     model: typeof completion?.model === 'string' ? completion.model : undefined,
     complete: true,
+    ...(usage === undefined ? {} : { usage }),
   };
 }
 
@@ -66,6 +71,7 @@ export class ChatStreamAssembler {
   #finishReason: string | undefined;
   #model: string | undefined;
   #done = false;
+  #usage: UpstreamCacheUsage | undefined;
   readonly #calls = new Map<number, { id: string; name: string; arguments: string }>();
 
   /** Feeds decoded text of the stream. */
@@ -90,6 +96,7 @@ export class ChatStreamAssembler {
       finishReason: this.#finishReason,
       model: this.#model,
       complete: this.#done || this.#finishReason !== undefined,
+      ...(this.#usage === undefined ? {} : { usage: this.#usage }),
     };
   }
 
@@ -114,6 +121,9 @@ export class ChatStreamAssembler {
       return;
     }
     if (typeof chunk?.model === 'string') this.#model = chunk.model;
+    // With stream_options.include_usage the last chunk carries the usage (and no choices).
+    const usage = readUpstreamCacheUsage(chunk?.usage);
+    if (usage !== undefined) this.#usage = usage;
     const choice = asRecord(asArray(chunk?.choices)?.find((entry) => (asRecord(entry)?.index ?? 0) === 0));
     if (choice === undefined) return;
     if (typeof choice.finish_reason === 'string') this.#finishReason = choice.finish_reason;

@@ -20,6 +20,12 @@ export const tokensSavedHeader = 'X-Mnemo-Tokens-Saved';
 export const stableMessagesHeader = 'X-Mnemo-Stable-Messages';
 /** Response header: tokens of that stable prefix. */
 export const stableTokensHeader = 'X-Mnemo-Stable-Tokens';
+/** Response header (non-streamed replies): prompt tokens the upstream read from its cache, as it reported them. */
+export const cachedTokensHeader = 'X-Mnemo-Cached-Tokens';
+/** Response header (non-streamed replies): prompt tokens the upstream wrote to its cache (Anthropic-style). */
+export const cacheWriteTokensHeader = 'X-Mnemo-Cache-Write-Tokens';
+/** Response header (non-streamed replies): prompt tokens the upstream counted. */
+export const upstreamPromptTokensHeader = 'X-Mnemo-Upstream-Prompt-Tokens';
 
 const tags = ['OpenAI-compatible proxy'];
 
@@ -57,7 +63,7 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
       responses: {
         200: {
           description: 'the upstream\'s answer, unchanged (application/json, or text/event-stream when `stream` is true)',
-          headers: { [tokensSentHeader]: 'tokens sent upstream', [tokensFullHeader]: 'tokens of the full history', [tokensSavedHeader]: 'full minus sent', [stableMessagesHeader]: 'leading messages of the prompt that stay byte-identical until the next compaction', [stableTokensHeader]: 'their tokens' },
+          headers: { [tokensSentHeader]: 'tokens sent upstream', [tokensFullHeader]: 'tokens of the full history', [tokensSavedHeader]: 'full minus sent', [stableMessagesHeader]: 'leading messages of the prompt that stay byte-identical until the next compaction', [stableTokensHeader]: 'their tokens', [cachedTokensHeader]: 'prompt tokens the upstream read from its cache (non-streamed)', [cacheWriteTokensHeader]: 'prompt tokens the upstream wrote to its cache', [upstreamPromptTokensHeader]: 'prompt tokens the upstream counted' },
         },
         400: { description: 'no conversation named, or a message mnemo cannot store' },
       },
@@ -84,7 +90,10 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
         });
         const headers = withUsageHeaders(relayedHeaders(upstream.headers), built);
         if (!upstream.ok || upstream.body === null) return new Response(await readUpstreamText(upstream, deps.llm, url), { status: upstream.status, headers });
-        const store = (reply: AssistantReply | undefined) => storeReply(c, deps, request, reply, turn.regenerated?.replyIds ?? []);
+        const store = (reply: AssistantReply | undefined) => {
+          if (reply?.usage !== undefined) deps.metrics.recordUpstreamCache(reply.model ?? model ?? 'unknown', reply.usage);
+          return storeReply(c, deps, request, reply, turn.regenerated?.replyIds ?? []);
+        };
         // An event stream is relayed only to a client that asked for one; to a JSON request it is no chat completion (502 below).
         if (body.stream === true && (upstream.headers.get('content-type') ?? '').includes('text/event-stream')) {
           const describeFailure = (error: unknown) => toUpstreamError(error, deps.llm, url, 'reading the stream of the upstream');
@@ -93,6 +102,7 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
         const text = await readUpstreamText(upstream, deps.llm, url);
         const reply = replyFromCompletion(parseJson(text));
         if (reply === undefined) return malformedCompletion(c, deps, request, url, upstream.status, text, headers);
+        withCacheHeaders(headers, reply);
         await store(reply);
         return new Response(text, { status: upstream.status, headers });
       } catch (error) {
@@ -186,6 +196,14 @@ function withUsageHeaders(headers: Headers, built: BuiltContext): Headers {
   headers.set(stableTokensHeader, String(built.report.stable.tokens));
   headers.set(proxyPolicyHeader, built.report.policy);
   return headers;
+}
+
+/** The upstream's own cache figures, when it reported them (a streamed reply's usage comes after the headers). */
+function withCacheHeaders(headers: Headers, reply: AssistantReply): void {
+  const usage = reply.usage;
+  if (usage?.promptTokens !== undefined) headers.set(upstreamPromptTokensHeader, String(usage.promptTokens));
+  if (usage?.cachedTokens !== undefined) headers.set(cachedTokensHeader, String(usage.cachedTokens));
+  if (usage?.cacheWriteTokens !== undefined) headers.set(cacheWriteTokensHeader, String(usage.cacheWriteTokens));
 }
 
 function lastUserQuery(turns: readonly MessageInput[]): { query?: string } {
