@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { toOpenAiMessages, withoutSuperseded, type BuiltContext, type MessageInput } from '@mnemo/core';
 import type { ServerApp, ServerContext, ServerDeps } from '../app/server-deps.js';
 import { errorResponse } from '../error-response.js';
@@ -86,7 +87,7 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
           method: 'POST',
           clientHeaders: c.req.raw.headers,
           authorization: upstreamAuthorization(deps.llm, c.req.raw.headers, c.get('authenticatedByKey')),
-          body: JSON.stringify({ ...body, ...(model === undefined ? {} : { model }), messages: toOpenAiMessages(built.messages) }),
+          body: JSON.stringify({ ...body, ...(model === undefined ? {} : { model }), ...promptCacheKeyOf(deps, body, request), messages: toOpenAiMessages(built.messages) }),
         });
         const headers = withUsageHeaders(relayedHeaders(upstream.headers), built);
         if (!upstream.ok || upstream.body === null) return new Response(await readUpstreamText(upstream, deps.llm, url), { status: upstream.status, headers });
@@ -196,6 +197,13 @@ function withUsageHeaders(headers: Headers, built: BuiltContext): Headers {
   headers.set(stableTokensHeader, String(built.report.stable.tokens));
   headers.set(proxyPolicyHeader, built.report.policy);
   return headers;
+}
+
+/** `prompt_cache_key` for a client that sent none: a hash of tenant, end user and conversation (off with `llm.promptCacheKey: false`). */
+function promptCacheKeyOf(deps: ServerDeps, body: Record<string, unknown>, request: ProxyRequest): { prompt_cache_key?: string } {
+  if (deps.llm.promptCacheKey === false || body.prompt_cache_key !== undefined) return {};
+  const { tenantId, userId, conversationId } = request.scope;
+  return { prompt_cache_key: `mnemo-${createHash('sha256').update(JSON.stringify([tenantId, userId, conversationId])).digest('hex').slice(0, 32)}` };
 }
 
 /** The upstream's own cache figures, when it reported them (a streamed reply's usage comes after the headers). */

@@ -150,6 +150,29 @@ describe('the proxy keeps the stable prefix for prompt caches (invariant 7)', ()
   });
 });
 
+describe('prompt_cache_key', () => {
+  it('is set per end user and conversation when the client sent none, and the client\'s own passes through', async () => {
+    const fixture = await startProxy([{ content: 'Copy.' }]);
+    const send = (conversation: string, user: string, extra: Record<string, unknown> = {}) =>
+      fetch(`${fixture.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-mnemo-conversation': conversation },
+        body: JSON.stringify({ model: 'm', user, messages: [{ role: 'user', content: 'radio check' }], ...extra }),
+      }).then((response) => response.text());
+    await send('node-7', 'maren');
+    await send('node-7', 'maren');
+    await send('node-8', 'maren');
+    await send('node-7', 'tomas');
+    await send('node-7', 'maren', { prompt_cache_key: 'mine', stream_options: { include_usage: true }, stream: false });
+    const keys = fixture.upstream.requests.filter((received) => received.path === '/v1/chat/completions').map((received) => (received.body as { prompt_cache_key?: string }).prompt_cache_key);
+    expect(keys[0]).toMatch(/^mnemo-[0-9a-f]{32}$/);
+    expect(keys[1]).toBe(keys[0]);
+    expect(new Set(keys.slice(0, 4)).size).toBe(3);
+    expect(keys[4]).toBe('mine');
+    expect(JSON.stringify(keys)).not.toContain('maren');
+  });
+});
+
 describe('readUpstreamCacheUsage', () => {
   it('reads OpenAI, DeepSeek and Anthropic-style usage, and says nothing for what the upstream did not report', () => {
     expect(readUpstreamCacheUsage({ prompt_tokens: 10, prompt_tokens_details: { cached_tokens: 0 } })).toEqual({ promptTokens: 10, cachedTokens: 0 });
