@@ -130,7 +130,10 @@ export const compactionPresets = Object.freeze({
 
 /** Merges settings over the defaults for a budget (default {@link defaultCompactionSettings}) and checks them; throws `invalid_input` naming the field. */
 export function resolveCompactionSettings(settings: Partial<CompactionSettings> = {}, base: CompactionSettings = defaultCompactionSettings): CompactionSettings {
-  const merged = { ...base, ...settings };
+  // A trigger set by hand is the first compaction's too, unless the verbatim mark is set with it.
+  const ownTrigger = settings.triggerTokens !== undefined && !('verbatimTokens' in settings);
+  const { verbatimTokens: baseVerbatim, ...rest } = base;
+  const merged: CompactionSettings = { ...rest, ...(ownTrigger || baseVerbatim === undefined ? {} : { verbatimTokens: baseVerbatim }), ...settings };
   if (merged.verbatimTokens !== undefined) checkCount('verbatimTokens', merged.verbatimTokens);
   for (const field of ['triggerTokens', 'keepRecentTokens', 'keepRecentTurns', 'maxSummaryTokens', 'maxSourceTokensPerRound'] as const) {
     checkCount(field, merged[field]);
