@@ -118,8 +118,8 @@ describe('mnemo summaries', spawnHeavy, () => {
 
 describe('mnemo compact', spawnHeavy, () => {
   it('folds all but the newest turns now, prints what it wrote and moves the watermark', async () => {
-    // At this budget the replay compacts (at 20 % of it), but leaves more raw turns than the 2 that compact keeps.
-    const conversationId = await replayIntoDatabase(12, 2000);
+    // At this budget the replay stays verbatim to 1,800 tokens, then folds down to its low mark (872 raw tokens), more than the 2 turns that compact keeps.
+    const conversationId = await replayIntoDatabase(60, 2000);
     const before = await runJson<SummariesJson>(['summaries', conversationId, '--db', 'r.db', '--json']);
 
     const compacted = await runJson<CompactJson>(['compact', conversationId, '--db', 'r.db', '--max-tokens', '2000', '--json']);

@@ -1,6 +1,6 @@
 export { compactConversation } from './compaction/compact-conversation.js';
 export type { CompactionDependencies } from './compaction/compact-conversation.js';
-export { compactionPresets, compactionSettingsForBudget, defaultCompactionSettings, resolveCompactionSettings } from './compaction/compaction-settings.js';
+export { cacheAwareMarks, compactionPresets, compactionSettingsForBudget, defaultCachedPriceRatio, defaultCompactionSettings, minCachedPrefixTokens, resolveCompactionSettings, type CompactionCostOptions, type FoldMarks } from './compaction/compaction-settings.js';
 export type { CompactionSettings } from './compaction/compaction-settings.js';
 export { createCompactor } from './compaction/create-compactor.js';
 export type { Compactor, CompactorOptions } from './compaction/create-compactor.js';

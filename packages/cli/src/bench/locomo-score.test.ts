@@ -75,6 +75,7 @@ function contextOf(messages: BuiltContext['messages'], parts: ContextPart[]): Bu
       sentTokens: 100,
       savedTokens: 400,
       savedPercent: 80,
+      stable: { messageCount: 0, tokens: 0 },
     },
   };
 }

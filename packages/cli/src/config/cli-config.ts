@@ -17,6 +17,8 @@ export interface CliConfig {
     readonly timeoutMs: number;
     /** The proxy passes the client's own provider key upstream when no `apiKey` is set (see the server's `UpstreamLlmConfig`). Default false. */
     readonly passClientKey: boolean;
+    /** False: the proxy leaves `prompt_cache_key` out when the client sent none (see the server's `UpstreamLlmConfig`); unset: on. */
+    readonly promptCacheKey?: boolean;
     /** The proxy's upstream timeouts, in ms (the server's `UpstreamLlmConfig`; defaults 10,000, 120,000 and 60,000). Past one the client gets 504. */
     readonly connectTimeoutMs: number;
     readonly firstByteTimeoutMs: number;
@@ -103,6 +105,7 @@ export const cliEnvironmentVariables = Object.freeze({
   MNEMO_LLM_API_KEY: 'API key of that endpoint, if it needs one',
   MNEMO_LLM_MODEL: 'model id to chat with, e.g. llama3.2',
   MNEMO_LLM_PASS_CLIENT_KEY: "1: the proxy passes the client's own provider key upstream when MNEMO_LLM_API_KEY is unset (default 0: none is sent)",
+  MNEMO_LLM_PROMPT_CACHE_KEY: "0: the proxy sets no prompt_cache_key when the client sent none (default 1: one per end user and conversation)",
   MNEMO_LLM_CONNECT_TIMEOUT_MS: `ms the proxy waits to connect to the upstream before answering 504 (default ${defaultUpstreamTimeouts.connectTimeoutMs})`,
   MNEMO_LLM_FIRST_BYTE_TIMEOUT_MS: `ms the proxy waits for the upstream's response headers before answering 504 (default ${defaultUpstreamTimeouts.firstByteTimeoutMs})`,
   MNEMO_LLM_IDLE_TIMEOUT_MS: `longest silence in ms between two pieces of the upstream's answer before the proxy gives up (default ${defaultUpstreamTimeouts.idleTimeoutMs})`,
@@ -165,6 +168,7 @@ const fileSchema = z.strictObject({
       model: z.string().min(1).optional(),
       timeoutMs: z.number().int().min(1).optional(),
       passClientKey: z.boolean().optional(),
+      promptCacheKey: z.boolean().optional(),
       connectTimeoutMs: z.number().int().min(1).optional(),
       firstByteTimeoutMs: z.number().int().min(1).optional(),
       idleTimeoutMs: z.number().int().min(1).optional(),
@@ -213,6 +217,7 @@ const envSchema = z.object({
   MNEMO_LLM_API_KEY: z.string().optional(),
   MNEMO_LLM_MODEL: z.string().min(1).optional(),
   MNEMO_LLM_PASS_CLIENT_KEY: z.enum(['0', '1', 'true', 'false']).optional(),
+  MNEMO_LLM_PROMPT_CACHE_KEY: z.enum(['0', '1', 'true', 'false']).optional(),
   MNEMO_LLM_CONNECT_TIMEOUT_MS: wholeMilliseconds.optional(),
   MNEMO_LLM_FIRST_BYTE_TIMEOUT_MS: wholeMilliseconds.optional(),
   MNEMO_LLM_IDLE_TIMEOUT_MS: wholeMilliseconds.optional(),
@@ -264,6 +269,7 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
     ...defined('model', env.MNEMO_LLM_MODEL ?? fileValues.llm?.model),
     timeoutMs: fileValues.llm?.timeoutMs ?? cliDefaults.timeoutMs,
     passClientKey: env.MNEMO_LLM_PASS_CLIENT_KEY === undefined ? (fileValues.llm?.passClientKey ?? false) : ['1', 'true'].includes(env.MNEMO_LLM_PASS_CLIENT_KEY),
+    ...defined('promptCacheKey', env.MNEMO_LLM_PROMPT_CACHE_KEY === undefined ? fileValues.llm?.promptCacheKey : ['1', 'true'].includes(env.MNEMO_LLM_PROMPT_CACHE_KEY)),
     connectTimeoutMs: env.MNEMO_LLM_CONNECT_TIMEOUT_MS ?? fileValues.llm?.connectTimeoutMs ?? defaultUpstreamTimeouts.connectTimeoutMs,
     firstByteTimeoutMs: env.MNEMO_LLM_FIRST_BYTE_TIMEOUT_MS ?? fileValues.llm?.firstByteTimeoutMs ?? defaultUpstreamTimeouts.firstByteTimeoutMs,
     idleTimeoutMs: env.MNEMO_LLM_IDLE_TIMEOUT_MS ?? fileValues.llm?.idleTimeoutMs ?? defaultUpstreamTimeouts.idleTimeoutMs,

@@ -3,7 +3,7 @@ import { createMemory, type Memory } from '../engine/create-memory.js';
 import { isMemoryError, MemoryError } from '../errors/memory-error.js';
 import type { MessageInput } from '../messages/message.js';
 import { InMemoryStore } from '../testing/in-memory-store.js';
-import { compactionSettingsForBudget, defaultCompactionSettings } from './compaction-settings.js';
+import { compactionSettingsForBudget, defaultCompactionSettings, resolveCompactionSettings } from './compaction-settings.js';
 import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
 import { ExtractiveSummarizer } from './extractive-summarizer.js';
 import type { Summarizer } from './summarizer.js';
@@ -216,7 +216,8 @@ describe('compaction with recorded facts', () => {
 
   for (const keepFacts of [true, false]) {
     it(`${keepFacts ? 'keeps' : 'does not give'} the facts extraction recorded from the range ${keepFacts ? 'as lines of the summary' : 'to the summarizer with keepFacts off'}`, async () => {
-      const memory = createMemory({ store: new InMemoryStore(), context: { maxTokens: 1000 }, compaction: { settings: { keepFacts, maxSummaryTokens: 20 } }, worker: { autoStart: false } });
+      // A 200-token budget: the chat outgrows the 180 tokens a conversation may reach verbatim.
+      const memory = createMemory({ store: new InMemoryStore(), context: { maxTokens: 200 }, compaction: { settings: { keepFacts, maxSummaryTokens: 20 } }, worker: { autoStart: false } });
       const messages = lines.map((content, index) => ({ role: index % 2 === 0 ? ('user' as const) : ('assistant' as const), content }));
       // Extraction runs before the backlog is due for compaction, as it does in a chat that goes on.
       await memory.append(scope, messages.slice(0, 2));
@@ -234,11 +235,24 @@ describe('compaction with recorded facts', () => {
 });
 
 describe('compactionSettingsForBudget', () => {
-  it('compacts at 20 % of the budget, keeps 2 turns raw and bounds the summary at 14 %', () => {
-    expect(compactionSettingsForBudget(1000)).toEqual({ triggerTokens: 200, keepRecentTokens: 0, keepRecentTurns: 2, maxSummaryTokens: 140, maxSourceTokensPerRound: 6000, keepFacts: true });
+  it('keeps a conversation verbatim to 90 % of the budget, then folds at the cost model\'s high mark, keeping what leaves the prefix cacheable, and bounds the summary at 14 %', () => {
+    // 1,000 tokens: too small a budget for a cacheable low mark above 1,024 tokens, so a fold keeps 2 turns.
+    expect(compactionSettingsForBudget(1000)).toEqual({ triggerTokens: 650, verbatimTokens: 900, keepRecentTokens: 0, keepRecentTurns: 2, maxSummaryTokens: 140, maxSourceTokensPerRound: 6000, keepFacts: true });
+    // 2,000 tokens at the default 10 % cached price: fold at 65 %, keep 1,152 − 280 tokens raw so the prefix stays over 1,024.
+    expect(compactionSettingsForBudget(2000)).toEqual({ triggerTokens: 1300, verbatimTokens: 1800, keepRecentTokens: 872, keepRecentTurns: 2, maxSummaryTokens: 280, maxSourceTokensPerRound: 6000, keepFacts: true });
     expect(compactionSettingsForBudget(2000)).toEqual(defaultCompactionSettings);
-    expect(compactionSettingsForBudget(10).triggerTokens).toBe(20);
+    // No caching: short runs pay (fold often, keep nothing beyond the 2 turns); the ratio must be 0–1.
+    expect(compactionSettingsForBudget(2000, { cachedPriceRatio: 1 })).toMatchObject({ triggerTokens: 300, keepRecentTokens: 0 });
+    expect(compactionSettingsForBudget(2000, { cachedPriceRatio: 0.5 }).triggerTokens).toBeGreaterThan(compactionSettingsForBudget(2000, { cachedPriceRatio: 1 }).triggerTokens);
+    expect(() => compactionSettingsForBudget(2000, { cachedPriceRatio: 1.5 })).toThrow(/cachedPriceRatio/);
+    expect(compactionSettingsForBudget(10).triggerTokens).toBe(65);
     expect(() => compactionSettingsForBudget(0)).toThrow(/positive integer/);
+  });
+
+  it('takes a trigger set by hand for the first compaction too, unless the verbatim mark is set with it', () => {
+    expect(resolveCompactionSettings({ triggerTokens: 300 }).verbatimTokens).toBeUndefined();
+    expect(resolveCompactionSettings({ triggerTokens: 300, verbatimTokens: 500 }).verbatimTokens).toBe(500);
+    expect(resolveCompactionSettings({ keepFacts: false }).verbatimTokens).toBe(1800);
   });
 
   it('is what createMemory compacts with for its default budget', async () => {
@@ -247,11 +261,15 @@ describe('compactionSettingsForBudget', () => {
     const line = (index: number) => ({ role: index % 2 === 0 ? ('user' as const) : ('assistant' as const), content: `Relay ${index} on channel ${index % 7}, battery ${60 + index} %.` });
     await memory.append(scope, Array.from({ length: 30 }, (_, index) => line(index)));
     await memory.runPendingJobs();
+    // Under 900 tokens the conversation stays verbatim.
+    expect(await memory.listSummaries(scope)).toEqual([]);
+    await memory.append(scope, Array.from({ length: 60 }, (_, index) => line(30 + index)));
+    await memory.runPendingJobs();
 
     const [summary] = await memory.listSummaries(scope);
     expect(summary).toBeDefined();
     // 2 turns (4 messages) stay raw after a fold.
-    expect(summary!.toSeq).toBe(26);
+    expect(summary!.toSeq).toBe(86);
     expect(summary!.tokens).toBeLessThanOrEqual(140);
     await memory.close();
   });

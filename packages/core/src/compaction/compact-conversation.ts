@@ -42,7 +42,7 @@ export async function compactConversation(
     options.signal?.throwIfAborted();
     const conversation = await store.getConversation(scope, options);
     if (conversation === undefined) break;
-    const backlog = { rawMessages: conversation.messageCount - conversation.summarizedThroughSeq, rawTokens: conversation.totalTokens - conversation.summarizedTokens };
+    const backlog = { rawMessages: conversation.messageCount - conversation.summarizedThroughSeq, rawTokens: conversation.totalTokens - conversation.summarizedTokens, neverCompacted: conversation.summarizedThroughSeq === 0 };
     if (!options.force && !isCompactionDue(backlog, settings)) break;
     const raw = await store.listMessages(scope, { afterSeq: conversation.summarizedThroughSeq }, options);
     const range = planCompaction(raw, settings, options.force === true);

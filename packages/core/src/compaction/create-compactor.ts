@@ -41,6 +41,7 @@ export function createCompactor(options: CompactorOptions): Compactor {
       const backlog = {
         rawMessages: conversation.messageCount - conversation.summarizedThroughSeq,
         rawTokens: conversation.totalTokens - conversation.summarizedTokens,
+        neverCompacted: conversation.summarizedThroughSeq === 0,
       };
       if (!isCompactionDue(backlog, options.settings)) return false;
       await options.store.enqueueJob(scope, { kind: 'compact', runAt: new Date(now()).toISOString(), maxAttempts }, callOptions);

@@ -6,12 +6,15 @@ import type { CompactionSettings } from './compaction-settings.js';
 export interface RawBacklog {
   readonly rawMessages: number;
   readonly rawTokens: number;
+  /** True when the conversation was never compacted (its first compaction waits for `verbatimTokens`). */
+  readonly neverCompacted?: boolean;
 }
 
 /** True when a compaction job should be queued for a conversation with this raw backlog. */
 export function isCompactionDue(backlog: RawBacklog, settings: CompactionSettings): boolean {
   if (settings.everyMessages !== undefined) return backlog.rawMessages >= settings.everyMessages + settings.keepRecentTurns * 2;
-  return backlog.rawTokens > settings.triggerTokens;
+  const trigger = backlog.neverCompacted === true && settings.verbatimTokens !== undefined ? Math.max(settings.triggerTokens, settings.verbatimTokens) : settings.triggerTokens;
+  return backlog.rawTokens > trigger;
 }
 
 /**

@@ -3,7 +3,7 @@ import { createMemory } from '../engine/create-memory.js';
 import type { MessageInput } from '../messages/message.js';
 import { HashedEmbedder } from '../recall/hashed-embedder.js';
 import { InMemoryStore } from '../testing/in-memory-store.js';
-import { hybridShares } from './assemble-hybrid.js';
+import { hybridShares, minRecallTokens } from './assemble-hybrid.js';
 
 const scope = { userId: 'maren', conversationId: 'node-7' };
 
@@ -65,7 +65,7 @@ describe('hybrid context', () => {
     const firstRecentSeq = part('recent')!.seqRange!.from;
     // What each block had left when the item came up: its share for facts; for recall what recent turns left, at most its share.
     const factsRoom = Math.floor(room * hybridShares.facts) - tokens('facts');
-    const recallRoom = Math.min(Math.floor(room * hybridShares.recalled), room - tokens('facts') - tokens('summary') - tokens('recent')) - tokens('recalled');
+    const recallRoom = Math.min(Math.max(minRecallTokens, Math.floor(room * hybridShares.recalled)), room - tokens('facts') - tokens('summary') - tokens('recent')) - tokens('recalled');
 
     const expected = report.excludedItems.map((item) =>
       item.kind === 'recalled' && item.conversationId === 'node-7' && item.seq! >= firstRecentSeq

@@ -18,8 +18,17 @@ export interface HybridInput extends AssembleInput {
   readonly recalled: readonly RecallHit[];
 }
 
-/** Shares of the budget (after the system prompt) each memory part may take at most. */
+/**
+ * Shares of the budget (after the system prompt) each memory part may take at most. Recall keeps the
+ * quarter it had (decision 0034): its snippets change with every request, so a provider's cache never
+ * has them, but at a tenth of it (the cheapest for the cache) LoCoMo's evidence in a 2,000-token context
+ * fell from 87 % to 65 %; at least {@link minRecallTokens} all the same, so a small budget still has
+ * room for a whole snippet.
+ */
 export const hybridShares = Object.freeze({ facts: 0.15, summary: 0.2, recalled: 0.25 });
+
+/** Recall's room is never capped below this many tokens (one snippet at its longest). */
+export const minRecallTokens = 160;
 
 /**
  * The hybrid context, stable parts first (invariant 7): [system] [facts] [summary] [raw turns since the
@@ -60,14 +69,15 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
     summary = undefined;
     newest = selectNewest(newestTurn, room, counter);
   }
-  const recallShare = input.recalled.length === 0 ? 0 : Math.floor(room * hybridShares.recalled);
+  const recallShare = input.recalled.length === 0 ? 0 : Math.max(minRecallTokens, Math.floor(room * hybridShares.recalled));
   const rawRoom = room - facts.tokens - (summary?.tokens ?? 0) - fittedTokens(newest);
   const olderTokens = olderTurns.reduce((sum, turn) => sum + turn.reduce((total, group) => total + group.tokens, 0), 0);
   const tailIsWhole = input.tail.length === input.totalMessages - watermark;
   // Append-only while every raw turn since the watermark fits; else (compaction behind) the newest that fit beside recall's share.
   const appendOnly = tailIsWhole && olderTokens <= rawRoom && newest.every((item) => item.truncatedFrom === undefined);
   const older = appendOnly ? olderTurns.flatMap((turn) => turn.flatMap((group) => group.messages.map(fitWhole))) : selectNewest(olderTurns, rawRoom - recallShare, counter);
-  const selected = newest.length === 0 ? older : older.length === 0 || newest.length === fittedCount(newestTurn) ? [...older, ...newest] : newest;
+  // Contiguous, newest first: older turns only beside the whole newest turn.
+  const selected = newest.length === fittedCount(newestTurn) && newest.every((item) => item.truncatedFrom === undefined) ? [...older, ...newest] : newest;
   const firstRecentSeq = selected[0]?.message.seq ?? Number.POSITIVE_INFINITY;
   const inContext = (hit: RecallHit) => hit.conversationId === input.conversationId && hit.message.seq >= firstRecentSeq;
   const recallRoom = Math.min(recallShare, room - facts.tokens - (summary?.tokens ?? 0) - fittedTokens(selected));

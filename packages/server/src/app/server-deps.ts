@@ -17,6 +17,12 @@ export interface UpstreamLlmConfig {
    * `Authorization` cannot be a mnemo key), the client's `Authorization`. Default false: nothing is sent.
    */
   readonly passClientKey?: boolean;
+  /**
+   * When the client sent no `prompt_cache_key`, the proxy sets one stable per tenant, end user and
+   * conversation (a hash: no id reaches the provider), so OpenAI routes the conversation's requests to
+   * the same prompt cache. Default true; false leaves it out. Cache options the client sends pass through.
+   */
+  readonly promptCacheKey?: boolean;
   /** Time to open a connection to the upstream, in ms; default 10,000. Past it the proxy answers 504 `upstream_timeout`. */
   readonly connectTimeoutMs?: number;
   /**

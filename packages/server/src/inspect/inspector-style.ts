@@ -67,6 +67,8 @@ details.summary > div { padding: 0 12px 12px; }
 .plot { width: 100%; height: auto; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; }
 .plot .axis { stroke: var(--line); }
 .plot text { fill: var(--muted); font-size: 11px; }
+/* The plot scales to its width: on a phone (390 px) 11 units are 5 px; 24 units stay readable (about 11 px). */
+@media (max-width: 600px) { .plot text { font-size: 24px; } }
 .plot .line-full { fill: none; stroke: var(--full); stroke-width: 2; stroke-dasharray: 5 4; }
 .plot .line-sent { fill: none; stroke: var(--accent); stroke-width: 2; }
 .plot .point-sent { fill: var(--accent); }

@@ -3,7 +3,8 @@ import { formatCount, formatTime } from './inspector-text.js';
 
 const width = 800;
 const height = 280;
-const margin = { top: 16, right: 16, bottom: 36, left: 64 };
+// The left margin holds the y labels also at the larger font of a narrow screen (inspector-style.ts).
+const margin = { top: 16, right: 16, bottom: 36, left: 112 };
 
 /**
  * The ledger as an SVG plot: per context request (x, in ledger order) the tokens sent and the tokens the

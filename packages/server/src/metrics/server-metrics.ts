@@ -18,6 +18,8 @@ export interface ServerMetrics {
   observeRequest(labels: { method: string; route: string; status: number }, durationSeconds: number): void;
   /** Adds a context build's sent, full-history and saved tokens (the proxy calls it too). */
   recordContext(usage: ContextUsage): void;
+  /** Adds the prompt, cached and cache-write tokens an upstream reported for one proxied request, by model. */
+  recordUpstreamCache(model: string, usage: { readonly inputTokens: number; readonly cachedInputTokens: number; readonly cacheWriteInputTokens: number }): void;
   /**
    * The Prometheus text exposition (format 0.0.4); `backlog` adds the job-queue gauges: jobs by status, the
    * pending and running jobs per kind and the oldest pending job's age.
@@ -37,7 +39,17 @@ export function createServerMetrics(): ServerMetrics {
   const latencies = new Map<string, Histogram>();
   const context = new Map<string, { builds: number; sent: number; full: number; saved: number }>();
   const recalls = new Map<string, number>();
+  const upstreamCache = new Map<string, { prompt: number; cached: number; written: number; reported: number }>();
   return {
+    recordUpstreamCache(model, usage) {
+      const key = labelText({ model });
+      const entry = upstreamCache.get(key) ?? { prompt: 0, cached: 0, written: 0, reported: 0 };
+      entry.prompt += usage.inputTokens;
+      entry.cached += usage.cachedInputTokens;
+      entry.written += usage.cacheWriteInputTokens;
+      entry.reported += 1;
+      upstreamCache.set(key, entry);
+    },
     observeRequest({ method, route, status }, durationSeconds) {
       const requestKey = labelText({ method, route, status: String(status) });
       requests.set(requestKey, (requests.get(requestKey) ?? 0) + 1);
@@ -74,6 +86,16 @@ export function createServerMetrics(): ServerMetrics {
         lines.push(`mnemo_http_request_duration_seconds_bucket{${labels},le="+Inf"} ${histogram.count}`);
         lines.push(`mnemo_http_request_duration_seconds_sum{${labels}} ${histogram.sum}`);
         lines.push(`mnemo_http_request_duration_seconds_count{${labels}} ${histogram.count}`);
+      }
+      const cacheFamilies = [
+        ['mnemo_upstream_prompt_tokens_total', 'Prompt tokens the upstream reported for proxied requests, by model.', 'prompt'],
+        ['mnemo_upstream_cached_tokens_total', 'Prompt tokens the upstream read from its prompt cache (its own figure), by model.', 'cached'],
+        ['mnemo_upstream_cache_write_tokens_total', 'Prompt tokens the upstream wrote to its prompt cache (Anthropic-style), by model.', 'written'],
+        ['mnemo_upstream_cache_reports_total', 'Proxied requests whose upstream reported usage, by model.', 'reported'],
+      ] as const;
+      for (const [name, help, field] of cacheFamilies) {
+        family(lines, name, 'counter', help);
+        for (const [labels, entry] of upstreamCache) lines.push(`${name}{${labels}} ${entry[field]}`);
       }
       const contextFamilies = [
         ['mnemo_context_builds_total', 'Contexts built, by policy.', 'builds'],

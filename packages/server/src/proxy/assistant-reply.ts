@@ -1,6 +1,6 @@
 import { supersedingMetadata, type MessageInput, type ToolCall } from '@mnemo/core';
 import { asArray, asRecord, parseEventData, ServerSentEventReader } from './read-json.js';
-import type { UpstreamUsage } from './upstream-usage.js';
+import { readUpstreamUsage, type UpstreamUsage } from './upstream-usage.js';
 
 /** An upstream reply, reassembled: what to store as the assistant's message. */
 export interface AssistantReply {
@@ -52,12 +52,14 @@ export function replyFromCompletion(body: unknown): AssistantReply | undefined {
       ? [{ id: call.id, type: 'function' as const, function: { name: fn.name, arguments: typeof fn.arguments === 'string' ? fn.arguments : '' } }]
       : [];
   });
+  const usage = readUpstreamUsage(completion?.usage);
   return {
     content: textOr(message.content, message.refusal),
     toolCalls,
     finishReason: typeof choice?.finish_reason === 'string' ? choice.finish_reason : undefined,
     model: typeof completion?.model === 'string' ? completion.model : undefined,
     complete: true,
+    ...(usage === undefined ? {} : { usage }),
   };
 }
 
@@ -72,6 +74,7 @@ export class ChatStreamAssembler {
   #refusal = '';
   #finishReason: string | undefined;
   #model: string | undefined;
+  #usage: UpstreamUsage | undefined;
   #done = false;
   readonly #calls = new Map<number, { id: string; name: string; arguments: string }>();
 
@@ -92,6 +95,7 @@ export class ChatStreamAssembler {
       finishReason: this.#finishReason,
       model: this.#model,
       complete: this.#done || this.#finishReason !== undefined,
+      ...(this.#usage === undefined ? {} : { usage: this.#usage }),
     };
   }
 
@@ -102,6 +106,8 @@ export class ChatStreamAssembler {
     }
     const chunk = parseEventData(data);
     if (typeof chunk?.model === 'string') this.#model = chunk.model;
+    // With stream_options.include_usage the last chunk carries the usage (and no choices).
+    this.#usage = readUpstreamUsage(chunk?.usage) ?? this.#usage;
     const choice = asRecord(asArray(chunk?.choices)?.find((entry) => (asRecord(entry)?.index ?? 0) === 0));
     if (choice === undefined) return;
     if (typeof choice.finish_reason === 'string') this.#finishReason = choice.finish_reason;

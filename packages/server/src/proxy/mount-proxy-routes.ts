@@ -6,7 +6,7 @@ import { replyFromCompletion } from './assistant-reply.js';
 import { createKeyedLock } from './conversation-lock.js';
 import { mountMessagesRoute } from './messages/mount-messages-route.js';
 import { chatCompletionBodySchema, conversationHeader, proxyHeaderDocs, readProxyRequest } from './proxy-request.js';
-import { prepareProxyTurn, relayAnswer, tokensFullHeader, tokensSavedHeader, tokensSentHeader, relayedAsItCame, upstreamFailure, usageHeaderDocs } from './proxy-turn.js';
+import { prepareProxyTurn, promptCacheKeyOf, relayAnswer, tokensFullHeader, tokensSavedHeader, tokensSentHeader, relayedAsItCame, upstreamFailure, usageHeaderDocs } from './proxy-turn.js';
 import { chatStreamProtocol } from './relay-stream.js';
 import { mountResponsesRoute } from './responses/mount-responses-route.js';
 import { callUpstream, readUpstreamText, relayedHeaders, requireUpstream, upstreamAuthorization } from './upstream.js';
@@ -57,7 +57,7 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
           method: 'POST',
           clientHeaders: c.req.raw.headers,
           authorization: upstreamAuthorization(deps.llm, c.req.raw.headers, c.get('authenticatedByKey')),
-          body: JSON.stringify({ ...body, ...(model === undefined ? {} : { model }), messages: toOpenAiMessages(turn.built.messages) }),
+          body: JSON.stringify({ ...body, ...(model === undefined ? {} : { model }), ...promptCacheKeyOf(deps, body, request), messages: toOpenAiMessages(turn.built.messages) }),
         });
         return await relayAnswer(c, deps, deps.llm, turn, upstream, {
           what: 'chat completion',

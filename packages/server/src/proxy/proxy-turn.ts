@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { withoutSuperseded, type BuiltContext, type MessageInput } from '@mnemo/core';
 import type { ServerContext, ServerDeps, UpstreamLlmConfig } from '../app/server-deps.js';
 import { errorResponse } from '../error-response.js';
@@ -15,13 +16,39 @@ export const tokensSentHeader = 'X-Mnemo-Tokens-Sent';
 export const tokensFullHeader = 'X-Mnemo-Tokens-Full';
 /** Response header: full minus sent. */
 export const tokensSavedHeader = 'X-Mnemo-Tokens-Saved';
+/** Response header: how many leading messages of the upstream prompt form the stable prefix (report.stable), e.g. for cache breakpoints. */
+export const stableMessagesHeader = 'X-Mnemo-Stable-Messages';
+/** Response header: tokens of that stable prefix. */
+export const stableTokensHeader = 'X-Mnemo-Stable-Tokens';
+/** Response header (non-streamed replies): prompt tokens the upstream read from its cache, as it reported them. */
+export const cachedTokensHeader = 'X-Mnemo-Cached-Tokens';
+/** Response header (non-streamed replies): prompt tokens the upstream wrote to its cache (Anthropic-style). */
+export const cacheWriteTokensHeader = 'X-Mnemo-Cache-Write-Tokens';
+/** Response header (non-streamed replies): prompt tokens the upstream counted, cached ones included. */
+export const upstreamPromptTokensHeader = 'X-Mnemo-Upstream-Prompt-Tokens';
 
 /** The usage headers on every proxy answer, as the routes' OpenAPI entries list them. */
 export const usageHeaderDocs: Readonly<Record<string, string>> = Object.freeze({
   [tokensSentHeader]: 'tokens sent upstream',
   [tokensFullHeader]: 'tokens of the full history',
   [tokensSavedHeader]: 'full minus sent',
+  [stableMessagesHeader]: 'leading messages of the prompt that stay byte-identical until the next compaction',
+  [stableTokensHeader]: 'tokens of those messages',
+  [upstreamPromptTokensHeader]: 'prompt tokens the upstream counted (non-streamed replies, when it reports usage)',
+  [cachedTokensHeader]: 'prompt tokens the upstream read from its cache (non-streamed replies, when it reports them)',
+  [cacheWriteTokensHeader]: 'prompt tokens the upstream wrote to its cache (non-streamed replies, when it reports them)',
 });
+
+/**
+ * `prompt_cache_key` for a request whose client sent none: a hash of tenant, end user and conversation,
+ * so a provider that routes by it keeps one conversation's prefix on one cache (off with
+ * `llm.promptCacheKey: false`). A client's own key, and any other cache option, is passed through.
+ */
+export function promptCacheKeyOf(deps: ServerDeps, body: Readonly<Record<string, unknown>>, request: ProxyRequest): { prompt_cache_key?: string } {
+  if (deps.llm.promptCacheKey === false || body.prompt_cache_key !== undefined) return {};
+  const { tenantId, userId, conversationId } = request.scope;
+  return { prompt_cache_key: `mnemo-${createHash('sha256').update(JSON.stringify([tenantId, userId, conversationId])).digest('hex').slice(0, 32)}` };
+}
 
 /** A request's turns stored and its context built: what every proxy route sends upstream, in its own protocol. */
 export interface ProxyTurn {
@@ -89,6 +116,7 @@ export async function relayAnswer(c: ServerContext, deps: ServerDeps, upstreamCo
   const answer = reading.readBody(text);
   if (answer === undefined) return malformedAnswer(c, deps, turn.request, { url, status: response.status, text, headers, what: reading.what });
   await store(answer.reply);
+  withCacheHeaders(headers, answer.reply);
   if (answer.text !== text) headers.set('content-type', 'application/json');
   return new Response(answer.text, { status: response.status, headers });
 }
@@ -145,6 +173,7 @@ async function appendNewTurns(deps: ServerDeps, request: ProxyRequest): Promise<
 async function storeReply(c: ServerContext, deps: ServerDeps, turn: ProxyTurn, reply: AssistantReply | undefined): Promise<void> {
   const { request } = turn;
   const logger = c.get('logger') ?? deps.logger;
+  if (reply?.usage !== undefined) deps.metrics.recordUpstreamCache(reply.model ?? 'unknown', reply.usage);
   const message = reply === undefined ? undefined : toAssistantMessage(reply, turn.supersedes);
   if (message === undefined) {
     logger.warn({ conversationId: request.scope.conversationId }, 'proxy: the upstream reply had no text and no tool calls; nothing stored');
@@ -161,8 +190,19 @@ function withUsageHeaders(headers: Headers, built: BuiltContext): Headers {
   headers.set(tokensSentHeader, String(built.report.sentTokens));
   headers.set(tokensFullHeader, String(built.report.fullHistoryTokens));
   headers.set(tokensSavedHeader, String(built.report.savedTokens));
+  headers.set(stableMessagesHeader, String(built.report.stable.messageCount));
+  headers.set(stableTokensHeader, String(built.report.stable.tokens));
   headers.set(proxyPolicyHeader, built.report.policy);
   return headers;
+}
+
+/** The upstream's own prompt and cache figures, when it reported them (a streamed reply's usage comes after the headers). */
+function withCacheHeaders(headers: Headers, reply: AssistantReply): void {
+  const { usage } = reply;
+  if (usage === undefined) return;
+  headers.set(upstreamPromptTokensHeader, String(usage.inputTokens));
+  headers.set(cachedTokensHeader, String(usage.cachedInputTokens));
+  headers.set(cacheWriteTokensHeader, String(usage.cacheWriteInputTokens));
 }
 
 function lastUserQuery(turns: readonly MessageInput[]): { query?: string } {

@@ -14,7 +14,7 @@ export interface UpstreamUsage {
 
 /**
  * Reads a `usage` object of any protocol mnemo speaks: chat completions (`prompt_tokens`,
- * `completion_tokens`, `prompt_tokens_details.cached_tokens`), Responses (`input_tokens`, `output_tokens`,
+ * `completion_tokens`, `prompt_tokens_details.cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`), Responses (`input_tokens`, `output_tokens`,
  * `input_tokens_details.cached_tokens`) or Anthropic Messages (`input_tokens` without the cached part,
  * `cache_read_input_tokens`, `cache_creation_input_tokens`, `output_tokens`). `undefined` when it holds
  * no token count at all.
@@ -29,7 +29,8 @@ export function readUpstreamUsage(usage: unknown): UpstreamUsage | undefined {
   const output = count(fields.completion_tokens) ?? count(fields.output_tokens);
   if (input === undefined && output === undefined) return undefined;
   const details = asRecord(fields.prompt_tokens_details) ?? asRecord(fields.input_tokens_details);
-  const cached = anthropic ? (cacheRead ?? 0) : (count(details?.cached_tokens) ?? 0);
+  // DeepSeek names the cached share prompt_cache_hit_tokens; OpenAI and Responses, details.cached_tokens.
+  const cached = anthropic ? (cacheRead ?? 0) : (count(details?.cached_tokens) ?? count(fields.prompt_cache_hit_tokens) ?? 0);
   return {
     inputTokens: (input ?? 0) + (anthropic ? (cacheRead ?? 0) + (cacheWrite ?? 0) : 0),
     outputTokens: output ?? 0,
