@@ -24,7 +24,7 @@ import { loadLocomoConversation } from './load-locomo-conversation.js';
 
 const { values } = parseArgs({
   options: {
-    locomo: { type: 'string', default: '/work/shared/data/locomo/locomo10.json' },
+    locomo: { type: 'string', default: fileURLToPath(new URL('../../shared/data/locomo/locomo10.json', import.meta.url)) },
     conversations: { type: 'string', default: '0' },
     mesh: { type: 'string', default: fileURLToPath(new URL('../examples/mesh-radio-node-7.jsonl', import.meta.url)) },
     cli: { type: 'string', default: fileURLToPath(new URL('../packages/cli/dist/main.js', import.meta.url)) },
