@@ -1,5 +1,5 @@
 import type { ErasureAuditEntry, ErasureCounts, ErasureReceipt, EraseMessagesOptions, MessageSelection, UserScope } from '@mnemo/core';
-import { factFromRow, type FactRow, planKnowledgeErasure, relationFromRow, type RelationRow } from '@mnemo/core/store-kit';
+import { entityFromRow, type EntityRow, factFromRow, type FactRow, planKnowledgeErasure, relationFromRow, settleEntityNames, type RelationRow } from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool } from './postgres-driver.js';
 import type { PostgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
@@ -10,6 +10,7 @@ const ofUser = 'tenant_id = $1 AND user_id = $2';
 const victims = `(conversation_id, seq) IN (SELECT * FROM unnest($3::text[], $4::bigint[]))`;
 
 interface VictimRow {
+  readonly content: string;
   readonly conversation_id: string;
   readonly seq: string | number;
   readonly tokens: string | number;
@@ -54,7 +55,7 @@ export class PostgresMessageErasure {
       ]);
       const rows = (
         await client.query<VictimRow>(
-          `SELECT conversation_id, seq, tokens, length(search_vector) AS lexemes FROM ${t.messages}
+          `SELECT conversation_id, seq, tokens, content, length(search_vector) AS lexemes FROM ${t.messages}
            WHERE ${ofUser} AND ($3::text IS NULL OR conversation_id = $3) AND seq >= $4 AND seq <= $5 AND ($6::timestamptz IS NULL OR created_at < $6)`,
           [...key, selection.conversationId ?? null, selection.fromSeq ?? 1, selection.toSeq ?? Number.MAX_SAFE_INTEGER, selection.before ?? null],
         )
@@ -125,7 +126,21 @@ export class PostgresMessageErasure {
       relationFromRow(row, toIsoTime),
     );
     const erased = new Map([...byConversation].map(([conversationId, rows]) => [conversationId, new Set(rows.map((row) => toInteger(row.seq)))]));
-    const plan = planKnowledgeErasure(facts, relations, erased);
+    const entities = (await client.query<EntityRow>(`SELECT * FROM ${t.entities} WHERE ${ofUser} ORDER BY position`, key)).rows.map((row) => entityFromRow(row, toIsoTime));
+    const erasedTexts = [...byConversation.values()].flatMap((rows) => rows.map((row) => row.content));
+    const planned = planKnowledgeErasure(facts, relations, erased, { entities, erasedTexts });
+    // An entity only erased messages named goes; one another stored message of the user names stays.
+    const unmentioned = new Set<string>();
+    for (const name of new Set(planned.namedEntities.flatMap((named) => named.names))) {
+      const named = await client.query(`SELECT 1 FROM ${t.messages} WHERE ${ofUser} AND strpos(lower(content), $3) > 0 LIMIT 1`, [...key, name]);
+      if (named.rows.length === 0) unmentioned.add(name);
+    }
+    const edits = settleEntityNames(planned.namedEntities, unmentioned);
+    const plan = { ...planned, deleteEntityIds: [...planned.deleteEntityIds, ...edits.deleteEntityIds] };
+    for (const update of edits.updates) {
+      await client.query(`UPDATE ${t.entities} SET aliases = $4::json, description = $5 WHERE ${ofUser} AND id = $3`, [...key, update.id, JSON.stringify(update.aliases), update.description ?? null]);
+      await client.query(`DELETE FROM ${t.entityNames} WHERE ${ofUser} AND entity_id = $3 AND name = ANY($4::text[])`, [...key, update.id, update.removedNames]);
+    }
     await client.query(`DELETE FROM ${t.facts} WHERE ${ofUser} AND id = ANY($3::text[])`, [...key, plan.deleteFactIds]);
     for (const update of plan.updateFacts) {
       await client.query(`UPDATE ${t.facts} SET source_seqs = $4::json, text = $5 WHERE ${ofUser} AND id = $3`, [...key, update.id, JSON.stringify(update.sourceSeqs), update.text]);

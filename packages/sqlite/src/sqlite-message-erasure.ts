@@ -1,5 +1,5 @@
 import type { ErasureAuditEntry, ErasureCounts, ErasureReceipt, EraseMessagesOptions, MessageSelection, UserScope } from '@mnemo/core';
-import { factFromRow, type FactRow, planKnowledgeErasure, relationFromRow, type RelationRow } from '@mnemo/core/store-kit';
+import { entityFromRow, type EntityRow, factFromRow, type FactRow, planKnowledgeErasure, relationFromRow, settleEntityNames, type RelationRow } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
 import { toEpochMs, toIsoTime } from './sqlite-values.js';
@@ -8,6 +8,7 @@ const ofUser = 'tenant_id = ? AND user_id = ?';
 
 interface ErasedRow {
   readonly rowid: number;
+  readonly content: string;
   readonly conversation_id: string;
   readonly seq: number;
   readonly tokens: number;
@@ -68,7 +69,7 @@ export class SqliteMessageErasure {
   #eraseLocked(user: UserScope, selection: MessageSelection, options: EraseMessagesOptions, erasedAt: number): ErasureReceipt {
     const key = [user.tenantId, user.userId] as const;
     const rows = this.#statement(
-      `SELECT rowid, conversation_id, seq, tokens FROM messages WHERE ${ofUser} AND (? IS NULL OR conversation_id = ?) AND seq >= ? AND seq <= ? AND created_at < ?`,
+      `SELECT rowid, conversation_id, seq, tokens, content FROM messages WHERE ${ofUser} AND (? IS NULL OR conversation_id = ?) AND seq >= ? AND seq <= ? AND created_at < ?`,
     ).all(
       ...key,
       selection.conversationId ?? null,
@@ -137,7 +138,18 @@ export class SqliteMessageErasure {
     const facts = (this.#statement(`SELECT * FROM facts WHERE ${ofUser} ORDER BY rowid`).all(...key) as FactRow[]).map((row) => factFromRow(row, toIsoTime));
     const relations = (this.#statement(`SELECT * FROM relations WHERE ${ofUser} ORDER BY rowid`).all(...key) as RelationRow[]).map((row) => relationFromRow(row, toIsoTime));
     const erased = new Map([...byConversation].map(([conversationId, rows]) => [conversationId, new Set(rows.map((row) => row.seq))]));
-    const plan = planKnowledgeErasure(facts, relations, erased);
+    const entities = (this.#statement(`SELECT * FROM entities WHERE ${ofUser} ORDER BY rowid`).all(...key) as EntityRow[]).map((row) => entityFromRow(row, toIsoTime));
+    const erasedTexts = [...byConversation.values()].flatMap((rows) => rows.map((row) => row.content));
+    const planned = planKnowledgeErasure(facts, relations, erased, { entities, erasedTexts });
+    // An entity only erased messages named goes; one another stored message of the user names stays.
+    const mentioned = this.#statement(`SELECT 1 FROM messages WHERE ${ofUser} AND instr(lower(content), ?) > 0 LIMIT 1`);
+    const names = new Set(planned.namedEntities.flatMap((named) => named.names));
+    const edits = settleEntityNames(planned.namedEntities, new Set([...names].filter((name) => mentioned.get(...key, name) === undefined)));
+    const plan = { ...planned, deleteEntityIds: [...planned.deleteEntityIds, ...edits.deleteEntityIds] };
+    for (const update of edits.updates) {
+      this.#statement(`UPDATE entities SET aliases = ?, description = ? WHERE ${ofUser} AND id = ?`).run(JSON.stringify(update.aliases), update.description ?? null, ...key, update.id);
+      for (const name of update.removedNames) this.#statement(`DELETE FROM entity_names WHERE ${ofUser} AND name = ? AND entity_id = ?`).run(...key, name, update.id);
+    }
     for (const id of plan.deleteFactIds) this.#statement(`DELETE FROM facts WHERE ${ofUser} AND id = ?`).run(...key, id);
     for (const update of plan.updateFacts) {
       this.#statement(`UPDATE facts SET source_seqs = ?, text = ? WHERE ${ofUser} AND id = ?`).run(JSON.stringify(update.sourceSeqs), update.text, ...key, update.id);

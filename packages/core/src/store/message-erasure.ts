@@ -1,7 +1,8 @@
 import { MemoryError } from '../errors/memory-error.js';
 import { factLine } from '../facts/fact-line.js';
 import type { Fact } from '../facts/fact.js';
-import type { Relation } from '../graph/entity.js';
+import type { Entity, Relation } from '../graph/entity.js';
+import { namesOf } from '../graph/entity-rules.js';
 
 /**
  * Which of a user's messages to erase: one conversation (`conversationId`) or all of the user's, and
@@ -108,6 +109,47 @@ export interface KnowledgeErasurePlan {
   readonly deleteRelationIds: readonly string[];
   readonly updateRelations: readonly { readonly id: string; readonly sourceSeqs: readonly number[] }[];
   readonly deleteEntityIds: readonly string[];
+  /**
+   * Entities kept so far that have a name or alias an erased message said; the store finds which of
+   * those names no stored message of the user mentions any more and settles them with {@link settleEntityNames}.
+   */
+  readonly namedEntities: readonly NamedEntity[];
+}
+
+/** An entity a name of which an erased message said: its names (lower-case) and whether a kept relation names it. */
+export interface NamedEntity {
+  readonly entity: Entity;
+  readonly names: readonly string[];
+  readonly related: boolean;
+}
+
+/** What to do to entities whose names only erased messages said. */
+export interface EntityNameEdits {
+  readonly deleteEntityIds: readonly string[];
+  /** Entities kept without the names only erased messages said (their `entity_names` rows go too). */
+  readonly updates: readonly { readonly id: string; readonly aliases: readonly string[]; readonly description: string | undefined; readonly removedNames: readonly string[] }[];
+}
+
+/**
+ * Settles the entities of {@link KnowledgeErasurePlan.namedEntities} given the names no stored message
+ * mentions any more: an entity whose own name is among them and that no kept relation names is removed;
+ * otherwise it loses those aliases, and its description when that holds one of them.
+ */
+export function settleEntityNames(named: readonly NamedEntity[], unmentioned: ReadonlySet<string>): EntityNameEdits {
+  const deleteEntityIds: string[] = [];
+  const updates: { id: string; aliases: readonly string[]; description: string | undefined; removedNames: readonly string[] }[] = [];
+  for (const { entity, names, related } of named) {
+    const removedNames = names.filter((name) => unmentioned.has(name));
+    if (removedNames.length === 0) continue;
+    if (unmentioned.has(entity.name.trim().toLowerCase()) && !related) {
+      deleteEntityIds.push(entity.id);
+      continue;
+    }
+    const aliases = (entity.aliases ?? []).filter((alias) => !unmentioned.has(alias.trim().toLowerCase()));
+    const description = entity.description !== undefined && removedNames.some((name) => entity.description!.toLowerCase().includes(name)) ? undefined : entity.description;
+    updates.push({ id: entity.id, aliases, description, removedNames: removedNames.filter((name) => name !== entity.name.trim().toLowerCase()) });
+  }
+  return { deleteEntityIds, updates };
 }
 
 /**
@@ -121,6 +163,7 @@ export function planKnowledgeErasure(
   facts: readonly Fact[],
   relations: readonly Relation[],
   erased: ErasedSeqs,
+  graph: { readonly entities: readonly Entity[]; readonly erasedTexts: readonly string[] } = { entities: [], erasedTexts: [] },
 ): KnowledgeErasurePlan {
   const sourcesLeft = (conversationId: string | undefined, seqs: readonly number[]): readonly number[] | undefined => {
     const gone = conversationId === undefined ? undefined : erased.get(conversationId);
@@ -160,14 +203,14 @@ export function planKnowledgeErasure(
   }
   const gone = new Set(deleteRelationIds);
   const stillNamed = new Set(relations.filter((relation) => !gone.has(relation.id)).flatMap((relation) => [relation.subjectId, relation.objectId]));
-  return {
-    deleteFactIds,
-    updateFacts,
-    relinkFacts,
-    deleteRelationIds,
-    updateRelations,
-    deleteEntityIds: [...touchedEntities].filter((id) => !stillNamed.has(id)),
-  };
+  const deleteEntityIds = [...touchedEntities].filter((id) => !stillNamed.has(id));
+  const deleted = new Set(deleteEntityIds);
+  const said = graph.erasedTexts.join('\n').toLowerCase();
+  const namedEntities = graph.entities
+    .filter((entity) => !deleted.has(entity.id))
+    .map((entity) => ({ entity, names: namesOf(entity).filter((name) => name.length > 0 && said.includes(name)), related: stillNamed.has(entity.id) }))
+    .filter(({ names }) => names.length > 0);
+  return { deleteFactIds, updateFacts, relinkFacts, deleteRelationIds, updateRelations, deleteEntityIds, namedEntities };
 }
 
 /** The source seqs of stored facts and relations that name messages no longer stored: `conflict` so a job that read them loses its write. */

@@ -1,4 +1,4 @@
-import type { KnowledgeErasurePlan } from '../store/message-erasure.js';
+import type { EntityNameEdits, KnowledgeErasurePlan } from '../store/message-erasure.js';
 import { MemoryError } from '../errors/memory-error.js';
 import type { Entity, EntityInput, Relation, RelationInput } from '../graph/entity.js';
 import type { UserScope } from '../messages/scope.js';
@@ -94,7 +94,13 @@ export class InMemoryGraphStore {
   }
 
   /** Applies the graph's part of an erasure plan. */
-  applyErasure(user: UserScope, plan: KnowledgeErasurePlan): void {
+  applyErasure(user: UserScope, plan: KnowledgeErasurePlan, renamed: EntityNameEdits['updates'] = []): void {
+    for (const update of renamed) {
+      const index = this.#entities.findIndex((entity) => entity.id === update.id && owns(entity, user));
+      if (index < 0) continue;
+      const { description: _description, ...rest } = this.#entities[index]!;
+      this.#entities[index] = { ...rest, aliases: update.aliases, ...(update.description === undefined ? {} : { description: update.description }) };
+    }
     const removedRelations = new Set(plan.deleteRelationIds);
     const removedEntities = new Set(plan.deleteEntityIds);
     const updates = new Map(plan.updateRelations.map((update) => [update.id, update.sourceSeqs]));

@@ -23,6 +23,7 @@ import {
   checkMessageSelection,
   erasedSourceConflict,
   planKnowledgeErasure,
+  settleEntityNames,
   type ErasureAuditEntry,
   type ErasureCounts,
   type ErasureReceipt,
@@ -434,6 +435,7 @@ export class InMemoryStore implements Store {
     const checked = checkMessageSelection(selection);
     const before = checked.before === undefined ? Number.POSITIVE_INFINITY : Date.parse(checked.before);
     const erased = new Map<string, Set<number>>();
+    const erasedTexts: string[] = [];
     let messages = 0;
     let vectors = 0;
     let summaries = 0;
@@ -447,6 +449,7 @@ export class InMemoryStore implements Store {
       if (gone.length === 0) continue;
       const seqs = new Set(gone.map((message) => message.seq));
       erased.set(conversation.conversationId, seqs);
+      erasedTexts.push(...gone.map((message) => message.content));
       messages += gone.length;
       for (let index = state.messages.length - 1; index >= 0; index -= 1) if (seqs.has(state.messages[index]!.seq)) state.messages.splice(index, 1);
       for (const [key, message] of state.byIdempotencyKey) if (seqs.has(message.seq)) state.byIdempotencyKey.delete(key);
@@ -465,9 +468,16 @@ export class InMemoryStore implements Store {
         erasedMessages: (conversation.erasedMessages ?? 0) + gone.length,
       };
     }
-    const plan = planKnowledgeErasure(this.#facts.list(user, { includeHistory: true }), this.#graph.relationsOf(user), erased);
+    const entities = this.#graph.all().entities.filter((entity) => entity.tenantId === user.tenantId && entity.userId === user.userId);
+    const planned = planKnowledgeErasure(this.#facts.list(user, { includeHistory: true }), this.#graph.relationsOf(user), erased, { entities, erasedTexts });
+    const remaining = [...this.#conversations.values()]
+      .filter((state) => state.conversation.tenantId === user.tenantId && state.conversation.userId === user.userId)
+      .flatMap((state) => state.messages.map((message) => message.content.toLowerCase()));
+    const names = new Set(planned.namedEntities.flatMap((named) => named.names));
+    const edits = settleEntityNames(planned.namedEntities, new Set([...names].filter((name) => !remaining.some((content) => content.includes(name)))));
+    const plan = { ...planned, deleteEntityIds: [...planned.deleteEntityIds, ...edits.deleteEntityIds] };
     this.#facts.applyErasure(user, plan);
-    this.#graph.applyErasure(user, plan);
+    this.#graph.applyErasure(user, plan, edits.updates);
     const counts: ErasureCounts = {
       messages,
       conversations: erased.size,
