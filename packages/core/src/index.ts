@@ -115,6 +115,8 @@ export { maxConversationMetadataChars } from './messages/conversation-metadata.j
 export type { RoleCounts } from './messages/conversation-metadata.js';
 export { maxPageLimit } from './store/page-cursor.js';
 export type { CallOptions, Conversation, EraseResult, MessageRange, Page, PageOptions, ReadinessCheck, Store, StoreReadiness } from './store/store.js';
+export { checkMessageSelection } from './store/message-erasure.js';
+export type { ErasureAuditEntry, ErasureCounts, ErasureReceipt, EraseMessagesOptions, MessageSelection } from './store/message-erasure.js';
 export { countRecords, emptyRecordCounts, storeRecordTables, tableOfRecord } from './store/store-records.js';
 export type { ExportRecordsOptions, ImportRecordsOptions, StoreRecord, StoreRecordCounts, StoreRecordTable } from './store/store-records.js';
 export { createGptTokenCounter, encodingForModel } from './tokens/gpt-token-counter.js';

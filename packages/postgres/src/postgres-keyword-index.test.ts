@@ -121,6 +121,30 @@ describeWithPostgres('PostgreSQL keyword index in memory', (url) => {
     }
   });
 
+  it('reads a user afresh after single messages are erased, gaps at the tail included, and ranks as SQL does after', async () => {
+    const scratch = schemas.fresh();
+    const writer = await createPostgresStore({ connectionString: url, schema: scratch, poolMax: 2 });
+    const index = new PostgresKeywordIndex(schemas.pool, postgresTables(scratch));
+    const someone: UserScope = { tenantId, userId: 'user-gaps' };
+    const scope = { ...someone, conversationId: 'conv-a' };
+    const contents = async (query: string) => (await index.search(someone, query, 10))?.map((hit) => hit.message.content);
+    try {
+      await writer.appendMessages(scope, ['relay one', 'relay zorblax two', 'relay three', 'relay four zorblax'].map((text) => makeNewMessage(text)));
+      expect(await contents('zorblax')).toEqual(['relay four zorblax', 'relay zorblax two']);
+      await writer.eraseMessages(someone, { conversationId: scope.conversationId, fromSeq: 2, toSeq: 2 }, { now: new Date().toISOString() });
+      expect(await contents('zorblax')).toEqual(['relay four zorblax']);
+      await writer.eraseMessages(someone, { conversationId: scope.conversationId, fromSeq: 4, toSeq: 4 }, { now: new Date().toISOString() });
+      expect(await contents('zorblax')).toEqual([]);
+      await writer.appendMessages(scope, [makeNewMessage('relay five zorblax')]);
+      expect(await contents('zorblax')).toEqual(['relay five zorblax']);
+      const fromSql = await searchKeywordIndexed(schemas.pool, postgresTables(scratch), someone, keywordTerms('relay'), { k: 10 });
+      expect((await index.search(someone, 'relay', 10))?.map(identity)).toEqual(fromSql.map(identity));
+    } finally {
+      await index.close();
+      await writer.close();
+    }
+  });
+
   it('waits for a background load when it is closed, and starts none after', async () => {
     const loading = new PostgresKeywordIndex(schemas.pool, tables);
     expect(await loading.search(user, 'ridge', 5)).toBeUndefined();

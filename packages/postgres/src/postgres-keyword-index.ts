@@ -19,19 +19,22 @@ const snapshot = 'BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY';
 interface ConversationMark {
   readonly createdAt: number;
   readonly count: number;
+  /** Messages erased one by one (`erased_messages`): when it moves, the copy reads the user afresh. */
+  readonly erased: number;
 }
 
 // One user's messages as postings keyed by seq, and per conversation how far the copy has read: a
 // conversation's messages are appended under its row lock with seqs 1, 2, …, so seq order is commit order
-// and `message_count` is the newest seq.
+// and `message_count` is the newest seq; an erase of single messages leaves gaps and counts them in
+// `erased_messages`, which the copy remembers.
 class UserLexemes extends KeywordPostings {
-  readonly read = new Map<string, { readonly createdAt: number; seq: number }>();
+  readonly read = new Map<string, { readonly createdAt: number; readonly erased: number; seq: number }>();
 
-  /** False when a conversation the copy read is gone, was created again, or holds fewer messages than read. */
+  /** False when a conversation the copy read is gone, was created again, had messages erased, or holds fewer messages than read. */
   fits(marks: ReadonlyMap<string, ConversationMark>): boolean {
-    for (const [conversationId, { createdAt, seq }] of this.read) {
+    for (const [conversationId, { createdAt, erased, seq }] of this.read) {
       const mark = marks.get(conversationId);
-      if (mark === undefined || mark.createdAt !== createdAt || mark.count < seq) return false;
+      if (mark === undefined || mark.createdAt !== createdAt || mark.erased !== erased || mark.count < seq) return false;
     }
     return true;
   }
@@ -43,7 +46,8 @@ class UserLexemes extends KeywordPostings {
       const lexemes = tsvectorLexemes(row.lexemes);
       this.add(seq, row.conversation_id, Number(row.at), lexemes, lexemes.size);
       const read = this.read.get(row.conversation_id);
-      if (read === undefined) this.read.set(row.conversation_id, { createdAt: marks.get(row.conversation_id)!.createdAt, seq });
+      const mark = marks.get(row.conversation_id)!;
+      if (read === undefined) this.read.set(row.conversation_id, { createdAt: mark.createdAt, erased: mark.erased, seq });
       else read.seq = seq;
     }
   }
@@ -255,15 +259,15 @@ export class PostgresKeywordIndex {
   // The user's conversation rows now, and the distinct lexemes of `words` (none for '').
   async #marks(client: PostgresQueryable, user: UserScope, words: string): Promise<{ lexemes: string[]; marks: Map<string, ConversationMark> }> {
     const rows = (
-      await client.query<{ lexemes: string[]; conversation_id: string | null; created_ms: number; message_count: string | number }>(
+      await client.query<{ lexemes: string[]; conversation_id: string | null; created_ms: number; message_count: string | number; erased_messages: string | number }>(
         `WITH q AS (SELECT coalesce(array_agg(DISTINCT l.lexeme), '{}') AS lexemes FROM unnest(tsvector_to_array(to_tsvector('english', $3))) AS l (lexeme))
-         SELECT q.lexemes, c.conversation_id, (extract(epoch FROM c.created_at) * 1000)::float8 AS created_ms, c.message_count
+         SELECT q.lexemes, c.conversation_id, (extract(epoch FROM c.created_at) * 1000)::float8 AS created_ms, c.message_count, c.erased_messages
          FROM q LEFT JOIN ${this.#tables.conversations} c ON c.tenant_id = $1 AND c.user_id = $2`,
         [user.tenantId, user.userId, words],
       )
     ).rows;
     const marks = new Map<string, ConversationMark>();
-    for (const row of rows) if (row.conversation_id !== null) marks.set(row.conversation_id, { createdAt: Number(row.created_ms), count: Number(row.message_count) });
+    for (const row of rows) if (row.conversation_id !== null) marks.set(row.conversation_id, { createdAt: Number(row.created_ms), count: Number(row.message_count), erased: Number(row.erased_messages) });
     return { lexemes: rows[0]?.lexemes ?? [], marks };
   }
 
@@ -283,9 +287,9 @@ export class PostgresKeywordIndex {
     }
     if (wanted.length === 0) return true;
     const rows = (
-      await client.query<LexemeRow & { conversation_ms: number }>(
+      await client.query<LexemeRow & { conversation_ms: number; conversation_erased: string | number }>(
         `SELECT w.conversation_id, m.seq, (extract(epoch FROM m.created_at) * 1000)::float8 AS at, m.search_vector::text AS lexemes,
-           (extract(epoch FROM c.created_at) * 1000)::float8 AS conversation_ms
+           (extract(epoch FROM c.created_at) * 1000)::float8 AS conversation_ms, c.erased_messages AS conversation_erased
          FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS w (conversation_id, after_seq, through_seq)
          JOIN ${this.#tables.conversations} c ON c.tenant_id = $1 AND c.user_id = $2 AND c.conversation_id = w.conversation_id
          CROSS JOIN LATERAL (
@@ -296,9 +300,28 @@ export class PostgresKeywordIndex {
         [user.tenantId, user.userId, wanted.map(([conversationId]) => conversationId), wanted.map(([, after]) => after), wanted.map(([, , through]) => through)],
       )
     ).rows;
-    const expected = wanted.reduce((sum, [, after, through]) => sum + through - after, 0);
-    if (rows.length !== expected || rows.some((row) => Number(row.conversation_ms) !== marks.get(row.conversation_id)!.createdAt)) return false;
+    // A conversation without erasures must hold every seq up to its count; one with erasures holds at
+    // most that many (the gaps are the erased seqs, counted in the mark it still matches).
+    const found = new Map<string, number>();
+    for (const row of rows) found.set(row.conversation_id, (found.get(row.conversation_id) ?? 0) + 1);
+    const complete = wanted.every(([conversationId, after, through]) => {
+      const mark = marks.get(conversationId)!;
+      const read = found.get(conversationId) ?? 0;
+      return mark.erased === 0 ? read === through - after : read <= through - after;
+    });
+    const same = rows.every((row) => {
+      const mark = marks.get(row.conversation_id)!;
+      return Number(row.conversation_ms) === mark.createdAt && Number(row.conversation_erased) === mark.erased;
+    });
+    if (!complete || !same) return false;
     copy.addRows(rows, marks);
+    // Every wanted range is read to its end, erased seqs at its tail included, so a gap is never waited for.
+    for (const [conversationId, , through] of wanted) {
+      const read = copy.read.get(conversationId);
+      const mark = marks.get(conversationId)!;
+      if (read === undefined) copy.read.set(conversationId, { createdAt: mark.createdAt, erased: mark.erased, seq: through });
+      else read.seq = through;
+    }
     return true;
   }
 

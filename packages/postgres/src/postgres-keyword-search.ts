@@ -35,8 +35,8 @@ export function keywordSearchStatement(t: PostgresTables, options: SearchOptions
   if (filter === undefined) return undefined;
   const conversationFilter = options.conversationIds === undefined ? '' : 'AND c.conversation_id = ANY($6::text[])';
   const text = `WITH totals AS (
-      SELECT coalesce(sum(c.message_count), 0)::float8 AS documents,
-        coalesce(sum(c.search_length), 0)::float8 / greatest(coalesce(sum(c.message_count), 0), 1) AS average_length
+      SELECT coalesce(sum(c.message_count - c.erased_messages), 0)::float8 AS documents,
+        coalesce(sum(c.search_length), 0)::float8 / greatest(coalesce(sum(c.message_count - c.erased_messages), 0), 1) AS average_length
       FROM ${t.conversations} c WHERE c.tenant_id = $1 AND c.user_id = $2 ${conversationFilter}
     ), candidates AS (
       SELECT m.conversation_id, m.seq, m.created_at, m.search_vector FROM ${t.messages} m

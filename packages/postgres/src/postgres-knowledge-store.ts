@@ -1,6 +1,6 @@
 import { MemoryError, namesOf } from '@mnemo/core';
 import type { Entity, EntityInput, Fact, FactQuery, NewFact, Relation, RelationInput, Scope, UserScope } from '@mnemo/core';
-import { entityFromRow, type EntityRow, factFromRow, type FactRow, isFactVisible, mergeEntity, relationFromRow, type RelationRow } from '@mnemo/core/store-kit';
+import { entityFromRow, erasedSourceConflict, type EntityRow, factFromRow, type FactRow, isFactVisible, mergeEntity, relationFromRow, type RelationRow } from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool, PostgresQueryable } from './postgres-driver.js';
 import { inConversation } from './postgres-message-store.js';
 import type { PostgresTables } from './postgres-tables.js';
@@ -69,6 +69,7 @@ export class PostgresKnowledgeStore {
     const createdAt = checkTime('createdAt', fact.createdAt);
     fact.sourceSeqs.forEach((seq) => checkCount('sourceSeqs', seq));
     return runInTransaction(this.#pool, async (client) => {
+      await this.#checkSources(client, 'fact', user, fact);
       const id = crypto.randomUUID();
       if (supersedes !== undefined) {
         await this.#lockCurrentFact(client, user, supersedes);
@@ -154,6 +155,7 @@ export class PostgresKnowledgeStore {
     input.sourceSeqs.forEach((seq) => checkCount('sourceSeqs', seq));
     return runInTransaction(this.#pool, async (client) => {
       await this.#lockGraph(client, user);
+      await this.#checkSources(client, 'relation', user, input);
       const key = [user.tenantId, user.userId];
       const known = new Set((await client.query<{ id: string }>(this.#sql.countEntities, [...key, [input.subjectId, input.objectId]])).rows.map((row) => row.id));
       for (const id of [input.subjectId, input.objectId]) {
@@ -221,6 +223,21 @@ export class PostgresKnowledgeStore {
   /** Removes every fact, entity and relation of a user, inside the caller's erase transaction. */
   async deleteUser(client: PostgresClient, user: UserScope): Promise<void> {
     for (const query of this.#sql.deleteUser) await client.query(query, [user.tenantId, user.userId]);
+  }
+
+  // A job that read messages erased since (none of its sources is stored) loses its write: `conflict`.
+  async #checkSources(client: PostgresClient, kind: 'fact' | 'relation', user: UserScope, source: { sourceConversationId?: string; sourceSeqs: readonly number[] }): Promise<void> {
+    const conversationId = source.sourceConversationId;
+    if (conversationId === undefined || source.sourceSeqs.length === 0) return;
+    const row = (
+      await client.query<{ erased: boolean; stored: boolean }>(
+        `SELECT c.erased_messages > 0 AS erased, EXISTS (SELECT 1 FROM ${this.#tables.messages} m
+           WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.conversation_id = $3 AND m.seq = ANY($4::bigint[])) AS stored
+         FROM ${this.#tables.conversations} c WHERE c.tenant_id = $1 AND c.user_id = $2 AND c.conversation_id = $3`,
+        [user.tenantId, user.userId, conversationId, source.sourceSeqs],
+      )
+    ).rows[0];
+    if (row?.erased === true && !row.stored) throw erasedSourceConflict(kind, conversationId, source.sourceSeqs);
   }
 
   async #lockGraph(client: PostgresClient, user: UserScope): Promise<void> {

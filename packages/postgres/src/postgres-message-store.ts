@@ -42,7 +42,7 @@ import { checkCount, checkTime, scopeKey, toInteger, toIsoTime } from './postgre
 
 /** Columns of a conversation as {@link toConversation} reads them. */
 export const conversationColumns =
-  'tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens, summarized_through_seq, summarized_tokens, metadata';
+  'tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens, summarized_through_seq, summarized_tokens, metadata, erased_messages';
 /** The WHERE clause of one conversation, bound to `$1, $2, $3` ({@link scopeKey}). */
 export const inConversation = 'tenant_id = $1 AND user_id = $2 AND conversation_id = $3';
 

@@ -259,6 +259,25 @@ const conversationMetadataSchema = `
 ALTER TABLE conversations ADD COLUMN metadata jsonb;
 `;
 
+// Erasure of single messages (Store.eraseMessages): a conversation counts its erased messages (their seqs
+// are never given again: message_count stays the last seq, and keyword copies in memory read a user
+// afresh when the count moves); the audit log keeps each erasure's selection and counts, never content.
+const erasureSchema = `
+ALTER TABLE conversations ADD COLUMN erased_messages bigint NOT NULL DEFAULT 0;
+
+CREATE TABLE erasures (
+  position  bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id        text COLLATE "C" NOT NULL UNIQUE,
+  tenant_id text COLLATE "C" NOT NULL,
+  user_id   text COLLATE "C" NOT NULL,
+  selection jsonb NOT NULL,
+  counts    jsonb NOT NULL,
+  erased_at timestamptz NOT NULL
+);
+
+CREATE INDEX erasures_user ON erasures (tenant_id, user_id);
+`;
+
 /** The schema's steps in order; the schema records each one applied in its `mnemo_migrations` table. */
 export const postgresMigrations: readonly PostgresMigration[] = Object.freeze([
   Object.freeze({ version: 1, name: 'conversations, messages, usage ledger, summaries, jobs and memory files', sql: initialSchema }),
@@ -267,6 +286,7 @@ export const postgresMigrations: readonly PostgresMigration[] = Object.freeze([
   Object.freeze({ version: 4, name: 'keyword index (GIN), BM25 corpus statistics, registry of pgvector tables', sql: postgresSearchMigrationSql }),
   Object.freeze({ version: 5, name: 'conversation metadata', sql: conversationMetadataSchema }),
   Object.freeze({ version: 6, name: 'per-user document frequencies of lexemes, for keyword search pruning', sql: postgresKeywordTermsMigrationSql }),
+  Object.freeze({ version: 7, name: 'message erasure and its audit log', sql: erasureSchema }),
 ]);
 
 /** What {@link migratePostgresSchema} did: the version found, the version left, and the steps it ran. */

@@ -41,8 +41,8 @@ export interface KeywordTermStatistics {
 export function keywordTermsStatement(t: PostgresTables): string {
   return `WITH words AS (SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', $3))) AS lexeme),
     totals AS (
-      SELECT coalesce(sum(c.message_count), 0)::float8 AS documents,
-        coalesce(sum(c.search_length), 0)::float8 / greatest(coalesce(sum(c.message_count), 0), 1) AS average_length
+      SELECT coalesce(sum(c.message_count - c.erased_messages), 0)::float8 AS documents,
+        coalesce(sum(c.search_length), 0)::float8 / greatest(coalesce(sum(c.message_count - c.erased_messages), 0), 1) AS average_length
       FROM ${t.conversations} c WHERE c.tenant_id = $1 AND c.user_id = $2
     )
     SELECT k.lexeme, k.documents::float8 AS term_documents, k.max_frequency, k.min_length, t.documents, t.average_length

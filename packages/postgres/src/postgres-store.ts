@@ -6,6 +6,7 @@ import { toPostgresError } from './postgres-error.js';
 import { PostgresFileStore } from './postgres-file-store.js';
 import { PostgresJobStore } from './postgres-job-store.js';
 import { PostgresKnowledgeStore } from './postgres-knowledge-store.js';
+import { PostgresMessageErasure } from './postgres-message-erasure.js';
 import { PostgresMessageStore } from './postgres-message-store.js';
 import { migratePostgresSchema, postgresMigrations, readPostgresSchemaVersion } from './postgres-migrations.js';
 import { PostgresSearchStore } from './postgres-search-store.js';
@@ -64,6 +65,7 @@ export class PostgresStore extends ComposedStore {
     const knowledge = new PostgresKnowledgeStore(pool, tables);
     const files = new PostgresFileStore(pool, tables);
     const search = new PostgresSearchStore(pool, tables, { usePgvector: options.pgvector ?? true });
+    const erasure = new PostgresMessageErasure(pool, tables);
     super({
       messages,
       summaries: new PostgresSummaryStore(pool, tables),
@@ -80,6 +82,8 @@ export class PostgresStore extends ComposedStore {
           await files.deleteUser(client, user);
           return erased;
         }),
+      eraseMessages: (user, selection, erase) => erasure.erase(user, selection, erase),
+      listErasures: (filter) => erasure.list(filter),
       toError: toPostgresError,
       checkReadiness: () => checkPostgresReadiness(pool, tables.conversations, options.readonly === true),
       // Waits for calls in flight.

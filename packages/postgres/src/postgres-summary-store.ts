@@ -43,14 +43,14 @@ export class PostgresSummaryStore {
    * row and checks the watermark under the lock: of two workers racing, the second waits, then sees the
    * moved watermark and fails with `conflict`, writing nothing.
    */
-  async insertSummary(scope: Scope, summary: NewSummary, expectedWatermark: number): Promise<Summary> {
+  async insertSummary(scope: Scope, summary: NewSummary, expectedWatermark: number, expectedErasedMessages?: number): Promise<Summary> {
     const createdAt = checkTime('createdAt', summary.createdAt);
     for (const field of ['level', 'fromSeq', 'toSeq', 'tokens', 'inputTokens', 'outputTokens'] as const) checkCount(field, summary[field]);
     return runInTransaction(this.#pool, async (client) => {
       const key = scopeKey(scope);
       const row = (await client.query<ConversationRow>(this.#sql.lockConversation, key)).rows[0];
       if (row === undefined) throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
-      checkSummaryRange(toConversation(row), summary, expectedWatermark);
+      checkSummaryRange(toConversation(row), summary, expectedWatermark, expectedErasedMessages);
       const id = crypto.randomUUID();
       await client.query(this.#sql.write, [
         ...key,

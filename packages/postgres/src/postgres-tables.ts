@@ -21,6 +21,8 @@ export interface PostgresTables {
   readonly keywordTerms: string;
   /** Registry of the pgvector tables, one per (model, dimensions). */
   readonly vectorTables: string;
+  /** The audit log of message erasures (selection and counts, no content). */
+  readonly erasures: string;
   /** The pgvector table with registry id `id`: `"schema".vectors_<id>`. */
   vectorTable(id: number): string;
 }
@@ -60,6 +62,7 @@ export function postgresTables(schema: string): PostgresTables {
     cursors: `${quoted}.cursors`,
     keywordTerms: `${quoted}.keyword_terms`,
     vectorTables: `${quoted}.vector_tables`,
+    erasures: `${quoted}.erasures`,
     vectorTable: (id: number) => `${quoted}.vectors_${Math.trunc(id)}`,
   });
 }

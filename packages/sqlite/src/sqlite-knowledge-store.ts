@@ -2,6 +2,7 @@ import { MemoryError, namesOf } from '@mnemo/core';
 import type { Entity, EntityInput, Fact, FactQuery, NewFact, Relation, RelationInput, Scope, UserScope } from '@mnemo/core';
 import {
   entityFromRow,
+  erasedSourceConflict,
   type EntityRow,
   factFromRow,
   type FactRow,
@@ -31,6 +32,7 @@ export class SqliteKnowledgeStore {
     const createdAt = toEpochMs('createdAt', fact.createdAt);
     return this.#database
       .transaction(() => {
+        this.#checkSources('fact', user, fact);
         const id = crypto.randomUUID();
         if (supersedes !== undefined) {
           this.#currentFact(user, supersedes);
@@ -125,6 +127,7 @@ export class SqliteKnowledgeStore {
     const nowMs = toEpochMs('now', now);
     return this.#database
       .transaction(() => {
+        this.#checkSources('relation', user, input);
         for (const id of [input.subjectId, input.objectId]) {
           if (this.#entity(user, id) === undefined) throw new MemoryError('not_found', `entity ${id} does not exist`, { details: { entityId: id } });
         }
@@ -198,6 +201,23 @@ export class SqliteKnowledgeStore {
     for (const table of ['facts', 'entities', 'entity_names', 'relations', 'cursors']) {
       this.#statement(`DELETE FROM ${table} WHERE ${ofUser}`).run(user.tenantId, user.userId);
     }
+  }
+
+  // A job that read messages erased since (none of its sources is stored) loses its write: `conflict`.
+  #checkSources(kind: 'fact' | 'relation', user: UserScope, source: { sourceConversationId?: string; sourceSeqs: readonly number[] }): void {
+    const conversationId = source.sourceConversationId;
+    if (conversationId === undefined || source.sourceSeqs.length === 0) return;
+    const erased = this.#statement(`SELECT erased_messages FROM conversations WHERE ${ofUser} AND conversation_id = ?`).get(user.tenantId, user.userId, conversationId) as
+      | { erased_messages: number }
+      | undefined;
+    if (erased === undefined || erased.erased_messages === 0) return;
+    const stored = this.#statement(`SELECT 1 FROM messages WHERE ${ofUser} AND conversation_id = ? AND seq IN (SELECT value FROM json_each(?)) LIMIT 1`).get(
+      user.tenantId,
+      user.userId,
+      conversationId,
+      JSON.stringify(source.sourceSeqs),
+    );
+    if (stored === undefined) throw erasedSourceConflict(kind, conversationId, source.sourceSeqs);
   }
 
   #indexNames(user: UserScope, entity: Entity): void {

@@ -62,7 +62,7 @@ interface UsageTotalsRow {
 
 const conversationColumns = 'tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens';
 /** The columns every conversation read selects, as {@link toConversation} maps them. */
-export const conversationReadColumns = `${conversationColumns}, summarized_through_seq, summarized_tokens, metadata`;
+export const conversationReadColumns = `${conversationColumns}, summarized_through_seq, summarized_tokens, metadata, erased_messages`;
 const inConversation = 'tenant_id = ? AND user_id = ? AND conversation_id = ?';
 
 const sql = {

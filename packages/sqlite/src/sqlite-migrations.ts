@@ -279,6 +279,25 @@ CREATE TRIGGER messages_deleted AFTER DELETE ON messages BEGIN
 END;
 `;
 
+// Erasure of single messages (Store.eraseMessages): a conversation counts its erased messages, whose
+// seqs are never given again (message_count stays the last seq); the audit log keeps each erasure's
+// selection and counts, never content.
+const erasureSchema = `
+ALTER TABLE conversations ADD COLUMN erased_messages INTEGER NOT NULL DEFAULT 0;
+
+CREATE TABLE erasures (
+  rowid     INTEGER PRIMARY KEY,
+  id        TEXT    NOT NULL UNIQUE,
+  tenant_id TEXT    NOT NULL,
+  user_id   TEXT    NOT NULL,
+  selection TEXT    NOT NULL,
+  counts    TEXT    NOT NULL,
+  erased_at INTEGER NOT NULL
+) STRICT;
+
+CREATE INDEX erasures_user ON erasures (tenant_id, user_id);
+`;
+
 /** The schema's steps in order; the database records the last one applied in `PRAGMA user_version`. */
 export const sqliteMigrations: readonly SqliteMigration[] = Object.freeze([
   Object.freeze({ version: 1, name: 'conversations, messages and usage ledger', sql: initialSchema }),
@@ -289,6 +308,7 @@ export const sqliteMigrations: readonly SqliteMigration[] = Object.freeze([
   binaryVectorSearchStep,
   vectorTableStep,
   Object.freeze({ version: 8, name: 'keyword index in memory', sql: keywordIndexSchema }),
+  Object.freeze({ version: 9, name: 'message erasure and its audit log', sql: erasureSchema }),
 ]);
 
 /** What {@link migrateSqliteSchema} did: the version found, the version left, and the steps it ran. */

@@ -12,6 +12,7 @@ import { checkSqliteReadiness, probeSqliteWrite } from './sqlite-readiness.js';
 import { SqliteFileStore } from './sqlite-file-store.js';
 import { SqliteJobStore } from './sqlite-job-store.js';
 import { SqliteKnowledgeStore } from './sqlite-knowledge-store.js';
+import { SqliteMessageErasure } from './sqlite-message-erasure.js';
 import { SqliteMessageStore } from './sqlite-message-store.js';
 import { migrateSqliteSchema } from './sqlite-migrations.js';
 import { SqliteSearchStore } from './sqlite-search-store.js';
@@ -63,6 +64,7 @@ export class SqliteStore extends ComposedStore {
     const search = new SqliteSearchStore(database);
     const knowledge = new SqliteKnowledgeStore(database);
     const files = new SqliteFileStore(database);
+    const erasure = new SqliteMessageErasure(database);
     super({
       messages,
       summaries: new SqliteSummaryStore(database),
@@ -102,6 +104,8 @@ export class SqliteStore extends ComposedStore {
         }
       },
       checkReadiness: () => checkSqliteReadiness(database, { ...context, corruption: () => integrity.corruption, checking: () => integrity.checking }),
+      eraseMessages: (user, selection, options) => erasure.erase(user, selection, options),
+      listErasures: (filter) => erasure.list(filter),
       // Closing checkpoints the WAL when this is the last connection.
       closeConnection: () => {
         try {
@@ -160,6 +164,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     if (!memory && !readonly) database.pragma('journal_mode = WAL');
     database.pragma('synchronous = NORMAL');
     database.pragma('foreign_keys = ON');
+    // Deleted rows are overwritten with zeros in their pages, so an erased message leaves no bytes behind.
+    database.pragma('secure_delete = ON');
     // sqlite-vec ships its binary inside the npm package; it must be loaded on every connection.
     sqliteVec.load(database);
     migrateSqliteSchema(database, { readonly });

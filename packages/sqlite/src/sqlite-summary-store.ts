@@ -31,7 +31,7 @@ export class SqliteSummaryStore {
   }
 
   /** Writes the summary, the watermark and the ledger entry in one `BEGIN IMMEDIATE` transaction. */
-  insertSummary(scope: Scope, summary: NewSummary, expectedWatermark: number): Summary {
+  insertSummary(scope: Scope, summary: NewSummary, expectedWatermark: number, expectedErasedMessages?: number): Summary {
     const createdAtMs = toEpochMs('createdAt', summary.createdAt);
     for (const field of ['level', 'fromSeq', 'toSeq', 'tokens', 'inputTokens', 'outputTokens'] as const) checkCount(field, summary[field]);
     return this.#database
@@ -39,7 +39,7 @@ export class SqliteSummaryStore {
         const key = scopeKey(scope);
         const row = this.#statement(sql.selectConversation).get(...key) as ConversationRow | undefined;
         if (row === undefined) throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
-        checkSummaryRange(toConversation(row), summary, expectedWatermark);
+        checkSummaryRange(toConversation(row), summary, expectedWatermark, expectedErasedMessages);
         const id = crypto.randomUUID();
         this.#statement(sql.insertSummary).run(
           id,

@@ -49,7 +49,7 @@ export async function compactConversation(
     if (range.length === 0) break;
     if (options.slice !== undefined && !options.slice.roomForRound()) break;
     try {
-      written.push(...(await foldRange(dependencies, scope, conversation.summarizedThroughSeq, range, options.signal)));
+      written.push(...(await foldRange(dependencies, scope, conversation.summarizedThroughSeq, conversation.erasedMessages ?? 0, range, options.signal)));
     } catch (error) {
       if (isMemoryError(error, 'conflict')) break;
       throw error;
@@ -62,6 +62,7 @@ async function foldRange(
   dependencies: CompactionDependencies,
   scope: Scope,
   watermark: number,
+  erasedMessages: number,
   range: SummarizeInput['messages'],
   signal: AbortSignal | undefined,
 ): Promise<Summary[]> {
@@ -77,7 +78,7 @@ async function foldRange(
     maxSummaryTokens: settings.maxSummaryTokens,
     ...(signal === undefined ? {} : { signal }),
   });
-  const summary = await store.insertSummary(scope, toNewSummary(dependencies, folded, 0, toSeq, previous), { expectedWatermark: watermark, signal });
+  const summary = await store.insertSummary(scope, toNewSummary(dependencies, folded, 0, toSeq, previous), { expectedWatermark: watermark, expectedErasedMessages: erasedMessages, signal });
   if (summary.tokens <= settings.maxSummaryTokens * condenseAtRatio) return [summary];
   const condensed = await summarizer.summarize({
     previousSummary: summary.content,
@@ -89,6 +90,7 @@ async function foldRange(
   });
   const next = await store.insertSummary(scope, toNewSummary(dependencies, condensed, summary.level + 1, toSeq, summary), {
     expectedWatermark: toSeq,
+    expectedErasedMessages: erasedMessages,
     signal,
   });
   return [summary, next];

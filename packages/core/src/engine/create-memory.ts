@@ -35,6 +35,8 @@ import { createMemoryTool, type MemoryTool, type MemoryToolLimits } from '../fil
 import { createBackgroundWork } from './background-work.js';
 import { getConversationStats, type ConversationStats } from './conversation-stats.js';
 import { expandSummary, type ExpandedSummary } from './expand-summary.js';
+import { eraseMessages } from './erase-messages.js';
+import type { ErasureAuditEntry, ErasureReceipt, MessageSelection } from '../store/message-erasure.js';
 
 /** Options of {@link createMemory}. Only `store` is required. */
 export interface MemoryOptions {
@@ -111,6 +113,15 @@ export interface Memory {
   listUsage(scope: ScopeInput, page?: PageOptions, options?: CallOptions): Promise<Page<UsageEntry>>;
   /** Erases a conversation, or every conversation of a user. */
   erase(target: EraseTarget, options?: CallOptions): Promise<EraseResult>;
+  /**
+   * Erases some messages of a user (one, a seq range of a conversation, or all said before a time) with
+   * everything made of them: vectors, summaries (compaction re-derives them from what remains, in the
+   * background), facts and relations only they stated, memory files their memory-tool calls wrote. Returns
+   * the receipt; the store keeps an audit entry without content (`erasures`). `invalid_input` for a bad selection.
+   */
+  eraseMessages(target: UserScopeInput & MessageSelection, options?: CallOptions): Promise<ErasureReceipt>;
+  /** The audit log of erasures of a tenant, or of one user, oldest first. */
+  erasures(filter: UserScopeInput & { allUsers?: boolean }, options?: CallOptions): Promise<ErasureAuditEntry[]>;
   /** Compacts a conversation now, in the caller, folding all but the kept recent turns into the summary. */
   compact(scope: ScopeInput, options?: CallOptions): Promise<Summary[]>;
   /** Every summary version of a conversation, oldest first. */
@@ -266,6 +277,15 @@ export function createMemory(options: MemoryOptions): Memory {
     },
     async erase(target: EraseTarget, callOptions?: CallOptions) {
       return eraseTarget(store, target, callOptions);
+    },
+    async eraseMessages(target: UserScopeInput & MessageSelection, callOptions?: CallOptions) {
+      const { conversationId, fromSeq, toSeq, before, ...owner } = target;
+      const selection = { ...(conversationId === undefined ? {} : { conversationId }), ...(fromSeq === undefined ? {} : { fromSeq }), ...(toSeq === undefined ? {} : { toSeq }), ...(before === undefined ? {} : { before }) };
+      return eraseMessages({ store, now, afterErase: (scope, options) => background.afterAppend(scope, options) }, resolveUserScope(owner), selection, callOptions);
+    },
+    async erasures(filter: UserScopeInput & { allUsers?: boolean }, callOptions?: CallOptions) {
+      const user = resolveUserScope(filter);
+      return store.listErasures({ tenantId: user.tenantId, ...(filter.allUsers === true ? {} : { userId: user.userId }) }, callOptions);
     },
     async compact(scopeInput: ScopeInput, callOptions: CallOptions = {}) {
       if (compactor === undefined) throw new MemoryError('invalid_input', 'compaction is turned off for this memory');

@@ -56,6 +56,8 @@ export type {
 } from '../store/store.js';
 export type { LeaseRequest } from '../jobs/job.js';
 export { ComposedStore } from '../store/composed-store.js';
+export { erasedSourceConflict, planKnowledgeErasure, settleEntityNames } from '../store/message-erasure.js';
+export type { EntityNameEdits, ErasedSeqs, KnowledgeErasurePlan, NamedEntity } from '../store/message-erasure.js';
 export { ByteBudgetCache } from '../store/byte-budget-cache.js';
 export type {
   Awaitable,

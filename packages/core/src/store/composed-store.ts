@@ -26,6 +26,7 @@ import type {
   StoreReadiness,
 } from './store.js';
 import type { Awaitable, StoreComposition } from './store-parts.js';
+import { checkMessageSelection, type ErasureAuditEntry, type ErasureReceipt, type EraseMessagesOptions, type MessageSelection } from './message-erasure.js';
 import { resolveExportPageSize, type ExportRecordsOptions, type ImportRecordsOptions, type StoreRecord, type StoreRecordCounts } from './store-records.js';
 
 /**
@@ -78,8 +79,8 @@ export class ComposedStore implements Store {
     return this.#run('listing usage', options, () => this.#parts.messages.listUsage(scope, page));
   }
 
-  async insertSummary(scope: Scope, summary: NewSummary, options: CallOptions & { expectedWatermark: number }): Promise<Summary> {
-    return this.#run('writing a summary', options, () => this.#parts.summaries.insertSummary(scope, summary, options.expectedWatermark));
+  async insertSummary(scope: Scope, summary: NewSummary, options: CallOptions & { expectedWatermark: number; expectedErasedMessages?: number }): Promise<Summary> {
+    return this.#run('writing a summary', options, () => this.#parts.summaries.insertSummary(scope, summary, options.expectedWatermark, options.expectedErasedMessages));
   }
 
   async getLatestSummary(scope: Scope, options?: CallOptions): Promise<Summary | undefined> {
@@ -208,6 +209,16 @@ export class ComposedStore implements Store {
 
   async deleteUser(user: UserScope, options?: CallOptions): Promise<EraseResult> {
     return this.#run('erasing a user', options, () => this.#parts.deleteUser(user));
+  }
+
+  async eraseMessages(user: UserScope, selection: MessageSelection, options: CallOptions & EraseMessagesOptions): Promise<ErasureReceipt> {
+    const checked = checkMessageSelection(selection);
+    const erase: EraseMessagesOptions = { now: options.now, ...(options.memoryFiles === undefined ? {} : { memoryFiles: options.memoryFiles }) };
+    return this.#run('erasing messages', options, () => this.#parts.eraseMessages(user, checked, erase));
+  }
+
+  async listErasures(filter: { tenantId: string; userId?: string }, options?: CallOptions): Promise<ErasureAuditEntry[]> {
+    return this.#run('listing erasures', options, () => this.#parts.listErasures(filter));
   }
 
   async *exportRecords(options: ExportRecordsOptions = {}): AsyncIterable<StoreRecord[]> {

@@ -34,6 +34,8 @@ export interface ConversationRow {
   readonly summarized_through_seq: unknown;
   readonly summarized_tokens: unknown;
   readonly metadata: unknown;
+  /** Absent in stores (and reads) before erasure counted it. */
+  readonly erased_messages?: unknown;
 }
 
 /** The columns of a message, in the order every SQL adapter selects and inserts them. */
@@ -70,5 +72,6 @@ export function conversationFromRow(row: ConversationRow, toIso: ToIsoTime): Con
     summarizedThroughSeq: Number(row.summarized_through_seq),
     summarizedTokens: Number(row.summarized_tokens),
     metadata: row.metadata === null || row.metadata === undefined ? undefined : fromJsonColumn<Metadata>(row.metadata),
+    ...(Number(row.erased_messages ?? 0) > 0 ? { erasedMessages: Number(row.erased_messages) } : {}),
   };
 }

@@ -9,6 +9,7 @@ import type { Message, Metadata, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
 import type { MessageEmbedding, SearchHit, SearchOptions } from '../recall/search.js';
 import type { UsageEntry, UsageRecord, UsageTotals } from '../usage/usage.js';
+import type { ErasureAuditEntry, ErasureReceipt, EraseMessagesOptions, MessageSelection } from './message-erasure.js';
 import type { Conversation, ConversationFilter, EraseResult, JobFailure, JobLease, JobRequest, MemoryFileWrite, MessageRange, Page, PageOptions, StoreReadiness } from './store.js';
 
 /** A result a part returns directly (a synchronous driver) or as a promise. */
@@ -32,7 +33,7 @@ export interface MessageStorePart {
 
 /** Summaries and the watermark they move. */
 export interface SummaryStorePart {
-  insertSummary(scope: Scope, summary: NewSummary, expectedWatermark: number): Awaitable<Summary>;
+  insertSummary(scope: Scope, summary: NewSummary, expectedWatermark: number, expectedErasedMessages?: number): Awaitable<Summary>;
   getLatestSummary(scope: Scope): Awaitable<Summary | undefined>;
   listSummaries(scope: Scope): Awaitable<Summary[]>;
   getSummary(user: UserScope, summaryId: string): Awaitable<Summary | undefined>;
@@ -100,6 +101,10 @@ export interface StoreComposition {
   deleteConversation(scope: Scope): Awaitable<EraseResult>;
   /** Erases one user across the parts, in one transaction. */
   deleteUser(user: UserScope): Awaitable<EraseResult>;
+  /** Erases some messages of a user and what was derived from them, in one transaction (`Store.eraseMessages`; the selection is checked). */
+  eraseMessages(user: UserScope, selection: MessageSelection, options: EraseMessagesOptions): Awaitable<ErasureReceipt>;
+  /** The audit log of erasures (`Store.listErasures`). */
+  listErasures(filter: { tenantId: string; userId?: string }): Awaitable<ErasureAuditEntry[]>;
   /** Wraps an error a part threw (a `MemoryError` passes through) into the `MemoryError` the caller gets; `action` says what failed. */
   toError(error: unknown, action: string): Error;
   /** Releases the connection or pool; called once, by the first `close()`. Throws a `MemoryError`. */

@@ -9,6 +9,7 @@ import type { Scope, UserScope } from '../messages/scope.js';
 import type { UsageEntry, UsageRecord, UsageTotals } from '../usage/usage.js';
 import type { RoleCounts } from '../messages/conversation-metadata.js';
 import type { ExportRecordsOptions, ImportRecordsOptions, StoreRecord, StoreRecordCounts } from './store-records.js';
+import type { ErasureAuditEntry, ErasureReceipt, EraseMessagesOptions, MessageSelection } from './message-erasure.js';
 
 /** A conversation's row: created by its first append, counters kept by the store in the same transaction. */
 export interface Conversation {
@@ -19,8 +20,10 @@ export interface Conversation {
   readonly createdAt: string;
   /** ISO 8601 time of the last append. */
   readonly updatedAt: string;
-  /** Messages stored; equals the last `seq`, since seqs are gapless from 1. */
+  /** The last `seq` given: messages stored, plus `erasedMessages` when some were erased (seqs are gapless from 1 until an erase). */
   readonly messageCount: number;
+  /** Messages erased one by one or by range (`Store.eraseMessages`); absent while none were. Their seqs are never given again. */
+  readonly erasedMessages?: number;
   /** Sum of the stored messages' `tokens`: what sending the whole history costs, before request overhead. */
   readonly totalTokens: number;
   /** Watermark: messages 1…this seq are covered by the latest summary; 0 before the first compaction. */
@@ -161,8 +164,10 @@ export interface Store {
    * transaction, together with a `summarize` usage entry for its cost. `conflict` when the watermark is
    * no longer `expectedWatermark` (another worker compacted first: nothing is written); `not_found`
    * without the conversation; `invalid_input` when `toSeq` is behind the watermark or past the last message.
+   * With `expectedErasedMessages`, also `conflict` when the conversation's `erasedMessages` (0 when absent)
+   * is no longer that: messages were erased since the caller read them, so its summary may hold their text.
    */
-  insertSummary(scope: Scope, summary: NewSummary, options: CallOptions & { expectedWatermark: number }): Promise<Summary>;
+  insertSummary(scope: Scope, summary: NewSummary, options: CallOptions & { expectedWatermark: number; expectedErasedMessages?: number }): Promise<Summary>;
   /** The most recently written summary of a conversation (the one the watermark points at). */
   getLatestSummary(scope: Scope, options?: CallOptions): Promise<Summary | undefined>;
   /** Every summary version of a conversation, oldest first. */
@@ -265,6 +270,20 @@ export interface Store {
    * tries one read.
    */
   checkReadiness?(options?: CallOptions): Promise<StoreReadiness>;
+  /**
+   * Erases some of a user's messages (one, a seq range, or those before a time; {@link MessageSelection})
+   * in one transaction, with everything derived from them: their vectors of every model, every summary
+   * that covered one (the watermark goes back to the newest summary left, so compaction folds what remains
+   * again), the facts and relations whose every source was erased (others lose the erased sources), and the
+   * entities only those relations named; the conversations' counters drop the erased tokens and count the
+   * erased messages. Writes an audit entry with the selection and the counts, never the content, and
+   * returns the receipt. Stores that can make the file itself forget the bytes do so (SQLite: secure
+   * delete and a WAL checkpoint). Erasing what is not there is not an error (a receipt of zeros).
+   * `invalid_input` for a bad selection.
+   */
+  eraseMessages(user: UserScope, selection: MessageSelection, options: CallOptions & EraseMessagesOptions): Promise<ErasureReceipt>;
+  /** The audit log of erasures of a tenant (or one user), oldest first: selection, time and counts. */
+  listErasures(filter: { tenantId: string; userId?: string }, options?: CallOptions): Promise<ErasureAuditEntry[]>;
   /** Releases connections and files. Calls after `close` fail with `unavailable`. */
   close(): Promise<void>;
 }

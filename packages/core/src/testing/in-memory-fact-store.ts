@@ -2,6 +2,7 @@ import { MemoryError } from '../errors/memory-error.js';
 import type { Fact, FactQuery, NewFact } from '../facts/fact.js';
 import type { UserScope } from '../messages/scope.js';
 import { isFactVisible } from '../facts/fact-rules.js';
+import type { KnowledgeErasurePlan } from '../store/message-erasure.js';
 
 /** The facts of {@link InMemoryStore}. */
 export class InMemoryFactStore {
@@ -36,6 +37,29 @@ export class InMemoryFactStore {
   /** Replaces every fact (an import). */
   replaceAll(facts: readonly Fact[]): void {
     this.#facts.splice(0, this.#facts.length, ...facts);
+  }
+
+  /** Applies the facts' part of an erasure plan. */
+  applyErasure(user: UserScope, plan: KnowledgeErasurePlan): void {
+    const removed = new Set(plan.deleteFactIds);
+    const updates = new Map(plan.updateFacts.map((update) => [update.id, update]));
+    const relinks = new Map(plan.relinkFacts.map((relink) => [relink.id, relink]));
+    for (let index = this.#facts.length - 1; index >= 0; index -= 1) {
+      const fact = this.#facts[index]!;
+      if (fact.tenantId !== user.tenantId || fact.userId !== user.userId) continue;
+      if (removed.has(fact.id)) {
+        this.#facts.splice(index, 1);
+        continue;
+      }
+      const update = updates.get(fact.id);
+      const relink = relinks.get(fact.id);
+      let next: Fact = update === undefined ? fact : { ...fact, sourceSeqs: update.sourceSeqs, text: update.text };
+      if (relink !== undefined) {
+        const { validTo: _validTo, supersededBy: _supersededBy, ...rest } = next;
+        next = { ...rest, ...(relink.validTo === undefined ? {} : { validTo: relink.validTo }), ...(relink.supersededBy === undefined ? {} : { supersededBy: relink.supersededBy }) };
+      }
+      this.#facts[index] = next;
+    }
   }
 
   deleteUser(user: UserScope): void {

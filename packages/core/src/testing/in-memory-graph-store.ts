@@ -1,3 +1,4 @@
+import type { EntityNameEdits, KnowledgeErasurePlan } from '../store/message-erasure.js';
 import { MemoryError } from '../errors/memory-error.js';
 import type { Entity, EntityInput, Relation, RelationInput } from '../graph/entity.js';
 import type { UserScope } from '../messages/scope.js';
@@ -85,6 +86,33 @@ export class InMemoryGraphStore {
   replaceAll(entities: readonly Entity[], relations: readonly Relation[]): void {
     this.#entities.splice(0, this.#entities.length, ...entities);
     this.#relations.splice(0, this.#relations.length, ...relations);
+  }
+
+  /** Every relation of the user, history included. */
+  relationsOf(user: UserScope): Relation[] {
+    return this.#relations.filter((relation) => owns(relation, user));
+  }
+
+  /** Applies the graph's part of an erasure plan. */
+  applyErasure(user: UserScope, plan: KnowledgeErasurePlan, renamed: EntityNameEdits['updates'] = []): void {
+    for (const update of renamed) {
+      const index = this.#entities.findIndex((entity) => entity.id === update.id && owns(entity, user));
+      if (index < 0) continue;
+      const { description: _description, ...rest } = this.#entities[index]!;
+      this.#entities[index] = { ...rest, aliases: update.aliases, ...(update.description === undefined ? {} : { description: update.description }) };
+    }
+    const removedRelations = new Set(plan.deleteRelationIds);
+    const removedEntities = new Set(plan.deleteEntityIds);
+    const updates = new Map(plan.updateRelations.map((update) => [update.id, update.sourceSeqs]));
+    for (let index = this.#relations.length - 1; index >= 0; index -= 1) {
+      const relation = this.#relations[index]!;
+      if (!owns(relation, user)) continue;
+      if (removedRelations.has(relation.id)) this.#relations.splice(index, 1);
+      else if (updates.has(relation.id)) this.#relations[index] = { ...relation, sourceSeqs: updates.get(relation.id)! };
+    }
+    for (let index = this.#entities.length - 1; index >= 0; index -= 1) {
+      if (owns(this.#entities[index]!, user) && removedEntities.has(this.#entities[index]!.id)) this.#entities.splice(index, 1);
+    }
   }
 
   deleteUser(user: UserScope): void {

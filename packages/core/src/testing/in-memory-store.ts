@@ -20,6 +20,17 @@ import { checkSummaryRange } from '../compaction/summary-range.js';
 import { namesOf } from '../graph/entity-rules.js';
 import { checkRecords } from '../store/record-rows.js';
 import {
+  checkMessageSelection,
+  erasedSourceConflict,
+  planKnowledgeErasure,
+  settleEntityNames,
+  type ErasureAuditEntry,
+  type ErasureCounts,
+  type ErasureReceipt,
+  type EraseMessagesOptions,
+  type MessageSelection,
+} from '../store/message-erasure.js';
+import {
   countRecords,
   emptyRecordCounts,
   resolveExportPageSize,
@@ -66,6 +77,7 @@ export class InMemoryStore implements Store {
   readonly #files = new InMemoryFileStore();
   readonly #facts = new InMemoryFactStore();
   readonly #graph = new InMemoryGraphStore();
+  readonly #erasures: ErasureAuditEntry[] = [];
   #closed = false;
 
   async appendMessages(scope: Scope, messages: readonly NewMessage[]): Promise<Message[]> {
@@ -93,13 +105,14 @@ export class InMemoryStore implements Store {
         result.push(existing);
         continue;
       }
-      const stored: Message = Object.freeze({ ...message, id: crypto.randomUUID(), seq: state.messages.length + 1 });
+      // The last seq given, not the messages held: an erased message's seq is never given again.
+      const stored: Message = Object.freeze({ ...message, id: crypto.randomUUID(), seq: state.conversation.messageCount + 1 });
       state.messages.push(stored);
       if (stored.idempotencyKey !== undefined) state.byIdempotencyKey.set(stored.idempotencyKey, stored);
       state.conversation = {
         ...state.conversation,
         updatedAt: new Date().toISOString(),
-        messageCount: state.messages.length,
+        messageCount: stored.seq,
         totalTokens: state.conversation.totalTokens + stored.tokens,
       };
       result.push(stored);
@@ -186,11 +199,11 @@ export class InMemoryStore implements Store {
     return usage.length > after + limit && last !== undefined ? { items: entries, nextCursor: encodePositionCursor(last.position) } : { items: entries };
   }
 
-  async insertSummary(scope: Scope, summary: NewSummary, options: { expectedWatermark: number }): Promise<Summary> {
+  async insertSummary(scope: Scope, summary: NewSummary, options: { expectedWatermark: number; expectedErasedMessages?: number }): Promise<Summary> {
     this.#checkOpen();
     const state = this.#conversations.get(conversationKey(scope));
     if (state === undefined) throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
-    checkSummaryRange(state.conversation, summary, options.expectedWatermark);
+    checkSummaryRange(state.conversation, summary, options.expectedWatermark, options.expectedErasedMessages);
     const stored: Summary = Object.freeze({ ...summary, ...scope, id: crypto.randomUUID() });
     const summarizedTokens = state.messages.filter((message) => message.seq <= summary.toSeq).reduce((sum, message) => sum + message.tokens, 0);
     state.summaries.push(stored);
@@ -312,6 +325,7 @@ export class InMemoryStore implements Store {
 
   async insertFact(user: UserScope, fact: NewFact, options: { supersedes?: string } = {}): Promise<Fact> {
     this.#checkOpen();
+    this.#checkSources('fact', user, fact);
     return this.#facts.insert(user, fact, options.supersedes);
   }
 
@@ -337,6 +351,7 @@ export class InMemoryStore implements Store {
 
   async insertRelation(user: UserScope, input: RelationInput, now: string): Promise<Relation> {
     this.#checkOpen();
+    this.#checkSources('relation', user, input);
     return this.#graph.insertRelation(user, input, now);
   }
 
@@ -413,6 +428,83 @@ export class InMemoryStore implements Store {
       messages += state.messages.length;
     }
     return { conversations, messages };
+  }
+
+  async eraseMessages(user: UserScope, selection: MessageSelection, options: EraseMessagesOptions): Promise<ErasureReceipt> {
+    this.#checkOpen();
+    const checked = checkMessageSelection(selection);
+    const before = checked.before === undefined ? Number.POSITIVE_INFINITY : Date.parse(checked.before);
+    const erased = new Map<string, Set<number>>();
+    const erasedTexts: string[] = [];
+    let messages = 0;
+    let vectors = 0;
+    let summaries = 0;
+    for (const state of this.#conversations.values()) {
+      const conversation = state.conversation;
+      if (conversation.tenantId !== user.tenantId || conversation.userId !== user.userId) continue;
+      if (checked.conversationId !== undefined && conversation.conversationId !== checked.conversationId) continue;
+      const gone = state.messages.filter(
+        (message) => message.seq >= (checked.fromSeq ?? 1) && message.seq <= (checked.toSeq ?? Number.MAX_SAFE_INTEGER) && Date.parse(message.createdAt) < before,
+      );
+      if (gone.length === 0) continue;
+      const seqs = new Set(gone.map((message) => message.seq));
+      erased.set(conversation.conversationId, seqs);
+      erasedTexts.push(...gone.map((message) => message.content));
+      messages += gone.length;
+      for (let index = state.messages.length - 1; index >= 0; index -= 1) if (seqs.has(state.messages[index]!.seq)) state.messages.splice(index, 1);
+      for (const [key, message] of state.byIdempotencyKey) if (seqs.has(message.seq)) state.byIdempotencyKey.delete(key);
+      for (const byModel of state.embeddings.values()) for (const seq of seqs) if (byModel.delete(seq)) vectors += 1;
+      // Every summary from the first that covered an erased seq on: later ones folded it.
+      const first = Math.min(...seqs);
+      const kept = state.summaries.filter((summary) => summary.toSeq < first);
+      summaries += state.summaries.length - kept.length;
+      state.summaries.splice(0, state.summaries.length, ...kept);
+      const watermark = kept.at(-1)?.toSeq ?? 0;
+      state.conversation = {
+        ...conversation,
+        totalTokens: conversation.totalTokens - gone.reduce((sum, message) => sum + message.tokens, 0),
+        summarizedThroughSeq: watermark,
+        summarizedTokens: state.messages.filter((message) => message.seq <= watermark).reduce((sum, message) => sum + message.tokens, 0),
+        erasedMessages: (conversation.erasedMessages ?? 0) + gone.length,
+      };
+    }
+    const entities = this.#graph.all().entities.filter((entity) => entity.tenantId === user.tenantId && entity.userId === user.userId);
+    const planned = planKnowledgeErasure(this.#facts.list(user, { includeHistory: true }), this.#graph.relationsOf(user), erased, { entities, erasedTexts });
+    const remaining = [...this.#conversations.values()]
+      .filter((state) => state.conversation.tenantId === user.tenantId && state.conversation.userId === user.userId)
+      .flatMap((state) => state.messages.map((message) => message.content.toLowerCase()));
+    const names = new Set(planned.namedEntities.flatMap((named) => named.names));
+    const edits = settleEntityNames(planned.namedEntities, new Set([...names].filter((name) => !remaining.some((content) => content.includes(name)))));
+    const plan = { ...planned, deleteEntityIds: [...planned.deleteEntityIds, ...edits.deleteEntityIds] };
+    this.#facts.applyErasure(user, plan);
+    this.#graph.applyErasure(user, plan, edits.updates);
+    const counts: ErasureCounts = {
+      messages,
+      conversations: erased.size,
+      vectors,
+      summaries,
+      facts: plan.deleteFactIds.length,
+      factsKept: plan.updateFacts.length,
+      relations: plan.deleteRelationIds.length,
+      entities: plan.deleteEntityIds.length,
+      memoryFiles: options.memoryFiles ?? 0,
+    };
+    const entry: ErasureAuditEntry = Object.freeze({ id: crypto.randomUUID(), ...user, selection: checked, erasedAt: options.now, ...counts });
+    this.#erasures.push(entry);
+    return Object.freeze({ ...counts, auditId: entry.id });
+  }
+
+  async listErasures(filter: { tenantId: string; userId?: string }): Promise<ErasureAuditEntry[]> {
+    this.#checkOpen();
+    return this.#erasures.filter((entry) => entry.tenantId === filter.tenantId && (filter.userId === undefined || entry.userId === filter.userId));
+  }
+
+  // A fact or relation from messages none of which is stored (erased while a job read them) is refused.
+  #checkSources(kind: 'fact' | 'relation', user: UserScope, source: { sourceConversationId?: string; sourceSeqs: readonly number[] }): void {
+    if (source.sourceConversationId === undefined || source.sourceSeqs.length === 0) return;
+    const state = this.#conversations.get(conversationKey({ ...user, conversationId: source.sourceConversationId }));
+    if (state?.conversation.erasedMessages === undefined) return;
+    if (!state.messages.some((message) => source.sourceSeqs.includes(message.seq))) throw erasedSourceConflict(kind, source.sourceConversationId, source.sourceSeqs);
   }
 
   async *exportRecords(options: ExportRecordsOptions = {}): AsyncIterable<StoreRecord[]> {

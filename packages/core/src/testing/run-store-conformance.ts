@@ -3,6 +3,7 @@ import { isMemoryError } from '../errors/memory-error.js';
 import type { Scope } from '../messages/scope.js';
 import type { Store } from '../store/store.js';
 import { makeNewMessage, scopeA } from './conformance-fixtures.js';
+import { describeErasureConformance } from './erasure-conformance.js';
 import { describeInspectionConformance } from './inspection-conformance.js';
 import { describeConversationMetadataConformance } from './conversation-metadata-conformance.js';
 import { describeJobConformance } from './job-conformance.js';
@@ -263,6 +264,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     describeMemoryFileConformance(() => store);
     describeRecallConformance(() => store);
     describeKnowledgeConformance(() => store);
+    describeErasureConformance(() => store);
     describeTransferConformance(() => store, options.createStore);
 
     describe('lifecycle', () => {

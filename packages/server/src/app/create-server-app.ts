@@ -16,6 +16,7 @@ import { mountConversationRoutes } from '../resource-api/conversation-routes.js'
 import { mountKnowledgeRoutes } from '../resource-api/knowledge-routes.js';
 import { mountTransferRoutes } from '../resource-api/transfer-routes.js';
 import { mountUserRoutes } from '../resource-api/user-routes.js';
+import { mountErasureRoutes } from '../resource-api/erasure-routes.js';
 import { mountSeedMemoryRoutes } from '../seed-api/seed-memory-routes.js';
 import type { BuiltServerApp, ServerAppState } from './server-app-state.js';
 import type { ServerApp, ServerDeps, ServerEnv, ServerRouteModule, UpstreamLlmConfig } from './server-deps.js';
@@ -91,6 +92,7 @@ export function createServerApp(options: ServerAppOptions): BuiltServerApp {
   mountSeedMemoryRoutes(app, deps);
   mountConversationRoutes(app, deps);
   mountUserRoutes(app, deps);
+  mountErasureRoutes(app, deps);
   mountKnowledgeRoutes(app, deps);
   mountTransferRoutes(app, deps);
   for (const mount of options.routes ?? []) mount(app, deps);
