@@ -49,8 +49,9 @@ const fixtures: Fixture[] = [
         {
           name: 'PostgreSQL',
           open: async () => {
-            const { schema, url } = freshSchemaUrl(testDatabaseUrl);
-            const store = await createPostgresStore({ connectionString: testDatabaseUrl, schema });
+            const database = testDatabaseUrl!;
+            const { schema, url } = freshSchemaUrl(database);
+            const store = await createPostgresStore({ connectionString: database, schema });
             return { store, cleanup: () => dropSchemas(url.split('?')[0]!, [schema]) };
           },
         },
