@@ -18,16 +18,17 @@ afterEach(async () => {
 
 /**
  * What a script does: start `npx mnemo serve` in the background, wait for its line, then `kill -INT $!`
- * (the PID of npx, not of node). The script prints the pids it saw and the milliseconds until the port
- * stopped answering (polling every 20 ms, at most 3 s).
+ * (the PID of npx, not of node). It runs from the clone's folder, with its logs in the test's own. The
+ * script prints the pids it saw and the milliseconds until the port stopped answering (polling every
+ * 20 ms, at most 3 s).
  */
-const script = (db: string) => `
+const script = (db: string, logs: string) => `
 set -u
 cd ${JSON.stringify(repository)}
-npx mnemo serve --port 0 --db ${JSON.stringify(db)} --workers 1 > out.txt 2> err.txt &
+npx mnemo serve --port 0 --db ${JSON.stringify(db)} --workers 1 > ${JSON.stringify(logs)}/out.txt 2> ${JSON.stringify(logs)}/err.txt &
 NPX=$!
-for i in $(seq 150); do grep -q listening out.txt 2>/dev/null && break; sleep 0.1; done
-URL=$(head -1 out.txt | sed 's/^mnemo listening on //')
+for i in $(seq 150); do grep -q listening ${JSON.stringify(logs)}/out.txt 2>/dev/null && break; sleep 0.1; done
+URL=$(head -1 ${JSON.stringify(logs)}/out.txt | sed 's/^mnemo listening on //')
 for i in $(seq 100); do [ "$(pgrep -f -- "worker --db ${db}" | wc -l)" -gt 0 ] && break; sleep 0.1; done
 echo "url $URL"
 echo "health $(curl -s "$URL/health")"
@@ -46,7 +47,7 @@ echo "npx_exit $?"
 describe.skipIf(process.platform !== 'linux')('mnemo serve started through npx', () => {
   it("stops, workers included, when a script interrupts npx's PID (kill -INT $!), freeing the port within a second", async () => {
     const db = join(work.path, 'bot.db');
-    await writeFile(join(work.path, 'stop.sh'), script(db));
+    await writeFile(join(work.path, 'stop.sh'), script(db, work.path));
     const child = spawn('bash', ['stop.sh'], { cwd: work.path, env: { PATH: process.env.PATH ?? '', HOME: work.path } });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
