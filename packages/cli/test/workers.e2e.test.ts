@@ -163,7 +163,8 @@ describe('mnemo worker', () => {
     // The first summarizer call hangs (the worker is killed while it waits); the second answers.
     upstream = await startScriptedOpenAiServer({ replies: [{ delayMs: 600_000 }, { content: 'Maren keeps relay LARCH-RIDGE on solar power; node 7 routes through it.' }] });
     const memory = createMemory({ store: createSqliteStore({ path: db }), worker: { autoStart: false } });
-    const turns = Array.from({ length: 40 }, (_, index) => ({
+    // Past the default budget's verbatim mark (1,800 tokens), so the append queues a compaction.
+    const turns = Array.from({ length: 80 }, (_, index) => ({
       role: index % 2 === 0 ? ('user' as const) : ('assistant' as const),
       content: `turn ${index}: node 7 reports relay LARCH-RIDGE at ${index % 5} hops, battery ${60 + index} percent, SNR ${index % 9} dB near the summit cabin.`,
     }));
