@@ -53,14 +53,14 @@ describe('ComposedStore', () => {
   it('hands each part the arguments the port carries in its options', async () => {
     const { composition, calls } = recordingComposition();
     const store = new ComposedStore(composition);
-    await store.insertSummary(scope, { fromSeq: 1, toSeq: 2 } as never, { expectedWatermark: 0 });
+    await store.insertSummary(scope, { fromSeq: 1, toSeq: 2 } as never, { expectedWatermark: 0, expectedErasedMessages: 3 });
     await store.completeJob(lease, '2026-01-01T00:00:00.000Z', { warning: 'fallback summarizer' });
     await store.insertFact(scope, { subject: 's' } as never, { supersedes: 'fact-0' });
     await store.countJobsByKind({ tenantId: 't' });
     await store.listFailedJobs({ limit: 5 });
     await store.listFacts(scope);
     expect(calls).toEqual([
-      `summaries.insertSummary${JSON.stringify([scope, { fromSeq: 1, toSeq: 2 }, 0])}`,
+      `summaries.insertSummary${JSON.stringify([scope, { fromSeq: 1, toSeq: 2 }, 0, 3])}`,
       `jobs.completeJob${JSON.stringify([lease, '2026-01-01T00:00:00.000Z', 'fallback summarizer'])}`,
       `knowledge.insertFact${JSON.stringify([scope, { subject: 's' }, 'fact-0'])}`,
       'jobs.countJobsByKind["t"]',
