@@ -84,6 +84,19 @@ describe('HeuristicFactExtractor', () => {
     ]);
   });
 
+  it('reads a change of "my X" as its new value: switched to, changed from … to, "is now", "my new X is"', async () => {
+    expect(
+      await read(
+        'I switched my main relay to BEAR-CREEK on Bear Butte, id !77aa0012',
+        'we moved off LARCH-RIDGE, my main relay is now BEAR-CREEK',
+        'my new relay is BEAR-CREEK',
+        'changed our repeater from !c0ffee42 to !d00d0001 last night',
+      ),
+    ).toEqual(['user main_relay=BEAR-CREEK', 'user main_relay=BEAR-CREEK', 'user main_relay=BEAR-CREEK', 'user repeater=!d00d0001']);
+    // Not data, a passing state, or a figure of speech: nothing.
+    expect(await read('I changed my mind to stay home', 'I moved my stuff to the garage', 'my relay is now down again')).toEqual([]);
+  });
+
   it('reads people by relation and resolves his and her to the person named before', async () => {
     expect(await read('my buddy Tomas is coming along. his node is !7be104c2, he has no license yet', 'my partner Ines watches from home, her node is !e20d4f19.')).toEqual([
       'user buddy=Tomas',

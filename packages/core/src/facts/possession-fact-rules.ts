@@ -44,27 +44,42 @@ const readPossessions: FactRule = ({ text, match }) => {
   return drafts;
 };
 
-// "my budget is 120 dollars", "my main relay is a solar node called LARCH-RIDGE", "our cabin node is !c0ffee42", "my favourite color is blue".
+// "my budget is 120 dollars", "my main relay is a solar node called LARCH-RIDGE", "our cabin node is !c0ffee42",
+// "my favourite color is blue", and a change said as one: "my main relay is now BEAR-CREEK", "my new relay is …".
 const readMyAttribute: FactRule = ({ text, match }) => {
   const drafts: FactDraft[] = [];
-  eachCue(match, /\b(?:my|our) ((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+(?:is|are|=|:)\s+/gi, (found, end) => {
-    const key = toAttributeKey(found[1]!);
-    const words = found[1]!.toLowerCase().split(/\s+/);
-    // "My pup Toby is …": a name inside the subject makes it a person or pet, not an attribute. The
-    // first word decides ("my node battery is …" is a reading), so "our cabin node is !c0ffee42" counts.
-    if (key === '' || /\p{Lu}/u.test(found[1]!) || notAttributes.has(words[0]!)) return;
-    const clause = captureClause(text, match, end, { maxWords: 8 });
-    if (clause === undefined || passingState.test(clause.value)) return;
-    const called = /\b(?:called|named)\s+/i.exec(match.slice(clause.start, clause.end));
-    const named = called === null ? undefined : captureNamed(text, match, clause.start + called.index + called[0].length);
-    const value = named ?? clause.value;
-    const favourite = key.startsWith('favorite_');
-    // Only values that look like data: a number, an id, a proper name, or any favourite thing.
-    if (!favourite && !/\d|![0-9a-f]{4}/i.test(value) && !isCapitalized(value) && named === undefined) return;
-    drafts.push({ attribute: key, value, confidence: named === undefined ? 0.6 : 0.75, index: found.index });
+  eachCue(match, /\b(?:my|our) (?:new )?((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+(?:is|are|=|:)\s+(?:now\s+|currently\s+)?/gi, (found, end) => {
+    const draft = attributeDraft(text, match, found[1]!, end, found.index, { change: false });
+    if (draft !== undefined) drafts.push(draft);
+  });
+  // "I switched my main relay to BEAR-CREEK", "changed our repeater from !c0ffee42 to !d00d0001", "moved my trip over to June 21".
+  eachCue(match, /\b(?:switched|changed|moved|swapped|updated)\s+(?:my|our)\s+((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+(?:over\s+)?(?:from\s+[^,.;?]+?\s+)?to\s+/gi, (found, end) => {
+    const draft = attributeDraft(text, match, found[1]!, end, found.index, { change: true });
+    if (draft !== undefined) drafts.push(draft);
   });
   return drafts;
 };
+
+/**
+ * The fact of "my <words> is <value>" (or a change of it) whose value starts at `end`, when the words name
+ * an attribute and the value looks like data: a number, an id, a proper name, or any favourite thing.
+ */
+function attributeDraft(text: string, match: string, words: string, end: number, index: number, options: { readonly change: boolean }): FactDraft | undefined {
+  const key = toAttributeKey(words);
+  const first = words.toLowerCase().split(/\s+/)[0]!;
+  // "My pup Toby is …": a name inside the subject makes it a person or pet, not an attribute. The
+  // first word decides ("my node battery is …" is a reading), so "our cabin node is !c0ffee42" counts.
+  if (key === '' || /\p{Lu}/u.test(words) || notAttributes.has(first)) return undefined;
+  const clause = captureClause(text, match, end, { maxWords: 8 });
+  if (clause === undefined || passingState.test(clause.value)) return undefined;
+  const called = /\b(?:called|named)\s+/i.exec(match.slice(clause.start, clause.end));
+  // A change names the new value first ("to BEAR-CREEK on Bear Butte"); a description names it after "called".
+  const named =
+    called === null ? (options.change ? leadingName(text, match, clause.start) : undefined) : captureNamed(text, match, clause.start + called.index + called[0].length);
+  const value = named ?? clause.value;
+  if (!key.startsWith('favorite_') && !/\d|![0-9a-f]{4}/i.test(value) && !isCapitalized(value) && named === undefined) return undefined;
+  return { attribute: key, value, confidence: named === undefined && !options.change ? 0.6 : 0.75, index };
+}
 
 // Words a clause cut short can end on ("a tasty and easy recipe" → "a tasty"): not a thing.
 const notNouns = new Set('a an the some any few many more tasty good great nice new old big small little similar other own'.split(' '));
@@ -73,6 +88,12 @@ const notNouns = new Set('a an the some any few many more tasty good great nice 
 function hasNoun(value: string): boolean {
   const last = value.toLowerCase().split(/\s+/).at(-1) ?? '';
   return last.length > 0 && !notNouns.has(last);
+}
+
+/** A node id (`!d00d0001`), device or proper name that a value starts with. */
+function leadingName(text: string, match: string, from: number): string | undefined {
+  const id = /^![0-9a-f]{8}\b/i.exec(match.slice(from));
+  return id === null ? captureNamed(text, match, from) : text.slice(from, from + id[0].length);
 }
 
 /** A device or proper name after "called": `LARCH-RIDGE`, `Rex`. */
