@@ -9,7 +9,7 @@ import { checkCount, checkTime, scopeKey, toInteger, toIsoTime } from './postgre
 
 const ofUser = 'tenant_id = $1 AND user_id = $2';
 const factColumns =
-  'id, tenant_id, user_id, subject, attribute, value, text, confidence, valid_from, valid_to, superseded_by, source_conversation_id, source_seqs, extractor, created_at';
+  'id, tenant_id, user_id, subject, attribute, value, text, confidence, valid_from, valid_to, superseded_by, source_conversation_id, source_seqs, extractor, created_at, expires_at';
 const entityColumns = 'id, tenant_id, user_id, name, type, aliases, description, created_at, updated_at';
 const relationColumns = 'id, tenant_id, user_id, subject_id, predicate, object_id, valid_from, valid_to, source_conversation_id, source_seqs, created_at';
 
@@ -21,7 +21,8 @@ function statements(t: PostgresTables) {
     lockFact: `SELECT ${factColumns} FROM ${t.facts} WHERE ${ofUser} AND id = $3 FOR UPDATE`,
     endFact: `UPDATE ${t.facts} SET valid_to = $4, superseded_by = coalesce($5, superseded_by) WHERE ${ofUser} AND id = $3 RETURNING ${factColumns}`,
     insertFact: `INSERT INTO ${t.facts} (${factColumns})
-      VALUES ($3, $1, $2, $4, $5, $6, $7, $8, $9, NULL, NULL, $10, $11::json, $12, $13) RETURNING ${factColumns}`,
+      VALUES ($3, $1, $2, $4, $5, $6, $7, $8, $9, NULL, NULL, $10, $11::json, $12, $13, $14) RETURNING ${factColumns}`,
+    setFactExpiry: `UPDATE ${t.facts} SET expires_at = $4 WHERE ${ofUser} AND id = $3 RETURNING ${factColumns}`,
     selectFacts: `SELECT ${factColumns} FROM ${t.facts} WHERE ${ofUser} ORDER BY position`,
     selectNames: `SELECT name, entity_id FROM ${t.entityNames} WHERE ${ofUser} AND name = ANY($3::text[])`,
     selectEntity: `SELECT ${entityColumns} FROM ${t.entities} WHERE ${ofUser} AND id = $3`,
@@ -67,6 +68,7 @@ export class PostgresKnowledgeStore {
   async insertFact(user: UserScope, fact: NewFact, supersedes: string | undefined): Promise<Fact> {
     const validFrom = checkTime('validFrom', fact.validFrom);
     const createdAt = checkTime('createdAt', fact.createdAt);
+    const expiresAt = fact.expiresAt === undefined ? null : checkTime('expiresAt', fact.expiresAt);
     fact.sourceSeqs.forEach((seq) => checkCount('sourceSeqs', seq));
     return runInTransaction(this.#pool, async (client) => {
       await this.#checkSources(client, 'fact', user, fact);
@@ -90,6 +92,7 @@ export class PostgresKnowledgeStore {
           JSON.stringify(fact.sourceSeqs),
           fact.extractor,
           createdAt,
+          expiresAt,
         ])
       ).rows[0]!;
       return toFact(row);
@@ -102,6 +105,15 @@ export class PostgresKnowledgeStore {
     return runInTransaction(this.#pool, async (client) => {
       await this.#lockCurrentFact(client, user, factId);
       return toFact((await client.query<FactRow>(this.#sql.endFact, [user.tenantId, user.userId, factId, time, null])).rows[0]!);
+    });
+  }
+
+  /** Sets or clears when a current fact expires; `not_found` / `conflict` (already ended). */
+  async setFactExpiry(user: UserScope, factId: string, expiresAt: string | undefined): Promise<Fact> {
+    const time = expiresAt === undefined ? null : checkTime('expiresAt', expiresAt);
+    return runInTransaction(this.#pool, async (client) => {
+      await this.#lockCurrentFact(client, user, factId);
+      return toFact((await client.query<FactRow>(this.#sql.setFactExpiry, [user.tenantId, user.userId, factId, time])).rows[0]!);
     });
   }
 

@@ -278,6 +278,12 @@ CREATE TABLE erasures (
 CREATE INDEX erasures_user ON erasures (tenant_id, user_id);
 `;
 
+// Facts that expire (issue 26): past expires_at a fact leaves current listings and contexts but stays in
+// its history.
+const factExpirySchema = `
+ALTER TABLE facts ADD COLUMN expires_at timestamptz;
+`;
+
 /** The schema's steps in order; the schema records each one applied in its `mnemo_migrations` table. */
 export const postgresMigrations: readonly PostgresMigration[] = Object.freeze([
   Object.freeze({ version: 1, name: 'conversations, messages, usage ledger, summaries, jobs and memory files', sql: initialSchema }),
@@ -287,6 +293,7 @@ export const postgresMigrations: readonly PostgresMigration[] = Object.freeze([
   Object.freeze({ version: 5, name: 'conversation metadata', sql: conversationMetadataSchema }),
   Object.freeze({ version: 6, name: 'per-user document frequencies of lexemes, for keyword search pruning', sql: postgresKeywordTermsMigrationSql }),
   Object.freeze({ version: 7, name: 'message erasure and its audit log', sql: erasureSchema }),
+  Object.freeze({ version: 8, name: 'fact expiry', sql: factExpirySchema }),
 ]);
 
 /** What {@link migratePostgresSchema} did: the version found, the version left, and the steps it ran. */

@@ -30,6 +30,7 @@ export class SqliteKnowledgeStore {
   insertFact(user: UserScope, fact: NewFact, supersedes: string | undefined): Fact {
     const validFrom = toEpochMs('validFrom', fact.validFrom);
     const createdAt = toEpochMs('createdAt', fact.createdAt);
+    const expiresAt = fact.expiresAt === undefined ? null : toEpochMs('expiresAt', fact.expiresAt);
     return this.#database
       .transaction(() => {
         this.#checkSources('fact', user, fact);
@@ -39,8 +40,8 @@ export class SqliteKnowledgeStore {
           this.#statement(`UPDATE facts SET valid_to = ?, superseded_by = ? WHERE ${ofUser} AND id = ?`).run(validFrom, id, user.tenantId, user.userId, supersedes);
         }
         this.#statement(
-          `INSERT INTO facts (id, tenant_id, user_id, subject, attribute, value, text, confidence, valid_from, source_conversation_id, source_seqs, extractor, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO facts (id, tenant_id, user_id, subject, attribute, value, text, confidence, valid_from, source_conversation_id, source_seqs, extractor, created_at, expires_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         ).run(
           id,
           user.tenantId,
@@ -55,6 +56,7 @@ export class SqliteKnowledgeStore {
           JSON.stringify(fact.sourceSeqs),
           fact.extractor,
           createdAt,
+          expiresAt,
         );
         return this.#fact(user, id)!;
       })
@@ -67,6 +69,17 @@ export class SqliteKnowledgeStore {
       .transaction(() => {
         this.#currentFact(user, factId);
         this.#statement(`UPDATE facts SET valid_to = ? WHERE ${ofUser} AND id = ?`).run(atMs, user.tenantId, user.userId, factId);
+        return this.#fact(user, factId)!;
+      })
+      .immediate();
+  }
+
+  setFactExpiry(user: UserScope, factId: string, expiresAt: string | undefined): Fact {
+    const atMs = expiresAt === undefined ? null : toEpochMs('expiresAt', expiresAt);
+    return this.#database
+      .transaction(() => {
+        this.#currentFact(user, factId);
+        this.#statement(`UPDATE facts SET expires_at = ? WHERE ${ofUser} AND id = ?`).run(atMs, user.tenantId, user.userId, factId);
         return this.#fact(user, factId)!;
       })
       .immediate();

@@ -298,6 +298,12 @@ CREATE TABLE erasures (
 CREATE INDEX erasures_user ON erasures (tenant_id, user_id);
 `;
 
+// Facts that expire (issue 26): past expires_at (epoch ms) a fact leaves current listings and contexts
+// but stays in its history.
+const factExpirySchema = `
+ALTER TABLE facts ADD COLUMN expires_at INTEGER;
+`;
+
 /** The schema's steps in order; the database records the last one applied in `PRAGMA user_version`. */
 export const sqliteMigrations: readonly SqliteMigration[] = Object.freeze([
   Object.freeze({ version: 1, name: 'conversations, messages and usage ledger', sql: initialSchema }),
@@ -309,6 +315,7 @@ export const sqliteMigrations: readonly SqliteMigration[] = Object.freeze([
   vectorTableStep,
   Object.freeze({ version: 8, name: 'keyword index in memory', sql: keywordIndexSchema }),
   Object.freeze({ version: 9, name: 'message erasure and its audit log', sql: erasureSchema }),
+  Object.freeze({ version: 10, name: 'fact expiry', sql: factExpirySchema }),
 ]);
 
 /** What {@link migrateSqliteSchema} did: the version found, the version left, and the steps it ran. */

@@ -23,6 +23,11 @@ export interface Fact {
   readonly validTo?: string;
   /** The fact that replaced this one. */
   readonly supersededBy?: string;
+  /**
+   * ISO 8601: when the fact expires. From then on it leaves current listings and every context, but it
+   * stays in the fact's history (its `validTo` is not set: it was not superseded or retired).
+   */
+  readonly expiresAt?: string;
   /** Where it was said: conversation and message seqs. */
   readonly sourceConversationId?: string;
   readonly sourceSeqs: readonly number[];
@@ -34,10 +39,15 @@ export interface Fact {
 /** A fact before the store gives it an id and an owner. */
 export type NewFact = Omit<Fact, 'id' | 'tenantId' | 'userId' | 'validTo' | 'supersededBy'>;
 
-/** Which facts to list: current ones by default; those valid at `asOf`; or every version with `includeHistory`. */
+/**
+ * Which facts to list: current ones by default; those valid at `asOf`; or every version with
+ * `includeHistory`. With `now` (ISO 8601), a current listing leaves out facts expired by then; a listing
+ * `asOf` a time always leaves out those expired by that time.
+ */
 export interface FactQuery {
   readonly subject?: string;
   readonly attribute?: string;
   readonly asOf?: string;
   readonly includeHistory?: boolean;
+  readonly now?: string;
 }

@@ -151,6 +151,10 @@ export class ComposedStore implements Store {
     return this.#run('retiring a fact', options, () => this.#parts.knowledge.retireFact(user, factId, at));
   }
 
+  async setFactExpiry(user: UserScope, factId: string, expiresAt: string | undefined, options?: CallOptions): Promise<Fact> {
+    return this.#run('setting when a fact expires', options, () => this.#parts.knowledge.setFactExpiry(user, factId, expiresAt));
+  }
+
   async listFacts(user: UserScope, query: FactQuery = {}, options?: CallOptions): Promise<Fact[]> {
     return this.#run('listing facts', options, () => this.#parts.knowledge.listFacts(user, query));
   }

@@ -22,6 +22,7 @@ export interface FactRow {
   readonly source_seqs: unknown;
   readonly extractor: string;
   readonly created_at: unknown;
+  readonly expires_at: unknown;
 }
 
 /** An `entities` row; see {@link FactRow}. */
@@ -78,6 +79,7 @@ export function factFromRow(row: FactRow, toIso: ToIsoTime): Fact {
     sourceSeqs: fromJsonColumn<number[]>(row.source_seqs),
     extractor: row.extractor,
     createdAt: toIso(row.created_at),
+    ...(row.expires_at === null || row.expires_at === undefined ? {} : { expiresAt: toIso(row.expires_at) }),
   };
 }
 

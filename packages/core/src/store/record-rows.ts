@@ -174,6 +174,7 @@ export const recordTables: readonly RecordTable[] = Object.freeze([
       json('source_seqs'),
       text('extractor'),
       time('created_at'),
+      time('expires_at'),
     ],
     order: 'position',
     fromRow: (row, toIso) => ({ kind: 'fact', fact: factFromRow(row as unknown as FactRow, toIso) }),
@@ -193,6 +194,7 @@ export const recordTables: readonly RecordTable[] = Object.freeze([
       JSON.stringify(f.sourceSeqs),
       f.extractor,
       f.createdAt,
+      f.expiresAt ?? null,
     ],
   }),
   table({

@@ -63,6 +63,7 @@ export interface SearchStorePart {
 export interface KnowledgeStorePart {
   insertFact(user: UserScope, fact: NewFact, supersedes: string | undefined): Awaitable<Fact>;
   retireFact(user: UserScope, factId: string, at: string): Awaitable<Fact>;
+  setFactExpiry(user: UserScope, factId: string, expiresAt: string | undefined): Awaitable<Fact>;
   listFacts(user: UserScope, query: FactQuery): Awaitable<Fact[]>;
   upsertEntity(user: UserScope, input: EntityInput, now: string): Awaitable<Entity>;
   listEntities(user: UserScope, query: { query?: string; ids?: readonly string[]; limit?: number }): Awaitable<Entity[]>;

@@ -229,6 +229,8 @@ export interface Store {
   insertFact(user: UserScope, fact: NewFact, options?: CallOptions & { supersedes?: string }): Promise<Fact>;
   /** Ends a current fact at `at` without a successor; `not_found` / `conflict` (already ended). */
   retireFact(user: UserScope, factId: string, at: string, options?: CallOptions): Promise<Fact>;
+  /** Sets when a current fact expires (ISO 8601), or with `undefined` that it never does; `not_found` / `conflict` (already ended). */
+  setFactExpiry(user: UserScope, factId: string, expiresAt: string | undefined, options?: CallOptions): Promise<Fact>;
   /** A user's facts: current by default, valid at `asOf`, or every version with `includeHistory`; oldest first. */
   listFacts(user: UserScope, query?: FactQuery, options?: CallOptions): Promise<Fact[]>;
   /** Inserts an entity, or merges it (type, new aliases, description) into the one with the same name or alias, case-insensitively. */

@@ -25,6 +25,14 @@ export class InMemoryFactStore {
     return retired;
   }
 
+  setExpiry(user: UserScope, factId: string, expiresAt: string | undefined): Fact {
+    const index = this.#currentIndex(user, factId);
+    const { expiresAt: _old, ...rest } = this.#facts[index]!;
+    const updated: Fact = expiresAt === undefined ? rest : { ...rest, expiresAt };
+    this.#facts[index] = updated;
+    return updated;
+  }
+
   list(user: UserScope, query: FactQuery): Fact[] {
     return this.#facts.filter((fact) => fact.tenantId === user.tenantId && fact.userId === user.userId && isFactVisible(fact, query));
   }

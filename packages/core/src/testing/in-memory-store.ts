@@ -334,6 +334,11 @@ export class InMemoryStore implements Store {
     return this.#facts.retire(user, factId, at);
   }
 
+  async setFactExpiry(user: UserScope, factId: string, expiresAt: string | undefined): Promise<Fact> {
+    this.#checkOpen();
+    return this.#facts.setExpiry(user, factId, expiresAt);
+  }
+
   async listFacts(user: UserScope, query: FactQuery = {}): Promise<Fact[]> {
     this.#checkOpen();
     return this.#facts.list(user, query);

@@ -50,6 +50,30 @@ export function describeKnowledgeConformance(store: () => Store): void {
       await expect(store().retireFact(user, stored.id, '2025-03-01T00:00:00.000Z')).rejects.toSatisfy(is('conflict'));
       expect(await store().listFacts({ ...user, tenantId: 'tenant-b' }, { includeHistory: true })).toEqual([]);
     });
+
+    it('keeps when a fact expires, hides it from current listings at and after that time, and keeps it in history', async () => {
+      const pass = await store().insertFact(user, fact('gate_code', '4417', '2025-01-01T00:00:00.000Z', { expiresAt: '2025-01-08T00:00:00.000Z' }));
+      const town = await store().insertFact(user, fact('home_town', 'Hood River', '2025-01-01T00:00:00.000Z'));
+      expect(pass.expiresAt).toBe('2025-01-08T00:00:00.000Z');
+      const current = async (now: string) => (await store().listFacts(user, { now })).map((item) => item.value);
+      expect(await current('2025-01-07T23:59:59.999Z')).toEqual(['4417', 'Hood River']);
+      expect(await current('2025-01-08T00:00:00.000Z')).toEqual(['Hood River']);
+      // Without `now` the store applies no clock; as of a time, a fact expired by then is gone.
+      expect((await store().listFacts(user)).map((item) => item.value)).toEqual(['4417', 'Hood River']);
+      expect((await store().listFacts(user, { asOf: '2025-01-09T00:00:00.000Z' })).map((item) => item.value)).toEqual(['Hood River']);
+      expect((await store().listFacts(user, { includeHistory: true, attribute: 'gate_code' }))[0]).toMatchObject({ value: '4417', expiresAt: '2025-01-08T00:00:00.000Z' });
+      expect((await store().listFacts(user, { includeHistory: true, attribute: 'gate_code' }))[0]?.validTo).toBeUndefined();
+
+      const expiring = await store().setFactExpiry(user, town.id, '2025-03-01T00:00:00.000Z');
+      expect(expiring).toMatchObject({ id: town.id, expiresAt: '2025-03-01T00:00:00.000Z' });
+      expect(await current('2025-03-02T00:00:00.000Z')).toEqual([]);
+      const kept = await store().setFactExpiry(user, town.id, undefined);
+      expect(kept.expiresAt).toBeUndefined();
+      expect(await current('2030-01-01T00:00:00.000Z')).toEqual(['Hood River']);
+      await expect(store().setFactExpiry({ ...user, userId: 'user-2' }, town.id, '2025-03-01T00:00:00.000Z')).rejects.toSatisfy(is('not_found'));
+      await store().retireFact(user, town.id, '2025-04-01T00:00:00.000Z');
+      await expect(store().setFactExpiry(user, town.id, '2025-05-01T00:00:00.000Z')).rejects.toSatisfy(is('conflict'));
+    });
   });
 
   describe('entity graph', () => {
