@@ -1,4 +1,5 @@
 import { isMemoryError } from '../errors/memory-error.js';
+import type { Fact } from '../facts/fact.js';
 import { factLine } from '../facts/fact-line.js';
 import type { Scope } from '../messages/scope.js';
 import type { JobTimeSlice } from '../jobs/time-slice.js';
@@ -99,7 +100,8 @@ async function foldRange(
 /**
  * The facts this conversation stated in messages 1…toSeq, for the summarizer: current ones to keep as
  * `attribute: value` lines (the facts block's wording, in the order they were said), and the lines and
- * statements of superseded ones to leave out. Facts of the user's other conversations stay out: a
+ * statements of superseded ones to leave out. A fact that expires is left out like a superseded one, so
+ * that once it expires no summary carries it. Facts of the user's other conversations stay out: a
  * summary stands for its own messages.
  */
 async function factStatements(store: Store, scope: Scope, toSeq: number, signal: AbortSignal | undefined): Promise<{ keep: SummaryStatement[]; drop: string[] }> {
@@ -107,14 +109,15 @@ async function factStatements(store: Store, scope: Scope, toSeq: number, signal:
   const facts = (await store.listFacts(user, { includeHistory: true }, { signal })).filter(
     (fact) => fact.sourceConversationId === scope.conversationId && fact.sourceSeqs.length > 0 && Math.max(...fact.sourceSeqs) <= toSeq,
   );
+  const lasting = (fact: Fact) => fact.validTo === undefined && fact.expiresAt === undefined;
   const keep = new Map<string, SummaryStatement>();
-  for (const fact of facts.filter((candidate) => candidate.validTo === undefined)) {
+  for (const fact of facts.filter(lasting)) {
     const text = factLine(fact);
     if (!keep.has(text)) keep.set(text, { text, seq: Math.min(...fact.sourceSeqs), createdAt: fact.validFrom });
   }
-  const currentTexts = new Set(facts.filter((fact) => fact.validTo === undefined).map((fact) => fact.text));
+  const currentTexts = new Set(facts.filter(lasting).map((fact) => fact.text));
   const drop = new Set(
-    facts.filter((fact) => fact.validTo !== undefined).flatMap((fact) => [factLine(fact), ...(currentTexts.has(fact.text) ? [] : [fact.text])]).filter((text) => !keep.has(text)),
+    facts.filter((fact) => !lasting(fact)).flatMap((fact) => [factLine(fact), ...(currentTexts.has(fact.text) ? [] : [fact.text])]).filter((text) => !keep.has(text)),
   );
   return { keep: [...keep.values()].sort((a, b) => a.seq - b.seq), drop: [...drop] };
 }

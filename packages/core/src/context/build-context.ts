@@ -1,4 +1,5 @@
 import type { Fact } from '../facts/fact.js';
+import { isExpired } from '../facts/fact-rules.js';
 import type { Message } from '../messages/message.js';
 import { withoutSuperseded } from '../messages/superseded-messages.js';
 import type { Scope } from '../messages/scope.js';
@@ -98,9 +99,10 @@ async function buildHybrid(dependencies: ContextDependencies, scope: Scope, requ
   const user = { tenantId: scope.tenantId, userId: scope.userId };
   const callOptions = request.signal === undefined ? {} : { signal: request.signal };
   const query = request.query ?? [...input.tail].reverse().find((message) => message.role === 'user')?.content;
-  // The facts as of the last compaction (or the conversation's start): nothing in the stable prefix may change between compactions.
+  // The facts as of the last compaction (or the conversation's start): nothing in the stable prefix may
+  // change between compactions but an expiry, which the user set to happen.
   const history = await dependencies.store.listFacts(user, { includeHistory: true }, callOptions);
-  const facts = factsAsOf(history, input.summary?.createdAt ?? conversationStart);
+  const facts = factsAsOf(history, input.summary?.createdAt ?? conversationStart, new Date((dependencies.now ?? Date.now)()).toISOString());
   const { embedder, queryEmbeddingTimeoutMs } = dependencies;
   const searched: RecallSearch | undefined =
     query === undefined || query.trim().length === 0
@@ -126,12 +128,16 @@ async function buildHybrid(dependencies: ContextDependencies, scope: Scope, requ
  * The facts a store held at `cutoff` (an ISO time; the last compaction's): those recorded by then and
  * not yet superseded by a fact recorded by then, in a stable order (valid from, recorded, id). A fact
  * learned since is in the raw turns anyway; one superseded since keeps its old value until the next
- * compaction, so the memory block stays byte-identical between compactions. A retired fact goes at once.
+ * compaction, so the memory block stays byte-identical between compactions. A retired fact goes at once,
+ * and so does one expired by `now` (ISO 8601) when it is given.
  */
-export function factsAsOf(facts: readonly Fact[], cutoff: string): Fact[] {
+export function factsAsOf(facts: readonly Fact[], cutoff: string, now?: string): Fact[] {
   const known = facts.filter((fact) => fact.createdAt <= cutoff);
   const knownIds = new Set(known.map((fact) => fact.id));
-  const current = known.filter((fact) => fact.validTo === undefined || (fact.supersededBy !== undefined && !knownIds.has(fact.supersededBy)));
+  // An expired successor still ended the fact it superseded: expiry is applied after supersession.
+  const current = known.filter(
+    (fact) => (fact.validTo === undefined || (fact.supersededBy !== undefined && !knownIds.has(fact.supersededBy))) && (now === undefined || !isExpired(fact, now)),
+  );
   return current.sort((a, b) => compareText(a.validFrom, b.validFrom) || compareText(a.createdAt, b.createdAt) || compareText(a.id, b.id));
 }
 

@@ -116,6 +116,48 @@ describe('createMemory knowledge', () => {
     await memory.facts.retire(user, second.id);
     expect(await memory.facts.list(user)).toEqual([]);
   });
+
+  it('corrects a fact with history kept, and lets one expire out of listings and contexts on the clock', async () => {
+    let clock = Date.parse('2025-06-01T10:00:00.000Z');
+    const memory = createMemory({
+      store: new InMemoryStore(),
+      now: () => clock,
+      worker: { autoStart: false },
+      knowledge: false,
+      compaction: { settings: { triggerTokens: 100, keepRecentTokens: 20 } },
+    });
+    const node = { ...user, conversationId: 'node-7' };
+    await memory.append(node, { role: 'user', content: 'hello again' });
+    const likes = await memory.facts.put(user, { attribute: 'likes', value: 'pizza' });
+    const corrected = await memory.facts.correct(user, likes.id, { value: 'pasta', text: 'I like pasta, not pizza' });
+    expect(corrected).toMatchObject({ attribute: 'likes', value: 'pasta', text: 'I like pasta, not pizza', extractor: 'api' });
+    expect((await memory.facts.history(user, { attribute: 'likes' })).map((fact) => [fact.value, fact.supersededBy])).toEqual([
+      ['pizza', corrected.id],
+      ['pasta', undefined],
+    ]);
+    await expect(memory.facts.correct(user, likes.id, { value: 'soup' })).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'conflict'));
+    await expect(memory.facts.correct({ userId: 'someone-else' }, corrected.id, { value: 'soup' })).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'not_found'));
+    await expect(memory.facts.correct(user, corrected.id, { value: ' ' })).rejects.toSatisfy(isInvalid);
+
+    const code = await memory.facts.put(user, { attribute: 'gate code', value: '4417', expiresAt: '2025-06-08T00:00:00+02:00' });
+    expect(code.expiresAt).toBe('2025-06-07T22:00:00.000Z');
+    const factsBlock = async () =>
+      (await memory.buildContext(node, { maxTokens: 600, policy: 'hybrid', query: 'gate code?' })).report.parts.find((part) => part.kind === 'facts')?.items?.map((item) => item.id) ?? [];
+    // The context is built as of the conversation's start here (no compaction): facts put later wait for one.
+    await memory.append(node, Array.from({ length: 40 }, (_, index) => ({ role: index % 2 === 0 ? 'user' : 'assistant', content: `filler turn ${index} about nothing much at all` }) as const));
+    await memory.compact(node);
+    expect(await factsBlock()).toEqual(expect.arrayContaining([code.id, corrected.id]));
+    clock = Date.parse('2025-06-07T22:00:00.000Z');
+    expect((await memory.facts.list(user)).map((fact) => fact.value)).toEqual(['pasta']);
+    expect(await factsBlock()).toEqual([corrected.id]);
+    expect((await memory.facts.history(user, { attribute: 'gate_code' }))[0]).toMatchObject({ value: '4417', expiresAt: '2025-06-07T22:00:00.000Z' });
+    expect((await memory.facts.list(user, { asOf: '2025-06-05T00:00:00.000Z' })).map((fact) => fact.value)).toEqual(['pasta', '4417']);
+
+    const kept = await memory.facts.expire(user, code.id, null);
+    expect(kept.expiresAt).toBeUndefined();
+    expect((await memory.facts.list(user)).map((fact) => fact.value)).toEqual(['pasta', '4417']);
+    await expect(memory.facts.expire(user, code.id, 'next tuesday')).rejects.toSatisfy(isInvalid);
+  });
 });
 
 describe('createMemory and the usage ledger of a context build', () => {

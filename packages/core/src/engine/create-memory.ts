@@ -24,7 +24,7 @@ import type { Fact, FactQuery } from '../facts/fact.js';
 import type { FactExtractor } from '../facts/fact-extractor.js';
 import { extractKnowledge } from '../knowledge/extract-knowledge.js';
 import { HeuristicFactExtractor } from '../facts/heuristic-fact-extractor.js';
-import { putFact, type FactInput } from '../facts/put-fact.js';
+import { correctFact, putFact, toIsoTime, type FactCorrection, type FactInput } from '../facts/put-fact.js';
 import type { Entity, Relation } from '../graph/entity.js';
 import { graphNeighbours, type GraphNeighbourhood } from '../graph/graph-neighbours.js';
 import type { GraphExtractor } from '../graph/graph-extractor.js';
@@ -137,6 +137,10 @@ export interface Memory {
     retire(user: UserScopeInput, factId: string, options?: CallOptions): Promise<Fact>;
     /** States a fact by hand; a new value of a single-valued attribute supersedes the current one. */
     put(user: UserScopeInput, fact: FactInput, options?: CallOptions): Promise<Fact>;
+    /** Corrects a current fact: the corrected value supersedes it, history kept (`not_found`, `conflict`). */
+    correct(user: UserScopeInput, factId: string, correction: FactCorrection, options?: CallOptions): Promise<Fact>;
+    /** Sets when a current fact expires (ISO 8601), or with `null` that it never does (`not_found`, `conflict`, `invalid_input`). */
+    expire(user: UserScopeInput, factId: string, expiresAt: string | null, options?: CallOptions): Promise<Fact>;
   };
   /** The user's entity graph. */
   readonly graph: {
@@ -302,13 +306,17 @@ export function createMemory(options: MemoryOptions): Memory {
     },
     facts: Object.freeze({
       list: (user: UserScopeInput, query: FactQuery = {}, callOptions?: CallOptions) =>
-        store.listFacts(resolveUserScope(user), query, callOptions),
+        store.listFacts(resolveUserScope(user), { now: new Date(now()).toISOString(), ...query }, callOptions),
       history: (user: UserScopeInput, query: Omit<FactQuery, 'includeHistory' | 'asOf'> = {}, callOptions?: CallOptions) =>
         store.listFacts(resolveUserScope(user), { ...query, includeHistory: true }, callOptions),
       retire: (user: UserScopeInput, factId: string, callOptions?: CallOptions) =>
         store.retireFact(resolveUserScope(user), factId, new Date(now()).toISOString(), callOptions),
       put: (user: UserScopeInput, fact: FactInput, callOptions?: CallOptions) =>
         putFact(store, resolveUserScope(user), fact, new Date(now()).toISOString(), callOptions),
+      correct: (user: UserScopeInput, factId: string, correction: FactCorrection, callOptions?: CallOptions) =>
+        correctFact(store, resolveUserScope(user), factId, correction, new Date(now()).toISOString(), callOptions),
+      expire: async (user: UserScopeInput, factId: string, expiresAt: string | null, callOptions?: CallOptions) =>
+        store.setFactExpiry(resolveUserScope(user), factId, expiresAt === null ? undefined : toIsoTime('expiresAt', expiresAt), callOptions),
     }),
     graph: Object.freeze({
       entities: (user: UserScopeInput, query: { query?: string; limit?: number } = {}, callOptions?: CallOptions) =>
