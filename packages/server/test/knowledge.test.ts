@@ -47,6 +47,33 @@ describe('knowledge routes', () => {
     expect((await server.json('/v1/facts', { key: 'key-a', json: { attribute: 'x' } })).status).toBe(400);
   });
 
+  it('corrects a fact and sets when one expires with PATCH, only for the owner, and puts one that expires', async () => {
+    await seedMaren('key-a');
+    const town = (await server.json('/v1/facts', { key: 'key-a', json: { userId: 'maren', attribute: 'home_town', value: 'Hood River' } })).body.fact;
+    const corrected = await server.json(`/v1/facts/${town.id}?user_id=maren`, { key: 'key-a', method: 'PATCH', json: { value: 'Bend', text: 'I live in Bend now' } });
+    expect(corrected.status).toBe(200);
+    expect(corrected.body.fact).toMatchObject({ attribute: 'home_town', value: 'Bend', text: 'I live in Bend now' });
+    const history = await server.json('/v1/facts?user_id=maren&attribute=home_town&history=true', { key: 'key-a' });
+    expect(history.body.facts.map((fact: { value: string; supersededBy?: string }) => [fact.value, fact.supersededBy])).toEqual([
+      ['Hood River', corrected.body.fact.id],
+      ['Bend', undefined],
+    ]);
+    // Another tenant, another user: not found; a past expiry hides the fact now; null brings it back.
+    expect((await server.json(`/v1/facts/${corrected.body.fact.id}?user_id=maren`, { key: 'key-b', method: 'PATCH', json: { expiresAt: null } })).status).toBe(404);
+    expect((await server.json(`/v1/facts/${corrected.body.fact.id}?user_id=tomas`, { key: 'key-a', method: 'PATCH', json: { expiresAt: null } })).status).toBe(404);
+    const expired = await server.json(`/v1/facts/${corrected.body.fact.id}?user_id=maren`, { key: 'key-a', method: 'PATCH', json: { expiresAt: '2020-01-01T00:00:00Z' } });
+    expect(expired.body.fact.expiresAt).toBe('2020-01-01T00:00:00.000Z');
+    const current = async () => (await server.json('/v1/facts?user_id=maren&attribute=home_town', { key: 'key-a' })).body.facts.map((fact: { value: string }) => fact.value);
+    expect(await current()).toEqual([]);
+    await server.json(`/v1/facts/${corrected.body.fact.id}?user_id=maren`, { key: 'key-a', method: 'PATCH', json: { expiresAt: null } });
+    expect(await current()).toEqual(['Bend']);
+    expect((await server.json(`/v1/facts/${town.id}?user_id=maren`, { key: 'key-a', method: 'PATCH', json: { value: 'Salem' } })).status).toBe(409);
+    expect((await server.json(`/v1/facts/${town.id}?user_id=maren`, { key: 'key-a', method: 'PATCH', json: {} })).status).toBe(400);
+    const pass = await server.json('/v1/facts', { key: 'key-a', json: { userId: 'maren', attribute: 'gate_code', value: '4417', expiresAt: '2999-01-01T00:00:00Z' } });
+    expect(pass.body.fact.expiresAt).toBe('2999-01-01T00:00:00.000Z');
+    expect((await server.json('/v1/facts', { key: 'key-a', json: { userId: 'maren', attribute: 'gate_code', value: '1', expiresAt: 'soon' } })).status).toBe(400);
+  });
+
   it('recalls across conversations with explanations, and walks the entity graph', async () => {
     await seedMaren('key-a');
     const recalled = await server.json('/v1/recall?user_id=maren&q=what%20is%20the%20relay%20called&k=3&neighbours=1', { key: 'key-a' });

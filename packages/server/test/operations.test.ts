@@ -133,6 +133,7 @@ describe('/openapi.json', () => {
         'GET /v1/facts',
         'POST /v1/facts',
         'DELETE /v1/facts/{id}',
+        'PATCH /v1/facts/{id}',
         'GET /v1/recall',
         'GET /v1/entities',
         'GET /v1/entities/{entity}/neighbours',

@@ -74,6 +74,7 @@ function requestPath(path: string, ids: typeof real): string {
 
 /** A body for each route that takes one, naming the given ids. */
 function requestBody(method: string, path: string, ids: typeof real): unknown {
+  if (method === 'PATCH' && path === '/v1/facts/{id}') return { userId: ids.user, value: 'probe', expiresAt: '2020-01-01T00:00:00Z' };
   if (method !== 'POST') return undefined;
   if (path === '/v1/memory/add') return { conversation_id: ids.conversation, role: 'user', content: 'probe', user_id: ids.user };
   if (path === '/v1/memory/context') return { conversation_id: ids.conversation, max_tokens: 500, user_id: ids.user, query: 'where does alice live' };

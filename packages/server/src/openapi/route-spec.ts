@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import type { ServerApp, ServerContext } from '../app/server-deps.js';
 
 /** HTTP methods the API uses. */
-export type HttpMethod = 'get' | 'post' | 'delete';
+export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
 
 /** One documented response of a route. */
 export interface RouteResponse {

@@ -21,6 +21,7 @@ const factSchema = z.object({
   sourceSeqs: z.array(z.number().int()),
   extractor: z.string(),
   createdAt: z.string(),
+  expiresAt: z.string().optional(),
 });
 
 const entitySchema = z.object({
@@ -97,6 +98,7 @@ export function mountKnowledgeRoutes(app: ServerApp, deps: ServerDeps): void {
         subject: z.string().min(1).max(maxIdLength).optional(),
         text: z.string().min(1).max(4096).optional(),
         validFrom: isoDate.optional(),
+        expiresAt: isoDate.optional().describe('when the fact expires: from then on it leaves listings and contexts, and stays in its history'),
         userId: idSchema.optional(),
       }),
       responses: { 200: { description: 'the current fact', schema: z.object({ fact: factSchema }) } },
@@ -105,6 +107,39 @@ export function mountKnowledgeRoutes(app: ServerApp, deps: ServerDeps): void {
       const { userId, validFrom, ...fact } = body;
       const stored = await memory.facts.put(requestUser(c, { body: userId }), { ...fact, ...(validFrom === undefined ? {} : { validFrom: new Date(validFrom).toISOString() }) });
       return c.json({ fact: stored });
+    },
+  );
+
+  registerRoute(
+    app,
+    routes,
+    {
+      method: 'patch',
+      path: '/v1/facts/{id}',
+      summary: 'Correct a current fact (the corrected value supersedes it, history kept) and/or set when it expires (null: never)',
+      tags,
+      params: z.object({ id: z.string().min(1) }),
+      query: userQuerySchema,
+      body: z
+        .strictObject({
+          value: z.string().min(1).max(4096).optional(),
+          text: z.string().min(1).max(4096).optional(),
+          expiresAt: isoDate.nullable().optional(),
+          userId: idSchema.optional(),
+        })
+        .refine((body) => body.value !== undefined || body.expiresAt !== undefined, { message: 'give value (a correction) or expiresAt' })
+        .refine((body) => body.text === undefined || body.value !== undefined, { message: 'text goes with value' }),
+      responses: {
+        200: { description: 'the current fact: the correction, or the fact with its expiry', schema: z.object({ fact: factSchema }) },
+        404: { description: 'no such fact' },
+        409: { description: 'already ended' },
+      },
+    },
+    async (c, { params, query, body }) => {
+      const user = requestUser(c, { query: query.user_id, body: body.userId });
+      let fact = body.value === undefined ? undefined : await memory.facts.correct(user, params.id, { value: body.value, ...(body.text === undefined ? {} : { text: body.text }) });
+      if (body.expiresAt !== undefined) fact = await memory.facts.expire(user, fact?.id ?? params.id, body.expiresAt);
+      return c.json({ fact: fact! });
     },
   );
 
