@@ -63,7 +63,7 @@ describe('mnemo mcp (stdio)', () => {
     const traversal = await call(client, 'memory', { command: 'view', path: '/memories/../secrets' });
     const deleted = await call(client, 'memory', { command: 'delete', path: '/memories/relay.md' });
 
-    expect(tools.map((tool) => tool.name)).toEqual(['remember', 'get_context', 'recall', 'list_facts', 'memory']);
+    expect(tools.map((tool) => tool.name)).toEqual(['remember', 'get_context', 'recall', 'list_facts', 'forget', 'correct', 'memory']);
     expect((context.structuredContent as { messages: { content: string }[] }).messages.map((message) => message.content)).toEqual(['Relay LARCH-RIDGE battery at 45%.']);
     expect(created.text).toBe('Created /memories/maren.md (13 bytes).');
     expect(edited.isError).toBeFalsy();

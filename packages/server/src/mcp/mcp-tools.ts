@@ -1,9 +1,13 @@
 import {
   contextPolicies,
   maxContextTokens,
+  MemoryError,
   memoryToolInputSchema,
+  normalizeFactValue,
   resolveUserScope,
+  toAttributeKey,
   toOpenAiMessages,
+  type Fact,
   type JsonSchema,
   type Memory,
   type UserScope,
@@ -74,9 +78,27 @@ const listFactsInput = z.strictObject({
   include_history: z.boolean().optional().describe('Also superseded and retired facts; default false.'),
   user_id: userIdField,
 });
+const factSelection = {
+  fact_id: z.string().min(1).optional().describe('The fact\'s id, as `list_facts` shows it in brackets.'),
+  attribute: z.string().min(1).optional().describe('Or the attribute of the current fact, e.g. `main_relay` (with `subject`, default `user`).'),
+  subject: z.string().min(1).optional().describe('The subject with `attribute`: `user` (default) or a name.'),
+  value: z.string().min(1).optional().describe('With `attribute`: only the current fact with this value (for attributes with several, like `likes`).'),
+};
+const forgetInput = z.strictObject({ ...factSelection, user_id: userIdField });
+const correctInput = z.strictObject({
+  ...factSelection,
+  new_value: z.string().min(1).max(4096).optional().describe('The corrected value; it supersedes the fact, whose old value stays in the history.'),
+  new_text: z.string().min(1).max(4096).optional().describe('The corrected statement, in the user\'s words; default `attribute: value`.'),
+  expires_at: z.iso
+    .datetime({ offset: true })
+    .nullable()
+    .optional()
+    .describe('When the fact expires (ISO 8601): from then on it leaves every context and stays in its history; null: never.'),
+  user_id: userIdField,
+});
 const memoryUserInput = z.looseObject({ user_id: userIdField });
 
-/** The tools mnemo serves over MCP: `remember`, `get_context`, `recall`, `list_facts` and, with a memory tool, `memory`. */
+/** The tools mnemo serves over MCP: `remember`, `get_context`, `recall`, `list_facts`, `forget`, `correct` and the `memory` tool. */
 export function createMcpTools(options: McpToolsOptions): McpTool[] {
   const { memory } = options;
   const tools: McpTool[] = [
@@ -141,8 +163,49 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
         const query = { ...(input.subject === undefined ? {} : { subject: input.subject }), ...(input.attribute === undefined ? {} : { attribute: input.attribute }) };
         const user = userOf(context, input.user_id);
         const facts = input.include_history === true ? await memory.facts.history(user, query, signalOf(context)) : await memory.facts.list(user, query, signalOf(context));
-        const lines = facts.map((fact) => `- ${fact.subject}.${fact.attribute} = ${fact.value} (since ${fact.validFrom}${fact.validTo === undefined ? '' : `, until ${fact.validTo}`}): "${fact.text}"`);
+        const lines = facts.map((fact) => `- [${fact.id}] ${describeFact(fact)}`);
         return { content: [{ type: 'text', text: facts.length === 0 ? 'No facts stored.' : lines.join('\n') }], structuredContent: { facts: facts.map((fact) => ({ ...fact })) } };
+      },
+    },
+    {
+      name: 'forget',
+      description:
+        'Retire facts about the user that are no longer true or that the user asked you to forget: by `fact_id`, or every current fact of an `attribute` ' +
+        '(optionally only the one with `value`). They leave every context and stay in the history; the messages they came from are not erased.',
+      inputSchema: toInputSchema(forgetInput),
+      async run(args, context) {
+        const input = parseWith(forgetInput, args, 'arguments');
+        const user = userOf(context, input.user_id);
+        const facts = await selectFacts(memory, user, input, signalOf(context));
+        const retired = [];
+        for (const fact of facts) retired.push(await memory.facts.retire(user, fact.id, signalOf(context)));
+        return { content: [{ type: 'text', text: retired.map((fact) => `Retired [${fact.id}] ${describeFact(fact)}`).join('\n') }], structuredContent: { facts: retired.map((fact) => ({ ...fact })) } };
+      },
+    },
+    {
+      name: 'correct',
+      description:
+        'Correct one current fact about the user (`new_value`, optionally `new_text`): the corrected fact supersedes it and the old value stays in the history. ' +
+        'Or set when it expires (`expires_at`, ISO 8601; null: never). Select it by `fact_id`, or by `attribute` (and `value` when the attribute has several).',
+      inputSchema: toInputSchema(correctInput),
+      async run(args, context) {
+        const input = parseWith(correctInput, args, 'arguments');
+        if (input.new_value === undefined && input.expires_at === undefined) {
+          throw new MemoryError('invalid_input', 'give new_value (a correction) or expires_at', { details: { field: 'new_value' } });
+        }
+        const user = userOf(context, input.user_id);
+        const facts = await selectFacts(memory, user, input, signalOf(context));
+        if (facts.length > 1) {
+          throw new MemoryError('conflict', `${facts.length} current facts match; name one by fact_id or value: ${facts.map((fact) => `[${fact.id}] ${fact.value}`).join(', ')}`, {
+            details: { field: 'fact_id' },
+          });
+        }
+        let fact = facts[0]!;
+        if (input.new_value !== undefined) {
+          fact = await memory.facts.correct(user, fact.id, { value: input.new_value, ...(input.new_text === undefined ? {} : { text: input.new_text }) }, signalOf(context));
+        }
+        if (input.expires_at !== undefined) fact = await memory.facts.expire(user, fact.id, input.expires_at, signalOf(context));
+        return { content: [{ type: 'text', text: `Now [${fact.id}] ${describeFact(fact)}` }], structuredContent: { fact: { ...fact } } };
       },
     },
   ];
@@ -158,6 +221,33 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
     },
   });
   return tools;
+}
+
+/** `subject.attribute = value (since …, until …, expires …): "statement"`: a fact as the tools show it. */
+function describeFact(fact: Fact): string {
+  const times = [`since ${fact.validFrom}`, ...(fact.validTo === undefined ? [] : [`until ${fact.validTo}`]), ...(fact.expiresAt === undefined ? [] : [`expires ${fact.expiresAt}`])];
+  return `${fact.subject}.${fact.attribute} = ${fact.value} (${times.join(', ')}): "${fact.text}"`;
+}
+
+/**
+ * The current facts a `forget` or `correct` call names: by id, or by attribute (and subject, and value).
+ * `invalid_input` when it names neither, `not_found` when nothing current matches.
+ */
+async function selectFacts(
+  memory: Memory,
+  user: UserScope,
+  input: { fact_id?: string | undefined; attribute?: string | undefined; subject?: string | undefined; value?: string | undefined },
+  options: { signal?: AbortSignal },
+): Promise<Fact[]> {
+  if (input.fact_id === undefined && input.attribute === undefined) {
+    throw new MemoryError('invalid_input', 'name the fact by fact_id, or by attribute', { details: { field: 'fact_id' } });
+  }
+  const current = await memory.facts.list(user, input.attribute === undefined ? {} : { subject: input.subject ?? 'user', attribute: toAttributeKey(input.attribute) }, options);
+  const matches = current.filter(
+    (fact) => (input.fact_id === undefined || fact.id === input.fact_id) && (input.value === undefined || normalizeFactValue(fact.value) === normalizeFactValue(input.value)),
+  );
+  if (matches.length === 0) throw new MemoryError('not_found', 'no current fact of the user matches', { details: { field: input.fact_id === undefined ? 'attribute' : 'fact_id' } });
+  return matches;
 }
 
 function userOf(context: McpCallContext, userId: string | undefined): UserScope {

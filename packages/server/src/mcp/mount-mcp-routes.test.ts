@@ -56,7 +56,7 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
 
     const { tools } = await client.listTools();
 
-    expect(tools.map((tool) => tool.name)).toEqual(['remember', 'get_context', 'recall', 'list_facts', 'memory']);
+    expect(tools.map((tool) => tool.name)).toEqual(['remember', 'get_context', 'recall', 'list_facts', 'forget', 'correct', 'memory']);
     const memoryTool = tools.find((tool) => tool.name === 'memory')!;
     expect(memoryTool.inputSchema).toMatchObject({ type: 'object', required: ['command'], properties: { command: { enum: ['view', 'create', 'str_replace', 'insert', 'delete', 'rename'] }, user_id: { type: 'string' } } });
     expect(tools.find((tool) => tool.name === 'remember')!.inputSchema).toMatchObject({ type: 'object', required: ['conversation_id', 'role', 'content'] });
@@ -134,6 +134,35 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
     await expect(other.readResource({ uri: 'mnemo://memories/trips/june%202030.md' })).rejects.toMatchObject({ code: -32002 });
     await expect(client.readResource({ uri: 'mnemo://memories/../secret' })).rejects.toMatchObject({ code: -32602 });
     await expect(client.readResource({ uri: 'file:///etc/passwd' })).rejects.toMatchObject({ code: -32602 });
+  });
+
+  it('lets a model forget and correct facts of its own user only, with history kept and an expiry', async () => {
+    const client = await connect('key-a', { 'X-Mnemo-User': 'maren' });
+    const other = await connect('key-b', { 'X-Mnemo-User': 'maren' });
+    const maren = { tenantId: 'tenant-a', userId: 'maren' };
+    const relay = await memory.facts.put(maren, { attribute: 'main_relay', value: 'LARCH-RIDGE', text: 'my main relay is LARCH-RIDGE' });
+    await memory.facts.put(maren, { attribute: 'likes', value: 'pizza' });
+    await memory.facts.put(maren, { attribute: 'likes', value: 'rain' });
+
+    expect((await call(client, 'list_facts', {})).text).toContain(`- [${relay.id}] user.main_relay = LARCH-RIDGE (since `);
+    // Another tenant's user of the same name has no such fact; a selection that matches two asks for one.
+    expect((await call(other, 'correct', { fact_id: relay.id, new_value: 'x' })).text).toMatch(/^not_found:/);
+    expect((await call(client, 'correct', { attribute: 'likes', new_value: 'pasta' })).text).toMatch(/^conflict: 2 current facts match; name one by fact_id or value/);
+    expect((await call(client, 'correct', { attribute: 'likes' })).text).toMatch(/^invalid_input: give new_value/);
+
+    const corrected = await call(client, 'correct', { attribute: 'main relay', new_value: 'BEAR-CREEK', new_text: 'I switched my relay to BEAR-CREEK' });
+    expect(corrected.text).toMatch(/^Now \[[^\]]+\] user\.main_relay = BEAR-CREEK/);
+    expect((await memory.facts.history(maren, { attribute: 'main_relay' })).map((fact) => [fact.value, fact.validTo === undefined])).toEqual([
+      ['LARCH-RIDGE', false],
+      ['BEAR-CREEK', true],
+    ]);
+    const expiring = await call(client, 'correct', { attribute: 'likes', value: 'rain', expires_at: '2020-01-01T00:00:00Z' });
+    expect(expiring.text).toContain('expires 2020-01-01T00:00:00.000Z');
+    const forgotten = await call(client, 'forget', { attribute: 'likes', value: 'pizza' });
+    expect(forgotten.text).toMatch(/^Retired \[[^\]]+\] user\.likes = pizza/);
+    expect((await memory.facts.list(maren)).map((fact) => fact.value)).toEqual(['BEAR-CREEK']);
+    expect((await call(client, 'forget', { attribute: 'likes', value: 'pizza' })).text).toMatch(/^not_found:/);
+    expect((await call(client, 'forget', {})).text).toMatch(/^invalid_input: name the fact/);
   });
 
   it('runs the memory tool: create, view, str_replace, rename, delete', async () => {
