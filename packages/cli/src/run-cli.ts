@@ -5,6 +5,7 @@ import { registerChatCommand } from './commands/chat-command.js';
 import { registerCompactCommand } from './commands/compact-command.js';
 import { registerCopyCommand } from './commands/copy-command.js';
 import { registerExpandCommand } from './commands/expand-command.js';
+import { registerFactsCommand } from './commands/facts-command.js';
 import { registerMcpCommand } from './commands/mcp-command.js';
 import { registerMigrateCommand } from './commands/migrate-command.js';
 import { registerReembedCommand } from './commands/reembed-command.js';
@@ -33,6 +34,7 @@ export function createProgram(io: CliIo): Command {
   registerCompactCommand(program, io);
   registerSummariesCommand(program, io);
   registerExpandCommand(program, io);
+  registerFactsCommand(program, io);
   registerMcpCommand(program, io);
   registerServeCommand(program, io);
   registerWorkerCommand(program, io);
