@@ -24,6 +24,7 @@ function statements(t: PostgresTables) {
       VALUES ($3, $1, $2, $4, $5, $6, $7, $8, $9, NULL, NULL, $10, $11::json, $12, $13, $14) RETURNING ${factColumns}`,
     setFactExpiry: `UPDATE ${t.facts} SET expires_at = $4 WHERE ${ofUser} AND id = $3 RETURNING ${factColumns}`,
     selectFacts: `SELECT ${factColumns} FROM ${t.facts} WHERE ${ofUser} ORDER BY position`,
+    selectFact: `SELECT id FROM ${t.facts} WHERE ${ofUser} AND id = $3`,
     selectNames: `SELECT name, entity_id FROM ${t.entityNames} WHERE ${ofUser} AND name = ANY($3::text[])`,
     selectEntity: `SELECT ${entityColumns} FROM ${t.entities} WHERE ${ofUser} AND id = $3`,
     selectEntities: `SELECT ${entityColumns} FROM ${t.entities} WHERE ${ofUser} ORDER BY lower(name) COLLATE "C", position`,
@@ -99,12 +100,15 @@ export class PostgresKnowledgeStore {
     });
   }
 
-  /** Ends a current fact at `at`; `not_found` / `conflict` (already ended). */
-  async retireFact(user: UserScope, factId: string, at: string): Promise<Fact> {
+  /** Ends a current fact at `at`, linked to its successor when given; `not_found` / `conflict` (already ended). */
+  async retireFact(user: UserScope, factId: string, at: string, supersededBy: string | undefined): Promise<Fact> {
     const time = checkTime('at', at);
     return runInTransaction(this.#pool, async (client) => {
       await this.#lockCurrentFact(client, user, factId);
-      return toFact((await client.query<FactRow>(this.#sql.endFact, [user.tenantId, user.userId, factId, time, null])).rows[0]!);
+      if (supersededBy !== undefined && (await client.query(this.#sql.selectFact, [user.tenantId, user.userId, supersededBy])).rows.length === 0) {
+        throw new MemoryError('not_found', `fact ${supersededBy} does not exist`, { details: { factId: supersededBy } });
+      }
+      return toFact((await client.query<FactRow>(this.#sql.endFact, [user.tenantId, user.userId, factId, time, supersededBy ?? null])).rows[0]!);
     });
   }
 

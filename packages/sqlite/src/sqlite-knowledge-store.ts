@@ -63,12 +63,21 @@ export class SqliteKnowledgeStore {
       .immediate();
   }
 
-  retireFact(user: UserScope, factId: string, at: string): Fact {
+  retireFact(user: UserScope, factId: string, at: string, supersededBy: string | undefined): Fact {
     const atMs = toEpochMs('at', at);
     return this.#database
       .transaction(() => {
         this.#currentFact(user, factId);
-        this.#statement(`UPDATE facts SET valid_to = ? WHERE ${ofUser} AND id = ?`).run(atMs, user.tenantId, user.userId, factId);
+        if (supersededBy !== undefined && this.#fact(user, supersededBy) === undefined) {
+          throw new MemoryError('not_found', `fact ${supersededBy} does not exist`, { details: { factId: supersededBy } });
+        }
+        this.#statement(`UPDATE facts SET valid_to = ?, superseded_by = coalesce(?, superseded_by) WHERE ${ofUser} AND id = ?`).run(
+          atMs,
+          supersededBy ?? null,
+          user.tenantId,
+          user.userId,
+          factId,
+        );
         return this.#fact(user, factId)!;
       })
       .immediate();

@@ -147,8 +147,8 @@ export class ComposedStore implements Store {
     return this.#run('storing a fact', options, () => this.#parts.knowledge.insertFact(user, fact, options.supersedes));
   }
 
-  async retireFact(user: UserScope, factId: string, at: string, options?: CallOptions): Promise<Fact> {
-    return this.#run('retiring a fact', options, () => this.#parts.knowledge.retireFact(user, factId, at));
+  async retireFact(user: UserScope, factId: string, at: string, options: CallOptions & { supersededBy?: string } = {}): Promise<Fact> {
+    return this.#run('retiring a fact', options, () => this.#parts.knowledge.retireFact(user, factId, at, options.supersededBy));
   }
 
   async setFactExpiry(user: UserScope, factId: string, expiresAt: string | undefined, options?: CallOptions): Promise<Fact> {

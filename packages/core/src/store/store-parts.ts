@@ -62,7 +62,7 @@ export interface SearchStorePart {
 /** Facts, entities, relations and the extraction cursors. */
 export interface KnowledgeStorePart {
   insertFact(user: UserScope, fact: NewFact, supersedes: string | undefined): Awaitable<Fact>;
-  retireFact(user: UserScope, factId: string, at: string): Awaitable<Fact>;
+  retireFact(user: UserScope, factId: string, at: string, supersededBy: string | undefined): Awaitable<Fact>;
   setFactExpiry(user: UserScope, factId: string, expiresAt: string | undefined): Awaitable<Fact>;
   listFacts(user: UserScope, query: FactQuery): Awaitable<Fact[]>;
   upsertEntity(user: UserScope, input: EntityInput, now: string): Awaitable<Entity>;

@@ -227,8 +227,12 @@ export interface Store {
    * fact's `validFrom`) and `supersededBy`; `conflict` when the old one is no longer current, `not_found` when absent.
    */
   insertFact(user: UserScope, fact: NewFact, options?: CallOptions & { supersedes?: string }): Promise<Fact>;
-  /** Ends a current fact at `at` without a successor; `not_found` / `conflict` (already ended). */
-  retireFact(user: UserScope, factId: string, at: string, options?: CallOptions): Promise<Fact>;
+  /**
+   * Ends a current fact at `at`; with `supersededBy`, links it to the user's fact that takes its place (a
+   * consolidation merging a duplicate or settling a contradiction). `not_found` (the fact or the
+   * successor) / `conflict` (already ended).
+   */
+  retireFact(user: UserScope, factId: string, at: string, options?: CallOptions & { supersededBy?: string }): Promise<Fact>;
   /** Sets when a current fact expires (ISO 8601), or with `undefined` that it never does; `not_found` / `conflict` (already ended). */
   setFactExpiry(user: UserScope, factId: string, expiresAt: string | undefined, options?: CallOptions): Promise<Fact>;
   /** A user's facts: current by default, valid at `asOf`, or every version with `includeHistory`; oldest first. */

@@ -18,9 +18,12 @@ export class InMemoryFactStore {
     return stored;
   }
 
-  retire(user: UserScope, factId: string, at: string): Fact {
+  retire(user: UserScope, factId: string, at: string, supersededBy?: string): Fact {
     const index = this.#currentIndex(user, factId);
-    const retired = { ...this.#facts[index]!, validTo: at };
+    if (supersededBy !== undefined && !this.#facts.some((fact) => fact.id === supersededBy && fact.tenantId === user.tenantId && fact.userId === user.userId)) {
+      throw new MemoryError('not_found', `fact ${supersededBy} does not exist`, { details: { factId: supersededBy } });
+    }
+    const retired = { ...this.#facts[index]!, validTo: at, ...(supersededBy === undefined ? {} : { supersededBy }) };
     this.#facts[index] = retired;
     return retired;
   }

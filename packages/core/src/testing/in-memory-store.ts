@@ -329,9 +329,9 @@ export class InMemoryStore implements Store {
     return this.#facts.insert(user, fact, options.supersedes);
   }
 
-  async retireFact(user: UserScope, factId: string, at: string): Promise<Fact> {
+  async retireFact(user: UserScope, factId: string, at: string, options: { supersededBy?: string } = {}): Promise<Fact> {
     this.#checkOpen();
-    return this.#facts.retire(user, factId, at);
+    return this.#facts.retire(user, factId, at, options.supersededBy);
   }
 
   async setFactExpiry(user: UserScope, factId: string, expiresAt: string | undefined): Promise<Fact> {

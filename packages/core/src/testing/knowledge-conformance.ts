@@ -51,6 +51,17 @@ export function describeKnowledgeConformance(store: () => Store): void {
       expect(await store().listFacts({ ...user, tenantId: 'tenant-b' }, { includeHistory: true })).toEqual([]);
     });
 
+    it('retires a fact in favour of another of the user (a merge), linking it, and refuses a successor it does not have', async () => {
+      const kept = await store().insertFact(user, fact('owns', 'a 10000 mAh power bank', '2025-01-01T00:00:00.000Z'));
+      const duplicate = await store().insertFact(user, fact('owns', '10000mAh power bank', '2025-01-02T00:00:00.000Z'));
+      const foreign = await store().insertFact({ ...user, userId: 'user-2' }, fact('owns', 'a kayak', '2025-01-02T00:00:00.000Z'));
+      await expect(store().retireFact(user, duplicate.id, '2025-01-03T00:00:00.000Z', { supersededBy: 'no-such-fact' })).rejects.toSatisfy(is('not_found'));
+      await expect(store().retireFact(user, duplicate.id, '2025-01-03T00:00:00.000Z', { supersededBy: foreign.id })).rejects.toSatisfy(is('not_found'));
+      const merged = await store().retireFact(user, duplicate.id, '2025-01-03T00:00:00.000Z', { supersededBy: kept.id });
+      expect(merged).toMatchObject({ validTo: '2025-01-03T00:00:00.000Z', supersededBy: kept.id });
+      expect((await store().listFacts(user)).map((item) => item.id)).toEqual([kept.id]);
+    });
+
     it('keeps when a fact expires, hides it from current listings at and after that time, and keeps it in history', async () => {
       const pass = await store().insertFact(user, fact('gate_code', '4417', '2025-01-01T00:00:00.000Z', { expiresAt: '2025-01-08T00:00:00.000Z' }));
       const town = await store().insertFact(user, fact('home_town', 'Hood River', '2025-01-01T00:00:00.000Z'));
