@@ -56,6 +56,8 @@ export type { DateMention } from './facts/find-dates.js';
 export { HeuristicFactExtractor } from './facts/heuristic-fact-extractor.js';
 export { normalizeFactValue, toAttributeKey } from './facts/normalize-fact-value.js';
 export { personRelations, petRelations } from './facts/people-fact-rules.js';
+export { consolidateFacts } from './facts/consolidate-facts.js';
+export type { ConsolidateOptions, FactConsolidation } from './facts/consolidate-facts.js';
 export { correctFact, putFact } from './facts/put-fact.js';
 export type { FactCorrection, FactInput } from './facts/put-fact.js';
 export { reconcileFacts } from './facts/reconcile-facts.js';

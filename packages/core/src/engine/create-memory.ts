@@ -24,6 +24,7 @@ import type { Fact, FactQuery } from '../facts/fact.js';
 import type { FactExtractor } from '../facts/fact-extractor.js';
 import { extractKnowledge } from '../knowledge/extract-knowledge.js';
 import { HeuristicFactExtractor } from '../facts/heuristic-fact-extractor.js';
+import { consolidateFacts, type ConsolidateOptions, type FactConsolidation } from '../facts/consolidate-facts.js';
 import { correctFact, putFact, toIsoTime, type FactCorrection, type FactInput } from '../facts/put-fact.js';
 import type { Entity, Relation } from '../graph/entity.js';
 import { graphNeighbours, type GraphNeighbourhood } from '../graph/graph-neighbours.js';
@@ -64,9 +65,10 @@ export interface MemoryOptions {
   readonly queryEmbeddingTimeoutMs?: number | false;
   /**
    * Background extraction of durable facts and the entity graph from new messages; `false` turns it off.
-   * Default: the offline `HeuristicFactExtractor` and `HeuristicGraphExtractor`; `graphExtractor: false` skips the graph.
+   * Default: the offline `HeuristicFactExtractor` and `HeuristicGraphExtractor`; `graphExtractor: false` skips the graph;
+   * `consolidate: false` skips the consolidation pass (duplicates merged, contradictions settled) after each run that stored facts.
    */
-  readonly knowledge?: false | { readonly factExtractor?: FactExtractor; readonly graphExtractor?: GraphExtractor | false };
+  readonly knowledge?: false | { readonly factExtractor?: FactExtractor; readonly graphExtractor?: GraphExtractor | false; readonly consolidate?: boolean };
   /** Caps of each user's `/memories` directory (the memory tool); missing fields take `defaultMemoryToolLimits`. */
   readonly memoryToolLimits?: Partial<MemoryToolLimits>;
   /**
@@ -141,6 +143,8 @@ export interface Memory {
     correct(user: UserScopeInput, factId: string, correction: FactCorrection, options?: CallOptions): Promise<Fact>;
     /** Sets when a current fact expires (ISO 8601), or with `null` that it never does (`not_found`, `conflict`, `invalid_input`). */
     expire(user: UserScopeInput, factId: string, expiresAt: string | null, options?: CallOptions): Promise<Fact>;
+    /** Merges the user's duplicate facts and settles contradictions by time, history kept (see `consolidateFacts`); extraction runs it too. */
+    consolidate(user: UserScopeInput, options?: ConsolidateOptions): Promise<FactConsolidation>;
   };
   /** The user's entity graph. */
   readonly graph: {
@@ -209,6 +213,7 @@ export function createMemory(options: MemoryOptions): Memory {
           store,
           factExtractor: options.knowledge?.factExtractor ?? new HeuristicFactExtractor(),
           ...(options.knowledge?.graphExtractor === false ? {} : { graphExtractor: options.knowledge?.graphExtractor ?? new HeuristicGraphExtractor() }),
+          ...(options.knowledge?.consolidate === undefined ? {} : { consolidate: options.knowledge.consolidate }),
           now,
         };
   const background = createBackgroundWork({
@@ -315,6 +320,8 @@ export function createMemory(options: MemoryOptions): Memory {
         putFact(store, resolveUserScope(user), fact, new Date(now()).toISOString(), callOptions),
       correct: (user: UserScopeInput, factId: string, correction: FactCorrection, callOptions?: CallOptions) =>
         correctFact(store, resolveUserScope(user), factId, correction, new Date(now()).toISOString(), callOptions),
+      consolidate: (user: UserScopeInput, consolidateOptions?: ConsolidateOptions) =>
+        consolidateFacts(store, resolveUserScope(user), new Date(now()).toISOString(), consolidateOptions),
       expire: async (user: UserScopeInput, factId: string, expiresAt: string | null, callOptions?: CallOptions) =>
         store.setFactExpiry(resolveUserScope(user), factId, expiresAt === null ? undefined : toIsoTime('expiresAt', expiresAt), callOptions),
     }),

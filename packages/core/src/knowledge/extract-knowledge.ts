@@ -6,6 +6,7 @@ import { storeGraph } from '../graph/store-graph.js';
 import type { Scope, UserScope } from '../messages/scope.js';
 import type { CallOptions, Store } from '../store/store.js';
 import type { FactExtractor } from '../facts/fact-extractor.js';
+import { consolidateFacts } from '../facts/consolidate-facts.js';
 import { reconcileFacts } from '../facts/reconcile-facts.js';
 
 /** What {@link extractKnowledge} needs: the store, a fact extractor, optionally a graph extractor, and a clock. */
@@ -16,6 +17,8 @@ export interface KnowledgeDependencies {
   readonly graphExtractor?: GraphExtractor;
   /** Clock in epoch ms, for the time facts and entities are recorded at; default `Date.now`. */
   readonly now?: () => number;
+  /** Consolidate the user's facts ({@link consolidateFacts}) after a run that changed them; default true. */
+  readonly consolidate?: boolean;
 }
 
 /** What one run of {@link extractKnowledge} did. */
@@ -32,6 +35,9 @@ export interface KnowledgeRunResult {
   readonly entitiesStored: number;
   readonly relationsStored: number;
   readonly relationsRetired: number;
+  /** Duplicates merged and contradictions settled by the consolidation after the run. */
+  readonly factsMerged: number;
+  readonly factsSettled: number;
   /** True when another worker moved the cursor first and this run stopped (not an error). */
   readonly raced: boolean;
 }
@@ -53,7 +59,8 @@ export function knowledgeCursorName(factExtractorId: string): string {
  * stops without error (`raced`). An extractor or store failure is thrown (the job retries with backoff)
  * and leaves the cursor where it was; the writes of a failed round are safe to repeat, since
  * reconciliation ignores facts already recorded from the same message and the store merges entities
- * and deduplicates relations. Honours `signal` between rounds and in every store and extractor call;
+ * and deduplicates relations. A run that stored facts ends with one {@link consolidateFacts} pass over
+ * the user's facts (unless `consolidate` is false). Honours `signal` between rounds and in every store and extractor call;
  * with a job's `slice`, a round that would not end before the attempt's deadline is not started (the
  * job queues the rest).
  */
@@ -67,13 +74,34 @@ export async function extractKnowledge(
   const callOptions: CallOptions = options.signal === undefined ? {} : { signal: options.signal };
   const user: UserScope = { tenantId: scope.tenantId, userId: scope.userId };
   const cursorName = knowledgeCursorName(factExtractor.id);
-  const totals = { rounds: 0, messagesRead: 0, factsAdded: 0, factsSuperseded: 0, factsRetired: 0, factsIgnored: 0, entitiesStored: 0, relationsStored: 0, relationsRetired: 0 };
+  const totals = {
+    rounds: 0,
+    messagesRead: 0,
+    factsAdded: 0,
+    factsSuperseded: 0,
+    factsRetired: 0,
+    factsIgnored: 0,
+    entitiesStored: 0,
+    relationsStored: 0,
+    relationsRetired: 0,
+    factsMerged: 0,
+    factsSettled: 0,
+  };
+  // After a run that stored facts, one consolidation pass over the user's facts (a few reads; facts are few).
+  const finish = async (throughSeq: number, raced: boolean): Promise<KnowledgeRunResult> => {
+    if (dependencies.consolidate !== false && totals.factsAdded + totals.factsSuperseded > 0) {
+      const consolidation = await consolidateFacts(store, user, new Date(now()).toISOString(), callOptions);
+      totals.factsMerged = consolidation.merged.length;
+      totals.factsSettled = consolidation.settled.length;
+    }
+    return { ...totals, throughSeq, raced };
+  };
   let cursor = await store.getCursor(scope, cursorName, callOptions);
   for (;;) {
     options.signal?.throwIfAborted();
     const batch = await store.listMessages(scope, { afterSeq: cursor, limit: knowledgeBatchSize }, callOptions);
-    if (batch.length === 0) return { ...totals, throughSeq: cursor, raced: false };
-    if (options.slice !== undefined && !options.slice.roomForRound()) return { ...totals, throughSeq: cursor, raced: false };
+    if (batch.length === 0) return finish(cursor, false);
+    if (options.slice !== undefined && !options.slice.roomForRound()) return finish(cursor, false);
     const messages: SummarySourceMessage[] = batch.map((message) => ({
       seq: message.seq,
       role: message.role,
@@ -107,7 +135,7 @@ export async function extractKnowledge(
     try {
       await store.advanceCursor(scope, cursorName, cursor, next, callOptions);
     } catch (error) {
-      if (isMemoryError(error, 'conflict')) return { ...totals, throughSeq: cursor, raced: true };
+      if (isMemoryError(error, 'conflict')) return finish(cursor, true);
       throw error;
     }
     cursor = next;
