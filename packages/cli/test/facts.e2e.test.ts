@@ -89,4 +89,19 @@ describe('mnemo facts', () => {
     expect(badTime.stderr).toMatch(/ISO 8601/);
     expect(await facts(['list', '--user', 'bob'])).toEqual([]);
   });
+
+  it('consolidates: a dry run writes nothing, then the vaguer duplicate is merged into the extracted fact', async () => {
+    await storeMeshChatWithRelaySwitch(join(work.path, 'mesh.db'));
+    const [extracted] = (await facts(['list', '--user', 'maren', '--attribute', 'owns'])).filter((fact) => fact.value.includes('power bank'));
+    expect(extracted?.value).toBe('a 10000 mAh power bank');
+    const [vague] = await facts(['put', 'owns', 'power bank', '--user', 'maren']);
+    const dry = await facts(['consolidate', '--dry-run', '--user', 'maren']);
+    expect(dry.map((fact) => fact.id)).toEqual([vague!.id]);
+    expect((await facts(['list', '--user', 'maren', '--attribute', 'owns'])).map((fact) => fact.id)).toContain(vague!.id);
+    const run = await runMnemo(['facts', 'consolidate', '--user', 'maren', '--db', 'mesh.db'], { cwd: work.path });
+    expect(run.stdout).toMatch(/^1 duplicates merged and 0 contradictions settled/);
+    const owns = await facts(['list', '--user', 'maren', '--attribute', 'owns', '--history']);
+    expect(owns.find((fact) => fact.id === vague!.id)).toMatchObject({ supersededBy: extracted!.id });
+    expect((await facts(['list', '--user', 'maren', '--attribute', 'owns'])).map((fact) => fact.id)).not.toContain(vague!.id);
+  });
 });

@@ -87,6 +87,20 @@ export function registerFactsCommand(program: Command, io: CliIo): void {
       ]);
     });
 
+  common(facts.command('consolidate').description('merge duplicate facts into the more specific one and settle contradictions by time (history kept)'))
+    .option('--dry-run', 'report what would change, write nothing')
+    .action(async (_flags: FactsFlags & { dryRun?: boolean }, command: Command) => {
+      const flags = command.optsWithGlobals<FactsFlags & { dryRun?: boolean }>();
+      await withFacts(flags, io, flags.dryRun === true, async (memory, user) => {
+        const result = await memory.facts.consolidate(user, { dryRun: flags.dryRun === true });
+        if (flags.json !== true) {
+          const verb = flags.dryRun === true ? 'would end' : 'ended';
+          io.stdout.write(`${result.merged.length} duplicates merged and ${result.settled.length} contradictions settled (${verb} these, history kept):\n`);
+        }
+        return [...result.merged.map((item) => item.duplicate), ...result.settled.map((item) => item.older)];
+      });
+    });
+
   common(facts.command('retire').description('end a current fact now: it leaves every context and stays in the history'))
     .argument('<id>', 'the fact id')
     .action(async (id: string, _flags: FactsFlags, command: Command) => {
