@@ -6,9 +6,10 @@ export interface Span {
 }
 
 // Words that end the clause a value is read from, in the languages the patterns cover. A "!" right
-// before a letter or digit is a node id's sigil (!c0ffee42), not the end of a clause.
+// before a letter or digit is a node id's sigil (!c0ffee42), not the end of a clause; a comma between a
+// digit and three more is a thousands separator ($1,200); "(now) instead of" starts the old value.
 const clauseBreak =
-  /[,;:?()[\]\n]|!(?![0-9a-z])|\.(?=\s|$)|\s[-–—]\s|\s(?:and|but|so|because|since|though|although|which|who|when|while|until|where|with|und|aber|weil|denn|mit|y|pero|porque|con|et|mais|parce|avec)\b/i;
+  /(?<!\d),|,(?!\d{3}(?!\d))|[;:?()[\]\n]|!(?![0-9a-z])|\.(?=\s|$)|\s[-–—]\s|\s(?:now\s+)?instead\s+of\b|\s(?:and|but|so|because|since|though|although|which|who|when|while|until|where|with|und|aber|weil|denn|mit|y|pero|porque|con|et|mais|parce|avec)\b/i;
 const clauseBreakKeepingAnd =
   /[;:?()[\]\n]|!(?![0-9a-z])|\.(?=\s|$)|\s[-–—]\s|,\s(?!and\b|or\b|no\b|not\b)|\s(?:but|so|because|since|though|although|which|who|when|while|until|where|aber|weil|denn|pero|porque|mais|parce)\b/i;
 // Words that trail a value without belonging to it ("Portland now", "120 dollars total").

@@ -16,6 +16,8 @@ export interface ExtractedFact {
   readonly sourceSeqs: readonly number[];
   /** `negate` for "I don't like X anymore": ends a matching current fact instead of adding one. */
   readonly polarity?: 'assert' | 'negate';
+  /** The user said the value changed: it supersedes the current values of the attribute even where it may have several. */
+  readonly replaces?: boolean;
 }
 
 /** What an extractor reads: new messages of one conversation and the user's current facts (for context). */

@@ -8,6 +8,8 @@ export interface FactDraft {
   readonly value: string;
   readonly confidence: number;
   readonly polarity?: 'assert' | 'negate';
+  /** The user said the value changed ("switched to", "is now", "instead of"): it replaces the current ones, whatever the attribute. */
+  readonly replaces?: boolean;
   /** Offset in the sentence where the statement starts: facts of one sentence keep their spoken order. */
   readonly index: number;
 }
@@ -20,6 +22,11 @@ export interface FactRuleInput extends Statement {
   personCalled(relation: string): string | undefined;
   /** Whether the user has a current fact (or one read earlier in these messages) with this attribute. */
   knows(attribute: string): boolean;
+  /**
+   * The attribute the user already has for `key`: `key` itself, or the one known attribute that ends in
+   * `_<key>` ("cloud budget" is the known `monthly_cloud_budget`); `undefined` when none or several.
+   */
+  knownAttribute(key: string): string | undefined;
 }
 
 /** One family of patterns: reads the facts it recognizes in a sentence. Pure and deterministic. */

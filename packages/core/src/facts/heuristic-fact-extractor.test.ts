@@ -93,6 +93,13 @@ describe('HeuristicFactExtractor', () => {
         'changed our repeater from !c0ffee42 to !d00d0001 last night',
       ),
     ).toEqual(['user main_relay=BEAR-CREEK', 'user main_relay=BEAR-CREEK', 'user main_relay=BEAR-CREEK', 'user repeater=!d00d0001']);
+    // An amount with a thousands separator is one value; "the X is Y now instead of Z" changes an X the user has.
+    const budget = await extract('Our monthly cloud budget is $1,200, finance reviews the invoice.', 'Finance cut us back: the cloud budget is $2,250 a month now instead of $1,200.');
+    expect(budget.map((fact) => [fact.attribute, fact.value, fact.replaces ?? false])).toEqual([
+      ['monthly_cloud_budget', '$1,200', false],
+      ['monthly_cloud_budget', '$2,250 a month', true],
+    ]);
+    expect(await read('the weather is now 12 degrees instead of 9')).toEqual([]);
     // Not data, a passing state, or a figure of speech: nothing.
     expect(await read('I changed my mind to stay home', 'I moved my stuff to the garage', 'my relay is now down again')).toEqual([]);
   });

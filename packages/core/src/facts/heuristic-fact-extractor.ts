@@ -101,6 +101,11 @@ function ruleInput(statement: Statement, sentence: number, mentions: readonly Me
       return names !== undefined && names.size === 1 ? [...names][0] : undefined;
     },
     knows: (attribute) => known.attributes.has(attribute),
+    knownAttribute(key) {
+      if (known.attributes.has(key)) return key;
+      const longer = [...known.attributes].filter((attribute) => attribute.endsWith(`_${key}`));
+      return longer.length === 1 ? longer[0] : undefined;
+    },
   };
 }
 
@@ -113,5 +118,6 @@ function toFact(draft: FactDraft, statement: Statement, seq: number): ExtractedF
     confidence: draft.confidence,
     sourceSeqs: [seq],
     ...(draft.polarity === 'negate' ? { polarity: 'negate' as const } : {}),
+    ...(draft.replaces === true ? { replaces: true } : {}),
   };
 }

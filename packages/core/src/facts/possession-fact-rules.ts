@@ -1,5 +1,5 @@
 import { captureClause, captureName, eachCue, isCapitalized } from './capture-span.js';
-import type { FactDraft, FactRule } from './fact-rule.js';
+import type { FactDraft, FactRule, FactRuleInput } from './fact-rule.js';
 import { toAttributeKey } from './normalize-fact-value.js';
 
 // "I have a question", "I've got a feeling", "I have a great time": idioms, not possessions.
@@ -45,16 +45,23 @@ const readPossessions: FactRule = ({ text, match }) => {
 };
 
 // "my budget is 120 dollars", "my main relay is a solar node called LARCH-RIDGE", "our cabin node is !c0ffee42",
-// "my favourite color is blue", and a change said as one: "my main relay is now BEAR-CREEK", "my new relay is …".
-const readMyAttribute: FactRule = ({ text, match }) => {
+// "my favourite color is blue", and a change said as one: "my main relay is now BEAR-CREEK", "my new relay is …",
+// "the cloud budget is $2,250 a month now instead of $1,200" (of an attribute the user already has).
+const readMyAttribute: FactRule = (input) => {
+  const { match } = input;
   const drafts: FactDraft[] = [];
-  eachCue(match, /\b(?:my|our) (?:new )?((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+(?:is|are|=|:)\s+(?:now\s+|currently\s+)?/gi, (found, end) => {
-    const draft = attributeDraft(text, match, found[1]!, end, found.index, { change: false });
+  const changed = /\binstead\s+of\b/i.test(match);
+  eachCue(match, /\b(my|our|the) (new )?((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+(?:is|are)\s+(now\s+|currently\s+)?|\b(my|our) ()((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s*(?:=|:)\s+()/gi, (found, end) => {
+    const owner = (found[1] ?? found[5])!.toLowerCase();
+    const change = changed || found[2] !== undefined || (found[4] ?? '').toLowerCase().startsWith('now');
+    // "the X is …" only states the user's own X when it changes one they already have.
+    if (owner === 'the' && (!change || input.knownAttribute(toAttributeKey((found[3] ?? found[7])!)) === undefined)) return;
+    const draft = attributeDraft(input, (found[3] ?? found[7])!, end, found.index, { change });
     if (draft !== undefined) drafts.push(draft);
   });
   // "I switched my main relay to BEAR-CREEK", "changed our repeater from !c0ffee42 to !d00d0001", "moved my trip over to June 21".
   eachCue(match, /\b(?:switched|changed|moved|swapped|updated)\s+(?:my|our)\s+((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+(?:over\s+)?(?:from\s+[^,.;?]+?\s+)?to\s+/gi, (found, end) => {
-    const draft = attributeDraft(text, match, found[1]!, end, found.index, { change: true });
+    const draft = attributeDraft(input, found[1]!, end, found.index, { change: true });
     if (draft !== undefined) drafts.push(draft);
   });
   return drafts;
@@ -62,10 +69,14 @@ const readMyAttribute: FactRule = ({ text, match }) => {
 
 /**
  * The fact of "my <words> is <value>" (or a change of it) whose value starts at `end`, when the words name
- * an attribute and the value looks like data: a number, an id, a proper name, or any favourite thing.
+ * an attribute and the value looks like data: a number, an id, a proper name, or any favourite thing. The
+ * words map to the attribute the user already has for them ("cloud budget" → `monthly_cloud_budget`); a
+ * change replaces the current value.
  */
-function attributeDraft(text: string, match: string, words: string, end: number, index: number, options: { readonly change: boolean }): FactDraft | undefined {
-  const key = toAttributeKey(words);
+function attributeDraft(input: FactRuleInput, words: string, end: number, index: number, options: { readonly change: boolean }): FactDraft | undefined {
+  const { text, match } = input;
+  const said = toAttributeKey(words);
+  const key = said === '' ? '' : (input.knownAttribute(said) ?? said);
   const first = words.toLowerCase().split(/\s+/)[0]!;
   // "My pup Toby is …": a name inside the subject makes it a person or pet, not an attribute. The
   // first word decides ("my node battery is …" is a reading), so "our cabin node is !c0ffee42" counts.
@@ -78,7 +89,7 @@ function attributeDraft(text: string, match: string, words: string, end: number,
     called === null ? (options.change ? leadingName(text, match, clause.start) : undefined) : captureNamed(text, match, clause.start + called.index + called[0].length);
   const value = named ?? clause.value;
   if (!key.startsWith('favorite_') && !/\d|![0-9a-f]{4}/i.test(value) && !isCapitalized(value) && named === undefined) return undefined;
-  return { attribute: key, value, confidence: named === undefined && !options.change ? 0.6 : 0.75, index };
+  return { attribute: key, value, confidence: named === undefined && !options.change ? 0.6 : 0.75, index, ...(options.change ? { replaces: true } : {}) };
 }
 
 // Words a clause cut short can end on ("a tasty and easy recipe" → "a tasty"): not a thing.

@@ -39,6 +39,15 @@ describe('reconcileFacts', () => {
     expect(await current(store)).toEqual(['user home_town=Hood River', 'user likes=hiking']);
   });
 
+  it('supersedes a value the user said changed even where the attribute may have several, and adds otherwise', async () => {
+    const store = new InMemoryStore();
+    await reconcileFacts(store, user, [extracted('monthly_cloud_budget', '$1,200', 3), extracted('editor', 'Emacs', 3)], context);
+    await reconcileFacts(store, user, [extracted('monthly_cloud_budget', '$2,250 a month', 35, { replaces: true }), extracted('editor', 'Helix', 35)], context);
+    expect(await current(store)).toEqual(['user editor=Emacs', 'user monthly_cloud_budget=$2,250 a month', 'user editor=Helix']);
+    const [old] = await store.listFacts(user, { includeHistory: true, attribute: 'monthly_cloud_budget' });
+    expect(old).toMatchObject({ value: '$1,200', validTo: times.get(35) });
+  });
+
   it('supersedes a single-valued fact and keeps the old one in history, answering asOf with it', async () => {
     const store = new InMemoryStore();
     await reconcileFacts(store, user, [extracted('trip_date', 'June 14', 7)], context);

@@ -44,7 +44,7 @@ interface Outcome {
  * and its history: a fact equal to a current one (same subject, case-insensitively; same attribute;
  * same {@link normalizeFactValue}) is ignored, as is one already recorded from the same message (a
  * retried job) or one older than the current value; a new value of a single-valued attribute
- * ({@link isSingleValuedAttribute}) supersedes the current one through `Store.insertFact` with
+ * ({@link isSingleValuedAttribute}), or one the user said replaces the old (`replaces`), supersedes the current one through `Store.insertFact` with
  * `supersedes` (the old one keeps its row, gains `validTo` and `supersededBy`, and still answers
  * `asOf` queries); a multi-valued attribute gains the value; `polarity: 'negate'` retires the matching
  * current facts (all of the attribute when the value is empty). Nothing is ever deleted. Facts of
@@ -115,7 +115,8 @@ async function applyFact(
   );
   if (replayed || current.some(sameValue)) return undefined;
   const newFact = toNewFact(fact, validFrom, context);
-  if (!isSingleValuedAttribute(fact.attribute) || current.length === 0) return { added: await store.insertFact(user, newFact, callOptions) };
+  const singleValued = isSingleValuedAttribute(fact.attribute) || fact.replaces === true;
+  if (!singleValued || current.length === 0) return { added: await store.insertFact(user, newFact, callOptions) };
   // An older statement (a backlog read late) never overrides a newer value.
   if (current.some((stored) => stored.validFrom > validFrom)) return undefined;
   const [latest, ...extra] = [...current].sort((a, b) => (a.validFrom < b.validFrom ? 1 : a.validFrom > b.validFrom ? -1 : 0));
