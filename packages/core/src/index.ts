@@ -92,6 +92,7 @@ export { expandSummary } from './engine/expand-summary.js';
 export type { ExpandedSummary } from './engine/expand-summary.js';
 export { getConversationStats } from './engine/conversation-stats.js';
 export type { ConversationStats } from './engine/conversation-stats.js';
+export type { RetentionOptions, RetentionOutcome, RetentionPolicy, RetentionRules } from './engine/apply-retention.js';
 export { createMemory } from './engine/create-memory.js';
 export type { Memory, MemoryOptions } from './engine/create-memory.js';
 export type { EraseTarget } from './messages/erase-target.js';

@@ -36,6 +36,7 @@ import { createMemoryTool, type MemoryTool, type MemoryToolLimits } from '../fil
 import { createBackgroundWork } from './background-work.js';
 import { getConversationStats, type ConversationStats } from './conversation-stats.js';
 import { expandSummary, type ExpandedSummary } from './expand-summary.js';
+import { applyRetention, type RetentionOptions, type RetentionOutcome, type RetentionRules } from './apply-retention.js';
 import { eraseMessages } from './erase-messages.js';
 import type { ErasureAuditEntry, ErasureReceipt, MessageSelection } from '../store/message-erasure.js';
 
@@ -124,6 +125,8 @@ export interface Memory {
   eraseMessages(target: UserScopeInput & MessageSelection, options?: CallOptions): Promise<ErasureReceipt>;
   /** The audit log of erasures of a tenant, or of one user, oldest first. */
   erasures(filter: UserScopeInput & { allUsers?: boolean }, options?: CallOptions): Promise<ErasureAuditEntry[]>;
+  /** Erases, per user of a tenant, the messages older than their retention policy allows, as `eraseMessages` does (see `applyRetention`). */
+  applyRetention(rules: RetentionRules, options?: RetentionOptions): Promise<RetentionOutcome[]>;
   /** Compacts a conversation now, in the caller, folding all but the kept recent turns into the summary. */
   compact(scope: ScopeInput, options?: CallOptions): Promise<Summary[]>;
   /** Every summary version of a conversation, oldest first. */
@@ -243,6 +246,11 @@ export function createMemory(options: MemoryOptions): Memory {
 
   const memoryTool = createMemoryTool({ store, now, ...(options.memoryToolLimits === undefined ? {} : { limits: options.memoryToolLimits }) });
 
+  async function eraseSelected(target: UserScopeInput & MessageSelection, callOptions?: CallOptions): Promise<ErasureReceipt> {
+    const { conversationId, fromSeq, toSeq, before, ...owner } = target;
+    const selection = { ...(conversationId === undefined ? {} : { conversationId }), ...(fromSeq === undefined ? {} : { fromSeq }), ...(toSeq === undefined ? {} : { toSeq }), ...(before === undefined ? {} : { before }) };
+    return eraseMessages({ store, now, afterErase: (scope, options) => background.afterAppend(scope, options) }, resolveUserScope(owner), selection, callOptions);
+  }
   return Object.freeze({
     tokenCounter,
     memoryTool,
@@ -287,10 +295,9 @@ export function createMemory(options: MemoryOptions): Memory {
     async erase(target: EraseTarget, callOptions?: CallOptions) {
       return eraseTarget(store, target, callOptions);
     },
-    async eraseMessages(target: UserScopeInput & MessageSelection, callOptions?: CallOptions) {
-      const { conversationId, fromSeq, toSeq, before, ...owner } = target;
-      const selection = { ...(conversationId === undefined ? {} : { conversationId }), ...(fromSeq === undefined ? {} : { fromSeq }), ...(toSeq === undefined ? {} : { toSeq }), ...(before === undefined ? {} : { before }) };
-      return eraseMessages({ store, now, afterErase: (scope, options) => background.afterAppend(scope, options) }, resolveUserScope(owner), selection, callOptions);
+    eraseMessages: eraseSelected,
+    async applyRetention(rules: RetentionRules, retentionOptions?: RetentionOptions) {
+      return applyRetention({ store, eraseMessages: eraseSelected }, rules, new Date(now()).toISOString(), retentionOptions);
     },
     async erasures(filter: UserScopeInput & { allUsers?: boolean }, callOptions?: CallOptions) {
       const user = resolveUserScope(filter);
