@@ -10,6 +10,7 @@ import { registerMcpCommand } from './commands/mcp-command.js';
 import { registerMigrateCommand } from './commands/migrate-command.js';
 import { registerReembedCommand } from './commands/reembed-command.js';
 import { registerReplayCommand } from './commands/replay-command.js';
+import { registerRetentionCommand } from './commands/retention-command.js';
 import { registerServeCommand } from './commands/serve-command.js';
 import { registerStatsCommand } from './commands/stats-command.js';
 import { registerSummariesCommand } from './commands/summaries-command.js';
@@ -43,6 +44,7 @@ export function createProgram(io: CliIo): Command {
   registerMigrateCommand(program, io);
   registerCopyCommand(program, io);
   registerUsersCommand(program, io);
+  registerRetentionCommand(program, io);
   const variables = Object.entries(cliEnvironmentVariables).map(([name, meaning]) => `  ${name.padEnd(20)} ${meaning}`);
   program.addHelpText(
     'after',

@@ -1,9 +1,11 @@
 import { availableParallelism } from 'node:os';
+import type { Memory } from '@mnemo/core';
 import { InvalidArgumentError, type Command } from 'commander';
 import { pino } from 'pino';
 import { embedderOption, withEmbedderFlag } from './embedder-option.js';
 import type { CliIo } from '../cli-io.js';
-import { loadCliConfig } from '../config/cli-config.js';
+import { loadCliConfig, type CliConfig } from '../config/cli-config.js';
+import { sweepRetention } from '../retention/retention-rules.js';
 import { chooseWorkerEmbedder } from '../store/choose-embedder.js';
 import { createServeMemory } from '../store/create-serve-memory.js';
 import { describeDatabase, openCliStore } from '../store/open-cli-store.js';
@@ -78,7 +80,9 @@ async function runWorker(flags: WorkerFlags, io: CliIo): Promise<void> {
   const keepAlive = setInterval(() => undefined, 3_600_000);
   // Started by `mnemo serve`: it restarts a worker whose heartbeats stop.
   const stopHeartbeat = startHeartbeat();
+  const stopRetention = startRetentionSweeps(memory, config, logger);
   const reason = await nextShutdownSignal();
+  await stopRetention();
   stopHeartbeat();
   clearInterval(keepAlive);
   logger.info({ reason }, 'worker stopping: the running jobs’ leases lapse for another worker');
@@ -91,4 +95,35 @@ function parseEmbeddingThreads(value: string): number {
   const threads = parsePositiveInteger(value);
   if (threads > 16) throw new InvalidArgumentError('must be a number of threads from 1 to 16.');
   return threads;
+}
+
+/**
+ * With retention configured, sweeps every tenant now and then every `intervalMinutes` (the first one a
+ * few seconds after start, jittered, so the workers of one server do not sweep at the same moment; a
+ * sweep after another finds nothing left to erase). Logs what each sweep erased, and failures; returns the
+ * stop, which waits for a sweep under way.
+ */
+function startRetentionSweeps(memory: Memory, config: CliConfig, logger: pino.Logger): () => Promise<void> {
+  const { retention } = config;
+  if (retention === undefined) return async () => undefined;
+  const settled = { ...config, retention };
+  let running: Promise<void> | undefined;
+  const sweep = () => {
+    running ??= sweepRetention(memory, settled)
+      .then((results) => {
+        const erased = results.flatMap(({ tenantId, outcomes }) => outcomes.map((outcome) => ({ tenantId, userId: outcome.userId, before: outcome.before, messages: outcome.receipt?.messages ?? 0 })));
+        if (erased.length > 0) logger.info({ erased }, 'retention: erased messages past their policy');
+      })
+      .catch((error: unknown) => logger.error({ err: error }, 'retention sweep failed; the next one tries again'))
+      .finally(() => (running = undefined));
+  };
+  const first = setTimeout(sweep, 2_000 + Math.random() * 3_000);
+  const every = setInterval(sweep, retention.intervalMinutes * 60_000);
+  first.unref();
+  every.unref();
+  return async () => {
+    clearTimeout(first);
+    clearInterval(every);
+    await running;
+  };
 }

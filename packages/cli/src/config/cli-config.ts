@@ -62,6 +62,8 @@ export interface CliConfig {
   };
   /** Settings of `mnemo serve`; absent when neither the file nor `MNEMO_API_KEYS` sets any. */
   readonly server?: CliServerConfig;
+  /** How long messages are kept (the workers erase older ones); absent when neither the file nor `MNEMO_RETENTION_DAYS` sets it. */
+  readonly retention?: CliRetentionConfig;
   /** Absolute path of the config file that was read, if any. */
   readonly configFile?: string;
 }
@@ -88,6 +90,17 @@ export interface CliServerConfig {
   readonly corsOrigins: readonly string[];
   /** Host names answered besides loopback ones (`MNEMO_ALLOWED_HOSTS` replaces the file's list); requests naming any other Host are refused. */
   readonly allowedHosts: readonly string[];
+}
+
+/**
+ * Retention: messages older than `maxAgeDays` are erased with everything made of them, by the worker
+ * processes every `intervalMinutes` (default 60) and by `mnemo retention`. `tenants` overrides the days per
+ * tenant and per user of a tenant; `null` keeps forever.
+ */
+export interface CliRetentionConfig {
+  readonly maxAgeDays?: number;
+  readonly intervalMinutes: number;
+  readonly tenants: Readonly<Record<string, { readonly maxAgeDays?: number | null; readonly users?: Readonly<Record<string, number | null>> }>>;
 }
 
 /** The defaults the CLI applies when neither the environment nor a config file says otherwise. */
@@ -124,6 +137,7 @@ export const cliEnvironmentVariables = Object.freeze({
   MNEMO_EMBEDDING_API_KEY: 'its API key (default MNEMO_LLM_API_KEY)',
   MNEMO_QUERY_EMBEDDING_TIMEOUT_MS: 'deadline of a context query embedding in serve, past which recall is keyword-only (default 30)',
   MNEMO_HTTP_PROCESSES: 'HTTP processes of mnemo serve on its one port (default 1 on up to 2 cores, else one per core left after the workers)',
+  MNEMO_RETENTION_DAYS: "erase messages older than this many days, with everything made of them (the workers, hourly; default: keep forever)",
 });
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
@@ -206,6 +220,18 @@ const fileSchema = z.strictObject({
       allowedHosts: z.array(z.string().min(1)).optional(),
     })
     .optional(),
+  retention: z
+    .strictObject({
+      maxAgeDays: z.number().positive().optional(),
+      intervalMinutes: z.number().positive().optional(),
+      tenants: z
+        .record(
+          z.string().min(1),
+          z.strictObject({ maxAgeDays: z.number().positive().nullable().optional(), users: z.record(z.string().min(1), z.number().positive().nullable()).optional() }),
+        )
+        .optional(),
+    })
+    .optional(),
 });
 
 const wholeMilliseconds = z.coerce.number<string>({ error: 'must be a whole number' }).pipe(z.number().int().min(1));
@@ -236,6 +262,7 @@ const envSchema = z.object({
   MNEMO_EMBEDDING_API_KEY: z.string().optional(),
   MNEMO_QUERY_EMBEDDING_TIMEOUT_MS: wholeMilliseconds.optional(),
   MNEMO_HTTP_PROCESSES: z.coerce.number<string>({ error: 'must be a whole number' }).pipe(z.number().int().min(1).max(64)).optional(),
+  MNEMO_RETENTION_DAYS: z.coerce.number<string>({ error: 'must be a number of days' }).pipe(z.number().positive()).optional(),
 });
 
 type FileConfig = z.infer<typeof fileSchema>;
@@ -307,7 +334,25 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
           corsOrigins: corsOrigins ?? [],
           allowedHosts: envHosts ?? allowedHosts ?? [],
         };
-  return Object.freeze({ db, llm, anthropic, context, embedder, ...defined('server', serverConfig), ...defined('configFile', file?.path) });
+  const retentionFile = fileValues.retention;
+  const retention =
+    retentionFile === undefined && env.MNEMO_RETENTION_DAYS === undefined
+      ? undefined
+      : {
+          ...defined('maxAgeDays', env.MNEMO_RETENTION_DAYS ?? retentionFile?.maxAgeDays),
+          intervalMinutes: retentionFile?.intervalMinutes ?? 60,
+          tenants: retentionFile?.tenants ?? {},
+        };
+  return Object.freeze({
+    db,
+    llm,
+    anthropic,
+    context,
+    embedder,
+    ...defined('server', serverConfig),
+    ...defined('retention', retention),
+    ...defined('configFile', file?.path),
+  });
 }
 
 /** Resolves a path against a directory; `:memory:` stays as it is. */
