@@ -32,6 +32,15 @@ async function configError(promise: Promise<unknown>): Promise<MemoryError> {
 }
 
 describe('loadCliConfig', () => {
+  it('reads retention from the file, per tenant and user, with MNEMO_RETENTION_DAYS over its days, and refuses a bad one', async () => {
+    await writeConfig({ retention: { maxAgeDays: 90, tenants: { tenantA: { maxAgeDays: null, users: { 'node-7': 30 } } } } });
+    expect((await loadCliConfig({ env: {}, cwd: directory })).retention).toEqual({ maxAgeDays: 90, intervalMinutes: 60, tenants: { tenantA: { maxAgeDays: null, users: { 'node-7': 30 } } } });
+    expect((await loadCliConfig({ env: { MNEMO_RETENTION_DAYS: '7' }, cwd: directory })).retention?.maxAgeDays).toBe(7);
+    expect((await configError(loadCliConfig({ env: { MNEMO_RETENTION_DAYS: '-1' }, cwd: directory }))).message).toMatch(/MNEMO_RETENTION_DAYS/);
+    await writeConfig({ retention: { maxAgeDays: 0 } });
+    expect((await configError(loadCliConfig({ env: {}, cwd: directory }))).message).toMatch(/retention\.maxAgeDays/);
+  });
+
   it('applies the defaults when there is neither a file nor a variable', async () => {
     const config = await loadCliConfig({ env: {}, cwd: directory });
 
