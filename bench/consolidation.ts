@@ -127,7 +127,7 @@ const datasets: { name: string; chats: Chat[] }[] = [
 
 const rows: Row[] = [];
 for (const dataset of datasets) {
-  const results = [];
+  const results: Awaited<ReturnType<typeof consolidateChat>>[] = [];
   for (const chat of dataset.chats) results.push(await consolidateChat(chat));
   const sum = (pick: (result: (typeof results)[number]) => number | undefined) => results.reduce((total, result) => total + (pick(result) ?? 0), 0);
   const hasPlanted = results.some((result) => result.planted !== undefined);
