@@ -253,5 +253,64 @@ if (missing !== undefined && !inCi) {
       }
       expect(tab.problems).toEqual([]);
     }, 60_000);
+
+    // Writes last: they change what the other tests read. A user and conversation of their own.
+    it('retires and corrects a fact, erases a message and a user, each after a confirmation, through the API with the key', async () => {
+      const headers = { authorization: `Bearer ${seed.key}`, 'content-type': 'application/json' };
+      const api = async (method: string, path: string, body?: unknown) => {
+        const response = await fetch(`${url}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+        return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+      };
+      await api('POST', '/v1/conversations/edit-chat/messages', { messages: ['first line', 'second line', 'third line'].map((content) => ({ role: 'user', content })) }).then((result) => expect(result.status).toBe(201));
+      const put = async (attribute: string, value: string) => ((await api('POST', '/v1/facts', { userId: 'edit-chat', attribute, value })).body['fact'] as { id: string }).id;
+      const gate = await put('gate_code', '4417');
+      const town = await put('home_town', 'Tromsø');
+      const tab = await signIn(seed.key);
+      const factRows = () => tab.page.locator('[data-view="facts"] h2 + .table-wrap tr[data-fact]');
+
+      // A dismissed confirmation writes nothing.
+      await go(tab.page, '#/facts/edit-chat', 'facts');
+      tab.page.once('dialog', (dialog) => void dialog.dismiss());
+      await tab.page.click(`button[data-action="retire-fact"][data-fact-id="${gate}"]`);
+      await tab.page.waitForTimeout(300);
+      expect(await factRows().count()).toBe(2);
+
+      tab.page.once('dialog', (dialog) => void dialog.accept());
+      await tab.page.click(`button[data-action="retire-fact"][data-fact-id="${gate}"]`);
+      await tab.page.locator(`[data-view="facts"] h2 + .table-wrap tr[data-fact="${gate}"]`).waitFor({ state: 'detached' });
+      tab.page.once('dialog', (dialog) => void dialog.accept('Bodø'));
+      await tab.page.click(`button[data-action="correct-fact"][data-fact-id="${town}"]`);
+      await tab.page.locator('[data-view="facts"] h2 + .table-wrap tr[data-fact]', { hasText: 'Bodø' }).waitFor();
+      const facts = (await api('GET', '/v1/facts?user_id=edit-chat&history=true')).body['facts'] as { id: string; value: string; validTo?: string; supersededBy?: string }[];
+      expect(facts.map((fact) => [fact.value, fact.validTo !== undefined])).toEqual([
+        ['4417', true],
+        ['Tromsø', true],
+        ['Bodø', false],
+      ]);
+      await browser.screenshot(tab.page, 'facts-edited');
+
+      await go(tab.page, '#/conversation/edit-chat/edit-chat', 'conversation');
+      tab.page.once('dialog', (dialog) => void dialog.accept());
+      await tab.page.click('button[data-action="erase-message"][data-seq="2"]');
+      await tab.page.locator('[data-transcript] tr[data-seq="2"]').waitFor({ state: 'detached' });
+      const left = (await api('GET', '/v1/conversations/edit-chat/messages?user_id=edit-chat')).body['items'] as { content: string }[];
+      expect(left.map((message) => message.content)).toEqual(['first line', 'third line']);
+
+      // Another tenant's key cannot erase this user: the page shows the API's answer and nothing goes.
+      const other = await signIn(seed.otherKey);
+      await go(other.page, '#/facts/edit-chat', 'facts');
+      other.page.once('dialog', (dialog) => void dialog.accept());
+      await other.page.click('button[data-action="erase-user"]');
+      await other.page.waitForTimeout(500);
+      expect((await api('GET', '/v1/conversations/edit-chat/messages?user_id=edit-chat')).status).toBe(200);
+
+      await go(tab.page, '#/facts/edit-chat', 'facts');
+      tab.page.once('dialog', (dialog) => void dialog.accept());
+      await tab.page.click('button[data-action="erase-user"]');
+      await tab.page.locator('[data-view="conversations"]').waitFor();
+      expect((await api('GET', '/v1/facts?user_id=edit-chat&history=true')).body['facts']).toEqual([]);
+      expect((await api('GET', '/v1/conversations/edit-chat/messages?user_id=edit-chat')).status).toBe(404);
+      expect(tab.problems).toEqual([]);
+    }, 90_000);
   });
 }

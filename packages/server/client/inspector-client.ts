@@ -1,6 +1,8 @@
 // The inspector's only script: it turns the location hash into a fragment request, sends the API key
 // (kept in sessionStorage, never in a URL) as the Authorization header, and swaps the server-rendered
-// HTML into the page. Every request is a same-origin GET; the page never writes.
+// HTML into the page. Its few writes (retire or correct a fact, erase a message or a user) ask the person
+// first and then call the REST API like any client, same-origin and with the same key, so the API's key,
+// origin and tenant rules decide; a cookie is never involved, so another site cannot forge one.
 
 const keyStorageName = 'mnemo.inspect.apiKey';
 const defaultRoute = '/conversations';
@@ -146,6 +148,72 @@ view.addEventListener('click', (event) => {
       target.textContent = result.message;
       target.className = 'state state-error';
     }
+  });
+});
+
+/** A write a button asks for: what to confirm (or the value to ask for), and the API call. */
+interface WriteAction {
+  readonly method: 'DELETE' | 'PATCH';
+  readonly path: string;
+  readonly body?: unknown;
+}
+
+const encode = encodeURIComponent;
+
+// Each returns the call once the person confirmed it (or gave a value), else undefined.
+const writeActions: Record<string, (data: DOMStringMap) => WriteAction | undefined> = {
+  'retire-fact': (data) =>
+    confirm(`Retire the fact “${data['label']}”? It leaves every context and stays in the history.`)
+      ? { method: 'DELETE', path: `/v1/facts/${encode(data['factId']!)}?user_id=${encode(data['user']!)}` }
+      : undefined,
+  'correct-fact': (data) => {
+    const value = prompt(`Correct “${data['label']}” to (the old value stays in the history):`, data['value'] ?? '');
+    return value === null || value.trim() === '' ? undefined : { method: 'PATCH', path: `/v1/facts/${encode(data['factId']!)}?user_id=${encode(data['user']!)}`, body: { value: value.trim() } };
+  },
+  'erase-message': (data) =>
+    confirm(`Erase message ${data['seq']} of ${data['conversation']} and everything made of it (summaries are derived again)? This cannot be undone.`)
+      ? { method: 'DELETE', path: `/v1/conversations/${encode(data['conversation']!)}/messages/${encode(data['seq']!)}?user_id=${encode(data['user']!)}` }
+      : undefined,
+  'erase-user': (data) =>
+    confirm(`Erase everything of user ${data['user']}: conversations, messages, summaries, facts and memory files? This cannot be undone.`)
+      ? { method: 'DELETE', path: `/v1/users/${encode(data['user']!)}` }
+      : undefined,
+};
+
+async function runWrite(action: WriteAction): Promise<string | undefined> {
+  const headers = requestHeaders();
+  headers.set('Accept', 'application/json');
+  try {
+    const response = await fetch(action.path, { method: action.method, headers, credentials: 'omit', ...(action.body === undefined ? {} : { body: JSON.stringify(action.body) }) });
+    if (response.ok) return undefined;
+    const body = (await response.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
+    return body.error?.message === undefined ? `${response.status} ${response.statusText}` : `${body.error.code ?? 'error'}: ${body.error.message}`;
+  } catch (error) {
+    return `the server did not answer (${(error as Error).message})`;
+  }
+}
+
+view.addEventListener('click', (event) => {
+  const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-action]');
+  const make = button === null ? undefined : writeActions[button.dataset['action'] ?? ''];
+  if (button === null || make === undefined) return;
+  const action = make(button.dataset);
+  if (action === undefined) return;
+  button.disabled = true;
+  void runWrite(action).then((problem) => {
+    if (problem === undefined) {
+      // An erased user has nothing left to show: back to the list.
+      if (button.dataset['action'] === 'erase-user') location.hash = defaultRoute;
+      void render();
+      return;
+    }
+    button.disabled = false;
+    const notice = document.createElement('p');
+    notice.className = 'state state-error notice';
+    notice.setAttribute('role', 'alert');
+    notice.dataset['writeError'] = 'true';
+    notice.textContent = problem;
+    view.prepend(notice);
   });
 });
 

@@ -148,7 +148,7 @@ function Transcript({ stats, messages, afterSeq, pageSize, focusSeq }: Conversat
         {watermark > 0 && watermark < first && messages.length > 0 ? watermarkRow : null}
         {messages.map((message) => (
           <>
-            <MessageRow message={message} focus={message.seq === focusSeq} />
+            <MessageRow message={message} focus={message.seq === focusSeq} erasable={{ userId, conversationId }} />
             {watermark === message.seq ? watermarkRow : null}
           </>
         ))}

@@ -21,6 +21,12 @@ export function FactsView({ userId, asOfDay, current, history }: FactsViewProps)
         <a href={hashLink(inspectorRoutes.conversations({ user: userId }))}>{userId}</a>
       </p>
       <h1>Facts of {userId}</h1>
+      <p class="bar">
+        <button type="button" class="danger" data-action="erase-user" data-user={userId}>
+          Erase this user…
+        </button>
+        <span class="hint">every conversation, message, summary, fact and memory file of {userId}, for good</span>
+      </p>
       <form class="bar" data-route={inspectorRoutes.facts(userId)}>
         <label>
           As of (end of day, UTC)
@@ -35,7 +41,7 @@ export function FactsView({ userId, asOfDay, current, history }: FactsViewProps)
           {asOfDay === undefined ? 'No fact about this user yet: extraction runs in the background after messages arrive.' : 'No fact was valid on that day.'}
         </p>
       ) : (
-        <FactTable facts={current} />
+        <FactTable facts={current} editable={asOfDay === undefined} />
       )}
       <h2>History by attribute</h2>
       {attributes.length === 0 ? (

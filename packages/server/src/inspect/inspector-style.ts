@@ -51,6 +51,9 @@ input, select, button { font: inherit; color: var(--fg); background: var(--panel
 input[type="search"], input[type="text"] { min-width: 220px; }
 button { cursor: pointer; background: var(--accent); border-color: var(--accent); color: #fff; }
 button.quiet { background: transparent; color: var(--accent); }
+button.small { font-size: 12px; padding: 2px 6px; margin: 2px 4px 2px 0; background: transparent; color: var(--accent); }
+button.danger { background: transparent; color: var(--bad); border-color: var(--bad); }
+.notice { padding: 8px; border: 1px solid var(--line); border-radius: 6px; }
 details.summary { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; margin: 8px 0; }
 details.summary > summary { cursor: pointer; padding: 8px 12px; }
 details.summary > div { padding: 0 12px 12px; }

@@ -3,8 +3,11 @@ import type { Message } from '@mnemo/core';
 import { DataTable } from './data-table.js';
 import { formatCount, formatTime } from './inspector-text.js';
 
-/** One stored message as a table row: seq, role, tokens, time, and its content (tool calls shown as JSON). */
-export function MessageRow({ message, focus = false }: { message: Message; focus?: boolean }) {
+/**
+ * One stored message as a table row: seq, role, tokens, time, and its content (tool calls shown as JSON);
+ * with `erasable` (the user and conversation it belongs to), a button to erase it and all made of it.
+ */
+export function MessageRow({ message, focus = false, erasable }: { message: Message; focus?: boolean; erasable?: { userId: string; conversationId: string } }) {
   const calls = message.toolCalls?.map((call) => `${call.function.name}(${call.function.arguments})`).join('\n');
   return (
     <tr data-seq={message.seq} class={focus ? 'focus' : undefined} {...(focus ? { 'data-focus': 'true' } : {})}>
@@ -19,6 +22,13 @@ export function MessageRow({ message, focus = false }: { message: Message; focus
         {message.content}
         {calls === undefined ? null : <code class="mono">{`\n→ ${calls}`}</code>}
         {message.toolCallId === undefined ? null : <div class="hint">result of {message.toolCallId}</div>}
+        {erasable === undefined ? null : (
+          <div>
+            <button type="button" class="small" data-action="erase-message" data-user={erasable.userId} data-conversation={erasable.conversationId} data-seq={message.seq}>
+              Erase…
+            </button>
+          </div>
+        )}
       </td>
     </tr>
   );
