@@ -34,6 +34,9 @@ const gridValues: Partial<Record<keyof RecallTuning, readonly number[]>> = {
   echoDiscount: [0, 0.5, 1],
   exchangeShare: [0, 0.5, 1],
   assistantPrior: [0, 0.3],
+  // Decay and importance (issue 26, decision 0035): a half-life in days, and a boost for a message that stated a current fact.
+  recencyHalfLifeDays: [0, 30, 180],
+  importanceBoost: [0, 0.25, 0.5],
 };
 const experiments: readonly { name: string; varied: readonly (keyof RecallTuning)[] }[] = [
   { name: 'length prior cap', varied: ['lengthPriorCap'] },
@@ -42,6 +45,11 @@ const experiments: readonly { name: string; varied: readonly (keyof RecallTuning
   { name: 'assistant prior', varied: ['assistantPrior'] },
   { name: 'echo discount and exchange share', varied: ['echoDiscount', 'exchangeShare'] },
   { name: 'all together', varied: ['lengthPriorCap', 'echoDiscount', 'exchangeShare', 'assistantPrior'] },
+  { name: 'recency half-life', varied: ['recencyHalfLifeDays'] },
+  { name: 'importance', varied: ['importanceBoost'] },
+  { name: 'recency half-life and importance', varied: ['recencyHalfLifeDays', 'importanceBoost'] },
+  // Last: the fold and category tables below use its choices.
+  { name: 'everything', varied: ['lengthPriorCap', 'echoDiscount', 'exchangeShare', 'assistantPrior', 'recencyHalfLifeDays', 'importanceBoost'] },
 ];
 
 interface Scored {
@@ -83,7 +91,7 @@ for (const dataset of datasets) {
     const seqByDiaId = new Map([...ingested.diaIdBySeq].map(([seq, diaId]) => [diaId, seq]));
     const bm25 = createBm25Ranker(sample);
     for (const question of sample.questions.filter((item) => item.evidence.length > 0)) {
-      const candidates = await collectRecallCandidates({ store, embedder }, ingested.scope, question.question, { candidates: 250, secondHop: true });
+      const candidates = await collectRecallCandidates({ store, embedder }, ingested.scope, question.question, { candidates: 250, secondHop: true, importance: true });
       const prepared = prepareRecallCandidates(candidates);
       const evidence = new Set(question.evidence.map((diaId) => seqByDiaId.get(diaId)!));
       const byTuning = new Float32Array(grid.length * cutoffs.length);

@@ -94,6 +94,16 @@ export interface RecallTuning {
   readonly exchangeShare: number;
   /** An assistant reply's own score × (1 − this): a role prior for what the user said. 0 is off. */
   readonly assistantPrior: number;
+  /**
+   * Recency decay of a message's own score: × 0.5^(days older than the newest candidate / this), so a
+   * message this many days older counts half (issue 26: decay). 0 is off.
+   */
+  readonly recencyHalfLifeDays: number;
+  /**
+   * A message's own score × (1 + this) when it is the source of a current fact of the user (extraction
+   * found something durable in it: an importance score). Needs the candidates' `important` set. 0 is off.
+   */
+  readonly importanceBoost: number;
 }
 
 /** The lists recall fuses for one query, and the query words that name a speaker. */
@@ -109,6 +119,8 @@ export interface RecallCandidates {
   readonly list?: boolean;
   /** The query's topic terms (what the keyword search searched for), for `episodeCoverage`; none by default. */
   readonly terms?: readonly string[];
+  /** Messages that are the source of a current fact, as `conversationId` + NUL + seq keys, for `importanceBoost`; none by default. */
+  readonly important?: ReadonlySet<string>;
 }
 
 /**
@@ -139,6 +151,10 @@ export interface PreparedCandidates {
   readonly inPeriodBySlack: Map<number, Uint8Array>;
   readonly periods: readonly QueryPeriod[];
   readonly recency: Float64Array;
+  /** Days each candidate is older than the newest one, for `recencyHalfLifeDays`. */
+  readonly ageDays: Float64Array;
+  /** 1 for a candidate in the candidates' `important` set. */
+  readonly important: Uint8Array;
   /** Index of the candidate one seq before / after in the same conversation, or −1. */
   readonly previous: Int32Array;
   readonly next: Int32Array;
@@ -212,6 +228,8 @@ export function prepareRecallCandidates(candidates: RecallCandidates): PreparedC
     inPeriodBySlack: new Map(),
     periods: candidates.periods ?? [],
     recency: Float64Array.from(times, (time) => (time - oldest) / span),
+    ageDays: Float64Array.from(times, (time) => (oldest + span - time) / 86_400_000),
+    important: Uint8Array.from(hits, (hit) => (candidates.important?.has(keyOf(hit.conversationId, hit.message.seq)) === true ? 1 : 0)),
     previous,
     next: Int32Array.from(hits, (hit) => neighbourOf(hit, 1)),
     episodesByGap: new Map(),
@@ -264,7 +282,9 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
     own[at] =
       (tuning.lengthPrior === 0 ? 1 : Math.min(prepared.words[at]!, tuning.lengthPriorCap) ** tuning.lengthPrior) *
       (listSpeaker > 0 && prepared.spoken[at] === 1 ? 1 + listSpeaker : 1) *
-      roleFactor(prepared, at, tuning);
+      roleFactor(prepared, at, tuning) *
+      (tuning.recencyHalfLifeDays > 0 ? 0.5 ** (prepared.ageDays[at]! / tuning.recencyHalfLifeDays) : 1) *
+      (tuning.importanceBoost > 0 && prepared.important[at] === 1 ? 1 + tuning.importanceBoost : 1);
     score[at] = (boosted[at]! + neighbour[at]! + episode[at]!) * own[at]!;
   }
   const order = Array.from({ length: count }, (_, at) => at).sort(
@@ -351,6 +371,8 @@ export function checkRecallTuning(tuning: RecallTuning): RecallTuning {
     echoDiscount: [0, 1],
     exchangeShare: [0, 1],
     assistantPrior: [0, 1],
+    recencyHalfLifeDays: [0, 100_000],
+    importanceBoost: [0, 10],
   };
   for (const [field, [min, max]] of Object.entries(ranges)) {
     const value = tuning[field as keyof RecallTuning];

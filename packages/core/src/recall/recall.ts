@@ -32,6 +32,8 @@ export interface RecallOptions extends CallOptions {
   readonly tuning?: Partial<RecallTuning>;
   /** Run the second-hop search even when the tuning's `secondHopWeight` is 0 (a benchmark that sweeps the weight); default false. */
   readonly secondHop?: boolean;
+  /** Read which candidates stated a current fact even when the tuning's `importanceBoost` is 0 (a benchmark that sweeps it); default false. */
+  readonly importance?: boolean;
 }
 
 /** What {@link recall} searches with. Without an embedder, recall is keyword-only. */
@@ -108,6 +110,10 @@ export const recallTuning: RecallTuning = Object.freeze({
   exchangeShare: 1,
   /** No role prior (decision 0033). */
   assistantPrior: 0,
+  /** No recency decay: the folds did not choose one (decision 0035). */
+  recencyHalfLifeDays: 0,
+  /** No importance boost for messages that stated a fact: the folds did not choose one (decision 0035). */
+  importanceBoost: 0,
 });
 
 /** First hits whose words a second hop searches for (`secondHopWeight`). */
@@ -142,6 +148,7 @@ export async function searchRecall(dependencies: RecallDependencies, user: UserS
     ...options,
     candidates: Math.min(1000, options.candidates ?? Math.max(50, 5 * k)),
     secondHop: options.secondHop === true || tuning.secondHopWeight > 0,
+    importance: options.importance === true || tuning.importanceBoost > 0,
   });
   const ranked = rankRecallCandidates(candidates, tuning, k).slice(0, k);
   if (neighbours === 0) return { hits: ranked, ...searched };
@@ -199,6 +206,11 @@ async function searchCandidates(
   const keyword = searchTerms === terms ? await byAllTerms : await store.searchKeyword(user, searchTerms, search, callOptions);
   const excluded = (conversationId: string, seq: number) =>
     options.exclude !== undefined && conversationId === options.exclude.conversationId && seq >= options.exclude.fromSeq;
+  // Which messages stated one of the user's current facts (one read of the user's few facts), for the importance boost.
+  const important =
+    options.importance === true
+      ? new Set((await store.listFacts(user, {}, callOptions)).flatMap((fact) => (fact.sourceConversationId === undefined ? [] : fact.sourceSeqs.map((seq) => `${fact.sourceConversationId}\u0000${seq}`))))
+      : undefined;
   const first = {
     keyword: keyword.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
     vector: vector.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
@@ -206,6 +218,7 @@ async function searchCandidates(
     periods: findQueryPeriods(query),
     list: asksForList(query),
     terms: searchTerms,
+    ...(important === undefined ? {} : { important }),
   };
   if (options.secondHop !== true) return { candidates: first, searched };
   // The seeds are ranked with the library's own constants whatever the tuning, so a benchmark that
