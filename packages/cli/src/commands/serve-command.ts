@@ -11,7 +11,7 @@ import type { CliIo } from '../cli-io.js';
 import { isPostgresUrl, loadCliConfig, type CliConfig, type CliServerConfig } from '../config/cli-config.js';
 import { chooseQueryEmbedder } from '../store/choose-embedder.js';
 import { createServeMemory } from '../store/create-serve-memory.js';
-import { describeDatabase, openCliStore } from '../store/open-cli-store.js';
+import { describeDatabase, openCliStore, openStoreWhenAvailable } from '../store/open-cli-store.js';
 import { announceListening, defaultHttpProcessCount, isHttpProcess, nextStopMessage, startHttpProcesses } from '../workers/start-http-processes.js';
 import { defaultWorkerCount, startWorkerProcesses, type WorkerProcesses } from '../workers/start-worker-processes.js';
 import { databaseOf, dbOptionDescription } from './add-store-options.js';
@@ -104,10 +104,10 @@ interface HttpServing {
 
 async function openHttpServer(setup: ServeSetup, options: { httpProcess: boolean }): Promise<HttpServing> {
   const { config, settings, io } = setup;
-  const store = await openCliStore(setup.db);
   // JSON log lines go to stdout after the one "listening" line that scripts wait for; those of one of
   // several HTTP processes say which process answered.
   const logger = pino({ base: { service: 'mnemo', ...(options.httpProcess ? { pid: process.pid } : {}) } }, io.stdout);
+  const store = await openStoreWhenAvailable(setup.db, logger);
   const queryEmbedder = chooseQueryEmbedder(config);
   const { memory, summarizer, embedder } = createServeMemory({ config, store, logger, ...(queryEmbedder.embedder === undefined ? {} : { embedder: queryEmbedder.embedder }) });
   let server;

@@ -1,14 +1,14 @@
 import { availableParallelism } from 'node:os';
-import { isMemoryError, type Memory, type Store } from '@mnemo/core';
+import type { Memory } from '@mnemo/core';
 import { InvalidArgumentError, type Command } from 'commander';
 import { pino } from 'pino';
 import { embedderOption, withEmbedderFlag } from './embedder-option.js';
 import type { CliIo } from '../cli-io.js';
-import { isPostgresUrl, loadCliConfig, type CliConfig } from '../config/cli-config.js';
+import { loadCliConfig, type CliConfig } from '../config/cli-config.js';
 import { sweepRetention } from '../retention/retention-rules.js';
 import { chooseWorkerEmbedder } from '../store/choose-embedder.js';
 import { createServeMemory } from '../store/create-serve-memory.js';
-import { describeDatabase, openCliStore } from '../store/open-cli-store.js';
+import { describeDatabase, openStoreWhenAvailable } from '../store/open-cli-store.js';
 import { databaseOf, dbOptionDescription } from './add-store-options.js';
 import { nextShutdownSignal } from './next-shutdown-signal.js';
 import { parsePositiveInteger } from './parse-positive-integer.js';
@@ -126,26 +126,4 @@ function startRetentionSweeps(memory: Memory, config: CliConfig, logger: pino.Lo
     clearInterval(every);
     await running;
   };
-}
-
-/** How long a worker waits for a PostgreSQL store that is restarting or unreachable when it starts. */
-const storeWaitMs = 60_000;
-
-/**
- * Opens the worker's store; a PostgreSQL server that is restarting or not reachable yet (`unavailable`)
- * is tried again with backoff (0.1 s doubling to 2 s) for up to a minute, logged once, as its clients
- * do: a worker started (or restarted by `serve`) while the database restarts must not exit for it.
- * Anything else, and SQLite, fails at once.
- */
-async function openStoreWhenAvailable(db: string, logger: pino.Logger): Promise<Store> {
-  const started = Date.now();
-  for (let attempt = 0; ; attempt += 1) {
-    try {
-      return await openCliStore(db);
-    } catch (error) {
-      if (!isPostgresUrl(db) || !isMemoryError(error, 'unavailable') || Date.now() - started > storeWaitMs) throw error;
-      if (attempt === 0) logger.warn({ err: error }, `the store is unavailable; trying again for up to ${storeWaitMs / 1000} s`);
-      await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** attempt)));
-    }
-  }
 }

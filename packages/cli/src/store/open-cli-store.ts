@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { MemoryError, type Store } from '@mnemo/core';
+import { isMemoryError, MemoryError, type Store } from '@mnemo/core';
 import { createPostgresStore, readPostgresSchemaVersion, toPostgresError } from '@mnemo/postgres';
 import { createSqliteStore } from '@mnemo/sqlite';
 import pg from 'pg';
@@ -98,5 +98,26 @@ async function requirePostgresStore(connectionString: string, schema: string | u
     throw new MemoryError('not_found', `${describeDatabase(db)} holds no mnemo store in schema "${schema ?? 'mnemo'}" (mnemo migrate creates one)`, {
       details: { field: 'db' },
     });
+  }
+}
+/** How long a worker or an HTTP process waits for a PostgreSQL store that is restarting or unreachable when it starts. */
+const storeWaitMs = 60_000;
+
+/**
+ * Opens a serving process's store ({@link openCliStore}); a PostgreSQL server that is restarting or not
+ * reachable yet (`unavailable`) is tried again with backoff (0.1 s doubling to 2 s) for up to a minute,
+ * logged once, as its clients do: a worker or HTTP process started (or restarted by `serve`) while the
+ * database restarts must not exit for it. Anything else, and SQLite, fails at once.
+ */
+export async function openStoreWhenAvailable(db: string, logger: { warn(details: object, message: string): void }): Promise<Store> {
+  const started = Date.now();
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await openCliStore(db);
+    } catch (error) {
+      if (!isPostgresUrl(db) || !isMemoryError(error, 'unavailable') || Date.now() - started > storeWaitMs) throw error;
+      if (attempt === 0) logger.warn({ err: error }, `the store is unavailable; trying again for up to ${storeWaitMs / 1000} s`);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** attempt)));
+    }
   }
 }
