@@ -30,11 +30,14 @@ describe('rankRecallCandidates', () => {
     expect(seqs({})).toEqual([10, 1, 11, 12, 2, 3]);
   });
 
-  it('decays older messages with a recency half-life and lifts the sources of facts with the importance boost, both off by default', () => {
+  it('decays older messages with a recency half-life (off by default) and lifts the sources of facts with the importance boost', () => {
     // May is 50 days before June: with a 10-day half-life a May hit counts 1/32, so every June hit passes it.
     expect(seqs({ recencyHalfLifeDays: 10 })).toEqual([10, 11, 12, 1, 2, 3]);
-    expect(seqs({ importanceBoost: 1 }, { important: new Set(['c\u00003']) })).toEqual([3, 10, 1, 11, 12, 2]);
-    expect(seqs({}, { important: new Set(['c\u00003']) })).toEqual([10, 1, 11, 12, 2, 3]);
+    const important = { important: new Set(['c\u00003']) };
+    expect(seqs({ importanceBoost: 1 }, important)).toEqual([3, 10, 1, 11, 12, 2]);
+    // The default ×1.5 lifts the sixth hit to second; without the boost it stays last.
+    expect(seqs({}, important)).toEqual([10, 3, 1, 11, 12, 2]);
+    expect(seqs({ importanceBoost: 0 }, important)).toEqual([10, 1, 11, 12, 2, 3]);
     expect(() => checkRecallTuning({ ...recallTuning, recencyHalfLifeDays: -1 })).toThrow(/recencyHalfLifeDays/);
   });
 
