@@ -113,6 +113,7 @@ async function buildHybrid(dependencies: ContextDependencies, scope: Scope, requ
           query,
           {
             k: request.recallK ?? defaultRecallK(request.maxTokens),
+            facts: history,
             // Built as of an earlier turn: what the conversation said after it is not recalled either.
             ...(request.throughSeq === undefined ? {} : { exclude: { conversationId: scope.conversationId, fromSeq: request.throughSeq + 1 } }),
             ...callOptions,

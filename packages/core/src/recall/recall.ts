@@ -1,4 +1,5 @@
 import { MemoryError } from '../errors/memory-error.js';
+import type { Fact } from '../facts/fact.js';
 import type { UserScope } from '../messages/scope.js';
 import type { CallOptions, Store } from '../store/store.js';
 import type { Embedder } from './embedder.js';
@@ -34,6 +35,8 @@ export interface RecallOptions extends CallOptions {
   readonly secondHop?: boolean;
   /** Read which candidates stated a current fact even when the tuning's `importanceBoost` is 0 (a benchmark that sweeps it); default false. */
   readonly importance?: boolean;
+  /** The user's facts when the caller has read them already (the context builder has): the importance boost uses their current ones instead of reading them again. */
+  readonly facts?: readonly Fact[];
 }
 
 /** What {@link recall} searches with. Without an embedder, recall is keyword-only. */
@@ -211,10 +214,11 @@ async function searchCandidates(
   const excluded = (conversationId: string, seq: number) =>
     options.exclude !== undefined && conversationId === options.exclude.conversationId && seq >= options.exclude.fromSeq;
   // Which messages stated one of the user's current facts (one read of the user's few facts), for the importance boost.
+  const current = options.importance !== true ? undefined : (options.facts?.filter((fact) => fact.validTo === undefined) ?? (await store.listFacts(user, {}, callOptions)));
   const important =
-    options.importance === true
-      ? new Set((await store.listFacts(user, {}, callOptions)).flatMap((fact) => (fact.sourceConversationId === undefined ? [] : fact.sourceSeqs.map((seq) => `${fact.sourceConversationId}\u0000${seq}`))))
-      : undefined;
+    current === undefined
+      ? undefined
+      : new Set(current.flatMap((fact) => (fact.sourceConversationId === undefined ? [] : fact.sourceSeqs.map((seq) => `${fact.sourceConversationId}\u0000${seq}`))));
   const first = {
     keyword: keyword.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
     vector: vector.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
