@@ -13,10 +13,24 @@ export interface EraseMessagesDependencies {
 }
 
 /**
+ * Most messages one store erasure removes. A larger selection (a user's whole history, a retention sweep)
+ * is erased in steps of at most this many messages of one conversation, each its own transaction with a
+ * short pause after it, so other writers of the store (another user's appends on SQLite's one write lock)
+ * get their turn instead of waiting out their busy timeout.
+ */
+export const eraseStepMessages = 2_000;
+
+/** The pause after each step of a stepped erasure, in ms. */
+const eraseStepPauseMs = 10;
+
+/**
  * Erases some of a user's messages and all that was made of them (`Store.eraseMessages`), first undoing
  * the memory-file writes their memory-tool calls made (the text a `create`, `insert` or `str_replace`
  * wrote is cut out of the file; a file left empty is deleted), then queueing the compaction of every
  * conversation that lost messages, which folds what remains into a summary again in the background.
+ * A selection of more than {@link eraseStepMessages} messages is erased in steps (each a seq range of one
+ * conversation, still bounded by `before`), each with its own audit entry; the receipt sums them (a fact
+ * kept by one step and removed by a later one counts in both) and names the last step's audit entry.
  */
 export async function eraseMessages(dependencies: EraseMessagesDependencies, user: UserScope, selection: MessageSelection, options: CallOptions = {}): Promise<ErasureReceipt> {
   const { store } = dependencies;
@@ -24,9 +38,41 @@ export async function eraseMessages(dependencies: EraseMessagesDependencies, use
   const doomed = await selectedMessages(store, user, checked, options);
   let memoryFiles = 0;
   for (const write of doomed.flatMap(({ messages }) => messages.flatMap(memoryWritesOf))) memoryFiles += await undoWrite(dependencies, user, write, options);
-  const receipt = await store.eraseMessages(user, checked, { now: new Date(dependencies.now()).toISOString(), memoryFiles, ...options });
+  const steps = doomed.reduce((sum, { messages }) => sum + messages.length, 0) <= eraseStepMessages ? [checked] : erasureSteps(doomed, checked.before);
+  let receipt: ErasureReceipt | undefined;
+  for (const [index, step] of steps.entries()) {
+    if (index > 0) await new Promise((resolve) => setTimeout(resolve, eraseStepPauseMs));
+    const part = await store.eraseMessages(user, step, { now: new Date(dependencies.now()).toISOString(), memoryFiles: index === 0 ? memoryFiles : 0, ...options });
+    receipt = receipt === undefined ? part : addReceipts(receipt, part);
+  }
   for (const { conversationId, messages } of doomed) if (messages.length > 0) await dependencies.afterErase({ ...user, conversationId }, options);
-  return receipt;
+  const conversations = doomed.filter(({ messages }) => messages.length > 0).length;
+  return steps.length === 1 ? receipt! : { ...receipt!, conversations };
+}
+
+// Seq ranges of at most eraseStepMessages selected messages of one conversation, oldest first.
+function erasureSteps(doomed: readonly { conversationId: string; messages: readonly Message[] }[], before: string | undefined): MessageSelection[] {
+  return doomed.flatMap(({ conversationId, messages }) =>
+    Array.from({ length: Math.ceil(messages.length / eraseStepMessages) }, (_, index) => {
+      const part = messages.slice(index * eraseStepMessages, (index + 1) * eraseStepMessages);
+      return { conversationId, fromSeq: part[0]!.seq, toSeq: part[part.length - 1]!.seq, ...(before === undefined ? {} : { before }) };
+    }),
+  );
+}
+
+function addReceipts(a: ErasureReceipt, b: ErasureReceipt): ErasureReceipt {
+  return {
+    messages: a.messages + b.messages,
+    conversations: a.conversations + b.conversations,
+    vectors: a.vectors + b.vectors,
+    summaries: a.summaries + b.summaries,
+    facts: a.facts + b.facts,
+    factsKept: a.factsKept + b.factsKept,
+    relations: a.relations + b.relations,
+    entities: a.entities + b.entities,
+    memoryFiles: a.memoryFiles + b.memoryFiles,
+    auditId: b.auditId,
+  };
 }
 
 async function selectedMessages(store: Store, user: UserScope, selection: MessageSelection, options: CallOptions): Promise<{ conversationId: string; messages: Message[] }[]> {
