@@ -1,5 +1,5 @@
 import type { ErasureAuditEntry, ErasureCounts, ErasureReceipt, EraseMessagesOptions, MessageSelection, UserScope } from '@mnemo/core';
-import { entityFromRow, type EntityRow, factFromRow, type FactRow, planKnowledgeErasure, relationFromRow, settleEntityNames, type RelationRow } from '@mnemo/core/store-kit';
+import { entityFromRow, type EntityRow, factFromRow, type FactRow, groupBy, planKnowledgeErasure, relationFromRow, settleEntityNames, type RelationRow } from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool } from './postgres-driver.js';
 import type { PostgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
@@ -91,12 +91,11 @@ export class PostgresMessageErasure {
     for (const { id } of models) vectors += (await client.query(`DELETE FROM ${t.vectorTable(id)} WHERE ${ofUser} AND ${victims}`, target)).rowCount ?? 0;
     vectors += (await client.query(`DELETE FROM ${t.messageVectors} WHERE ${ofUser} AND ${victims}`, target)).rowCount ?? 0;
     await client.query(`DELETE FROM ${t.messages} WHERE ${ofUser} AND ${victims}`, target);
-    const byConversation = new Map<string, VictimRow[]>();
-    for (const row of rows) byConversation.set(row.conversation_id, [...(byConversation.get(row.conversation_id) ?? []), row]);
+    const byConversation = groupBy(rows, (row) => row.conversation_id);
     let summaries = 0;
     for (const [conversationId, erased] of byConversation) {
       const scope = [user.tenantId, user.userId, conversationId];
-      const first = Math.min(...erased.map((row) => toInteger(row.seq)));
+      const first = erased.reduce((least, row) => Math.min(least, toInteger(row.seq)), Number.POSITIVE_INFINITY);
       // Summaries fold their predecessors, so every one from the first that covered an erased seq goes.
       summaries += (await client.query(`DELETE FROM ${t.summaries} WHERE ${ofUser} AND conversation_id = $3 AND to_seq >= $4`, [...scope, first])).rowCount ?? 0;
       await client.query(

@@ -1,5 +1,5 @@
 import type { ErasureAuditEntry, ErasureCounts, ErasureReceipt, EraseMessagesOptions, MessageSelection, UserScope } from '@mnemo/core';
-import { entityFromRow, type EntityRow, factFromRow, type FactRow, planKnowledgeErasure, relationFromRow, settleEntityNames, type RelationRow } from '@mnemo/core/store-kit';
+import { entityFromRow, type EntityRow, factFromRow, type FactRow, groupBy, planKnowledgeErasure, relationFromRow, settleEntityNames, type RelationRow } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
 import { toEpochMs, toIsoTime } from './sqlite-values.js';
@@ -78,8 +78,7 @@ export class SqliteMessageErasure {
       selection.toSeq ?? Number.MAX_SAFE_INTEGER,
       selection.before === undefined ? Number.MAX_SAFE_INTEGER : toEpochMs('before', selection.before),
     ) as ErasedRow[];
-    const byConversation = new Map<string, ErasedRow[]>();
-    for (const row of rows) byConversation.set(row.conversation_id, [...(byConversation.get(row.conversation_id) ?? []), row]);
+    const byConversation = groupBy(rows, (row) => row.conversation_id);
     let vectors = 0;
     let summaries = 0;
     // Through the (model, message) unique index: one probe per model, whichever model wrote the vector.
@@ -93,7 +92,7 @@ export class SqliteMessageErasure {
     }
     for (const [conversationId, erased] of byConversation) {
       const scope = [...key, conversationId] as const;
-      const first = Math.min(...erased.map((row) => row.seq));
+      const first = erased.reduce((least, row) => Math.min(least, row.seq), Number.POSITIVE_INFINITY);
       // Summaries fold their predecessors, so every one from the first that covered an erased seq goes.
       summaries += this.#statement(`DELETE FROM summaries WHERE ${ofUser} AND conversation_id = ? AND to_seq >= ?`).run(...scope, first).changes;
       const latest = this.#statement(`SELECT max(to_seq) AS seq FROM summaries WHERE ${ofUser} AND conversation_id = ?`).get(...scope) as { seq: number | null };

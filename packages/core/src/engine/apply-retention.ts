@@ -1,7 +1,8 @@
 import { MemoryError } from '../errors/memory-error.js';
 import type { ErasureReceipt, MessageSelection } from '../store/message-erasure.js';
 import type { UserScope } from '../messages/scope.js';
-import type { CallOptions, Store } from '../store/store.js';
+import { groupBy } from '../store/group-by.js';
+import type { CallOptions, Conversation, Store } from '../store/store.js';
 
 /** How long a user's messages are kept: older ones are erased with all made of them. */
 export interface RetentionPolicy {
@@ -73,14 +74,14 @@ export async function applyRetention(dependencies: RetentionDependencies, rules:
 }
 
 async function listConversationsByUser(store: Store, tenantId: string, options: CallOptions): Promise<Map<string, string[]>> {
-  const byUser = new Map<string, string[]>();
+  const conversations: Conversation[] = [];
   let cursor: string | undefined;
   do {
     const page = await store.listConversations({ tenantId }, { limit: 500, ...(cursor === undefined ? {} : { cursor }) }, options);
-    for (const conversation of page.items) byUser.set(conversation.userId, [...(byUser.get(conversation.userId) ?? []), conversation.conversationId]);
+    conversations.push(...page.items);
     cursor = page.nextCursor;
   } while (cursor !== undefined);
-  return byUser;
+  return new Map([...groupBy(conversations, (conversation) => conversation.userId)].map(([userId, owned]) => [userId, owned.map((conversation) => conversation.conversationId)]));
 }
 
 // The oldest stored message of each conversation (seqs grow with time) decides whether anything is past the cutoff.

@@ -37,7 +37,9 @@ export async function consolidateFacts(store: Store, user: UserScope, now: strin
   const groups = new Map<string, Fact[]>();
   for (const fact of current) {
     const key = `${fact.subject.toLowerCase()}\u0000${fact.attribute}`;
-    groups.set(key, [...(groups.get(key) ?? []), fact]);
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, [fact]);
+    else group.push(fact);
   }
   const merged: { duplicate: Fact; into: Fact }[] = [];
   const settled: { older: Fact; newer: Fact }[] = [];

@@ -12,6 +12,7 @@ export { checkConversationMetadata, toRoleCounts } from '../messages/conversatio
 export { checkStorableMessage } from '../messages/check-storable-message.js';
 export { idempotencyConflict, isSameMessage } from '../messages/same-message.js';
 export { scopeKey } from '../messages/scope.js';
+export { groupBy } from '../store/group-by.js';
 export { conversationFromRow, messageColumns, messageFromRow } from '../store/message-rows.js';
 export type { ConversationRow, MessageRow } from '../store/message-rows.js';
 export { summaryColumns, summaryFromRow } from '../store/summary-rows.js';
