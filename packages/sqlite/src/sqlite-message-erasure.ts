@@ -68,22 +68,31 @@ export class SqliteMessageErasure {
 
   #eraseLocked(user: UserScope, selection: MessageSelection, options: EraseMessagesOptions, erasedAt: number): ErasureReceipt {
     const key = [user.tenantId, user.userId] as const;
-    const rows = this.#statement(
-      `SELECT rowid, conversation_id, seq, tokens, content FROM messages WHERE ${ofUser} AND (? IS NULL OR conversation_id = ?) AND seq >= ? AND seq <= ? AND created_at < ?`,
-    ).all(
-      ...key,
-      selection.conversationId ?? null,
-      selection.conversationId ?? null,
+    const bounds = [
       selection.fromSeq ?? 1,
       selection.toSeq ?? Number.MAX_SAFE_INTEGER,
       selection.before === undefined ? Number.MAX_SAFE_INTEGER : toEpochMs('before', selection.before),
+    ] as const;
+    // One conversation's seq range goes through the (tenant, user, conversation, seq) key: the unary + keeps
+    // the planner off the (tenant, user, created_at) index, which would scan all of the user's messages on
+    // every step of a stepped erasure (as would one statement with "or the conversation is not given").
+    const columns = 'rowid, conversation_id, seq, tokens, content';
+    const rows = (
+      selection.conversationId === undefined
+        ? this.#statement(`SELECT ${columns} FROM messages WHERE ${ofUser} AND seq >= ? AND seq <= ? AND created_at < ?`).all(...key, ...bounds)
+        : this.#statement(`SELECT ${columns} FROM messages WHERE ${ofUser} AND conversation_id = ? AND seq >= ? AND seq <= ? AND +created_at < ?`).all(
+            ...key,
+            selection.conversationId,
+            ...bounds,
+          )
     ) as ErasedRow[];
     const byConversation = groupBy(rows, (row) => row.conversation_id);
     let vectors = 0;
     let summaries = 0;
-    // Through the (model, message) unique index: one probe per model, whichever model wrote the vector.
+    // Through the (model, message) unique index: one probe per model, whichever model wrote the vector. The
+    // unary + keeps the planner off the owner indexes, which scan all of the user's vectors for each row.
     const deleteVector = this.#statement(
-      'DELETE FROM message_vectors WHERE model_id IN (SELECT id FROM embedding_models) AND message_rowid = ? AND tenant_id = ? AND user_id = ?',
+      'DELETE FROM message_vectors WHERE model_id IN (SELECT id FROM embedding_models) AND message_rowid = ? AND +tenant_id = ? AND +user_id = ?',
     );
     const deleteMessage = this.#statement('DELETE FROM messages WHERE rowid = ?');
     for (const row of rows) {
