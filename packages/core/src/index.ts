@@ -107,9 +107,9 @@ export { checkToolSequence, openToolCallIds } from './messages/check-tool-sequen
 export { messageRoles } from './messages/message.js';
 export type { Message, MessageInput, MessageRole, Metadata, NewMessage, ToolCall } from './messages/message.js';
 export { prepareMessages } from './messages/prepare-messages.js';
-export { defaultTenantId, defaultUserId, maxIdLength, resolveScope, resolveUserScope } from './messages/scope.js';
+export { defaultTenantId, defaultUserId, maxIdLength, namedUserOf, ownerOf, resolveScope, resolveUserScope } from './messages/scope.js';
 export { maxMetadataDepth } from './messages/copy-metadata.js';
-export type { Scope, ScopeInput, UserScope, UserScopeInput } from './messages/scope.js';
+export type { Scope, ScopeInput, UserNaming, UserScope, UserScopeInput } from './messages/scope.js';
 export type { SummarySourceMessage } from './messages/summary-source-message.js';
 export { defaultMessageLimits, validateMessageInput } from './messages/validate-message.js';
 export type { MessageLimits } from './messages/validate-message.js';

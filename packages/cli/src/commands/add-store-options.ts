@@ -1,4 +1,4 @@
-import { MemoryError, type ConversationStats, type Memory, type UserScope } from '@mnemo/core';
+import { MemoryError, ownerOf, type ConversationStats, type Memory, type UserScope } from '@mnemo/core';
 import type { Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
 import { resolveDatabase, type CliConfig } from '../config/cli-config.js';
@@ -37,11 +37,11 @@ export function userOf(flags: StoreFlags): Partial<UserScope> {
 
 /**
  * The scope of a conversation the command names: `--tenant`, and `--user` or else the conversation's own
- * user — the rule of every edge (decision 0010), so `mnemo stats --conversation node-7` finds what the
+ * user — core's `ownerOf`, the rule of every edge (decisions 0010, 0037), so `mnemo stats --conversation node-7` finds what the
  * seed API or the proxy stored for node-7.
  */
-export function conversationScopeOf(flags: StoreFlags, conversationId: string): Partial<UserScope> & { conversationId: string } {
-  return { ...(flags.tenant === undefined ? {} : { tenantId: flags.tenant }), userId: flags.user ?? conversationId, conversationId };
+export function conversationScopeOf(flags: StoreFlags, conversationId: string): UserScope & { conversationId: string } {
+  return { ...ownerOf(flags.tenant, [{ where: '--user', userId: flags.user }], conversationId), conversationId };
 }
 
 /** The stats of a stored conversation; `not_found` naming the user and the database when it has no messages. */

@@ -47,6 +47,43 @@ export function resolveUserScope(input: UserScopeInput): UserScope {
   };
 }
 
+/** One place a caller may name the user (a header, a body field, a flag) and the id it names there, if any. */
+export interface UserNaming {
+  /** Where, in the caller's words: `"the X-Mnemo-User header"`, `"the body's user"`, `"user_id"`. */
+  readonly where: string;
+  /** The id named there; `undefined` or `""` names none. */
+  readonly userId: string | undefined;
+}
+
+/**
+ * The user a call names, by the one rule every edge follows (REST, the seed API, the proxy, MCP and the
+ * CLI; decisions 0010 and 0037): every place that names a user must name the same one. Two different ids
+ * are `invalid_input` naming both places, never a silent choice. Returns `undefined` when none is named.
+ */
+export function namedUserOf(namings: readonly UserNaming[]): string | undefined {
+  const named = namings.filter((naming): naming is UserNaming & { userId: string } => naming.userId !== undefined && naming.userId !== '');
+  const first = named[0];
+  const other = named.find((naming) => naming.userId !== first?.userId);
+  if (first !== undefined && other !== undefined) {
+    throw new MemoryError(
+      'invalid_input',
+      `the user is named twice with different ids: ${JSON.stringify(first.userId)} in ${first.where} and ${JSON.stringify(other.userId)} in ${other.where}; name one user, or the same one in both`,
+      { details: { field: 'user_id', names: named.map((naming) => ({ where: naming.where, userId: naming.userId })) } },
+    );
+  }
+  return first?.userId;
+}
+
+/**
+ * Whose data a call touches, by the one rule of every edge: the user the caller names ({@link namedUserOf});
+ * else, when the call names a conversation, that conversation is its own end user (`userId` = the
+ * conversation id), so two conversations share no facts, recall or summaries unless a caller groups them
+ * under one user on purpose; else `default`.
+ */
+export function ownerOf(tenantId: string | undefined, namings: readonly UserNaming[], conversationId?: string): UserScope {
+  return resolveUserScope({ ...(tenantId === undefined ? {} : { tenantId }), userId: namedUserOf(namings) ?? conversationId ?? defaultUserId });
+}
+
 // Control characters (C0, DEL, C1) in ids break logs, headers and file names downstream; reject them at the door.
 const controlCharacter = /[\u0000-\u001f\u007f-\u009f]/;
 // U+FFFD is what a decoder leaves of bytes that were not UTF-8, and a lone surrogate is no character:

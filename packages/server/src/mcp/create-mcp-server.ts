@@ -18,9 +18,10 @@ export interface McpServerOptions {
   readonly tools: readonly McpTool[];
   /** Every call of this server acts for this tenant. */
   readonly tenantId: string;
-  /** The user of user-level calls that name none (and of the resources). */
-  readonly defaultUserId: string;
-  /** The user the connection names, if any: a conversation named without a user is otherwise its own user. */
+  /**
+   * The user the connection names, if any: the user of the resources and of calls that name none (else
+   * `default`, and a conversation named without a user is its own user).
+   */
   readonly namedUserId?: string;
   /** `resources/list` and `resources/read` (the user's memory files and facts); without them the server offers tools only. */
   readonly resources?: McpResources;
@@ -53,7 +54,6 @@ export function createMcpServer(options: McpServerOptions): Server {
       }
       return await tool.run(request.params.arguments ?? {}, {
         tenantId: options.tenantId,
-        defaultUserId: options.defaultUserId,
         ...(options.namedUserId === undefined ? {} : { namedUserId: options.namedUserId }),
         signal: extra.signal,
       });
@@ -62,7 +62,7 @@ export function createMcpServer(options: McpServerOptions): Server {
     }
   });
   if (resources !== undefined) {
-    const user = resourceUser(options.tenantId, options.defaultUserId);
+    const user = resourceUser(options.tenantId, options.namedUserId);
     server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({ resources: await resources.list(user, extra.signal) }));
     server.setRequestHandler(ReadResourceRequestSchema, (request, extra) => resources.read(user, request.params.uri, extra.signal));
   }

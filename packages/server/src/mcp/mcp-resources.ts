@@ -1,4 +1,4 @@
-import { isMemoryError, MemoryError, resolveUserScope, type Memory, type UserScope } from '@mnemo/core';
+import { isMemoryError, MemoryError, ownerOf, type Memory, type UserScope } from '@mnemo/core';
 import { ErrorCode, McpError, type ReadResourceResult, type Resource } from '@modelcontextprotocol/sdk/types.js';
 import type { McpErrorLog } from './mcp-tool-error.js';
 
@@ -44,9 +44,9 @@ export function createMcpResources(memory: Memory, log?: McpErrorLog): McpResour
   });
 }
 
-/** The user of resource calls: the connection's. */
-export function resourceUser(tenantId: string, userId: string): UserScope {
-  return resolveUserScope({ tenantId, userId });
+/** The user of resource calls: the one the connection names, else `default` (core's `ownerOf`). */
+export function resourceUser(tenantId: string, userId: string | undefined): UserScope {
+  return ownerOf(tenantId, [{ where: 'the connection', userId }]);
 }
 
 function uriOf(path: string): string {

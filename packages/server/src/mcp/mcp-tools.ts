@@ -4,18 +4,20 @@ import {
   MemoryError,
   memoryToolInputSchema,
   normalizeFactValue,
-  resolveUserScope,
+  ownerOf,
+  resolveScope,
   toAttributeKey,
   toOpenAiMessages,
   type Fact,
   type JsonSchema,
   type Memory,
+  type Scope,
+  type UserNaming,
   type UserScope,
 } from '@mnemo/core';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { parseWith } from '../openapi/route-spec.js';
-import { conversationScope, ownerOf } from '../resource-api/request-scope.js';
 
 /**
  * Who a tool call acts for: the tenant (from the API key, or the stdio process's flag) and the user when
@@ -23,8 +25,6 @@ import { conversationScope, ownerOf } from '../resource-api/request-scope.js';
  */
 export interface McpCallContext {
   readonly tenantId: string;
-  /** The user of user-level calls (recall, facts, the memory tool) that name none: `namedUserId`, else `default`. */
-  readonly defaultUserId: string;
   /** The user the connection names (the `X-Mnemo-User` header, `mnemo mcp --user`), if it names one. */
   readonly namedUserId?: string;
   readonly signal?: AbortSignal;
@@ -48,7 +48,7 @@ const userIdField = z
   .min(1)
   .max(256)
   .optional()
-  .describe('The user; default: the connection\'s user, else (for a conversation) the conversation is its own user, as over REST, else "default".');
+  .describe('The user; default: the connection\'s user, else (for a conversation) the conversation is its own user, as over REST, else "default". A user_id other than the connection\'s is refused.');
 const conversationIdField = z.string().min(1).max(256).describe('The conversation id, e.g. a chat or a radio node.');
 
 const rememberInput = z.strictObject({
@@ -108,7 +108,7 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
       inputSchema: toInputSchema(rememberInput),
       async run(args, context) {
         const input = parseWith(rememberInput, args, 'arguments');
-        const scope = conversationScope(context.tenantId, input.conversation_id, input.user_id ?? context.namedUserId);
+        const scope = conversationOf(context, input.conversation_id, input.user_id);
         const [stored] = await memory.append(scope, { role: input.role, content: input.content }, signalOf(context));
         return text(`Stored as message ${stored?.seq} of conversation ${JSON.stringify(scope.conversationId)} (${stored?.tokens} tokens).`);
       },
@@ -121,7 +121,7 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
       inputSchema: toInputSchema(getContextInput),
       async run(args, context) {
         const input = parseWith(getContextInput, args, 'arguments');
-        const scope = conversationScope(context.tenantId, input.conversation_id, input.user_id ?? context.namedUserId);
+        const scope = conversationOf(context, input.conversation_id, input.user_id);
         const built = await memory.buildContext(scope, {
           ...(input.policy === undefined ? {} : { policy: input.policy }),
           ...(input.max_tokens === undefined ? {} : { maxTokens: input.max_tokens }),
@@ -138,8 +138,7 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
       inputSchema: toInputSchema(recallInput),
       async run(args, context) {
         const input = parseWith(recallInput, args, 'arguments');
-        const named = input.user_id ?? context.namedUserId;
-        const user = named === undefined && input.conversation_id !== undefined ? ownerOf(context.tenantId, input.conversation_id, undefined) : userOf(context, input.user_id);
+        const user = ownerOf(context.tenantId, callNamings(context, input.user_id), input.conversation_id);
         const hits = await memory.recall(user, input.query, {
           k: input.k ?? 5,
           ...(input.conversation_id === undefined ? {} : { conversations: [input.conversation_id] }),
@@ -250,8 +249,22 @@ async function selectFacts(
   return matches;
 }
 
+/** The places a tool call may name its user: the connection (`X-Mnemo-User`, `mnemo mcp --user`) and the call's `user_id`; they must agree. */
+function callNamings(context: McpCallContext, userId: string | undefined): UserNaming[] {
+  return [
+    { where: 'the connection (X-Mnemo-User or mnemo mcp --user)', userId: context.namedUserId },
+    { where: "the call's user_id", userId },
+  ];
+}
+
+/** The user of a user-level call: the one named (connection or call), else `default` (core's `ownerOf`). */
 function userOf(context: McpCallContext, userId: string | undefined): UserScope {
-  return resolveUserScope({ tenantId: context.tenantId, userId: userId ?? context.defaultUserId });
+  return ownerOf(context.tenantId, callNamings(context, userId));
+}
+
+/** A conversation's scope: the user named (connection or call), else the conversation is its own user, as over REST. */
+function conversationOf(context: McpCallContext, conversationId: string, userId: string | undefined): Scope {
+  return resolveScope({ ...ownerOf(context.tenantId, callNamings(context, userId), conversationId), conversationId });
 }
 
 function signalOf(context: McpCallContext): { signal?: AbortSignal } {

@@ -217,8 +217,10 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
     expect((await call(b, 'memory', { command: 'delete', path: '/memories/secret.md' })).text).toMatch(/^not_found:/);
     expect((await call(b, 'recall', { query: 'secret tenant' })).text).toBe('No stored message matches.');
     expect((await call(otherUser, 'memory', { command: 'view', path: '/memories' })).text).toBe('/memories is empty.');
-    // The same user named by argument sees their own files.
-    expect((await call(otherUser, 'memory', { command: 'view', path: '/memories/secret.md', user_id: 'default' })).text).toContain('tenant a only');
+    // A connection made for olav cannot act for another user by naming it (decision 0037)...
+    expect((await call(otherUser, 'memory', { command: 'view', path: '/memories/secret.md', user_id: 'default' })).text).toMatch(/^invalid_input: .*"olav".*"default"/);
+    // ...while a connection without a user acts for the user a call names.
+    expect((await call(a, 'memory', { command: 'view', path: '/memories/secret.md', user_id: 'default' })).text).toContain('tenant a only');
     expect((await call(a, 'memory', { command: 'view', path: '/memories/secret.md' })).text).toContain('tenant a only');
   });
 

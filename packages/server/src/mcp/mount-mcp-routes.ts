@@ -1,6 +1,6 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { ServerApp, ServerDeps } from '../app/server-deps.js';
-import { namedUserId, requestUser, userHeader } from '../resource-api/request-scope.js';
+import { namedUserId, userHeader } from '../resource-api/request-scope.js';
 import { createMcpServer } from './create-mcp-server.js';
 import { createMcpResources } from './mcp-resources.js';
 import { createMcpTools } from './mcp-tools.js';
@@ -35,7 +35,6 @@ export function mountMcpRoutes(app: ServerApp, deps: ServerDeps): void {
         tools,
         resources,
         tenantId: c.get('tenantId'),
-        defaultUserId: requestUser(c).userId,
         ...(named === undefined ? {} : { namedUserId: named }),
         log: c.get('logger') ?? deps.logger,
       });

@@ -37,7 +37,6 @@ export async function serveMcpOverStdio(options: McpStdioOptions): Promise<McpSt
     tools: createMcpTools({ memory: options.memory }),
     resources: createMcpResources(options.memory, options.log),
     tenantId,
-    defaultUserId: userId,
     ...(options.userId === undefined ? {} : { namedUserId: userId }),
     ...(options.log === undefined ? {} : { log: options.log }),
   });

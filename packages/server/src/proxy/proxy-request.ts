@@ -1,4 +1,4 @@
-import { contextPolicies, maxContextTokens, MemoryError, type ContextOptions, type ContextPolicy, type MessageInput, type Scope } from '@mnemo/core';
+import { contextPolicies, maxContextTokens, MemoryError, namedUserOf, type ContextOptions, type ContextPolicy, type MessageInput, type Scope } from '@mnemo/core';
 import { z } from 'zod';
 import { headerText } from '../app/header-text.js';
 import type { ServerContext } from '../app/server-deps.js';
@@ -15,7 +15,7 @@ export const maxTokensHeader = 'X-Mnemo-Max-Tokens';
 export function proxyHeaderDocs(userField: string): Record<string, string> {
   return {
     [conversationHeader]: "the conversation id (else the end user's one conversation, named after them)",
-    [userHeader]: `the end user (else ${userField}, else the conversation's own user)`,
+    [userHeader]: `the end user (or ${userField}: the two must name the same user), else the conversation's own user`,
     [proxyPolicyHeader]: 'context policy of this request: full, window, token-window, summary or hybrid',
     [maxTokensHeader]: "token budget of this request's context",
   };
@@ -63,8 +63,8 @@ export interface ProxyRequest {
 
 /**
  * Reads a validated body and the request headers. The end user (mnemo's `userId`, the scope of facts,
- * recall and summaries) is `X-Mnemo-User`, else the body's `user` (as OpenAI defines that field), else
- * the conversation's own user; the conversation is `X-Mnemo-Conversation`, else the one conversation
+ * recall and summaries) is `X-Mnemo-User` or the body's `user` (as OpenAI defines that field; two
+ * different ids are refused), else the conversation's own user; the conversation is `X-Mnemo-Conversation`, else the one conversation
  * named after that user. Neither named: `invalid_input`. The tenant comes from the API key, the policy
  * and budget from `X-Mnemo-Policy` and `X-Mnemo-Max-Tokens`.
  * Throws `invalid_input` for a message mnemo cannot store (a non-text content part).
@@ -86,13 +86,17 @@ export function readProxyRequest(c: ServerContext, body: ChatCompletionBody): Pr
 }
 
 /**
- * The scope of a proxied request, the same for every protocol: the end user is `X-Mnemo-User`, else
- * `bodyUser` (the protocol's own end-user field), else the conversation's own user; the conversation is
+ * The scope of a proxied request, the same for every protocol: the end user is `X-Mnemo-User` or
+ * `bodyUser` (the protocol's own end-user field; the two naming different users is `invalid_input`, the
+ * rule of every edge), else the conversation's own user; the conversation is
  * `X-Mnemo-Conversation`, else the one conversation named after that user. Neither named:
  * `invalid_input` naming `userField`. The tenant comes from the API key.
  */
 export function readProxyScope(c: ServerContext, bodyUser: string | undefined, userField = 'user'): Scope {
-  const userId = nonEmpty(headerText(c, userHeader)) ?? nonEmpty(bodyUser);
+  const userId = namedUserOf([
+    { where: `the ${userHeader} header`, userId: headerText(c, userHeader) },
+    { where: `the body's ${JSON.stringify(userField)}`, userId: bodyUser },
+  ]);
   const conversationId = nonEmpty(headerText(c, conversationHeader)) ?? userId;
   if (conversationId === undefined) {
     throw new MemoryError('invalid_input', `name the end user or the conversation: send the body's ${JSON.stringify(userField)} field, or the ${userHeader} or ${conversationHeader} header`, {

@@ -1,8 +1,8 @@
-import { maxIdLength } from '@mnemo/core';
+import { maxIdLength, ownerOf } from '@mnemo/core';
 import { z } from 'zod';
 import type { ServerApp, ServerDeps } from '../app/server-deps.js';
 import { registerRoute } from '../openapi/route-spec.js';
-import { namedUserId, ownerOf, requestUser } from './request-scope.js';
+import { requestNamings, requestUser } from './request-scope.js';
 import { idSchema, messageSchema, recallExplanationSchema, userQuerySchema } from './resource-schemas.js';
 
 const factSchema = z.object({
@@ -177,8 +177,8 @@ export function mountKnowledgeRoutes(app: ServerApp, deps: ServerDeps): void {
       responses: { 200: { description: 'hits, best first', schema: z.object({ hits: z.array(recallHitSchema) }) } },
     },
     async (c, { query }) => {
-      // A conversation named without a user is its own user, as everywhere (ownerOf).
-      const hits = await memory.recall(ownerOf(c.get('tenantId'), query.conversation, namedUserId(c, { query: query.user_id })), query.q, {
+      // A conversation named without a user is its own user, as everywhere (core's ownerOf).
+      const hits = await memory.recall(ownerOf(c.get('tenantId'), requestNamings(c, { query: query.user_id }), query.conversation), query.q, {
         ...(query.k === undefined ? {} : { k: query.k }),
         ...(query.conversation === undefined ? {} : { conversations: [query.conversation] }),
         ...(query.since === undefined ? {} : { since: new Date(query.since).toISOString() }),

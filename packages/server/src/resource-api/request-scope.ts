@@ -1,21 +1,25 @@
-import { defaultUserId, MemoryError, resolveScope, resolveUserScope, type Conversation, type Memory, type Page, type Scope, type UserScope } from '@mnemo/core';
+import { MemoryError, namedUserOf, ownerOf, resolveScope, type Conversation, type Memory, type Page, type Scope, type UserNaming, type UserScope } from '@mnemo/core';
 import { headerText } from '../app/header-text.js';
 import type { ServerContext } from '../app/server-deps.js';
 
 /** Header that selects the user of a request when neither the query nor the body names one. */
 export const userHeader = 'X-Mnemo-User';
 
-/** The user id a request names itself (see {@link requestUser}), or `undefined` when it names none. */
+/**
+ * The user id a request names itself (see {@link requestUser}), or `undefined` when it names none: the
+ * `user_id` query parameter, the body's user field and the `X-Mnemo-User` header must agree (core's `namedUserOf`).
+ */
 export function namedUserId(c: ServerContext, named: { query?: string | undefined; body?: string | undefined } = {}): string | undefined {
-  const header = headerText(c, userHeader);
-  const given = [named.query, named.body, header === undefined || header === '' ? undefined : header].filter((value): value is string => value !== undefined);
-  const distinct = [...new Set(given)];
-  if (distinct.length > 1) {
-    throw new MemoryError('invalid_input', `the user is named twice with different ids (${distinct.map((id) => JSON.stringify(id)).join(' and ')})`, {
-      details: { field: 'user_id' },
-    });
-  }
-  return distinct[0];
+  return namedUserOf(requestNamings(c, named));
+}
+
+/** The places a request may name its user: the query's `user_id`, the body's field, and the `X-Mnemo-User` header. */
+export function requestNamings(c: ServerContext, named: { query?: string | undefined; body?: string | undefined; bodyField?: string } = {}): UserNaming[] {
+  return [
+    { where: 'the user_id query parameter', userId: named.query },
+    { where: `the body's ${named.bodyField ?? 'user id'}`, userId: named.body },
+    { where: `the ${userHeader} header`, userId: headerText(c, userHeader) },
+  ];
 }
 
 /**
@@ -23,10 +27,9 @@ export function namedUserId(c: ServerContext, named: { query?: string | undefine
  * the tenant of its API key: the `user_id` query parameter, the body's `userId`, or the `X-Mnemo-User`
  * header, else `default`. Two sources naming different users are `invalid_input` rather than a silent choice.
  */
-export function requestUser(c: ServerContext, named: { query?: string | undefined; body?: string | undefined } = {}): UserScope {
-  const userId = namedUserId(c, named);
+export function requestUser(c: ServerContext, named: { query?: string | undefined; body?: string | undefined; bodyField?: string } = {}): UserScope {
   // The tenant comes only from the API key (set by the auth middleware), never from the request.
-  return resolveUserScope({ tenantId: c.get('tenantId'), ...(userId === undefined ? {} : { userId }) });
+  return ownerOf(c.get('tenantId'), requestNamings(c, named));
 }
 
 /**
@@ -52,22 +55,13 @@ export function listRequestConversations(
  * conversation id), so two conversations never share facts, recall or summaries unless a caller
  * groups them under one user on purpose. The same rule holds for the seed API and the proxy.
  */
-export function requestScope(c: ServerContext, conversationId: string, named: { query?: string | undefined; body?: string | undefined } = {}): Scope {
-  return conversationScope(c.get('tenantId'), conversationId, namedUserId(c, named));
-}
-
-/**
- * The one rule of whose data a call touches, for every edge (REST, the seed API, MCP, the proxy and the
- * CLI's read commands; decision 0010): the user the caller names; else, when the call names a
- * conversation, that conversation is its own end user (`userId` = the conversation id); else `default`.
- */
-export function ownerOf(tenantId: string, conversationId: string | undefined, userId: string | undefined): UserScope {
-  return resolveUserScope({ tenantId, userId: userId ?? conversationId ?? defaultUserId });
+export function requestScope(c: ServerContext, conversationId: string, named: { query?: string | undefined; body?: string | undefined; bodyField?: string } = {}): Scope {
+  return resolveScope({ ...ownerOf(c.get('tenantId'), requestNamings(c, named), conversationId), conversationId });
 }
 
 /** A conversation's scope in `tenantId`: the named user's, or (none named) the conversation's own user ({@link ownerOf}). */
 export function conversationScope(tenantId: string, conversationId: string, userId: string | undefined): Scope {
-  return resolveScope({ ...ownerOf(tenantId, conversationId, userId), conversationId });
+  return resolveScope({ ...ownerOf(tenantId, [{ where: 'the request', userId }], conversationId), conversationId });
 }
 
 /** Throws `not_found` unless the conversation has messages (in this tenant, for this user). */

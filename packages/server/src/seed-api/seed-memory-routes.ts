@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ServerApp, ServerDeps } from '../app/server-deps.js';
 import { registerRoute } from '../openapi/route-spec.js';
 import { idempotencyHeader, maxIdempotencyKeyChars, readIdempotencyHeader } from '../resource-api/idempotency-key.js';
-import { conversationNotFound, conversationScope } from '../resource-api/request-scope.js';
+import { conversationNotFound, requestScope } from '../resource-api/request-scope.js';
 import { idSchema, openAiMessageSchema } from '../resource-api/resource-schemas.js';
 
 /**
@@ -45,11 +45,11 @@ const userIdField = idSchema.optional().describe('the end user; several conversa
  * Mounts the seed-compatible memory API (same paths and snake_case fields as the seed's memory service).
  * Every conversation belongs to the tenant of the API key. A conversation named without `user_id` is its
  * own user (the seed's bot keeps one conversation per end user), so no two conversations share facts,
- * recall or summaries unless a caller groups them under one `user_id`.
+ * recall or summaries unless a caller groups them under one `user_id` (or the `X-Mnemo-User` header, as
+ * on every route; the two naming different users is `invalid_input`).
  */
 export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
   const { memory, routes } = deps;
-  const seedScope = (tenantId: string, conversationId: string, userId?: string) => conversationScope(tenantId, conversationId, userId);
 
   registerRoute(
     app,
@@ -80,7 +80,7 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       },
     },
     async (c, { body }) => {
-      const scope = seedScope(c.get('tenantId'), body.conversation_id, body.user_id);
+      const scope = requestScope(c, body.conversation_id, { body: body.user_id, bodyField: 'user_id' });
       const headerKey = readIdempotencyHeader(c);
       const idempotencyKey = body.idempotency_key ?? (headerKey === undefined ? undefined : `${headerKey}#0`);
       const [stored] = await memory.append(scope, { role: body.role, content: body.content, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) });
@@ -123,7 +123,7 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       },
     },
     async (c, { body }) => {
-      const scope = seedScope(c.get('tenantId'), body.conversation_id, body.user_id);
+      const scope = requestScope(c, body.conversation_id, { body: body.user_id, bodyField: 'user_id' });
       const memoryType = body.memory_type ?? (await rememberedMemoryType(memory, scope));
       const policy = seedMemoryTypes[memoryType];
       const built = await memory.buildContext(scope, {
@@ -158,7 +158,7 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       },
     },
     async (c, { params, query }) => {
-      const erased = await memory.erase(seedScope(c.get('tenantId'), params.conversation_id, query.user_id));
+      const erased = await memory.erase(requestScope(c, params.conversation_id, { query: query.user_id }));
       return c.json({ status: 'deleted', conversation_id: params.conversation_id, messages_deleted: erased.messages });
     },
   );
@@ -196,7 +196,7 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       },
     },
     async (c, { params, query }) => {
-      const scope = seedScope(c.get('tenantId'), params.conversation_id, query.user_id);
+      const scope = requestScope(c, params.conversation_id, { query: query.user_id });
       const stats = await memory.stats(scope);
       if (stats === undefined) throw conversationNotFound(scope);
       return c.json({
