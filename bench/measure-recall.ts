@@ -1,6 +1,7 @@
 // Recall at scale for bench:scale: hashed-embedder vectors for a slice of the stored messages, then
 // p50/p99 of keyword search, vector search and recall() (both, fused) for sampled users of the store.
-import { keywordTerms, recall, type Embedder, type Scope, type Store, type UserScope } from '@mnemo/core';
+import { type Embedder, type Scope, type Store, type UserScope } from '@mnemo/core';
+import { keywordTerms, recall } from '@mnemo/core/internals';
 
 /** Latency percentiles of one measured call, in milliseconds. */
 export interface RecallLatency {

@@ -1,18 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  HashedEmbedder,
-  collectRecallCandidates,
-  compactionSettingsForBudget,
-  createGptTokenCounter,
-  createMemory,
-  prepareRecallCandidates,
-  rankPreparedCandidates,
-  recallTuning,
-  type Embedder,
-  type RecallTuning,
-} from '@mnemo/core';
+import { HashedEmbedder, compactionSettingsForBudget, createGptTokenCounter, createMemory, type Embedder, type RecallTuning } from '@mnemo/core';
+import { collectRecallCandidates, prepareRecallCandidates, rankPreparedCandidates, recallTuning } from '@mnemo/core/internals';
 import { UseLiteEmbedder } from '@mnemo/models';
 import { createSqliteStore } from '@mnemo/sqlite';
 import { createBm25Ranker } from '../packages/cli/dist/bench/bm25-baseline.js';

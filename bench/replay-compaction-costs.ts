@@ -1,4 +1,5 @@
-import { createMemory, savedPercent, type MessageInput } from '@mnemo/core';
+import { createMemory, type MessageInput } from '@mnemo/core';
+import { savedPercent } from '@mnemo/core/internals';
 import { InMemoryStore } from '@mnemo/core/testing';
 import type { CompactionVariant } from './compaction-variants.js';
 import type { ReplaySettings } from './replay-token-costs.js';

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { createMemory, maxContextTokens, savedPercent, type ContextPolicy, type MessageInput } from '@mnemo/core';
+import { createMemory, maxContextTokens, type ContextPolicy, type MessageInput } from '@mnemo/core';
+import { savedPercent } from '@mnemo/core/internals';
 import { InMemoryStore } from '@mnemo/core/testing';
 
 /** Settings of one replay: the budget of the windowed policies, the window size and the bot's system prompt. */

@@ -9,7 +9,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createGptTokenCounter, createMemory, defaultMessageLimits, HashedEmbedder, prepareMessages, type ContextPolicy, type NewMessage, type Scope, type Store } from '@mnemo/core';
+import {
+  createGptTokenCounter,
+  createMemory,
+  defaultMessageLimits,
+  HashedEmbedder,
+  type ContextPolicy,
+  type NewMessage,
+  type Scope,
+  type Store,
+} from '@mnemo/core';
+import { prepareMessages } from '@mnemo/core/internals';
 import { createPostgresStore } from '@mnemo/postgres';
 import { createSqliteStore } from '@mnemo/sqlite';
 import pg from 'pg';

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { HashedEmbedder, type NewMessage, type Store, type StoreRecord, type UserScope } from '@mnemo/core';
+import { HashedEmbedder, type NewMessage, type Store, type UserScope } from '@mnemo/core';
+import { type StoreRecord } from '@mnemo/core/internals';
 import { createPostgresStore } from '@mnemo/postgres';
 import { createSqliteStore } from '@mnemo/sqlite';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';

@@ -1,6 +1,7 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
-import { createMemory, embeddingText, type Job } from '@mnemo/core';
+import { createMemory, type Job } from '@mnemo/core';
+import { embeddingText } from '@mnemo/core/internals';
 import { UseLiteEmbedder } from '@mnemo/models';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@mnemo/models/testing';
 import { createSqliteStore } from '@mnemo/sqlite';

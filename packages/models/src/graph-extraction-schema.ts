@@ -1,4 +1,5 @@
-import { namesOf, type Entity, type EntityInput, type ExtractedGraph, type ExtractedRelation } from '@mnemo/core';
+import { type Entity, type EntityInput, type ExtractedGraph, type ExtractedRelation } from '@mnemo/core';
+import { namesOf } from '@mnemo/core/internals';
 import { entityTypes } from './graph-extraction-prompt.js';
 import { isRecord, readSourceSeqs, readText } from './read-reply-fields.js';
 import type { ValidationResult } from './request-validated-json.js';

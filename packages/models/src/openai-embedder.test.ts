@@ -1,4 +1,5 @@
-import { cosineSimilarity, isMemoryError, MemoryError } from '@mnemo/core';
+import { isMemoryError, MemoryError } from '@mnemo/core';
+import { cosineSimilarity } from '@mnemo/core/internals';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedOpenAiServerOptions } from './testing/scripted-openai-server.js';
 import { OpenAiEmbedder, type OpenAiEmbedderOptions } from './openai-embedder.js';

@@ -1,4 +1,5 @@
-import { MemoryError, normalizeVector, type Embedder } from '@mnemo/core';
+import { MemoryError, type Embedder } from '@mnemo/core';
+import { normalizeVector } from '@mnemo/core/internals';
 import OpenAI from 'openai';
 import { createOpenAiClient, type OpenAiConnection } from './create-openai-client.js';
 import { toModelError } from './to-model-error.js';

@@ -1,5 +1,4 @@
 import {
-  buildSummarizePrompt,
   ExtractiveSummarizer,
   isMemoryError,
   MemoryError,
@@ -9,6 +8,7 @@ import {
   type Summarizer,
   type TokenCounter,
 } from '@mnemo/core';
+import { buildSummarizePrompt } from '@mnemo/core/internals';
 import { APIConnectionTimeoutError } from 'openai';
 import { createOpenAiChatModel, type ChatCompletion, type OpenAiChatModel } from './openai-chat-model.js';
 

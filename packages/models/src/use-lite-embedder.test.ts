@@ -1,4 +1,5 @@
-import { cosineSimilarity, isMemoryError, MemoryError } from '@mnemo/core';
+import { isMemoryError, MemoryError } from '@mnemo/core';
+import { cosineSimilarity } from '@mnemo/core/internals';
 import { describe, expect, it } from 'vitest';
 import { UseLiteEmbedder, type SentenceEncoder } from './use-lite-embedder.js';
 

@@ -1,4 +1,5 @@
-import { MemoryError, normalizeVector, type Embedder } from '@mnemo/core';
+import { MemoryError, type Embedder } from '@mnemo/core';
+import { normalizeVector } from '@mnemo/core/internals';
 
 /** The part of a loaded sentence encoder that {@link UseLiteEmbedder} uses: one forward pass over a batch. */
 export interface SentenceEncoder {

@@ -1,4 +1,5 @@
-import { cosineSimilarity, isMemoryError } from '@mnemo/core';
+import { isMemoryError } from '@mnemo/core';
+import { cosineSimilarity } from '@mnemo/core/internals';
 // The built package: the thread loads the compiled task file beside the compiled embedder.
 import { UseLiteEmbedder, UseLiteThreadEmbedder } from '@mnemo/models';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,5 @@
-import { keywordTerms, type Scope, type UserScope } from '@mnemo/core';
+import { type Scope, type UserScope } from '@mnemo/core';
+import { keywordTerms } from '@mnemo/core/internals';
 import type { SearchHit } from '@mnemo/core/store-kit';
 import { makeNewMessage } from '@mnemo/core/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';

@@ -1,5 +1,7 @@
-import { MemoryError, namesOf } from '@mnemo/core';
-import type { Entity, EntityInput, Fact, FactQuery, NewFact, Relation, RelationInput, Scope, UserScope } from '@mnemo/core';
+import { MemoryError } from '@mnemo/core';
+import { namesOf } from '@mnemo/core/internals';
+import type { Entity, EntityInput, Fact, FactQuery, Relation, Scope, UserScope } from '@mnemo/core';
+import type { NewFact, RelationInput } from '@mnemo/core/internals';
 import { entityFromRow, erasedSourceConflict, type EntityRow, factFromRow, type FactRow, isFactVisible, mergeEntity, relationFromRow, type RelationRow } from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool, PostgresQueryable } from './postgres-driver.js';
 import { inConversation } from './postgres-message-store.js';

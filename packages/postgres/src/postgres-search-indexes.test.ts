@@ -1,4 +1,5 @@
-import { HashedEmbedder, keywordTerms, type Scope } from '@mnemo/core';
+import { HashedEmbedder, type Scope } from '@mnemo/core';
+import { keywordTerms } from '@mnemo/core/internals';
 import { makeNewMessage } from '@mnemo/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSchemas, describeWithPostgres } from '../test/postgres-test-database.js';

@@ -1,4 +1,5 @@
-import { HashedEmbedder, isMemoryError, readJobBacklog, type Scope } from '@mnemo/core';
+import { HashedEmbedder, isMemoryError, type Scope } from '@mnemo/core';
+import { readJobBacklog } from '@mnemo/core/internals';
 import { makeNewMessage, runStoreConformance } from '@mnemo/core/testing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTestSchemas, describeWithPostgres } from '../test/postgres-test-database.js';

@@ -1,5 +1,6 @@
 import { MemoryError } from '@mnemo/core';
-import type { NewSummary, Scope, Summary, UserScope } from '@mnemo/core';
+import type { Scope, Summary, UserScope } from '@mnemo/core';
+import type { NewSummary } from '@mnemo/core/internals';
 import { checkSummaryRange, summaryColumns, summaryFromRow, type ConversationRow, type SummaryRow } from '@mnemo/core/store-kit';
 import type { PostgresPool } from './postgres-driver.js';
 import { conversationColumns, inConversation, toConversation } from './postgres-message-store.js';

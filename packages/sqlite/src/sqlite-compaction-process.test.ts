@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createMemory, isCompactionDue, readJobBacklog, type CompactionSettings, type Job, type Memory, type Message, type Scope } from '@mnemo/core';
+import { createMemory, type CompactionSettings, type Job, type Memory, type Message, type Scope } from '@mnemo/core';
+import { isCompactionDue, readJobBacklog } from '@mnemo/core/internals';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createSqliteStore, type SqliteStore } from './sqlite-store.js';
 

@@ -1,4 +1,5 @@
-import { cosineSimilarity, MemoryError } from '@mnemo/core';
+import { MemoryError } from '@mnemo/core';
+import { cosineSimilarity } from '@mnemo/core/internals';
 import type { Message, Scope, UserScope } from '@mnemo/core';
 import type { MessageEmbedding, SearchHit, SearchOptions } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';

@@ -1,5 +1,6 @@
 import { MemoryError } from '@mnemo/core';
-import type { NewSummary, Scope, Summary, UserScope } from '@mnemo/core';
+import type { Scope, Summary, UserScope } from '@mnemo/core';
+import type { NewSummary } from '@mnemo/core/internals';
 import { checkCount, checkSummaryRange, summaryColumns, summaryFromRow, type ConversationRow, type SummaryRow } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { conversationReadColumns, toConversation } from './sqlite-message-store.js';

@@ -3,7 +3,8 @@
 // the id of every job it runs. It starts polling when told 'go' and, told 'stop', stops and reports the
 // jobs it ran and every error its worker saw.
 // Usage: node compaction-worker.mjs PATH WORKER_ID SETTINGS_JSON [SUMMARIZE_DELAY_MS]
-import { compactConversation, createGptTokenCounter, createJobWorker, ExtractiveSummarizer } from '@mnemo/core';
+import { createGptTokenCounter, ExtractiveSummarizer } from '@mnemo/core';
+import { compactConversation, createJobWorker } from '@mnemo/core/internals';
 import { createSqliteStore } from '@mnemo/sqlite';
 
 const [path, workerId, settingsJson, delayText = '0'] = process.argv.slice(2);

@@ -1,4 +1,5 @@
-import { prepareRecallCandidates, rankPreparedCandidates, recallTuning, type Message, type RecallCandidates, type RecallTuning } from '@mnemo/core';
+import { type Message, type RecallTuning } from '@mnemo/core';
+import { prepareRecallCandidates, rankPreparedCandidates, recallTuning, type RecallCandidates } from '@mnemo/core/internals';
 import type { SearchHit } from '@mnemo/core/store-kit';
 import { describe, expect, it } from 'vitest';
 import { createBm25Ranker } from './bm25-baseline.js';

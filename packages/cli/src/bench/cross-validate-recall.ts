@@ -1,4 +1,5 @@
-import { MemoryError, prepareRecallCandidates, rankPreparedCandidates, recallTuning, type PreparedCandidates, type RecallCandidates, type RecallTuning } from '@mnemo/core';
+import { MemoryError, type RecallTuning } from '@mnemo/core';
+import { prepareRecallCandidates, rankPreparedCandidates, recallTuning, type PreparedCandidates, type RecallCandidates } from '@mnemo/core/internals';
 import { round } from './category-means.js';
 import { locomoCategories, type LocomoCategory } from './parse-locomo-dataset.js';
 

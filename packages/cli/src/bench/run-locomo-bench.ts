@@ -1,16 +1,5 @@
-import {
-  buildContext,
-  builtInContextDefaults,
-  collectRecallCandidates,
-  compactionSettingsForBudget,
-  createGptTokenCounter,
-  createMemory,
-  type ContextPolicy,
-  type ContextRequest,
-  type Embedder,
-  type Memory,
-  type Store,
-} from '@mnemo/core';
+import { compactionSettingsForBudget, createGptTokenCounter, createMemory, type ContextPolicy, type Embedder, type Memory, type Store } from '@mnemo/core';
+import { buildContext, builtInContextDefaults, collectRecallCandidates, type ContextRequest } from '@mnemo/core/internals';
 import { createSqliteStore } from '@mnemo/sqlite';
 import { createBm25Ranker } from './bm25-baseline.js';
 import { CategoryMeans, round } from './category-means.js';

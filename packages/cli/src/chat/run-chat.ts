@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline';
-import { assembleContext, isMemoryError, toOpenAiMessages, type ContextPolicy, type ContextReport, type Memory } from '@mnemo/core';
+import { isMemoryError, toOpenAiMessages, type ContextPolicy, type ContextReport, type Memory } from '@mnemo/core';
+import { assembleContext } from '@mnemo/core/internals';
 import type { ChatUsage, OpenAiChatModel } from '@mnemo/models';
 import type { CliIo } from '../cli-io.js';
 import { formatCount, formatPercent } from '../output/format-table.js';

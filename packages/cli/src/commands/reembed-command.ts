@@ -1,4 +1,5 @@
-import { createMemory, embedConversation, MemoryError, resolveUserScope, type Scope, type Store } from '@mnemo/core';
+import { createMemory, MemoryError, resolveUserScope, type Scope, type Store } from '@mnemo/core';
+import { embedConversation } from '@mnemo/core/internals';
 import type { Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
 import { loadCliConfig } from '../config/cli-config.js';

@@ -1,4 +1,5 @@
-import { savedPercent, type ConversationStats, type JobBacklogStatus, type Memory, type Summary } from '@mnemo/core';
+import { type ConversationStats, type JobBacklogStatus, type Memory, type Summary } from '@mnemo/core';
+import { savedPercent } from '@mnemo/core/internals';
 import type { Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
 import { loadCliConfig } from '../config/cli-config.js';

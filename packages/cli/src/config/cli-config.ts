@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { builtInContextDefaults, defaultQueryEmbeddingTimeoutMs, maxContextTokens, MemoryError } from '@mnemo/core';
+import { maxContextTokens, MemoryError } from '@mnemo/core';
+import { builtInContextDefaults, defaultQueryEmbeddingTimeoutMs } from '@mnemo/core/internals';
 import { defaultUpstreamTimeouts } from '@mnemo/server/proxy';
 import { z } from 'zod';
 import { cliPolicies, type CliPolicy } from './cli-policies.js';

@@ -1,4 +1,13 @@
-import { countRecords, embedConversation, emptyRecordCounts, MemoryError, storeRecordTables, tableOfRecord, type Embedder, type Store, type StoreRecord, type StoreRecordTable } from '@mnemo/core';
+import { MemoryError, type Embedder, type Store } from '@mnemo/core';
+import {
+  countRecords,
+  embedConversation,
+  emptyRecordCounts,
+  storeRecordTables,
+  tableOfRecord,
+  type StoreRecord,
+  type StoreRecordTable,
+} from '@mnemo/core/internals';
 import { describeDatabase, openCliStore } from '../store/open-cli-store.js';
 
 /** Options of {@link copyStore}. */

@@ -1,4 +1,5 @@
-import { checkToolSequence, defaultMessageLimits, isMemoryError, MemoryError, validateMessageInput, type MessageInput } from '@mnemo/core';
+import { defaultMessageLimits, isMemoryError, MemoryError, type MessageInput } from '@mnemo/core';
+import { checkToolSequence, validateMessageInput } from '@mnemo/core/internals';
 
 /**
  * Parses a JSONL transcript: one message per line (`{"role","content","name"?,"createdAt"?,"metadata"?}`

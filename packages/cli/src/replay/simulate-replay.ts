@@ -1,4 +1,5 @@
-import { assembleContext, savedPercent, type Memory, type MessageInput, type UsageTotals } from '@mnemo/core';
+import { type Memory, type MessageInput, type UsageTotals } from '@mnemo/core';
+import { assembleContext, savedPercent } from '@mnemo/core/internals';
 import { contextPolicyOf, usesSummary, type CliPolicy } from '../config/cli-policies.js';
 
 /** What one policy would have cost over a whole replay; `mnemo replay --json` prints these fields. */

@@ -1,7 +1,8 @@
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cosineSimilarity, isMemoryError } from '@mnemo/core';
+import { isMemoryError } from '@mnemo/core';
+import { cosineSimilarity } from '@mnemo/core/internals';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StaticEmbedder } from './static-embedder.js';
 import { decodeStaticModel, encodeStaticModel, staticModelChecksum } from './static-model-file.js';

@@ -3,10 +3,8 @@ import {
   maxContextTokens,
   MemoryError,
   memoryToolInputSchema,
-  normalizeFactValue,
   ownerOf,
   resolveScope,
-  toAttributeKey,
   toOpenAiMessages,
   type Fact,
   type JsonSchema,
@@ -15,6 +13,7 @@ import {
   type UserNaming,
   type UserScope,
 } from '@mnemo/core';
+import { normalizeFactValue, toAttributeKey } from '@mnemo/core/internals';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { parseWith } from '../openapi/route-spec.js';

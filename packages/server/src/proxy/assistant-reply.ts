@@ -1,4 +1,5 @@
-import { supersedingMetadata, type MessageInput, type ToolCall } from '@mnemo/core';
+import { type MessageInput, type ToolCall } from '@mnemo/core';
+import { supersedingMetadata } from '@mnemo/core/internals';
 import { asArray, asRecord, parseEventData, ServerSentEventReader } from './read-json.js';
 import { readUpstreamUsage, type UpstreamUsage } from './upstream-usage.js';
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { withoutSuperseded, type BuiltContext, type MessageInput } from '@mnemo/core';
+import { type BuiltContext, type MessageInput } from '@mnemo/core';
+import { withoutSuperseded } from '@mnemo/core/internals';
 import type { ServerContext, ServerDeps, UpstreamLlmConfig } from '../app/server-deps.js';
 import { errorResponse } from '../error-response.js';
 import { toAssistantMessage, type AssistantReply } from './assistant-reply.js';

@@ -1,4 +1,4 @@
-import { withoutSuperseded } from '@mnemo/core';
+import { withoutSuperseded } from '@mnemo/core/internals';
 import type { ServerApp, ServerContext, ServerDeps, UpstreamLlmConfig } from '../../app/server-deps.js';
 import { registerRoute } from '../../openapi/route-spec.js';
 import { userHeader } from '../../resource-api/request-scope.js';
