@@ -18,7 +18,7 @@ export { normalizeFactValue, toAttributeKey } from './facts/normalize-fact-value
 export { consolidateFacts } from './facts/consolidate-facts.js';
 export { cosineSimilarity, normalizeVector } from './recall/embedder.js';
 export { embedConversation, embeddingText } from './recall/embed-conversation.js';
-export { defaultQueryEmbeddingTimeoutMs } from './engine/create-memory.js';
+export { defaultQueryEmbeddingTimeoutMs } from './engine/memory-options.js';
 export { collectRecallCandidates, recall, recallTuning } from './recall/recall.js';
 export { prepareRecallCandidates, rankPreparedCandidates } from './recall/rank-recall-candidates.js';
 export type { PreparedCandidates, RecallCandidates } from './recall/rank-recall-candidates.js';

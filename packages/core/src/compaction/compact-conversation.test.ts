@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createMemory, type Memory } from '../engine/create-memory.js';
+import { createMemory } from '../engine/create-memory.js';
+import type { Memory } from '../engine/memory.js';
 import { isMemoryError, MemoryError } from '../errors/memory-error.js';
 import type { MessageInput } from '../messages/message.js';
 import { InMemoryStore } from '../testing/in-memory-store.js';

@@ -5,7 +5,7 @@
  */
 export interface DeferredWrites {
   /** Tracks a write started now. */
-  defer(write: Promise<unknown>): void;
+  defer(this: void, write: Promise<unknown>): void;
   /** Resolves once every write deferred so far has settled (never rejects). */
   settled(): Promise<void>;
 }
