@@ -155,7 +155,7 @@ async function measureViews(url: string): Promise<{ view: string; medianMs: numb
           await showView(page, route, name, 60_000);
         }
         times.push(performance.now() - started);
-        htmlBytes = (await page.evaluate("document.getElementById('view').innerHTML.length")) as number;
+        htmlBytes = await page.evaluate<number>("document.getElementById('view').innerHTML.length");
         // Somewhere else between runs, so the next run's hash is a change the page renders.
         await showView(page, `#/background?run=${attempt}`, 'background', 60_000);
       }

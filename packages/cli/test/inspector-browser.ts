@@ -54,7 +54,7 @@ export async function showView(page: Page, route: string, view: string, timeoutM
 
 /** The tab's location hash. */
 export async function currentHash(page: Page): Promise<string> {
-  return (await page.evaluate('location.hash')) as string;
+  return await page.evaluate<string>('location.hash');
 }
 
 /** Launches Chromium for the inspector tests (profile in a temporary directory, removed on close). */

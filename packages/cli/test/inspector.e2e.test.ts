@@ -242,11 +242,11 @@ if (missing !== undefined && !inCi) {
         [`#/savings/${seed.user}/${seed.conversation}`, 'savings'],
       ] as const) {
         await go(tab.page, route, view);
-        const overflow = (await tab.page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
+        const overflow = await tab.page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
         expect(overflow, view).toBeLessThanOrEqual(0);
         if (view === 'conversations') {
           // The table itself fits too: nothing hides behind a sideways scroll without a hint.
-          const tableOverflow = (await tab.page.evaluate("(() => { const box = document.querySelector('.table-wrap'); return box.scrollWidth - box.clientWidth; })()")) as number;
+          const tableOverflow = await tab.page.evaluate<number>("(() => { const box = document.querySelector('.table-wrap'); return box.scrollWidth - box.clientWidth; })()");
           expect(tableOverflow, 'conversations table').toBeLessThanOrEqual(0);
         }
         await browser.screenshot(tab.page, `phone-${view}`);

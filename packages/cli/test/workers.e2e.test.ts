@@ -150,7 +150,7 @@ describe('mnemo worker', () => {
     const store = createSqliteStore({ path: db });
     try {
       const messages = await store.listMessages({ tenantId: 'default', ...scope }, { afterSeq: 20, limit: 2 });
-      const [query] = await new UseLiteEmbedder().embed([embeddingText(messages[1]!, messages[0]!)]);
+      const [query] = await new UseLiteEmbedder().embed([embeddingText(messages[1]!, messages[0])]);
       const [hit] = await store.searchVector({ tenantId: 'default', userId: 'node-7' }, model, query!, { k: 1 });
       expect(hit?.message.seq).toBe(messages[1]!.seq);
       expect(hit!.score).toBeGreaterThan(0.999);

@@ -89,7 +89,7 @@ async function main(): Promise<void> {
   if (flags.compare) {
     process.stdout.write('| dimensions | SIF a | fit λ | held-out Pearson | neighbours@10 | size (MB) |\n| --- | --- | --- | --- | --- | --- |\n');
     const grid = (flag: string) => flag.split(',').map((value) => (value === 'none' ? undefined : Number(value)));
-    for (const dimensions of grid(flags['grid-dimensions']!) as number[]) for (const sif of grid(flags['grid-sif']!) as number[]) for (const lambda of grid(flags['grid-lambda']!)) {
+    for (const dimensions of grid(flags['grid-dimensions']) as number[]) for (const sif of grid(flags['grid-sif']) as number[]) for (const lambda of grid(flags['grid-lambda'])) {
       const result = agreement(build(dimensions, sif, lambda));
       const megabytes = (rowVectors.length * (dimensions + 4)) / 1e6;
       process.stdout.write(`| ${dimensions} | ${sif} | ${lambda ?? 'none'} | ${result.pearson.toFixed(3)} | ${(100 * result.neighbours10).toFixed(1)} % | ${megabytes.toFixed(2)} |\n`);
@@ -150,7 +150,7 @@ function chooseVocabulary(teacher: Teacher, counts: readonly { word: string; cou
 }
 
 async function cachedTeacherVectors(teacher: Teacher, idLists: number[][], name: string, log: (message: string) => void): Promise<Float32Array[]> {
-  const path = join(flags['cache-dir']!, `${name}.f32`);
+  const path = join(flags['cache-dir'], `${name}.f32`);
   try {
     const bytes = await readFile(path);
     if (bytes.length === idLists.length * teacherWidth * 4) {
@@ -167,7 +167,7 @@ async function cachedTeacherVectors(teacher: Teacher, idLists: number[][], name:
       log(`teacher ${name}: ${done} / ${idLists.length}`);
     }
   });
-  await mkdir(flags['cache-dir']!, { recursive: true });
+  await mkdir(flags['cache-dir'], { recursive: true });
   const all = new Float32Array(idLists.length * teacherWidth);
   vectors.forEach((vector, index) => all.set(vector, index * teacherWidth));
   await writeFile(path, Buffer.from(all.buffer));

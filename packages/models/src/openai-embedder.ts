@@ -140,7 +140,7 @@ export class OpenAiEmbedder implements Embedder {
 /** Reads a vector sent as a list of numbers or as base64 little-endian float32; `undefined` for anything else. */
 function readEmbedding(embedding: unknown): Float32Array | undefined {
   if (Array.isArray(embedding)) {
-    return embedding.every((value) => typeof value === 'number') ? Float32Array.from(embedding as number[]) : undefined;
+    return embedding.every((value) => typeof value === 'number') ? Float32Array.from(embedding) : undefined;
   }
   if (typeof embedding === 'string') {
     const bytes = Buffer.from(embedding, 'base64');

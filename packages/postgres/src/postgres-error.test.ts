@@ -23,13 +23,13 @@ function failingPool(error: Error, options: { failOn?: (text: string) => boolean
   };
   const events = new EventEmitter();
   const client: PostgresClient = {
-    query: query as PostgresClient['query'],
+    query,
     release: (destroy) => void released.push(destroy),
     on: (event, listener) => events.on(event, listener),
     removeListener: (event, listener) => events.removeListener(event, listener),
   };
   const pool: PostgresPool = {
-    query: query as PostgresPool['query'],
+    query,
     connect: async () => client,
     end: async () => undefined,
     on: () => undefined,
@@ -100,7 +100,7 @@ describe('PostgresStore on a failing connection', () => {
       store.getCursor(scope, 'facts'),
     ];
     for (const read of reads) {
-      await expect(read).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'storage_failed') && (error as MemoryError).cause === cause);
+      await expect(read).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'storage_failed') && error.cause === cause);
     }
   });
 
@@ -109,7 +109,7 @@ describe('PostgresStore on a failing connection', () => {
     const { pool, sent, released } = failingPool(cause, { failOn: (text) => text.includes('FOR UPDATE') });
     const store = new PostgresStore(pool);
     await expect(store.appendMessages(scope, [makeNewMessage('hello')])).rejects.toSatisfy(
-      (error: unknown) => isMemoryError(error, 'unavailable') && (error as MemoryError).cause === cause,
+      (error: unknown) => isMemoryError(error, 'unavailable') && error.cause === cause,
     );
     expect(sent[0]).toBe('BEGIN');
     expect(sent.at(-1)).toBe('ROLLBACK');

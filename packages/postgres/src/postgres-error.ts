@@ -4,7 +4,7 @@ import { toStorageError } from '@mnemo/core/store-kit';
 /** The SQLSTATE of a PostgreSQL error (`40001`, `23505`, …), or `undefined` for any other error. */
 export function postgresErrorCode(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null || !('code' in error)) return undefined;
-  const { code } = error as { code: unknown };
+  const { code } = error;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
@@ -54,7 +54,7 @@ export function toPostgresError(error: unknown, action: string): MemoryError {
       details: { sqlState, retryable: true, ...(diskFull ? { reason: 'disk_full', retryAfterSeconds: 30 } : { retryAfterSeconds: 1 }) },
     });
   }
-  const networkCode = typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
+  const networkCode = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
   if ((networkCode !== undefined && networkCodes.has(networkCode)) || (sqlState === undefined && connectionLost.test(reason))) {
     return new MemoryError('unavailable', `${action} failed: the PostgreSQL server could not be reached (${reason}); retry`, {
       cause: error,

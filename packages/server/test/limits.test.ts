@@ -95,7 +95,7 @@ describe('malformed and oversize input', () => {
         },
       }),
       duplex: 'half',
-    } as RequestInit);
+    });
 
     for (const response of [sized, streamed]) {
       expect(response.status).toBe(413);

@@ -5,7 +5,7 @@ import { isDiskFull, isWritableFile } from './sqlite-disk-space.js';
 /** The driver's error code (`SQLITE_BUSY`, `SQLITE_NOTADB`, …), or `undefined` for any other error. */
 export function sqliteErrorCode(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null || !('code' in error)) return undefined;
-  const { code } = error as { code: unknown };
+  const { code } = error;
   return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
 }
 

@@ -26,7 +26,7 @@ export function createBenchProgress(stream: NodeJS.WritableStream & CliStream, e
     };
   }
   const bar = new cliProgress.SingleBar(
-    { stream: stream as NodeJS.WritableStream, format: 'locomo [{bar}] {value}/{total} steps | {label} | {duration_formatted}', hideCursor: true, clearOnComplete: true },
+    { stream, format: 'locomo [{bar}] {value}/{total} steps | {label} | {duration_formatted}', hideCursor: true, clearOnComplete: true },
     cliProgress.Presets.shades_classic,
   );
   let started = false;

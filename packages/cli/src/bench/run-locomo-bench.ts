@@ -206,7 +206,7 @@ async function measureContext(
   return {
     evidencePresent: fraction,
     evidenceAllPresent: fraction === 1 ? 1 : 0,
-    answerWordsPresent: answerable ? answerWordsPresent(question.answer!, contextWordSet(built)) : undefined,
+    answerWordsPresent: answerable ? answerWordsPresent(question.answer, contextWordSet(built)) : undefined,
     meanTokens: built.report.sentTokens,
     fullHistoryTokens: built.report.fullHistoryTokens,
   };

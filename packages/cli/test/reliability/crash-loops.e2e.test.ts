@@ -180,7 +180,7 @@ describe('crash loops on a SQLite file', () => {
     try {
       const delays = await crashLoops({ loops: 5, writersOf, start, urlsOf: (started) => [started[0]!.url], victims: (started) => [...started] });
       const last = await start();
-      await settle(writersOf, [last[0]!.url]);
+      await settle(writersOf, [last[0].url]);
       const store = createSqliteStore({ path: db });
       try {
         const jobsOf = async () => (await Promise.all(writersOf.conversationIds.map((id) => store.listJobs(scopeOf(id))))).flat();

@@ -115,7 +115,7 @@ describe('fuzzing every route of mnemo serve', () => {
         const started = Date.now();
         const health = await checkHealth(url);
         if (health !== undefined) healthFailures.push(`${new Date(started).toISOString()}: ${health}`);
-        maxResidentKilobytes = Math.max(maxResidentKilobytes, (await residentKilobytes(served!.pid)) ?? 0);
+        maxResidentKilobytes = Math.max(maxResidentKilobytes, (await residentKilobytes(served.pid)) ?? 0);
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
     })();

@@ -72,7 +72,7 @@ export function slotFilter(filter: ScanFilter, names: ConversationNames, convers
 
 /** `source`'s first `size` items copied into `target` (a larger array), which is returned. */
 export function copyInto<T extends Float64Array | Int32Array | Uint32Array | Uint16Array>(target: T, source: T, size: number): T {
-  target.set(source.subarray(0, size) as never);
+  target.set(source.subarray(0, size));
   return target;
 }
 

@@ -41,7 +41,7 @@ export function createRepeatThrottle(intervalMs: number, now: () => number = Dat
 
 /** The throttle key of an error: its code and message, with numbers (ids, counts, durations) blanked so retries of one fault share it. */
 export function repeatKeyOf(error: unknown): string {
-  const code = typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : '';
+  const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
   const message = error instanceof Error ? error.message : String(error);
   return `${code}:${message.replace(/[0-9a-f]{8}-[0-9a-f-]{27,}/gi, '#').replace(/\d+/g, '#')}`;
 }

@@ -82,7 +82,7 @@ export function registerRoute<P extends z.ZodType, Q extends z.ZodType, B extend
   spec: RouteSpec<P, Q, B>,
   handler: (c: ServerContext, input: RouteInput<P, Q, B>) => Response | Promise<Response>,
 ): void {
-  registry.add(spec as unknown as RouteSpec);
+  registry.add(spec);
   const honoPath = spec.path.replace(/\{([^}]+)\}/g, ':$1');
   app[spec.method](honoPath, async (c) => {
     if (spec.params !== undefined) checkPathEncoding(c.req.url);
