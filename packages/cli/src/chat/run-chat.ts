@@ -27,7 +27,7 @@ const exitCommands = new Set(['/exit', '/quit']);
  * a storage failure ends it by throwing. On a terminal it prompts; piped, it prints only the replies.
  */
 export async function runChat(options: RunChatOptions): Promise<void> {
-  const { io, memory, model } = options;
+  const { io, model } = options;
   checkSystemPromptFits(options);
   const interactive = io.stdin.isTTY === true;
   const lines = createInterface({ input: io.stdin, ...(interactive ? { output: io.stdout, terminal: true } : { terminal: false }) });

@@ -1,4 +1,4 @@
-import { defaultMessageLimits, isMemoryError, MemoryError, type MessageInput } from '@mnemo/core';
+import { defaultMessageLimits, isMemoryError, MemoryError } from '@mnemo/core';
 import { validateMessageInput } from '@mnemo/core/internals';
 import { invalidLocomo, parseLocomoConversation, readLocomoSamples, type ParseLocomoOptions } from '../locomo/parse-locomo-conversation.js';
 import type { Transcript } from './transcript.js';

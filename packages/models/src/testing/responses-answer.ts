@@ -16,7 +16,7 @@ export interface ScriptedResponse {
  * one `function_call` item per tool call, `usage` with `input_tokens_details.cached_tokens`.
  */
 export function buildScriptedResponse(answer: ScriptedResponse, status: 'in_progress' | 'completed' = 'completed'): Record<string, unknown> {
-  const { number, reply, usage } = answer;
+  const { number, usage } = answer;
   const output = status === 'in_progress' ? [] : outputItems(answer);
   return {
     id: `resp_scripted_${number}`,
