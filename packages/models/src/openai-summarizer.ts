@@ -36,6 +36,7 @@ export interface OpenAiSummarizerOptions {
 const refusalOpening =
   /^(?:i'?m sorry|i am sorry|sorry[,.!]|i apologi[sz]e|i can(?:no|')t\b|i cannot\b|i'?m (?:not able|unable)|i am (?:not able|unable)|i won'?t\b|as an ai\b)/i;
 // C0 controls other than tab and newlines, DEL, and U+FFFD: decoded binary or a broken stream, not prose.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const binaryCharacter = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\uFFFD]/u;
 // Models often repeat the prompt's last line ("Updated summary:") before the answer; it is not content.
 const leadingLabel = /^(?:updated\s+)?summary\s*:\s*/i;

@@ -9,6 +9,7 @@ import { stemmer } from 'stemmer';
 // (see `keywordTerms`).
 const wordPattern = /[\p{L}\p{N}\p{Co}][\p{L}\p{N}\p{M}\p{Co}]*/gu;
 const latinMarks = /(\p{Script=Latin})\p{M}+/gu;
+// eslint-disable-next-line no-control-regex -- all of ASCII, from NUL on purpose
 const nonAscii = /[^\u0000-\u007f]/;
 const stemmable = /^[a-z0-9]{3,64}$/;
 /** Distinct words whose stems are remembered; past it the memo starts again (a bound, not a tuning). */

@@ -85,6 +85,7 @@ export function ownerOf(tenantId: string | undefined, namings: readonly UserNami
 }
 
 // Control characters (C0, DEL, C1) in ids break logs, headers and file names downstream; reject them at the door.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const controlCharacter = /[\u0000-\u001f\u007f-\u009f]/;
 // U+FFFD is what a decoder leaves of bytes that were not UTF-8, and a lone surrogate is no character:
 // an id holding either is not the text its sender meant, and two such ids could collide.

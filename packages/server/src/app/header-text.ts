@@ -1,6 +1,7 @@
 import type { ServerContext } from './server-deps.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+// eslint-disable-next-line no-control-regex -- all of ASCII, from NUL on purpose
 const ascii = /^[\x00-\x7f]*$/;
 
 /**
