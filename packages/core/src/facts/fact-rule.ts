@@ -20,8 +20,11 @@ export interface FactRuleInput extends Statement {
   personBefore(index: number): string | undefined;
   /** The one person the user calls their `relation` (`sister` → "Ana"), from this message or the stored facts. */
   personCalled(relation: string): string | undefined;
-  /** Whether the user has a current fact (or one read earlier in these messages) with this attribute. */
-  knows(attribute: string): boolean;
+  /**
+   * Whether the user has a current fact (or one read earlier in these messages) with this attribute. A
+   * function, not a method: rules destructure it.
+   */
+  readonly knows: (attribute: string) => boolean;
   /**
    * The attribute the user already has for `key`: `key` itself, or the one known attribute that ends in
    * `_<key>` ("cloud budget" is the known `monthly_cloud_budget`); `undefined` when none or several.
