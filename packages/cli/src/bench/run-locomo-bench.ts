@@ -188,7 +188,10 @@ async function tuneQuestion(
 /** The question's top {@link rankingDepth} turn ids from `recall()`, read back from `metadata.dia_id`. */
 async function rankTurns(memory: Memory, ingested: IngestedSample, question: string): Promise<string[]> {
   const hits = await memory.recall(ingested.scope, question, { k: rankingDepth });
-  return hits.map((hit) => String(hit.message.metadata?.dia_id ?? ingested.diaIdBySeq.get(hit.message.seq)));
+  return hits.map((hit) => {
+    const stored = hit.message.metadata?.dia_id;
+    return typeof stored === 'string' ? stored : String(ingested.diaIdBySeq.get(hit.message.seq));
+  });
 }
 
 async function measureContext(

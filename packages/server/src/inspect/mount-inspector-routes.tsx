@@ -58,6 +58,7 @@ function mountAssets(app: ServerApp, { keyCount, routes }: ServerDeps): void {
   const spec = (path: string, summary: string, contentType: string) =>
     ({ method: 'get', path, summary, tags: ['inspector'], public: true, responses: { 200: { description: summary, contentType } } }) as const;
   registerRoute(app, routes, spec('/inspect', 'The inspector page (no data: the page asks for a key and loads its views)', 'text/html'), (c) =>
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- Hono types an element as a string or a Promise; a synchronous component's element is a node whose toString renders it
     c.html(`<!doctype html>${(<InspectorPage keyRequired={keyCount > 0} />).toString()}`, 200, pageHeaders),
   );
   registerRoute(app, routes, spec('/inspect/inspector.js', "The inspector's script", 'text/javascript'), (c) => {

@@ -91,6 +91,7 @@ class ChatToResponsesEvents {
     if (chunk === undefined) return;
     const error = asRecord(chunk.error);
     if (error !== undefined) {
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the upstream's message as text, whatever JSON it sent (text in practice)
       this.#emit('error', { code: error.code ?? null, message: String(error.message ?? 'upstream error'), param: null, error });
       return;
     }
