@@ -83,6 +83,7 @@ export function agentsDriver({ url, user, stream }: DriverOptions): ClientDriver
       if ('completed' in result) {
         for await (const _event of result) void _event;
         await result.completed;
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the SDK caught, whatever it is
         if (result.error !== null && result.error !== undefined) throw result.error;
       }
       history = result.history;
