@@ -7,6 +7,7 @@ const [url, schema, writerId, countText] = process.argv.slice(2);
 const count = Number(countText);
 const scope = { tenantId: 'tenant-mp', userId: 'user-mp', conversationId: 'shared' };
 
+/** @param {string} key */
 function newMessage(key) {
   return {
     role: 'user',
@@ -27,9 +28,14 @@ const store = await createPostgresStore({ connectionString: url, schema, poolMax
 process.send({ type: 'ready' });
 await go;
 
+/** @type {{ key: string, id: string, seq: number }[]} */
 const appended = [];
 const retried = [];
 // Two appenders inside the process, each with its half of the keys, in order.
+/**
+ * @param {number} first
+ * @param {number} step
+ */
 async function appendRange(first, step) {
   for (let index = first; index < count; index += step) {
     const key = `w${writerId}-${String(index).padStart(3, '0')}`;

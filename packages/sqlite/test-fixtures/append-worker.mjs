@@ -7,6 +7,7 @@ const [path, writerId, countText] = process.argv.slice(2);
 const count = Number(countText);
 const scope = { tenantId: 'tenant-mp', userId: 'user-mp', conversationId: 'shared' };
 
+/** @param {string} key */
 function newMessage(key) {
   return {
     role: 'user',

@@ -10,6 +10,7 @@ const [path, settingsJson] = process.argv.slice(2);
 /** A summarizer that never finishes on its own: the LLM call that hangs when the process dies. */
 const blockingSummarizer = {
   id: 'blocking',
+  /** @param {import('@mnemo/core').SummarizeInput} input */
   async summarize(input) {
     const seqs = input.messages.map((message) => message.seq);
     process.send({ type: 'summarizing', fromSeq: seqs[0], toSeq: seqs[seqs.length - 1] });
@@ -21,7 +22,8 @@ const blockingSummarizer = {
 
 createMemory({
   store: createSqliteStore({ path }),
-  compaction: { summarizer: blockingSummarizer, settings: JSON.parse(settingsJson) },
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- the parent's settings JSON; typescript-eslint does not read a JSDoc cast
+  compaction: { summarizer: blockingSummarizer, settings: /** @type {Partial<import('@mnemo/core').CompactionSettings>} */ (JSON.parse(settingsJson)) },
   knowledge: false,
   worker: { workerId: 'victim', leaseMs: 1500, pollIntervalMs: 20, onError: (error) => process.send({ type: 'error', message: String(error) }) },
 });

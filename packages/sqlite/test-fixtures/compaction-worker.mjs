@@ -14,6 +14,7 @@ const extractive = new ExtractiveSummarizer({ tokenCounter });
 // An optional pause stands in for an LLM's latency, so two workers overlap on the queue.
 const summarizer = {
   id: extractive.id,
+  /** @param {import('@mnemo/core').SummarizeInput} input */
   async summarize(input) {
     if (summarizeDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, summarizeDelayMs));
     return extractive.summarize(input);
@@ -21,7 +22,8 @@ const summarizer = {
 };
 
 const store = createSqliteStore({ path, busyTimeoutMs: 30_000 });
-const compaction = { store, summarizer, tokenCounter, settings: JSON.parse(settingsJson) };
+// eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- the parent's settings JSON; typescript-eslint does not read a JSDoc cast
+const compaction = { store, summarizer, tokenCounter, settings: /** @type {import('@mnemo/core').CompactionSettings} */ (JSON.parse(settingsJson)) };
 const ran = [];
 const errors = [];
 const worker = createJobWorker({
@@ -39,12 +41,15 @@ const worker = createJobWorker({
   onError: (error, job) => errors.push({ jobId: job?.id, message: error instanceof Error ? error.message : String(error) }),
 });
 
-process.on('message', async (message) => {
+/** @param {{ type: string }} message */
+async function onMessage(message) {
   if (message.type === 'go') worker.start();
   if (message.type === 'stop') {
     await worker.stop();
     await store.close();
     process.send({ type: 'done', workerId, ran, errors }, () => process.disconnect());
   }
-});
+}
+// Nothing awaits a listener: a failed stop is an unhandled rejection, which ends this process.
+process.on('message', (message) => void onMessage(/** @type {{ type: string }} */ (message)));
 process.send({ type: 'ready' });

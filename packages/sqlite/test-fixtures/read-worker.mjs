@@ -23,6 +23,7 @@ await go;
 const violations = [];
 const counts = [];
 let previousCount = 0;
+/** @param {readonly import('@mnemo/core').Message[]} messages */
 function check(messages) {
   const seqs = messages.map((message) => message.seq);
   const gapless = seqs.every((seq, index) => seq === index + 1);
