@@ -12,7 +12,7 @@
 // the mesh-radio example. Prints a table per conversation and length (20, 50, 100, 200, all exchanges),
 // and JSON with --json.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,7 +50,7 @@ async function runUpstream(): Promise<void> {
     for await (const chunk of request) chunks.push(chunk as Buffer);
     return JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
   };
-  const server = createServer(async (request, response) => {
+  const answer = async (request: IncomingMessage, response: ServerResponse) => {
     const json = (status: number, body: unknown) => {
       response.writeHead(status, { 'content-type': 'application/json' });
       response.end(JSON.stringify(body));
@@ -77,7 +77,9 @@ async function runUpstream(): Promise<void> {
       });
     }
     json(404, { error: { message: `no route ${request.method} ${request.url}` } });
-  });
+  };
+  // The server does not await its listener; an answer that fails is a crash of this bench process.
+  const server = createServer((request, response) => void answer(request, response));
   await new Promise<void>((resolvePromise) => server.listen(0, '127.0.0.1', resolvePromise));
   const address = server.address() as { port: number };
   process.send?.({ url: `http://127.0.0.1:${address.port}` });
