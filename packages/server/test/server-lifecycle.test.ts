@@ -37,7 +37,7 @@ describe('startServer', () => {
   it('refuses a non-loopback host when no API key is configured', async () => {
     await expect(startServer({ app: quietApp(), host: '0.0.0.0', port: 0 })).rejects.toMatchObject({
       code: 'invalid_input',
-      message: expect.stringMatching(/^refusing to listen on 0\.0\.0\.0 without API keys/),
+      message: expect.stringMatching(/^refusing to listen on 0\.0\.0\.0 without API keys/) as unknown,
     });
     await expect(startServer({ app: quietApp(), host: '::', port: 0 })).rejects.toMatchObject({ code: 'invalid_input' });
   });

@@ -76,7 +76,7 @@ describe('SqliteStore with a failing driver', () => {
     await expect(store.listMessages(scope)).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'storage_failed'));
     const readiness = await store.checkReadiness();
     expect(readiness.ready).toBe(false);
-    expect(readiness.checks.find((check) => check.name === 'integrity')).toMatchObject({ ok: false, message: expect.stringMatching(/damaged/) });
+    expect(readiness.checks.find((check) => check.name === 'integrity')).toMatchObject({ ok: false, message: expect.stringMatching(/damaged/) as unknown });
   });
 
   it('rejects with a typed error, never the raw driver error, when every statement fails', async () => {

@@ -137,7 +137,7 @@ describe('migrateSqliteSchema', () => {
     writeFileSync(path, text);
     const error = captureError(() => createSqliteStore({ path }));
     expect(error).toBeInstanceOf(MemoryError);
-    expect(error).toMatchObject({ code: 'storage_failed', cause: expect.objectContaining({ code: 'SQLITE_NOTADB' }) });
+    expect(error).toMatchObject({ code: 'storage_failed', cause: expect.objectContaining({ code: 'SQLITE_NOTADB' }) as unknown });
     expect((error as MemoryError).message).toContain('not a SQLite database');
     expect((error as MemoryError).message).toContain(path);
     expect(readFileSync(path, 'utf8')).toBe(text);

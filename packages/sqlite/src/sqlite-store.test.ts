@@ -40,7 +40,7 @@ describe('createSqliteStore', () => {
 
   it('refuses a path whose directory does not exist with invalid_input naming the directory', () => {
     const missing = join(freshDatabasePath(), '..', 'no-such-dir', 'mnemo.db');
-    expect(() => createSqliteStore({ path: missing })).toThrow(expect.objectContaining({ code: 'invalid_input', message: expect.stringContaining('no-such-dir') }));
+    expect(() => createSqliteStore({ path: missing })).toThrow(expect.objectContaining({ code: 'invalid_input', message: expect.stringContaining('no-such-dir') as unknown }));
   });
 
   it('refuses bad options with invalid_input when the path is empty or the timeout negative', () => {
@@ -114,7 +114,7 @@ describe('SqliteStore', () => {
       await new Promise((resolve) => setTimeout(resolve, 30));
       events.push('timer');
       expect(await store.listMessages(scope)).toEqual([]);
-      expect((await store.checkReadiness()).checks.find((check) => check.name === 'write')).toMatchObject({ ok: true, message: expect.stringMatching(/write lock/) });
+      expect((await store.checkReadiness()).checks.find((check) => check.name === 'write')).toMatchObject({ ok: true, message: expect.stringMatching(/write lock/) as unknown });
       other.exec('ROLLBACK');
       await attempt;
       expect(events).toEqual(['timer', 'appended']);
@@ -147,7 +147,7 @@ describe('SqliteStore', () => {
     const store = createSqliteStore({ path });
     opened.push(store);
     expect((await store.checkIntegrity()).length).toBeGreaterThan(0);
-    expect((await store.checkReadiness()).checks.find((check) => check.name === 'integrity')).toMatchObject({ ok: false, message: expect.stringMatching(/damaged/) });
+    expect((await store.checkReadiness()).checks.find((check) => check.name === 'integrity')).toMatchObject({ ok: false, message: expect.stringMatching(/damaged/) as unknown });
   });
 
   it('does nothing and fails with unavailable when the signal is already aborted', async () => {

@@ -63,7 +63,7 @@ async function expectConversation(rig: ClientRig, client: Client, tag: string, r
     ]);
     expect(stored.at(-3)?.toolCallId).toBe(stored.at(-4)?.toolCalls?.[0]?.id);
     const usage = stored.at(-1)?.metadata?.proxy?.usage;
-    if (client.route === 'messages') expect(usage).toMatchObject({ cachedInputTokens: expect.any(Number), cacheWriteInputTokens: expect.any(Number) });
+    if (client.route === 'messages') expect(usage).toMatchObject({ cachedInputTokens: expect.any(Number) as unknown, cacheWriteInputTokens: expect.any(Number) as unknown });
     else if (client.route === 'responses') expect(usage).toEqual({ inputTokens: 50, outputTokens: 7, cachedInputTokens: 16, cacheWriteInputTokens: 0 });
 
     // Keyless serve without MNEMO_LLM_PASS_CLIENT_KEY: the client's key never goes upstream.

@@ -350,7 +350,7 @@ describe('a database file with damaged pages', () => {
       ['/ready 503 after, ms', foundMs],
       ['integrity check', integrity?.message ?? ''],
     ]);
-    expect(integrity).toMatchObject({ ok: false, message: expect.stringMatching(/damaged/) });
+    expect(integrity).toMatchObject({ ok: false, message: expect.stringMatching(/damaged/) as unknown });
     expect(logged).toMatch(/"level":50/);
     await stop(served);
   });

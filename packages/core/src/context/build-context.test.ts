@@ -40,8 +40,8 @@ describe('buildContext', () => {
     const memory = await memoryWith(chat(10));
     const { messages, report } = await memory.buildContext(scope, { policy: 'window', windowTurns: 3, maxTokens: 10_000 });
     expect(messages.map((message) => message.content.split(' ')[1])).toEqual(['15', '16', '17', '18', '19', '20']);
-    expect(report.parts).toEqual([{ kind: 'recent', tokens: expect.any(Number), messageCount: 6, seqRange: { from: 15, to: 20 } }]);
-    expect(report.dropped).toEqual([{ seqRange: { from: 1, to: 14 }, messageCount: 14, tokens: expect.any(Number), reason: 'outside_window' }]);
+    expect(report.parts).toEqual([{ kind: 'recent', tokens: expect.any(Number) as unknown, messageCount: 6, seqRange: { from: 15, to: 20 } }]);
+    expect(report.dropped).toEqual([{ seqRange: { from: 1, to: 14 }, messageCount: 14, tokens: expect.any(Number) as unknown, reason: 'outside_window' }]);
     expect(report.savedTokens).toBe(report.fullHistoryTokens - report.sentTokens);
     expect(report.savedPercent).toBeGreaterThan(60);
   });
@@ -54,7 +54,7 @@ describe('buildContext', () => {
     expect(messages).toHaveLength(8);
     expect(messages[0]?.role).toBe('user');
     expect(report.sentTokens).toBeLessThanOrEqual(maxTokens);
-    expect(report.dropped).toEqual([{ seqRange: { from: 1, to: 32 }, messageCount: 32, tokens: expect.any(Number), reason: 'over_budget' }]);
+    expect(report.dropped).toEqual([{ seqRange: { from: 1, to: 32 }, messageCount: 32, tokens: expect.any(Number) as unknown, reason: 'over_budget' }]);
   });
 
   it('never separates a tool call from its results', async () => {
@@ -87,7 +87,7 @@ describe('buildContext', () => {
     const { messages, report } = await memory.buildContext(scope, { policy: 'token-window', maxTokens: 200 });
     expect(messages).toHaveLength(1);
     expect(messages[0]?.content).toMatch(/\[mnemo: message truncated to fit the context budget; \d+ of \d+ content tokens kept\]$/);
-    expect(report.truncated).toEqual([{ seq: 1, originalTokens: expect.any(Number), keptTokens: expect.any(Number) }]);
+    expect(report.truncated).toEqual([{ seq: 1, originalTokens: expect.any(Number) as unknown, keptTokens: expect.any(Number) as unknown }]);
     expect(report.sentTokens).toBe(recount(memory, messages));
     expect(report.sentTokens).toBeLessThanOrEqual(200);
     expect(report.sentTokens).toBeGreaterThan(150);

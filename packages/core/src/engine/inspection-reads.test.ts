@@ -29,7 +29,7 @@ describe('createMemory inspection reads', () => {
     const { report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300, query: 'what battery pack do I have?', record: false });
     const recalled = [...report.parts.flatMap((part) => part.items ?? []), ...report.excludedItems].filter((item) => item.kind === 'recalled');
     const battery = recalled.find((item) => item.seq === 1);
-    expect(battery?.explain).toMatchObject({ keywordRank: 1, fused: expect.any(Number) });
+    expect(battery?.explain).toMatchObject({ keywordRank: 1, fused: expect.any(Number) as unknown });
     // Its score is the fused score raised by its session's coverage of the query's words (no neighbour or session share: it is alone),
     // times its own factor (the length prior of its content words).
     expect(battery?.explain?.own).toBeCloseTo(6 ** recallTuning.lengthPrior);

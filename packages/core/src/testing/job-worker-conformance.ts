@@ -67,7 +67,7 @@ export function describeJobWorkerConformance(store: () => Store): void {
       clock.set(3_600_000);
       expect(await loop.drain()).toBe(0);
       expect(calls).toBe(3);
-      expect(errors).toEqual([1, 2, 3].map((call) => [expect.objectContaining({ code: 'model_failed', message: `embedder down (call ${call})` }), failed.id]));
+      expect(errors).toEqual([1, 2, 3].map((call) => [expect.objectContaining({ code: 'model_failed', message: `embedder down (call ${call})` }) as unknown, failed.id]));
       await loop.stop();
     });
 
@@ -124,7 +124,7 @@ export function describeJobWorkerConformance(store: () => Store): void {
 
       expect(await loop.drain()).toBe(1);
 
-      expect(await onlyJob()).toMatchObject({ status: 'pending', attempts: 1, runAt: at(1000), lastError: expect.stringContaining('20 ms deadline') });
+      expect(await onlyJob()).toMatchObject({ status: 'pending', attempts: 1, runAt: at(1000), lastError: expect.stringContaining('20 ms deadline') as unknown });
       expect(errors).toEqual([expect.objectContaining({ code: 'unavailable' })]);
       expect(signals[0]?.aborted).toBe(true);
       expect(signals[0]?.reason).toBe(errors[0]);

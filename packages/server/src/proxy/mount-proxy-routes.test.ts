@@ -363,7 +363,7 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     const image = await post({ 'x-mnemo-conversation': 'c' }, { model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] });
 
     expect(missing.status).toBe(400);
-    expect(await missing.json()).toMatchObject({ error: { code: 'invalid_input', message: expect.stringContaining('X-Mnemo-Conversation') } });
+    expect(await missing.json()).toMatchObject({ error: { code: 'invalid_input', message: expect.stringContaining('X-Mnemo-Conversation') as unknown } });
     for (const response of [badPolicy, badBudget, image]) {
       expect(response.status).toBe(400);
       expect(((await response.json()) as { error: { code: string } }).error.code).toBe('invalid_input');

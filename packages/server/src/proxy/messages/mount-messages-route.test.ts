@@ -40,7 +40,7 @@ describe('POST /v1/messages', () => {
       ['tool', 'sunny', 'toolu_1'],
       ['assistant', 'Sunny in Oslo.', null],
     ]);
-    expect(stored[1]!.metadata).toMatchObject({ proxy: { finishReason: 'tool_use', ids: [first.id], usage: { cachedInputTokens: 0, cacheWriteInputTokens: expect.any(Number) } } });
+    expect(stored[1]!.metadata).toMatchObject({ proxy: { finishReason: 'tool_use', ids: [first.id], usage: { cachedInputTokens: 0, cacheWriteInputTokens: expect.any(Number) as unknown } } });
     expect(stored[3]!.metadata).toMatchObject({ proxy: { usage: { cachedInputTokens: second.usage.cache_read_input_tokens, cacheWriteInputTokens: second.usage.cache_creation_input_tokens } } });
     const sent = upstream.requests.at(-1)!.body as { system: unknown; messages: { role: string; content: Record<string, unknown>[] }[] };
     expect(sent.system).toEqual([{ type: 'text', text: 'You are brief.', cache_control: { type: 'ephemeral' } }]);
