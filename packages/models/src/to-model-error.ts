@@ -56,9 +56,9 @@ function attemptsText(attempts: number): string {
 }
 
 /** The provider's own error message, without the SDK's status prefix. */
-function providerMessage(error: APIError): string {
-  const body = error.error as { message?: unknown } | undefined;
-  if (typeof body?.message === 'string' && body.message.length > 0) return body.message;
+function providerMessage(error: { readonly error: unknown; readonly message: string }): string {
+  const body = error.error;
+  if (typeof body === 'object' && body !== null && 'message' in body && typeof body.message === 'string' && body.message.length > 0) return body.message;
   return error.message.replace(/^\d{3}\s+/, '');
 }
 

@@ -9,7 +9,7 @@ export class CategoryMeans {
   add(category: LocomoCategory, values: Readonly<Record<string, number | undefined>>): void {
     this.#questions.set(category, (this.#questions.get(category) ?? 0) + 1);
     let sums = this.#sums.get(category);
-    if (sums === undefined) this.#sums.set(category, (sums = new Map()));
+    if (sums === undefined) this.#sums.set(category, (sums = new Map<string, { sum: number; count: number }>()));
     for (const [metric, value] of Object.entries(values)) {
       if (value === undefined) continue;
       const entry = sums.get(metric) ?? { sum: 0, count: 0 };

@@ -140,7 +140,7 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
     } catch (error) {
       // A stop is not a failure, and not reported as one: the lease lapses and another worker retries the job.
       if (stopping.signal.aborted) return true;
-      const failure = attempt.signal.aborted ? attempt.signal.reason : error;
+      const failure: unknown = attempt.signal.aborted ? attempt.signal.reason : error;
       options.onError?.(failure, job);
       const retry = job.attempts < job.maxAttempts && !isMemoryError(failure, 'invalid_input');
       const retryAt = retry ? new Date(now() + Math.min(maxBackoffMs, retryBaseMs * 2 ** (job.attempts - 1))).toISOString() : undefined;

@@ -18,7 +18,7 @@ export function checkConversationMetadata(metadata: unknown): Metadata {
   const fail = (problem: string, details: Record<string, unknown> = {}): never => {
     throw new MemoryError('invalid_input', `conversation metadata ${problem}`, { details: { field: 'metadata', ...details } });
   };
-  const prototype = typeof metadata === 'object' && metadata !== null ? Object.getPrototypeOf(metadata) : undefined;
+  const prototype: unknown = typeof metadata === 'object' && metadata !== null ? Object.getPrototypeOf(metadata) : undefined;
   if (prototype !== Object.prototype && prototype !== null) fail('must be a plain JSON object');
   const copy = copyMetadata(metadata, maxConversationMetadataChars, fail);
   if (containsNul(copy)) fail('must not contain NUL characters (U+0000)');

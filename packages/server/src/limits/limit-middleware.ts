@@ -20,7 +20,8 @@ export const maxOverLimitDrainBytes = 64 * 1024 * 1024;
 export function createBodyLimitMiddleware(limits: ServerLimits): MiddlewareHandler<ServerEnv> {
   return async (c, next) => {
     const maxSize = c.req.path === importPath ? limits.maxImportBytes : limits.maxBodyBytes;
-    const body = c.req.raw.body;
+    // The fetch types leave a body's chunks as any; a request body's chunks are bytes.
+    const body = c.req.raw.body as ReadableStream<Uint8Array> | null;
     if (body === null) return next();
     const tooLarge = (drained: boolean) =>
       errorResponse(c, 'payload_too_large', `the request body is over the limit of ${maxSize} bytes`, {
