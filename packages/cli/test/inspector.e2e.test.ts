@@ -17,6 +17,13 @@ let url: string;
 let db: string;
 let browser: InspectorBrowser;
 
+/** What the page functions below read of a DOM element (the tests are typed without the DOM library). */
+interface PageElement {
+  getAttribute(name: string): string | null;
+  querySelector(selectors: string): PageElement | null;
+  readonly firstChild: { readonly textContent: string | null } | null;
+}
+
 /** Starts the built `mnemo serve` on the seeded file with one key per tenant; resolves with its URL. */
 async function startServe(): Promise<string> {
   const child = spawn(process.execPath, [cliPath, 'serve', '--port', '0', '--db', db], {
@@ -135,7 +142,7 @@ if (missing !== undefined && !inCi) {
       await tab.page.click(`details[data-summary="${latest.id}"] > summary`);
       const shown = tab.page.locator(`[data-expansion="${latest.id}"] [data-source-messages] tr[data-seq]`);
       await shown.first().waitFor();
-      const rows = await shown.evaluateAll((elements) =>
+      const rows = await shown.evaluateAll((elements: PageElement[]) =>
         elements.map((row) => ({ seq: Number(row.getAttribute('data-seq')), content: row.querySelector('[data-content]')!.firstChild?.textContent ?? '' })),
       );
       expect(rows).toEqual(stored.map((message) => ({ seq: message.seq, content: message.content })));
@@ -179,7 +186,7 @@ if (missing !== undefined && !inCi) {
       const ledger = await readStore(async (store) => (await store.listUsage(scope, { limit: 1000 })).items);
       expect(ledger).toEqual(before);
       const requests = ledger.filter((entry) => entry.kind === 'context');
-      const points = await tab.page.locator('[data-plot] circle[data-point]').evaluateAll((elements) => elements.map((point) => Number(point.getAttribute('data-point'))));
+      const points = await tab.page.locator('[data-plot] circle[data-point]').evaluateAll((elements: PageElement[]) => elements.map((point) => Number(point.getAttribute('data-point'))));
       expect(points).toEqual(requests.map((entry) => entry.position));
       expect(await tab.page.locator('[data-plot] rect[data-compaction]').count()).toBe(ledger.length - requests.length);
       const sent = requests.reduce((sum, entry) => sum + entry.sentTokens, 0);
@@ -218,7 +225,7 @@ if (missing !== undefined && !inCi) {
 
     it('shows a key of one tenant nothing of the other', async () => {
       const tab = await signIn(seed.otherKey);
-      const ids = await tab.page.locator('tr[data-conversation]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-conversation')));
+      const ids = await tab.page.locator('tr[data-conversation]').evaluateAll((rows: PageElement[]) => rows.map((row) => row.getAttribute('data-conversation')));
       expect(ids).toEqual([seed.otherConversation]);
       await go(tab.page, '#/background', 'background');
       expect(await tab.page.locator('tr[data-job]').count()).toBe(0);

@@ -67,7 +67,7 @@ describe('mnemo retention', () => {
 
     // --max-age-days overrides the settings for one run; --user limits it.
     const bob = await runMnemo(['retention', '--db', 'aged.db', '--max-age-days', '25', '--user', 'bob', '--json'], { cwd: work.path });
-    expect(JSON.parse(bob.stdout).users).toMatchObject([{ userId: 'bob', receipt: { messages: 8 } }]);
+    expect((JSON.parse(bob.stdout) as { users: unknown }).users).toMatchObject([{ userId: 'bob', receipt: { messages: 8 } }]);
     expect(await messageCount(db, 'bob')).toBe(3);
   });
 

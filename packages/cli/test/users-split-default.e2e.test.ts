@@ -40,7 +40,7 @@ describe('mnemo users split-default', () => {
 
     const dryRun = await runMnemo(['users', 'split-default', '--db', 'mnemo.db', '--dry-run', '--json'], { cwd: directory });
     expect(dryRun.code).toBe(0);
-    expect(JSON.parse(dryRun.stdout).conversations).toEqual([
+    expect((JSON.parse(dryRun.stdout) as { conversations: unknown }).conversations).toEqual([
       { conversationId: 'node-1', outcome: 'moved', messages: 5 },
       { conversationId: 'node-2', outcome: 'moved', messages: 3 },
       { conversationId: 'node-3', outcome: 'skipped', messages: 4 },
@@ -68,6 +68,6 @@ describe('mnemo users split-default', () => {
     }
 
     const again = await runMnemo(['users', 'split-default', '--db', 'mnemo.db', '--json'], { cwd: directory });
-    expect(JSON.parse(again.stdout).conversations).toEqual([{ conversationId: 'node-3', outcome: 'skipped', messages: 4 }]);
+    expect((JSON.parse(again.stdout) as { conversations: unknown }).conversations).toEqual([{ conversationId: 'node-3', outcome: 'skipped', messages: 4 }]);
   });
 });

@@ -44,7 +44,7 @@ describeWithPostgres('migratePostgresSchema', (url) => {
     } finally {
       await reopened.close();
     }
-    const recorded = await pool.query(`SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`);
+    const recorded = await pool.query<{ version: number }>(`SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`);
     expect(recorded.rows.map((row) => row.version)).toEqual(allVersions);
   });
 
@@ -55,7 +55,7 @@ describeWithPostgres('migratePostgresSchema', (url) => {
     expect(applied.filter((steps) => steps.length > 0)).toEqual([allVersions]);
     expect(applied.filter((steps) => steps.length === 0)).toHaveLength(3);
     expect(results.every((result) => result.toVersion === latestVersion)).toBe(true);
-    const recorded = await schemas.pool.query(`SELECT count(*)::int AS steps FROM "${schema}".mnemo_migrations`);
+    const recorded = await schemas.pool.query<{ steps: number }>(`SELECT count(*)::int AS steps FROM "${schema}".mnemo_migrations`);
     expect(recorded.rows[0]?.steps).toBe(latestVersion);
   });
 
@@ -80,7 +80,7 @@ describeWithPostgres('migratePostgresSchema', (url) => {
     const attempt = migratePostgresSchema(pool, { schema, migrations: [...postgresMigrations, broken] });
     await expect(attempt).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'storage_failed') && error.cause !== undefined);
     expect(await readPostgresSchemaVersion(pool, schema)).toBe(latestVersion);
-    expect((await pool.query('SELECT to_regclass($1) AS found', [`"${schema}".half`])).rows[0]?.found).toBeNull();
+    expect((await pool.query<{ found: string | null }>('SELECT to_regclass($1) AS found', [`"${schema}".half`])).rows[0]?.found).toBeNull();
   });
 
   it('migrates a version 4 schema to conversation metadata, reading its old rows with metadata undefined', async () => {

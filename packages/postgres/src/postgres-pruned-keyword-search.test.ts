@@ -64,7 +64,7 @@ describeWithPostgres('PostgreSQL keyword search with top-k pruning', (url) => {
     const recount = `SELECT m.tenant_id, m.user_id, l.lexeme, count(*)::bigint AS documents FROM ${t.messages} m
       CROSS JOIN LATERAL unnest(tsvector_to_array(m.search_vector)) AS l (lexeme) GROUP BY 1, 2, 3`;
     const kept = `SELECT tenant_id, user_id, lexeme, documents FROM ${t.keywordTerms}`;
-    return (await schemas.pool.query(`(${recount} EXCEPT ${kept}) UNION ALL (${kept} EXCEPT ${recount})`)).rows;
+    return (await schemas.pool.query<Record<string, unknown>>(`(${recount} EXCEPT ${kept}) UNION ALL (${kept} EXCEPT ${recount})`)).rows;
   }
 
   beforeAll(async () => {

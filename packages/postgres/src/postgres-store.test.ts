@@ -146,8 +146,8 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', (url) => {
       await before.close();
 
       const after = await open({ schema });
-      expect((await schemas.pool.query(`SELECT count(*)::int AS n FROM "${schema}".message_vectors`)).rows[0]?.n).toBe(0);
-      expect((await schemas.pool.query(`SELECT count(*)::int AS n FROM "${schema}".vectors_1`)).rows[0]?.n).toBe(3);
+      expect((await schemas.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".message_vectors`)).rows[0]?.n).toBe(0);
+      expect((await schemas.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".vectors_1`)).rows[0]?.n).toBe(3);
       expect(await after.listUnembeddedMessages(scope, embedder.model, 10)).toEqual([]);
       const [query] = await embedder.embed(['battery percent']);
       const hits = await after.searchVector({ tenantId: scope.tenantId, userId: scope.userId }, embedder.model, query!, { k: 3 });

@@ -162,8 +162,8 @@ function raceOnce(store: InMemoryStore, interfere: () => Promise<void>): InMemor
   let raced = false;
   return new Proxy(store, {
     get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver);
-      if (property !== 'insertFact' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (property !== 'insertFact' || typeof value !== 'function') return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
       return async (...args: Parameters<InMemoryStore['insertFact']>): Promise<Fact> => {
         if (!raced && args[2]?.supersedes !== undefined) {
           raced = true;

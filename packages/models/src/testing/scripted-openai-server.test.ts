@@ -169,7 +169,7 @@ describe('startScriptedOpenAiServer', () => {
     const target = await start({ replies: [{ content: 'one two three', pause: { afterChunks: 1, until } }, { content: 'one two three', breakAfterChunks: 2 }] });
 
     const paused = await post(target, { ...request, stream: true });
-    const reader = paused.body!.getReader();
+    const reader = (paused.body as ReadableStream<Uint8Array>).getReader();
     let text = '';
     while (!text.includes('one ')) text += new TextDecoder().decode((await reader.read()).value);
     expect(text).not.toContain('two');

@@ -129,7 +129,7 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
     expect(resources.map((resource) => resource.uri)).toEqual(['mnemo://facts', 'mnemo://memories/trips/june%202030.md']);
     expect(resources[1]).toMatchObject({ name: '/memories/trips/june 2030.md', mimeType: 'text/markdown', size: 14 });
     expect(file.contents).toEqual([{ uri: 'mnemo://memories/trips/june%202030.md', mimeType: 'text/markdown', text: 'Bergen 14 June' }]);
-    expect(JSON.parse((facts.contents[0] as { text: string }).text).facts).toMatchObject([{ attribute: 'home_town', value: 'Bergen' }]);
+    expect((JSON.parse((facts.contents[0] as { text: string }).text) as { facts: unknown }).facts).toMatchObject([{ attribute: 'home_town', value: 'Bergen' }]);
     expect((await other.listResources()).resources.map((resource) => resource.uri)).toEqual(['mnemo://facts']);
     await expect(other.readResource({ uri: 'mnemo://memories/trips/june%202030.md' })).rejects.toMatchObject({ code: -32002 });
     await expect(client.readResource({ uri: 'mnemo://memories/../secret' })).rejects.toMatchObject({ code: -32602 });

@@ -8,12 +8,12 @@ describe('conversation response schemas', () => {
     const memory = createMemory({ store: new InMemoryStore(), knowledge: false, compaction: false });
     const scope = { conversationId: 'node-7' };
     await memory.append(scope, [{ role: 'user', content: 'battery?' }, { role: 'assistant', content: '71%' }]);
-    const before = JSON.parse(JSON.stringify(await memory.stats(scope)));
+    const before: unknown = JSON.parse(JSON.stringify(await memory.stats(scope)));
     expect(conversationStatsSchema.parse(before)).toMatchObject({ roles: { user: 1, assistant: 1 } });
     expect(conversationStatsSchema.parse(before).metadata).toBeUndefined();
-    const updated = JSON.parse(JSON.stringify(await memory.updateConversation(scope, { metadata: { memory_type: 'buffer', tags: ['relay'] } })));
+    const updated: unknown = JSON.parse(JSON.stringify(await memory.updateConversation(scope, { metadata: { memory_type: 'buffer', tags: ['relay'] } })));
     expect(conversationSchema.parse(updated).metadata).toEqual({ memory_type: 'buffer', tags: ['relay'] });
-    const after = JSON.parse(JSON.stringify(await memory.stats(scope)));
+    const after: unknown = JSON.parse(JSON.stringify(await memory.stats(scope)));
     expect(conversationStatsSchema.parse(after)).toMatchObject({ metadata: { memory_type: 'buffer' }, roles: { user: 1, assistant: 1 } });
     await memory.close();
   });
