@@ -1,6 +1,6 @@
 import { jobKinds } from '@mnemo/core';
 import type { Job, JobKind, JobKindCount, JobStatus, Scope } from '@mnemo/core';
-import { jobColumns, jobFromRow, leaseLost, type JobFailure, type JobLease, type JobRequest, type JobRow, type LeaseRequest } from '@mnemo/core/store-kit';
+import { jobColumns, jobFromRow, leaseLost, type JobCompletion, type JobFailure, type JobLease, type JobRequest, type JobRow, type LeaseRequest } from '@mnemo/core/store-kit';
 import type { PostgresPool } from './postgres-driver.js';
 import { inConversation } from './postgres-message-store.js';
 import type { PostgresTables } from './postgres-tables.js';
@@ -90,7 +90,8 @@ export class PostgresJobStore {
     return row === undefined ? undefined : toJob(row);
   }
 
-  async completeJob(lease: JobLease, now: string, warning?: string): Promise<void> {
+  async completeJob(lease: JobLease, now: string, options: JobCompletion = {}): Promise<void> {
+    const { warning } = options;
     const result = await this.#pool.query(this.#sql.complete, [checkTime('now', now), lease.id, lease.leaseOwner ?? null, warning ?? null]);
     if (result.rowCount === 0) throw leaseLost(lease);
   }
@@ -108,14 +109,16 @@ export class PostgresJobStore {
     return (await this.#pool.query<JobRow>(this.#sql.selectForConversation, scopeKey(scope))).rows.map(toJob);
   }
 
-  async countJobsByKind(tenantId: string | undefined): Promise<JobKindCount[]> {
+  async countJobsByKind(filter: { tenantId?: string }): Promise<JobKindCount[]> {
+    const { tenantId } = filter;
     type Row = { kind: JobKind; status: JobStatus; count: unknown; oldest: unknown };
     const result =
       tenantId === undefined ? await this.#pool.query<Row>(this.#sql.countByKindAll) : await this.#pool.query<Row>(this.#sql.countByKindTenant, [tenantId]);
     return result.rows.map((row) => ({ kind: row.kind, status: row.status, count: toInteger(row.count), oldestCreatedAt: toIsoTime(row.oldest) }));
   }
 
-  async listFailedJobs(tenantId: string | undefined, limit: number): Promise<Job[]> {
+  async listFailedJobs(filter: { tenantId?: string; limit: number }): Promise<Job[]> {
+    const { tenantId, limit } = filter;
     const count = checkCount('limit', limit);
     const result =
       tenantId === undefined

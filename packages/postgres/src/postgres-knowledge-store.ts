@@ -68,7 +68,8 @@ export class PostgresKnowledgeStore {
   }
 
   /** Stores a fact; with `supersedes`, ends the old one under its row lock in the same transaction. */
-  async insertFact(user: UserScope, fact: NewFact, supersedes: string | undefined): Promise<Fact> {
+  async insertFact(user: UserScope, fact: NewFact, options: { supersedes?: string } = {}): Promise<Fact> {
+    const { supersedes } = options;
     const validFrom = checkTime('validFrom', fact.validFrom);
     const createdAt = checkTime('createdAt', fact.createdAt);
     const expiresAt = fact.expiresAt === undefined ? null : checkTime('expiresAt', fact.expiresAt);
@@ -103,7 +104,8 @@ export class PostgresKnowledgeStore {
   }
 
   /** Ends a current fact at `at`, linked to its successor when given; `not_found` / `conflict` (already ended). */
-  async retireFact(user: UserScope, factId: string, at: string, supersededBy: string | undefined): Promise<Fact> {
+  async retireFact(user: UserScope, factId: string, at: string, options: { supersededBy?: string } = {}): Promise<Fact> {
+    const { supersededBy } = options;
     const time = checkTime('at', at);
     return runInTransaction(this.#pool, async (client) => {
       await this.#lockCurrentFact(client, user, factId);
@@ -124,7 +126,7 @@ export class PostgresKnowledgeStore {
   }
 
   /** A user's facts as the query asks, oldest first: the shared validity rules applied to the user's (few) rows. */
-  async listFacts(user: UserScope, query: FactQuery): Promise<Fact[]> {
+  async listFacts(user: UserScope, query: FactQuery = {}): Promise<Fact[]> {
     const rows = (await this.#pool.query<FactRow>(this.#sql.selectFacts, [user.tenantId, user.userId])).rows;
     return rows.map(toFact).filter((fact) => isFactVisible(fact, query));
   }
@@ -156,7 +158,7 @@ export class PostgresKnowledgeStore {
   }
 
   /** A user's entities by name; `query` matches a name or alias prefix, case-insensitively. */
-  async listEntities(user: UserScope, query: { query?: string; ids?: readonly string[]; limit?: number }): Promise<Entity[]> {
+  async listEntities(user: UserScope, query: { query?: string; ids?: readonly string[]; limit?: number } = {}): Promise<Entity[]> {
     const rows = (await this.#pool.query<EntityRow>(this.#sql.selectEntities, [user.tenantId, user.userId])).rows;
     const prefix = query.query?.toLowerCase();
     return rows

@@ -1,6 +1,6 @@
 import type { ErasureAuditEntry, ErasureCounts, ErasureReceipt, MessageSelection, UserScope } from '@mnemo/core';
 import type { EraseMessagesOptions } from '@mnemo/core/internals';
-import { entityFromRow, type EntityRow, factFromRow, type FactRow, groupBy, planKnowledgeErasure, relationFromRow, settleEntityNames, type RelationRow } from '@mnemo/core/store-kit';
+import { checkMessageSelection, entityFromRow, type EntityRow, factFromRow, type FactRow, groupBy, planKnowledgeErasure, relationFromRow, settleEntityNames, type RelationRow } from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool } from './postgres-driver.js';
 import type { PostgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
@@ -45,7 +45,8 @@ export class PostgresMessageErasure {
     this.#tables = tables;
   }
 
-  async erase(user: UserScope, selection: MessageSelection, options: EraseMessagesOptions): Promise<ErasureReceipt> {
+  async erase(user: UserScope, unchecked: MessageSelection, options: EraseMessagesOptions): Promise<ErasureReceipt> {
+    const selection = checkMessageSelection(unchecked);
     const erasedAt = checkTime('now', options.now);
     return runInTransaction(this.#pool, async (client) => {
       const t = this.#tables;

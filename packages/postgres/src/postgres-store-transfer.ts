@@ -1,4 +1,5 @@
 import {
+  resolveExportPageSize,
   checkRecords,
   entityIdsOf,
   emptyRecordCounts,
@@ -14,7 +15,10 @@ import {
   type RecordValue,
   type StoreRecord,
   type StoreRecordCounts,
-  type TransferStorePart,
+  type ExportRecordsOptions,
+  type ImportRecordsOptions,
+  type StorePart,
+  type TransferPort,
 } from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool } from './postgres-driver.js';
 import type { PostgresTables } from './postgres-tables.js';
@@ -31,7 +35,7 @@ const parametersPerInsert = 30_000;
  * connection inside one REPEATABLE READ READ ONLY transaction (one snapshot), an import writes in one
  * transaction and then rebuilds the BM25 corpus statistics the appends keep on each conversation.
  */
-export class PostgresStoreTransfer implements TransferStorePart {
+export class PostgresStoreTransfer implements StorePart<TransferPort> {
   readonly #pool: PostgresPool;
   readonly #schema: string;
   readonly #tables: PostgresTables;
@@ -42,7 +46,8 @@ export class PostgresStoreTransfer implements TransferStorePart {
     this.#tables = tables;
   }
 
-  async *exportRecords(pageSize: number): AsyncIterable<StoreRecord[]> {
+  async *exportRecords(options: ExportRecordsOptions = {}): AsyncIterable<StoreRecord[]> {
+    const pageSize = resolveExportPageSize(options.pageSize);
     const held = await checkOutClient(this.#pool);
     const { client } = held;
     let open = false;
@@ -78,7 +83,8 @@ export class PostgresStoreTransfer implements TransferStorePart {
     }
   }
 
-  async importRecords(records: AsyncIterable<readonly StoreRecord[]> | Iterable<readonly StoreRecord[]>, replace: boolean): Promise<StoreRecordCounts> {
+  async importRecords(records: AsyncIterable<readonly StoreRecord[]> | Iterable<readonly StoreRecord[]>, options: ImportRecordsOptions = {}): Promise<StoreRecordCounts> {
+    const replace = options.replace === true;
     return runInTransaction(this.#pool, async (client) => {
       const present = (await this.#counts(client)).total;
       if (present > 0 && !replace) throw storeNotEmpty(present);

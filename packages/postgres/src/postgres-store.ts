@@ -68,13 +68,15 @@ export class PostgresStore extends ComposedStore {
     const erasure = new PostgresMessageErasure(pool, tables);
     super({
       messages,
+      usage: messages,
       summaries: new PostgresSummaryStore(pool, tables),
       jobs: new PostgresJobStore(pool, tables),
       search,
       knowledge,
       files,
       transfer: new PostgresStoreTransfer(pool, tables),
-      deleteConversation: (scope) => messages.deleteConversation(scope),
+      erasure: {
+        deleteConversation: (scope) => messages.deleteConversation(scope),
       deleteUser: (user) =>
         runInTransaction(pool, async (client) => {
           const erased = await messages.deleteUser(client, user);
@@ -82,8 +84,9 @@ export class PostgresStore extends ComposedStore {
           await files.deleteUser(client, user);
           return erased;
         }),
-      eraseMessages: (user, selection, erase) => erasure.erase(user, selection, erase),
-      listErasures: (filter) => erasure.list(filter),
+        eraseMessages: (user, selection, options) => erasure.erase(user, selection, options),
+        listErasures: (filter) => erasure.list(filter),
+      },
       toError: toPostgresError,
       checkReadiness: () => checkPostgresReadiness(pool, tables.conversations, options.readonly === true),
       // Waits for calls in flight.

@@ -44,7 +44,8 @@ export class PostgresSummaryStore {
    * row and checks the watermark under the lock: of two workers racing, the second waits, then sees the
    * moved watermark and fails with `conflict`, writing nothing.
    */
-  async insertSummary(scope: Scope, summary: NewSummary, expectedWatermark: number, expectedErasedMessages?: number): Promise<Summary> {
+  async insertSummary(scope: Scope, summary: NewSummary, options: { expectedWatermark: number; expectedErasedMessages?: number }): Promise<Summary> {
+    const { expectedWatermark, expectedErasedMessages } = options;
     const createdAt = checkTime('createdAt', summary.createdAt);
     for (const field of ['level', 'fromSeq', 'toSeq', 'tokens', 'inputTokens', 'outputTokens'] as const) checkCount(field, summary[field]);
     return runInTransaction(this.#pool, async (client) => {

@@ -1,6 +1,6 @@
 import { jobKinds } from '@mnemo/core';
 import type { Job, JobKind, JobKindCount, JobStatus, Scope } from '@mnemo/core';
-import { checkCount, jobColumns, jobFromRow, leaseLost, type JobFailure, type JobLease, type JobRequest, type JobRow, type LeaseRequest } from '@mnemo/core/store-kit';
+import { checkCount, jobColumns, jobFromRow, leaseLost, type JobCompletion, type JobFailure, type JobLease, type JobRequest, type JobRow, type LeaseRequest } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
 import { scopeKey, toEpochMs, toIsoTime } from './sqlite-values.js';
@@ -76,7 +76,8 @@ export class SqliteJobStore {
       .immediate();
   }
 
-  completeJob(lease: JobLease, now: string, warning?: string): void {
+  completeJob(lease: JobLease, now: string, options: JobCompletion = {}): void {
+    const { warning } = options;
     const changes = this.#statement(sql.complete).run(toEpochMs('now', now), warning ?? null, lease.id, lease.leaseOwner ?? null).changes;
     if (changes === 0) throw leaseLost(lease);
   }
@@ -93,7 +94,8 @@ export class SqliteJobStore {
     return (this.#statement(sql.selectForConversation).all(...scopeKey(scope)) as JobRow[]).map(toJob);
   }
 
-  countJobsByKind(tenantId: string | undefined): JobKindCount[] {
+  countJobsByKind(filter: { tenantId?: string }): JobKindCount[] {
+    const { tenantId } = filter;
     const rows = (tenantId === undefined ? this.#statement(sql.countByKindAll).all() : this.#statement(sql.countByKindTenant).all(tenantId)) as {
       kind: JobKind;
       status: JobStatus;
@@ -103,7 +105,8 @@ export class SqliteJobStore {
     return rows.map((row) => ({ kind: row.kind, status: row.status, count: row.count, oldestCreatedAt: toIsoTime(row.oldest) }));
   }
 
-  listFailedJobs(tenantId: string | undefined, limit: number): Job[] {
+  listFailedJobs(filter: { tenantId?: string; limit: number }): Job[] {
+    const { tenantId, limit } = filter;
     checkCount('limit', limit);
     const rows = tenantId === undefined ? this.#statement(sql.failedAll).all(limit) : this.#statement(sql.failedTenant).all(tenantId, limit);
     return (rows as JobRow[]).map(toJob);

@@ -29,7 +29,8 @@ export class SqliteKnowledgeStore {
     this.#statement = createStatementCache(database);
   }
 
-  insertFact(user: UserScope, fact: NewFact, supersedes: string | undefined): Fact {
+  insertFact(user: UserScope, fact: NewFact, options: { supersedes?: string } = {}): Fact {
+    const { supersedes } = options;
     const validFrom = toEpochMs('validFrom', fact.validFrom);
     const createdAt = toEpochMs('createdAt', fact.createdAt);
     const expiresAt = fact.expiresAt === undefined ? null : toEpochMs('expiresAt', fact.expiresAt);
@@ -65,7 +66,8 @@ export class SqliteKnowledgeStore {
       .immediate();
   }
 
-  retireFact(user: UserScope, factId: string, at: string, supersededBy: string | undefined): Fact {
+  retireFact(user: UserScope, factId: string, at: string, options: { supersededBy?: string } = {}): Fact {
+    const { supersededBy } = options;
     const atMs = toEpochMs('at', at);
     return this.#database
       .transaction(() => {
@@ -96,7 +98,7 @@ export class SqliteKnowledgeStore {
       .immediate();
   }
 
-  listFacts(user: UserScope, query: FactQuery): Fact[] {
+  listFacts(user: UserScope, query: FactQuery = {}): Fact[] {
     // Few facts per user: the validity rules are the shared ones, applied to the user's rows.
     const rows = this.#statement(`SELECT * FROM facts WHERE ${ofUser} ORDER BY rowid`).all(user.tenantId, user.userId) as FactRow[];
     return rows.map(toFact).filter((fact) => isFactVisible(fact, query));
@@ -136,7 +138,7 @@ export class SqliteKnowledgeStore {
       .immediate();
   }
 
-  listEntities(user: UserScope, query: { query?: string; ids?: readonly string[]; limit?: number }): Entity[] {
+  listEntities(user: UserScope, query: { query?: string; ids?: readonly string[]; limit?: number } = {}): Entity[] {
     const rows = this.#statement(`SELECT * FROM entities WHERE ${ofUser} ORDER BY lower(name)`).all(user.tenantId, user.userId) as EntityRow[];
     const prefix = query.query?.toLowerCase();
     return rows

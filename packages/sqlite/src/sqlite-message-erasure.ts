@@ -1,6 +1,6 @@
 import type { ErasureAuditEntry, ErasureCounts, ErasureReceipt, MessageSelection, UserScope } from '@mnemo/core';
 import type { EraseMessagesOptions } from '@mnemo/core/internals';
-import { entityFromRow, type EntityRow, factFromRow, type FactRow, groupBy, planKnowledgeErasure, relationFromRow, settleEntityNames, type RelationRow } from '@mnemo/core/store-kit';
+import { checkMessageSelection, entityFromRow, type EntityRow, factFromRow, type FactRow, groupBy, planKnowledgeErasure, relationFromRow, settleEntityNames, type RelationRow } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
 import { toEpochMs, toIsoTime } from './sqlite-values.js';
@@ -42,7 +42,8 @@ export class SqliteMessageErasure {
     this.#statement = createStatementCache(database);
   }
 
-  erase(user: UserScope, selection: MessageSelection, options: EraseMessagesOptions): ErasureReceipt {
+  erase(user: UserScope, unchecked: MessageSelection, options: EraseMessagesOptions): ErasureReceipt {
+    const selection = checkMessageSelection(unchecked);
     const erasedAt = toEpochMs('now', options.now);
     const receipt = this.#database.transaction(() => this.#eraseLocked(user, selection, options, erasedAt)).immediate();
     if (receipt.messages > 0) this.#checkpoint();

@@ -1,5 +1,6 @@
 import {
   checkRecords,
+  resolveExportPageSize,
   entityIdsOf,
   emptyRecordCounts,
   entityNameColumns,
@@ -14,7 +15,10 @@ import {
   type RecordValue,
   type StoreRecord,
   type StoreRecordCounts,
-  type TransferStorePart,
+  type ExportRecordsOptions,
+  type ImportRecordsOptions,
+  type StorePart,
+  type TransferPort,
 } from '@mnemo/core/store-kit';
 import type { SqliteDatabase, SqliteStatement } from './sqlite-driver.js';
 import type { SqliteSearchStore } from './sqlite-search-store.js';
@@ -28,7 +32,7 @@ type Row = Record<string, unknown>;
  * an import writes inside one `BEGIN IMMEDIATE` transaction. Either holds the connection's transaction
  * while the caller iterates, so nothing else is written through the same store meanwhile.
  */
-export class SqliteStoreTransfer implements TransferStorePart {
+export class SqliteStoreTransfer implements StorePart<TransferPort> {
   readonly #database: SqliteDatabase;
   readonly #search: Pick<SqliteSearchStore, 'deleteVectorsOf' | 'forgetUsers'>;
   readonly #inserts = new Map<string, SqliteStatement>();
@@ -38,7 +42,8 @@ export class SqliteStoreTransfer implements TransferStorePart {
     this.#search = search;
   }
 
-  async *exportRecords(pageSize: number): AsyncIterable<StoreRecord[]> {
+  async *exportRecords(options: ExportRecordsOptions = {}): AsyncIterable<StoreRecord[]> {
+    const pageSize = resolveExportPageSize(options.pageSize);
     this.#database.exec('BEGIN DEFERRED');
     try {
       for (const table of recordTables) {
@@ -62,7 +67,8 @@ export class SqliteStoreTransfer implements TransferStorePart {
     }
   }
 
-  async importRecords(records: AsyncIterable<readonly StoreRecord[]> | Iterable<readonly StoreRecord[]>, replace: boolean): Promise<StoreRecordCounts> {
+  async importRecords(records: AsyncIterable<readonly StoreRecord[]> | Iterable<readonly StoreRecord[]>, options: ImportRecordsOptions = {}): Promise<StoreRecordCounts> {
+    const replace = options.replace === true;
     this.#database.exec('BEGIN IMMEDIATE');
     try {
       const present = storeRecordTables.reduce((sum, table) => sum + this.#count(table), 0);

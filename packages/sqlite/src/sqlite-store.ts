@@ -67,12 +67,14 @@ export class SqliteStore extends ComposedStore {
     const erasure = new SqliteMessageErasure(database);
     super({
       messages,
+      usage: messages,
       summaries: new SqliteSummaryStore(database),
       jobs: new SqliteJobStore(database),
       search,
       knowledge,
       files,
       transfer: new SqliteStoreTransfer(database, search),
+      erasure: {
       deleteConversation: (scope) =>
         database
           .transaction(() => {
@@ -93,6 +95,9 @@ export class SqliteStore extends ComposedStore {
             return deleted;
           })
           .immediate(),
+      eraseMessages: (user, selection, options) => erasure.erase(user, selection, options),
+      listErasures: (filter) => erasure.list(filter),
+      },
       toError: (error, action) => toSqliteError(error, action, context),
       runCall: async (action, attempt) => {
         try {
@@ -104,8 +109,6 @@ export class SqliteStore extends ComposedStore {
         }
       },
       checkReadiness: () => checkSqliteReadiness(database, { ...context, corruption: () => integrity.corruption, checking: () => integrity.checking }),
-      eraseMessages: (user, selection, options) => erasure.erase(user, selection, options),
-      listErasures: (filter) => erasure.list(filter),
       // Closing checkpoints the WAL when this is the last connection.
       closeConnection: () => {
         try {

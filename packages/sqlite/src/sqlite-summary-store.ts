@@ -32,7 +32,8 @@ export class SqliteSummaryStore {
   }
 
   /** Writes the summary, the watermark and the ledger entry in one `BEGIN IMMEDIATE` transaction. */
-  insertSummary(scope: Scope, summary: NewSummary, expectedWatermark: number, expectedErasedMessages?: number): Summary {
+  insertSummary(scope: Scope, summary: NewSummary, options: { expectedWatermark: number; expectedErasedMessages?: number }): Summary {
+    const { expectedWatermark, expectedErasedMessages } = options;
     const createdAtMs = toEpochMs('createdAt', summary.createdAt);
     for (const field of ['level', 'fromSeq', 'toSeq', 'tokens', 'inputTokens', 'outputTokens'] as const) checkCount(field, summary[field]);
     return this.#database

@@ -56,21 +56,22 @@ export type {
   StoreReadiness,
 } from '../store/store.js';
 export type { LeaseRequest } from '../jobs/job.js';
-export { ComposedStore } from '../store/composed-store.js';
-export { erasedSourceConflict, planKnowledgeErasure, settleEntityNames } from '../store/message-erasure.js';
+export { ComposedStore } from './composed-store.js';
+export { checkMessageSelection, erasedSourceConflict, planKnowledgeErasure, settleEntityNames } from '../store/message-erasure.js';
 export type { EntityNameEdits, ErasedSeqs, KnowledgeErasurePlan, NamedEntity } from '../store/message-erasure.js';
 export { ByteBudgetCache } from '../store/byte-budget-cache.js';
-export type {
-  Awaitable,
-  FileStorePart,
-  JobStorePart,
-  KnowledgeStorePart,
-  MessageStorePart,
-  SearchStorePart,
-  StoreComposition,
-  SummaryStorePart,
-  TransferStorePart,
-} from '../store/store-parts.js';
+export type { Awaitable, PortCalls, StorePart } from '../store/port.js';
+export type { StoreComposition } from './composed-store.js';
+export type { SummaryPort } from '../compaction/summary-port.js';
+export type { FilePort } from '../files/file-port.js';
+export type { JobPort } from '../jobs/job-port.js';
+export type { KnowledgePort } from '../knowledge/knowledge-port.js';
+export type { MessagePort } from '../messages/message-port.js';
+export type { SearchPort } from '../recall/search-port.js';
+export type { UsagePort } from '../usage/usage-port.js';
+export type { ErasurePort } from '../store/erasure-port.js';
+export type { TransferPort } from '../store/transfer-port.js';
+export type { StoreLifecycle } from '../store/store.js';
 export { countRecords, emptyRecordCounts, resolveExportPageSize, storeNotEmpty, storeRecordTables, tableOfRecord, totalRecordCount } from '../store/store-records.js';
 export type { ExportRecordsOptions, ImportRecordsOptions, StoreRecord, StoreRecordCounts, StoreRecordTable } from '../store/store-records.js';
 export { namesOf } from '../graph/entity-rules.js';

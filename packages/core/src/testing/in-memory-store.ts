@@ -1,5 +1,6 @@
 import type { NewSummary, Summary } from '../compaction/summary.js';
-import { MemoryError } from '../errors/memory-error.js';
+import { isMemoryError, MemoryError } from '../errors/memory-error.js';
+import { ComposedStore } from '../store-kit/composed-store.js';
 import type { Job, JobKindCount, LeaseRequest } from '../jobs/job.js';
 import type { Message, Metadata, NewMessage } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
@@ -19,42 +20,9 @@ import { idempotencyConflict, isSameMessage } from '../messages/same-message.js'
 import { checkSummaryRange } from '../compaction/summary-range.js';
 import { namesOf } from '../graph/entity-rules.js';
 import { checkRecords } from '../store/record-rows.js';
-import {
-  checkMessageSelection,
-  erasedSourceConflict,
-  planKnowledgeErasure,
-  settleEntityNames,
-  type ErasureAuditEntry,
-  type ErasureCounts,
-  type ErasureReceipt,
-  type EraseMessagesOptions,
-  type MessageSelection,
-} from '../store/message-erasure.js';
-import {
-  countRecords,
-  emptyRecordCounts,
-  resolveExportPageSize,
-  storeNotEmpty,
-  totalRecordCount,
-  type ExportRecordsOptions,
-  type ImportRecordsOptions,
-  type StoreRecord,
-  type StoreRecordCounts,
-} from '../store/store-records.js';
-import type {
-  Conversation,
-  ConversationFilter,
-  EraseResult,
-  JobCompletion,
-  JobFailure,
-  JobLease,
-  JobRequest,
-  MemoryFileWrite,
-  MessageRange,
-  Page,
-  PageOptions,
-  Store,
-} from '../store/store.js';
+import { checkMessageSelection, erasedSourceConflict, planKnowledgeErasure, settleEntityNames, type ErasureAuditEntry, type ErasureCounts, type ErasureReceipt, type EraseMessagesOptions, type MessageSelection } from '../store/message-erasure.js';
+import { countRecords, emptyRecordCounts, resolveExportPageSize, storeNotEmpty, totalRecordCount, type ExportRecordsOptions, type ImportRecordsOptions, type StoreRecord, type StoreRecordCounts } from '../store/store-records.js';
+import type { Conversation, ConversationFilter, EraseResult, JobCompletion, JobFailure, JobLease, JobRequest, MemoryFileWrite, MessageRange, Page, PageOptions } from '../store/store.js';
 
 interface ConversationState {
   conversation: Conversation;
@@ -67,21 +35,16 @@ interface ConversationState {
   readonly cursors: Map<string, number>;
 }
 
-/**
- * A {@link Store} held in process memory: for tests, demos and `:memory:` use. It passes the same
- * conformance suite as the durable stores; everything is lost when the process ends.
- */
-export class InMemoryStore implements Store {
+/** The parts of {@link InMemoryStore}: one object serves every concept port, over the same maps. */
+class InMemoryParts {
   readonly #conversations = new Map<string, ConversationState>();
   readonly #jobs = new InMemoryJobQueue();
   readonly #files = new InMemoryFileStore();
   readonly #facts = new InMemoryFactStore();
   readonly #graph = new InMemoryGraphStore();
   readonly #erasures: ErasureAuditEntry[] = [];
-  #closed = false;
 
   async appendMessages(scope: Scope, messages: readonly NewMessage[]): Promise<Message[]> {
-    this.#checkOpen();
     if (messages.length === 0) return [];
     const key = conversationKey(scope);
     let state = this.#conversations.get(key);
@@ -121,7 +84,6 @@ export class InMemoryStore implements Store {
   }
 
   async listMessages(scope: Scope, range: MessageRange = {}): Promise<Message[]> {
-    this.#checkOpen();
     const all = this.#conversations.get(conversationKey(scope))?.messages ?? [];
     const selected = all.filter(
       (message) => message.seq > (range.afterSeq ?? 0) && message.seq < (range.beforeSeq ?? Number.POSITIVE_INFINITY),
@@ -131,12 +93,10 @@ export class InMemoryStore implements Store {
   }
 
   async getConversation(scope: Scope): Promise<Conversation | undefined> {
-    this.#checkOpen();
     return this.#conversations.get(conversationKey(scope))?.conversation;
   }
 
   async listConversations(filter: ConversationFilter, page: PageOptions = {}): Promise<Page<Conversation>> {
-    this.#checkOpen();
     const limit = resolvePageLimit(page.limit);
     const after = page.cursor === undefined ? undefined : decodeConversationCursor(page.cursor);
     const matching = [...this.#conversations.values()]
@@ -151,7 +111,6 @@ export class InMemoryStore implements Store {
   }
 
   async updateConversationMetadata(scope: Scope, metadata: Metadata): Promise<Conversation | undefined> {
-    this.#checkOpen();
     const copy = checkConversationMetadata(metadata);
     const state = this.#conversations.get(conversationKey(scope));
     if (state === undefined) return undefined;
@@ -160,20 +119,17 @@ export class InMemoryStore implements Store {
   }
 
   async countMessagesByRole(scope: Scope): Promise<RoleCounts> {
-    this.#checkOpen();
     const messages = this.#conversations.get(conversationKey(scope))?.messages ?? [];
     return toRoleCounts(messages.map((message) => ({ role: message.role, count: 1 })));
   }
 
   async insertUsage(scope: Scope, record: UsageRecord): Promise<void> {
-    this.#checkOpen();
     const state = this.#conversations.get(conversationKey(scope));
     if (state === undefined) throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
     state.usage.push({ ...record });
   }
 
   async getUsageTotals(scope: Scope): Promise<UsageTotals> {
-    this.#checkOpen();
     const usage = this.#conversations.get(conversationKey(scope))?.usage ?? [];
     const sum = (kind: UsageRecord['kind'], field: 'sentTokens' | 'fullHistoryTokens' | 'inputTokens' | 'outputTokens') =>
       usage.filter((record) => record.kind === kind).reduce((total, record) => total + (record[field] ?? 0), 0);
@@ -188,7 +144,6 @@ export class InMemoryStore implements Store {
   }
 
   async listUsage(scope: Scope, page: PageOptions = {}): Promise<Page<UsageEntry>> {
-    this.#checkOpen();
     const limit = resolvePageLimit(page.limit);
     const after = page.cursor === undefined ? 0 : decodePositionCursor(page.cursor);
     const usage = this.#conversations.get(conversationKey(scope))?.usage ?? [];
@@ -200,7 +155,6 @@ export class InMemoryStore implements Store {
   }
 
   async insertSummary(scope: Scope, summary: NewSummary, options: { expectedWatermark: number; expectedErasedMessages?: number }): Promise<Summary> {
-    this.#checkOpen();
     const state = this.#conversations.get(conversationKey(scope));
     if (state === undefined) throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
     checkSummaryRange(state.conversation, summary, options.expectedWatermark, options.expectedErasedMessages);
@@ -221,17 +175,14 @@ export class InMemoryStore implements Store {
   }
 
   async getLatestSummary(scope: Scope): Promise<Summary | undefined> {
-    this.#checkOpen();
     return this.#conversations.get(conversationKey(scope))?.summaries.at(-1);
   }
 
   async listSummaries(scope: Scope): Promise<Summary[]> {
-    this.#checkOpen();
     return [...(this.#conversations.get(conversationKey(scope))?.summaries ?? [])];
   }
 
   async getSummary(user: UserScope, summaryId: string): Promise<Summary | undefined> {
-    this.#checkOpen();
     for (const state of this.#conversations.values()) {
       const { tenantId, userId } = state.conversation;
       if (tenantId !== user.tenantId || userId !== user.userId) continue;
@@ -242,42 +193,34 @@ export class InMemoryStore implements Store {
   }
 
   async enqueueJob(scope: Scope, request: JobRequest): Promise<Job> {
-    this.#checkOpen();
     return this.#jobs.enqueue(scope, request, new Date().toISOString());
   }
 
   async leaseJob(request: LeaseRequest): Promise<Job | undefined> {
-    this.#checkOpen();
     return this.#jobs.lease(request);
   }
 
   async completeJob(lease: JobLease, now: string, options: JobCompletion = {}): Promise<void> {
-    this.#checkOpen();
     this.#jobs.complete(lease, now, options.warning);
   }
 
   async failJob(lease: JobLease, failure: JobFailure): Promise<Job> {
-    this.#checkOpen();
     return this.#jobs.fail(lease, failure);
   }
 
   async listJobs(scope: Scope): Promise<Job[]> {
-    this.#checkOpen();
     return this.#jobs.list(scope);
   }
 
   async countJobsByKind(filter: { tenantId?: string }): Promise<JobKindCount[]> {
-    this.#checkOpen();
     return this.#jobs.countByKind(filter.tenantId);
   }
 
   async listFailedJobs(filter: { tenantId?: string; limit: number }): Promise<Job[]> {
-    this.#checkOpen();
     return this.#jobs.listFailed(filter.tenantId, filter.limit);
   }
 
   async upsertEmbeddings(scope: Scope, model: string, embeddings: readonly MessageEmbedding[]): Promise<void> {
-    this.#checkOpen();
     const state = this.#conversations.get(conversationKey(scope));
     if (state === undefined) throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
     const vectors = state.embeddings.get(model) ?? new Map<number, Float32Array>();
@@ -289,7 +232,6 @@ export class InMemoryStore implements Store {
   }
 
   async listUnembeddedMessages(scope: Scope, model: string, limit: number): Promise<Message[]> {
-    this.#checkOpen();
     const state = this.#conversations.get(conversationKey(scope));
     if (state === undefined) return [];
     const vectors = state.embeddings.get(model);
@@ -297,7 +239,6 @@ export class InMemoryStore implements Store {
   }
 
   async deleteEmbeddings(filter: { tenantId: string; userId?: string; exceptModel?: string }): Promise<number> {
-    this.#checkOpen();
     let deleted = 0;
     for (const state of this.#conversations.values()) {
       const { tenantId, userId } = state.conversation;
@@ -312,71 +253,58 @@ export class InMemoryStore implements Store {
   }
 
   async searchKeyword(user: UserScope, terms: readonly string[], options: SearchOptions): Promise<SearchHit[]> {
-    this.#checkOpen();
     return bm25Search(filterSearchable(this.#messagesOf(user), options), terms, options.k);
   }
 
   async searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions): Promise<SearchHit[]> {
-    this.#checkOpen();
     const vectorOf = (item: SearchableMessage) =>
       this.#conversations.get(conversationKey({ ...user, conversationId: item.conversationId }))?.embeddings.get(model)?.get(item.message.seq);
     return vectorSearch(filterSearchable(this.#messagesOf(user), options), vectorOf, vector, options.k);
   }
 
   async insertFact(user: UserScope, fact: NewFact, options: { supersedes?: string } = {}): Promise<Fact> {
-    this.#checkOpen();
     this.#checkSources('fact', user, fact);
     return this.#facts.insert(user, fact, options.supersedes);
   }
 
   async retireFact(user: UserScope, factId: string, at: string, options: { supersededBy?: string } = {}): Promise<Fact> {
-    this.#checkOpen();
     return this.#facts.retire(user, factId, at, options.supersededBy);
   }
 
   async setFactExpiry(user: UserScope, factId: string, expiresAt: string | undefined): Promise<Fact> {
-    this.#checkOpen();
     return this.#facts.setExpiry(user, factId, expiresAt);
   }
 
   async listFacts(user: UserScope, query: FactQuery = {}): Promise<Fact[]> {
-    this.#checkOpen();
     return this.#facts.list(user, query);
   }
 
   async upsertEntity(user: UserScope, input: EntityInput, now: string): Promise<Entity> {
-    this.#checkOpen();
     return this.#graph.upsertEntity(user, input, now);
   }
 
   async listEntities(user: UserScope, query: { query?: string; ids?: readonly string[]; limit?: number } = {}): Promise<Entity[]> {
-    this.#checkOpen();
     return this.#graph.listEntities(user, query);
   }
 
   async insertRelation(user: UserScope, input: RelationInput, now: string): Promise<Relation> {
-    this.#checkOpen();
     this.#checkSources('relation', user, input);
     return this.#graph.insertRelation(user, input, now);
   }
 
   async retireRelation(user: UserScope, relationId: string, at: string): Promise<Relation> {
-    this.#checkOpen();
     return this.#graph.retireRelation(user, relationId, at);
   }
 
   async listRelations(user: UserScope, query: { entityIds: readonly string[]; includeHistory?: boolean }): Promise<Relation[]> {
-    this.#checkOpen();
     return this.#graph.listRelations(user, query);
   }
 
   async getCursor(scope: Scope, name: string): Promise<number> {
-    this.#checkOpen();
     return this.#conversations.get(conversationKey(scope))?.cursors.get(name) ?? 0;
   }
 
   async advanceCursor(scope: Scope, name: string, expected: number, next: number): Promise<void> {
-    this.#checkOpen();
     const state = this.#conversations.get(conversationKey(scope));
     if (state === undefined) throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
     const current = state.cursors.get(name) ?? 0;
@@ -385,32 +313,26 @@ export class InMemoryStore implements Store {
   }
 
   async getMemoryFile(user: UserScope, path: string): Promise<MemoryFile | undefined> {
-    this.#checkOpen();
     return this.#files.get(user, path);
   }
 
   async listMemoryFiles(user: UserScope, directory: string): Promise<MemoryFileInfo[]> {
-    this.#checkOpen();
     return this.#files.list(user, directory);
   }
 
   async putMemoryFile(user: UserScope, write: MemoryFileWrite): Promise<MemoryFile> {
-    this.#checkOpen();
     return this.#files.put(user, write);
   }
 
   async deleteMemoryFiles(user: UserScope, path: string): Promise<number> {
-    this.#checkOpen();
     return this.#files.delete(user, path);
   }
 
   async renameMemoryFiles(user: UserScope, from: string, to: string, now: string): Promise<number> {
-    this.#checkOpen();
     return this.#files.rename(user, from, to, now);
   }
 
   async deleteConversation(scope: Scope): Promise<EraseResult> {
-    this.#checkOpen();
     const key = conversationKey(scope);
     const state = this.#conversations.get(key);
     this.#conversations.delete(key);
@@ -419,7 +341,6 @@ export class InMemoryStore implements Store {
   }
 
   async deleteUser(user: UserScope): Promise<EraseResult> {
-    this.#checkOpen();
     this.#files.deleteUser(user);
     this.#facts.deleteUser(user);
     this.#graph.deleteUser(user);
@@ -436,7 +357,6 @@ export class InMemoryStore implements Store {
   }
 
   async eraseMessages(user: UserScope, selection: MessageSelection, options: EraseMessagesOptions): Promise<ErasureReceipt> {
-    this.#checkOpen();
     const checked = checkMessageSelection(selection);
     const before = checked.before === undefined ? Number.POSITIVE_INFINITY : Date.parse(checked.before);
     const erased = new Map<string, Set<number>>();
@@ -500,7 +420,6 @@ export class InMemoryStore implements Store {
   }
 
   async listErasures(filter: { tenantId: string; userId?: string }): Promise<ErasureAuditEntry[]> {
-    this.#checkOpen();
     return this.#erasures.filter((entry) => entry.tenantId === filter.tenantId && (filter.userId === undefined || entry.userId === filter.userId));
   }
 
@@ -514,7 +433,6 @@ export class InMemoryStore implements Store {
 
   async *exportRecords(options: ExportRecordsOptions = {}): AsyncIterable<StoreRecord[]> {
     const pageSize = resolveExportPageSize(options.pageSize);
-    this.#checkOpen();
     // The snapshot: every record is taken before the first page is handed out.
     const records = this.#records();
     for (const kind of new Set(records.map((record) => record.kind))) {
@@ -524,7 +442,6 @@ export class InMemoryStore implements Store {
   }
 
   async importRecords(records: AsyncIterable<readonly StoreRecord[]> | Iterable<readonly StoreRecord[]>, options: ImportRecordsOptions = {}): Promise<StoreRecordCounts> {
-    this.#checkOpen();
     const present = emptyRecordCounts();
     countRecords(present, this.#records());
     if (totalRecordCount(present) > 0 && options.replace !== true) throw storeNotEmpty(totalRecordCount(present));
@@ -569,10 +486,6 @@ export class InMemoryStore implements Store {
     return counts;
   }
 
-  async close(): Promise<void> {
-    this.#closed = true;
-  }
-
   #messagesOf(user: UserScope): SearchableMessage[] {
     return [...this.#conversations.values()]
       .filter((state) => state.conversation.tenantId === user.tenantId && state.conversation.userId === user.userId)
@@ -605,9 +518,6 @@ export class InMemoryStore implements Store {
     ];
   }
 
-  #checkOpen(): void {
-    if (this.#closed) throw new MemoryError('unavailable', 'the store is closed');
-  }
 }
 
 function newConversationState(conversation: Conversation): ConversationState {
@@ -635,4 +545,29 @@ function containsIgnoringAsciiCase(text: string, search: string): boolean {
 
 function asciiLower(text: string): string {
   return text.replace(/[A-Z]/g, (letter) => letter.toLowerCase());
+}
+
+/**
+ * A {@link Store} held in process memory: for tests, demos and `:memory:` use. It passes the same
+ * conformance suite as the durable stores, behind the same guard (a closed store and an aborted signal
+ * are `unavailable`); everything is lost when the process ends.
+ */
+export class InMemoryStore extends ComposedStore {
+  constructor() {
+    const parts = new InMemoryParts();
+    super({
+      messages: parts,
+      usage: parts,
+      summaries: parts,
+      jobs: parts,
+      search: parts,
+      knowledge: parts,
+      files: parts,
+      transfer: parts,
+      erasure: parts,
+      // The parts throw MemoryErrors for what a caller did wrong; anything else is a defect, shown as storage_failed.
+      toError: (error, action) => (isMemoryError(error) ? error : new MemoryError('storage_failed', `${action} failed: ${String(error)}`, { cause: error })),
+      closeConnection: () => undefined,
+    });
+  }
 }

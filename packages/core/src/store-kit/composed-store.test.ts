@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { isMemoryError, MemoryError } from '../errors/memory-error.js';
 import { ComposedStore } from './composed-store.js';
-import type { StoreComposition } from './store-parts.js';
+import { InMemoryStore } from '../testing/in-memory-store.js';
+import { resolveExportPageSize } from '../store/store-records.js';
+import type { StoreComposition } from './composed-store.js';
 
 const scope = { tenantId: 't', userId: 'u', conversationId: 'c' };
 const lease = { id: 'job-1', leaseOwner: 'w' };
@@ -23,6 +25,7 @@ function recordingComposition(failing: ReadonlySet<string> = new Set()) {
     );
   const composition = {
     messages: part('messages'),
+    usage: part('usage'),
     summaries: part('summaries'),
     jobs: part('jobs'),
     search: part('search'),
@@ -30,7 +33,8 @@ function recordingComposition(failing: ReadonlySet<string> = new Set()) {
     files: part('files'),
     transfer: {
       // One page, then the driver fails: the port's caller gets the wrapped error from the iteration.
-      async *exportRecords(pageSize: number) {
+      async *exportRecords(options: { pageSize?: number } = {}) {
+        const pageSize = resolveExportPageSize(options.pageSize);
         calls.push(`transfer.exportRecords[${pageSize}]`);
         yield [{ kind: 'cursor', scope, name: 'facts', position: 1 }];
         throw new Error('driver said no to the second page');
@@ -39,9 +43,11 @@ function recordingComposition(failing: ReadonlySet<string> = new Set()) {
         throw new Error('driver said no to importRecords');
       },
     },
-    deleteConversation: () => ({ messages: 1, summaries: 0, conversations: 1 }),
-    deleteUser: () => ({ messages: 2, summaries: 0, conversations: 2 }),
-    toError: (error: unknown, action: string) => new MemoryError('storage_failed', `${action} failed: ${(error as Error).message}`, { cause: error }),
+    erasure: {
+      deleteConversation: () => ({ messages: 1, summaries: 0, conversations: 1 }),
+      deleteUser: () => ({ messages: 2, summaries: 0, conversations: 2 }),
+    },
+    toError: (error: unknown, action: string) => (isMemoryError(error) ? error : new MemoryError('storage_failed', `${action} failed: ${(error as Error).message}`, { cause: error })),
     closeConnection: () => {
       closes += 1;
     },
@@ -50,23 +56,41 @@ function recordingComposition(failing: ReadonlySet<string> = new Set()) {
 }
 
 describe('ComposedStore', () => {
-  it('hands each part the arguments the port carries in its options', async () => {
+  it('hands each part the arguments of the port, call options included, on the part of its concept', async () => {
     const { composition, calls } = recordingComposition();
     const store = new ComposedStore(composition);
     await store.insertSummary(scope, { fromSeq: 1, toSeq: 2 } as never, { expectedWatermark: 0, expectedErasedMessages: 3 });
     await store.completeJob(lease, '2026-01-01T00:00:00.000Z', { warning: 'fallback summarizer' });
     await store.insertFact(scope, { subject: 's' } as never, { supersedes: 'fact-0' });
     await store.countJobsByKind({ tenantId: 't' });
-    await store.listFailedJobs({ limit: 5 });
+    await store.insertUsage(scope, { kind: 'context' } as never);
     await store.listFacts(scope);
     expect(calls).toEqual([
-      `summaries.insertSummary${JSON.stringify([scope, { fromSeq: 1, toSeq: 2 }, 0, 3])}`,
-      `jobs.completeJob${JSON.stringify([lease, '2026-01-01T00:00:00.000Z', 'fallback summarizer'])}`,
-      `knowledge.insertFact${JSON.stringify([scope, { subject: 's' }, 'fact-0'])}`,
-      'jobs.countJobsByKind["t"]',
-      'jobs.listFailedJobs[null,5]',
-      `knowledge.listFacts${JSON.stringify([scope, {}])}`,
+      `summaries.insertSummary${JSON.stringify([scope, { fromSeq: 1, toSeq: 2 }, { expectedWatermark: 0, expectedErasedMessages: 3 }])}`,
+      `jobs.completeJob${JSON.stringify([lease, '2026-01-01T00:00:00.000Z', { warning: 'fallback summarizer' }])}`,
+      `knowledge.insertFact${JSON.stringify([scope, { subject: 's' }, { supersedes: 'fact-0' }])}`,
+      'jobs.countJobsByKind[{"tenantId":"t"}]',
+      `usage.insertUsage${JSON.stringify([scope, { kind: 'context' }])}`,
+      `knowledge.listFacts${JSON.stringify([scope])}`,
     ]);
+  });
+
+  it('checks the signal where each port keeps its call options', async () => {
+    const { composition, calls } = recordingComposition();
+    const store = new ComposedStore(composition);
+    const signal = AbortSignal.abort();
+    await expect(store.searchKeyword(scope, ['relay'], { k: 5 }, { signal })).rejects.toMatchObject({ code: 'unavailable', message: 'searching by keyword was aborted' });
+    await expect(store.insertSummary(scope, {} as never, { expectedWatermark: 0, signal })).rejects.toMatchObject({ code: 'unavailable' });
+    await expect(store.renameMemoryFiles(scope, '/a', '/b', 'now', { signal })).rejects.toMatchObject({ code: 'unavailable' });
+    await expect(store.eraseMessages(scope, {}, { now: 'now', signal })).rejects.toMatchObject({ code: 'unavailable' });
+    expect(calls).toEqual([]);
+  });
+
+  it('guards InMemoryStore the same way: an aborted signal and a closed store are unavailable', async () => {
+    const store = new InMemoryStore();
+    await expect(store.appendMessages(scope, [], { signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'unavailable', details: { aborted: true } });
+    await store.close();
+    await expect(store.listMessages(scope)).rejects.toMatchObject({ code: 'unavailable', message: 'listing messages failed: the store is closed' });
   });
 
   it('wraps what a part throws with the action that failed, as a rejected promise', async () => {
