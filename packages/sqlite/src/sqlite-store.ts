@@ -169,8 +169,9 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
     database.pragma('foreign_keys = ON');
     // Deleted rows are overwritten with zeros in their pages, so an erased message leaves no bytes behind.
     database.pragma('secure_delete = ON');
-    // sqlite-vec ships its binary inside the npm package; it must be loaded on every connection.
-    sqliteVec.load(database);
+    // Vectors live in a plain table (decision 0025); sqlite-vec is loaded only for a file that still
+    // holds its tables, which migrations 6 and 7 read and drop.
+    if (holdsSqliteVecTables(database)) sqliteVec.load(database);
     migrateSqliteSchema(database, { readonly });
   } catch (error) {
     database.close();
@@ -189,6 +190,11 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
   // From here on a lock held elsewhere is waited for between attempts, off the event loop (createBusyRetry).
   database.pragma('busy_timeout = 0');
   return new SqliteStore(database, { ...context, busyTimeoutMs });
+}
+
+/** Whether the file has a table of sqlite-vec's `vec0` module (written by a version before decision 0025). */
+function holdsSqliteVecTables(database: Database.Database): boolean {
+  return database.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING vec0(%' LIMIT 1").get() !== undefined;
 }
 
 /**
