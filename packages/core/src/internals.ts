@@ -26,6 +26,8 @@ export { keywordTerms } from './recall/keyword-terms.js';
 export { namesOf } from './graph/entity-rules.js';
 export { readJobBacklog } from './jobs/job.js';
 export { createJobWorker } from './jobs/job-worker.js';
+export { createKeyedLock } from './jobs/keyed-lock.js';
+export type { KeyedLock } from './jobs/keyed-lock.js';
 export { checkToolSequence } from './messages/check-tool-sequence.js';
 export { prepareMessages } from './messages/prepare-messages.js';
 export { validateMessageInput } from './messages/validate-message.js';

@@ -1,4 +1,5 @@
 import type { UserScope } from '@mnemo/core';
+import { createKeyedLock } from '@mnemo/core/internals';
 import { ByteBudgetCache, KeywordPostings, KeywordRanker, type SearchHit } from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool, PostgresQueryable } from './postgres-driver.js';
 import { prefixedMessageColumns, toHit, type HitRow } from './postgres-search-filters.js';
@@ -120,7 +121,8 @@ export class PostgresKeywordIndex {
   readonly #pool: PostgresPool;
   readonly #tables: PostgresTables;
   readonly #copies: ByteBudgetCache<UserLexemes>;
-  readonly #locks = new Map<string, Promise<unknown>>();
+  // One change of a user's copy at a time: each runs after every earlier one of the same user has finished.
+  readonly #locks = createKeyedLock();
   readonly #loads = new Map<string, Promise<void>>();
   readonly #failed = new Map<string, number>();
   readonly #ranker = new KeywordRanker();
@@ -146,7 +148,7 @@ export class PostgresKeywordIndex {
   async search(user: UserScope, words: string, k: number): Promise<SearchHit[] | undefined> {
     const key = `${user.tenantId}\u001f${user.userId}`;
     if (this.#loads.has(key)) return undefined;
-    const result = await this.#locked(key, async () => {
+    const result = await this.#locks.run(key, async () => {
       const { lexemes, marks } = await this.#marks(this.#pool, user, words);
       if (lexemes.length === 0) return [];
       let copy = this.#copies.get(key);
@@ -202,7 +204,7 @@ export class PostgresKeywordIndex {
       try {
         for (;;) {
           if (this.#closed) return;
-          const done = await this.#locked(key, () =>
+          const done = await this.#locks.run(key, () =>
             runInTransaction(
               this.#pool,
               async (client) => {
@@ -229,22 +231,6 @@ export class PostgresKeywordIndex {
       }
     })();
     this.#loads.set(key, load);
-  }
-
-  // Runs `body` after every earlier body of the same user has finished: a copy is changed by one at a time.
-  async #locked<T>(key: string, body: () => Promise<T>): Promise<T> {
-    const previous = this.#locks.get(key) ?? Promise.resolve();
-    const run = previous.then(body, body);
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.#locks.set(key, settled);
-    try {
-      return await run;
-    } finally {
-      if (this.#locks.get(key) === settled) this.#locks.delete(key);
-    }
   }
 
   // The user's copy, afresh when the old one no longer fits the conversation rows.

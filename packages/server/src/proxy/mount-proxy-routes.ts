@@ -3,7 +3,7 @@ import type { ServerApp, ServerDeps } from '../app/server-deps.js';
 import { registerRoute } from '../openapi/route-spec.js';
 import { userHeader } from '../resource-api/request-scope.js';
 import { replyFromCompletion } from './assistant-reply.js';
-import { createKeyedLock } from './conversation-lock.js';
+import { createKeyedLock } from '@mnemo/core/internals';
 import { mountMessagesRoute } from './messages/mount-messages-route.js';
 import { chatCompletionBodySchema, conversationHeader, proxyHeaderDocs, readProxyRequest } from './proxy-request.js';
 import { prepareProxyTurn, promptCacheKeyOf, relayAnswer, tokensFullHeader, tokensSavedHeader, tokensSentHeader, relayedAsItCame, upstreamFailure, usageHeaderDocs } from './proxy-turn.js';

@@ -4,7 +4,7 @@ import { withoutSuperseded } from '@mnemo/core/internals';
 import type { ServerContext, ServerDeps, UpstreamLlmConfig } from '../app/server-deps.js';
 import { errorResponse } from '../error-response.js';
 import { toAssistantMessage, type AssistantReply } from './assistant-reply.js';
-import type { KeyedLock } from './conversation-lock.js';
+import type { KeyedLock } from '@mnemo/core/internals';
 import { proxyPolicyHeader, type ProxyRequest } from './proxy-request.js';
 import { parseJson } from './read-json.js';
 import { relayStream, type StreamProtocol } from './relay-stream.js';

@@ -1,7 +1,7 @@
 import type { ServerApp, ServerDeps, UpstreamLlmConfig } from '../../app/server-deps.js';
 import { registerRoute } from '../../openapi/route-spec.js';
 import { userHeader } from '../../resource-api/request-scope.js';
-import type { KeyedLock } from '../conversation-lock.js';
+import type { KeyedLock } from '@mnemo/core/internals';
 import { conversationHeader, proxyHeaderDocs } from '../proxy-request.js';
 import { prepareProxyTurn, relayAnswer, relayedAsItCame, upstreamFailure, usageHeaderDocs } from '../proxy-turn.js';
 import { callUpstream, requireUpstream, upstreamAuthorizationHeader } from '../upstream.js';

@@ -2,7 +2,7 @@ import { withoutSuperseded } from '@mnemo/core/internals';
 import type { ServerApp, ServerContext, ServerDeps, UpstreamLlmConfig } from '../../app/server-deps.js';
 import { registerRoute } from '../../openapi/route-spec.js';
 import { userHeader } from '../../resource-api/request-scope.js';
-import type { KeyedLock } from '../conversation-lock.js';
+import type { KeyedLock } from '@mnemo/core/internals';
 import { conversationHeader, proxyHeaderDocs } from '../proxy-request.js';
 import { prepareProxyTurn, relayAnswer, relayedAsItCame, upstreamFailure, usageHeaderDocs, type AnswerReading, type ProxyTurn } from '../proxy-turn.js';
 import { parseJson } from '../read-json.js';

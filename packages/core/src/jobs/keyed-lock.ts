@@ -4,9 +4,10 @@ export interface KeyedLock {
 }
 
 /**
- * An in-process lock per key. The proxy holds it while it compares a request with the stored tail and
- * appends, so two requests of one conversation in this process cannot both append the same turn; it
- * does not reach other processes.
+ * An in-process lock per key; it does not reach other processes. The proxy holds one per conversation
+ * while it compares a request with the stored tail and appends, so two requests of one conversation in
+ * this process cannot both append the same turn; PostgreSQL's keyword index holds one per user while it
+ * changes that user's in-memory copy. A task that fails does not stop the next one.
  */
 export function createKeyedLock(): KeyedLock {
   const tails = new Map<string, Promise<unknown>>();
