@@ -1,8 +1,7 @@
 import type { ExtractedFact, FactExtractionInput, FactExtractor } from '@mnemo/core';
 import { buildFactExtractionPrompt } from './fact-extraction-prompt.js';
 import { factExtractionSchema, factExtractionSchemaName, readExtractedFacts } from './fact-extraction-schema.js';
-import { requestValidatedJson, type StructuredOutput } from './request-validated-json.js';
-import { resolveExtractorOptions, type ExtractorSettings, type OpenAiExtractorOptions } from './resolve-extractor-options.js';
+import { createExtractionRequest, resolveExtractorOptions, type OpenAiExtractorOptions } from './resolve-extractor-options.js';
 
 /**
  * The LLM {@link FactExtractor} for any OpenAI-compatible endpoint: sends {@link buildFactExtractionPrompt}
@@ -20,35 +19,18 @@ import { resolveExtractorOptions, type ExtractorSettings, type OpenAiExtractorOp
  */
 export class OpenAiFactExtractor implements FactExtractor {
   readonly id: string;
-  readonly #settings: ExtractorSettings;
-  #structuredOutput: StructuredOutput;
+  readonly #request: ReturnType<typeof createExtractionRequest>;
 
   /** Checks the options; throws `invalid_input` naming a bad base URL, model, limit, retry count or temperature. */
   constructor(options: OpenAiExtractorOptions) {
-    this.#settings = resolveExtractorOptions(options);
-    this.id = this.#settings.id;
-    this.#structuredOutput = this.#settings.structuredOutput;
+    const settings = resolveExtractorOptions(options);
+    this.id = settings.id;
+    this.#request = createExtractionRequest(settings);
   }
 
   async extract(input: FactExtractionInput): Promise<ExtractedFact[]> {
     if (input.messages.length === 0) return [];
     const shownSeqs = new Set(input.messages.map((message) => message.seq));
-    const result = await requestValidatedJson({
-      model: this.#settings.model,
-      extractorId: this.id,
-      prompt: buildFactExtractionPrompt(input),
-      schemaName: factExtractionSchemaName,
-      schema: factExtractionSchema,
-      structuredOutput: this.#structuredOutput,
-      validate: (value) => readExtractedFacts(value, shownSeqs),
-      maxAttempts: this.#settings.maxAttempts,
-      maxTokens: this.#settings.maxOutputTokens,
-      temperature: this.#settings.temperature,
-      onInvalidOutput: this.#settings.onInvalidOutput,
-      signal: input.signal,
-    });
-    // A server that refused response_format once is not asked with it again.
-    this.#structuredOutput = result.structuredOutput;
-    return result.value;
+    return this.#request({ prompt: buildFactExtractionPrompt(input), schemaName: factExtractionSchemaName, schema: factExtractionSchema, validate: (value) => readExtractedFacts(value, shownSeqs), signal: input.signal });
   }
 }

@@ -1,8 +1,7 @@
 import type { Entity, ExtractedGraph, GraphExtractor, SummarySourceMessage } from '@mnemo/core';
 import { buildGraphExtractionPrompt } from './graph-extraction-prompt.js';
 import { graphExtractionSchema, graphExtractionSchemaName, readExtractedGraph } from './graph-extraction-schema.js';
-import { requestValidatedJson, type StructuredOutput } from './request-validated-json.js';
-import { resolveExtractorOptions, type ExtractorSettings, type OpenAiExtractorOptions } from './resolve-extractor-options.js';
+import { createExtractionRequest, resolveExtractorOptions, type OpenAiExtractorOptions } from './resolve-extractor-options.js';
 
 /**
  * The LLM {@link GraphExtractor} for any OpenAI-compatible endpoint: sends {@link buildGraphExtractionPrompt}
@@ -18,35 +17,18 @@ import { resolveExtractorOptions, type ExtractorSettings, type OpenAiExtractorOp
  */
 export class OpenAiGraphExtractor implements GraphExtractor {
   readonly id: string;
-  readonly #settings: ExtractorSettings;
-  #structuredOutput: StructuredOutput;
+  readonly #request: ReturnType<typeof createExtractionRequest>;
 
   /** Checks the options; throws `invalid_input` naming a bad base URL, model, limit, retry count or temperature. */
   constructor(options: OpenAiExtractorOptions) {
-    this.#settings = resolveExtractorOptions(options);
-    this.id = this.#settings.id;
-    this.#structuredOutput = this.#settings.structuredOutput;
+    const settings = resolveExtractorOptions(options);
+    this.id = settings.id;
+    this.#request = createExtractionRequest(settings);
   }
 
   async extract(input: { messages: readonly SummarySourceMessage[]; knownEntities: readonly Entity[]; signal?: AbortSignal }): Promise<ExtractedGraph> {
     if (input.messages.length === 0) return { entities: [], relations: [] };
     const context = { shownSeqs: new Set(input.messages.map((message) => message.seq)), knownEntities: input.knownEntities };
-    const result = await requestValidatedJson({
-      model: this.#settings.model,
-      extractorId: this.id,
-      prompt: buildGraphExtractionPrompt(input),
-      schemaName: graphExtractionSchemaName,
-      schema: graphExtractionSchema,
-      structuredOutput: this.#structuredOutput,
-      validate: (value) => readExtractedGraph(value, context),
-      maxAttempts: this.#settings.maxAttempts,
-      maxTokens: this.#settings.maxOutputTokens,
-      temperature: this.#settings.temperature,
-      onInvalidOutput: this.#settings.onInvalidOutput,
-      signal: input.signal,
-    });
-    // A server that refused response_format once is not asked with it again.
-    this.#structuredOutput = result.structuredOutput;
-    return result.value;
+    return this.#request({ prompt: buildGraphExtractionPrompt(input), schemaName: graphExtractionSchemaName, schema: graphExtractionSchema, validate: (value) => readExtractedGraph(value, context), signal: input.signal });
   }
 }

@@ -1,6 +1,6 @@
 import { MemoryError } from '@mnemo/core';
 import { createOpenAiChatModel, type OpenAiChatModel } from './openai-chat-model.js';
-import type { InvalidOutputEvent, StructuredOutput } from './request-validated-json.js';
+import { requestValidatedJson, type InvalidOutputEvent, type StructuredOutput, type ValidatedJsonRequest } from './request-validated-json.js';
 
 /** Options of the LLM extractors, `OpenAiFactExtractor` and `OpenAiGraphExtractor`. */
 export interface OpenAiExtractorOptions {
@@ -70,4 +70,39 @@ export function resolveExtractorOptions(options: OpenAiExtractorOptions): Extrac
     structuredOutput,
     onInvalidOutput: options.onInvalidOutput,
   });
+}
+
+/** One extraction an extractor asks its model for: the prompt, the reply's schema, and what a valid reply is. */
+export interface ExtractionAsk<T> {
+  readonly prompt: ValidatedJsonRequest<T>['prompt'];
+  readonly schemaName: string;
+  readonly schema: Readonly<Record<string, unknown>>;
+  readonly validate: ValidatedJsonRequest<T>['validate'];
+  readonly signal?: AbortSignal | undefined;
+}
+
+/**
+ * The request both LLM extractors make, over their checked settings: the validated JSON request with
+ * their model, limits and retries. A server that refused `response_format` once is not asked with it again.
+ */
+export function createExtractionRequest(settings: ExtractorSettings): <T>(ask: ExtractionAsk<T>) => Promise<T> {
+  let structuredOutput = settings.structuredOutput;
+  return async <T>(ask: ExtractionAsk<T>): Promise<T> => {
+    const result = await requestValidatedJson({
+      model: settings.model,
+      extractorId: settings.id,
+      prompt: ask.prompt,
+      schemaName: ask.schemaName,
+      schema: ask.schema,
+      structuredOutput,
+      validate: ask.validate,
+      maxAttempts: settings.maxAttempts,
+      maxTokens: settings.maxOutputTokens,
+      temperature: settings.temperature,
+      onInvalidOutput: settings.onInvalidOutput,
+      signal: ask.signal,
+    });
+    structuredOutput = result.structuredOutput;
+    return result.value;
+  };
 }
