@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../src/index.js';
 import { startTestServer, type TestServer } from './test-server.js';
 
 const keyA = 'key-tenant-a-0123456789';
@@ -23,10 +24,10 @@ function secretTurns(tag: string) {
 describe('API keys', () => {
   it('answers 401 with a typed error for a missing, malformed or unknown key, and stores nothing', async () => {
     const body = { json: { conversation_id: 'c', role: 'user', content: 'hello' } };
-    const missing = await server.json('/v1/memory/add', body);
-    const malformed = await server.json('/v1/memory/add', { ...body, headers: { authorization: `Basic ${keyA}` } });
-    const unknown = await server.json('/v1/memory/add', { ...body, key: `${keyA}x` });
-    const prefix = await server.json('/v1/memory/add', { ...body, key: keyA.slice(0, -1) });
+    const missing = await server.json<ErrorBody>('/v1/memory/add', body);
+    const malformed = await server.json<ErrorBody>('/v1/memory/add', { ...body, headers: { authorization: `Basic ${keyA}` } });
+    const unknown = await server.json<ErrorBody>('/v1/memory/add', { ...body, key: `${keyA}x` });
+    const prefix = await server.json<ErrorBody>('/v1/memory/add', { ...body, key: keyA.slice(0, -1) });
 
     for (const response of [missing, malformed, unknown, prefix]) {
       expect(response.status).toBe(401);
@@ -34,7 +35,7 @@ describe('API keys', () => {
       expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
     }
     expect(missing.body.error.message).toMatch(/Authorization: Bearer/);
-    expect((await server.json('/v1/conversations', { key: keyA })).body.items).toEqual([]);
+    expect((await server.json<{ items: unknown[] }>('/v1/conversations', { key: keyA })).body.items).toEqual([]);
   });
 
   it('serves /health, /ready, /metrics and /openapi.json without a key', async () => {
@@ -49,8 +50,8 @@ describe('tenant isolation', () => {
     await server.json('/v1/conversations/shared/messages', { key: keyA, json: { messages: secretTurns('A-SECRET') } });
     await server.json('/v1/conversations/shared/messages?user_id=u1', { key: keyA, json: { messages: secretTurns('A-SECRET') } });
     await server.json('/v1/conversations/only-a/messages', { key: keyA, json: { messages: secretTurns('A-SECRET') } });
-    const compacted = await server.json('/v1/conversations/shared/compact', { key: keyA, method: 'POST' });
-    const summaryId: string = compacted.body.summaries[0].id;
+    const compacted = await server.json<{ summaries: { id: string }[] }>('/v1/conversations/shared/compact', { key: keyA, method: 'POST' });
+    const summaryId = compacted.body.summaries[0]!.id;
     await server.json('/v1/conversations/shared/context', { key: keyA, json: { maxTokens: 300 } });
     await server.json('/v1/conversations/shared/messages', { key: keyB, json: { messages: [{ role: 'user', content: 'B-DATA only' }] } });
 
@@ -86,13 +87,13 @@ describe('tenant isolation', () => {
     await server.json('/v1/conversations/only-a', { key: keyB, method: 'DELETE' });
     await server.json('/v1/memory/shared', { key: keyB, method: 'DELETE' });
     await server.json('/v1/users/u1', { key: keyB, method: 'DELETE' });
-    const listedByA = await server.json('/v1/conversations', { key: keyA });
-    expect(listedByA.body.items.map((item: { userId: string; conversationId: string }) => `${item.userId}/${item.conversationId}`)).toEqual([
+    const listedByA = await server.json<{ items: { userId: string; conversationId: string }[] }>('/v1/conversations', { key: keyA });
+    expect(listedByA.body.items.map((item) => `${item.userId}/${item.conversationId}`)).toEqual([
       'only-a/only-a',
       'shared/shared',
       'u1/shared',
     ]);
-    expect((await server.json('/v1/conversations', { key: keyB })).body.items).toEqual([]);
+    expect((await server.json<{ items: unknown[] }>('/v1/conversations', { key: keyB })).body.items).toEqual([]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mountInspectorRoutes } from '../src/inspect/index.js';
+import type { ErrorBody } from '../src/index.js';
 import { startTestServer, type TestServer } from './test-server.js';
 
 const keys = [
@@ -57,13 +58,13 @@ describe('inspector routes', () => {
     const fragment = await (await server.request('/inspect/fragments/context/ana/ridge?policy=full&maxTokens=100', { key: 'key-of-mesh' })).text();
     const shown = Number(/data-sent-tokens="(\d+)"/.exec(fragment)?.[1]);
     expect((await server.memory.listUsage(ana)).items).toEqual([]);
-    const api = await server.json('/v1/conversations/ridge/context', { key: 'key-of-mesh', json: { userId: 'ana', policy: 'full', maxTokens: 100 } });
+    const api = await server.json<{ report: { sentTokens: number } }>('/v1/conversations/ridge/context', { key: 'key-of-mesh', json: { userId: 'ana', policy: 'full', maxTokens: 100 } });
     expect(api.body.report.sentTokens).toBe(shown);
     expect((await server.memory.listUsage(ana)).items).toHaveLength(1);
   });
 
   it('refuses bad view input with invalid_input and lists its routes in the OpenAPI document', async () => {
-    const bad = await server.json('/inspect/fragments/context/ana/ridge?maxTokens=0', { key: 'key-of-mesh' });
+    const bad = await server.json<ErrorBody>('/inspect/fragments/context/ana/ridge?maxTokens=0', { key: 'key-of-mesh' });
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('invalid_input');
     const badDay = await server.json('/inspect/fragments/facts/ana?asOf=yesterday', { key: 'key-of-mesh' });

@@ -1,11 +1,14 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@mnemo/models/testing';
-import { defaultKeyRateLimit, resolveServerLimits } from '../src/index.js';
+import { defaultKeyRateLimit, resolveServerLimits, type ErrorBody } from '../src/index.js';
 import { mountProxyRoutes } from '../src/proxy/index.js';
 import { startTestServer, type TestServer } from './test-server.js';
 
 let server: TestServer | undefined;
+
+/** An invalid_input answer that names the fields of the request that failed. */
+type FieldsErrorBody = { readonly error: { readonly message: string; readonly details: { readonly fields: readonly string[] } } };
 
 afterEach(async () => {
   await server?.close();
@@ -13,14 +16,14 @@ afterEach(async () => {
 });
 
 async function storedConversations(target: TestServer): Promise<unknown[]> {
-  return (await target.json('/v1/conversations')).body.items as unknown[];
+  return (await target.json<{ items: unknown[] }>('/v1/conversations')).body.items;
 }
 
 describe('malformed and oversize input', () => {
   it('answers 400 invalid_input for a body that is not JSON, storing nothing', async () => {
     server = await startTestServer();
     for (const path of ['/v1/memory/add', '/v1/conversations/c/messages', '/v1/conversations/c/context']) {
-      const response = await server.json(path, { method: 'POST', body: '{"conversation_id": "c", "role": ', headers: { 'content-type': 'application/json' } });
+      const response = await server.json<ErrorBody>(path, { method: 'POST', body: '{"conversation_id": "c", "role": ', headers: { 'content-type': 'application/json' } });
       expect(response.status).toBe(400);
       expect(response.body.error.code).toBe('invalid_input');
       expect(response.body.error.message).toMatch(/^request body is not valid JSON/);
@@ -32,30 +35,30 @@ describe('malformed and oversize input', () => {
     server = await startTestServer();
     const invalid = Buffer.concat([Buffer.from('{"messages":[{"role":"user","content":"caf'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}]}')]);
     for (const path of ['/v1/conversations/c/messages', '/v1/memory/add']) {
-      const response = await server.json(path, { method: 'POST', body: invalid, headers: { 'content-type': 'application/json' } });
+      const response = await server.json<ErrorBody>(path, { method: 'POST', body: invalid, headers: { 'content-type': 'application/json' } });
       expect(response.status).toBe(400);
       expect(response.body.error).toMatchObject({ code: 'invalid_input', message: 'request body is not valid UTF-8', details: { field: 'body' } });
     }
     for (const id of ['%FF', 'node-%EF%BF%BD', 'a%C2%85b']) {
-      const response = await server.json(`/v1/conversations/${id}/messages`, { json: { messages: [{ role: 'user', content: 'hello' }] } });
+      const response = await server.json<ErrorBody>(`/v1/conversations/${id}/messages`, { json: { messages: [{ role: 'user', content: 'hello' }] } });
       expect(response.status, id).toBe(400);
       expect(response.body.error.code).toBe('invalid_input');
     }
-    const badUser = await server.json('/v1/memory/add', { json: { conversation_id: 'c', user_id: 'u\uFFFD', role: 'user', content: 'hello' } });
+    const badUser = await server.json<ErrorBody>('/v1/memory/add', { json: { conversation_id: 'c', user_id: 'u\uFFFD', role: 'user', content: 'hello' } });
     expect(badUser.status).toBe(400);
     expect(badUser.body.error.details).toEqual({ field: 'userId' });
     expect(await storedConversations(server)).toEqual([]);
 
     const unicode = await server.json(`/v1/conversations/${encodeURIComponent('nœud-📡')}/messages`, { json: { messages: [{ role: 'user', content: 'café 📡' }] } });
     expect(unicode.status).toBe(201);
-    expect((await server.json(`/v1/conversations/${encodeURIComponent('nœud-📡')}/messages`)).body.items[0].content).toBe('café 📡');
+    expect((await server.json<{ items: { content: string }[] }>(`/v1/conversations/${encodeURIComponent('nœud-📡')}/messages`)).body.items[0]!.content).toBe('café 📡');
   });
 
   it('answers 400 invalid_input for metadata nested deeper than the limit, storing nothing', async () => {
     server = await startTestServer();
     let metadata: Record<string, unknown> = { leaf: true };
     for (let level = 0; level < 1_000; level += 1) metadata = { inner: metadata };
-    const response = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'hello', metadata }] } });
+    const response = await server.json<ErrorBody>('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'hello', metadata }] } });
 
     expect(response.status).toBe(400);
     expect(response.body.error.code).toBe('invalid_input');
@@ -65,10 +68,10 @@ describe('malformed and oversize input', () => {
 
   it('names the failing field of a body that does not match the schema', async () => {
     server = await startTestServer();
-    const wrongType = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'ok' }, { role: 'user', content: 42 }] } });
-    const unknownField = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'ok', colour: 'red' }] } });
-    const badQuery = await server.json('/v1/conversations/c/messages?limit=0');
-    const badPolicy = await server.json('/v1/conversations/c/context', { json: { policy: 'everything' } });
+    const wrongType = await server.json<FieldsErrorBody>('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'ok' }, { role: 'user', content: 42 }] } });
+    const unknownField = await server.json<FieldsErrorBody>('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'ok', colour: 'red' }] } });
+    const badQuery = await server.json<FieldsErrorBody>('/v1/conversations/c/messages?limit=0');
+    const badPolicy = await server.json<FieldsErrorBody>('/v1/conversations/c/context', { json: { policy: 'everything' } });
 
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.error.details.fields).toEqual(['body.messages[1].content']);
@@ -82,9 +85,9 @@ describe('malformed and oversize input', () => {
   it('answers 413 payload_too_large for a body over the limit, by Content-Length or streamed, storing nothing', async () => {
     server = await startTestServer({ limits: { maxBodyBytes: 2048 } });
     const big = JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(4096) }] });
-    const sized = await server.json('/v1/conversations/c/messages', { method: 'POST', body: big, headers: { 'content-type': 'application/json' } });
+    const sized = await server.json<ErrorBody>('/v1/conversations/c/messages', { method: 'POST', body: big, headers: { 'content-type': 'application/json' } });
     const encoder = new TextEncoder();
-    const streamed = await server.json('/v1/conversations/c/messages', {
+    const streamed = await server.json<ErrorBody>('/v1/conversations/c/messages', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: new ReadableStream({
@@ -103,7 +106,7 @@ describe('malformed and oversize input', () => {
     }
     const small = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'fits' }] } });
     expect(small.status).toBe(201);
-    expect((await server.json('/v1/conversations/c')).body.messageCount).toBe(1);
+    expect((await server.json<{ messageCount: number }>('/v1/conversations/c')).body.messageCount).toBe(1);
   });
 
   it('reads the body of an answer that did not need it (404, a route that takes none, a body over the limit: 413) and keeps the connection; a keep-alive client always gets an answer', async () => {
@@ -157,8 +160,8 @@ describe('malformed and oversize input', () => {
 
   it('rejects content over the engine limit and batches over the message limit with 400, storing nothing', async () => {
     server = await startTestServer({ limits: { maxBatchMessages: 3 } });
-    const tooLong = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'y'.repeat(200_001) }] } });
-    const tooMany = await server.json('/v1/conversations/c/messages', { json: { messages: Array.from({ length: 4 }, () => ({ role: 'user', content: 'hi' })) } });
+    const tooLong = await server.json<ErrorBody>('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'y'.repeat(200_001) }] } });
+    const tooMany = await server.json<ErrorBody>('/v1/conversations/c/messages', { json: { messages: Array.from({ length: 4 }, () => ({ role: 'user', content: 'hi' })) } });
     const halfBad = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'good' }, { role: 'user', content: '' }] } });
 
     expect(tooLong.status).toBe(400);
@@ -180,7 +183,7 @@ describe('rate limit', () => {
     });
     const statuses = [];
     for (let attempt = 0; attempt < 3; attempt += 1) statuses.push((await server.request('/v1/conversations', { key: 'key-one' })).status);
-    const limited = await server.json('/v1/conversations', { key: 'key-one' });
+    const limited = await server.json<ErrorBody>('/v1/conversations', { key: 'key-one' });
     const otherKey = await server.request('/v1/conversations', { key: 'key-two' });
     const health = await server.request('/health');
 
@@ -221,7 +224,7 @@ describe('overload', () => {
 
     const slow = chat();
     await waitUntil(() => upstream!.requests.length === 1);
-    const refused = await server.json('/v1/conversations');
+    const refused = await server.json<ErrorBody>('/v1/conversations');
     const health = await server.request('/health');
 
     expect(refused.status).toBe(503);

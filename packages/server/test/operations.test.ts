@@ -1,7 +1,32 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../src/index.js';
 import { startTestServer, type TestServer } from './test-server.js';
 
 let server: TestServer;
+
+/** The readiness report of `/ready`. */
+interface ReadyBody {
+  readonly status: string;
+  readonly checks: readonly { readonly name: string; readonly ok: boolean; readonly message: string }[];
+}
+
+/** The parts of the OpenAPI document the test below reads. */
+interface OpenApiDocument {
+  readonly openapi: string;
+  readonly paths: Readonly<Record<string, Readonly<Record<string, unknown>>>> & {
+    readonly '/v1/conversations/{id}/messages': { readonly post: MessagesOperation };
+    readonly '/v1/memory/add': { readonly post: { readonly requestBody: JsonContent<{ readonly required: readonly string[] }> } };
+    readonly '/health': { readonly get: { readonly security: unknown } };
+  };
+}
+type JsonContent<Schema> = { readonly content: { readonly 'application/json': { readonly schema: Schema } } };
+interface MessagesOperation {
+  readonly parameters: unknown;
+  readonly requestBody: JsonContent<{ readonly properties: { readonly messages: { readonly type: string } } }>;
+  readonly responses: {
+    readonly '201': JsonContent<{ readonly properties: { readonly messages: { readonly items: { readonly required: readonly string[] } } } }>;
+  };
+}
 
 beforeEach(async () => {
   server = await startTestServer();
@@ -43,17 +68,17 @@ describe('/health', () => {
 
 describe('/ready', () => {
   it('answers 200 with its checks while the store reads and writes, and 503 with Retry-After once it cannot', async () => {
-    const ready = await server.json('/ready');
+    const ready = await server.json<ReadyBody>('/ready');
     expect(ready.status).toBe(200);
     expect(ready.body.status).toBe('ready');
-    expect(ready.body.checks.map((check: { name: string }) => check.name)).toEqual(['read', 'write', 'disk', 'integrity']);
+    expect(ready.body.checks.map((check) => check.name)).toEqual(['read', 'write', 'disk', 'integrity']);
 
     await server.store.close();
-    const failing = await server.json('/ready');
+    const failing = await server.json<ReadyBody>('/ready');
     expect(failing.status).toBe(503);
     expect(failing.headers.get('retry-after')).toBe('1');
     expect(failing.body).toMatchObject({ status: 'not_ready', checks: [{ name: 'read', ok: false }] });
-    expect(failing.body.checks[0].message).toMatch(/closed/);
+    expect(failing.body.checks[0]!.message).toMatch(/closed/);
   });
 });
 
@@ -64,8 +89,8 @@ describe('/metrics', () => {
         json: { messages: Array.from({ length: 12 }, (_, index) => ({ role: index % 2 === 0 ? 'user' : 'assistant', content: `message ${index} about relay ${id} and its ${index * 7} dB margin` })) },
       });
     }
-    const first = await server.json('/v1/conversations/a/context', { json: { policy: 'token-window', maxTokens: 60 } });
-    const second = await server.json('/v1/memory/context', { json: { conversation_id: 'b', max_tokens: 60, memory_type: 'token_buffer' } });
+    const first = await server.json<{ report: { sentTokens: number } }>('/v1/conversations/a/context', { json: { policy: 'token-window', maxTokens: 60 } });
+    const second = await server.json<{ total_tokens: number }>('/v1/memory/context', { json: { conversation_id: 'b', max_tokens: 60, memory_type: 'token_buffer' } });
     await server.json('/v1/conversations/missing');
 
     const response = await server.request('/metrics');
@@ -99,7 +124,7 @@ describe('/metrics', () => {
 
 describe('/openapi.json', () => {
   it('is an OpenAPI 3.1 document listing every route with its parameters and bodies', async () => {
-    const { status, body } = await server.json('/openapi.json');
+    const { status, body } = await server.json<OpenApiDocument>('/openapi.json');
     expect(status).toBe(200);
     expect(body.openapi).toBe('3.1.0');
     const operations = Object.entries(body.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
@@ -161,7 +186,7 @@ describe('request handling', () => {
   });
 
   it('answers an unknown route with a typed 404 and counts it as unmatched', async () => {
-    const response = await server.json('/v1/nothing-here');
+    const response = await server.json<ErrorBody>('/v1/nothing-here');
     expect(response.status).toBe(404);
     expect(response.body.error).toEqual({ code: 'not_found', message: 'no route for GET /v1/nothing-here' });
     const samples = parsePrometheus(await (await server.request('/metrics')).text());

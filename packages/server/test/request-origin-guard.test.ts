@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../src/index.js';
 import { startTestServer, type TestServer } from './test-server.js';
 
 let server: TestServer;
@@ -31,12 +32,12 @@ const injected = JSON.stringify({ conversation_id: 'x', role: 'user', content: '
 describe('a keyless local server that web pages cannot reach into', () => {
   it('refuses a JSON body sent as text/plain, form data or without a type (a CORS-simple request), and stores nothing', async () => {
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', undefined]) {
-      const response = await server.json('/v1/memory/add', { method: 'POST', body: injected, headers: type === undefined ? {} : { 'content-type': type } });
+      const response = await server.json<ErrorBody>('/v1/memory/add', { method: 'POST', body: injected, headers: type === undefined ? {} : { 'content-type': type } });
       expect(response.status, String(type)).toBe(415);
       expect(response.body.error.code).toBe('unsupported_media_type');
       expect(response.body.error.message).toContain('Content-Type: application/json');
     }
-    expect((await server.json('/v1/conversations')).body.items).toEqual([]);
+    expect((await server.json<{ items: unknown[] }>('/v1/conversations')).body.items).toEqual([]);
     // JSON with a charset, and the +json family, are JSON.
     expect((await server.json('/v1/memory/add', { method: 'POST', body: injected, headers: { 'content-type': 'application/json; charset=utf-8' } })).status).toBe(200);
   });
@@ -46,7 +47,7 @@ describe('a keyless local server that web pages cannot reach into', () => {
     const rebound = await rawRequest('/v1/export?conversation=x', { headers: { host: 'evil.example:8787' } });
     expect(rebound.status).toBe(421);
     expect(rebound.body).not.toContain('SECRET');
-    expect(JSON.parse(rebound.body).error.code).toBe('misdirected_request');
+    expect((JSON.parse(rebound.body) as ErrorBody).error.code).toBe('misdirected_request');
     expect((await rawRequest('/health', { headers: { host: 'evil.example' } })).status).toBe(421);
     for (const host of ['127.0.0.1:8787', 'localhost:8787', '[::1]:8787', 'localhost']) {
       expect((await rawRequest('/v1/export?conversation=x', { headers: { host } })).status, host).toBe(200);
@@ -76,12 +77,12 @@ describe('a keyless local server that web pages cannot reach into', () => {
   it("refuses state-changing requests from another browser origin, allows the server's own and configured ones", async () => {
     const json = { 'content-type': 'application/json' };
     for (const origin of ['https://evil.example', 'null', `http://localhost.evil.example`]) {
-      const response = await server.json('/v1/memory/add', { method: 'POST', body: injected, headers: { ...json, origin } });
+      const response = await server.json<ErrorBody>('/v1/memory/add', { method: 'POST', body: injected, headers: { ...json, origin } });
       expect(response.status, origin).toBe(403);
       expect(response.body.error.code).toBe('forbidden');
       expect((await server.json('/v1/memory/x', { method: 'DELETE', headers: { origin } })).status).toBe(403);
     }
-    expect((await server.json('/v1/conversations')).body.items).toEqual([]);
+    expect((await server.json<{ items: unknown[] }>('/v1/conversations')).body.items).toEqual([]);
     // Reading needs no Origin check (the browser keeps the answer from a page without CORS), and the page mnemo serves is same-origin.
     expect((await server.json('/v1/conversations', { headers: { origin: 'https://evil.example' } })).status).toBe(200);
     expect((await server.json('/v1/memory/add', { method: 'POST', body: injected, headers: { ...json, origin: server.url } })).status).toBe(200);

@@ -1,5 +1,13 @@
+import type { ContextMessage, ContextReport, Conversation, Message, Summary } from '@mnemo/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../src/index.js';
 import { startTestServer, type TestServer } from './test-server.js';
+
+/** The bodies of the resource API that these tests read. */
+type MessagesBody = { readonly messages: readonly Message[] };
+type ItemsBody<Item> = { readonly items: readonly Item[] };
+type SeedConversationsPage = { readonly conversations: readonly { readonly id: string }[]; readonly nextCursor?: string };
+type ContextBody = { readonly messages: readonly ContextMessage[]; readonly report: ContextReport };
 
 let server: TestServer;
 
@@ -21,8 +29,8 @@ function turns(count: number, offset = 0) {
   }).flat();
 }
 
-async function append(conversationId: string, messages: unknown[], headers: Record<string, string> = {}) {
-  return server.json(`/v1/conversations/${conversationId}/messages`, { json: { messages }, headers });
+async function append<Body = MessagesBody>(conversationId: string, messages: unknown[], headers: Record<string, string> = {}) {
+  return server.json<Body>(`/v1/conversations/${conversationId}/messages`, { json: { messages }, headers });
 }
 
 describe('resource API: messages', () => {
@@ -37,20 +45,20 @@ describe('resource API: messages', () => {
     const nextRetry = await append('node-7', [{ role: 'user', content: 'And node 9?', idempotencyKey: 'own-key' }]);
 
     expect(first.status).toBe(201);
-    expect(first.body.messages.map((message: { seq: number }) => message.seq)).toEqual([1, 2]);
+    expect(first.body.messages.map((message) => message.seq)).toEqual([1, 2]);
     expect(retry.body.messages).toEqual(first.body.messages);
     expect(next.body.messages[0]).toMatchObject({ seq: 3, idempotencyKey: 'own-key' });
-    expect(nextRetry.body.messages[0].seq).toBe(3);
-    expect((await server.json('/v1/conversations/node-7')).body.messageCount).toBe(3);
+    expect(nextRetry.body.messages[0]!.seq).toBe(3);
+    expect((await server.json<Conversation>('/v1/conversations/node-7')).body.messageCount).toBe(3);
   });
 
   it('answers 409 conflict when a key is reused for different content, storing nothing', async () => {
     await append('node-7', [{ role: 'user', content: 'first' }], { 'Idempotency-Key': 'k' });
-    const reused = await append('node-7', [{ role: 'user', content: 'something else' }], { 'Idempotency-Key': 'k' });
+    const reused = await append<ErrorBody>('node-7', [{ role: 'user', content: 'something else' }], { 'Idempotency-Key': 'k' });
 
     expect(reused.status).toBe(409);
     expect(reused.body.error.code).toBe('conflict');
-    expect((await server.json('/v1/conversations/node-7')).body.messageCount).toBe(1);
+    expect((await server.json<Conversation>('/v1/conversations/node-7')).body.messageCount).toBe(1);
   });
 
   it('pages through messages with after_seq and limit until nextAfterSeq is absent', async () => {
@@ -58,9 +66,9 @@ describe('resource API: messages', () => {
     const seen: number[] = [];
     let afterSeq = 0;
     for (let pages = 0; pages < 10; pages += 1) {
-      const page = await server.json(`/v1/conversations/long/messages?after_seq=${afterSeq}&limit=4`);
+      const page = await server.json<ItemsBody<Message> & { readonly nextAfterSeq?: number }>(`/v1/conversations/long/messages?after_seq=${afterSeq}&limit=4`);
       expect(page.status).toBe(200);
-      seen.push(...page.body.items.map((message: { seq: number }) => message.seq));
+      seen.push(...page.body.items.map((message) => message.seq));
       if (page.body.nextAfterSeq === undefined) break;
       afterSeq = page.body.nextAfterSeq;
     }
@@ -72,31 +80,31 @@ describe('resource API: messages', () => {
     await server.json('/v1/conversations/shared/messages?user_id=alice', { json: { messages: [{ role: 'user', content: 'from alice' }] } });
     await server.json('/v1/conversations/shared/messages', { json: { messages: [{ role: 'user', content: 'from bob' }] }, headers: { 'X-Mnemo-User': 'bob' } });
 
-    const alice = await server.json('/v1/conversations/shared/messages', { headers: { 'X-Mnemo-User': 'alice' } });
-    const bob = await server.json('/v1/conversations/shared/messages?user_id=bob');
+    const alice = await server.json<ItemsBody<Message>>('/v1/conversations/shared/messages', { headers: { 'X-Mnemo-User': 'alice' } });
+    const bob = await server.json<ItemsBody<Message>>('/v1/conversations/shared/messages?user_id=bob');
     const clash = await server.json('/v1/conversations/shared/messages?user_id=bob', { headers: { 'X-Mnemo-User': 'alice' } });
-    const everyone = await server.json('/v1/conversations');
-    const onlyBob = await server.json('/v1/conversations?user_id=bob');
+    const everyone = await server.json<ItemsBody<Conversation>>('/v1/conversations');
+    const onlyBob = await server.json<ItemsBody<Conversation>>('/v1/conversations?user_id=bob');
 
-    expect(alice.body.items.map((message: { content: string }) => message.content)).toEqual(['from alice']);
-    expect(bob.body.items.map((message: { content: string }) => message.content)).toEqual(['from bob']);
+    expect(alice.body.items.map((message) => message.content)).toEqual(['from alice']);
+    expect(bob.body.items.map((message) => message.content)).toEqual(['from bob']);
     expect(clash.status).toBe(400);
-    expect(everyone.body.items.map((item: { userId: string }) => item.userId)).toEqual(['alice', 'bob']);
+    expect(everyone.body.items.map((item) => item.userId)).toEqual(['alice', 'bob']);
     expect(onlyBob.body.items).toHaveLength(1);
     expect((await server.json('/v1/conversations/shared')).status).toBe(404);
   });
 
   it('pages the conversation listing with a cursor', async () => {
     for (const id of ['a', 'b', 'c']) await append(id, [{ role: 'user', content: `hello ${id}` }]);
-    const first = await server.json('/v1/conversations?limit=2');
-    const second = await server.json(`/v1/conversations?limit=2&cursor=${encodeURIComponent(first.body.nextCursor)}`);
+    const first = await server.json<SeedConversationsPage>('/v1/conversations?limit=2');
+    const second = await server.json<SeedConversationsPage>(`/v1/conversations?limit=2&cursor=${encodeURIComponent(first.body.nextCursor!)}`);
     const badCursor = await server.json('/v1/conversations?cursor=not-a-cursor');
 
     expect(first.body.conversations).toEqual([
       { id: 'a', user_id: 'a', memory_type: 'buffer', message_count: 1 },
       { id: 'b', user_id: 'b', memory_type: 'buffer', message_count: 1 },
     ]);
-    expect(second.body.conversations.map((conversation: { id: string }) => conversation.id)).toEqual(['c']);
+    expect(second.body.conversations.map((conversation) => conversation.id)).toEqual(['c']);
     expect(second.body.nextCursor).toBeUndefined();
     expect(badCursor.status).toBe(400);
   });
@@ -105,7 +113,7 @@ describe('resource API: messages', () => {
 describe('resource API: context, compaction, usage', () => {
   it('builds a context with the full report and records it in the usage', async () => {
     await append('node-7', turns(8));
-    const context = await server.json('/v1/conversations/node-7/context', { json: { policy: 'token-window', maxTokens: 150, system: 'Reply in 150 characters.' } });
+    const context = await server.json<ContextBody>('/v1/conversations/node-7/context', { json: { policy: 'token-window', maxTokens: 150, system: 'Reply in 150 characters.' } });
 
     expect(context.status).toBe(200);
     expect(context.body.messages[0]).toEqual({ role: 'system', content: 'Reply in 150 characters.' });
@@ -113,29 +121,29 @@ describe('resource API: context, compaction, usage', () => {
     expect(context.body.report.sentTokens).toBeLessThanOrEqual(150);
     expect(context.body.report.fullHistoryTokens).toBeGreaterThan(context.body.report.sentTokens);
     expect(context.body.report.dropped[0]).toMatchObject({ reason: 'over_budget', seqRange: { from: 1 } });
-    const usage = await server.json('/v1/usage');
+    const usage = await server.json<ItemsBody<unknown>>('/v1/usage');
     expect(usage.body.items).toEqual([
-      expect.objectContaining({ conversationId: 'node-7', messageCount: 16, usage: expect.objectContaining({ requests: 1, sentTokens: context.body.report.sentTokens }) }),
+      expect.objectContaining({ conversationId: 'node-7', messageCount: 16, usage: expect.objectContaining({ requests: 1, sentTokens: context.body.report.sentTokens }) as unknown }),
     ]);
   });
 
   it('compacts on request, lists the summaries and expands one back to its messages', async () => {
     await append('node-7', turns(8));
-    const compacted = await server.json('/v1/conversations/node-7/compact', { method: 'POST' });
+    const compacted = await server.json<{ readonly summaries: readonly Summary[] }>('/v1/conversations/node-7/compact', { method: 'POST' });
     expect(compacted.status).toBe(200);
     expect(compacted.body.summaries.length).toBeGreaterThan(0);
 
-    const summaries = await server.json('/v1/conversations/node-7/summaries');
-    const latest = summaries.body.items.at(-1);
+    const summaries = await server.json<ItemsBody<Summary>>('/v1/conversations/node-7/summaries');
+    const latest = summaries.body.items.at(-1)!;
     expect(latest).toMatchObject({ conversationId: 'node-7', fromSeq: 1 });
     // A conversation named without a user is its own user: its summaries are read as that user's.
     expect((await server.json(`/v1/summaries/${latest.id}/expand`)).status).toBe(404);
-    const expanded = await server.json(`/v1/summaries/${latest.id}/expand?user_id=node-7`);
+    const expanded = await server.json<MessagesBody>(`/v1/summaries/${latest.id}/expand?user_id=node-7`);
     expect(expanded.status).toBe(200);
-    expect(expanded.body.messages.map((message: { seq: number }) => message.seq)).toEqual(Array.from({ length: latest.toSeq }, (_, index) => index + 1));
+    expect(expanded.body.messages.map((message) => message.seq)).toEqual(Array.from({ length: latest.toSeq }, (_, index) => index + 1));
 
-    const context = await server.json('/v1/conversations/node-7/context', { json: { policy: 'summary', maxTokens: 400 } });
-    expect(context.body.report.parts.map((part: { kind: string }) => part.kind)).toContain('summary');
+    const context = await server.json<ContextBody>('/v1/conversations/node-7/context', { json: { policy: 'summary', maxTokens: 400 } });
+    expect(context.body.report.parts.map((part) => part.kind)).toContain('summary');
     expect((await server.json('/v1/summaries/no-such-summary/expand')).status).toBe(404);
     expect((await server.json('/v1/conversations/missing/compact', { method: 'POST' })).status).toBe(404);
   });
@@ -147,7 +155,7 @@ describe('resource API: context, compaction, usage', () => {
 
     expect((await server.json('/v1/conversations/one', { method: 'DELETE' })).body).toEqual({ erased: { conversations: 1, messages: 1 } });
     expect((await server.json('/v1/users/carol', { method: 'DELETE' })).body).toEqual({ erased: { conversations: 2, messages: 3 } });
-    expect((await server.json('/v1/conversations')).body.items).toEqual([]);
+    expect((await server.json<ItemsBody<unknown>>('/v1/conversations')).body.items).toEqual([]);
   });
 });
 
@@ -169,9 +177,9 @@ describe('resource API: export and import', () => {
     expect(imported.status).toBe(201);
     expect(imported.body).toMatchObject({ conversationId: 'copy', imported: 4, firstSeq: 1, lastSeq: 4 });
 
-    const strip = (items: Record<string, unknown>[]) => items.map(({ id: _id, ...rest }) => rest);
-    const source = await server.json('/v1/conversations/source/messages');
-    const copy = await server.json('/v1/conversations/copy/messages');
+    const strip = (items: readonly Record<string, unknown>[]) => items.map(({ id: _id, ...rest }) => rest);
+    const source = await server.json<ItemsBody<Record<string, unknown>>>('/v1/conversations/source/messages');
+    const copy = await server.json<ItemsBody<Record<string, unknown>>>('/v1/conversations/copy/messages');
     expect(strip(copy.body.items)).toEqual(strip(source.body.items));
   });
 
@@ -185,7 +193,7 @@ describe('resource API: export and import', () => {
       { body: '\n\n', message: /no messages/ },
     ];
     for (const { body, message } of cases) {
-      const response = await server.json('/v1/import?conversation=target', { method: 'POST', body, headers: { 'content-type': 'application/x-ndjson' } });
+      const response = await server.json<ErrorBody>('/v1/import?conversation=target', { method: 'POST', body, headers: { 'content-type': 'application/x-ndjson' } });
       expect(response.status).toBe(400);
       expect(response.body.error.message).toMatch(message);
     }

@@ -1,5 +1,47 @@
+import type { ContextReport, Message } from '@mnemo/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../src/index.js';
 import { startTestServer, type TestServer } from './test-server.js';
+
+// The seed API's bodies, field by field as a seed client reads them.
+interface SeedAdded {
+  readonly status: string;
+  readonly conversation_id: string;
+  readonly message_id: string;
+  readonly seq: number;
+  readonly tokens: number;
+}
+interface SeedContext {
+  readonly messages: readonly { readonly role: string; readonly content: string }[];
+  readonly memory_type: string;
+  readonly total_tokens: number;
+  readonly conversation_found: boolean;
+}
+interface SeedStats {
+  readonly conversation_id: string;
+  readonly memory_type: string;
+  readonly message_count: number;
+  readonly roles: Readonly<Record<string, number>>;
+  readonly total_tokens: number;
+  readonly summarized_through_seq: number;
+  readonly first_message_at: string;
+  readonly last_message_at: string;
+  readonly context_requests: number;
+  readonly sent_tokens: number;
+  readonly full_history_tokens: number;
+  readonly saved_tokens: number;
+  readonly compactions: number;
+}
+interface SeedConversations {
+  readonly conversations: readonly { readonly id: string; readonly user_id: string; readonly memory_type: string; readonly message_count: number }[];
+}
+interface SeedDeleted {
+  readonly status: string;
+  readonly conversation_id: string;
+  readonly messages_deleted: number;
+}
+/** An invalid_input answer that names the fields of the request that failed. */
+type FieldsErrorBody = { readonly error: { readonly message: string; readonly details: { readonly fields: readonly string[] } } };
 
 let server: TestServer;
 
@@ -11,8 +53,8 @@ afterEach(async () => {
   await server.close();
 });
 
-async function add(conversationId: string, role: string, content: string) {
-  return server.json('/v1/memory/add', { json: { conversation_id: conversationId, role, content } });
+async function add<Body = SeedAdded>(conversationId: string, role: string, content: string) {
+  return server.json<Body>('/v1/memory/add', { json: { conversation_id: conversationId, role, content } });
 }
 
 describe('seed memory API', () => {
@@ -31,8 +73,8 @@ describe('seed memory API', () => {
     expect(replyAgain.body).toEqual(reply.body);
     expect(changed.status).toBe(409);
     expect(blank.status).toBe(400);
-    const stored = await server.json('/v1/conversations/node-3/messages');
-    expect(stored.body.items.map((message: { seq: number; content: string; idempotencyKey?: string }) => [message.seq, message.content, message.idempotencyKey])).toEqual([
+    const stored = await server.json<{ items: readonly Message[] }>('/v1/conversations/node-3/messages');
+    expect(stored.body.items.map((message) => [message.seq, message.content, message.idempotencyKey])).toEqual([
       [1, byHeader.content, 'add-1#0'],
       [2, 'Noted.', 'reply-1'],
     ]);
@@ -44,7 +86,7 @@ describe('seed memory API', () => {
 
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ status: 'ok', conversation_id: 'node-7', seq: 1 });
-    const context = await server.json('/v1/memory/context', { json: { conversation_id: 'node-7', max_tokens: 500 } });
+    const context = await server.json<SeedContext>('/v1/memory/context', { json: { conversation_id: 'node-7', max_tokens: 500 } });
     expect(context.status).toBe(200);
     expect(context.body.messages).toEqual([
       { role: 'user', content: "I'm Maren, relay LARCH-RIDGE. Weather tomorrow?" },
@@ -63,14 +105,14 @@ describe('seed memory API', () => {
     }
     const expected = { buffer: 'full', token_buffer: 'token-window', summary: 'summary' } as const;
     for (const [memoryType, policy] of Object.entries(expected)) {
-      const context = await server.json('/v1/memory/context', { json: { conversation_id: 'node-9', max_tokens: 120, memory_type: memoryType } });
+      const context = await server.json<SeedContext>('/v1/memory/context', { json: { conversation_id: 'node-9', max_tokens: 120, memory_type: memoryType } });
       expect(context.status).toBe(200);
       expect(context.headers.get('x-mnemo-policy')).toBe(policy);
       expect(context.body.memory_type).toBe(memoryType);
       expect(context.body.total_tokens).toBeLessThanOrEqual(120);
     }
     for (const memoryType of ['vector', 'hybrid']) {
-      const context = await server.json('/v1/memory/context', {
+      const context = await server.json<SeedContext>('/v1/memory/context', {
         json: { conversation_id: 'node-9', max_tokens: 300, memory_type: memoryType, query: 'which relay should stay powered?' },
       });
       expect(context.headers.get('x-mnemo-policy')).toBe('hybrid');
@@ -86,20 +128,20 @@ describe('seed memory API', () => {
     const stats = await server.json('/v1/memory/node-3/stats');
     expect(stats.status).toBe(200);
     expect(stats.body).toMatchObject({ conversation_id: 'node-3', message_count: 2, context_requests: 1 });
-    const listed = await server.json('/v1/conversations');
+    const listed = await server.json<SeedConversations>('/v1/conversations');
     expect(listed.body.conversations).toEqual([{ id: 'node-3', user_id: 'node-3', memory_type: 'buffer', message_count: 2 }]);
 
     const deleted = await server.json('/v1/memory/node-3', { method: 'DELETE' });
     expect(deleted.body).toEqual({ status: 'deleted', conversation_id: 'node-3', messages_deleted: 2 });
     expect((await server.json('/v1/memory/node-3/stats')).status).toBe(404);
-    expect((await server.json('/v1/memory/node-3', { method: 'DELETE' })).body.messages_deleted).toBe(0);
+    expect((await server.json<SeedDeleted>('/v1/memory/node-3', { method: 'DELETE' })).body.messages_deleted).toBe(0);
   });
 
   it('rejects an unknown memory type, a missing budget and an empty message with 400, storing nothing', async () => {
-    const unknownType = await server.json('/v1/memory/add', { json: { conversation_id: 'c', role: 'user', content: 'x', memory_type: 'entity' } });
-    const noBudget = await server.json('/v1/memory/context', { json: { conversation_id: 'c' } });
-    const empty = await add('c', 'user', '   ');
-    const badRole = await add('c', 'robot', 'beep');
+    const unknownType = await server.json<ErrorBody>('/v1/memory/add', { json: { conversation_id: 'c', role: 'user', content: 'x', memory_type: 'entity' } });
+    const noBudget = await server.json<ErrorBody>('/v1/memory/context', { json: { conversation_id: 'c' } });
+    const empty = await add<ErrorBody>('c', 'user', '   ');
+    const badRole = await add<FieldsErrorBody>('c', 'robot', 'beep');
 
     expect(unknownType.status).toBe(400);
     expect(unknownType.body.error.code).toBe('invalid_input');
@@ -109,13 +151,13 @@ describe('seed memory API', () => {
     expect(empty.status).toBe(400);
     expect(empty.body.error.message).toMatch(/content must not be empty/);
     expect(badRole.body.error.details.fields).toEqual(['body.role']);
-    expect((await server.json('/v1/conversations')).body.items).toEqual([]);
+    expect((await server.json<{ items: unknown[] }>('/v1/conversations')).body.items).toEqual([]);
   });
 });
 
 describe('seed memory API: a seed client reading every field by name', () => {
   it('answers add, context, stats, the conversation list and delete in the seed shapes, and remembers the memory type', async () => {
-    const added = (await server.json('/v1/memory/add', { json: { conversation_id: 'node-5', role: 'user', content: 'Relay status?', memory_type: 'summary' } })).body;
+    const added = (await server.json<SeedAdded>('/v1/memory/add', { json: { conversation_id: 'node-5', role: 'user', content: 'Relay status?', memory_type: 'summary' } })).body;
     await server.json('/v1/memory/add', { json: { conversation_id: 'node-5', role: 'assistant', content: 'All relays up.' } });
     await server.json('/v1/memory/add', { json: { conversation_id: 'node-5', role: 'user', content: 'Thanks.' } });
     expect(added.status).toBe('ok');
@@ -125,14 +167,14 @@ describe('seed memory API: a seed client reading every field by name', () => {
     expect(added.tokens).toBeGreaterThan(0);
 
     // No memory_type on the context request: the one given on add.
-    const context = await server.json('/v1/memory/context', { json: { conversation_id: 'node-5', max_tokens: 500 } });
+    const context = await server.json<SeedContext>('/v1/memory/context', { json: { conversation_id: 'node-5', max_tokens: 500 } });
     expect(context.headers.get('x-mnemo-policy')).toBe('summary');
     expect(context.body.memory_type).toBe('summary');
-    expect(context.body.messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user']);
+    expect(context.body.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
     expect(context.body.total_tokens).toBeGreaterThan(0);
     expect(context.body.conversation_found).toBe(true);
 
-    const stats = (await server.json('/v1/memory/node-5/stats')).body;
+    const stats = (await server.json<SeedStats>('/v1/memory/node-5/stats')).body;
     expect(stats.conversation_id).toBe('node-5');
     expect(stats.memory_type).toBe('summary');
     expect(stats.message_count).toBe(3);
@@ -147,16 +189,16 @@ describe('seed memory API: a seed client reading every field by name', () => {
     expect(stats.saved_tokens).toBe(stats.full_history_tokens - stats.sent_tokens);
     expect(stats.compactions).toBe(0);
 
-    const [listed] = (await server.json('/v1/conversations')).body.conversations;
-    expect(listed.id).toBe('node-5');
-    expect(listed.memory_type).toBe('summary');
-    expect(listed.message_count).toBe(3);
+    const [listed] = (await server.json<SeedConversations>('/v1/conversations')).body.conversations;
+    expect(listed!.id).toBe('node-5');
+    expect(listed!.memory_type).toBe('summary');
+    expect(listed!.message_count).toBe(3);
 
     // A later add names another type: that is the conversation's type from now on.
     await server.json('/v1/memory/add', { json: { conversation_id: 'node-5', role: 'assistant', content: 'You are welcome.', memory_type: 'vector' } });
-    expect((await server.json('/v1/memory/context', { json: { conversation_id: 'node-5', max_tokens: 500 } })).body.memory_type).toBe('vector');
+    expect((await server.json<SeedContext>('/v1/memory/context', { json: { conversation_id: 'node-5', max_tokens: 500 } })).body.memory_type).toBe('vector');
 
-    const deleted = (await server.json('/v1/memory/node-5', { method: 'DELETE' })).body;
+    const deleted = (await server.json<SeedDeleted>('/v1/memory/node-5', { method: 'DELETE' })).body;
     expect(deleted.status).toBe('deleted');
     expect(deleted.conversation_id).toBe('node-5');
     expect(deleted.messages_deleted).toBe(4);
@@ -166,7 +208,7 @@ describe('seed memory API: a seed client reading every field by name', () => {
     const context = await server.json('/v1/memory/context', { json: { conversation_id: 'nobody', max_tokens: 100, system: 'Be brief.' } });
     expect(context.status).toBe(200);
     expect(context.body).toMatchObject({ messages: [{ role: 'system', content: 'Be brief.' }], memory_type: 'buffer', conversation_found: false });
-    const resource = await server.json('/v1/conversations/nobody/context', { json: { maxTokens: 100 } });
+    const resource = await server.json<{ report: ContextReport }>('/v1/conversations/nobody/context', { json: { maxTokens: 100 } });
     expect(resource.status).toBe(200);
     expect(resource.body.report.conversationFound).toBe(false);
     expect((await server.json('/v1/memory/nobody/stats')).status).toBe(404);
@@ -182,6 +224,6 @@ describe('seed memory API: a seed client reading every field by name', () => {
     expect(JSON.stringify(maren.body)).not.toContain('BIRCH-VALLEY');
     expect(JSON.stringify(alone.body)).toContain('BIRCH-VALLEY');
     expect((await server.json('/v1/memory/chat-1/stats')).status).toBe(404);
-    expect((await server.json('/v1/memory/chat-1/stats?user_id=maren')).body.message_count).toBe(1);
+    expect((await server.json<SeedStats>('/v1/memory/chat-1/stats?user_id=maren')).body.message_count).toBe(1);
   });
 });

@@ -17,8 +17,8 @@ export interface TestServer {
   readonly logs: Record<string, unknown>[];
   /** `fetch` against the server: a path, and init with an optional JSON body and API key. */
   request(path: string, init?: TestRequestInit): Promise<Response>;
-  /** `request`, then the parsed JSON body with the status and headers. */
-  json<T = any>(path: string, init?: TestRequestInit): Promise<{ status: number; body: T; headers: Headers }>;
+  /** `request`, then the parsed JSON body (of the shape the caller names, unchecked) with the status and headers. */
+  json<T = unknown>(path: string, init?: TestRequestInit): Promise<{ status: number; body: T; headers: Headers }>;
   close(): Promise<void>;
 }
 
@@ -63,10 +63,10 @@ export async function startTestServer(options: Partial<Omit<ServerAppOptions, 'm
     server,
     logs,
     request,
-    async json(path, init) {
+    async json<T>(path: string, init?: TestRequestInit) {
       const response = await request(path, init);
       const text = await response.text();
-      return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
+      return { status: response.status, headers: response.headers, body: (text === '' ? undefined : JSON.parse(text)) as T };
     },
     async close() {
       await server.close();
