@@ -31,7 +31,7 @@ export type { KeyedLock } from './jobs/keyed-lock.js';
 export { checkToolSequence } from './messages/check-tool-sequence.js';
 export { prepareMessages } from './messages/prepare-messages.js';
 export { validateMessageInput } from './messages/validate-message.js';
-export { supersedingMetadata, withoutSuperseded } from './messages/superseded-messages.js';
+export { supersedingMetadata, withoutSuperseded } from './messages/regenerated-replies.js';
 export type { EraseMessagesOptions } from './store/message-erasure.js';
 export { countRecords, emptyRecordCounts, storeRecordTables, tableOfRecord } from './store/store-records.js';
 export type { StoreRecord, StoreRecordTable } from './store/store-records.js';

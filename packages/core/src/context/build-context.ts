@@ -1,7 +1,7 @@
 import type { Fact } from '../facts/fact.js';
 import { isExpired } from '../facts/fact-rules.js';
 import type { Message } from '../messages/message.js';
-import { withoutSuperseded } from '../messages/superseded-messages.js';
+import { withoutSuperseded } from '../messages/regenerated-replies.js';
 import type { Scope } from '../messages/scope.js';
 import type { Embedder } from '../recall/embedder.js';
 import { searchRecall, type RecallSearch } from '../recall/recall.js';

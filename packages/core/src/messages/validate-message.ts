@@ -1,7 +1,7 @@
 import { MemoryError } from '../errors/memory-error.js';
 import { copyMetadata } from './copy-metadata.js';
 import { messageRoles, type MessageInput, type MessageRole, type Metadata, type ToolCall } from './message.js';
-import { reservedMetadataKey, reservedMetadataProblem } from './superseded-messages.js';
+import { reservedMetadataKey, reservedMetadataProblem } from './regenerated-replies.js';
 
 /** Limits applied to every appended message. */
 export interface MessageLimits {

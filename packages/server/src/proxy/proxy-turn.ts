@@ -8,7 +8,8 @@ import type { KeyedLock } from '@mnemo/core/internals';
 import { proxyPolicyHeader, type ProxyRequest } from './proxy-request.js';
 import { parseJson } from './read-json.js';
 import { relayStream, type StreamProtocol } from './relay-stream.js';
-import { dedupSlackMessages, findRegeneratedTurn, selectNewTurns, type RegeneratedTurn } from './select-new-turns.js';
+import { findRegeneratedTurn, type RegeneratedTurn } from './find-regenerated-turn.js';
+import { dedupSlackMessages, selectNewTurns } from './select-new-turns.js';
 import { readUpstreamText, relayedHeaders, toUpstreamError, UpstreamTimeoutError } from './upstream.js';
 
 /** Response header: tokens of the context mnemo sent upstream. */
