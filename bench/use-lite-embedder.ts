@@ -1,7 +1,7 @@
 // Times the bundled USE-lite model: load, first pass, and ms per sentence at batch sizes 1, 16 and 64.
-// Run: npm run bench -w @mnemo/models (prints a Markdown table; numbers depend on the machine).
+// Run: npm run bench:use-lite (prints a Markdown table; numbers depend on the machine).
 import { cpus } from 'node:os';
-import { UseLiteEmbedder } from '../src/use-lite-embedder.js';
+import { UseLiteEmbedder } from '@mnemo/models';
 
 const subjects = ['my battery', 'the relay on the ridge', 'our trip to Lisbon', 'the new radio', 'my sister Ana', 'the spare antenna'];
 const complaints = ['is almost empty again', 'needs a firmware update before Friday', 'was moved to the second week of June', 'keeps dropping packets at night'];

@@ -1,7 +1,7 @@
 import { isMemoryError, MemoryError } from '@mnemo/core';
 import { cosineSimilarity } from '@mnemo/core/internals';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedOpenAiServerOptions } from './testing/scripted-openai-server.js';
+import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedOpenAiServerOptions } from '../testing/scripted-openai-server.js';
 import { OpenAiEmbedder, type OpenAiEmbedderOptions } from './openai-embedder.js';
 
 let server: ScriptedOpenAiServer | undefined;

@@ -1,5 +1,5 @@
 import { isMemoryError, MemoryError, type OpenAiChatMessage } from '@mnemo/core';
-import type { ChatCompletion, ChatResponseFormat, OpenAiChatModel } from './openai-chat-model.js';
+import type { ChatCompletion, ChatResponseFormat, OpenAiChatModel } from '../chat/openai-chat-model.js';
 import { parseJsonReply } from './parse-json-reply.js';
 
 /**

@@ -1,8 +1,8 @@
 import { MemoryError, type Embedder } from '@mnemo/core';
 import { normalizeVector } from '@mnemo/core/internals';
 import OpenAI from 'openai';
-import { createOpenAiClient, type OpenAiConnection } from './create-openai-client.js';
-import { toModelError } from './to-model-error.js';
+import { createOpenAiClient, type OpenAiConnection } from '../chat/create-openai-client.js';
+import { toModelError } from '../chat/to-model-error.js';
 
 /** Options of {@link OpenAiEmbedder}. */
 export interface OpenAiEmbedderOptions {

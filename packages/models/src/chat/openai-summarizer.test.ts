@@ -1,7 +1,7 @@
 import { createGptTokenCounter, ExtractiveSummarizer, isMemoryError, type SummarizeInput, type SummarizeResult, type Summarizer } from '@mnemo/core';
 import { buildSummarizePrompt } from '@mnemo/core/internals';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedReply } from './testing/scripted-openai-server.js';
+import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedReply } from '../testing/scripted-openai-server.js';
 import { OpenAiSummarizer, type OpenAiSummarizerOptions } from './openai-summarizer.js';
 
 const tokenCounter = createGptTokenCounter();

@@ -1,5 +1,5 @@
 import { MemoryError } from '@mnemo/core';
-import { createOpenAiChatModel, type OpenAiChatModel } from './openai-chat-model.js';
+import { createOpenAiChatModel, type OpenAiChatModel } from '../chat/openai-chat-model.js';
 import { requestValidatedJson, type InvalidOutputEvent, type StructuredOutput, type ValidatedJsonRequest } from './request-validated-json.js';
 
 /** Options of the LLM extractors, `OpenAiFactExtractor` and `OpenAiGraphExtractor`. */

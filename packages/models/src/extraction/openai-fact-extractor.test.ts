@@ -6,7 +6,7 @@ import { factExtractionSchema } from './fact-extraction-schema.js';
 import { OpenAiFactExtractor } from './openai-fact-extractor.js';
 import type { InvalidOutputEvent } from './request-validated-json.js';
 import type { OpenAiExtractorOptions } from './resolve-extractor-options.js';
-import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedOpenAiServerOptions, type ScriptedReply } from './testing/scripted-openai-server.js';
+import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedOpenAiServerOptions, type ScriptedReply } from '../testing/scripted-openai-server.js';
 
 const input = { messages: fixtureMessages, knownFacts: fixtureKnownFacts };
 const goodReply = JSON.stringify(fixtureFactsReply);

@@ -1,6 +1,6 @@
 import { isMemoryError, MemoryError, type OpenAiChatMessage } from '@mnemo/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedOpenAiServerOptions } from './testing/scripted-openai-server.js';
+import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedOpenAiServerOptions } from '../testing/scripted-openai-server.js';
 import { createOpenAiChatModel, type OpenAiChatModelOptions } from './openai-chat-model.js';
 
 const messages: OpenAiChatMessage[] = [

@@ -8,7 +8,7 @@ import { StaticEmbedder } from './static-embedder.js';
 import { decodeStaticModel, encodeStaticModel, staticModelChecksum } from './static-model-file.js';
 import { StaticTokenizer } from './static-tokenizer.js';
 
-const manifest = JSON.parse(readFileSync(new URL('../../assets/static-use-lite.json', import.meta.url), 'utf8')) as { model: string; sha256: string; bytes: number };
+const manifest = JSON.parse(readFileSync(new URL('../../../assets/static-use-lite.json', import.meta.url), 'utf8')) as { model: string; sha256: string; bytes: number };
 const directory = mkdtempSync(join(tmpdir(), 'mnemo-static-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
@@ -16,7 +16,7 @@ describe('StaticEmbedder', () => {
   const embedder = new StaticEmbedder();
 
   it('loads the bundled table under the model id and checksum its manifest records', () => {
-    const bytes = readFileSync(new URL('../../assets/static-use-lite.bin', import.meta.url));
+    const bytes = readFileSync(new URL('../../../assets/static-use-lite.bin', import.meta.url));
     expect(staticModelChecksum(bytes)).toBe(manifest.sha256);
     expect(embedder.model).toBe(manifest.model);
     expect(embedder.model).toMatch(/^static-use-lite-\d+@[0-9a-f]{8}$/);
@@ -47,7 +47,7 @@ describe('StaticEmbedder', () => {
   });
 
   it('refuses a damaged or foreign file with model_failed', () => {
-    const bytes = readFileSync(new URL('../../assets/static-use-lite.bin', import.meta.url));
+    const bytes = readFileSync(new URL('../../../assets/static-use-lite.bin', import.meta.url));
     const truncated = join(directory, 'truncated.bin');
     writeFileSync(truncated, bytes.subarray(0, bytes.length - 10));
     const foreign = join(directory, 'foreign.bin');

@@ -10,8 +10,8 @@ export interface StaticEmbedderOptions {
   readonly path?: string;
 }
 
-const bundledFile = new URL('../../assets/static-use-lite.bin', import.meta.url);
-const bundledManifest = new URL('../../assets/static-use-lite.json', import.meta.url);
+const bundledFile = new URL('../../../assets/static-use-lite.bin', import.meta.url);
+const bundledManifest = new URL('../../../assets/static-use-lite.json', import.meta.url);
 
 let bundledModel: StaticModel | undefined;
 

@@ -6,7 +6,7 @@ import { graphExtractionSchema } from './graph-extraction-schema.js';
 import { OpenAiGraphExtractor } from './openai-graph-extractor.js';
 import type { InvalidOutputEvent } from './request-validated-json.js';
 import type { OpenAiExtractorOptions } from './resolve-extractor-options.js';
-import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedReply } from './testing/scripted-openai-server.js';
+import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedReply } from '../testing/scripted-openai-server.js';
 
 const input = { messages: fixtureMessages, knownEntities: fixtureKnownEntities };
 const goodReply = JSON.stringify(fixtureGraphReply);
