@@ -30,7 +30,7 @@ export const maxMemoryPathLength = 256;
 export function normalizeMemoryPath(path: unknown): string {
   if (typeof path !== 'string' || path.length === 0) throw invalidPath(path, 'must be a non-empty string');
   if (path.length > maxMemoryPathLength) throw invalidPath(path, `must be at most ${maxMemoryPathLength} characters`);
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   if (/[\u0000-\u001f\u007f\\]/.test(path)) throw invalidPath(path, 'must not contain control characters or backslashes');
   const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
   if (trimmed !== memoryRoot && !trimmed.startsWith(`${memoryRoot}/`)) throw invalidPath(path, `must be ${memoryRoot} or under it`);
