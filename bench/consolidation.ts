@@ -17,7 +17,7 @@ import { consolidateFacts } from '@mnemo/core/internals';
 import { InMemoryStore } from '@mnemo/core/testing';
 import { parseLocomoConversation, readLocomoSamples } from 'mnemo/locomo';
 import { generateMeshChat } from '../examples/generate-mesh-chat.js';
-import { formatPlainTable } from './format-plain-table.js';
+import { formatTable } from '../packages/cli/dist/output/format-table.js';
 import { generateAssistantChats } from './generate-assistant-chats.js';
 import { heldOutFacts, heldOutMeshSeed, plantedFacts, plantFacts, type PlantedFact } from './plant-facts.js';
 
@@ -152,17 +152,17 @@ await writeFile(resultsPath, `${JSON.stringify({ benchmark: 'consolidation', cre
 if (values.json) {
   console.log(JSON.stringify(rows));
 } else {
-  const table = formatPlainTable(
+  const table = formatTable(
     [
       { header: 'dataset' },
-      { header: 'chats', right: true },
-      { header: 'messages', right: true },
-      { header: 'superseded by extraction', right: true },
-      { header: 'current before', right: true },
-      { header: 'after', right: true },
-      { header: 'merged', right: true },
-      { header: 'settled', right: true },
-      { header: 'planted kept (before → after)', right: true },
+      { header: 'chats', align: 'right' },
+      { header: 'messages', align: 'right' },
+      { header: 'superseded by extraction', align: 'right' },
+      { header: 'current before', align: 'right' },
+      { header: 'after', align: 'right' },
+      { header: 'merged', align: 'right' },
+      { header: 'settled', align: 'right' },
+      { header: 'planted kept (before → after)', align: 'right' },
     ],
     rows.map((row) => [
       row.dataset,

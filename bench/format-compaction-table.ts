@@ -1,5 +1,5 @@
 import type { SeedComparison } from './compare-with-seed.js';
-import { formatCount, formatPercent, formatPlainTable } from './format-plain-table.js';
+import { formatCount, formatPercent, formatTable } from '../packages/cli/dist/output/format-table.js';
 import type { CompactionCostSeries } from './replay-compaction-costs.js';
 
 /** The definitions every compaction table is read with; printed under the tables and written to bench/README.md. */
@@ -58,7 +58,7 @@ export function formatCompactionTable(name: string, series: readonly CompactionC
       ];
     }),
   );
-  const lines = [`${name} — summary policies, budget ${formatCount(maxTokens)} tokens per request`, '', formatPlainTable(columns, rows), ''];
+  const lines = [`${name} — summary policies, budget ${formatCount(maxTokens)} tokens per request`, '', formatTable(columns, rows), ''];
   const longSizes = sizes.filter((size) => size >= 100);
   if (longSizes.length >= 2) {
     lines.push(`flat out to ${formatCount(longSizes[longSizes.length - 1]!)} messages? sent/req (net/req) at ${longSizes.map(formatCount).join(' / ')} messages:`);
@@ -97,7 +97,7 @@ export function formatSeedComparison(name: string, comparison: SeedComparison): 
   const lines = [
     `seed vs mnemo on ${name} — saved per request at length N: NET of summarizer tokens (gross in brackets)`,
     '',
-    formatPlainTable(columns, rows),
+    formatTable(columns, rows),
     '',
     `target (${comparison.targetVariant} with the library's default settings, net, ≥ the seed at 30 and 50): ${comparison.targetMet ? 'MET' : 'NOT MET'} — ${describeChecks(comparison.targetVariant)}`,
   ];

@@ -1,4 +1,4 @@
-import { formatCount, formatPlainTable } from './format-plain-table.js';
+import { formatCount, formatTable } from '../packages/cli/dist/output/format-table.js';
 import type { SurvivalResult } from './replay-fact-survival.js';
 
 /** Renders the survival results: one row per variant (facts kept, summary size, compaction cost), then one row per fact (kept or when it was last seen). */
@@ -44,5 +44,5 @@ export function formatSurvivalTables(results: readonly SurvivalResult[]): string
       return (outcome.lastSeenAtTurn === 0 ? 'never in a context' : `lost after turn ${outcome.lastSeenAtTurn}`) + asked;
     }),
   ]);
-  return [formatPlainTable(summaryColumns, summaryRows), '', formatPlainTable(factColumns, factRows)].join('\n');
+  return [formatTable(summaryColumns, summaryRows), '', formatTable(factColumns, factRows)].join('\n');
 }

@@ -15,7 +15,7 @@ import { prepareMessages } from '@mnemo/core/internals';
 import { createSqliteStore } from '@mnemo/sqlite';
 import { generateMeshChat } from '../examples/generate-mesh-chat.js';
 import { launchInspectorBrowser, missingChromium, showView } from '../packages/cli/test/inspector-browser.js';
-import { formatCount, formatPlainTable } from './format-plain-table.js';
+import { formatCount, formatTable } from '../packages/cli/dist/output/format-table.js';
 
 const resultsPath = fileURLToPath(new URL('./results/inspector.json', import.meta.url));
 const cliPath = fileURLToPath(new URL('../packages/cli/dist/main.js', import.meta.url));
@@ -57,11 +57,11 @@ async function run(): Promise<void> {
     const views = await measureViews(url);
     const report = { settings: { conversations, messagesPerConversation, users: usersCount, runs }, bundle, views };
     log('');
-    log(formatPlainTable([{ header: 'asset' }, { header: 'bytes', right: true }, { header: 'gzip', right: true }], bundle.map((row) => [row.asset, formatCount(row.bytes), formatCount(row.gzipBytes)])));
+    log(formatTable([{ header: 'asset' }, { header: 'bytes', align: 'right' }, { header: 'gzip', align: 'right' }], bundle.map((row) => [row.asset, formatCount(row.bytes), formatCount(row.gzipBytes)])));
     log('');
     log(
-      formatPlainTable(
-        [{ header: 'view' }, { header: 'median ms', right: true }, { header: 'max ms', right: true }, { header: 'html bytes', right: true }],
+      formatTable(
+        [{ header: 'view' }, { header: 'median ms', align: 'right' }, { header: 'max ms', align: 'right' }, { header: 'html bytes', align: 'right' }],
         views.map((row) => [row.view, row.medianMs.toFixed(0), row.maxMs.toFixed(0), formatCount(row.htmlBytes)]),
       ),
     );

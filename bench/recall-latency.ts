@@ -22,7 +22,7 @@ import { createPostgresStore } from '@mnemo/postgres';
 import { createSqliteStore } from '@mnemo/sqlite';
 import pg from 'pg';
 import { generateMeshChat } from '../examples/generate-mesh-chat.js';
-import { formatCount, formatPlainTable } from './format-plain-table.js';
+import { formatCount, formatTable } from '../packages/cli/dist/output/format-table.js';
 import { createPostgresBefore, createSqliteBefore, type BeforeSearch } from './recall-before.js';
 
 const resultsPath = fileURLToPath(new URL('./results/recall-latency.json', import.meta.url));
@@ -303,8 +303,8 @@ function printTables(): void {
   );
   log(`\nrecall latency, one user, ${formatCount(settings.messages)} messages (${formatCount(settings.vectorMessages)} with vectors) in ${settings.conversations} conversations, k = ${settings.k} (${searchOptions.k} candidates per search)\n`);
   log(
-    formatPlainTable(
-      [{ header: 'store' }, { header: 'step' }, { header: 'queries', right: true }, { header: 'p50 before', right: true }, { header: 'p50 after', right: true }, { header: 'p99 before', right: true }, { header: 'p99 after', right: true }, { header: 'p50 speed-up', right: true }],
+    formatTable(
+      [{ header: 'store' }, { header: 'step' }, { header: 'queries', align: 'right' }, { header: 'p50 before', align: 'right' }, { header: 'p50 after', align: 'right' }, { header: 'p99 before', align: 'right' }, { header: 'p99 after', align: 'right' }, { header: 'p50 speed-up', align: 'right' }],
       rows,
     ),
   );

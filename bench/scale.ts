@@ -24,7 +24,7 @@ import { createPostgresStore } from '@mnemo/postgres';
 import { createSqliteStore } from '@mnemo/sqlite';
 import pg from 'pg';
 import { generateMeshChat } from '../examples/generate-mesh-chat.js';
-import { formatCount, formatPlainTable } from './format-plain-table.js';
+import { formatCount, formatTable, type TableColumn } from '../packages/cli/dist/output/format-table.js';
 import { measureRecall, type RecallResult } from './measure-recall.js';
 
 const resultsPath = fileURLToPath(new URL('./results/scale.json', import.meta.url));
@@ -139,7 +139,7 @@ await writeFile(resultsPath, `${JSON.stringify(report, null, 2)}\n`);
 if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 else {
   log('');
-  log(formatTable(results));
+  log(formatStoreTable(results));
   log('');
   log(formatRecallTable(results));
   log('');
@@ -315,13 +315,13 @@ async function indexScans(admin: pg.Pool, schema: string): Promise<Record<string
   return Object.fromEntries(result.rows.map((row) => [row.name, Number(row.scans)]));
 }
 
-function formatTable(rows: readonly StoreResult[]): string {
-  const columns = [
+function formatStoreTable(rows: readonly StoreResult[]): string {
+  const columns: TableColumn[] = [
     { header: 'store' },
-    { header: 'ingest msgs/s', right: true },
-    { header: 'ingest s', right: true },
-    ...policies.flatMap((policy) => [{ header: `${policy} p50 ms`, right: true }, { header: `${policy} p99 ms`, right: true }]),
-    { header: 'size MB', right: true },
+    { header: 'ingest msgs/s', align: 'right' },
+    { header: 'ingest s', align: 'right' },
+    ...policies.flatMap((policy): TableColumn[] => [{ header: `${policy} p50 ms`, align: 'right' }, { header: `${policy} p99 ms`, align: 'right' }]),
+    { header: 'size MB', align: 'right' },
     { header: 'details' },
   ];
   const cells = rows.map((row) => [
@@ -332,22 +332,22 @@ function formatTable(rows: readonly StoreResult[]): string {
     formatCount(Math.round(row.sizeBytes / 1_000_000)),
     row.details,
   ]);
-  return formatPlainTable(columns, cells);
+  return formatTable(columns, cells);
 }
 
 function formatRecallTable(rows: readonly StoreResult[]): string {
-  const columns = [
+  const columns: TableColumn[] = [
     { header: 'store' },
-    { header: 'vectors', right: true },
-    { header: 'embed vec/s', right: true },
-    { header: 'keyword p50 ms', right: true },
-    { header: 'keyword p99 ms', right: true },
-    { header: 'vector p50 ms', right: true },
-    { header: 'vector p99 ms', right: true },
-    { header: 'recall p50 ms', right: true },
-    { header: 'recall p99 ms', right: true },
-    { header: 'hits', right: true },
-    { header: 'queries', right: true },
+    { header: 'vectors', align: 'right' },
+    { header: 'embed vec/s', align: 'right' },
+    { header: 'keyword p50 ms', align: 'right' },
+    { header: 'keyword p99 ms', align: 'right' },
+    { header: 'vector p50 ms', align: 'right' },
+    { header: 'vector p99 ms', align: 'right' },
+    { header: 'recall p50 ms', align: 'right' },
+    { header: 'recall p99 ms', align: 'right' },
+    { header: 'hits', align: 'right' },
+    { header: 'queries', align: 'right' },
   ];
   const cells = rows.map((row) => [
     row.store,
@@ -362,7 +362,7 @@ function formatRecallTable(rows: readonly StoreResult[]): string {
     row.recall.meanHits.toFixed(1),
     formatCount(row.recall.recall.samples),
   ]);
-  return formatPlainTable(columns, cells);
+  return formatTable(columns, cells);
 }
 
 function round(value: number, digits: number): number {
