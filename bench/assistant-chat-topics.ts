@@ -142,33 +142,129 @@ export const factSlots: readonly FactSlot[] = [
 ];
 
 export const lifeEvents: readonly LifeEvent[] = [
-  { id: 'marathon', topic: ['race', 'running', 'training', 'marathon'], tell: (d) => `I ran my first half marathon this weekend, ${d}.`, details: ['finished in 1:58', 'finished in 2:04', 'finished just under two hours'], ask: 'When did I run my first half marathon?', phrase: 'my first half marathon' },
-  { id: 'cat', topic: ['cat', 'pet', 'adopted', 'vet'], tell: (d) => `We adopted a cat yesterday, ${d}.`, details: ['a grey tabby called Miso', 'a black kitten called Pixel', 'an old tomcat called Biscuit'], ask: 'When did I adopt the cat?', phrase: 'adopting the cat' },
-  { id: 'beta', topic: ['beta', 'launch', 'shipped', 'customers'], tell: (d) => `We shipped the public beta today, ${d}.`, details: ['forty customers signed up in the first hour', 'with only one rollback', 'two weeks late but it works'], ask: 'When did we ship the public beta?', phrase: 'shipping the public beta' },
-  { id: 'talk', topic: ['talk', 'conference', 'slides', 'meetup'], tell: (d) => `I gave my talk at the meetup last night, ${d}.`, details: ['about thirty people came', 'the demo crashed once', 'people asked great questions'], ask: 'When did I give my meetup talk?', phrase: 'my meetup talk' },
-  { id: 'interview', topic: ['interview', 'candidate', 'hiring', 'offer'], tell: (d) => `We made an offer to the backend candidate today, ${d}.`, details: ['she accepted on the spot', 'he wants a week to think', 'after four interview rounds'], ask: 'When did we make the offer to the backend candidate?', phrase: 'the offer to the backend candidate' },
-  { id: 'outage', topic: ['outage', 'incident', 'postmortem', 'pager'], tell: (d) => `We had a nasty outage this morning, ${d}.`, details: ['the payments API was down for forty minutes', 'a certificate expired', 'a bad migration locked a table'], ask: 'When did we have the outage?', phrase: 'the outage' },
+  {
+    id: 'marathon',
+    topic: ['race', 'running', 'training', 'marathon'],
+    tell: (d) => `I ran my first half marathon this weekend, ${d}.`,
+    details: ['finished in 1:58', 'finished in 2:04', 'finished just under two hours'],
+    ask: 'When did I run my first half marathon?',
+    phrase: 'my first half marathon',
+  },
+  {
+    id: 'cat',
+    topic: ['cat', 'pet', 'adopted', 'vet'],
+    tell: (d) => `We adopted a cat yesterday, ${d}.`,
+    details: ['a grey tabby called Miso', 'a black kitten called Pixel', 'an old tomcat called Biscuit'],
+    ask: 'When did I adopt the cat?',
+    phrase: 'adopting the cat',
+  },
+  {
+    id: 'beta',
+    topic: ['beta', 'launch', 'shipped', 'customers'],
+    tell: (d) => `We shipped the public beta today, ${d}.`,
+    details: ['forty customers signed up in the first hour', 'with only one rollback', 'two weeks late but it works'],
+    ask: 'When did we ship the public beta?',
+    phrase: 'shipping the public beta',
+  },
+  {
+    id: 'talk',
+    topic: ['talk', 'conference', 'slides', 'meetup'],
+    tell: (d) => `I gave my talk at the meetup last night, ${d}.`,
+    details: ['about thirty people came', 'the demo crashed once', 'people asked great questions'],
+    ask: 'When did I give my meetup talk?',
+    phrase: 'my meetup talk',
+  },
+  {
+    id: 'interview',
+    topic: ['interview', 'candidate', 'hiring', 'offer'],
+    tell: (d) => `We made an offer to the backend candidate today, ${d}.`,
+    details: ['she accepted on the spot', 'he wants a week to think', 'after four interview rounds'],
+    ask: 'When did we make the offer to the backend candidate?',
+    phrase: 'the offer to the backend candidate',
+  },
+  {
+    id: 'outage',
+    topic: ['outage', 'incident', 'postmortem', 'pager'],
+    tell: (d) => `We had a nasty outage this morning, ${d}.`,
+    details: ['the payments API was down for forty minutes', 'a certificate expired', 'a bad migration locked a table'],
+    ask: 'When did we have the outage?',
+    phrase: 'the outage',
+  },
 ];
 
 export const directives: readonly Directive[] = [
-  { id: 'bullets', kind: 'preference', topic: ['format', 'answers', 'bullet', 'points'], text: 'I prefer short bullet points over long paragraphs in your answers.', ask: 'How do I like your answers formatted?' },
-  { id: 'typescript', kind: 'preference', topic: ['code', 'samples', 'TypeScript', 'types'], text: 'For code samples I prefer TypeScript with strict types, not plain JavaScript.', ask: 'What language do I want code samples in?' },
-  { id: 'metric', kind: 'preference', topic: ['units', 'metric', 'kilometres'], text: 'Please use metric units with me, kilometres and kilos, never miles.', ask: 'Which units do I prefer?' },
-  { id: 'summary-line', kind: 'instruction', topic: ['summary', 'line', 'end', 'reply'], text: 'From now on, always end a long reply with a one-line summary.', ask: 'What did I ask you to always put at the end of long replies?' },
-  { id: 'no-paid', kind: 'instruction', topic: ['paid', 'tools', 'open', 'source', 'suggest'], text: "Don't suggest paid tools, only open source ones, our budget can't take licences.", ask: 'What did I tell you about suggesting tools?' },
-  { id: 'first-name', kind: 'instruction', topic: ['name', 'call', 'formal'], text: 'Call me by my first name, no need to be formal.', ask: 'How did I ask you to address me?' },
+  {
+    id: 'bullets',
+    kind: 'preference',
+    topic: ['format', 'answers', 'bullet', 'points'],
+    text: 'I prefer short bullet points over long paragraphs in your answers.',
+    ask: 'How do I like your answers formatted?',
+  },
+  {
+    id: 'typescript',
+    kind: 'preference',
+    topic: ['code', 'samples', 'TypeScript', 'types'],
+    text: 'For code samples I prefer TypeScript with strict types, not plain JavaScript.',
+    ask: 'What language do I want code samples in?',
+  },
+  {
+    id: 'metric',
+    kind: 'preference',
+    topic: ['units', 'metric', 'kilometres'],
+    text: 'Please use metric units with me, kilometres and kilos, never miles.',
+    ask: 'Which units do I prefer?',
+  },
+  {
+    id: 'summary-line',
+    kind: 'instruction',
+    topic: ['summary', 'line', 'end', 'reply'],
+    text: 'From now on, always end a long reply with a one-line summary.',
+    ask: 'What did I ask you to always put at the end of long replies?',
+  },
+  {
+    id: 'no-paid',
+    kind: 'instruction',
+    topic: ['paid', 'tools', 'open', 'source', 'suggest'],
+    text: "Don't suggest paid tools, only open source ones, our budget can't take licences.",
+    ask: 'What did I tell you about suggesting tools?',
+  },
+  {
+    id: 'first-name',
+    kind: 'instruction',
+    topic: ['name', 'call', 'formal'],
+    text: 'Call me by my first name, no need to be formal.',
+    ask: 'How did I ask you to address me?',
+  },
 ];
 
 /** How-to questions that share the fact topics' words: the long answers to these are the distractors. */
 export const howToQuestions: readonly ((random: Random) => { readonly words: readonly string[]; readonly text: string })[] = [
-  () => ({ words: ['database', 'schema', 'migration', 'tables'], text: 'How should I plan a schema migration on a database with big tables and no downtime?' }),
-  () => ({ words: ['deploy', 'release', 'production', 'rollback'], text: 'What is a sane checklist for a production release so a rollback stays easy?' }),
-  () => ({ words: ['queue', 'consumer', 'retries', 'messages'], text: 'How do I make a queue consumer idempotent when retries deliver messages twice?' }),
+  () => ({
+    words: ['database', 'schema', 'migration', 'tables'],
+    text: 'How should I plan a schema migration on a database with big tables and no downtime?',
+  }),
+  () => ({
+    words: ['deploy', 'release', 'production', 'rollback'],
+    text: 'What is a sane checklist for a production release so a rollback stays easy?',
+  }),
+  () => ({
+    words: ['queue', 'consumer', 'retries', 'messages'],
+    text: 'How do I make a queue consumer idempotent when retries deliver messages twice?',
+  }),
   () => ({ words: ['budget', 'cloud', 'cost', 'invoice'], text: 'Any tips to keep a cloud invoice from creeping up every month?' }),
-  () => ({ words: ['team', 'review', 'feedback', 'meeting'], text: 'How do I give feedback in a code review meeting without it feeling personal?' }),
-  () => ({ words: ['parser', 'performance', 'code', 'profiling'], text: 'What is the best way to profile parser code that is slow on big inputs?' }),
+  () => ({
+    words: ['team', 'review', 'feedback', 'meeting'],
+    text: 'How do I give feedback in a code review meeting without it feeling personal?',
+  }),
+  () => ({
+    words: ['parser', 'performance', 'code', 'profiling'],
+    text: 'What is the best way to profile parser code that is slow on big inputs?',
+  }),
   () => ({ words: ['editor', 'config', 'plugins', 'terminal'], text: 'Is it worth keeping my editor config in git, plugins and all?' }),
-  () => ({ words: ['apartment', 'rent', 'move', 'city'], text: 'What should I check before I sign a rent contract for an apartment in a new city?' }),
+  () => ({
+    words: ['apartment', 'rent', 'move', 'city'],
+    text: 'What should I check before I sign a rent contract for an apartment in a new city?',
+  }),
   () => ({ words: ['running', 'training', 'race'], text: 'How many runs a week make sense when training for a race?' }),
   () => ({ words: ['incident', 'postmortem', 'outage'], text: 'How do you write a blameless postmortem after an outage?' }),
 ];

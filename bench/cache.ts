@@ -179,7 +179,8 @@ function priceStream(stream: readonly Priced[]): StreamCosts {
     }
     const breakpointTokens = current.messageTokens.slice(0, current.breakpoint).reduce((sum, tokens) => sum + tokens, 0);
     const writeTokens = breakpointTokens >= 1024 && breakpointTokens > read ? breakpointTokens - read : 0;
-    if (writeTokens > 0) written.push({ messages: current.messages, count: current.breakpoint, tokens: breakpointTokens, expires: current.at + 300_000 });
+    if (writeTokens > 0)
+      written.push({ messages: current.messages, count: current.breakpoint, tokens: breakpointTokens, expires: current.at + 300_000 });
     anthropic.push(read * 0.1 + writeTokens * 1.25 + (current.prompt - read - writeTokens));
   }
   return { prompt, cached, anthropic };
@@ -226,7 +227,11 @@ interface ServeProcess {
 function startServe(directory: string, db: string, upstream: string): Promise<ServeProcess> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: directory, MNEMO_LLM_BASE_URL: `${upstream}/v1` };
   const extra = values['serve-args']?.split(' ').filter((argument) => argument !== '') ?? [];
-  const child: ChildProcess = spawn(process.execPath, [values.cli, 'serve', '--port', '0', '--db', db, ...extra], { cwd: directory, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child: ChildProcess = spawn(process.execPath, [values.cli, 'serve', '--port', '0', '--db', db, ...extra], {
+    cwd: directory,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let stdout = '';
   const exited = new Promise<void>((resolvePromise) => child.once('exit', () => resolvePromise()));
   return new Promise<ServeProcess>((resolvePromise, reject) => {
@@ -254,12 +259,30 @@ interface ConversationResult {
   readonly compactions: number;
 }
 
-async function replay(name: string, messages: readonly MessageInput[], system: string, upstream: string, directory: string, log: (line: string) => void): Promise<ConversationResult> {
+async function replay(
+  name: string,
+  messages: readonly MessageInput[],
+  system: string,
+  upstream: string,
+  directory: string,
+  log: (line: string) => void,
+): Promise<ConversationResult> {
   const counter = createGptTokenCounter();
-  const count = (message: WireMessage) => counter.countMessage({ role: message.role as 'user', content: message.content ?? '', ...(message.name === undefined ? {} : { name: message.name }) });
+  const count = (message: WireMessage) =>
+    counter.countMessage({
+      role: message.role as 'user',
+      content: message.content ?? '',
+      ...(message.name === undefined ? {} : { name: message.name }),
+    });
   const priced = (list: readonly WireMessage[], breakpoint: number, at: number): Priced => {
     const messageTokens = list.map(count);
-    return { messages: list, messageTokens, prompt: counter.requestOverheadTokens + messageTokens.reduce((sum, tokens) => sum + tokens, 0), breakpoint, at };
+    return {
+      messages: list,
+      messageTokens,
+      prompt: counter.requestOverheadTokens + messageTokens.reduce((sum, tokens) => sum + tokens, 0),
+      breakpoint,
+      at,
+    };
   };
   const limit = values['max-exchanges'] === undefined ? Number.POSITIVE_INFINITY : Number(values['max-exchanges']);
   const exchanges = exchangesOf(messages).slice(0, limit);
@@ -288,7 +311,12 @@ async function replay(name: string, messages: readonly MessageInput[], system: s
       if (process.env.BENCH_CACHE_DEBUG !== undefined) {
         const previous = mnemoStream[mnemoStream.length - 2];
         const current = mnemoStream[mnemoStream.length - 1]!;
-        log(`#${index + 1} stable ${stable} msgs ${prompt.length} tokens ${current.prompt} shared ${sharedTokens(previous, current)} heads ${prompt.map((message) => `${message.role[0]}:${(message.content ?? '').slice(0, 24).replace(/\n/g, ' ')}`).slice(0, 4).join(' | ')}`);
+        log(
+          `#${index + 1} stable ${stable} msgs ${prompt.length} tokens ${current.prompt} shared ${sharedTokens(previous, current)} heads ${prompt
+            .map((message) => `${message.role[0]}:${(message.content ?? '').slice(0, 24).replace(/\n/g, ' ')}`)
+            .slice(0, 4)
+            .join(' | ')}`,
+        );
       }
       bot.push({ role: 'assistant', content: exchange.reply });
       if ((index + 1) % 50 === 0) log(`  ${name}: ${index + 1}/${exchanges.length} requests`);
@@ -312,7 +340,10 @@ async function waitForJobs(url: string): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     const text = await (await fetch(`${url}/metrics`)).text();
-    const busy = [...text.matchAll(/^mnemo_jobs\{[^}]*status="(pending|running)"[^}]*\} (\d+)/gm)].reduce((sum, match) => sum + Number(match[2]), 0);
+    const busy = [...text.matchAll(/^mnemo_jobs\{[^}]*status="(pending|running)"[^}]*\} (\d+)/gm)].reduce(
+      (sum, match) => sum + Number(match[2]),
+      0,
+    );
     if (busy === 0) return;
     await new Promise((resolvePromise) => setTimeout(resolvePromise, 50));
   }
@@ -323,7 +354,10 @@ async function readSummaries(db: string): Promise<{ summarizerTokens: number; co
   const { default: Database } = await import('better-sqlite3');
   const file = new Database(db, { readonly: true });
   try {
-    const row = file.prepare('SELECT COUNT(*) AS count, COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens FROM summaries').get() as { count: number; tokens: number };
+    const row = file.prepare('SELECT COUNT(*) AS count, COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens FROM summaries').get() as {
+      count: number;
+      tokens: number;
+    };
     return { summarizerTokens: row.tokens, compactions: row.count };
   } finally {
     file.close();
@@ -349,11 +383,19 @@ function formatResult(result: ConversationResult): string {
 async function main(): Promise<void> {
   const log = (line: string) => (values.json ? process.stderr : process.stdout).write(`${line}\n`);
   const directory = await mkdtemp(join(tmpdir(), 'mnemo-bench-cache-'));
-  const upstreamChild = fork(fileURLToPath(import.meta.url), ['--child', 'upstream'], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const upstreamChild = fork(fileURLToPath(import.meta.url), ['--child', 'upstream'], {
+    execArgv: process.execArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   try {
-    const upstream = await new Promise<string>((resolvePromise) => upstreamChild.once('message', (message) => resolvePromise((message as { url: string }).url)));
+    const upstream = await new Promise<string>((resolvePromise) =>
+      upstreamChild.once('message', (message) => resolvePromise((message as { url: string }).url)),
+    );
     const results: ConversationResult[] = [];
-    for (const index of values.conversations.split(',').filter((item) => item !== '').map(Number)) {
+    for (const index of values.conversations
+      .split(',')
+      .filter((item) => item !== '')
+      .map(Number)) {
       const conversation = await loadLocomoConversation(values.locomo, index);
       if (conversation === undefined) {
         log(`LoCoMo skipped: ${values.locomo} not found`);
@@ -365,7 +407,9 @@ async function main(): Promise<void> {
     }
     const mesh = await loadJsonlConversation(values.mesh);
     log(`mesh-radio example: ${mesh.length} messages`);
-    results.push(await replay('mesh-radio-node-7', mesh, 'You are a mesh-radio bot. Reply in 150 characters or less.', upstream, directory, log));
+    results.push(
+      await replay('mesh-radio-node-7', mesh, 'You are a mesh-radio bot. Reply in 150 characters or less.', upstream, directory, log),
+    );
     for (const result of results) log(`\n${formatResult(result)}`);
     if (values.json) process.stdout.write(`${JSON.stringify({ results }, null, 2)}\n`);
   } finally {

@@ -26,7 +26,8 @@ export const seedRollingSettings: Partial<CompactionSettings> = Object.freeze({
 
 function describe(settings: Partial<CompactionSettings>, maxTokens: number): string {
   const merged = { ...compactionSettingsForBudget(maxTokens), ...settings };
-  const trigger = merged.everyMessages === undefined ? `compact at ${merged.triggerTokens} raw tokens` : `compact every ${merged.everyMessages} messages`;
+  const trigger =
+    merged.everyMessages === undefined ? `compact at ${merged.triggerTokens} raw tokens` : `compact every ${merged.everyMessages} messages`;
   const keep = `keep ${merged.keepRecentTurns} turns${merged.everyMessages === undefined && merged.keepRecentTokens > 0 ? ` / ${merged.keepRecentTokens} tokens` : ''} raw`;
   return `${trigger}, ${keep}, summary ≤ ${merged.maxSummaryTokens} tokens`;
 }
@@ -38,8 +39,20 @@ function describe(settings: Partial<CompactionSettings>, maxTokens: number): str
  */
 export function createCompactionVariants(maxTokens: number): readonly CompactionVariant[] {
   return Object.freeze([
-    { name: 'seed (rolling summary)', settings: seedRollingSettings, description: `the seed's algorithm, MEMORY_RESEARCH option 5: ${describe(seedRollingSettings, maxTokens)}` },
-    { name: 'summary', settings: {}, description: `library defaults for budget ${maxTokens.toLocaleString('en-US')} (compactionSettingsForBudget): ${describe({}, maxTokens)}` },
-    { name: 'meshai', settings: compactionPresets.meshai, description: `compactionPresets.meshai: ${describe(compactionPresets.meshai, maxTokens)}` },
+    {
+      name: 'seed (rolling summary)',
+      settings: seedRollingSettings,
+      description: `the seed's algorithm, MEMORY_RESEARCH option 5: ${describe(seedRollingSettings, maxTokens)}`,
+    },
+    {
+      name: 'summary',
+      settings: {},
+      description: `library defaults for budget ${maxTokens.toLocaleString('en-US')} (compactionSettingsForBudget): ${describe({}, maxTokens)}`,
+    },
+    {
+      name: 'meshai',
+      settings: compactionPresets.meshai,
+      description: `compactionPresets.meshai: ${describe(compactionPresets.meshai, maxTokens)}`,
+    },
   ]);
 }

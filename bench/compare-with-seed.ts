@@ -37,7 +37,9 @@ export function compareWithSeed(series: readonly CompactionCostSeries[]): SeedCo
     const variants = Object.fromEntries(
       series.flatMap((entry) => {
         const row = rowAt(entry, size);
-        return row === undefined ? [] : [[entry.variant, { savedPercent: row.savedPercentPerRequest, netSavedPercent: row.netSavedPercentPerRequest }]];
+        return row === undefined
+          ? []
+          : [[entry.variant, { savedPercent: row.savedPercentPerRequest, netSavedPercent: row.netSavedPercentPerRequest }]];
       }),
     );
     return Object.keys(variants).length === 0 ? [] : [{ messages: size, seedSavedPercent: seedSavedPercent[size]!, variants }];
@@ -51,12 +53,25 @@ export function compareWithSeed(series: readonly CompactionCostSeries[]): SeedCo
         if (row === undefined) return [];
         const seed = seedSavedPercent[size]!;
         const met = row.netSavedPercentPerRequest >= seed;
-        return [{ messages: size, seedSavedPercent: seed, netSavedPercent: row.netSavedPercentPerRequest, met, shortByPoints: met ? 0 : Math.round((seed - row.netSavedPercentPerRequest) * 10) / 10 }];
+        return [
+          {
+            messages: size,
+            seedSavedPercent: seed,
+            netSavedPercent: row.netSavedPercentPerRequest,
+            met,
+            shortByPoints: met ? 0 : Math.round((seed - row.netSavedPercentPerRequest) * 10) / 10,
+          },
+        ];
       }),
     ]),
   );
   const judged = targets[seedTargetVariant] ?? [];
-  return { targetVariant: seedTargetVariant, rows, targets, targetMet: judged.length === seedTargetSizes.length && judged.every((check) => check.met) };
+  return {
+    targetVariant: seedTargetVariant,
+    rows,
+    targets,
+    targetMet: judged.length === seedTargetSizes.length && judged.every((check) => check.met),
+  };
 }
 
 /** The issue's bar against the seed's algorithm, judged on one dataset's replay. */
@@ -77,7 +92,11 @@ export const seedAlgorithmFromMessages = 20;
 export const seedAlgorithmTotalAt = 50;
 
 /** Checks `summary` (library defaults) against the `seed (rolling summary)` row; `undefined` when either row is missing. */
-export function checkAgainstSeedAlgorithm(series: readonly CompactionCostSeries[], variant = seedTargetVariant, against = 'seed (rolling summary)'): SeedAlgorithmCheck | undefined {
+export function checkAgainstSeedAlgorithm(
+  series: readonly CompactionCostSeries[],
+  variant = seedTargetVariant,
+  against = 'seed (rolling summary)',
+): SeedAlgorithmCheck | undefined {
   const mine = series.find((entry) => entry.variant === variant);
   const seed = series.find((entry) => entry.variant === against);
   if (mine === undefined || seed === undefined) return undefined;
@@ -92,6 +111,13 @@ export function checkAgainstSeedAlgorithm(series: readonly CompactionCostSeries[
     return row === undefined ? undefined : row.totalSentTokens + row.summarizerInputTokens + row.summarizerOutputTokens;
   };
   const [mineTotal, seedTotal] = [total(mine), total(seed)];
-  const totalAt = mineTotal === undefined || seedTotal === undefined ? undefined : { messages: seedAlgorithmTotalAt, total: mineTotal, seed: seedTotal };
-  return { variant, against, perRequestOver, ...(totalAt === undefined ? {} : { totalAt }), met: perRequestOver.length === 0 && (totalAt === undefined || totalAt.total <= totalAt.seed) };
+  const totalAt =
+    mineTotal === undefined || seedTotal === undefined ? undefined : { messages: seedAlgorithmTotalAt, total: mineTotal, seed: seedTotal };
+  return {
+    variant,
+    against,
+    perRequestOver,
+    ...(totalAt === undefined ? {} : { totalAt }),
+    met: perRequestOver.length === 0 && (totalAt === undefined || totalAt.total <= totalAt.seed),
+  };
 }

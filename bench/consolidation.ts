@@ -76,7 +76,11 @@ async function consolidateChat(chat: Chat): Promise<Omit<Row, 'dataset' | 'chats
       settled: result.settled.length,
       ...(planted.length === 0
         ? {}
-        : { planted: planted.length, plantedBefore: planted.filter((fact) => holds(before, fact.value)).length, plantedAfter: planted.filter((fact) => holds(after, fact.value)).length }),
+        : {
+            planted: planted.length,
+            plantedBefore: planted.filter((fact) => holds(before, fact.value)).length,
+            plantedAfter: planted.filter((fact) => holds(after, fact.value)).length,
+          }),
       examples: [
         ...result.merged.map(({ duplicate, into }) => `merged ${duplicate.attribute}: "${duplicate.value}" → "${into.value}"`),
         ...result.settled.map(({ older, newer }) => `settled ${older.attribute}: "${older.value}" → "${newer.value}"`),
@@ -92,7 +96,11 @@ function locomoChats(text: string, source: string): Chat[] {
     const conversation = parseLocomoConversation(raw, { source, text, index });
     return {
       name: conversation.sampleId,
-      messages: conversation.turns.map((turn) => ({ role: turn.role, content: turn.content, ...(turn.createdAt === undefined ? {} : { createdAt: turn.createdAt }) })),
+      messages: conversation.turns.map((turn) => ({
+        role: turn.role,
+        content: turn.content,
+        ...(turn.createdAt === undefined ? {} : { createdAt: turn.createdAt }),
+      })),
     };
   });
 }
@@ -110,16 +118,31 @@ const meshExample = readFileSync(fileURLToPath(new URL('../examples/mesh-radio-n
   .split('\n')
   .map((line) => JSON.parse(line) as MessageInput);
 const relaySwitch: MessageInput[] = [
-  { role: 'user', content: 'update: I switched my main relay to BEAR-CREEK on Bear Butte, id !77aa0012', createdAt: '2025-06-20T10:00:00Z' },
+  {
+    role: 'user',
+    content: 'update: I switched my main relay to BEAR-CREEK on Bear Butte, id !77aa0012',
+    createdAt: '2025-06-20T10:00:00Z',
+  },
   { role: 'assistant', content: 'Noted: BEAR-CREEK is your main relay now.', createdAt: '2025-06-20T10:00:30Z' },
 ];
 const assistantText = JSON.stringify(generateAssistantChats());
 const locomoText = readOptional(values.locomo);
 const datasets: { name: string; chats: Chat[] }[] = [
-  { name: 'planted facts, tuning set', chats: [{ name: 'tuning', messages: plantFacts(generateMeshChat({ messages: 2 * 490, seed: 7 }), plantedFacts), planted: plantedFacts }] },
+  {
+    name: 'planted facts, tuning set',
+    chats: [
+      { name: 'tuning', messages: plantFacts(generateMeshChat({ messages: 2 * 490, seed: 7 }), plantedFacts), planted: plantedFacts },
+    ],
+  },
   {
     name: 'planted facts, held-out set',
-    chats: [{ name: 'held-out', messages: plantFacts(generateMeshChat({ messages: 2 * 490, seed: heldOutMeshSeed }), heldOutFacts), planted: heldOutFacts }],
+    chats: [
+      {
+        name: 'held-out',
+        messages: plantFacts(generateMeshChat({ messages: 2 * 490, seed: heldOutMeshSeed }), heldOutFacts),
+        planted: heldOutFacts,
+      },
+    ],
   },
   { name: 'mesh-radio example + relay switch', chats: [{ name: 'node-7', messages: [...meshExample, ...relaySwitch] }] },
   { name: 'generated user–assistant chats', chats: locomoChats(assistantText, 'assistant-chats.json') },
@@ -130,7 +153,8 @@ const rows: Row[] = [];
 for (const dataset of datasets) {
   const results: Awaited<ReturnType<typeof consolidateChat>>[] = [];
   for (const chat of dataset.chats) results.push(await consolidateChat(chat));
-  const sum = (pick: (result: (typeof results)[number]) => number | undefined) => results.reduce((total, result) => total + (pick(result) ?? 0), 0);
+  const sum = (pick: (result: (typeof results)[number]) => number | undefined) =>
+    results.reduce((total, result) => total + (pick(result) ?? 0), 0);
   const hasPlanted = results.some((result) => result.planted !== undefined);
   rows.push({
     dataset: dataset.name,
@@ -141,7 +165,13 @@ for (const dataset of datasets) {
     factsAfter: sum((result) => result.factsAfter),
     merged: sum((result) => result.merged),
     settled: sum((result) => result.settled),
-    ...(hasPlanted ? { planted: sum((result) => result.planted), plantedBefore: sum((result) => result.plantedBefore), plantedAfter: sum((result) => result.plantedAfter) } : {}),
+    ...(hasPlanted
+      ? {
+          planted: sum((result) => result.planted),
+          plantedBefore: sum((result) => result.plantedBefore),
+          plantedAfter: sum((result) => result.plantedAfter),
+        }
+      : {}),
     examples: results.flatMap((result) => result.examples).slice(0, 6),
   });
 }

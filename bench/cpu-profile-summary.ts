@@ -16,7 +16,10 @@ interface CpuProfile {
   readonly timeDeltas: readonly number[];
 }
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '25' }, inclusive: { type: 'string' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { top: { type: 'string', default: '25' }, inclusive: { type: 'string' } },
+});
 
 for (const file of positionals) {
   const profile = JSON.parse(await readFile(file, 'utf8')) as CpuProfile;
@@ -42,7 +45,9 @@ for (const file of positionals) {
   }
   const percent = (micros: number) => `${((micros / totalMicros) * 100).toFixed(1)} %`;
   const special = (name: string) => [...selfByLabel].filter(([key]) => key.startsWith(name)).reduce((sum, [, micros]) => sum + micros, 0);
-  process.stdout.write(`${file}: ${(totalMicros / 1e6).toFixed(1)} s sampled; idle ${percent(special('(idle)'))}, GC ${percent(special('(garbage collector)'))}, program ${percent(special('(program)'))}\n`);
+  process.stdout.write(
+    `${file}: ${(totalMicros / 1e6).toFixed(1)} s sampled; idle ${percent(special('(idle)'))}, GC ${percent(special('(garbage collector)'))}, program ${percent(special('(program)'))}\n`,
+  );
   process.stdout.write('self %   function\n');
   const top = [...selfByLabel].sort((left, right) => right[1] - left[1]).slice(0, Number(values.top));
   for (const [key, micros] of top) process.stdout.write(`${percent(micros).padStart(7)}  ${key}\n`);

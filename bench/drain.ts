@@ -81,7 +81,11 @@ async function drainOnce(cli: string, file: string): Promise<DrainRun> {
   const profile = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`];
   const extra = values['worker-args']?.split(' ').filter((argument) => argument !== '') ?? [];
   const started = performance.now();
-  const child = spawn(process.execPath, [...profile, cli, 'worker', '--db', file, ...extra], { cwd: directory, env: { PATH: process.env.PATH ?? '', HOME: directory }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...profile, cli, 'worker', '--db', file, ...extra], {
+    cwd: directory,
+    env: { PATH: process.env.PATH ?? '', HOME: directory },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (child.pid !== undefined) setPriority(child.pid, workerNiceness);
   const exited = new Promise<void>((resolvePromise) => child.once('exit', () => resolvePromise()));
   const kindDrainedSeconds: Record<string, number> = {};
@@ -131,7 +135,10 @@ async function drainOnce(cli: string, file: string): Promise<DrainRun> {
 function read(file: string): Snapshot {
   return withDatabase(file, (database) => {
     const embedded = count(database, 'SELECT count(*) AS n FROM message_vectors');
-    const rows = database.prepare(`SELECT kind, count(*) AS n FROM jobs WHERE status IN ('pending', 'running') GROUP BY kind`).all() as { kind: string; n: number }[];
+    const rows = database.prepare(`SELECT kind, count(*) AS n FROM jobs WHERE status IN ('pending', 'running') GROUP BY kind`).all() as {
+      kind: string;
+      n: number;
+    }[];
     const byKind: Record<string, number> = { compact: 0, embed: 0, extract: 0 };
     for (const row of rows) byKind[row.kind] = row.n;
     return { at: performance.now(), embedded, byKind };
@@ -144,7 +151,12 @@ function countMessages(file: string): number {
 
 /** Jobs given up, and jobs waiting for a retry after a failed attempt. */
 function countFailed(file: string): number {
-  return withDatabase(file, (database) => count(database, `SELECT count(*) AS n FROM jobs WHERE status = 'failed' OR (status = 'pending' AND attempts > 0 AND last_error IS NOT NULL)`));
+  return withDatabase(file, (database) =>
+    count(
+      database,
+      `SELECT count(*) AS n FROM jobs WHERE status = 'failed' OR (status = 'pending' AND attempts > 0 AND last_error IS NOT NULL)`,
+    ),
+  );
 }
 
 function withDatabase<T>(file: string, use: (database: Database.Database) => T): T {
@@ -171,11 +183,24 @@ function readCpuSeconds(pid: number): number {
 }
 
 function formatRun(run: DrainRun): string {
-  return `${run.cli}: ${run.unembedded} messages to embed, jobs ${Object.entries(run.backlogJobs).map(([kind, count]) => `${kind} ${count}`).join(', ')}: drained in ${run.drainSeconds ?? `more than ${values.seconds}`} s`;
+  return `${run.cli}: ${run.unembedded} messages to embed, jobs ${Object.entries(run.backlogJobs)
+    .map(([kind, count]) => `${kind} ${count}`)
+    .join(', ')}: drained in ${run.drainSeconds ?? `more than ${values.seconds}`} s`;
 }
 
 function formatTable(all: readonly DrainRun[]): string {
-  const header = ['cli', 'to embed', 'drained s', 'embed s', 'embeddings/s', 'embed empty s', 'extract empty s', 'compact empty s', 'failed', 'worker cpu s'];
+  const header = [
+    'cli',
+    'to embed',
+    'drained s',
+    'embed s',
+    'embeddings/s',
+    'embed empty s',
+    'extract empty s',
+    'compact empty s',
+    'failed',
+    'worker cpu s',
+  ];
   const cells = all.map((run) => [
     run.cli.replace(/\/packages\/cli\/dist\/main\.js$/, ''),
     String(run.unembedded),
@@ -189,7 +214,8 @@ function formatTable(all: readonly DrainRun[]): string {
     String(run.workerCpuSeconds),
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...cells.map((row) => row[column]!.length)));
-  const line = (row: readonly string[]) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
+  const line = (row: readonly string[]) =>
+    row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
   return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...cells.map(line)].join('\n');
 }
 

@@ -28,7 +28,9 @@ const small = { tenantId: 'bench', userId: 'small', conversationId: 'small-1' };
 const embedder = new HashedEmbedder({ dimensions: 64 });
 
 async function openStore(kind: string, location: string): Promise<Store> {
-  return kind === 'sqlite' ? createSqliteStore({ path: location }) : createPostgresStore({ connectionString: location.split('#')[0]!, schema: location.split('#')[1]! });
+  return kind === 'sqlite'
+    ? createSqliteStore({ path: location })
+    : createPostgresStore({ connectionString: location.split('#')[0]!, schema: location.split('#')[1]! });
 }
 
 // The serving child: "small" appends and builds a hybrid context back to back until told to stop, and
@@ -66,11 +68,17 @@ async function seedBig(store: Store, messages: number): Promise<void> {
   for (let start = 0; start < messages; start += 1000) {
     const scope = { ...big, conversationId: `big-${Math.floor(start / perConversation)}` };
     const batch = Array.from({ length: Math.min(1000, messages - start) }, (_, index) =>
-      makeNewMessage(`message ${start + index} on the ridge relay, battery ${(start + index) % 97} percent`, { createdAt: new Date(Date.UTC(2024, 0, 1) + (start + index) * 1000).toISOString() }),
+      makeNewMessage(`message ${start + index} on the ridge relay, battery ${(start + index) % 97} percent`, {
+        createdAt: new Date(Date.UTC(2024, 0, 1) + (start + index) * 1000).toISOString(),
+      }),
     );
     const stored = await store.appendMessages(scope, batch);
     const vectors = await embedder.embed(stored.map((message) => message.content));
-    await store.upsertEmbeddings(scope, embedder.model, stored.map((message, index) => ({ seq: message.seq, vector: vectors[index]! })));
+    await store.upsertEmbeddings(
+      scope,
+      embedder.model,
+      stored.map((message, index) => ({ seq: message.seq, vector: vectors[index]! })),
+    );
   }
 }
 
@@ -107,7 +115,11 @@ async function measure(kind: string, location: string, messages: number, how: 'd
   await new Promise((resolve) => setTimeout(resolve, 2000));
   const eraseStarted = Date.now();
   if (how === 'deleteUser') await store.deleteUser(big);
-  else await createMemory({ store, worker: { autoStart: false } }).eraseMessages({ ...big, before: new Date(Date.UTC(2030, 0, 1)).toISOString() });
+  else
+    await createMemory({ store, worker: { autoStart: false } }).eraseMessages({
+      ...big,
+      before: new Date(Date.UTC(2030, 0, 1)).toISOString(),
+    });
   const eraseEnded = Date.now();
   console.error(`erased in ${eraseEnded - eraseStarted} ms`);
   await new Promise((resolve) => setTimeout(resolve, 500));
@@ -144,7 +156,9 @@ async function main(): Promise<void> {
     for (const how of ['deleteUser', 'eraseMessages'] as const) {
       const directory = mkdtempSync(join(tmpdir(), 'mnemo-erase-bench-'));
       const location =
-        kind === 'sqlite' ? join(directory, 'mnemo.db') : `${argument('db', process.env['MNEMO_TEST_DATABASE_URL'] ?? 'postgres://mnemo:mnemo@127.0.0.1:5432/mnemo_test')}#bench_erase_${process.pid}_${how.toLowerCase()}`;
+        kind === 'sqlite'
+          ? join(directory, 'mnemo.db')
+          : `${argument('db', process.env['MNEMO_TEST_DATABASE_URL'] ?? 'postgres://mnemo:mnemo@127.0.0.1:5432/mnemo_test')}#bench_erase_${process.pid}_${how.toLowerCase()}`;
       try {
         rows.push(await measure(kind, location, messages, how));
         console.error(JSON.stringify(rows.at(-1)));
@@ -160,10 +174,14 @@ async function main(): Promise<void> {
       }
     }
   }
-  console.log('| store | erase | messages | seed s | erase s | other user: requests before (p50 ms) | during the erase (p50 / max ms) | failed during |');
+  console.log(
+    '| store | erase | messages | seed s | erase s | other user: requests before (p50 ms) | during the erase (p50 / max ms) | failed during |',
+  );
   console.log('|---|---|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) {
-    console.log(`| ${row.store} | ${row.erase} | ${row.messages} | ${row.seedS.toFixed(1)} | ${row.eraseS.toFixed(2)} | ${row.requestsBefore} (${row.p50BeforeMs}) | ${row.requestsDuring} (${row.p50DuringMs} / ${row.maxDuringMs}) | ${row.failedDuring} |`);
+    console.log(
+      `| ${row.store} | ${row.erase} | ${row.messages} | ${row.seedS.toFixed(1)} | ${row.eraseS.toFixed(2)} | ${row.requestsBefore} (${row.p50BeforeMs}) | ${row.requestsDuring} (${row.p50DuringMs} / ${row.maxDuringMs}) | ${row.failedDuring} |`,
+    );
   }
   console.log(JSON.stringify(rows));
 }

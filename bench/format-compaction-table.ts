@@ -61,10 +61,14 @@ export function formatCompactionTable(name: string, series: readonly CompactionC
   const lines = [`${name} — summary policies, budget ${formatCount(maxTokens)} tokens per request`, '', formatTable(columns, rows), ''];
   const longSizes = sizes.filter((size) => size >= 100);
   if (longSizes.length >= 2) {
-    lines.push(`flat out to ${formatCount(longSizes[longSizes.length - 1]!)} messages? sent/req (net/req) at ${longSizes.map(formatCount).join(' / ')} messages:`);
+    lines.push(
+      `flat out to ${formatCount(longSizes[longSizes.length - 1]!)} messages? sent/req (net/req) at ${longSizes.map(formatCount).join(' / ')} messages:`,
+    );
     const full = series[0]!.rows.filter((row) => longSizes.includes(row.messages)).map((row) => formatCount(row.fullTokensPerRequest));
     for (const entry of series) {
-      const cells = entry.rows.filter((row) => longSizes.includes(row.messages)).map((row) => `${formatCount(row.sentTokensPerRequest)} (${formatCount(row.netTokensPerRequest)})`);
+      const cells = entry.rows
+        .filter((row) => longSizes.includes(row.messages))
+        .map((row) => `${formatCount(row.sentTokensPerRequest)} (${formatCount(row.netTokensPerRequest)})`);
       lines.push(`  ${entry.variant.padEnd(24)} ${cells.join(' / ')}`);
     }
     lines.push(`  ${'full history'.padEnd(24)} ${full.join(' / ')}`);
@@ -81,7 +85,11 @@ export function formatCompactionTable(name: string, series: readonly CompactionC
 export function formatSeedComparison(name: string, comparison: SeedComparison): string {
   const variants = Object.keys(comparison.rows[0]!.variants);
   const right = true;
-  const columns = [{ header: 'messages', right }, { header: 'seed: full vs rolling summary', right }, ...variants.map((variant) => ({ header: variant, right }))];
+  const columns = [
+    { header: 'messages', right },
+    { header: 'seed: full vs rolling summary', right },
+    ...variants.map((variant) => ({ header: variant, right })),
+  ];
   const rows = comparison.rows.map((row) => [
     formatCount(row.messages),
     `${row.seedSavedPercent}%`,
@@ -92,7 +100,10 @@ export function formatSeedComparison(name: string, comparison: SeedComparison): 
   ]);
   const describeChecks = (variant: string) =>
     (comparison.targets[variant] ?? [])
-      .map((check) => `${formatPercent(check.netSavedPercent)} at ${check.messages}${check.met ? ' (met)' : ` (${check.shortByPoints.toFixed(1)} points short of ${check.seedSavedPercent}%)`}`)
+      .map(
+        (check) =>
+          `${formatPercent(check.netSavedPercent)} at ${check.messages}${check.met ? ' (met)' : ` (${check.shortByPoints.toFixed(1)} points short of ${check.seedSavedPercent}%)`}`,
+      )
       .join(', ');
   const lines = [
     `seed vs mnemo on ${name} — saved per request at length N: NET of summarizer tokens (gross in brackets)`,
@@ -101,6 +112,7 @@ export function formatSeedComparison(name: string, comparison: SeedComparison): 
     '',
     `target (${comparison.targetVariant} with the library's default settings, net, ≥ the seed at 30 and 50): ${comparison.targetMet ? 'MET' : 'NOT MET'} — ${describeChecks(comparison.targetVariant)}`,
   ];
-  for (const variant of variants.filter((candidate) => candidate !== comparison.targetVariant)) lines.push(`  ${variant}: ${describeChecks(variant)}`);
+  for (const variant of variants.filter((candidate) => candidate !== comparison.targetVariant))
+    lines.push(`  ${variant}: ${describeChecks(variant)}`);
   return lines.join('\n');
 }

@@ -23,7 +23,10 @@ export function formatSurvivalTables(results: readonly SurvivalResult[]): string
     `${result.keptCount}/${result.facts.length}`,
     `${result.answeredHybridCount}/${result.facts.length}`,
     `${result.answeredSummaryCount}/${result.facts.length}`,
-    result.facts.filter((fact) => !fact.kept).map((fact) => fact.kind === 'date' ? `date ${fact.value}` : fact.kind).join(', ') || '—',
+    result.facts
+      .filter((fact) => !fact.kept)
+      .map((fact) => (fact.kind === 'date' ? `date ${fact.value}` : fact.kind))
+      .join(', ') || '—',
     formatCount(result.summaryTokens),
     formatCount(result.summaryBlockTokens),
     `${formatCount(result.finalSentTokens)} / ${formatCount(result.finalFullHistoryTokens)}`,
@@ -32,7 +35,12 @@ export function formatSurvivalTables(results: readonly SurvivalResult[]): string
     `${formatCount(result.outputTokens.min)} / ${formatCount(result.outputTokens.mean)} / ${formatCount(result.outputTokens.max)}`,
     formatCount(result.totalSummarizerTokens),
   ]);
-  const factColumns = [{ header: 'fact' }, { header: 'value' }, { header: 'turn', right }, ...results.map((result) => ({ header: result.variant }))];
+  const factColumns = [
+    { header: 'fact' },
+    { header: 'value' },
+    { header: 'turn', right },
+    ...results.map((result) => ({ header: result.variant })),
+  ];
   const factRows = results[0]!.facts.map((fact, index) => [
     fact.kind,
     fact.value,

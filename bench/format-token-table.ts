@@ -18,19 +18,28 @@ export function formatTokenTable(dataset: DatasetReport, settings: TokenReport['
   const lines = [`${dataset.name}: ${dataset.source}`];
   if (dataset.skipped !== undefined) return [...lines, `  skipped: ${dataset.skipped}`].join('\n');
 
-  const leading = [['messages', 'requests'], ...dataset.rows.map((row) => [formatCount(row.messages), formatCount(row.policies.full.requests)])];
+  const leading = [
+    ['messages', 'requests'],
+    ...dataset.rows.map((row) => [formatCount(row.messages), formatCount(row.policies.full.requests)]),
+  ];
   const trailing = [['full-history'], ...dataset.rows.map((row) => [formatCount(row.policies.full.totalFullHistoryTokens)])];
   const groups = replayPolicies.map((policy) => [
     [...policyColumns],
     ...dataset.rows.map((row) => {
       const cost = row.policies[policy];
-      return [formatCount(cost.meanTokensPerRequest), formatCount(cost.lastRequestTokens), formatCount(cost.totalSentTokens), `${cost.savedPercent.toFixed(1)}%`];
+      return [
+        formatCount(cost.meanTokensPerRequest),
+        formatCount(cost.lastRequestTokens),
+        formatCount(cost.totalSentTokens),
+        `${cost.savedPercent.toFixed(1)}%`,
+      ];
     }),
   ]);
   const blocks = [leading, ...groups, trailing];
   const titles = ['', ...replayPolicies.map((policy) => `${policy} (${settings.budgets[policy]})`), ''];
   const widths = blocks.map((block) => block[0]!.map((_, column) => Math.max(...block.map((cells) => cells[column]!.length))));
-  const blockWidth = (index: number) => widths[index]!.reduce((sum, width) => sum + width, 0) + columnGap.length * (widths[index]!.length - 1);
+  const blockWidth = (index: number) =>
+    widths[index]!.reduce((sum, width) => sum + width, 0) + columnGap.length * (widths[index]!.length - 1);
   // A group title wider than its columns widens the group's first column, so the groups stay aligned.
   titles.forEach((title, index) => {
     widths[index]![0]! += Math.max(0, title.length - blockWidth(index));
@@ -38,7 +47,13 @@ export function formatTokenTable(dataset: DatasetReport, settings: TokenReport['
   const renderBlock = (block: string[][], index: number, rowIndex: number) =>
     block[rowIndex]!.map((cell, column) => cell.padStart(widths[index]![column]!)).join(columnGap);
 
-  lines.push('', titles.map((title, index) => title.padEnd(blockWidth(index))).join(groupGap).trimEnd());
+  lines.push(
+    '',
+    titles
+      .map((title, index) => title.padEnd(blockWidth(index)))
+      .join(groupGap)
+      .trimEnd(),
+  );
   for (let rowIndex = 0; rowIndex < leading.length; rowIndex += 1) {
     lines.push(blocks.map((block, index) => renderBlock(block, index, rowIndex)).join(groupGap));
   }

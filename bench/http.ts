@@ -116,18 +116,43 @@ async function runBenchmark(): Promise<void> {
   const log = (line: string) => (values.json ? process.stderr : process.stdout).write(`${line}\n`);
   try {
     const seeding = await seedStore(db, messages, conversations);
-    log(`seeded ${messages.toLocaleString('en')} messages in ${conversations} conversations in ${seeding.seedSeconds.toFixed(1)} s; compacted them in ${seeding.compactSeconds.toFixed(1)} s`);
-    const child = fork(fileURLToPath(import.meta.url), ['--serve', db], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    log(
+      `seeded ${messages.toLocaleString('en')} messages in ${conversations} conversations in ${seeding.seedSeconds.toFixed(1)} s; compacted them in ${seeding.compactSeconds.toFixed(1)} s`,
+    );
+    const child = fork(fileURLToPath(import.meta.url), ['--serve', db], {
+      execArgv: process.execArgv,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     const url = await new Promise<string>((resolve, reject) => {
       child.once('message', (message) => resolve((message as { url: string }).url));
       child.once('exit', (code) => reject(new Error(`the server exited with ${code} before listening`)));
     });
     const scenarios: Scenario[] = [
-      { name: 'seed POST /v1/memory/context token_buffer', path: () => '/v1/memory/context', body: (id) => ({ conversation_id: id, max_tokens: maxTokens, memory_type: 'token_buffer' }) },
-      { name: 'POST /v1/conversations/{id}/context token-window', path: (id) => `/v1/conversations/${id}/context`, body: () => ({ policy: 'token-window', maxTokens }) },
-      { name: 'POST /v1/conversations/{id}/context summary', path: (id) => `/v1/conversations/${id}/context`, body: () => ({ policy: 'summary', maxTokens }) },
-      { name: 'POST /v1/conversations/{id}/context full', path: (id) => `/v1/conversations/${id}/context`, body: () => ({ policy: 'full', maxTokens }) },
-      { name: 'GET /v1/conversations/{id}/messages (100)', path: (id) => `/v1/conversations/${id}/messages?limit=100`, body: () => undefined },
+      {
+        name: 'seed POST /v1/memory/context token_buffer',
+        path: () => '/v1/memory/context',
+        body: (id) => ({ conversation_id: id, max_tokens: maxTokens, memory_type: 'token_buffer' }),
+      },
+      {
+        name: 'POST /v1/conversations/{id}/context token-window',
+        path: (id) => `/v1/conversations/${id}/context`,
+        body: () => ({ policy: 'token-window', maxTokens }),
+      },
+      {
+        name: 'POST /v1/conversations/{id}/context summary',
+        path: (id) => `/v1/conversations/${id}/context`,
+        body: () => ({ policy: 'summary', maxTokens }),
+      },
+      {
+        name: 'POST /v1/conversations/{id}/context full',
+        path: (id) => `/v1/conversations/${id}/context`,
+        body: () => ({ policy: 'full', maxTokens }),
+      },
+      {
+        name: 'GET /v1/conversations/{id}/messages (100)',
+        path: (id) => `/v1/conversations/${id}/messages?limit=100`,
+        body: () => undefined,
+      },
     ];
     const results: ScenarioResult[] = [];
     try {
@@ -144,7 +169,15 @@ async function runBenchmark(): Promise<void> {
     const report = {
       benchmark: 'http',
       createdAt: new Date().toISOString(),
-      settings: { messages, conversations, messagesPerConversation: Math.ceil(messages / conversations), durationSeconds, connections, maxTokens, store: 'SQLite file (WAL)' },
+      settings: {
+        messages,
+        conversations,
+        messagesPerConversation: Math.ceil(messages / conversations),
+        durationSeconds,
+        connections,
+        maxTokens,
+        store: 'SQLite file (WAL)',
+      },
       seeding,
       node: process.version,
       results,
@@ -156,7 +189,9 @@ async function runBenchmark(): Promise<void> {
     else {
       log('');
       log(formatTable(results));
-      log(`\n${connections} connections, ${durationSeconds} s per row, budget ${maxTokens} tokens, each request on one of ${conversations} conversations at random.`);
+      log(
+        `\n${connections} connections, ${durationSeconds} s per row, budget ${maxTokens} tokens, each request on one of ${conversations} conversations at random.`,
+      );
       printProxy(proxyOverhead);
       log(`JSON: ${resultsPath}`);
     }
@@ -189,7 +224,13 @@ async function seedStore(db: string, messages: number, conversations: number): P
   return { seedSeconds: (seeded - started) / 1000, compactSeconds: (compacted - seeded) / 1000 };
 }
 
-async function measure(url: string, scenario: Scenario, conversations: number, durationSeconds: number, connections: number): Promise<ScenarioResult> {
+async function measure(
+  url: string,
+  scenario: Scenario,
+  conversations: number,
+  durationSeconds: number,
+  connections: number,
+): Promise<ScenarioResult> {
   const result = await autocannon({
     url,
     connections,
@@ -222,9 +263,18 @@ async function measure(url: string, scenario: Scenario, conversations: number, d
 
 function formatTable(results: readonly ScenarioResult[]): string {
   const header = ['scenario', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'errors'];
-  const rows = results.map((row) => [row.name, String(row.requestsPerSecond), String(row.latencyMs.p50), String(row.latencyMs.p90), String(row.latencyMs.p99), String(row.latencyMs.max), String(row.errors + row.non2xx)]);
+  const rows = results.map((row) => [
+    row.name,
+    String(row.requestsPerSecond),
+    String(row.latencyMs.p50),
+    String(row.latencyMs.p90),
+    String(row.latencyMs.p99),
+    String(row.latencyMs.max),
+    String(row.errors + row.non2xx),
+  ]);
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: readonly string[]) => cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
+  const line = (cells: readonly string[]) =>
+    cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
   return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n');
 }
 

@@ -50,18 +50,30 @@ async function run(): Promise<void> {
   const serve = { kill: () => {} };
   try {
     const seeding = await seedStore(db);
-    log(`seeded ${formatCount(conversations * messagesPerConversation)} messages in ${conversations} conversations in ${seeding.toFixed(1)} s`);
+    log(
+      `seeded ${formatCount(conversations * messagesPerConversation)} messages in ${conversations} conversations in ${seeding.toFixed(1)} s`,
+    );
     const { url, stop } = await startServe(db, work);
     serve.kill = stop;
     const bundle = await measureBundle(url);
     const views = await measureViews(url);
     const report = { settings: { conversations, messagesPerConversation, users: usersCount, runs }, bundle, views };
     log('');
-    log(formatTable([{ header: 'asset' }, { header: 'bytes', align: 'right' }, { header: 'gzip', align: 'right' }], bundle.map((row) => [row.asset, formatCount(row.bytes), formatCount(row.gzipBytes)])));
+    log(
+      formatTable(
+        [{ header: 'asset' }, { header: 'bytes', align: 'right' }, { header: 'gzip', align: 'right' }],
+        bundle.map((row) => [row.asset, formatCount(row.bytes), formatCount(row.gzipBytes)]),
+      ),
+    );
     log('');
     log(
       formatTable(
-        [{ header: 'view' }, { header: 'median ms', align: 'right' }, { header: 'max ms', align: 'right' }, { header: 'html bytes', align: 'right' }],
+        [
+          { header: 'view' },
+          { header: 'median ms', align: 'right' },
+          { header: 'max ms', align: 'right' },
+          { header: 'html bytes', align: 'right' },
+        ],
         views.map((row) => [row.view, row.medianMs.toFixed(0), row.maxMs.toFixed(0), formatCount(row.htmlBytes)]),
       ),
     );
@@ -86,12 +98,18 @@ async function seedStore(db: string): Promise<number> {
       const scope = { tenantId: 'bench', userId: userOf(index), conversationId: conversationOf(index) };
       const chat = generateMeshChat({ messages: messagesPerConversation, seed: index + 1 });
       for (let offset = 0; offset < chat.length; offset += 1000) {
-        await store.appendMessages(scope, prepareMessages(chat.slice(offset, offset + 1000), { limits: defaultMessageLimits, counter, now: Date.now }));
+        await store.appendMessages(
+          scope,
+          prepareMessages(chat.slice(offset, offset + 1000), { limits: defaultMessageLimits, counter, now: Date.now }),
+        );
       }
       await memory.compact(scope);
       for (let build = 0; build < 5; build += 1) await memory.buildContext(scope, { policy: 'summary', maxTokens: 1000 + build * 500 });
     }
-    await memory.facts.put({ tenantId: 'bench', userId: userOf(0) }, { attribute: 'home_town', value: 'Hood River', text: 'I live in Hood River' });
+    await memory.facts.put(
+      { tenantId: 'bench', userId: userOf(0) },
+      { attribute: 'home_town', value: 'Hood River', text: 'I live in Hood River' },
+    );
   } finally {
     await memory.close();
   }
@@ -121,7 +139,10 @@ async function measureBundle(url: string): Promise<{ asset: string; bytes: numbe
     const body = Buffer.from(await (await fetch(`${url}${asset}`)).arrayBuffer());
     rows.push({ asset, bytes: body.length, gzipBytes: gzipSync(body).length });
   }
-  return [...rows, { asset: 'total', bytes: rows.reduce((sum, row) => sum + row.bytes, 0), gzipBytes: rows.reduce((sum, row) => sum + row.gzipBytes, 0) }];
+  return [
+    ...rows,
+    { asset: 'total', bytes: rows.reduce((sum, row) => sum + row.bytes, 0), gzipBytes: rows.reduce((sum, row) => sum + row.gzipBytes, 0) },
+  ];
 }
 
 async function measureViews(url: string): Promise<{ view: string; medianMs: number; maxMs: number; htmlBytes: number }[]> {
@@ -129,7 +150,11 @@ async function measureViews(url: string): Promise<{ view: string; medianMs: numb
   const last = conversations - 1;
   const routes: [string, string, string][] = [
     ['conversations (first page, 50)', '#/conversations', 'conversations'],
-    [`conversation (${formatCount(Math.min(200, messagesPerConversation))} of ${formatCount(messagesPerConversation)} messages)`, `#/conversation/${userOf(last)}/${conversationOf(last)}`, 'conversation'],
+    [
+      `conversation (${formatCount(Math.min(200, messagesPerConversation))} of ${formatCount(messagesPerConversation)} messages)`,
+      `#/conversation/${userOf(last)}/${conversationOf(last)}`,
+      'conversation',
+    ],
     ['next request (hybrid, 2,000 tokens)', `#/context/${userOf(last)}/${conversationOf(last)}?policy=hybrid&maxTokens=2000`, 'context'],
     ['savings', `#/savings/${userOf(last)}/${conversationOf(last)}`, 'savings'],
     ['facts', `#/facts/${userOf(0)}`, 'facts'],
@@ -163,7 +188,8 @@ async function measureViews(url: string): Promise<{ view: string; medianMs: numb
       times.sort((a, b) => a - b);
       rows.push({ view, medianMs: times[Math.floor(times.length / 2)]!, maxMs: times.at(-1)!, htmlBytes });
     }
-    if (problems.filter((problem) => !problem.includes('status of 404')).length > 0) throw new Error(`the page reported problems: ${problems.join('; ')}`);
+    if (problems.filter((problem) => !problem.includes('status of 404')).length > 0)
+      throw new Error(`the page reported problems: ${problems.join('; ')}`);
     return rows;
   } finally {
     await browser.close();

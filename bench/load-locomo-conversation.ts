@@ -31,8 +31,11 @@ export async function loadLocomoConversation(path: string, index = 0): Promise<L
   const samples = readLocomoSamples(text, basename(path));
   if (samples[index] === undefined) throw new RangeError(`${path} has no conversation at index ${index}`);
   const conversation = parseLocomoConversation(samples[index], { source: basename(path), text, index });
-  const messages = conversation.turns.map(
-    (turn): MessageInput => ({ role: turn.role, content: turn.content, ...(turn.createdAt === undefined ? {} : { createdAt: turn.createdAt }), metadata: { diaId: turn.diaId } }),
-  );
+  const messages = conversation.turns.map((turn): MessageInput => ({
+    role: turn.role,
+    content: turn.content,
+    ...(turn.createdAt === undefined ? {} : { createdAt: turn.createdAt }),
+    metadata: { diaId: turn.diaId },
+  }));
   return { sampleId: conversation.sampleId, userName: conversation.speakerA, assistantName: conversation.speakerB, messages };
 }

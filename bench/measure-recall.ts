@@ -61,7 +61,11 @@ export async function measureRecall(options: MeasureRecallOptions): Promise<Reca
     for (let offset = 0; offset < messages.length; offset += 100) {
       const batch = messages.slice(offset, offset + 100);
       const embedded = await embedder.embed(batch.map((message) => message.content));
-      await store.upsertEmbeddings(scope, embedder.model, batch.map((message, index) => ({ seq: message.seq, vector: embedded[index]! })));
+      await store.upsertEmbeddings(
+        scope,
+        embedder.model,
+        batch.map((message, index) => ({ seq: message.seq, vector: embedded[index]! })),
+      );
       vectors += batch.length;
     }
     const owner = `${scope.tenantId}\u0000${scope.userId}`;

@@ -47,7 +47,13 @@ export interface ProxyOverheadReport {
 }
 
 const system = { role: 'system', content: 'You are a mesh-radio bot. Reply in 150 characters or less.' };
-const questions = ['Is relay LARCH-RIDGE up?', 'What is the SNR to the gateway?', 'Should I move the antenna?', 'Any traffic on channel 3?', 'Battery at the summit node?'];
+const questions = [
+  'Is relay LARCH-RIDGE up?',
+  'What is the SNR to the gateway?',
+  'Should I move the antenna?',
+  'Any traffic on channel 3?',
+  'Battery at the summit node?',
+];
 const replyContent = 'LARCH-RIDGE was heard 2 min ago, 3 hops; SNR -4 dB to the gateway: workable.';
 
 /** Runs the four rows (direct and proxied, non-streaming then streaming); `log` gets progress lines. */
@@ -108,7 +114,18 @@ export async function runProxyOverhead(settings: ProxyOverheadSettings, log: (li
 }
 
 export function formatProxyOverheadTable(rows: readonly ProxyOverheadRow[]): string {
-  const header = ['scenario', 'direct req/s', 'proxy req/s', 'direct p50', 'proxy p50', 'direct p99', 'proxy p99', 'overhead p50 ms', 'overhead p99 ms', 'errors'];
+  const header = [
+    'scenario',
+    'direct req/s',
+    'proxy req/s',
+    'direct p50',
+    'proxy p50',
+    'direct p99',
+    'proxy p99',
+    'overhead p50 ms',
+    'overhead p99 ms',
+    'errors',
+  ];
   const cells = rows.map((row) => [
     row.name,
     String(row.direct.requestsPerSecond),
@@ -122,7 +139,8 @@ export function formatProxyOverheadTable(rows: readonly ProxyOverheadRow[]): str
     String(row.direct.errors + row.direct.non2xx + row.proxy.errors + row.proxy.non2xx),
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...cells.map((row) => row[column]!.length)));
-  const line = (values: readonly string[]) => values.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
+  const line = (values: readonly string[]) =>
+    values.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
   return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...cells.map(line)].join('\n');
 }
 
@@ -142,14 +160,26 @@ async function measure(url: string, body: () => string, durationSeconds: number,
     duration: durationSeconds,
     requests: [
       {
-        setupRequest: (request) => ({ ...request, path: '/v1/chat/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body: body() }),
+        setupRequest: (request) => ({
+          ...request,
+          path: '/v1/chat/completions',
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: body(),
+        }),
       },
     ],
   });
   return {
     requests: result.requests.total,
     requestsPerSecond: Math.round(result.requests.average),
-    latencyMs: { mean: round(result.latency.mean), p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
+    latencyMs: {
+      mean: round(result.latency.mean),
+      p50: result.latency.p50,
+      p90: result.latency.p90,
+      p99: result.latency.p99,
+      max: result.latency.max,
+    },
     errors: result.errors,
     non2xx: result.non2xx,
   };
@@ -175,7 +205,13 @@ async function serveChild(kind: string, args: readonly string[]): Promise<void> 
   if (kind !== 'proxy' || db === undefined || baseUrl === undefined) throw new Error(`unknown child mode ${kind}`);
   const store = createSqliteStore({ path: db });
   const memory = createMemory({ store });
-  const app = createServerApp({ memory, logger: pino({ level: 'silent' }), limits: { rateLimit: false }, llm: { baseUrl, apiKey: 'sk-bench' }, routes: [mountProxyRoutes] });
+  const app = createServerApp({
+    memory,
+    logger: pino({ level: 'silent' }),
+    limits: { rateLimit: false },
+    llm: { baseUrl, apiKey: 'sk-bench' },
+    routes: [mountProxyRoutes],
+  });
   const server = await startServer({ app, host: '127.0.0.1', port: 0 });
   process.send?.({ url: server.url });
   process.once('disconnect', () => void server.close().then(() => memory.close()));

@@ -30,16 +30,25 @@ export function createSqliteBefore(store: Store, path: string, user: UserScope, 
   sqliteVec.load(database);
   database.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS bench_before_vectors USING vec0(tenant_id text partition key, user_id text partition key,
     conversation_id text, created_at integer, embedding float[${dimensions}] distance_metric=cosine)`);
-  const message = database.prepare('SELECT rowid, created_at FROM messages WHERE tenant_id = ? AND user_id = ? AND conversation_id = ? AND seq = ?');
-  const insert = database.prepare('INSERT INTO bench_before_vectors (rowid, tenant_id, user_id, conversation_id, created_at, embedding) VALUES (?, ?, ?, ?, ?, ?)');
-  const nearest = database.prepare('SELECT rowid, distance FROM bench_before_vectors WHERE embedding MATCH ? AND k = ? AND tenant_id = ? AND user_id = ?');
+  const message = database.prepare(
+    'SELECT rowid, created_at FROM messages WHERE tenant_id = ? AND user_id = ? AND conversation_id = ? AND seq = ?',
+  );
+  const insert = database.prepare(
+    'INSERT INTO bench_before_vectors (rowid, tenant_id, user_id, conversation_id, created_at, embedding) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  const nearest = database.prepare(
+    'SELECT rowid, distance FROM bench_before_vectors WHERE embedding MATCH ? AND k = ? AND tenant_id = ? AND user_id = ?',
+  );
   const byRowid = database.prepare(`SELECT ${messageColumns}, conversation_id FROM messages WHERE rowid = ?`);
   database.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS bench_before_fts USING fts5(owner, content, content='', contentless_delete=1,
       tokenize='porter unicode61 remove_diacritics 2');
     CREATE TRIGGER IF NOT EXISTS bench_before_fts_insert AFTER INSERT ON messages BEGIN
       INSERT INTO bench_before_fts (rowid, owner, content) VALUES (new.rowid, 'o' || hex(new.tenant_id || char(31) || new.user_id), new.content);
     END;`);
-  const keywordTop = database.prepare(`SELECT ${messageColumns.split(', ').map((column) => `m.${column}`).join(', ')}, m.conversation_id, f.score AS score
+  const keywordTop = database.prepare(`SELECT ${messageColumns
+    .split(', ')
+    .map((column) => `m.${column}`)
+    .join(', ')}, m.conversation_id, f.score AS score
     FROM (SELECT rowid, -bm25(bench_before_fts, 0.0, 1.0) AS score FROM bench_before_fts WHERE bench_before_fts MATCH ? ORDER BY score DESC, rowid DESC LIMIT ?) f
     CROSS JOIN messages m ON m.rowid = f.rowid
     WHERE m.tenant_id = ? AND m.user_id = ?
@@ -48,11 +57,19 @@ export function createSqliteBefore(store: Store, path: string, user: UserScope, 
     const words = terms.map((term) => term.replace(/"/g, '')).filter((term) => term.length > 0);
     if (words.length === 0) return [];
     const owner = `o${Buffer.from(`${scope.tenantId}\u001f${scope.userId}`, 'utf8').toString('hex').toUpperCase()}`;
-    const rows = keywordTop.all(`owner : "${owner}" AND (${words.map((word) => `"${word}"`).join(' OR ')})`, options.k, scope.tenantId, scope.userId) as (MessageRow & { conversation_id: string; score: number })[];
+    const rows = keywordTop.all(
+      `owner : "${owner}" AND (${words.map((word) => `"${word}"`).join(' OR ')})`,
+      options.k,
+      scope.tenantId,
+      scope.userId,
+    ) as (MessageRow & { conversation_id: string; score: number })[];
     return rows.map((row) => ({ conversationId: row.conversation_id, message: toMessage(row), score: row.score }));
   };
   const searchVector = async (scope: UserScope, _model: string, vector: Float32Array, options: SearchOptions): Promise<SearchHit[]> => {
-    const rows = nearest.all(Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength), options.k, scope.tenantId, scope.userId) as { rowid: number; distance: number }[];
+    const rows = nearest.all(Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength), options.k, scope.tenantId, scope.userId) as {
+      rowid: number;
+      distance: number;
+    }[];
     return rows.map(({ rowid, distance }) => {
       const row = byRowid.get(rowid) as MessageRow & { conversation_id: string };
       return { conversationId: row.conversation_id, message: toMessage(row), score: 1 - distance };
@@ -65,7 +82,14 @@ export function createSqliteBefore(store: Store, path: string, user: UserScope, 
         seqs.forEach((seq, index) => {
           const row = message.get(user.tenantId, user.userId, conversationId, seq) as { rowid: number; created_at: number };
           const vector = vectors[index]!;
-          insert.run(BigInt(row.rowid), user.tenantId, user.userId, conversationId, BigInt(row.created_at), Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
+          insert.run(
+            BigInt(row.rowid),
+            user.tenantId,
+            user.userId,
+            conversationId,
+            BigInt(row.created_at),
+            Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength),
+          );
         });
       })();
     },
@@ -79,7 +103,8 @@ export function createSqliteBefore(store: Store, path: string, user: UserScope, 
 export function createPostgresBefore(store: Store, url: string, schema: string): BeforeSearch {
   const pool = new pg.Pool({ connectionString: url, max: 2 });
   const tables = postgresTables(schema);
-  const searchKeyword = (scope: UserScope, terms: readonly string[], options: SearchOptions) => searchKeywordIndexed(pool, tables, scope, terms, options);
+  const searchKeyword = (scope: UserScope, terms: readonly string[], options: SearchOptions) =>
+    searchKeywordIndexed(pool, tables, scope, terms, options);
   return {
     store: withSearches(store, { searchKeyword }),
     addVectors() {},

@@ -1,7 +1,14 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
-import { HashedEmbedder, compactionSettingsForBudget, createGptTokenCounter, createMemory, type Embedder, type RecallTuning } from '@mnemo/core';
+import {
+  HashedEmbedder,
+  compactionSettingsForBudget,
+  createGptTokenCounter,
+  createMemory,
+  type Embedder,
+  type RecallTuning,
+} from '@mnemo/core';
 import { collectRecallCandidates, prepareRecallCandidates, rankPreparedCandidates, recallTuning } from '@mnemo/core/internals';
 import { UseLiteEmbedder } from '@mnemo/models';
 import { createSqliteStore } from '@mnemo/sqlite';
@@ -39,7 +46,10 @@ const experiments: readonly { name: string; varied: readonly (keyof RecallTuning
   { name: 'importance', varied: ['importanceBoost'] },
   { name: 'recency half-life and importance', varied: ['recencyHalfLifeDays', 'importanceBoost'] },
   // Last: the fold and category tables below use its choices.
-  { name: 'everything', varied: ['lengthPriorCap', 'echoDiscount', 'exchangeShare', 'assistantPrior', 'recencyHalfLifeDays', 'importanceBoost'] },
+  {
+    name: 'everything',
+    varied: ['lengthPriorCap', 'echoDiscount', 'exchangeShare', 'assistantPrior', 'recencyHalfLifeDays', 'importanceBoost'],
+  },
 ];
 
 interface Scored {
@@ -51,22 +61,36 @@ interface Scored {
   readonly bm25: readonly number[];
 }
 
-const { values } = parseArgs({ options: { locomo: { type: 'string' }, embedder: { type: 'string' }, folds: { type: 'string' }, out: { type: 'string' }, conversations: { type: 'string' }, 'ua-only': { type: 'boolean' } } });
+const { values } = parseArgs({
+  options: {
+    locomo: { type: 'string' },
+    embedder: { type: 'string' },
+    folds: { type: 'string' },
+    out: { type: 'string' },
+    conversations: { type: 'string' },
+    'ua-only': { type: 'boolean' },
+  },
+});
 const folds = Number(values.folds ?? 5);
 const embedder: Embedder = values.embedder === 'use-lite' ? new UseLiteEmbedder() : new HashedEmbedder({ dimensions: 512 });
 const locomoPath = values.locomo ?? new URL('../../shared/data/locomo/locomo10.json', new URL('../', import.meta.url)).pathname;
 const limit = values.conversations === undefined ? Infinity : Number(values.conversations);
 
 const grid = gridValues === undefined ? [recallTuning] : expand(recallTuning, gridValues);
-const defaultIndex = grid.findIndex((tuning) => (Object.keys(recallTuning) as (keyof RecallTuning)[]).every((field) => tuning[field] === recallTuning[field]));
+const defaultIndex = grid.findIndex((tuning) =>
+  (Object.keys(recallTuning) as (keyof RecallTuning)[]).every((field) => tuning[field] === recallTuning[field]),
+);
 const uaText = JSON.stringify(generateAssistantChats());
 const datasets: { name: Scored['dataset']; samples: LocomoSample[]; abilities: Map<string, string> }[] = [];
 {
-  const locomo = values['ua-only'] === true ? [] : parseLocomoDataset(readFileSync(locomoPath, 'utf8'), basename(locomoPath)).slice(0, limit);
+  const locomo =
+    values['ua-only'] === true ? [] : parseLocomoDataset(readFileSync(locomoPath, 'utf8'), basename(locomoPath)).slice(0, limit);
   datasets.push({ name: 'locomo', samples: locomo, abilities: new Map() });
   const ua = parseLocomoDataset(uaText, 'assistant-chats.json');
   const raw = JSON.parse(uaText) as { sample_id: string; qa: { ability: string }[] }[];
-  const abilities = new Map(raw.flatMap((sample) => sample.qa.map((item, index) => [`${sample.sample_id}#${index}`, item.ability] as const)));
+  const abilities = new Map(
+    raw.flatMap((sample) => sample.qa.map((item, index) => [`${sample.sample_id}#${index}`, item.ability] as const)),
+  );
   datasets.push({ name: 'ua-tuning', samples: ua.filter((sample) => sample.sampleId.startsWith('ua-t-')), abilities });
   datasets.push({ name: 'ua-held-out', samples: ua.filter((sample) => sample.sampleId.startsWith('ua-h-')), abilities });
 }
@@ -76,19 +100,31 @@ const started = performance.now();
 for (const dataset of datasets) {
   for (const sample of dataset.samples) {
     const store = createSqliteStore({ path: ':memory:' });
-    const memory = createMemory({ store, tokenCounter: createGptTokenCounter(), embedder, queryEmbeddingTimeoutMs: false, worker: { autoStart: false }, compaction: { settings: compactionSettingsForBudget(2000) } });
+    const memory = createMemory({
+      store,
+      tokenCounter: createGptTokenCounter(),
+      embedder,
+      queryEmbeddingTimeoutMs: false,
+      worker: { autoStart: false },
+      compaction: { settings: compactionSettingsForBudget(2000) },
+    });
     const ingested = await ingestLocomoSample(sample, { memory, store, embedder });
     const seqByDiaId = new Map([...ingested.diaIdBySeq].map(([seq, diaId]) => [diaId, seq]));
     const bm25 = createBm25Ranker(sample);
     for (const question of sample.questions.filter((item) => item.evidence.length > 0)) {
-      const candidates = await collectRecallCandidates({ store, embedder }, ingested.scope, question.question, { candidates: 250, secondHop: true, importance: true });
+      const candidates = await collectRecallCandidates({ store, embedder }, ingested.scope, question.question, {
+        candidates: 250,
+        secondHop: true,
+        importance: true,
+      });
       const prepared = prepareRecallCandidates(candidates);
       const evidence = new Set(question.evidence.map((diaId) => seqByDiaId.get(diaId)!));
       const byTuning = new Float32Array(grid.length * cutoffs.length);
       grid.forEach((tuning, index) => {
         const order = rankPreparedCandidates(prepared, tuning, 50).order;
         cutoffs.forEach((cutoff, at) => {
-          byTuning[index * cutoffs.length + at] = order.slice(0, cutoff).filter((hit) => evidence.has(prepared.hits[hit]!.message.seq)).length / evidence.size;
+          byTuning[index * cutoffs.length + at] =
+            order.slice(0, cutoff).filter((hit) => evidence.has(prepared.hits[hit]!.message.seq)).length / evidence.size;
         });
       });
       const bm25Ranking = bm25(question.question, 50);
@@ -101,20 +137,29 @@ for (const dataset of datasets) {
       });
     }
     await memory.close();
-    process.stderr.write(`${dataset.name} ${sample.sampleId}: ${scored.length} questions, ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
+    process.stderr.write(
+      `${dataset.name} ${sample.sampleId}: ${scored.length} questions, ${((performance.now() - started) / 1000).toFixed(0)} s\n`,
+    );
   }
 }
 
-const mean = (items: readonly Scored[], pick: (item: Scored) => number) => (items.length === 0 ? 0 : (100 * items.reduce((sum, item) => sum + pick(item), 0)) / items.length);
+const mean = (items: readonly Scored[], pick: (item: Scored) => number) =>
+  items.length === 0 ? 0 : (100 * items.reduce((sum, item) => sum + pick(item), 0)) / items.length;
 const at10 = cutoffs.indexOf(10);
 const frac = (item: Scored, tuning: number, cutoff = at10) => item.byTuning[tuning * cutoffs.length + cutoff]!;
 // The balanced objective: the mean of LoCoMo's and the user–assistant tuning part's frac@10.
 const objective = (items: readonly Scored[], tuning: number) => {
-  const parts = (['locomo', 'ua-tuning'] as const).map((name) => items.filter((item) => item.dataset === name)).filter((part) => part.length > 0);
+  const parts = (['locomo', 'ua-tuning'] as const)
+    .map((name) => items.filter((item) => item.dataset === name))
+    .filter((part) => part.length > 0);
   return parts.reduce((sum, part) => sum + mean(part, (item) => frac(item, tuning)), 0) / parts.length;
 };
 const allowedBy = (varied: readonly (keyof RecallTuning)[]) =>
-  grid.flatMap((tuning, index) => ((Object.keys(gridValues) as (keyof RecallTuning)[]).every((field) => varied.includes(field) || tuning[field] === recallTuning[field]) ? [index] : []));
+  grid.flatMap((tuning, index) =>
+    (Object.keys(gridValues) as (keyof RecallTuning)[]).every((field) => varied.includes(field) || tuning[field] === recallTuning[field])
+      ? [index]
+      : [],
+  );
 let allowed = allowedBy(experiments[experiments.length - 1]!.varied);
 const choose = (items: readonly Scored[]) => {
   let best = defaultIndex;
@@ -123,7 +168,10 @@ const choose = (items: readonly Scored[]) => {
 };
 const tuningData = scored.filter((item) => item.dataset !== 'ua-held-out');
 const foldOf = new Map<string, number>();
-for (const name of ['locomo', 'ua-tuning'] as const) [...new Set(scored.filter((item) => item.dataset === name).map((item) => item.sampleId))].forEach((id, index) => foldOf.set(id, index % folds));
+for (const name of ['locomo', 'ua-tuning'] as const)
+  [...new Set(scored.filter((item) => item.dataset === name).map((item) => item.sampleId))].forEach((id, index) =>
+    foldOf.set(id, index % folds),
+  );
 // Each experiment: its folds' held-out means per dataset (fold means), and what it chooses on all tuning data.
 const experimentRows = experiments.map((experiment) => {
   allowed = allowedBy(experiment.varied);
@@ -132,8 +180,16 @@ const experimentRows = experiments.map((experiment) => {
   for (let fold = 0; fold < folds; fold += 1) {
     const best = choose(tuningData.filter((item) => foldOf.get(item.sampleId) !== fold));
     const held = tuningData.filter((item) => foldOf.get(item.sampleId) === fold);
-    sums.locomo += mean(held.filter((item) => item.dataset === 'locomo'), (item) => frac(item, best)) / folds;
-    sums.ua += mean(held.filter((item) => item.dataset === 'ua-tuning'), (item) => frac(item, best)) / folds;
+    sums.locomo +=
+      mean(
+        held.filter((item) => item.dataset === 'locomo'),
+        (item) => frac(item, best),
+      ) / folds;
+    sums.ua +=
+      mean(
+        held.filter((item) => item.dataset === 'ua-tuning'),
+        (item) => frac(item, best),
+      ) / folds;
     chosen.push(describe(grid[best]!));
   }
   const onAllData = choose(tuningData);
@@ -151,8 +207,16 @@ const foldRows = Array.from({ length: folds }, (_, fold) => {
   return {
     fold: fold + 1,
     chosen: describe(grid[best]!),
-    locomo: { heldOut: mean(part('locomo'), (item) => frac(item, best)), defaults: mean(part('locomo'), (item) => frac(item, defaultIndex)), bm25: mean(part('locomo'), (item) => item.bm25[at10]!) },
-    ua: { heldOut: mean(part('ua-tuning'), (item) => frac(item, best)), defaults: mean(part('ua-tuning'), (item) => frac(item, defaultIndex)), bm25: mean(part('ua-tuning'), (item) => item.bm25[at10]!) },
+    locomo: {
+      heldOut: mean(part('locomo'), (item) => frac(item, best)),
+      defaults: mean(part('locomo'), (item) => frac(item, defaultIndex)),
+      bm25: mean(part('locomo'), (item) => item.bm25[at10]!),
+    },
+    ua: {
+      heldOut: mean(part('ua-tuning'), (item) => frac(item, best)),
+      defaults: mean(part('ua-tuning'), (item) => frac(item, defaultIndex)),
+      bm25: mean(part('ua-tuning'), (item) => item.bm25[at10]!),
+    },
   };
 });
 const onAll = choose(tuningData);
@@ -165,23 +229,64 @@ for (const name of ['locomo', 'ua-tuning', 'ua-held-out'] as const) {
   const labels = ['overall', ...[...new Set(items.map((item) => item.label))].sort()];
   for (const label of labels) {
     const chosen = label === 'overall' ? items : items.filter((item) => item.label === label);
-    const cells = (pick: (item: Scored, cutoff: number) => number) => cutoffs.map((_, cutoff) => mean(chosen, (item) => pick(item, cutoff)).toFixed(1));
-    rows.push([name, label, String(chosen.length), ...cells((item, cutoff) => item.bm25[cutoff]!), ...cells((item, cutoff) => frac(item, defaultIndex, cutoff)), ...cells((item, cutoff) => frac(item, assigned.get(item)!, cutoff))]);
+    const cells = (pick: (item: Scored, cutoff: number) => number) =>
+      cutoffs.map((_, cutoff) => mean(chosen, (item) => pick(item, cutoff)).toFixed(1));
+    rows.push([
+      name,
+      label,
+      String(chosen.length),
+      ...cells((item, cutoff) => item.bm25[cutoff]!),
+      ...cells((item, cutoff) => frac(item, defaultIndex, cutoff)),
+      ...cells((item, cutoff) => frac(item, assigned.get(item)!, cutoff)),
+    ]);
   }
 }
-const header = ['dataset', 'category / ability', 'n', 'BM25 @5', '@10', '@50', 'defaults @5', '@10', '@50', 'cross-validated @5', '@10', '@50'];
+const header = [
+  'dataset',
+  'category / ability',
+  'n',
+  'BM25 @5',
+  '@10',
+  '@50',
+  'defaults @5',
+  '@10',
+  '@50',
+  'cross-validated @5',
+  '@10',
+  '@50',
+];
 const lines = [
   `embedder ${embedder.model}; ${grid.length} tunings; ${folds} folds per dataset; ${((performance.now() - started) / 1000).toFixed(0)} s`,
   `chosen on all tuning data: ${describe(grid[onAll]!)} (objective ${objective(tuningData, onAll).toFixed(1)}; defaults ${objective(tuningData, defaultIndex).toFixed(1)})`,
   '',
   '| experiment | LoCoMo held-out folds @10 | UA held-out folds @10 | chosen per fold | chosen on all tuning data | UA held-out part @10 |',
   '|---|---:|---:|---|---|---:|',
-  `| defaults (nothing chosen) | ${avg(Array.from({ length: folds }, (_, fold) => mean(tuningData.filter((item) => item.dataset === 'locomo' && foldOf.get(item.sampleId) === fold), (item) => frac(item, defaultIndex))))} | ${avg(Array.from({ length: folds }, (_, fold) => mean(tuningData.filter((item) => item.dataset === 'ua-tuning' && foldOf.get(item.sampleId) === fold), (item) => frac(item, defaultIndex))))} | | | ${mean(scored.filter((item) => item.dataset === 'ua-held-out'), (item) => frac(item, defaultIndex)).toFixed(1)} |`,
+  `| defaults (nothing chosen) | ${avg(
+    Array.from({ length: folds }, (_, fold) =>
+      mean(
+        tuningData.filter((item) => item.dataset === 'locomo' && foldOf.get(item.sampleId) === fold),
+        (item) => frac(item, defaultIndex),
+      ),
+    ),
+  )} | ${avg(
+    Array.from({ length: folds }, (_, fold) =>
+      mean(
+        tuningData.filter((item) => item.dataset === 'ua-tuning' && foldOf.get(item.sampleId) === fold),
+        (item) => frac(item, defaultIndex),
+      ),
+    ),
+  )} | | | ${mean(
+    scored.filter((item) => item.dataset === 'ua-held-out'),
+    (item) => frac(item, defaultIndex),
+  ).toFixed(1)} |`,
   ...experimentRows,
   '',
   '| fold | chosen | LoCoMo held-out | defaults | BM25 | UA held-out | defaults | BM25 |',
   '|---|---|---:|---:|---:|---:|---:|---:|',
-  ...foldRows.map((row) => `| ${row.fold} | ${row.chosen} | ${row.locomo.heldOut.toFixed(1)} | ${row.locomo.defaults.toFixed(1)} | ${row.locomo.bm25.toFixed(1)} | ${row.ua.heldOut.toFixed(1)} | ${row.ua.defaults.toFixed(1)} | ${row.ua.bm25.toFixed(1)} |`),
+  ...foldRows.map(
+    (row) =>
+      `| ${row.fold} | ${row.chosen} | ${row.locomo.heldOut.toFixed(1)} | ${row.locomo.defaults.toFixed(1)} | ${row.locomo.bm25.toFixed(1)} | ${row.ua.heldOut.toFixed(1)} | ${row.ua.defaults.toFixed(1)} | ${row.ua.bm25.toFixed(1)} |`,
+  ),
   `| mean | | ${avg(foldRows.map((row) => row.locomo.heldOut))} | ${avg(foldRows.map((row) => row.locomo.defaults))} | ${avg(foldRows.map((row) => row.locomo.bm25))} | ${avg(foldRows.map((row) => row.ua.heldOut))} | ${avg(foldRows.map((row) => row.ua.defaults))} | ${avg(foldRows.map((row) => row.ua.bm25))} |`,
   '',
   `| ${header.join(' | ')} |`,
@@ -189,7 +294,11 @@ const lines = [
   ...rows.map((row) => `| ${row.join(' | ')} |`),
 ];
 process.stdout.write(`${lines.join('\n')}\n`);
-if (values.out !== undefined) writeFileSync(values.out, JSON.stringify({ embedder: embedder.model, grid: gridValues, folds: foldRows, chosenOnAll: describe(grid[onAll]!), rows }, null, 1));
+if (values.out !== undefined)
+  writeFileSync(
+    values.out,
+    JSON.stringify({ embedder: embedder.model, grid: gridValues, folds: foldRows, chosenOnAll: describe(grid[onAll]!), rows }, null, 1),
+  );
 
 function expand(base: RecallTuning, sweep: Partial<Record<keyof RecallTuning, readonly number[]>>): RecallTuning[] {
   let tunings: RecallTuning[] = [base];

@@ -52,7 +52,8 @@ const settings = {
   concurrency: count('--concurrency', values.concurrency, 1),
   maxSeconds: count('--max-seconds', values['max-seconds'], 1),
 };
-if (!['sqlite', 'postgres', 'both'].includes(values.store)) throw new RangeError(`--store must be sqlite, postgres or both (got ${values.store})`);
+if (!['sqlite', 'postgres', 'both'].includes(values.store))
+  throw new RangeError(`--store must be sqlite, postgres or both (got ${values.store})`);
 const postgresUrl = values['postgres-url'] ?? process.env['MNEMO_BENCH_DATABASE_URL'] ?? process.env['MNEMO_TEST_DATABASE_URL'];
 const log = (line: string) => (values.json ? process.stderr : process.stdout).write(`${line}\n`);
 const user: UserScope = { tenantId: 'bench', userId: 'one-user' };
@@ -112,13 +113,18 @@ async function runPostgres(url: string): Promise<StoreResult> {
   try {
     // What autovacuum gives a running database (untimed): statistics, and the GIN pending list merged.
     const vacuum = async () => {
-      const tables = await admin.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 AND (tablename IN ('messages', 'conversations', 'keyword_terms') OR tablename LIKE 'vectors\\_%')", [schema]);
+      const tables = await admin.query<{ name: string }>(
+        "SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 AND (tablename IN ('messages', 'conversations', 'keyword_terms') OR tablename LIKE 'vectors\\_%')",
+        [schema],
+      );
       for (const { name } of tables.rows) await admin.query(`VACUUM ANALYZE "${schema}"."${name}"`);
       // The user's keyword copy in this process (loaded in the background after a first search otherwise; SQL answers meanwhile).
       const loading = performance.now();
       const heap = process.memoryUsage().heapUsed;
       await store.warmKeywordIndex(user);
-      log(`PostgreSQL: keyword index of the user loaded in ${((performance.now() - loading) / 1000).toFixed(1)} s (heap +${Math.round((process.memoryUsage().heapUsed - heap) / 1e6)} MB)`);
+      log(
+        `PostgreSQL: keyword index of the user loaded in ${((performance.now() - loading) / 1000).toFixed(1)} s (heap +${Math.round((process.memoryUsage().heapUsed - heap) / 1e6)} MB)`,
+      );
     };
     return await measureStore('PostgreSQL', store, before, vacuum);
   } finally {
@@ -129,7 +135,12 @@ async function runPostgres(url: string): Promise<StoreResult> {
   }
 }
 
-async function measureStore(name: StoreResult['store'], store: Store, before: BeforeSearch, afterIngest: () => Promise<void>): Promise<StoreResult> {
+async function measureStore(
+  name: StoreResult['store'],
+  store: Store,
+  before: BeforeSearch,
+  afterIngest: () => Promise<void>,
+): Promise<StoreResult> {
   log(`${name}: storing ${formatCount(settings.messages)} messages (${formatCount(settings.vectorMessages)} with vectors) for one user`);
   const started = performance.now();
   await ingest(store, before, hashed);
@@ -138,12 +149,27 @@ async function measureStore(name: StoreResult['store'], store: Store, before: Be
   await afterIngest();
   const queryVectors = await hashed.embed(queries);
   const withVectors = settings.vectorMessages > 0;
-  const keyword = await timePair(`${name} keyword search`, (target) => (query) => target.searchKeyword(user, keywordTerms(query), searchOptions), store, before.store);
+  const keyword = await timePair(
+    `${name} keyword search`,
+    (target) => (query) => target.searchKeyword(user, keywordTerms(query), searchOptions),
+    store,
+    before.store,
+  );
   const vector = withVectors
-    ? await timePair(`${name} vector search`, (target) => (_query, index) => target.searchVector(user, hashed.model, queryVectors[index]!, searchOptions), store, before.store)
+    ? await timePair(
+        `${name} vector search`,
+        (target) => (_query, index) => target.searchVector(user, hashed.model, queryVectors[index]!, searchOptions),
+        store,
+        before.store,
+      )
     : undefined;
   const fused = withVectors
-    ? await timePair(`${name} recall()`, (target) => (query) => recall({ store: target, embedder: hashed }, user, query, { k: settings.k }), store, before.store)
+    ? await timePair(
+        `${name} recall()`,
+        (target) => (query) => recall({ store: target, embedder: hashed }, user, query, { k: settings.k }),
+        store,
+        before.store,
+      )
     : undefined;
   return { store: name, ingestSeconds, latencyMs: { keywordSearch: keyword, vectorSearch: vector, recall: fused } };
 }
@@ -155,7 +181,10 @@ function prepareChats() {
   return Array.from({ length: settings.conversations }, (_, index) => {
     const size = Math.max(0, Math.min(perConversation, settings.messages - index * perConversation));
     const shiftMs = index * 86_400_000;
-    const chat = generateMeshChat({ messages: size, seed: index + 1 }).map((message) => ({ ...message, createdAt: new Date(Date.parse(message.createdAt) + shiftMs).toISOString() }));
+    const chat = generateMeshChat({ messages: size, seed: index + 1 }).map((message) => ({
+      ...message,
+      createdAt: new Date(Date.parse(message.createdAt) + shiftMs).toISOString(),
+    }));
     return prepareMessages(chat, { limits: defaultMessageLimits, counter, now: Date.now });
   });
 }
@@ -176,8 +205,16 @@ async function ingest(target: Store, before: BeforeSearch, embedder: Embedder): 
         embedded += embed.length;
         if (embed.length > 0) {
           const vectors = await embedder.embed(embed.map((message) => message.content));
-          await target.upsertEmbeddings(scope, embedder.model, embed.map((message, position) => ({ seq: message.seq, vector: vectors[position]! })));
-          before.addVectors(conversationId, embed.map((message) => message.seq), vectors);
+          await target.upsertEmbeddings(
+            scope,
+            embedder.model,
+            embed.map((message, position) => ({ seq: message.seq, vector: vectors[position]! })),
+          );
+          before.addVectors(
+            conversationId,
+            embed.map((message) => message.seq),
+            vectors,
+          );
         }
         stored += appended.length;
       }
@@ -189,7 +226,9 @@ async function ingest(target: Store, before: BeforeSearch, embedder: Embedder): 
 
 /** Queries spread over the history: stored messages cut to their first eight words (deterministic). */
 function pickQueries(contents: readonly { content: string }[], size: number): string[] {
-  return Array.from({ length: size }, (_, index) => contents[Math.floor(((index + 0.5) * contents.length) / size)]!.content.split(/\s+/).slice(0, 8).join(' '));
+  return Array.from({ length: size }, (_, index) =>
+    contents[Math.floor(((index + 0.5) * contents.length) / size)]!.content.split(/\s+/).slice(0, 8).join(' '),
+  );
 }
 
 /**
@@ -247,8 +286,12 @@ interface EmbedderCost {
   readonly turnsPerCpuSecond: number;
 }
 
-async function measureEmbedders(messages: readonly { role: string; content: string }[]): Promise<{ useLite: EmbedderCost; static: EmbedderCost }> {
-  const turns = messages.slice(0, 2000).map((message, index) => embeddingText(message as never, index === 0 ? undefined : (messages[index - 1] as never)));
+async function measureEmbedders(
+  messages: readonly { role: string; content: string }[],
+): Promise<{ useLite: EmbedderCost; static: EmbedderCost }> {
+  const turns = messages
+    .slice(0, 2000)
+    .map((message, index) => embeddingText(message as never, index === 0 ? undefined : (messages[index - 1] as never)));
   const cost = async (create: () => Embedder & { load?: () => Promise<void> }, turnCount: number): Promise<EmbedderCost> => {
     const loadStarted = performance.now();
     const model = create();
@@ -279,9 +322,13 @@ async function measureEmbedders(messages: readonly { role: string; content: stri
   };
   const useLite = await cost(() => new UseLiteEmbedder(), 256);
   const staticCost = await cost(() => new StaticEmbedder(), turns.length);
-  log(`\nquery embedding and throughput, one thread (${queries.length} queries; ${turns.length} chat turns with the turn before, 256 for USE-lite):`);
+  log(
+    `\nquery embedding and throughput, one thread (${queries.length} queries; ${turns.length} chat turns with the turn before, 256 for USE-lite):`,
+  );
   for (const entry of [useLite, staticCost]) {
-    log(`  ${entry.model}: load ${entry.loadMs} ms, query p50 ${entry.query.p50Ms} ms, p99 ${entry.query.p99Ms} ms, ${formatCount(entry.turnsPerSecond)} turns/s (${formatCount(entry.turnsPerCpuSecond)} per CPU second)`);
+    log(
+      `  ${entry.model}: load ${entry.loadMs} ms, query p50 ${entry.query.p50Ms} ms, p99 ${entry.query.p99Ms} ms, ${formatCount(entry.turnsPerSecond)} turns/s (${formatCount(entry.turnsPerCpuSecond)} per CPU second)`,
+    );
   }
   return { useLite, static: staticCost };
 }
@@ -290,7 +337,12 @@ function summarize(durations: number[]): Latency {
   const sorted = [...durations].sort((a, b) => a - b);
   const at = (fraction: number) => sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]!;
   const round = (value: number) => Math.round(value * 1000) / 1000;
-  return { samples: sorted.length, p50Ms: round(at(0.5)), p99Ms: round(at(0.99)), meanMs: round(sorted.reduce((sum, value) => sum + value, 0) / sorted.length) };
+  return {
+    samples: sorted.length,
+    p50Ms: round(at(0.5)),
+    p99Ms: round(at(0.99)),
+    meanMs: round(sorted.reduce((sum, value) => sum + value, 0) / sorted.length),
+  };
 }
 
 function printTables(): void {
@@ -298,24 +350,50 @@ function printTables(): void {
     (Object.entries(entry.latencyMs) as [Step, { before: Latency; after: Latency } | undefined][]).flatMap(([step, pair]) =>
       pair === undefined
         ? []
-        : [[entry.store, step, String(pair.after.samples), pair.before.p50Ms.toFixed(2), pair.after.p50Ms.toFixed(2), pair.before.p99Ms.toFixed(2), pair.after.p99Ms.toFixed(2), `${(pair.before.p50Ms / pair.after.p50Ms).toFixed(1)}×`]],
+        : [
+            [
+              entry.store,
+              step,
+              String(pair.after.samples),
+              pair.before.p50Ms.toFixed(2),
+              pair.after.p50Ms.toFixed(2),
+              pair.before.p99Ms.toFixed(2),
+              pair.after.p99Ms.toFixed(2),
+              `${(pair.before.p50Ms / pair.after.p50Ms).toFixed(1)}×`,
+            ],
+          ],
     ),
   );
-  log(`\nrecall latency, one user, ${formatCount(settings.messages)} messages (${formatCount(settings.vectorMessages)} with vectors) in ${settings.conversations} conversations, k = ${settings.k} (${searchOptions.k} candidates per search)\n`);
+  log(
+    `\nrecall latency, one user, ${formatCount(settings.messages)} messages (${formatCount(settings.vectorMessages)} with vectors) in ${settings.conversations} conversations, k = ${settings.k} (${searchOptions.k} candidates per search)\n`,
+  );
   log(
     formatTable(
-      [{ header: 'store' }, { header: 'step' }, { header: 'queries', align: 'right' }, { header: 'p50 before', align: 'right' }, { header: 'p50 after', align: 'right' }, { header: 'p99 before', align: 'right' }, { header: 'p99 after', align: 'right' }, { header: 'p50 speed-up', align: 'right' }],
+      [
+        { header: 'store' },
+        { header: 'step' },
+        { header: 'queries', align: 'right' },
+        { header: 'p50 before', align: 'right' },
+        { header: 'p50 after', align: 'right' },
+        { header: 'p99 before', align: 'right' },
+        { header: 'p99 after', align: 'right' },
+        { header: 'p50 speed-up', align: 'right' },
+      ],
       rows,
     ),
   );
-  if (embed !== undefined) log(`\nUSE-lite query embedding (recall() with the real model adds it): p50 ${embed.p50Ms} ms, p99 ${embed.p99Ms} ms.`);
-  log('before: the pre-issue search paths on the same data (bench/recall-before.ts; SQLite keyword search: FTS5 as before decision 0027); PostgreSQL vector search did not change.');
+  if (embed !== undefined)
+    log(`\nUSE-lite query embedding (recall() with the real model adds it): p50 ${embed.p50Ms} ms, p99 ${embed.p99Ms} ms.`);
+  log(
+    'before: the pre-issue search paths on the same data (bench/recall-before.ts; SQLite keyword search: FTS5 as before decision 0027); PostgreSQL vector search did not change.',
+  );
   for (const note of notes) log(note);
   log(`JSON: ${resultsPath}`);
 }
 
 function count(flag: string, value: string | undefined, minimum: number): number {
   const number = Number(value);
-  if (value === undefined || !/^\d+$/.test(value) || number < minimum) throw new RangeError(`${flag} must be an integer ≥ ${minimum} (got ${String(value)})`);
+  if (value === undefined || !/^\d+$/.test(value) || number < minimum)
+    throw new RangeError(`${flag} must be an integer ≥ ${minimum} (got ${String(value)})`);
   return number;
 }

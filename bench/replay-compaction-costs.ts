@@ -74,7 +74,12 @@ export async function replayCompactionCosts(
   settings: ReplaySettings,
   variant: CompactionVariant,
 ): Promise<CompactionCostSeries> {
-  const memory = createMemory({ store: new InMemoryStore(), context: { maxTokens: settings.maxTokens }, compaction: { settings: variant.settings }, worker: { autoStart: false } });
+  const memory = createMemory({
+    store: new InMemoryStore(),
+    context: { maxTokens: settings.maxTokens },
+    compaction: { settings: variant.settings },
+    worker: { autoStart: false },
+  });
   const scope = { conversationId: 'bench-node' };
   const wanted = [...new Set(sizes)].filter((size) => size <= conversation.length).sort((a, b) => a - b);
   // The request that stands for size N is the last one before an assistant message at position ≤ N.

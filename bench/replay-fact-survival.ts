@@ -64,7 +64,12 @@ export async function replayFactSurvival(
   settings: ReplaySettings,
   variant: CompactionVariant,
 ): Promise<SurvivalResult> {
-  const memory = createMemory({ store: new InMemoryStore(), context: { maxTokens: settings.maxTokens }, compaction: { settings: variant.settings }, worker: { autoStart: false } });
+  const memory = createMemory({
+    store: new InMemoryStore(),
+    context: { maxTokens: settings.maxTokens },
+    compaction: { settings: variant.settings },
+    worker: { autoStart: false },
+  });
   const scope = { conversationId: 'survival' };
   const lastSeen = new Map<string, number>();
   let turn = 0;
@@ -73,11 +78,21 @@ export async function replayFactSurvival(
     if (message.role === 'user') turn += 1;
     if (message.role === 'assistant') {
       await memory.runPendingJobs();
-      const { messages, report } = await memory.buildContext(scope, { policy: 'summary', maxTokens: settings.maxTokens, system: settings.system });
+      const { messages, report } = await memory.buildContext(scope, {
+        policy: 'summary',
+        maxTokens: settings.maxTokens,
+        system: settings.system,
+      });
       const text = messages.map((entry) => entry.content).join('\n');
       for (const fact of facts) if (text.includes(fact.value)) lastSeen.set(fact.value, turn);
       const block = report.parts.find((part) => part.kind === 'summary');
-      final = { messages, hasSummary: block !== undefined, sent: report.sentTokens, full: report.fullHistoryTokens, blockTokens: block?.tokens ?? 0 };
+      final = {
+        messages,
+        hasSummary: block !== undefined,
+        sent: report.sentTokens,
+        full: report.fullHistoryTokens,
+        blockTokens: block?.tokens ?? 0,
+      };
     }
     await memory.append(scope, message);
   }
@@ -87,7 +102,12 @@ export async function replayFactSurvival(
   const answered = new Map<string, { hybrid: boolean; summary: boolean }>();
   for (const fact of facts) {
     const carries = async (policy: 'hybrid' | 'summary') => {
-      const { messages } = await memory.buildContext(scope, { policy, maxTokens: settings.maxTokens, system: settings.system, query: fact.question });
+      const { messages } = await memory.buildContext(scope, {
+        policy,
+        maxTokens: settings.maxTokens,
+        system: settings.system,
+        query: fact.question,
+      });
       return messages.some((entry) => entry.content.includes(fact.value));
     };
     answered.set(fact.value, { hybrid: await carries('hybrid'), summary: await carries('summary') });
@@ -96,7 +116,10 @@ export async function replayFactSurvival(
   await memory.close();
   // The memory block is the context's second message when there is one (after the system prompt).
   const summaryText = final?.hasSummary === true ? (final.messages[settings.system === undefined ? 0 : 1]?.content ?? '') : '';
-  const recentText = (final?.messages ?? []).filter((entry) => entry.content !== summaryText).map((entry) => entry.content).join('\n');
+  const recentText = (final?.messages ?? [])
+    .filter((entry) => entry.content !== summaryText)
+    .map((entry) => entry.content)
+    .join('\n');
   const outcomes = facts.map((fact): FactOutcome => {
     const foundIn = summaryText.includes(fact.value) ? 'summary' : recentText.includes(fact.value) ? 'recent' : 'none';
     const answer = answered.get(fact.value)!;
@@ -136,5 +159,9 @@ export async function replayFactSurvival(
 
 function spread(values: readonly number[]): TokenSpread {
   if (values.length === 0) return { min: 0, mean: 0, max: 0 };
-  return { min: Math.min(...values), mean: Math.round(values.reduce((sum, value) => sum + value, 0) / values.length), max: Math.max(...values) };
+  return {
+    min: Math.min(...values),
+    mean: Math.round(values.reduce((sum, value) => sum + value, 0) / values.length),
+    max: Math.max(...values),
+  };
 }

@@ -95,7 +95,11 @@ interface StoreResult {
 const counter = createGptTokenCounter();
 const perConversation = Math.ceil(settings.messages / settings.conversations);
 const chats = Array.from({ length: Math.min(distinctChats, settings.conversations) }, (_, index) =>
-  prepareMessages(generateMeshChat({ messages: perConversation, seed: index + 1 }), { limits: defaultMessageLimits, counter, now: Date.now }),
+  prepareMessages(generateMeshChat({ messages: perConversation, seed: index + 1 }), {
+    limits: defaultMessageLimits,
+    counter,
+    now: Date.now,
+  }),
 );
 const results: StoreResult[] = [];
 const notes: string[] = [];
@@ -105,7 +109,9 @@ if (!values['skip-sqlite']) {
   try {
     const path = join(directory, 'scale.db');
     const store = createSqliteStore({ path });
-    results.push(await measureStore('SQLite', 'file, WAL, one connection (the driver is synchronous)', store, 1, { size: async () => fileSize(path) }));
+    results.push(
+      await measureStore('SQLite', 'file, WAL, one connection (the driver is synchronous)', store, 1, { size: async () => fileSize(path) }),
+    );
   } finally {
     await rm(directory, { recursive: true, force: true });
   }
@@ -155,9 +161,12 @@ else {
   );
   for (const result of results) {
     if (result.recall.truncated) {
-      log(`${result.store}: recall timing stopped after ${settings.recallMaxSeconds} s (--recall-max-seconds) at ${result.recall.recall.samples} queries.`);
+      log(
+        `${result.store}: recall timing stopped after ${settings.recallMaxSeconds} s (--recall-max-seconds) at ${result.recall.recall.samples} queries.`,
+      );
     }
-    if (result.recallIndexScans !== undefined) log(`${result.store} index scans during the recall timing: ${JSON.stringify(result.recallIndexScans)}`);
+    if (result.recallIndexScans !== undefined)
+      log(`${result.store} index scans during the recall timing: ${JSON.stringify(result.recallIndexScans)}`);
   }
   for (const note of notes) log(note);
   log(`JSON: ${resultsPath}`);
@@ -188,7 +197,10 @@ async function measureStore(name: string, details: string, store: Store, writers
       log(`${name}: timing ${policy} context builds ...`);
       context[policy] = await timeBuilds(memory, sampled, policy);
     }
-    const embedded = Array.from({ length: Math.min(settings.conversations, Math.ceil(settings.vectorMessages / perConversation)) }, (_, index) => scopeOf(index));
+    const embedded = Array.from(
+      { length: Math.min(settings.conversations, Math.ceil(settings.vectorMessages / perConversation)) },
+      (_, index) => scopeOf(index),
+    );
     log(`${name}: embedding ${formatCount(embedded.length * perConversation)} messages, then timing recall ...`);
     let scansBefore: Record<string, number> = {};
     const recallResult = await measureRecall({
@@ -208,8 +220,21 @@ async function measureStore(name: string, details: string, store: Store, writers
     const recallIndexScans =
       scansAfter === undefined
         ? undefined
-        : Object.fromEntries(Object.entries(scansAfter).flatMap(([index, scans]) => (scans - (scansBefore[index] ?? 0) > 0 ? [[index, scans - (scansBefore[index] ?? 0)]] : [])));
-    return { store: name, details, ingest, compactSeconds, context, recall: recallResult, ...(recallIndexScans === undefined ? {} : { recallIndexScans }), sizeBytes: await hooks.size() };
+        : Object.fromEntries(
+            Object.entries(scansAfter).flatMap(([index, scans]) =>
+              scans - (scansBefore[index] ?? 0) > 0 ? [[index, scans - (scansBefore[index] ?? 0)]] : [],
+            ),
+          );
+    return {
+      store: name,
+      details,
+      ingest,
+      compactSeconds,
+      context,
+      recall: recallResult,
+      ...(recallIndexScans === undefined ? {} : { recallIndexScans }),
+      sizeBytes: await hooks.size(),
+    };
   } finally {
     await memory.close();
   }
@@ -246,7 +271,9 @@ function conversationMessages(index: number): NewMessage[] {
   if (count <= 0) return [];
   const chat = chats[index % chats.length]!;
   const shiftMs = index * 86_400_000;
-  return chat.slice(0, count).map((message) => ({ ...message, createdAt: new Date(Date.parse(message.createdAt) + shiftMs).toISOString() }));
+  return chat
+    .slice(0, count)
+    .map((message) => ({ ...message, createdAt: new Date(Date.parse(message.createdAt) + shiftMs).toISOString() }));
 }
 
 async function timeBuilds(memory: ReturnType<typeof createMemory>, scopes: readonly Scope[], policy: ContextPolicy): Promise<Latency> {
@@ -273,12 +300,20 @@ function sampleScopes(): Scope[] {
 }
 
 function scopeOf(index: number): Scope {
-  return { tenantId: 'bench', userId: `user-${String(index % settings.users).padStart(3, '0')}`, conversationId: `node-${String(index).padStart(5, '0')}` };
+  return {
+    tenantId: 'bench',
+    userId: `user-${String(index % settings.users).padStart(3, '0')}`,
+    conversationId: `node-${String(index).padStart(5, '0')}`,
+  };
 }
 
 async function fileSize(path: string): Promise<number> {
   let total = 0;
-  for (const suffix of ['', '-wal']) total += await stat(`${path}${suffix}`).then((info) => info.size, () => 0);
+  for (const suffix of ['', '-wal'])
+    total += await stat(`${path}${suffix}`).then(
+      (info) => info.size,
+      () => 0,
+    );
   return total;
 }
 
@@ -300,7 +335,10 @@ async function analyze(admin: pg.Pool, schema: string): Promise<void> {
 // index's pending list (where fast updates park new entries, which every keyword search reads in full)
 // merged into the index.
 async function vacuumAnalyze(admin: pg.Pool, schema: string): Promise<void> {
-  const tables = await admin.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 AND (tablename IN ('messages', 'conversations') OR tablename LIKE 'vectors\\_%')", [schema]);
+  const tables = await admin.query<{ name: string }>(
+    "SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 AND (tablename IN ('messages', 'conversations') OR tablename LIKE 'vectors\\_%')",
+    [schema],
+  );
   for (const { name } of tables.rows) await admin.query(`VACUUM ANALYZE "${schema}"."${name}"`);
 }
 
@@ -320,7 +358,10 @@ function formatStoreTable(rows: readonly StoreResult[]): string {
     { header: 'store' },
     { header: 'ingest msgs/s', align: 'right' },
     { header: 'ingest s', align: 'right' },
-    ...policies.flatMap((policy): TableColumn[] => [{ header: `${policy} p50 ms`, align: 'right' }, { header: `${policy} p99 ms`, align: 'right' }]),
+    ...policies.flatMap((policy): TableColumn[] => [
+      { header: `${policy} p50 ms`, align: 'right' },
+      { header: `${policy} p99 ms`, align: 'right' },
+    ]),
     { header: 'size MB', align: 'right' },
     { header: 'details' },
   ];

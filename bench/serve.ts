@@ -25,7 +25,13 @@ const resultsPath = fileURLToPath(new URL('./results/serve.json', import.meta.ur
 const defaultCli = fileURLToPath(new URL('../packages/cli/dist/main.js', import.meta.url));
 const replyContent = 'LARCH-RIDGE was heard 2 min ago, 3 hops; SNR -4 dB to the gateway: workable.';
 const system = { role: 'system', content: 'You are a mesh-radio bot. Reply in 150 characters or less.' };
-const questions = ['Is relay LARCH-RIDGE up?', 'What is the SNR to the gateway?', 'Should I move the antenna?', 'Any traffic on channel 3?', 'Battery at the summit node?'];
+const questions = [
+  'Is relay LARCH-RIDGE up?',
+  'What is the SNR to the gateway?',
+  'Should I move the antenna?',
+  'Any traffic on channel 3?',
+  'Battery at the summit node?',
+];
 const conversations = 100;
 // Linux's USER_HZ, the unit of /proc/<pid>/stat times: 100 on every mainstream architecture.
 const clockTicksPerSecond = 100;
@@ -97,7 +103,11 @@ const { values } = parseArgs({
 });
 
 if (values.child === 'upstream') {
-  const upstream = await startScriptedOpenAiServer({ replies: [{ content: replyContent, usage: { promptTokens: 40, completionTokens: 20 } }], repeatLast: true, recordRequests: false });
+  const upstream = await startScriptedOpenAiServer({
+    replies: [{ content: replyContent, usage: { promptTokens: 40, completionTokens: 20 } }],
+    repeatLast: true,
+    recordRequests: false,
+  });
   process.send?.({ url: upstream.baseUrl });
   process.once('disconnect', () => void upstream.close());
 } else {
@@ -109,19 +119,38 @@ async function main(): Promise<void> {
   const durationSeconds = Number(values.duration);
   const connectionCounts = values.connections.split(',').map(Number);
   const directory = await mkdtemp(join(tmpdir(), 'mnemo-bench-serve-'));
-  const upstreamChild = fork(fileURLToPath(import.meta.url), ['--child', 'upstream'], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const upstreamChild = fork(fileURLToPath(import.meta.url), ['--child', 'upstream'], {
+    execArgv: process.execArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   try {
-    const upstream = await new Promise<string>((resolvePromise) => upstreamChild.once('message', (message) => resolvePromise((message as { url: string }).url)));
+    const upstream = await new Promise<string>((resolvePromise) =>
+      upstreamChild.once('message', (message) => resolvePromise((message as { url: string }).url)),
+    );
     const reports: StoreReport[] = [];
     // Several embedders (`--embedder use-lite,static`) run one after the other in this run, each on a fresh store, so their rows compare side by side.
     const embedders = values.embedder?.split(',').filter((name) => name !== '') ?? [];
     for (const embedder of embedders.length === 0 ? [undefined] : embedders) {
-      const settings = { durationSeconds, connectionCounts, upstream, cli: values.cli, directory, log, ...(embedder === undefined ? {} : { embedder }) };
+      const settings = {
+        durationSeconds,
+        connectionCounts,
+        upstream,
+        cli: values.cli,
+        directory,
+        log,
+        ...(embedder === undefined ? {} : { embedder }),
+      };
       const label = embedder === undefined ? '' : ` (MNEMO_EMBEDDER=${embedder})`;
-      if (!values['postgres-only']) reports.push(await runStore({ ...settings, store: `SQLite file${label}`, dbs: [join(directory, `serve-${embedder ?? 'default'}.db`)] }));
+      if (!values['postgres-only'])
+        reports.push(
+          await runStore({ ...settings, store: `SQLite file${label}`, dbs: [join(directory, `serve-${embedder ?? 'default'}.db`)] }),
+        );
       await runPostgres(settings, label, reports);
     }
-    const report = { settings: { durationSeconds, connectionCounts, cli: values.cli, embedder: values.embedder ?? 'default (static)', conversations }, stores: reports };
+    const report = {
+      settings: { durationSeconds, connectionCounts, cli: values.cli, embedder: values.embedder ?? 'default (static)', conversations },
+      stores: reports,
+    };
     await mkdir(dirname(values.out), { recursive: true });
     await writeFile(values.out, `${JSON.stringify(report, null, 2)}\n`);
     for (const store of reports) log(`\n${formatStore(store, connectionCounts)}`);
@@ -166,7 +195,8 @@ interface RunSettings {
 
 async function runStore(settings: RunSettings): Promise<StoreReport> {
   const { log } = settings;
-  if (values['rate-limit-off']) await writeFile(join(settings.directory, 'mnemo.config.json'), JSON.stringify({ server: { rateLimit: false } }));
+  if (values['rate-limit-off'])
+    await writeFile(join(settings.directory, 'mnemo.config.json'), JSON.stringify({ server: { rateLimit: false } }));
   const replicas: Replica[] = [];
   try {
     for (const db of settings.dbs) replicas.push(await startServe(settings, db));
@@ -180,8 +210,19 @@ async function runStore(settings: RunSettings): Promise<StoreReport> {
     let turn = 0;
     const history = new Map<string, { role: string; content: string }[]>();
     const allScenarios: { id: string; name: string; path: string; direct?: boolean; body?: () => string; method?: string }[] = [
-      { id: 'direct', name: 'upstream direct', path: '/v1/chat/completions', direct: true, body: () => chatBody(`direct-${turn % conversations}`, [{ role: 'user', content: question(turn++) }]) },
-      { id: 'proxy', name: 'proxy, one new turn per request', path: '/v1/chat/completions', body: () => chatBody(`new-${turn % conversations}`, [{ role: 'user', content: question(turn++) }]) },
+      {
+        id: 'direct',
+        name: 'upstream direct',
+        path: '/v1/chat/completions',
+        direct: true,
+        body: () => chatBody(`direct-${turn % conversations}`, [{ role: 'user', content: question(turn++) }]),
+      },
+      {
+        id: 'proxy',
+        name: 'proxy, one new turn per request',
+        path: '/v1/chat/completions',
+        body: () => chatBody(`new-${turn % conversations}`, [{ role: 'user', content: question(turn++) }]),
+      },
       {
         id: 'resend',
         name: 'proxy, bot resends its whole history',
@@ -194,14 +235,35 @@ async function runStore(settings: RunSettings): Promise<StoreReport> {
           return chatBody(user, next);
         },
       },
-      { id: 'context', name: 'seed context, 1,000 messages', path: '/v1/memory/context', body: () => JSON.stringify({ conversation_id: 'big', max_tokens: 1000 }) },
-      { id: 'hybrid', name: 'seed context hybrid, 1,000 messages', path: '/v1/memory/context', body: () => JSON.stringify({ conversation_id: 'big', max_tokens: 1000, memory_type: 'hybrid', query: question(turn++) }) },
-      { id: 'add', name: 'seed add', path: '/v1/memory/add', body: () => JSON.stringify({ conversation_id: `add-${turn % conversations}`, role: 'user', content: question(turn++) }) },
+      {
+        id: 'context',
+        name: 'seed context, 1,000 messages',
+        path: '/v1/memory/context',
+        body: () => JSON.stringify({ conversation_id: 'big', max_tokens: 1000 }),
+      },
+      {
+        id: 'hybrid',
+        name: 'seed context hybrid, 1,000 messages',
+        path: '/v1/memory/context',
+        body: () => JSON.stringify({ conversation_id: 'big', max_tokens: 1000, memory_type: 'hybrid', query: question(turn++) }),
+      },
+      {
+        id: 'add',
+        name: 'seed add',
+        path: '/v1/memory/add',
+        body: () => JSON.stringify({ conversation_id: `add-${turn % conversations}`, role: 'user', content: question(turn++) }),
+      },
       {
         id: 'batch',
         name: 'resource batch append, 10 messages',
         path: '/v1/conversations/batch-{n}/messages',
-        body: () => JSON.stringify({ messages: Array.from({ length: 10 }, (_, index) => ({ role: index % 2 === 0 ? 'user' : 'assistant', content: `${question(turn + index)} batch ${turn}` })) }),
+        body: () =>
+          JSON.stringify({
+            messages: Array.from({ length: 10 }, (_, index) => ({
+              role: index % 2 === 0 ? 'user' : 'assistant',
+              content: `${question(turn + index)} batch ${turn}`,
+            })),
+          }),
       },
       { id: 'health', name: '/health', path: '/health', method: 'GET' },
     ];
@@ -216,7 +278,10 @@ async function runStore(settings: RunSettings): Promise<StoreReport> {
         const measured = await measureSpread(targets, scenario, connections, settings.durationSeconds, () => turn++);
         const cpuMs = replicas.reduce((sum, replica, index) => sum + readCpuMs(replica.pid) - cpuBefore[index]!, 0);
         const completed = measured.requestsPerSecond * settings.durationSeconds;
-        byConnections[String(connections)] = { ...measured, ...(Number.isNaN(cpuMs) || completed === 0 ? {} : { serveCpuMsPerRequest: round(cpuMs / completed) }) };
+        byConnections[String(connections)] = {
+          ...measured,
+          ...(Number.isNaN(cpuMs) || completed === 0 ? {} : { serveCpuMsPerRequest: round(cpuMs / completed) }),
+        };
       }
       rows.push({ name: scenario.name, byConnections });
     }
@@ -225,13 +290,30 @@ async function runStore(settings: RunSettings): Promise<StoreReport> {
     const countsAtStop = sqliteFile === undefined ? undefined : countEmbedded(sqliteFile);
     // The store as the load left it, for bench/drain.ts to drain again and again with other builds.
     if (sqliteFile !== undefined && values['save-db'] !== undefined) await saveDatabase(sqliteFile, values['save-db']);
-    log(`  load stopped: ${stop.total} jobs pending or running (${formatKinds(stop.byKind)}), oldest pending ${stop.oldestAgeSeconds.toFixed(1)} s${countsAtStop === undefined ? '' : `; ${countsAtStop.messages - countsAtStop.embedded} of ${countsAtStop.messages} messages without a vector`}; waiting for them to drain ...`);
+    log(
+      `  load stopped: ${stop.total} jobs pending or running (${formatKinds(stop.byKind)}), oldest pending ${stop.oldestAgeSeconds.toFixed(1)} s${countsAtStop === undefined ? '' : `; ${countsAtStop.messages - countsAtStop.embedded} of ${countsAtStop.messages} messages without a vector`}; waiting for them to drain ...`,
+    );
     const waited = await waitForDrain(urls[0]!, Number(values['drain-seconds']));
     const drainSeconds = waited.seconds;
-    const drain = sqliteFile === undefined || countsAtStop === undefined ? undefined : drainDetail(stop.byKind, countsAtStop, countEmbedded(sqliteFile), waited);
+    const drain =
+      sqliteFile === undefined || countsAtStop === undefined
+        ? undefined
+        : drainDetail(stop.byKind, countsAtStop, countEmbedded(sqliteFile), waited);
     const recall = await readRecallCounts(urls);
     const stopMs = await Promise.all(replicas.map((replica) => replica.stop()));
-    return { store: settings.store, replicas: replicas.length, rows, recall, healthAfterBigAppendMs, ...(big.problem === undefined ? {} : { bigAppendProblem: big.problem }), backlogAtStop: stop.total, oldestPendingAgeSecondsAtStop: round(stop.oldestAgeSeconds), drainSeconds, ...(drain === undefined ? {} : { drain }), stopMs };
+    return {
+      store: settings.store,
+      replicas: replicas.length,
+      rows,
+      recall,
+      healthAfterBigAppendMs,
+      ...(big.problem === undefined ? {} : { bigAppendProblem: big.problem }),
+      backlogAtStop: stop.total,
+      oldestPendingAgeSecondsAtStop: round(stop.oldestAgeSeconds),
+      drainSeconds,
+      ...(drain === undefined ? {} : { drain }),
+      stopMs,
+    };
   } finally {
     for (const replica of replicas) replica.kill();
   }
@@ -258,7 +340,11 @@ function startServe(settings: RunSettings, db: string): Promise<Replica> {
   if (settings.embedder !== undefined) env.MNEMO_EMBEDDER = settings.embedder;
   const profile = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`];
   const extra = values['serve-args']?.split(' ').filter((argument) => argument !== '') ?? [];
-  const child: ChildProcess = spawn(process.execPath, [...profile, settings.cli, 'serve', '--port', '0', '--db', db, ...extra], { cwd: settings.directory, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child: ChildProcess = spawn(process.execPath, [...profile, settings.cli, 'serve', '--port', '0', '--db', db, ...extra], {
+    cwd: settings.directory,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let stdout = '';
   const exited = new Promise<void>((resolvePromise) => child.once('exit', () => resolvePromise()));
   return new Promise<Replica>((resolvePromise, reject) => {
@@ -294,9 +380,16 @@ async function waitForQueryEmbedder(url: string): Promise<string> {
   await fetch(`${url}/v1/conversations/warm-up/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   let last = '';
   while (performance.now() - started < 60_000) {
-    const response = await fetch(`${url}/v1/conversations/warm-up/context`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ policy: 'hybrid', query: 'relay LARCH-RIDGE' }) });
+    const response = await fetch(`${url}/v1/conversations/warm-up/context`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ policy: 'hybrid', query: 'relay LARCH-RIDGE' }),
+    });
     const recall = ((await response.json()) as { report?: { recall?: { mode: string; reason?: string } } }).report?.recall;
-    last = recall === undefined ? `answered ${response.status} without a recall report` : `${recall.mode}${recall.reason === undefined ? '' : `/${recall.reason}`}`;
+    last =
+      recall === undefined
+        ? `answered ${response.status} without a recall report`
+        : `${recall.mode}${recall.reason === undefined ? '' : `/${recall.reason}`}`;
     if (recall === undefined || recall.mode === 'hybrid' || recall.reason === 'no_embedder') break;
     await new Promise((resolvePromise) => setTimeout(resolvePromise, 250));
   }
@@ -315,14 +408,19 @@ async function appendBig(url: string, log: (line: string) => void): Promise<{ he
     idempotencyKey: `big-${index}`,
   }));
   const append = async (batch: readonly unknown[]) => {
-    const response = await fetch(`${url}/v1/conversations/big/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: batch }) });
+    const response = await fetch(`${url}/v1/conversations/big/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: batch }),
+    });
     if (response.status !== 201) throw new Error(`the append answered ${response.status}: ${await response.text()}`);
   };
   let appendError: string | undefined;
   try {
     await append(messages);
   } catch (error) {
-    appendError = error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error);
+    appendError =
+      error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error);
     log(`  the 1,000-message append failed: ${appendError}; storing it in batches of 100`);
     for (let start = 0; start < messages.length; start += 100) await append(messages.slice(start, start + 100));
   }
@@ -334,13 +432,17 @@ async function appendBig(url: string, log: (line: string) => void): Promise<{ he
       await (await fetch(`${url}/health`)).arrayBuffer();
     } catch (error) {
       // A server blocked past Node's header timeout resets the connection: the probe counts until then.
-      healthError ??= error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error);
+      healthError ??=
+        error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error);
     }
     worst = Math.max(worst, performance.now() - started);
     await new Promise((resolvePromise) => setTimeout(resolvePromise, 100));
   }
   if (healthError !== undefined) log(`  /health failed after the 1,000-message append: ${healthError}`);
-  const problems = [...(appendError === undefined ? [] : [`append: ${appendError}`]), ...(healthError === undefined ? [] : [`/health: ${healthError}`])];
+  const problems = [
+    ...(appendError === undefined ? [] : [`append: ${appendError}`]),
+    ...(healthError === undefined ? [] : [`/health: ${healthError}`]),
+  ];
   return { healthMs: round(worst), ...(problems.length === 0 ? {} : { problem: problems.join('; ') }) };
 }
 
@@ -352,7 +454,9 @@ async function measureSpread(
   durationSeconds: number,
   nextBatch: () => number,
 ): Promise<Measured> {
-  const shares = targets.map((_, index) => Math.floor(connections / targets.length) + (index < connections % targets.length ? 1 : 0)).filter((share) => share > 0);
+  const shares = targets
+    .map((_, index) => Math.floor(connections / targets.length) + (index < connections % targets.length ? 1 : 0))
+    .filter((share) => share > 0);
   const results = await Promise.all(
     shares.map((share, index) =>
       autocannon({
@@ -417,7 +521,10 @@ async function readRecallCounts(urls: readonly string[]): Promise<Record<string,
 }
 
 /** Polls the backlog until it is empty (or `limitSeconds` passed): the seconds it took (null: not within the limit) and when each kind emptied. */
-async function waitForDrain(url: string, limitSeconds: number): Promise<{ seconds: number | null; kindDrainedSeconds: Record<string, number> }> {
+async function waitForDrain(
+  url: string,
+  limitSeconds: number,
+): Promise<{ seconds: number | null; kindDrainedSeconds: Record<string, number> }> {
   const started = performance.now();
   const kindDrainedSeconds: Record<string, number> = {};
   while (performance.now() - started < limitSeconds * 1000) {
@@ -445,7 +552,11 @@ function countEmbedded(file: string): { messages: number; embedded: number; at: 
   const database = new Database(file, { readonly: true, fileMustExist: true });
   try {
     const count = (sql: string) => (database.prepare(sql).get() as { n: number }).n;
-    return { messages: count('SELECT count(*) AS n FROM messages'), embedded: count('SELECT count(*) AS n FROM message_vectors'), at: performance.now() };
+    return {
+      messages: count('SELECT count(*) AS n FROM messages'),
+      embedded: count('SELECT count(*) AS n FROM message_vectors'),
+      at: performance.now(),
+    };
   } finally {
     database.close();
   }
@@ -470,21 +581,38 @@ function drainDetail(
 }
 
 function formatKinds(byKind: Readonly<Record<string, number>>): string {
-  return Object.entries(byKind).map(([kind, count]) => `${kind} ${count}`).join(', ');
+  return Object.entries(byKind)
+    .map(([kind, count]) => `${kind} ${count}`)
+    .join(', ');
 }
 
 function formatStore(report: StoreReport, connectionCounts: readonly number[]): string {
-  const header = ['row', ...connectionCounts.flatMap((connections) => [`c${connections} req/s`, `c${connections} p50`, `c${connections} p99`, `c${connections} cpu ms/req`]), 'errors'];
+  const header = [
+    'row',
+    ...connectionCounts.flatMap((connections) => [
+      `c${connections} req/s`,
+      `c${connections} p50`,
+      `c${connections} p99`,
+      `c${connections} cpu ms/req`,
+    ]),
+    'errors',
+  ];
   const cells = report.rows.map((row) => [
     row.name,
     ...connectionCounts.flatMap((connections) => {
       const cell = row.byConnections[String(connections)]!;
-      return [String(cell.requestsPerSecond), String(cell.p50), String(cell.p99), cell.serveCpuMsPerRequest === undefined ? '–' : cell.serveCpuMsPerRequest.toFixed(2)];
+      return [
+        String(cell.requestsPerSecond),
+        String(cell.p50),
+        String(cell.p99),
+        cell.serveCpuMsPerRequest === undefined ? '–' : cell.serveCpuMsPerRequest.toFixed(2),
+      ];
     }),
     String(Object.values(row.byConnections).reduce((sum, cell) => sum + cell.errors + cell.non2xx, 0)),
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...cells.map((row) => row[column]!.length)));
-  const line = (cellsOfRow: readonly string[]) => cellsOfRow.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
+  const line = (cellsOfRow: readonly string[]) =>
+    cellsOfRow.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
   return [
     `${report.store}, ${report.replicas} replica${report.replicas === 1 ? '' : 's'} (latencies in ms)`,
     line(header),
@@ -495,9 +623,17 @@ function formatStore(report: StoreReport, connectionCounts: readonly number[]): 
     ...(report.drain === undefined
       ? []
       : [
-          `  jobs at the stop: ${formatKinds(report.drain.jobsAtStop)}; ${report.drain.unembeddedAtStop} of ${report.drain.messagesStored} messages without a vector; ${report.drain.embeddedDuringDrain} embedded while draining, ${report.drain.embeddingsPerSecond}/s; each kind empty after: ${Object.entries(report.drain.kindDrainedSeconds).map(([kind, seconds]) => `${kind} ${seconds} s`).join(', ') || 'none'}`,
+          `  jobs at the stop: ${formatKinds(report.drain.jobsAtStop)}; ${report.drain.unembeddedAtStop} of ${report.drain.messagesStored} messages without a vector; ${report.drain.embeddedDuringDrain} embedded while draining, ${report.drain.embeddingsPerSecond}/s; each kind empty after: ${
+            Object.entries(report.drain.kindDrainedSeconds)
+              .map(([kind, seconds]) => `${kind} ${seconds} s`)
+              .join(', ') || 'none'
+          }`,
         ]),
-    `hybrid contexts by recall: ${Object.entries(report.recall).map(([key, count]) => `${key} ${count}`).join(', ') || 'none counted (an older build)'}${formatVectorShare(report.recall)}`,
+    `hybrid contexts by recall: ${
+      Object.entries(report.recall)
+        .map(([key, count]) => `${key} ${count}`)
+        .join(', ') || 'none counted (an older build)'
+    }${formatVectorShare(report.recall)}`,
     `SIGTERM to exit: ${report.stopMs.join(', ')} ms`,
   ].join('\n');
 }
@@ -517,7 +653,9 @@ function readCpuMs(pid: number): number {
     // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th.
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     const own = ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicksPerSecond;
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter((child) => child !== '');
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .split(' ')
+      .filter((child) => child !== '');
     const http = children.filter((child) => !readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0').includes('worker'));
     return http.reduce((sum, child) => sum + readCpuMs(Number(child)), own);
   } catch {

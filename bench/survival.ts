@@ -40,7 +40,8 @@ for (const set of factSets) {
   const generated = generateMeshChat({ messages: 2 * (turns - set.facts.length), seed: set.seed });
   const chat = plantFacts(generated, set.facts);
   const results: SurvivalResult[] = [];
-  for (const variant of createCompactionVariants(settings.maxTokens)) results.push(await replayFactSurvival(chat, set.facts, settings, variant));
+  for (const variant of createCompactionVariants(settings.maxTokens))
+    results.push(await replayFactSurvival(chat, set.facts, settings, variant));
   sets.push({ ...set, messages: chat.length, results });
 }
 
@@ -70,11 +71,21 @@ if (values.json) {
     );
     console.log(`${formatSurvivalTables(set.results)}\n`);
   }
-  console.log('\nkept = the planted value is an exact substring of the final context (the last request of the replay): in the summary block or a recent message.');
-  console.log('asked = at the end the user asks one question per fact ("when is my license renewal due?"): the context built for that question');
-  console.log('under hybrid (the library default: facts, summary, recall for the question, recent turns; keyword recall, no embedder) or summary carries the value.');
-  console.log('summary = tokens of the latest summary; block = with its header line, as sent. calls = summarizer calls, each writing one summary version;');
-  console.log('(condense) = of those, condensations of an over-full summary into the next level. prompt in = the LLM prompt per call (instructions,');
+  console.log(
+    '\nkept = the planted value is an exact substring of the final context (the last request of the replay): in the summary block or a recent message.',
+  );
+  console.log(
+    'asked = at the end the user asks one question per fact ("when is my license renewal due?"): the context built for that question',
+  );
+  console.log(
+    'under hybrid (the library default: facts, summary, recall for the question, recent turns; keyword recall, no embedder) or summary carries the value.',
+  );
+  console.log(
+    'summary = tokens of the latest summary; block = with its header line, as sent. calls = summarizer calls, each writing one summary version;',
+  );
+  console.log(
+    '(condense) = of those, condensations of an over-full summary into the next level. prompt in = the LLM prompt per call (instructions,',
+  );
   console.log('previous summary, new messages); output = the summary it returned.');
   console.log('settings:');
   for (const result of sets[0]!.results) console.log(`  ${result.variant.padEnd(24)} ${result.description}`);

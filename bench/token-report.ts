@@ -43,7 +43,10 @@ export interface TokenReport {
 export function meanLatencyByPolicy(rows: readonly ReplayResult[]): Record<ReplayPolicy, number> {
   const entries = replayPolicies.map((policy) => {
     const requests = rows.reduce((sum, row) => sum + row.policies[policy].requests, 0);
-    const totalMicroseconds = rows.reduce((sum, row) => sum + row.policies[policy].meanLatencyMicroseconds * row.policies[policy].requests, 0);
+    const totalMicroseconds = rows.reduce(
+      (sum, row) => sum + row.policies[policy].meanLatencyMicroseconds * row.policies[policy].requests,
+      0,
+    );
     return [policy, requests === 0 ? 0 : Math.round((totalMicroseconds / requests) * 10) / 10] as const;
   });
   return Object.fromEntries(entries) as Record<ReplayPolicy, number>;

@@ -4,9 +4,17 @@ import { cpus } from 'node:os';
 import { UseLiteEmbedder } from '@mnemo/models';
 
 const subjects = ['my battery', 'the relay on the ridge', 'our trip to Lisbon', 'the new radio', 'my sister Ana', 'the spare antenna'];
-const complaints = ['is almost empty again', 'needs a firmware update before Friday', 'was moved to the second week of June', 'keeps dropping packets at night'];
+const complaints = [
+  'is almost empty again',
+  'needs a firmware update before Friday',
+  'was moved to the second week of June',
+  'keeps dropping packets at night',
+];
 // Ten-ish words each, like chat messages; distinct so no cache could help.
-const sentences = Array.from({ length: 256 }, (_, index) => `${subjects[index % subjects.length]} ${complaints[index % complaints.length]} (note ${index})`);
+const sentences = Array.from(
+  { length: 256 },
+  (_, index) => `${subjects[index % subjects.length]} ${complaints[index % complaints.length]} (note ${index})`,
+);
 
 async function time(run: () => Promise<unknown>): Promise<number> {
   const start = performance.now();

@@ -61,7 +61,8 @@ export function generateMeshChat(options: MeshChatOptions): MeshChatMessage[] {
 /** Minutes between messages inside a session; now and then a gap of hours to a couple of days. */
 function advanceClock(random: Random, time: Date, utcOffsetHours: number): { time: Date; sessionBreak: boolean } {
   const sessionBreak = random.chance(0.12);
-  if (!sessionBreak) return { time: new Date(time.getTime() + random.integer(1, 7) * minuteMs + random.integer(0, 59) * 1000), sessionBreak };
+  if (!sessionBreak)
+    return { time: new Date(time.getTime() + random.integer(1, 7) * minuteMs + random.integer(0, 59) * 1000), sessionBreak };
   const next = new Date(time.getTime() + random.integer(6, 44) * hourMs + random.integer(0, 59) * minuteMs);
   // Hikers sleep: a session that would start between 23:00 and 06:00 local starts after 06:00 instead.
   const localHour = (next.getUTCHours() + utcOffsetHours + 24) % 24;

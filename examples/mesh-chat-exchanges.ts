@@ -29,7 +29,12 @@ function budgetLeft(persona: MeshPersona): number {
 /** The exchanges that open every chat, in order: the user states the facts a memory should keep. */
 export const introExchanges: readonly Exchange[] = [
   ({ random, persona }) => [
-    random.pick(['hey bot, you there?', 'test test, anyone copy?', 'hi, first time messaging the bot', `radio check from ${persona.homeTown}`]),
+    random.pick([
+      'hey bot, you there?',
+      'test test, anyone copy?',
+      'hi, first time messaging the bot',
+      `radio check from ${persona.homeTown}`,
+    ]),
     random.pick(['Loud and clear. How can I help?', 'Copy you fine. What do you need?', 'Hello! Reading you well. What can I do for you?']),
   ],
   ({ persona: p }) => [
@@ -37,7 +42,11 @@ export const introExchanges: readonly Exchange[] = [
     `Nice to meet you, ${p.name} (${p.callsign}). Noted: node ${p.nodeId}, ${p.device.name}, home ${p.homeTown}.`,
   ],
   ({ random }) => [
-    random.pick(['pls use metric and no emoji, my screen cannot show them', 'metric units only please, and no emoji', 'no emoji pls, and keep it metric']),
+    random.pick([
+      'pls use metric and no emoji, my screen cannot show them',
+      'metric units only please, and no emoji',
+      'no emoji pls, and keep it metric',
+    ]),
     'Understood: metric units, no emoji.',
   ],
   ({ persona: { trip } }) => [
@@ -74,7 +83,10 @@ export const greetingExchange: Exchange = ({ random, persona, now }) => {
   const greeting = hour < 11 ? 'morning' : hour < 18 ? 'hi again' : 'evening';
   return [
     random.pick([`${greeting}!`, `${greeting} bot`, `${greeting}, you still there?`, `${greeting}, radio check`]),
-    random.pick([`${greeting[0]!.toUpperCase()}${greeting.slice(1)}, ${persona.name}. What's up?`, `Reading you fine, ${persona.name}. How can I help?`]),
+    random.pick([
+      `${greeting[0]!.toUpperCase()}${greeting.slice(1)}, ${persona.name}. What's up?`,
+      `Reading you fine, ${persona.name}. How can I help?`,
+    ]),
   ];
 };
 
@@ -136,14 +148,28 @@ const positionReport: Exchange = ({ random, persona }) => {
 
 // Open-circuit voltage of a Li-ion 18650 at rest, against charge left: the usual lookup.
 const voltageCurve: readonly (readonly [volts: number, percent: number])[] = [
-  [4.2, 100], [4.1, 90], [4.0, 80], [3.9, 70], [3.85, 60], [3.8, 55], [3.75, 50], [3.7, 40], [3.65, 30], [3.6, 20], [3.5, 10], [3.3, 0],
+  [4.2, 100],
+  [4.1, 90],
+  [4.0, 80],
+  [3.9, 70],
+  [3.85, 60],
+  [3.8, 55],
+  [3.75, 50],
+  [3.7, 40],
+  [3.65, 30],
+  [3.6, 20],
+  [3.5, 10],
+  [3.3, 0],
 ];
 
 const batteryVoltage: Exchange = ({ random, persona }) => {
   const volts = random.integer(352, 419) / 100;
   const percent = voltageCurve.find(([threshold]) => volts >= threshold)?.[1] ?? 5;
   const advice = percent < 30 ? 'Charge it from the bank tonight.' : 'Fine for now.';
-  return [`node reads ${volts.toFixed(2)} V, what % is that?`, `${volts.toFixed(2)} V is about ${percent}% on an 18650 at rest. ${advice} Your bank holds ${persona.powerBankMilliampHours} mAh.`];
+  return [
+    `node reads ${volts.toFixed(2)} V, what % is that?`,
+    `${volts.toFixed(2)} V is about ${percent}% on an 18650 at rest. ${advice} Your bank holds ${persona.powerBankMilliampHours} mAh.`,
+  ];
 };
 
 const gpsBattery: Exchange = ({ random, persona: p }) => {
@@ -157,7 +183,12 @@ const gpsBattery: Exchange = ({ random, persona: p }) => {
 };
 
 const gearItems: readonly (readonly [item: string, minPrice: number, maxPrice: number])[] = [
-  ['a spare 18650', 8, 15], ['a half-wave whip', 20, 40], ['a 5 W solar panel', 25, 45], ['5 m of LMR-240 coax', 15, 30], ['an IP67 case', 12, 25], ['a 5.8 dBi omni', 55, 85],
+  ['a spare 18650', 8, 15],
+  ['a half-wave whip', 20, 40],
+  ['a 5 W solar panel', 25, 45],
+  ['5 m of LMR-240 coax', 15, 30],
+  ['an IP67 case', 12, 25],
+  ['a 5.8 dBi omni', 55, 85],
 ];
 
 const purchase: Exchange = ({ random, persona: p }) => {
@@ -166,7 +197,8 @@ const purchase: Exchange = ({ random, persona: p }) => {
   const before = p.spent;
   p.spent += price;
   const left = budgetLeft(p);
-  const verdict = left >= 0 ? `${left} ${p.region.currency} left of ${p.budget}.` : `that is ${-left} ${p.region.currency} over your ${p.budget} budget.`;
+  const verdict =
+    left >= 0 ? `${left} ${p.region.currency} left of ${p.budget}.` : `that is ${-left} ${p.region.currency} over your ${p.budget} budget.`;
   return [`bought ${item} for ${price} ${p.region.currency}. budget left?`, `${before} + ${price} = ${p.spent} spent, ${verdict}`];
 };
 
@@ -221,7 +253,10 @@ const replaceRelay: Exchange = ({ random, persona: p }) => {
 
 const raiseBudget: Exchange = ({ random, persona: p }) => {
   p.budget += random.pick([20, 30, 50]);
-  return [`raised my radio budget to ${p.budget} ${p.region.currency}`, `Updated: budget ${p.budget} ${p.region.currency}, ${p.spent} spent, ${budgetLeft(p)} left.`];
+  return [
+    `raised my radio budget to ${p.budget} ${p.region.currency}`,
+    `Updated: budget ${p.budget} ${p.region.currency}, ${p.spent} spent, ${budgetLeft(p)} left.`,
+  ];
 };
 
 const forwardMessage: Exchange = ({ random, persona: p }) => {
@@ -237,14 +272,19 @@ const channelLoad: Exchange = ({ random }) => {
   const utilization = random.integer(3, 45);
   const airtime = random.integer(1, 12);
   const verdict = utilization > 25 ? 'busy; the firmware starts delaying your packets near 25%.' : 'fine, lots of room.';
-  return [`ChUtil shows ${utilization}% and air util TX ${airtime}%, is that bad?`, `ChUtil ${utilization}% is ${verdict} TX ${airtime}% is yours; keep it under 10%.`];
+  return [
+    `ChUtil shows ${utilization}% and air util TX ${airtime}%, is that bad?`,
+    `ChUtil ${utilization}% is ${verdict} TX ${airtime}% is yours; keep it under 10%.`,
+  ];
 };
 
 const hopLimit: Exchange = ({ random, persona: p }) => {
   const hops = random.integer(2, 5);
   return [
     `is hop limit ${hops} enough to reach ${p.relay.name} from the trail?`,
-    hops >= 3 ? `${hops} is plenty: you are usually 1-2 hops from ${p.relay.name}. Higher only adds airtime.` : `${hops} is tight from the far side; set 3 for the trip.`,
+    hops >= 3
+      ? `${hops} is plenty: you are usually 1-2 hops from ${p.relay.name}. Higher only adds airtime.`
+      : `${hops} is tight from the far side; set 3 for the trip.`,
   ];
 };
 
@@ -267,7 +307,10 @@ function daylight(date: Date, southern: boolean): { rise: string; set: string; h
 const sunrise: Exchange = ({ random, persona }) => {
   const place = random.pick(persona.region.places);
   const { rise, set, hours } = daylight(persona.trip.startDate, persona.region.loraRegion === 'ANZ');
-  return [`sunrise at ${place} on ${formatDate(persona.trip.startDate)}?`, `About ${rise} local, sunset about ${set}. ${hours.toFixed(1)} h of daylight.`];
+  return [
+    `sunrise at ${place} on ${formatDate(persona.trip.startDate)}?`,
+    `About ${rise} local, sunset about ${set}. ${hours.toFixed(1)} h of daylight.`,
+  ];
 };
 
 const water: Exchange = ({ random, persona }) => {
@@ -289,8 +332,25 @@ const smallTalk: Exchange = ({ random }) => random.pick(smallTalkPairs);
 
 /** The topics after the intro, with relative weights: questions, reports, recalls and fact changes. */
 export const topicExchanges: readonly (readonly [exchange: Exchange, weight: number])[] = [
-  [weather, 8], [signalReport, 9], [positionReport, 6], [batteryVoltage, 5], [gpsBattery, 4], [purchase, 4],
-  [recallRelay, 3], [recallTrip, 3], [recallBudget, 2], [recallSignal, 3], [recallIdentity, 2],
-  [moveTrip, 1], [replaceRelay, 1], [raiseBudget, 1], [forwardMessage, 5], [channelLoad, 3], [hopLimit, 2],
-  [regionSetting, 1], [sunrise, 3], [water, 4], [smallTalk, 8],
+  [weather, 8],
+  [signalReport, 9],
+  [positionReport, 6],
+  [batteryVoltage, 5],
+  [gpsBattery, 4],
+  [purchase, 4],
+  [recallRelay, 3],
+  [recallTrip, 3],
+  [recallBudget, 2],
+  [recallSignal, 3],
+  [recallIdentity, 2],
+  [moveTrip, 1],
+  [replaceRelay, 1],
+  [raiseBudget, 1],
+  [forwardMessage, 5],
+  [channelLoad, 3],
+  [hopLimit, 2],
+  [regionSetting, 1],
+  [sunrise, 3],
+  [water, 4],
+  [smallTalk, 8],
 ];

@@ -76,7 +76,18 @@ const regions: readonly MeshRegion[] = [
     currency: 'USD',
     utcOffsetHours: -7,
     towns: ['Hood River', 'Bend', 'Leavenworth', 'Sisters', 'Government Camp'],
-    places: ['Mirror Lake', 'Cloud Cap', 'Ramona Falls', 'Elk Cove', 'Paradise Park', 'Timberline Lodge', 'Zigzag Canyon', 'Cairn Basin', 'Newton Creek', 'Bald Mountain'],
+    places: [
+      'Mirror Lake',
+      'Cloud Cap',
+      'Ramona Falls',
+      'Elk Cove',
+      'Paradise Park',
+      'Timberline Lodge',
+      'Zigzag Canyon',
+      'Cairn Basin',
+      'Newton Creek',
+      'Bald Mountain',
+    ],
     relaySites: ['Larch Mountain', 'Hood River Mountain', 'Mount Defiance', 'Tom Dick Peak', 'Lookout Mountain'],
     routes: [
       { name: 'Timberline Trail', lengthKm: 65, days: 4 },
@@ -91,7 +102,18 @@ const regions: readonly MeshRegion[] = [
     currency: 'GBP',
     utcOffsetHours: 1,
     towns: ['Aviemore', 'Braemar', 'Kingussie', 'Nethy Bridge', 'Glenmore'],
-    places: ['Loch Avon', 'Cairn Gorm summit', 'Ryvoan bothy', 'Lairig Ghru', 'Corrour bothy', 'Derry Lodge', 'Loch Etchachan', 'Shelter Stone', 'Ben Macdui', 'Glen Feshie'],
+    places: [
+      'Loch Avon',
+      'Cairn Gorm summit',
+      'Ryvoan bothy',
+      'Lairig Ghru',
+      'Corrour bothy',
+      'Derry Lodge',
+      'Loch Etchachan',
+      'Shelter Stone',
+      'Ben Macdui',
+      'Glen Feshie',
+    ],
     relaySites: ['Meall a Bhuachaille', 'Creag Bheag', 'Craigellachie', 'Morrone', 'Carn Daimh'],
     routes: [
       { name: 'Cairngorm 4000s', lengthKm: 32, days: 2 },
@@ -106,7 +128,18 @@ const regions: readonly MeshRegion[] = [
     currency: 'EUR',
     utcOffsetHours: 2,
     towns: ['Chamonix', 'Les Houches', 'Argentiere', 'Courmayeur', 'Les Contamines'],
-    places: ['Lac Blanc', 'Col de la Seigne', 'Refuge Bonatti', 'Col du Bonhomme', 'Grand Col Ferret', 'La Flegere', 'Champex', 'Refuge de Miage', 'Trient', 'Col de Balme'],
+    places: [
+      'Lac Blanc',
+      'Col de la Seigne',
+      'Refuge Bonatti',
+      'Col du Bonhomme',
+      'Grand Col Ferret',
+      'La Flegere',
+      'Champex',
+      'Refuge de Miage',
+      'Trient',
+      'Col de Balme',
+    ],
     relaySites: ['Le Brevent', 'Aiguillette des Posettes', 'Mont Chetif', 'Tete de Balme', 'Le Prarion'],
     routes: [
       { name: 'Tour du Mont Blanc', lengthKm: 170, days: 10 },
@@ -121,7 +154,18 @@ const regions: readonly MeshRegion[] = [
     currency: 'NZD',
     utcOffsetHours: 12,
     towns: ['National Park', 'Ohakune', 'Turangi', 'Whakapapa', 'Taupo'],
-    places: ['Mangatepopo Hut', 'Red Crater', 'Emerald Lakes', 'Oturere Hut', 'Waihohonu Hut', 'Tama Lakes', 'Ketetahi', 'South Crater', 'Taranaki Falls', 'Blue Lake'],
+    places: [
+      'Mangatepopo Hut',
+      'Red Crater',
+      'Emerald Lakes',
+      'Oturere Hut',
+      'Waihohonu Hut',
+      'Tama Lakes',
+      'Ketetahi',
+      'South Crater',
+      'Taranaki Falls',
+      'Blue Lake',
+    ],
     relaySites: ['Mount Pihanga', 'Hauhungatahi', 'Mount Ruapehu Top Station', 'Tongariro Summit', 'Kakaramea'],
     routes: [
       { name: 'Tongariro Northern Circuit', lengthKm: 43, days: 3 },
@@ -140,7 +184,24 @@ const devices: readonly MeshDevice[] = [
   { name: 'Station G2', drawMinMilliamps: 70, drawMaxMilliamps: 110 },
 ];
 
-const firstNames = ['Maren', 'Tomas', 'Ines', 'Priya', 'Jonas', 'Aiko', 'Callum', 'Zofia', 'Dario', 'Leila', 'Nils', 'Rosa', 'Emeka', 'Hana', 'Oskar', 'Wren'];
+const firstNames = [
+  'Maren',
+  'Tomas',
+  'Ines',
+  'Priya',
+  'Jonas',
+  'Aiko',
+  'Callum',
+  'Zofia',
+  'Dario',
+  'Leila',
+  'Nils',
+  'Rosa',
+  'Emeka',
+  'Hana',
+  'Oskar',
+  'Wren',
+];
 const relaySuffixes = ['RIDGE', 'RLY', 'SOLAR', 'PEAK', 'HILL', 'TOWER', 'MESH'];
 const letters = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 

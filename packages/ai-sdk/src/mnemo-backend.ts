@@ -35,7 +35,11 @@ export interface MnemoBackend {
   /** The newest `count` stored messages, oldest first (fewer when the conversation is shorter; none when it does not exist). */
   tail(scope: ScopeInput, count: number, options?: CallOptions): Promise<StoredTurn[]>;
   /** The context to send, in the OpenAI chat wire shape, with mnemo's report. */
-  buildContext(scope: ScopeInput, context: BackendContextOptions, options?: CallOptions): Promise<{ messages: OpenAiChatMessage[]; report: ContextReport }>;
+  buildContext(
+    scope: ScopeInput,
+    context: BackendContextOptions,
+    options?: CallOptions,
+  ): Promise<{ messages: OpenAiChatMessage[]; report: ContextReport }>;
 }
 
 /** A backend over a library `Memory` (`createMemory` of `@mnemo/core`); the caller keeps and closes it. */
@@ -78,7 +82,10 @@ export function httpBackend(options: HttpBackendOptions): MnemoBackend {
     try {
       response = await send(`${base}${path}`, {
         method,
-        headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(options.apiKey === undefined ? {} : { authorization: `Bearer ${options.apiKey}` }) },
+        headers: {
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(options.apiKey === undefined ? {} : { authorization: `Bearer ${options.apiKey}` }),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         ...(callOptions?.signal === undefined ? {} : { signal: callOptions.signal }),
       });
@@ -102,22 +109,29 @@ export function httpBackend(options: HttpBackendOptions): MnemoBackend {
       const conversation = await request<{ messageCount: number }>('GET', at(scope), undefined, callOptions);
       if (conversation === undefined || conversation.messageCount === 0) return [];
       const afterSeq = Math.max(0, conversation.messageCount - count);
-      const page = await request<{ items: { role: MessageInput['role']; content: string; toolCallId?: string; toolCalls?: { id: string }[] }[] }>(
-        'GET',
-        at(scope, '/messages', { after_seq: String(afterSeq), limit: String(count) }),
-        undefined,
-        callOptions,
-      );
+      const page = await request<{
+        items: { role: MessageInput['role']; content: string; toolCallId?: string; toolCalls?: { id: string }[] }[];
+      }>('GET', at(scope, '/messages', { after_seq: String(afterSeq), limit: String(count) }), undefined, callOptions);
       return (page?.items ?? []).map(turnOf);
     },
     async buildContext(scope: ScopeInput, context: BackendContextOptions, callOptions?: CallOptions) {
-      const built = await request<{ messages: OpenAiChatMessage[]; report: ContextReport }>('POST', at(scope, '/context'), context, callOptions);
+      const built = await request<{ messages: OpenAiChatMessage[]; report: ContextReport }>(
+        'POST',
+        at(scope, '/context'),
+        context,
+        callOptions,
+      );
       return built!;
     },
   });
 }
 
-function turnOf(message: { role: MessageInput['role']; content: string; toolCallId?: string; toolCalls?: readonly { id: string }[] }): StoredTurn {
+function turnOf(message: {
+  role: MessageInput['role'];
+  content: string;
+  toolCallId?: string;
+  toolCalls?: readonly { id: string }[];
+}): StoredTurn {
   return {
     role: message.role,
     content: message.content,

@@ -1,4 +1,9 @@
-import type { LanguageModelV3CallOptions, LanguageModelV3Content, LanguageModelV3Middleware, LanguageModelV3StreamPart } from '@ai-sdk/provider';
+import type {
+  LanguageModelV3CallOptions,
+  LanguageModelV3Content,
+  LanguageModelV3Middleware,
+  LanguageModelV3StreamPart,
+} from '@ai-sdk/provider';
 import { MemoryError, type ContextPolicy, type ContextReport, type Memory, type ScopeInput } from '@mnemo/core';
 import { httpBackend, memoryBackend, type HttpBackendOptions, type MnemoBackend } from './mnemo-backend.js';
 import { endsWith, readPrompt, replyOf, toPrompt, type PromptTurns } from './prompt-turns.js';
@@ -25,7 +30,6 @@ interface CallState {
   readonly scope: ScopeInput;
   readonly turns: PromptTurns;
 }
-
 
 /**
  * An AI SDK language-model middleware (`wrapLanguageModel({ model, middleware: mnemoMiddleware(...) })`):
@@ -107,14 +111,19 @@ function scopeOf(params: LanguageModelV3CallOptions, fallback: ScopeInput | unde
   const named = params.providerOptions?.mnemo as Partial<Record<keyof ScopeInput, unknown>> | undefined;
   const pick = (field: keyof ScopeInput) => {
     const value = named?.[field] ?? fallback?.[field];
-    if (value !== undefined && typeof value !== 'string') throw new MemoryError('invalid_input', `providerOptions.mnemo.${field} must be a string`, { details: { field } });
+    if (value !== undefined && typeof value !== 'string')
+      throw new MemoryError('invalid_input', `providerOptions.mnemo.${field} must be a string`, { details: { field } });
     return value;
   };
   const conversationId = pick('conversationId');
   if (conversationId === undefined) {
-    throw new MemoryError('invalid_input', 'no conversation: pass mnemoMiddleware({ scope: { conversationId } }) or providerOptions: { mnemo: { conversationId } } on the call', {
-      details: { field: 'conversationId' },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      'no conversation: pass mnemoMiddleware({ scope: { conversationId } }) or providerOptions: { mnemo: { conversationId } } on the call',
+      {
+        details: { field: 'conversationId' },
+      },
+    );
   }
   const userId = pick('userId');
   const tenantId = pick('tenantId');
@@ -123,7 +132,10 @@ function scopeOf(params: LanguageModelV3CallOptions, fallback: ScopeInput | unde
 
 function stateOf(states: WeakMap<LanguageModelV3CallOptions, CallState>, params: LanguageModelV3CallOptions): CallState {
   const state = states.get(params);
-  if (state === undefined) throw new MemoryError('invalid_input', 'mnemoMiddleware: the call did not pass through its transformParams (use it as one middleware of wrapLanguageModel)');
+  if (state === undefined)
+    throw new MemoryError(
+      'invalid_input',
+      'mnemoMiddleware: the call did not pass through its transformParams (use it as one middleware of wrapLanguageModel)',
+    );
   return state;
 }
-

@@ -1,4 +1,9 @@
-import type { LanguageModelV3Content, LanguageModelV3Message, LanguageModelV3Prompt, LanguageModelV3ToolResultOutput } from '@ai-sdk/provider';
+import type {
+  LanguageModelV3Content,
+  LanguageModelV3Message,
+  LanguageModelV3Prompt,
+  LanguageModelV3ToolResultOutput,
+} from '@ai-sdk/provider';
 import type { MessageInput, OpenAiChatMessage } from '@mnemo/core';
 import type { StoredTurn } from './mnemo-backend.js';
 
@@ -36,14 +41,19 @@ export function readPrompt(prompt: LanguageModelV3Prompt): PromptTurns {
 export function endsWith(tail: readonly StoredTurn[], turns: readonly MessageInput[]): boolean {
   if (turns.length === 0 || tail.length < turns.length) return false;
   const last = tail.slice(tail.length - turns.length);
-  return turns.every((turn, index) => last[index]!.role === turn.role && last[index]!.content === turn.content && last[index]!.toolCallId === turn.toolCallId);
+  return turns.every(
+    (turn, index) =>
+      last[index]!.role === turn.role && last[index]!.content === turn.content && last[index]!.toolCallId === turn.toolCallId,
+  );
 }
 
 /** The assistant message to store for a model's reply (text and tool calls), or `undefined` when it said nothing storable. */
 export function replyOf(content: readonly LanguageModelV3Content[]): MessageInput | undefined {
   const text = content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
   const toolCalls = content.flatMap((part) =>
-    part.type === 'tool-call' && part.providerExecuted !== true ? [{ id: part.toolCallId, type: 'function' as const, function: { name: part.toolName, arguments: part.input } }] : [],
+    part.type === 'tool-call' && part.providerExecuted !== true
+      ? [{ id: part.toolCallId, type: 'function' as const, function: { name: part.toolName, arguments: part.input } }]
+      : [],
   );
   if (text === '' && toolCalls.length === 0) return undefined;
   return { role: 'assistant', content: text, ...(toolCalls.length === 0 ? {} : { toolCalls }), metadata: { source: 'ai-sdk' } };
@@ -67,19 +77,39 @@ export function toPrompt(context: readonly OpenAiChatMessage[], turns: PromptTur
           role: 'assistant',
           content: [
             ...(message.content === null || message.content === '' ? [] : [{ type: 'text' as const, text: message.content }]),
-            ...(message.tool_calls ?? []).map((call) => ({ type: 'tool-call' as const, toolCallId: call.id, toolName: call.function.name, input: parseInput(call.function.arguments) })),
+            ...(message.tool_calls ?? []).map((call) => ({
+              type: 'tool-call' as const,
+              toolCallId: call.id,
+              toolName: call.function.name,
+              input: parseInput(call.function.arguments),
+            })),
           ],
         };
       }
       case 'tool': {
         const toolCallId = message.tool_call_id ?? '';
-        return { role: 'tool', content: [{ type: 'tool-result', toolCallId, toolName: toolNames.get(toolCallId) ?? message.name ?? 'tool', output: { type: 'text', value: message.content ?? '' } }] };
+        return {
+          role: 'tool',
+          content: [
+            {
+              type: 'tool-result',
+              toolCallId,
+              toolName: toolNames.get(toolCallId) ?? message.name ?? 'tool',
+              output: { type: 'text', value: message.content ?? '' },
+            },
+          ],
+        };
       }
     }
   });
   const storedCount = turns.toStore.length;
   const tail = context.slice(context.length - storedCount);
-  const sameTail = storedCount > 0 && tail.length === storedCount && tail.every((message, index) => message.role === turns.toStore[index]!.role && (message.content ?? '') === turns.toStore[index]!.content);
+  const sameTail =
+    storedCount > 0 &&
+    tail.length === storedCount &&
+    tail.every(
+      (message, index) => message.role === turns.toStore[index]!.role && (message.content ?? '') === turns.toStore[index]!.content,
+    );
   return sameTail ? [...prompt.slice(0, prompt.length - storedCount), ...turns.fresh] : prompt;
 }
 
@@ -94,14 +124,18 @@ function storedOf(message: LanguageModelV3Message): MessageInput[] {
       return [];
     case 'tool':
       return message.content.flatMap((part) =>
-        part.type === 'tool-result' ? [{ role: 'tool' as const, content: outputText(part.output), toolCallId: part.toolCallId, name: part.toolName }] : [],
+        part.type === 'tool-result'
+          ? [{ role: 'tool' as const, content: outputText(part.output), toolCallId: part.toolCallId, name: part.toolName }]
+          : [],
       );
   }
 }
 
 /** A user message's text; a part that is no text (an image, a file) is stored as a short note of what it was. */
 function textOf(content: Extract<LanguageModelV3Message, { role: 'user' }>['content']): string {
-  return content.map((part) => (part.type === 'text' ? part.text : `[${part.mediaType} file${part.filename === undefined ? '' : ` ${part.filename}`}]`)).join('\n');
+  return content
+    .map((part) => (part.type === 'text' ? part.text : `[${part.mediaType} file${part.filename === undefined ? '' : ` ${part.filename}`}]`))
+    .join('\n');
 }
 
 function outputText(output: LanguageModelV3ToolResultOutput): string {
@@ -115,7 +149,9 @@ function outputText(output: LanguageModelV3ToolResultOutput): string {
     case 'execution-denied':
       return `execution denied${output.reason === undefined ? '' : `: ${output.reason}`}`;
     case 'content':
-      return output.value.map((part) => (part.type === 'text' ? part.text : `[${'mediaType' in part ? part.mediaType : 'file'}]`)).join('\n');
+      return output.value
+        .map((part) => (part.type === 'text' ? part.text : `[${'mediaType' in part ? part.mediaType : 'file'}]`))
+        .join('\n');
   }
 }
 

@@ -7,7 +7,9 @@ try {
   await import(entry.href);
 } catch (error) {
   if (error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes(entry.pathname)) {
-    process.stderr.write(`mnemo is not built yet (${entry.pathname} is missing): run \`npm install\` or \`npm run build\` in the repository first\n`);
+    process.stderr.write(
+      `mnemo is not built yet (${entry.pathname} is missing): run \`npm install\` or \`npm run build\` in the repository first\n`,
+    );
     process.exit(2);
   }
   throw error;

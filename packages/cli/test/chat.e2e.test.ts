@@ -24,7 +24,9 @@ function endpoint(target: ScriptedOpenAiServer): Record<string, string> {
 
 describe('mnemo chat', () => {
   it('answers each piped line, stores all four turns in order and sends the built context', async () => {
-    server = await startScriptedOpenAiServer({ replies: [{ content: 'Hi Maren, loud and clear.' }, { content: 'Node 7 last heard 2 min ago.' }] });
+    server = await startScriptedOpenAiServer({
+      replies: [{ content: 'Hi Maren, loud and clear.' }, { content: 'Node 7 last heard 2 min ago.' }],
+    });
 
     const run = await runMnemo(['chat', '--system', 'Reply in 150 characters or fewer.'], {
       cwd: work.path,
@@ -55,7 +57,9 @@ describe('mnemo chat', () => {
   });
 
   it('sends only what fits the budget once the history outgrows it', async () => {
-    server = await startScriptedOpenAiServer({ replies: [{ content: 'First answer, long enough to take some room in the budget.' }, { content: 'Second.' }] });
+    server = await startScriptedOpenAiServer({
+      replies: [{ content: 'First answer, long enough to take some room in the budget.' }, { content: 'Second.' }],
+    });
 
     const run = await runMnemo(['chat', '--max-tokens', '20', '--conversation', 'node-7', '--db', 'bot.db'], {
       cwd: work.path,
@@ -99,11 +103,14 @@ describe('mnemo chat', () => {
   it('exits 2 before the first turn when the system prompt alone is over the budget', async () => {
     server = await startScriptedOpenAiServer({ replies: [{ content: 'never sent' }] });
 
-    const run = await runMnemo(['chat', '--max-tokens', '10', '--system', 'Reply in metric units, in 150 characters or fewer, never with emoji.'], {
-      cwd: work.path,
-      env: endpoint(server),
-      input: 'hello\n',
-    });
+    const run = await runMnemo(
+      ['chat', '--max-tokens', '10', '--system', 'Reply in metric units, in 150 characters or fewer, never with emoji.'],
+      {
+        cwd: work.path,
+        env: endpoint(server),
+        input: 'hello\n',
+      },
+    );
 
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/^mnemo: the system prompt alone needs \d+ tokens, over maxTokens 10/);
@@ -113,7 +120,10 @@ describe('mnemo chat', () => {
 
   it('takes the endpoint from mnemo.config.json when the environment has none', async () => {
     server = await startScriptedOpenAiServer({ replies: [{ content: 'configured by file' }], apiKey: 'sk-file' });
-    await writeFile(join(work.path, 'mnemo.config.json'), JSON.stringify({ llm: { baseUrl: server.baseUrl, model: 'file-model', apiKey: 'sk-file' } }));
+    await writeFile(
+      join(work.path, 'mnemo.config.json'),
+      JSON.stringify({ llm: { baseUrl: server.baseUrl, model: 'file-model', apiKey: 'sk-file' } }),
+    );
 
     const run = await runMnemo(['chat'], { cwd: work.path, input: 'hi\n' });
 

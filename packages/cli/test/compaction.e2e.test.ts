@@ -60,9 +60,14 @@ interface ExpandJson {
 /** Replays a transcript into `r.db` and returns the id of the conversation it kept. */
 async function replayIntoDatabase(turns: number, maxTokens: number): Promise<string> {
   await writeFile(join(work.path, 'mesh.jsonl'), meshTranscript(turns));
-  const replay = await runMnemo(['replay', 'mesh.jsonl', '--db', 'r.db', '--policy', 'summary', '--max-tokens', String(maxTokens), '--json'], { cwd: work.path });
+  const replay = await runMnemo(
+    ['replay', 'mesh.jsonl', '--db', 'r.db', '--policy', 'summary', '--max-tokens', String(maxTokens), '--json'],
+    { cwd: work.path },
+  );
   expect(replay.code).toBe(0);
-  const stats = JSON.parse((await runMnemo(['stats', '--db', 'r.db', '--json'], { cwd: work.path })).stdout) as { conversations: { conversationId: string }[] };
+  const stats = JSON.parse((await runMnemo(['stats', '--db', 'r.db', '--json'], { cwd: work.path })).stdout) as {
+    conversations: { conversationId: string }[];
+  };
   return stats.conversations[0]!.conversationId;
 }
 
@@ -100,7 +105,8 @@ describe('mnemo summaries', spawnHeavy, () => {
     expectConsistentSummaries(listed.summaries, listed.watermark);
     const table = await runMnemo(['summaries', conversationId, '--db', 'r.db'], { cwd: work.path });
     expect(table.stdout).toMatch(/^id\s+level\s+messages\s+tokens\s+summarizer\s+prompt \+ output\s+folded\s+created$/m);
-    for (const summary of listed.summaries) expect(table.stdout).toMatch(new RegExp(`^${summary.id}\\s+${summary.level}\\s+1–${summary.toSeq}\\s`, 'm'));
+    for (const summary of listed.summaries)
+      expect(table.stdout).toMatch(new RegExp(`^${summary.id}\\s+${summary.level}\\s+1–${summary.toSeq}\\s`, 'm'));
   });
 
   it('exits 2 for an unknown conversation and for a conversation of another user', async () => {
@@ -131,7 +137,9 @@ describe('mnemo compact', spawnHeavy, () => {
     expect(compacted.watermark.after).toBeGreaterThan(before.watermark);
     expect(compacted.watermark.after).toBeLessThan(compacted.messages);
     const after = await runJson<SummariesJson>(['summaries', conversationId, '--db', 'r.db', '--json']);
-    expect(after.summaries.map((summary) => summary.id)).toEqual([...before.summaries, ...compacted.summaries].map((summary) => summary.id));
+    expect(after.summaries.map((summary) => summary.id)).toEqual(
+      [...before.summaries, ...compacted.summaries].map((summary) => summary.id),
+    );
     expectConsistentSummaries(after.summaries, compacted.watermark.after);
     const stats = await runJson<{ summarizedThroughSeq: number; summaryCount: number; latestSummaryId: string }>([
       'stats',
@@ -141,10 +149,21 @@ describe('mnemo compact', spawnHeavy, () => {
       conversationId,
       '--json',
     ]);
-    expect(stats).toMatchObject({ summarizedThroughSeq: compacted.watermark.after, summaryCount: after.summaries.length, latestSummaryId: after.summaries.at(-1)!.id });
+    expect(stats).toMatchObject({
+      summarizedThroughSeq: compacted.watermark.after,
+      summaryCount: after.summaries.length,
+      latestSummaryId: after.summaries.at(-1)!.id,
+    });
     const statsTable = await runMnemo(['stats', '--db', 'r.db', '--conversation', conversationId], { cwd: work.path });
-    expect(statsTable.stdout).toMatch(new RegExp(`^watermark\\s+messages 1–${compacted.watermark.after} summarized \\([\\d,]+ tokens\\), ${compacted.messages - compacted.watermark.after} raw$`, 'm'));
-    expect(statsTable.stdout).toMatch(new RegExp(`^summaries\\s+${after.summaries.length} \\(latest ${after.summaries.at(-1)!.id}\\)$`, 'm'));
+    expect(statsTable.stdout).toMatch(
+      new RegExp(
+        `^watermark\\s+messages 1–${compacted.watermark.after} summarized \\([\\d,]+ tokens\\), ${compacted.messages - compacted.watermark.after} raw$`,
+        'm',
+      ),
+    );
+    expect(statsTable.stdout).toMatch(
+      new RegExp(`^summaries\\s+${after.summaries.length} \\(latest ${after.summaries.at(-1)!.id}\\)$`, 'm'),
+    );
     expect(statsTable.stdout).toMatch(/^net saved tokens\s+-?[\d,]+ \(-?[\d.]+%, after the summarizer's tokens\)$/m);
 
     const again = await runMnemo(['compact', conversationId, '--db', 'r.db', '--max-tokens', '2000'], { cwd: work.path });
@@ -162,7 +181,10 @@ describe('mnemo compact', spawnHeavy, () => {
     const compacted = await runJson<CompactJson>(['compact', conversationId, '--db', 'r.db', '--json'], endpoint);
 
     expect(compacted.summaries).toHaveLength(1);
-    expect(compacted.summaries[0]).toMatchObject({ summarizer: 'openai:mesh-model', content: 'Node 7 routes via the ridge relay at 3 to 8 hops.' });
+    expect(compacted.summaries[0]).toMatchObject({
+      summarizer: 'openai:mesh-model',
+      content: 'Node 7 routes via the ridge relay at 3 to 8 hops.',
+    });
     expect(compacted.summaries[0]!.fallbackReason).toBeUndefined();
     expect(server.requests.map((request) => (request.body as { model: string }).model)).toEqual(['mesh-model']);
 
@@ -170,7 +192,9 @@ describe('mnemo compact', spawnHeavy, () => {
     // The summarizer retries twice, so three 500s make it fall back; the script is then used up.
     server = await startScriptedOpenAiServer({ replies: [{ status: 500 }, { status: 500 }, { status: 500 }] });
     await runMnemo(['replay', 'mesh.jsonl', '--db', 'r2.db', '--max-tokens', '100000', '--json'], { cwd: work.path });
-    const second = JSON.parse((await runMnemo(['stats', '--db', 'r2.db', '--json'], { cwd: work.path })).stdout) as { conversations: { conversationId: string }[] };
+    const second = JSON.parse((await runMnemo(['stats', '--db', 'r2.db', '--json'], { cwd: work.path })).stdout) as {
+      conversations: { conversationId: string }[];
+    };
 
     const fallback = await runMnemo(['compact', second.conversations[0]!.conversationId, '--db', 'r2.db'], {
       cwd: work.path,
@@ -218,7 +242,9 @@ describe('mnemo expand', spawnHeavy, () => {
     const id = summaries[0]!.id;
 
     const otherUser = await runMnemo(['expand', id, '--db', 'r.db', '--user', 'someone-else'], { cwd: work.path });
-    const otherTenant = await runMnemo(['expand', id, '--db', 'r.db', '--tenant', 'other-tenant', '--conversation', conversationId], { cwd: work.path });
+    const otherTenant = await runMnemo(['expand', id, '--db', 'r.db', '--tenant', 'other-tenant', '--conversation', conversationId], {
+      cwd: work.path,
+    });
     const unknown = await runMnemo(['expand', 'no-such-summary', '--db', 'r.db'], { cwd: work.path });
 
     for (const run of [otherUser, otherTenant]) {

@@ -75,7 +75,12 @@ for (const fixture of fixtures) {
         worker: { autoStart: false },
         compaction: { settings: { triggerTokens: 120, keepRecentTokens: 40, keepRecentTurns: 1, maxSummaryTokens: 120 } },
       });
-      const app = createServerApp({ memory, logger: pino({ level: 'silent' }), llm: { baseUrl: upstream.baseUrl }, routes: [mountProxyRoutes, mountMcpRoutes, mountInspectorRoutes] });
+      const app = createServerApp({
+        memory,
+        logger: pino({ level: 'silent' }),
+        llm: { baseUrl: upstream.baseUrl },
+        routes: [mountProxyRoutes, mountMcpRoutes, mountInspectorRoutes],
+      });
       server = await startServer({ app, port: 0 });
       await seed();
     }, 60_000);
@@ -88,7 +93,8 @@ for (const fixture of fixtures) {
       await opened?.cleanup();
     });
 
-    const post = (path: string, body: unknown) => fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) =>
+      fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const text = async (path: string) => {
       const response = await fetch(`${server.url}${path}`);
       expect(response.status, path).toBeLessThan(500);
@@ -105,7 +111,14 @@ for (const fixture of fixtures) {
     async function seed(): Promise<void> {
       const before = ['My name is Maren and I live in Tromso.', 'I like fishing near the fjord on Fridays.'];
       const secret = `My callsign is ${phrase} and I use the relay ${phrase} on the ridge.`;
-      const call = { id: 'call-1', type: 'function', function: { name: 'memory', arguments: JSON.stringify({ command: 'create', path: '/memories/callsign.md', file_text: `callsign ${phrase}` }) } };
+      const call = {
+        id: 'call-1',
+        type: 'function',
+        function: {
+          name: 'memory',
+          arguments: JSON.stringify({ command: 'create', path: '/memories/callsign.md', file_text: `callsign ${phrase}` }),
+        },
+      };
       const after = [
         'The weather on the ridge was clear today and the solar panel charged well.',
         'My battery pack holds 10000 mAh and lasts three days in the cold.',
@@ -121,23 +134,48 @@ for (const fixture of fixtures) {
         ...after.map((content) => ({ role: 'user', content })),
       ];
       expect((await post(`/v1/conversations/${userA}/messages`, { messages })).status).toBe(201);
-      await memory.memoryTool.run({ tenantId: 'default', userId: userA }, { command: 'create', path: '/memories/callsign.md', file_text: `callsign ${phrase}` });
-      await memory.memoryTool.run({ tenantId: 'default', userId: userA }, { command: 'create', path: '/memories/other.md', file_text: 'Maren fishes on Fridays' });
+      await memory.memoryTool.run(
+        { tenantId: 'default', userId: userA },
+        { command: 'create', path: '/memories/callsign.md', file_text: `callsign ${phrase}` },
+      );
+      await memory.memoryTool.run(
+        { tenantId: 'default', userId: userA },
+        { command: 'create', path: '/memories/other.md', file_text: 'Maren fishes on Fridays' },
+      );
       for (let turn = 0; turn < 6; turn += 1) {
-        expect((await post(`/v1/conversations/${userB}/messages`, { messages: [{ role: 'user', content: `Turn ${turn}: the harbour relay SNR is ${turn - 9} dB.` }] })).status).toBe(201);
+        expect(
+          (
+            await post(`/v1/conversations/${userB}/messages`, {
+              messages: [{ role: 'user', content: `Turn ${turn}: the harbour relay SNR is ${turn - 9} dB.` }],
+            })
+          ).status,
+        ).toBe(201);
       }
       while ((await memory.runPendingJobs()) > 0);
     }
 
     async function everything(): Promise<string[]> {
       const client = await mcp();
-      const tool = async (name: string, args: Record<string, unknown>) => JSON.stringify(await client.callTool({ name, arguments: { user_id: userA, ...args } }));
+      const tool = async (name: string, args: Record<string, unknown>) =>
+        JSON.stringify(await client.callTool({ name, arguments: { user_id: userA, ...args } }));
       const answers: string[] = [];
       for (const policy of ['full', 'window', 'token-window', 'summary', 'hybrid']) {
-        answers.push(await (await post(`/v1/conversations/${userA}/context`, { policy, maxTokens: 400, query: `callsign relay ${phrase}` })).text());
+        answers.push(
+          await (await post(`/v1/conversations/${userA}/context`, { policy, maxTokens: 400, query: `callsign relay ${phrase}` })).text(),
+        );
       }
       for (const memoryType of ['buffer', 'token_buffer', 'summary', 'vector', 'hybrid']) {
-        answers.push(await (await post('/v1/memory/context', { conversation_id: userA, user_id: userA, max_tokens: 400, memory_type: memoryType, query: `callsign ${phrase}` })).text());
+        answers.push(
+          await (
+            await post('/v1/memory/context', {
+              conversation_id: userA,
+              user_id: userA,
+              max_tokens: 400,
+              memory_type: memoryType,
+              query: `callsign ${phrase}`,
+            })
+          ).text(),
+        );
       }
       const summaries = await memory.listSummaries({ userId: userA, conversationId: userA });
       answers.push(
@@ -145,7 +183,13 @@ for (const fixture of fixtures) {
         await text(`/v1/recall?q=callsign%20${phrase}&user_id=${userA}`),
         await text(`/v1/facts?history=true&user_id=${userA}`),
         await text(`/v1/entities?user_id=${userA}`),
-        JSON.stringify(await Promise.all((await memory.graph.entities({ userId: userA })).map((entity) => memory.graph.neighbours({ userId: userA }, entity.id, 3, { includeHistory: true })))),
+        JSON.stringify(
+          await Promise.all(
+            (await memory.graph.entities({ userId: userA })).map((entity) =>
+              memory.graph.neighbours({ userId: userA }, entity.id, 3, { includeHistory: true }),
+            ),
+          ),
+        ),
         await text(`/v1/conversations/${userA}/messages?user_id=${userA}`),
         await text(`/v1/export?conversation=${userA}&user_id=${userA}`),
         await text(`/inspect/fragments/conversation/${userA}/${userA}`),
@@ -156,7 +200,9 @@ for (const fixture of fixtures) {
         await tool('recall', { query: `callsign ${phrase}` }),
         await tool('list_facts', { include_history: true }),
         await tool('memory', { command: 'view', path: '/memories' }),
-        await memory.memoryTool.run({ tenantId: 'default', userId: userA }, { command: 'view', path: '/memories/callsign.md' }).catch((error: unknown) => String(error)),
+        await memory.memoryTool
+          .run({ tenantId: 'default', userId: userA }, { command: 'view', path: '/memories/callsign.md' })
+          .catch((error: unknown) => String(error)),
         await text('/metrics'),
       );
       return answers;
@@ -185,13 +231,16 @@ for (const fixture of fixtures) {
       expect(summaries.length).toBeGreaterThan(0);
       expect(summaries.at(-1)!.content).toMatch(/Maren|Tromso|fishing/);
       expect(JSON.stringify(await memory.facts.list({ userId: userA }))).toContain('Maren');
-      expect(await memory.memoryTool.run({ tenantId: 'default', userId: userA }, { command: 'view', path: '/memories/other.md' })).toContain('Maren');
+      expect(
+        await memory.memoryTool.run({ tenantId: 'default', userId: userA }, { command: 'view', path: '/memories/other.md' }),
+      ).toContain('Maren');
       expect(await memory.listMessages({ userId: userB, conversationId: userB })).toEqual(bBefore);
       const audit = await (await fetch(`${server.url}/v1/users/${userA}/erasures`)).json();
       expect(JSON.stringify(audit)).toContain('"fromSeq":3');
       expect(JSON.stringify(audit)).not.toContain(phrase);
       if (opened.files !== undefined) {
-        for (const bytes of await opened.files()) expect(bytes.includes(Buffer.from(phrase)), 'the database file or WAL holds the phrase').toBe(false);
+        for (const bytes of await opened.files())
+          expect(bytes.includes(Buffer.from(phrase)), 'the database file or WAL holds the phrase').toBe(false);
       }
     }, 60_000);
   });

@@ -21,9 +21,15 @@ afterEach(async () => {
 async function storeMeshChatWithRelaySwitch(db: string): Promise<void> {
   const memory = createMemory({ store: createSqliteStore({ path: db }), worker: { autoStart: false } });
   try {
-    const lines = (await readFile(example, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { role: 'user' | 'assistant'; content: string });
+    const lines = (await readFile(example, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { role: 'user' | 'assistant'; content: string });
     const node = { userId: 'maren', conversationId: 'node-7' };
-    await memory.append(node, lines.map(({ role, content }) => ({ role, content })));
+    await memory.append(
+      node,
+      lines.map(({ role, content }) => ({ role, content })),
+    );
     await memory.append(node, [
       { role: 'user', content: 'update: I switched my main relay to BEAR-CREEK on Bear Butte, id !77aa0012' },
       { role: 'assistant', content: 'Noted: BEAR-CREEK is your main relay now.' },
@@ -51,7 +57,9 @@ describe('mnemo facts', () => {
       ['BEAR-CREEK', false],
     ]);
     // The table a person reads says the same.
-    const table = await runMnemo(['facts', 'list', '--user', 'maren', '--history', '--attribute', 'main_relay', '--db', 'mesh.db'], { cwd: work.path });
+    const table = await runMnemo(['facts', 'list', '--user', 'maren', '--history', '--attribute', 'main_relay', '--db', 'mesh.db'], {
+      cwd: work.path,
+    });
     expect(table.stdout).toMatch(/main_relay\s+LARCH-RIDGE\s+\S+\s+superseded /);
     expect(table.stdout).toMatch(/main_relay\s+BEAR-CREEK\s+\S+\s+current/);
   });
@@ -63,7 +71,10 @@ describe('mnemo facts', () => {
 
     const [corrected] = await facts(['correct', budget!.id, '150 dollars', '--user', 'maren', '--text', 'my budget is 150 dollars now']);
     expect(corrected).toMatchObject({ attribute: 'budget', value: '150 dollars', text: 'my budget is 150 dollars now' });
-    expect((await facts(['list', '--user', 'maren', '--attribute', 'budget', '--history'])).map((fact) => fact.value)).toEqual(['120 dollars', '150 dollars']);
+    expect((await facts(['list', '--user', 'maren', '--attribute', 'budget', '--history'])).map((fact) => fact.value)).toEqual([
+      '120 dollars',
+      '150 dollars',
+    ]);
 
     // Expiry: a past time hides the fact from current listings at once; as of a time before it, it was there.
     const [code] = await facts(['put', 'gate_code', '4417', '--user', 'maren', '--expires-at', '2020-06-01T00:00:00Z']);
@@ -92,7 +103,9 @@ describe('mnemo facts', () => {
 
   it('consolidates: a dry run writes nothing, then the vaguer duplicate is merged into the extracted fact', async () => {
     await storeMeshChatWithRelaySwitch(join(work.path, 'mesh.db'));
-    const [extracted] = (await facts(['list', '--user', 'maren', '--attribute', 'owns'])).filter((fact) => fact.value.includes('power bank'));
+    const [extracted] = (await facts(['list', '--user', 'maren', '--attribute', 'owns'])).filter((fact) =>
+      fact.value.includes('power bank'),
+    );
     expect(extracted?.value).toBe('a 10000 mAh power bank');
     const [vague] = await facts(['put', 'owns', 'power bank', '--user', 'maren']);
     const dry = await facts(['consolidate', '--dry-run', '--user', 'maren']);

@@ -26,7 +26,11 @@ interface Listening {
   readonly workers: number[];
 }
 
-async function startServe(db: string, extraArgs: readonly string[] = [], env: Record<string, string> = {}): Promise<{ serve: StartedMnemo; listening: Listening }> {
+async function startServe(
+  db: string,
+  extraArgs: readonly string[] = [],
+  env: Record<string, string> = {},
+): Promise<{ serve: StartedMnemo; listening: Listening }> {
   const serve = await startMnemo(['serve', '--port', '0', '--db', db, ...extraArgs], {
     cwd: work.path,
     env: { MNEMO_EMBEDDER: 'hashed', ...env },
@@ -41,11 +45,19 @@ async function startServe(db: string, extraArgs: readonly string[] = [], env: Re
 function send(url: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
   return new Promise((resolve, reject) => {
     const text = body === undefined ? undefined : JSON.stringify(body);
-    const outgoing = request(`${url}${path}`, { method: text === undefined ? 'GET' : 'POST', agent: false, headers: text === undefined ? {} : { 'content-type': 'application/json' } }, (response) => {
-      let data = '';
-      response.setEncoding('utf8').on('data', (chunk: string) => (data += chunk));
-      response.once('end', () => resolve({ status: response.statusCode ?? 0, json: JSON.parse(data) as unknown }));
-    });
+    const outgoing = request(
+      `${url}${path}`,
+      {
+        method: text === undefined ? 'GET' : 'POST',
+        agent: false,
+        headers: text === undefined ? {} : { 'content-type': 'application/json' },
+      },
+      (response) => {
+        let data = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (data += chunk));
+        response.once('end', () => resolve({ status: response.statusCode ?? 0, json: JSON.parse(data) as unknown }));
+      },
+    );
     outgoing.once('error', reject);
     outgoing.end(text);
   });
@@ -80,7 +92,11 @@ async function checkSharedServing(db: string, extraEnv: Record<string, string> =
   expect([...listening.httpProcesses, ...listening.workers]).not.toContain(serve.child.pid);
 
   for (let turn = 0; turn < 8; turn += 1) {
-    const added = await send(listening.url, '/v1/memory/add', { conversation_id: 'node-7', role: 'user', content: `node 7 reports ${turn + 3} hops to the gateway` });
+    const added = await send(listening.url, '/v1/memory/add', {
+      conversation_id: 'node-7',
+      role: 'user',
+      content: `node 7 reports ${turn + 3} hops to the gateway`,
+    });
     expect(added).toMatchObject({ status: 200, json: { seq: turn + 1 } });
   }
   // Whichever process answers, it reads what the other one stored.
@@ -89,7 +105,10 @@ async function checkSharedServing(db: string, extraEnv: Record<string, string> =
     expect(context.status).toBe(200);
     expect(JSON.stringify(context.json)).toContain('node 7 reports 10 hops');
   }
-  const routes = await waitFor(() => answeredBy(serve.stdout(), '/v1/memory/add'), (pids) => pids.size === 2);
+  const routes = await waitFor(
+    () => answeredBy(serve.stdout(), '/v1/memory/add'),
+    (pids) => pids.size === 2,
+  );
   expect([...routes].sort()).toEqual([...listening.httpProcesses].sort());
   expect([...answeredBy(serve.stdout(), '/v1/memory/context')].every((pid) => listening.httpProcesses.includes(pid))).toBe(true);
   // The workers run beside the HTTP processes, started once.
@@ -98,7 +117,11 @@ async function checkSharedServing(db: string, extraEnv: Record<string, string> =
 
   serve.child.kill('SIGTERM');
   expect(await serve.exited).toBe(0);
-  const alive = await waitFor(() => [...listening.httpProcesses, ...listening.workers].filter(isRunning), (pids) => pids.length === 0, 5000);
+  const alive = await waitFor(
+    () => [...listening.httpProcesses, ...listening.workers].filter(isRunning),
+    (pids) => pids.length === 0,
+    5000,
+  );
   expect(alive).toEqual([]);
   expect(serve.stdout()).toMatch(/"reason":"stop","msg":"HTTP process shutting down/);
 }
@@ -114,11 +137,14 @@ describe('mnemo serve --http-processes', () => {
     fromEnv.serve.child.kill('SIGTERM');
     expect(await fromEnv.serve.exited).toBe(0);
 
-    const single = await startMnemo(['serve', '--port', '0', '--db', join(work.path, 'single.db'), '--workers', '0', '--http-processes', '1'], {
-      cwd: work.path,
-      env: { MNEMO_EMBEDDER: 'none' },
-      ready: /"msg":"listening"/,
-    });
+    const single = await startMnemo(
+      ['serve', '--port', '0', '--db', join(work.path, 'single.db'), '--workers', '0', '--http-processes', '1'],
+      {
+        cwd: work.path,
+        env: { MNEMO_EMBEDDER: 'none' },
+        ready: /"msg":"listening"/,
+      },
+    );
     children.push(single.child);
     expect(single.ready.input).not.toContain('httpProcesses');
     expect(JSON.parse(single.ready.input)).toMatchObject({ workers: [] });

@@ -48,7 +48,9 @@ export interface InspectorBrowser {
  * (Scripts run in the page are strings: this file is type-checked without the DOM library.)
  */
 export async function showView(page: Page, route: string, view: string, timeoutMs = 30_000): Promise<void> {
-  await page.evaluate(`document.querySelector('[data-view]')?.setAttribute('data-stale', 'true'); location.hash = ${JSON.stringify(route)};`);
+  await page.evaluate(
+    `document.querySelector('[data-view]')?.setAttribute('data-stale', 'true'); location.hash = ${JSON.stringify(route)};`,
+  );
   await page.locator(`[data-view="${view}"]:not([data-stale])`).waitFor({ timeout: timeoutMs });
 }
 

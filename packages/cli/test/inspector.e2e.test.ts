@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import { createSqliteStore } from '@mnemo/sqlite';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { currentHash, launchInspectorBrowser, missingChromium, showView, type InspectorBrowser, type InspectorTab } from './inspector-browser.js';
+import {
+  currentHash,
+  launchInspectorBrowser,
+  missingChromium,
+  showView,
+  type InspectorBrowser,
+  type InspectorTab,
+} from './inspector-browser.js';
 import { inspectorSeed as seed, seedInspectorStore } from './inspector-seed.js';
 import { cliPath, makeWorkDirectory } from './run-mnemo.js';
 
@@ -28,7 +35,12 @@ interface PageElement {
 async function startServe(): Promise<string> {
   const child = spawn(process.execPath, [cliPath, 'serve', '--port', '0', '--db', db], {
     cwd: work.path,
-    env: { PATH: process.env['PATH'] ?? '', HOME: work.path, MNEMO_EMBEDDER: 'hashed', MNEMO_API_KEYS: `${seed.key}:${seed.tenant},${seed.otherKey}:${seed.otherTenant}` },
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      HOME: work.path,
+      MNEMO_EMBEDDER: 'hashed',
+      MNEMO_API_KEYS: `${seed.key}:${seed.tenant},${seed.otherKey}:${seed.otherTenant}`,
+    },
   });
   serve = child;
   let stdout = '';
@@ -143,7 +155,10 @@ if (missing !== undefined && !inCi) {
       const shown = tab.page.locator(`[data-expansion="${latest.id}"] [data-source-messages] tr[data-seq]`);
       await shown.first().waitFor();
       const rows = await shown.evaluateAll((elements: PageElement[]) =>
-        elements.map((row) => ({ seq: Number(row.getAttribute('data-seq')), content: row.querySelector('[data-content]')!.firstChild?.textContent ?? '' })),
+        elements.map((row) => ({
+          seq: Number(row.getAttribute('data-seq')),
+          content: row.querySelector('[data-content]')!.firstChild?.textContent ?? '',
+        })),
       );
       expect(rows).toEqual(stored.map((message) => ({ seq: message.seq, content: message.content })));
       expect(await tab.page.locator(`[data-folded="${summaries[0]!.id}"]`).count()).toBe(1);
@@ -173,7 +188,11 @@ if (missing !== undefined && !inCi) {
       // Keyword rank, BM25, vector similarity and fused score of the best hit (rows are best first): both retrievers found it.
       const scores = await recalled.first().locator('td.num').allTextContents();
       expect(scores[0]).toMatch(/^\d+$/);
-      expect(scores.slice(1)).toEqual([expect.stringMatching(/^\d\.\d{4}$/), expect.stringMatching(/^-?\d\.\d{4}$/), expect.stringMatching(/^\d\.\d{4}$/)]);
+      expect(scores.slice(1)).toEqual([
+        expect.stringMatching(/^\d\.\d{4}$/),
+        expect.stringMatching(/^-?\d\.\d{4}$/),
+        expect.stringMatching(/^\d\.\d{4}$/),
+      ]);
       await browser.screenshot(tab.page, 'next-request');
       expect(tab.problems).toEqual([]);
     }, 60_000);
@@ -186,7 +205,9 @@ if (missing !== undefined && !inCi) {
       const ledger = await readStore(async (store) => (await store.listUsage(scope, { limit: 1000 })).items);
       expect(ledger).toEqual(before);
       const requests = ledger.filter((entry) => entry.kind === 'context');
-      const points = await tab.page.locator('[data-plot] circle[data-point]').evaluateAll((elements: PageElement[]) => elements.map((point) => Number(point.getAttribute('data-point'))));
+      const points = await tab.page
+        .locator('[data-plot] circle[data-point]')
+        .evaluateAll((elements: PageElement[]) => elements.map((point) => Number(point.getAttribute('data-point'))));
       expect(points).toEqual(requests.map((entry) => entry.position));
       expect(await tab.page.locator('[data-plot] rect[data-compaction]').count()).toBe(ledger.length - requests.length);
       const sent = requests.reduce((sum, entry) => sum + entry.sentTokens, 0);
@@ -225,7 +246,9 @@ if (missing !== undefined && !inCi) {
 
     it('shows a key of one tenant nothing of the other', async () => {
       const tab = await signIn(seed.otherKey);
-      const ids = await tab.page.locator('tr[data-conversation]').evaluateAll((rows: PageElement[]) => rows.map((row) => row.getAttribute('data-conversation')));
+      const ids = await tab.page
+        .locator('tr[data-conversation]')
+        .evaluateAll((rows: PageElement[]) => rows.map((row) => row.getAttribute('data-conversation')));
       expect(ids).toEqual([seed.otherConversation]);
       await go(tab.page, '#/background', 'background');
       expect(await tab.page.locator('tr[data-job]').count()).toBe(0);
@@ -253,7 +276,9 @@ if (missing !== undefined && !inCi) {
         expect(overflow, view).toBeLessThanOrEqual(0);
         if (view === 'conversations') {
           // The table itself fits too: nothing hides behind a sideways scroll without a hint.
-          const tableOverflow = await tab.page.evaluate<number>("(() => { const box = document.querySelector('.table-wrap'); return box.scrollWidth - box.clientWidth; })()");
+          const tableOverflow = await tab.page.evaluate<number>(
+            "(() => { const box = document.querySelector('.table-wrap'); return box.scrollWidth - box.clientWidth; })()",
+          );
           expect(tableOverflow, 'conversations table').toBeLessThanOrEqual(0);
         }
         await browser.screenshot(tab.page, `phone-${view}`);
@@ -268,8 +293,11 @@ if (missing !== undefined && !inCi) {
         const response = await fetch(`${url}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
         return { status: response.status, body: (await response.json()) as Record<string, unknown> };
       };
-      await api('POST', '/v1/conversations/edit-chat/messages', { messages: ['first line', 'second line', 'third line'].map((content) => ({ role: 'user', content })) }).then((result) => expect(result.status).toBe(201));
-      const put = async (attribute: string, value: string) => ((await api('POST', '/v1/facts', { userId: 'edit-chat', attribute, value })).body['fact'] as { id: string }).id;
+      await api('POST', '/v1/conversations/edit-chat/messages', {
+        messages: ['first line', 'second line', 'third line'].map((content) => ({ role: 'user', content })),
+      }).then((result) => expect(result.status).toBe(201));
+      const put = async (attribute: string, value: string) =>
+        ((await api('POST', '/v1/facts', { userId: 'edit-chat', attribute, value })).body['fact'] as { id: string }).id;
       const gate = await put('gate_code', '4417');
       const town = await put('home_town', 'Tromsø');
       const tab = await signIn(seed.key);
@@ -288,7 +316,12 @@ if (missing !== undefined && !inCi) {
       tab.page.once('dialog', (dialog) => void dialog.accept('Bodø'));
       await tab.page.click(`button[data-action="correct-fact"][data-fact-id="${town}"]`);
       await tab.page.locator('[data-view="facts"] h2 + .table-wrap tr[data-fact]', { hasText: 'Bodø' }).waitFor();
-      const facts = (await api('GET', '/v1/facts?user_id=edit-chat&history=true')).body['facts'] as { id: string; value: string; validTo?: string; supersededBy?: string }[];
+      const facts = (await api('GET', '/v1/facts?user_id=edit-chat&history=true')).body['facts'] as {
+        id: string;
+        value: string;
+        validTo?: string;
+        supersededBy?: string;
+      }[];
       expect(facts.map((fact) => [fact.value, fact.validTo !== undefined])).toEqual([
         ['4417', true],
         ['Tromsø', true],

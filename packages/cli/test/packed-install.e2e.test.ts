@@ -47,7 +47,13 @@ beforeAll(async () => {
   await timed('pack', () => run('npm', ['pack', '--workspaces', '--pack-destination', tarballs, '--silent'], { cwd: repository, env }));
   await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'bot', version: '1.0.0', private: true, type: 'module' }));
   const files = (await readdir(tarballs)).filter((file) => file.endsWith('.tgz')).map((file) => join(tarballs, file));
-  await timed('install', () => run('npm', ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', ...files], { cwd: app, env, timeout: 170_000 }));
+  await timed('install', () =>
+    run('npm', ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', ...files], {
+      cwd: app,
+      env,
+      timeout: 170_000,
+    }),
+  );
   const binary = join('node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
   await mkdir(join(app, 'node_modules', 'better-sqlite3', 'build', 'Release'), { recursive: true });
   await copyFile(join(repository, binary), join(app, binary));
@@ -61,7 +67,15 @@ afterAll(async () => {
 describe('the packages, packed and installed into a new project', () => {
   it('installs every package with its types and the mnemo bin', async () => {
     const installed = JSON.parse(await readFile(join(app, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    expect(Object.keys(installed.dependencies).sort()).toEqual(['@mnemo/ai-sdk', '@mnemo/core', '@mnemo/models', '@mnemo/postgres', '@mnemo/server', '@mnemo/sqlite', 'mnemo']);
+    expect(Object.keys(installed.dependencies).sort()).toEqual([
+      '@mnemo/ai-sdk',
+      '@mnemo/core',
+      '@mnemo/models',
+      '@mnemo/postgres',
+      '@mnemo/server',
+      '@mnemo/sqlite',
+      'mnemo',
+    ]);
     await writeFile(
       join(app, 'check.ts'),
       [
@@ -76,8 +90,24 @@ describe('the packages, packed and installed into a new project', () => {
         'export const used = [memory, createPostgresStore, UseLiteEmbedder, createServerApp, createMcpTools, mnemoMiddleware];',
       ].join('\n'),
     );
-    await writeFile(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: true, types: [] }, files: ['check.ts'] }));
-    await timed('typecheck', () => run(process.execPath, [join(repository, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], { cwd: app, env }));
+    await writeFile(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          target: 'ES2022',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: [],
+        },
+        files: ['check.ts'],
+      }),
+    );
+    await timed('typecheck', () =>
+      run(process.execPath, [join(repository, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], { cwd: app, env }),
+    );
     const bin = await run(join(app, 'node_modules', '.bin', 'mnemo'), ['--version'], { cwd: app, env });
     expect(bin.stdout.trim()).toBe('0.1.0');
   }, 60_000);
@@ -92,16 +122,18 @@ describe('the packages, packed and installed into a new project', () => {
   it('starts mnemo serve through npx, which answers /health', async () => {
     const child = spawn('npx', ['mnemo', 'serve', '--port', '0', '--workers', '0', '--db', 'bot.db'], { cwd: app, env });
     try {
-      const url = await timed('serve', () =>
-        new Promise<string>((resolve, reject) => {
-          let stdout = '';
-          child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-            stdout += chunk;
-            const line = /^mnemo listening on (http:\/\/\S+)$/m.exec(stdout);
-            if (line !== null) resolve(line[1]!);
-          });
-          child.once('close', (code) => reject(new Error(`npx mnemo serve exited with ${code}`)));
-        }),
+      const url = await timed(
+        'serve',
+        () =>
+          new Promise<string>((resolve, reject) => {
+            let stdout = '';
+            child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+              stdout += chunk;
+              const line = /^mnemo listening on (http:\/\/\S+)$/m.exec(stdout);
+              if (line !== null) resolve(line[1]!);
+            });
+            child.once('close', (code) => reject(new Error(`npx mnemo serve exited with ${code}`)));
+          }),
       );
       const health = await fetch(`${url}/health`);
       expect(health.status).toBe(200);

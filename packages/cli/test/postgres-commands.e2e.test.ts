@@ -25,13 +25,21 @@ describeWithPostgres('mnemo commands on a PostgreSQL store (--db postgres://…)
     schemas.push(made.schema);
     return made;
   };
-  const run = async (args: readonly string[], env: Record<string, string> = {}) => runMnemo(args, { cwd: work.path, env, timeoutMs: 60_000 });
+  const run = async (args: readonly string[], env: Record<string, string> = {}) =>
+    runMnemo(args, { cwd: work.path, env, timeoutMs: 60_000 });
 
   it('migrates a schema and prints its version, without the password', async () => {
     const store = fresh();
     const first = await run(['migrate', '--db', store.url, '--json']);
     expect(first.code).toBe(0);
-    const report = JSON.parse(first.stdout) as { store: string; db: string; schema: string; fromVersion: number; toVersion: number; applied: number[] };
+    const report = JSON.parse(first.stdout) as {
+      store: string;
+      db: string;
+      schema: string;
+      fromVersion: number;
+      toVersion: number;
+      applied: number[];
+    };
     expect(report).toMatchObject({ store: 'postgres', schema: store.schema, fromVersion: 0 });
     expect(report.applied).toEqual(Array.from({ length: report.toVersion }, (_, index) => index + 1));
     expect(first.stdout).not.toContain(':mnemo@');
@@ -63,12 +71,19 @@ describeWithPostgres('mnemo commands on a PostgreSQL store (--db postgres://…)
     expect(summaries.summaries.length).toBeGreaterThan(0);
     const latest = summaries.summaries[summaries.summaries.length - 1]!;
     expect(latest.toSeq).toBe(summaries.watermark);
-    const expanded = JSON.parse((await run(['expand', latest.id, '--db', store.url, '--conversation', conversation!.conversationId, '--json'])).stdout) as { messages: { seq: number }[] };
+    const expanded = JSON.parse(
+      (await run(['expand', latest.id, '--db', store.url, '--conversation', conversation!.conversationId, '--json'])).stdout,
+    ) as { messages: { seq: number }[] };
     expect(expanded.messages.map((message) => message.seq)).toEqual(Array.from({ length: latest.toSeq }, (_, index) => index + 1));
 
     const reembed = await run(['reembed', '--db', store.url, '--json'], { MNEMO_EMBEDDER: 'hashed' });
     expect(reembed.code).toBe(0);
-    expect(JSON.parse(reembed.stdout)).toMatchObject({ model: 'hashed-bow-256', droppedVectors: 0, conversations: 1, embeddedMessages: 60 });
+    expect(JSON.parse(reembed.stdout)).toMatchObject({
+      model: 'hashed-bow-256',
+      droppedVectors: 0,
+      conversations: 1,
+      embeddedMessages: 60,
+    });
   });
 
   it('exits 2 without creating anything when a read or a compaction names a schema that holds no store', spawnHeavy, async () => {

@@ -18,7 +18,8 @@ describe('mnemo', () => {
     const run = await runMnemo(['--help'], { cwd: work.path });
 
     expect(run.code).toBe(0);
-    for (const word of ['replay', 'chat', 'stats', 'compact', 'summaries', 'expand', 'meshai', 'MNEMO_LLM_BASE_URL', 'MNEMO_DB']) expect(run.stdout).toContain(word);
+    for (const word of ['replay', 'chat', 'stats', 'compact', 'summaries', 'expand', 'meshai', 'MNEMO_LLM_BASE_URL', 'MNEMO_DB'])
+      expect(run.stdout).toContain(word);
   });
 
   it('prints the version of the package', async () => {

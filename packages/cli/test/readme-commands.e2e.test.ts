@@ -53,7 +53,10 @@ describe("the READMEs' commands", () => {
     const shown = /^# (\{.*\})$/m.exec(block)![1]!;
     let serve: StartedMnemo | undefined;
     try {
-      serve = await startMnemo(['serve', '--port', '0', '--workers', '0', '--db', 'seed.db'], { cwd: work.path, ready: /^mnemo listening on http:\/\/(\S+)$/ });
+      serve = await startMnemo(['serve', '--port', '0', '--workers', '0', '--db', 'seed.db'], {
+        cwd: work.path,
+        ready: /^mnemo listening on http:\/\/(\S+)$/,
+      });
       const outputs: string[] = [];
       for (const line of lines) outputs.push(await sh(line.replaceAll('127.0.0.1:8787', serve.ready[1]!)));
       expect(lines).toHaveLength(3);
@@ -69,7 +72,7 @@ describe("the READMEs' commands", () => {
     expect(await sh(line)).toMatch(/full/);
   }, 120_000);
 
-  it("packages/cli/README.md: replay --json prints the figures shown", async () => {
+  it('packages/cli/README.md: replay --json prints the figures shown', async () => {
     const text = await readme('packages/cli/README.md');
     const command = /^With `--json`, stdout holds one line \(`(mnemo replay [^`]+)`/m.exec(text)![1]!;
     const shown = text.slice(text.indexOf(command)).match(/```json\n(.*)\n```/)![1]!;
@@ -86,10 +89,12 @@ describe("the READMEs' commands", () => {
       const resolved = line.replaceAll('replay-mesh-radio-node-7-…', conversation).replaceAll('<summary id>', summary);
       const output = await sh(resolved);
       if (line.includes(' replay ')) {
-        conversation = (JSON.parse(await sh('mnemo stats --db bot.db --json')) as { conversations: { conversationId: string }[] }).conversations[0]!.conversationId;
+        conversation = (JSON.parse(await sh('mnemo stats --db bot.db --json')) as { conversations: { conversationId: string }[] })
+          .conversations[0]!.conversationId;
       }
       if (line.includes(' summaries ')) {
-        const summaries = (JSON.parse(await sh(`mnemo summaries ${conversation} --db bot.db --json`)) as { summaries: { id: string }[] }).summaries;
+        const summaries = (JSON.parse(await sh(`mnemo summaries ${conversation} --db bot.db --json`)) as { summaries: { id: string }[] })
+          .summaries;
         summary = summaries.at(-1)!.id;
         expect(output).toContain(summary);
       }

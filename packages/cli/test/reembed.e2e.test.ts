@@ -19,7 +19,9 @@ afterEach(async () => {
 
 describe('mnemo reembed', () => {
   it('replaces vectors of another model with the configured one and embeds every message', async () => {
-    const transcript = Array.from({ length: 6 }, (_, index) => JSON.stringify({ role: index % 2 === 0 ? 'user' : 'assistant', content: `relay report ${index}` }));
+    const transcript = Array.from({ length: 6 }, (_, index) =>
+      JSON.stringify({ role: index % 2 === 0 ? 'user' : 'assistant', content: `relay report ${index}` }),
+    );
     await writeFile(join(directory, 'chat.jsonl'), `${transcript.join('\n')}\n`);
     const replay = await runMnemo(['replay', 'chat.jsonl', '--db', 'mnemo.db', '--policy', 'token-window', '--json'], { cwd: directory });
     expect(replay.code).toBe(0);
@@ -30,7 +32,11 @@ describe('mnemo reembed', () => {
     const old = new HashedEmbedder({ dimensions: 32 });
     const messages = await store.listUnembeddedMessages(scope, old.model, 100);
     const vectors = await old.embed(messages.map((message) => message.content));
-    await store.upsertEmbeddings(scope, old.model, messages.map((message, index) => ({ seq: message.seq, vector: vectors[index]! })));
+    await store.upsertEmbeddings(
+      scope,
+      old.model,
+      messages.map((message, index) => ({ seq: message.seq, vector: vectors[index]! })),
+    );
     await store.close();
 
     const run = await runMnemo(['reembed', '--db', 'mnemo.db', '--json'], { cwd: directory, timeoutMs: 60_000 });
@@ -47,11 +53,22 @@ describe('mnemo reembed', () => {
   it('reads a store written with USE-lite vectors after the upgrade without mixing models, and converts it', async () => {
     const path = join(directory, 'mnemo.db');
     const user = { tenantId: 'default', userId: 'maren' };
-    const lines = ['I planted tomatoes and basil in the garden last weekend.', 'My sister Ines moved to Lisbon for a job at a bakery.', 'The relay on the ridge needs a new battery before winter.'];
+    const lines = [
+      'I planted tomatoes and basil in the garden last weekend.',
+      'My sister Ines moved to Lisbon for a job at a bakery.',
+      'The relay on the ridge needs a new battery before winter.',
+    ];
     // Before the upgrade: USE-lite wrote the vectors (the real bundled model), as the old default did.
     const useLite = new UseLiteEmbedder();
-    const before = createMemory({ store: createSqliteStore({ path }), embedder: useLite, worker: { autoStart: false }, compaction: false, knowledge: false });
-    for (const [index, content] of lines.entries()) await before.append({ ...user, conversationId: `c${index}` }, [{ role: 'user', content }]);
+    const before = createMemory({
+      store: createSqliteStore({ path }),
+      embedder: useLite,
+      worker: { autoStart: false },
+      compaction: false,
+      knowledge: false,
+    });
+    for (const [index, content] of lines.entries())
+      await before.append({ ...user, conversationId: `c${index}` }, [{ role: 'user', content }]);
     expect(await before.runPendingJobs()).toBe(3);
     expect((await before.recall(user, 'vegetables I grow', { k: 1 }))[0]?.explain.vectorRank).toBe(1);
     await before.close();
@@ -59,12 +76,20 @@ describe('mnemo reembed', () => {
     // After: the new default embedder on the same file. The USE-lite vectors are never searched with its
     // query vectors (another model, another length): old messages come by keyword only, none by vector.
     const upgraded = new StaticEmbedder();
-    const after = createMemory({ store: createSqliteStore({ path }), embedder: upgraded, worker: { autoStart: false }, compaction: false, knowledge: false });
+    const after = createMemory({
+      store: createSqliteStore({ path }),
+      embedder: upgraded,
+      worker: { autoStart: false },
+      compaction: false,
+      knowledge: false,
+    });
     const oldHits = await after.recall(user, 'vegetables I grow in the garden', { k: 3 });
     expect(oldHits.map((hit) => hit.message.content)).toContain(lines[0]);
     expect(oldHits.every((hit) => hit.explain.vectorRank === undefined)).toBe(true);
     // A message appended now gets the new model's vector with it (no job), and is found by vector.
-    await after.append({ ...user, conversationId: 'c3' }, [{ role: 'user', content: 'We harvested courgettes and peppers from our vegetable patch.' }]);
+    await after.append({ ...user, conversationId: 'c3' }, [
+      { role: 'user', content: 'We harvested courgettes and peppers from our vegetable patch.' },
+    ]);
     const fresh = await after.recall(user, 'vegetable patch harvest', { k: 3 });
     expect(fresh.find((hit) => hit.conversationId === 'c3')?.explain.vectorRank).toBe(1);
     expect(fresh.filter((hit) => hit.explain.vectorRank !== undefined).map((hit) => hit.conversationId)).toEqual(['c3']);
@@ -74,9 +99,20 @@ describe('mnemo reembed', () => {
     expect(run.code).toBe(0);
     // Resumable: c3 already had its vector, so only the three old messages were embedded.
     expect(JSON.parse(run.stdout)).toMatchObject({ model: upgraded.model, droppedVectors: 3, conversations: 4, embeddedMessages: 3 });
-    const converted = createMemory({ store: createSqliteStore({ path }), embedder: upgraded, worker: { autoStart: false }, compaction: false, knowledge: false });
+    const converted = createMemory({
+      store: createSqliteStore({ path }),
+      embedder: upgraded,
+      worker: { autoStart: false },
+      compaction: false,
+      knowledge: false,
+    });
     const hits = await converted.recall(user, 'vegetables I grow in the garden', { k: 4 });
-    expect(hits.filter((hit) => hit.explain.vectorRank !== undefined).map((hit) => hit.conversationId).sort()).toEqual(['c0', 'c1', 'c2', 'c3']);
+    expect(
+      hits
+        .filter((hit) => hit.explain.vectorRank !== undefined)
+        .map((hit) => hit.conversationId)
+        .sort(),
+    ).toEqual(['c0', 'c1', 'c2', 'c3']);
     await converted.close();
     const store = createSqliteStore({ path, readonly: true });
     expect(await store.listUnembeddedMessages({ ...user, conversationId: 'c0' }, useLite.model, 10)).toHaveLength(1);

@@ -42,7 +42,12 @@ describe('mnemo replay', () => {
     const result = JSON.parse(run.stdout) as Record<string, number | string>;
     expect(Object.keys(result)).toEqual([...contractFields, ...compactionFields]);
     expect(result).toMatchObject({ policy: 'token-window', maxTokens: 120, messages: 20, requests: 10 });
-    const { sentTokens, fullHistoryTokens, savedTokens, savedPercent } = result as { sentTokens: number; fullHistoryTokens: number; savedTokens: number; savedPercent: number };
+    const { sentTokens, fullHistoryTokens, savedTokens, savedPercent } = result as {
+      sentTokens: number;
+      fullHistoryTokens: number;
+      savedTokens: number;
+      savedPercent: number;
+    };
     expect(sentTokens).toBeGreaterThan(0);
     expect(sentTokens).toBeLessThanOrEqual(10 * 120);
     expect(fullHistoryTokens).toBeGreaterThan(sentTokens);
@@ -98,8 +103,11 @@ describe('mnemo replay', () => {
 
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('replay of mesh.jsonl: 16 messages, 8 requests, budget 200 tokens per request');
-    expect(run.stdout).toMatch(/^policy\s+requests\s+sent tokens\s+full history\s+saved tokens\s+saved\s+compactions\s+summarizer tokens\s+net saved$/m);
-    for (const policy of ['full', 'window', 'token-window', 'summary', 'hybrid', 'meshai']) expect(run.stdout).toMatch(new RegExp(`^${policy}\\s+8\\s+`, 'm'));
+    expect(run.stdout).toMatch(
+      /^policy\s+requests\s+sent tokens\s+full history\s+saved tokens\s+saved\s+compactions\s+summarizer tokens\s+net saved$/m,
+    );
+    for (const policy of ['full', 'window', 'token-window', 'summary', 'hybrid', 'meshai'])
+      expect(run.stdout).toMatch(new RegExp(`^${policy}\\s+8\\s+`, 'm'));
     expect(run.stdout).toContain('net saved = (full history − sent − summarizer input − summarizer output) / full history');
   });
 
@@ -139,9 +147,12 @@ describe('mnemo replay', () => {
     await writeFile(join(work.path, 'mesh.jsonl'), meshTranscript(2));
     const db = join(work.path, 'replay.db');
 
-    const run = await runMnemo(['replay', 'mesh.jsonl', '--db', db, '--max-tokens', '10', '--system', 'Answer in metric units only, never with emoji.'], {
-      cwd: work.path,
-    });
+    const run = await runMnemo(
+      ['replay', 'mesh.jsonl', '--db', db, '--max-tokens', '10', '--system', 'Answer in metric units only, never with emoji.'],
+      {
+        cwd: work.path,
+      },
+    );
 
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/^mnemo: the system prompt alone needs \d+ tokens, over maxTokens 10/);

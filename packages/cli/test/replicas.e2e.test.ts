@@ -27,7 +27,11 @@ interface Replica {
 }
 
 async function startReplica(cwd: string, db: string): Promise<Replica> {
-  const started = await startMnemo(['serve', '--port', '0', '--db', db], { cwd, env: { MNEMO_EMBEDDER: 'hashed' }, ready: /^mnemo listening on (http:\/\/\S+)$/ });
+  const started = await startMnemo(['serve', '--port', '0', '--db', db], {
+    cwd,
+    env: { MNEMO_EMBEDDER: 'hashed' },
+    ready: /^mnemo listening on (http:\/\/\S+)$/,
+  });
   return { url: started.ready[1]!, child: started.child, exited: started.exited, stderr: started.stderr };
 }
 
@@ -42,14 +46,26 @@ function contentOf(conversation: number, index: number): string {
 
 /** Sends every append, `inFlight` at a time, request i to replica i mod 2; a 5xx or a dropped connection is retried with the same idempotency key. */
 async function appendAll(replicas: readonly Replica[]): Promise<{ statuses: Map<number, number>; retries: number }> {
-  const requests = Array.from({ length: totalMessages }, (_, index) => ({ index, conversation: index % conversationCount, position: Math.floor(index / conversationCount) }));
+  const requests = Array.from({ length: totalMessages }, (_, index) => ({
+    index,
+    conversation: index % conversationCount,
+    position: Math.floor(index / conversationCount),
+  }));
   const statuses = new Map<number, number>();
   let retries = 0;
   let next = 0;
   const worker = async () => {
     for (let item = requests[next++]; item !== undefined; item = requests[next++]) {
       const replica = replicas[item.index % replicas.length]!;
-      const body = { messages: [{ role: item.position % 2 === 0 ? 'user' : 'assistant', content: contentOf(item.conversation, item.position), idempotencyKey: `m-${item.conversation}-${item.position}` }] };
+      const body = {
+        messages: [
+          {
+            role: item.position % 2 === 0 ? 'user' : 'assistant',
+            content: contentOf(item.conversation, item.position),
+            idempotencyKey: `m-${item.conversation}-${item.position}`,
+          },
+        ],
+      };
       for (let attempt = 1; ; attempt += 1) {
         const status = await fetch(`${replica.url}/v1/conversations/node-${item.conversation}/messages`, {
           method: 'POST',
@@ -113,59 +129,65 @@ describeWithPostgres('two mnemo serve replicas on one PostgreSQL schema', (url) 
     await work?.remove();
   }, 60_000);
 
-  it('loses, duplicates and repeats nothing: gapless seqs, one summary per range, every job done once, every message embedded once', { timeout: 300_000 }, async () => {
-    const { statuses, retries } = await appendAll(replicas);
-    const failed = [...statuses.entries()].filter(([, status]) => status !== 201);
-    expect(failed, `appends that did not succeed (after ${retries} retries)`).toEqual([]);
-    const gauge = await waitUntilDrained(replicas);
+  it(
+    'loses, duplicates and repeats nothing: gapless seqs, one summary per range, every job done once, every message embedded once',
+    { timeout: 300_000 },
+    async () => {
+      const { statuses, retries } = await appendAll(replicas);
+      const failed = [...statuses.entries()].filter(([, status]) => status !== 201);
+      expect(failed, `appends that did not succeed (after ${retries} retries)`).toEqual([]);
+      const gauge = await waitUntilDrained(replicas);
 
-    const { connectionString, schema } = parsePostgresDatabase(target.url);
-    store = await createPostgresStore({ connectionString, ...(schema === undefined ? {} : { schema }), readonly: true });
-    const jobs: Job[] = [];
-    let summaryCount = 0;
-    for (let conversation = 0; conversation < conversationCount; conversation += 1) {
-      const scope = { tenantId: 'default', userId: `node-${conversation}`, conversationId: `node-${conversation}` };
-      const messages = await store.listMessages(scope);
-      expect(messages.map((message) => message.seq)).toEqual(Array.from({ length: messagesPerConversation }, (_, index) => index + 1));
-      expect(messages.map((message) => message.content).sort()).toEqual(Array.from({ length: messagesPerConversation }, (_, index) => contentOf(conversation, index)).sort());
+      const { connectionString, schema } = parsePostgresDatabase(target.url);
+      store = await createPostgresStore({ connectionString, ...(schema === undefined ? {} : { schema }), readonly: true });
+      const jobs: Job[] = [];
+      let summaryCount = 0;
+      for (let conversation = 0; conversation < conversationCount; conversation += 1) {
+        const scope = { tenantId: 'default', userId: `node-${conversation}`, conversationId: `node-${conversation}` };
+        const messages = await store.listMessages(scope);
+        expect(messages.map((message) => message.seq)).toEqual(Array.from({ length: messagesPerConversation }, (_, index) => index + 1));
+        expect(messages.map((message) => message.content).sort()).toEqual(
+          Array.from({ length: messagesPerConversation }, (_, index) => contentOf(conversation, index)).sort(),
+        );
 
-      // One summary per range: level-0 summaries never share a toSeq, each folds the one before it, and
-      // the newest is where the conversation's watermark stands.
-      const summaries = await store.listSummaries(scope);
-      const levelZero = summaries.filter((summary) => summary.level === 0);
-      expect(new Set(levelZero.map((summary) => summary.toSeq)).size).toBe(levelZero.length);
-      summaries.forEach((summary, index) => {
-        expect(summary.foldedSummaryIds).toEqual(index === 0 ? [] : [summaries[index - 1]!.id]);
-        expect(summary.fromSeq).toBe(1);
-        if (index > 0) expect(summary.toSeq).toBeGreaterThanOrEqual(summaries[index - 1]!.toSeq);
-      });
-      const row = await store.getConversation(scope);
-      expect(row?.summarizedThroughSeq).toBe(summaries[summaries.length - 1]?.toSeq ?? 0);
-      expect(summaries.length, `summaries of node-${conversation}`).toBeGreaterThanOrEqual(2);
-      summaryCount += summaries.length;
+        // One summary per range: level-0 summaries never share a toSeq, each folds the one before it, and
+        // the newest is where the conversation's watermark stands.
+        const summaries = await store.listSummaries(scope);
+        const levelZero = summaries.filter((summary) => summary.level === 0);
+        expect(new Set(levelZero.map((summary) => summary.toSeq)).size).toBe(levelZero.length);
+        summaries.forEach((summary, index) => {
+          expect(summary.foldedSummaryIds).toEqual(index === 0 ? [] : [summaries[index - 1]!.id]);
+          expect(summary.fromSeq).toBe(1);
+          if (index > 0) expect(summary.toSeq).toBeGreaterThanOrEqual(summaries[index - 1]!.toSeq);
+        });
+        const row = await store.getConversation(scope);
+        expect(row?.summarizedThroughSeq).toBe(summaries[summaries.length - 1]?.toSeq ?? 0);
+        expect(summaries.length, `summaries of node-${conversation}`).toBeGreaterThanOrEqual(2);
+        summaryCount += summaries.length;
 
-      expect(await store.listUnembeddedMessages(scope, embedderModel, 1000)).toEqual([]);
-      jobs.push(...(await store.listJobs(scope)));
-    }
-    // Every job ran to `done` in one lease: none failed, none was retried, none is left.
-    expect(jobs.filter((job) => job.status !== 'done' || job.attempts !== 1 || job.lastError !== undefined)).toEqual([]);
-    expect(new Set(jobs.map((job) => job.kind))).toEqual(new Set(['compact', 'embed', 'extract']));
-    expect(summaryCount).toBeGreaterThanOrEqual(2 * conversationCount);
-    expect(gauge).toMatchObject({ pending: 0, running: 0, failed: 0 });
+        expect(await store.listUnembeddedMessages(scope, embedderModel, 1000)).toEqual([]);
+        jobs.push(...(await store.listJobs(scope)));
+      }
+      // Every job ran to `done` in one lease: none failed, none was retried, none is left.
+      expect(jobs.filter((job) => job.status !== 'done' || job.attempts !== 1 || job.lastError !== undefined)).toEqual([]);
+      expect(new Set(jobs.map((job) => job.kind))).toEqual(new Set(['compact', 'embed', 'extract']));
+      expect(summaryCount).toBeGreaterThanOrEqual(2 * conversationCount);
+      expect(gauge).toMatchObject({ pending: 0, running: 0, failed: 0 });
 
-    // Exactly one vector per message: the model's table holds 2,000 rows, one per (conversation, seq).
-    const admin = new pg.Client({ connectionString });
-    await admin.connect();
-    try {
-      const table = await admin.query<{ id: number }>(`SELECT id FROM "${schema}".vector_tables WHERE model = $1`, [embedderModel]);
-      expect(table.rows).toHaveLength(1);
-      const vectors = await admin.query<{ rows: string; keys: string }>(
-        `SELECT count(*) AS rows, count(DISTINCT (conversation_id, seq)) AS keys FROM "${schema}".vectors_${table.rows[0]!.id}`,
-      );
-      expect(vectors.rows[0]).toEqual({ rows: String(totalMessages), keys: String(totalMessages) });
-    } finally {
-      await admin.end();
-    }
-    for (const replica of replicas) expect(replica.stderr()).toBe('');
-  });
+      // Exactly one vector per message: the model's table holds 2,000 rows, one per (conversation, seq).
+      const admin = new pg.Client({ connectionString });
+      await admin.connect();
+      try {
+        const table = await admin.query<{ id: number }>(`SELECT id FROM "${schema}".vector_tables WHERE model = $1`, [embedderModel]);
+        expect(table.rows).toHaveLength(1);
+        const vectors = await admin.query<{ rows: string; keys: string }>(
+          `SELECT count(*) AS rows, count(DISTINCT (conversation_id, seq)) AS keys FROM "${schema}".vectors_${table.rows[0]!.id}`,
+        );
+        expect(vectors.rows[0]).toEqual({ rows: String(totalMessages), keys: String(totalMessages) });
+      } finally {
+        await admin.end();
+      }
+      for (const replica of replicas) expect(replica.stderr()).toBe('');
+    },
+  );
 });

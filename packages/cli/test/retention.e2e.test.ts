@@ -50,7 +50,10 @@ describe('mnemo retention', () => {
   it('reports with --dry-run, then erases messages past the policy per user, with a per-user override from the config file', async () => {
     const db = join(work.path, 'aged.db');
     await storeAgedMessages(db);
-    await writeFile(join(work.path, 'mnemo.config.json'), JSON.stringify({ retention: { maxAgeDays: 45, tenants: { default: { users: { bob: null } } } } }));
+    await writeFile(
+      join(work.path, 'mnemo.config.json'),
+      JSON.stringify({ retention: { maxAgeDays: 45, tenants: { default: { users: { bob: null } } } } }),
+    );
 
     const dry = await runMnemo(['retention', '--db', 'aged.db', '--dry-run', '--json'], { cwd: work.path });
     expect(dry.code, dry.stderr).toBe(0);
@@ -74,7 +77,11 @@ describe('mnemo retention', () => {
   it('is run by the worker processes when MNEMO_RETENTION_DAYS is set, leaving the phrase in no byte of the file', async () => {
     const db = join(work.path, 'aged.db');
     await storeAgedMessages(db);
-    const worker = await startMnemo(['worker', '--db', 'aged.db'], { cwd: work.path, env: { MNEMO_RETENTION_DAYS: '30' }, ready: /worker started/ });
+    const worker = await startMnemo(['worker', '--db', 'aged.db'], {
+      cwd: work.path,
+      env: { MNEMO_RETENTION_DAYS: '30' },
+      ready: /worker started/,
+    });
     try {
       const deadline = Date.now() + 20_000;
       while (Date.now() < deadline && !/retention: erased/.test(worker.stdout())) await new Promise((resolve) => setTimeout(resolve, 200));

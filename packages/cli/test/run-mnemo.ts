@@ -63,8 +63,14 @@ export interface StartedMnemo {
  * Starts `node dist/main.js ...args` in `cwd` with only `PATH`, `HOME` and `env` in its environment and
  * resolves once a line of its stdout matches `ready`; rejects when it exits before that.
  */
-export function startMnemo(args: readonly string[], options: { cwd: string; env?: Readonly<Record<string, string>>; ready: RegExp }): Promise<StartedMnemo> {
-  const child = spawn(process.execPath, [cliPath, ...args], { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', HOME: options.cwd, ...options.env } });
+export function startMnemo(
+  args: readonly string[],
+  options: { cwd: string; env?: Readonly<Record<string, string>>; ready: RegExp },
+): Promise<StartedMnemo> {
+  const child = spawn(process.execPath, [cliPath, ...args], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: options.cwd, ...options.env },
+  });
   let stdout = '';
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
@@ -106,7 +112,10 @@ export async function readStoredMessages(db: string): Promise<Map<string, { role
     const page = await memory.listConversations({}, { limit: 1000 });
     for (const conversation of page.items) {
       const messages = await memory.listMessages(conversation);
-      result.set(conversation.conversationId, messages.map(({ role, content }) => ({ role, content })));
+      result.set(
+        conversation.conversationId,
+        messages.map(({ role, content }) => ({ role, content })),
+      );
     }
   } finally {
     await memory.close();
@@ -118,8 +127,18 @@ export async function readStoredMessages(db: string): Promise<Map<string, { role
 export function meshTranscript(turns: number): string {
   const lines: string[] = [];
   for (let turn = 0; turn < turns; turn += 1) {
-    lines.push(JSON.stringify({ role: 'user', content: `Turn ${turn}: node 7 reports ${turn + 3} hops to the gateway and SNR ${turn - 5} dB. Is the route healthy?` }));
-    lines.push(JSON.stringify({ role: 'assistant', content: `Turn ${turn}: ${turn + 3} hops at SNR ${turn - 5} dB is workable; keep the ridge relay powered.` }));
+    lines.push(
+      JSON.stringify({
+        role: 'user',
+        content: `Turn ${turn}: node 7 reports ${turn + 3} hops to the gateway and SNR ${turn - 5} dB. Is the route healthy?`,
+      }),
+    );
+    lines.push(
+      JSON.stringify({
+        role: 'assistant',
+        content: `Turn ${turn}: ${turn + 3} hops at SNR ${turn - 5} dB is workable; keep the ridge relay powered.`,
+      }),
+    );
   }
   return `${lines.join('\n')}\n`;
 }

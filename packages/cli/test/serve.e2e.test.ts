@@ -19,7 +19,10 @@ afterEach(async () => {
 });
 
 /** Starts `mnemo serve --port 0 ...args` and resolves with the URL from its first stdout line. */
-async function startServe(args: readonly string[], env: Record<string, string> = {}): Promise<{ url: string; exited: Promise<number | null>; output: () => string }> {
+async function startServe(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ url: string; exited: Promise<number | null>; output: () => string }> {
   const started = spawn(process.execPath, [cliPath, 'serve', '--port', '0', ...args], {
     cwd: work.path,
     env: { PATH: process.env.PATH ?? '', HOME: work.path, ...env },
@@ -48,17 +51,29 @@ describe('mnemo serve', () => {
     const health = await fetch(`${serve.url}/health`);
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ status: 'ok' });
-    const added = await fetch(`${serve.url}/v1/memory/add`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ conversation_id: 'node-7', role: 'user', content: 'hello from the ridge' }) });
+    const added = await fetch(`${serve.url}/v1/memory/add`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ conversation_id: 'node-7', role: 'user', content: 'hello from the ridge' }),
+    });
     expect(added.status).toBe(200);
-    const context = await fetch(`${serve.url}/v1/memory/context`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ conversation_id: 'node-7', max_tokens: 100 }) });
+    const context = await fetch(`${serve.url}/v1/memory/context`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ conversation_id: 'node-7', max_tokens: 100 }),
+    });
     expect(((await context.json()) as { messages: unknown }).messages).toEqual([{ role: 'user', content: 'hello from the ridge' }]);
     const document = (await (await fetch(`${serve.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
-    expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(['/v1/memory/add', '/v1/conversations/{id}/messages', '/v1/chat/completions']));
+    expect(Object.keys(document.paths)).toEqual(
+      expect.arrayContaining(['/v1/memory/add', '/v1/conversations/{id}/messages', '/v1/chat/completions']),
+    );
 
     child?.kill('SIGTERM');
     expect(await serve.exited).toBe(0);
     expect(serve.output()).toMatch(/"msg":"stopped"/);
-    expect((await readStoredMessages(join(work.path, 'served.db'))).get('node-7')).toEqual([{ role: 'user', content: 'hello from the ridge' }]);
+    expect((await readStoredMessages(join(work.path, 'served.db'))).get('node-7')).toEqual([
+      { role: 'user', content: 'hello from the ridge' },
+    ]);
   });
 
   it('requires a key from MNEMO_API_KEYS once keys are configured', async () => {
@@ -74,7 +89,12 @@ describe('mnemo serve', () => {
   it('reads keys, limits and CORS origins from the server section of mnemo.config.json', async () => {
     const config = {
       db: './from-config.db',
-      server: { apiKeys: [{ key: 'file-key-1', tenantId: 'mesh' }], maxBodyBytes: 256, rateLimit: false, corsOrigins: ['https://console.example'] },
+      server: {
+        apiKeys: [{ key: 'file-key-1', tenantId: 'mesh' }],
+        maxBodyBytes: 256,
+        rateLimit: false,
+        corsOrigins: ['https://console.example'],
+      },
     };
     await writeFile(join(work.path, 'mnemo.config.json'), JSON.stringify(config));
     const serve = await startServe([]);
@@ -84,7 +104,11 @@ describe('mnemo serve', () => {
     const listed = await fetch(`${serve.url}/v1/conversations`, { headers });
     expect(listed.status).toBe(200);
     expect(listed.headers.get('access-control-allow-origin')).toBe('https://console.example');
-    const oversize = await fetch(`${serve.url}/v1/conversations/c/messages`, { method: 'POST', headers, body: JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(300) }] }) });
+    const oversize = await fetch(`${serve.url}/v1/conversations/c/messages`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(300) }] }),
+    });
     expect(oversize.status).toBe(413);
     child?.kill('SIGTERM');
     expect(await serve.exited).toBe(0);

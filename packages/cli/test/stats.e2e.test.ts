@@ -18,7 +18,12 @@ afterEach(async () => {
 
 interface StatsJson {
   db: string;
-  conversations: { conversationId: string; messageCount: number; totalTokens: number; usage: { requests: number; sentTokens: number; fullHistoryTokens: number } }[];
+  conversations: {
+    conversationId: string;
+    messageCount: number;
+    totalTokens: number;
+    usage: { requests: number; sentTokens: number; fullHistoryTokens: number };
+  }[];
 }
 
 describe('mnemo stats', () => {
@@ -34,7 +39,10 @@ describe('mnemo stats', () => {
     expect(stats.db).toBe(join(work.path, 'r.db'));
     expect(stats.conversations).toHaveLength(1);
     const [conversation] = stats.conversations;
-    expect(conversation).toMatchObject({ messageCount: 10, usage: { requests: 5, sentTokens: replayed.sentTokens, fullHistoryTokens: replayed.fullHistoryTokens } });
+    expect(conversation).toMatchObject({
+      messageCount: 10,
+      usage: { requests: 5, sentTokens: replayed.sentTokens, fullHistoryTokens: replayed.fullHistoryTokens },
+    });
     expect(conversation!.totalTokens).toBeGreaterThan(0);
 
     const one = await runMnemo(['stats', '--db', 'r.db', '--conversation', conversation!.conversationId, '--json'], { cwd: work.path });
@@ -56,7 +64,11 @@ describe('mnemo stats', () => {
   });
 
   it('shows the background jobs not done yet per kind and how long the oldest has waited', async () => {
-    const memory = createMemory({ store: createSqliteStore({ path: join(work.path, 'queued.db') }), worker: { autoStart: false }, compaction: false });
+    const memory = createMemory({
+      store: createSqliteStore({ path: join(work.path, 'queued.db') }),
+      worker: { autoStart: false },
+      compaction: false,
+    });
     await memory.append({ conversationId: 'node-7' }, { role: 'user', content: 'relay LARCH-RIDGE is back online' });
     await memory.append({ conversationId: 'node-8' }, { role: 'user', content: 'node 8 reports 4 hops' });
     await memory.close();
@@ -64,8 +76,14 @@ describe('mnemo stats', () => {
     const json = await runMnemo(['stats', '--db', 'queued.db', '--json'], { cwd: work.path });
     const table = await runMnemo(['stats', '--db', 'queued.db'], { cwd: work.path });
 
-    const { backlog } = JSON.parse(json.stdout) as { backlog: { byKind: Record<string, { pending: number; running: number }>; oldestPendingAgeMs: number } };
-    expect(backlog.byKind).toEqual({ compact: { pending: 0, running: 0 }, embed: { pending: 0, running: 0 }, extract: { pending: 2, running: 0 } });
+    const { backlog } = JSON.parse(json.stdout) as {
+      backlog: { byKind: Record<string, { pending: number; running: number }>; oldestPendingAgeMs: number };
+    };
+    expect(backlog.byKind).toEqual({
+      compact: { pending: 0, running: 0 },
+      embed: { pending: 0, running: 0 },
+      extract: { pending: 2, running: 0 },
+    });
     expect(backlog.oldestPendingAgeMs).toBeGreaterThanOrEqual(0);
     expect(table.stdout).toMatch(/^extract\s+2\s+0$/m);
     expect(table.stdout).toMatch(/^oldest pending job waited: \d+\.\d s/m);

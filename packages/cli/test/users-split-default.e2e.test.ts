@@ -54,10 +54,19 @@ describe('mnemo users split-default', () => {
     const after = createMemory({ store: createSqliteStore({ path }), worker: { autoStart: false } });
     try {
       const moved = await after.listMessages({ userId: 'node-1', conversationId: 'node-1' });
-      expect(moved.map(({ seq, role, content, createdAt, metadata, idempotencyKey }) => ({ seq, role, content, createdAt, metadata, idempotencyKey }))).toEqual(
-        turns('one', 5).map((turn, index) => ({ seq: index + 1, idempotencyKey: undefined, ...turn })),
+      expect(
+        moved.map(({ seq, role, content, createdAt, metadata, idempotencyKey }) => ({
+          seq,
+          role,
+          content,
+          createdAt,
+          metadata,
+          idempotencyKey,
+        })),
+      ).toEqual(turns('one', 5).map((turn, index) => ({ seq: index + 1, idempotencyKey: undefined, ...turn })));
+      expect((await after.listMessages({ userId: 'node-2', conversationId: 'node-2' })).map((message) => message.content)).toEqual(
+        turns('two', 3).map((turn) => turn.content),
       );
-      expect((await after.listMessages({ userId: 'node-2', conversationId: 'node-2' })).map((message) => message.content)).toEqual(turns('two', 3).map((turn) => turn.content));
       expect(await after.stats({ conversationId: 'node-1' })).toBeUndefined();
       expect(await after.stats({ conversationId: 'node-2' })).toBeUndefined();
       // The clash stays where it was, untouched on both sides.
@@ -68,6 +77,8 @@ describe('mnemo users split-default', () => {
     }
 
     const again = await runMnemo(['users', 'split-default', '--db', 'mnemo.db', '--json'], { cwd: directory });
-    expect((JSON.parse(again.stdout) as { conversations: unknown }).conversations).toEqual([{ conversationId: 'node-3', outcome: 'skipped', messages: 4 }]);
+    expect((JSON.parse(again.stdout) as { conversations: unknown }).conversations).toEqual([
+      { conversationId: 'node-3', outcome: 'skipped', messages: 4 },
+    ]);
   });
 });

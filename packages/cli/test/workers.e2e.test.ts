@@ -70,22 +70,44 @@ describe('mnemo serve --workers', () => {
     expect(workers).toHaveLength(2);
     expect(workers).not.toContain(serve.child.pid);
 
-    const appended = await fetch(`${url}/v1/conversations/node-7/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: appendBody('Maren moved the relay to Larch Ridge') });
+    const appended = await fetch(`${url}/v1/conversations/node-7/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: appendBody('Maren moved the relay to Larch Ridge'),
+    });
     expect(appended.status).toBe(201);
-    const jobs = await waitFor(() => jobsOf(db, 'node-7'), (list) => list.length > 0 && list.every((job) => job.status === 'done'));
-    expect(jobs.map((job) => [job.kind, job.status, job.leaseOwner === undefined])).toEqual(expect.arrayContaining([['embed', 'done', true], ['extract', 'done', true]]));
+    const jobs = await waitFor(
+      () => jobsOf(db, 'node-7'),
+      (list) => list.length > 0 && list.every((job) => job.status === 'done'),
+    );
+    expect(jobs.map((job) => [job.kind, job.status, job.leaseOwner === undefined])).toEqual(
+      expect.arrayContaining([
+        ['embed', 'done', true],
+        ['extract', 'done', true],
+      ]),
+    );
 
     // A worker that dies is replaced.
     const startedPids = () => [...serve.output().matchAll(/"pid":(\d+),[^\n]*"msg":"worker started"/g)].map((match) => Number(match[1]));
-    await waitFor(async () => startedPids(), (pids) => pids.length === 2);
+    await waitFor(
+      async () => startedPids(),
+      (pids) => pids.length === 2,
+    );
     process.kill(workers[0]!, 'SIGKILL');
-    const pids = await waitFor(async () => startedPids(), (list) => list.length === 3);
+    const pids = await waitFor(
+      async () => startedPids(),
+      (list) => list.length === 3,
+    );
     expect(pids).toHaveLength(3);
     expect(serve.output()).toMatch(/"msg":"worker process exited; starting another/);
 
     serve.child.kill('SIGTERM');
     expect(await serve.exited).toBe(0);
-    const alive = await waitFor(async () => pids.filter(isRunning), (list) => list.length === 0, 5000);
+    const alive = await waitFor(
+      async () => pids.filter(isRunning),
+      (list) => list.length === 0,
+      5000,
+    );
     expect(alive).toEqual([]);
   });
 
@@ -98,10 +120,17 @@ describe('mnemo serve --workers', () => {
     expect((JSON.parse(withWorker.line) as { workers: number[] }).workers).toHaveLength(1);
 
     for (const content of ['node 7 reports 3 hops', 'node 7 battery at 71 percent']) {
-      const response = await fetch(`${url}/v1/conversations/node-7/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: appendBody(content) });
+      const response = await fetch(`${url}/v1/conversations/node-7/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: appendBody(content),
+      });
       expect(response.status).toBe(201);
     }
-    const jobs = await waitFor(() => jobsOf(db, 'node-7'), (list) => list.length > 0 && list.every((job) => job.status === 'done'));
+    const jobs = await waitFor(
+      () => jobsOf(db, 'node-7'),
+      (list) => list.length > 0 && list.every((job) => job.status === 'done'),
+    );
 
     expect(jobs.every((job) => job.status === 'done')).toBe(true);
     expect(new Set(jobs.map((job) => job.kind))).toEqual(new Set(['embed', 'extract']));
@@ -119,7 +148,10 @@ describe('mnemo worker', () => {
     const memory = createMemory({ store: createSqliteStore({ path: db }), embedder: new UseLiteEmbedder(), worker: { autoStart: false } });
     const turns = Array.from({ length: 300 }, (_, index) => ({
       role: index % 2 === 0 ? ('user' as const) : ('assistant' as const),
-      content: index % 7 === 0 ? `turn ${index}: relay LARCH-RIDGE heard ${index % 5} minutes ago at three hops, SNR ${index % 9} dB, battery ${index % 100} percent` : `turn ${index}: ok`,
+      content:
+        index % 7 === 0
+          ? `turn ${index}: relay LARCH-RIDGE heard ${index % 5} minutes ago at three hops, SNR ${index % 9} dB, battery ${index % 100} percent`
+          : `turn ${index}: ok`,
     }));
     await memory.append(scope, turns);
     await memory.close();
@@ -143,7 +175,11 @@ describe('mnemo worker', () => {
     expect(left).toBeLessThan(turns.length);
 
     const second = await startMnemoHere(['worker', '--db', db, '--embedding-threads', '1'], /"msg":"worker started"/, env);
-    await waitFor(async () => (await jobsOf(db, 'node-7')).filter((job) => job.kind === 'embed' && job.status !== 'done').length, (count) => count === 0, 120_000);
+    await waitFor(
+      async () => (await jobsOf(db, 'node-7')).filter((job) => job.kind === 'embed' && job.status !== 'done').length,
+      (count) => count === 0,
+      120_000,
+    );
     expect(await unembedded(), second.output()).toBe(0);
 
     // The stored vectors are USE-lite's: a message's own embedding text finds it first.
@@ -162,7 +198,9 @@ describe('mnemo worker', () => {
   it('finishes, exactly once, a job whose worker was killed in the middle of it', async () => {
     const db = join(work.path, 'jobs.db');
     // The first summarizer call hangs (the worker is killed while it waits); the second answers.
-    upstream = await startScriptedOpenAiServer({ replies: [{ delayMs: 600_000 }, { content: 'Maren keeps relay LARCH-RIDGE on solar power; node 7 routes through it.' }] });
+    upstream = await startScriptedOpenAiServer({
+      replies: [{ delayMs: 600_000 }, { content: 'Maren keeps relay LARCH-RIDGE on solar power; node 7 routes through it.' }],
+    });
     const memory = createMemory({ store: createSqliteStore({ path: db }), worker: { autoStart: false } });
     // Past the default budget's verbatim mark (1,800 tokens), so the append queues a compaction.
     const turns = Array.from({ length: 80 }, (_, index) => ({
@@ -179,13 +217,16 @@ describe('mnemo worker', () => {
     const leased = await waitFor(compactJob, (job) => job?.status === 'running');
     expect(leased).toMatchObject({ status: 'running', attempts: 1 });
     // Killed while its summarizer call waits on the model, not before it was sent.
-    await waitFor(async () => upstream?.requests.length ?? 0, (count) => count === 1);
+    await waitFor(
+      async () => upstream?.requests.length ?? 0,
+      (count) => count === 1,
+    );
     doomed.child.kill('SIGKILL');
     await doomed.exited;
     const survivor = await startMnemoHere(['worker', '--db', db, '--lease-ms', '4000'], /"msg":"worker started"/, llm);
     const finished = await waitFor(compactJob, (job) => job?.status === 'done');
 
-    expect(finished, survivor.output()).toMatchObject({ status: "done", attempts: 2 });
+    expect(finished, survivor.output()).toMatchObject({ status: 'done', attempts: 2 });
     expect(finished?.leaseOwner).toBeUndefined();
     const check = createMemory({ store: createSqliteStore({ path: db }), worker: { autoStart: false } });
     try {

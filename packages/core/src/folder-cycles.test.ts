@@ -53,7 +53,10 @@ describe('core concept folders', () => {
   });
 
   it('finds a cycle when one folder imports another that imports it back', () => {
-    const graph = new Map([['facts', new Set(['graph'])], ['graph', new Set(['facts'])]]);
+    const graph = new Map([
+      ['facts', new Set(['graph'])],
+      ['graph', new Set(['facts'])],
+    ]);
     expect(findCycles(graph)).toContainEqual(['facts', 'graph', 'facts']);
   });
 });

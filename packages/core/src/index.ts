@@ -14,7 +14,21 @@ export type { Summary } from './compaction/summary.js';
 export { maxContextTokens } from './context/context-options.js';
 export type { ContextDefaults, ContextOptions } from './context/context-options.js';
 export { contextPolicies } from './context/context-types.js';
-export type { BuiltContext, ContextItem, ContextMessage, ContextPart, ContextPolicy, ContextRecallReport, ContextReport, ContextStablePrefix, DroppedMessages, DropReason, ExcludedItem, SeqRange, TruncatedMessage } from './context/context-types.js';
+export type {
+  BuiltContext,
+  ContextItem,
+  ContextMessage,
+  ContextPart,
+  ContextPolicy,
+  ContextRecallReport,
+  ContextReport,
+  ContextStablePrefix,
+  DroppedMessages,
+  DropReason,
+  ExcludedItem,
+  SeqRange,
+  TruncatedMessage,
+} from './context/context-types.js';
 export { toOpenAiMessages } from './context/to-openai-messages.js';
 export type { OpenAiChatMessage } from './context/to-openai-messages.js';
 export type { Fact, FactQuery } from './facts/fact.js';
@@ -53,7 +67,17 @@ export { defaultMessageLimits } from './messages/validate-message.js';
 export type { MessageLimits } from './messages/validate-message.js';
 export type { RoleCounts } from './messages/conversation-metadata.js';
 export { maxPageLimit } from './store/page-cursor.js';
-export type { CallOptions, Conversation, EraseResult, MessageRange, Page, PageOptions, ReadinessCheck, Store, StoreReadiness } from './store/store.js';
+export type {
+  CallOptions,
+  Conversation,
+  EraseResult,
+  MessageRange,
+  Page,
+  PageOptions,
+  ReadinessCheck,
+  Store,
+  StoreReadiness,
+} from './store/store.js';
 export type { ErasureAuditEntry, ErasureCounts, ErasureReceipt, MessageSelection } from './store/message-erasure.js';
 export { createGptTokenCounter } from './tokens/gpt-token-counter.js';
 export type { GptEncodingName, GptTokenCounterOptions } from './tokens/gpt-token-counter.js';

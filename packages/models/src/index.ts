@@ -6,7 +6,14 @@ export type { GraphExtractionPromptInput } from './extraction/graph-extraction-p
 export { graphExtractionSchema, graphExtractionSchemaName, readExtractedGraph } from './extraction/graph-extraction-schema.js';
 export type { GraphReplyContext } from './extraction/graph-extraction-schema.js';
 export { createOpenAiChatModel } from './chat/openai-chat-model.js';
-export type { ChatCallOptions, ChatCompletion, ChatResponseFormat, ChatUsage, OpenAiChatModel, OpenAiChatModelOptions } from './chat/openai-chat-model.js';
+export type {
+  ChatCallOptions,
+  ChatCompletion,
+  ChatResponseFormat,
+  ChatUsage,
+  OpenAiChatModel,
+  OpenAiChatModelOptions,
+} from './chat/openai-chat-model.js';
 export { OpenAiEmbedder } from './embedders/openai-embedder.js';
 export type { OpenAiEmbedderOptions } from './embedders/openai-embedder.js';
 export { OpenAiFactExtractor } from './extraction/openai-fact-extractor.js';

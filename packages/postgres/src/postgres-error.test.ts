@@ -50,18 +50,30 @@ describe('toPostgresError', () => {
     ['53300', 'sorry, too many clients already'],
   ])('maps SQLSTATE %s to retryable unavailable with the driver error as cause', (code, message) => {
     const cause = driverError(code, message);
-    expect(toPostgresError(cause, 'appending messages')).toMatchObject({ code: 'unavailable', cause, details: { sqlState: code, retryable: true } });
+    expect(toPostgresError(cause, 'appending messages')).toMatchObject({
+      code: 'unavailable',
+      cause,
+      details: { sqlState: code, retryable: true },
+    });
   });
 
   it('maps a full disk of the server to unavailable that says so and asks for a later retry', () => {
     const cause = driverError('53100', 'could not extend file: No space left on device');
-    expect(toPostgresError(cause, 'appending messages')).toMatchObject({ code: 'unavailable', cause, details: { sqlState: '53100', reason: 'disk_full', retryAfterSeconds: 30 } });
+    expect(toPostgresError(cause, 'appending messages')).toMatchObject({
+      code: 'unavailable',
+      cause,
+      details: { sqlState: '53100', reason: 'disk_full', retryAfterSeconds: 30 },
+    });
     expect(toPostgresError(cause, 'appending messages').message).toMatch(/disk of the PostgreSQL server is full/);
   });
 
   it('maps a refused or dropped connection to retryable unavailable', () => {
     const refused = driverError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432');
-    expect(toPostgresError(refused, 'reading')).toMatchObject({ code: 'unavailable', cause: refused, details: { networkCode: 'ECONNREFUSED' } });
+    expect(toPostgresError(refused, 'reading')).toMatchObject({
+      code: 'unavailable',
+      cause: refused,
+      details: { networkCode: 'ECONNREFUSED' },
+    });
     const dropped = new Error('Connection terminated unexpectedly');
     expect(toPostgresError(dropped, 'reading')).toMatchObject({ code: 'unavailable', cause: dropped });
   });

@@ -46,7 +46,8 @@ export function toPostgresError(error: unknown, action: string): MemoryError {
   if (error instanceof MemoryError) return error;
   const sqlState = postgresErrorCode(error);
   const reason = error instanceof Error ? error.message : String(error);
-  const retryable = sqlState === undefined ? undefined : (retryableStates[sqlState] ?? (sqlState.startsWith('08') ? 'the connection failed' : undefined));
+  const retryable =
+    sqlState === undefined ? undefined : (retryableStates[sqlState] ?? (sqlState.startsWith('08') ? 'the connection failed' : undefined));
   if (retryable !== undefined) {
     const diskFull = sqlState === '53100';
     return new MemoryError('unavailable', `${action} failed: ${retryable} (${reason}); retry`, {

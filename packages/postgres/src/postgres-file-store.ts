@@ -89,7 +89,8 @@ export class PostgresFileStore {
     const source = checkStoredMemoryPath(from);
     const target = checkStoredMemoryPath(to);
     const time = checkTime('now', now);
-    if (isWithinMemoryPath(target, source)) throw new MemoryError('invalid_input', `cannot move ${source} into itself`, { details: { path: target } });
+    if (isWithinMemoryPath(target, source))
+      throw new MemoryError('invalid_input', `cannot move ${source} into itself`, { details: { path: target } });
     try {
       return await runInTransaction(this.#pool, async (client) => {
         const moving = await client.query(this.#sql.lockUnder, [user.tenantId, user.userId, source]);

@@ -1,12 +1,21 @@
 import { jobKinds } from '@mnemo/core';
 import type { Job, JobKind, JobKindCount, JobStatus, Scope } from '@mnemo/core';
-import { jobColumns, jobFromRow, leaseLost, type JobCompletion, type JobFailure, type JobLease, type JobRequest, type JobRow, type LeaseRequest } from '@mnemo/core/store-kit';
+import {
+  jobColumns,
+  jobFromRow,
+  leaseLost,
+  type JobCompletion,
+  type JobFailure,
+  type JobLease,
+  type JobRequest,
+  type JobRow,
+  type LeaseRequest,
+} from '@mnemo/core/store-kit';
 import type { PostgresPool } from './postgres-driver.js';
 import { inConversation } from './postgres-message-store.js';
 import type { PostgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
 import { checkCount, checkTime, scopeKey, toInteger, toIsoTime } from './postgres-values.js';
-
 
 function statements(t: PostgresTables) {
   return {
@@ -75,7 +84,14 @@ export class PostgresJobStore {
       const pending = (await client.query<JobRow>(this.#sql.selectPending, [...key, request.kind])).rows[0];
       if (pending !== undefined) return toJob(pending);
       const now = new Date().toISOString();
-      const inserted = await client.query<JobRow>(this.#sql.insertJob, [...key, crypto.randomUUID(), request.kind, maxAttempts, runAt, now]);
+      const inserted = await client.query<JobRow>(this.#sql.insertJob, [
+        ...key,
+        crypto.randomUUID(),
+        request.kind,
+        maxAttempts,
+        runAt,
+        now,
+      ]);
       return toJob(inserted.rows[0]!);
     });
   }
@@ -113,8 +129,15 @@ export class PostgresJobStore {
     const { tenantId } = filter;
     type Row = { kind: JobKind; status: JobStatus; count: unknown; oldest: unknown };
     const result =
-      tenantId === undefined ? await this.#pool.query<Row>(this.#sql.countByKindAll) : await this.#pool.query<Row>(this.#sql.countByKindTenant, [tenantId]);
-    return result.rows.map((row) => ({ kind: row.kind, status: row.status, count: toInteger(row.count), oldestCreatedAt: toIsoTime(row.oldest) }));
+      tenantId === undefined
+        ? await this.#pool.query<Row>(this.#sql.countByKindAll)
+        : await this.#pool.query<Row>(this.#sql.countByKindTenant, [tenantId]);
+    return result.rows.map((row) => ({
+      kind: row.kind,
+      status: row.status,
+      count: toInteger(row.count),
+      oldestCreatedAt: toIsoTime(row.oldest),
+    }));
   }
 
   async listFailedJobs(filter: { tenantId?: string; limit: number }): Promise<Job[]> {

@@ -11,7 +11,24 @@ import { postgresTables } from './postgres-tables.js';
 
 // Words of uneven frequency (a few in most messages, many in few), English inflections for the stemmer,
 // and a number per message that only it holds.
-const vocabulary = ['relays', 'relay', 'ridge', 'battery', 'batteries', 'running', 'runs', 'antenna', 'summit', 'storm', 'solar', 'panels', 'camp', 'lake', 'packet', 'mesh'];
+const vocabulary = [
+  'relays',
+  'relay',
+  'ridge',
+  'battery',
+  'batteries',
+  'running',
+  'runs',
+  'antenna',
+  'summit',
+  'storm',
+  'solar',
+  'panels',
+  'camp',
+  'lake',
+  'packet',
+  'mesh',
+];
 function messageText(index: number): string {
   const words: string[] = [];
   for (let position = 0; position < 2 + (index % 7); position += 1) {
@@ -33,16 +50,21 @@ describeWithPostgres('PostgreSQL keyword index in memory', (url) => {
 
   async function seed(target: PostgresStore, scope: Scope, from: number, count: number): Promise<void> {
     const start = Date.UTC(2024, 0, 1) + from * 60_000;
-    await target.appendMessages(scope, Array.from({ length: count }, (_, index) => makeNewMessage(messageText(from + index), { createdAt: new Date(start + index * 60_000).toISOString() })));
+    await target.appendMessages(
+      scope,
+      Array.from({ length: count }, (_, index) =>
+        makeNewMessage(messageText(from + index), { createdAt: new Date(start + index * 60_000).toISOString() }),
+      ),
+    );
   }
-
 
   const identity = (hit: SearchHit) => `${hit.conversationId}#${hit.message.seq}#${hit.score}`;
 
   beforeAll(async () => {
     store = await createPostgresStore({ connectionString: url, schema, poolMax: 4 });
     // 4,500 messages: more than a search reads itself, so the copy is loaded in the background.
-    for (let conversation = 0; conversation < 3; conversation += 1) await seed(store, { ...user, conversationId: `conv-${conversation}` }, conversation * 1500, 1500);
+    for (let conversation = 0; conversation < 3; conversation += 1)
+      await seed(store, { ...user, conversationId: `conv-${conversation}` }, conversation * 1500, 1500);
     await seed(store, { ...small, conversationId: 'conv-0' }, 0, 300);
   }, 120_000);
 
@@ -52,8 +74,15 @@ describeWithPostgres('PostgreSQL keyword index in memory', (url) => {
     await schemas.close();
   });
 
-  it('reads a tsvector\'s text form as unnest() does, quotes, backslashes and weights included', async () => {
-    const texts = ["O'Brien's relay isn't up", 'path C:\\radio\\logs and a \\ slash', "quote '' twice, it''s", 'relay relay relay ridge', '', '\\\'odd\\\'\''];
+  it("reads a tsvector's text form as unnest() does, quotes, backslashes and weights included", async () => {
+    const texts = [
+      "O'Brien's relay isn't up",
+      'path C:\\radio\\logs and a \\ slash',
+      "quote '' twice, it''s",
+      'relay relay relay ridge',
+      '',
+      "\\'odd\\''",
+    ];
     for (const text of texts) {
       for (const vector of [`to_tsvector('english', $1)`, `setweight(to_tsvector('english', $1), 'A')`]) {
         const { rows } = await schemas.pool.query<{ text: string; expected: Record<string, number> }>(
@@ -68,7 +97,7 @@ describeWithPostgres('PostgreSQL keyword index in memory', (url) => {
     expect(Object.fromEntries(tsvectorLexemes(rows[0]!.text))).toEqual({ "a'b\\c": 3, x: 1 });
   });
 
-  it('leaves a large user\'s first search to SQL while it loads, then ranks from memory with the statements\' hits and scores', async () => {
+  it("leaves a large user's first search to SQL while it loads, then ranks from memory with the statements' hits and scores", async () => {
     const index = new PostgresKeywordIndex(schemas.pool, tables);
     try {
       expect(await index.search(user, 'relay', 10)).toBeUndefined();
@@ -76,7 +105,11 @@ describeWithPostgres('PostgreSQL keyword index in memory', (url) => {
       expect(index.bytes).toBeGreaterThan(0);
       let compared = 0;
       for (let query = 0; query < 30; query += 1) {
-        const text = messageText(query * 131 + 7).split(' ').slice(0, 1 + (query % 5)).join(' ') + (query % 3 === 0 ? ` n${query * 97}` : '');
+        const text =
+          messageText(query * 131 + 7)
+            .split(' ')
+            .slice(0, 1 + (query % 5))
+            .join(' ') + (query % 3 === 0 ? ` n${query * 97}` : '');
         for (const k of [1, 10, 100]) {
           const fromMemory = await index.search(user, text, k);
           const fromSql = await searchKeywordIndexed(schemas.pool, tables, user, keywordTerms(text), { k });
@@ -93,7 +126,7 @@ describeWithPostgres('PostgreSQL keyword index in memory', (url) => {
     }
   });
 
-  it('sees another replica\'s appends, a conversation deleted and created again, and an erased user, and shows no one else\'s messages', async () => {
+  it("sees another replica's appends, a conversation deleted and created again, and an erased user, and shows no one else's messages", async () => {
     const scratch = schemas.fresh();
     const writer = await createPostgresStore({ connectionString: url, schema: scratch, poolMax: 2 });
     const index = new PostgresKeywordIndex(schemas.pool, postgresTables(scratch));
@@ -108,7 +141,11 @@ describeWithPostgres('PostgreSQL keyword index in memory', (url) => {
       // Shorter messages score higher: two lexemes against three.
       expect(await contents(someone, 'relay')).toEqual(['the relay on the ridge', 'a new relay mast']);
       await writer.deleteConversation(scope);
-      await writer.appendMessages(scope, [makeNewMessage('relay again after the delete'), makeNewMessage('and the battery'), makeNewMessage('more')]);
+      await writer.appendMessages(scope, [
+        makeNewMessage('relay again after the delete'),
+        makeNewMessage('and the battery'),
+        makeNewMessage('more'),
+      ]);
       expect(await contents(someone, 'relay')).toEqual(['relay again after the delete', 'a new relay mast']);
       await writer.deleteUser(someone);
       expect(await contents(someone, 'relay')).toEqual([]);
@@ -130,11 +167,22 @@ describeWithPostgres('PostgreSQL keyword index in memory', (url) => {
     const scope = { ...someone, conversationId: 'conv-a' };
     const contents = async (query: string) => (await index.search(someone, query, 10))?.map((hit) => hit.message.content);
     try {
-      await writer.appendMessages(scope, ['relay one', 'relay zorblax two', 'relay three', 'relay four zorblax'].map((text) => makeNewMessage(text)));
+      await writer.appendMessages(
+        scope,
+        ['relay one', 'relay zorblax two', 'relay three', 'relay four zorblax'].map((text) => makeNewMessage(text)),
+      );
       expect(await contents('zorblax')).toEqual(['relay four zorblax', 'relay zorblax two']);
-      await writer.eraseMessages(someone, { conversationId: scope.conversationId, fromSeq: 2, toSeq: 2 }, { now: new Date().toISOString() });
+      await writer.eraseMessages(
+        someone,
+        { conversationId: scope.conversationId, fromSeq: 2, toSeq: 2 },
+        { now: new Date().toISOString() },
+      );
       expect(await contents('zorblax')).toEqual(['relay four zorblax']);
-      await writer.eraseMessages(someone, { conversationId: scope.conversationId, fromSeq: 4, toSeq: 4 }, { now: new Date().toISOString() });
+      await writer.eraseMessages(
+        someone,
+        { conversationId: scope.conversationId, fromSeq: 4, toSeq: 4 },
+        { now: new Date().toISOString() },
+      );
       expect(await contents('zorblax')).toEqual([]);
       await writer.appendMessages(scope, [makeNewMessage('relay five zorblax')]);
       expect(await contents('zorblax')).toEqual(['relay five zorblax']);
@@ -157,7 +205,7 @@ describeWithPostgres('PostgreSQL keyword index in memory', (url) => {
     expect(closed.bytes).toBe(0);
   });
 
-  it('answers the store\'s keyword searches with the same hits before and after the copy is loaded', async () => {
+  it("answers the store's keyword searches with the same hits before and after the copy is loaded", async () => {
     const before = await store.searchKeyword(user, ['summit', 'storm', 'n1234'], { k: 20 });
     await store.warmKeywordIndex(user);
     expect((await store.searchKeyword(user, ['summit', 'storm', 'n1234'], { k: 20 })).map(identity)).toEqual(before.map(identity));

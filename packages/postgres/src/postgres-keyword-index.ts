@@ -154,16 +154,28 @@ export class PostgresKeywordIndex {
       let copy = this.#copies.get(key);
       // A copy that fits the rows and lacks a few messages reads them outside a transaction: the rows'
       // counts bound what it reads, and the read checks each conversation's `created_at` again.
-      if (copy !== undefined && (!copy.fits(marks) || copy.behind(marks) > inlineRows || !(await this.#readPage(this.#pool, user, copy, marks, inlineRows)))) copy = undefined;
+      if (
+        copy !== undefined &&
+        (!copy.fits(marks) || copy.behind(marks) > inlineRows || !(await this.#readPage(this.#pool, user, copy, marks, inlineRows)))
+      )
+        copy = undefined;
       if (copy === undefined) {
         copy = await runInTransaction(this.#pool, (client) => this.#catchUp(client, key, user), { begin: snapshot });
         if (copy === undefined) return undefined;
       }
       this.#copies.put(key, copy);
-      const ranked = this.#ranker.rank(copy, lexemes.map((lexeme) => [lexeme]), k, {});
+      const ranked = this.#ranker.rank(
+        copy,
+        lexemes.map((lexeme) => [lexeme]),
+        k,
+        {},
+      );
       const names = copy.names;
       const conversations = copy.conversations;
-      return this.#hits(user, ranked.map(({ key: seq, slot, score }) => ({ conversationId: names.nameOf(conversations[slot]!), seq, score })));
+      return this.#hits(
+        user,
+        ranked.map(({ key: seq, slot, score }) => ({ conversationId: names.nameOf(conversations[slot]!), seq, score })),
+      );
     });
     if (result === undefined) this.#startLoad(key, user);
     return result;
@@ -210,7 +222,8 @@ export class PostgresKeywordIndex {
               async (client) => {
                 const { marks } = await this.#marks(client, user, '');
                 const copy = this.#current(key, marks);
-                if (copy.behind(marks) > 0 && !(await this.#readPage(client, user, copy, marks, loadPageRows))) throw new Error('the conversation rows name messages that are not there');
+                if (copy.behind(marks) > 0 && !(await this.#readPage(client, user, copy, marks, loadPageRows)))
+                  throw new Error('the conversation rows name messages that are not there');
                 this.#copies.put(key, copy);
                 return copy.behind(marks) === 0;
               },
@@ -243,9 +256,19 @@ export class PostgresKeywordIndex {
   }
 
   // The user's conversation rows now, and the distinct lexemes of `words` (none for '').
-  async #marks(client: PostgresQueryable, user: UserScope, words: string): Promise<{ lexemes: string[]; marks: Map<string, ConversationMark> }> {
+  async #marks(
+    client: PostgresQueryable,
+    user: UserScope,
+    words: string,
+  ): Promise<{ lexemes: string[]; marks: Map<string, ConversationMark> }> {
     const rows = (
-      await client.query<{ lexemes: string[]; conversation_id: string | null; created_ms: number; message_count: string | number; erased_messages: string | number }>(
+      await client.query<{
+        lexemes: string[];
+        conversation_id: string | null;
+        created_ms: number;
+        message_count: string | number;
+        erased_messages: string | number;
+      }>(
         `WITH q AS (SELECT coalesce(array_agg(DISTINCT l.lexeme), '{}') AS lexemes FROM unnest(tsvector_to_array(to_tsvector('english', $3))) AS l (lexeme))
          SELECT q.lexemes, c.conversation_id, (extract(epoch FROM c.created_at) * 1000)::float8 AS created_ms, c.message_count, c.erased_messages
          FROM q LEFT JOIN ${this.#tables.conversations} c ON c.tenant_id = $1 AND c.user_id = $2`,
@@ -253,14 +276,26 @@ export class PostgresKeywordIndex {
       )
     ).rows;
     const marks = new Map<string, ConversationMark>();
-    for (const row of rows) if (row.conversation_id !== null) marks.set(row.conversation_id, { createdAt: Number(row.created_ms), count: Number(row.message_count), erased: Number(row.erased_messages) });
+    for (const row of rows)
+      if (row.conversation_id !== null)
+        marks.set(row.conversation_id, {
+          createdAt: Number(row.created_ms),
+          count: Number(row.message_count),
+          erased: Number(row.erased_messages),
+        });
     return { lexemes: rows[0]?.lexemes ?? [], marks };
   }
 
   // Reads up to `limit` of the messages the copy lacks by `marks`, conversation by conversation in seq
   // order, and adds them; false, adding nothing, when the table no longer holds exactly those (a
   // conversation deleted or created again since `marks` were read, outside a snapshot).
-  async #readPage(client: PostgresQueryable, user: UserScope, copy: UserLexemes, marks: ReadonlyMap<string, ConversationMark>, limit: number): Promise<boolean> {
+  async #readPage(
+    client: PostgresQueryable,
+    user: UserScope,
+    copy: UserLexemes,
+    marks: ReadonlyMap<string, ConversationMark>,
+    limit: number,
+  ): Promise<boolean> {
     // Each conversation up to its own bound, so that a page reads `limit` rows at most.
     const wanted: [conversationId: string, after: number, through: number][] = [];
     let budget = limit;
@@ -283,7 +318,13 @@ export class PostgresKeywordIndex {
            WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.conversation_id = w.conversation_id AND m.seq > w.after_seq AND m.seq <= w.through_seq
          ) m
          ORDER BY w.conversation_id, m.seq`,
-        [user.tenantId, user.userId, wanted.map(([conversationId]) => conversationId), wanted.map(([, after]) => after), wanted.map(([, , through]) => through)],
+        [
+          user.tenantId,
+          user.userId,
+          wanted.map(([conversationId]) => conversationId),
+          wanted.map(([, after]) => after),
+          wanted.map(([, , through]) => through),
+        ],
       )
     ).rows;
     // A conversation without erasures must hold every seq up to its count; one with erasures holds at

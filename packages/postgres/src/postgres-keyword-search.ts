@@ -30,7 +30,10 @@ export function keywordQueryWords(terms: readonly string[]): string[] {
  * the number of positions of the lexeme in the message, document frequency the number of candidates
  * holding it. Parameters: `$1` tenant, `$2` user, `$3` OR query text, `$4` the words, `$5` k, then the filters.
  */
-export function keywordSearchStatement(t: PostgresTables, options: SearchOptions): { text: string; filterParameters: unknown[] } | undefined {
+export function keywordSearchStatement(
+  t: PostgresTables,
+  options: SearchOptions,
+): { text: string; filterParameters: unknown[] } | undefined {
   const filter = searchFilters(options, 5, 'm');
   if (filter === undefined) return undefined;
   const conversationFilter = options.conversationIds === undefined ? '' : 'AND c.conversation_id = ANY($6::text[])';
@@ -63,7 +66,13 @@ export function keywordSearchStatement(t: PostgresTables, options: SearchOptions
 }
 
 /** Runs {@link keywordSearchStatement}: a user's messages matching any of the terms, best BM25 first, ties newest first. */
-export async function searchKeywordIndexed(queryable: PostgresQueryable, t: PostgresTables, user: UserScope, terms: readonly string[], options: SearchOptions): Promise<SearchHit[]> {
+export async function searchKeywordIndexed(
+  queryable: PostgresQueryable,
+  t: PostgresTables,
+  user: UserScope,
+  terms: readonly string[],
+  options: SearchOptions,
+): Promise<SearchHit[]> {
   const k = checkK(options.k);
   const words = keywordQueryWords(terms);
   if (words.length === 0) return [];

@@ -2,7 +2,17 @@ import { MemoryError } from '@mnemo/core';
 import { namesOf } from '@mnemo/core/internals';
 import type { Entity, EntityInput, Fact, FactQuery, Relation, Scope, UserScope } from '@mnemo/core';
 import type { NewFact, RelationInput } from '@mnemo/core/internals';
-import { entityFromRow, erasedSourceConflict, type EntityRow, factFromRow, type FactRow, isFactVisible, mergeEntity, relationFromRow, type RelationRow } from '@mnemo/core/store-kit';
+import {
+  entityFromRow,
+  erasedSourceConflict,
+  type EntityRow,
+  factFromRow,
+  type FactRow,
+  isFactVisible,
+  mergeEntity,
+  relationFromRow,
+  type RelationRow,
+} from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool, PostgresQueryable } from './postgres-driver.js';
 import { inConversation } from './postgres-message-store.js';
 import type { PostgresTables } from './postgres-tables.js';
@@ -13,7 +23,8 @@ const ofUser = 'tenant_id = $1 AND user_id = $2';
 const factColumns =
   'id, tenant_id, user_id, subject, attribute, value, text, confidence, valid_from, valid_to, superseded_by, source_conversation_id, source_seqs, extractor, created_at, expires_at';
 const entityColumns = 'id, tenant_id, user_id, name, type, aliases, description, created_at, updated_at';
-const relationColumns = 'id, tenant_id, user_id, subject_id, predicate, object_id, valid_from, valid_to, source_conversation_id, source_seqs, created_at';
+const relationColumns =
+  'id, tenant_id, user_id, subject_id, predicate, object_id, valid_from, valid_to, source_conversation_id, source_seqs, created_at';
 
 function statements(t: PostgresTables) {
   return {
@@ -109,10 +120,15 @@ export class PostgresKnowledgeStore {
     const time = checkTime('at', at);
     return runInTransaction(this.#pool, async (client) => {
       await this.#lockCurrentFact(client, user, factId);
-      if (supersededBy !== undefined && (await client.query(this.#sql.selectFact, [user.tenantId, user.userId, supersededBy])).rows.length === 0) {
+      if (
+        supersededBy !== undefined &&
+        (await client.query(this.#sql.selectFact, [user.tenantId, user.userId, supersededBy])).rows.length === 0
+      ) {
         throw new MemoryError('not_found', `fact ${supersededBy} does not exist`, { details: { factId: supersededBy } });
       }
-      return toFact((await client.query<FactRow>(this.#sql.endFact, [user.tenantId, user.userId, factId, time, supersededBy ?? null])).rows[0]!);
+      return toFact(
+        (await client.query<FactRow>(this.#sql.endFact, [user.tenantId, user.userId, factId, time, supersededBy ?? null])).rows[0]!,
+      );
     });
   }
 
@@ -177,11 +193,17 @@ export class PostgresKnowledgeStore {
       await this.#lockGraph(client, user);
       await this.#checkSources(client, 'relation', user, input);
       const key = [user.tenantId, user.userId];
-      const known = new Set((await client.query<{ id: string }>(this.#sql.countEntities, [...key, [input.subjectId, input.objectId]])).rows.map((row) => row.id));
+      const known = new Set(
+        (await client.query<{ id: string }>(this.#sql.countEntities, [...key, [input.subjectId, input.objectId]])).rows.map(
+          (row) => row.id,
+        ),
+      );
       for (const id of [input.subjectId, input.objectId]) {
         if (!known.has(id)) throw new MemoryError('not_found', `entity ${id} does not exist`, { details: { entityId: id } });
       }
-      const existing = (await client.query<RelationRow>(this.#sql.selectCurrentRelation, [...key, input.subjectId, input.predicate, input.objectId])).rows[0];
+      const existing = (
+        await client.query<RelationRow>(this.#sql.selectCurrentRelation, [...key, input.subjectId, input.predicate, input.objectId])
+      ).rows[0];
       if (existing !== undefined) return toRelation(existing);
       const parameters = [
         ...key,
@@ -246,7 +268,12 @@ export class PostgresKnowledgeStore {
   }
 
   // A job that read messages erased since (none of its sources is stored) loses its write: `conflict`.
-  async #checkSources(client: PostgresClient, kind: 'fact' | 'relation', user: UserScope, source: { sourceConversationId?: string; sourceSeqs: readonly number[] }): Promise<void> {
+  async #checkSources(
+    client: PostgresClient,
+    kind: 'fact' | 'relation',
+    user: UserScope,
+    source: { sourceConversationId?: string; sourceSeqs: readonly number[] },
+  ): Promise<void> {
     const conversationId = source.sourceConversationId;
     if (conversationId === undefined || source.sourceSeqs.length === 0) return;
     const row = (

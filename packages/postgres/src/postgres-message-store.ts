@@ -164,7 +164,9 @@ export class PostgresMessageStore {
     if (filter.search !== undefined) {
       // strpos, not LIKE: the text is matched literally; lower() under COLLATE "C" folds ASCII only, as SQLite's does.
       parameters.push(filter.search);
-      conditions.push(`(strpos(lower(user_id), lower($${parameters.length})) > 0 OR strpos(lower(conversation_id), lower($${parameters.length})) > 0)`);
+      conditions.push(
+        `(strpos(lower(user_id), lower($${parameters.length})) > 0 OR strpos(lower(conversation_id), lower($${parameters.length})) > 0)`,
+      );
     }
     if (after !== undefined) {
       parameters.push(after.userId, after.conversationId);
@@ -228,18 +230,17 @@ export class PostgresMessageStore {
     const limit = resolvePageLimit(page.limit);
     const after = page.cursor === undefined ? 0 : decodePositionCursor(page.cursor);
     const rows = (await this.#pool.query(this.#sql.selectUsage, [...scopeKey(scope), after, limit + 1])).rows;
-    const items = rows.slice(0, limit).map(
-      (row): UsageEntry =>
-        Object.freeze({
-          position: toInteger(row['position']),
-          kind: row['kind'] as UsageKind,
-          policy: row['policy'] as string,
-          sentTokens: toInteger(row['sent_tokens']),
-          fullHistoryTokens: toInteger(row['full_history_tokens']),
-          inputTokens: toInteger(row['input_tokens']),
-          outputTokens: toInteger(row['output_tokens']),
-          createdAt: toIsoTime(row['created_at']),
-        }),
+    const items = rows.slice(0, limit).map((row): UsageEntry =>
+      Object.freeze({
+        position: toInteger(row['position']),
+        kind: row['kind'] as UsageKind,
+        policy: row['policy'] as string,
+        sentTokens: toInteger(row['sent_tokens']),
+        fullHistoryTokens: toInteger(row['full_history_tokens']),
+        inputTokens: toInteger(row['input_tokens']),
+        outputTokens: toInteger(row['output_tokens']),
+        createdAt: toIsoTime(row['created_at']),
+      }),
     );
     const last = items[items.length - 1];
     return rows.length > limit && last !== undefined ? { items, nextCursor: encodePositionCursor(last.position) } : { items };
@@ -321,14 +322,22 @@ export class PostgresMessageStore {
       if (created !== undefined) return created;
       // Another transaction created it between the two statements: the next SELECT … FOR UPDATE waits for it.
     }
-    throw new MemoryError('unavailable', `conversation ${key[2]} was erased and recreated by other writers ${lockAttempts} times during one append; retry`, {
-      details: { retryable: true },
-    });
+    throw new MemoryError(
+      'unavailable',
+      `conversation ${key[2]} was erased and recreated by other writers ${lockAttempts} times during one append; retry`,
+      {
+        details: { retryable: true },
+      },
+    );
   }
 
   // Checks every idempotency key of the batch against the store and against earlier messages of the same
   // batch before anything is written, so a conflict anywhere leaves the conversation untouched.
-  async #findStoredDuplicates(client: PostgresClient, key: readonly string[], messages: readonly NewMessage[]): Promise<Map<string, Message>> {
+  async #findStoredDuplicates(
+    client: PostgresClient,
+    key: readonly string[],
+    messages: readonly NewMessage[],
+  ): Promise<Map<string, Message>> {
     const keys = [...new Set(messages.flatMap((message) => (message.idempotencyKey === undefined ? [] : [message.idempotencyKey])))];
     const stored = new Map<string, Message>();
     if (keys.length === 0) return stored;

@@ -63,7 +63,11 @@ describeWithPostgres('migratePostgresSchema', (url) => {
     const schema = schemas.fresh();
     const pool = newPool();
     await migratePostgresSchema(pool, { schema });
-    const probe: PostgresMigration = { version: latestVersion + 1, name: 'probe', sql: 'CREATE TABLE probe (n integer); INSERT INTO probe VALUES (1);' };
+    const probe: PostgresMigration = {
+      version: latestVersion + 1,
+      name: 'probe',
+      sql: 'CREATE TABLE probe (n integer); INSERT INTO probe VALUES (1);',
+    };
     expect(await migratePostgresSchema(pool, { schema, migrations: [...postgresMigrations, probe] })).toEqual({
       fromVersion: latestVersion,
       toVersion: latestVersion + 1,
@@ -76,7 +80,11 @@ describeWithPostgres('migratePostgresSchema', (url) => {
     const schema = schemas.fresh();
     const pool = newPool();
     await migratePostgresSchema(pool, { schema });
-    const broken: PostgresMigration = { version: latestVersion + 1, name: 'broken', sql: 'CREATE TABLE half (n integer); INSERT INTO nowhere VALUES (1);' };
+    const broken: PostgresMigration = {
+      version: latestVersion + 1,
+      name: 'broken',
+      sql: 'CREATE TABLE half (n integer); INSERT INTO nowhere VALUES (1);',
+    };
     const attempt = migratePostgresSchema(pool, { schema, migrations: [...postgresMigrations, broken] });
     await expect(attempt).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'storage_failed') && error.cause !== undefined);
     expect(await readPostgresSchemaVersion(pool, schema)).toBe(latestVersion);
@@ -101,7 +109,10 @@ describeWithPostgres('migratePostgresSchema', (url) => {
       expect(await readPostgresSchemaVersion(schemas.pool, schema)).toBe(latestVersion);
       expect(await store.getConversation(scope)).toMatchObject({ messageCount: 2, totalTokens: 4, metadata: undefined });
       expect(await store.countMessagesByRole(scope)).toEqual({ user: 1, assistant: 1 });
-      expect(await store.updateConversationMetadata(scope, { memory_type: 'buffer' })).toMatchObject({ messageCount: 2, metadata: { memory_type: 'buffer' } });
+      expect(await store.updateConversationMetadata(scope, { memory_type: 'buffer' })).toMatchObject({
+        messageCount: 2,
+        metadata: { memory_type: 'buffer' },
+      });
     } finally {
       await store.close();
     }
@@ -112,14 +123,19 @@ describeWithPostgres('migratePostgresSchema', (url) => {
     const store = await createPostgresStore({ connectionString: url, schema });
     await store.appendMessages(scope, [makeNewMessage('from the future')]);
     await store.close();
-    await schemas.pool.query(`INSERT INTO "${schema}".mnemo_migrations (version, name) VALUES ($1, 'from a newer mnemo')`, [latestVersion + 7]);
+    await schemas.pool.query(`INSERT INTO "${schema}".mnemo_migrations (version, name) VALUES ($1, 'from a newer mnemo')`, [
+      latestVersion + 7,
+    ]);
 
     const error = await createPostgresStore({ connectionString: url, schema }).then(
       () => undefined,
       (caught: unknown) => caught,
     );
     expect(error).toBeInstanceOf(MemoryError);
-    expect(error).toMatchObject({ code: 'storage_failed', details: { schema, schemaVersion: latestVersion + 7, supportedVersion: latestVersion } });
+    expect(error).toMatchObject({
+      code: 'storage_failed',
+      details: { schema, schemaVersion: latestVersion + 7, supportedVersion: latestVersion },
+    });
     expect((error as MemoryError).message).toMatch(/newer than version \d+.*upgrade mnemo/);
     expect(await readPostgresSchemaVersion(schemas.pool, schema)).toBe(latestVersion + 7);
     expect((await schemas.pool.query(`SELECT content FROM "${schema}".messages`)).rows).toEqual([{ content: 'from the future' }]);

@@ -289,9 +289,17 @@ export const postgresMigrations: readonly PostgresMigration[] = Object.freeze([
   Object.freeze({ version: 1, name: 'conversations, messages, usage ledger, summaries, jobs and memory files', sql: initialSchema }),
   Object.freeze({ version: 2, name: 'keyword and vector search, facts, entity graph, cursors', sql: knowledgeSchema }),
   Object.freeze({ version: 3, name: 'the vector extension, where the server has it', sql: vectorExtension }),
-  Object.freeze({ version: 4, name: 'keyword index (GIN), BM25 corpus statistics, registry of pgvector tables', sql: postgresSearchMigrationSql }),
+  Object.freeze({
+    version: 4,
+    name: 'keyword index (GIN), BM25 corpus statistics, registry of pgvector tables',
+    sql: postgresSearchMigrationSql,
+  }),
   Object.freeze({ version: 5, name: 'conversation metadata', sql: conversationMetadataSchema }),
-  Object.freeze({ version: 6, name: 'per-user document frequencies of lexemes, for keyword search pruning', sql: postgresKeywordTermsMigrationSql }),
+  Object.freeze({
+    version: 6,
+    name: 'per-user document frequencies of lexemes, for keyword search pruning',
+    sql: postgresKeywordTermsMigrationSql,
+  }),
   Object.freeze({ version: 7, name: 'message erasure and its audit log', sql: erasureSchema }),
   Object.freeze({ version: 8, name: 'fact expiry', sql: factExpirySchema }),
 ]);
@@ -359,7 +367,9 @@ export async function readPostgresSchemaVersion(queryable: PostgresQueryable, sc
   const tables = postgresTables(schema);
   const found = await queryable.query<{ present: boolean }>('SELECT to_regclass($1) IS NOT NULL AS present', [tables.migrations]);
   if (found.rows[0]?.present !== true) return 0;
-  const result = await queryable.query<{ version: number | string }>(`SELECT coalesce(max(version), 0) AS version FROM ${tables.migrations}`);
+  const result = await queryable.query<{ version: number | string }>(
+    `SELECT coalesce(max(version), 0) AS version FROM ${tables.migrations}`,
+  );
   return Number(result.rows[0]?.version ?? 0);
 }
 
@@ -375,9 +385,13 @@ function assertKnownVersion(schema: string, version: number, latest: number): vo
 function checkMigrationOrder(migrations: readonly PostgresMigration[]): number {
   migrations.forEach((migration, index) => {
     if (migration.version !== index + 1) {
-      throw new MemoryError('invalid_input', `migration ${JSON.stringify(migration.name)} has version ${migration.version}, expected ${index + 1}`, {
-        details: { field: 'migrations', index },
-      });
+      throw new MemoryError(
+        'invalid_input',
+        `migration ${JSON.stringify(migration.name)} has version ${migration.version}, expected ${index + 1}`,
+        {
+          details: { field: 'migrations', index },
+        },
+      );
     }
   });
   return migrations.length;

@@ -83,71 +83,93 @@ describeWithPostgres('PostgresStore across processes', (url) => {
   });
   afterAll(() => schemas.close());
 
-  it('stores exactly 400 messages with gapless seqs when 4 processes append 100 each to one conversation with retries', async () => {
-    const writers = Array.from({ length: writerCount }, (_, writer) =>
-      startWorker('append-worker.mjs', [url, schema, String(writer), String(appendsPerWriter)]),
-    );
-    await Promise.all(writers.map((writer) => writer.ready));
-    for (const writer of writers) writer.child.send({ type: 'go' });
-    const reports = (await Promise.all(writers.map((writer) => writer.done))) as unknown as { appended: Returned[]; retried: Returned[] }[];
+  it(
+    'stores exactly 400 messages with gapless seqs when 4 processes append 100 each to one conversation with retries',
+    async () => {
+      const writers = Array.from({ length: writerCount }, (_, writer) =>
+        startWorker('append-worker.mjs', [url, schema, String(writer), String(appendsPerWriter)]),
+      );
+      await Promise.all(writers.map((writer) => writer.ready));
+      for (const writer of writers) writer.child.send({ type: 'go' });
+      const reports = (await Promise.all(writers.map((writer) => writer.done))) as unknown as {
+        appended: Returned[];
+        retried: Returned[];
+      }[];
 
-    const stored = await store.listMessages(scope);
-    expect(stored.map((message) => message.seq)).toEqual(Array.from({ length: total }, (_, index) => index + 1));
-    expect(new Set(stored.map((message) => message.id)).size).toBe(total);
-    expect(new Set(stored.map((message) => message.content)).size).toBe(total);
-    expect(await store.getConversation(scope)).toMatchObject({ messageCount: total });
+      const stored = await store.listMessages(scope);
+      expect(stored.map((message) => message.seq)).toEqual(Array.from({ length: total }, (_, index) => index + 1));
+      expect(new Set(stored.map((message) => message.id)).size).toBe(total);
+      expect(new Set(stored.map((message) => message.content)).size).toBe(total);
+      expect(await store.getConversation(scope)).toMatchObject({ messageCount: total });
 
-    const byKey = new Map(stored.map((message) => [message.idempotencyKey, message]));
-    reports.forEach((report, writer) => {
-      // What each process was told matches what is stored, and a retry got the original back.
-      for (const entry of [...report.appended, ...report.retried]) {
-        expect(byKey.get(entry.key)).toMatchObject({ id: entry.id, seq: entry.seq, content: entry.key });
+      const byKey = new Map(stored.map((message) => [message.idempotencyKey, message]));
+      reports.forEach((report, writer) => {
+        // What each process was told matches what is stored, and a retry got the original back.
+        for (const entry of [...report.appended, ...report.retried]) {
+          expect(byKey.get(entry.key)).toMatchObject({ id: entry.id, seq: entry.seq, content: entry.key });
+        }
+        expect(report.retried.length).toBeGreaterThan(0);
+        const own = stored.filter((message) => message.content.startsWith(`w${writer}-`));
+        expect(own).toHaveLength(appendsPerWriter);
+        // Each of the process's two appenders wrote its keys in order.
+        for (const parity of [0, 1]) {
+          const keys = own.map((message) => message.content).filter((key) => Number(key.slice(-3)) % 2 === parity);
+          expect(keys).toEqual([...keys].sort());
+        }
+      });
+
+      // A retry from yet another process, long after, still returns the stored messages and adds none.
+      const sample = [stored[0], stored[total - 1]].map((message) =>
+        makeNewMessage(message?.content ?? '', { idempotencyKey: message?.idempotencyKey }),
+      );
+      const replayed = await store.appendMessages(scope, sample);
+      expect(replayed.map((message) => message.seq)).toEqual([1, total]);
+      expect((await store.getConversation(scope))?.messageCount).toBe(total);
+    },
+    processTestTimeoutMs,
+  );
+
+  it(
+    'leases each of 60 jobs to exactly one of two processes draining the queue at once',
+    async () => {
+      const jobCount = 60;
+      for (let index = 0; index < jobCount; index += 1) {
+        await store.enqueueJob(
+          { ...scope, conversationId: `c${index}` },
+          { kind: 'compact', runAt: new Date(0).toISOString(), maxAttempts: 3 },
+        );
       }
-      expect(report.retried.length).toBeGreaterThan(0);
-      const own = stored.filter((message) => message.content.startsWith(`w${writer}-`));
-      expect(own).toHaveLength(appendsPerWriter);
-      // Each of the process's two appenders wrote its keys in order.
-      for (const parity of [0, 1]) {
-        const keys = own.map((message) => message.content).filter((key) => Number(key.slice(-3)) % 2 === parity);
-        expect(keys).toEqual([...keys].sort());
-      }
-    });
+      const workers = ['p1', 'p2'].map((workerId) => startWorker('lease-worker.mjs', [url, schema, workerId, 'drain']));
+      await Promise.all(workers.map((worker) => worker.ready));
+      for (const worker of workers) worker.child.send({ type: 'go' });
+      const reports = (await Promise.all(workers.map((worker) => worker.done))) as unknown as { leased: string[] }[];
+      const leased = reports.flatMap((report) => report.leased);
+      expect(leased).toHaveLength(jobCount);
+      expect(new Set(leased).size).toBe(jobCount);
+      expect((await readJobBacklog(store, {})).byStatus).toEqual({ pending: 0, running: 0, done: jobCount, failed: 0 });
+    },
+    processTestTimeoutMs,
+  );
 
-    // A retry from yet another process, long after, still returns the stored messages and adds none.
-    const sample = [stored[0], stored[total - 1]].map((message) => makeNewMessage(message?.content ?? '', { idempotencyKey: message?.idempotencyKey }));
-    const replayed = await store.appendMessages(scope, sample);
-    expect(replayed.map((message) => message.seq)).toEqual([1, total]);
-    expect((await store.getConversation(scope))?.messageCount).toBe(total);
-  }, processTestTimeoutMs);
+  it(
+    'hands the job of a process killed while holding its lease to another worker once the lease expired',
+    async () => {
+      const queued = await store.enqueueJob(scope, { kind: 'compact', runAt: new Date(0).toISOString(), maxAttempts: 3 });
+      const doomed = startWorker('lease-worker.mjs', [url, schema, 'doomed', 'hold']);
+      await doomed.ready;
+      doomed.child.send({ type: 'go' });
+      const { job } = await doomed.message<{ job: Job }>('holding');
+      expect(job).toMatchObject({ id: queued.id, leaseOwner: 'doomed', attempts: 1 });
+      doomed.child.kill('SIGKILL');
 
-  it('leases each of 60 jobs to exactly one of two processes draining the queue at once', async () => {
-    const jobCount = 60;
-    for (let index = 0; index < jobCount; index += 1) {
-      await store.enqueueJob({ ...scope, conversationId: `c${index}` }, { kind: 'compact', runAt: new Date(0).toISOString(), maxAttempts: 3 });
-    }
-    const workers = ['p1', 'p2'].map((workerId) => startWorker('lease-worker.mjs', [url, schema, workerId, 'drain']));
-    await Promise.all(workers.map((worker) => worker.ready));
-    for (const worker of workers) worker.child.send({ type: 'go' });
-    const reports = (await Promise.all(workers.map((worker) => worker.done))) as unknown as { leased: string[] }[];
-    const leased = reports.flatMap((report) => report.leased);
-    expect(leased).toHaveLength(jobCount);
-    expect(new Set(leased).size).toBe(jobCount);
-    expect((await readJobBacklog(store, {})).byStatus).toEqual({ pending: 0, running: 0, done: jobCount, failed: 0 });
-  }, processTestTimeoutMs);
-
-  it('hands the job of a process killed while holding its lease to another worker once the lease expired', async () => {
-    const queued = await store.enqueueJob(scope, { kind: 'compact', runAt: new Date(0).toISOString(), maxAttempts: 3 });
-    const doomed = startWorker('lease-worker.mjs', [url, schema, 'doomed', 'hold']);
-    await doomed.ready;
-    doomed.child.send({ type: 'go' });
-    const { job } = await doomed.message<{ job: Job }>('holding');
-    expect(job).toMatchObject({ id: queued.id, leaseOwner: 'doomed', attempts: 1 });
-    doomed.child.kill('SIGKILL');
-
-    expect(await store.leaseJob({ workerId: 'survivor', leaseMs: 60_000, now: new Date(Date.parse(job.leaseExpiresAt!) - 1).toISOString() })).toBeUndefined();
-    const taken = await store.leaseJob({ workerId: 'survivor', leaseMs: 60_000, now: job.leaseExpiresAt! });
-    expect(taken).toMatchObject({ id: queued.id, leaseOwner: 'survivor', attempts: 2 });
-    await store.completeJob(taken!, new Date().toISOString());
-    expect((await store.listJobs(scope)).map((item) => item.status)).toEqual(['done']);
-  }, processTestTimeoutMs);
+      expect(
+        await store.leaseJob({ workerId: 'survivor', leaseMs: 60_000, now: new Date(Date.parse(job.leaseExpiresAt!) - 1).toISOString() }),
+      ).toBeUndefined();
+      const taken = await store.leaseJob({ workerId: 'survivor', leaseMs: 60_000, now: job.leaseExpiresAt! });
+      expect(taken).toMatchObject({ id: queued.id, leaseOwner: 'survivor', attempts: 2 });
+      await store.completeJob(taken!, new Date().toISOString());
+      expect((await store.listJobs(scope)).map((item) => item.status)).toEqual(['done']);
+    },
+    processTestTimeoutMs,
+  );
 });

@@ -28,7 +28,12 @@ export function toVectorLiteral(vector: Float32Array): string {
  * `k` survivors. The scan's order is relaxed (`relaxed_order`), so the outer query sorts again, ties newest
  * first. Parameters: `$1` tenant, `$2` user, `$3` the query vector, `$4` k, then the filters.
  */
-export function vectorSearchStatement(t: PostgresTables, table: VectorTable, names: PgvectorNames, options: SearchOptions): { text: string; filterParameters: unknown[] } | undefined {
+export function vectorSearchStatement(
+  t: PostgresTables,
+  table: VectorTable,
+  names: PgvectorNames,
+  options: SearchOptions,
+): { text: string; filterParameters: unknown[] } | undefined {
   const filter = searchFilters(options, 4, 'v');
   if (filter === undefined) return undefined;
   const text = `WITH nearest AS MATERIALIZED (
@@ -44,7 +49,8 @@ export function vectorSearchStatement(t: PostgresTables, table: VectorTable, nam
 }
 
 /** The session settings of a vector search, for `SELECT` in its transaction: ef_search, and iterative scans (pgvector ≥ 0.8; ignored before). */
-export const vectorSearchSettings = "SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)";
+export const vectorSearchSettings =
+  "SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)";
 
 /** Vector storage and search on pgvector tables (see {@link PostgresVectorTables}); the caller checks models and dimensions. */
 export class PostgresPgvectorSearch {
@@ -59,7 +65,13 @@ export class PostgresPgvectorSearch {
   }
 
   /** Writes vectors of existing messages (locked by the caller's transaction), replacing older ones; the message's time is copied for time filters. */
-  async upsert(client: PostgresClient, scope: Scope, table: VectorTable, seqs: readonly number[], vectors: readonly Float32Array[]): Promise<void> {
+  async upsert(
+    client: PostgresClient,
+    scope: Scope,
+    table: VectorTable,
+    seqs: readonly number[],
+    vectors: readonly Float32Array[],
+  ): Promise<void> {
     await client.query(
       `INSERT INTO ${table.name} (tenant_id, user_id, conversation_id, seq, created_at, embedding)
        SELECT m.tenant_id, m.user_id, m.conversation_id, m.seq, m.created_at, v.embedding::${this.#names.type}
@@ -84,7 +96,10 @@ export class PostgresPgvectorSearch {
 
   /** Deletes a tenant's (or one user's) rows of `table`; returns how many. */
   async delete(table: VectorTable, tenantId: string, userId: string | undefined): Promise<number> {
-    const result = await this.#pool.query(`DELETE FROM ${table.name} WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)`, [tenantId, userId ?? null]);
+    const result = await this.#pool.query(`DELETE FROM ${table.name} WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)`, [
+      tenantId,
+      userId ?? null,
+    ]);
     return result.rowCount ?? 0;
   }
 

@@ -12,7 +12,14 @@ import { postgresTables } from './postgres-tables.js';
 
 describe('keyword search pruning', () => {
   it('lists every set of a size once, in order', () => {
-    expect(combinations(4, 2)).toEqual([[0, 1], [0, 2], [1, 2], [0, 3], [1, 3], [2, 3]]);
+    expect(combinations(4, 2)).toEqual([
+      [0, 1],
+      [0, 2],
+      [1, 2],
+      [0, 3],
+      [1, 3],
+      [2, 3],
+    ]);
     expect(combinations(3, 3)).toEqual([[0, 1, 2]]);
   });
 
@@ -25,7 +32,12 @@ describe('keyword search pruning', () => {
   it('bounds a term above what it adds to any message, however often it occurs', () => {
     const term = { lexeme: 'relay', documents: 40, maxFrequency: 3, minLength: 2 };
     const idf = Math.log(1 + (1000 - 40 + 0.5) / 40.5);
-    for (const [frequency, length] of [[1, 2], [3, 2], [3, 40], [1, 9]] as const) {
+    for (const [frequency, length] of [
+      [1, 2],
+      [3, 2],
+      [3, 40],
+      [1, 9],
+    ] as const) {
       const part = (frequency * 2.2) / (frequency + 1.2 * (0.25 + (0.75 * length) / 9));
       expect(termScoreBound(term, 1000, 9)).toBeGreaterThan(idf * part);
     }
@@ -55,7 +67,12 @@ describeWithPostgres('PostgreSQL keyword search with top-k pruning', (url) => {
 
   async function seed(target: PostgresStore, scope: Scope, from: number, count: number): Promise<void> {
     const start = Date.UTC(2024, 0, 1) + from * 60_000;
-    await target.appendMessages(scope, Array.from({ length: count }, (_, index) => makeNewMessage(messageText(from + index), { createdAt: new Date(start + index * 60_000).toISOString() })));
+    await target.appendMessages(
+      scope,
+      Array.from({ length: count }, (_, index) =>
+        makeNewMessage(messageText(from + index), { createdAt: new Date(start + index * 60_000).toISOString() }),
+      ),
+    );
   }
 
   /** Rows of `keyword_terms` that a recount from the messages does not give, either way. */
@@ -69,7 +86,8 @@ describeWithPostgres('PostgreSQL keyword search with top-k pruning', (url) => {
 
   beforeAll(async () => {
     store = await createPostgresStore({ connectionString: url, schema, poolMax: 4 });
-    for (let conversation = 0; conversation < 4; conversation += 1) await seed(store, { ...user, conversationId: `conv-${conversation}` }, conversation * 3000, 3000);
+    for (let conversation = 0; conversation < 4; conversation += 1)
+      await seed(store, { ...user, conversationId: `conv-${conversation}` }, conversation * 3000, 3000);
     await seed(store, { tenantId, userId: 'user-other', conversationId: 'conv-0' }, 0, 300);
     await schemas.pool.query(`VACUUM ANALYZE ${tables.messages}, ${tables.keywordTerms}`);
   }, 120_000);
@@ -86,7 +104,9 @@ describeWithPostgres('PostgreSQL keyword search with top-k pruning', (url) => {
     const identity = (hit: SearchHit) => `${hit.message.createdAt}#${hit.message.seq}`;
     let checked = 0;
     for (let index = 0; index < 40; index += 1) {
-      const words = messageText(index * 97 + 5).split(' ').slice(0, 1 + (index % 6));
+      const words = messageText(index * 97 + 5)
+        .split(' ')
+        .slice(0, 1 + (index % 6));
       if (index % 4 === 0) words.push(`n${index * 31}`);
       for (const k of [1, 10, 50]) {
         const pruned = await store.searchKeyword(user, keywordTerms(words.join(' ')), { k });
@@ -100,7 +120,7 @@ describeWithPostgres('PostgreSQL keyword search with top-k pruning', (url) => {
     expect(checked).toBeGreaterThan(1000);
   });
 
-  it('never returns another user\'s messages, even for a word only that user holds', async () => {
+  it("never returns another user's messages, even for a word only that user holds", async () => {
     const other = { tenantId, userId: 'user-other' };
     const hits = await store.searchKeyword(other, ['w0x', 'w1x', 'n3999'], { k: 50 });
     expect(hits.length).toBe(50);
@@ -121,7 +141,9 @@ describeWithPostgres('PostgreSQL keyword search with top-k pruning', (url) => {
       expect(await driftFromRecount(scratch)).toEqual([]);
       await other.deleteUser({ tenantId, userId: 'user-b' });
       expect(await driftFromRecount(scratch)).toEqual([]);
-      const left = await schemas.pool.query<{ users: string[] }>(`SELECT array_agg(DISTINCT user_id) AS users FROM ${postgresTables(scratch).keywordTerms}`);
+      const left = await schemas.pool.query<{ users: string[] }>(
+        `SELECT array_agg(DISTINCT user_id) AS users FROM ${postgresTables(scratch).keywordTerms}`,
+      );
       expect(left.rows[0]!.users).toEqual(['user-a']);
       const hits = await other.searchKeyword({ tenantId, userId: 'user-a' }, ['n250'], { k: 5 });
       expect(hits.map((hit) => hit.message.content)).toEqual([messageText(250)]);
@@ -135,7 +157,10 @@ describeWithPostgres('PostgreSQL keyword search with top-k pruning', (url) => {
     const pool = schemas.pool;
     await migratePostgresSchema(pool, { schema: old, migrations: postgresMigrations.slice(0, 5) });
     const t = postgresTables(old);
-    await pool.query(`INSERT INTO ${t.conversations} (tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens, search_length) VALUES ($1, 'u', 'c', now(), now(), 3, 3, 0)`, [tenantId]);
+    await pool.query(
+      `INSERT INTO ${t.conversations} (tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens, search_length) VALUES ($1, 'u', 'c', now(), now(), 3, 3, 0)`,
+      [tenantId],
+    );
     await pool.query(
       `INSERT INTO ${t.messages} (tenant_id, user_id, conversation_id, seq, id, role, content, created_at, tokens) VALUES
         ($1, 'u', 'c', 1, 'm1', 'user', 'relay ridge is down', now(), 1), ($1, 'u', 'c', 2, 'm2', 'assistant', 'the ridge relay again', now(), 1),

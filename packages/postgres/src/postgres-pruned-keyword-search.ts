@@ -129,50 +129,61 @@ export function termSetsQuery(terms: readonly KeywordTerm[], sets: readonly (rea
  * (5,000 together), when round 1 finds fewer than `k`, or past 12 distinct lexemes; searches with
  * conversation or time filters use the unpruned statement.
  */
-export async function searchKeywordPruned(pool: PostgresPool, t: PostgresTables, user: UserScope, terms: readonly string[], options: SearchOptions): Promise<SearchHit[]> {
-  if (options.conversationIds !== undefined || options.since !== undefined || options.until !== undefined) return searchKeywordIndexed(pool, t, user, terms, options);
+export async function searchKeywordPruned(
+  pool: PostgresPool,
+  t: PostgresTables,
+  user: UserScope,
+  terms: readonly string[],
+  options: SearchOptions,
+): Promise<SearchHit[]> {
+  if (options.conversationIds !== undefined || options.since !== undefined || options.until !== undefined)
+    return searchKeywordIndexed(pool, t, user, terms, options);
   const k = checkK(options.k);
   const words = keywordQueryWords(terms);
   if (words.length === 0) return [];
-  return runInTransaction(pool, async (client) => {
-    const statistics = await readTermStatistics(client, t, user, words);
-    const found = statistics.terms;
-    if (found.length === 0) return [];
-    const score = async (query: string) =>
-      (
-        await client.query<HitRow>(prunedKeywordScoreStatement(t), [
-          user.tenantId,
-          user.userId,
-          query,
-          found.map((term) => term.lexeme),
-          found.map((term) => term.documents),
-          statistics.totalDocuments,
-          statistics.averageLength,
-          k,
-        ])
-      ).rows.map(toHit);
-    const single = found.map((_, index) => [index]);
-    const documents = found.reduce((sum, term) => sum + term.documents, 0);
-    if (found.length > maxPrunedTerms || documents <= unprunedDocuments) return score(termSetsQuery(found, single));
-    // Round 1: the messages holding at least `size` of the lexemes, the most specific size that matches k.
-    let first: number[][] = single;
-    let firstHits: SearchHit[] = [];
-    for (let size = found.length, rounds = 0; size > 1 && rounds < maxFirstRounds && firstHits.length < k; size -= 1) {
-      const sets = combinations(found.length, size);
-      if (sets.length > maxClauses) continue;
-      first = sets;
-      firstHits = await score(termSetsQuery(found, first));
-      rounds += 1;
-    }
-    if (firstHits.length < k) return score(termSetsQuery(found, single));
-    const bounds = found.map((term) => termScoreBound(term, statistics.totalDocuments, statistics.averageLength));
-    const sets = qualifyingTermSets(bounds, firstHits[k - 1]!.score);
-    if (sets === undefined) return score(termSetsQuery(found, single));
-    if (sets.every((set) => first.some((held) => held.every((index) => set.includes(index))))) return firstHits;
-    // Round 1's messages are scored already: round 2 reads the others.
-    const rest = await score(`(${termSetsQuery(found, sets)}) & !(${termSetsQuery(found, first)})`);
-    return [...firstHits, ...rest].sort(byScoreThenNewest).slice(0, k);
-  }, { begin: 'BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY' });
+  return runInTransaction(
+    pool,
+    async (client) => {
+      const statistics = await readTermStatistics(client, t, user, words);
+      const found = statistics.terms;
+      if (found.length === 0) return [];
+      const score = async (query: string) =>
+        (
+          await client.query<HitRow>(prunedKeywordScoreStatement(t), [
+            user.tenantId,
+            user.userId,
+            query,
+            found.map((term) => term.lexeme),
+            found.map((term) => term.documents),
+            statistics.totalDocuments,
+            statistics.averageLength,
+            k,
+          ])
+        ).rows.map(toHit);
+      const single = found.map((_, index) => [index]);
+      const documents = found.reduce((sum, term) => sum + term.documents, 0);
+      if (found.length > maxPrunedTerms || documents <= unprunedDocuments) return score(termSetsQuery(found, single));
+      // Round 1: the messages holding at least `size` of the lexemes, the most specific size that matches k.
+      let first: number[][] = single;
+      let firstHits: SearchHit[] = [];
+      for (let size = found.length, rounds = 0; size > 1 && rounds < maxFirstRounds && firstHits.length < k; size -= 1) {
+        const sets = combinations(found.length, size);
+        if (sets.length > maxClauses) continue;
+        first = sets;
+        firstHits = await score(termSetsQuery(found, first));
+        rounds += 1;
+      }
+      if (firstHits.length < k) return score(termSetsQuery(found, single));
+      const bounds = found.map((term) => termScoreBound(term, statistics.totalDocuments, statistics.averageLength));
+      const sets = qualifyingTermSets(bounds, firstHits[k - 1]!.score);
+      if (sets === undefined) return score(termSetsQuery(found, single));
+      if (sets.every((set) => first.some((held) => held.every((index) => set.includes(index))))) return firstHits;
+      // Round 1's messages are scored already: round 2 reads the others.
+      const rest = await score(`(${termSetsQuery(found, sets)}) & !(${termSetsQuery(found, first)})`);
+      return [...firstHits, ...rest].sort(byScoreThenNewest).slice(0, k);
+    },
+    { begin: 'BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY' },
+  );
 }
 
 /** Every set of `size` of the indexes 0 … count − 1, in lexicographic order. */
@@ -190,16 +201,30 @@ function byScoreThenNewest(a: SearchHit, b: SearchHit): number {
   return b.message.seq - a.message.seq;
 }
 
-async function readTermStatistics(client: PostgresClient, t: PostgresTables, user: UserScope, words: readonly string[]): Promise<KeywordTermStatistics> {
+async function readTermStatistics(
+  client: PostgresClient,
+  t: PostgresTables,
+  user: UserScope,
+  words: readonly string[],
+): Promise<KeywordTermStatistics> {
   const rows = (
-    await client.query<{ lexeme: string | null; term_documents: number; max_frequency: number; min_length: number; documents: number; average_length: number }>(
-      keywordTermsStatement(t),
-      [user.tenantId, user.userId, words.join(' ')],
-    )
+    await client.query<{
+      lexeme: string | null;
+      term_documents: number;
+      max_frequency: number;
+      min_length: number;
+      documents: number;
+      average_length: number;
+    }>(keywordTermsStatement(t), [user.tenantId, user.userId, words.join(' ')])
   ).rows;
   const terms = rows
     .filter((row) => row.lexeme !== null)
-    .map((row) => ({ lexeme: row.lexeme!, documents: Number(row.term_documents), maxFrequency: Number(row.max_frequency), minLength: Number(row.min_length) }))
+    .map((row) => ({
+      lexeme: row.lexeme!,
+      documents: Number(row.term_documents),
+      maxFrequency: Number(row.max_frequency),
+      minLength: Number(row.min_length),
+    }))
     .sort((a, b) => a.documents - b.documents || (a.lexeme < b.lexeme ? -1 : 1));
   return { totalDocuments: Number(rows[0]?.documents ?? 0), averageLength: Number(rows[0]?.average_length ?? 0), terms };
 }

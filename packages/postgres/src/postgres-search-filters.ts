@@ -20,7 +20,11 @@ export const prefixedMessageColumns = messageColumns
  * `created_at`), numbered after the query's own `lastIndex` parameters; `undefined` when the filters admit
  * nothing (an empty conversation list). `invalid_input` for a bad time.
  */
-export function searchFilters(options: SearchOptions, lastIndex: number, alias: string): { clause: string; parameters: unknown[] } | undefined {
+export function searchFilters(
+  options: SearchOptions,
+  lastIndex: number,
+  alias: string,
+): { clause: string; parameters: unknown[] } | undefined {
   const conditions: string[] = [];
   const parameters: unknown[] = [];
   const next = (value: unknown) => {
@@ -47,7 +51,8 @@ export function checkK(k: number): number {
 /** Checks a vector's length against the model's and that every value is finite; `invalid_input` otherwise. */
 export function checkVector(model: string, vector: Float32Array, dimensions: number): void {
   if (vector.length !== dimensions) throw dimensionMismatch(model, dimensions, vector.length);
-  if (!vector.every(Number.isFinite)) throw new MemoryError('invalid_input', `a vector of ${model} holds a value that is not a finite number`, { details: { model } });
+  if (!vector.every(Number.isFinite))
+    throw new MemoryError('invalid_input', `a vector of ${model} holds a value that is not a finite number`, { details: { model } });
 }
 
 /** The `invalid_input` error of a vector whose length is not the model's. */

@@ -16,7 +16,10 @@ const heavyUser = 'user-heavy';
 const conversationsPerUser = 10;
 const messagesPerConversation = 300;
 const embedder = new HashedEmbedder({ dimensions: 64 });
-const vocabulary = 'relay ridge battery antenna solar node gateway hops signal storm valley summit cabin trail river bridge mesh packet channel firmware'.split(' ');
+const vocabulary =
+  'relay ridge battery antenna solar node gateway hops signal storm valley summit cabin trail river bridge mesh packet channel firmware'.split(
+    ' ',
+  );
 
 function messageText(index: number): string {
   const words = Array.from({ length: 8 }, (_, offset) => vocabulary[(index * 7 + offset * 13 + (index % 5)) % vocabulary.length]!);
@@ -29,11 +32,17 @@ async function seed(store: PostgresStore, userId: string, conversations: number)
     const scope: Scope = { tenantId, userId, conversationId: `conv-${conversation}` };
     const start = Date.UTC(2024, 0, 1) + conversation * 86_400_000;
     const messages = Array.from({ length: messagesPerConversation }, (_, index) =>
-      makeNewMessage(messageText(conversation * messagesPerConversation + index), { createdAt: new Date(start + index * 60_000).toISOString() }),
+      makeNewMessage(messageText(conversation * messagesPerConversation + index), {
+        createdAt: new Date(start + index * 60_000).toISOString(),
+      }),
     );
     await store.appendMessages(scope, messages);
     const vectors = await embedder.embed(messages.map((message) => message.content));
-    await store.upsertEmbeddings(scope, embedder.model, vectors.map((vector, index) => ({ seq: index + 1, vector })));
+    await store.upsertEmbeddings(
+      scope,
+      embedder.model,
+      vectors.map((vector, index) => ({ seq: index + 1, vector })),
+    );
   }
 }
 
@@ -75,7 +84,7 @@ describeWithPostgres('PostgreSQL search indexes', (url) => {
   };
 
   describe('keyword search', () => {
-    it('finds the user\'s candidates through the GIN index messages_search', async () => {
+    it("finds the user's candidates through the GIN index messages_search", async () => {
       const words = keywordQueryWords(keywordTerms('who was the quartermaster?'));
       const statement = keywordSearchStatement(tables, { k: 50 })!;
       const plan = await explain(statement.text, [tenantId, heavyUser, words.join(' | '), words.join(' '), 50]);
@@ -83,7 +92,7 @@ describeWithPostgres('PostgreSQL search indexes', (url) => {
       expect(plan).not.toMatch(/Seq Scan on messages/);
     });
 
-    it('ranks the messages holding the rare word first, and only the user\'s', async () => {
+    it("ranks the messages holding the rare word first, and only the user's", async () => {
       const hits = await store.searchKeyword({ tenantId, userId: heavyUser }, keywordTerms('quartermaster relay'), { k: 10 });
       const rare = hits.filter((hit) => hit.message.content.includes('quartermaster'));
       expect(rare.length).toBeGreaterThanOrEqual(3);
@@ -93,7 +102,7 @@ describeWithPostgres('PostgreSQL search indexes', (url) => {
   });
 
   describe('vector search', () => {
-    it('orders the user\'s vectors with the HNSW index of the model\'s table', async (context) => {
+    it("orders the user's vectors with the HNSW index of the model's table", async (context) => {
       if (vectorSchema === undefined) {
         console.warn('[@mnemo/postgres] this server has no pgvector: the HNSW plan was not checked');
         context.skip();
@@ -110,7 +119,11 @@ describeWithPostgres('PostgreSQL search indexes', (url) => {
     it('returns k hits that pass a selective conversation and time filter, nearest first', async () => {
       const [query] = await embedder.embed([messageText(3 * messagesPerConversation + 142)]);
       const since = new Date(Date.UTC(2024, 0, 4) + 100 * 60_000).toISOString();
-      const hits = await store.searchVector({ tenantId, userId: heavyUser }, embedder.model, query!, { k: 20, conversationIds: ['conv-3'], since });
+      const hits = await store.searchVector({ tenantId, userId: heavyUser }, embedder.model, query!, {
+        k: 20,
+        conversationIds: ['conv-3'],
+        since,
+      });
       expect(hits).toHaveLength(20);
       expect(hits.every((hit) => hit.conversationId === 'conv-3' && hit.message.createdAt >= since)).toBe(true);
       expect(hits[0]?.message.seq).toBe(143);
@@ -118,7 +131,7 @@ describeWithPostgres('PostgreSQL search indexes', (url) => {
       expect(hits.every((hit, index) => index === 0 || hit.score <= hits[index - 1]!.score)).toBe(true);
     });
 
-    it('finds a message by its own text among all of the user\'s vectors', async () => {
+    it("finds a message by its own text among all of the user's vectors", async () => {
       const [query] = await embedder.embed([messageText(7 * messagesPerConversation + 211)]);
       const hits = await store.searchVector({ tenantId, userId: heavyUser }, embedder.model, query!, { k: 5 });
       expect(hits[0]).toMatchObject({ conversationId: 'conv-7', message: { seq: 212 } });

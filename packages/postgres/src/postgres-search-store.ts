@@ -7,7 +7,15 @@ import { searchKeywordPruned } from './postgres-pruned-keyword-search.js';
 import { PostgresKeywordIndex } from './postgres-keyword-index.js';
 import { keywordQueryWords } from './postgres-keyword-search.js';
 import { PostgresPgvectorSearch } from './postgres-pgvector-search.js';
-import { checkK, checkVector, dimensionMismatch, prefixedMessageColumns, searchFilters, toHit, type HitRow } from './postgres-search-filters.js';
+import {
+  checkK,
+  checkVector,
+  dimensionMismatch,
+  prefixedMessageColumns,
+  searchFilters,
+  toHit,
+  type HitRow,
+} from './postgres-search-filters.js';
 import type { PostgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
 import { checkCount, scopeKey } from './postgres-values.js';
@@ -33,7 +41,9 @@ function statements(t: PostgresTables) {
 }
 
 /** Where vectors live: pgvector tables when the extension is installed (and allowed), `real[]` rows otherwise. */
-type VectorBackend = { readonly kind: 'pgvector'; readonly tables: PostgresVectorTables; readonly search: PostgresPgvectorSearch } | { readonly kind: 'array' };
+type VectorBackend =
+  | { readonly kind: 'pgvector'; readonly tables: PostgresVectorTables; readonly search: PostgresPgvectorSearch }
+  | { readonly kind: 'array' };
 
 /**
  * Keyword and vector search over one user's messages. Keyword: BM25 over the candidates the GIN index
@@ -82,10 +92,14 @@ export class PostgresSearchStore {
     await runInTransaction(this.#pool, async (client) => {
       const stored = await this.#registerModel(client, scope.tenantId, model, dimensions);
       if (stored !== dimensions) throw dimensionMismatch(model, stored, dimensions);
-      const found = new Set((await client.query<{ seq: unknown }>(this.#sql.lockMessages, [...key, seqs])).rows.map((row) => Number(row.seq)));
+      const found = new Set(
+        (await client.query<{ seq: unknown }>(this.#sql.lockMessages, [...key, seqs])).rows.map((row) => Number(row.seq)),
+      );
       const missing = seqs.find((seq) => !found.has(seq));
       if (missing !== undefined) {
-        throw new MemoryError('not_found', `message ${missing} of conversation ${scope.conversationId} does not exist`, { details: { seq: missing } });
+        throw new MemoryError('not_found', `message ${missing} of conversation ${scope.conversationId} does not exist`, {
+          details: { seq: missing },
+        });
       }
       if (backend.kind === 'pgvector') await backend.search.upsert(client, scope, table!, seqs, vectors);
       else await client.query(this.#sql.upsertArrayVectors, [...key, model, seqs, vectors.map(toArrayLiteral), vectors.map(norm)]);
@@ -96,16 +110,22 @@ export class PostgresSearchStore {
   async listUnembeddedMessages(scope: Scope, model: string, limit: number): Promise<Message[]> {
     checkCount('limit', limit);
     const backend = await this.#vectorBackend();
-    if (backend.kind === 'array') return (await this.#pool.query<MessageRow>(this.#sql.selectUnembeddedArray, [...scopeKey(scope), model, limit])).rows.map(toMessage);
+    if (backend.kind === 'array')
+      return (await this.#pool.query<MessageRow>(this.#sql.selectUnembeddedArray, [...scopeKey(scope), model, limit])).rows.map(toMessage);
     const dimensions = await this.#modelDimensions(scope.tenantId, model);
     const table = dimensions === undefined ? undefined : await backend.tables.find(model, dimensions);
-    if (table === undefined) return (await this.#pool.query<MessageRow>(this.#sql.selectMessages, [...scopeKey(scope), limit])).rows.map(toMessage);
+    if (table === undefined)
+      return (await this.#pool.query<MessageRow>(this.#sql.selectMessages, [...scopeKey(scope), limit])).rows.map(toMessage);
     return backend.search.listUnembedded(scope, table, limit);
   }
 
   /** Deletes a tenant's (or one user's) vectors of every model but `exceptModel`; returns how many. */
   async deleteEmbeddings(filter: { tenantId: string; userId?: string; exceptModel?: string }): Promise<number> {
-    const result = await this.#pool.query(this.#sql.deleteArrayVectors, [filter.tenantId, filter.userId ?? null, filter.exceptModel ?? null]);
+    const result = await this.#pool.query(this.#sql.deleteArrayVectors, [
+      filter.tenantId,
+      filter.userId ?? null,
+      filter.exceptModel ?? null,
+    ]);
     let deleted = result.rowCount ?? 0;
     const backend = await this.#vectorBackend();
     if (backend.kind === 'pgvector') {
@@ -123,7 +143,8 @@ export class PostgresSearchStore {
    * conversation or time filters, by the unpruned statement. All three give the same hits and scores.
    */
   async searchKeyword(user: UserScope, terms: readonly string[], options: SearchOptions): Promise<SearchHit[]> {
-    if (options.conversationIds !== undefined || options.since !== undefined || options.until !== undefined) return searchKeywordPruned(this.#pool, this.#tables, user, terms, options);
+    if (options.conversationIds !== undefined || options.since !== undefined || options.until !== undefined)
+      return searchKeywordPruned(this.#pool, this.#tables, user, terms, options);
     const k = checkK(options.k);
     const words = keywordQueryWords(terms);
     if (words.length === 0) return [];
@@ -139,7 +160,6 @@ export class PostgresSearchStore {
   close(): Promise<void> {
     return this.#keywords.close();
   }
-
 
   /** Cosine nearest neighbours among the user's vectors of `model`, best first; `[]` for a model never stored. */
   async searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions): Promise<SearchHit[]> {
@@ -168,7 +188,10 @@ export class PostgresSearchStore {
     const inserted = (await client.query<{ dimensions: unknown }>(this.#sql.insertModel, [tenantId, model, dimensions])).rows[0];
     if (inserted !== undefined) return Number(inserted.dimensions);
     const raced = await this.#modelDimensions(tenantId, model, client);
-    if (raced === undefined) throw new MemoryError('unavailable', `model ${model} was registered and removed concurrently; retry`, { details: { retryable: true } });
+    if (raced === undefined)
+      throw new MemoryError('unavailable', `model ${model} was registered and removed concurrently; retry`, {
+        details: { retryable: true },
+      });
     return raced;
   }
 

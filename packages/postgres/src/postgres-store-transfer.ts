@@ -61,7 +61,10 @@ export class PostgresStoreTransfer implements StorePart<TransferPort> {
         let after: unknown[] | undefined;
         do {
           const where = after === undefined ? '' : `WHERE (${keys.join(', ')}) > (${keys.map((_, index) => `$${index + 2}`).join(', ')})`;
-          const result = await client.query<Row>(`SELECT ${selected} FROM ${this.#table(table.name)} ${where} ORDER BY ${keys.join(', ')} LIMIT $1`, [pageSize, ...(after ?? [])]);
+          const result = await client.query<Row>(
+            `SELECT ${selected} FROM ${this.#table(table.name)} ${where} ORDER BY ${keys.join(', ')} LIMIT $1`,
+            [pageSize, ...(after ?? [])],
+          );
           const records = result.rows.map((row) => table.fromRow(row, toIsoTime));
           if (records.length > 0) yield table.kind === 'entity' ? await this.#withNames(client, records) : records;
           const last = result.rows[result.rows.length - 1];
@@ -83,7 +86,10 @@ export class PostgresStoreTransfer implements StorePart<TransferPort> {
     }
   }
 
-  async importRecords(records: AsyncIterable<readonly StoreRecord[]> | Iterable<readonly StoreRecord[]>, options: ImportRecordsOptions = {}): Promise<StoreRecordCounts> {
+  async importRecords(
+    records: AsyncIterable<readonly StoreRecord[]> | Iterable<readonly StoreRecord[]>,
+    options: ImportRecordsOptions = {},
+  ): Promise<StoreRecordCounts> {
     const replace = options.replace === true;
     return runInTransaction(this.#pool, async (client) => {
       const present = (await this.#counts(client)).total;
@@ -110,21 +116,41 @@ export class PostgresStoreTransfer implements StorePart<TransferPort> {
       let end = start + 1;
       while (end < page.length && page[end]!.kind === table.kind) end += 1;
       const run = page.slice(start, end);
-      await this.#insert(client, table.name, table.columns, run.map((record) => table.toValues(record)));
+      await this.#insert(
+        client,
+        table.name,
+        table.columns,
+        run.map((record) => table.toValues(record)),
+      );
       if (table.kind === 'entity') {
-        await this.#insert(client, 'entity_names', entityNameColumns, run.flatMap((record) => (record.kind === 'entity' ? entityNameValues(record) : [])));
+        await this.#insert(
+          client,
+          'entity_names',
+          entityNameColumns,
+          run.flatMap((record) => (record.kind === 'entity' ? entityNameValues(record) : [])),
+        );
       }
       start = end;
     }
   }
 
-  async #insert(client: PostgresClient, table: string, columns: readonly RecordColumn[], rows: readonly (readonly RecordValue[])[]): Promise<void> {
+  async #insert(
+    client: PostgresClient,
+    table: string,
+    columns: readonly RecordColumn[],
+    rows: readonly (readonly RecordValue[])[],
+  ): Promise<void> {
     const perInsert = Math.max(1, Math.floor(parametersPerInsert / columns.length));
     for (let offset = 0; offset < rows.length; offset += perInsert) {
       const batch = rows.slice(offset, offset + perInsert);
-      const values = batch.map((_, row) => `(${columns.map((column, index) => `$${row * columns.length + index + 1}::${castOf(column)}`).join(', ')})`);
+      const values = batch.map(
+        (_, row) => `(${columns.map((column, index) => `$${row * columns.length + index + 1}::${castOf(column)}`).join(', ')})`,
+      );
       const parameters = batch.flatMap((row) => row.map((value, index) => toPostgres(columns[index]!, value)));
-      await client.query(`INSERT INTO ${this.#table(table)} (${columns.map((column) => column.name).join(', ')}) VALUES ${values.join(', ')}`, parameters);
+      await client.query(
+        `INSERT INTO ${this.#table(table)} (${columns.map((column) => column.name).join(', ')}) VALUES ${values.join(', ')}`,
+        parameters,
+      );
     }
   }
 

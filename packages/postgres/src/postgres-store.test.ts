@@ -55,7 +55,10 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', (url) => {
 
     it('refuses a non-canonical createdAt with invalid_input rather than storing an altered time', async () => {
       const store = await open();
-      const attempt = store.appendMessages(scope, [makeNewMessage('ok'), makeNewMessage('bad', { createdAt: '2024-05-01T12:00:00+02:00' })]);
+      const attempt = store.appendMessages(scope, [
+        makeNewMessage('ok'),
+        makeNewMessage('bad', { createdAt: '2024-05-01T12:00:00+02:00' }),
+      ]);
       await expect(attempt).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'invalid_input'));
       expect(await store.listMessages(scope)).toEqual([]);
     });
@@ -87,7 +90,9 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', (url) => {
           Array.from({ length: 4 }, (_, writer) =>
             (async () => {
               for (let index = 0; index < 10; index += 1) {
-                await store.appendMessages(scope, [makeNewMessage(`s${side}-w${writer}-${index}`, { idempotencyKey: `s${side}-w${writer}-${index}` })]);
+                await store.appendMessages(scope, [
+                  makeNewMessage(`s${side}-w${writer}-${index}`, { idempotencyKey: `s${side}-w${writer}-${index}` }),
+                ]);
               }
             })(),
           ),
@@ -104,7 +109,10 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', (url) => {
       const [left, right] = [await open({ schema }), await open({ schema })];
       const jobCount = 30;
       for (let index = 0; index < jobCount; index += 1) {
-        await left.enqueueJob({ ...scope, conversationId: `c${index}` }, { kind: 'compact', runAt: new Date(0).toISOString(), maxAttempts: 3 });
+        await left.enqueueJob(
+          { ...scope, conversationId: `c${index}` },
+          { kind: 'compact', runAt: new Date(0).toISOString(), maxAttempts: 3 },
+        );
       }
       const drain = async (store: PostgresStore, workerId: string) => {
         const leased: string[] = [];
@@ -129,7 +137,9 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', (url) => {
       const scopes = Array.from({ length: 8 }, (_, index) => ({ ...scope, conversationId: `race-${index}` }));
       for (const each of scopes) await left.appendMessages(each, [makeNewMessage(`battery report ${each.conversationId}`)]);
       const [vector] = await embedder.embed(['battery report']);
-      await Promise.all(scopes.map((each, index) => (index % 2 === 0 ? left : right).upsertEmbeddings(each, embedder.model, [{ seq: 1, vector: vector! }])));
+      await Promise.all(
+        scopes.map((each, index) => (index % 2 === 0 ? left : right).upsertEmbeddings(each, embedder.model, [{ seq: 1, vector: vector! }])),
+      );
       for (const each of scopes) expect(await right.listUnembeddedMessages(each, embedder.model, 10)).toEqual([]);
     });
 
@@ -140,9 +150,16 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', (url) => {
       const embedder = new HashedEmbedder({ dimensions: 32 });
       const before = await open({ schema, pgvector: false });
       const contents = ['solar panel on the ridge', 'battery at 80 percent', 'the relay rebooted'];
-      await before.appendMessages(scope, contents.map((content) => makeNewMessage(content)));
+      await before.appendMessages(
+        scope,
+        contents.map((content) => makeNewMessage(content)),
+      );
       const vectors = await embedder.embed(contents);
-      await before.upsertEmbeddings(scope, embedder.model, vectors.map((vector, index) => ({ seq: index + 1, vector })));
+      await before.upsertEmbeddings(
+        scope,
+        embedder.model,
+        vectors.map((vector, index) => ({ seq: index + 1, vector })),
+      );
       await before.close();
 
       const after = await open({ schema });
@@ -161,7 +178,9 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', (url) => {
       await writer.appendMessages(scope, [makeNewMessage('kept')]);
       const reader = await open({ schema, readonly: true });
       expect((await reader.listMessages(scope)).map((message) => message.content)).toEqual(['kept']);
-      await expect(reader.appendMessages(scope, [makeNewMessage('refused')])).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'storage_failed'));
+      await expect(reader.appendMessages(scope, [makeNewMessage('refused')])).rejects.toSatisfy((error: unknown) =>
+        isMemoryError(error, 'storage_failed'),
+      );
       const missing = createPostgresStore({ connectionString: url, schema: schemas.fresh(), readonly: true });
       await expect(missing).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'not_found'));
       expect((await writer.listMessages(scope)).map((message) => message.content)).toEqual(['kept']);

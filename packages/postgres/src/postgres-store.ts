@@ -77,13 +77,13 @@ export class PostgresStore extends ComposedStore {
       transfer: new PostgresStoreTransfer(pool, tables),
       erasure: {
         deleteConversation: (scope) => messages.deleteConversation(scope),
-      deleteUser: (user) =>
-        runInTransaction(pool, async (client) => {
-          const erased = await messages.deleteUser(client, user);
-          await knowledge.deleteUser(client, user);
-          await files.deleteUser(client, user);
-          return erased;
-        }),
+        deleteUser: (user) =>
+          runInTransaction(pool, async (client) => {
+            const erased = await messages.deleteUser(client, user);
+            await knowledge.deleteUser(client, user);
+            await files.deleteUser(client, user);
+            return erased;
+          }),
         eraseMessages: (user, selection, options) => erasure.erase(user, selection, options),
         listErasures: (filter) => erasure.list(filter),
       },
@@ -120,7 +120,8 @@ export class PostgresStore extends ComposedStore {
  * older one) or any other failure (the pool is then ended).
  */
 export async function createPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
-  const { connectionString, schema, poolMax, statementTimeoutMs, connectionTimeoutMs, readonly, pgvector } = resolvePostgresStoreOptions(options);
+  const { connectionString, schema, poolMax, statementTimeoutMs, connectionTimeoutMs, readonly, pgvector } =
+    resolvePostgresStoreOptions(options);
   const pool = new pg.Pool({
     connectionString,
     max: poolMax,
@@ -190,7 +191,17 @@ async function checkPostgresReadiness(pool: PostgresPool, conversations: string,
     const checks: ReadinessCheck[] = [{ name: 'read', ok: true }];
     if (!readonly) {
       const writable = !row.recovery && row.read_only !== 'on';
-      checks.push(writable ? { name: 'write', ok: true } : { name: 'write', ok: false, message: row.recovery ? 'the PostgreSQL server is a standby in recovery: it takes no writes' : 'the PostgreSQL session is read-only (default_transaction_read_only)' });
+      checks.push(
+        writable
+          ? { name: 'write', ok: true }
+          : {
+              name: 'write',
+              ok: false,
+              message: row.recovery
+                ? 'the PostgreSQL server is a standby in recovery: it takes no writes'
+                : 'the PostgreSQL session is read-only (default_transaction_read_only)',
+            },
+      );
     }
     return { ready: checks.every((check) => check.ok), checks };
   } catch (error) {
@@ -203,12 +214,21 @@ async function checkCurrentSchema(pool: PostgresPool, schema: string): Promise<v
   const version = await readPostgresSchemaVersion(pool, schema);
   const latest = postgresMigrations.length;
   if (version === 0) {
-    throw new MemoryError('not_found', `schema "${schema}" holds no mnemo store (run mnemo migrate, or open it writable once)`, { details: { field: 'schema', schema } });
+    throw new MemoryError('not_found', `schema "${schema}" holds no mnemo store (run mnemo migrate, or open it writable once)`, {
+      details: { field: 'schema', schema },
+    });
   }
   if (version !== latest) {
-    const advice = version < latest ? 'which a read-only store cannot migrate; open it writable once (or run mnemo migrate)' : 'upgrade mnemo to open it';
-    throw new MemoryError('storage_failed', `schema "${schema}" has version ${version}, this @mnemo/postgres reads version ${latest}, ${advice}`, {
-      details: { schema, schemaVersion: version, supportedVersion: latest },
-    });
+    const advice =
+      version < latest
+        ? 'which a read-only store cannot migrate; open it writable once (or run mnemo migrate)'
+        : 'upgrade mnemo to open it';
+    throw new MemoryError(
+      'storage_failed',
+      `schema "${schema}" has version ${version}, this @mnemo/postgres reads version ${latest}, ${advice}`,
+      {
+        details: { schema, schemaVersion: version, supportedVersion: latest },
+      },
+    );
   }
 }

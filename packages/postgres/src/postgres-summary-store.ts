@@ -8,7 +8,6 @@ import type { PostgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
 import { checkCount, checkTime, scopeKey, toIsoTime } from './postgres-values.js';
 
-
 function statements(t: PostgresTables) {
   return {
     lockConversation: `SELECT ${conversationColumns} FROM ${t.conversations} WHERE ${inConversation} FOR UPDATE`,
@@ -44,7 +43,11 @@ export class PostgresSummaryStore {
    * row and checks the watermark under the lock: of two workers racing, the second waits, then sees the
    * moved watermark and fails with `conflict`, writing nothing.
    */
-  async insertSummary(scope: Scope, summary: NewSummary, options: { expectedWatermark: number; expectedErasedMessages?: number }): Promise<Summary> {
+  async insertSummary(
+    scope: Scope,
+    summary: NewSummary,
+    options: { expectedWatermark: number; expectedErasedMessages?: number },
+  ): Promise<Summary> {
     const { expectedWatermark, expectedErasedMessages } = options;
     const createdAt = checkTime('createdAt', summary.createdAt);
     for (const field of ['level', 'fromSeq', 'toSeq', 'tokens', 'inputTokens', 'outputTokens'] as const) checkCount(field, summary[field]);

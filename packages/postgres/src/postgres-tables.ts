@@ -36,9 +36,13 @@ const schemaNamePattern = /^[a-z_][a-z0-9_]{0,62}$/;
 /** Checks a schema name (lower-case letters, digits and `_`, not starting with a digit, 1–63 characters); `invalid_input` otherwise. */
 export function checkSchemaName(schema: unknown): string {
   if (typeof schema === 'string' && schemaNamePattern.test(schema) && !schema.startsWith('pg_')) return schema;
-  throw new MemoryError('invalid_input', `schema must be 1–63 lower-case letters, digits or "_", not starting with a digit or "pg_" (got ${JSON.stringify(schema)})`, {
-    details: { field: 'schema' },
-  });
+  throw new MemoryError(
+    'invalid_input',
+    `schema must be 1–63 lower-case letters, digits or "_", not starting with a digit or "pg_" (got ${JSON.stringify(schema)})`,
+    {
+      details: { field: 'schema' },
+    },
+  );
 }
 
 /** The qualified table names of a store in `schema` (checked with {@link checkSchemaName}). */

@@ -42,7 +42,11 @@ export async function checkOutClient(pool: PostgresPool): Promise<HeldClient> {
  * pass another `begin` statement (`BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY` for one snapshot).
  * A connection lost on the way fails the call (the store maps it to `unavailable`) and is discarded.
  */
-export async function runInTransaction<T>(pool: PostgresPool, body: (client: PostgresClient) => Promise<T>, options: { readonly begin?: string } = {}): Promise<T> {
+export async function runInTransaction<T>(
+  pool: PostgresPool,
+  body: (client: PostgresClient) => Promise<T>,
+  options: { readonly begin?: string } = {},
+): Promise<T> {
   const held = await checkOutClient(pool);
   const { client } = held;
   try {

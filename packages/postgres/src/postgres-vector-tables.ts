@@ -117,11 +117,16 @@ function toVectorTable(tables: PostgresTables, row: RegistryRow): VectorTable {
   });
 }
 
-async function selectVectorTable(queryable: PostgresQueryable, tables: PostgresTables, model: string, dimensions: number): Promise<VectorTable | undefined> {
-  const result = await queryable.query<RegistryRow>(`SELECT id, model, dimensions FROM ${tables.vectorTables} WHERE model = $1 AND dimensions = $2`, [
-    model,
-    dimensions,
-  ]);
+async function selectVectorTable(
+  queryable: PostgresQueryable,
+  tables: PostgresTables,
+  model: string,
+  dimensions: number,
+): Promise<VectorTable | undefined> {
+  const result = await queryable.query<RegistryRow>(
+    `SELECT id, model, dimensions FROM ${tables.vectorTables} WHERE model = $1 AND dimensions = $2`,
+    [model, dimensions],
+  );
   const row = result.rows[0];
   return row === undefined ? undefined : toVectorTable(tables, row);
 }
@@ -139,10 +144,10 @@ async function createVectorTable(
 ): Promise<VectorTable> {
   const existing = await selectVectorTable(client, tables, model, dimensions);
   if (existing !== undefined) return existing;
-  const inserted = await client.query<RegistryRow>(`INSERT INTO ${tables.vectorTables} (model, dimensions) VALUES ($1, $2) RETURNING id, model, dimensions`, [
-    model,
-    dimensions,
-  ]);
+  const inserted = await client.query<RegistryRow>(
+    `INSERT INTO ${tables.vectorTables} (model, dimensions) VALUES ($1, $2) RETURNING id, model, dimensions`,
+    [model, dimensions],
+  );
   const table = toVectorTable(tables, inserted.rows[0]!);
   await client.query(`CREATE TABLE ${table.name} (
     tenant_id       text COLLATE "C" NOT NULL,

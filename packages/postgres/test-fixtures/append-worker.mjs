@@ -50,7 +50,10 @@ async function appendRange(first, step) {
 await Promise.all([appendRange(0, 2), appendRange(1, 2)]);
 // Replays every tenth key in one batch, as a client re-sending its outbox after a crash.
 const replay = appended.filter((entry) => Number(entry.key.slice(-3)) % 10 === 0);
-const replayed = await store.appendMessages(scope, replay.map((entry) => newMessage(entry.key)));
+const replayed = await store.appendMessages(
+  scope,
+  replay.map((entry) => newMessage(entry.key)),
+);
 retried.push(...replayed.map((message) => ({ key: message.idempotencyKey, id: message.id, seq: message.seq })));
 await store.close();
 process.send({ type: 'done', appended, retried }, () => process.disconnect());

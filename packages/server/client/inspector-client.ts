@@ -168,11 +168,18 @@ const writeActions: Record<string, (data: DOMStringMap) => WriteAction | undefin
       : undefined,
   'correct-fact': (data) => {
     const value = prompt(`Correct “${data['label']}” to (the old value stays in the history):`, data['value'] ?? '');
-    return value === null || value.trim() === '' ? undefined : { method: 'PATCH', path: `/v1/facts/${encode(data['factId']!)}?user_id=${encode(data['user']!)}`, body: { value: value.trim() } };
+    return value === null || value.trim() === ''
+      ? undefined
+      : { method: 'PATCH', path: `/v1/facts/${encode(data['factId']!)}?user_id=${encode(data['user']!)}`, body: { value: value.trim() } };
   },
   'erase-message': (data) =>
-    confirm(`Erase message ${data['seq']} of ${data['conversation']} and everything made of it (summaries are derived again)? This cannot be undone.`)
-      ? { method: 'DELETE', path: `/v1/conversations/${encode(data['conversation']!)}/messages/${encode(data['seq']!)}?user_id=${encode(data['user']!)}` }
+    confirm(
+      `Erase message ${data['seq']} of ${data['conversation']} and everything made of it (summaries are derived again)? This cannot be undone.`,
+    )
+      ? {
+          method: 'DELETE',
+          path: `/v1/conversations/${encode(data['conversation']!)}/messages/${encode(data['seq']!)}?user_id=${encode(data['user']!)}`,
+        }
       : undefined,
   'erase-user': (data) =>
     confirm(`Erase everything of user ${data['user']}: conversations, messages, summaries, facts and memory files? This cannot be undone.`)
@@ -184,10 +191,17 @@ async function runWrite(action: WriteAction): Promise<string | undefined> {
   const headers = requestHeaders();
   headers.set('Accept', 'application/json');
   try {
-    const response = await fetch(action.path, { method: action.method, headers, credentials: 'omit', ...(action.body === undefined ? {} : { body: JSON.stringify(action.body) }) });
+    const response = await fetch(action.path, {
+      method: action.method,
+      headers,
+      credentials: 'omit',
+      ...(action.body === undefined ? {} : { body: JSON.stringify(action.body) }),
+    });
     if (response.ok) return undefined;
     const body = (await response.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
-    return body.error?.message === undefined ? `${response.status} ${response.statusText}` : `${body.error.code ?? 'error'}: ${body.error.message}`;
+    return body.error?.message === undefined
+      ? `${response.status} ${response.statusText}`
+      : `${body.error.code ?? 'error'}: ${body.error.message}`;
   } catch (error) {
     return `the server did not answer (${(error as Error).message})`;
   }

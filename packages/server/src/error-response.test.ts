@@ -13,16 +13,31 @@ describe('toErrorResponse', () => {
     });
     expect(toErrorResponse(new MemoryError('not_found', 'x'), 'r').status).toBe(404);
     expect(toErrorResponse(new MemoryError('conflict', 'x'), 'r').status).toBe(409);
-    expect(toErrorResponse(new MemoryError('unavailable', 'closed'), 'r')).toMatchObject({ status: 503, headers: { 'Retry-After': '1' }, log: true });
-    const diskFull = new MemoryError('unavailable', 'the disk holding the database is full', { details: { reason: 'disk_full', retryAfterSeconds: 30 } });
-    expect(toErrorResponse(diskFull, 'r')).toMatchObject({ status: 503, headers: { 'Retry-After': '30' }, body: { error: { details: { reason: 'disk_full' } } } });
+    expect(toErrorResponse(new MemoryError('unavailable', 'closed'), 'r')).toMatchObject({
+      status: 503,
+      headers: { 'Retry-After': '1' },
+      log: true,
+    });
+    const diskFull = new MemoryError('unavailable', 'the disk holding the database is full', {
+      details: { reason: 'disk_full', retryAfterSeconds: 30 },
+    });
+    expect(toErrorResponse(diskFull, 'r')).toMatchObject({
+      status: 503,
+      headers: { 'Retry-After': '30' },
+      body: { error: { details: { reason: 'disk_full' } } },
+    });
   });
 
   it('hides the text of storage failures and bugs behind the request id', () => {
     const storage = toErrorResponse(new MemoryError('storage_failed', 'appending messages failed: SQLITE_CORRUPT at /srv/db'), 'req-7');
     const bug = toErrorResponse(new TypeError("Cannot read properties of undefined (reading 'seq')"), 'req-8');
 
-    expect(storage).toEqual({ status: 500, body: { error: { code: 'storage_failed', message: 'the store failed; the server log has the cause (request id req-7)' } }, headers: {}, log: true });
+    expect(storage).toEqual({
+      status: 500,
+      body: { error: { code: 'storage_failed', message: 'the store failed; the server log has the cause (request id req-7)' } },
+      headers: {},
+      log: true,
+    });
     expect(bug.body.error).toEqual({ code: 'internal', message: 'internal error; the server log has the cause (request id req-8)' });
   });
 });

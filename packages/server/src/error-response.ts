@@ -6,7 +6,14 @@ import type { Context } from 'hono';
  * Content-Type, a Host the server does not answer to, a key over its rate, an upstream LLM that did not
  * answer the proxy in time, and a bug.
  */
-export const httpOnlyErrorCodes = ['payload_too_large', 'unsupported_media_type', 'misdirected_request', 'rate_limited', 'upstream_timeout', 'internal'] as const;
+export const httpOnlyErrorCodes = [
+  'payload_too_large',
+  'unsupported_media_type',
+  'misdirected_request',
+  'rate_limited',
+  'upstream_timeout',
+  'internal',
+] as const;
 
 /** Every `error.code` a client can receive: core's closed set plus {@link httpOnlyErrorCodes}. */
 export type WireErrorCode = ErrorCode | (typeof httpOnlyErrorCodes)[number];
@@ -17,23 +24,24 @@ export interface ErrorBody {
 }
 
 // A Record over every code: a code added to core fails the build here until it has a status.
-const statusByCode: Readonly<Record<WireErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 415 | 421 | 422 | 429 | 500 | 502 | 503 | 504>> = Object.freeze({
-  invalid_input: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  misdirected_request: 421,
-  budget_exceeded: 422,
-  rate_limited: 429,
-  storage_failed: 500,
-  internal: 500,
-  model_failed: 502,
-  unavailable: 503,
-  upstream_timeout: 504,
-});
+const statusByCode: Readonly<Record<WireErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 415 | 421 | 422 | 429 | 500 | 502 | 503 | 504>> =
+  Object.freeze({
+    invalid_input: 400,
+    unauthorized: 401,
+    forbidden: 403,
+    not_found: 404,
+    conflict: 409,
+    payload_too_large: 413,
+    unsupported_media_type: 415,
+    misdirected_request: 421,
+    budget_exceeded: 422,
+    rate_limited: 429,
+    storage_failed: 500,
+    internal: 500,
+    model_failed: 502,
+    unavailable: 503,
+    upstream_timeout: 504,
+  });
 
 /** The HTTP status a wire error code is sent with (the one mapping from codes to statuses). */
 export function statusForCode(code: WireErrorCode): (typeof statusByCode)[WireErrorCode] {
@@ -65,11 +73,21 @@ export function retryAfterHeader(details: ErrorDetails | undefined): Record<stri
 export function toErrorResponse(error: unknown, requestId: string): ErrorResponse {
   if (isMemoryError(error) && error.code !== 'storage_failed') {
     const headers = error.code === 'unavailable' ? retryAfterHeader(error.details) : {};
-    return { status: statusForCode(error.code), body: errorBody(error.code, error.message, error.details), headers, log: statusForCode(error.code) >= 500 };
+    return {
+      status: statusForCode(error.code),
+      body: errorBody(error.code, error.message, error.details),
+      headers,
+      log: statusForCode(error.code) >= 500,
+    };
   }
   const code: WireErrorCode = isMemoryError(error) ? 'storage_failed' : 'internal';
   const what = code === 'storage_failed' ? 'the store failed' : 'internal error';
-  return { status: statusForCode(code), body: errorBody(code, `${what}; the server log has the cause (request id ${requestId})`), headers: {}, log: true };
+  return {
+    status: statusForCode(code),
+    body: errorBody(code, `${what}; the server log has the cause (request id ${requestId})`),
+    headers: {},
+    log: true,
+  };
 }
 
 /** An error body with the given code and message (and details, when there are any). */
@@ -78,7 +96,12 @@ export function errorBody(code: WireErrorCode, message: string, details?: ErrorD
 }
 
 /** Sends a typed error response on a Hono context, with extra headers (e.g. `Retry-After`). */
-export function errorResponse(c: Context, code: WireErrorCode, message: string, options: { details?: ErrorDetails; headers?: Record<string, string> } = {}): Response {
+export function errorResponse(
+  c: Context,
+  code: WireErrorCode,
+  message: string,
+  options: { details?: ErrorDetails; headers?: Record<string, string> } = {},
+): Response {
   return c.json(errorBody(code, message, options.details), statusForCode(code), options.headers);
 }
 

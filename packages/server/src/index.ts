@@ -2,7 +2,15 @@ export { createServerApp } from './app/create-server-app.js';
 export type { ServerAppOptions } from './app/create-server-app.js';
 export type { BuiltServerApp, ServerAppState } from './app/server-app-state.js';
 export { getTenantId } from './app/server-deps.js';
-export type { ServerApp, ServerContext, ServerDeps, ServerEnv, ServerRouteModule, ServerVariables, UpstreamLlmConfig } from './app/server-deps.js';
+export type {
+  ServerApp,
+  ServerContext,
+  ServerDeps,
+  ServerEnv,
+  ServerRouteModule,
+  ServerVariables,
+  UpstreamLlmConfig,
+} from './app/server-deps.js';
 export { defaultKeyRateLimit, defaultServerLimits, resolveServerLimits } from './app/server-limits.js';
 export type { RateLimit, ServerLimits } from './app/server-limits.js';
 export { bearerToken, createApiKeyMatcher, keylessTenantId } from './auth/api-key-auth.js';

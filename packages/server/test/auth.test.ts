@@ -7,7 +7,14 @@ const keyB = 'key-tenant-b-9876543210';
 let server: TestServer;
 
 beforeEach(async () => {
-  server = await startTestServer({ auth: { keys: [{ key: keyA, tenantId: 'tenant-a' }, { key: keyB, tenantId: 'tenant-b' }] } });
+  server = await startTestServer({
+    auth: {
+      keys: [
+        { key: keyA, tenantId: 'tenant-a' },
+        { key: keyB, tenantId: 'tenant-b' },
+      ],
+    },
+  });
 });
 
 afterEach(async () => {
@@ -56,7 +63,9 @@ describe('tenant isolation', () => {
     await server.json('/v1/conversations/shared/messages', { key: keyB, json: { messages: [{ role: 'user', content: 'B-DATA only' }] } });
 
     const document = (await server.json('/openapi.json')).body as { paths: Record<string, Record<string, { security: unknown[] }>> };
-    const getRoutes = Object.entries(document.paths).filter(([, operations]) => operations.get !== undefined && operations.get.security.length > 0).map(([path]) => path);
+    const getRoutes = Object.entries(document.paths)
+      .filter(([, operations]) => operations.get !== undefined && operations.get.security.length > 0)
+      .map(([path]) => path);
     expect(getRoutes.length).toBeGreaterThanOrEqual(8);
     let requests = 0;
     for (const template of getRoutes) {
@@ -66,7 +75,8 @@ describe('tenant isolation', () => {
             .replace('{id}', template.startsWith('/v1/summaries') ? summaryId : conversation)
             .replace('{conversation_id}', conversation)
             .replace('{entity}', conversation);
-          const required = template === '/v1/export' ? `conversation=${conversation}` : template === '/v1/recall' ? 'q=A-SECRET%20relay' : '';
+          const required =
+            template === '/v1/export' ? `conversation=${conversation}` : template === '/v1/recall' ? 'q=A-SECRET%20relay' : '';
           const query = required === '' ? user : `${user === '' ? '?' : `${user}&`}${required}`;
           const response = await server.request(`${path}${query}`, { key: keyB });
           const text = await response.text();
@@ -106,7 +116,11 @@ describe('CORS', () => {
     try {
       const preflight = await withCors.request('/v1/conversations/c/messages', {
         method: 'OPTIONS',
-        headers: { origin: 'https://console.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
+        headers: {
+          origin: 'https://console.example',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization,content-type',
+        },
       });
       const allowed = await withCors.request('/v1/conversations', { headers: { origin: 'https://console.example' } });
       const other = await withCors.request('/v1/conversations', { headers: { origin: 'https://evil.example' } });

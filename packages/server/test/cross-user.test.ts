@@ -37,7 +37,12 @@ beforeAll(async () => {
     worker: { autoStart: false },
     compaction: { settings: { triggerTokens: 120, keepRecentTokens: 40, keepRecentTurns: 1, maxSummaryTokens: 80 } },
   });
-  const app = createServerApp({ memory, logger: pino({ level: 'silent' }), llm: { baseUrl: upstream.baseUrl }, routes: [mountProxyRoutes, mountMcpRoutes] });
+  const app = createServerApp({
+    memory,
+    logger: pino({ level: 'silent' }),
+    llm: { baseUrl: upstream.baseUrl },
+    routes: [mountProxyRoutes, mountMcpRoutes],
+  });
   server = await startServer({ app, port: 0 });
   await storeSecretsOfA();
   await storeChatterOfB();
@@ -77,10 +82,17 @@ async function storeSecretsOfA(): Promise<void> {
   ];
   for (const content of said) await openai().chat.completions.create({ model: 'm', user: userA, messages: [{ role: 'user', content }] });
   for (const content of said) expect((await post('/v1/memory/add', { conversation_id: userA, role: 'user', content })).status).toBe(200);
-  expect((await post(`/v1/conversations/${userA}/messages`, { messages: said.map((content) => ({ role: 'user', content })) })).status).toBe(201);
+  expect((await post(`/v1/conversations/${userA}/messages`, { messages: said.map((content) => ({ role: 'user', content })) })).status).toBe(
+    201,
+  );
   const client = await mcp();
   await callTool(client, 'remember', { conversation_id: userA, role: 'user', content: said[0], user_id: userA });
-  await callTool(client, 'memory', { command: 'create', path: '/memories/a.md', file_text: 'A-ONLY-NOTE: Maren, PIN 4417', user_id: userA });
+  await callTool(client, 'memory', {
+    command: 'create',
+    path: '/memories/a.md',
+    file_text: 'A-ONLY-NOTE: Maren, PIN 4417',
+    user_id: userA,
+  });
   // The default MCP user is its own user too: its files must not reach B either.
   await callTool(client, 'memory', { command: 'create', path: '/memories/default.md', file_text: 'A-ONLY-NOTE of the default user' });
 }
@@ -111,7 +123,9 @@ describe('cross-user isolation in the default configuration (no keys, no headers
     expect(facts.map((fact) => fact.value).join(' ')).toContain('Maren');
     expect((await memory.listSummaries({ userId: userA, conversationId: userA })).length).toBeGreaterThan(0);
     expect((await memory.recall({ userId: userA }, 'PIN code')).length).toBeGreaterThan(0);
-    expect(await memory.memoryTool.run({ tenantId: 'default', userId: userA }, { command: 'view', path: '/memories/a.md' })).toContain('4417');
+    expect(await memory.memoryTool.run({ tenantId: 'default', userId: userA }, { command: 'view', path: '/memories/a.md' })).toContain(
+      '4417',
+    );
   });
 
   it("sends the upstream nothing of A's for B's proxied requests, streamed or not", async () => {
@@ -119,7 +133,10 @@ describe('cross-user isolation in the default configuration (no keys, no headers
     const question = 'What is my name and my PIN code? Where do I live, and what is my callsign?';
     const budget = { headers: { 'X-Mnemo-Max-Tokens': String(smallBudget) } };
     await openai().chat.completions.create({ model: 'm', user: userB, messages: [{ role: 'user', content: question }] }, budget);
-    const stream = await openai().chat.completions.create({ model: 'm', user: userB, stream: true, messages: [{ role: 'user', content: `${question} Again.` }] }, budget);
+    const stream = await openai().chat.completions.create(
+      { model: 'm', user: userB, stream: true, messages: [{ role: 'user', content: `${question} Again.` }] },
+      budget,
+    );
     for await (const _chunk of stream);
     // A new end user's first turn, with the default budget.
     await openai().chat.completions.create({ model: 'm', user: 'node-C', messages: [{ role: 'user', content: question }] });
@@ -134,12 +151,21 @@ describe('cross-user isolation in the default configuration (no keys, no headers
 
   it("answers B's seed and resource context requests, of every policy, without A's memory", async () => {
     for (const memoryType of ['buffer', 'token_buffer', 'summary', 'vector', 'hybrid']) {
-      const response = await post('/v1/memory/context', { conversation_id: userB, max_tokens: smallBudget, memory_type: memoryType, query: 'name PIN callsign Tromso' });
+      const response = await post('/v1/memory/context', {
+        conversation_id: userB,
+        max_tokens: smallBudget,
+        memory_type: memoryType,
+        query: 'name PIN callsign Tromso',
+      });
       expect(response.status).toBe(200);
       expectNoSecret(await response.text(), `seed context (${memoryType})`);
     }
     for (const policy of ['full', 'window', 'token-window', 'summary', 'hybrid']) {
-      const response = await post(`/v1/conversations/${userB}/context`, { policy, maxTokens: smallBudget, query: 'name PIN callsign Tromso' });
+      const response = await post(`/v1/conversations/${userB}/context`, {
+        policy,
+        maxTokens: smallBudget,
+        query: 'name PIN callsign Tromso',
+      });
       expect(response.status).toBe(200);
       expectNoSecret(await response.text(), `resource context (${policy})`);
     }
@@ -147,7 +173,9 @@ describe('cross-user isolation in the default configuration (no keys, no headers
 
   it("gives B nothing of A's from any GET route listed in /openapi.json, with A's ids in the path", async () => {
     const document = (await (await fetch(`${server.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
-    const getRoutes = Object.entries(document.paths).filter(([, operations]) => operations.get !== undefined).map(([path]) => path);
+    const getRoutes = Object.entries(document.paths)
+      .filter(([, operations]) => operations.get !== undefined)
+      .map(([path]) => path);
     expect(getRoutes.length).toBeGreaterThanOrEqual(10);
     const summaryId = (await memory.listSummaries({ userId: userA, conversationId: userA }))[0]!.id;
     const entity = (await memory.graph.entities({ userId: userA }))[0]?.name ?? 'Maren';
@@ -160,7 +188,8 @@ describe('cross-user isolation in the default configuration (no keys, no headers
           .replace('{id}', template.startsWith('/v1/summaries') ? summaryId : userB)
           .replace('{conversation_id}', userB)
           .replace('{entity}', encodeURIComponent(entity));
-        const required = template === '/v1/export' ? `conversation=${userB}` : template === '/v1/recall' ? 'q=Maren%20PIN%20LARCH-RIDGE' : '';
+        const required =
+          template === '/v1/export' ? `conversation=${userB}` : template === '/v1/recall' ? 'q=Maren%20PIN%20LARCH-RIDGE' : '';
         const query = [user, required].filter((part) => part !== '').join('&');
         const response = await fetch(`${server.url}${path}${query === '' ? '' : `?${query}`}`);
         requests += 1;
@@ -176,7 +205,14 @@ describe('cross-user isolation in the default configuration (no keys, no headers
     for (const path of [`/v1/summaries/${summaryId}/expand`, `/v1/summaries/${summaryId}/expand?user_id=${userB}`]) {
       expect((await fetch(`${server.url}${path}`)).status, path).toBe(404);
     }
-    for (const path of ['/v1/facts?history=true', `/v1/facts?user_id=${userB}`, '/v1/recall?q=PIN%204417', `/v1/recall?q=Maren&user_id=${userB}`, '/v1/entities', `/v1/entities?user_id=${userB}`]) {
+    for (const path of [
+      '/v1/facts?history=true',
+      `/v1/facts?user_id=${userB}`,
+      '/v1/recall?q=PIN%204417',
+      `/v1/recall?q=Maren&user_id=${userB}`,
+      '/v1/entities',
+      `/v1/entities?user_id=${userB}`,
+    ]) {
       const response = await fetch(`${server.url}${path}`);
       expect(response.status, path).toBe(200);
       expectNoSecret(await response.text(), path);
@@ -197,7 +233,9 @@ describe('cross-user isolation in the default configuration (no keys, no headers
     answers.forEach((answer, index) => expectNoSecret(answer, `MCP call ${index}`));
     const other = await mcp();
     const headerUser = new Client({ name: 'cross-user-test-b', version: '1.0.0' });
-    await headerUser.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { 'X-Mnemo-User': userB } } }));
+    await headerUser.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { 'X-Mnemo-User': userB } } }),
+    );
     mcpClients.push(headerUser);
     expectNoSecret(await callTool(headerUser, 'memory', { command: 'view', path: '/memories' }), 'MCP memory view as X-Mnemo-User B');
     expectNoSecret(await callTool(headerUser, 'list_facts', {}), 'MCP list_facts as X-Mnemo-User B');

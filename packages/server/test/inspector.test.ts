@@ -17,7 +17,10 @@ beforeEach(async () => {
     { role: 'user', content: 'My battery is a 3000 mAh pack.' },
     { role: 'assistant', content: 'Noted: 3000 mAh.' },
   ]);
-  await server.memory.append({ tenantId: 'ops', userId: 'omar', conversationId: 'ops-plan' }, { role: 'user', content: 'The ops plan is confidential.' });
+  await server.memory.append(
+    { tenantId: 'ops', userId: 'omar', conversationId: 'ops-plan' },
+    { role: 'user', content: 'The ops plan is confidential.' },
+  );
 });
 
 afterEach(async () => {
@@ -55,10 +58,15 @@ describe('inspector routes', () => {
   });
 
   it('previews the next request without entering it in the ledger, with the count the API reports', async () => {
-    const fragment = await (await server.request('/inspect/fragments/context/ana/ridge?policy=full&maxTokens=100', { key: 'key-of-mesh' })).text();
+    const fragment = await (
+      await server.request('/inspect/fragments/context/ana/ridge?policy=full&maxTokens=100', { key: 'key-of-mesh' })
+    ).text();
     const shown = Number(/data-sent-tokens="(\d+)"/.exec(fragment)?.[1]);
     expect((await server.memory.listUsage(ana)).items).toEqual([]);
-    const api = await server.json<{ report: { sentTokens: number } }>('/v1/conversations/ridge/context', { key: 'key-of-mesh', json: { userId: 'ana', policy: 'full', maxTokens: 100 } });
+    const api = await server.json<{ report: { sentTokens: number } }>('/v1/conversations/ridge/context', {
+      key: 'key-of-mesh',
+      json: { userId: 'ana', policy: 'full', maxTokens: 100 },
+    });
     expect(api.body.report.sentTokens).toBe(shown);
     expect((await server.memory.listUsage(ana)).items).toHaveLength(1);
   });
@@ -70,7 +78,9 @@ describe('inspector routes', () => {
     const badDay = await server.json('/inspect/fragments/facts/ana?asOf=yesterday', { key: 'key-of-mesh' });
     expect(badDay.status).toBe(400);
     const document = (await server.json('/openapi.json')).body as { paths: Record<string, unknown> };
-    expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(['/inspect', '/inspect/fragments/context/{userId}/{conversationId}']));
+    expect(Object.keys(document.paths)).toEqual(
+      expect.arrayContaining(['/inspect', '/inspect/fragments/context/{userId}/{conversationId}']),
+    );
   });
 });
 
@@ -92,7 +102,9 @@ describe('inspector routes without keys', () => {
     }
   });
   it('says when recall went keyword-only and why, instead of a bare dash for every vector similarity', async () => {
-    const fragment = await (await server.request('/inspect/fragments/context/ana/ridge?policy=hybrid&maxTokens=500&query=battery%20pack', { key: 'key-of-mesh' })).text();
+    const fragment = await (
+      await server.request('/inspect/fragments/context/ana/ridge?policy=hybrid&maxTokens=500&query=battery%20pack', { key: 'key-of-mesh' })
+    ).text();
 
     expect(fragment).toContain('data-recall-mode="keyword-only" data-recall-reason="no_embedder"');
     expect(fragment).toContain('Recall went keyword-only: no embedder is configured');
@@ -100,7 +112,13 @@ describe('inspector routes without keys', () => {
 
   it("pages an expanded summary's source messages, 100 at a time", async () => {
     const long = { tenantId: 'mesh', userId: 'ana', conversationId: 'long' };
-    await server.memory.append(long, Array.from({ length: 260 }, (_, index) => ({ role: index % 2 === 0 ? ('user' as const) : ('assistant' as const), content: `message ${index + 1} about the relay` })));
+    await server.memory.append(
+      long,
+      Array.from({ length: 260 }, (_, index) => ({
+        role: index % 2 === 0 ? ('user' as const) : ('assistant' as const),
+        content: `message ${index + 1} about the relay`,
+      })),
+    );
     const [summary] = (await server.memory.compact(long)).slice(-1);
     const covered = summary!.toSeq;
     const route = `/inspect/fragments/summary/ana/${encodeURIComponent(summary!.id)}`;

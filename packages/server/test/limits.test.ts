@@ -23,7 +23,11 @@ describe('malformed and oversize input', () => {
   it('answers 400 invalid_input for a body that is not JSON, storing nothing', async () => {
     server = await startTestServer();
     for (const path of ['/v1/memory/add', '/v1/conversations/c/messages', '/v1/conversations/c/context']) {
-      const response = await server.json<ErrorBody>(path, { method: 'POST', body: '{"conversation_id": "c", "role": ', headers: { 'content-type': 'application/json' } });
+      const response = await server.json<ErrorBody>(path, {
+        method: 'POST',
+        body: '{"conversation_id": "c", "role": ',
+        headers: { 'content-type': 'application/json' },
+      });
       expect(response.status).toBe(400);
       expect(response.body.error.code).toBe('invalid_input');
       expect(response.body.error.message).toMatch(/^request body is not valid JSON/);
@@ -33,32 +37,55 @@ describe('malformed and oversize input', () => {
 
   it('answers 400 invalid_input for a body that is not UTF-8, and for ids that are not printable text, storing nothing', async () => {
     server = await startTestServer();
-    const invalid = Buffer.concat([Buffer.from('{"messages":[{"role":"user","content":"caf'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}]}')]);
+    const invalid = Buffer.concat([
+      Buffer.from('{"messages":[{"role":"user","content":"caf'),
+      Buffer.from([0xc3, 0x28, 0xff]),
+      Buffer.from('"}]}'),
+    ]);
     for (const path of ['/v1/conversations/c/messages', '/v1/memory/add']) {
-      const response = await server.json<ErrorBody>(path, { method: 'POST', body: invalid, headers: { 'content-type': 'application/json' } });
+      const response = await server.json<ErrorBody>(path, {
+        method: 'POST',
+        body: invalid,
+        headers: { 'content-type': 'application/json' },
+      });
       expect(response.status).toBe(400);
-      expect(response.body.error).toMatchObject({ code: 'invalid_input', message: 'request body is not valid UTF-8', details: { field: 'body' } });
+      expect(response.body.error).toMatchObject({
+        code: 'invalid_input',
+        message: 'request body is not valid UTF-8',
+        details: { field: 'body' },
+      });
     }
     for (const id of ['%FF', 'node-%EF%BF%BD', 'a%C2%85b']) {
-      const response = await server.json<ErrorBody>(`/v1/conversations/${id}/messages`, { json: { messages: [{ role: 'user', content: 'hello' }] } });
+      const response = await server.json<ErrorBody>(`/v1/conversations/${id}/messages`, {
+        json: { messages: [{ role: 'user', content: 'hello' }] },
+      });
       expect(response.status, id).toBe(400);
       expect(response.body.error.code).toBe('invalid_input');
     }
-    const badUser = await server.json<ErrorBody>('/v1/memory/add', { json: { conversation_id: 'c', user_id: 'u\uFFFD', role: 'user', content: 'hello' } });
+    const badUser = await server.json<ErrorBody>('/v1/memory/add', {
+      json: { conversation_id: 'c', user_id: 'u\uFFFD', role: 'user', content: 'hello' },
+    });
     expect(badUser.status).toBe(400);
     expect(badUser.body.error.details).toEqual({ field: 'userId' });
     expect(await storedConversations(server)).toEqual([]);
 
-    const unicode = await server.json(`/v1/conversations/${encodeURIComponent('nœud-📡')}/messages`, { json: { messages: [{ role: 'user', content: 'café 📡' }] } });
+    const unicode = await server.json(`/v1/conversations/${encodeURIComponent('nœud-📡')}/messages`, {
+      json: { messages: [{ role: 'user', content: 'café 📡' }] },
+    });
     expect(unicode.status).toBe(201);
-    expect((await server.json<{ items: { content: string }[] }>(`/v1/conversations/${encodeURIComponent('nœud-📡')}/messages`)).body.items[0]!.content).toBe('café 📡');
+    expect(
+      (await server.json<{ items: { content: string }[] }>(`/v1/conversations/${encodeURIComponent('nœud-📡')}/messages`)).body.items[0]!
+        .content,
+    ).toBe('café 📡');
   });
 
   it('answers 400 invalid_input for metadata nested deeper than the limit, storing nothing', async () => {
     server = await startTestServer();
     let metadata: Record<string, unknown> = { leaf: true };
     for (let level = 0; level < 1_000; level += 1) metadata = { inner: metadata };
-    const response = await server.json<ErrorBody>('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'hello', metadata }] } });
+    const response = await server.json<ErrorBody>('/v1/conversations/c/messages', {
+      json: { messages: [{ role: 'user', content: 'hello', metadata }] },
+    });
 
     expect(response.status).toBe(400);
     expect(response.body.error.code).toBe('invalid_input');
@@ -68,8 +95,17 @@ describe('malformed and oversize input', () => {
 
   it('names the failing field of a body that does not match the schema', async () => {
     server = await startTestServer();
-    const wrongType = await server.json<FieldsErrorBody>('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'ok' }, { role: 'user', content: 42 }] } });
-    const unknownField = await server.json<FieldsErrorBody>('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'ok', colour: 'red' }] } });
+    const wrongType = await server.json<FieldsErrorBody>('/v1/conversations/c/messages', {
+      json: {
+        messages: [
+          { role: 'user', content: 'ok' },
+          { role: 'user', content: 42 },
+        ],
+      },
+    });
+    const unknownField = await server.json<FieldsErrorBody>('/v1/conversations/c/messages', {
+      json: { messages: [{ role: 'user', content: 'ok', colour: 'red' }] },
+    });
     const badQuery = await server.json<FieldsErrorBody>('/v1/conversations/c/messages?limit=0');
     const badPolicy = await server.json<FieldsErrorBody>('/v1/conversations/c/context', { json: { policy: 'everything' } });
 
@@ -85,7 +121,11 @@ describe('malformed and oversize input', () => {
   it('answers 413 payload_too_large for a body over the limit, by Content-Length or streamed, storing nothing', async () => {
     server = await startTestServer({ limits: { maxBodyBytes: 2048 } });
     const big = JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(4096) }] });
-    const sized = await server.json<ErrorBody>('/v1/conversations/c/messages', { method: 'POST', body: big, headers: { 'content-type': 'application/json' } });
+    const sized = await server.json<ErrorBody>('/v1/conversations/c/messages', {
+      method: 'POST',
+      body: big,
+      headers: { 'content-type': 'application/json' },
+    });
     const encoder = new TextEncoder();
     const streamed = await server.json<ErrorBody>('/v1/conversations/c/messages', {
       method: 'POST',
@@ -115,16 +155,29 @@ describe('malformed and oversize input', () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const send = (method: string, path: string, body: string | Buffer) =>
       new Promise<{ status: number; connection: string | undefined } | { error: string }>((resolve) => {
-        const request = httpRequest({ host: '127.0.0.1', port: Number(port), method, path, agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (response) => {
-          response.resume();
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, connection: response.headers.connection }));
-        });
+        const request = httpRequest(
+          {
+            host: '127.0.0.1',
+            port: Number(port),
+            method,
+            path,
+            agent,
+            headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          },
+          (response) => {
+            response.resume();
+            response.on('end', () => resolve({ status: response.statusCode ?? 0, connection: response.headers.connection }));
+          },
+        );
         request.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
         request.end(body);
       });
     try {
       for (let round = 0; round < 5; round += 1) {
-        expect(await send('POST', '/v1/conversations/c/messages', Buffer.alloc(1_000_000, 'a'))).toEqual({ status: 413, connection: 'keep-alive' });
+        expect(await send('POST', '/v1/conversations/c/messages', Buffer.alloc(1_000_000, 'a'))).toEqual({
+          status: 413,
+          connection: 'keep-alive',
+        });
         expect(await send('GET', '/health', '')).toMatchObject({ status: 200 });
         expect(await send('POST', '/v1/no-such-route', Buffer.alloc(1_500, 'a'))).toEqual({ status: 404, connection: 'keep-alive' });
         expect(await send('GET', '/v1/conversations', '{"unread": true}')).toEqual({ status: 200, connection: 'keep-alive' });
@@ -138,31 +191,46 @@ describe('malformed and oversize input', () => {
     }
   });
 
-  it('lets Node\'s own HTTP client read the 413 of a large body, sized or streamed, instead of a reset', async () => {
+  it("lets Node's own HTTP client read the 413 of a large body, sized or streamed, instead of a reset", async () => {
     server = await startTestServer({ limits: { maxBodyBytes: 2048 } });
     const { port } = new URL(server.url);
     const send = (body: Buffer, chunked: boolean) =>
       new Promise<number | string>((resolve) => {
         const headers = { 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': body.byteLength }) };
-        const request = httpRequest({ host: '127.0.0.1', port: Number(port), method: 'POST', path: '/v1/conversations/c/messages', headers }, (response) => {
-          response.resume();
-          response.on('end', () => resolve(response.statusCode ?? 0));
-        });
+        const request = httpRequest(
+          { host: '127.0.0.1', port: Number(port), method: 'POST', path: '/v1/conversations/c/messages', headers },
+          (response) => {
+            response.resume();
+            response.on('end', () => resolve(response.statusCode ?? 0));
+          },
+        );
         request.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
         // Written in pieces, as a client streams an upload: the server answers while the client still writes.
         for (let offset = 0; offset < body.byteLength; offset += 65_536) request.write(body.subarray(offset, offset + 65_536));
         request.end();
       });
     const outcomes: (number | string)[] = [];
-    for (const size of [100_000, 1_000_000, 8_000_000]) for (const chunked of [false, true]) outcomes.push(await send(Buffer.alloc(size, 'a'), chunked));
+    for (const size of [100_000, 1_000_000, 8_000_000])
+      for (const chunked of [false, true]) outcomes.push(await send(Buffer.alloc(size, 'a'), chunked));
     expect(outcomes).toEqual([413, 413, 413, 413, 413, 413]);
   });
 
   it('rejects content over the engine limit and batches over the message limit with 400, storing nothing', async () => {
     server = await startTestServer({ limits: { maxBatchMessages: 3 } });
-    const tooLong = await server.json<ErrorBody>('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'y'.repeat(200_001) }] } });
-    const tooMany = await server.json<ErrorBody>('/v1/conversations/c/messages', { json: { messages: Array.from({ length: 4 }, () => ({ role: 'user', content: 'hi' })) } });
-    const halfBad = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'good' }, { role: 'user', content: '' }] } });
+    const tooLong = await server.json<ErrorBody>('/v1/conversations/c/messages', {
+      json: { messages: [{ role: 'user', content: 'y'.repeat(200_001) }] },
+    });
+    const tooMany = await server.json<ErrorBody>('/v1/conversations/c/messages', {
+      json: { messages: Array.from({ length: 4 }, () => ({ role: 'user', content: 'hi' })) },
+    });
+    const halfBad = await server.json('/v1/conversations/c/messages', {
+      json: {
+        messages: [
+          { role: 'user', content: 'good' },
+          { role: 'user', content: '' },
+        ],
+      },
+    });
 
     expect(tooLong.status).toBe(400);
     expect(tooLong.body.error.message).toMatch(/over the limit of 200000/);
@@ -177,7 +245,12 @@ describe('rate limit', () => {
   it('answers 429 with Retry-After once a key spends its burst, per key, and lets it through after the refill', async () => {
     let nowMs = 1_000_000;
     server = await startTestServer({
-      auth: { keys: [{ key: 'key-one', tenantId: 't1' }, { key: 'key-two', tenantId: 't2' }] },
+      auth: {
+        keys: [
+          { key: 'key-one', tenantId: 't1' },
+          { key: 'key-two', tenantId: 't2' },
+        ],
+      },
       limits: { rateLimit: { requestsPerSecond: 0.5, burst: 2 } },
       now: () => nowMs,
     });
@@ -219,8 +292,15 @@ describe('overload', () => {
 
   it('answers 503 with Retry-After at once past maxConcurrentRequests, while /health still answers, and serves again after', async () => {
     upstream = await startScriptedOpenAiServer({ replies: [{ content: 'slow answer', delayMs: 400 }, { content: 'later answer' }] });
-    server = await startTestServer({ limits: { maxConcurrentRequests: 1 }, llm: { baseUrl: upstream.baseUrl }, routes: [mountProxyRoutes] });
-    const chat = () => server!.json('/v1/chat/completions', { json: { model: 'm', user: 'maren', messages: [{ role: 'user', content: 'status of node 7?' }] } });
+    server = await startTestServer({
+      limits: { maxConcurrentRequests: 1 },
+      llm: { baseUrl: upstream.baseUrl },
+      routes: [mountProxyRoutes],
+    });
+    const chat = () =>
+      server!.json('/v1/chat/completions', {
+        json: { model: 'm', user: 'maren', messages: [{ role: 'user', content: 'status of node 7?' }] },
+      });
 
     const slow = chat();
     await waitUntil(() => upstream!.requests.length === 1);

@@ -24,7 +24,9 @@ interface MessagesOperation {
   readonly parameters: unknown;
   readonly requestBody: JsonContent<{ readonly properties: { readonly messages: { readonly type: string } } }>;
   readonly responses: {
-    readonly '201': JsonContent<{ readonly properties: { readonly messages: { readonly items: { readonly required: readonly string[] } } } }>;
+    readonly '201': JsonContent<{
+      readonly properties: { readonly messages: { readonly items: { readonly required: readonly string[] } } };
+    }>;
   };
 }
 
@@ -86,11 +88,20 @@ describe('/metrics', () => {
   it('counts requests by route template and status, context tokens by policy, and jobs by status', async () => {
     for (const id of ['a', 'b']) {
       await server.json(`/v1/conversations/${id}/messages`, {
-        json: { messages: Array.from({ length: 12 }, (_, index) => ({ role: index % 2 === 0 ? 'user' : 'assistant', content: `message ${index} about relay ${id} and its ${index * 7} dB margin` })) },
+        json: {
+          messages: Array.from({ length: 12 }, (_, index) => ({
+            role: index % 2 === 0 ? 'user' : 'assistant',
+            content: `message ${index} about relay ${id} and its ${index * 7} dB margin`,
+          })),
+        },
       });
     }
-    const first = await server.json<{ report: { sentTokens: number } }>('/v1/conversations/a/context', { json: { policy: 'token-window', maxTokens: 60 } });
-    const second = await server.json<{ total_tokens: number }>('/v1/memory/context', { json: { conversation_id: 'b', max_tokens: 60, memory_type: 'token_buffer' } });
+    const first = await server.json<{ report: { sentTokens: number } }>('/v1/conversations/a/context', {
+      json: { policy: 'token-window', maxTokens: 60 },
+    });
+    const second = await server.json<{ total_tokens: number }>('/v1/memory/context', {
+      json: { conversation_id: 'b', max_tokens: 60, memory_type: 'token_buffer' },
+    });
     await server.json('/v1/conversations/missing');
 
     const response = await server.request('/metrics');
@@ -99,7 +110,9 @@ describe('/metrics', () => {
     expect(samples.get('mnemo_http_requests_total{method="POST",route="/v1/conversations/:id/messages",status="201"}')).toBe(2);
     expect(samples.get('mnemo_http_requests_total{method="GET",route="/v1/conversations/:id",status="404"}')).toBe(1);
     expect(samples.get('mnemo_http_request_duration_seconds_count{method="POST",route="/v1/conversations/:id/context"}')).toBe(1);
-    expect(samples.get('mnemo_http_request_duration_seconds_bucket{method="POST",route="/v1/conversations/:id/context",le="+Inf"}')).toBe(1);
+    expect(samples.get('mnemo_http_request_duration_seconds_bucket{method="POST",route="/v1/conversations/:id/context",le="+Inf"}')).toBe(
+      1,
+    );
     expect(samples.get('mnemo_context_builds_total{policy="token-window"}')).toBe(2);
     const sent = first.body.report.sentTokens + second.body.total_tokens;
     expect(samples.get('mnemo_context_sent_tokens_total{policy="token-window"}')).toBe(sent);
@@ -127,7 +140,9 @@ describe('/openapi.json', () => {
     const { status, body } = await server.json<OpenApiDocument>('/openapi.json');
     expect(status).toBe(200);
     expect(body.openapi).toBe('3.1.0');
-    const operations = Object.entries(body.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
+    const operations = Object.entries(body.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+    );
     expect(operations.sort()).toEqual(
       [
         'GET /health',
@@ -166,11 +181,18 @@ describe('/openapi.json', () => {
     );
     const append = body.paths['/v1/conversations/{id}/messages'].post;
     expect(append.parameters).toEqual(
-      expect.arrayContaining([expect.objectContaining({ name: 'id', in: 'path', required: true }), expect.objectContaining({ name: 'Idempotency-Key', in: 'header' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'id', in: 'path', required: true }),
+        expect.objectContaining({ name: 'Idempotency-Key', in: 'header' }),
+      ]),
     );
     expect(append.requestBody.content['application/json'].schema.properties.messages.type).toBe('array');
     expect(append.responses['201'].content['application/json'].schema.properties.messages.items.required).toContain('seq');
-    expect(body.paths['/v1/memory/add'].post.requestBody.content['application/json'].schema.required).toEqual(['conversation_id', 'role', 'content']);
+    expect(body.paths['/v1/memory/add'].post.requestBody.content['application/json'].schema.required).toEqual([
+      'conversation_id',
+      'role',
+      'content',
+    ]);
     expect(body.paths['/health'].get.security).toEqual([]);
   });
 });
@@ -182,7 +204,16 @@ describe('request handling', () => {
 
     expect(given.headers.get('x-request-id')).toBe('bot-turn-42');
     expect(madeUp.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
-    expect(server.logs).toContainEqual(expect.objectContaining({ reqId: 'bot-turn-42', msg: 'request', method: 'GET', route: '/v1/conversations', status: 200, tenantId: 'default' }));
+    expect(server.logs).toContainEqual(
+      expect.objectContaining({
+        reqId: 'bot-turn-42',
+        msg: 'request',
+        method: 'GET',
+        route: '/v1/conversations',
+        status: 200,
+        tenantId: 'default',
+      }),
+    );
   });
 
   it('answers an unknown route with a typed 404 and counts it as unmatched', async () => {

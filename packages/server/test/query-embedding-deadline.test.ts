@@ -29,11 +29,20 @@ describe('POST /v1/conversations/{id}/context under a saturated embedder', () =>
   it('answers keyword-only at the query embedding deadline, says so in its report and counts it in /metrics', async () => {
     directory = await mkdtemp(join(tmpdir(), 'mnemo-deadline-'));
     const embedder = new SaturatedEmbedder();
-    const memory = createMemory({ store: createSqliteStore({ path: join(directory, 'mnemo.db') }), embedder, queryEmbeddingTimeoutMs: 30, worker: { autoStart: false }, compaction: false });
+    const memory = createMemory({
+      store: createSqliteStore({ path: join(directory, 'mnemo.db') }),
+      embedder,
+      queryEmbeddingTimeoutMs: 30,
+      worker: { autoStart: false },
+      compaction: false,
+    });
     await memory.append({ userId: 'node-7', conversationId: 'node-7' }, [
       { role: 'user', content: 'My relay is called LARCH-RIDGE and it runs on solar power.' },
       { role: 'assistant', content: 'Noted.' },
-      ...Array.from({ length: 30 }, (_, index) => ({ role: index % 2 === 0 ? ('user' as const) : ('assistant' as const), content: `signal report ${index}: SNR ${index - 12} dB` })),
+      ...Array.from({ length: 30 }, (_, index) => ({
+        role: index % 2 === 0 ? ('user' as const) : ('assistant' as const),
+        content: `signal report ${index}: SNR ${index - 12} dB`,
+      })),
     ]);
     await memory.runPendingJobs();
     embedder.saturated = true;

@@ -14,14 +14,20 @@ afterEach(async () => {
 });
 
 /** A raw HTTP/1.1 request, so the Host header is exactly what a rebinding page's browser would send. */
-function rawRequest(path: string, options: { method?: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; body: string }> {
+function rawRequest(
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; body: string }> {
   const url = new URL(server.url);
   return new Promise((resolve, reject) => {
-    const request = httpRequest({ host: url.hostname, port: url.port, path, method: options.method ?? 'GET', headers: options.headers ?? {} }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const request = httpRequest(
+      { host: url.hostname, port: url.port, path, method: options.method ?? 'GET', headers: options.headers ?? {} },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
     request.on('error', reject);
     request.end(options.body);
   });
@@ -32,14 +38,26 @@ const injected = JSON.stringify({ conversation_id: 'x', role: 'user', content: '
 describe('a keyless local server that web pages cannot reach into', () => {
   it('refuses a JSON body sent as text/plain, form data or without a type (a CORS-simple request), and stores nothing', async () => {
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', undefined]) {
-      const response = await server.json<ErrorBody>('/v1/memory/add', { method: 'POST', body: injected, headers: type === undefined ? {} : { 'content-type': type } });
+      const response = await server.json<ErrorBody>('/v1/memory/add', {
+        method: 'POST',
+        body: injected,
+        headers: type === undefined ? {} : { 'content-type': type },
+      });
       expect(response.status, String(type)).toBe(415);
       expect(response.body.error.code).toBe('unsupported_media_type');
       expect(response.body.error.message).toContain('Content-Type: application/json');
     }
     expect((await server.json<{ items: unknown[] }>('/v1/conversations')).body.items).toEqual([]);
     // JSON with a charset, and the +json family, are JSON.
-    expect((await server.json('/v1/memory/add', { method: 'POST', body: injected, headers: { 'content-type': 'application/json; charset=utf-8' } })).status).toBe(200);
+    expect(
+      (
+        await server.json('/v1/memory/add', {
+          method: 'POST',
+          body: injected,
+          headers: { 'content-type': 'application/json; charset=utf-8' },
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it('answers only loopback Host names, so a DNS-rebinding page cannot read the store', async () => {
@@ -85,11 +103,19 @@ describe('a keyless local server that web pages cannot reach into', () => {
     expect((await server.json<{ items: unknown[] }>('/v1/conversations')).body.items).toEqual([]);
     // Reading needs no Origin check (the browser keeps the answer from a page without CORS), and the page mnemo serves is same-origin.
     expect((await server.json('/v1/conversations', { headers: { origin: 'https://evil.example' } })).status).toBe(200);
-    expect((await server.json('/v1/memory/add', { method: 'POST', body: injected, headers: { ...json, origin: server.url } })).status).toBe(200);
+    expect((await server.json('/v1/memory/add', { method: 'POST', body: injected, headers: { ...json, origin: server.url } })).status).toBe(
+      200,
+    );
     const allowing = await startTestServer({ cors: { origins: ['https://app.example'] } });
     try {
-      expect((await allowing.json('/v1/memory/add', { method: 'POST', body: injected, headers: { ...json, origin: 'https://app.example' } })).status).toBe(200);
-      expect((await allowing.json('/v1/memory/add', { method: 'POST', body: injected, headers: { ...json, origin: 'https://evil.example' } })).status).toBe(403);
+      expect(
+        (await allowing.json('/v1/memory/add', { method: 'POST', body: injected, headers: { ...json, origin: 'https://app.example' } }))
+          .status,
+      ).toBe(200);
+      expect(
+        (await allowing.json('/v1/memory/add', { method: 'POST', body: injected, headers: { ...json, origin: 'https://evil.example' } }))
+          .status,
+      ).toBe(403);
     } finally {
       await allowing.close();
     }

@@ -23,8 +23,14 @@ function turns(count: number, offset = 0) {
   return Array.from({ length: count }, (_, index) => {
     const turn = index + offset;
     return [
-      { role: 'user', content: `Turn ${turn}: relay LARCH-RIDGE reports ${turn + 3} hops to the gateway and SNR ${turn - 5} dB. Is the route healthy?` },
-      { role: 'assistant', content: `Turn ${turn}: ${turn + 3} hops at SNR ${turn - 5} dB is workable; keep the ridge relay powered until 18:00.` },
+      {
+        role: 'user',
+        content: `Turn ${turn}: relay LARCH-RIDGE reports ${turn + 3} hops to the gateway and SNR ${turn - 5} dB. Is the route healthy?`,
+      },
+      {
+        role: 'assistant',
+        content: `Turn ${turn}: ${turn + 3} hops at SNR ${turn - 5} dB is workable; keep the ridge relay powered until 18:00.`,
+      },
     ];
   }).flat();
 }
@@ -41,7 +47,9 @@ describe('resource API: messages', () => {
     ];
     const first = await append('node-7', batch, { 'Idempotency-Key': 'req-1' });
     const retry = await append('node-7', batch, { 'Idempotency-Key': 'req-1' });
-    const next = await append('node-7', [{ role: 'user', content: 'And node 9?', idempotencyKey: 'own-key' }], { 'Idempotency-Key': 'req-2' });
+    const next = await append('node-7', [{ role: 'user', content: 'And node 9?', idempotencyKey: 'own-key' }], {
+      'Idempotency-Key': 'req-2',
+    });
     const nextRetry = await append('node-7', [{ role: 'user', content: 'And node 9?', idempotencyKey: 'own-key' }]);
 
     expect(first.status).toBe(201);
@@ -66,7 +74,9 @@ describe('resource API: messages', () => {
     const seen: number[] = [];
     let afterSeq = 0;
     for (let pages = 0; pages < 10; pages += 1) {
-      const page = await server.json<ItemsBody<Message> & { readonly nextAfterSeq?: number }>(`/v1/conversations/long/messages?after_seq=${afterSeq}&limit=4`);
+      const page = await server.json<ItemsBody<Message> & { readonly nextAfterSeq?: number }>(
+        `/v1/conversations/long/messages?after_seq=${afterSeq}&limit=4`,
+      );
       expect(page.status).toBe(200);
       seen.push(...page.body.items.map((message) => message.seq));
       if (page.body.nextAfterSeq === undefined) break;
@@ -78,7 +88,10 @@ describe('resource API: messages', () => {
 
   it('keeps the users of one tenant apart: user_id, the X-Mnemo-User header, and a clash between them', async () => {
     await server.json('/v1/conversations/shared/messages?user_id=alice', { json: { messages: [{ role: 'user', content: 'from alice' }] } });
-    await server.json('/v1/conversations/shared/messages', { json: { messages: [{ role: 'user', content: 'from bob' }] }, headers: { 'X-Mnemo-User': 'bob' } });
+    await server.json('/v1/conversations/shared/messages', {
+      json: { messages: [{ role: 'user', content: 'from bob' }] },
+      headers: { 'X-Mnemo-User': 'bob' },
+    });
 
     const alice = await server.json<ItemsBody<Message>>('/v1/conversations/shared/messages', { headers: { 'X-Mnemo-User': 'alice' } });
     const bob = await server.json<ItemsBody<Message>>('/v1/conversations/shared/messages?user_id=bob');
@@ -97,7 +110,9 @@ describe('resource API: messages', () => {
   it('pages the conversation listing with a cursor', async () => {
     for (const id of ['a', 'b', 'c']) await append(id, [{ role: 'user', content: `hello ${id}` }]);
     const first = await server.json<SeedConversationsPage>('/v1/conversations?limit=2');
-    const second = await server.json<SeedConversationsPage>(`/v1/conversations?limit=2&cursor=${encodeURIComponent(first.body.nextCursor!)}`);
+    const second = await server.json<SeedConversationsPage>(
+      `/v1/conversations?limit=2&cursor=${encodeURIComponent(first.body.nextCursor!)}`,
+    );
     const badCursor = await server.json('/v1/conversations?cursor=not-a-cursor');
 
     expect(first.body.conversations).toEqual([
@@ -113,7 +128,9 @@ describe('resource API: messages', () => {
 describe('resource API: context, compaction, usage', () => {
   it('builds a context with the full report and records it in the usage', async () => {
     await append('node-7', turns(8));
-    const context = await server.json<ContextBody>('/v1/conversations/node-7/context', { json: { policy: 'token-window', maxTokens: 150, system: 'Reply in 150 characters.' } });
+    const context = await server.json<ContextBody>('/v1/conversations/node-7/context', {
+      json: { policy: 'token-window', maxTokens: 150, system: 'Reply in 150 characters.' },
+    });
 
     expect(context.status).toBe(200);
     expect(context.body.messages[0]).toEqual({ role: 'system', content: 'Reply in 150 characters.' });
@@ -123,7 +140,11 @@ describe('resource API: context, compaction, usage', () => {
     expect(context.body.report.dropped[0]).toMatchObject({ reason: 'over_budget', seqRange: { from: 1 } });
     const usage = await server.json<ItemsBody<unknown>>('/v1/usage');
     expect(usage.body.items).toEqual([
-      expect.objectContaining({ conversationId: 'node-7', messageCount: 16, usage: expect.objectContaining({ requests: 1, sentTokens: context.body.report.sentTokens }) as unknown }),
+      expect.objectContaining({
+        conversationId: 'node-7',
+        messageCount: 16,
+        usage: expect.objectContaining({ requests: 1, sentTokens: context.body.report.sentTokens }) as unknown,
+      }),
     ]);
   });
 
@@ -150,7 +171,14 @@ describe('resource API: context, compaction, usage', () => {
 
   it('erases a conversation, then a whole user', async () => {
     await append('one', [{ role: 'user', content: 'a' }]);
-    await server.json('/v1/conversations/two/messages?user_id=carol', { json: { messages: [{ role: 'user', content: 'b' }, { role: 'assistant', content: 'c' }] } });
+    await server.json('/v1/conversations/two/messages?user_id=carol', {
+      json: {
+        messages: [
+          { role: 'user', content: 'b' },
+          { role: 'assistant', content: 'c' },
+        ],
+      },
+    });
     await server.json('/v1/conversations/three/messages?user_id=carol', { json: { messages: [{ role: 'user', content: 'd' }] } });
 
     expect((await server.json('/v1/conversations/one', { method: 'DELETE' })).body).toEqual({ erased: { conversations: 1, messages: 1 } });
@@ -163,7 +191,11 @@ describe('resource API: export and import', () => {
   it('round-trips a conversation through JSONL into another conversation, tool calls included', async () => {
     await append('source', [
       { role: 'user', content: 'Weather at the ridge?', metadata: { node: '!a3f9c2d1' } },
-      { role: 'assistant', content: '', toolCalls: [{ id: 'call-1', type: 'function', function: { name: 'weather', arguments: '{"at":"ridge"}' } }] },
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [{ id: 'call-1', type: 'function', function: { name: 'weather', arguments: '{"at":"ridge"}' } }],
+      },
       { role: 'tool', content: 'rain after 14:00, 6 °C', toolCallId: 'call-1' },
       { role: 'assistant', content: 'Rain after 14:00, 6 °C.' },
     ]);
@@ -173,7 +205,11 @@ describe('resource API: export and import', () => {
     const jsonl = await exported.text();
     expect(jsonl.trim().split('\n')).toHaveLength(4);
 
-    const imported = await server.json('/v1/import?conversation=copy', { method: 'POST', body: jsonl, headers: { 'content-type': 'application/x-ndjson' } });
+    const imported = await server.json('/v1/import?conversation=copy', {
+      method: 'POST',
+      body: jsonl,
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
     expect(imported.status).toBe(201);
     expect(imported.body).toMatchObject({ conversationId: 'copy', imported: 4, firstSeq: 1, lastSeq: 4 });
 
@@ -193,7 +229,11 @@ describe('resource API: export and import', () => {
       { body: '\n\n', message: /no messages/ },
     ];
     for (const { body, message } of cases) {
-      const response = await server.json<ErrorBody>('/v1/import?conversation=target', { method: 'POST', body, headers: { 'content-type': 'application/x-ndjson' } });
+      const response = await server.json<ErrorBody>('/v1/import?conversation=target', {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/x-ndjson' },
+      });
       expect(response.status).toBe(400);
       expect(response.body.error.message).toMatch(message);
     }

@@ -33,7 +33,12 @@ interface SeedStats {
   readonly compactions: number;
 }
 interface SeedConversations {
-  readonly conversations: readonly { readonly id: string; readonly user_id: string; readonly memory_type: string; readonly message_count: number }[];
+  readonly conversations: readonly {
+    readonly id: string;
+    readonly user_id: string;
+    readonly memory_type: string;
+    readonly message_count: number;
+  }[];
 }
 interface SeedDeleted {
   readonly status: string;
@@ -65,7 +70,10 @@ describe('seed memory API', () => {
     const byField = { conversation_id: 'node-3', role: 'assistant', content: 'Noted.', idempotency_key: 'reply-1' };
     const reply = await server.json('/v1/memory/add', { json: byField });
     const replyAgain = await server.json('/v1/memory/add', { json: byField, headers: { 'idempotency-key': 'other' } });
-    const changed = await server.json('/v1/memory/add', { json: { ...byHeader, content: 'something else' }, headers: { 'idempotency-key': 'add-1' } });
+    const changed = await server.json('/v1/memory/add', {
+      json: { ...byHeader, content: 'something else' },
+      headers: { 'idempotency-key': 'add-1' },
+    });
     const blank = await server.json('/v1/memory/add', { json: byHeader, headers: { 'idempotency-key': ' ' } });
 
     expect([first.status, again.status, reply.status, replyAgain.status]).toEqual([200, 200, 200, 200]);
@@ -105,7 +113,9 @@ describe('seed memory API', () => {
     }
     const expected = { buffer: 'full', token_buffer: 'token-window', summary: 'summary' } as const;
     for (const [memoryType, policy] of Object.entries(expected)) {
-      const context = await server.json<SeedContext>('/v1/memory/context', { json: { conversation_id: 'node-9', max_tokens: 120, memory_type: memoryType } });
+      const context = await server.json<SeedContext>('/v1/memory/context', {
+        json: { conversation_id: 'node-9', max_tokens: 120, memory_type: memoryType },
+      });
       expect(context.status).toBe(200);
       expect(context.headers.get('x-mnemo-policy')).toBe(policy);
       expect(context.body.memory_type).toBe(memoryType);
@@ -138,7 +148,9 @@ describe('seed memory API', () => {
   });
 
   it('rejects an unknown memory type, a missing budget and an empty message with 400, storing nothing', async () => {
-    const unknownType = await server.json<ErrorBody>('/v1/memory/add', { json: { conversation_id: 'c', role: 'user', content: 'x', memory_type: 'entity' } });
+    const unknownType = await server.json<ErrorBody>('/v1/memory/add', {
+      json: { conversation_id: 'c', role: 'user', content: 'x', memory_type: 'entity' },
+    });
     const noBudget = await server.json<ErrorBody>('/v1/memory/context', { json: { conversation_id: 'c' } });
     const empty = await add<ErrorBody>('c', 'user', '   ');
     const badRole = await add<FieldsErrorBody>('c', 'robot', 'beep');
@@ -157,7 +169,11 @@ describe('seed memory API', () => {
 
 describe('seed memory API: a seed client reading every field by name', () => {
   it('answers add, context, stats, the conversation list and delete in the seed shapes, and remembers the memory type', async () => {
-    const added = (await server.json<SeedAdded>('/v1/memory/add', { json: { conversation_id: 'node-5', role: 'user', content: 'Relay status?', memory_type: 'summary' } })).body;
+    const added = (
+      await server.json<SeedAdded>('/v1/memory/add', {
+        json: { conversation_id: 'node-5', role: 'user', content: 'Relay status?', memory_type: 'summary' },
+      })
+    ).body;
     await server.json('/v1/memory/add', { json: { conversation_id: 'node-5', role: 'assistant', content: 'All relays up.' } });
     await server.json('/v1/memory/add', { json: { conversation_id: 'node-5', role: 'user', content: 'Thanks.' } });
     expect(added.status).toBe('ok');
@@ -195,8 +211,12 @@ describe('seed memory API: a seed client reading every field by name', () => {
     expect(listed!.message_count).toBe(3);
 
     // A later add names another type: that is the conversation's type from now on.
-    await server.json('/v1/memory/add', { json: { conversation_id: 'node-5', role: 'assistant', content: 'You are welcome.', memory_type: 'vector' } });
-    expect((await server.json<SeedContext>('/v1/memory/context', { json: { conversation_id: 'node-5', max_tokens: 500 } })).body.memory_type).toBe('vector');
+    await server.json('/v1/memory/add', {
+      json: { conversation_id: 'node-5', role: 'assistant', content: 'You are welcome.', memory_type: 'vector' },
+    });
+    expect(
+      (await server.json<SeedContext>('/v1/memory/context', { json: { conversation_id: 'node-5', max_tokens: 500 } })).body.memory_type,
+    ).toBe('vector');
 
     const deleted = (await server.json<SeedDeleted>('/v1/memory/node-5', { method: 'DELETE' })).body;
     expect(deleted.status).toBe('deleted');
@@ -207,7 +227,11 @@ describe('seed memory API: a seed client reading every field by name', () => {
   it('answers an unknown conversation with an empty context that says the conversation does not exist', async () => {
     const context = await server.json('/v1/memory/context', { json: { conversation_id: 'nobody', max_tokens: 100, system: 'Be brief.' } });
     expect(context.status).toBe(200);
-    expect(context.body).toMatchObject({ messages: [{ role: 'system', content: 'Be brief.' }], memory_type: 'buffer', conversation_found: false });
+    expect(context.body).toMatchObject({
+      messages: [{ role: 'system', content: 'Be brief.' }],
+      memory_type: 'buffer',
+      conversation_found: false,
+    });
     const resource = await server.json<{ report: ContextReport }>('/v1/conversations/nobody/context', { json: { maxTokens: 100 } });
     expect(resource.status).toBe(200);
     expect(resource.body.report.conversationFound).toBe(false);
@@ -215,7 +239,9 @@ describe('seed memory API: a seed client reading every field by name', () => {
   });
 
   it('groups conversations of one end user with user_id, and keeps conversations without one apart', async () => {
-    await server.json('/v1/memory/add', { json: { conversation_id: 'chat-1', user_id: 'maren', role: 'user', content: 'My callsign is LARCH-RIDGE.' } });
+    await server.json('/v1/memory/add', {
+      json: { conversation_id: 'chat-1', user_id: 'maren', role: 'user', content: 'My callsign is LARCH-RIDGE.' },
+    });
     await server.json('/v1/memory/add', { json: { conversation_id: 'chat-9', role: 'user', content: 'My callsign is BIRCH-VALLEY.' } });
     await server.memory.runPendingJobs();
     const maren = await server.json('/v1/facts?user_id=maren');

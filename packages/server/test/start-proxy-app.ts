@@ -20,7 +20,13 @@ export interface ProxyApp {
 export async function startProxyApp(options: Pick<ServerAppOptions, 'llm' | 'anthropic' | 'auth'>): Promise<ProxyApp> {
   const directory = await mkdtemp(join(tmpdir(), 'mnemo-proxy-'));
   const memory = createMemory({ store: createSqliteStore({ path: join(directory, 'mnemo.db') }), compaction: false });
-  const app = createServerApp({ memory, logger: pino({ level: 'silent' }), limits: { rateLimit: false }, routes: [mountProxyRoutes], ...options });
+  const app = createServerApp({
+    memory,
+    logger: pino({ level: 'silent' }),
+    limits: { rateLimit: false },
+    routes: [mountProxyRoutes],
+    ...options,
+  });
   const server = await startServer({ app, port: 0, shutdownTimeoutMs: 100 });
   return {
     url: server.url,

@@ -47,14 +47,23 @@ export async function startTestServer(options: Partial<Omit<ServerAppOptions, 'm
       done();
     },
   });
-  const app = createServerApp({ memory, logger: pino({ level: 'debug' }, sink), ...options, limits: { rateLimit: false, ...options.limits } });
+  const app = createServerApp({
+    memory,
+    logger: pino({ level: 'debug' }, sink),
+    ...options,
+    limits: { rateLimit: false, ...options.limits },
+  });
   const server = await startServer({ app, host: '127.0.0.1', port: 0 });
   const request = (path: string, init: TestRequestInit = {}) => {
     const { json, key, headers, ...rest } = init;
     const merged = new Headers(headers);
     if (key !== undefined) merged.set('authorization', `Bearer ${key}`);
     if (json !== undefined) merged.set('content-type', 'application/json');
-    return fetch(`${server.url}${path}`, { ...rest, headers: merged, ...(json === undefined ? {} : { body: JSON.stringify(json), method: rest.method ?? 'POST' }) });
+    return fetch(`${server.url}${path}`, {
+      ...rest,
+      headers: merged,
+      ...(json === undefined ? {} : { body: JSON.stringify(json), method: rest.method ?? 'POST' }),
+    });
   };
   return {
     url: server.url,

@@ -24,7 +24,10 @@ const maxRetryDelayMs = 25;
  * Every write of the SQLite parts is one transaction or one statement, so an attempt that found the
  * lock taken changed nothing and can run again.
  */
-export function createBusyRetry(busyTimeoutMs: number, now: () => number = Date.now): <T>(action: string, attempt: () => Awaitable<T>) => Promise<T> {
+export function createBusyRetry(
+  busyTimeoutMs: number,
+  now: () => number = Date.now,
+): <T>(action: string, attempt: () => Awaitable<T>) => Promise<T> {
   return async <T>(action: string, attempt: () => Awaitable<T>): Promise<T> => {
     const startedAt = now();
     let delayMs = 1;

@@ -76,18 +76,25 @@ describe('SqliteStore with a failing driver', () => {
     await expect(store.listMessages(scope)).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'storage_failed'));
     const readiness = await store.checkReadiness();
     expect(readiness.ready).toBe(false);
-    expect(readiness.checks.find((check) => check.name === 'integrity')).toMatchObject({ ok: false, message: expect.stringMatching(/damaged/) as unknown });
+    expect(readiness.checks.find((check) => check.name === 'integrity')).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/damaged/) as unknown,
+    });
   });
 
   it('rejects with a typed error, never the raw driver error, when every statement fails', async () => {
     const cause = driverError('SQLITE_CORRUPT', 'database disk image is malformed');
     const store = new SqliteStore(failingDatabase(cause));
-    await expect(store.listMessages(scope)).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'storage_failed') && error.cause === cause);
+    await expect(store.listMessages(scope)).rejects.toSatisfy(
+      (error: unknown) => isMemoryError(error, 'storage_failed') && error.cause === cause,
+    );
     await expect(store.getUsageTotals(scope)).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'storage_failed'));
   });
 
   it('rejects appends with unavailable when the driver reports the database busy', async () => {
     const store = new SqliteStore(failingDatabase(driverError('SQLITE_BUSY', 'database is locked')));
-    await expect(store.appendMessages(scope, [makeNewMessage('hi')])).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'unavailable'));
+    await expect(store.appendMessages(scope, [makeNewMessage('hi')])).rejects.toSatisfy((error: unknown) =>
+      isMemoryError(error, 'unavailable'),
+    );
   });
 });

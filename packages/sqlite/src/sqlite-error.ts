@@ -34,29 +34,45 @@ export function toSqliteError(error: unknown, action: string, context: SqliteErr
   if (error instanceof MemoryError) return error;
   const code = sqliteErrorCode(error);
   if (code?.startsWith('SQLITE_BUSY') === true || code?.startsWith('SQLITE_LOCKED') === true) {
-    return new MemoryError('unavailable', `${action} failed: the database stayed locked by another connection past the busy timeout; retry`, {
-      cause: error,
-      details: { sqliteCode: code, retryable: true, retryAfterSeconds: 1 },
-    });
+    return new MemoryError(
+      'unavailable',
+      `${action} failed: the database stayed locked by another connection past the busy timeout; retry`,
+      {
+        cause: error,
+        details: { sqliteCode: code, retryable: true, retryAfterSeconds: 1 },
+      },
+    );
   }
   if (code === 'SQLITE_FULL' || (code?.startsWith('SQLITE_IOERR') === true && context.path !== undefined && isDiskFull(context.path))) {
-    return new MemoryError('unavailable', `${action} failed: the disk holding the database is full; free some space, then retry (nothing was written)`, {
-      cause: error,
-      details: { sqliteCode: code, reason: 'disk_full', retryable: true, retryAfterSeconds: operatorRetryAfterSeconds },
-    });
+    return new MemoryError(
+      'unavailable',
+      `${action} failed: the disk holding the database is full; free some space, then retry (nothing was written)`,
+      {
+        cause: error,
+        details: { sqliteCode: code, reason: 'disk_full', retryable: true, retryAfterSeconds: operatorRetryAfterSeconds },
+      },
+    );
   }
   const unwritable = code?.startsWith('SQLITE_IOERR') === true && context.path !== undefined && !isWritableFile(context.path);
   if ((code?.startsWith('SQLITE_READONLY') === true || unwritable) && context.readonly !== true) {
-    return new MemoryError('unavailable', `${action} failed: the database file cannot be written (its permissions, an immutable flag or a read-only mount); make it writable, then retry`, {
-      cause: error,
-      details: { sqliteCode: code, reason: 'read_only', retryable: true, retryAfterSeconds: operatorRetryAfterSeconds },
-    });
+    return new MemoryError(
+      'unavailable',
+      `${action} failed: the database file cannot be written (its permissions, an immutable flag or a read-only mount); make it writable, then retry`,
+      {
+        cause: error,
+        details: { sqliteCode: code, reason: 'read_only', retryable: true, retryAfterSeconds: operatorRetryAfterSeconds },
+      },
+    );
   }
   if (code?.startsWith('SQLITE_CORRUPT') === true) {
-    return new MemoryError('storage_failed', `${action} failed: the database file is damaged (${error instanceof Error ? error.message : code}); restore it from a backup`, {
-      cause: error,
-      details: { sqliteCode: code, reason: 'corrupt' },
-    });
+    return new MemoryError(
+      'storage_failed',
+      `${action} failed: the database file is damaged (${error instanceof Error ? error.message : code}); restore it from a backup`,
+      {
+        cause: error,
+        details: { sqliteCode: code, reason: 'corrupt' },
+      },
+    );
   }
   if (code === 'SQLITE_NOTADB') {
     return new MemoryError('storage_failed', `${action} failed: the file is not a SQLite database (or is encrypted)`, {

@@ -15,7 +15,7 @@ import { toEpochMs, toIsoTime } from './sqlite-values.js';
 
 const ofUser = 'tenant_id = ? AND user_id = ?';
 // `path` is the directory itself or starts with `directory/`.
-const underPath = '(path = ? OR substr(path, 1, length(?) + 1) = ? || \'/\')';
+const underPath = "(path = ? OR substr(path, 1, length(?) + 1) = ? || '/')";
 
 const sql = {
   select: `SELECT tenant_id, user_id, path, content, version, created_at, updated_at FROM memory_files WHERE ${ofUser} AND path = ?`,
@@ -73,11 +73,14 @@ export class SqliteFileStore {
     const source = checkStoredMemoryPath(from);
     const target = checkStoredMemoryPath(to);
     const nowMs = toEpochMs('now', now);
-    if (isWithinMemoryPath(target, source)) throw new MemoryError('invalid_input', `cannot move ${source} into itself`, { details: { path: target } });
+    if (isWithinMemoryPath(target, source))
+      throw new MemoryError('invalid_input', `cannot move ${source} into itself`, { details: { path: target } });
     return this.#database
       .transaction(() => {
-        if (this.listMemoryFiles(user, source).length === 0) throw new MemoryError('not_found', `nothing at ${source}`, { details: { path: source } });
-        if (this.listMemoryFiles(user, target).length > 0) throw new MemoryError('conflict', `${target} already exists`, { details: { path: target } });
+        if (this.listMemoryFiles(user, source).length === 0)
+          throw new MemoryError('not_found', `nothing at ${source}`, { details: { path: source } });
+        if (this.listMemoryFiles(user, target).length > 0)
+          throw new MemoryError('conflict', `${target} already exists`, { details: { path: target } });
         return this.#statement(sql.move).run(target, source, nowMs, user.tenantId, user.userId, source, source, source).changes;
       })
       .immediate();

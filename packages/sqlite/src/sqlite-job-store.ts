@@ -1,6 +1,17 @@
 import { jobKinds } from '@mnemo/core';
 import type { Job, JobKind, JobKindCount, JobStatus, Scope } from '@mnemo/core';
-import { checkCount, jobColumns, jobFromRow, leaseLost, type JobCompletion, type JobFailure, type JobLease, type JobRequest, type JobRow, type LeaseRequest } from '@mnemo/core/store-kit';
+import {
+  checkCount,
+  jobColumns,
+  jobFromRow,
+  leaseLost,
+  type JobCompletion,
+  type JobFailure,
+  type JobLease,
+  type JobRequest,
+  type JobRow,
+  type LeaseRequest,
+} from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
 import { scopeKey, toEpochMs, toIsoTime } from './sqlite-values.js';
@@ -25,7 +36,8 @@ const sql = {
     WHERE id = ? AND status = 'running' AND lease_owner = ?`,
   selectForConversation: `SELECT ${jobColumns} FROM jobs WHERE ${inConversation} ORDER BY rowid`,
   countByKindAll: 'SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM jobs GROUP BY kind, status ORDER BY kind, status',
-  countByKindTenant: 'SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM jobs WHERE tenant_id = ? GROUP BY kind, status ORDER BY kind, status',
+  countByKindTenant:
+    'SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM jobs WHERE tenant_id = ? GROUP BY kind, status ORDER BY kind, status',
   failedAll: `SELECT ${jobColumns} FROM jobs WHERE last_error IS NOT NULL AND status <> 'done' ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
   failedTenant: `SELECT ${jobColumns} FROM jobs WHERE tenant_id = ? AND last_error IS NOT NULL AND status <> 'done' ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
 } as const;
@@ -85,7 +97,14 @@ export class SqliteJobStore {
   failJob(lease: JobLease, failure: JobFailure): Job {
     const retryAtMs = failure.retryAt === undefined ? null : toEpochMs('retryAt', failure.retryAt);
     const status: JobStatus = retryAtMs === null ? 'failed' : 'pending';
-    const changes = this.#statement(sql.fail).run(status, retryAtMs, failure.error, toEpochMs('now', failure.now), lease.id, lease.leaseOwner ?? null).changes;
+    const changes = this.#statement(sql.fail).run(
+      status,
+      retryAtMs,
+      failure.error,
+      toEpochMs('now', failure.now),
+      lease.id,
+      lease.leaseOwner ?? null,
+    ).changes;
     if (changes === 0) throw leaseLost(lease);
     return toJob(this.#statement(sql.selectById).get(lease.id) as JobRow);
   }
@@ -96,7 +115,9 @@ export class SqliteJobStore {
 
   countJobsByKind(filter: { tenantId?: string }): JobKindCount[] {
     const { tenantId } = filter;
-    const rows = (tenantId === undefined ? this.#statement(sql.countByKindAll).all() : this.#statement(sql.countByKindTenant).all(tenantId)) as {
+    const rows = (
+      tenantId === undefined ? this.#statement(sql.countByKindAll).all() : this.#statement(sql.countByKindTenant).all(tenantId)
+    ) as {
       kind: JobKind;
       status: JobStatus;
       count: number;
@@ -108,7 +129,8 @@ export class SqliteJobStore {
   listFailedJobs(filter: { tenantId?: string; limit: number }): Job[] {
     const { tenantId, limit } = filter;
     checkCount('limit', limit);
-    const rows = tenantId === undefined ? this.#statement(sql.failedAll).all(limit) : this.#statement(sql.failedTenant).all(tenantId, limit);
+    const rows =
+      tenantId === undefined ? this.#statement(sql.failedAll).all(limit) : this.#statement(sql.failedTenant).all(tenantId, limit);
     return (rows as JobRow[]).map(toJob);
   }
 }

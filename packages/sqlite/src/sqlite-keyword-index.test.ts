@@ -3,7 +3,11 @@ import { KeywordIndex, keywordQuery, type KeywordRow } from './sqlite-keyword-in
 import { keywordTokens } from './sqlite-keyword-tokens.js';
 
 /** A reader over rows in rowid order, counting the rows it hands out. */
-function reader(rows: KeywordRow[]): { read: (afterRowid: number) => KeywordRow[]; count: () => number; page: (size: number) => (afterRowid: number) => KeywordRow[] } {
+function reader(rows: KeywordRow[]): {
+  read: (afterRowid: number) => KeywordRow[];
+  count: () => number;
+  page: (size: number) => (afterRowid: number) => KeywordRow[];
+} {
   let handed = 0;
   const after = (afterRowid: number) => rows.filter(([rowid]) => rowid > afterRowid);
   return {
@@ -45,7 +49,10 @@ function bruteForce(rows: readonly KeywordRow[], terms: readonly string[], k: nu
 
 /** Deterministic chat-like rows: words drawn unevenly from a small vocabulary, three conversations, rowids with gaps. */
 function corpus(count: number, seed: number): KeywordRow[] {
-  const vocabulary = 'node battery signal antenna summit weather hiking running ran runs relay mesh packet solar panel rain storm camp lake i ve caroline'.split(' ');
+  const vocabulary =
+    'node battery signal antenna summit weather hiking running ran runs relay mesh packet solar panel rain storm camp lake i ve caroline'.split(
+      ' ',
+    );
   let state = seed;
   const next = () => {
     state = (state * 1103515245 + 12345) % 2147483648;
@@ -60,16 +67,26 @@ function corpus(count: number, seed: number): KeywordRow[] {
 const fresh = { deletions: 0, erasures: 0 };
 
 describe('in-memory keyword index', () => {
-  it('ranks exactly as BM25 over the user\'s messages, ties to the newest, for many queries and cuts', () => {
+  it("ranks exactly as BM25 over the user's messages, ties to the newest, for many queries and cuts", () => {
     const rows = corpus(400, 7);
     const { read } = reader(rows);
     const index = new KeywordIndex();
     const watermark = { lastId: rows.at(-1)![0], ...fresh };
-    for (const terms of [['battery'], ['summit', 'weather'], ['running', 'runs', 'ran'], ['caroline', "i've"], ['storm', 'lake', 'camp', 'relay'], ['node']]) {
+    for (const terms of [
+      ['battery'],
+      ['summit', 'weather'],
+      ['running', 'runs', 'ran'],
+      ['caroline', "i've"],
+      ['storm', 'lake', 'camp', 'relay'],
+      ['node'],
+    ]) {
       for (const k of [1, 5, 50, 1000]) {
         const hits = index.search('u', watermark, read, keywordQuery(terms), k, {});
         const expected = bruteForce(rows, terms, k);
-        expect(hits.map((hit) => hit.key), `${terms.join(' ')} k=${k}`).toEqual(expected.map((hit) => hit.key));
+        expect(
+          hits.map((hit) => hit.key),
+          `${terms.join(' ')} k=${k}`,
+        ).toEqual(expected.map((hit) => hit.key));
         hits.forEach((hit, position) => expect(hit.score).toBeCloseTo(expected[position]!.score, 8));
       }
     }
@@ -99,10 +116,20 @@ describe('in-memory keyword index', () => {
     const query = keywordQuery(['battery', 'solar']);
     const inC1 = index.search('u', watermark, read, query, 5, { conversationIds: ['c1', 'missing'] });
     const all = index.search('u', watermark, read, query, 1000, {});
-    expect(inC1.map((hit) => hit.key)).toEqual(all.filter((hit) => rows.find(([rowid]) => rowid === hit.key)![1] === 'c1').slice(0, 5).map((hit) => hit.key));
+    expect(inC1.map((hit) => hit.key)).toEqual(
+      all
+        .filter((hit) => rows.find(([rowid]) => rowid === hit.key)![1] === 'c1')
+        .slice(0, 5)
+        .map((hit) => hit.key),
+    );
     const windowed = index.search('u', watermark, read, query, 1000, { since: 1100, until: 1200 });
     expect(windowed.length).toBeGreaterThan(0);
-    expect(windowed.every((hit) => { const at = rows.find(([rowid]) => rowid === hit.key)![2]; return at >= 1100 && at < 1200; })).toBe(true);
+    expect(
+      windowed.every((hit) => {
+        const at = rows.find(([rowid]) => rowid === hit.key)![2];
+        return at >= 1100 && at < 1200;
+      }),
+    ).toBe(true);
     expect(index.search('u', watermark, read, query, 10, { conversationIds: ['missing'] })).toEqual([]);
   });
 
@@ -126,7 +153,9 @@ describe('in-memory keyword index', () => {
     let pages = 0;
     while (!other.catchUp('u', watermark, paged.page(20))) pages += 1;
     expect([pages, paged.count()]).toEqual([2, 50]);
-    expect(other.search('u', watermark, paged.read, query, 5, {})).toEqual(index.search('u', { lastId: 148, deletions: 1, erasures: 2 }, source.read, query, 5, {}));
+    expect(other.search('u', watermark, paged.read, query, 5, {})).toEqual(
+      index.search('u', { lastId: 148, deletions: 1, erasures: 2 }, source.read, query, 5, {}),
+    );
     expect(other.search('nobody', { lastId: 0, ...fresh }, () => [], query, 5, {})).toEqual([]);
   });
 

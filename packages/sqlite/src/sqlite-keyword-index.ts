@@ -72,12 +72,26 @@ export class KeywordIndex {
    * The `k` best messages for `query` (from {@link keywordQuery}) among the user's messages that pass
    * `filter`; brings the copy up to `watermark` first with `read`.
    */
-  search(key: string, watermark: Watermark, read: KeywordReader, query: readonly (readonly string[])[], k: number, filter: ScanFilter): KeywordHit[] {
+  search(
+    key: string,
+    watermark: Watermark,
+    read: KeywordReader,
+    query: readonly (readonly string[])[],
+    k: number,
+    filter: ScanFilter,
+  ): KeywordHit[] {
     const words = this.#sync(key, watermark, read, true);
     return words === undefined ? [] : this.#ranker.rank(words, query, k, filter);
   }
 
   #sync(key: string, watermark: Watermark, read: KeywordReader, complete: boolean): UserWords | undefined {
-    return this.#copies.sync(key, watermark, read, () => new UserWords(), (copy, rows) => copy.addRows(rows), complete);
+    return this.#copies.sync(
+      key,
+      watermark,
+      read,
+      () => new UserWords(),
+      (copy, rows) => copy.addRows(rows),
+      complete,
+    );
   }
 }

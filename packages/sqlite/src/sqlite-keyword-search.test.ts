@@ -26,8 +26,14 @@ describe('keyword search on the in-memory index (SQLite)', () => {
     const raw = new Database(path);
     sqliteVec.load(raw);
     migrateSqliteSchema(raw, { migrations: sqliteMigrations.slice(0, 7) });
-    raw.prepare('INSERT INTO conversations (tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens) VALUES (?, ?, ?, 0, 0, 3, 3)').run(scope.tenantId, scope.userId, scope.conversationId);
-    const insert = raw.prepare(`INSERT INTO messages (id, tenant_id, user_id, conversation_id, seq, role, content, created_at, tokens) VALUES (?, ?, ?, ?, ?, 'user', ?, ?, 1)`);
+    raw
+      .prepare(
+        'INSERT INTO conversations (tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens) VALUES (?, ?, ?, 0, 0, 3, 3)',
+      )
+      .run(scope.tenantId, scope.userId, scope.conversationId);
+    const insert = raw.prepare(
+      `INSERT INTO messages (id, tenant_id, user_id, conversation_id, seq, role, content, created_at, tokens) VALUES (?, ?, ?, ?, ?, 'user', ?, ?, 1)`,
+    );
     ['the antennas are up on the summit', 'battery at 3.9 volts', 'another antenna for the relay'].forEach((content, index) =>
       insert.run(`m${index}`, scope.tenantId, scope.userId, scope.conversationId, index + 1, content, index),
     );
@@ -42,7 +48,7 @@ describe('keyword search on the in-memory index (SQLite)', () => {
     const check = new Database(path, { readonly: true });
     try {
       expect(readSqliteSchemaVersion(check)).toBe(sqliteMigrations.length);
-      const names = (check.prepare("SELECT name FROM sqlite_master").all() as { name: string }[]).map((row) => row.name);
+      const names = (check.prepare('SELECT name FROM sqlite_master').all() as { name: string }[]).map((row) => row.name);
       expect(names.filter((name) => name.startsWith('messages_fts'))).toEqual([]);
       expect(names).toEqual(expect.arrayContaining(['message_deletions', 'messages_user_rowid', 'messages_deleted']));
     } finally {
@@ -50,7 +56,7 @@ describe('keyword search on the in-memory index (SQLite)', () => {
     }
   });
 
-  it('sees another process\'s appends, deletions and erasures on its next search, and never shows one user another\'s messages', async () => {
+  it("sees another process's appends, deletions and erasures on its next search, and never shows one user another's messages", async () => {
     const searcher = createSqliteStore({ path });
     const writer = createSqliteStore({ path });
     const other = { ...user, userId: 'user-2' };
@@ -85,11 +91,16 @@ describe('keyword search on the in-memory index (SQLite)', () => {
     }
   });
 
-  it('reads a large user\'s messages a page at a time, giving the event loop a turn between pages, and finds the same hits warm', async () => {
+  it("reads a large user's messages a page at a time, giving the event loop a turn between pages, and finds the same hits warm", async () => {
     const writer = createSqliteStore({ path });
     const reader = createSqliteStore({ path });
     try {
-      await writer.appendMessages(scope, Array.from({ length: 7000 }, (_, index) => makeNewMessage(`status report ${index + 1} from node ${index % 97}${index === 4321 ? ' with the rare lightning word' : ''}`)));
+      await writer.appendMessages(
+        scope,
+        Array.from({ length: 7000 }, (_, index) =>
+          makeNewMessage(`status report ${index + 1} from node ${index % 97}${index === 4321 ? ' with the rare lightning word' : ''}`),
+        ),
+      );
       let turns = 0;
       const ticking = setInterval(() => (turns += 1), 0);
       let cold: Awaited<ReturnType<typeof reader.searchKeyword>>;

@@ -40,7 +40,13 @@ export class SqliteKnowledgeStore {
         const id = crypto.randomUUID();
         if (supersedes !== undefined) {
           this.#currentFact(user, supersedes);
-          this.#statement(`UPDATE facts SET valid_to = ?, superseded_by = ? WHERE ${ofUser} AND id = ?`).run(validFrom, id, user.tenantId, user.userId, supersedes);
+          this.#statement(`UPDATE facts SET valid_to = ?, superseded_by = ? WHERE ${ofUser} AND id = ?`).run(
+            validFrom,
+            id,
+            user.tenantId,
+            user.userId,
+            supersedes,
+          );
         }
         this.#statement(
           `INSERT INTO facts (id, tenant_id, user_id, subject, attribute, value, text, confidence, valid_from, source_conversation_id, source_seqs, extractor, created_at, expires_at)
@@ -110,7 +116,11 @@ export class SqliteKnowledgeStore {
       .transaction(() => {
         const names = namesOf(input);
         const found = names
-          .map((name) => this.#statement(`SELECT entity_id FROM entity_names WHERE ${ofUser} AND name = ?`).get(user.tenantId, user.userId, name) as { entity_id: string } | undefined)
+          .map(
+            (name) =>
+              this.#statement(`SELECT entity_id FROM entity_names WHERE ${ofUser} AND name = ?`).get(user.tenantId, user.userId, name) as
+                { entity_id: string } | undefined,
+          )
           .find((row) => row !== undefined);
         if (found !== undefined) {
           const merged = mergeEntity(this.#entity(user, found.entity_id)!, input, now);
@@ -139,7 +149,10 @@ export class SqliteKnowledgeStore {
   }
 
   listEntities(user: UserScope, query: { query?: string; ids?: readonly string[]; limit?: number } = {}): Entity[] {
-    const rows = this.#statement(`SELECT * FROM entities WHERE ${ofUser} ORDER BY lower(name)`).all(user.tenantId, user.userId) as EntityRow[];
+    const rows = this.#statement(`SELECT * FROM entities WHERE ${ofUser} ORDER BY lower(name)`).all(
+      user.tenantId,
+      user.userId,
+    ) as EntityRow[];
     const prefix = query.query?.toLowerCase();
     return rows
       .map(toEntity)
@@ -155,7 +168,8 @@ export class SqliteKnowledgeStore {
       .transaction(() => {
         this.#checkSources('relation', user, input);
         for (const id of [input.subjectId, input.objectId]) {
-          if (this.#entity(user, id) === undefined) throw new MemoryError('not_found', `entity ${id} does not exist`, { details: { entityId: id } });
+          if (this.#entity(user, id) === undefined)
+            throw new MemoryError('not_found', `entity ${id} does not exist`, { details: { entityId: id } });
         }
         const existing = this.#statement(
           `SELECT * FROM relations WHERE ${ofUser} AND subject_id = ? AND predicate = ? AND object_id = ? AND valid_to IS NULL`,
@@ -165,8 +179,21 @@ export class SqliteKnowledgeStore {
         this.#statement(
           `INSERT INTO relations (id, tenant_id, user_id, subject_id, predicate, object_id, valid_from, source_conversation_id, source_seqs, created_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        ).run(id, user.tenantId, user.userId, input.subjectId, input.predicate, input.objectId, validFrom, input.sourceConversationId ?? null, JSON.stringify(input.sourceSeqs), nowMs);
-        return toRelation(this.#statement(`SELECT * FROM relations WHERE ${ofUser} AND id = ?`).get(user.tenantId, user.userId, id) as RelationRow);
+        ).run(
+          id,
+          user.tenantId,
+          user.userId,
+          input.subjectId,
+          input.predicate,
+          input.objectId,
+          validFrom,
+          input.sourceConversationId ?? null,
+          JSON.stringify(input.sourceSeqs),
+          nowMs,
+        );
+        return toRelation(
+          this.#statement(`SELECT * FROM relations WHERE ${ofUser} AND id = ?`).get(user.tenantId, user.userId, id) as RelationRow,
+        );
       })
       .immediate();
   }
@@ -175,7 +202,8 @@ export class SqliteKnowledgeStore {
     const atMs = toEpochMs('at', at);
     return this.#database
       .transaction(() => {
-        const row = this.#statement(`SELECT * FROM relations WHERE ${ofUser} AND id = ?`).get(user.tenantId, user.userId, relationId) as RelationRow | undefined;
+        const row = this.#statement(`SELECT * FROM relations WHERE ${ofUser} AND id = ?`).get(user.tenantId, user.userId, relationId) as
+          RelationRow | undefined;
         if (row === undefined) throw new MemoryError('not_found', `relation ${relationId} does not exist`);
         if (row.valid_to !== null) throw new MemoryError('conflict', `relation ${relationId} is no longer current`);
         this.#statement(`UPDATE relations SET valid_to = ? WHERE ${ofUser} AND id = ?`).run(atMs, user.tenantId, user.userId, relationId);
@@ -195,20 +223,22 @@ export class SqliteKnowledgeStore {
   }
 
   getCursor(scope: Scope, name: string): number {
-    const row = this.#statement(`SELECT position FROM cursors WHERE tenant_id = ? AND user_id = ? AND conversation_id = ? AND name = ?`).get(
-      ...scopeKey(scope),
-      name,
-    ) as { position: number } | undefined;
+    const row = this.#statement(
+      `SELECT position FROM cursors WHERE tenant_id = ? AND user_id = ? AND conversation_id = ? AND name = ?`,
+    ).get(...scopeKey(scope), name) as { position: number } | undefined;
     return row?.position ?? 0;
   }
 
   advanceCursor(scope: Scope, name: string, expected: number, next: number): void {
     this.#database
       .transaction(() => {
-        const exists = this.#statement('SELECT 1 FROM conversations WHERE tenant_id = ? AND user_id = ? AND conversation_id = ?').get(...scopeKey(scope));
+        const exists = this.#statement('SELECT 1 FROM conversations WHERE tenant_id = ? AND user_id = ? AND conversation_id = ?').get(
+          ...scopeKey(scope),
+        );
         if (exists === undefined) throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
         const current = this.getCursor(scope, name);
-        if (current !== expected) throw new MemoryError('conflict', `cursor ${name} is at ${current}, not ${expected}`, { details: { name, current, expected } });
+        if (current !== expected)
+          throw new MemoryError('conflict', `cursor ${name} is at ${current}, not ${expected}`, { details: { name, current, expected } });
         this.#statement(
           `INSERT INTO cursors (tenant_id, user_id, conversation_id, name, position) VALUES (?, ?, ?, ?, ?)
            ON CONFLICT (tenant_id, user_id, conversation_id, name) DO UPDATE SET position = excluded.position`,
@@ -230,35 +260,45 @@ export class SqliteKnowledgeStore {
   }
 
   // A job that read messages erased since (none of its sources is stored) loses its write: `conflict`.
-  #checkSources(kind: 'fact' | 'relation', user: UserScope, source: { sourceConversationId?: string; sourceSeqs: readonly number[] }): void {
+  #checkSources(
+    kind: 'fact' | 'relation',
+    user: UserScope,
+    source: { sourceConversationId?: string; sourceSeqs: readonly number[] },
+  ): void {
     const conversationId = source.sourceConversationId;
     if (conversationId === undefined || source.sourceSeqs.length === 0) return;
-    const erased = this.#statement(`SELECT erased_messages FROM conversations WHERE ${ofUser} AND conversation_id = ?`).get(user.tenantId, user.userId, conversationId) as
-      | { erased_messages: number }
-      | undefined;
-    if (erased === undefined || erased.erased_messages === 0) return;
-    const stored = this.#statement(`SELECT 1 FROM messages WHERE ${ofUser} AND conversation_id = ? AND seq IN (SELECT value FROM json_each(?)) LIMIT 1`).get(
+    const erased = this.#statement(`SELECT erased_messages FROM conversations WHERE ${ofUser} AND conversation_id = ?`).get(
       user.tenantId,
       user.userId,
       conversationId,
-      JSON.stringify(source.sourceSeqs),
-    );
+    ) as { erased_messages: number } | undefined;
+    if (erased === undefined || erased.erased_messages === 0) return;
+    const stored = this.#statement(
+      `SELECT 1 FROM messages WHERE ${ofUser} AND conversation_id = ? AND seq IN (SELECT value FROM json_each(?)) LIMIT 1`,
+    ).get(user.tenantId, user.userId, conversationId, JSON.stringify(source.sourceSeqs));
     if (stored === undefined) throw erasedSourceConflict(kind, conversationId, source.sourceSeqs);
   }
 
   #indexNames(user: UserScope, entity: Entity): void {
     for (const name of namesOf(entity)) {
-      this.#statement(`INSERT OR IGNORE INTO entity_names (tenant_id, user_id, name, entity_id) VALUES (?, ?, ?, ?)`).run(user.tenantId, user.userId, name, entity.id);
+      this.#statement(`INSERT OR IGNORE INTO entity_names (tenant_id, user_id, name, entity_id) VALUES (?, ?, ?, ?)`).run(
+        user.tenantId,
+        user.userId,
+        name,
+        entity.id,
+      );
     }
   }
 
   #entity(user: UserScope, id: string): Entity | undefined {
-    const row = this.#statement(`SELECT * FROM entities WHERE ${ofUser} AND id = ?`).get(user.tenantId, user.userId, id) as EntityRow | undefined;
+    const row = this.#statement(`SELECT * FROM entities WHERE ${ofUser} AND id = ?`).get(user.tenantId, user.userId, id) as
+      EntityRow | undefined;
     return row === undefined ? undefined : toEntity(row);
   }
 
   #fact(user: UserScope, id: string): Fact | undefined {
-    const row = this.#statement(`SELECT * FROM facts WHERE ${ofUser} AND id = ?`).get(user.tenantId, user.userId, id) as FactRow | undefined;
+    const row = this.#statement(`SELECT * FROM facts WHERE ${ofUser} AND id = ?`).get(user.tenantId, user.userId, id) as
+      FactRow | undefined;
     return row === undefined ? undefined : toFact(row);
   }
 

@@ -1,6 +1,17 @@
 import type { ErasureAuditEntry, ErasureCounts, ErasureReceipt, MessageSelection, UserScope } from '@mnemo/core';
 import type { EraseMessagesOptions } from '@mnemo/core/internals';
-import { checkMessageSelection, entityFromRow, type EntityRow, factFromRow, type FactRow, groupBy, planKnowledgeErasure, relationFromRow, settleEntityNames, type RelationRow } from '@mnemo/core/store-kit';
+import {
+  checkMessageSelection,
+  entityFromRow,
+  type EntityRow,
+  factFromRow,
+  type FactRow,
+  groupBy,
+  planKnowledgeErasure,
+  relationFromRow,
+  settleEntityNames,
+  type RelationRow,
+} from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
 import { toEpochMs, toIsoTime } from './sqlite-values.js';
@@ -81,12 +92,13 @@ export class SqliteMessageErasure {
     const columns = 'rowid, conversation_id, seq, tokens, content';
     const rows = (
       selection.conversationId === undefined
-        ? this.#statement(`SELECT ${columns} FROM messages WHERE ${ofUser} AND seq >= ? AND seq <= ? AND created_at < ?`).all(...key, ...bounds)
-        : this.#statement(`SELECT ${columns} FROM messages WHERE ${ofUser} AND conversation_id = ? AND seq >= ? AND seq <= ? AND +created_at < ?`).all(
+        ? this.#statement(`SELECT ${columns} FROM messages WHERE ${ofUser} AND seq >= ? AND seq <= ? AND created_at < ?`).all(
             ...key,
-            selection.conversationId,
             ...bounds,
           )
+        : this.#statement(
+            `SELECT ${columns} FROM messages WHERE ${ofUser} AND conversation_id = ? AND seq >= ? AND seq <= ? AND +created_at < ?`,
+          ).all(...key, selection.conversationId, ...bounds)
     ) as ErasedRow[];
     const byConversation = groupBy(rows, (row) => row.conversation_id);
     let vectors = 0;
@@ -105,10 +117,17 @@ export class SqliteMessageErasure {
       const scope = [...key, conversationId] as const;
       const first = erased.reduce((least, row) => Math.min(least, row.seq), Number.POSITIVE_INFINITY);
       // Summaries fold their predecessors, so every one from the first that covered an erased seq goes.
-      summaries += this.#statement(`DELETE FROM summaries WHERE ${ofUser} AND conversation_id = ? AND to_seq >= ?`).run(...scope, first).changes;
-      const latest = this.#statement(`SELECT max(to_seq) AS seq FROM summaries WHERE ${ofUser} AND conversation_id = ?`).get(...scope) as { seq: number | null };
+      summaries += this.#statement(`DELETE FROM summaries WHERE ${ofUser} AND conversation_id = ? AND to_seq >= ?`).run(
+        ...scope,
+        first,
+      ).changes;
+      const latest = this.#statement(`SELECT max(to_seq) AS seq FROM summaries WHERE ${ofUser} AND conversation_id = ?`).get(...scope) as {
+        seq: number | null;
+      };
       const watermark = latest.seq ?? 0;
-      const covered = this.#statement(`SELECT coalesce(sum(tokens), 0) AS tokens FROM messages WHERE ${ofUser} AND conversation_id = ? AND seq <= ?`).get(...scope, watermark) as {
+      const covered = this.#statement(
+        `SELECT coalesce(sum(tokens), 0) AS tokens FROM messages WHERE ${ofUser} AND conversation_id = ? AND seq <= ?`,
+      ).get(...scope, watermark) as {
         tokens: number;
       };
       this.#statement(
@@ -142,13 +161,22 @@ export class SqliteMessageErasure {
     return Object.freeze({ ...counts, auditId });
   }
 
-  #eraseKnowledge(user: UserScope, byConversation: ReadonlyMap<string, readonly ErasedRow[]>): Pick<ErasureCounts, 'facts' | 'factsKept' | 'relations' | 'entities'> {
+  #eraseKnowledge(
+    user: UserScope,
+    byConversation: ReadonlyMap<string, readonly ErasedRow[]>,
+  ): Pick<ErasureCounts, 'facts' | 'factsKept' | 'relations' | 'entities'> {
     if (byConversation.size === 0) return { facts: 0, factsKept: 0, relations: 0, entities: 0 };
     const key = [user.tenantId, user.userId] as const;
-    const facts = (this.#statement(`SELECT * FROM facts WHERE ${ofUser} ORDER BY rowid`).all(...key) as FactRow[]).map((row) => factFromRow(row, toIsoTime));
-    const relations = (this.#statement(`SELECT * FROM relations WHERE ${ofUser} ORDER BY rowid`).all(...key) as RelationRow[]).map((row) => relationFromRow(row, toIsoTime));
+    const facts = (this.#statement(`SELECT * FROM facts WHERE ${ofUser} ORDER BY rowid`).all(...key) as FactRow[]).map((row) =>
+      factFromRow(row, toIsoTime),
+    );
+    const relations = (this.#statement(`SELECT * FROM relations WHERE ${ofUser} ORDER BY rowid`).all(...key) as RelationRow[]).map((row) =>
+      relationFromRow(row, toIsoTime),
+    );
     const erased = new Map([...byConversation].map(([conversationId, rows]) => [conversationId, new Set(rows.map((row) => row.seq))]));
-    const entities = (this.#statement(`SELECT * FROM entities WHERE ${ofUser} ORDER BY rowid`).all(...key) as EntityRow[]).map((row) => entityFromRow(row, toIsoTime));
+    const entities = (this.#statement(`SELECT * FROM entities WHERE ${ofUser} ORDER BY rowid`).all(...key) as EntityRow[]).map((row) =>
+      entityFromRow(row, toIsoTime),
+    );
     const erasedTexts = [...byConversation.values()].flatMap((rows) => rows.map((row) => row.content));
     const planned = planKnowledgeErasure(facts, relations, erased, { entities, erasedTexts });
     // An entity only erased messages named goes; one another stored message of the user names stays.
@@ -157,12 +185,23 @@ export class SqliteMessageErasure {
     const edits = settleEntityNames(planned.namedEntities, new Set([...names].filter((name) => mentioned.get(...key, name) === undefined)));
     const plan = { ...planned, deleteEntityIds: [...planned.deleteEntityIds, ...edits.deleteEntityIds] };
     for (const update of edits.updates) {
-      this.#statement(`UPDATE entities SET aliases = ?, description = ? WHERE ${ofUser} AND id = ?`).run(JSON.stringify(update.aliases), update.description ?? null, ...key, update.id);
-      for (const name of update.removedNames) this.#statement(`DELETE FROM entity_names WHERE ${ofUser} AND name = ? AND entity_id = ?`).run(...key, name, update.id);
+      this.#statement(`UPDATE entities SET aliases = ?, description = ? WHERE ${ofUser} AND id = ?`).run(
+        JSON.stringify(update.aliases),
+        update.description ?? null,
+        ...key,
+        update.id,
+      );
+      for (const name of update.removedNames)
+        this.#statement(`DELETE FROM entity_names WHERE ${ofUser} AND name = ? AND entity_id = ?`).run(...key, name, update.id);
     }
     for (const id of plan.deleteFactIds) this.#statement(`DELETE FROM facts WHERE ${ofUser} AND id = ?`).run(...key, id);
     for (const update of plan.updateFacts) {
-      this.#statement(`UPDATE facts SET source_seqs = ?, text = ? WHERE ${ofUser} AND id = ?`).run(JSON.stringify(update.sourceSeqs), update.text, ...key, update.id);
+      this.#statement(`UPDATE facts SET source_seqs = ?, text = ? WHERE ${ofUser} AND id = ?`).run(
+        JSON.stringify(update.sourceSeqs),
+        update.text,
+        ...key,
+        update.id,
+      );
     }
     for (const relink of plan.relinkFacts) {
       this.#statement(`UPDATE facts SET superseded_by = ?, valid_to = ? WHERE ${ofUser} AND id = ?`).run(
@@ -174,13 +213,22 @@ export class SqliteMessageErasure {
     }
     for (const id of plan.deleteRelationIds) this.#statement(`DELETE FROM relations WHERE ${ofUser} AND id = ?`).run(...key, id);
     for (const update of plan.updateRelations) {
-      this.#statement(`UPDATE relations SET source_seqs = ? WHERE ${ofUser} AND id = ?`).run(JSON.stringify(update.sourceSeqs), ...key, update.id);
+      this.#statement(`UPDATE relations SET source_seqs = ? WHERE ${ofUser} AND id = ?`).run(
+        JSON.stringify(update.sourceSeqs),
+        ...key,
+        update.id,
+      );
     }
     for (const id of plan.deleteEntityIds) {
       this.#statement(`DELETE FROM entity_names WHERE ${ofUser} AND entity_id = ?`).run(...key, id);
       this.#statement(`DELETE FROM entities WHERE ${ofUser} AND id = ?`).run(...key, id);
     }
-    return { facts: plan.deleteFactIds.length, factsKept: plan.updateFacts.length, relations: plan.deleteRelationIds.length, entities: plan.deleteEntityIds.length };
+    return {
+      facts: plan.deleteFactIds.length,
+      factsKept: plan.updateFacts.length,
+      relations: plan.deleteRelationIds.length,
+      entities: plan.deleteEntityIds.length,
+    };
   }
 
   // Copies the WAL's pages into the file and truncates it, so the frames that held the erased rows are gone.

@@ -219,18 +219,17 @@ export class SqliteMessageStore {
     const limit = resolvePageLimit(page.limit);
     const after = page.cursor === undefined ? 0 : decodePositionCursor(page.cursor);
     const rows = this.#statement(sql.selectUsage).all(...scopeKey(scope), after, limit + 1) as UsageRow[];
-    const items = rows.slice(0, limit).map(
-      (row): UsageEntry =>
-        Object.freeze({
-          position: row.id,
-          kind: row.kind,
-          policy: row.policy,
-          sentTokens: row.sent_tokens,
-          fullHistoryTokens: row.full_history_tokens,
-          inputTokens: row.input_tokens,
-          outputTokens: row.output_tokens,
-          createdAt: toIsoTime(row.created_at),
-        }),
+    const items = rows.slice(0, limit).map((row): UsageEntry =>
+      Object.freeze({
+        position: row.id,
+        kind: row.kind,
+        policy: row.policy,
+        sentTokens: row.sent_tokens,
+        fullHistoryTokens: row.full_history_tokens,
+        inputTokens: row.input_tokens,
+        outputTokens: row.output_tokens,
+        createdAt: toIsoTime(row.created_at),
+      }),
     );
     const last = items[items.length - 1];
     return rows.length > limit && last !== undefined ? { items, nextCursor: encodePositionCursor(last.position) } : { items };
@@ -290,10 +289,29 @@ export class SqliteMessageStore {
     const first = rows[0];
     if (first === undefined) return result;
     // The conversation row goes first: the messages' foreign key needs it.
-    this.#statement(sql.upsertConversation).run(...key, conversation?.created_at ?? first.created_at, Date.now(), messageCount, totalTokens);
+    this.#statement(sql.upsertConversation).run(
+      ...key,
+      conversation?.created_at ?? first.created_at,
+      Date.now(),
+      messageCount,
+      totalTokens,
+    );
     const insert = this.#statement(sql.insertMessage);
     for (const row of rows) {
-      insert.run(...key, row.id, row.seq, row.role, row.content, row.name, row.tool_calls, row.tool_call_id, row.created_at, row.metadata, row.tokens, row.idempotency_key);
+      insert.run(
+        ...key,
+        row.id,
+        row.seq,
+        row.role,
+        row.content,
+        row.name,
+        row.tool_calls,
+        row.tool_call_id,
+        row.created_at,
+        row.metadata,
+        row.tokens,
+        row.idempotency_key,
+      );
     }
     return result;
   }
@@ -318,7 +336,6 @@ export class SqliteMessageStore {
     }
     return stored;
   }
-
 }
 
 function toMessageRow(message: NewMessage, id: string, seq: number): MessageRow {
@@ -338,7 +355,19 @@ function toMessageRow(message: NewMessage, id: string, seq: number): MessageRow 
 }
 
 /** A `messages` row read as an array of column values, in {@link messageColumns} order. */
-type MessageValues = readonly [string, number, string, string, string | null, string | null, string | null, number, string | null, number, string | null];
+type MessageValues = readonly [
+  string,
+  number,
+  string,
+  string,
+  string | null,
+  string | null,
+  string | null,
+  number,
+  string | null,
+  number,
+  string | null,
+];
 
 function fromMessageValues(values: MessageValues): MessageRow {
   const [id, seq, role, content, name, tool_calls, tool_call_id, created_at, metadata, tokens, idempotency_key] = values;

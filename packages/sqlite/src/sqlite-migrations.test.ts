@@ -53,7 +53,11 @@ describe('migrateSqliteSchema', () => {
   });
 
   it('applies only the steps newer than the recorded version when the code gains a migration', () => {
-    const probe: SqliteMigration = { version: latestVersion + 1, name: 'probe', sql: 'CREATE TABLE probe (n INTEGER); INSERT INTO probe VALUES (1);' };
+    const probe: SqliteMigration = {
+      version: latestVersion + 1,
+      name: 'probe',
+      sql: 'CREATE TABLE probe (n INTEGER); INSERT INTO probe VALUES (1);',
+    };
     const raw = new Database(path);
     try {
       expect(migrateSqliteSchema(raw).applied).toEqual(sqliteMigrations.map((migration) => migration.version));
@@ -70,7 +74,11 @@ describe('migrateSqliteSchema', () => {
   });
 
   it('rolls back the whole step and keeps the old version when a migration fails halfway', () => {
-    const broken: SqliteMigration = { version: latestVersion + 1, name: 'broken', sql: 'CREATE TABLE half (n INTEGER); INSERT INTO nowhere VALUES (1);' };
+    const broken: SqliteMigration = {
+      version: latestVersion + 1,
+      name: 'broken',
+      sql: 'CREATE TABLE half (n INTEGER); INSERT INTO nowhere VALUES (1);',
+    };
     const raw = new Database(path);
     try {
       migrateSqliteSchema(raw);
@@ -87,8 +95,14 @@ describe('migrateSqliteSchema', () => {
     const raw = new Database(path);
     try {
       migrateSqliteSchema(raw, { migrations: sqliteMigrations.slice(0, 4) });
-      raw.prepare("INSERT INTO conversations (tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens) VALUES (?, ?, ?, 0, 0, 2, 4)").run(scope.tenantId, scope.userId, scope.conversationId);
-      const insert = raw.prepare("INSERT INTO messages (id, tenant_id, user_id, conversation_id, seq, role, content, created_at, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 2)");
+      raw
+        .prepare(
+          'INSERT INTO conversations (tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens) VALUES (?, ?, ?, 0, 0, 2, 4)',
+        )
+        .run(scope.tenantId, scope.userId, scope.conversationId);
+      const insert = raw.prepare(
+        'INSERT INTO messages (id, tenant_id, user_id, conversation_id, seq, role, content, created_at, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, 0, 2)',
+      );
       insert.run('m1', scope.tenantId, scope.userId, scope.conversationId, 1, 'user', 'hi');
       insert.run('m2', scope.tenantId, scope.userId, scope.conversationId, 2, 'assistant', 'yo');
     } finally {
@@ -98,7 +112,10 @@ describe('migrateSqliteSchema', () => {
     try {
       expect(await store.getConversation(scope)).toMatchObject({ messageCount: 2, totalTokens: 4, metadata: undefined });
       expect(await store.countMessagesByRole(scope)).toEqual({ user: 1, assistant: 1 });
-      expect(await store.updateConversationMetadata(scope, { memory_type: 'buffer' })).toMatchObject({ messageCount: 2, metadata: { memory_type: 'buffer' } });
+      expect(await store.updateConversationMetadata(scope, { memory_type: 'buffer' })).toMatchObject({
+        messageCount: 2,
+        metadata: { memory_type: 'buffer' },
+      });
     } finally {
       await store.close();
     }

@@ -398,9 +398,13 @@ function assertKnownVersion(version: number, latest: number): void {
 function checkMigrationOrder(migrations: readonly SqliteMigration[]): number {
   migrations.forEach((migration, index) => {
     if (migration.version !== index + 1) {
-      throw new MemoryError('invalid_input', `migration ${JSON.stringify(migration.name)} has version ${migration.version}, expected ${index + 1}`, {
-        details: { field: 'migrations', index },
-      });
+      throw new MemoryError(
+        'invalid_input',
+        `migration ${JSON.stringify(migration.name)} has version ${migration.version}, expected ${index + 1}`,
+        {
+          details: { field: 'migrations', index },
+        },
+      );
     }
   });
   return migrations.length;

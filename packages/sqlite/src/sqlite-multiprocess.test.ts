@@ -71,7 +71,9 @@ function startWorker<T>(script: string, args: readonly string[]): Worker<T> {
 }
 
 function startWriters(path: string): Worker<WriterReport>[] {
-  return Array.from({ length: writerCount }, (_, writer) => startWorker<WriterReport>('append-worker.mjs', [path, String(writer), String(appendsPerWriter)]));
+  return Array.from({ length: writerCount }, (_, writer) =>
+    startWorker<WriterReport>('append-worker.mjs', [path, String(writer), String(appendsPerWriter)]),
+  );
 }
 
 describe('SqliteStore across processes', () => {
@@ -94,50 +96,62 @@ describe('SqliteStore across processes', () => {
     rmSync(directory, { recursive: true, force: true });
   });
 
-  it('stores exactly 400 messages with gapless seqs when 4 processes append 100 each to one conversation with retries', async () => {
-    const writers = startWriters(path);
-    await Promise.all(writers.map((writer) => writer.ready));
-    for (const writer of writers) writer.child.send({ type: 'go' });
-    const reports = await Promise.all(writers.map((writer) => writer.done));
+  it(
+    'stores exactly 400 messages with gapless seqs when 4 processes append 100 each to one conversation with retries',
+    async () => {
+      const writers = startWriters(path);
+      await Promise.all(writers.map((writer) => writer.ready));
+      for (const writer of writers) writer.child.send({ type: 'go' });
+      const reports = await Promise.all(writers.map((writer) => writer.done));
 
-    const stored = await store.listMessages(scope);
-    expect(stored.map((message) => message.seq)).toEqual(Array.from({ length: total }, (_, index) => index + 1));
-    expect(new Set(stored.map((message) => message.id)).size).toBe(total);
-    expect(new Set(stored.map((message) => message.content)).size).toBe(total);
-    expect(await store.getConversation(scope)).toMatchObject({ messageCount: total });
+      const stored = await store.listMessages(scope);
+      expect(stored.map((message) => message.seq)).toEqual(Array.from({ length: total }, (_, index) => index + 1));
+      expect(new Set(stored.map((message) => message.id)).size).toBe(total);
+      expect(new Set(stored.map((message) => message.content)).size).toBe(total);
+      expect(await store.getConversation(scope)).toMatchObject({ messageCount: total });
 
-    const byKey = new Map(stored.map((message) => [message.idempotencyKey, message]));
-    reports.forEach((report, writer) => {
-      // What each process was told matches what is stored, and a retry got the original back.
-      for (const entry of [...report.appended, ...report.retried]) {
-        expect(byKey.get(entry.key)).toMatchObject({ id: entry.id, seq: entry.seq, content: entry.key });
-      }
-      expect(report.retried.length).toBeGreaterThan(0);
-      const own = stored.filter((message) => message.content.startsWith(`w${writer}-`)).map((message) => message.content);
-      expect(own).toEqual(report.appended.map((entry) => entry.key));
-      expect(own).toHaveLength(appendsPerWriter);
-    });
+      const byKey = new Map(stored.map((message) => [message.idempotencyKey, message]));
+      reports.forEach((report, writer) => {
+        // What each process was told matches what is stored, and a retry got the original back.
+        for (const entry of [...report.appended, ...report.retried]) {
+          expect(byKey.get(entry.key)).toMatchObject({ id: entry.id, seq: entry.seq, content: entry.key });
+        }
+        expect(report.retried.length).toBeGreaterThan(0);
+        const own = stored.filter((message) => message.content.startsWith(`w${writer}-`)).map((message) => message.content);
+        expect(own).toEqual(report.appended.map((entry) => entry.key));
+        expect(own).toHaveLength(appendsPerWriter);
+      });
 
-    // A retry from yet another process, long after, still returns the stored messages and adds none.
-    const sample = [stored[0], stored[total - 1]].map((message) => makeNewMessage(message?.content ?? '', { idempotencyKey: message?.idempotencyKey }));
-    const replayed = await store.appendMessages(scope, sample);
-    expect(replayed.map((message) => message.seq)).toEqual([1, total]);
-    expect((await store.getConversation(scope))?.messageCount).toBe(total);
-  }, processTestTimeoutMs);
+      // A retry from yet another process, long after, still returns the stored messages and adds none.
+      const sample = [stored[0], stored[total - 1]].map((message) =>
+        makeNewMessage(message?.content ?? '', { idempotencyKey: message?.idempotencyKey }),
+      );
+      const replayed = await store.appendMessages(scope, sample);
+      expect(replayed.map((message) => message.seq)).toEqual([1, total]);
+      expect((await store.getConversation(scope))?.messageCount).toBe(total);
+    },
+    processTestTimeoutMs,
+  );
 
-  it('never shows a reader process a gap, a duplicate or a shrinking history while 4 processes append', async () => {
-    const reader = startWorker<ReaderReport>('read-worker.mjs', [path]);
-    const writers = startWriters(path);
-    await Promise.all([reader, ...writers].map((worker) => worker.ready));
-    reader.child.send({ type: 'go' });
-    for (const writer of writers) writer.child.send({ type: 'go' });
-    await Promise.all(writers.map((writer) => writer.done));
-    reader.child.send({ type: 'stop' });
-    const report = await reader.done;
+  it(
+    'never shows a reader process a gap, a duplicate or a shrinking history while 4 processes append',
+    async () => {
+      const reader = startWorker<ReaderReport>('read-worker.mjs', [path]);
+      const writers = startWriters(path);
+      await Promise.all([reader, ...writers].map((worker) => worker.ready));
+      reader.child.send({ type: 'go' });
+      for (const writer of writers) writer.child.send({ type: 'go' });
+      await Promise.all(writers.map((writer) => writer.done));
+      reader.child.send({ type: 'stop' });
+      const report = await reader.done;
 
-    expect(report.violations).toEqual([]);
-    expect(report.reads).toBeGreaterThanOrEqual(1);
-    expect(report.finalCount).toBe(total);
-    expect((await store.listMessages(scope)).map((message) => message.seq)).toEqual(Array.from({ length: total }, (_, index) => index + 1));
-  }, processTestTimeoutMs);
+      expect(report.violations).toEqual([]);
+      expect(report.reads).toBeGreaterThanOrEqual(1);
+      expect(report.finalCount).toBe(total);
+      expect((await store.listMessages(scope)).map((message) => message.seq)).toEqual(
+        Array.from({ length: total }, (_, index) => index + 1),
+      );
+    },
+    processTestTimeoutMs,
+  );
 });

@@ -39,7 +39,12 @@ export function checkSqliteReadiness(database: SqliteDatabase, state: SqliteRead
       checks.push({ name, ok: true });
     } catch (error) {
       if (onBusy !== undefined && isSqliteBusy(error)) checks.push({ name, ok: true, message: onBusy });
-      else checks.push({ name, ok: false, message: toSqliteError(error, name === 'read' ? 'reading the database' : 'writing to the database', state).message });
+      else
+        checks.push({
+          name,
+          ok: false,
+          message: toSqliteError(error, name === 'read' ? 'reading the database' : 'writing to the database', state).message,
+        });
     }
   };
   attempt('read', () => void database.prepare('SELECT 1 FROM conversations LIMIT 1').get());
@@ -49,7 +54,8 @@ export function checkSqliteReadiness(database: SqliteDatabase, state: SqliteRead
       () => {
         // The probe's page goes to the WAL; a main file that cannot be written fails only at the next
         // checkpoint (and the WAL then grows without end), so it is checked by itself.
-        if (state.path !== undefined && !isWritableFile(state.path)) throw Object.assign(new Error('the database file or its WAL cannot be opened for writing'), { code: 'SQLITE_READONLY' });
+        if (state.path !== undefined && !isWritableFile(state.path))
+          throw Object.assign(new Error('the database file or its WAL cannot be opened for writing'), { code: 'SQLITE_READONLY' });
         probeSqliteWrite(database);
       },
       'another connection holds the write lock; writes wait for it',
@@ -59,7 +65,13 @@ export function checkSqliteReadiness(database: SqliteDatabase, state: SqliteRead
     const free = freeDiskBytes(state.path);
     if (free !== undefined) {
       const ok = free >= minFreeDiskBytes;
-      checks.push({ name: 'disk', ok, message: ok ? `${free} bytes free` : `the disk holding the database has ${free} bytes free (under ${minFreeDiskBytes}); writes fail until space is freed` });
+      checks.push({
+        name: 'disk',
+        ok,
+        message: ok
+          ? `${free} bytes free`
+          : `the disk holding the database has ${free} bytes free (under ${minFreeDiskBytes}); writes fail until space is freed`,
+      });
     }
   }
   const corruption = state.corruption();

@@ -62,12 +62,13 @@ export class SqliteSearchStore {
       .transaction(() => {
         const modelId = this.#model(model, dimensions, true)!.id;
         for (const { seq, vector } of embeddings) {
-          if (vector.length !== dimensions) throw new MemoryError('invalid_input', `vectors of ${model} have ${dimensions} dimensions, got ${vector.length}`);
-          const row = this.#statement(`SELECT rowid, created_at FROM messages WHERE tenant_id = ? AND user_id = ? AND conversation_id = ? AND seq = ?`).get(
-            ...scopeKey(scope),
-            seq,
-          ) as { rowid: number; created_at: number } | undefined;
-          if (row === undefined) throw new MemoryError('not_found', `message ${seq} of conversation ${scope.conversationId} does not exist`);
+          if (vector.length !== dimensions)
+            throw new MemoryError('invalid_input', `vectors of ${model} have ${dimensions} dimensions, got ${vector.length}`);
+          const row = this.#statement(
+            `SELECT rowid, created_at FROM messages WHERE tenant_id = ? AND user_id = ? AND conversation_id = ? AND seq = ?`,
+          ).get(...scopeKey(scope), seq) as { rowid: number; created_at: number } | undefined;
+          if (row === undefined)
+            throw new MemoryError('not_found', `message ${seq} of conversation ${scope.conversationId} does not exist`);
           // A new vector for a message is a delete and an insert, so other processes' copies of the codes
           // see a deletion and are read afresh (ids only grow).
           this.#statement('DELETE FROM message_vectors WHERE model_id = ? AND message_rowid = ?').run(modelId, row.rowid);
@@ -94,8 +95,12 @@ export class SqliteSearchStore {
       .transaction(() => {
         const owned = filter.userId === undefined ? 'tenant_id = ?' : 'tenant_id = ? AND user_id = ?';
         const parameters = filter.userId === undefined ? [filter.tenantId] : [filter.tenantId, filter.userId];
-        const except = filter.exceptModel === undefined ? '' : 'AND model_id <> coalesce((SELECT id FROM embedding_models WHERE model = ?), -1)';
-        return this.#statement(`DELETE FROM message_vectors WHERE ${owned} ${except}`).run(...parameters, ...(filter.exceptModel === undefined ? [] : [filter.exceptModel])).changes;
+        const except =
+          filter.exceptModel === undefined ? '' : 'AND model_id <> coalesce((SELECT id FROM embedding_models WHERE model = ?), -1)';
+        return this.#statement(`DELETE FROM message_vectors WHERE ${owned} ${except}`).run(
+          ...parameters,
+          ...(filter.exceptModel === undefined ? [] : [filter.exceptModel]),
+        ).changes;
       })
       .immediate();
   }
@@ -123,13 +128,19 @@ export class SqliteSearchStore {
     const key = `${user.tenantId}\u001f${user.userId}`;
     const readPage = this.#statement(`${messageRowsSql} LIMIT ${messagePageRows}`).raw(true);
     const readRows = this.#statement(messageRowsSql).raw(true);
-    const read = (statement: typeof readRows) => (afterRowid: number) => statement.all(user.tenantId, user.userId, afterRowid) as KeywordRow[];
+    const read = (statement: typeof readRows) => (afterRowid: number) =>
+      statement.all(user.tenantId, user.userId, afterRowid) as KeywordRow[];
     const hits = await this.#paged((last) => {
       const watermark = this.#messageWatermark(user);
-      return last || this.#keywords.catchUp(key, watermark, read(readPage)) ? this.#keywords.search(key, watermark, read(readRows), query, k, filter) : undefined;
+      return last || this.#keywords.catchUp(key, watermark, read(readPage))
+        ? this.#keywords.search(key, watermark, read(readRows), query, k, filter)
+        : undefined;
     });
     // In the ranker's order: best score first, then the newest (time, then rowid).
-    return this.#hits(user, hits.map(({ key, score }) => ({ rowid: key, score })));
+    return this.#hits(
+      user,
+      hits.map(({ key, score }) => ({ rowid: key, score })),
+    );
   }
 
   async searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions): Promise<SearchHit[]> {
@@ -143,8 +154,11 @@ export class SqliteSearchStore {
       const owner = this.#owner(user, model, vector.length);
       if (owner === undefined) return [];
       const watermark = this.#watermark(owner);
-      const caughtUp = last || this.#codes.catchUp(owner.join('\u001f'), words, watermark, (afterId) => readPage.all(...owner, afterId) as CodeRow[]);
-      return caughtUp ? this.#nearest(owner, watermark, vector, k, filter, (afterId) => readRows.all(...owner, afterId) as CodeRow[]) : undefined;
+      const caughtUp =
+        last || this.#codes.catchUp(owner.join('\u001f'), words, watermark, (afterId) => readPage.all(...owner, afterId) as CodeRow[]);
+      return caughtUp
+        ? this.#nearest(owner, watermark, vector, k, filter, (afterId) => readRows.all(...owner, afterId) as CodeRow[])
+        : undefined;
     });
   }
 
@@ -164,16 +178,34 @@ export class SqliteSearchStore {
   // Nearest codes by Hamming distance (filters applied in the scan), then the exact cosine distance of
   // each candidate's float vector, read with its owner checked; a user with at most that many vectors is
   // thus searched exactly. Ties go to the newer message (rowid grows with appends).
-  #nearest(owner: readonly [string, string, number], watermark: CodeWatermark, vector: Float32Array, k: number, filter: ScanFilter, readRows: CodeReader): SearchHit[] {
+  #nearest(
+    owner: readonly [string, string, number],
+    watermark: CodeWatermark,
+    vector: Float32Array,
+    k: number,
+    filter: ScanFilter,
+    readRows: CodeReader,
+  ): SearchHit[] {
     const [tenantId, userId, modelId] = owner;
-    const candidates = this.#codes.nearest(owner.join('\u001f'), codeWords(vector.length), watermark, readRows, signCode(vector), binaryCandidates(k), filter);
+    const candidates = this.#codes.nearest(
+      owner.join('\u001f'),
+      codeWords(vector.length),
+      watermark,
+      readRows,
+      signCode(vector),
+      binaryCandidates(k),
+      filter,
+    );
     const floats = this.#statement(
       `SELECT v.message_rowid AS rowid, v.vector FROM json_each(?) j CROSS JOIN message_vectors v ON v.model_id = ? AND v.message_rowid = j.value
        WHERE v.tenant_id = ? AND v.user_id = ?`,
     ).all(JSON.stringify(candidates), modelId, tenantId, userId) as { rowid: number; vector: Uint8Array }[];
     const scored = floats.map(({ rowid, vector: blob }) => ({ rowid, distance: 1 - cosineSimilarity(blobVector(blob), vector) }));
     const nearest = scored.sort((a, b) => a.distance - b.distance || b.rowid - a.rowid).slice(0, k);
-    return this.#hits({ tenantId, userId }, nearest.map(({ rowid, distance }) => ({ rowid, score: 1 - distance })));
+    return this.#hits(
+      { tenantId, userId },
+      nearest.map(({ rowid, distance }) => ({ rowid, score: 1 - distance })),
+    );
   }
 
   // The messages of ranked rowids, in their order, read in one statement with their owner checked (a row gone since is left out).
@@ -191,10 +223,17 @@ export class SqliteSearchStore {
 
   // Where the user's messages stand in the file: the newest rowid, the user's deletions and all erasures counted so far.
   #messageWatermark(user: UserScope): Watermark {
-    const lastId = (this.#statement('SELECT max(rowid) AS id FROM messages WHERE tenant_id = ? AND user_id = ?').get(user.tenantId, user.userId) as { id: number | null }).id ?? 0;
+    const lastId =
+      (
+        this.#statement('SELECT max(rowid) AS id FROM messages WHERE tenant_id = ? AND user_id = ?').get(user.tenantId, user.userId) as {
+          id: number | null;
+        }
+      ).id ?? 0;
     const deletions =
-      (this.#statement('SELECT deletions FROM message_deletions WHERE tenant_id = ? AND user_id = ?').get(user.tenantId, user.userId) as { deletions: number } | undefined)
-        ?.deletions ?? 0;
+      (
+        this.#statement('SELECT deletions FROM message_deletions WHERE tenant_id = ? AND user_id = ?').get(user.tenantId, user.userId) as
+          { deletions: number } | undefined
+      )?.deletions ?? 0;
     return { lastId, deletions, erasures: this.#erasures() };
   }
 
@@ -206,9 +245,17 @@ export class SqliteSearchStore {
 
   // Where the user's vectors stand in the file: the newest id, the user's deletions and all erasures counted so far.
   #watermark(owner: readonly [string, string, number]): CodeWatermark {
-    const lastId = (this.#statement('SELECT max(id) AS id FROM message_vectors WHERE tenant_id = ? AND user_id = ? AND model_id = ?').get(...owner) as { id: number | null }).id ?? 0;
+    const lastId =
+      (
+        this.#statement('SELECT max(id) AS id FROM message_vectors WHERE tenant_id = ? AND user_id = ? AND model_id = ?').get(...owner) as {
+          id: number | null;
+        }
+      ).id ?? 0;
     const deletions =
-      (this.#statement('SELECT deletions FROM vector_deletions WHERE tenant_id = ? AND user_id = ? AND model_id = ?').get(...owner) as { deletions: number } | undefined)?.deletions ?? 0;
+      (
+        this.#statement('SELECT deletions FROM vector_deletions WHERE tenant_id = ? AND user_id = ? AND model_id = ?').get(...owner) as
+          { deletions: number } | undefined
+      )?.deletions ?? 0;
     return { lastId, deletions, erasures: this.#erasures() };
   }
 
@@ -222,11 +269,15 @@ export class SqliteSearchStore {
     let row = this.#statement('SELECT id, dimensions FROM embedding_models WHERE model = ?').get(model) as ModelRow | undefined;
     if (row === undefined) {
       if (!create) return undefined;
-      const id = Number(this.#statement('INSERT INTO embedding_models (model, dimensions) VALUES (?, ?)').run(model, dimensions).lastInsertRowid);
+      const id = Number(
+        this.#statement('INSERT INTO embedding_models (model, dimensions) VALUES (?, ?)').run(model, dimensions).lastInsertRowid,
+      );
       row = { id, dimensions };
     }
     if (row.dimensions !== dimensions) {
-      throw new MemoryError('invalid_input', `model ${model} has ${row.dimensions}-dimensional vectors, got ${dimensions}`, { details: { model } });
+      throw new MemoryError('invalid_input', `model ${model} has ${row.dimensions}-dimensional vectors, got ${dimensions}`, {
+        details: { model },
+      });
     }
     return { id: row.id };
   }

@@ -67,7 +67,10 @@ export class SqliteStoreTransfer implements StorePart<TransferPort> {
     }
   }
 
-  async importRecords(records: AsyncIterable<readonly StoreRecord[]> | Iterable<readonly StoreRecord[]>, options: ImportRecordsOptions = {}): Promise<StoreRecordCounts> {
+  async importRecords(
+    records: AsyncIterable<readonly StoreRecord[]> | Iterable<readonly StoreRecord[]>,
+    options: ImportRecordsOptions = {},
+  ): Promise<StoreRecordCounts> {
     const replace = options.replace === true;
     this.#database.exec('BEGIN IMMEDIATE');
     try {
@@ -79,7 +82,8 @@ export class SqliteStoreTransfer implements StorePart<TransferPort> {
         for (const record of page) {
           const table = recordTableOf(record)!;
           this.#insert(table.name, table.columns, table.toValues(record));
-          if (record.kind === 'entity') for (const values of entityNameValues(record)) this.#insert('entity_names', entityNameColumns, values);
+          if (record.kind === 'entity')
+            for (const values of entityNameValues(record)) this.#insert('entity_names', entityNameColumns, values);
         }
       }
       const counts = emptyRecordCounts();
@@ -94,7 +98,11 @@ export class SqliteStoreTransfer implements StorePart<TransferPort> {
 
   #withNames(records: StoreRecord[]): StoreRecord[] {
     const ids = entityIdsOf(records);
-    const rows = this.#database.prepare(`SELECT tenant_id, user_id, entity_id, name FROM entity_names WHERE entity_id IN (${ids.map(() => '?').join(', ')}) ORDER BY name`).all(...ids);
+    const rows = this.#database
+      .prepare(
+        `SELECT tenant_id, user_id, entity_id, name FROM entity_names WHERE entity_id IN (${ids.map(() => '?').join(', ')}) ORDER BY name`,
+      )
+      .all(...ids);
     return withEntityNames(records, rows as EntityNameRow[]);
   }
 
@@ -102,7 +110,9 @@ export class SqliteStoreTransfer implements StorePart<TransferPort> {
     let insert = this.#inserts.get(table);
     if (insert === undefined) {
       // Prepared once per table and connection: an import runs one INSERT per row.
-      insert = this.#database.prepare(`INSERT INTO ${table} (${columns.map((column) => column.name).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+      insert = this.#database.prepare(
+        `INSERT INTO ${table} (${columns.map((column) => column.name).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+      );
       this.#inserts.set(table, insert);
     }
     insert.run(...values.map((value, index) => toSqlite(columns[index]!, value)));
@@ -117,7 +127,19 @@ export class SqliteStoreTransfer implements StorePart<TransferPort> {
   // registry stays, as its vector tables do (PostgreSQL keeps its registry the same way).
   #clear(): void {
     this.#search.deleteVectorsOf('1 = 1', []);
-    for (const table of ['usage', 'summaries', 'jobs', 'cursors', 'messages', 'conversations', 'facts', 'entity_names', 'entities', 'relations', 'memory_files']) {
+    for (const table of [
+      'usage',
+      'summaries',
+      'jobs',
+      'cursors',
+      'messages',
+      'conversations',
+      'facts',
+      'entity_names',
+      'entities',
+      'relations',
+      'memory_files',
+    ]) {
       this.#database.exec(`DELETE FROM ${table}`);
     }
     this.#search.forgetUsers('1 = 1', []);

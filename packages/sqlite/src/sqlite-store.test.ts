@@ -40,7 +40,9 @@ describe('createSqliteStore', () => {
 
   it('refuses a path whose directory does not exist with invalid_input naming the directory', () => {
     const missing = join(freshDatabasePath(), '..', 'no-such-dir', 'mnemo.db');
-    expect(() => createSqliteStore({ path: missing })).toThrow(expect.objectContaining({ code: 'invalid_input', message: expect.stringContaining('no-such-dir') as unknown }));
+    expect(() => createSqliteStore({ path: missing })).toThrow(
+      expect.objectContaining({ code: 'invalid_input', message: expect.stringContaining('no-such-dir') as unknown }),
+    );
   });
 
   it('refuses bad options with invalid_input when the path is empty or the timeout negative', () => {
@@ -67,7 +69,9 @@ describe('createSqliteStore', () => {
     const reader = createSqliteStore({ path, readonly: true });
     opened.push(reader);
     expect((await reader.listMessages(scope)).map((message) => message.content)).toEqual(['kept']);
-    await expect(reader.appendMessages(scope, [makeNewMessage('refused')])).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'storage_failed'));
+    await expect(reader.appendMessages(scope, [makeNewMessage('refused')])).rejects.toSatisfy((error: unknown) =>
+      isMemoryError(error, 'storage_failed'),
+    );
     expect((await writer.listMessages(scope)).map((message) => message.content)).toEqual(['kept']);
   });
 
@@ -114,7 +118,10 @@ describe('SqliteStore', () => {
       await new Promise((resolve) => setTimeout(resolve, 30));
       events.push('timer');
       expect(await store.listMessages(scope)).toEqual([]);
-      expect((await store.checkReadiness()).checks.find((check) => check.name === 'write')).toMatchObject({ ok: true, message: expect.stringMatching(/write lock/) as unknown });
+      expect((await store.checkReadiness()).checks.find((check) => check.name === 'write')).toMatchObject({
+        ok: true,
+        message: expect.stringMatching(/write lock/) as unknown,
+      });
       other.exec('ROLLBACK');
       await attempt;
       expect(events).toEqual(['timer', 'appended']);
@@ -129,14 +136,20 @@ describe('SqliteStore', () => {
     opened.push(store);
     const readiness = await store.checkReadiness();
     expect(readiness.ready).toBe(true);
-    expect(readiness.checks.map((check) => [check.name, check.ok])).toEqual([['read', true], ['write', true], ['disk', true], ['integrity', true]]);
+    expect(readiness.checks.map((check) => [check.name, check.ok])).toEqual([
+      ['read', true],
+      ['write', true],
+      ['disk', true],
+      ['integrity', true],
+    ]);
     expect(readiness.checks[2]!.message).toMatch(/^\d+ bytes free$/);
   });
 
   it('finds damaged pages on a thread and fails readiness from then on; a sound file has none', async () => {
     const path = freshDatabasePath();
     const writer = createSqliteStore({ path });
-    for (let index = 0; index < 200; index += 1) await writer.appendMessages(scope, [makeNewMessage(`message ${index} ${'of some length '.repeat(12)}`)]);
+    for (let index = 0; index < 200; index += 1)
+      await writer.appendMessages(scope, [makeNewMessage(`message ${index} ${'of some length '.repeat(12)}`)]);
     expect(await writer.checkIntegrity()).toEqual([]);
     expect((await writer.checkReadiness()).ready).toBe(true);
     await writer.close();
@@ -147,7 +160,10 @@ describe('SqliteStore', () => {
     const store = createSqliteStore({ path });
     opened.push(store);
     expect((await store.checkIntegrity()).length).toBeGreaterThan(0);
-    expect((await store.checkReadiness()).checks.find((check) => check.name === 'integrity')).toMatchObject({ ok: false, message: expect.stringMatching(/damaged/) as unknown });
+    expect((await store.checkReadiness()).checks.find((check) => check.name === 'integrity')).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/damaged/) as unknown,
+    });
   });
 
   it('does nothing and fails with unavailable when the signal is already aborted', async () => {
@@ -185,7 +201,13 @@ describe('SqliteStore', () => {
     const path = freshDatabasePath();
     const first = createSqliteStore({ path });
     const appended = await first.appendMessages(scope, [makeNewMessage('one', { metadata: { a: [1, 2] } }), makeNewMessage('two')]);
-    await first.insertUsage(scope, { kind: 'context', policy: 'full', sentTokens: 3, fullHistoryTokens: 6, createdAt: new Date().toISOString() });
+    await first.insertUsage(scope, {
+      kind: 'context',
+      policy: 'full',
+      sentTokens: 3,
+      fullHistoryTokens: 6,
+      createdAt: new Date().toISOString(),
+    });
     await first.close();
     const second = createSqliteStore({ path });
     opened.push(second);

@@ -57,7 +57,10 @@ export class SqliteStore extends ComposedStore {
    * `path` lets errors and readiness tell a full disk; `readonly` says the connection was opened so.
    */
   constructor(database: SqliteDatabase, options: SqliteErrorContext & { readonly busyTimeoutMs?: number } = {}) {
-    const context: SqliteErrorContext = { ...(options.path === undefined ? {} : { path: options.path }), ...(options.readonly === undefined ? {} : { readonly: options.readonly }) };
+    const context: SqliteErrorContext = {
+      ...(options.path === undefined ? {} : { path: options.path }),
+      ...(options.readonly === undefined ? {} : { readonly: options.readonly }),
+    };
     const retry = options.busyTimeoutMs !== undefined && options.busyTimeoutMs > 0 ? createBusyRetry(options.busyTimeoutMs) : undefined;
     const integrity: { corruption?: string; checking: boolean } = { checking: false };
     const messages = new SqliteMessageStore(database);
@@ -75,28 +78,32 @@ export class SqliteStore extends ComposedStore {
       files,
       transfer: new SqliteStoreTransfer(database, search),
       erasure: {
-      deleteConversation: (scope) =>
-        database
-          .transaction(() => {
-            search.deleteVectorsOf('tenant_id = ? AND user_id = ? AND conversation_id = ?', [scope.tenantId, scope.userId, scope.conversationId]);
-            knowledge.deleteConversation(scope);
-            return messages.deleteConversation(scope);
-          })
-          .immediate(),
-      deleteUser: (user) =>
-        database
-          .transaction(() => {
-            files.deleteUser(user);
-            search.deleteVectorsOf('tenant_id = ? AND user_id = ?', [user.tenantId, user.userId]);
-            knowledge.deleteUser(user);
-            const deleted = messages.deleteUser(user);
-            // After the messages, whose deletions the trigger has just counted.
-            search.forgetUsers('tenant_id = ? AND user_id = ?', [user.tenantId, user.userId]);
-            return deleted;
-          })
-          .immediate(),
-      eraseMessages: (user, selection, options) => erasure.erase(user, selection, options),
-      listErasures: (filter) => erasure.list(filter),
+        deleteConversation: (scope) =>
+          database
+            .transaction(() => {
+              search.deleteVectorsOf('tenant_id = ? AND user_id = ? AND conversation_id = ?', [
+                scope.tenantId,
+                scope.userId,
+                scope.conversationId,
+              ]);
+              knowledge.deleteConversation(scope);
+              return messages.deleteConversation(scope);
+            })
+            .immediate(),
+        deleteUser: (user) =>
+          database
+            .transaction(() => {
+              files.deleteUser(user);
+              search.deleteVectorsOf('tenant_id = ? AND user_id = ?', [user.tenantId, user.userId]);
+              knowledge.deleteUser(user);
+              const deleted = messages.deleteUser(user);
+              // After the messages, whose deletions the trigger has just counted.
+              search.forgetUsers('tenant_id = ? AND user_id = ?', [user.tenantId, user.userId]);
+              return deleted;
+            })
+            .immediate(),
+        eraseMessages: (user, selection, options) => erasure.erase(user, selection, options),
+        listErasures: (filter) => erasure.list(filter),
       },
       toError: (error, action) => toSqliteError(error, action, context),
       runCall: async (action, attempt) => {
@@ -104,11 +111,13 @@ export class SqliteStore extends ComposedStore {
           return await (retry === undefined ? attempt() : retry(action, attempt));
         } catch (error) {
           // A damaged page stays damaged: readiness reports it from now on.
-          if (sqliteErrorCode(error)?.startsWith('SQLITE_CORRUPT') === true) integrity.corruption ??= toSqliteError(error, action, context).message;
+          if (sqliteErrorCode(error)?.startsWith('SQLITE_CORRUPT') === true)
+            integrity.corruption ??= toSqliteError(error, action, context).message;
           throw error;
         }
       },
-      checkReadiness: () => checkSqliteReadiness(database, { ...context, corruption: () => integrity.corruption, checking: () => integrity.checking }),
+      checkReadiness: () =>
+        checkSqliteReadiness(database, { ...context, corruption: () => integrity.corruption, checking: () => integrity.checking }),
       // Closing checkpoints the WAL when this is the last connection.
       closeConnection: () => {
         try {
@@ -132,7 +141,8 @@ export class SqliteStore extends ComposedStore {
     this.#integrity.checking = true;
     try {
       const problems = await checkSqliteIntegrity(this.#path);
-      if (problems.length > 0) this.#integrity.corruption ??= `the database file is damaged (${problems.slice(0, 3).join('; ')}); restore it from a backup`;
+      if (problems.length > 0)
+        this.#integrity.corruption ??= `the database file is damaged (${problems.slice(0, 3).join('; ')}); restore it from a backup`;
       return problems;
     } finally {
       this.#integrity.checking = false;
@@ -209,7 +219,9 @@ function resolveSqliteStoreOptions(options: SqliteStoreOptions): Required<Sqlite
     throw new MemoryError('invalid_input', 'path must be a file path or ":memory:"', { details: { field: 'path' } });
   }
   if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
-    throw new MemoryError('invalid_input', 'busyTimeoutMs must be a non-negative integer of milliseconds', { details: { field: 'busyTimeoutMs' } });
+    throw new MemoryError('invalid_input', 'busyTimeoutMs must be a non-negative integer of milliseconds', {
+      details: { field: 'busyTimeoutMs' },
+    });
   }
   if (typeof readonly !== 'boolean') {
     throw new MemoryError('invalid_input', 'readonly must be a boolean', { details: { field: 'readonly' } });
@@ -229,7 +241,9 @@ function checkFileLocation(path: string, readonly: boolean): void {
     });
   }
   if (readonly && !existsSync(path)) {
-    throw new MemoryError('not_found', `cannot open SQLite database ${path} read-only: the file does not exist`, { details: { field: 'path', path } });
+    throw new MemoryError('not_found', `cannot open SQLite database ${path} read-only: the file does not exist`, {
+      details: { field: 'path', path },
+    });
   }
 }
 

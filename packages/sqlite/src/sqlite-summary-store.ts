@@ -1,7 +1,14 @@
 import { MemoryError } from '@mnemo/core';
 import type { Scope, Summary, UserScope } from '@mnemo/core';
 import type { NewSummary } from '@mnemo/core/internals';
-import { checkCount, checkSummaryRange, summaryColumns, summaryFromRow, type ConversationRow, type SummaryRow } from '@mnemo/core/store-kit';
+import {
+  checkCount,
+  checkSummaryRange,
+  summaryColumns,
+  summaryFromRow,
+  type ConversationRow,
+  type SummaryRow,
+} from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { conversationReadColumns, toConversation } from './sqlite-message-store.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';

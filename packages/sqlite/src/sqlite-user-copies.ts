@@ -57,7 +57,10 @@ export class UserCopies<Copy extends UserCopy, Row> {
       return undefined;
     }
     let copy = this.#users.get(key);
-    if (copy !== undefined && (stale(copy) || copy.deletions !== watermark.deletions || copy.erasures !== watermark.erasures || copy.lastRead > watermark.lastId)) {
+    if (
+      copy !== undefined &&
+      (stale(copy) || copy.deletions !== watermark.deletions || copy.erasures !== watermark.erasures || copy.lastRead > watermark.lastId)
+    ) {
       copy = undefined;
     }
     if (copy === undefined) {

@@ -11,4 +11,3 @@ export const toIsoTime: ToIsoTime = (ms) => new Date(Number(ms)).toISOString();
 
 /** Parses ISO 8601 text to the epoch ms the store writes; `invalid_input` naming the field otherwise. */
 export const toEpochMs = parseStoredTime;
-

@@ -91,7 +91,15 @@ export class VectorCodeIndex {
    * that pass `filter` (ties at the cut go to the newest message); brings the copy up to `watermark` first
    * with `read(afterId)`, which returns the user's code rows with a larger id, in id order.
    */
-  nearest(key: string, words: number, watermark: CodeWatermark, read: CodeReader, query: Uint32Array, count: number, filter: ScanFilter): number[] {
+  nearest(
+    key: string,
+    words: number,
+    watermark: CodeWatermark,
+    read: CodeReader,
+    query: Uint32Array,
+    count: number,
+    filter: ScanFilter,
+  ): number[] {
     const codes = this.#sync(key, words, watermark, read, true);
     return codes === undefined ? [] : this.#scan(codes, query, count, filter);
   }
@@ -139,7 +147,12 @@ export class VectorCodeIndex {
       }
       let distance = 0;
       for (let word = 0; word < fours; word += 4) {
-        distance += bitCountOfFour(code[offset + word]! ^ query[word]!, code[offset + word + 1]! ^ query[word + 1]!, code[offset + word + 2]! ^ query[word + 2]!, code[offset + word + 3]! ^ query[word + 3]!);
+        distance += bitCountOfFour(
+          code[offset + word]! ^ query[word]!,
+          code[offset + word + 1]! ^ query[word + 1]!,
+          code[offset + word + 2]! ^ query[word + 2]!,
+          code[offset + word + 3]! ^ query[word + 3]!,
+        );
       }
       for (let word = fours; word < words; word += 1) distance += bitCount(code[offset + word]! ^ query[word]!);
       distances[slot] = distance;

@@ -13,7 +13,10 @@ export const binaryVectorSearchStep: SqliteMigration = Object.freeze({
   name: 'binary-quantized vector search',
   sql: '',
   apply(database: SqliteDatabase): void {
-    const models = database.prepare('SELECT id, dimensions FROM embedding_models ORDER BY id').all() as { id: number; dimensions: number }[];
+    const models = database.prepare('SELECT id, dimensions FROM embedding_models ORDER BY id').all() as {
+      id: number;
+      dimensions: number;
+    }[];
     for (const { id, dimensions } of models) {
       database.exec(`CREATE VIRTUAL TABLE ${vectorCodesTable(id)} USING vec0(tenant_id text partition key, user_id text partition key,
         conversation_id text, created_at integer, embedding bit[${codeBits(dimensions)}], +vector blob)`);

@@ -56,21 +56,32 @@ describe('binary-quantized vector search (SQLite)', () => {
     rmSync(directory, { recursive: true, force: true });
   });
 
-  it('moves a version-5 file\'s float vectors into message_vectors and still finds the exact nearest messages when it migrates', async () => {
+  it("moves a version-5 file's float vectors into message_vectors and still finds the exact nearest messages when it migrates", async () => {
     // 12 dimensions: not a whole number of bytes, so the codes are padded.
     const stored = vectors(binaryCandidates(5), 12, 7);
     const raw = new Database(path);
     sqliteVec.load(raw);
     migrateSqliteSchema(raw, { migrations: sqliteMigrations.slice(0, 5) });
-    raw.prepare('INSERT INTO conversations (tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens) VALUES (?, ?, ?, 0, 0, ?, 0)').run(scope.tenantId, scope.userId, scope.conversationId, stored.length);
+    raw
+      .prepare(
+        'INSERT INTO conversations (tenant_id, user_id, conversation_id, created_at, updated_at, message_count, total_tokens) VALUES (?, ?, ?, 0, 0, ?, 0)',
+      )
+      .run(scope.tenantId, scope.userId, scope.conversationId, stored.length);
     raw.exec(`INSERT INTO embedding_models (id, model, dimensions) VALUES (1, 'legacy', 12);
       CREATE VIRTUAL TABLE vectors_1 USING vec0(tenant_id text partition key, user_id text partition key,
         conversation_id text, created_at integer, embedding float[12] distance_metric=cosine)`);
-    const insertMessage = raw.prepare(`INSERT INTO messages (id, tenant_id, user_id, conversation_id, seq, role, content, created_at, tokens) VALUES (?, ?, ?, ?, ?, 'user', ?, ?, 1)`);
-    const insertVector = raw.prepare('INSERT INTO vectors_1 (rowid, tenant_id, user_id, conversation_id, created_at, embedding) VALUES (?, ?, ?, ?, ?, ?)');
+    const insertMessage = raw.prepare(
+      `INSERT INTO messages (id, tenant_id, user_id, conversation_id, seq, role, content, created_at, tokens) VALUES (?, ?, ?, ?, ?, 'user', ?, ?, 1)`,
+    );
+    const insertVector = raw.prepare(
+      'INSERT INTO vectors_1 (rowid, tenant_id, user_id, conversation_id, created_at, embedding) VALUES (?, ?, ?, ?, ?, ?)',
+    );
     const insertEmbedding = raw.prepare('INSERT INTO message_embeddings VALUES (1, ?, ?, ?, ?)');
     stored.forEach((vector, index) => {
-      const rowid = Number(insertMessage.run(`m${index}`, scope.tenantId, scope.userId, scope.conversationId, index + 1, `message ${index + 1}`, index).lastInsertRowid);
+      const rowid = Number(
+        insertMessage.run(`m${index}`, scope.tenantId, scope.userId, scope.conversationId, index + 1, `message ${index + 1}`, index)
+          .lastInsertRowid,
+      );
       insertVector.run(BigInt(rowid), scope.tenantId, scope.userId, scope.conversationId, BigInt(index), Buffer.from(vector.buffer));
       insertEmbedding.run(rowid, scope.tenantId, scope.userId, scope.conversationId);
     });
@@ -91,9 +102,13 @@ describe('binary-quantized vector search (SQLite)', () => {
     const check = new Database(path, { readonly: true });
     try {
       expect(readSqliteSchemaVersion(check)).toBe(sqliteMigrations.length);
-      const tables = (check.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((row) => row.name);
+      const tables = (check.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map(
+        (row) => row.name,
+      );
       expect(tables).toContain('message_vectors');
-      expect(tables.filter((name) => name.startsWith('vector_codes_') || name.startsWith('vectors_') || name === 'message_embeddings')).toEqual([]);
+      expect(
+        tables.filter((name) => name.startsWith('vector_codes_') || name.startsWith('vectors_') || name === 'message_embeddings'),
+      ).toEqual([]);
     } finally {
       check.close();
     }
@@ -104,8 +119,15 @@ describe('binary-quantized vector search (SQLite)', () => {
     const stored = vectors(binaryCandidates(k), 64, 3);
     const store = createSqliteStore({ path });
     try {
-      await store.appendMessages(scope, stored.map((_, index) => makeNewMessage(`message ${index + 1}`)));
-      await store.upsertEmbeddings(scope, 'model', stored.map((vector, index) => ({ seq: index + 1, vector })));
+      await store.appendMessages(
+        scope,
+        stored.map((_, index) => makeNewMessage(`message ${index + 1}`)),
+      );
+      await store.upsertEmbeddings(
+        scope,
+        'model',
+        stored.map((vector, index) => ({ seq: index + 1, vector })),
+      );
       for (const query of vectors(5, 64, 11)) {
         const hits = await store.searchVector(user, 'model', query, { k });
         expect(hits.map((hit) => hit.message.seq)).toEqual(exactOrder(stored, query, k));
@@ -115,14 +137,21 @@ describe('binary-quantized vector search (SQLite)', () => {
     }
   });
 
-  it('finds a stored vector first, and only the asking user\'s, when the user has many more vectors than the candidates', async () => {
+  it("finds a stored vector first, and only the asking user's, when the user has many more vectors than the candidates", async () => {
     const stored = vectors(600, 64, 5);
     const store = createSqliteStore({ path });
     try {
       const other = { ...scope, userId: 'user-2' };
       for (const target of [scope, other]) {
-        await store.appendMessages(target, stored.map((_, index) => makeNewMessage(`message ${index + 1}`)));
-        await store.upsertEmbeddings(target, 'model', stored.map((vector, index) => ({ seq: index + 1, vector })));
+        await store.appendMessages(
+          target,
+          stored.map((_, index) => makeNewMessage(`message ${index + 1}`)),
+        );
+        await store.upsertEmbeddings(
+          target,
+          'model',
+          stored.map((vector, index) => ({ seq: index + 1, vector })),
+        );
       }
       for (const seq of [1, 250, 600]) {
         const hits = await store.searchVector(user, 'model', stored[seq - 1]!, { k: 3 });
@@ -138,18 +167,29 @@ describe('binary-quantized vector search (SQLite)', () => {
     }
   });
 
-  it('keeps a second connection\'s copy of the codes in step with what another connection adds, re-embeds and erases', async () => {
+  it("keeps a second connection's copy of the codes in step with what another connection adds, re-embeds and erases", async () => {
     const stored = vectors(300, 32, 21);
     const writer = createSqliteStore({ path });
     const reader = createSqliteStore({ path });
     try {
-      await writer.appendMessages(scope, stored.map((_, index) => makeNewMessage(`message ${index + 1}`)));
-      await writer.upsertEmbeddings(scope, 'model', stored.slice(0, 200).map((vector, index) => ({ seq: index + 1, vector })));
+      await writer.appendMessages(
+        scope,
+        stored.map((_, index) => makeNewMessage(`message ${index + 1}`)),
+      );
+      await writer.upsertEmbeddings(
+        scope,
+        'model',
+        stored.slice(0, 200).map((vector, index) => ({ seq: index + 1, vector })),
+      );
       // The reader reads the codes once here; then only what changed.
       expect((await reader.searchVector(user, 'model', stored[10]!, { k: 3 }))[0]!.message.seq).toBe(11);
       expect((await reader.searchVector(user, 'model', stored[250]!, { k: 3 }))[0]!.message.seq).not.toBe(251);
 
-      await writer.upsertEmbeddings(scope, 'model', stored.slice(200).map((vector, index) => ({ seq: 201 + index, vector })));
+      await writer.upsertEmbeddings(
+        scope,
+        'model',
+        stored.slice(200).map((vector, index) => ({ seq: 201 + index, vector })),
+      );
       const added = (await reader.searchVector(user, 'model', stored[250]!, { k: 3 }))[0]!;
       expect([added.message.seq, added.score]).toEqual([251, expect.closeTo(1, 5)]);
 
@@ -159,31 +199,43 @@ describe('binary-quantized vector search (SQLite)', () => {
       // Message 11 gets message 251's vector: the reader's copy must drop 11's old code.
       await writer.upsertEmbeddings(scope, 'model', [{ seq: 11, vector: stored[250]! }]);
       expect((await reader.searchVector(user, 'model', stored[10]!, { k: 3 })).map((hit) => hit.message.seq)).not.toContain(11);
-      expect((await reader.searchVector(user, 'model', stored[250]!, { k: 2 })).map((hit) => hit.message.seq).sort((a, b) => a - b)).toEqual([11, 251]);
+      expect(
+        (await reader.searchVector(user, 'model', stored[250]!, { k: 2 })).map((hit) => hit.message.seq).sort((a, b) => a - b),
+      ).toEqual([11, 251]);
 
       // Another user's codes are another copy; erasing the first user's conversation empties theirs.
       const other = { ...scope, userId: 'user-2' };
       await writer.appendMessages(other, [makeNewMessage('other user')]);
       await writer.upsertEmbeddings(other, 'model', [{ seq: 1, vector: stored[250]! }]);
-      expect((await reader.searchVector({ ...user, userId: 'user-2' }, 'model', stored[250]!, { k: 3 })).map((hit) => hit.message.content)).toEqual(['other user']);
+      expect(
+        (await reader.searchVector({ ...user, userId: 'user-2' }, 'model', stored[250]!, { k: 3 })).map((hit) => hit.message.content),
+      ).toEqual(['other user']);
       await writer.deleteConversation(scope);
       expect(await reader.searchVector(user, 'model', stored[250]!, { k: 3 })).toEqual([]);
       // Messages appended after the erase get rowids the erased ones may have had: never the old codes.
       await writer.appendMessages(scope, [makeNewMessage('after the erase')]);
       expect(await reader.searchVector(user, 'model', stored[250]!, { k: 3 })).toEqual([]);
       await writer.upsertEmbeddings(scope, 'model', [{ seq: 1, vector: stored[0]! }]);
-      expect((await reader.searchVector(user, 'model', stored[0]!, { k: 3 })).map((hit) => hit.message.content)).toEqual(['after the erase']);
+      expect((await reader.searchVector(user, 'model', stored[0]!, { k: 3 })).map((hit) => hit.message.content)).toEqual([
+        'after the erase',
+      ]);
 
       // Erasing user-2 leaves no row that names them, and the reader's copy of them is read afresh.
       await writer.deleteUser({ tenantId: scope.tenantId, userId: 'user-2' });
       expect(await reader.searchVector({ ...user, userId: 'user-2' }, 'model', stored[250]!, { k: 3 })).toEqual([]);
       await writer.appendMessages(other, [makeNewMessage('user-2 again')]);
       await writer.upsertEmbeddings(other, 'model', [{ seq: 1, vector: stored[250]! }]);
-      expect((await reader.searchVector({ ...user, userId: 'user-2' }, 'model', stored[250]!, { k: 3 })).map((hit) => hit.message.content)).toEqual(['user-2 again']);
+      expect(
+        (await reader.searchVector({ ...user, userId: 'user-2' }, 'model', stored[250]!, { k: 3 })).map((hit) => hit.message.content),
+      ).toEqual(['user-2 again']);
       await writer.deleteUser({ tenantId: scope.tenantId, userId: 'user-2' });
       const raw = new Database(path, { readonly: true });
       try {
-        const named = raw.prepare("SELECT (SELECT count(*) FROM vector_deletions WHERE user_id = 'user-2') + (SELECT count(*) FROM message_vectors WHERE user_id = 'user-2') AS n").get() as { n: number };
+        const named = raw
+          .prepare(
+            "SELECT (SELECT count(*) FROM vector_deletions WHERE user_id = 'user-2') + (SELECT count(*) FROM message_vectors WHERE user_id = 'user-2') AS n",
+          )
+          .get() as { n: number };
         expect(named.n).toBe(0);
       } finally {
         raw.close();
@@ -195,7 +247,6 @@ describe('binary-quantized vector search (SQLite)', () => {
   });
 });
 
-
 describe('the first vector search of a large user (SQLite)', () => {
   it('reads the codes a page at a time, giving the event loop a turn between pages, and finds the same hits as a warm search', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'mnemo-sqlite-vector-pages-'));
@@ -204,8 +255,15 @@ describe('the first vector search of a large user (SQLite)', () => {
     const writer = createSqliteStore({ path });
     const reader = createSqliteStore({ path });
     try {
-      await writer.appendMessages(scope, stored.map((_, index) => makeNewMessage(`message ${index + 1}`)));
-      await writer.upsertEmbeddings(scope, 'model', stored.map((vector, index) => ({ seq: index + 1, vector })));
+      await writer.appendMessages(
+        scope,
+        stored.map((_, index) => makeNewMessage(`message ${index + 1}`)),
+      );
+      await writer.upsertEmbeddings(
+        scope,
+        'model',
+        stored.map((vector, index) => ({ seq: index + 1, vector })),
+      );
       let turns = 0;
       const ticking = setInterval(() => (turns += 1), 0);
       let cold: Awaited<ReturnType<typeof reader.searchVector>>;

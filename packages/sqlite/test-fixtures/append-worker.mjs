@@ -41,7 +41,10 @@ for (let index = 0; index < count; index += 1) {
 }
 // Replays every tenth key in one batch, as a client re-sending its outbox after a crash.
 const replay = appended.filter((_, index) => index % 10 === 0);
-const replayed = await store.appendMessages(scope, replay.map((entry) => newMessage(entry.key)));
+const replayed = await store.appendMessages(
+  scope,
+  replay.map((entry) => newMessage(entry.key)),
+);
 retried.push(...replayed.map((message) => ({ key: message.idempotencyKey, id: message.id, seq: message.seq })));
 await store.close();
 process.send({ type: 'done', appended, retried }, () => process.disconnect());

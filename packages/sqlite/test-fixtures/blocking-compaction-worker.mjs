@@ -22,8 +22,16 @@ const blockingSummarizer = {
 
 createMemory({
   store: createSqliteStore({ path }),
-  // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- the parent's settings JSON; typescript-eslint does not read a JSDoc cast
-  compaction: { summarizer: blockingSummarizer, settings: /** @type {Partial<import('@mnemo/core').CompactionSettings>} */ (JSON.parse(settingsJson)) },
+  compaction: {
+    summarizer: blockingSummarizer,
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- the parent's settings JSON; typescript-eslint does not read a JSDoc cast
+    settings: /** @type {Partial<import('@mnemo/core').CompactionSettings>} */ (JSON.parse(settingsJson)),
+  },
   knowledge: false,
-  worker: { workerId: 'victim', leaseMs: 1500, pollIntervalMs: 20, onError: (error) => process.send({ type: 'error', message: String(error) }) },
+  worker: {
+    workerId: 'victim',
+    leaseMs: 1500,
+    pollIntervalMs: 20,
+    onError: (error) => process.send({ type: 'error', message: String(error) }),
+  },
 });

@@ -22,8 +22,13 @@ const summarizer = {
 };
 
 const store = createSqliteStore({ path, busyTimeoutMs: 30_000 });
-// eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- the parent's settings JSON; typescript-eslint does not read a JSDoc cast
-const compaction = { store, summarizer, tokenCounter, settings: /** @type {import('@mnemo/core').CompactionSettings} */ (JSON.parse(settingsJson)) };
+const compaction = {
+  store,
+  summarizer,
+  tokenCounter,
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- the parent's settings JSON; typescript-eslint does not read a JSDoc cast
+  settings: /** @type {import('@mnemo/core').CompactionSettings} */ (JSON.parse(settingsJson)),
+};
 const ran = [];
 const errors = [];
 const worker = createJobWorker({

@@ -28,16 +28,23 @@ describe('mnemo bench locomo', () => {
     await writeFile(join(work.path, 'tiny.json'), JSON.stringify(inventedLocomoFile()));
 
     // The default embedder: the real bundled USE-lite model, offline.
-    const run = await runMnemo(['bench', 'locomo', '--data', 'tiny.json', '--max-tokens', '120,2000', '--rankings', 'rankings.json', '--json'], {
-      cwd: work.path,
-      timeoutMs: 120_000,
-    });
+    const run = await runMnemo(
+      ['bench', 'locomo', '--data', 'tiny.json', '--max-tokens', '120,2000', '--rankings', 'rankings.json', '--json'],
+      {
+        cwd: work.path,
+        timeoutMs: 120_000,
+      },
+    );
 
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout.trim().split('\n')).toHaveLength(1);
     const result = JSON.parse(run.stdout) as {
-      recall: { overall: Record<string, number>; byCategory: Record<string, Record<string, number | null>>; cat1to4: Record<string, number> };
+      recall: {
+        overall: Record<string, number>;
+        byCategory: Record<string, Record<string, number | null>>;
+        cat1to4: Record<string, number>;
+      };
       context: Record<string, Record<string, Record<string, number>>>;
     };
     expect(Object.keys(result).slice(0, 2)).toEqual(['recall', 'context']);

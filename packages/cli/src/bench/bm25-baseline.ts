@@ -28,7 +28,9 @@ export function bm25Tokens(text: string): string[] {
  * (df + 0.5)), ties broken by chronological order. Returns a ranker for the sample's questions.
  */
 export function createBm25Ranker(sample: LocomoSample): (question: string, depth: number) => string[] {
-  const documents = sample.turns.map((turn) => bm25Tokens(`${turn.speaker} ${turn.content.replace('[shared image: ', '').replace(/\]$/, '')}`));
+  const documents = sample.turns.map((turn) =>
+    bm25Tokens(`${turn.speaker} ${turn.content.replace('[shared image: ', '').replace(/\]$/, '')}`),
+  );
   const averageLength = documents.reduce((sum, tokens) => sum + tokens.length, 0) / Math.max(1, documents.length);
   const frequencies = documents.map((tokens) => {
     const counts = new Map<string, number>();
@@ -36,7 +38,8 @@ export function createBm25Ranker(sample: LocomoSample): (question: string, depth
     return counts;
   });
   const documentFrequency = new Map<string, number>();
-  for (const counts of frequencies) for (const token of counts.keys()) documentFrequency.set(token, (documentFrequency.get(token) ?? 0) + 1);
+  for (const counts of frequencies)
+    for (const token of counts.keys()) documentFrequency.set(token, (documentFrequency.get(token) ?? 0) + 1);
   const count = documents.length;
   return (question, depth) => {
     const terms = bm25Tokens(question);

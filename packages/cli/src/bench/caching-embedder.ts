@@ -53,7 +53,10 @@ export class CachingEmbedder implements Embedder {
 
   /** Writes every vector it holds to `path` (JSON, vectors as base64 float32), replacing the file whole. */
   async save(path: string): Promise<void> {
-    const vectors = [...this.#vectors].map(([key, vector]) => [key, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64')]);
+    const vectors = [...this.#vectors].map(([key, vector]) => [
+      key,
+      Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64'),
+    ]);
     await writeFile(`${path}.tmp`, JSON.stringify({ model: this.model, dimensions: this.dimensions, vectors }));
     await rename(`${path}.tmp`, path);
   }

@@ -36,7 +36,12 @@ export class CategoryMeans {
   }
 
   /** `n` and every metric's mean over `categories`, as `{ n, metric: value }` with values rounded to `digits`. */
-  summary(metrics: readonly string[], categories: readonly LocomoCategory[] = locomoCategories, scale = 1, digits = 1): Record<string, number | null> {
+  summary(
+    metrics: readonly string[],
+    categories: readonly LocomoCategory[] = locomoCategories,
+    scale = 1,
+    digits = 1,
+  ): Record<string, number | null> {
     const result: Record<string, number | null> = { n: this.count(categories) };
     for (const metric of metrics) {
       const value = this.mean(metric, categories, scale);

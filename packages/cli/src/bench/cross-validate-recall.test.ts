@@ -8,7 +8,8 @@ import { inventedLocomoFile } from './invented-locomo.js';
 import { parseLocomoDataset } from './parse-locomo-dataset.js';
 
 const grid = recallTuningGrid();
-const same = (tuning: RecallTuning, other: RecallTuning) => (Object.keys(other) as (keyof RecallTuning)[]).every((field) => tuning[field] === other[field]);
+const same = (tuning: RecallTuning, other: RecallTuning) =>
+  (Object.keys(other) as (keyof RecallTuning)[]).every((field) => tuning[field] === other[field]);
 const defaults = grid.findIndex((tuning) => same(tuning, recallTuning));
 const rrf10 = grid.findIndex((tuning) => same(tuning, { ...recallTuning, rrfConstant: 10 }));
 
@@ -27,11 +28,14 @@ const questions = [
 ];
 
 describe('crossValidate', () => {
-  it('chooses each fold\'s constants on the other folds only and scores them on the held-out one', () => {
+  it("chooses each fold's constants on the other folds only and scores them on the held-out one", () => {
     const result = crossValidate(questions, grid, 2, { name: 'rrf', varied: ['rrfConstant'] });
 
     // Fold 1 holds a and c (training b, d: defaults win), fold 2 holds b and d (training a, c: c = 10 wins).
-    expect(result.folds.map((fold) => fold.conversations)).toEqual([['a', 'c'], ['b', 'd']]);
+    expect(result.folds.map((fold) => fold.conversations)).toEqual([
+      ['a', 'c'],
+      ['b', 'd'],
+    ]);
     expect(result.folds.map((fold) => fold.chosen)).toEqual([{}, { rrfConstant: 10 }]);
     expect(result.folds.map((fold) => fold.heldOut)).toEqual([50, 40]);
     expect(result.mean).toEqual({ heldOut: 45, defaults: 70, bm25: 30, gainOverBm25: 15 });
@@ -47,7 +51,9 @@ describe('crossValidate', () => {
   });
 
   it('refuses more folds than conversations', () => {
-    expect(() => crossValidate(questions, grid, 5, { name: 'x', varied: [] })).toThrow(/--folds must be an integer from 2 to the number of conversations \(4\)/);
+    expect(() => crossValidate(questions, grid, 5, { name: 'x', varied: [] })).toThrow(
+      /--folds must be an integer from 2 to the number of conversations \(4\)/,
+    );
   });
 });
 
@@ -55,11 +61,28 @@ describe('scoreTunings', () => {
   it('gives every tuning the score its own ranking gives, when tunings that cannot differ for the question are ranked once', () => {
     const hit = (seq: number, content: string, name: string): SearchHit => ({
       conversationId: 'c',
-      message: { id: `m${seq}`, seq, role: 'user', content, name, createdAt: `2023-0${1 + Math.floor(seq / 10)}-01T10:00:${String(seq).padStart(2, '0')}.000Z`, tokens: 3 } as Message,
+      message: {
+        id: `m${seq}`,
+        seq,
+        role: 'user',
+        content,
+        name,
+        createdAt: `2023-0${1 + Math.floor(seq / 10)}-01T10:00:${String(seq).padStart(2, '0')}.000Z`,
+        tokens: 3,
+      } as Message,
       score: 1,
     });
-    const hits = Array.from({ length: 30 }, (_, seq) => hit(seq, seq % 3 === 0 ? 'lake camping trip' : `lake note ${seq}`, seq % 2 === 0 ? 'Ann' : 'Bo'));
-    const candidates: RecallCandidates = { keyword: hits.slice(0, 20), vector: [...hits].reverse().slice(0, 20), speakers: new Set(['ann']), terms: ['lake', 'camping'], secondHop: hits.slice(5, 25), list: false };
+    const hits = Array.from({ length: 30 }, (_, seq) =>
+      hit(seq, seq % 3 === 0 ? 'lake camping trip' : `lake note ${seq}`, seq % 2 === 0 ? 'Ann' : 'Bo'),
+    );
+    const candidates: RecallCandidates = {
+      keyword: hits.slice(0, 20),
+      vector: [...hits].reverse().slice(0, 20),
+      speakers: new Set(['ann']),
+      terms: ['lake', 'camping'],
+      secondHop: hits.slice(5, 25),
+      list: false,
+    };
     const evidence = new Set([3, 12, 21]);
     const sample = grid.filter((_, index) => index % 7 === 0);
     const scores = scoreTunings(candidates, evidence, sample);
@@ -73,7 +96,7 @@ describe('scoreTunings', () => {
 });
 
 describe('createBm25Ranker', () => {
-  it('ranks the turns that share the question\'s words first', () => {
+  it("ranks the turns that share the question's words first", () => {
     const [sample] = parseLocomoDataset(JSON.stringify(inventedLocomoFile()), 'invented.json');
     const rank = createBm25Ranker(sample!);
     const turn = sample!.turns.find((candidate) => candidate.content.includes('lighthouse'))!;

@@ -1,5 +1,11 @@
 import { MemoryError, type RecallTuning } from '@mnemo/core';
-import { prepareRecallCandidates, rankPreparedCandidates, recallTuning, type PreparedCandidates, type RecallCandidates } from '@mnemo/core/internals';
+import {
+  prepareRecallCandidates,
+  rankPreparedCandidates,
+  recallTuning,
+  type PreparedCandidates,
+  type RecallCandidates,
+} from '@mnemo/core/internals';
 import { round } from './category-means.js';
 import { locomoCategories, type LocomoCategory } from './parse-locomo-dataset.js';
 
@@ -49,7 +55,11 @@ export const foldCutoff = 10;
  * frac@{@link foldCutoff} of one question under every tuning: its candidates ranked by each, the top
  * hits' seqs against the evidence turns' seqs.
  */
-export function scoreTunings(candidates: RecallCandidates, evidenceSeqs: ReadonlySet<number>, tunings: readonly RecallTuning[]): Float32Array {
+export function scoreTunings(
+  candidates: RecallCandidates,
+  evidenceSeqs: ReadonlySet<number>,
+  tunings: readonly RecallTuning[],
+): Float32Array {
   const scores = new Float32Array(tunings.length);
   // Without its weight the second hop is not searched at all (recall runs no second search), so those
   // tunings rank the first two lists alone, not with the second hop's extra candidates at weight 0.
@@ -131,11 +141,39 @@ export const foldExperiments: readonly { readonly name: string; readonly varied:
   { name: 'length prior (content words)', varied: ['lengthPrior'] },
   { name: "list questions: the named speaker's own turns", varied: ['listSpeakerBoost'] },
   { name: 'length prior and list speaker', varied: ['lengthPrior', 'listSpeakerBoost'] },
-  { name: 'earlier constants together (no new method)', varied: ['rrfConstant', 'speakerBoost', 'neighbourShare', 'episodeShare', 'timeBoost'] },
-  { name: 'all together without length prior and list speaker', varied: ['rrfConstant', 'speakerBoost', 'neighbourShare', 'episodeShare', 'timeBoost', 'secondHopWeight', 'listDiversity', 'listEpisodeFactor', 'episodeCoverage'] },
+  {
+    name: 'earlier constants together (no new method)',
+    varied: ['rrfConstant', 'speakerBoost', 'neighbourShare', 'episodeShare', 'timeBoost'],
+  },
+  {
+    name: 'all together without length prior and list speaker',
+    varied: [
+      'rrfConstant',
+      'speakerBoost',
+      'neighbourShare',
+      'episodeShare',
+      'timeBoost',
+      'secondHopWeight',
+      'listDiversity',
+      'listEpisodeFactor',
+      'episodeCoverage',
+    ],
+  },
   {
     name: 'all together',
-    varied: ['rrfConstant', 'speakerBoost', 'neighbourShare', 'episodeShare', 'timeBoost', 'secondHopWeight', 'listDiversity', 'listEpisodeFactor', 'episodeCoverage', 'lengthPrior', 'listSpeakerBoost'],
+    varied: [
+      'rrfConstant',
+      'speakerBoost',
+      'neighbourShare',
+      'episodeShare',
+      'timeBoost',
+      'secondHopWeight',
+      'listDiversity',
+      'listEpisodeFactor',
+      'episodeCoverage',
+      'lengthPrior',
+      'listSpeakerBoost',
+    ],
   },
 ]);
 
@@ -144,15 +182,26 @@ export const foldExperiments: readonly { readonly name: string; readonly varied:
  * fold, the tuning with the best mean frac@10 over the other folds' questions (among those that vary only
  * `varied`) is scored on the fold's own questions. Throws `invalid_input` when K is not 2…conversations.
  */
-export function crossValidate(questions: readonly TunedQuestion[], grid: readonly RecallTuning[], folds: number, experiment: { name: string; varied: readonly TunedConstant[] }): CrossValidation {
+export function crossValidate(
+  questions: readonly TunedQuestion[],
+  grid: readonly RecallTuning[],
+  folds: number,
+  experiment: { name: string; varied: readonly TunedConstant[] },
+): CrossValidation {
   const samples = [...new Set(questions.map((question) => question.sampleId))];
   if (!Number.isInteger(folds) || folds < 2 || folds > samples.length) {
-    throw new MemoryError('invalid_input', `--folds must be an integer from 2 to the number of conversations (${samples.length})`, { details: { field: 'folds' } });
+    throw new MemoryError('invalid_input', `--folds must be an integer from 2 to the number of conversations (${samples.length})`, {
+      details: { field: 'folds' },
+    });
   }
   const foldOf = new Map(samples.map((sampleId, index) => [sampleId, index % folds]));
   const defaultIndex = grid.findIndex((tuning) => sameTuning(tuning, recallTuning));
   const allowed = grid.flatMap((tuning, index) =>
-    (Object.keys(recallGridValues) as TunedConstant[]).every((field) => experiment.varied.includes(field) || tuning[field] === recallTuning[field]) ? [index] : [],
+    (Object.keys(recallGridValues) as TunedConstant[]).every(
+      (field) => experiment.varied.includes(field) || tuning[field] === recallTuning[field],
+    )
+      ? [index]
+      : [],
   );
   const assigned = new Map<string, number>();
   const choose = (training: readonly TunedQuestion[]) => {
@@ -186,10 +235,19 @@ export function crossValidate(questions: readonly TunedQuestion[], grid: readonl
   const mean = (pick: (fold: FoldResult) => number) => round(results.reduce((sum, fold) => sum + pick(fold), 0) / results.length, 1);
   const worstFold = results.reduce((worst, fold) => (fold.heldOut < worst.heldOut ? fold : worst));
   const byCategory = Object.fromEntries(
-    [...locomoCategories.map((category) => [String(category), [category]] as const), ['overall', locomoCategories] as const].map(([name, categories]) => {
-      const chosen = questions.filter((question) => (categories as readonly number[]).includes(question.category));
-      return [name, { n: chosen.length, heldOut: percent(meanOf(chosen, (question) => question.byTuning[assigned.get(question.key)!]!)), bm25: percent(meanOf(chosen, (question) => question.bm25)) }];
-    }),
+    [...locomoCategories.map((category) => [String(category), [category]] as const), ['overall', locomoCategories] as const].map(
+      ([name, categories]) => {
+        const chosen = questions.filter((question) => (categories as readonly number[]).includes(question.category));
+        return [
+          name,
+          {
+            n: chosen.length,
+            heldOut: percent(meanOf(chosen, (question) => question.byTuning[assigned.get(question.key)!]!)),
+            bm25: percent(meanOf(chosen, (question) => question.bm25)),
+          },
+        ];
+      },
+    ),
   );
   return {
     experiment: experiment.name,
@@ -199,7 +257,12 @@ export function crossValidate(questions: readonly TunedQuestion[], grid: readonl
       const { best, bestScore } = choose(questions);
       return { chosen: differences(grid[best]!), score: percent(bestScore) };
     })(),
-    mean: { heldOut: mean((fold) => fold.heldOut), defaults: mean((fold) => fold.defaults), bm25: mean((fold) => fold.bm25), gainOverBm25: mean((fold) => fold.gainOverBm25) },
+    mean: {
+      heldOut: mean((fold) => fold.heldOut),
+      defaults: mean((fold) => fold.defaults),
+      bm25: mean((fold) => fold.bm25),
+      gainOverBm25: mean((fold) => fold.gainOverBm25),
+    },
     worst: { fold: worstFold.fold, heldOut: worstFold.heldOut, gainOverBm25: Math.min(...results.map((fold) => fold.gainOverBm25)) },
     byCategory,
   };
@@ -210,7 +273,11 @@ function sameTuning(a: RecallTuning, b: RecallTuning): boolean {
 }
 
 function differences(tuning: RecallTuning): Partial<Record<TunedConstant, number>> {
-  return Object.fromEntries((Object.keys(recallGridValues) as TunedConstant[]).filter((field) => tuning[field] !== recallTuning[field]).map((field) => [field, tuning[field]]));
+  return Object.fromEntries(
+    (Object.keys(recallGridValues) as TunedConstant[])
+      .filter((field) => tuning[field] !== recallTuning[field])
+      .map((field) => [field, tuning[field]]),
+  );
 }
 
 function meanOf<T>(items: readonly T[], pick: (item: T) => number): number {

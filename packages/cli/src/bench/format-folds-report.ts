@@ -35,7 +35,12 @@ export function formatFoldsReport(folds: NonNullable<LocomoBenchResult['folds']>
     ),
     `Folds of "${last.experiment}"`,
     formatTable(
-      [{ header: 'fold' }, { header: 'conversations' }, ...['n', 'training', 'held-out', 'defaults', 'BM25', 'gain'].map((header) => ({ header, align: right })), { header: 'chosen' }],
+      [
+        { header: 'fold' },
+        { header: 'conversations' },
+        ...['n', 'training', 'held-out', 'defaults', 'BM25', 'gain'].map((header) => ({ header, align: right })),
+        { header: 'chosen' },
+      ],
       last.folds.map((fold) => [
         String(fold.fold + 1),
         fold.conversations.join(', '),
@@ -54,9 +59,14 @@ export function formatFoldsReport(folds: NonNullable<LocomoBenchResult['folds']>
 }
 
 function formatCategories(experiment: CrossValidation): string {
-  const columns: TableColumn[] = [{ header: 'retriever' }, ...comparisonOrder.map((category) => ({ header: `${locomoCategoryNames[category]} (${category})`, align: right })), { header: 'overall', align: right }];
+  const columns: TableColumn[] = [
+    { header: 'retriever' },
+    ...comparisonOrder.map((category) => ({ header: `${locomoCategoryNames[category]} (${category})`, align: right })),
+    { header: 'overall', align: right },
+  ];
   const dragon = locomoBaselineFractions.DRAGON[10]!;
-  const cell = (name: string, pick: 'heldOut' | 'bm25') => (experiment.byCategory[name]!.n === 0 ? '-' : experiment.byCategory[name]![pick].toFixed(1));
+  const cell = (name: string, pick: 'heldOut' | 'bm25') =>
+    experiment.byCategory[name]!.n === 0 ? '-' : experiment.byCategory[name]![pick].toFixed(1);
   return formatTable(columns, [
     ['mnemo (cross-validated)', ...comparisonOrder.map((category) => cell(String(category), 'heldOut')), cell('overall', 'heldOut')],
     ['BM25 (this run)', ...comparisonOrder.map((category) => cell(String(category), 'bm25')), cell('overall', 'bm25')],
@@ -69,4 +79,17 @@ function describeChoice(chosen: Readonly<Record<string, number>>): string {
   return entries.length === 0 ? 'defaults' : entries.map(([field, value]) => `${shortNames[field] ?? field} ${value}`).join(', ');
 }
 
-const shortNames: Readonly<Record<string, string>> = { rrfConstant: 'c', speakerBoost: 'speaker', neighbourShare: 'neighbour', episodeShare: 'episode', episodeDiversity: 'mmr', timeBoost: 'time', secondHopWeight: 'second hop', listDiversity: 'list mmr', listEpisodeFactor: 'list episode ×', episodeCoverage: 'coverage', lengthPrior: 'length', listSpeakerBoost: 'list speaker' };
+const shortNames: Readonly<Record<string, string>> = {
+  rrfConstant: 'c',
+  speakerBoost: 'speaker',
+  neighbourShare: 'neighbour',
+  episodeShare: 'episode',
+  episodeDiversity: 'mmr',
+  timeBoost: 'time',
+  secondHopWeight: 'second hop',
+  listDiversity: 'list mmr',
+  listEpisodeFactor: 'list episode ×',
+  episodeCoverage: 'coverage',
+  lengthPrior: 'length',
+  listSpeakerBoost: 'list speaker',
+};

@@ -22,7 +22,12 @@ const comparisonOrder: readonly LocomoCategory[] = [4, 1, 2, 3, 5];
 /** The JSON of `mnemo bench locomo --json`: the contract fields (`recall`, `context`) first, extras after. */
 export function toLocomoJson(result: LocomoBenchResult, info: LocomoRunInfo): Record<string, unknown> {
   return {
-    recall: { overall: result.recall.overall, byCategory: result.recall.byCategory, cat1to4: result.recall.cat1to4, skipped: result.recall.skipped },
+    recall: {
+      overall: result.recall.overall,
+      byCategory: result.recall.byCategory,
+      cat1to4: result.recall.cat1to4,
+      skipped: result.recall.skipped,
+    },
     context: result.context,
     dataset: result.dataset,
     recallLatencyMs: result.recallLatencyMs,
@@ -49,9 +54,15 @@ export function formatLocomoReport(result: LocomoBenchResult, info: LocomoRunInf
     heading,
     'Evidence recall of recall() over turns, k = 50 (% of evidence turns in the top k; all = every evidence turn)',
     formatTable(
-      [{ header: 'category' }, { header: 'n', align: right }, ...['frac@5', 'frac@10', 'frac@25', 'frac@50', 'all@10', 'any@10'].map((header) => ({ header, align: right }))],
       [
-        ...locomoCategories.map((category) => rankingRow(`${category} ${locomoCategoryNames[category]}`, recall.byCategory[String(category)]!)),
+        { header: 'category' },
+        { header: 'n', align: right },
+        ...['frac@5', 'frac@10', 'frac@25', 'frac@50', 'all@10', 'any@10'].map((header) => ({ header, align: right })),
+      ],
+      [
+        ...locomoCategories.map((category) =>
+          rankingRow(`${category} ${locomoCategoryNames[category]}`, recall.byCategory[String(category)]!),
+        ),
         rankingRow('overall (1-5)', recall.overall),
         rankingRow('overall (1-4)', recall.cat1to4),
       ],
@@ -75,7 +86,11 @@ export function formatLocomoReport(result: LocomoBenchResult, info: LocomoRunInf
 }
 
 function rankingRow(label: string, summary: RankingSummary): string[] {
-  return [label, formatCount(summary.n ?? 0), ...['frac@5', 'frac@10', 'frac@25', 'frac@50', 'all@10', 'any@10'].map((metric) => percent(summary[metric]))];
+  return [
+    label,
+    formatCount(summary.n ?? 0),
+    ...['frac@5', 'frac@10', 'frac@25', 'frac@50', 'all@10', 'any@10'].map((metric) => percent(summary[metric])),
+  ];
 }
 
 function formatComparison(result: LocomoBenchResult): string {
@@ -88,7 +103,12 @@ function formatComparison(result: LocomoBenchResult): string {
   const rows: string[][] = [];
   for (const k of [5, 10, 25, 50]) {
     const metric = `frac@${k}`;
-    rows.push([String(k), 'mnemo recall', ...comparisonOrder.map((category) => percent(result.recall.byCategory[String(category)]?.[metric])), percent(result.recall.overall[metric])]);
+    rows.push([
+      String(k),
+      'mnemo recall',
+      ...comparisonOrder.map((category) => percent(result.recall.byCategory[String(category)]?.[metric])),
+      percent(result.recall.overall[metric]),
+    ]);
     for (const retriever of ['BM25', 'DRAGON'] as const) {
       const figures = locomoBaselineFractions[retriever][k]!;
       rows.push(['', retriever, ...comparisonOrder.map((category) => figures[String(category)]!.toFixed(1)), figures.overall!.toFixed(1)]);
@@ -122,10 +142,10 @@ function formatContextTable(result: LocomoBenchResult): string {
 }
 
 const contextNotes =
-  'evidence present = mean % of a question\'s evidence turns that the context holds verbatim: the turn is in the recent part\n' +
+  "evidence present = mean % of a question's evidence turns that the context holds verbatim: the turn is in the recent part\n" +
   'or is a recalled snippet, and its whole text appears in the context (a snippet or message cut to fit does not count;\n' +
   'a turn only paraphrased in the summary does not count). all evidence = % of questions with every evidence turn present.\n' +
-  'answer words = mean % of the gold answer\'s content words (stopwords dropped, plural s folded) found anywhere in the\n' +
+  "answer words = mean % of the gold answer's content words (stopwords dropped, plural s folded) found anywhere in the\n" +
   'context, categories 1-4 only (adversarial items have no gold answer). Tokens are the request as sent (o200k), and the\n' +
   'same request with every stored message. window keeps the last 4 turns; token-window the newest turns that fit; summary\n' +
   'and hybrid use the rolling summary that compaction (offline extractive summarizer, thresholds scaled to the budget) wrote.\n';

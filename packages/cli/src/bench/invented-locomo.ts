@@ -14,7 +14,13 @@ export function inventedLocomoFile(): unknown[] {
         session_1: [
           { speaker: 'Ava', dia_id: 'D1:1', text: 'Hi Ben! I finally adopted a dog last weekend, a beagle named Pixel.' },
           { speaker: 'Ben', dia_id: 'D1:2', text: 'Congrats! I spent Saturday repairing my old sailboat at the marina.' },
-          { speaker: 'Ava', dia_id: 'D1:3', text: 'Pixel already loves the park near the library.', blip_caption: 'a photo of a beagle on green grass', img_url: ['https://example.invalid/pixel.jpg'] },
+          {
+            speaker: 'Ava',
+            dia_id: 'D1:3',
+            text: 'Pixel already loves the park near the library.',
+            blip_caption: 'a photo of a beagle on green grass',
+            img_url: ['https://example.invalid/pixel.jpg'],
+          },
           { speaker: 'Ben', dia_id: 'D1:4', text: "Cute! I'm reading a novel about lighthouse keepers." },
         ],
         session_2_date_time: '10:05 am on 20 June, 2023',
@@ -37,7 +43,12 @@ export function inventedLocomoFile(): unknown[] {
       qa: [
         { question: 'What kind of dog did Ava adopt?', answer: 'a beagle named Pixel', evidence: ['D1:1'], category: 4 },
         { question: 'When did Ava start pottery classes?', answer: 'June 2023', evidence: ['D2:1'], category: 2 },
-        { question: 'What has Ben done with his sailboat?', answer: 'repaired it, passed inspection, sailed to the island', evidence: ['D1:2; D2:2', 'D:3:2'], category: 1 },
+        {
+          question: 'What has Ben done with his sailboat?',
+          answer: 'repaired it, passed inspection, sailed to the island',
+          evidence: ['D1:2; D2:2', 'D:3:2'],
+          category: 1,
+        },
         { question: 'Would Ava enjoy a trip on the water?', answer: 'Likely yes', evidence: [], category: 3 },
         { question: 'What did Ben make in pottery class?', adversarial_answer: 'a blue mug', evidence: ['D2:03'], category: 5 },
         { question: 'In what year did Ava adopt Pixel?', answer: 2023, evidence: ['D1:1', 'D9:9', 'D'], category: 4 },

@@ -58,7 +58,10 @@ export async function ingestLocomoSample(sample: LocomoSample, options: IngestOp
   if (embedder !== undefined) {
     const missing = await store.listUnembeddedMessages(scope, embedder.model, 1, callOptions);
     if (missing.length > 0) {
-      throw new MemoryError('storage_failed', `${sample.sampleId}: message ${missing[0]!.seq} has no ${embedder.model} vector after the embedding jobs ran`);
+      throw new MemoryError(
+        'storage_failed',
+        `${sample.sampleId}: message ${missing[0]!.seq} has no ${embedder.model} vector after the embedding jobs ran`,
+      );
     }
   }
   return { scope, turnsBySeq, diaIdBySeq };

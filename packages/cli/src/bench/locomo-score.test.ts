@@ -1,6 +1,15 @@
 import type { BuiltContext, ContextPart } from '@mnemo/core';
 import { describe, expect, it } from 'vitest';
-import { allEvidenceAt, answerWordsPresent, anyEvidenceAt, contentWords, contextWordSet, evidenceFractionAt, evidencePresent, turnsPresent } from './locomo-score.js';
+import {
+  allEvidenceAt,
+  answerWordsPresent,
+  anyEvidenceAt,
+  contentWords,
+  contextWordSet,
+  evidenceFractionAt,
+  evidencePresent,
+  turnsPresent,
+} from './locomo-score.js';
 
 const ranking = ['D3:4', 'D1:7', 'D2:2', 'D5:1', 'D1:1', 'D4:4'];
 
@@ -108,7 +117,10 @@ describe('turnsPresent', () => {
     const context = contextOf(
       [
         { role: 'system', content: 'Summary: Ava said: Pottery is calming.' },
-        { role: 'system', content: 'Earlier messages:\n[2023-05-08 13:56] Ben: I repaired my sailboat…\n[x] Ava: I adopted a beagle named Pixel.' },
+        {
+          role: 'system',
+          content: 'Earlier messages:\n[2023-05-08 13:56] Ben: I repaired my sailboat…\n[x] Ava: I adopted a beagle named Pixel.',
+        },
       ],
       [
         { kind: 'summary', tokens: 10, messageCount: 1, seqRange: { from: 1, to: 3 } },

@@ -39,8 +39,14 @@ const stopwords = new Set(
  * "paintings" match but "paint" and "painting" do not.
  */
 export function contentWords(text: string): string[] {
-  const words = text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().split(/[^\p{L}\p{N}]+/u);
-  return words.filter((word) => word.length > 0 && !stopwords.has(word)).map((word) => (word.length > 3 && word.endsWith('s') && !word.endsWith('ss') ? word.slice(0, -1) : word));
+  const words = text
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u);
+  return words
+    .filter((word) => word.length > 0 && !stopwords.has(word))
+    .map((word) => (word.length > 3 && word.endsWith('s') && !word.endsWith('ss') ? word.slice(0, -1) : word));
 }
 
 /**

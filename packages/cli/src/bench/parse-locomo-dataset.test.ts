@@ -23,12 +23,27 @@ describe('parseLocomoDataset', () => {
 
     expect(sample!.sampleId).toBe('invented-1');
     expect([sample!.speakerA, sample!.speakerB]).toEqual(['Ava', 'Ben']);
-    expect(sample!.turns.map((turn) => turn.diaId)).toEqual(['D1:1', 'D1:2', 'D1:3', 'D1:4', 'D2:1', 'D2:2', 'D2:3', 'D2:4', 'D3:1', 'D3:2', 'D3:3', 'D3:4']);
+    expect(sample!.turns.map((turn) => turn.diaId)).toEqual([
+      'D1:1',
+      'D1:2',
+      'D1:3',
+      'D1:4',
+      'D2:1',
+      'D2:2',
+      'D2:3',
+      'D2:4',
+      'D3:1',
+      'D3:2',
+      'D3:3',
+      'D3:4',
+    ]);
     expect(sample!.turns.slice(0, 2).map(({ role, speaker }) => ({ role, speaker }))).toEqual([
       { role: 'user', speaker: 'Ava' },
       { role: 'assistant', speaker: 'Ben' },
     ]);
-    expect(sample!.turns[2]!.content).toBe('Pixel already loves the park near the library. [shared image: a photo of a beagle on green grass]');
+    expect(sample!.turns[2]!.content).toBe(
+      'Pixel already loves the park near the library. [shared image: a photo of a beagle on green grass]',
+    );
     expect(sample!.turns[3]!.content).toBe("Cute! I'm reading a novel about lighthouse keepers.");
   });
 
@@ -64,7 +79,14 @@ describe('parseLocomoDataset', () => {
   it('keys questions by sample and 0-based qa position, keeps categories, and reads a numeric answer as text', () => {
     const [sample] = parse(inventedLocomoFile());
 
-    expect(sample!.questions.map((question) => question.key)).toEqual(['invented-1#0', 'invented-1#1', 'invented-1#2', 'invented-1#3', 'invented-1#4', 'invented-1#5']);
+    expect(sample!.questions.map((question) => question.key)).toEqual([
+      'invented-1#0',
+      'invented-1#1',
+      'invented-1#2',
+      'invented-1#3',
+      'invented-1#4',
+      'invented-1#5',
+    ]);
     expect(sample!.questions.map((question) => question.category)).toEqual([4, 2, 1, 3, 5, 4]);
     expect(sample!.questions[5]!.answer).toBe('2023');
     expect(sample!.questions[4]!.answer).toBeUndefined();

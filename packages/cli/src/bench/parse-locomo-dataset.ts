@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { invalidLocomo, parseLocomoConversation, readLocomoSamples, schemaError, type LocomoConversation, type ParseLocomoOptions } from '../locomo/parse-locomo-conversation.js';
+import {
+  invalidLocomo,
+  parseLocomoConversation,
+  readLocomoSamples,
+  schemaError,
+  type LocomoConversation,
+  type ParseLocomoOptions,
+} from '../locomo/parse-locomo-conversation.js';
 import { resolveEvidence, type EvidenceRepair } from './resolve-evidence.js';
 
 export type { LocomoTurn } from '../locomo/parse-locomo-conversation.js';
@@ -82,5 +89,13 @@ function parseSample(conversation: LocomoConversation, where: string): LocomoSam
       evidence: resolved.ids,
     };
   });
-  return { sampleId, speakerA: conversation.speakerA, speakerB: conversation.speakerB, turns, questions, repairs, warnings: conversation.warnings };
+  return {
+    sampleId,
+    speakerA: conversation.speakerA,
+    speakerB: conversation.speakerB,
+    turns,
+    questions,
+    repairs,
+    warnings: conversation.warnings,
+  };
 }

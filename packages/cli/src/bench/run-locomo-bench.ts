@@ -1,9 +1,26 @@
-import { compactionSettingsForBudget, createGptTokenCounter, createMemory, type ContextPolicy, type Embedder, type Memory, type Store } from '@mnemo/core';
+import {
+  compactionSettingsForBudget,
+  createGptTokenCounter,
+  createMemory,
+  type ContextPolicy,
+  type Embedder,
+  type Memory,
+  type Store,
+} from '@mnemo/core';
 import { buildContext, builtInContextDefaults, collectRecallCandidates, type ContextRequest } from '@mnemo/core/internals';
 import { createSqliteStore } from '@mnemo/sqlite';
 import { createBm25Ranker } from './bm25-baseline.js';
 import { CategoryMeans, round } from './category-means.js';
-import { crossValidate, foldCutoff, foldExperiments, recallGridValues, recallTuningGrid, scoreTunings, type CrossValidation, type TunedQuestion } from './cross-validate-recall.js';
+import {
+  crossValidate,
+  foldCutoff,
+  foldExperiments,
+  recallGridValues,
+  recallTuningGrid,
+  scoreTunings,
+  type CrossValidation,
+  type TunedQuestion,
+} from './cross-validate-recall.js';
 import { ingestLocomoSample, type IngestedSample } from './locomo-ingest.js';
 import { answerWordsPresent, contextWordSet, evidenceFractionAt, evidencePresent, turnsPresent } from './locomo-score.js';
 import { locomoCategories, type LocomoQuestion, type LocomoSample } from './parse-locomo-dataset.js';
@@ -63,7 +80,13 @@ export interface LocomoBenchResult {
   readonly recallLatencyMs: { readonly p50: number; readonly p99: number; readonly count: number };
   readonly dataset: { readonly samples: number; readonly turns: number; readonly questions: number; readonly scored: number };
   /** With `folds`: the grid and each experiment's folds. */
-  readonly folds?: { readonly k: number; readonly cutoff: number; readonly grid: typeof recallGridValues; readonly tunings: number; readonly experiments: readonly CrossValidation[] };
+  readonly folds?: {
+    readonly k: number;
+    readonly cutoff: number;
+    readonly grid: typeof recallGridValues;
+    readonly tunings: number;
+    readonly experiments: readonly CrossValidation[];
+  };
 }
 
 // The context metrics reported per category, in percent.
@@ -112,7 +135,12 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
       });
       try {
         step(`${sample.sampleId}: storing ${sample.turns.length} turns (budget ${budget})`, 0);
-        const ingested = await ingestLocomoSample(sample, { memory, store, embedder, ...(options.signal === undefined ? {} : { signal: options.signal }) });
+        const ingested = await ingestLocomoSample(sample, {
+          memory,
+          store,
+          embedder,
+          ...(options.signal === undefined ? {} : { signal: options.signal }),
+        });
         if (position === 0) {
           const bm25 = options.folds === undefined ? undefined : createBm25Ranker(sample);
           for (const question of questions) {
@@ -127,7 +155,13 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
         for (const question of questions) {
           options.signal?.throwIfAborted();
           for (const policy of policies) {
-            const request = { policy, maxTokens: budget, windowTurns, query: question.question, ...(options.recallK === undefined ? {} : { recallK: options.recallK }) };
+            const request = {
+              policy,
+              maxTokens: budget,
+              windowTurns,
+              query: question.question,
+              ...(options.recallK === undefined ? {} : { recallK: options.recallK }),
+            };
             meansOf(policy, budget).add(question.category, await measureContext({ store, counter, embedder }, ingested, question, request));
           }
           step(`${sample.sampleId}: contexts at ${budget} tokens`);
@@ -137,9 +171,14 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
       }
     }
   }
-  const context = !contexts ? {} : Object.fromEntries(
-    policies.map((policy) => [policy, Object.fromEntries(budgets.map((budget) => [String(budget), summarizeContext(meansOf(policy, budget))]))]),
-  );
+  const context = !contexts
+    ? {}
+    : Object.fromEntries(
+        policies.map((policy) => [
+          policy,
+          Object.fromEntries(budgets.map((budget) => [String(budget), summarizeContext(meansOf(policy, budget))])),
+        ]),
+      );
   return {
     recall: scoreLocomoRankings(samples, rankings),
     context,
@@ -216,7 +255,8 @@ async function measureContext(
 }
 
 function summarizeContext(means: CategoryMeans): ContextScores {
-  const percent = (metric: string, categories: readonly (typeof locomoCategories)[number][] = locomoCategories) => nullable(means.mean(metric, categories, 100), 1);
+  const percent = (metric: string, categories: readonly (typeof locomoCategories)[number][] = locomoCategories) =>
+    nullable(means.mean(metric, categories, 100), 1);
   const tokens = (metric: string) => nullable(means.mean(metric), 0);
   return {
     n: means.count(),
@@ -228,7 +268,10 @@ function summarizeContext(means: CategoryMeans): ContextScores {
     byCategory: Object.fromEntries(
       locomoCategories.map((category) => [
         String(category),
-        { n: means.count([category]), ...Object.fromEntries(percentMetrics.map((metric) => [metric, nullable(means.mean(metric, [category], 100), 1)])) },
+        {
+          n: means.count([category]),
+          ...Object.fromEntries(percentMetrics.map((metric) => [metric, nullable(means.mean(metric, [category], 100), 1)])),
+        },
       ]),
     ),
   };

@@ -54,7 +54,12 @@ export async function runChat(options: RunChatOptions): Promise<void> {
   lines.close();
 }
 
-async function chatTurn(options: RunChatOptions, scope: { userId: string; conversationId: string }, text: string, signal: AbortSignal): Promise<void> {
+async function chatTurn(
+  options: RunChatOptions,
+  scope: { userId: string; conversationId: string },
+  text: string,
+  signal: AbortSignal,
+): Promise<void> {
   const { io, memory, model } = options;
   await memory.append(scope, { role: 'user', content: text }, { signal });
   const context = await memory.buildContext(scope, {
@@ -77,7 +82,9 @@ async function chatTurn(options: RunChatOptions, scope: { userId: string; conver
   await memory.append(scope, { role: 'assistant', content: reply.content }, { signal });
   io.stdout.write(io.stdin.isTTY === true ? `${model.model}> ${reply.content}\n` : `${reply.content}\n`);
   if (reply.usage !== undefined) {
-    io.stderr.write(`[usage] the provider counted ${formatCount(reply.usage.promptTokens)} prompt + ${formatCount(reply.usage.completionTokens)} completion tokens\n`);
+    io.stderr.write(
+      `[usage] the provider counted ${formatCount(reply.usage.promptTokens)} prompt + ${formatCount(reply.usage.completionTokens)} completion tokens\n`,
+    );
   }
 }
 

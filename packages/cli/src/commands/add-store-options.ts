@@ -45,11 +45,22 @@ export function conversationScopeOf(flags: StoreFlags, conversationId: string): 
 }
 
 /** The stats of a stored conversation; `not_found` naming the user and the database when it has no messages. */
-export async function requireConversation(memory: Memory, scope: Partial<UserScope> & { conversationId: string }, db: string): Promise<ConversationStats> {
+export async function requireConversation(
+  memory: Memory,
+  scope: Partial<UserScope> & { conversationId: string },
+  db: string,
+): Promise<ConversationStats> {
   const stats = await memory.stats(scope);
   if (stats !== undefined) return stats;
-  const owner = scope.userId === undefined && scope.tenantId === undefined ? '' : ` for user ${scope.userId ?? 'default'} (tenant ${scope.tenantId ?? 'default'})`;
-  throw new MemoryError('not_found', `conversation ${JSON.stringify(scope.conversationId)} has no messages${owner} in ${describeDatabase(db)}`, {
-    details: { field: 'conversation' },
-  });
+  const owner =
+    scope.userId === undefined && scope.tenantId === undefined
+      ? ''
+      : ` for user ${scope.userId ?? 'default'} (tenant ${scope.tenantId ?? 'default'})`;
+  throw new MemoryError(
+    'not_found',
+    `conversation ${JSON.stringify(scope.conversationId)} has no messages${owner} in ${describeDatabase(db)}`,
+    {
+      details: { field: 'conversation' },
+    },
+  );
 }

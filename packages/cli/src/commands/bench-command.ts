@@ -43,16 +43,22 @@ export function registerBenchCommand(program: Command, io: CliIo): void {
   const bench = program.command('bench').description('evaluations of recall and context building');
   bench
     .command('locomo')
-    .description('store each LoCoMo conversation, rank its turns for every question with recall(), and score the contexts each policy builds')
+    .description(
+      'store each LoCoMo conversation, rank its turns for every question with recall(), and score the contexts each policy builds',
+    )
     .option('--data <path>', `LoCoMo file (default: ../shared/data/locomo/locomo10.json beside the repository: ${defaultLocomoData})`)
     .option('--max-tokens <list>', 'comma-separated context budgets (default: 1000,2000,4000)', parseBudgets, defaultLocomoBudgets)
     .option('--conversations <n>', 'only the first n conversations', parsePositiveInteger)
     .option('--lenient', 'date a session whose date cannot be read by session order, with a warning, instead of refusing the file')
     .option('--rankings <file>', 'write each question\'s ranking as {"<sample_id>#<qa_index>": ["D3:4", ...]} (50 turn ids, best first)')
     .addOption(new Option('--embedder <name>', 'embedding model').choices(benchEmbedders).default('use-lite'))
-    .option('--folds <k>', 'K-fold cross-validation of recall\'s constants by conversation: chosen on K−1 folds, scored on the held-out one', parsePositiveInteger)
+    .option(
+      '--folds <k>',
+      "K-fold cross-validation of recall's constants by conversation: chosen on K−1 folds, scored on the held-out one",
+      parsePositiveInteger,
+    )
     .option('--recall-only', 'rank turns (and run --folds) only; build no contexts')
-    .option('--embedding-cache <file>', 'keep the model\'s vectors in this file between runs (read if present, written at the end)')
+    .option('--embedding-cache <file>', "keep the model's vectors in this file between runs (read if present, written at the end)")
     .option('--json', 'print one JSON object: recall (overall, byCategory, cat1to4) and context (policy → budget → scores), percents 0–100')
     .action(async (_flags: LocomoFlags, command: Command) => {
       await runLocomoCommand(command.opts<LocomoFlags>(), io);

@@ -30,7 +30,12 @@ export function registerChatCommand(program: Command, io: CliIo): void {
     .description('chat with an OpenAI-compatible model; mnemo stores every turn and builds each request under the budget')
     .option('--db <path|url>', dbOptionDescription)
     .option('--conversation <id>', 'conversation to continue', defaultChatConversationId)
-    .addOption(new Option('--policy <policy>', "context policy (default: the engine's default, hybrid); meshai = summary with the meshai compaction preset").choices(cliPolicies))
+    .addOption(
+      new Option(
+        '--policy <policy>',
+        "context policy (default: the engine's default, hybrid); meshai = summary with the meshai compaction preset",
+      ).choices(cliPolicies),
+    )
     .option('--max-tokens <n>', `token budget of each request (default: ${cliDefaults.maxTokens})`, parsePositiveInteger)
     .option('--system <text>', 'system prompt pinned in every request')
     .action(async (_flags: ChatFlags, command: Command) => {

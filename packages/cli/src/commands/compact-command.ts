@@ -21,7 +21,12 @@ export function registerCompactCommand(program: Command, io: CliIo): void {
     .description('compact a conversation now: fold all but its newest turns into the rolling summary, and print what was written')
     .argument('<conversation>', 'conversation id');
   addStoreOptions(command)
-    .addOption(new Option('--policy <policy>', 'compaction settings of this policy: meshai = the meshai preset, else scaled to --max-tokens').choices(cliPolicies))
+    .addOption(
+      new Option(
+        '--policy <policy>',
+        'compaction settings of this policy: meshai = the meshai preset, else scaled to --max-tokens',
+      ).choices(cliPolicies),
+    )
     .option('--max-tokens <n>', `context budget the thresholds are scaled to (default: ${cliDefaults.maxTokens})`, parsePositiveInteger)
     .action(async (conversationId: string, _flags: CompactFlags, command: Command) => {
       await runCompact(conversationId, command.optsWithGlobals<CompactFlags>(), io);
@@ -51,7 +56,9 @@ async function runCompact(conversationId: string, flags: CompactFlags, io: CliIo
     if (flags.json === true) {
       const { tenantId, userId } = before;
       const watermark = { before: before.summarizedThroughSeq, after: after.summarizedThroughSeq };
-      io.stdout.write(`${JSON.stringify({ tenantId, userId, conversationId, messages: after.messageCount, watermark, summaries: written })}\n`);
+      io.stdout.write(
+        `${JSON.stringify({ tenantId, userId, conversationId, messages: after.messageCount, watermark, summaries: written })}\n`,
+      );
       return;
     }
     io.stdout.write(`summarizer: ${summarizer.description}\n`);

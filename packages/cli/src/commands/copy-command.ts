@@ -20,7 +20,9 @@ interface CopyFlags {
 export function registerCopyCommand(program: Command, io: CliIo): void {
   program
     .command('copy')
-    .description('copy a whole store, every tenant, from one database to another (SQLite file ↔ postgres:// URL); vectors are re-embedded on the target')
+    .description(
+      'copy a whole store, every tenant, from one database to another (SQLite file ↔ postgres:// URL); vectors are re-embedded on the target',
+    )
     .requiredOption('--from <path|url>', 'the store to copy (only read)')
     .requiredOption('--to <path|url>', 'the store to fill: created and migrated when missing; refused when it holds data, unless --force')
     .option('--force', "replace the target's contents: its rows are deleted in the copy's transaction")
@@ -33,7 +35,8 @@ export function registerCopyCommand(program: Command, io: CliIo): void {
 
 async function runCopy(flags: CopyFlags, io: CliIo): Promise<void> {
   const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
-  if (flags.from === undefined || flags.to === undefined) throw new MemoryError('invalid_input', 'copy needs --from and --to', { details: { field: 'from' } });
+  if (flags.from === undefined || flags.to === undefined)
+    throw new MemoryError('invalid_input', 'copy needs --from and --to', { details: { field: 'from' } });
   const embedder = flags.embed ? chooseEmbedder(config) : undefined;
   const progress = createCopyProgress(io, flags.json !== true);
   let report: CopyReport;
@@ -53,7 +56,9 @@ async function runCopy(flags: CopyFlags, io: CliIo): Promise<void> {
     return;
   }
   const rows = report.tables.map((row) => [row.table, formatCount(row.source), formatCount(row.target)]);
-  io.stdout.write(`copied ${report.from} → ${report.to}${report.replaced ? ' (its previous contents replaced)' : ''}; counts verified:\n\n`);
+  io.stdout.write(
+    `copied ${report.from} → ${report.to}${report.replaced ? ' (its previous contents replaced)' : ''}; counts verified:\n\n`,
+  );
   io.stdout.write(formatTable([{ header: 'table' }, { header: 'source', align: 'right' }, { header: 'target', align: 'right' }], rows));
   io.stdout.write(
     report.embedded === undefined

@@ -4,9 +4,10 @@ import { embedderKinds } from '../config/cli-config.js';
 
 /** The `--embedder <kind>` option (over `MNEMO_EMBEDDER` and the config file) of a command that embeds. */
 export function embedderOption(): Option {
-  return (
-    new Option('--embedder <kind>', 'embedder for vector recall: static (default, microseconds a text), use-lite (the bundled USE-lite model), openai, hashed, none (MNEMO_EMBEDDER)').choices(embedderKinds)
-  );
+  return new Option(
+    '--embedder <kind>',
+    'embedder for vector recall: static (default, microseconds a text), use-lite (the bundled USE-lite model), openai, hashed, none (MNEMO_EMBEDDER)',
+  ).choices(embedderKinds);
 }
 
 /**

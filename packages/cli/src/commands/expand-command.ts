@@ -9,7 +9,9 @@ import { addStoreOptions, conversationScopeOf, databaseOf, userOf, type StoreFla
 export function registerExpandCommand(program: Command, io: CliIo): void {
   const command = program
     .command('expand')
-    .description('show a summary, the summaries it folded and its source messages (only summaries of the user: --user, or the --conversation that is its own user)')
+    .description(
+      'show a summary, the summaries it folded and its source messages (only summaries of the user: --user, or the --conversation that is its own user)',
+    )
     .argument('<summary-id>', 'summary id, as `mnemo summaries` lists them');
   addStoreOptions(command)
     .option('--conversation <id>', 'the conversation the summary is of, when it is its own user (as mnemo serve names it)')

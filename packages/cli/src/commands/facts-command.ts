@@ -34,7 +34,11 @@ export function registerFactsCommand(program: Command, io: CliIo): void {
       .option('--tenant <id>', 'tenant of the user (default: default)')
       .option('--json', 'print JSON instead of a table');
 
-  common(facts.command('list').description('current facts (an expired one is left out), those valid at --as-of, or every version with --history'))
+  common(
+    facts
+      .command('list')
+      .description('current facts (an expired one is left out), those valid at --as-of, or every version with --history'),
+  )
     .option('--history', 'every version: superseded, retired and expired ones too')
     .option('--as-of <time>', 'the facts valid at this ISO 8601 time')
     .option('--attribute <name>', 'only this attribute')
@@ -68,7 +72,9 @@ export function registerFactsCommand(program: Command, io: CliIo): void {
       ]);
     });
 
-  common(facts.command('correct').description('correct a current fact: the corrected value supersedes it, the old one stays in the history'))
+  common(
+    facts.command('correct').description('correct a current fact: the corrected value supersedes it, the old one stays in the history'),
+  )
     .argument('<id>', 'the fact id (mnemo facts list shows it)')
     .argument('<value>', 'the corrected value')
     .option('--text <statement>', 'the corrected statement (default: "<attribute>: <value>")')
@@ -78,7 +84,11 @@ export function registerFactsCommand(program: Command, io: CliIo): void {
       ]);
     });
 
-  common(facts.command('expire').description('set when a current fact expires (it then leaves every context, and stays in the history), or "never"'))
+  common(
+    facts
+      .command('expire')
+      .description('set when a current fact expires (it then leaves every context, and stays in the history), or "never"'),
+  )
     .argument('<id>', 'the fact id')
     .argument('<time>', 'ISO 8601 time, "now", or "never"')
     .action(async (id: string, time: string, _flags: FactsFlags, command: Command) => {
@@ -87,7 +97,11 @@ export function registerFactsCommand(program: Command, io: CliIo): void {
       ]);
     });
 
-  common(facts.command('consolidate').description('merge duplicate facts into the more specific one and settle contradictions by time (history kept)'))
+  common(
+    facts
+      .command('consolidate')
+      .description('merge duplicate facts into the more specific one and settle contradictions by time (history kept)'),
+  )
     .option('--dry-run', 'report what would change, write nothing')
     .action(async (_flags: FactsFlags & { dryRun?: boolean }, command: Command) => {
       const flags = command.optsWithGlobals<FactsFlags & { dryRun?: boolean }>();
@@ -95,7 +109,9 @@ export function registerFactsCommand(program: Command, io: CliIo): void {
         const result = await memory.facts.consolidate(user, { dryRun: flags.dryRun === true });
         if (flags.json !== true) {
           const verb = flags.dryRun === true ? 'would end' : 'ended';
-          io.stdout.write(`${result.merged.length} duplicates merged and ${result.settled.length} contradictions settled (${verb} these, history kept):\n`);
+          io.stdout.write(
+            `${result.merged.length} duplicates merged and ${result.settled.length} contradictions settled (${verb} these, history kept):\n`,
+          );
         }
         return [...result.merged.map((item) => item.duplicate), ...result.settled.map((item) => item.older)];
       });
@@ -109,7 +125,12 @@ export function registerFactsCommand(program: Command, io: CliIo): void {
 }
 
 /** Opens the store (read-only to list, so looking never creates or changes one), runs `body` and prints the facts it returns. */
-async function withFacts(flags: FactsFlags, io: CliIo, readonly: boolean, body: (memory: Memory, user: Partial<UserScope>, flags: FactsFlags) => Promise<Fact[]>): Promise<void> {
+async function withFacts(
+  flags: FactsFlags,
+  io: CliIo,
+  readonly: boolean,
+  body: (memory: Memory, user: Partial<UserScope>, flags: FactsFlags) => Promise<Fact[]>,
+): Promise<void> {
   const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
   const db = databaseOf(flags, config, io);
   const memory = await openMemory(readonly ? { db, readonly: true } : { db, mustExist: true, compaction: 'manual' });
@@ -125,12 +146,16 @@ function formatFacts(facts: readonly Fact[]): string {
   if (facts.length === 0) return 'no facts\n';
   const now = new Date().toISOString();
   const rows = facts.map((fact) => [fact.id, fact.subject, fact.attribute, fact.value, fact.validFrom, stateOf(fact, now)]);
-  return formatTable([{ header: 'id' }, { header: 'subject' }, { header: 'attribute' }, { header: 'value' }, { header: 'since' }, { header: 'state' }], rows);
+  return formatTable(
+    [{ header: 'id' }, { header: 'subject' }, { header: 'attribute' }, { header: 'value' }, { header: 'since' }, { header: 'state' }],
+    rows,
+  );
 }
 
 function toIso(flag: string, value: string): string {
   const time = Date.parse(value);
-  if (!Number.isFinite(time)) throw new MemoryError('invalid_input', `${flag} must be an ISO 8601 time (got ${JSON.stringify(value)})`, { details: { field: flag } });
+  if (!Number.isFinite(time))
+    throw new MemoryError('invalid_input', `${flag} must be an ISO 8601 time (got ${JSON.stringify(value)})`, { details: { field: flag } });
   return new Date(time).toISOString();
 }
 

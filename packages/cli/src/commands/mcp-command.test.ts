@@ -64,7 +64,9 @@ describe('mnemo mcp (stdio)', () => {
     const deleted = await call(client, 'memory', { command: 'delete', path: '/memories/relay.md' });
 
     expect(tools.map((tool) => tool.name)).toEqual(['remember', 'get_context', 'recall', 'list_facts', 'forget', 'correct', 'memory']);
-    expect((context.structuredContent as { messages: { content: string }[] }).messages.map((message) => message.content)).toEqual(['Relay LARCH-RIDGE battery at 45%.']);
+    expect((context.structuredContent as { messages: { content: string }[] }).messages.map((message) => message.content)).toEqual([
+      'Relay LARCH-RIDGE battery at 45%.',
+    ]);
     expect(created.text).toBe('Created /memories/maren.md (13 bytes).');
     expect(edited.isError).toBeFalsy();
     expect(renamed.text).toBe('Renamed /memories/maren.md to /memories/relay.md.');

@@ -39,7 +39,9 @@ async function runMcp(flags: McpFlags, io: CliIo): Promise<void> {
   const tokenCounter = createGptTokenCounter(config.llm.model === undefined ? {} : { model: config.llm.model });
   const summarizer = chooseSummarizer(config).create?.(tokenCounter);
   // stdout carries JSON-RPC only: every diagnostic goes to stderr.
-  const log = { error: (fields: Record<string, unknown>, message: string) => io.stderr.write(`mnemo mcp: ${message}: ${describe(fields.err)}\n`) };
+  const log = {
+    error: (fields: Record<string, unknown>, message: string) => io.stderr.write(`mnemo mcp: ${message}: ${describe(fields.err)}\n`),
+  };
   const embedder = chooseEmbedder(config);
   const defaults = engineDefaultsOf(config.context);
   const memory = createMemory({

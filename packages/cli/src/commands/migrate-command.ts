@@ -30,7 +30,9 @@ export interface MigrateReport extends PostgresMigrationResult {
 export function registerMigrateCommand(program: Command, io: CliIo): void {
   program
     .command('migrate')
-    .description("create the store or bring its schema up to this mnemo's version (SQLite file or PostgreSQL schema), and print the schema version")
+    .description(
+      "create the store or bring its schema up to this mnemo's version (SQLite file or PostgreSQL schema), and print the schema version",
+    )
     .option('--db <path|url>', dbOptionDescription)
     .option('--json', 'print one JSON object: store, db, schema, fromVersion, toVersion, applied, pgvector')
     .action(async (_flags: MigrateFlags, command: Command) => {
@@ -47,8 +49,14 @@ async function runMigrate(flags: MigrateFlags, io: CliIo): Promise<void> {
     return;
   }
   const where = report.schema === undefined ? report.db : `${report.db} (schema ${report.schema})`;
-  const change = report.applied.length === 0 ? 'up to date' : `migrated from version ${report.fromVersion}, applied ${report.applied.join(', ')}`;
-  const vectors = report.pgvector === undefined ? '' : report.pgvector === null ? '; no pgvector: vectors are searched without an index' : `; pgvector ${report.pgvector}`;
+  const change =
+    report.applied.length === 0 ? 'up to date' : `migrated from version ${report.fromVersion}, applied ${report.applied.join(', ')}`;
+  const vectors =
+    report.pgvector === undefined
+      ? ''
+      : report.pgvector === null
+        ? '; no pgvector: vectors are searched without an index'
+        : `; pgvector ${report.pgvector}`;
   io.stdout.write(`${where}: schema version ${report.toVersion}, ${change}${vectors}\n`);
 }
 
@@ -79,7 +87,10 @@ async function migratePostgres(db: string): Promise<MigrateReport> {
     // Opening the store after the migration moves real[] vectors into pgvector tables when the extension arrived since.
     await (await createPostgresStore({ connectionString, ...(schema === undefined ? {} : { schema }), poolMax: 1 })).close();
     const extensionSchema = await findVectorExtension(pool);
-    const version = extensionSchema === undefined ? null : ((await pool.query<{ v: string }>("SELECT extversion AS v FROM pg_extension WHERE extname = 'vector'")).rows[0]?.v ?? null);
+    const version =
+      extensionSchema === undefined
+        ? null
+        : ((await pool.query<{ v: string }>("SELECT extversion AS v FROM pg_extension WHERE extname = 'vector'")).rows[0]?.v ?? null);
     return { store: 'postgres', db: describeDatabase(db), schema: schema ?? 'mnemo', ...result, pgvector: version };
   } finally {
     await pool.end();

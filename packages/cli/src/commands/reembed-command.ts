@@ -26,7 +26,9 @@ const progressIntervalMs = 500;
 export function registerReembedCommand(program: Command, io: CliIo): void {
   const command = program
     .command('reembed')
-    .description('move message vectors to the configured embedder (after a model change): embeds what lacks a vector of it, with progress, resumable; then drops vectors of other models')
+    .description(
+      'move message vectors to the configured embedder (after a model change): embeds what lacks a vector of it, with progress, resumable; then drops vectors of other models',
+    )
     .addOption(embedderOption())
     .option('--keep-old', 'keep the vectors of other models (to switch back without embedding again)');
   addStoreOptions(command).action(async (_flags: ReembedFlags, command: Command) => {
@@ -38,12 +40,16 @@ export function registerReembedCommand(program: Command, io: CliIo): void {
 async function runReembed(flags: ReembedFlags, io: CliIo): Promise<void> {
   const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
   const embedder = chooseEmbedder(config);
-  if (embedder === undefined) throw new MemoryError('invalid_input', 'reembed needs an embedder: MNEMO_EMBEDDER is none', { details: { field: 'embedder' } });
+  if (embedder === undefined)
+    throw new MemoryError('invalid_input', 'reembed needs an embedder: MNEMO_EMBEDDER is none', { details: { field: 'embedder' } });
   const store = await openCliStore(databaseOf(flags, config, io), { mustExist: true });
   // The engine only closes the store here; no background work runs, the command embeds in the foreground.
   const memory = createMemory({ store, compaction: false, knowledge: false, worker: { autoStart: false } });
   try {
-    const user = resolveUserScope({ ...(flags.tenant === undefined ? {} : { tenantId: flags.tenant }), ...(flags.user === undefined ? {} : { userId: flags.user }) });
+    const user = resolveUserScope({
+      ...(flags.tenant === undefined ? {} : { tenantId: flags.tenant }),
+      ...(flags.user === undefined ? {} : { userId: flags.user }),
+    });
     const scopes = await listConversations(store, user.tenantId, flags.user === undefined ? undefined : user.userId);
     const started = performance.now();
     let lastProgress = 0;
@@ -54,9 +60,19 @@ async function runReembed(flags: ReembedFlags, io: CliIo): Promise<void> {
       lastProgress = now;
       const seconds = (now - started) / 1000;
       const rate = seconds > 0 ? embedded / seconds : 0;
-      const line = { model: embedder.model, conversationsDone: done, conversations: scopes.length, embeddedMessages: embedded, messagesPerSecond: Math.round(rate), seconds: Math.round(seconds * 10) / 10 };
+      const line = {
+        model: embedder.model,
+        conversationsDone: done,
+        conversations: scopes.length,
+        embeddedMessages: embedded,
+        messagesPerSecond: Math.round(rate),
+        seconds: Math.round(seconds * 10) / 10,
+      };
       if (flags.json === true) io.stderr.write(`${JSON.stringify({ progress: line })}\n`);
-      else io.stderr.write(`\r${embedder.model}: ${done} / ${scopes.length} conversations, ${embedded} messages embedded (${Math.round(rate)}/s)`);
+      else
+        io.stderr.write(
+          `\r${embedder.model}: ${done} / ${scopes.length} conversations, ${embedded} messages embedded (${Math.round(rate)}/s)`,
+        );
     };
     for (const [index, scope] of scopes.entries()) {
       embedded += await embedConversation({ store, embedder }, scope);
@@ -64,10 +80,23 @@ async function runReembed(flags: ReembedFlags, io: CliIo): Promise<void> {
     }
     progress(scopes.length, true);
     // Only once every conversation has the new vectors, so that an interrupted run leaves the old ones usable.
-    const dropped = flags.keepOld === true ? 0 : await store.deleteEmbeddings({ tenantId: user.tenantId, ...(flags.user === undefined ? {} : { userId: user.userId }), exceptModel: embedder.model });
+    const dropped =
+      flags.keepOld === true
+        ? 0
+        : await store.deleteEmbeddings({
+            tenantId: user.tenantId,
+            ...(flags.user === undefined ? {} : { userId: user.userId }),
+            exceptModel: embedder.model,
+          });
     const seconds = Math.round((performance.now() - started) / 100) / 10;
-    if (flags.json === true) io.stdout.write(`${JSON.stringify({ model: embedder.model, droppedVectors: dropped, conversations: scopes.length, embeddedMessages: embedded, seconds })}\n`);
-    else io.stdout.write(`\n${embedder.model}: embedded ${embedded} messages in ${scopes.length} conversations in ${seconds} s, dropped ${dropped} vectors of other models\n`);
+    if (flags.json === true)
+      io.stdout.write(
+        `${JSON.stringify({ model: embedder.model, droppedVectors: dropped, conversations: scopes.length, embeddedMessages: embedded, seconds })}\n`,
+      );
+    else
+      io.stdout.write(
+        `\n${embedder.model}: embedded ${embedded} messages in ${scopes.length} conversations in ${seconds} s, dropped ${dropped} vectors of other models\n`,
+      );
   } finally {
     await memory.close();
   }
@@ -77,8 +106,12 @@ async function listConversations(store: Store, tenantId: string, userId: string 
   const scopes: Scope[] = [];
   let cursor: string | undefined;
   do {
-    const page = await store.listConversations({ tenantId, ...(userId === undefined ? {} : { userId }) }, { limit: 500, ...(cursor === undefined ? {} : { cursor }) });
-    for (const conversation of page.items) scopes.push({ tenantId, userId: conversation.userId, conversationId: conversation.conversationId });
+    const page = await store.listConversations(
+      { tenantId, ...(userId === undefined ? {} : { userId }) },
+      { limit: 500, ...(cursor === undefined ? {} : { cursor }) },
+    );
+    for (const conversation of page.items)
+      scopes.push({ tenantId, userId: conversation.userId, conversationId: conversation.conversationId });
     cursor = page.nextCursor;
   } while (cursor !== undefined);
   return scopes;

@@ -39,9 +39,10 @@ export function registerReplayCommand(program: Command, io: CliIo): void {
     .option('--conversation <id>', 'LoCoMo sample_id to replay (default: the first)')
     .option('--lenient', 'LoCoMo: date a session whose date cannot be read by session order, with a warning, instead of refusing the file')
     .addOption(
-      new Option('--policy <policy>', `report one policy (default: compare all; ${defaultReplayPolicy} with --json); meshai = summary with the meshai compaction preset`).choices(
-        cliPolicies,
-      ),
+      new Option(
+        '--policy <policy>',
+        `report one policy (default: compare all; ${defaultReplayPolicy} with --json); meshai = summary with the meshai compaction preset`,
+      ).choices(cliPolicies),
     )
     .option('--max-tokens <n>', `token budget of each request (default: ${cliDefaults.maxTokens})`, parsePositiveInteger)
     .option('--window-turns <n>', 'turns the window policy keeps (default: 4)', parsePositiveInteger)
@@ -92,7 +93,11 @@ async function runReplay(file: string, flags: ReplayFlags, io: CliIo): Promise<v
   const recordedPolicy = chosen ?? defaultReplayPolicy;
   // Replays always summarize offline (the engine's default summarizer), so the same file gives the same
   // numbers; compaction is drained by the simulation before each request, never in the background.
-  const memoryOptions = { maxTokens, compaction: 'manual' as const, ...(config.llm.model === undefined ? {} : { model: config.llm.model }) };
+  const memoryOptions = {
+    maxTokens,
+    compaction: 'manual' as const,
+    ...(config.llm.model === undefined ? {} : { model: config.llm.model }),
+  };
   const memory = await openMemory({ ...memoryOptions, db, policy: recordedPolicy });
   // A kept replay records only the policy a bot would use; the others are measured on discarded copies.
   // Compaction state depends on the settings, so meshai (its own preset) never shares a memory with the
@@ -128,7 +133,8 @@ async function runReplay(file: string, flags: ReplayFlags, io: CliIo): Promise<v
     await memory.close();
     for (const comparison of comparisonMemories.values()) await comparison.close();
   }
-  if (flags.db !== undefined) io.stderr.write(`mnemo: stored ${transcript.messages.length} messages in ${describeDatabase(db)} as conversation ${conversationId}\n`);
+  if (flags.db !== undefined)
+    io.stderr.write(`mnemo: stored ${transcript.messages.length} messages in ${describeDatabase(db)} as conversation ${conversationId}\n`);
   if (flags.json === true) {
     const result = totals[0]!;
     io.stdout.write(`${JSON.stringify(Object.fromEntries(replayJsonFields.map((field) => [field, result[field]])))}\n`);

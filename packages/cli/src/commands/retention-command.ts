@@ -26,7 +26,9 @@ interface RetentionFlags {
 export function registerRetentionCommand(program: Command, io: CliIo): void {
   program
     .command('retention')
-    .description('erase messages older than the retention policy allows, with everything made of them (summaries, vectors, facts, files); --dry-run reports who')
+    .description(
+      'erase messages older than the retention policy allows, with everything made of them (summaries, vectors, facts, files); --dry-run reports who',
+    )
     .option('--db <path|url>', dbOptionDescription)
     .option('--max-age-days <days>', 'the policy of this run, for every user (default: the configured retention)', parseDays)
     .option('--tenant <id>', 'only this tenant (default: every tenant the settings know)')
@@ -42,20 +44,29 @@ async function runRetention(flags: RetentionFlags, io: CliIo): Promise<void> {
   const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
   const retention = flags.maxAgeDays === undefined ? config.retention : { maxAgeDays: flags.maxAgeDays, intervalMinutes: 60, tenants: {} };
   if (retention?.maxAgeDays === undefined && Object.keys(retention?.tenants ?? {}).length === 0) {
-    throw new MemoryError('invalid_input', 'no retention policy: pass --max-age-days, or set MNEMO_RETENTION_DAYS or retention in the config file', {
-      details: { field: 'maxAgeDays' },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      'no retention policy: pass --max-age-days, or set MNEMO_RETENTION_DAYS or retention in the config file',
+      {
+        details: { field: 'maxAgeDays' },
+      },
+    );
   }
   const db = databaseOf(flags, config, io);
   const memory = await openMemory(flags.dryRun === true ? { db, readonly: true } : { db, mustExist: true, compaction: 'manual' });
   try {
     const rows: { tenantId: string; outcome: RetentionOutcome }[] = [];
     for (const tenantId of flags.tenant === undefined ? retentionTenants({ ...config, retention }) : [flags.tenant]) {
-      const outcomes = await memory.applyRetention(retentionRulesOf(retention!, tenantId), { dryRun: flags.dryRun === true, ...(flags.user === undefined ? {} : { userIds: flags.user }) });
+      const outcomes = await memory.applyRetention(retentionRulesOf(retention!, tenantId), {
+        dryRun: flags.dryRun === true,
+        ...(flags.user === undefined ? {} : { userIds: flags.user }),
+      });
       rows.push(...outcomes.map((outcome) => ({ tenantId, outcome })));
     }
     if (flags.json === true) {
-      io.stdout.write(`${JSON.stringify({ dryRun: flags.dryRun === true, users: rows.map(({ tenantId, outcome }) => ({ tenantId, ...outcome })) })}\n`);
+      io.stdout.write(
+        `${JSON.stringify({ dryRun: flags.dryRun === true, users: rows.map(({ tenantId, outcome }) => ({ tenantId, ...outcome })) })}\n`,
+      );
       return;
     }
     if (rows.length === 0) {
@@ -72,7 +83,14 @@ async function runRetention(flags: RetentionFlags, io: CliIo): Promise<void> {
     ]);
     io.stdout.write(
       formatTable(
-        [{ header: 'tenant' }, { header: 'user' }, { header: 'before' }, { header: 'messages', align: 'right' }, { header: 'summaries', align: 'right' }, { header: 'facts', align: 'right' }],
+        [
+          { header: 'tenant' },
+          { header: 'user' },
+          { header: 'before' },
+          { header: 'messages', align: 'right' },
+          { header: 'summaries', align: 'right' },
+          { header: 'facts', align: 'right' },
+        ],
         table,
       ),
     );
@@ -83,6 +101,9 @@ async function runRetention(flags: RetentionFlags, io: CliIo): Promise<void> {
 
 function parseDays(value: string): number {
   const days = Number(value);
-  if (!Number.isFinite(days) || days <= 0) throw new MemoryError('invalid_input', `--max-age-days must be a positive number of days (got ${JSON.stringify(value)})`, { details: { field: 'maxAgeDays' } });
+  if (!Number.isFinite(days) || days <= 0)
+    throw new MemoryError('invalid_input', `--max-age-days must be a positive number of days (got ${JSON.stringify(value)})`, {
+      details: { field: 'maxAgeDays' },
+    });
   return days;
 }

@@ -12,7 +12,13 @@ import { isPostgresUrl, loadCliConfig, type CliConfig, type CliServerConfig } fr
 import { chooseQueryEmbedder } from '../store/choose-embedder.js';
 import { createServeMemory } from '../store/create-serve-memory.js';
 import { describeDatabase, openCliStore, openStoreWhenAvailable } from '../store/open-cli-store.js';
-import { announceListening, defaultHttpProcessCount, isHttpProcess, nextStopMessage, startHttpProcesses } from '../workers/start-http-processes.js';
+import {
+  announceListening,
+  defaultHttpProcessCount,
+  isHttpProcess,
+  nextStopMessage,
+  startHttpProcesses,
+} from '../workers/start-http-processes.js';
 import { defaultWorkerCount, startWorkerProcesses, type WorkerProcesses } from '../workers/start-worker-processes.js';
 import { databaseOf, dbOptionDescription } from './add-store-options.js';
 import { nextShutdownSignal } from './next-shutdown-signal.js';
@@ -44,13 +50,23 @@ export const defaultServeHost = '127.0.0.1';
 export function registerServeCommand(program: Command, io: CliIo): void {
   program
     .command('serve')
-    .description('run the HTTP API (memory and resource API, OpenAI-compatible proxy, MCP, the /inspect page, /metrics, /openapi.json) on the store')
+    .description(
+      'run the HTTP API (memory and resource API, OpenAI-compatible proxy, MCP, the /inspect page, /metrics, /openapi.json) on the store',
+    )
     .option('--port <n>', `port to listen on; 0 picks a free one (default: ${defaultPort})`, parsePort)
     .option('--host <address>', `address to listen on; any but loopback needs API keys (default: ${defaultServeHost})`)
     .option('--db <path|url>', dbOptionDescription)
     .addOption(embedderOption())
-    .option('--http-processes <n>', 'HTTP server processes sharing the port (node:cluster), each on its own store connection; 1: this process serves (default: 1 on up to 2 cores, else one per core left after the workers; MNEMO_HTTP_PROCESSES)', parseHttpProcessCount)
-    .option('--workers <n>', `background worker processes to start beside the server; 0: this process only serves (default: ${defaultWorkerCount()}, from the cores)`, parseWorkerCount)
+    .option(
+      '--http-processes <n>',
+      'HTTP server processes sharing the port (node:cluster), each on its own store connection; 1: this process serves (default: 1 on up to 2 cores, else one per core left after the workers; MNEMO_HTTP_PROCESSES)',
+      parseHttpProcessCount,
+    )
+    .option(
+      '--workers <n>',
+      `background worker processes to start beside the server; 0: this process only serves (default: ${defaultWorkerCount()}, from the cores)`,
+      parseWorkerCount,
+    )
     .action(async (_flags: ServeFlags, command: Command) => {
       const flags = command.optsWithGlobals<ServeFlags & { embedder?: string }>();
       await runServe(flags, withEmbedderFlag(io, flags));
@@ -75,7 +91,10 @@ async function runServe(flags: ServeFlags, io: CliIo): Promise<void> {
   const shutdown = nextShutdownSignal();
   io.stdout.write(`mnemo listening on ${serving.url}\n`);
   const workers = workerCount === 0 ? undefined : startWorkers(workerCount, db, flags, io, logger, settings);
-  logger.info({ ...serving.describe, url: serving.url, db: describeDatabase(db), apiKeys: settings.apiKeys.length, workers: workers?.pids() ?? [] }, 'listening');
+  logger.info(
+    { ...serving.describe, url: serving.url, db: describeDatabase(db), apiKeys: settings.apiKeys.length, workers: workers?.pids() ?? [] },
+    'listening',
+  );
   const signal = await shutdown;
   logger.info({ signal }, 'shutting down: finishing in-flight requests and stopping the workers');
   await Promise.all([serving.close(), workers?.stop(workerStopTimeoutMs)]);
@@ -109,7 +128,12 @@ async function openHttpServer(setup: ServeSetup, options: { httpProcess: boolean
   const logger = pino({ base: { service: 'mnemo', ...(options.httpProcess ? { pid: process.pid } : {}) } }, io.stdout);
   const store = await openStoreWhenAvailable(setup.db, logger);
   const queryEmbedder = chooseQueryEmbedder(config);
-  const { memory, summarizer, embedder } = createServeMemory({ config, store, logger, ...(queryEmbedder.embedder === undefined ? {} : { embedder: queryEmbedder.embedder }) });
+  const { memory, summarizer, embedder } = createServeMemory({
+    config,
+    store,
+    logger,
+    ...(queryEmbedder.embedder === undefined ? {} : { embedder: queryEmbedder.embedder }),
+  });
   let server;
   try {
     const app = createServerApp({
@@ -119,7 +143,12 @@ async function openHttpServer(setup: ServeSetup, options: { httpProcess: boolean
       limits: serverLimits(settings),
       llm: { ...config.llm },
       // The Messages upstream shares the OpenAI one's timeouts.
-      anthropic: { ...config.anthropic, connectTimeoutMs: config.llm.connectTimeoutMs, firstByteTimeoutMs: config.llm.firstByteTimeoutMs, idleTimeoutMs: config.llm.idleTimeoutMs },
+      anthropic: {
+        ...config.anthropic,
+        connectTimeoutMs: config.llm.connectTimeoutMs,
+        firstByteTimeoutMs: config.llm.firstByteTimeoutMs,
+        idleTimeoutMs: config.llm.idleTimeoutMs,
+      },
       // The proxy (POST /v1/chat/completions and /v1/responses, upstream from llm.*; POST /v1/messages, upstream from anthropic.*), MCP at /mcp, the inspector at /inspect.
       routes: [mountProxyRoutes, mountMcpRoutes, mountInspectorRoutes],
       ...(settings.corsOrigins.length === 0 ? {} : { cors: { origins: settings.corsOrigins } }),
@@ -138,7 +167,11 @@ async function openHttpServer(setup: ServeSetup, options: { httpProcess: boolean
   if (store instanceof SqliteStore) {
     void store
       .checkIntegrity()
-      .then((problems) => (problems.length === 0 ? undefined : logger.error({ problems, db: setup.db }, 'the database file is damaged; /ready fails until it is restored from a backup')))
+      .then((problems) =>
+        problems.length === 0
+          ? undefined
+          : logger.error({ problems, db: setup.db }, 'the database file is damaged; /ready fails until it is restored from a backup'),
+      )
       .catch((error: unknown) => logger.warn({ err: error }, 'cannot check the database file for damage'));
   }
   const running = server;
@@ -182,8 +215,10 @@ async function runHttpPrimary(setup: ServeSetup, flags: ServeFlags, workerCount:
   const http = await startHttpProcesses({
     count: httpProcessCount,
     args: [
-      '--host', setup.host,
-      '--port', String(setup.port),
+      '--host',
+      setup.host,
+      '--port',
+      String(setup.port),
       ...(postgres ? [] : ['--db', db]),
       ...(flags.config === undefined ? [] : ['--config', resolve(io.cwd, flags.config)]),
     ],
@@ -207,14 +242,22 @@ async function runHttpPrimary(setup: ServeSetup, flags: ServeFlags, workerCount:
  * The `mnemo worker` processes of this server, on its store and config, each with its share of the cores
  * as embedding threads; a PostgreSQL URL goes by environment, not argv, so `ps` shows no password.
  */
-function startWorkers(count: number, db: string, flags: ServeFlags, io: CliIo, logger: pino.Logger, settings: CliServerConfig): WorkerProcesses {
+function startWorkers(
+  count: number,
+  db: string,
+  flags: ServeFlags,
+  io: CliIo,
+  logger: pino.Logger,
+  settings: CliServerConfig,
+): WorkerProcesses {
   const postgres = isPostgresUrl(db);
   return startWorkerProcesses({
     count,
     args: [
       ...(postgres ? [] : ['--db', db]),
       ...(flags.config === undefined ? [] : ['--config', resolve(io.cwd, flags.config)]),
-      '--embedding-threads', String(defaultEmbeddingThreads(count)),
+      '--embedding-threads',
+      String(defaultEmbeddingThreads(count)),
     ],
     cwd: io.cwd,
     env: { ...io.env, ...(postgres ? { MNEMO_DATABASE_URL: db } : {}) },
@@ -237,18 +280,21 @@ function serverLimits(settings: CliServerConfig): Partial<ServerLimits> {
 
 function parsePort(value: string): number {
   const port = Number(value);
-  if (!/^\s*\d+\s*$/.test(value) || !Number.isInteger(port) || port > 65_535) throw new InvalidArgumentError('must be a port number from 0 to 65535.');
+  if (!/^\s*\d+\s*$/.test(value) || !Number.isInteger(port) || port > 65_535)
+    throw new InvalidArgumentError('must be a port number from 0 to 65535.');
   return port;
 }
 
 function parseHttpProcessCount(value: string): number {
   const count = Number(value);
-  if (!/^\s*\d+\s*$/.test(value) || !Number.isInteger(count) || count < 1 || count > 64) throw new InvalidArgumentError('must be a number of HTTP processes from 1 to 64.');
+  if (!/^\s*\d+\s*$/.test(value) || !Number.isInteger(count) || count < 1 || count > 64)
+    throw new InvalidArgumentError('must be a number of HTTP processes from 1 to 64.');
   return count;
 }
 
 function parseWorkerCount(value: string): number {
   const count = Number(value);
-  if (!/^\s*\d+\s*$/.test(value) || !Number.isInteger(count) || count > 64) throw new InvalidArgumentError('must be a number of worker processes from 0 to 64.');
+  if (!/^\s*\d+\s*$/.test(value) || !Number.isInteger(count) || count > 64)
+    throw new InvalidArgumentError('must be a number of worker processes from 0 to 64.');
   return count;
 }

@@ -53,7 +53,10 @@ async function runStats(flags: StatsFlags, io: CliIo): Promise<void> {
     const conversations = await listAllStats(memory, userOf(flags));
     const backlog = await memory.jobBacklog({ tenantId: flags.tenant ?? 'default' });
     if (flags.json === true) io.stdout.write(`${JSON.stringify({ db: describeDatabase(db), conversations, backlog })}\n`);
-    else io.stdout.write(`${conversations.length === 0 ? `no conversations in ${describeDatabase(db)}\n` : formatConversations(conversations)}\n${formatBacklog(backlog)}`);
+    else
+      io.stdout.write(
+        `${conversations.length === 0 ? `no conversations in ${describeDatabase(db)}\n` : formatConversations(conversations)}\n${formatBacklog(backlog)}`,
+      );
   } finally {
     await memory.close();
   }
@@ -105,7 +108,10 @@ function formatConversation(stats: ConversationReport): string {
     ['saved tokens', `${formatCount(stats.usage.savedTokens)} (${formatPercent(savedShare(stats))})`],
     ['compactions', formatCount(stats.usage.compactions)],
     ['summarizer tokens', `${formatCount(stats.usage.summarizerInputTokens)} in + ${formatCount(stats.usage.summarizerOutputTokens)} out`],
-    ['net saved tokens', `${formatCount(stats.usage.netSavedTokens)} (${formatPercent(stats.netSavedPercent)}, after the summarizer's tokens)`],
+    [
+      'net saved tokens',
+      `${formatCount(stats.usage.netSavedTokens)} (${formatPercent(stats.netSavedPercent)}, after the summarizer's tokens)`,
+    ],
   ];
   return formatTable([{ header: 'field' }, { header: 'value' }], rows);
 }
@@ -114,7 +120,10 @@ function formatConversation(stats: ConversationReport): string {
 function formatBacklog(backlog: JobBacklogStatus): string {
   const right = 'right' as const;
   const rows = Object.entries(backlog.byKind).map(([kind, counts]) => [kind, formatCount(counts.pending), formatCount(counts.running)]);
-  const oldest = backlog.oldestPendingAgeMs === undefined ? 'none pending' : `${(backlog.oldestPendingAgeMs / 1000).toFixed(1)} s (since ${backlog.oldestPendingCreatedAt})`;
+  const oldest =
+    backlog.oldestPendingAgeMs === undefined
+      ? 'none pending'
+      : `${(backlog.oldestPendingAgeMs / 1000).toFixed(1)} s (since ${backlog.oldestPendingCreatedAt})`;
   return `${formatTable([{ header: 'background job' }, { header: 'pending', align: right }, { header: 'running', align: right }], rows)}oldest pending job waited: ${oldest}\n`;
 }
 

@@ -10,7 +10,7 @@ import { addStoreOptions, conversationScopeOf, databaseOf, requireConversation, 
 export function registerSummariesCommand(program: Command, io: CliIo): void {
   const command = program
     .command('summaries')
-    .description("list every summary version of a conversation: range, level, tokens, summarizer, provenance")
+    .description('list every summary version of a conversation: range, level, tokens, summarizer, provenance')
     .argument('<conversation>', 'conversation id');
   addStoreOptions(command).action(async (conversationId: string, _flags: StoreFlags, command: Command) => {
     await runSummaries(conversationId, command.optsWithGlobals<StoreFlags>(), io);
@@ -28,7 +28,9 @@ async function runSummaries(conversationId: string, flags: StoreFlags, io: CliIo
     const summaries = await memory.listSummaries(scope);
     if (flags.json === true) {
       const { tenantId, userId, messageCount, summarizedThroughSeq } = conversation;
-      io.stdout.write(`${JSON.stringify({ tenantId, userId, conversationId, messages: messageCount, watermark: summarizedThroughSeq, summaries })}\n`);
+      io.stdout.write(
+        `${JSON.stringify({ tenantId, userId, conversationId, messages: messageCount, watermark: summarizedThroughSeq, summaries })}\n`,
+      );
       return;
     }
     const heading =
@@ -38,7 +40,9 @@ async function runSummaries(conversationId: string, flags: StoreFlags, io: CliIo
       io.stdout.write(`${heading}; no summaries\n`);
       return;
     }
-    io.stdout.write(`${heading}; ${summaries.length === 1 ? '1 summary version' : `${summaries.length} summary versions`}, oldest first:\n\n${formatSummaries(summaries)}`);
+    io.stdout.write(
+      `${heading}; ${summaries.length === 1 ? '1 summary version' : `${summaries.length} summary versions`}, oldest first:\n\n${formatSummaries(summaries)}`,
+    );
   } finally {
     await memory.close();
   }

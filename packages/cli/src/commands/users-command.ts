@@ -39,7 +39,10 @@ async function runSplitDefault(flags: SplitFlags, io: CliIo): Promise<void> {
   // The appends enqueue extraction, compaction and embedding jobs; a running `mnemo serve` (or the next one) does them.
   const memory = await openMemory({ db, mustExist: true, compaction: 'manual' });
   try {
-    const outcomes = await splitDefaultUser(memory, { tenantId: flags.tenant ?? 'default', ...(flags.dryRun === true ? { dryRun: true } : {}) });
+    const outcomes = await splitDefaultUser(memory, {
+      tenantId: flags.tenant ?? 'default',
+      ...(flags.dryRun === true ? { dryRun: true } : {}),
+    });
     if (flags.json === true) {
       io.stdout.write(`${JSON.stringify({ dryRun: flags.dryRun === true, conversations: outcomes })}\n`);
       return;
@@ -48,10 +51,17 @@ async function runSplitDefault(flags: SplitFlags, io: CliIo): Promise<void> {
       io.stdout.write(`no conversation of user "${legacyDefaultUserId}" in ${describeDatabase(db)}: nothing to move\n`);
       return;
     }
-    const rows = outcomes.map((outcome) => [outcome.conversationId, flags.dryRun === true ? `would be ${outcome.outcome}` : outcome.outcome, formatCount(outcome.messages)]);
+    const rows = outcomes.map((outcome) => [
+      outcome.conversationId,
+      flags.dryRun === true ? `would be ${outcome.outcome}` : outcome.outcome,
+      formatCount(outcome.messages),
+    ]);
     io.stdout.write(formatTable([{ header: 'conversation' }, { header: 'outcome' }, { header: 'messages', align: 'right' }], rows));
     const skipped = outcomes.filter((outcome) => outcome.outcome === 'skipped').length;
-    if (skipped > 0) io.stdout.write(`${skipped} skipped: their own user already holds a different conversation of that id; they stay under "${legacyDefaultUserId}"\n`);
+    if (skipped > 0)
+      io.stdout.write(
+        `${skipped} skipped: their own user already holds a different conversation of that id; they stay under "${legacyDefaultUserId}"\n`,
+      );
   } finally {
     await memory.close();
   }

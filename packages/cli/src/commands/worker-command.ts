@@ -73,8 +73,24 @@ async function runWorker(flags: WorkerFlags, io: CliIo): Promise<void> {
   const leaseMs = flags.leaseMs ?? defaultWorkerLeaseMs;
   const embeddingThreads = flags.embeddingThreads ?? defaultEmbeddingThreads();
   const threaded = chooseWorkerEmbedder(config, embeddingThreads);
-  const { memory, summarizer, embedder } = createServeMemory({ config, store, logger, jobs: { concurrency, leaseMs }, ...(threaded.embedder === undefined ? {} : { embedder: threaded.embedder }) });
-  logger.info({ db: describeDatabase(db), concurrency, leaseMs, embeddingThreads, summarizer: summarizer?.id ?? 'extractive@1', embedder: embedder?.model ?? 'none' }, 'worker started');
+  const { memory, summarizer, embedder } = createServeMemory({
+    config,
+    store,
+    logger,
+    jobs: { concurrency, leaseMs },
+    ...(threaded.embedder === undefined ? {} : { embedder: threaded.embedder }),
+  });
+  logger.info(
+    {
+      db: describeDatabase(db),
+      concurrency,
+      leaseMs,
+      embeddingThreads,
+      summarizer: summarizer?.id ?? 'extractive@1',
+      embedder: embedder?.model ?? 'none',
+    },
+    'worker started',
+  );
   // The job loops' poll timers are unref'd (they must not keep a library user's process alive), and signal
   // handlers hold nothing open: without this, an idle worker would exit at its first empty poll.
   const keepAlive = setInterval(() => undefined, 3_600_000);
@@ -111,7 +127,14 @@ function startRetentionSweeps(memory: Memory, config: CliConfig, logger: pino.Lo
   const sweep = () => {
     running ??= sweepRetention(memory, settled)
       .then((results) => {
-        const erased = results.flatMap(({ tenantId, outcomes }) => outcomes.map((outcome) => ({ tenantId, userId: outcome.userId, before: outcome.before, messages: outcome.receipt?.messages ?? 0 })));
+        const erased = results.flatMap(({ tenantId, outcomes }) =>
+          outcomes.map((outcome) => ({
+            tenantId,
+            userId: outcome.userId,
+            before: outcome.before,
+            messages: outcome.receipt?.messages ?? 0,
+          })),
+        );
         if (erased.length > 0) logger.info({ erased }, 'retention: erased messages past their policy');
       })
       .catch((error: unknown) => logger.error({ err: error }, 'retention sweep failed; the next one tries again'))

@@ -34,9 +34,15 @@ async function configError(promise: Promise<unknown>): Promise<MemoryError> {
 describe('loadCliConfig', () => {
   it('reads retention from the file, per tenant and user, with MNEMO_RETENTION_DAYS over its days, and refuses a bad one', async () => {
     await writeConfig({ retention: { maxAgeDays: 90, tenants: { tenantA: { maxAgeDays: null, users: { 'node-7': 30 } } } } });
-    expect((await loadCliConfig({ env: {}, cwd: directory })).retention).toEqual({ maxAgeDays: 90, intervalMinutes: 60, tenants: { tenantA: { maxAgeDays: null, users: { 'node-7': 30 } } } });
+    expect((await loadCliConfig({ env: {}, cwd: directory })).retention).toEqual({
+      maxAgeDays: 90,
+      intervalMinutes: 60,
+      tenants: { tenantA: { maxAgeDays: null, users: { 'node-7': 30 } } },
+    });
     expect((await loadCliConfig({ env: { MNEMO_RETENTION_DAYS: '7' }, cwd: directory })).retention?.maxAgeDays).toBe(7);
-    expect((await configError(loadCliConfig({ env: { MNEMO_RETENTION_DAYS: '-1' }, cwd: directory }))).message).toMatch(/MNEMO_RETENTION_DAYS/);
+    expect((await configError(loadCliConfig({ env: { MNEMO_RETENTION_DAYS: '-1' }, cwd: directory }))).message).toMatch(
+      /MNEMO_RETENTION_DAYS/,
+    );
     await writeConfig({ retention: { maxAgeDays: 0 } });
     expect((await configError(loadCliConfig({ env: {}, cwd: directory }))).message).toMatch(/retention\.maxAgeDays/);
   });
@@ -55,30 +61,55 @@ describe('loadCliConfig', () => {
   });
 
   it('reads the Responses mode and the Anthropic upstream from the environment over the file', async () => {
-    await writeFile(join(directory, 'mnemo.config.json'), JSON.stringify({ llm: { responsesApi: 'forward' }, anthropic: { baseUrl: 'http://127.0.0.1:9/file', passClientKey: true } }));
+    await writeFile(
+      join(directory, 'mnemo.config.json'),
+      JSON.stringify({ llm: { responsesApi: 'forward' }, anthropic: { baseUrl: 'http://127.0.0.1:9/file', passClientKey: true } }),
+    );
 
     const config = await loadCliConfig({
-      env: { MNEMO_LLM_RESPONSES_API: 'translate', MNEMO_ANTHROPIC_BASE_URL: 'https://api.anthropic.com', MNEMO_ANTHROPIC_API_KEY: 'sk-ant-test' },
+      env: {
+        MNEMO_LLM_RESPONSES_API: 'translate',
+        MNEMO_ANTHROPIC_BASE_URL: 'https://api.anthropic.com',
+        MNEMO_ANTHROPIC_API_KEY: 'sk-ant-test',
+      },
       cwd: directory,
     });
 
     expect(config.llm.responsesApi).toBe('translate');
     expect(config.anthropic).toEqual({ baseUrl: 'https://api.anthropic.com', apiKey: 'sk-ant-test', passClientKey: true });
-    await expect(loadCliConfig({ env: { MNEMO_LLM_RESPONSES_API: 'sometimes' }, cwd: directory })).rejects.toThrow(/MNEMO_LLM_RESPONSES_API/);
+    await expect(loadCliConfig({ env: { MNEMO_LLM_RESPONSES_API: 'sometimes' }, cwd: directory })).rejects.toThrow(
+      /MNEMO_LLM_RESPONSES_API/,
+    );
   });
 
   it('configures an OpenAI-compatible embedder from the environment, defaulting to the LLM endpoint', async () => {
     const config = await loadCliConfig({
-      env: { MNEMO_EMBEDDER: 'openai', MNEMO_EMBEDDING_MODEL: 'nomic-embed-text', MNEMO_EMBEDDING_DIMENSIONS: '768', MNEMO_LLM_BASE_URL: 'http://127.0.0.1:11434/v1', MNEMO_QUERY_EMBEDDING_TIMEOUT_MS: '50' },
+      env: {
+        MNEMO_EMBEDDER: 'openai',
+        MNEMO_EMBEDDING_MODEL: 'nomic-embed-text',
+        MNEMO_EMBEDDING_DIMENSIONS: '768',
+        MNEMO_LLM_BASE_URL: 'http://127.0.0.1:11434/v1',
+        MNEMO_QUERY_EMBEDDING_TIMEOUT_MS: '50',
+      },
       cwd: directory,
     });
-    expect(config.embedder).toEqual({ kind: 'openai', model: 'nomic-embed-text', dimensions: 768, baseUrl: 'http://127.0.0.1:11434/v1', queryTimeoutMs: 50 });
+    expect(config.embedder).toEqual({
+      kind: 'openai',
+      model: 'nomic-embed-text',
+      dimensions: 768,
+      baseUrl: 'http://127.0.0.1:11434/v1',
+      queryTimeoutMs: 50,
+    });
     await expect(loadCliConfig({ env: { MNEMO_EMBEDDER: 'bert' }, cwd: directory })).rejects.toThrow(/MNEMO_EMBEDDER/);
   });
 
   it('reads mnemo.config.json from the working directory and resolves its db against the file', async () => {
     await mkdir(join(directory, 'sub'));
-    const path = await writeConfig({ db: 'data/bot.db', llm: { baseUrl: 'http://127.0.0.1:8080/v1', model: 'm1' }, context: { policy: 'window', windowTurns: 2 } });
+    const path = await writeConfig({
+      db: 'data/bot.db',
+      llm: { baseUrl: 'http://127.0.0.1:8080/v1', model: 'm1' },
+      context: { policy: 'window', windowTurns: 2 },
+    });
 
     const config = await loadCliConfig({ env: {}, cwd: join(directory, 'sub'), configPath: path });
 
@@ -93,7 +124,10 @@ describe('loadCliConfig', () => {
     const fromFile = await loadCliConfig({ env: {}, cwd: directory });
     expect(fromFile.llm.passClientKey).toBe(true);
     expect(fromFile.server?.allowedHosts).toEqual(['from-file.example']);
-    const fromEnv = await loadCliConfig({ env: { MNEMO_LLM_PASS_CLIENT_KEY: '0', MNEMO_ALLOWED_HOSTS: 'a.example, b.example' }, cwd: directory });
+    const fromEnv = await loadCliConfig({
+      env: { MNEMO_LLM_PASS_CLIENT_KEY: '0', MNEMO_ALLOWED_HOSTS: 'a.example, b.example' },
+      cwd: directory,
+    });
     expect(fromEnv.llm.passClientKey).toBe(false);
     expect(fromEnv.server?.allowedHosts).toEqual(['a.example', 'b.example']);
     await expect(loadCliConfig({ env: { MNEMO_LLM_PASS_CLIENT_KEY: 'yes' }, cwd: directory })).rejects.toThrow(/MNEMO_LLM_PASS_CLIENT_KEY/);
@@ -102,10 +136,19 @@ describe('loadCliConfig', () => {
   it('reads the proxy upstream timeouts from the file and the environment, and refuses ones that are not whole milliseconds', async () => {
     await writeConfig({ llm: { connectTimeoutMs: 2_000, firstByteTimeoutMs: 30_000 } });
     const fromFile = await loadCliConfig({ env: {}, cwd: directory });
-    expect(fromFile.llm).toMatchObject({ connectTimeoutMs: 2_000, firstByteTimeoutMs: 30_000, idleTimeoutMs: defaultUpstreamTimeouts.idleTimeoutMs });
-    const fromEnv = await loadCliConfig({ env: { MNEMO_LLM_FIRST_BYTE_TIMEOUT_MS: '5000', MNEMO_LLM_IDLE_TIMEOUT_MS: '1500' }, cwd: directory });
+    expect(fromFile.llm).toMatchObject({
+      connectTimeoutMs: 2_000,
+      firstByteTimeoutMs: 30_000,
+      idleTimeoutMs: defaultUpstreamTimeouts.idleTimeoutMs,
+    });
+    const fromEnv = await loadCliConfig({
+      env: { MNEMO_LLM_FIRST_BYTE_TIMEOUT_MS: '5000', MNEMO_LLM_IDLE_TIMEOUT_MS: '1500' },
+      cwd: directory,
+    });
     expect(fromEnv.llm).toMatchObject({ connectTimeoutMs: 2_000, firstByteTimeoutMs: 5_000, idleTimeoutMs: 1_500 });
-    await expect(loadCliConfig({ env: { MNEMO_LLM_IDLE_TIMEOUT_MS: '1.5s' }, cwd: directory })).rejects.toThrow(/MNEMO_LLM_IDLE_TIMEOUT_MS/);
+    await expect(loadCliConfig({ env: { MNEMO_LLM_IDLE_TIMEOUT_MS: '1.5s' }, cwd: directory })).rejects.toThrow(
+      /MNEMO_LLM_IDLE_TIMEOUT_MS/,
+    );
     await writeConfig({ llm: { connectTimeoutMs: 0 } });
     await expect(loadCliConfig({ env: {}, cwd: directory })).rejects.toThrow(/connectTimeoutMs/);
   });

@@ -101,12 +101,19 @@ export interface CliServerConfig {
 export interface CliRetentionConfig {
   readonly maxAgeDays?: number;
   readonly intervalMinutes: number;
-  readonly tenants: Readonly<Record<string, { readonly maxAgeDays?: number | null; readonly users?: Readonly<Record<string, number | null>> }>>;
+  readonly tenants: Readonly<
+    Record<string, { readonly maxAgeDays?: number | null; readonly users?: Readonly<Record<string, number | null>> }>
+  >;
 }
 
 /** The defaults the CLI applies when neither the environment nor a config file says otherwise. */
 // The budget and window are the library's own defaults, so the library, `mnemo serve`, the proxy, MCP and replay agree.
-export const cliDefaults = Object.freeze({ db: './mnemo.db', maxTokens: builtInContextDefaults.maxTokens, windowTurns: builtInContextDefaults.windowTurns, timeoutMs: 60_000 });
+export const cliDefaults = Object.freeze({
+  db: './mnemo.db',
+  maxTokens: builtInContextDefaults.maxTokens,
+  windowTurns: builtInContextDefaults.windowTurns,
+  timeoutMs: 60_000,
+});
 
 /** Name of the config file looked up in the working directory when `--config` is not given. */
 export const defaultConfigFileName = 'mnemo.config.json';
@@ -118,27 +125,34 @@ export const cliEnvironmentVariables = Object.freeze({
   MNEMO_LLM_BASE_URL: 'OpenAI-compatible base URL, e.g. http://localhost:11434/v1',
   MNEMO_LLM_API_KEY: 'API key of that endpoint, if it needs one',
   MNEMO_LLM_MODEL: 'model id to chat with, e.g. llama3.2',
-  MNEMO_LLM_PASS_CLIENT_KEY: "1: the proxy passes the client's own provider key upstream when MNEMO_LLM_API_KEY is unset (default 0: none is sent)",
-  MNEMO_LLM_PROMPT_CACHE_KEY: "0: the proxy sets no prompt_cache_key when the client sent none (default 1: one per end user and conversation)",
+  MNEMO_LLM_PASS_CLIENT_KEY:
+    "1: the proxy passes the client's own provider key upstream when MNEMO_LLM_API_KEY is unset (default 0: none is sent)",
+  MNEMO_LLM_PROMPT_CACHE_KEY:
+    '0: the proxy sets no prompt_cache_key when the client sent none (default 1: one per end user and conversation)',
   MNEMO_LLM_CONNECT_TIMEOUT_MS: `ms the proxy waits to connect to the upstream before answering 504 (default ${defaultUpstreamTimeouts.connectTimeoutMs})`,
   MNEMO_LLM_FIRST_BYTE_TIMEOUT_MS: `ms the proxy waits for the upstream's response headers before answering 504 (default ${defaultUpstreamTimeouts.firstByteTimeoutMs})`,
   MNEMO_LLM_IDLE_TIMEOUT_MS: `longest silence in ms between two pieces of the upstream's answer before the proxy gives up (default ${defaultUpstreamTimeouts.idleTimeoutMs})`,
-  MNEMO_LLM_RESPONSES_API: 'how the proxy serves POST /v1/responses: forward (the upstream speaks Responses), translate (to chat completions), auto (default: forward to api.openai.com, else translate)',
-  MNEMO_ANTHROPIC_BASE_URL: 'Anthropic Messages upstream of the proxy\'s POST /v1/messages, e.g. https://api.anthropic.com',
+  MNEMO_LLM_RESPONSES_API:
+    'how the proxy serves POST /v1/responses: forward (the upstream speaks Responses), translate (to chat completions), auto (default: forward to api.openai.com, else translate)',
+  MNEMO_ANTHROPIC_BASE_URL: "Anthropic Messages upstream of the proxy's POST /v1/messages, e.g. https://api.anthropic.com",
   MNEMO_ANTHROPIC_API_KEY: 'its API key, sent as x-api-key',
-  MNEMO_ANTHROPIC_PASS_CLIENT_KEY: "1: the proxy passes the client's own Anthropic key upstream when MNEMO_ANTHROPIC_API_KEY is unset (default 0: none is sent)",
+  MNEMO_ANTHROPIC_PASS_CLIENT_KEY:
+    "1: the proxy passes the client's own Anthropic key upstream when MNEMO_ANTHROPIC_API_KEY is unset (default 0: none is sent)",
   MNEMO_ALLOWED_HOSTS: 'host names mnemo serve answers to besides loopback ones, comma-separated (e.g. mnemo.internal)',
   MNEMO_MAX_TOKENS: `token budget of each request (default ${cliDefaults.maxTokens})`,
   MNEMO_POLICY: `context policy: ${cliPolicies.join(', ')}`,
   MNEMO_API_KEYS: 'API keys of mnemo serve and their tenants: key1:tenantA,key2:tenantB',
-  MNEMO_EMBEDDER: 'embedder for vector recall: static (default, offline, microseconds), use-lite (offline, ~20 ms a turn), openai, hashed (tests, benchmarks), none',
+  MNEMO_EMBEDDER:
+    'embedder for vector recall: static (default, offline, microseconds), use-lite (offline, ~20 ms a turn), openai, hashed (tests, benchmarks), none',
   MNEMO_EMBEDDING_MODEL: 'embedding model of an openai embedder, e.g. nomic-embed-text',
   MNEMO_EMBEDDING_DIMENSIONS: "vector length of that model, unless it is one of OpenAI's",
   MNEMO_EMBEDDING_BASE_URL: 'its base URL (default MNEMO_LLM_BASE_URL)',
   MNEMO_EMBEDDING_API_KEY: 'its API key (default MNEMO_LLM_API_KEY)',
   MNEMO_QUERY_EMBEDDING_TIMEOUT_MS: 'deadline of a context query embedding in serve, past which recall is keyword-only (default 30)',
-  MNEMO_HTTP_PROCESSES: 'HTTP processes of mnemo serve on its one port (default 1 on up to 2 cores, else one per core left after the workers)',
-  MNEMO_RETENTION_DAYS: "erase messages older than this many days, with everything made of them (the workers, hourly; default: keep forever)",
+  MNEMO_HTTP_PROCESSES:
+    'HTTP processes of mnemo serve on its one port (default 1 on up to 2 cores, else one per core left after the workers)',
+  MNEMO_RETENTION_DAYS:
+    'erase messages older than this many days, with everything made of them (the workers, hourly; default: keep forever)',
 });
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
@@ -212,7 +226,9 @@ const fileSchema = z.strictObject({
       apiKeys: z.array(apiKey).optional(),
       maxBodyBytes: z.number().int().min(1).optional(),
       maxImportBytes: z.number().int().min(1).optional(),
-      rateLimit: z.union([z.literal(false), z.strictObject({ requestsPerSecond: z.number().positive(), burst: z.number().int().min(1) })]).optional(),
+      rateLimit: z
+        .union([z.literal(false), z.strictObject({ requestsPerSecond: z.number().positive(), burst: z.number().int().min(1) })])
+        .optional(),
       maxConcurrentRequests: z.number().int().min(1).optional(),
       workers: z.number().int().min(0).max(64).optional(),
       httpProcesses: z.number().int().min(1).max(64).optional(),
@@ -228,7 +244,10 @@ const fileSchema = z.strictObject({
       tenants: z
         .record(
           z.string().min(1),
-          z.strictObject({ maxAgeDays: z.number().positive().nullable().optional(), users: z.record(z.string().min(1), z.number().positive().nullable()).optional() }),
+          z.strictObject({
+            maxAgeDays: z.number().positive().nullable().optional(),
+            users: z.record(z.string().min(1), z.number().positive().nullable()).optional(),
+          }),
         )
         .optional(),
     })
@@ -290,16 +309,27 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
   const fileDirectory = file === undefined ? options.cwd : dirname(file.path);
   const db =
     env.MNEMO_DATABASE_URL ??
-    (env.MNEMO_DB !== undefined ? resolveDatabase(options.cwd, env.MNEMO_DB) : resolveDatabase(fileDirectory, fileValues.db ?? cliDefaults.db));
+    (env.MNEMO_DB !== undefined
+      ? resolveDatabase(options.cwd, env.MNEMO_DB)
+      : resolveDatabase(fileDirectory, fileValues.db ?? cliDefaults.db));
   const llm = {
     ...defined('baseUrl', env.MNEMO_LLM_BASE_URL ?? fileValues.llm?.baseUrl),
     ...defined('apiKey', env.MNEMO_LLM_API_KEY ?? fileValues.llm?.apiKey),
     ...defined('model', env.MNEMO_LLM_MODEL ?? fileValues.llm?.model),
     timeoutMs: fileValues.llm?.timeoutMs ?? cliDefaults.timeoutMs,
-    passClientKey: env.MNEMO_LLM_PASS_CLIENT_KEY === undefined ? (fileValues.llm?.passClientKey ?? false) : ['1', 'true'].includes(env.MNEMO_LLM_PASS_CLIENT_KEY),
-    ...defined('promptCacheKey', env.MNEMO_LLM_PROMPT_CACHE_KEY === undefined ? fileValues.llm?.promptCacheKey : ['1', 'true'].includes(env.MNEMO_LLM_PROMPT_CACHE_KEY)),
+    passClientKey:
+      env.MNEMO_LLM_PASS_CLIENT_KEY === undefined
+        ? (fileValues.llm?.passClientKey ?? false)
+        : ['1', 'true'].includes(env.MNEMO_LLM_PASS_CLIENT_KEY),
+    ...defined(
+      'promptCacheKey',
+      env.MNEMO_LLM_PROMPT_CACHE_KEY === undefined
+        ? fileValues.llm?.promptCacheKey
+        : ['1', 'true'].includes(env.MNEMO_LLM_PROMPT_CACHE_KEY),
+    ),
     connectTimeoutMs: env.MNEMO_LLM_CONNECT_TIMEOUT_MS ?? fileValues.llm?.connectTimeoutMs ?? defaultUpstreamTimeouts.connectTimeoutMs,
-    firstByteTimeoutMs: env.MNEMO_LLM_FIRST_BYTE_TIMEOUT_MS ?? fileValues.llm?.firstByteTimeoutMs ?? defaultUpstreamTimeouts.firstByteTimeoutMs,
+    firstByteTimeoutMs:
+      env.MNEMO_LLM_FIRST_BYTE_TIMEOUT_MS ?? fileValues.llm?.firstByteTimeoutMs ?? defaultUpstreamTimeouts.firstByteTimeoutMs,
     idleTimeoutMs: env.MNEMO_LLM_IDLE_TIMEOUT_MS ?? fileValues.llm?.idleTimeoutMs ?? defaultUpstreamTimeouts.idleTimeoutMs,
     responsesApi: env.MNEMO_LLM_RESPONSES_API ?? fileValues.llm?.responsesApi ?? 'auto',
   };
@@ -307,7 +337,9 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
     ...defined('baseUrl', env.MNEMO_ANTHROPIC_BASE_URL ?? fileValues.anthropic?.baseUrl),
     ...defined('apiKey', env.MNEMO_ANTHROPIC_API_KEY ?? fileValues.anthropic?.apiKey),
     passClientKey:
-      env.MNEMO_ANTHROPIC_PASS_CLIENT_KEY === undefined ? (fileValues.anthropic?.passClientKey ?? false) : ['1', 'true'].includes(env.MNEMO_ANTHROPIC_PASS_CLIENT_KEY),
+      env.MNEMO_ANTHROPIC_PASS_CLIENT_KEY === undefined
+        ? (fileValues.anthropic?.passClientKey ?? false)
+        : ['1', 'true'].includes(env.MNEMO_ANTHROPIC_PASS_CLIENT_KEY),
   };
   const context = {
     ...defined('policy', env.MNEMO_POLICY ?? fileValues.context?.policy),
@@ -324,7 +356,9 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
     queryTimeoutMs: env.MNEMO_QUERY_EMBEDDING_TIMEOUT_MS ?? fileValues.embedder?.queryTimeoutMs ?? defaultQueryEmbeddingTimeoutMs,
   };
   const { apiKeys, corsOrigins, allowedHosts, ...server } = fileValues.server ?? {};
-  const envHosts = env.MNEMO_ALLOWED_HOSTS?.split(',').map((host) => host.trim()).filter((host) => host !== '');
+  const envHosts = env.MNEMO_ALLOWED_HOSTS?.split(',')
+    .map((host) => host.trim())
+    .filter((host) => host !== '');
   const serverConfig =
     fileValues.server === undefined && env.MNEMO_API_KEYS === undefined && envHosts === undefined && env.MNEMO_HTTP_PROCESSES === undefined
       ? undefined
@@ -384,7 +418,9 @@ async function readConfigFile(options: LoadCliConfigOptions): Promise<{ path: st
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new MemoryError('invalid_input', `config file ${path} is not valid JSON: ${(error as Error).message}`, { details: { file: path } });
+    throw new MemoryError('invalid_input', `config file ${path} is not valid JSON: ${(error as Error).message}`, {
+      details: { file: path },
+    });
   }
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) throw invalidConfig(`config file ${path}:`, parsed.error, { file: path });

@@ -17,8 +17,21 @@ describe('compactionSettingsFor', () => {
   });
 
   it('scales the thresholds to the budget for the other policies, and leaves core defaults without one', () => {
-    expect(compactionSettingsFor('summary', 1000)).toEqual({ triggerTokens: 650, verbatimTokens: 900, keepRecentTokens: 0, keepRecentTurns: 2, maxSummaryTokens: 140, maxSourceTokensPerRound: 6000, keepFacts: true });
-    expect(compactionSettingsFor(undefined, 50)).toMatchObject({ triggerTokens: 65, verbatimTokens: 90, keepRecentTurns: 2, maxSummaryTokens: 16 });
+    expect(compactionSettingsFor('summary', 1000)).toEqual({
+      triggerTokens: 650,
+      verbatimTokens: 900,
+      keepRecentTokens: 0,
+      keepRecentTurns: 2,
+      maxSummaryTokens: 140,
+      maxSourceTokensPerRound: 6000,
+      keepFacts: true,
+    });
+    expect(compactionSettingsFor(undefined, 50)).toMatchObject({
+      triggerTokens: 65,
+      verbatimTokens: 90,
+      keepRecentTurns: 2,
+      maxSummaryTokens: 16,
+    });
     expect(compactionSettingsFor('token-window', undefined)).toEqual({});
   });
 });

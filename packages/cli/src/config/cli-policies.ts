@@ -1,4 +1,11 @@
-import { compactionPresets, compactionSettingsForBudget, contextPolicies, type CompactionSettings, type ContextDefaults, type ContextPolicy } from '@mnemo/core';
+import {
+  compactionPresets,
+  compactionSettingsForBudget,
+  contextPolicies,
+  type CompactionSettings,
+  type ContextDefaults,
+  type ContextPolicy,
+} from '@mnemo/core';
 
 /**
  * Policy names the CLI accepts: core's context policies, plus `meshai`, which is the `summary` context
@@ -41,7 +48,11 @@ export function engineDefaultsOf(context: { readonly policy?: CliPolicy; readonl
   compactionSettings: Partial<CompactionSettings>;
 } {
   return {
-    context: { maxTokens: context.maxTokens, windowTurns: context.windowTurns, ...(context.policy === undefined ? {} : { policy: contextPolicyOf(context.policy) }) },
+    context: {
+      maxTokens: context.maxTokens,
+      windowTurns: context.windowTurns,
+      ...(context.policy === undefined ? {} : { policy: contextPolicyOf(context.policy) }),
+    },
     // createMemory already scales compaction to `context.maxTokens`; only the meshai preset is extra here.
     compactionSettings: context.policy === 'meshai' ? compactionPresets.meshai : {},
   };

@@ -59,10 +59,16 @@ export interface CopyReport {
  */
 export async function copyStore(options: CopyStoreOptions): Promise<CopyReport> {
   if (options.from === options.to) {
-    throw new MemoryError('invalid_input', `--from and --to are the same database (${describeDatabase(options.from)})`, { details: { field: 'to' } });
+    throw new MemoryError('invalid_input', `--from and --to are the same database (${describeDatabase(options.from)})`, {
+      details: { field: 'to' },
+    });
   }
-  for (const [field, db] of [['from', options.from], ['to', options.to]] as const) {
-    if (db === ':memory:') throw new MemoryError('invalid_input', 'mnemo copy needs a database file or URL, not :memory:', { details: { field } });
+  for (const [field, db] of [
+    ['from', options.from],
+    ['to', options.to],
+  ] as const) {
+    if (db === ':memory:')
+      throw new MemoryError('invalid_input', 'mnemo copy needs a database file or URL, not :memory:', { details: { field } });
   }
   // One connection each: the export's snapshot and the import's transaction.
   const source = await openCliStore(options.from, { readonly: true, poolMax: 1 });
@@ -86,13 +92,19 @@ export async function copyStore(options: CopyStoreOptions): Promise<CopyReport> 
     };
     replaced = options.force === true && (await holdsRows(target));
     try {
-      imported = await target.importRecords(counted(source.exportRecords({ pageSize: options.pageSize ?? 2000 })), { replace: options.force === true });
+      imported = await target.importRecords(counted(source.exportRecords({ pageSize: options.pageSize ?? 2000 })), {
+        replace: options.force === true,
+      });
     } catch (error) {
       // The target's import refuses a store with rows, in its transaction, before the source is read.
       if (error instanceof MemoryError && error.code === 'invalid_input' && error.details?.field === 'replace') {
-        throw new MemoryError('invalid_input', `${describeDatabase(options.to)} already holds ${Number(error.details.rows)} rows; pass --force to replace its contents`, {
-          details: { field: 'to' },
-        });
+        throw new MemoryError(
+          'invalid_input',
+          `${describeDatabase(options.to)} already holds ${Number(error.details.rows)} rows; pass --force to replace its contents`,
+          {
+            details: { field: 'to' },
+          },
+        );
       }
       throw error;
     }
@@ -103,9 +115,13 @@ export async function copyStore(options: CopyStoreOptions): Promise<CopyReport> 
   const tables = storeRecordTables.map((table) => ({ table, source: counts[table], target: imported[table] }));
   const differing = tables.filter((row) => row.source !== row.target);
   if (differing.length > 0) {
-    throw new MemoryError('storage_failed', `the copy's counts differ: ${differing.map((row) => `${row.table} ${row.source} → ${row.target}`).join(', ')}`, {
-      details: { tables: differing },
-    });
+    throw new MemoryError(
+      'storage_failed',
+      `the copy's counts differ: ${differing.map((row) => `${row.table} ${row.source} → ${row.target}`).join(', ')}`,
+      {
+        details: { tables: differing },
+      },
+    );
   }
   const report = { from: describeDatabase(options.from), to: describeDatabase(options.to), replaced, tables };
   if (options.embedder === undefined) return report;
@@ -121,7 +137,13 @@ async function holdsRows(target: Store): Promise<boolean> {
 }
 
 // Through the Store port, as the embed job does: each store writes vectors into its own index.
-async function embedAll(db: string, embedder: Embedder, tenants: readonly string[], total: number, onProgress: CopyStoreOptions['onProgress']): Promise<number> {
+async function embedAll(
+  db: string,
+  embedder: Embedder,
+  tenants: readonly string[],
+  total: number,
+  onProgress: CopyStoreOptions['onProgress'],
+): Promise<number> {
   const store: Store = await openCliStore(db);
   let embedded = 0;
   try {

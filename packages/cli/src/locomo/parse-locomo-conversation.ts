@@ -43,7 +43,12 @@ export interface LocomoSource {
   readonly index: number;
 }
 
-const turnSchema = z.looseObject({ speaker: z.string().min(1), dia_id: z.string().min(1), text: z.string(), blip_caption: z.string().optional() });
+const turnSchema = z.looseObject({
+  speaker: z.string().min(1),
+  dia_id: z.string().min(1),
+  text: z.string(),
+  blip_caption: z.string().optional(),
+});
 const sampleSchema = z.looseObject({
   sample_id: z.string().min(1),
   conversation: z.looseObject({ speaker_a: z.string().min(1), speaker_b: z.string().min(1) }),
@@ -87,7 +92,11 @@ export function parseLocomoConversation(raw: unknown, where: LocomoSource, optio
     .sort((a, b) => a.number - b.number);
   if (sessions.length === 0) throw invalid(`${name}: the conversation has no session_<n> arrays`);
   const dated = dateSessions(
-    sessions.map((session) => ({ number: session.number, turns: session.raw.length, value: conversation[`session_${session.number}_date_time`] })),
+    sessions.map((session) => ({
+      number: session.number,
+      turns: session.raw.length,
+      value: conversation[`session_${session.number}_date_time`],
+    })),
     { ...where, name },
     options,
   );
@@ -106,10 +115,16 @@ interface SessionDate {
   readonly value: unknown;
 }
 
-function dateSessions(sessions: readonly SessionDate[], where: LocomoSource & { name: string }, options: ParseLocomoOptions): { starts: (Date | undefined)[]; warnings: string[] } {
+function dateSessions(
+  sessions: readonly SessionDate[],
+  where: LocomoSource & { name: string },
+  options: ParseLocomoOptions,
+): { starts: (Date | undefined)[]; warnings: string[] } {
   const slashOrder = pickSlashOrder(sessions);
   const read = sessions.map((session) =>
-    typeof session.value === 'string' || typeof session.value === 'number' ? parseSessionDate(session.value, slashOrder === undefined ? {} : { slashOrder }) : undefined,
+    typeof session.value === 'string' || typeof session.value === 'number'
+      ? parseSessionDate(session.value, slashOrder === undefined ? {} : { slashOrder })
+      : undefined,
   );
   const warnings: string[] = [];
   sessions.forEach((session, position) => {
@@ -118,7 +133,11 @@ function dateSessions(sessions: readonly SessionDate[], where: LocomoSource & { 
     const line = lineOf(where.text, key, session.value, sampleOffset(where.text, where.index));
     const problem = `${where.name}: ${key} ${JSON.stringify(session.value)}${line === undefined ? '' : ` (line ${line})`} is not a date`;
     if (options.lenient !== true) {
-      throw invalid(`${problem}; readable forms: ${sessionDateExamples.map((example) => JSON.stringify(example)).join(', ')} (or --lenient to date it by session order)`, undefined, key);
+      throw invalid(
+        `${problem}; readable forms: ${sessionDateExamples.map((example) => JSON.stringify(example)).join(', ')} (or --lenient to date it by session order)`,
+        undefined,
+        key,
+      );
     }
     warnings.push(`${problem}: dated by session order`);
   });
@@ -129,11 +148,13 @@ function dateSessions(sessions: readonly SessionDate[], where: LocomoSource & { 
   const step = locomoSecondsPerTurn * 1000;
   for (let position = 0; position < starts.length; position += 1) {
     const previous = starts[position - 1];
-    if (starts[position] === undefined && previous !== undefined) starts[position] = new Date(previous.getTime() + sessions[position - 1]!.turns * step);
+    if (starts[position] === undefined && previous !== undefined)
+      starts[position] = new Date(previous.getTime() + sessions[position - 1]!.turns * step);
   }
   for (let position = starts.length - 1; position >= 0; position -= 1) {
     const next = starts[position + 1];
-    if (starts[position] === undefined && next !== undefined) starts[position] = new Date(next.getTime() - (sessions[position]!.turns + 1) * step);
+    if (starts[position] === undefined && next !== undefined)
+      starts[position] = new Date(next.getTime() - (sessions[position]!.turns + 1) * step);
   }
   return { starts, warnings };
 }
@@ -193,9 +214,12 @@ function parseTurns(
     if (!parsed.success) throw schemaError(location, parsed.error);
     const turn = parsed.data;
     const role = turn.speaker === conversation.speaker_a ? 'user' : turn.speaker === conversation.speaker_b ? 'assistant' : undefined;
-    if (role === undefined) throw invalid(`${location} (${turn.dia_id}): speaker ${JSON.stringify(turn.speaker)} is neither speaker_a nor speaker_b`);
+    if (role === undefined)
+      throw invalid(`${location} (${turn.dia_id}): speaker ${JSON.stringify(turn.speaker)} is neither speaker_a nor speaker_b`);
     const caption = turn.blip_caption?.trim() ?? '';
-    const content = [turn.text.trim() === '' ? '' : turn.text, caption === '' ? '' : `[shared image: ${caption}]`].filter((part) => part !== '').join(' ');
+    const content = [turn.text.trim() === '' ? '' : turn.text, caption === '' ? '' : `[shared image: ${caption}]`]
+      .filter((part) => part !== '')
+      .join(' ');
     if (content === '') throw invalid(`${location} (${turn.dia_id}): the turn has no text and no caption`);
     return {
       diaId: turn.dia_id,
@@ -209,7 +233,10 @@ function parseTurns(
 }
 
 function invalid(message: string, cause?: unknown, field?: string): MemoryError {
-  return new MemoryError('invalid_input', message, { ...(cause === undefined ? {} : { cause }), ...(field === undefined ? {} : { details: { field } }) });
+  return new MemoryError('invalid_input', message, {
+    ...(cause === undefined ? {} : { cause }),
+    ...(field === undefined ? {} : { details: { field } }),
+  });
 }
 
 /** A zod failure as `invalid_input` naming the location and each problem's path. */

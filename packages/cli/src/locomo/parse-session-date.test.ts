@@ -4,7 +4,7 @@ import { parseSessionDate, slashOrderOf } from './parse-session-date.js';
 const iso = (value: string | number, options = {}) => parseSessionDate(value, options)?.toISOString();
 
 describe('parseSessionDate', () => {
-  it('reads LoCoMo\'s 12-hour form as UTC', () => {
+  it("reads LoCoMo's 12-hour form as UTC", () => {
     expect(iso('1:56 pm on 8 May, 2023')).toBe('2023-05-08T13:56:00.000Z');
     expect(iso('12:09 am on 1 January, 2024')).toBe('2024-01-01T00:09:00.000Z');
     expect(iso('12:30 pm on 29 February, 2024')).toBe('2024-02-29T12:30:00.000Z');
@@ -43,11 +43,25 @@ describe('parseSessionDate', () => {
     expect(iso('03/04/2024')).toBeUndefined();
     expect(iso('03/04/2024', { slashOrder: 'day-first' })).toBe('2024-04-03T00:00:00.000Z');
     expect(iso('03/04/2024', { slashOrder: 'month-first' })).toBe('2024-03-04T00:00:00.000Z');
-    expect([slashOrderOf('29/12/2023'), slashOrderOf('12/29/2023'), slashOrderOf('03/04/2024')]).toEqual(['day-first', 'month-first', undefined]);
+    expect([slashOrderOf('29/12/2023'), slashOrderOf('12/29/2023'), slashOrderOf('03/04/2024')]).toEqual([
+      'day-first',
+      'month-first',
+      undefined,
+    ]);
   });
 
   it('returns undefined for text that is not a date, or an impossible one', () => {
-    for (const text of ['yesterday', '', '1:56 pm on 31 June, 2023', '1:56 pm on 8 Mayday, 2023', '2023-02-30', '31.04.2023', '25:00 on 8 May 2023', '13:00 pm on 8 May 2023', 'May 2023']) {
+    for (const text of [
+      'yesterday',
+      '',
+      '1:56 pm on 31 June, 2023',
+      '1:56 pm on 8 Mayday, 2023',
+      '2023-02-30',
+      '31.04.2023',
+      '25:00 on 8 May 2023',
+      '13:00 pm on 8 May 2023',
+      'May 2023',
+    ]) {
       expect(parseSessionDate(text), text).toBeUndefined();
     }
   });

@@ -8,7 +8,14 @@ export interface ParseSessionDateOptions {
 }
 
 /** The forms {@link parseSessionDate} reads, for error messages. */
-export const sessionDateExamples = ['1:56 pm on 8 May, 2023', '2023-05-08T13:56:00Z', '2023-05-08 13:56', '08.05.2023, 13:56:04', '05/08/2023 1:56 PM', 'May 8, 2023'] as const;
+export const sessionDateExamples = [
+  '1:56 pm on 8 May, 2023',
+  '2023-05-08T13:56:00Z',
+  '2023-05-08 13:56',
+  '08.05.2023, 13:56:04',
+  '05/08/2023 1:56 PM',
+  'May 8, 2023',
+] as const;
 
 const months = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
 
@@ -49,7 +56,13 @@ function readIso(text: string): Date | undefined {
   if (match === null) return undefined;
   const [, year, month, day, hour, minute, second, fraction, zone] = match;
   const milliseconds = fraction === undefined ? 0 : Math.floor(Number(`0.${fraction}`) * 1000);
-  return build(Number(year), Number(month), Number(day), { hour: Number(hour ?? 0), minute: Number(minute ?? 0), second: Number(second ?? 0), milliseconds }, zone);
+  return build(
+    Number(year),
+    Number(month),
+    Number(day),
+    { hour: Number(hour ?? 0), minute: Number(minute ?? 0), second: Number(second ?? 0), milliseconds },
+    zone,
+  );
 }
 
 const numericPattern = /^(\d{1,2})([./])(\d{1,2})\2(\d{4})(?:,? (?:at )?(.+))?$/i;
@@ -120,10 +133,17 @@ function readTextual(text: string): Date | undefined {
     .replace(weekdayPrefix, '');
   const dmy = dayMonthYear.exec(rest);
   const mdy = dmy === null ? monthDayYear.exec(rest) : null;
-  const parts = dmy !== null ? { day: dmy[1]!, month: dmy[2]!, year: dmy[3]! } : mdy !== null ? { day: mdy[2]!, month: mdy[1]!, year: mdy[3]! } : undefined;
+  const parts =
+    dmy !== null
+      ? { day: dmy[1]!, month: dmy[2]!, year: dmy[3]! }
+      : mdy !== null
+        ? { day: mdy[2]!, month: mdy[1]!, year: mdy[3]! }
+        : undefined;
   if (parts === undefined) return undefined;
   const name = parts.month.toLowerCase();
-  const month = months.findIndex((candidate) => candidate === name || (name.length >= 3 && candidate.startsWith(name)) || (name === 'sept' && candidate === 'september'));
+  const month = months.findIndex(
+    (candidate) => candidate === name || (name.length >= 3 && candidate.startsWith(name)) || (name === 'sept' && candidate === 'september'),
+  );
   if (month < 0) return undefined;
   return build(Number(parts.year), month + 1, Number(parts.day), time, time.zone);
 }

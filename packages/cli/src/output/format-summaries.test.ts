@@ -25,7 +25,19 @@ function summary(id: string, fields: Partial<Summary> = {}): Summary {
 function message(seq: number, content: string): Message {
   const createdAt = `2025-06-01T09:0${seq}:00.000Z`;
   const role = seq % 2 === 1 ? 'user' : 'assistant';
-  return { id: `m${seq}`, seq, role, content, createdAt, tokens: 5, name: undefined, toolCalls: undefined, toolCallId: undefined, metadata: undefined, idempotencyKey: undefined };
+  return {
+    id: `m${seq}`,
+    seq,
+    role,
+    content,
+    createdAt,
+    tokens: 5,
+    name: undefined,
+    toolCalls: undefined,
+    toolCallId: undefined,
+    metadata: undefined,
+    idempotencyKey: undefined,
+  };
 }
 
 describe('formatSummaries', () => {
@@ -54,11 +66,15 @@ describe('formatExpandedSummary', () => {
     expect(text).toContain('level 1 · messages 1–2 · 12 tokens · extractive@1');
     expect(text).toContain('\n  line one\n  line two\n');
     expect(text).toContain('folds 1 summary:\n  s1  level 0  messages 1–2  12 tokens\n');
-    expect(text).toContain('2 source messages:\n  #1  user  2025-06-01T09:01:00.000Z\n    I am Maren\n  #2  assistant  2025-06-01T09:02:00.000Z\n    Noted.\n    Second line.\n');
+    expect(text).toContain(
+      '2 source messages:\n  #1  user  2025-06-01T09:01:00.000Z\n    I am Maren\n  #2  assistant  2025-06-01T09:02:00.000Z\n    Noted.\n    Second line.\n',
+    );
   });
 
   it('says so when a summary folds nothing', () => {
-    expect(formatExpandedSummary({ summary: summary('s1', { toSeq: 1 }), folded: [], messages: [message(1, 'hi')] })).toContain('folds no earlier summary\n\n1 source message:');
+    expect(formatExpandedSummary({ summary: summary('s1', { toSeq: 1 }), folded: [], messages: [message(1, 'hi')] })).toContain(
+      'folds no earlier summary\n\n1 source message:',
+    );
   });
 });
 

@@ -36,7 +36,11 @@ export function formatSummaries(summaries: readonly Summary[]): string {
     summary.createdAt,
   ]);
   const fallbacks = summaries.flatMap((summary) =>
-    summary.fallbackReason === undefined ? [] : [`fallback: ${summary.id} was written by ${summary.summarizer} because the configured summarizer failed: ${summary.fallbackReason}`],
+    summary.fallbackReason === undefined
+      ? []
+      : [
+          `fallback: ${summary.id} was written by ${summary.summarizer} because the configured summarizer failed: ${summary.fallbackReason}`,
+        ],
   );
   return formatTable(columns, rows) + fallbacks.map((line) => `${line}\n`).join('');
 }
@@ -60,12 +64,16 @@ export function formatExpandedSummary(expanded: ExpandedSummary): string {
   else {
     lines.push(`folds ${expanded.folded.length === 1 ? '1 summary' : `${expanded.folded.length} summaries`}:`);
     for (const folded of expanded.folded) {
-      lines.push(`  ${folded.id}  level ${folded.level}  messages ${formatSeqRange(folded.fromSeq, folded.toSeq)}  ${formatCount(folded.tokens)} tokens`);
+      lines.push(
+        `  ${folded.id}  level ${folded.level}  messages ${formatSeqRange(folded.fromSeq, folded.toSeq)}  ${formatCount(folded.tokens)} tokens`,
+      );
     }
   }
   lines.push('', `${expanded.messages.length === 1 ? '1 source message' : `${formatCount(expanded.messages.length)} source messages`}:`);
   for (const message of expanded.messages) {
-    lines.push(`  #${message.seq}  ${message.name === undefined ? message.role : `${message.role} (${message.name})`}  ${message.createdAt}`);
+    lines.push(
+      `  #${message.seq}  ${message.name === undefined ? message.role : `${message.role} (${message.name})`}  ${message.createdAt}`,
+    );
     lines.push(indent(message.content, '    '));
   }
   return `${lines.join('\n')}\n`;

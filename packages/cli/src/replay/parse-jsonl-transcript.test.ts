@@ -32,11 +32,15 @@ describe('parseJsonlTranscript', () => {
   it('names the line and the role of a message with an unknown role', () => {
     const text = lines('{"role":"user","content":"a"}', '{"role":"bot","content":"b"}');
 
-    expect(() => parseJsonlTranscript(text, 'chat.jsonl')).toThrow('chat.jsonl line 2: role must be one of system, user, assistant, tool (got "bot")');
+    expect(() => parseJsonlTranscript(text, 'chat.jsonl')).toThrow(
+      'chat.jsonl line 2: role must be one of system, user, assistant, tool (got "bot")',
+    );
   });
 
   it('names the line of a message with empty content', () => {
-    expect(() => parseJsonlTranscript('{"role":"user","content":"  "}', 'chat.jsonl')).toThrow('chat.jsonl line 1: content must not be empty');
+    expect(() => parseJsonlTranscript('{"role":"user","content":"  "}', 'chat.jsonl')).toThrow(
+      'chat.jsonl line 1: content must not be empty',
+    );
   });
 
   it('names the line of a line that is not an object', () => {

@@ -35,7 +35,13 @@ export function parseJsonlTranscript(text: string, source: string): MessageInput
   return messages;
 }
 
-function lineError(source: string, lineNumber: number, problem: string, details: Record<string, unknown> = {}, cause?: unknown): MemoryError {
+function lineError(
+  source: string,
+  lineNumber: number,
+  problem: string,
+  details: Record<string, unknown> = {},
+  cause?: unknown,
+): MemoryError {
   return new MemoryError('invalid_input', `${source} line ${lineNumber}: ${problem}`, {
     details: { ...details, file: source, line: lineNumber },
     ...(cause === undefined ? {} : { cause }),

@@ -15,7 +15,13 @@ const sample = {
     ],
     session_1_date_time: '1:56 pm on 8 May, 2023',
     session_1: [
-      { speaker: 'Ada', dia_id: 'D1:1', text: 'Look at my new antenna!', img_url: ['http://example.invalid/a.jpg'], blip_caption: 'a photo of an antenna on a roof' },
+      {
+        speaker: 'Ada',
+        dia_id: 'D1:1',
+        text: 'Look at my new antenna!',
+        img_url: ['http://example.invalid/a.jpg'],
+        blip_caption: 'a photo of an antenna on a roof',
+      },
       { speaker: 'Ben', dia_id: 'D1:2', text: 'Nice, what gain?', 're-download': true },
     ],
     // LoCoMo quirk: date keys of sessions that do not exist must be ignored.
@@ -91,7 +97,9 @@ describe('parseLocomoTranscript', () => {
   it('names the session and the line whose date cannot be read', () => {
     const broken = { ...other, conversation: { ...other.conversation, session_1_date_time: 'yesterday' } };
 
-    expect(() => parseLocomoTranscript(JSON.stringify([broken], null, 2), 'demo.json')).toThrow(/demo\.json conv-other: session_1_date_time "yesterday" \(line 14\) is not a date; readable forms: /);
+    expect(() => parseLocomoTranscript(JSON.stringify([broken], null, 2), 'demo.json')).toThrow(
+      /demo\.json conv-other: session_1_date_time "yesterday" \(line 14\) is not a date; readable forms: /,
+    );
   });
 
   it('reads the date forms of real exports: dotted with seconds, ISO 8601, YYYY-MM-DD HH:MM', () => {
@@ -111,7 +119,11 @@ describe('parseLocomoTranscript', () => {
 
     const { messages, warnings } = parseLocomoTranscript(JSON.stringify([dated]), 'real.json');
 
-    expect(messages.map((message) => message.createdAt)).toEqual(['2023-12-29T22:42:04.000Z', '2024-01-02T07:15:00.000Z', '2024-01-05T19:30:00.000Z']);
+    expect(messages.map((message) => message.createdAt)).toEqual([
+      '2023-12-29T22:42:04.000Z',
+      '2024-01-02T07:15:00.000Z',
+      '2024-01-05T19:30:00.000Z',
+    ]);
     expect(warnings).toEqual([]);
   });
 
@@ -133,7 +145,9 @@ describe('parseLocomoTranscript', () => {
       },
     };
 
-    expect(() => parseLocomoTranscript(JSON.stringify([mixed]), 'mixed.json')).toThrow(/session_1_date_time "sometime in spring" \(line 1\) is not a date/);
+    expect(() => parseLocomoTranscript(JSON.stringify([mixed]), 'mixed.json')).toThrow(
+      /session_1_date_time "sometime in spring" \(line 1\) is not a date/,
+    );
     const { messages, warnings } = parseLocomoTranscript(JSON.stringify([mixed]), 'mixed.json', undefined, { lenient: true });
 
     expect(messages.map((message) => message.createdAt)).toEqual([
@@ -152,7 +166,9 @@ describe('parseLocomoTranscript', () => {
     const broken = (id: string) => ({ ...other, sample_id: id, conversation: { ...other.conversation, session_1_date_time: 'n/a' } });
     const text = JSON.stringify([broken('conv-a'), broken('conv-b')], null, 2);
 
-    expect(() => parseLocomoTranscript(text, 'two.json', 'conv-b')).toThrow(/two\.json conv-b: session_1_date_time "n\/a" \(line 29\) is not a date/);
+    expect(() => parseLocomoTranscript(text, 'two.json', 'conv-b')).toThrow(
+      /two\.json conv-b: session_1_date_time "n\/a" \(line 29\) is not a date/,
+    );
     expect(() => parseLocomoTranscript(text, 'two.json', 'conv-a')).toThrow(/\(line 14\)/);
   });
 

@@ -24,7 +24,9 @@ export interface ReadTranscriptOptions {
 export async function readTranscript(path: string, options: ReadTranscriptOptions = {}): Promise<Transcript> {
   const format = options.format ?? (extname(path).toLowerCase() === '.json' ? 'locomo' : 'jsonl');
   if (options.conversation !== undefined && format !== 'locomo') {
-    throw new MemoryError('invalid_input', '--conversation selects a LoCoMo sample; it needs --format locomo', { details: { field: 'conversation' } });
+    throw new MemoryError('invalid_input', '--conversation selects a LoCoMo sample; it needs --format locomo', {
+      details: { field: 'conversation' },
+    });
   }
   const text = await readFile(path, { encoding: 'utf8', ...(options.signal === undefined ? {} : { signal: options.signal }) });
   const source = basename(path);

@@ -11,14 +11,21 @@ afterEach(async () => {
 });
 
 function newMemory(maxTokens = 1000, policy: 'summary' | 'meshai' = 'summary'): Memory {
-  const memory = createMemory({ store: new InMemoryStore(), compaction: { settings: compactionSettingsFor(policy, maxTokens) }, worker: { autoStart: false } });
+  const memory = createMemory({
+    store: new InMemoryStore(),
+    compaction: { settings: compactionSettingsFor(policy, maxTokens) },
+    worker: { autoStart: false },
+  });
   opened.push(memory);
   return memory;
 }
 
 function transcript(turns: number): MessageInput[] {
   return Array.from({ length: turns }, (_, turn) => [
-    { role: 'user' as const, content: `Question ${turn}: what is the battery voltage of node ${turn} right now, and is its solar panel charging?` },
+    {
+      role: 'user' as const,
+      content: `Question ${turn}: what is the battery voltage of node ${turn} right now, and is its solar panel charging?`,
+    },
     { role: 'assistant' as const, content: `Node ${turn} reads 3.${turn % 10} V and the panel is charging at a steady rate.` },
   ]).flat();
 }
@@ -28,7 +35,14 @@ describe('simulateReplay', () => {
     const memory = newMemory(150);
     const messages = transcript(12);
 
-    const totals = await simulateReplay({ memoryFor: () => memory, conversationId: 'r', messages, policies: ['full', 'token-window'], maxTokens: 150, windowTurns: 4 });
+    const totals = await simulateReplay({
+      memoryFor: () => memory,
+      conversationId: 'r',
+      messages,
+      policies: ['full', 'token-window'],
+      maxTokens: 150,
+      windowTurns: 4,
+    });
 
     expect(totals.map((total) => total.policy)).toEqual(['full', 'token-window']);
     for (const total of totals) {
@@ -37,15 +51,29 @@ describe('simulateReplay', () => {
       expect(total.fullHistoryTokens).toBeGreaterThan(total.sentTokens);
       expect(total.savedTokens).toBe(total.fullHistoryTokens - total.sentTokens);
       expect(total.savedPercent).toBeGreaterThan(0);
-      expect(total).toMatchObject({ compactions: 0, summarizerTokens: 0, netSavedTokens: total.savedTokens, netSavedPercent: total.savedPercent });
+      expect(total).toMatchObject({
+        compactions: 0,
+        summarizerTokens: 0,
+        netSavedTokens: total.savedTokens,
+        netSavedPercent: total.savedPercent,
+      });
     }
-    expect((await memory.listMessages({ userId: 'r', conversationId: 'r' })).map((message) => message.content)).toEqual(messages.map((message) => message.content));
+    expect((await memory.listMessages({ userId: 'r', conversationId: 'r' })).map((message) => message.content)).toEqual(
+      messages.map((message) => message.content),
+    );
   });
 
   it('sends the whole history and saves nothing when the budget is large', async () => {
     const memory = newMemory(100_000);
 
-    const [total] = await simulateReplay({ memoryFor: () => memory, conversationId: 'r', messages: transcript(5), policies: ['token-window'], maxTokens: 100_000, windowTurns: 4 });
+    const [total] = await simulateReplay({
+      memoryFor: () => memory,
+      conversationId: 'r',
+      messages: transcript(5),
+      policies: ['token-window'],
+      maxTokens: 100_000,
+      windowTurns: 4,
+    });
 
     expect(total!.savedTokens).toBe(0);
     expect(total!.savedPercent).toBe(0);
@@ -148,7 +176,9 @@ describe('simulateReplay', () => {
     expect(meshai!.policy).toBe('meshai');
     expect(summary!.compactions).toBeGreaterThan(0);
     expect(meshai!.compactions).not.toBe(summary!.compactions);
-    const folds = (await meshaiMemory.listSummaries({ userId: 'r', conversationId: 'r' })).filter((entry) => entry.level === 0).map((entry) => entry.toSeq);
+    const folds = (await meshaiMemory.listSummaries({ userId: 'r', conversationId: 'r' }))
+      .filter((entry) => entry.level === 0)
+      .map((entry) => entry.toSeq);
     // Before each request the 4 newest turns (the in-flight question and 3 exchanges) stay raw, so every fold takes the same step of ≥ 8 messages.
     const steps = folds.map((toSeq, index) => toSeq - (folds[index - 1] ?? 0));
     expect(folds.length).toBeGreaterThan(1);
@@ -160,7 +190,17 @@ describe('simulateReplay', () => {
     const memory = newMemory(50);
     const system = 'Always answer in metric units. '.repeat(40);
 
-    await expect(simulateReplay({ memoryFor: () => memory, conversationId: 'r', messages: transcript(2), policies: ['full'], maxTokens: 50, windowTurns: 4, system })).rejects.toMatchObject({
+    await expect(
+      simulateReplay({
+        memoryFor: () => memory,
+        conversationId: 'r',
+        messages: transcript(2),
+        policies: ['full'],
+        maxTokens: 50,
+        windowTurns: 4,
+        system,
+      }),
+    ).rejects.toMatchObject({
       code: 'budget_exceeded',
     });
     expect(await memory.listMessages({ userId: 'r', conversationId: 'r' })).toEqual([]);

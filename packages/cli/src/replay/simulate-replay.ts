@@ -79,7 +79,9 @@ export async function simulateReplay(options: ReplaySimulationOptions): Promise<
   const counter = memories[0]?.tokenCounter;
   if (counter !== undefined) assembleContext({ ...settings, policy: 'full', counter, tail: [], totalMessages: 0, totalTokens: 0 });
 
-  const tallies = new Map<CliPolicy, Tally>(options.policies.map((policy) => [policy, { requests: 0, sentTokens: 0, fullHistoryTokens: 0 }]));
+  const tallies = new Map<CliPolicy, Tally>(
+    options.policies.map((policy) => [policy, { requests: 0, sentTokens: 0, fullHistoryTokens: 0 }]),
+  );
   // What each summary memory's compaction had cost when the last request was built.
   const summarizerUsage = new Map<Memory, SummarizerUsage>();
   let stored = 0;
@@ -87,7 +89,8 @@ export async function simulateReplay(options: ReplaySimulationOptions): Promise<
     signal?.throwIfAborted();
     if (chunk[0]?.role === 'assistant') {
       for (const memory of memories) await memory.runPendingJobs();
-      for (const memory of summaryMemories) summarizerUsage.set(memory, (await memory.stats(scope, { signal }))?.usage ?? noSummarizerUsage);
+      for (const memory of summaryMemories)
+        summarizerUsage.set(memory, (await memory.stats(scope, { signal }))?.usage ?? noSummarizerUsage);
       for (const policy of options.policies) {
         const { report } = await memoryOf.get(policy)!.buildContext(scope, { ...settings, policy: contextPolicyOf(policy) });
         const tally = tallies.get(policy)!;

@@ -9,14 +9,18 @@ describe('chooseEmbedder', () => {
     const byDefault = chooseEmbedder(await loadCliConfig({ env: {}, cwd: '/nonexistent' }));
     expect(byDefault).toBeInstanceOf(StaticEmbedder);
     expect(byDefault?.model).toMatch(/^static-use-lite-64@[0-9a-f]{8}$/);
-    expect(chooseEmbedder(await loadCliConfig({ env: { MNEMO_EMBEDDER: 'use-lite' }, cwd: '/nonexistent' }))).toBeInstanceOf(UseLiteEmbedder);
+    expect(chooseEmbedder(await loadCliConfig({ env: { MNEMO_EMBEDDER: 'use-lite' }, cwd: '/nonexistent' }))).toBeInstanceOf(
+      UseLiteEmbedder,
+    );
   });
 
-  it('gives core\'s HashedEmbedder for MNEMO_EMBEDDER=hashed, 256 dimensions unless set', async () => {
+  it("gives core's HashedEmbedder for MNEMO_EMBEDDER=hashed, 256 dimensions unless set", async () => {
     const plain = chooseEmbedder(await loadCliConfig({ env: { MNEMO_EMBEDDER: 'hashed' }, cwd: '/nonexistent' }));
     expect(plain).toBeInstanceOf(HashedEmbedder);
     expect(plain?.model).toBe('hashed-bow-256');
-    const small = chooseEmbedder(await loadCliConfig({ env: { MNEMO_EMBEDDER: 'hashed', MNEMO_EMBEDDING_DIMENSIONS: '32' }, cwd: '/nonexistent' }));
+    const small = chooseEmbedder(
+      await loadCliConfig({ env: { MNEMO_EMBEDDER: 'hashed', MNEMO_EMBEDDING_DIMENSIONS: '32' }, cwd: '/nonexistent' }),
+    );
     expect((await small!.embed(['relay on the ridge']))[0]).toHaveLength(32);
   });
 

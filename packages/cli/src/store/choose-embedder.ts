@@ -16,11 +16,20 @@ export function chooseEmbedder(config: CliConfig): Embedder | undefined {
   if (kind === 'use-lite') return new UseLiteEmbedder();
   if (kind === 'hashed') return new HashedEmbedder(dimensions === undefined ? {} : { dimensions });
   if (baseUrl === undefined || model === undefined) {
-    throw new MemoryError('invalid_input', 'MNEMO_EMBEDDER=openai needs MNEMO_EMBEDDING_MODEL and a base URL (MNEMO_EMBEDDING_BASE_URL or MNEMO_LLM_BASE_URL)', {
-      details: { field: 'embedder' },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      'MNEMO_EMBEDDER=openai needs MNEMO_EMBEDDING_MODEL and a base URL (MNEMO_EMBEDDING_BASE_URL or MNEMO_LLM_BASE_URL)',
+      {
+        details: { field: 'embedder' },
+      },
+    );
   }
-  return new OpenAiEmbedder({ baseUrl, model, ...(apiKey === undefined ? {} : { apiKey }), ...(dimensions === undefined ? {} : { dimensions }) });
+  return new OpenAiEmbedder({
+    baseUrl,
+    model,
+    ...(apiKey === undefined ? {} : { apiKey }),
+    ...(dimensions === undefined ? {} : { dimensions }),
+  });
 }
 
 /** An embedder with the means to load it ahead of use and to end its threads. */

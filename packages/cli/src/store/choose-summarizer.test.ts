@@ -23,7 +23,9 @@ function configFrom(env: Record<string, string>): Promise<CliConfig> {
 
 describe('chooseSummarizer', () => {
   it('summarizes with the configured model when the base URL and the model are both set', async () => {
-    const choice = chooseSummarizer(await configFrom({ MNEMO_LLM_BASE_URL: 'http://127.0.0.1:9/v1', MNEMO_LLM_MODEL: 'llama3.2', MNEMO_LLM_API_KEY: 'k' }));
+    const choice = chooseSummarizer(
+      await configFrom({ MNEMO_LLM_BASE_URL: 'http://127.0.0.1:9/v1', MNEMO_LLM_MODEL: 'llama3.2', MNEMO_LLM_API_KEY: 'k' }),
+    );
 
     const summarizer = choice.create?.(createGptTokenCounter());
     expect(summarizer).toBeInstanceOf(OpenAiSummarizer);

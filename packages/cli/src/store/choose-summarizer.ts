@@ -22,7 +22,8 @@ export function chooseSummarizer(config: CliConfig): SummarizerChoice {
     return { description: 'extractive@1 (offline; set MNEMO_LLM_BASE_URL and MNEMO_LLM_MODEL to summarize with an LLM)' };
   }
   return {
-    create: (tokenCounter) => new OpenAiSummarizer({ baseUrl, model, tokenCounter, timeoutMs, ...(apiKey === undefined ? {} : { apiKey }) }),
+    create: (tokenCounter) =>
+      new OpenAiSummarizer({ baseUrl, model, tokenCounter, timeoutMs, ...(apiKey === undefined ? {} : { apiKey }) }),
     description: `openai:${model} at ${baseUrl} (falls back to extractive@1 when the model fails)`,
   };
 }

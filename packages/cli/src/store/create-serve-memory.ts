@@ -44,7 +44,8 @@ export function createServeMemory(options: ServeMemoryOptions): ServeMemory {
   const repeats = createRepeatThrottle(repeatedFailureLogIntervalMs);
   const logFailure = (error: unknown, message: string) => {
     const decision = repeats.take(`${message}:${repeatKeyOf(error)}`);
-    if (decision.log) logger.error({ err: error, ...(decision.suppressed > 0 ? { repeatedSinceLastLogged: decision.suppressed } : {}) }, message);
+    if (decision.log)
+      logger.error({ err: error, ...(decision.suppressed > 0 ? { repeatedSinceLastLogged: decision.suppressed } : {}) }, message);
   };
   const memory = createMemory({
     store,

@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 
 describe('parsePostgresDatabase', () => {
-  it('takes mnemo\'s schema parameter out of the URL and leaves every other parameter to pg', () => {
+  it("takes mnemo's schema parameter out of the URL and leaves every other parameter to pg", () => {
     expect(parsePostgresDatabase('postgres://u:p@db:5432/mnemo?schema=bot_a&sslmode=require')).toEqual({
       connectionString: 'postgres://u:p@db:5432/mnemo?sslmode=require',
       schema: 'bot_a',
@@ -33,7 +33,9 @@ describe('parsePostgresDatabase', () => {
 
 describe('describeDatabase', () => {
   it('masks the password of a URL and leaves SQLite paths alone', () => {
-    expect(describeDatabase('postgres://mnemo:s3cret@db.internal:5432/mnemo?schema=x')).toBe('postgres://mnemo:***@db.internal:5432/mnemo?schema=x');
+    expect(describeDatabase('postgres://mnemo:s3cret@db.internal:5432/mnemo?schema=x')).toBe(
+      'postgres://mnemo:***@db.internal:5432/mnemo?schema=x',
+    );
     expect(describeDatabase('postgres://mnemo@db/mnemo')).toBe('postgres://mnemo@db/mnemo');
     expect(describeDatabase('/var/lib/mnemo/bot.db')).toBe('/var/lib/mnemo/bot.db');
   });

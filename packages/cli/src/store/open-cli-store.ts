@@ -35,7 +35,10 @@ export function parsePostgresDatabase(db: string): PostgresDatabase {
   try {
     url = new URL(db);
   } catch (error) {
-    throw new MemoryError('invalid_input', `${describeDatabase(db)} is not a valid PostgreSQL URL`, { cause: error, details: { field: 'db' } });
+    throw new MemoryError('invalid_input', `${describeDatabase(db)} is not a valid PostgreSQL URL`, {
+      cause: error,
+      details: { field: 'db' },
+    });
   }
   const schema = url.searchParams.get('schema') ?? undefined;
   if (schema === undefined) return { connectionString: db };
@@ -68,7 +71,9 @@ export async function openCliStore(db: string, options: OpenCliStoreOptions = {}
   const readonly = options.readonly === true;
   if (!isPostgresUrl(db)) {
     if (options.mustExist === true && !readonly && db !== ':memory:' && !existsSync(db)) {
-      throw new MemoryError('not_found', `cannot open SQLite database ${db}: the file does not exist`, { details: { field: 'db', path: db } });
+      throw new MemoryError('not_found', `cannot open SQLite database ${db}: the file does not exist`, {
+        details: { field: 'db', path: db },
+      });
     }
     return createSqliteStore({ path: db, ...(readonly ? { readonly: true } : {}) });
   }
@@ -95,9 +100,13 @@ async function requirePostgresStore(connectionString: string, schema: string | u
     await client.end().catch(() => undefined);
   }
   if (version === 0) {
-    throw new MemoryError('not_found', `${describeDatabase(db)} holds no mnemo store in schema "${schema ?? 'mnemo'}" (mnemo migrate creates one)`, {
-      details: { field: 'db' },
-    });
+    throw new MemoryError(
+      'not_found',
+      `${describeDatabase(db)} holds no mnemo store in schema "${schema ?? 'mnemo'}" (mnemo migrate creates one)`,
+      {
+        details: { field: 'db' },
+      },
+    );
   }
 }
 /** How long a worker or an HTTP process waits for a PostgreSQL store that is restarting or unreachable when it starts. */

@@ -31,7 +31,10 @@ export interface OpenMemoryOptions {
 
 /** Opens the command's store (`openCliStore`) and wires the memory engine every command works through. */
 export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
-  const store = await openCliStore(options.db, { ...(options.readonly === true ? { readonly: true } : {}), ...(options.mustExist === true ? { mustExist: true } : {}) });
+  const store = await openCliStore(options.db, {
+    ...(options.readonly === true ? { readonly: true } : {}),
+    ...(options.mustExist === true ? { mustExist: true } : {}),
+  });
   const mode = options.readonly === true ? 'off' : (options.compaction ?? 'background');
   const tokenCounter = createGptTokenCounter(options.model === undefined ? {} : { model: options.model });
   return createMemory({

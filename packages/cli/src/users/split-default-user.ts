@@ -22,12 +22,18 @@ export interface SplitOutcome {
  * Safe to run again after an interruption: a copy that was cut short is completed from where it stopped.
  * `dryRun` reports what would happen and writes nothing.
  */
-export async function splitDefaultUser(memory: Memory, options: { tenantId: string; dryRun?: boolean; onProgress?: (outcome: SplitOutcome) => void }): Promise<SplitOutcome[]> {
+export async function splitDefaultUser(
+  memory: Memory,
+  options: { tenantId: string; dryRun?: boolean; onProgress?: (outcome: SplitOutcome) => void },
+): Promise<SplitOutcome[]> {
   const outcomes: SplitOutcome[] = [];
   const conversations: Conversation[] = [];
   let cursor: string | undefined;
   do {
-    const page = await memory.listConversations({ tenantId: options.tenantId, userId: legacyDefaultUserId }, cursor === undefined ? {} : { cursor });
+    const page = await memory.listConversations(
+      { tenantId: options.tenantId, userId: legacyDefaultUserId },
+      cursor === undefined ? {} : { cursor },
+    );
     conversations.push(...page.items);
     cursor = page.nextCursor;
   } while (cursor !== undefined);
@@ -51,7 +57,7 @@ async function moveConversation(memory: Memory, source: Conversation, dryRun: bo
   }
   const outcome = copied === source.messageCount ? 'finished' : 'moved';
   if (dryRun) return { conversationId, outcome, messages: source.messageCount };
-  for (let afterSeq = copied; afterSeq < source.messageCount; ) {
+  for (let afterSeq = copied; afterSeq < source.messageCount;) {
     const batch = await memory.listMessages(from, { afterSeq, limit: batchSize });
     if (batch.length === 0) break;
     await memory.append(to, batch.map(toInput));
@@ -62,9 +68,23 @@ async function moveConversation(memory: Memory, source: Conversation, dryRun: bo
 }
 
 // An interrupted run left the first `count` messages in the target: they must be the source's, else the target is someone else's.
-async function samePrefix(memory: Memory, from: { tenantId: string; userId: string; conversationId: string }, to: typeof from, count: number): Promise<boolean> {
-  const [original, copy] = await Promise.all([memory.listMessages(from, { afterSeq: count - 1, limit: 1 }), memory.listMessages(to, { afterSeq: count - 1, limit: 1 })]);
-  return original[0] !== undefined && copy[0] !== undefined && original[0].role === copy[0].role && original[0].content === copy[0].content && original[0].createdAt === copy[0].createdAt;
+async function samePrefix(
+  memory: Memory,
+  from: { tenantId: string; userId: string; conversationId: string },
+  to: typeof from,
+  count: number,
+): Promise<boolean> {
+  const [original, copy] = await Promise.all([
+    memory.listMessages(from, { afterSeq: count - 1, limit: 1 }),
+    memory.listMessages(to, { afterSeq: count - 1, limit: 1 }),
+  ]);
+  return (
+    original[0] !== undefined &&
+    copy[0] !== undefined &&
+    original[0].role === copy[0].role &&
+    original[0].content === copy[0].content &&
+    original[0].createdAt === copy[0].createdAt
+  );
 }
 
 function toInput(message: Message): MessageInput {

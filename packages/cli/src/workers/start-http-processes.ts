@@ -97,12 +97,16 @@ export async function startHttpProcesses(options: HttpProcessesOptions): Promise
     children.add(child);
     if (outputReleased) pipeOutput(child);
     child.on('message', (message: unknown) => {
-      if (typeof message === 'object' && message !== null && (message as ListeningMessage).type === 'mnemo-listening') onListening?.((message as ListeningMessage).url);
+      if (typeof message === 'object' && message !== null && (message as ListeningMessage).type === 'mnemo-listening')
+        onListening?.((message as ListeningMessage).url);
     });
     child.once('exit', (code, signal) => {
       children.delete(child);
       if (stopping) return;
-      if (!listening) return onEarlyExit?.(new MemoryError('unavailable', `an HTTP process of mnemo serve exited before it listened (exit code ${code ?? signal})`));
+      if (!listening)
+        return onEarlyExit?.(
+          new MemoryError('unavailable', `an HTTP process of mnemo serve exited before it listened (exit code ${code ?? signal})`),
+        );
       options.logger.warn({ pid: child.process.pid, code, signal }, 'HTTP process exited; starting another');
       setTimeout(() => {
         if (!stopping) startOne();

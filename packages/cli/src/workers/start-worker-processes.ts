@@ -73,7 +73,10 @@ export function startWorkerProcesses(options: WorkerProcessesOptions): WorkerPro
       const allowedMs = beaten.has(child) ? heartbeatTimeoutMs : Math.max(heartbeatTimeoutMs, startupAllowanceMs);
       if (silentMs <= allowedMs || child.signalCode !== null || child.exitCode !== null) continue;
       lastBeat.delete(child);
-      options.logger.warn({ pid: child.pid, silentMs, heartbeatTimeoutMs: allowedMs }, 'worker process stopped answering (no heartbeat); killing it and starting another');
+      options.logger.warn(
+        { pid: child.pid, silentMs, heartbeatTimeoutMs: allowedMs },
+        'worker process stopped answering (no heartbeat); killing it and starting another',
+      );
       child.kill('SIGKILL');
     }
   }, 1_000);
@@ -106,7 +109,10 @@ export function startWorkerProcesses(options: WorkerProcessesOptions): WorkerPro
       if (stopping) return;
       // Exit code 0: the worker was told to stop (a Ctrl-C reaches the whole process group first).
       if (code === 0) return void options.logger.info({ pid: child.pid }, 'worker process stopped');
-      options.logger.warn({ pid: child.pid, code, signal }, 'worker process exited; starting another (its running jobs are leased again when their leases lapse)');
+      options.logger.warn(
+        { pid: child.pid, code, signal },
+        'worker process exited; starting another (its running jobs are leased again when their leases lapse)',
+      );
       setTimeout(() => {
         if (!stopping) startOne();
       }, restartDelayMs).unref();

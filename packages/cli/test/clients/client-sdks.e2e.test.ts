@@ -1,6 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentsDriver, aiSdkDriver, anthropicDriver, langChainDriver, openAiChatDriver, openAiResponsesDriver, type ClientDriver, type DriverOptions, type TurnResult } from './client-drivers.js';
-import { finalAnswer, scriptedUsage, seedHistory, startClientRig, storedMessages, upstreamBodiesWith, type ClientRig } from './scripted-upstreams.js';
+import {
+  agentsDriver,
+  aiSdkDriver,
+  anthropicDriver,
+  langChainDriver,
+  openAiChatDriver,
+  openAiResponsesDriver,
+  type ClientDriver,
+  type DriverOptions,
+  type TurnResult,
+} from './client-drivers.js';
+import {
+  finalAnswer,
+  scriptedUsage,
+  seedHistory,
+  startClientRig,
+  storedMessages,
+  upstreamBodiesWith,
+  type ClientRig,
+} from './scripted-upstreams.js';
 
 type Route = 'chat' | 'responses' | 'messages';
 
@@ -32,7 +50,10 @@ const questions = (user: string) => [`Hi, I am ${user}. What is the weather in O
  */
 async function converse(rig: ClientRig, client: Client, tag: string): Promise<Map<string, TurnResult[]>> {
   const results = new Map<string, TurnResult[]>();
-  for (const [user, stream] of [[`${client.slug}-${tag}-a`, false], [`${client.slug}-${tag}-b`, true]] as const) {
+  for (const [user, stream] of [
+    [`${client.slug}-${tag}-a`, false],
+    [`${client.slug}-${tag}-b`, true],
+  ] as const) {
     await seedHistory(rig.url, user, `${user}-SECRET-4417`, seededPairs);
     const driver = client.driver({ url: rig.url, user, stream });
     const turns: TurnResult[] = [];
@@ -52,19 +73,35 @@ async function expectConversation(rig: ClientRig, client: Client, tag: string, r
         // The system prompt's breakpoint was written by the turn's first call, so its second reads it.
         expect(turn.usage.cachedInputTokens).toBeGreaterThan(0);
       } else {
-        expect(turn.usage).toMatchObject({ inputTokens: scriptedUsage.promptTokens, outputTokens: scriptedUsage.completionTokens, cachedInputTokens: scriptedUsage.cachedTokens });
+        expect(turn.usage).toMatchObject({
+          inputTokens: scriptedUsage.promptTokens,
+          outputTokens: scriptedUsage.completionTokens,
+          cachedInputTokens: scriptedUsage.cachedTokens,
+        });
       }
     }
     // Every turn stored once, though the client re-sent its whole history on every call.
     const stored = await storedMessages(rig.url, user);
     expect(stored).toHaveLength(seededPairs * 2 + 8);
     expect(stored.slice(-8).map((message) => (message.toolCalls === undefined ? message.role : `${message.role}+call`))).toEqual([
-      'user', 'assistant+call', 'tool', 'assistant', 'user', 'assistant+call', 'tool', 'assistant',
+      'user',
+      'assistant+call',
+      'tool',
+      'assistant',
+      'user',
+      'assistant+call',
+      'tool',
+      'assistant',
     ]);
     expect(stored.at(-3)?.toolCallId).toBe(stored.at(-4)?.toolCalls?.[0]?.id);
     const usage = stored.at(-1)?.metadata?.proxy?.usage;
-    if (client.route === 'messages') expect(usage).toMatchObject({ cachedInputTokens: expect.any(Number) as unknown, cacheWriteInputTokens: expect.any(Number) as unknown });
-    else if (client.route === 'responses') expect(usage).toEqual({ inputTokens: 50, outputTokens: 7, cachedInputTokens: 16, cacheWriteInputTokens: 0 });
+    if (client.route === 'messages')
+      expect(usage).toMatchObject({
+        cachedInputTokens: expect.any(Number) as unknown,
+        cacheWriteInputTokens: expect.any(Number) as unknown,
+      });
+    else if (client.route === 'responses')
+      expect(usage).toEqual({ inputTokens: 50, outputTokens: 7, cachedInputTokens: 16, cacheWriteInputTokens: 0 });
 
     // Keyless serve without MNEMO_LLM_PASS_CLIENT_KEY: the client's key never goes upstream.
     for (const request of rig.openai.requests) expect(request.headers.authorization).toBeUndefined();
@@ -90,19 +127,32 @@ describe('client SDKs through the real mnemo serve (Responses translated to chat
   });
 
   for (const client of [...responsesClients, ...otherClients]) {
-    it(`runs a multi-turn tool conversation of ${client.name}, streamed and not, for two isolated end users`, { timeout: 90_000 }, async () => {
-      const results = await converse(rig, client, 't');
-      await expectConversation(rig, client, 't', results);
-      const paths = new Set([...rig.openai.requests, ...rig.anthropic.requests].filter((request) => JSON.stringify(request.body).includes(`${client.slug}-t-`)).map((request) => request.path));
-      expect([...paths]).toEqual([{ chat: '/v1/chat/completions', responses: '/v1/chat/completions', messages: '/v1/messages' }[client.route]]);
-    });
+    it(
+      `runs a multi-turn tool conversation of ${client.name}, streamed and not, for two isolated end users`,
+      { timeout: 90_000 },
+      async () => {
+        const results = await converse(rig, client, 't');
+        await expectConversation(rig, client, 't', results);
+        const paths = new Set(
+          [...rig.openai.requests, ...rig.anthropic.requests]
+            .filter((request) => JSON.stringify(request.body).includes(`${client.slug}-t-`))
+            .map((request) => request.path),
+        );
+        expect([...paths]).toEqual([
+          { chat: '/v1/chat/completions', responses: '/v1/chat/completions', messages: '/v1/messages' }[client.route],
+        ]);
+      },
+    );
   }
 
   it('sends a Messages upstream cache_control breakpoints on the system prompt and at the end of the stable part, and its key as x-api-key', async () => {
     const requests = rig.anthropic.requests.filter((request) => JSON.stringify(request.body).includes('anthropic-t-a'));
     expect(requests.length).toBeGreaterThan(0);
     for (const request of requests) {
-      const body = request.body as { system: { text: string; cache_control?: unknown }[]; messages: { content: { cache_control?: unknown }[] }[] };
+      const body = request.body as {
+        system: { text: string; cache_control?: unknown }[];
+        messages: { content: { cache_control?: unknown }[] }[];
+      };
       expect(body.system[0]).toMatchObject({ text: 'Answer questions about the weather.', cache_control: { type: 'ephemeral' } });
       // One at the stable part's end, none when compaction is behind and the raw turns slide (report.stable says so).
       const marked = body.messages.flatMap((message) => message.content).filter((block) => block.cache_control !== undefined);
@@ -123,17 +173,21 @@ describe('Responses clients through mnemo serve forwarding to a Responses upstre
   });
 
   for (const client of responsesClients) {
-    it(`runs the conversation of ${client.name} against POST /v1/responses upstream, with mnemo's context as the input`, { timeout: 90_000 }, async () => {
-      const results = await converse(rig, client, 'f');
-      await expectConversation(rig, client, 'f', results);
-      const requests = rig.openai.requests.filter((request) => JSON.stringify(request.body).includes(`${client.slug}-f-`));
-      expect(new Set(requests.map((request) => request.path))).toEqual(new Set(['/v1/responses']));
-      for (const request of requests) {
-        const body = request.body as Record<string, unknown>;
-        expect(body.previous_response_id).toBeUndefined();
-        expect(body.instructions).toBeUndefined();
-        expect(Array.isArray(body.input)).toBe(true);
-      }
-    });
+    it(
+      `runs the conversation of ${client.name} against POST /v1/responses upstream, with mnemo's context as the input`,
+      { timeout: 90_000 },
+      async () => {
+        const results = await converse(rig, client, 'f');
+        await expectConversation(rig, client, 'f', results);
+        const requests = rig.openai.requests.filter((request) => JSON.stringify(request.body).includes(`${client.slug}-f-`));
+        expect(new Set(requests.map((request) => request.path))).toEqual(new Set(['/v1/responses']));
+        for (const request of requests) {
+          const body = request.body as Record<string, unknown>;
+          expect(body.previous_response_id).toBeUndefined();
+          expect(body.instructions).toBeUndefined();
+          expect(Array.isArray(body.input)).toBe(true);
+        }
+      },
+    );
   }
 });

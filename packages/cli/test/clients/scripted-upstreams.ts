@@ -1,4 +1,10 @@
-import { startScriptedAnthropicServer, startScriptedOpenAiServer, type ScriptedAnthropicServer, type ScriptedContentReply, type ScriptedOpenAiServer } from '@mnemo/models/testing';
+import {
+  startScriptedAnthropicServer,
+  startScriptedOpenAiServer,
+  type ScriptedAnthropicServer,
+  type ScriptedContentReply,
+  type ScriptedOpenAiServer,
+} from '@mnemo/models/testing';
 import { makeWorkDirectory, startMnemo, type StartedMnemo } from '../run-mnemo.js';
 
 /** The usage every scripted OpenAI-protocol reply reports, so a client's parsed usage can be checked against it. */
@@ -15,7 +21,11 @@ export const finalAnswer = 'Sunny and 7 degrees in Oslo.';
 function nextReply(lastIsToolResult: boolean, counter: { calls: number }): ScriptedContentReply {
   if (lastIsToolResult) return { content: finalAnswer, usage: scriptedUsage };
   counter.calls += 1;
-  return { content: '', toolCalls: [{ id: `call_${counter.calls}`, name: 'get_weather', arguments: '{"city": "Oslo"}' }], usage: scriptedUsage };
+  return {
+    content: '',
+    toolCalls: [{ id: `call_${counter.calls}`, name: 'get_weather', arguments: '{"city": "Oslo"}' }],
+    usage: scriptedUsage,
+  };
 }
 
 /** The scripted upstreams and the real `mnemo serve` in front of them. */
@@ -54,7 +64,14 @@ export async function startClientRig(env: Readonly<Record<string, string>> = {})
   const work = await makeWorkDirectory();
   const serve = await startMnemo(['serve', '--port', '0', '--db', `${work.path}/clients.db`, '--workers', '0', '--http-processes', '1'], {
     cwd: work.path,
-    env: { MNEMO_EMBEDDER: 'hashed', MNEMO_LLM_BASE_URL: openai.baseUrl, MNEMO_ANTHROPIC_BASE_URL: anthropic.baseUrl, MNEMO_ANTHROPIC_API_KEY: 'sk-ant-upstream', MNEMO_MAX_TOKENS: '700', ...env },
+    env: {
+      MNEMO_EMBEDDER: 'hashed',
+      MNEMO_LLM_BASE_URL: openai.baseUrl,
+      MNEMO_ANTHROPIC_BASE_URL: anthropic.baseUrl,
+      MNEMO_ANTHROPIC_API_KEY: 'sk-ant-upstream',
+      MNEMO_MAX_TOKENS: '700',
+      ...env,
+    },
     ready: /^mnemo listening on (http:\/\/\S+)/,
   });
   return {
@@ -84,15 +101,22 @@ export interface StoredMessage {
 /** Seeds a user's one conversation with `pairs` old question/answer pairs that carry `secret`, so the context must be compacted. */
 export async function seedHistory(url: string, user: string, secret: string, pairs = 40): Promise<void> {
   const messages = Array.from({ length: pairs }, (_, index) => [
-    { role: 'user', content: `Old question ${index} from ${user}: my locker code is ${secret}; how many hops does node ${index} need to reach the ridge gateway today?` },
-    { role: 'assistant', content: `Answer ${index} for ${user}: node ${index} needs ${(index % 5) + 2} hops; keep the ridge relay powered and check its battery tonight.` },
+    {
+      role: 'user',
+      content: `Old question ${index} from ${user}: my locker code is ${secret}; how many hops does node ${index} need to reach the ridge gateway today?`,
+    },
+    {
+      role: 'assistant',
+      content: `Answer ${index} for ${user}: node ${index} needs ${(index % 5) + 2} hops; keep the ridge relay powered and check its battery tonight.`,
+    },
   ]).flat();
   const response = await fetch(`${url}/v1/conversations/${encodeURIComponent(user)}/messages`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-mnemo-user': user },
     body: JSON.stringify({ messages }),
   });
-  if (response.status !== 201 && response.status !== 200) throw new Error(`seeding ${user} answered ${response.status}: ${await response.text()}`);
+  if (response.status !== 201 && response.status !== 200)
+    throw new Error(`seeding ${user} answered ${response.status}: ${await response.text()}`);
 }
 
 /** Every message stored in the user's one conversation, oldest first. */
@@ -100,7 +124,9 @@ export async function storedMessages(url: string, user: string): Promise<StoredM
   const items: StoredMessage[] = [];
   let after = 0;
   for (;;) {
-    const response = await fetch(`${url}/v1/conversations/${encodeURIComponent(user)}/messages?user_id=${encodeURIComponent(user)}&after_seq=${after}&limit=500`);
+    const response = await fetch(
+      `${url}/v1/conversations/${encodeURIComponent(user)}/messages?user_id=${encodeURIComponent(user)}&after_seq=${after}&limit=500`,
+    );
     const page = (await response.json()) as { items: (StoredMessage & { seq: number })[]; nextAfterSeq?: number };
     items.push(...page.items);
     if (page.nextAfterSeq === undefined) return items;
@@ -110,5 +136,7 @@ export async function storedMessages(url: string, user: string): Promise<StoredM
 
 /** The bodies the upstreams received that carry `marker` (each user's turns name the user). */
 export function upstreamBodiesWith(rig: ClientRig, marker: string): string[] {
-  return [...rig.openai.requests, ...rig.anthropic.requests].map((request) => JSON.stringify(request.body ?? '')).filter((text) => text.includes(marker));
+  return [...rig.openai.requests, ...rig.anthropic.requests]
+    .map((request) => JSON.stringify(request.body ?? ''))
+    .filter((text) => text.includes(marker));
 }

@@ -79,7 +79,9 @@ export class AcknowledgedWriters {
    * drops: first its unacknowledged message, with the same key, then new ones, one request at a time.
    */
   async run(urls: readonly string[], shouldStop: () => boolean): Promise<void> {
-    await Promise.all(Array.from({ length: this.#writerCount }, (_, writer) => this.#runWriter(writer, urls[writer % urls.length]!, shouldStop)));
+    await Promise.all(
+      Array.from({ length: this.#writerCount }, (_, writer) => this.#runWriter(writer, urls[writer % urls.length]!, shouldStop)),
+    );
   }
 
   async #runWriter(writer: number, url: string, shouldStop: () => boolean): Promise<void> {
@@ -91,8 +93,16 @@ export class AcknowledgedWriters {
       this.sent.set(message.key, message);
       const seed = this.#options.api === 'mixed' && writer % 2 === 1;
       const answer = seed
-        ? await postJson(`${url}/v1/memory/add`, { conversation_id: message.conversationId, role: 'user', content: message.content }, { 'idempotency-key': message.key })
-        : await postJson(`${url}/v1/conversations/${message.conversationId}/messages`, { messages: [{ role: 'user', content: message.content }] }, { 'idempotency-key': message.key });
+        ? await postJson(
+            `${url}/v1/memory/add`,
+            { conversation_id: message.conversationId, role: 'user', content: message.content },
+            { 'idempotency-key': message.key },
+          )
+        : await postJson(
+            `${url}/v1/conversations/${message.conversationId}/messages`,
+            { messages: [{ role: 'user', content: message.content }] },
+            { 'idempotency-key': message.key },
+          );
       const retrying = this.#options.retryUnavailable;
       if (retrying !== undefined && (answer.status === 503 || answer.status === 0)) {
         if (answer.status === 0) this.dropped += 1;
@@ -101,7 +111,9 @@ export class AcknowledgedWriters {
           if (answer.headers?.get('retry-after') === null) this.unavailableWithoutRetryAfter += 1;
         }
         const retryAfterMs = Number(answer.headers?.get('retry-after') ?? 1) * 1000;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(retrying.maxWaitMs, Number.isFinite(retryAfterMs) ? retryAfterMs : 1000)));
+        await new Promise((resolve) =>
+          setTimeout(resolve, Math.min(retrying.maxWaitMs, Number.isFinite(retryAfterMs) ? retryAfterMs : 1000)),
+        );
         continue;
       }
       if (answer.status === 0) return;
@@ -123,7 +135,13 @@ export class AcknowledgedWriters {
     this.#next[writer] = index + 1;
     const conversationId = `${this.prefix}-${writer % this.#conversationCount}`;
     const key = `${this.prefix}-w${writer}-m${index}`;
-    return { writer, index, conversationId, key, content: `${key}: node ${writer} reports ${index % 9} hops to the ridge relay and battery ${40 + (index % 60)} percent.` };
+    return {
+      writer,
+      index,
+      conversationId,
+      key,
+      content: `${key}: node ${writer} reports ${index % 9} hops to the ridge relay and battery ${40 + (index % 60)} percent.`,
+    };
   }
 
   /**
@@ -159,7 +177,11 @@ export class AcknowledgedWriters {
       if (copies.length === 0) lost += 1;
       if (copies.length > 1) duplicated += copies.length - 1;
       const planned = this.sent.get(key)!;
-      if (copies.length > 0 && (copies[0]!.seq !== seq || copies[0]!.content !== planned.content || copies[0]!.conversationId !== planned.conversationId)) moved += 1;
+      if (
+        copies.length > 0 &&
+        (copies[0]!.seq !== seq || copies[0]!.content !== planned.content || copies[0]!.conversationId !== planned.conversationId)
+      )
+        moved += 1;
     }
     const neverSent = [...byKey.keys()].filter((key) => !this.sent.has(key)).length;
     return { stored: storedCount, lost, duplicated, moved, gaps, outOfOrder, neverSent };
@@ -191,6 +213,7 @@ export interface WriterAudit {
 /** The stored messages of each conversation (of user = conversation, tenant `default`, as the writers write them), for {@link AcknowledgedWriters.audit}. */
 export async function readWrittenConversations(store: Store, conversationIds: readonly string[]): Promise<Map<string, Message[]>> {
   const stored = new Map<string, Message[]>();
-  for (const conversationId of conversationIds) stored.set(conversationId, await store.listMessages({ tenantId: 'default', userId: conversationId, conversationId }));
+  for (const conversationId of conversationIds)
+    stored.set(conversationId, await store.listMessages({ tenantId: 'default', userId: conversationId, conversationId }));
   return stored;
 }

@@ -82,7 +82,10 @@ async function settle(writersOf: AcknowledgedWriters, urls: readonly string[]): 
   while (writersOf.unacknowledged.length > 0 && passes < 3) {
     passes += 1;
     const before = new Set(writersOf.unacknowledged.map((message) => message.key));
-    await writersOf.run(urls, () => writersOf.unacknowledged.every((message) => !before.has(message.key)) || writersOf.unexpected.length > 0);
+    await writersOf.run(
+      urls,
+      () => writersOf.unacknowledged.every((message) => !before.has(message.key)) || writersOf.unexpected.length > 0,
+    );
   }
 }
 
@@ -109,120 +112,158 @@ function summaryProblems(summaries: readonly Summary[], watermark: number, messa
   summaries.forEach((summary, index) => {
     const previous = summaries[index - 1];
     if (summary.fromSeq !== 1) problems.push(`${summary.id} starts at ${summary.fromSeq}`);
-    if (previous !== undefined && summary.toSeq <= previous.toSeq && summary.level === previous.level) problems.push(`${summary.id} does not move past ${previous.toSeq}`);
-    if (JSON.stringify(summary.foldedSummaryIds) !== JSON.stringify(previous === undefined ? [] : [previous.id])) problems.push(`${summary.id} folds ${JSON.stringify(summary.foldedSummaryIds)}`);
+    if (previous !== undefined && summary.toSeq <= previous.toSeq && summary.level === previous.level)
+      problems.push(`${summary.id} does not move past ${previous.toSeq}`);
+    if (JSON.stringify(summary.foldedSummaryIds) !== JSON.stringify(previous === undefined ? [] : [previous.id]))
+      problems.push(`${summary.id} folds ${JSON.stringify(summary.foldedSummaryIds)}`);
     if (summary.content.trim() === '' || summary.tokens <= 0) problems.push(`${summary.id} is empty`);
     if (summary.toSeq > messageCount) problems.push(`${summary.id} covers past the last message`);
   });
-  if ((summaries.at(-1)?.toSeq ?? 0) !== watermark) problems.push(`watermark ${watermark} is not the newest summary's toSeq ${summaries.at(-1)?.toSeq ?? 0}`);
+  if ((summaries.at(-1)?.toSeq ?? 0) !== watermark)
+    problems.push(`watermark ${watermark} is not the newest summary's toSeq ${summaries.at(-1)?.toSeq ?? 0}`);
   return problems;
 }
 
 describe('crash loops on a SQLite file', () => {
-  it('keeps every acknowledged message exactly once, gapless, over 20 kill -9 loops of 8 writers', { timeout: 240_000 }, async (context) => {
-    const db = join(work.path, 'crash.db');
-    const writersOf = new AcknowledgedWriters({ writers, conversations, prefix: 'crash' });
-    const start = async () => [await track(startServe(['--db', db, '--workers', '0'], { cwd: work.path }))];
-    const delays = await crashLoops({ loops: 20, writersOf, start, urlsOf: (started) => started.map((one) => one.url), victims: (started) => [...started] });
-    const last = await start();
-    await settle(writersOf, [last[0]!.url]);
-    expect(await last[0]!.stop()).toBe(0);
-    running.delete(last[0]!);
-
-    const store = createSqliteStore({ path: db });
-    const audit = writersOf.audit(await storedMessages(store, writersOf.conversationIds));
-    await store.close();
-    const integrity = integrityCheck(db);
-    recordFigures(context, 'crash loops (SQLite, 8 writers)', [
-      ['seed', String(seed)],
-      ['loops (kill -9)', delays.length],
-      ['kill delay ms (min–max)', `${Math.min(...delays)}–${Math.max(...delays)}`],
-      ['acknowledged', writersOf.acknowledged.size],
-      ['retried after a crash', writersOf.retried],
-      ['stored', audit.stored],
-      ['lost', audit.lost],
-      ['duplicated', audit.duplicated],
-      ['re-sequenced', audit.moved + writersOf.resequenced.length],
-      ['seq gaps', audit.gaps],
-      ['stored, never sent', audit.neverSent],
-      ['integrity_check', integrity],
-    ]);
-
-    expect(writersOf.unexpected).toEqual([]);
-    expect(writersOf.unacknowledged).toEqual([]);
-    expect(writersOf.resequenced).toEqual([]);
-    expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
-    expect(writersOf.acknowledged.size).toBe(writersOf.sent.size);
-    expect(integrity).toBe('ok');
-  });
-
-  it('chains summaries and finishes every job when kill -9 lands during LLM compaction and extraction', { timeout: 180_000 }, async (context) => {
-    const db = join(work.path, 'compact.db');
-    // A slow summarizer, so kills land while model calls are in flight; extraction gets valid empty facts.
-    const upstream: ScriptedOpenAiServer = await startScriptedOpenAiServer({
-      replies: [],
-      recordRequests: false,
-      replyTo: (request) =>
-        request.response_format === undefined
-          ? { content: 'Nodes report hop counts and battery levels to the ridge relay; Maren keeps it powered.', delayMs: 150 }
-          : { content: JSON.stringify({ facts: [], entities: [], relations: [] }), delayMs: 100 },
-    });
-    const env = { MNEMO_LLM_BASE_URL: upstream.baseUrl, MNEMO_LLM_MODEL: 'summarizer-model' };
-    // A small budget: compaction triggers every few dozen messages of a conversation.
-    await writeFile(join(work.path, 'mnemo.config.json'), JSON.stringify({ context: { maxTokens: 600 } }));
-    const writersOf = new AcknowledgedWriters({ writers, conversations, prefix: 'compact' });
-    // Serving apart from a worker with a short lease, so jobs the kill interrupted are leased again soon.
-    const start = async () =>
-      Promise.all([
-        track(startServe(['--db', db, '--workers', '0'], { cwd: work.path, env })),
-        track(startWorker(['--db', db, '--lease-ms', '2000', '--concurrency', '2'], { cwd: work.path, env })),
-      ]);
-    try {
-      const delays = await crashLoops({ loops: 5, writersOf, start, urlsOf: (started) => [started[0]!.url], victims: (started) => [...started] });
+  it(
+    'keeps every acknowledged message exactly once, gapless, over 20 kill -9 loops of 8 writers',
+    { timeout: 240_000 },
+    async (context) => {
+      const db = join(work.path, 'crash.db');
+      const writersOf = new AcknowledgedWriters({ writers, conversations, prefix: 'crash' });
+      const start = async () => [await track(startServe(['--db', db, '--workers', '0'], { cwd: work.path }))];
+      const delays = await crashLoops({
+        loops: 20,
+        writersOf,
+        start,
+        urlsOf: (started) => started.map((one) => one.url),
+        victims: (started) => [...started],
+      });
       const last = await start();
-      await settle(writersOf, [last[0].url]);
+      await settle(writersOf, [last[0]!.url]);
+      expect(await last[0]!.stop()).toBe(0);
+      running.delete(last[0]!);
+
       const store = createSqliteStore({ path: db });
-      try {
-        const jobsOf = async () => (await Promise.all(writersOf.conversationIds.map((id) => store.listJobs(scopeOf(id))))).flat();
-        await waitFor(async () => (await jobsOf()).every((job: Job) => job.status === 'done' || job.status === 'failed'), 90_000, 'every job to finish');
-        const jobs = await jobsOf();
-        const audit = writersOf.audit(await storedMessages(store, writersOf.conversationIds));
-        const problems: string[] = [];
-        let summaryCount = 0;
-        for (const conversationId of writersOf.conversationIds) {
-          const summaries = await store.listSummaries(scopeOf(conversationId));
-          summaryCount += summaries.length;
-          const row = await store.getConversation(scopeOf(conversationId));
-          problems.push(...summaryProblems(summaries, row?.summarizedThroughSeq ?? 0, row?.messageCount ?? 0).map((problem) => `${conversationId}: ${problem}`));
-        }
-        recordFigures(context, 'crash loops (SQLite, during compaction)', [
-          ['loops (kill -9 serve + worker)', delays.length],
-          ['acknowledged', writersOf.acknowledged.size],
-          ['lost', audit.lost],
-          ['duplicated', audit.duplicated],
-          ['summaries', summaryCount],
-          ['summary chain problems', problems.length],
-          ['jobs', jobs.length],
-          ['jobs leased again after a kill', jobs.filter((job) => job.attempts > 1).length],
-          ['jobs not done', jobs.filter((job) => job.status !== 'done').length],
-          ...jobs
-            .filter((job) => job.status !== 'done')
-            .map((job): [string, string] => [`not done: ${job.kind} job ${job.id}`, `${job.status} after ${job.attempts} attempts: ${job.lastError ?? '(no error)'}`]),
+      const audit = writersOf.audit(await storedMessages(store, writersOf.conversationIds));
+      await store.close();
+      const integrity = integrityCheck(db);
+      recordFigures(context, 'crash loops (SQLite, 8 writers)', [
+        ['seed', String(seed)],
+        ['loops (kill -9)', delays.length],
+        ['kill delay ms (min–max)', `${Math.min(...delays)}–${Math.max(...delays)}`],
+        ['acknowledged', writersOf.acknowledged.size],
+        ['retried after a crash', writersOf.retried],
+        ['stored', audit.stored],
+        ['lost', audit.lost],
+        ['duplicated', audit.duplicated],
+        ['re-sequenced', audit.moved + writersOf.resequenced.length],
+        ['seq gaps', audit.gaps],
+        ['stored, never sent', audit.neverSent],
+        ['integrity_check', integrity],
+      ]);
+
+      expect(writersOf.unexpected).toEqual([]);
+      expect(writersOf.unacknowledged).toEqual([]);
+      expect(writersOf.resequenced).toEqual([]);
+      expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
+      expect(writersOf.acknowledged.size).toBe(writersOf.sent.size);
+      expect(integrity).toBe('ok');
+    },
+  );
+
+  it(
+    'chains summaries and finishes every job when kill -9 lands during LLM compaction and extraction',
+    { timeout: 180_000 },
+    async (context) => {
+      const db = join(work.path, 'compact.db');
+      // A slow summarizer, so kills land while model calls are in flight; extraction gets valid empty facts.
+      const upstream: ScriptedOpenAiServer = await startScriptedOpenAiServer({
+        replies: [],
+        recordRequests: false,
+        replyTo: (request) =>
+          request.response_format === undefined
+            ? { content: 'Nodes report hop counts and battery levels to the ridge relay; Maren keeps it powered.', delayMs: 150 }
+            : { content: JSON.stringify({ facts: [], entities: [], relations: [] }), delayMs: 100 },
+      });
+      const env = { MNEMO_LLM_BASE_URL: upstream.baseUrl, MNEMO_LLM_MODEL: 'summarizer-model' };
+      // A small budget: compaction triggers every few dozen messages of a conversation.
+      await writeFile(join(work.path, 'mnemo.config.json'), JSON.stringify({ context: { maxTokens: 600 } }));
+      const writersOf = new AcknowledgedWriters({ writers, conversations, prefix: 'compact' });
+      // Serving apart from a worker with a short lease, so jobs the kill interrupted are leased again soon.
+      const start = async () =>
+        Promise.all([
+          track(startServe(['--db', db, '--workers', '0'], { cwd: work.path, env })),
+          track(startWorker(['--db', db, '--lease-ms', '2000', '--concurrency', '2'], { cwd: work.path, env })),
         ]);
-        expect(writersOf.unexpected).toEqual([]);
-        expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
-        expect(problems).toEqual([]);
-        expect(summaryCount).toBeGreaterThanOrEqual(conversations);
-        expect(jobs.filter((job) => job.status !== 'done').map(({ kind, status, attempts, lastError }) => ({ kind, status, attempts, lastError }))).toEqual([]);
-        expect(integrityCheck(db)).toBe('ok');
+      try {
+        const delays = await crashLoops({
+          loops: 5,
+          writersOf,
+          start,
+          urlsOf: (started) => [started[0]!.url],
+          victims: (started) => [...started],
+        });
+        const last = await start();
+        await settle(writersOf, [last[0].url]);
+        const store = createSqliteStore({ path: db });
+        try {
+          const jobsOf = async () => (await Promise.all(writersOf.conversationIds.map((id) => store.listJobs(scopeOf(id))))).flat();
+          await waitFor(
+            async () => (await jobsOf()).every((job: Job) => job.status === 'done' || job.status === 'failed'),
+            90_000,
+            'every job to finish',
+          );
+          const jobs = await jobsOf();
+          const audit = writersOf.audit(await storedMessages(store, writersOf.conversationIds));
+          const problems: string[] = [];
+          let summaryCount = 0;
+          for (const conversationId of writersOf.conversationIds) {
+            const summaries = await store.listSummaries(scopeOf(conversationId));
+            summaryCount += summaries.length;
+            const row = await store.getConversation(scopeOf(conversationId));
+            problems.push(
+              ...summaryProblems(summaries, row?.summarizedThroughSeq ?? 0, row?.messageCount ?? 0).map(
+                (problem) => `${conversationId}: ${problem}`,
+              ),
+            );
+          }
+          recordFigures(context, 'crash loops (SQLite, during compaction)', [
+            ['loops (kill -9 serve + worker)', delays.length],
+            ['acknowledged', writersOf.acknowledged.size],
+            ['lost', audit.lost],
+            ['duplicated', audit.duplicated],
+            ['summaries', summaryCount],
+            ['summary chain problems', problems.length],
+            ['jobs', jobs.length],
+            ['jobs leased again after a kill', jobs.filter((job) => job.attempts > 1).length],
+            ['jobs not done', jobs.filter((job) => job.status !== 'done').length],
+            ...jobs
+              .filter((job) => job.status !== 'done')
+              .map((job): [string, string] => [
+                `not done: ${job.kind} job ${job.id}`,
+                `${job.status} after ${job.attempts} attempts: ${job.lastError ?? '(no error)'}`,
+              ]),
+          ]);
+          expect(writersOf.unexpected).toEqual([]);
+          expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
+          expect(problems).toEqual([]);
+          expect(summaryCount).toBeGreaterThanOrEqual(conversations);
+          expect(
+            jobs
+              .filter((job) => job.status !== 'done')
+              .map(({ kind, status, attempts, lastError }) => ({ kind, status, attempts, lastError })),
+          ).toEqual([]);
+          expect(integrityCheck(db)).toBe('ok');
+        } finally {
+          await store.close();
+        }
+        await crash(last);
       } finally {
-        await store.close();
+        await upstream.close();
       }
-      await crash(last);
-    } finally {
-      await upstream.close();
-    }
-  });
+    },
+  );
 });
 
 describeWithPostgres('crash loops on PostgreSQL with two replicas', (url) => {
@@ -234,7 +275,13 @@ describeWithPostgres('crash loops on PostgreSQL with two replicas', (url) => {
     const replicaA = await track(startServe(['--db', target.url, '--workers', '0'], { cwd: work.path }));
     // Replica A stays up; B is killed and restarted each loop, and its writers move to A afterwards.
     const start = async () => [replicaA, await track(startServe(['--db', target.url, '--workers', '0'], { cwd: work.path }))];
-    const delays = await crashLoops({ loops: 5, writersOf, start, urlsOf: (started) => started.map((one) => one.url), victims: (started) => [started[1]!] });
+    const delays = await crashLoops({
+      loops: 5,
+      writersOf,
+      start,
+      urlsOf: (started) => started.map((one) => one.url),
+      victims: (started) => [started[1]!],
+    });
     await settle(writersOf, [replicaA.url]);
 
     const { connectionString, schema } = parsePostgresDatabase(target.url);

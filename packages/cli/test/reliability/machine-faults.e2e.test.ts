@@ -83,9 +83,21 @@ process.stdout.write(JSON.stringify({ durations, statuses }));
 `;
 
 /** Samples `path` for `durationMs`, one request every `gapMs` after the last answer, from a separate Node process. */
-function sample(url: string, path: string, options: { durationMs: number; gapMs: number; body?: unknown }): Promise<{ durations: number[]; statuses: number[] }> {
-  const argument = JSON.stringify([`${url}${path}`, options.body === undefined ? 'GET' : 'POST', options.body === undefined ? null : JSON.stringify(options.body), options.durationMs, options.gapMs]);
-  return run(process.execPath, ['--input-type=module', '-e', samplerScript, argument], { maxBuffer: 16 * 1024 * 1024 }).then(({ stdout }) => JSON.parse(stdout) as { durations: number[]; statuses: number[] });
+function sample(
+  url: string,
+  path: string,
+  options: { durationMs: number; gapMs: number; body?: unknown },
+): Promise<{ durations: number[]; statuses: number[] }> {
+  const argument = JSON.stringify([
+    `${url}${path}`,
+    options.body === undefined ? 'GET' : 'POST',
+    options.body === undefined ? null : JSON.stringify(options.body),
+    options.durationMs,
+    options.gapMs,
+  ]);
+  return run(process.execPath, ['--input-type=module', '-e', samplerScript, argument], { maxBuffer: 16 * 1024 * 1024 }).then(
+    ({ stdout }) => JSON.parse(stdout) as { durations: number[]; statuses: number[] },
+  );
 }
 
 function percentile(values: readonly number[], p: number): number {
@@ -101,78 +113,105 @@ function warnLines(log: string): string[] {
 
 const hasSqlite3 = await works('sqlite3', ['-version']);
 
-describe.skipIf(!hasSqlite3 && !ci)(`a write lock held by another process for 10 s${hasSqlite3 ? '' : ' (skipped: no sqlite3 command; apt-get install sqlite3)'}`, () => {
-  it('keeps /health and context reads answering in milliseconds while 4 writers wait, and loses nothing', { timeout: 90_000 }, async (context) => {
-    expect(hasSqlite3, 'the sqlite3 command is missing (CI installs it: .ci/run)').toBe(true);
-    const db = join(work.path, 'locked.db');
-    const served = await serve(['--db', db, '--workers', '1']);
-    const writersOf = new AcknowledgedWriters({ writers: 4, conversations: 4, prefix: 'lock', api: 'mixed', retryUnavailable: { maxWaitMs: 200 } });
-    let stopWriters = false;
-    const writing = writersOf.run([served.url], () => stopWriters);
-    await pause(800);
-    const contextBody = { conversation_id: 'lock-0', max_tokens: 400 };
-    // The same probes without a lock first, in the same run: the machine is shared and its load varies.
-    const [healthFree, contextsFree] = await Promise.all([sample(served.url, '/health', { durationMs: 3_000, gapMs: 20 }), sample(served.url, '/v1/memory/context', { durationMs: 3_000, gapMs: 100, body: contextBody })]);
-    // sqlite3 takes the write lock, says so through a file (its stdout to a pipe is buffered), and keeps
-    // the lock while its shell sleeps.
-    const flag = join(work.path, 'lock-taken');
-    const holder = spawn('sqlite3', [db, 'BEGIN IMMEDIATE;', `.shell touch ${flag}`, '.shell sleep 10', 'ROLLBACK;'], { stdio: 'ignore' });
-    const released = new Promise<number>((resolve) => holder.once('close', () => resolve(performance.now())));
-    await waitFor(async () => existsSync(flag), 10_000, 'sqlite3 to hold the lock');
-    const lockedAt = performance.now();
-    const sampling = Promise.all([sample(served.url, '/health', { durationMs: 9_000, gapMs: 20 }), sample(served.url, '/v1/memory/context', { durationMs: 9_000, gapMs: 100, body: contextBody })]);
-    await pause(3_000);
-    const readyDuringLock = await fetch(`${served.url}/ready`).then(async (response) => ({ status: response.status, body: (await response.json()) as { checks: { name: string; message?: string }[] } }));
-    const [health, contexts] = await sampling;
-    const releasedAt = await released;
-    // Half a second off each end: on a loaded machine the test sees the flag file, the holder's exit and
-    // the answers late, each by its own delay.
-    const acknowledgedWhileLocked = writersOf.acknowledgedAt.filter((at) => at > lockedAt + 500 && at < releasedAt - 500).length;
-    await waitFor(async () => writersOf.acknowledgedAt.some((at) => at > releasedAt), 10_000, 'a write after the lock was released');
-    const firstAfterMs = Math.round(writersOf.acknowledgedAt.find((at) => at > releasedAt)! - releasedAt);
-    await pause(500);
-    stopWriters = true;
-    await writing;
-    expect(await stop(served)).toBe(0);
-    const audit = writersOf.audit(await storedMessages(db, writersOf.conversationIds));
-    recordFigures(context, 'SQLite write lock held 10 s by sqlite3 (4 writers)', [
-      ['lock held, s', Math.round((releasedAt - lockedAt) / 100) / 10],
-      ['/health p99 ms without a lock (same run)', percentile(healthFree.durations, 99)],
-      ['context read p99 ms without a lock (same run)', percentile(contextsFree.durations, 99)],
-      ['/health requests during the hold', health.durations.length],
-      ['/health p50 ms', percentile(health.durations, 50)],
-      ['/health p99 ms', percentile(health.durations, 99)],
-      ['/health max ms', percentile(health.durations, 100)],
-      ['/health not 200', health.statuses.filter((status) => status !== 200).length],
-      ['context reads during the hold', contexts.durations.length],
-      ['context read p99 ms', percentile(contexts.durations, 99)],
-      ['context reads not 200', contexts.statuses.filter((status) => status !== 200).length],
-      ['/ready during the hold', `${readyDuringLock.status} (${readyDuringLock.body.checks.find((check) => check.name === 'write')?.message ?? 'write ok'})`],
-      ['writes acknowledged while locked (they wait; 0.5 s off each end)', acknowledgedWhileLocked],
-      ['503 after the 5 s busy timeout (all with Retry-After)', writersOf.unavailable],
-      ['503 without Retry-After', writersOf.unavailableWithoutRetryAfter],
-      ['first write after release, ms', firstAfterMs],
-      ['acknowledged', writersOf.acknowledged.size],
-      ['lost', audit.lost],
-      ['duplicated', audit.duplicated],
-    ]);
-    expect(releasedAt - lockedAt).toBeGreaterThan(9_000);
-    expect(health.statuses.every((status) => status === 200)).toBe(true);
-    expect(contexts.statuses.every((status) => status === 200)).toBe(true);
-    // Before: 10,000 ms for /health, 8,800 ms for a context read (the event loop slept in the driver's
-    // busy wait). The target is 50 ms; the bounds leave room for a loaded machine (and for the same
-    // probes without a lock, under the writers' load) while failing any synchronous wait on the lock.
-    expect(percentile(health.durations, 99)).toBeLessThan(Math.max(250, 2 * percentile(healthFree.durations, 99)));
-    expect(percentile(contexts.durations, 99)).toBeLessThan(Math.max(1_000, 2 * percentile(contextsFree.durations, 99)));
-    expect(readyDuringLock.status).toBe(200);
-    expect(acknowledgedWhileLocked).toBe(0);
-    expect(writersOf.unavailableWithoutRetryAfter).toBe(0);
-    expect(firstAfterMs).toBeLessThan(1_000);
-    expect(writersOf.unexpected).toEqual([]);
-    expect(writersOf.unacknowledged).toEqual([]);
-    expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
-  });
-});
+describe.skipIf(!hasSqlite3 && !ci)(
+  `a write lock held by another process for 10 s${hasSqlite3 ? '' : ' (skipped: no sqlite3 command; apt-get install sqlite3)'}`,
+  () => {
+    it(
+      'keeps /health and context reads answering in milliseconds while 4 writers wait, and loses nothing',
+      { timeout: 90_000 },
+      async (context) => {
+        expect(hasSqlite3, 'the sqlite3 command is missing (CI installs it: .ci/run)').toBe(true);
+        const db = join(work.path, 'locked.db');
+        const served = await serve(['--db', db, '--workers', '1']);
+        const writersOf = new AcknowledgedWriters({
+          writers: 4,
+          conversations: 4,
+          prefix: 'lock',
+          api: 'mixed',
+          retryUnavailable: { maxWaitMs: 200 },
+        });
+        let stopWriters = false;
+        const writing = writersOf.run([served.url], () => stopWriters);
+        await pause(800);
+        const contextBody = { conversation_id: 'lock-0', max_tokens: 400 };
+        // The same probes without a lock first, in the same run: the machine is shared and its load varies.
+        const [healthFree, contextsFree] = await Promise.all([
+          sample(served.url, '/health', { durationMs: 3_000, gapMs: 20 }),
+          sample(served.url, '/v1/memory/context', { durationMs: 3_000, gapMs: 100, body: contextBody }),
+        ]);
+        // sqlite3 takes the write lock, says so through a file (its stdout to a pipe is buffered), and keeps
+        // the lock while its shell sleeps.
+        const flag = join(work.path, 'lock-taken');
+        const holder = spawn('sqlite3', [db, 'BEGIN IMMEDIATE;', `.shell touch ${flag}`, '.shell sleep 10', 'ROLLBACK;'], {
+          stdio: 'ignore',
+        });
+        const released = new Promise<number>((resolve) => holder.once('close', () => resolve(performance.now())));
+        await waitFor(async () => existsSync(flag), 10_000, 'sqlite3 to hold the lock');
+        const lockedAt = performance.now();
+        const sampling = Promise.all([
+          sample(served.url, '/health', { durationMs: 9_000, gapMs: 20 }),
+          sample(served.url, '/v1/memory/context', { durationMs: 9_000, gapMs: 100, body: contextBody }),
+        ]);
+        await pause(3_000);
+        const readyDuringLock = await fetch(`${served.url}/ready`).then(async (response) => ({
+          status: response.status,
+          body: (await response.json()) as { checks: { name: string; message?: string }[] },
+        }));
+        const [health, contexts] = await sampling;
+        const releasedAt = await released;
+        // Half a second off each end: on a loaded machine the test sees the flag file, the holder's exit and
+        // the answers late, each by its own delay.
+        const acknowledgedWhileLocked = writersOf.acknowledgedAt.filter((at) => at > lockedAt + 500 && at < releasedAt - 500).length;
+        await waitFor(async () => writersOf.acknowledgedAt.some((at) => at > releasedAt), 10_000, 'a write after the lock was released');
+        const firstAfterMs = Math.round(writersOf.acknowledgedAt.find((at) => at > releasedAt)! - releasedAt);
+        await pause(500);
+        stopWriters = true;
+        await writing;
+        expect(await stop(served)).toBe(0);
+        const audit = writersOf.audit(await storedMessages(db, writersOf.conversationIds));
+        recordFigures(context, 'SQLite write lock held 10 s by sqlite3 (4 writers)', [
+          ['lock held, s', Math.round((releasedAt - lockedAt) / 100) / 10],
+          ['/health p99 ms without a lock (same run)', percentile(healthFree.durations, 99)],
+          ['context read p99 ms without a lock (same run)', percentile(contextsFree.durations, 99)],
+          ['/health requests during the hold', health.durations.length],
+          ['/health p50 ms', percentile(health.durations, 50)],
+          ['/health p99 ms', percentile(health.durations, 99)],
+          ['/health max ms', percentile(health.durations, 100)],
+          ['/health not 200', health.statuses.filter((status) => status !== 200).length],
+          ['context reads during the hold', contexts.durations.length],
+          ['context read p99 ms', percentile(contexts.durations, 99)],
+          ['context reads not 200', contexts.statuses.filter((status) => status !== 200).length],
+          [
+            '/ready during the hold',
+            `${readyDuringLock.status} (${readyDuringLock.body.checks.find((check) => check.name === 'write')?.message ?? 'write ok'})`,
+          ],
+          ['writes acknowledged while locked (they wait; 0.5 s off each end)', acknowledgedWhileLocked],
+          ['503 after the 5 s busy timeout (all with Retry-After)', writersOf.unavailable],
+          ['503 without Retry-After', writersOf.unavailableWithoutRetryAfter],
+          ['first write after release, ms', firstAfterMs],
+          ['acknowledged', writersOf.acknowledged.size],
+          ['lost', audit.lost],
+          ['duplicated', audit.duplicated],
+        ]);
+        expect(releasedAt - lockedAt).toBeGreaterThan(9_000);
+        expect(health.statuses.every((status) => status === 200)).toBe(true);
+        expect(contexts.statuses.every((status) => status === 200)).toBe(true);
+        // Before: 10,000 ms for /health, 8,800 ms for a context read (the event loop slept in the driver's
+        // busy wait). The target is 50 ms; the bounds leave room for a loaded machine (and for the same
+        // probes without a lock, under the writers' load) while failing any synchronous wait on the lock.
+        expect(percentile(health.durations, 99)).toBeLessThan(Math.max(250, 2 * percentile(healthFree.durations, 99)));
+        expect(percentile(contexts.durations, 99)).toBeLessThan(Math.max(1_000, 2 * percentile(contextsFree.durations, 99)));
+        expect(readyDuringLock.status).toBe(200);
+        expect(acknowledgedWhileLocked).toBe(0);
+        expect(writersOf.unavailableWithoutRetryAfter).toBe(0);
+        expect(firstAfterMs).toBeLessThan(1_000);
+        expect(writersOf.unexpected).toEqual([]);
+        expect(writersOf.unacknowledged).toEqual([]);
+        expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
+      },
+    );
+  },
+);
 
 const canChattr = await (async () => {
   const probe = join(await makeWorkDirectory().then((directory) => (cleanups.push(directory.remove), directory.path)), 'probe');
@@ -182,59 +221,83 @@ const canChattr = await (async () => {
   return ok;
 })();
 
-describe.skipIf(!canChattr)(`a database file that cannot be written${canChattr ? '' : ' (skipped: chattr +i is not allowed here; it needs root on ext4 or tmpfs)'}`, () => {
-  it('answers 503 saying so, turns /ready to 503, recovers without a restart once writable, and refuses to start on it', { timeout: 90_000 }, async (context) => {
-    const db = join(work.path, 'immutable.db');
-    const files = [db, `${db}-wal`];
-    cleanups.push(() => run('chattr', ['-i', ...files]));
-    const served = await serve(['--db', db, '--workers', '0']);
-    const writersOf = new AcknowledgedWriters({ writers: 2, conversations: 2, prefix: 'immutable', retryUnavailable: { maxWaitMs: 200 } });
-    let stopWriters = false;
-    const writing = writersOf.run([served.url], () => stopWriters);
-    await pause(500);
-    await run('chattr', ['+i', ...files]);
-    await waitFor(async () => (await fetch(`${served.url}/ready`)).status === 503, 5_000, '/ready to fail');
-    const refused = await postJson(`${served.url}/v1/conversations/immutable-x/messages`, { messages: [{ role: 'user', content: 'refused' }] });
-    const ready = await fetch(`${served.url}/ready`).then(async (response) => ({ status: response.status, retryAfter: response.headers.get('retry-after'), body: (await response.json()) as { checks: { name: string; ok: boolean; message?: string }[] } }));
-    await pause(1_000);
-    await run('chattr', ['-i', ...files]);
-    const writableAt = performance.now();
-    await waitFor(async () => writersOf.acknowledgedAt.some((at) => at > writableAt), 10_000, 'a write once the file is writable');
-    const recoveredMs = Math.round(writersOf.acknowledgedAt.find((at) => at > writableAt)! - writableAt);
-    const readyAfter = (await fetch(`${served.url}/ready`)).status;
-    stopWriters = true;
-    await writing;
-    expect(await stop(served)).toBe(0);
+describe.skipIf(!canChattr)(
+  `a database file that cannot be written${canChattr ? '' : ' (skipped: chattr +i is not allowed here; it needs root on ext4 or tmpfs)'}`,
+  () => {
+    it(
+      'answers 503 saying so, turns /ready to 503, recovers without a restart once writable, and refuses to start on it',
+      { timeout: 90_000 },
+      async (context) => {
+        const db = join(work.path, 'immutable.db');
+        const files = [db, `${db}-wal`];
+        cleanups.push(() => run('chattr', ['-i', ...files]));
+        const served = await serve(['--db', db, '--workers', '0']);
+        const writersOf = new AcknowledgedWriters({
+          writers: 2,
+          conversations: 2,
+          prefix: 'immutable',
+          retryUnavailable: { maxWaitMs: 200 },
+        });
+        let stopWriters = false;
+        const writing = writersOf.run([served.url], () => stopWriters);
+        await pause(500);
+        await run('chattr', ['+i', ...files]);
+        await waitFor(async () => (await fetch(`${served.url}/ready`)).status === 503, 5_000, '/ready to fail');
+        const refused = await postJson(`${served.url}/v1/conversations/immutable-x/messages`, {
+          messages: [{ role: 'user', content: 'refused' }],
+        });
+        const ready = await fetch(`${served.url}/ready`).then(async (response) => ({
+          status: response.status,
+          retryAfter: response.headers.get('retry-after'),
+          body: (await response.json()) as { checks: { name: string; ok: boolean; message?: string }[] },
+        }));
+        await pause(1_000);
+        await run('chattr', ['-i', ...files]);
+        const writableAt = performance.now();
+        await waitFor(async () => writersOf.acknowledgedAt.some((at) => at > writableAt), 10_000, 'a write once the file is writable');
+        const recoveredMs = Math.round(writersOf.acknowledgedAt.find((at) => at > writableAt)! - writableAt);
+        const readyAfter = (await fetch(`${served.url}/ready`)).status;
+        stopWriters = true;
+        await writing;
+        expect(await stop(served)).toBe(0);
 
-    await run('chattr', ['+i', db]);
-    const start = await runMnemo(['serve', '--port', '0', '--db', db, '--workers', '0'], { cwd: work.path, env: { MNEMO_EMBEDDER: 'hashed' } });
-    await run('chattr', ['-i', db]);
-    const audit = writersOf.audit(await storedMessages(db, writersOf.conversationIds));
-    const error = (refused.body as { error?: { code: string; message: string; details?: { reason?: string } } }).error;
-    recordFigures(context, 'SQLite file made unwritable (chattr +i) while serving', [
-      ['append answer', `${refused.status} ${error?.code ?? ''} (${error?.details?.reason ?? ''}), Retry-After ${refused.headers?.get('retry-after') ?? 'none'}`],
-      ['/ready while unwritable', `${ready.status}, Retry-After ${ready.retryAfter ?? 'none'}`],
-      ['first write once writable again, ms (no restart)', recoveredMs],
-      ['/ready after', readyAfter],
-      ['serve started on an immutable file', `exit ${start.code}: ${start.stderr.trim().split('\n')[0] ?? ''}`],
-      ['acknowledged', writersOf.acknowledged.size],
-      ['lost', audit.lost],
-      ['duplicated', audit.duplicated],
-    ]);
-    expect(refused.status).toBe(503);
-    expect(refused.headers?.get('retry-after')).toBe('30');
-    expect(error).toMatchObject({ code: 'unavailable', details: { reason: 'read_only' } });
-    expect(error?.message).toMatch(/cannot be written/);
-    expect(ready.status).toBe(503);
-    expect(ready.body.checks.find((check) => check.name === 'write')).toMatchObject({ ok: false });
-    expect(recoveredMs).toBeLessThan(2_000);
-    expect(readyAfter).toBe(200);
-    expect(start.code).not.toBe(0);
-    expect(start.stderr).toMatch(/cannot be written/);
-    expect(writersOf.unexpected).toEqual([]);
-    expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
-  });
-});
+        await run('chattr', ['+i', db]);
+        const start = await runMnemo(['serve', '--port', '0', '--db', db, '--workers', '0'], {
+          cwd: work.path,
+          env: { MNEMO_EMBEDDER: 'hashed' },
+        });
+        await run('chattr', ['-i', db]);
+        const audit = writersOf.audit(await storedMessages(db, writersOf.conversationIds));
+        const error = (refused.body as { error?: { code: string; message: string; details?: { reason?: string } } }).error;
+        recordFigures(context, 'SQLite file made unwritable (chattr +i) while serving', [
+          [
+            'append answer',
+            `${refused.status} ${error?.code ?? ''} (${error?.details?.reason ?? ''}), Retry-After ${refused.headers?.get('retry-after') ?? 'none'}`,
+          ],
+          ['/ready while unwritable', `${ready.status}, Retry-After ${ready.retryAfter ?? 'none'}`],
+          ['first write once writable again, ms (no restart)', recoveredMs],
+          ['/ready after', readyAfter],
+          ['serve started on an immutable file', `exit ${start.code}: ${start.stderr.trim().split('\n')[0] ?? ''}`],
+          ['acknowledged', writersOf.acknowledged.size],
+          ['lost', audit.lost],
+          ['duplicated', audit.duplicated],
+        ]);
+        expect(refused.status).toBe(503);
+        expect(refused.headers?.get('retry-after')).toBe('30');
+        expect(error).toMatchObject({ code: 'unavailable', details: { reason: 'read_only' } });
+        expect(error?.message).toMatch(/cannot be written/);
+        expect(ready.status).toBe(503);
+        expect(ready.body.checks.find((check) => check.name === 'write')).toMatchObject({ ok: false });
+        expect(recoveredMs).toBeLessThan(2_000);
+        expect(readyAfter).toBe(200);
+        expect(start.code).not.toBe(0);
+        expect(start.stderr).toMatch(/cannot be written/);
+        expect(writersOf.unexpected).toEqual([]);
+        expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
+      },
+    );
+  },
+);
 
 // The small disk is mounted up front, so that a machine that does not allow it (no root, no
 // CAP_SYS_ADMIN in a container) skips the test with the reason instead of failing it.
@@ -248,81 +311,116 @@ const smallDisk = await (async () => {
   return path;
 })();
 
-describe.skipIf(smallDisk === undefined)(`a full disk (an 8 MiB tmpfs)${smallDisk === undefined ? ' (skipped: mount -t tmpfs is not allowed here; it needs root with CAP_SYS_ADMIN)' : ''}`, () => {
-  it('answers 503 disk_full with Retry-After, logs under a line a second, recovers without a restart, loses nothing', { timeout: 120_000 }, async (context) => {
-    const disk = smallDisk;
-    const db = join(disk!, 'full.db');
-    const served = await serve(['--db', db, '--workers', '1']);
-    const writersOf = new AcknowledgedWriters({ writers: 2, conversations: 2, prefix: 'full', api: 'mixed', retryUnavailable: { maxWaitMs: 250 } });
-    let stopWriters = false;
-    const writing = writersOf.run([served.url], () => stopWriters);
-    await pause(1_000);
-    // Fill what is left; dd stops at ENOSPC.
-    await run('dd', ['if=/dev/zero', `of=${join(disk!, 'filler')}`, 'bs=64k']).catch(() => undefined);
-    const fullAt = performance.now();
-    const logBefore = served.stdout().length;
-    let firstRefusal: Awaited<ReturnType<typeof postJson>> | undefined;
-    await waitFor(
-      async () => {
-        const answer = await postJson(`${served.url}/v1/conversations/full-probe/messages`, { messages: [{ role: 'user', content: 'a probe while the disk is full '.repeat(20) }] });
-        if (answer.status === 503) firstRefusal = answer;
-        return answer.status === 503;
-      },
-      10_000,
-      'an append to be refused',
-    );
-    const ready = await fetch(`${served.url}/ready`).then(async (response) => ({ status: response.status, body: (await response.json()) as { checks: { name: string; ok: boolean; message?: string }[] } }));
-    const fullForMs = 10_000;
-    await pause(fullForMs);
-    const fullLog = served.stdout().slice(logBefore);
-    await rm(join(disk!, 'filler'));
-    const freedAt = performance.now();
-    await waitFor(async () => writersOf.acknowledgedAt.some((at) => at > freedAt), 15_000, 'a write once space is free');
-    const recoveredMs = Math.round(writersOf.acknowledgedAt.find((at) => at > freedAt)! - freedAt);
-    await waitFor(async () => (await fetch(`${served.url}/ready`)).status === 200, 10_000, '/ready once space is free');
-    await pause(500);
-    stopWriters = true;
-    await writing;
-    const jobsStore = createSqliteStore({ path: db });
-    const jobsOf = async () => (await Promise.all(writersOf.conversationIds.map((id) => jobsStore.listJobs(scopeOf(id))))).flat();
-    // Background work the full disk held up runs once it is free, without a restart.
-    await waitFor(async () => (await jobsOf()).every((job: Job) => job.status === 'done'), 30_000, 'every background job to finish').finally(() => jobsStore.close());
-    expect(await stop(served)).toBe(0);
-    const audit = writersOf.audit(await storedMessages(db, writersOf.conversationIds));
+describe.skipIf(smallDisk === undefined)(
+  `a full disk (an 8 MiB tmpfs)${smallDisk === undefined ? ' (skipped: mount -t tmpfs is not allowed here; it needs root with CAP_SYS_ADMIN)' : ''}`,
+  () => {
+    it(
+      'answers 503 disk_full with Retry-After, logs under a line a second, recovers without a restart, loses nothing',
+      { timeout: 120_000 },
+      async (context) => {
+        const disk = smallDisk;
+        const db = join(disk!, 'full.db');
+        const served = await serve(['--db', db, '--workers', '1']);
+        const writersOf = new AcknowledgedWriters({
+          writers: 2,
+          conversations: 2,
+          prefix: 'full',
+          api: 'mixed',
+          retryUnavailable: { maxWaitMs: 250 },
+        });
+        let stopWriters = false;
+        const writing = writersOf.run([served.url], () => stopWriters);
+        await pause(1_000);
+        // Fill what is left; dd stops at ENOSPC.
+        await run('dd', ['if=/dev/zero', `of=${join(disk!, 'filler')}`, 'bs=64k']).catch(() => undefined);
+        const fullAt = performance.now();
+        const logBefore = served.stdout().length;
+        let firstRefusal: Awaited<ReturnType<typeof postJson>> | undefined;
+        await waitFor(
+          async () => {
+            const answer = await postJson(`${served.url}/v1/conversations/full-probe/messages`, {
+              messages: [{ role: 'user', content: 'a probe while the disk is full '.repeat(20) }],
+            });
+            if (answer.status === 503) firstRefusal = answer;
+            return answer.status === 503;
+          },
+          10_000,
+          'an append to be refused',
+        );
+        const ready = await fetch(`${served.url}/ready`).then(async (response) => ({
+          status: response.status,
+          body: (await response.json()) as { checks: { name: string; ok: boolean; message?: string }[] },
+        }));
+        const fullForMs = 10_000;
+        await pause(fullForMs);
+        const fullLog = served.stdout().slice(logBefore);
+        await rm(join(disk!, 'filler'));
+        const freedAt = performance.now();
+        await waitFor(async () => writersOf.acknowledgedAt.some((at) => at > freedAt), 15_000, 'a write once space is free');
+        const recoveredMs = Math.round(writersOf.acknowledgedAt.find((at) => at > freedAt)! - freedAt);
+        await waitFor(async () => (await fetch(`${served.url}/ready`)).status === 200, 10_000, '/ready once space is free');
+        await pause(500);
+        stopWriters = true;
+        await writing;
+        const jobsStore = createSqliteStore({ path: db });
+        const jobsOf = async () => (await Promise.all(writersOf.conversationIds.map((id) => jobsStore.listJobs(scopeOf(id))))).flat();
+        // Background work the full disk held up runs once it is free, without a restart.
+        await waitFor(
+          async () => (await jobsOf()).every((job: Job) => job.status === 'done'),
+          30_000,
+          'every background job to finish',
+        ).finally(() => jobsStore.close());
+        expect(await stop(served)).toBe(0);
+        const audit = writersOf.audit(await storedMessages(db, writersOf.conversationIds));
 
-    // Starting on a full disk.
-    await run('dd', ['if=/dev/zero', `of=${join(disk!, 'filler')}`, 'bs=64k']).catch(() => undefined);
-    const start = await runMnemo(['serve', '--port', '0', '--db', join(disk!, 'fresh.db'), '--workers', '0'], { cwd: work.path, env: { MNEMO_EMBEDDER: 'hashed' } });
-    const seconds = (performance.now() - fullAt) / 1000;
-    const warnings = warnLines(fullLog);
-    const error = (firstRefusal?.body as { error?: { code: string; message: string; details?: { reason?: string } } } | undefined)?.error;
-    recordFigures(context, 'disk full (8 MiB tmpfs, 2 writers, serve + 1 worker)', [
-      ['append answer', `${firstRefusal?.status} ${error?.code ?? ''} (${error?.details?.reason ?? ''}), Retry-After ${firstRefusal?.headers?.get('retry-after') ?? 'none'}`],
-      ['message', error?.message ?? ''],
-      ['/ready while full', `${ready.status} (${ready.body.checks.filter((check) => !check.ok).map((check) => check.name).join(', ')} failing)`],
-      ['seconds full (log measured)', fullForMs / 1000],
-      ['warn/error log lines a second while full', Math.round((warnings.length / (fullForMs / 1000)) * 100) / 100],
-      ['log bytes a second while full (request lines included)', Math.round(fullLog.length / (fullForMs / 1000))],
-      ['first write once space is free, ms (no restart)', recoveredMs],
-      ['acknowledged', writersOf.acknowledged.size],
-      ['lost', audit.lost],
-      ['duplicated', audit.duplicated],
-      ['serve started on a full disk', `exit ${start.code}: ${start.stderr.trim().split('\n')[0] ?? ''}`],
-      ['fault test wall time, s', Math.round(seconds)],
-    ]);
-    expect(firstRefusal?.status).toBe(503);
-    expect(firstRefusal?.headers?.get('retry-after')).toBe('30');
-    expect(error).toMatchObject({ code: 'unavailable', details: { reason: 'disk_full' } });
-    expect(error?.message).toMatch(/disk .* is full/);
-    expect(ready.status).toBe(503);
-    expect(warnings.length / (fullForMs / 1000)).toBeLessThan(1);
-    expect(recoveredMs).toBeLessThan(3_000);
-    expect(start.code).not.toBe(0);
-    expect(start.stderr).toMatch(/disk .* is full/);
-    expect(writersOf.unexpected).toEqual([]);
-    expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
-  });
-});
+        // Starting on a full disk.
+        await run('dd', ['if=/dev/zero', `of=${join(disk!, 'filler')}`, 'bs=64k']).catch(() => undefined);
+        const start = await runMnemo(['serve', '--port', '0', '--db', join(disk!, 'fresh.db'), '--workers', '0'], {
+          cwd: work.path,
+          env: { MNEMO_EMBEDDER: 'hashed' },
+        });
+        const seconds = (performance.now() - fullAt) / 1000;
+        const warnings = warnLines(fullLog);
+        const error = (firstRefusal?.body as { error?: { code: string; message: string; details?: { reason?: string } } } | undefined)
+          ?.error;
+        recordFigures(context, 'disk full (8 MiB tmpfs, 2 writers, serve + 1 worker)', [
+          [
+            'append answer',
+            `${firstRefusal?.status} ${error?.code ?? ''} (${error?.details?.reason ?? ''}), Retry-After ${firstRefusal?.headers?.get('retry-after') ?? 'none'}`,
+          ],
+          ['message', error?.message ?? ''],
+          [
+            '/ready while full',
+            `${ready.status} (${ready.body.checks
+              .filter((check) => !check.ok)
+              .map((check) => check.name)
+              .join(', ')} failing)`,
+          ],
+          ['seconds full (log measured)', fullForMs / 1000],
+          ['warn/error log lines a second while full', Math.round((warnings.length / (fullForMs / 1000)) * 100) / 100],
+          ['log bytes a second while full (request lines included)', Math.round(fullLog.length / (fullForMs / 1000))],
+          ['first write once space is free, ms (no restart)', recoveredMs],
+          ['acknowledged', writersOf.acknowledged.size],
+          ['lost', audit.lost],
+          ['duplicated', audit.duplicated],
+          ['serve started on a full disk', `exit ${start.code}: ${start.stderr.trim().split('\n')[0] ?? ''}`],
+          ['fault test wall time, s', Math.round(seconds)],
+        ]);
+        expect(firstRefusal?.status).toBe(503);
+        expect(firstRefusal?.headers?.get('retry-after')).toBe('30');
+        expect(error).toMatchObject({ code: 'unavailable', details: { reason: 'disk_full' } });
+        expect(error?.message).toMatch(/disk .* is full/);
+        expect(ready.status).toBe(503);
+        expect(warnings.length / (fullForMs / 1000)).toBeLessThan(1);
+        expect(recoveredMs).toBeLessThan(3_000);
+        expect(start.code).not.toBe(0);
+        expect(start.stderr).toMatch(/disk .* is full/);
+        expect(writersOf.unexpected).toEqual([]);
+        expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
+      },
+    );
+  },
+);
 
 describe('a database file with damaged pages', () => {
   it('starts, finds the damage in the background and turns /ready to 503 saying so', { timeout: 60_000 }, async (context) => {
@@ -344,7 +442,10 @@ describe('a database file with damaged pages', () => {
     const foundMs = Math.round(performance.now() - startedAt);
     const ready = (await (await fetch(`${served.url}/ready`)).json()) as { checks: { name: string; ok: boolean; message?: string }[] };
     const integrity = ready.checks.find((check) => check.name === 'integrity');
-    const logged = served.stdout().split('\n').find((line) => line.includes('the database file is damaged'));
+    const logged = served
+      .stdout()
+      .split('\n')
+      .find((line) => line.includes('the database file is damaged'));
     recordFigures(context, 'SQLite file with 3 damaged pages', [
       ['/health at start', health],
       ['/ready 503 after, ms', foundMs],
@@ -366,29 +467,46 @@ describe('a worker process that stops (SIGSTOP)', () => {
     const served = await serve(['--db', db, '--workers', '1', '--config', config], directory);
     const [worker] = served.workers;
     expect(worker).toBeDefined();
-    await waitFor(async () => served.stdout().includes(`"pid":${worker},"msg":"worker started"`) || /"msg":"worker started"/.test(served.stdout()), 20_000, 'the worker to start');
+    await waitFor(
+      async () => served.stdout().includes(`"pid":${worker},"msg":"worker started"`) || /"msg":"worker started"/.test(served.stdout()),
+      20_000,
+      'the worker to start',
+    );
     // Its first heartbeats reach serve (a worker that never beat gets the 60 s start-up allowance).
     await pause(1_500);
     process.kill(worker!, 'SIGSTOP');
     const stoppedAt = performance.now();
     await waitFor(async () => /stopped answering \(no heartbeat\)/.test(served.stdout()), 20_000, 'the stuck worker to be noticed');
     const noticedMs = Math.round(performance.now() - stoppedAt);
-    const startedLines = () => served.stdout().split('\n').filter((line) => line.includes('"msg":"worker started"'));
+    const startedLines = () =>
+      served
+        .stdout()
+        .split('\n')
+        .filter((line) => line.includes('"msg":"worker started"'));
     await waitFor(async () => startedLines().some((line) => !line.includes(`"pid":${worker},`)), 20_000, 'another worker to start');
     const restartedMs = Math.round(performance.now() - stoppedAt);
     const oldGone = !isRunning(worker!);
     // Background work runs again: an append's jobs (embed, extract) finish.
-    const appended = await postJson(`${served.url}/v1/conversations/after-stop/messages`, { messages: [{ role: 'user', content: 'Relay LARCH-RIDGE runs on battery since Monday.' }] });
+    const appended = await postJson(`${served.url}/v1/conversations/after-stop/messages`, {
+      messages: [{ role: 'user', content: 'Relay LARCH-RIDGE runs on battery since Monday.' }],
+    });
     const store = createSqliteStore({ path: db });
     try {
-      await waitFor(async () => {
-        const jobs = await store.listJobs(scopeOf('after-stop'));
-        return jobs.length > 0 && jobs.every((job) => job.status === 'done');
-      }, 30_000, 'the new jobs to be done by the new worker');
+      await waitFor(
+        async () => {
+          const jobs = await store.listJobs(scopeOf('after-stop'));
+          return jobs.length > 0 && jobs.every((job) => job.status === 'done');
+        },
+        30_000,
+        'the new jobs to be done by the new worker',
+      );
     } finally {
       await store.close();
     }
-    const warning = served.stdout().split('\n').find((line) => line.includes('stopped answering'));
+    const warning = served
+      .stdout()
+      .split('\n')
+      .find((line) => line.includes('stopped answering'));
     const killedPid = warning === undefined ? undefined : (JSON.parse(warning) as { pid: number }).pid;
     recordFigures(context, 'worker stopped (SIGSTOP), heartbeat timeout 3 s', [
       ['noticed after, ms', noticedMs],

@@ -29,14 +29,21 @@ afterAll(async () => {
 }, 60_000);
 
 /** Runs every writer (writer w to urls[w mod n]); returns the statuses that were not 201 and the wall time. */
-async function writeAll(urls: readonly string[]): Promise<{ failures: { writer: number; index: number; status: number }[]; wallMs: number }> {
+async function writeAll(
+  urls: readonly string[],
+): Promise<{ failures: { writer: number; index: number; status: number }[]; wallMs: number }> {
   const failures: { writer: number; index: number; status: number }[] = [];
   const started = performance.now();
   await Promise.all(
     Array.from({ length: writerCount }, async (_, writer) => {
       for (let index = 0; index < messagesPerWriter; index += 1) {
         const answer = await postJson(`${urls[writer % urls.length]}/v1/conversations/${conversationId}/messages`, {
-          messages: [{ role: index % 2 === 0 ? 'user' : 'assistant', content: `writer ${writer} message ${index}: the ridge relay answers at ${index % 7} hops` }],
+          messages: [
+            {
+              role: index % 2 === 0 ? 'user' : 'assistant',
+              content: `writer ${writer} message ${index}: the ridge relay answers at ${index % 7} hops`,
+            },
+          ],
         });
         if (answer.status !== 201) failures.push({ writer, index, status: answer.status });
       }
@@ -55,10 +62,20 @@ function auditConversation(messages: readonly Message[]): { stored: number; gaps
     if ((lastIndex.get(writer) ?? -1) >= index) outOfOrder += 1;
     lastIndex.set(writer, index);
   }
-  return { stored: messages.length, gaps: messages.filter((message, position) => message.seq !== position + 1).length, duplicates: messages.length - contents.size, outOfOrder };
+  return {
+    stored: messages.length,
+    gaps: messages.filter((message, position) => message.seq !== position + 1).length,
+    duplicates: messages.length - contents.size,
+    outOfOrder,
+  };
 }
 
-async function check(context: Parameters<typeof recordFigures>[0], section: string, urls: readonly string[], openStore: () => Promise<Store>): Promise<void> {
+async function check(
+  context: Parameters<typeof recordFigures>[0],
+  section: string,
+  urls: readonly string[],
+  openStore: () => Promise<Store>,
+): Promise<void> {
   const { failures, wallMs } = await writeAll(urls);
   const store = await openStore();
   const audit = auditConversation(await store.listMessages(scope));
@@ -92,8 +109,11 @@ describeWithPostgres('many writers into one conversation on PostgreSQL with two 
     const replicas = await Promise.all([0, 1].map(() => startServe(['--db', target.url, '--workers', '0'], { cwd: work.path })));
     running.push(...replicas);
     const { connectionString, schema } = parsePostgresDatabase(target.url);
-    await check(context, 'many writers (PostgreSQL, 2 replicas)', replicas.map((replica) => replica.url), () =>
-      createPostgresStore({ connectionString, ...(schema === undefined ? {} : { schema }), readonly: true }),
+    await check(
+      context,
+      'many writers (PostgreSQL, 2 replicas)',
+      replicas.map((replica) => replica.url),
+      () => createPostgresStore({ connectionString, ...(schema === undefined ? {} : { schema }), readonly: true }),
     );
   });
 });

@@ -53,7 +53,9 @@ async function terminateMnemoBackends(url: string): Promise<number> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const result = await client.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'mnemo' AND pid <> pg_backend_pid()");
+    const result = await client.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'mnemo' AND pid <> pg_backend_pid()",
+    );
     return result.rowCount ?? 0;
   } finally {
     await client.end();
@@ -86,78 +88,92 @@ async function underFaults(served: ServedMnemo, prefix: string, rounds: number, 
   return { writersOf, recoveryMs, aliveAfter };
 }
 
-describe.skipIf(bin === undefined && !required)(`PostgreSQL restarts and terminated connections under 4 writers${bin === undefined ? ' (skipped: no initdb/pg_ctl under /usr/lib/postgresql)' : ''}`, () => {
-  it(`keeps serve and its worker alive through ${restarts} restarts, writing again within 2 s, losing and duplicating nothing`, { timeout: 180_000 }, async (context) => {
-    expect(bin, 'MNEMO_REQUIRE_POSTGRES=1 but no PostgreSQL server programs (initdb, pg_ctl) are installed').toBeDefined();
-    const db = `${cluster!.url}?schema=restarts`;
-    const served = await startServe(['--db', db, '--workers', '1'], { cwd: work.path });
-    running.add(served);
-    const workersBefore = [...served.workers];
-    const restarted = await underFaults(served, 'pg-restart', restarts, () => cluster!.restart());
-    const terminated = await underFaults(served, 'pg-terminate', terminations, async () => void (await terminateMnemoBackends(cluster!.url)));
-    const alive = isRunning(served.pid);
-    const workersAlive = workersBefore.every((pid) => isRunning(pid));
-    const conversationIds = [...restarted.writersOf.conversationIds, ...terminated.writersOf.conversationIds];
-    const stored = await storedMessages(cluster!.url, 'restarts', conversationIds);
-    const audits = [restarted, terminated].map(({ writersOf }) => writersOf.audit(new Map([...stored].filter(([id]) => writersOf.conversationIds.includes(id)))));
-    const log = served.stdout();
-    const errorLines = log.split('\n').filter((line) => /"level":(50|60)/.test(line)).length;
-    recordFigures(context, 'PostgreSQL restarts (4 writers, serve + 1 worker)', [
-      ['restarts (pg_ctl restart -m fast)', restarts],
-      ['serve and worker alive after each', restarted.aliveAfter.every(Boolean) ? 'yes' : `no (${restarted.aliveAfter.join(', ')})`],
-      ['first write after PostgreSQL back, ms (max)', Math.max(...restarted.recoveryMs)],
-      ['… each restart, ms', restarted.recoveryMs.join(' ')],
-      ['terminations (pg_terminate_backend, all mnemo backends)', terminations],
-      ['first write after termination, ms (max)', Math.max(...terminated.recoveryMs)],
-      ['acknowledged', restarted.writersOf.acknowledged.size + terminated.writersOf.acknowledged.size],
-      ['503 answers (all with Retry-After)', restarted.writersOf.unavailable + terminated.writersOf.unavailable],
-      ['503 without Retry-After', restarted.writersOf.unavailableWithoutRetryAfter + terminated.writersOf.unavailableWithoutRetryAfter],
-      ['connections refused or dropped', restarted.writersOf.dropped + terminated.writersOf.dropped],
-      ['lost', audits[0]!.lost + audits[1]!.lost],
-      ['duplicated', audits[0]!.duplicated + audits[1]!.duplicated],
-      ['seq gaps', audits[0]!.gaps + audits[1]!.gaps],
-      ['error log lines of serve and worker', errorLines],
-    ]);
-    expect(restarted.aliveAfter.every(Boolean) && terminated.aliveAfter.every(Boolean)).toBe(true);
-    expect(alive && workersAlive).toBe(true);
-    expect(log).not.toMatch(/Unhandled 'error' event/);
-    expect(Math.max(...restarted.recoveryMs, ...terminated.recoveryMs)).toBeLessThan(2_000);
-    for (const { writersOf } of [restarted, terminated]) {
-      expect(writersOf.unexpected).toEqual([]);
-      expect(writersOf.unavailableWithoutRetryAfter).toBe(0);
-      expect(writersOf.unacknowledged).toEqual([]);
-    }
-    for (const [index, audit] of audits.entries()) {
-      const sent = [restarted, terminated][index]!.writersOf.sent.size;
-      expect(audit).toEqual({ stored: sent, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
-    }
-    expect(await served.stop()).toBe(0);
-    running.delete(served);
-  });
+describe.skipIf(bin === undefined && !required)(
+  `PostgreSQL restarts and terminated connections under 4 writers${bin === undefined ? ' (skipped: no initdb/pg_ctl under /usr/lib/postgresql)' : ''}`,
+  () => {
+    it(
+      `keeps serve and its worker alive through ${restarts} restarts, writing again within 2 s, losing and duplicating nothing`,
+      { timeout: 180_000 },
+      async (context) => {
+        expect(bin, 'MNEMO_REQUIRE_POSTGRES=1 but no PostgreSQL server programs (initdb, pg_ctl) are installed').toBeDefined();
+        const db = `${cluster!.url}?schema=restarts`;
+        const served = await startServe(['--db', db, '--workers', '1'], { cwd: work.path });
+        running.add(served);
+        const workersBefore = [...served.workers];
+        const restarted = await underFaults(served, 'pg-restart', restarts, () => cluster!.restart());
+        const terminated = await underFaults(
+          served,
+          'pg-terminate',
+          terminations,
+          async () => void (await terminateMnemoBackends(cluster!.url)),
+        );
+        const alive = isRunning(served.pid);
+        const workersAlive = workersBefore.every((pid) => isRunning(pid));
+        const conversationIds = [...restarted.writersOf.conversationIds, ...terminated.writersOf.conversationIds];
+        const stored = await storedMessages(cluster!.url, 'restarts', conversationIds);
+        const audits = [restarted, terminated].map(({ writersOf }) =>
+          writersOf.audit(new Map([...stored].filter(([id]) => writersOf.conversationIds.includes(id)))),
+        );
+        const log = served.stdout();
+        const errorLines = log.split('\n').filter((line) => /"level":(50|60)/.test(line)).length;
+        recordFigures(context, 'PostgreSQL restarts (4 writers, serve + 1 worker)', [
+          ['restarts (pg_ctl restart -m fast)', restarts],
+          ['serve and worker alive after each', restarted.aliveAfter.every(Boolean) ? 'yes' : `no (${restarted.aliveAfter.join(', ')})`],
+          ['first write after PostgreSQL back, ms (max)', Math.max(...restarted.recoveryMs)],
+          ['… each restart, ms', restarted.recoveryMs.join(' ')],
+          ['terminations (pg_terminate_backend, all mnemo backends)', terminations],
+          ['first write after termination, ms (max)', Math.max(...terminated.recoveryMs)],
+          ['acknowledged', restarted.writersOf.acknowledged.size + terminated.writersOf.acknowledged.size],
+          ['503 answers (all with Retry-After)', restarted.writersOf.unavailable + terminated.writersOf.unavailable],
+          ['503 without Retry-After', restarted.writersOf.unavailableWithoutRetryAfter + terminated.writersOf.unavailableWithoutRetryAfter],
+          ['connections refused or dropped', restarted.writersOf.dropped + terminated.writersOf.dropped],
+          ['lost', audits[0]!.lost + audits[1]!.lost],
+          ['duplicated', audits[0]!.duplicated + audits[1]!.duplicated],
+          ['seq gaps', audits[0]!.gaps + audits[1]!.gaps],
+          ['error log lines of serve and worker', errorLines],
+        ]);
+        expect(restarted.aliveAfter.every(Boolean) && terminated.aliveAfter.every(Boolean)).toBe(true);
+        expect(alive && workersAlive).toBe(true);
+        expect(log).not.toMatch(/Unhandled 'error' event/);
+        expect(Math.max(...restarted.recoveryMs, ...terminated.recoveryMs)).toBeLessThan(2_000);
+        for (const { writersOf } of [restarted, terminated]) {
+          expect(writersOf.unexpected).toEqual([]);
+          expect(writersOf.unavailableWithoutRetryAfter).toBe(0);
+          expect(writersOf.unacknowledged).toEqual([]);
+        }
+        for (const [index, audit] of audits.entries()) {
+          const sent = [restarted, terminated][index]!.writersOf.sent.size;
+          expect(audit).toEqual({ stored: sent, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
+        }
+        expect(await served.stop()).toBe(0);
+        running.delete(served);
+      },
+    );
 
-  it('keeps both of two HTTP processes serving through restarts', { timeout: 120_000 }, async (context) => {
-    expect(bin).toBeDefined();
-    const db = `${cluster!.url}?schema=restarts_http`;
-    const served = await startServe(['--db', db, '--workers', '1', '--http-processes', '2'], { cwd: work.path });
-    running.add(served);
-    const { writersOf, recoveryMs, aliveAfter } = await underFaults(served, 'pg-http', 3, () => cluster!.restart());
-    const stored = await storedMessages(cluster!.url, 'restarts_http', writersOf.conversationIds);
-    const audit = writersOf.audit(stored);
-    const exits = (served.stdout().match(/"msg":"HTTP process exited/g) ?? []).length;
-    recordFigures(context, 'PostgreSQL restarts (2 HTTP processes)', [
-      ['restarts', recoveryMs.length],
-      ['first write after PostgreSQL back, ms (max)', Math.max(...recoveryMs)],
-      ['HTTP processes that exited', exits],
-      ['acknowledged', writersOf.acknowledged.size],
-      ['lost', audit.lost],
-      ['duplicated', audit.duplicated],
-    ]);
-    expect(aliveAfter.every(Boolean)).toBe(true);
-    expect(exits).toBe(0);
-    expect(Math.max(...recoveryMs)).toBeLessThan(2_000);
-    expect(writersOf.unexpected).toEqual([]);
-    expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
-    expect(await served.stop()).toBe(0);
-    running.delete(served);
-  });
-});
+    it('keeps both of two HTTP processes serving through restarts', { timeout: 120_000 }, async (context) => {
+      expect(bin).toBeDefined();
+      const db = `${cluster!.url}?schema=restarts_http`;
+      const served = await startServe(['--db', db, '--workers', '1', '--http-processes', '2'], { cwd: work.path });
+      running.add(served);
+      const { writersOf, recoveryMs, aliveAfter } = await underFaults(served, 'pg-http', 3, () => cluster!.restart());
+      const stored = await storedMessages(cluster!.url, 'restarts_http', writersOf.conversationIds);
+      const audit = writersOf.audit(stored);
+      const exits = (served.stdout().match(/"msg":"HTTP process exited/g) ?? []).length;
+      recordFigures(context, 'PostgreSQL restarts (2 HTTP processes)', [
+        ['restarts', recoveryMs.length],
+        ['first write after PostgreSQL back, ms (max)', Math.max(...recoveryMs)],
+        ['HTTP processes that exited', exits],
+        ['acknowledged', writersOf.acknowledged.size],
+        ['lost', audit.lost],
+        ['duplicated', audit.duplicated],
+      ]);
+      expect(aliveAfter.every(Boolean)).toBe(true);
+      expect(exits).toBe(0);
+      expect(Math.max(...recoveryMs)).toBeLessThan(2_000);
+      expect(writersOf.unexpected).toEqual([]);
+      expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
+      expect(await served.stop()).toBe(0);
+      running.delete(served);
+    });
+  },
+);

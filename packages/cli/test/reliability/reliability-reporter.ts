@@ -12,7 +12,8 @@ export default class ReliabilityReporter implements Reporter {
     for (const testModule of testModules) {
       for (const testCase of testModule.children.allTests()) {
         const state = testCase.result().state;
-        for (const entry of testCase.meta().reliability ?? []) sections.push({ section: `${entry.section}${state === 'passed' ? '' : ` [${state}]`}`, figures: entry.figures });
+        for (const entry of testCase.meta().reliability ?? [])
+          sections.push({ section: `${entry.section}${state === 'passed' ? '' : ` [${state}]`}`, figures: entry.figures });
       }
     }
     if (sections.length === 0) return;
@@ -25,9 +26,19 @@ export default class ReliabilityReporter implements Reporter {
 
 /** The figures as a plain-text table: section, figure, value (numbers right-aligned with thousands separators). */
 export function formatReliabilityTable(sections: readonly ReliabilityFigures[]): string {
-  const rows = sections.flatMap((entry) => entry.figures.map(([name, value], index) => [index === 0 ? entry.section : '', name, typeof value === 'number' ? value.toLocaleString('en-US') : value]));
+  const rows = sections.flatMap((entry) =>
+    entry.figures.map(([name, value], index) => [
+      index === 0 ? entry.section : '',
+      name,
+      typeof value === 'number' ? value.toLocaleString('en-US') : value,
+    ]),
+  );
   const header = ['reliability suite', 'figure', 'value'];
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: readonly string[]) => cells.map((cell, column) => (column === 2 ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!))).join('  ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) => (column === 2 ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!)))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n');
 }

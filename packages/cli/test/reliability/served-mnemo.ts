@@ -25,14 +25,22 @@ export interface ServeOptions {
 
 /** Starts `mnemo serve --port 0 ...args` (hashed embedder unless `env` says otherwise) and resolves once it listens. */
 export async function startServe(args: readonly string[], options: ServeOptions): Promise<ServedMnemo> {
-  const started = await startMnemo(['serve', '--port', '0', ...args], { cwd: options.cwd, env: { MNEMO_EMBEDDER: 'hashed', ...options.env }, ready: /"msg":"listening"/ });
+  const started = await startMnemo(['serve', '--port', '0', ...args], {
+    cwd: options.cwd,
+    env: { MNEMO_EMBEDDER: 'hashed', ...options.env },
+    ready: /"msg":"listening"/,
+  });
   const listening = JSON.parse(started.ready.input) as { url: string; workers: number[] };
   return served(started, listening.url, listening.workers);
 }
 
 /** Starts `mnemo worker ...args` (hashed embedder unless `env` says otherwise) and resolves once its job loops run. */
 export async function startWorker(args: readonly string[], options: ServeOptions): Promise<ServedMnemo> {
-  const started = await startMnemo(['worker', ...args], { cwd: options.cwd, env: { MNEMO_EMBEDDER: 'hashed', ...options.env }, ready: /"msg":"worker started"/ });
+  const started = await startMnemo(['worker', ...args], {
+    cwd: options.cwd,
+    env: { MNEMO_EMBEDDER: 'hashed', ...options.env },
+    ready: /"msg":"worker started"/,
+  });
   return served(started, '', []);
 }
 
@@ -64,7 +72,11 @@ function signal(pid: number, name: NodeJS.Signals): void {
 }
 
 /** Ends what a test file started, each part only if it was started: the server (kill -9), the upstream, the work directory. */
-export async function tearDown(parts: { served?: ServedMnemo | undefined; upstream?: { close(): Promise<void> } | undefined; work?: { remove(): Promise<void> } | undefined }): Promise<void> {
+export async function tearDown(parts: {
+  served?: ServedMnemo | undefined;
+  upstream?: { close(): Promise<void> } | undefined;
+  work?: { remove(): Promise<void> } | undefined;
+}): Promise<void> {
   await parts.served?.crash();
   await parts.upstream?.close();
   await parts.work?.remove();
@@ -97,9 +109,17 @@ export function suiteSeed(): number {
 }
 
 /** JSON POST on loopback; resolves with status and parsed body, or status 0 when the connection failed. */
-export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown; headers: Headers | undefined }> {
+export async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: unknown; headers: Headers | undefined }> {
   try {
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
     const text = await response.text();
     return { status: response.status, body: text === '' ? undefined : safeJson(text), headers: response.headers };
   } catch {

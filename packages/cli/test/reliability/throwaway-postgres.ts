@@ -50,7 +50,8 @@ export async function startThrowawayPostgres(bin: string): Promise<ThrowawayPost
   const data = join(directory, 'data');
   const asRoot = process.getuid?.() === 0;
   if (asRoot) await run('chown', ['postgres:postgres', directory]);
-  const as = (program: string, args: readonly string[]) => (asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, program), ...args], { cwd: '/' }) : run(join(bin, program), [...args]));
+  const as = (program: string, args: readonly string[]) =>
+    asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, program), ...args], { cwd: '/' }) : run(join(bin, program), [...args]);
   await as('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
   const port = await freePort();
   const serverOptions = `-c port=${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${directory} -c fsync=off -c max_connections=60`;
@@ -78,4 +79,3 @@ export async function startThrowawayPostgres(bin: string): Promise<ThrowawayPost
     },
   };
 }
-

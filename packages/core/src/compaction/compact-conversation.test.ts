@@ -14,7 +14,10 @@ const scope = { conversationId: 'node-7' };
 function chat(turns: number): MessageInput[] {
   return Array.from({ length: turns * 2 }, (_, index) => ({
     role: index % 2 === 0 ? ('user' as const) : ('assistant' as const),
-    content: index % 2 === 0 ? `Relay ${index} reports SNR -${index % 13}.5 dB at node !a${index}f9.` : `Noted, battery at ${index % 100}% on day ${index}.`,
+    content:
+      index % 2 === 0
+        ? `Relay ${index} reports SNR -${index % 13}.5 dB at node !a${index}f9.`
+        : `Noted, battery at ${index % 100}% on day ${index}.`,
   }));
 }
 
@@ -39,7 +42,11 @@ async function checkCoverage(memory: Memory): Promise<void> {
 
 describe('compaction', () => {
   it('folds old turns into a rolling summary in the background and keeps every message', async () => {
-    const memory = createMemory({ store: new InMemoryStore(), worker: { autoStart: false }, compaction: { settings: { triggerTokens: 300, keepRecentTokens: 100, maxSummaryTokens: 120 } } });
+    const memory = createMemory({
+      store: new InMemoryStore(),
+      worker: { autoStart: false },
+      compaction: { settings: { triggerTokens: 300, keepRecentTokens: 100, maxSummaryTokens: 120 } },
+    });
     for (const message of chat(60)) {
       await memory.append(scope, message);
       await memory.runPendingJobs();
@@ -55,13 +62,21 @@ describe('compaction', () => {
   });
 
   it('builds summary contexts whose summary and raw turns meet without gap or overlap, at a flat size', async () => {
-    const memory = createMemory({ store: new InMemoryStore(), worker: { autoStart: false }, compaction: { settings: { triggerTokens: 300, keepRecentTokens: 100, maxSummaryTokens: 120 } } });
+    const memory = createMemory({
+      store: new InMemoryStore(),
+      worker: { autoStart: false },
+      compaction: { settings: { triggerTokens: 300, keepRecentTokens: 100, maxSummaryTokens: 120 } },
+    });
     const sizes: number[] = [];
     for (const [index, message] of chat(100).entries()) {
       await memory.append(scope, message);
       await memory.runPendingJobs();
       if (index % 2 === 0 && index > 40) {
-        const { report, messages } = await memory.buildContext(scope, { policy: 'summary', maxTokens: 2000, system: 'You are a mesh radio bot.' });
+        const { report, messages } = await memory.buildContext(scope, {
+          policy: 'summary',
+          maxTokens: 2000,
+          system: 'You are a mesh radio bot.',
+        });
         const summaryPart = report.parts.find((part) => part.kind === 'summary');
         const recentPart = report.parts.find((part) => part.kind === 'recent');
         expect(summaryPart?.seqRange?.from).toBe(1);
@@ -94,7 +109,11 @@ describe('compaction', () => {
   });
 
   it('runs in the background worker by default and stops it on close', async () => {
-    const memory = createMemory({ store: new InMemoryStore(), worker: { pollIntervalMs: 10 }, compaction: { settings: { triggerTokens: 200, keepRecentTokens: 50 } } });
+    const memory = createMemory({
+      store: new InMemoryStore(),
+      worker: { pollIntervalMs: 10 },
+      compaction: { settings: { triggerTokens: 200, keepRecentTokens: 50 } },
+    });
     await memory.append(scope, chat(30));
     for (let attempt = 0; attempt < 200 && (await memory.listSummaries(scope)).length === 0; attempt += 1) {
       await new Promise((resolve) => setTimeout(resolve, 10));
@@ -114,7 +133,12 @@ describe('compaction', () => {
     };
     const store = new InMemoryStore();
     let clock = Date.UTC(2030, 0, 1);
-    const memory = createMemory({ store, now: () => clock, worker: { autoStart: false }, compaction: { summarizer: broken, settings: { triggerTokens: 100, keepRecentTokens: 20 } } });
+    const memory = createMemory({
+      store,
+      now: () => clock,
+      worker: { autoStart: false },
+      compaction: { summarizer: broken, settings: { triggerTokens: 100, keepRecentTokens: 20 } },
+    });
     await memory.append(scope, chat(20));
     for (let round = 0; round < 10; round += 1) {
       await memory.runPendingJobs();
@@ -146,7 +170,10 @@ describe('compaction', () => {
       now: () => clock,
       knowledge: false,
       worker: { autoStart: false, attemptTimeoutMs: 1000 },
-      compaction: { summarizer: slow, settings: { triggerTokens: 100, keepRecentTokens: 20, maxSummaryTokens: 400, maxSourceTokensPerRound: 200 } },
+      compaction: {
+        summarizer: slow,
+        settings: { triggerTokens: 100, keepRecentTokens: 20, maxSummaryTokens: 400, maxSourceTokensPerRound: 200 },
+      },
     });
     await memory.append(scope, chat(40));
     await memory.runPendingJobs();
@@ -170,12 +197,18 @@ describe('compaction', () => {
     };
     const store = new InMemoryStore();
     const warnings: string[] = [];
-    const memory = createMemory({ store, worker: { autoStart: false, onWarning: (warning) => warnings.push(warning) }, compaction: { summarizer: degraded, settings: { triggerTokens: 100, keepRecentTokens: 20 } } });
+    const memory = createMemory({
+      store,
+      worker: { autoStart: false, onWarning: (warning) => warnings.push(warning) },
+      compaction: { summarizer: degraded, settings: { triggerTokens: 100, keepRecentTokens: 20 } },
+    });
     await memory.append(scope, chat(20));
 
     await memory.runPendingJobs();
 
-    const compact = (await store.listJobs({ tenantId: 'default', userId: 'default', conversationId: 'node-7' })).find((job) => job.kind === 'compact');
+    const compact = (await store.listJobs({ tenantId: 'default', userId: 'default', conversationId: 'node-7' })).find(
+      (job) => job.kind === 'compact',
+    );
     expect(compact).toMatchObject({ status: 'done', lastError: expect.stringContaining('fell back') as unknown });
     expect(compact?.lastError).toContain('model timed out');
     expect(warnings).toEqual([compact?.lastError]);
@@ -199,7 +232,11 @@ describe('compaction', () => {
         return { content: text, summarizer: this.id, inputTokens: 10, outputTokens: 10 };
       },
     };
-    const memory = createMemory({ store: new InMemoryStore(), worker: { autoStart: false }, compaction: { summarizer: verbose, settings: { maxSummaryTokens: 100 } } });
+    const memory = createMemory({
+      store: new InMemoryStore(),
+      worker: { autoStart: false },
+      compaction: { summarizer: verbose, settings: { maxSummaryTokens: 100 } },
+    });
     await memory.append(scope, chat(10));
     const written = await memory.compact(scope);
     expect(written.map((summary) => summary.level)).toEqual([0, 1]);
@@ -212,13 +249,20 @@ describe('compaction with recorded facts', () => {
   const lines = [
     'btw my radio mentor is Ilse Varga, she taught me everything about antennas',
     'Noted, I will keep that in mind.',
-    ...Array.from({ length: 16 }, (_, index) => (index % 2 === 0 ? `Relay PEAK-${index} at ${index + 3} km, SNR -${index}.5 dB, battery ${60 + index} %.` : `Copy, ${index} hops.`)),
+    ...Array.from({ length: 16 }, (_, index) =>
+      index % 2 === 0 ? `Relay PEAK-${index} at ${index + 3} km, SNR -${index}.5 dB, battery ${60 + index} %.` : `Copy, ${index} hops.`,
+    ),
   ];
 
   for (const keepFacts of [true, false]) {
     it(`${keepFacts ? 'keeps' : 'does not give'} the facts extraction recorded from the range ${keepFacts ? 'as lines of the summary' : 'to the summarizer with keepFacts off'}`, async () => {
       // A 200-token budget: the chat outgrows the 180 tokens a conversation may reach verbatim.
-      const memory = createMemory({ store: new InMemoryStore(), context: { maxTokens: 200 }, compaction: { settings: { keepFacts, maxSummaryTokens: 20 } }, worker: { autoStart: false } });
+      const memory = createMemory({
+        store: new InMemoryStore(),
+        context: { maxTokens: 200 },
+        compaction: { settings: { keepFacts, maxSummaryTokens: 20 } },
+        worker: { autoStart: false },
+      });
       const messages = lines.map((content, index) => ({ role: index % 2 === 0 ? ('user' as const) : ('assistant' as const), content }));
       // Extraction runs before the backlog is due for compaction, as it does in a chat that goes on.
       await memory.append(scope, messages.slice(0, 2));
@@ -236,15 +280,33 @@ describe('compaction with recorded facts', () => {
 });
 
 describe('compactionSettingsForBudget', () => {
-  it('keeps a conversation verbatim to 90 % of the budget, then folds at the cost model\'s high mark, keeping what leaves the prefix cacheable, and bounds the summary at 14 %', () => {
+  it("keeps a conversation verbatim to 90 % of the budget, then folds at the cost model's high mark, keeping what leaves the prefix cacheable, and bounds the summary at 14 %", () => {
     // 1,000 tokens: too small a budget for a cacheable low mark above 1,024 tokens, so a fold keeps 2 turns.
-    expect(compactionSettingsForBudget(1000)).toEqual({ triggerTokens: 650, verbatimTokens: 900, keepRecentTokens: 0, keepRecentTurns: 2, maxSummaryTokens: 140, maxSourceTokensPerRound: 6000, keepFacts: true });
+    expect(compactionSettingsForBudget(1000)).toEqual({
+      triggerTokens: 650,
+      verbatimTokens: 900,
+      keepRecentTokens: 0,
+      keepRecentTurns: 2,
+      maxSummaryTokens: 140,
+      maxSourceTokensPerRound: 6000,
+      keepFacts: true,
+    });
     // 2,000 tokens at the default 10 % cached price: fold at 65 %, keep 1,152 − 280 tokens raw so the prefix stays over 1,024.
-    expect(compactionSettingsForBudget(2000)).toEqual({ triggerTokens: 1300, verbatimTokens: 1800, keepRecentTokens: 872, keepRecentTurns: 2, maxSummaryTokens: 280, maxSourceTokensPerRound: 6000, keepFacts: true });
+    expect(compactionSettingsForBudget(2000)).toEqual({
+      triggerTokens: 1300,
+      verbatimTokens: 1800,
+      keepRecentTokens: 872,
+      keepRecentTurns: 2,
+      maxSummaryTokens: 280,
+      maxSourceTokensPerRound: 6000,
+      keepFacts: true,
+    });
     expect(compactionSettingsForBudget(2000)).toEqual(defaultCompactionSettings);
     // No caching: short runs pay (fold often, keep nothing beyond the 2 turns); the ratio must be 0–1.
     expect(compactionSettingsForBudget(2000, { cachedPriceRatio: 1 })).toMatchObject({ triggerTokens: 300, keepRecentTokens: 0 });
-    expect(compactionSettingsForBudget(2000, { cachedPriceRatio: 0.5 }).triggerTokens).toBeGreaterThan(compactionSettingsForBudget(2000, { cachedPriceRatio: 1 }).triggerTokens);
+    expect(compactionSettingsForBudget(2000, { cachedPriceRatio: 0.5 }).triggerTokens).toBeGreaterThan(
+      compactionSettingsForBudget(2000, { cachedPriceRatio: 1 }).triggerTokens,
+    );
     expect(() => compactionSettingsForBudget(2000, { cachedPriceRatio: 1.5 })).toThrow(/cachedPriceRatio/);
     expect(compactionSettingsForBudget(10).triggerTokens).toBe(65);
     expect(() => compactionSettingsForBudget(0)).toThrow(/positive integer/);
@@ -259,12 +321,21 @@ describe('compactionSettingsForBudget', () => {
   it('is what createMemory compacts with for its default budget', async () => {
     const memory = createMemory({ store: new InMemoryStore(), context: { maxTokens: 1000 }, worker: { autoStart: false } });
     const scope = { conversationId: 'budget' };
-    const line = (index: number) => ({ role: index % 2 === 0 ? ('user' as const) : ('assistant' as const), content: `Relay ${index} on channel ${index % 7}, battery ${60 + index} %.` });
-    await memory.append(scope, Array.from({ length: 30 }, (_, index) => line(index)));
+    const line = (index: number) => ({
+      role: index % 2 === 0 ? ('user' as const) : ('assistant' as const),
+      content: `Relay ${index} on channel ${index % 7}, battery ${60 + index} %.`,
+    });
+    await memory.append(
+      scope,
+      Array.from({ length: 30 }, (_, index) => line(index)),
+    );
     await memory.runPendingJobs();
     // Under 900 tokens the conversation stays verbatim.
     expect(await memory.listSummaries(scope)).toEqual([]);
-    await memory.append(scope, Array.from({ length: 60 }, (_, index) => line(30 + index)));
+    await memory.append(
+      scope,
+      Array.from({ length: 60 }, (_, index) => line(30 + index)),
+    );
     await memory.runPendingJobs();
 
     const [summary] = await memory.listSummaries(scope);

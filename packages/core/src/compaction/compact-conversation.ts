@@ -43,14 +43,27 @@ export async function compactConversation(
     options.signal?.throwIfAborted();
     const conversation = await store.getConversation(scope, options);
     if (conversation === undefined) break;
-    const backlog = { rawMessages: conversation.messageCount - conversation.summarizedThroughSeq, rawTokens: conversation.totalTokens - conversation.summarizedTokens, neverCompacted: conversation.summarizedThroughSeq === 0 };
+    const backlog = {
+      rawMessages: conversation.messageCount - conversation.summarizedThroughSeq,
+      rawTokens: conversation.totalTokens - conversation.summarizedTokens,
+      neverCompacted: conversation.summarizedThroughSeq === 0,
+    };
     if (!options.force && !isCompactionDue(backlog, settings)) break;
     const raw = await store.listMessages(scope, { afterSeq: conversation.summarizedThroughSeq }, options);
     const range = planCompaction(raw, settings, options.force === true);
     if (range.length === 0) break;
     if (options.slice !== undefined && !options.slice.roomForRound()) break;
     try {
-      written.push(...(await foldRange(dependencies, scope, conversation.summarizedThroughSeq, conversation.erasedMessages ?? 0, range, options.signal)));
+      written.push(
+        ...(await foldRange(
+          dependencies,
+          scope,
+          conversation.summarizedThroughSeq,
+          conversation.erasedMessages ?? 0,
+          range,
+          options.signal,
+        )),
+      );
     } catch (error) {
       if (isMemoryError(error, 'conflict')) break;
       throw error;
@@ -79,7 +92,11 @@ async function foldRange(
     maxSummaryTokens: settings.maxSummaryTokens,
     ...(signal === undefined ? {} : { signal }),
   });
-  const summary = await store.insertSummary(scope, toNewSummary(dependencies, folded, 0, toSeq, previous), { expectedWatermark: watermark, expectedErasedMessages: erasedMessages, signal });
+  const summary = await store.insertSummary(scope, toNewSummary(dependencies, folded, 0, toSeq, previous), {
+    expectedWatermark: watermark,
+    expectedErasedMessages: erasedMessages,
+    signal,
+  });
   if (summary.tokens <= settings.maxSummaryTokens * condenseAtRatio) return [summary];
   const condensed = await summarizer.summarize({
     previousSummary: summary.content,
@@ -104,7 +121,12 @@ async function foldRange(
  * that once it expires no summary carries it. Facts of the user's other conversations stay out: a
  * summary stands for its own messages.
  */
-async function factStatements(store: Store, scope: Scope, toSeq: number, signal: AbortSignal | undefined): Promise<{ keep: SummaryStatement[]; drop: string[] }> {
+async function factStatements(
+  store: Store,
+  scope: Scope,
+  toSeq: number,
+  signal: AbortSignal | undefined,
+): Promise<{ keep: SummaryStatement[]; drop: string[] }> {
   const { conversationId: _conversation, ...user } = scope;
   const facts = (await store.listFacts(user, { includeHistory: true }, { signal })).filter(
     (fact) => fact.sourceConversationId === scope.conversationId && fact.sourceSeqs.length > 0 && Math.max(...fact.sourceSeqs) <= toSeq,
@@ -117,7 +139,10 @@ async function factStatements(store: Store, scope: Scope, toSeq: number, signal:
   }
   const currentTexts = new Set(facts.filter(lasting).map((fact) => fact.text));
   const drop = new Set(
-    facts.filter((fact) => !lasting(fact)).flatMap((fact) => [factLine(fact), ...(currentTexts.has(fact.text) ? [] : [fact.text])]).filter((text) => !keep.has(text)),
+    facts
+      .filter((fact) => !lasting(fact))
+      .flatMap((fact) => [factLine(fact), ...(currentTexts.has(fact.text) ? [] : [fact.text])])
+      .filter((text) => !keep.has(text)),
   );
   return { keep: [...keep.values()].sort((a, b) => a.seq - b.seq), drop: [...drop] };
 }

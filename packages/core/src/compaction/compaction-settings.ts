@@ -98,11 +98,15 @@ export function cacheAwareMarks(budget: number, summaryTokens: number, options: 
  */
 export function compactionSettingsForBudget(budget: number, costs: CompactionCostOptions = {}): CompactionSettings {
   if (!Number.isInteger(budget) || budget < 1) {
-    throw new MemoryError('invalid_input', `the compaction budget must be a positive integer (got ${JSON.stringify(budget)})`, { details: { field: 'maxTokens' } });
+    throw new MemoryError('invalid_input', `the compaction budget must be a positive integer (got ${JSON.stringify(budget)})`, {
+      details: { field: 'maxTokens' },
+    });
   }
   const ratio = costs.cachedPriceRatio ?? defaultCachedPriceRatio;
   if (typeof ratio !== 'number' || !Number.isFinite(ratio) || ratio < 0 || ratio > 1) {
-    throw new MemoryError('invalid_input', `cachedPriceRatio must be a number from 0 to 1 (got ${JSON.stringify(ratio)})`, { details: { field: 'cachedPriceRatio' } });
+    throw new MemoryError('invalid_input', `cachedPriceRatio must be a number from 0 to 1 (got ${JSON.stringify(ratio)})`, {
+      details: { field: 'cachedPriceRatio' },
+    });
   }
   const maxTokens = Math.max(100, budget);
   const maxSummaryTokens = Math.max(16, Math.round(maxTokens * 0.14));
@@ -129,20 +133,30 @@ export const compactionPresets = Object.freeze({
 } satisfies Record<string, CompactionSettings>);
 
 /** Merges settings over the defaults for a budget (default {@link defaultCompactionSettings}) and checks them; throws `invalid_input` naming the field. */
-export function resolveCompactionSettings(settings: Partial<CompactionSettings> = {}, base: CompactionSettings = defaultCompactionSettings): CompactionSettings {
+export function resolveCompactionSettings(
+  settings: Partial<CompactionSettings> = {},
+  base: CompactionSettings = defaultCompactionSettings,
+): CompactionSettings {
   // A trigger set by hand is the first compaction's too, unless the verbatim mark is set with it.
   const ownTrigger = settings.triggerTokens !== undefined && !('verbatimTokens' in settings);
   const { verbatimTokens: baseVerbatim, ...rest } = base;
-  const merged: CompactionSettings = { ...rest, ...(ownTrigger || baseVerbatim === undefined ? {} : { verbatimTokens: baseVerbatim }), ...settings };
+  const merged: CompactionSettings = {
+    ...rest,
+    ...(ownTrigger || baseVerbatim === undefined ? {} : { verbatimTokens: baseVerbatim }),
+    ...settings,
+  };
   if (merged.verbatimTokens !== undefined) checkCount('verbatimTokens', merged.verbatimTokens);
   for (const field of ['triggerTokens', 'keepRecentTokens', 'keepRecentTurns', 'maxSummaryTokens', 'maxSourceTokensPerRound'] as const) {
     checkCount(field, merged[field]);
   }
   if (merged.everyMessages !== undefined) checkCount('everyMessages', merged.everyMessages, 1);
   if (typeof merged.keepFacts !== 'boolean') {
-    throw new MemoryError('invalid_input', `keepFacts must be true or false (got ${JSON.stringify(merged.keepFacts)})`, { details: { field: 'keepFacts' } });
+    throw new MemoryError('invalid_input', `keepFacts must be true or false (got ${JSON.stringify(merged.keepFacts)})`, {
+      details: { field: 'keepFacts' },
+    });
   }
-  if (merged.maxSummaryTokens < 16) throw new MemoryError('invalid_input', 'maxSummaryTokens must be at least 16', { details: { field: 'maxSummaryTokens' } });
+  if (merged.maxSummaryTokens < 16)
+    throw new MemoryError('invalid_input', 'maxSummaryTokens must be at least 16', { details: { field: 'maxSummaryTokens' } });
   return Object.freeze(merged);
 }
 

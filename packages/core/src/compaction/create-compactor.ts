@@ -47,7 +47,8 @@ export function createCompactor(options: CompactorOptions): Compactor {
       await options.store.enqueueJob(scope, { kind: 'compact', runAt: new Date(now()).toISOString(), maxAttempts }, callOptions);
       return true;
     },
-    compact: (scope: Scope, compactOptions: { force?: boolean; signal?: AbortSignal } = {}) => compactConversation(dependencies, scope, compactOptions),
+    compact: (scope: Scope, compactOptions: { force?: boolean; signal?: AbortSignal } = {}) =>
+      compactConversation(dependencies, scope, compactOptions),
     handler: (async (_job, scope, signal, slice) => {
       const written = await compactConversation(dependencies, scope, { signal, slice });
       const fallbacks = written.filter((summary) => summary.fallbackReason !== undefined);

@@ -31,7 +31,10 @@ const chat = messages([
 
 describe('ExtractiveSummarizer', () => {
   it('leaves out filler even when there is room, so an early summary is not padded', async () => {
-    const result = await summarizer.summarize({ messages: messages(['hey bot, you there?', 'Loud and clear.', 'Our cabin node is !c0ffee42.', 'Okay.']), maxSummaryTokens: 200 });
+    const result = await summarizer.summarize({
+      messages: messages(['hey bot, you there?', 'Loud and clear.', 'Our cabin node is !c0ffee42.', 'Okay.']),
+      maxSummaryTokens: 200,
+    });
 
     expect(result.content).toBe('[2024-05-08]\nuser: Our cabin node is !c0ffee42.');
   });
@@ -47,7 +50,8 @@ describe('ExtractiveSummarizer', () => {
 
   it('keeps names, ids, dates, amounts and preferences and drops small talk', async () => {
     const result = await summarizer.summarize({ messages: chat, maxSummaryTokens: 120 });
-    for (const fact of ['Dana Okafor', 'KD2QXR', '!a3f9c2d1', '2024-06-14', '10000 mAh', 'metric units']) expect(result.content).toContain(fact);
+    for (const fact of ['Dana Okafor', 'KD2QXR', '!a3f9c2d1', '2024-06-14', '10000 mAh', 'metric units'])
+      expect(result.content).toContain(fact);
     for (const chatter of ['Hi there', 'lol ok', 'Thanks!', 'How can I help']) expect(result.content).not.toContain(chatter);
     expect(result.outputTokens).toBeLessThanOrEqual(120);
     expect(result.content.split('\n').slice(0, 2)).toEqual(['[2024-05-08]', expect.stringMatching(/^user: /)]);
@@ -107,12 +111,21 @@ describe('ExtractiveSummarizer', () => {
 
     it('writes them as lines ahead of sentences and leaves out a sentence that only repeats them', async () => {
       const result = await summarizer.summarize({
-        messages: messages(['I am Dana Okafor, callsign KD2QXR.', 'Noted.', 'Signal from Marcy: SNR -8.25 dB, RSSI -116 dBm via PINE-KNOB.']),
-        keep: [{ text: 'name: Dana Okafor', ...said(1) }, { text: 'callsign: KD2QXR', ...said(1) }],
+        messages: messages([
+          'I am Dana Okafor, callsign KD2QXR.',
+          'Noted.',
+          'Signal from Marcy: SNR -8.25 dB, RSSI -116 dBm via PINE-KNOB.',
+        ]),
+        keep: [
+          { text: 'name: Dana Okafor', ...said(1) },
+          { text: 'callsign: KD2QXR', ...said(1) },
+        ],
         maxSummaryTokens: 200,
       });
 
-      expect(result.content).toBe('[2024-05-08]\n- name: Dana Okafor\n- callsign: KD2QXR\nuser: Signal from Marcy: SNR -8.25 dB, RSSI -116 dBm via PINE-KNOB.');
+      expect(result.content).toBe(
+        '[2024-05-08]\n- name: Dana Okafor\n- callsign: KD2QXR\nuser: Signal from Marcy: SNR -8.25 dB, RSSI -116 dBm via PINE-KNOB.',
+      );
     });
 
     it('keeps a fact the previous summary carries when newer facts and sentences no longer all fit', async () => {
@@ -120,7 +133,10 @@ describe('ExtractiveSummarizer', () => {
       const result = await summarizer.summarize({
         previousSummary,
         messages: messages(['My main relay is a solar node called MOUNT-SOLAR on Mount Ruapehu Top Station, id !fa5aad08, 14 km out.'], 5),
-        keep: [{ text: 'radio mentor: Ilse Varga', ...said(1) }, { text: 'MOUNT-SOLAR node id: !fa5aad08', ...said(5) }],
+        keep: [
+          { text: 'radio mentor: Ilse Varga', ...said(1) },
+          { text: 'MOUNT-SOLAR node id: !fa5aad08', ...said(5) },
+        ],
         maxSummaryTokens: 24,
       });
 

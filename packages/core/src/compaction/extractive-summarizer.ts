@@ -107,7 +107,14 @@ export class ExtractiveSummarizer implements Summarizer {
         const match = speakerLine.exec(line);
         const speaker = match?.[1] ?? '';
         return this.#sentences(match?.[2] ?? line).map((sentence, index) =>
-          this.#candidate(date, speaker, `p${lineIndex}`, [0, lineIndex, index], sentence, scoreSentence(sentence, roleOf(speaker)) * carriedBonus),
+          this.#candidate(
+            date,
+            speaker,
+            `p${lineIndex}`,
+            [0, lineIndex, index],
+            sentence,
+            scoreSentence(sentence, roleOf(speaker)) * carriedBonus,
+          ),
         );
       });
   }
@@ -127,7 +134,21 @@ export class ExtractiveSummarizer implements Summarizer {
       const words = wordSet(line);
       const carried = previous.some((other) => similarity(other.words, words) >= duplicateSimilarity);
       const date = statement.createdAt.slice(0, 10);
-      return [{ date, speaker: '', group: `k${index}`, order: [1, statement.seq, index - keep.length], text: line, tokens, score, priority: score / Math.sqrt(tokens), words, kept: true, rank: carried ? 0 : 1 } satisfies Candidate];
+      return [
+        {
+          date,
+          speaker: '',
+          group: `k${index}`,
+          order: [1, statement.seq, index - keep.length],
+          text: line,
+          tokens,
+          score,
+          priority: score / Math.sqrt(tokens),
+          words,
+          kept: true,
+          rank: carried ? 0 : 1,
+        } satisfies Candidate,
+      ];
     });
   }
 
@@ -168,7 +189,19 @@ export class ExtractiveSummarizer implements Summarizer {
     if (this.#counter.countText(text) > this.#maxSentenceTokens) text = `${this.#counter.truncateText(text, this.#maxSentenceTokens - 1)}…`;
     const tokens = this.#counter.countText(text) + 1;
     // Denser sentences win: the budget is in tokens, so rank by worth per token, damped for short ones.
-    return { date, speaker, group, order, text, tokens, score, priority: score / Math.sqrt(tokens), words: wordSet(text), kept: false, rank: 2 };
+    return {
+      date,
+      speaker,
+      group,
+      order,
+      text,
+      tokens,
+      score,
+      priority: score / Math.sqrt(tokens),
+      words: wordSet(text),
+      kept: false,
+      rank: 2,
+    };
   }
 
   /**
@@ -217,7 +250,9 @@ export class ExtractiveSummarizer implements Summarizer {
     for (;;) {
       const text = renderLines(ordered);
       if (ordered.length === 0 || this.#counter.countText(text) <= maxTokens) return text;
-      const weakest = ordered.reduce((low, candidate) => (candidate.rank > low.rank || (candidate.rank === low.rank && candidate.priority < low.priority) ? candidate : low));
+      const weakest = ordered.reduce((low, candidate) =>
+        candidate.rank > low.rank || (candidate.rank === low.rank && candidate.priority < low.priority) ? candidate : low,
+      );
       ordered.splice(ordered.indexOf(weakest), 1);
     }
   }

@@ -13,7 +13,10 @@ export interface RawBacklog {
 /** True when a compaction job should be queued for a conversation with this raw backlog. */
 export function isCompactionDue(backlog: RawBacklog, settings: CompactionSettings): boolean {
   if (settings.everyMessages !== undefined) return backlog.rawMessages >= settings.everyMessages + settings.keepRecentTurns * 2;
-  const trigger = backlog.neverCompacted === true && settings.verbatimTokens !== undefined ? Math.max(settings.triggerTokens, settings.verbatimTokens) : settings.triggerTokens;
+  const trigger =
+    backlog.neverCompacted === true && settings.verbatimTokens !== undefined
+      ? Math.max(settings.triggerTokens, settings.verbatimTokens)
+      : settings.triggerTokens;
   return backlog.rawTokens > trigger;
 }
 

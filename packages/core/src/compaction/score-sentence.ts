@@ -18,7 +18,8 @@ const disclosure =
 const correction = /\b(actually|instead|changed?|moved|moving|postponed?|rescheduled|no longer|not anymore|update[ds]?|correction)\b/i;
 const properName = /(?<=\s)\p{Lu}[\p{L}'-]+/gu;
 // Readings and whereabouts that the next update replaces: worth less than a fact that stays true.
-const transient = /\b(now|right now|currently|at the moment|so far|eta|today|tonight|this morning|this afternoon|this evening|this weekend|logged|reads?|reading|-?\d+(?:[.,]\d+)?\s?(?:%|db|dbm))(?=\W|$)/i;
+const transient =
+  /\b(now|right now|currently|at the moment|so far|eta|today|tonight|this morning|this afternoon|this evening|this weekend|logged|reads?|reading|-?\d+(?:[.,]\d+)?\s?(?:%|db|dbm))(?=\W|$)/i;
 
 const roleWeight: Record<MessageRole, number> = { user: 1.3, assistant: 1, tool: 0.6, system: 0.8 };
 

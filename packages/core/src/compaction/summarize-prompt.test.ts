@@ -5,10 +5,16 @@ const messages = [{ seq: 3, role: 'user' as const, content: 'the trip now starts
 
 describe('buildSummarizePrompt', () => {
   it('folds the previous summary and the new messages, and says nothing of facts when none are given', () => {
-    const [system, user] = buildSummarizePrompt({ previousSummary: '[2025-03-01]\nuser: the trip starts 8 April.', messages, maxSummaryTokens: 150 });
+    const [system, user] = buildSummarizePrompt({
+      previousSummary: '[2025-03-01]\nuser: the trip starts 8 April.',
+      messages,
+      maxSummaryTokens: 150,
+    });
 
     expect(system!.content).toContain('When a fact changed, keep only the new value.');
-    expect(user!.content).toBe('Existing summary:\n[2025-03-01]\nuser: the trip starts 8 April.\n\nNew messages:\n[2025-03-02]\nuser: the trip now starts 30 May\n\nUpdated summary:');
+    expect(user!.content).toBe(
+      'Existing summary:\n[2025-03-01]\nuser: the trip starts 8 April.\n\nNew messages:\n[2025-03-02]\nuser: the trip now starts 30 May\n\nUpdated summary:',
+    );
   });
 
   it('lists the recorded facts the summary lacks and the superseded statements it still carries', () => {

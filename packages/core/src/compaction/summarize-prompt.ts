@@ -6,7 +6,9 @@ import type { SummarizeInput } from './summarizer.js';
  * repeated compaction folds it instead of forgetting it. The offline summarizer counts this prompt's
  * tokens to report what an LLM compaction would have cost.
  */
-export function buildSummarizePrompt(input: Pick<SummarizeInput, 'previousSummary' | 'messages' | 'maxSummaryTokens' | 'keep' | 'drop'>): OpenAiChatMessage[] {
+export function buildSummarizePrompt(
+  input: Pick<SummarizeInput, 'previousSummary' | 'messages' | 'maxSummaryTokens' | 'keep' | 'drop'>,
+): OpenAiChatMessage[] {
   const maxWords = Math.max(20, Math.floor(input.maxSummaryTokens * 0.7));
   // Kept short on purpose: this prompt is paid on every compaction, so each token here is paid again and again.
   const instructions = [
@@ -28,7 +30,10 @@ export function buildSummarizePrompt(input: Pick<SummarizeInput, 'previousSummar
   const previous = input.previousSummary?.trim() ? input.previousSummary.trim() : '(none yet)';
   return [
     { role: 'system', content: instructions },
-    { role: 'user', content: `Existing summary:\n${previous}\n\n${factSections(input, previous)}New messages:\n${transcript}\n\nUpdated summary:` },
+    {
+      role: 'user',
+      content: `Existing summary:\n${previous}\n\n${factSections(input, previous)}New messages:\n${transcript}\n\nUpdated summary:`,
+    },
   ];
 }
 
@@ -43,7 +48,10 @@ function factSections(input: Pick<SummarizeInput, 'keep' | 'drop'>, previous: st
   const keep = (input.keep ?? []).filter((statement) => !known.includes(statement.text.toLowerCase()));
   const drop = (input.drop ?? []).filter((statement) => known.includes(statement.toLowerCase()));
   const sections: string[] = [];
-  if (keep.length > 0) sections.push(`Recorded facts (keep each as a "- fact" line, before other material):\n${keep.map((statement) => `- ${statement.text}`).join('\n')}\n\n`);
+  if (keep.length > 0)
+    sections.push(
+      `Recorded facts (keep each as a "- fact" line, before other material):\n${keep.map((statement) => `- ${statement.text}`).join('\n')}\n\n`,
+    );
   if (drop.length > 0) sections.push(`No longer true (leave out):\n${drop.map((statement) => `- ${statement}`).join('\n')}\n\n`);
   return sections.join('');
 }

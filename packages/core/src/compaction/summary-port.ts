@@ -13,7 +13,11 @@ export interface SummaryPort {
    * With `expectedErasedMessages`, also `conflict` when the conversation's `erasedMessages` (0 when absent)
    * is no longer that: messages were erased since the caller read them, so its summary may hold their text.
    */
-  insertSummary(scope: Scope, summary: NewSummary, options: CallOptions & { expectedWatermark: number; expectedErasedMessages?: number }): Promise<Summary>;
+  insertSummary(
+    scope: Scope,
+    summary: NewSummary,
+    options: CallOptions & { expectedWatermark: number; expectedErasedMessages?: number },
+  ): Promise<Summary>;
   /** The most recently written summary of a conversation (the one the watermark points at). */
   getLatestSummary(scope: Scope, options?: CallOptions): Promise<Summary | undefined>;
   /** Every summary version of a conversation, oldest first. */

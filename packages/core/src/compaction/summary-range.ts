@@ -7,12 +7,21 @@ import type { Conversation } from '../store/store.js';
  * where the compaction read it (else `conflict`: another worker won), and the summary covers a range
  * that starts at 1, does not go back behind the watermark and does not run past the last message.
  */
-export function checkSummaryRange(conversation: Conversation, summary: NewSummary, expectedWatermark: number, expectedErasedMessages?: number): void {
+export function checkSummaryRange(
+  conversation: Conversation,
+  summary: NewSummary,
+  expectedWatermark: number,
+  expectedErasedMessages?: number,
+): void {
   // An erase since the compaction read its messages: what it wrote may hold erased text, so it is lost.
   if (expectedErasedMessages !== undefined && (conversation.erasedMessages ?? 0) !== expectedErasedMessages) {
-    throw new MemoryError('conflict', `messages of conversation ${conversation.conversationId} were erased meanwhile; the summary is not written`, {
-      details: { erased: true },
-    });
+    throw new MemoryError(
+      'conflict',
+      `messages of conversation ${conversation.conversationId} were erased meanwhile; the summary is not written`,
+      {
+        details: { erased: true },
+      },
+    );
   }
   if (conversation.summarizedThroughSeq !== expectedWatermark) {
     throw new MemoryError(

@@ -2,7 +2,16 @@ import { MemoryError } from '../errors/memory-error.js';
 import type { Message } from '../messages/message.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import { savedPercent } from '../usage/usage.js';
-import type { BuiltContext, ContextMessage, ContextPart, ContextPolicy, ContextStablePrefix, DroppedMessages, DropReason, TruncatedMessage } from './context-types.js';
+import type {
+  BuiltContext,
+  ContextMessage,
+  ContextPart,
+  ContextPolicy,
+  ContextStablePrefix,
+  DroppedMessages,
+  DropReason,
+  TruncatedMessage,
+} from './context-types.js';
 import { groupMessages, sumTokens, type MessageGroup } from './group-messages.js';
 import { fittedTokens, selectNewest, splitUnits } from './select-recent.js';
 import { summaryBlock, type SummaryBlock, type SummaryInput } from './summary-block.js';
@@ -108,7 +117,10 @@ export function stablePrefix(pinnedTokens: readonly number[], appendOnlyRaw: rea
 }
 
 /** Tokens of the system prompt and of everything pinned (prompt + request overhead); `budget_exceeded` when they do not fit. */
-export function pinnedTokens(input: Pick<AssembleInput, 'system' | 'counter' | 'maxTokens'>): { systemTokens: number; fixedTokens: number } {
+export function pinnedTokens(input: Pick<AssembleInput, 'system' | 'counter' | 'maxTokens'>): {
+  systemTokens: number;
+  fixedTokens: number;
+} {
   const systemTokens = input.system === undefined ? 0 : input.counter.countMessage({ role: 'system', content: input.system });
   const fixedTokens = input.counter.requestOverheadTokens + systemTokens;
   if (fixedTokens > input.maxTokens) {
@@ -149,7 +161,12 @@ function selectWithSummary(
 }
 
 /** The runs of stored messages a context left out, with the reason for each (shared by every policy). */
-export function describeDropped(input: AssembleInput, outsideWindow: readonly Message[], firstSelectedSeq: number, summaryIncluded: boolean): DroppedMessages[] {
+export function describeDropped(
+  input: AssembleInput,
+  outsideWindow: readonly Message[],
+  firstSelectedSeq: number,
+  summaryIncluded: boolean,
+): DroppedMessages[] {
   const runs: DroppedMessages[] = [];
   const add = (messages: { from: number; to: number; count: number; tokens: number }, reason: DropReason) => {
     if (messages.count <= 0) return;
@@ -177,7 +194,10 @@ export function describeDropped(input: AssembleInput, outsideWindow: readonly Me
   const summarizedThrough = Math.min(summary?.toSeq ?? 0, firstTailSeq - 1);
   const coveredTokens = summarizedThrough > 0 ? (summary?.coveredTokens ?? 0) : 0;
   if (summarizedThrough > 0) {
-    add({ from: 1, to: summarizedThrough, count: summarizedThrough, tokens: coveredTokens }, summaryIncluded ? 'summarized' : 'over_budget');
+    add(
+      { from: 1, to: summarizedThrough, count: summarizedThrough, tokens: coveredTokens },
+      summaryIncluded ? 'summarized' : 'over_budget',
+    );
   }
   // What the loader did not read beyond the summary: excluded by the window or the budget.
   const notSent: DropReason = isSummaryPolicy ? 'awaiting_compaction' : input.policy === 'window' ? 'outside_window' : 'over_budget';
@@ -185,7 +205,10 @@ export function describeDropped(input: AssembleInput, outsideWindow: readonly Me
   add({ from: summarizedThrough + 1, to: firstTailSeq - 1, count: firstTailSeq - 1 - summarizedThrough, tokens: unreadTokens }, notSent);
   if (outsideWindow.length > 0) add(run(outsideWindow), 'outside_window');
   const lastOutsideSeq = outsideWindow[outsideWindow.length - 1]?.seq ?? 0;
-  add(run(input.tail.filter((message) => message.seq > lastOutsideSeq && message.seq < firstSelectedSeq)), isSummaryPolicy ? 'awaiting_compaction' : 'over_budget');
+  add(
+    run(input.tail.filter((message) => message.seq > lastOutsideSeq && message.seq < firstSelectedSeq)),
+    isSummaryPolicy ? 'awaiting_compaction' : 'over_budget',
+  );
   return runs;
 }
 

@@ -16,15 +16,31 @@ function filler(turns: number, from = 0): MessageInput[] {
 
 async function memoryWithHistory(store = new InMemoryStore()) {
   // keepFacts off: these tests place facts in the facts block and the recent turns; a summary's fact lines are tested apart.
-  const memory = createMemory({ store, embedder: new HashedEmbedder(), worker: { autoStart: false }, compaction: { settings: { triggerTokens: 400, keepRecentTokens: 150, keepFacts: false } } });
+  const memory = createMemory({
+    store,
+    embedder: new HashedEmbedder(),
+    worker: { autoStart: false },
+    compaction: { settings: { triggerTokens: 400, keepRecentTokens: 150, keepFacts: false } },
+  });
   await memory.append(scope, [
     { role: 'user', content: 'My relay is called LARCH-RIDGE and it runs on a solar panel.' },
     { role: 'assistant', content: 'Noted: relay LARCH-RIDGE.' },
   ]);
   await memory.append(scope, filler(40));
-  await store.insertFact({ tenantId: 'default', userId: 'maren' }, {
-    subject: 'user', attribute: 'name', value: 'Maren', text: "I'm Maren", confidence: 0.9, validFrom: '2025-05-28T10:00:00.000Z', sourceSeqs: [1], extractor: 'test', createdAt: '2025-05-28T10:00:00.000Z',
-  });
+  await store.insertFact(
+    { tenantId: 'default', userId: 'maren' },
+    {
+      subject: 'user',
+      attribute: 'name',
+      value: 'Maren',
+      text: "I'm Maren",
+      confidence: 0.9,
+      validFrom: '2025-05-28T10:00:00.000Z',
+      sourceSeqs: [1],
+      extractor: 'test',
+      createdAt: '2025-05-28T10:00:00.000Z',
+    },
+  );
   await memory.append(scope, { role: 'user', content: "what was that relay's name again?" });
   await memory.runPendingJobs();
   return memory;
@@ -51,7 +67,9 @@ describe('hybrid context', () => {
     const share = (kind: string) => report.parts.find((part) => part.kind === kind)?.tokens ?? 0;
     expect(share('facts')).toBeLessThanOrEqual(room * hybridShares.facts);
     expect(share('summary')).toBeLessThanOrEqual(room * hybridShares.summary);
-    expect(report.parts.find((part) => part.kind === 'recalled')?.items).toContainEqual(expect.objectContaining({ kind: 'recalled', seq: 1 }));
+    expect(report.parts.find((part) => part.kind === 'recalled')?.items).toContainEqual(
+      expect.objectContaining({ kind: 'recalled', seq: 1 }),
+    );
     expect(report.sentTokens).toBeLessThanOrEqual(600);
   });
 
@@ -65,13 +83,21 @@ describe('hybrid context', () => {
     const firstRecentSeq = part('recent')!.seqRange!.from;
     // What each block had left when the item came up: its share for facts; for recall what recent turns left, at most its share.
     const factsRoom = Math.floor(room * hybridShares.facts) - tokens('facts');
-    const recallRoom = Math.min(Math.max(minRecallTokens, Math.floor(room * hybridShares.recalled)), room - tokens('facts') - tokens('summary') - tokens('recent')) - tokens('recalled');
+    const recallRoom =
+      Math.min(
+        Math.max(minRecallTokens, Math.floor(room * hybridShares.recalled)),
+        room - tokens('facts') - tokens('summary') - tokens('recent'),
+      ) - tokens('recalled');
 
     const expected = report.excludedItems.map((item) =>
       item.kind === 'recalled' && item.conversationId === 'node-7' && item.seq! >= firstRecentSeq
         ? { ...item, reason: 'already_in_context', tokens: 0 }
-        // (≥: a line that fit by its own count is dropped again when the block's exact count is a token over.)
-        : { ...item, reason: 'over_budget', tokens: expect.toSatisfy((cost: number) => cost >= (item.kind === 'fact' ? factsRoom : recallRoom)) as unknown },
+        : // (≥: a line that fit by its own count is dropped again when the block's exact count is a token over.)
+          {
+            ...item,
+            reason: 'over_budget',
+            tokens: expect.toSatisfy((cost: number) => cost >= (item.kind === 'fact' ? factsRoom : recallRoom)) as unknown,
+          },
     );
     expect(report.excludedItems).toEqual(expected);
     const reasons = (kind: string) => new Set(report.excludedItems.filter((item) => item.kind === kind).map((item) => item.reason));
@@ -88,10 +114,36 @@ describe('hybrid context', () => {
     const user = { tenantId: 'default', userId: 'maren' };
     const { report: before } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 1200 });
     const recent = before.parts.find((part) => part.kind === 'recent')!.seqRange!;
-    const base = { subject: 'user', confidence: 0.9, validFrom: '2025-05-28T10:00:00.000Z', extractor: 'test', createdAt: '2025-05-28T10:00:00.000Z', sourceConversationId: 'node-7' };
-    const said = await store.insertFact(user, { ...base, attribute: 'callsign', value: 'KE7QTR', text: 'my callsign is KE7QTR', sourceSeqs: [recent.to] });
-    const older = await store.insertFact(user, { ...base, attribute: 'home_town', value: 'Hood River', text: 'I live in Hood River', sourceSeqs: [2] });
-    const elsewhere = await store.insertFact(user, { ...base, sourceConversationId: 'node-9', attribute: 'pet', value: 'Biscuit', text: 'my dog Biscuit', sourceSeqs: [recent.to] });
+    const base = {
+      subject: 'user',
+      confidence: 0.9,
+      validFrom: '2025-05-28T10:00:00.000Z',
+      extractor: 'test',
+      createdAt: '2025-05-28T10:00:00.000Z',
+      sourceConversationId: 'node-7',
+    };
+    const said = await store.insertFact(user, {
+      ...base,
+      attribute: 'callsign',
+      value: 'KE7QTR',
+      text: 'my callsign is KE7QTR',
+      sourceSeqs: [recent.to],
+    });
+    const older = await store.insertFact(user, {
+      ...base,
+      attribute: 'home_town',
+      value: 'Hood River',
+      text: 'I live in Hood River',
+      sourceSeqs: [2],
+    });
+    const elsewhere = await store.insertFact(user, {
+      ...base,
+      sourceConversationId: 'node-9',
+      attribute: 'pet',
+      value: 'Biscuit',
+      text: 'my dog Biscuit',
+      sourceSeqs: [recent.to],
+    });
 
     const { messages, report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 1200 });
 
@@ -99,7 +151,9 @@ describe('hybrid context', () => {
     const factIds = report.parts.find((part) => part.kind === 'facts')?.items?.map((item) => item.id);
     expect(factIds).toEqual(expect.arrayContaining([older.id, elsewhere.id]));
     expect(factIds).not.toContain(said.id);
-    expect(report.excludedItems.filter((item) => item.kind === 'fact')).toEqual([expect.objectContaining({ id: said.id, reason: 'already_in_context' })]);
+    expect(report.excludedItems.filter((item) => item.kind === 'fact')).toEqual([
+      expect.objectContaining({ id: said.id, reason: 'already_in_context' }),
+    ]);
     expect(messages[0]?.content).not.toContain('KE7QTR');
     expect(messages[0]?.content).toContain('Hood River');
   });
@@ -108,38 +162,85 @@ describe('hybrid context', () => {
     const store = new InMemoryStore();
     const summarizer = {
       id: 'fixed',
-      summarize: async () => ({ content: '[2025-05-28]\n- home town: Hood River\nuser: Signal reports all day.', summarizer: 'fixed', inputTokens: 0, outputTokens: 12 }),
+      summarize: async () => ({
+        content: '[2025-05-28]\n- home town: Hood River\nuser: Signal reports all day.',
+        summarizer: 'fixed',
+        inputTokens: 0,
+        outputTokens: 12,
+      }),
     };
-    const memory = createMemory({ store, knowledge: false, worker: { autoStart: false }, compaction: { summarizer, settings: { triggerTokens: 400, keepRecentTokens: 150 } } });
+    const memory = createMemory({
+      store,
+      knowledge: false,
+      worker: { autoStart: false },
+      compaction: { summarizer, settings: { triggerTokens: 400, keepRecentTokens: 150 } },
+    });
     await memory.append(scope, filler(40));
     await memory.runPendingJobs();
     const user = { tenantId: 'default', userId: 'maren' };
-    const base = { subject: 'user', confidence: 0.9, validFrom: '2025-05-28T10:00:00.000Z', extractor: 'test', createdAt: '2025-05-28T10:00:00.000Z', sourceConversationId: 'node-7', sourceSeqs: [2] };
+    const base = {
+      subject: 'user',
+      confidence: 0.9,
+      validFrom: '2025-05-28T10:00:00.000Z',
+      extractor: 'test',
+      createdAt: '2025-05-28T10:00:00.000Z',
+      sourceConversationId: 'node-7',
+      sourceSeqs: [2],
+    };
     const home = await store.insertFact(user, { ...base, attribute: 'home_town', value: 'Hood River', text: 'I live in Hood River' });
     const callsign = await store.insertFact(user, { ...base, attribute: 'callsign', value: 'KE7QTR', text: 'my callsign is KE7QTR' });
 
     const { messages, report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 1200 });
 
     expect(report.parts.find((part) => part.kind === 'facts')?.items?.map((item) => item.id)).toEqual([callsign.id]);
-    expect(report.excludedItems.filter((item) => item.kind === 'fact')).toEqual([expect.objectContaining({ id: home.id, reason: 'already_in_context' })]);
-    expect(messages.map((message) => message.content).join('\n').split('Hood River')).toHaveLength(2);
+    expect(report.excludedItems.filter((item) => item.kind === 'fact')).toEqual([
+      expect.objectContaining({ id: home.id, reason: 'already_in_context' }),
+    ]);
+    expect(
+      messages
+        .map((message) => message.content)
+        .join('\n')
+        .split('Hood River'),
+    ).toHaveLength(2);
     await memory.close();
   });
 
-  it('sends a conversation alone when it fits whole: its own facts and turns already_in_context, other conversations\' conversation_fits', async () => {
+  it("sends a conversation alone when it fits whole: its own facts and turns already_in_context, other conversations' conversation_fits", async () => {
     const store = new InMemoryStore();
     const memory = createMemory({ store, worker: { autoStart: false }, compaction: false, knowledge: false });
     const user = { tenantId: 'default', userId: 'maren' };
     const elsewhere = { userId: 'maren', conversationId: 'node-9' };
-    await memory.append(elsewhere, [{ role: 'user', content: 'The relay LARCH-RIDGE moved to the north ridge.' }, { role: 'assistant', content: 'Noted.' }]);
+    await memory.append(elsewhere, [
+      { role: 'user', content: 'The relay LARCH-RIDGE moved to the north ridge.' },
+      { role: 'assistant', content: 'Noted.' },
+    ]);
     await memory.append(scope, [
       { role: 'user', content: 'The relay LARCH-RIDGE is up.' },
       { role: 'assistant', content: 'Good.' },
       { role: 'user', content: 'Is LARCH-RIDGE still up?' },
     ]);
-    const base = { subject: 'LARCH-RIDGE', confidence: 0.9, validFrom: '2025-05-28T10:00:00.000Z', extractor: 'test', createdAt: '2025-05-28T10:00:00.000Z', sourceSeqs: [1] };
-    const own = await store.insertFact(user, { ...base, attribute: 'status', value: 'up', text: 'The relay LARCH-RIDGE is up.', sourceConversationId: 'node-7' });
-    const other = await store.insertFact(user, { ...base, attribute: 'location', value: 'north ridge', text: 'The relay LARCH-RIDGE moved to the north ridge.', sourceConversationId: 'node-9' });
+    const base = {
+      subject: 'LARCH-RIDGE',
+      confidence: 0.9,
+      validFrom: '2025-05-28T10:00:00.000Z',
+      extractor: 'test',
+      createdAt: '2025-05-28T10:00:00.000Z',
+      sourceSeqs: [1],
+    };
+    const own = await store.insertFact(user, {
+      ...base,
+      attribute: 'status',
+      value: 'up',
+      text: 'The relay LARCH-RIDGE is up.',
+      sourceConversationId: 'node-7',
+    });
+    const other = await store.insertFact(user, {
+      ...base,
+      attribute: 'location',
+      value: 'north ridge',
+      text: 'The relay LARCH-RIDGE moved to the north ridge.',
+      sourceConversationId: 'node-9',
+    });
 
     const { messages, report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 2000 });
 
@@ -166,7 +267,12 @@ describe('hybrid context', () => {
     ]);
     const { report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 2000 });
     expect(report.parts.some((part) => part.kind === 'recalled')).toBe(false);
-    expect(report.excludedItems.filter((item) => item.reason === 'already_in_context').map((item) => item.seq).sort()).toEqual([1, 3]);
+    expect(
+      report.excludedItems
+        .filter((item) => item.reason === 'already_in_context')
+        .map((item) => item.seq)
+        .sort(),
+    ).toEqual([1, 3]);
   });
 
   it('gives the newest turn precedence over memory when the budget is tiny', async () => {
@@ -189,17 +295,36 @@ describe('the stable prefix (invariant 7)', () => {
     expect(stable.messageCount).toBe(first.messages.length - 2);
     expect(first.messages[stable.messageCount]?.content).toMatch(/^Earlier messages that may matter/);
     const counter = memory.tokenCounter;
-    expect(stable.tokens).toBe(first.messages.slice(0, stable.messageCount).reduce((sum, message) => sum + counter.countMessage(message), 0));
+    expect(stable.tokens).toBe(
+      first.messages.slice(0, stable.messageCount).reduce((sum, message) => sum + counter.countMessage(message), 0),
+    );
 
     // A fact learned after the compaction is in the raw turns; it does not reach the memory block before the next one.
-    await store.insertFact({ tenantId: 'default', userId: 'maren' }, {
-      subject: 'user', attribute: 'callsign', value: 'KE7QTR', text: 'my callsign is KE7QTR', confidence: 0.9, validFrom: '2025-05-29T10:00:00.000Z', sourceSeqs: [], extractor: 'test', createdAt: new Date(Date.now() + 60_000).toISOString(),
-    });
-    await memory.append(scope, [{ role: 'assistant', content: 'It is LARCH-RIDGE.' }, { role: 'user', content: 'and the channel report?' }]);
+    await store.insertFact(
+      { tenantId: 'default', userId: 'maren' },
+      {
+        subject: 'user',
+        attribute: 'callsign',
+        value: 'KE7QTR',
+        text: 'my callsign is KE7QTR',
+        confidence: 0.9,
+        validFrom: '2025-05-29T10:00:00.000Z',
+        sourceSeqs: [],
+        extractor: 'test',
+        createdAt: new Date(Date.now() + 60_000).toISOString(),
+      },
+    );
+    await memory.append(scope, [
+      { role: 'assistant', content: 'It is LARCH-RIDGE.' },
+      { role: 'user', content: 'and the channel report?' },
+    ]);
     const second = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 1200, system, query: 'channel report' });
     expect(second.messages.slice(0, stable.messageCount)).toEqual(first.messages.slice(0, stable.messageCount));
     expect(second.report.stable.messageCount).toBe(stable.messageCount + 2);
-    expect(second.messages.slice(stable.messageCount, stable.messageCount + 2).map((message) => message.content)).toEqual(["what was that relay's name again?", 'It is LARCH-RIDGE.']);
+    expect(second.messages.slice(stable.messageCount, stable.messageCount + 2).map((message) => message.content)).toEqual([
+      "what was that relay's name again?",
+      'It is LARCH-RIDGE.',
+    ]);
     expect(second.messages.map((message) => message.content).join('\n')).not.toContain('KE7QTR');
     await memory.close();
   });
@@ -231,7 +356,13 @@ describe('hybrid context under a saturated embedder', () => {
 
   it('answers keyword-only at the query embedding deadline, says so in the report, and aborts the embedding', async () => {
     const embedder = new SaturatedEmbedder();
-    const memory = createMemory({ store: new InMemoryStore(), embedder, queryEmbeddingTimeoutMs: 25, worker: { autoStart: false }, compaction: false });
+    const memory = createMemory({
+      store: new InMemoryStore(),
+      embedder,
+      queryEmbeddingTimeoutMs: 25,
+      worker: { autoStart: false },
+      compaction: false,
+    });
     await memory.append(scope, [
       { role: 'user', content: 'My relay is called LARCH-RIDGE and it runs on a solar panel.' },
       { role: 'assistant', content: 'Noted: relay LARCH-RIDGE.' },
@@ -254,8 +385,18 @@ describe('hybrid context under a saturated embedder', () => {
     const asked: number[] = [];
     Object.assign(embedder, { canEmbedWithin: (timeoutMs: number) => (asked.push(timeoutMs), !embedder.saturated) });
     // A deadline no test would wait out: the answer must come from canEmbedWithin, not from the timer.
-    const memory = createMemory({ store: new InMemoryStore(), embedder, queryEmbeddingTimeoutMs: 600_000, worker: { autoStart: false }, compaction: false });
-    await memory.append(scope, [{ role: 'user', content: 'My relay is called LARCH-RIDGE.' }, ...filler(30), { role: 'user', content: 'which relay did I name?' }]);
+    const memory = createMemory({
+      store: new InMemoryStore(),
+      embedder,
+      queryEmbeddingTimeoutMs: 600_000,
+      worker: { autoStart: false },
+      compaction: false,
+    });
+    await memory.append(scope, [
+      { role: 'user', content: 'My relay is called LARCH-RIDGE.' },
+      ...filler(30),
+      { role: 'user', content: 'which relay did I name?' },
+    ]);
     await memory.runPendingJobs();
     embedder.saturated = true;
 
@@ -276,8 +417,19 @@ describe('hybrid context under a saturated embedder', () => {
       embedSync: (texts: readonly string[]) => texts.map(bagOfWords),
     };
     const store = new InMemoryStore();
-    const memory = createMemory({ store, embedder: inThread, queryEmbeddingTimeoutMs: 1, worker: { autoStart: false }, compaction: false, knowledge: false });
-    await memory.append(scope, [{ role: 'user', content: 'My relay is called LARCH-RIDGE.' }, ...filler(30), { role: 'user', content: 'which relay did I name?' }]);
+    const memory = createMemory({
+      store,
+      embedder: inThread,
+      queryEmbeddingTimeoutMs: 1,
+      worker: { autoStart: false },
+      compaction: false,
+      knowledge: false,
+    });
+    await memory.append(scope, [
+      { role: 'user', content: 'My relay is called LARCH-RIDGE.' },
+      ...filler(30),
+      { role: 'user', content: 'which relay did I name?' },
+    ]);
 
     // No job: the vectors were written with the messages.
     expect(await store.listUnembeddedMessages({ tenantId: 'default', ...scope }, inThread.model, 100)).toEqual([]);
@@ -288,13 +440,21 @@ describe('hybrid context under a saturated embedder', () => {
   });
 
   it('reports hybrid recall when the query embedding is in time, and keyword-only without an embedder', async () => {
-    const withEmbedder = createMemory({ store: new InMemoryStore(), embedder: new HashedEmbedder(), worker: { autoStart: false }, compaction: false });
+    const withEmbedder = createMemory({
+      store: new InMemoryStore(),
+      embedder: new HashedEmbedder(),
+      worker: { autoStart: false },
+      compaction: false,
+    });
     const without = createMemory({ store: new InMemoryStore(), worker: { autoStart: false }, compaction: false });
     for (const memory of [withEmbedder, without]) await memory.append(scope, [...filler(3), { role: 'user', content: 'channel report?' }]);
     await withEmbedder.runPendingJobs();
 
     expect((await withEmbedder.buildContext(scope, { policy: 'hybrid', maxTokens: 300 })).report.recall).toEqual({ mode: 'hybrid' });
-    expect((await without.buildContext(scope, { policy: 'hybrid', maxTokens: 300 })).report.recall).toEqual({ mode: 'keyword-only', reason: 'no_embedder' });
+    expect((await without.buildContext(scope, { policy: 'hybrid', maxTokens: 300 })).report.recall).toEqual({
+      mode: 'keyword-only',
+      reason: 'no_embedder',
+    });
     expect((await without.buildContext(scope, { policy: 'token-window', maxTokens: 300 })).report.recall).toBeUndefined();
   });
 });

@@ -45,7 +45,8 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
   const { systemTokens, fixedTokens } = pinnedTokens(input);
   const room = input.maxTokens - fixedTokens;
   const turns = groupTurns(groupMessages(input.tail)).map((turn) => turn.groups);
-  if (input.tail.length === input.totalMessages && sumTokens(input.tail) <= room) return wholeConversation(input, turns, systemTokens, fixedTokens);
+  if (input.tail.length === input.totalMessages && sumTokens(input.tail) <= room)
+    return wholeConversation(input, turns, systemTokens, fixedTokens);
 
   const watermark = input.summary?.toSeq ?? 0;
   let summary = input.summary === undefined ? undefined : summaryBlock(input.summary, counter, Math.floor(room * hybridShares.summary));
@@ -56,7 +57,11 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
     (fact.sourceConversationId === input.conversationId && fact.sourceSeqs.length > 0 && fact.sourceSeqs.every((seq) => seq > watermark)) ||
     summaryLines.has(`- ${factLine(fact)}`);
   const factsSaid = input.facts.filter(alreadySaid);
-  const kept = factsBlock(input.facts.filter((fact) => !alreadySaid(fact)), counter, Math.floor(room * hybridShares.facts));
+  const kept = factsBlock(
+    input.facts.filter((fact) => !alreadySaid(fact)),
+    counter,
+    Math.floor(room * hybridShares.facts),
+  );
   let facts: ItemBlock = { ...kept, excluded: [...kept.excluded, ...factsSaid.map((fact) => factExcluded(fact, 'already_in_context'))] };
 
   const newestTurn = turns.slice(-1);
@@ -65,7 +70,12 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
   const crowded = newest.length === 0 && newestTurn.length > 0;
   if (crowded) {
     // Memory crowded out the newest turn: the turn the model must answer wins, memory goes.
-    facts = { message: undefined, tokens: 0, items: [], excluded: [...facts.items, ...facts.excluded].map((item) => ({ ...item, reason: 'over_budget' })) };
+    facts = {
+      message: undefined,
+      tokens: 0,
+      items: [],
+      excluded: [...facts.items, ...facts.excluded].map((item) => ({ ...item, reason: 'over_budget' })),
+    };
     summary = undefined;
     newest = selectNewest(newestTurn, room, counter);
   }
@@ -75,13 +85,20 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
   const tailIsWhole = input.tail.length === input.totalMessages - watermark;
   // Append-only while every raw turn since the watermark fits; else (compaction behind) the newest that fit beside recall's share.
   const appendOnly = tailIsWhole && olderTokens <= rawRoom && newest.every((item) => item.truncatedFrom === undefined);
-  const older = appendOnly ? olderTurns.flatMap((turn) => turn.flatMap((group) => group.messages.map(fitWhole))) : selectNewest(olderTurns, rawRoom - recallShare, counter);
+  const older = appendOnly
+    ? olderTurns.flatMap((turn) => turn.flatMap((group) => group.messages.map(fitWhole)))
+    : selectNewest(olderTurns, rawRoom - recallShare, counter);
   // Contiguous, newest first: older turns only beside the whole newest turn.
-  const selected = newest.length === fittedCount(newestTurn) && newest.every((item) => item.truncatedFrom === undefined) ? [...older, ...newest] : newest;
+  const selected =
+    newest.length === fittedCount(newestTurn) && newest.every((item) => item.truncatedFrom === undefined) ? [...older, ...newest] : newest;
   const firstRecentSeq = selected[0]?.message.seq ?? Number.POSITIVE_INFINITY;
   const inContext = (hit: RecallHit) => hit.conversationId === input.conversationId && hit.message.seq >= firstRecentSeq;
   const recallRoom = Math.min(recallShare, room - facts.tokens - (summary?.tokens ?? 0) - fittedTokens(selected));
-  const recalled = recalledBlock(input.recalled.filter((hit) => !inContext(hit)), counter, Math.max(0, recallRoom));
+  const recalled = recalledBlock(
+    input.recalled.filter((hit) => !inContext(hit)),
+    counter,
+    Math.max(0, recallRoom),
+  );
   const alreadyIn: ExcludedItem[] = input.recalled.filter(inContext).map((hit) => recalledExcluded(hit, 'already_in_context'));
 
   const messages = order(input.system, facts, summary, selected, recalled);
@@ -122,13 +139,22 @@ function fittedCount(units: readonly (readonly { messages: readonly unknown[] }[
  * repeat what it says (or, from the user's other conversations, make the request larger than resending
  * the history), so the context is never larger than the conversation plus the system prompt.
  */
-function wholeConversation(input: HybridInput, turns: Parameters<typeof selectNewest>[0], systemTokens: number, fixedTokens: number): BuiltContext {
+function wholeConversation(
+  input: HybridInput,
+  turns: Parameters<typeof selectNewest>[0],
+  systemTokens: number,
+  fixedTokens: number,
+): BuiltContext {
   const { counter } = input;
   const selected = selectNewest(turns, input.maxTokens - fixedTokens, counter);
   const empty: ItemBlock = { message: undefined, tokens: 0, items: [], excluded: [] };
   const excluded = [
-    ...input.facts.map((fact) => factExcluded(fact, fact.sourceConversationId === input.conversationId ? 'already_in_context' : 'conversation_fits')),
-    ...input.recalled.map((hit) => recalledExcluded(hit, hit.conversationId === input.conversationId ? 'already_in_context' : 'conversation_fits')),
+    ...input.facts.map((fact) =>
+      factExcluded(fact, fact.sourceConversationId === input.conversationId ? 'already_in_context' : 'conversation_fits'),
+    ),
+    ...input.recalled.map((hit) =>
+      recalledExcluded(hit, hit.conversationId === input.conversationId ? 'already_in_context' : 'conversation_fits'),
+    ),
   ];
   const sentTokens = fixedTokens + fittedTokens(selected);
   const fullHistoryTokens = fixedTokens + input.totalTokens;
@@ -157,7 +183,16 @@ function factExcluded(fact: Fact, reason: ExcludedItem['reason']): ExcludedItem 
 }
 
 function recalledExcluded(hit: RecallHit, reason: ExcludedItem['reason']): ExcludedItem {
-  return { kind: 'recalled', id: hit.message.id, conversationId: hit.conversationId, seq: hit.message.seq, tokens: 0, score: hit.score, explain: hit.explain, reason };
+  return {
+    kind: 'recalled',
+    id: hit.message.id,
+    conversationId: hit.conversationId,
+    seq: hit.message.seq,
+    tokens: 0,
+    score: hit.score,
+    explain: hit.explain,
+    reason,
+  };
 }
 
 function sumTokens(messages: readonly { tokens: number }[]): number {
@@ -165,7 +200,13 @@ function sumTokens(messages: readonly { tokens: number }[]): number {
 }
 
 // Stable parts first (prompt caches stay warm), volatile recall right before the newest user turn.
-function order(system: string | undefined, facts: ItemBlock, summary: SummaryBlock | undefined, selected: readonly FittedMessage[], recalled: ItemBlock): ContextMessage[] {
+function order(
+  system: string | undefined,
+  facts: ItemBlock,
+  summary: SummaryBlock | undefined,
+  selected: readonly FittedMessage[],
+  recalled: ItemBlock,
+): ContextMessage[] {
   const recent = selected.map(toContextMessage);
   const newestUser = recent.map((message) => message.role).lastIndexOf('user');
   const split = newestUser < 0 ? recent.length : newestUser;
@@ -201,7 +242,12 @@ function parts(
     });
   }
   if (selected.length > 0) {
-    list.push({ kind: 'recent', tokens: fittedTokens(selected), messageCount: selected.length, seqRange: { from: selected[0]!.message.seq, to: selected[selected.length - 1]!.message.seq } });
+    list.push({
+      kind: 'recent',
+      tokens: fittedTokens(selected),
+      messageCount: selected.length,
+      seqRange: { from: selected[0]!.message.seq, to: selected[selected.length - 1]!.message.seq },
+    });
   }
   if (recalled.message !== undefined) list.push({ kind: 'recalled', tokens: recalled.tokens, messageCount: 1, items: recalled.items });
   return list;

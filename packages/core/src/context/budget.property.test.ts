@@ -8,7 +8,23 @@ import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
 import { contextPolicies, type ContextMessage } from './context-types.js';
 
 const counter = createGptTokenCounter();
-const vocabulary = ['relay', 'node', '!a3f9', 'SNR', '-7.5', 'dB', 'battery', '3400mAh', 'Zürich', '🚀', 'ok', 'the', 'trip', '2024-06-01', '中文'];
+const vocabulary = [
+  'relay',
+  'node',
+  '!a3f9',
+  'SNR',
+  '-7.5',
+  'dB',
+  'battery',
+  '3400mAh',
+  'Zürich',
+  '🚀',
+  'ok',
+  'the',
+  'trip',
+  '2024-06-01',
+  '中文',
+];
 
 const text = (maxWords: number) =>
   fc.array(fc.constantFrom(...vocabulary), { minLength: 1, maxLength: maxWords }).map((words) => words.join(' '));
@@ -23,7 +39,11 @@ const step = fc.oneof(
     arbitrary: fc.array(text(60), { minLength: 1, maxLength: 3 }).map((results) => {
       const ids = results.map((_, index) => `call_${index}`);
       return [
-        { role: 'assistant', content: '', toolCalls: ids.map((id) => ({ id, type: 'function', function: { name: 'lookup', arguments: '{"q":1}' } })) },
+        {
+          role: 'assistant',
+          content: '',
+          toolCalls: ids.map((id) => ({ id, type: 'function', function: { name: 'lookup', arguments: '{"q":1}' } })),
+        },
         ...results.map((content, index) => ({ role: 'tool', toolCallId: ids[index], content })),
       ] as MessageInput[];
     }),
@@ -33,11 +53,16 @@ const step = fc.oneof(
 function checkToolPairs(messages: readonly ContextMessage[]): void {
   messages.forEach((message, index) => {
     if (message.role === 'tool') {
-      const caller = messages.slice(0, index).reverse().find((earlier) => earlier.role !== 'tool');
+      const caller = messages
+        .slice(0, index)
+        .reverse()
+        .find((earlier) => earlier.role !== 'tool');
       expect(caller?.toolCalls?.map((call) => call.id)).toContain(message.toolCallId);
     }
     if (message.toolCalls !== undefined) {
-      const results = messages.slice(index + 1).filter((later, offset, rest) => later.role === 'tool' && rest.slice(0, offset).every((m) => m.role === 'tool'));
+      const results = messages
+        .slice(index + 1)
+        .filter((later, offset, rest) => later.role === 'tool' && rest.slice(0, offset).every((m) => m.role === 'tool'));
       expect(results.map((result) => result.toolCallId).sort()).toEqual(message.toolCalls.map((call) => call.id).sort());
     }
   });
@@ -65,7 +90,9 @@ describe('context budget (property)', () => {
           } catch (error) {
             // The only allowed failure: the pinned system prompt alone does not fit.
             expect(isMemoryError(error, 'budget_exceeded')).toBe(true);
-            expect(counter.countMessage({ role: 'system', content: system ?? '' }) + counter.requestOverheadTokens).toBeGreaterThan(maxTokens);
+            expect(counter.countMessage({ role: 'system', content: system ?? '' }) + counter.requestOverheadTokens).toBeGreaterThan(
+              maxTokens,
+            );
             return;
           }
           const { messages, report } = built;
@@ -89,7 +116,9 @@ describe('context budget (property)', () => {
             else expect(message.content).toBe(original.content);
           });
           expect(report.fullHistoryTokens).toBe(
-            stored.reduce((sum, message) => sum + message.tokens, 0) + counter.requestOverheadTokens + (system === undefined ? 0 : counter.countMessage({ role: 'system', content: system })),
+            stored.reduce((sum, message) => sum + message.tokens, 0) +
+              counter.requestOverheadTokens +
+              (system === undefined ? 0 : counter.countMessage({ role: 'system', content: system })),
           );
         },
       ),

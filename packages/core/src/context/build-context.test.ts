@@ -40,8 +40,12 @@ describe('buildContext', () => {
     const memory = await memoryWith(chat(10));
     const { messages, report } = await memory.buildContext(scope, { policy: 'window', windowTurns: 3, maxTokens: 10_000 });
     expect(messages.map((message) => message.content.split(' ')[1])).toEqual(['15', '16', '17', '18', '19', '20']);
-    expect(report.parts).toEqual([{ kind: 'recent', tokens: expect.any(Number) as unknown, messageCount: 6, seqRange: { from: 15, to: 20 } }]);
-    expect(report.dropped).toEqual([{ seqRange: { from: 1, to: 14 }, messageCount: 14, tokens: expect.any(Number) as unknown, reason: 'outside_window' }]);
+    expect(report.parts).toEqual([
+      { kind: 'recent', tokens: expect.any(Number) as unknown, messageCount: 6, seqRange: { from: 15, to: 20 } },
+    ]);
+    expect(report.dropped).toEqual([
+      { seqRange: { from: 1, to: 14 }, messageCount: 14, tokens: expect.any(Number) as unknown, reason: 'outside_window' },
+    ]);
     expect(report.savedTokens).toBe(report.fullHistoryTokens - report.sentTokens);
     expect(report.savedPercent).toBeGreaterThan(60);
   });
@@ -54,7 +58,9 @@ describe('buildContext', () => {
     expect(messages).toHaveLength(8);
     expect(messages[0]?.role).toBe('user');
     expect(report.sentTokens).toBeLessThanOrEqual(maxTokens);
-    expect(report.dropped).toEqual([{ seqRange: { from: 1, to: 32 }, messageCount: 32, tokens: expect.any(Number) as unknown, reason: 'over_budget' }]);
+    expect(report.dropped).toEqual([
+      { seqRange: { from: 1, to: 32 }, messageCount: 32, tokens: expect.any(Number) as unknown, reason: 'over_budget' },
+    ]);
   });
 
   it('never separates a tool call from its results', async () => {
@@ -87,7 +93,9 @@ describe('buildContext', () => {
     const { messages, report } = await memory.buildContext(scope, { policy: 'token-window', maxTokens: 200 });
     expect(messages).toHaveLength(1);
     expect(messages[0]?.content).toMatch(/\[mnemo: message truncated to fit the context budget; \d+ of \d+ content tokens kept\]$/);
-    expect(report.truncated).toEqual([{ seq: 1, originalTokens: expect.any(Number) as unknown, keptTokens: expect.any(Number) as unknown }]);
+    expect(report.truncated).toEqual([
+      { seq: 1, originalTokens: expect.any(Number) as unknown, keptTokens: expect.any(Number) as unknown },
+    ]);
     expect(report.sentTokens).toBe(recount(memory, messages));
     expect(report.sentTokens).toBeLessThanOrEqual(200);
     expect(report.sentTokens).toBeGreaterThan(150);
@@ -103,7 +111,9 @@ describe('buildContext', () => {
   it('rejects an unknown policy and a non-integer budget as invalid input', async () => {
     const memory = await memoryWith(chat(1));
     for (const options of [{ policy: 'everything' }, { maxTokens: 0 }, { maxTokens: 1.5 }, { windowTurns: -1 }]) {
-      await expect(memory.buildContext(scope, options as never)).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'invalid_input'));
+      await expect(memory.buildContext(scope, options as never)).rejects.toSatisfy((error: unknown) =>
+        isMemoryError(error, 'invalid_input'),
+      );
     }
   });
 
@@ -122,7 +132,9 @@ describe('buildContext', () => {
     const { report } = await memory.buildContext(scope, { policy: 'token-window', maxTokens: 500 });
     expect(reads.reduce((sum, count) => sum + count, 0)).toBeLessThan(300);
     expect(report.dropped[0]?.seqRange.from).toBe(1);
-    expect(report.fullHistoryTokens).toBe((await store.getConversation({ tenantId: 'default', userId: 'default', conversationId: 'node-7' }))!.totalTokens + 3);
+    expect(report.fullHistoryTokens).toBe(
+      (await store.getConversation({ tenantId: 'default', userId: 'default', conversationId: 'node-7' }))!.totalTokens + 3,
+    );
   });
 
   it('records each build in the usage ledger and not for an unknown conversation', async () => {
@@ -148,6 +160,8 @@ describe('buildContext query', () => {
     ]);
     const withQuery = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300, query: 'which relay runs on solar?' });
     expect(withQuery.report.parts.find((part) => part.kind === 'recalled')?.items).toContainEqual(expect.objectContaining({ seq: 1 }));
-    await expect(memory.buildContext(scope, { policy: 'hybrid', query: 42 as never })).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'invalid_input'));
+    await expect(memory.buildContext(scope, { policy: 'hybrid', query: 42 as never })).rejects.toSatisfy((error: unknown) =>
+      isMemoryError(error, 'invalid_input'),
+    );
   });
 });

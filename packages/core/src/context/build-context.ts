@@ -70,9 +70,10 @@ export async function buildContext(dependencies: ContextDependencies, scope: Sco
   const watermark = usesSummary ? (conversation?.summarizedThroughSeq ?? 0) : 0;
   const summary = watermark > 0 ? await store.getLatestSummary(scope, callOptions) : undefined;
   const tail = conversation === undefined ? [] : await loadTail(store, scope, request, watermark);
-  const later = conversation === undefined || request.throughSeq === undefined || request.throughSeq >= conversation.messageCount
-    ? []
-    : await store.listMessages(scope, { afterSeq: request.throughSeq }, callOptions);
+  const later =
+    conversation === undefined || request.throughSeq === undefined || request.throughSeq >= conversation.messageCount
+      ? []
+      : await store.listMessages(scope, { afterSeq: request.throughSeq }, callOptions);
   const input: AssembleInput = {
     ...request,
     counter,
@@ -81,9 +82,20 @@ export async function buildContext(dependencies: ContextDependencies, scope: Sco
     totalTokens: (conversation?.totalTokens ?? 0) - later.reduce((sum, message) => sum + message.tokens, 0),
     ...(summary === undefined || conversation === undefined
       ? {}
-      : { summary: { id: summary.id, content: summary.content, toSeq: summary.toSeq, coveredTokens: conversation.summarizedTokens, createdAt: summary.createdAt } }),
+      : {
+          summary: {
+            id: summary.id,
+            content: summary.content,
+            toSeq: summary.toSeq,
+            coveredTokens: conversation.summarizedTokens,
+            createdAt: summary.createdAt,
+          },
+        }),
   };
-  const assembled = request.policy === 'hybrid' ? await buildHybrid(dependencies, scope, request, input, conversation?.createdAt ?? new Date(now()).toISOString()) : assembleContext(input);
+  const assembled =
+    request.policy === 'hybrid'
+      ? await buildHybrid(dependencies, scope, request, input, conversation?.createdAt ?? new Date(now()).toISOString())
+      : assembleContext(input);
   const built: BuiltContext = { ...assembled, report: { ...assembled.report, conversationFound: conversation !== undefined } };
   if (conversation !== undefined && request.record !== false) {
     const { policy, sentTokens, fullHistoryTokens } = built.report;
@@ -95,7 +107,13 @@ export async function buildContext(dependencies: ContextDependencies, scope: Sco
   return built;
 }
 
-async function buildHybrid(dependencies: ContextDependencies, scope: Scope, request: ContextRequest, input: AssembleInput, conversationStart: string): Promise<BuiltContext> {
+async function buildHybrid(
+  dependencies: ContextDependencies,
+  scope: Scope,
+  request: ContextRequest,
+  input: AssembleInput,
+  conversationStart: string,
+): Promise<BuiltContext> {
   const user = { tenantId: scope.tenantId, userId: scope.userId };
   const callOptions = request.signal === undefined ? {} : { signal: request.signal };
   const query = request.query ?? [...input.tail].reverse().find((message) => message.role === 'user')?.content;
@@ -108,14 +126,20 @@ async function buildHybrid(dependencies: ContextDependencies, scope: Scope, requ
     query === undefined || query.trim().length === 0
       ? undefined
       : await searchRecall(
-          { store: dependencies.store, ...(embedder === undefined ? {} : { embedder }), ...(queryEmbeddingTimeoutMs === undefined ? {} : { queryEmbeddingTimeoutMs }) },
+          {
+            store: dependencies.store,
+            ...(embedder === undefined ? {} : { embedder }),
+            ...(queryEmbeddingTimeoutMs === undefined ? {} : { queryEmbeddingTimeoutMs }),
+          },
           user,
           query,
           {
             k: request.recallK ?? defaultRecallK(request.maxTokens),
             facts: history,
             // Built as of an earlier turn: what the conversation said after it is not recalled either.
-            ...(request.throughSeq === undefined ? {} : { exclude: { conversationId: scope.conversationId, fromSeq: request.throughSeq + 1 } }),
+            ...(request.throughSeq === undefined
+              ? {}
+              : { exclude: { conversationId: scope.conversationId, fromSeq: request.throughSeq + 1 } }),
             ...callOptions,
           },
         );
@@ -137,7 +161,9 @@ export function factsAsOf(facts: readonly Fact[], cutoff: string, now?: string):
   const knownIds = new Set(known.map((fact) => fact.id));
   // An expired successor still ended the fact it superseded: expiry is applied after supersession.
   const current = known.filter(
-    (fact) => (fact.validTo === undefined || (fact.supersededBy !== undefined && !knownIds.has(fact.supersededBy))) && (now === undefined || !isExpired(fact, now)),
+    (fact) =>
+      (fact.validTo === undefined || (fact.supersededBy !== undefined && !knownIds.has(fact.supersededBy))) &&
+      (now === undefined || !isExpired(fact, now)),
   );
   return current.sort((a, b) => compareText(a.validFrom, b.validFrom) || compareText(a.createdAt, b.createdAt) || compareText(a.id, b.id));
 }
@@ -159,8 +185,7 @@ async function loadTail(store: Store, scope: Scope, request: ContextRequest, aft
   const endBefore = request.throughSeq === undefined ? undefined : request.throughSeq + 1;
   let tokens = 0;
   let userMessages = 0;
-  const enough = () =>
-    request.policy === 'window' ? userMessages > request.windowTurns : tokens > request.maxTokens;
+  const enough = () => (request.policy === 'window' ? userMessages > request.windowTurns : tokens > request.maxTokens);
   while (!enough() || tail[0]?.role === 'tool') {
     const beforeSeq = tail[0]?.seq ?? endBefore;
     const page = await store.listMessages(

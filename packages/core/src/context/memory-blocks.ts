@@ -25,24 +25,45 @@ export function factsBlock(facts: readonly Fact[], counter: TokenCounter, maxTok
     fact,
     line: `- ${factLine(fact)} (since ${fact.validFrom.slice(0, 10)})`,
   }));
-  return fillBlock(header, lines.map(({ fact, line }) => ({ line, item: { kind: 'fact', id: fact.id, tokens: 0, score: fact.confidence } })), counter, maxTokens);
+  return fillBlock(
+    header,
+    lines.map(({ fact, line }) => ({ line, item: { kind: 'fact', id: fact.id, tokens: 0, score: fact.confidence } })),
+    counter,
+    maxTokens,
+  );
 }
 
 /** Recalled messages as one dated system message, best hits first while they fit; the rest excluded. */
 export function recalledBlock(hits: readonly RecallHit[], counter: TokenCounter, maxTokens: number): ItemBlock {
   const header = 'Earlier messages that may matter for this turn (retrieved from the full history):';
   const entries = hits.map((hit) => {
-    const content = counter.countText(hit.message.content) > maxSnippetTokens ? `${counter.truncateText(hit.message.content, maxSnippetTokens)}…` : hit.message.content;
+    const content =
+      counter.countText(hit.message.content) > maxSnippetTokens
+        ? `${counter.truncateText(hit.message.content, maxSnippetTokens)}…`
+        : hit.message.content;
     const when = hit.message.createdAt.slice(0, 16).replace('T', ' ');
     return {
       line: `[${when}] ${hit.message.name ?? hit.message.role}: ${content}`,
-      item: { kind: 'recalled' as const, id: hit.message.id, conversationId: hit.conversationId, seq: hit.message.seq, tokens: 0, score: hit.score, explain: hit.explain },
+      item: {
+        kind: 'recalled' as const,
+        id: hit.message.id,
+        conversationId: hit.conversationId,
+        seq: hit.message.seq,
+        tokens: 0,
+        score: hit.score,
+        explain: hit.explain,
+      },
     };
   });
   return fillBlock(header, entries, counter, maxTokens);
 }
 
-function fillBlock(header: string, entries: readonly { line: string; item: ContextItem }[], counter: TokenCounter, maxTokens: number): ItemBlock {
+function fillBlock(
+  header: string,
+  entries: readonly { line: string; item: ContextItem }[],
+  counter: TokenCounter,
+  maxTokens: number,
+): ItemBlock {
   const framing = counter.countMessage({ role: 'system', content: header });
   const items: ContextItem[] = [];
   const excluded: ExcludedItem[] = [];

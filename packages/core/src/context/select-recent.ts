@@ -16,7 +16,13 @@ export function splitUnits(policy: ContextPolicy, groups: readonly MessageGroup[
   const turns = groupTurns(groups).map((turn) => turn.groups);
   if (policy !== 'window') return { eligible: turns, outsideWindow: [] };
   const keep = Math.max(0, turns.length - windowTurns);
-  return { eligible: turns.slice(keep), outsideWindow: turns.slice(0, keep).flat().flatMap((group) => group.messages) };
+  return {
+    eligible: turns.slice(keep),
+    outsideWindow: turns
+      .slice(0, keep)
+      .flat()
+      .flatMap((group) => group.messages),
+  };
 }
 
 /** Takes whole units newest first while they fit; if the newest unit does not, takes what of it can fit. */

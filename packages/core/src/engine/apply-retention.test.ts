@@ -12,7 +12,10 @@ async function seeded() {
   const memory = createMemory({ store: new InMemoryStore(), now: () => clock, worker: { autoStart: false }, compaction: false });
   for (let index = 0; index < 4; index += 1) {
     for (const userId of ['alice', 'bob', 'carol']) {
-      await memory.append({ userId, conversationId: `${userId}-chat` }, { role: 'user', content: `day ${index * 10}: my callsign is K${index}${userId.toUpperCase()}` });
+      await memory.append(
+        { userId, conversationId: `${userId}-chat` },
+        { role: 'user', content: `day ${index * 10}: my callsign is K${index}${userId.toUpperCase()}` },
+      );
     }
     clock += 10 * day;
   }
@@ -38,7 +41,8 @@ describe('applyRetention', () => {
       ['alice', 2],
       ['bob', 1],
     ]);
-    const kept = async (userId: string) => (await memory.listMessages({ userId, conversationId: `${userId}-chat` })).map((message) => message.content.slice(0, 6));
+    const kept = async (userId: string) =>
+      (await memory.listMessages({ userId, conversationId: `${userId}-chat` })).map((message) => message.content.slice(0, 6));
     expect(await kept('alice')).toEqual(['day 20', 'day 30']);
     expect(await kept('bob')).toEqual(['day 10', 'day 20', 'day 30']);
     expect(await kept('carol')).toEqual(['day 0:', 'day 10', 'day 20', 'day 30']);
@@ -46,7 +50,10 @@ describe('applyRetention', () => {
     const callsigns = (await memory.facts.history({ userId: 'alice' }, { attribute: 'callsign' })).map((fact) => fact.value);
     expect(callsigns).not.toContain('K0ALICE');
     expect(callsigns).not.toContain('K1ALICE');
-    expect((await memory.erasures({ userId: 'alice' }))[0]).toMatchObject({ selection: { before: '2025-01-21T00:00:00.000Z' }, messages: 2 });
+    expect((await memory.erasures({ userId: 'alice' }))[0]).toMatchObject({
+      selection: { before: '2025-01-21T00:00:00.000Z' },
+      messages: 2,
+    });
 
     // Again at the same time: nothing older is left, so nothing is erased and no empty audit entry is written.
     expect(await memory.applyRetention(rules)).toEqual([]);
@@ -62,7 +69,9 @@ describe('applyRetention', () => {
     const one = await memory.applyRetention({ tenantId: 'default', policy: { maxAgeDays: 1 } }, { userIds: ['carol'] });
     expect(one.map((outcome) => [outcome.userId, outcome.receipt?.messages])).toEqual([['carol', 4]]);
     expect((await memory.listMessages({ userId: 'alice', conversationId: 'alice-chat' })).length).toBe(4);
-    await expect(memory.applyRetention({ tenantId: 'default', policy: { maxAgeDays: 0 } })).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'invalid_input'));
+    await expect(memory.applyRetention({ tenantId: 'default', policy: { maxAgeDays: 0 } })).rejects.toSatisfy((error: unknown) =>
+      isMemoryError(error, 'invalid_input'),
+    );
     await memory.close();
   });
 });

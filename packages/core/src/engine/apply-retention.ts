@@ -47,10 +47,17 @@ export interface RetentionDependencies {
  * entry. A user whose oldest message is younger than the cutoff is left alone (no empty audit entry).
  * `invalid_input` for a policy that is not a positive number of days.
  */
-export async function applyRetention(dependencies: RetentionDependencies, rules: RetentionRules, now: string, options: RetentionOptions = {}): Promise<RetentionOutcome[]> {
+export async function applyRetention(
+  dependencies: RetentionDependencies,
+  rules: RetentionRules,
+  now: string,
+  options: RetentionOptions = {},
+): Promise<RetentionOutcome[]> {
   for (const policy of [rules.policy, ...Object.values(rules.users ?? {})]) {
     if (policy !== undefined && policy !== null && !(Number.isFinite(policy.maxAgeDays) && policy.maxAgeDays > 0)) {
-      throw new MemoryError('invalid_input', `maxAgeDays must be a positive number of days (got ${JSON.stringify(policy.maxAgeDays)})`, { details: { field: 'maxAgeDays' } });
+      throw new MemoryError('invalid_input', `maxAgeDays must be a positive number of days (got ${JSON.stringify(policy.maxAgeDays)})`, {
+        details: { field: 'maxAgeDays' },
+      });
     }
   }
   const callOptions: CallOptions = options.signal === undefined ? {} : { signal: options.signal };
@@ -81,11 +88,22 @@ async function listConversationsByUser(store: Store, tenantId: string, options: 
     conversations.push(...page.items);
     cursor = page.nextCursor;
   } while (cursor !== undefined);
-  return new Map([...groupBy(conversations, (conversation) => conversation.userId)].map(([userId, owned]) => [userId, owned.map((conversation) => conversation.conversationId)]));
+  return new Map(
+    [...groupBy(conversations, (conversation) => conversation.userId)].map(([userId, owned]) => [
+      userId,
+      owned.map((conversation) => conversation.conversationId),
+    ]),
+  );
 }
 
 // The oldest stored message of each conversation (seqs grow with time) decides whether anything is past the cutoff.
-async function hasMessageBefore(store: Store, user: UserScope, conversationIds: readonly string[], before: string, options: CallOptions): Promise<boolean> {
+async function hasMessageBefore(
+  store: Store,
+  user: UserScope,
+  conversationIds: readonly string[],
+  before: string,
+  options: CallOptions,
+): Promise<boolean> {
   for (const conversationId of conversationIds) {
     const [oldest] = await store.listMessages({ ...user, conversationId }, { afterSeq: 0, limit: 1 }, options);
     if (oldest !== undefined && oldest.createdAt < before) return true;

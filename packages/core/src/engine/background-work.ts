@@ -40,14 +40,25 @@ export function createBackgroundWork(options: BackgroundWorkOptions): Background
   const { store, compactor, embedder, extract, now } = options;
   const handlers: Partial<Record<JobKind, JobHandler>> = {};
   if (compactor !== undefined) handlers.compact = compactor.handler;
-  if (embedder !== undefined) handlers.embed = async (_job, scope, signal, slice) => void (await embedConversation({ store, embedder }, scope, signal, slice));
+  if (embedder !== undefined)
+    handlers.embed = async (_job, scope, signal, slice) => void (await embedConversation({ store, embedder }, scope, signal, slice));
   if (extract !== undefined) handlers.extract = extract;
   const { autoStart, concurrency = 1, ...workerOptions } = options.worker ?? {};
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
-    throw new MemoryError('invalid_input', `worker.concurrency must be an integer from 1 to 64 (got ${String(concurrency)})`, { details: { field: 'worker.concurrency' } });
+    throw new MemoryError('invalid_input', `worker.concurrency must be an integer from 1 to 64 (got ${String(concurrency)})`, {
+      details: { field: 'worker.concurrency' },
+    });
   }
   const worker = createWorkerLoops(concurrency, (index) =>
-    createJobWorker({ store, handlers, now, ...workerOptions, ...(workerOptions.workerId === undefined ? {} : { workerId: concurrency === 1 ? workerOptions.workerId : `${workerOptions.workerId}-${index}` }) }),
+    createJobWorker({
+      store,
+      handlers,
+      now,
+      ...workerOptions,
+      ...(workerOptions.workerId === undefined
+        ? {}
+        : { workerId: concurrency === 1 ? workerOptions.workerId : `${workerOptions.workerId}-${index}` }),
+    }),
   );
   if (Object.keys(handlers).length > 0 && autoStart !== false) worker.start();
 
@@ -55,7 +66,10 @@ export function createBackgroundWork(options: BackgroundWorkOptions): Background
     worker,
     async afterAppend(scope: Scope, callOptions?: CallOptions, appended?: readonly Message[]) {
       let queued = false;
-      const embeddedInline = embedder?.embedSync !== undefined && appended !== undefined && (await embedAppended({ store, embedder }, scope, appended, callOptions));
+      const embeddedInline =
+        embedder?.embedSync !== undefined &&
+        appended !== undefined &&
+        (await embedAppended({ store, embedder }, scope, appended, callOptions));
       const runAt = new Date(now()).toISOString();
       if (compactor !== undefined) {
         const conversation = await store.getConversation(scope, callOptions);

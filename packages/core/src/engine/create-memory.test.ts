@@ -15,7 +15,10 @@ describe('createMemory', () => {
 
   it('stores nothing of a batch when one message is invalid', async () => {
     const memory = createMemory({ store: new InMemoryStore() });
-    const batch = [{ role: 'user', content: 'fine' }, { role: 'robot', content: 'bad' }];
+    const batch = [
+      { role: 'user', content: 'fine' },
+      { role: 'robot', content: 'bad' },
+    ];
     await expect(memory.append(scope, batch as never)).rejects.toSatisfy(isInvalid);
     await expect(memory.append(scope, [])).rejects.toSatisfy(isInvalid);
     expect(await memory.listMessages(scope)).toEqual([]);
@@ -92,7 +95,9 @@ describe('createMemory knowledge', () => {
     const value = (attribute: string) => current.find((fact) => fact.attribute === attribute)?.value;
     expect(value('name')).toBe('Maren');
     expect(value('callsign')).toBe('N0CALL');
-    expect(current.filter((fact) => fact.attribute === 'trip_date').map((fact) => fact.value)).toEqual([expect.stringContaining('21 June')]);
+    expect(current.filter((fact) => fact.attribute === 'trip_date').map((fact) => fact.value)).toEqual([
+      expect.stringContaining('21 June'),
+    ]);
     const history = await memory.facts.history(user, { attribute: 'trip_date' });
     expect(history.length).toBeGreaterThanOrEqual(2);
     expect(history[0]?.supersededBy).toBe(history[1]?.id);
@@ -135,22 +140,38 @@ describe('createMemory knowledge', () => {
       ['pizza', corrected.id],
       ['pasta', undefined],
     ]);
-    await expect(memory.facts.correct(user, likes.id, { value: 'soup' })).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'conflict'));
-    await expect(memory.facts.correct({ userId: 'someone-else' }, corrected.id, { value: 'soup' })).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'not_found'));
+    await expect(memory.facts.correct(user, likes.id, { value: 'soup' })).rejects.toSatisfy((error: unknown) =>
+      isMemoryError(error, 'conflict'),
+    );
+    await expect(memory.facts.correct({ userId: 'someone-else' }, corrected.id, { value: 'soup' })).rejects.toSatisfy((error: unknown) =>
+      isMemoryError(error, 'not_found'),
+    );
     await expect(memory.facts.correct(user, corrected.id, { value: ' ' })).rejects.toSatisfy(isInvalid);
 
     const code = await memory.facts.put(user, { attribute: 'gate code', value: '4417', expiresAt: '2025-06-08T00:00:00+02:00' });
     expect(code.expiresAt).toBe('2025-06-07T22:00:00.000Z');
     const factsBlock = async () =>
-      (await memory.buildContext(node, { maxTokens: 600, policy: 'hybrid', query: 'gate code?' })).report.parts.find((part) => part.kind === 'facts')?.items?.map((item) => item.id) ?? [];
+      (await memory.buildContext(node, { maxTokens: 600, policy: 'hybrid', query: 'gate code?' })).report.parts
+        .find((part) => part.kind === 'facts')
+        ?.items?.map((item) => item.id) ?? [];
     // The context is built as of the conversation's start here (no compaction): facts put later wait for one.
-    await memory.append(node, Array.from({ length: 40 }, (_, index) => ({ role: index % 2 === 0 ? 'user' : 'assistant', content: `filler turn ${index} about nothing much at all` }) as const));
+    await memory.append(
+      node,
+      Array.from(
+        { length: 40 },
+        (_, index) =>
+          ({ role: index % 2 === 0 ? 'user' : 'assistant', content: `filler turn ${index} about nothing much at all` }) as const,
+      ),
+    );
     await memory.compact(node);
     expect(await factsBlock()).toEqual(expect.arrayContaining([code.id, corrected.id]));
     clock = Date.parse('2025-06-07T22:00:00.000Z');
     expect((await memory.facts.list(user)).map((fact) => fact.value)).toEqual(['pasta']);
     expect(await factsBlock()).toEqual([corrected.id]);
-    expect((await memory.facts.history(user, { attribute: 'gate_code' }))[0]).toMatchObject({ value: '4417', expiresAt: '2025-06-07T22:00:00.000Z' });
+    expect((await memory.facts.history(user, { attribute: 'gate_code' }))[0]).toMatchObject({
+      value: '4417',
+      expiresAt: '2025-06-07T22:00:00.000Z',
+    });
     expect((await memory.facts.list(user, { asOf: '2025-06-05T00:00:00.000Z' })).map((fact) => fact.value)).toEqual(['pasta', '4417']);
 
     const kept = await memory.facts.expire(user, code.id, null);

@@ -39,7 +39,9 @@ export function createMemory(options: MemoryOptions): Memory {
   const knowledge = resolved.knowledge === false ? undefined : { store, ...resolved.knowledge, now };
   const background = createBackgroundWork({
     store,
-    ...(knowledge === undefined ? {} : { extract: async (_job, scope, signal, slice) => void (await extractKnowledge(knowledge, scope, { signal, slice })) }),
+    ...(knowledge === undefined
+      ? {}
+      : { extract: async (_job, scope, signal, slice) => void (await extractKnowledge(knowledge, scope, { signal, slice })) }),
     ...(compactor === undefined ? {} : { compactor }),
     ...(embedder === undefined ? {} : { embedder }),
     ...(resolved.worker === undefined ? {} : { worker: resolved.worker }),
@@ -55,13 +57,27 @@ export function createMemory(options: MemoryOptions): Memory {
     ...(embedder === undefined ? {} : { embedder }),
     ...(queryEmbeddingTimeoutMs === false ? {} : { queryEmbeddingTimeoutMs }),
   };
-  const memoryTool = createMemoryTool({ store, now, ...(resolved.memoryToolLimits === undefined ? {} : { limits: resolved.memoryToolLimits }) });
+  const memoryTool = createMemoryTool({
+    store,
+    now,
+    ...(resolved.memoryToolLimits === undefined ? {} : { limits: resolved.memoryToolLimits }),
+  });
   const isoNow = () => new Date(now()).toISOString();
 
   async function eraseSelected(target: UserScopeInput & MessageSelection, callOptions?: CallOptions): Promise<ErasureReceipt> {
     const { conversationId, fromSeq, toSeq, before, ...owner } = target;
-    const selection = { ...(conversationId === undefined ? {} : { conversationId }), ...(fromSeq === undefined ? {} : { fromSeq }), ...(toSeq === undefined ? {} : { toSeq }), ...(before === undefined ? {} : { before }) };
-    return eraseMessages({ store, now, afterErase: (scope, afterOptions) => background.afterAppend(scope, afterOptions) }, resolveUserScope(owner), selection, callOptions);
+    const selection = {
+      ...(conversationId === undefined ? {} : { conversationId }),
+      ...(fromSeq === undefined ? {} : { fromSeq }),
+      ...(toSeq === undefined ? {} : { toSeq }),
+      ...(before === undefined ? {} : { before }),
+    };
+    return eraseMessages(
+      { store, now, afterErase: (scope, afterOptions) => background.afterAppend(scope, afterOptions) },
+      resolveUserScope(owner),
+      selection,
+      callOptions,
+    );
   }
 
   return Object.freeze({
@@ -79,23 +95,29 @@ export function createMemory(options: MemoryOptions): Memory {
     async buildContext(scopeInput: ScopeInput, contextOptions: ContextOptions = {}) {
       return buildContext(contextDependencies, resolveScope(scopeInput), assertContextOptions(contextOptions, contextDefaults));
     },
-    listMessages: async (scopeInput: ScopeInput, range: MessageRange = {}, callOptions?: CallOptions) => store.listMessages(resolveScope(scopeInput), range, callOptions),
-    getConversation: async (scopeInput: ScopeInput, callOptions?: CallOptions) => store.getConversation(resolveScope(scopeInput), callOptions),
+    listMessages: async (scopeInput: ScopeInput, range: MessageRange = {}, callOptions?: CallOptions) =>
+      store.listMessages(resolveScope(scopeInput), range, callOptions),
+    getConversation: async (scopeInput: ScopeInput, callOptions?: CallOptions) =>
+      store.getConversation(resolveScope(scopeInput), callOptions),
     async stats(scopeInput: ScopeInput, callOptions?: CallOptions) {
       await deferred.settled();
       return getConversationStats(store, resolveScope(scopeInput), callOptions);
     },
     updateConversation: async (scopeInput: ScopeInput, update: { metadata: Metadata }, callOptions?: CallOptions) =>
       store.updateConversationMetadata(resolveScope(scopeInput), update?.metadata, callOptions),
-    listConversations: async (filter: { tenantId?: string; userId?: string; search?: string } = {}, page?: PageOptions, callOptions?: CallOptions) =>
-      listConversations(store, filter, page, callOptions),
+    listConversations: async (
+      filter: { tenantId?: string; userId?: string; search?: string } = {},
+      page?: PageOptions,
+      callOptions?: CallOptions,
+    ) => listConversations(store, filter, page, callOptions),
     async listUsage(scopeInput: ScopeInput, page?: PageOptions, callOptions?: CallOptions) {
       await deferred.settled();
       return store.listUsage(resolveScope(scopeInput), page, callOptions);
     },
     erase: async (target: EraseTarget, callOptions?: CallOptions) => eraseTarget(store, target, callOptions),
     eraseMessages: eraseSelected,
-    applyRetention: async (rules: RetentionRules, retentionOptions?: RetentionOptions) => applyRetention({ store, eraseMessages: eraseSelected }, rules, isoNow(), retentionOptions),
+    applyRetention: async (rules: RetentionRules, retentionOptions?: RetentionOptions) =>
+      applyRetention({ store, eraseMessages: eraseSelected }, rules, isoNow(), retentionOptions),
     async erasures(filter: UserScopeInput & { allUsers?: boolean }, callOptions?: CallOptions) {
       const user = resolveUserScope(filter);
       return store.listErasures({ tenantId: user.tenantId, ...(filter.allUsers === true ? {} : { userId: user.userId }) }, callOptions);
@@ -105,31 +127,44 @@ export function createMemory(options: MemoryOptions): Memory {
       return compactor.compact(resolveScope(scopeInput), { force: true, ...callOptions });
     },
     listSummaries: async (scopeInput: ScopeInput, callOptions?: CallOptions) => store.listSummaries(resolveScope(scopeInput), callOptions),
-    expand: async (user: UserScopeInput, summaryId: string, callOptions?: CallOptions) => expandSummary(store, resolveUserScope(user), summaryId, callOptions),
+    expand: async (user: UserScopeInput, summaryId: string, callOptions?: CallOptions) =>
+      expandSummary(store, resolveUserScope(user), summaryId, callOptions),
     recall: async (user: UserScopeInput, query: string, recallOptions?: RecallOptions) =>
       recall({ store, ...(embedder === undefined ? {} : { embedder }) }, resolveUserScope(user), query, recallOptions),
     facts: Object.freeze({
-      list: (user: UserScopeInput, query: FactQuery = {}, callOptions?: CallOptions) => store.listFacts(resolveUserScope(user), { now: isoNow(), ...query }, callOptions),
+      list: (user: UserScopeInput, query: FactQuery = {}, callOptions?: CallOptions) =>
+        store.listFacts(resolveUserScope(user), { now: isoNow(), ...query }, callOptions),
       history: (user: UserScopeInput, query: Omit<FactQuery, 'includeHistory' | 'asOf'> = {}, callOptions?: CallOptions) =>
         store.listFacts(resolveUserScope(user), { ...query, includeHistory: true }, callOptions),
-      retire: (user: UserScopeInput, factId: string, callOptions?: CallOptions) => store.retireFact(resolveUserScope(user), factId, isoNow(), callOptions),
-      put: (user: UserScopeInput, fact: FactInput, callOptions?: CallOptions) => putFact(store, resolveUserScope(user), fact, isoNow(), callOptions),
+      retire: (user: UserScopeInput, factId: string, callOptions?: CallOptions) =>
+        store.retireFact(resolveUserScope(user), factId, isoNow(), callOptions),
+      put: (user: UserScopeInput, fact: FactInput, callOptions?: CallOptions) =>
+        putFact(store, resolveUserScope(user), fact, isoNow(), callOptions),
       correct: (user: UserScopeInput, factId: string, correction: FactCorrection, callOptions?: CallOptions) =>
         correctFact(store, resolveUserScope(user), factId, correction, isoNow(), callOptions),
-      consolidate: (user: UserScopeInput, consolidateOptions?: ConsolidateOptions) => consolidateFacts(store, resolveUserScope(user), isoNow(), consolidateOptions),
+      consolidate: (user: UserScopeInput, consolidateOptions?: ConsolidateOptions) =>
+        consolidateFacts(store, resolveUserScope(user), isoNow(), consolidateOptions),
       expire: async (user: UserScopeInput, factId: string, expiresAt: string | null, callOptions?: CallOptions) =>
-        store.setFactExpiry(resolveUserScope(user), factId, expiresAt === null ? undefined : toIsoTime('expiresAt', expiresAt), callOptions),
+        store.setFactExpiry(
+          resolveUserScope(user),
+          factId,
+          expiresAt === null ? undefined : toIsoTime('expiresAt', expiresAt),
+          callOptions,
+        ),
     }),
     graph: Object.freeze({
-      entities: (user: UserScopeInput, query: { query?: string; limit?: number } = {}, callOptions?: CallOptions) => store.listEntities(resolveUserScope(user), query, callOptions),
+      entities: (user: UserScopeInput, query: { query?: string; limit?: number } = {}, callOptions?: CallOptions) =>
+        store.listEntities(resolveUserScope(user), query, callOptions),
       neighbours: (user: UserScopeInput, entity: string, depth = 1, callOptions: CallOptions & { includeHistory?: boolean } = {}) =>
         graphNeighbours(store, resolveUserScope(user), entity, depth, callOptions),
       relations: (user: UserScopeInput, query: { entityIds: readonly string[]; includeHistory?: boolean }, callOptions?: CallOptions) =>
         store.listRelations(resolveUserScope(user), query, callOptions),
     }),
     jobs: Object.freeze({
-      countByKind: async (tenant: { tenantId?: string }, callOptions?: CallOptions) => store.countJobsByKind({ tenantId: resolveUserScope({ tenantId: tenant.tenantId }).tenantId }, callOptions),
-      listRecentFailures: async (tenant: { tenantId?: string }, query: { limit?: number } = {}, callOptions?: CallOptions) => listRecentFailures(store, tenant, query, callOptions),
+      countByKind: async (tenant: { tenantId?: string }, callOptions?: CallOptions) =>
+        store.countJobsByKind({ tenantId: resolveUserScope({ tenantId: tenant.tenantId }).tenantId }, callOptions),
+      listRecentFailures: async (tenant: { tenantId?: string }, query: { limit?: number } = {}, callOptions?: CallOptions) =>
+        listRecentFailures(store, tenant, query, callOptions),
     }),
     jobBacklog: async (filter: { tenantId?: string } = {}, callOptions?: CallOptions) => jobBacklogAt(store, filter, now(), callOptions),
     runPendingJobs: () => worker.drain(),

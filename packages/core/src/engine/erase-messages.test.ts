@@ -10,7 +10,10 @@ describe('eraseMessages', () => {
     const user = { userId: 'big' };
     const total = 2 * eraseStepMessages + 500;
     const at = (index: number) => new Date(Date.UTC(2025, 0, 1) + index * 1000).toISOString();
-    await memory.append({ ...user, conversationId: 'a' }, Array.from({ length: total }, (_, index) => ({ role: 'user' as const, content: `line ${index}`, createdAt: at(index) })));
+    await memory.append(
+      { ...user, conversationId: 'a' },
+      Array.from({ length: total }, (_, index) => ({ role: 'user' as const, content: `line ${index}`, createdAt: at(index) })),
+    );
     await memory.append({ ...user, conversationId: 'b' }, [{ role: 'user', content: 'kept: said later', createdAt: at(total + 10) }]);
     const calls: unknown[] = [];
     const erase = store.eraseMessages.bind(store);

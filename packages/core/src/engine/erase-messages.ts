@@ -32,26 +32,41 @@ const eraseStepPauseMs = 10;
  * conversation, still bounded by `before`), each with its own audit entry; the receipt sums them (a fact
  * kept by one step and removed by a later one counts in both) and names the last step's audit entry.
  */
-export async function eraseMessages(dependencies: EraseMessagesDependencies, user: UserScope, selection: MessageSelection, options: CallOptions = {}): Promise<ErasureReceipt> {
+export async function eraseMessages(
+  dependencies: EraseMessagesDependencies,
+  user: UserScope,
+  selection: MessageSelection,
+  options: CallOptions = {},
+): Promise<ErasureReceipt> {
   const { store } = dependencies;
   const checked = checkMessageSelection(selection);
   const doomed = await selectedMessages(store, user, checked, options);
   let memoryFiles = 0;
-  for (const write of doomed.flatMap(({ messages }) => messages.flatMap(memoryWritesOf))) memoryFiles += await undoWrite(dependencies, user, write, options);
-  const steps = doomed.reduce((sum, { messages }) => sum + messages.length, 0) <= eraseStepMessages ? [checked] : erasureSteps(doomed, checked.before);
+  for (const write of doomed.flatMap(({ messages }) => messages.flatMap(memoryWritesOf)))
+    memoryFiles += await undoWrite(dependencies, user, write, options);
+  const steps =
+    doomed.reduce((sum, { messages }) => sum + messages.length, 0) <= eraseStepMessages ? [checked] : erasureSteps(doomed, checked.before);
   let receipt: ErasureReceipt | undefined;
   for (const [index, step] of steps.entries()) {
     if (index > 0) await new Promise((resolve) => setTimeout(resolve, eraseStepPauseMs));
-    const part = await store.eraseMessages(user, step, { now: new Date(dependencies.now()).toISOString(), memoryFiles: index === 0 ? memoryFiles : 0, ...options });
+    const part = await store.eraseMessages(user, step, {
+      now: new Date(dependencies.now()).toISOString(),
+      memoryFiles: index === 0 ? memoryFiles : 0,
+      ...options,
+    });
     receipt = receipt === undefined ? part : addReceipts(receipt, part);
   }
-  for (const { conversationId, messages } of doomed) if (messages.length > 0) await dependencies.afterErase({ ...user, conversationId }, options);
+  for (const { conversationId, messages } of doomed)
+    if (messages.length > 0) await dependencies.afterErase({ ...user, conversationId }, options);
   const conversations = doomed.filter(({ messages }) => messages.length > 0).length;
   return steps.length === 1 ? receipt! : { ...receipt!, conversations };
 }
 
 // Seq ranges of at most eraseStepMessages selected messages of one conversation, oldest first.
-function erasureSteps(doomed: readonly { conversationId: string; messages: readonly Message[] }[], before: string | undefined): MessageSelection[] {
+function erasureSteps(
+  doomed: readonly { conversationId: string; messages: readonly Message[] }[],
+  before: string | undefined,
+): MessageSelection[] {
   return doomed.flatMap(({ conversationId, messages }) =>
     Array.from({ length: Math.ceil(messages.length / eraseStepMessages) }, (_, index) => {
       const part = messages.slice(index * eraseStepMessages, (index + 1) * eraseStepMessages);
@@ -75,7 +90,12 @@ function addReceipts(a: ErasureReceipt, b: ErasureReceipt): ErasureReceipt {
   };
 }
 
-async function selectedMessages(store: Store, user: UserScope, selection: MessageSelection, options: CallOptions): Promise<{ conversationId: string; messages: Message[] }[]> {
+async function selectedMessages(
+  store: Store,
+  user: UserScope,
+  selection: MessageSelection,
+  options: CallOptions,
+): Promise<{ conversationId: string; messages: Message[] }[]> {
   const conversationIds: string[] = [];
   if (selection.conversationId !== undefined) conversationIds.push(selection.conversationId);
   else {
@@ -90,7 +110,9 @@ async function selectedMessages(store: Store, user: UserScope, selection: Messag
   const result: { conversationId: string; messages: Message[] }[] = [];
   for (const conversationId of conversationIds) {
     const range = { afterSeq: (selection.fromSeq ?? 1) - 1, ...(selection.toSeq === undefined ? {} : { beforeSeq: selection.toSeq + 1 }) };
-    const messages = (await store.listMessages({ ...user, conversationId }, range, options)).filter((message) => Date.parse(message.createdAt) < before);
+    const messages = (await store.listMessages({ ...user, conversationId }, range, options)).filter(
+      (message) => Date.parse(message.createdAt) < before,
+    );
     result.push({ conversationId, messages });
   }
   return result;
@@ -111,7 +133,14 @@ function memoryWritesOf(message: Message): MemoryWrite[] {
     } catch {
       return [];
     }
-    const text = input['command'] === 'create' ? input['file_text'] : input['command'] === 'insert' ? input['insert_text'] : input['command'] === 'str_replace' ? input['new_str'] : undefined;
+    const text =
+      input['command'] === 'create'
+        ? input['file_text']
+        : input['command'] === 'insert'
+          ? input['insert_text']
+          : input['command'] === 'str_replace'
+            ? input['new_str']
+            : undefined;
     if (typeof input['path'] !== 'string' || typeof text !== 'string' || text.trim() === '') return [];
     try {
       return [{ path: normalizeMemoryPath(input['path']), text }];
@@ -121,12 +150,21 @@ function memoryWritesOf(message: Message): MemoryWrite[] {
   });
 }
 
-async function undoWrite(dependencies: EraseMessagesDependencies, user: UserScope, write: MemoryWrite, options: CallOptions): Promise<number> {
+async function undoWrite(
+  dependencies: EraseMessagesDependencies,
+  user: UserScope,
+  write: MemoryWrite,
+  options: CallOptions,
+): Promise<number> {
   const { store } = dependencies;
   const file = await store.getMemoryFile(user, write.path, options);
   if (file === undefined || !file.content.includes(write.text)) return 0;
   const content = file.content.split(write.text).join('');
   if (content.trim() === '') return store.deleteMemoryFiles(user, write.path, options);
-  await store.putMemoryFile(user, { path: write.path, content, now: new Date(dependencies.now()).toISOString(), expectedVersion: file.version }, options);
+  await store.putMemoryFile(
+    user,
+    { path: write.path, content, now: new Date(dependencies.now()).toISOString(), expectedVersion: file.version },
+    options,
+  );
   return 1;
 }

@@ -43,7 +43,8 @@ export interface MemoryOptions {
    * Default: the offline `HeuristicFactExtractor` and `HeuristicGraphExtractor`; `graphExtractor: false` skips the graph;
    * `consolidate: false` skips the consolidation pass (duplicates merged, contradictions settled) after each run that stored facts.
    */
-  readonly knowledge?: false | { readonly factExtractor?: FactExtractor; readonly graphExtractor?: GraphExtractor | false; readonly consolidate?: boolean };
+  readonly knowledge?:
+    false | { readonly factExtractor?: FactExtractor; readonly graphExtractor?: GraphExtractor | false; readonly consolidate?: boolean };
   /** Caps of each user's `/memories` directory (the memory tool); missing fields take `defaultMemoryToolLimits`. */
   readonly memoryToolLimits?: Partial<MemoryToolLimits>;
   /**
@@ -83,7 +84,8 @@ export interface ResolvedMemoryOptions {
   /** `false`: compaction is off. */
   readonly compaction: false | { readonly summarizer: Summarizer; readonly settings: CompactionSettings };
   /** `false`: extraction is off. No `graphExtractor`: the graph is skipped. */
-  readonly knowledge: false | { readonly factExtractor: FactExtractor; readonly graphExtractor?: GraphExtractor; readonly consolidate?: boolean };
+  readonly knowledge:
+    false | { readonly factExtractor: FactExtractor; readonly graphExtractor?: GraphExtractor; readonly consolidate?: boolean };
   readonly embedder?: Embedder;
   readonly queryEmbeddingTimeoutMs: number | false;
   readonly memoryToolLimits?: Partial<MemoryToolLimits>;
@@ -101,9 +103,13 @@ export function resolveMemoryOptions(options: MemoryOptions): ResolvedMemoryOpti
   const contextDefaults = resolveContextDefaults(options.context);
   const queryEmbeddingTimeoutMs = options.queryEmbeddingTimeoutMs ?? defaultQueryEmbeddingTimeoutMs;
   if (queryEmbeddingTimeoutMs !== false && (!Number.isInteger(queryEmbeddingTimeoutMs) || queryEmbeddingTimeoutMs < 1)) {
-    throw new MemoryError('invalid_input', `queryEmbeddingTimeoutMs must be a positive integer or false (got ${String(queryEmbeddingTimeoutMs)})`, {
-      details: { field: 'queryEmbeddingTimeoutMs' },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      `queryEmbeddingTimeoutMs must be a positive integer or false (got ${String(queryEmbeddingTimeoutMs)})`,
+      {
+        details: { field: 'queryEmbeddingTimeoutMs' },
+      },
+    );
   }
   const { compaction, knowledge } = options;
   return {

@@ -19,19 +19,36 @@ export function listConversations(
   const user = resolveUserScope(filter);
   const search = checkSearch(filter.search);
   return store.listConversations(
-    { tenantId: user.tenantId, ...(filter.userId === undefined ? {} : { userId: user.userId }), ...(search === undefined ? {} : { search }) },
+    {
+      tenantId: user.tenantId,
+      ...(filter.userId === undefined ? {} : { userId: user.userId }),
+      ...(search === undefined ? {} : { search }),
+    },
     page,
     options,
   );
 }
 
 /** A tenant's most recent failed jobs, at most `limit` (1–100, default 20). */
-export function listRecentFailures(store: Store, tenant: { tenantId?: string }, query: { limit?: number }, options: CallOptions | undefined): Promise<Job[]> {
-  return store.listFailedJobs({ tenantId: resolveUserScope({ tenantId: tenant.tenantId }).tenantId, limit: checkFailureLimit(query.limit) }, options);
+export function listRecentFailures(
+  store: Store,
+  tenant: { tenantId?: string },
+  query: { limit?: number },
+  options: CallOptions | undefined,
+): Promise<Job[]> {
+  return store.listFailedJobs(
+    { tenantId: resolveUserScope({ tenantId: tenant.tenantId }).tenantId, limit: checkFailureLimit(query.limit) },
+    options,
+  );
 }
 
 /** The job backlog (of a tenant, or all), with the age of its oldest pending job at `now`. */
-export async function jobBacklogAt(store: Store, filter: { tenantId?: string }, now: number, options: CallOptions | undefined): Promise<JobBacklogStatus> {
+export async function jobBacklogAt(
+  store: Store,
+  filter: { tenantId?: string },
+  now: number,
+  options: CallOptions | undefined,
+): Promise<JobBacklogStatus> {
   const backlog = await readJobBacklog(store, filter.tenantId === undefined ? {} : { tenantId: filter.tenantId }, options);
   const oldest = backlog.oldestPendingCreatedAt;
   return oldest === undefined ? backlog : { ...backlog, oldestPendingAgeMs: Math.max(0, now - Date.parse(oldest)) };
@@ -51,7 +68,9 @@ export async function storeReadiness(store: Store, options: CallOptions | undefi
 function checkSearch(search: unknown): string | undefined {
   if (search === undefined) return undefined;
   if (typeof search !== 'string' || search.length > maxSearchLength) {
-    throw new MemoryError('invalid_input', `search must be a string of at most ${maxSearchLength} characters`, { details: { field: 'search' } });
+    throw new MemoryError('invalid_input', `search must be a string of at most ${maxSearchLength} characters`, {
+      details: { field: 'search' },
+    });
   }
   return search.trim() === '' ? undefined : search.trim();
 }

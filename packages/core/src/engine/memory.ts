@@ -36,7 +36,11 @@ export interface Memory {
   /** Replaces a conversation's metadata whole (merge before calling); `undefined` when the conversation has no messages. `invalid_input` as `Store.updateConversationMetadata`. */
   updateConversation(scope: ScopeInput, update: { metadata: Metadata }, options?: CallOptions): Promise<Conversation | undefined>;
   /** Conversations of a tenant, or of one of its users, cursor-paged; `search` keeps those whose user or conversation id contains it (ASCII case ignored). */
-  listConversations(filter?: { tenantId?: string; userId?: string; search?: string }, page?: PageOptions, options?: CallOptions): Promise<Page<Conversation>>;
+  listConversations(
+    filter?: { tenantId?: string; userId?: string; search?: string },
+    page?: PageOptions,
+    options?: CallOptions,
+  ): Promise<Page<Conversation>>;
   /** The usage ledger of one conversation, entry by entry (context builds and compactions), oldest first, cursor-paged. */
   listUsage(scope: ScopeInput, page?: PageOptions, options?: CallOptions): Promise<Page<UsageEntry>>;
   /** Erases a conversation, or every conversation of a user. */
@@ -79,9 +83,18 @@ export interface Memory {
     /** Entities by name; `query` matches a name or alias prefix. */
     entities(user: UserScopeInput, query?: { query?: string; limit?: number }, options?: CallOptions): Promise<Entity[]>;
     /** An entity (by id, name or alias) and everything within `depth` (1–3) relations of it; `not_found` for an unknown one. */
-    neighbours(user: UserScopeInput, entity: string, depth?: number, options?: CallOptions & { includeHistory?: boolean }): Promise<GraphNeighbourhood>;
+    neighbours(
+      user: UserScopeInput,
+      entity: string,
+      depth?: number,
+      options?: CallOptions & { includeHistory?: boolean },
+    ): Promise<GraphNeighbourhood>;
     /** Relations whose subject or object is one of `entityIds` (current ones, or all with `includeHistory`), with their source messages. */
-    relations(user: UserScopeInput, query: { entityIds: readonly string[]; includeHistory?: boolean }, options?: CallOptions): Promise<Relation[]>;
+    relations(
+      user: UserScopeInput,
+      query: { entityIds: readonly string[]; includeHistory?: boolean },
+      options?: CallOptions,
+    ): Promise<Relation[]>;
   };
   /** The background job queue of one tenant, as the inspector shows it. */
   readonly jobs: {

@@ -39,13 +39,34 @@ export function captureClause(text: string, match: string, from: number, options
 }
 
 // Lower-case words allowed inside a proper name ("Stratford upon Avon", "Rio de Janeiro", "Frankfurt am Main").
-const nameConnectors = new Set(['de', 'del', 'da', 'do', 'dos', 'la', 'le', 'les', 'am', 'an', 'der', 'im', 'upon', 'on', 'of', 'sur', 'en', 'y', 'von', 'van']);
+const nameConnectors = new Set([
+  'de',
+  'del',
+  'da',
+  'do',
+  'dos',
+  'la',
+  'le',
+  'les',
+  'am',
+  'an',
+  'der',
+  'im',
+  'upon',
+  'on',
+  'of',
+  'sur',
+  'en',
+  'y',
+  'von',
+  'van',
+]);
 const nameWord = /^\p{Lu}[\p{L}\p{M}'’.-]*$|^\p{Lu}[\p{L}\p{M}'’.-]*\d*$/u;
 
 /** Words that look like names at the start of a clause but are not ("I'm Fine", "I'm Back"). */
 export const notNames = new Set(
   (
-    'i im i\'m me my mine you your he she it we they them this that these those there here the a an and or but ' +
+    "i im i'm me my mine you your he she it we they them this that these those there here the a an and or but " +
     'fine ok okay good great well here back home sorry sure ready done tired busy lost new not so just still ' +
     'happy glad sad excited hungry cold hot sick bored awake alive out off in on at away free open online ' +
     'everyone everybody nobody somebody someone anyone who what which where when why how hi hey hello yes no ' +

@@ -7,7 +7,18 @@ const user = { tenantId: 'default', userId: 'maren' };
 const now = '2025-07-01T00:00:00.000Z';
 
 function fact(attribute: string, value: string, validFrom: string, overrides: Partial<NewFact> = {}): NewFact {
-  return { subject: 'user', attribute, value, text: `${attribute}: ${value}`, confidence: 0.7, validFrom, sourceSeqs: [], extractor: 'test@1', createdAt: validFrom, ...overrides };
+  return {
+    subject: 'user',
+    attribute,
+    value,
+    text: `${attribute}: ${value}`,
+    confidence: 0.7,
+    validFrom,
+    sourceSeqs: [],
+    extractor: 'test@1',
+    createdAt: validFrom,
+    ...overrides,
+  };
 }
 
 describe('consolidateFacts', () => {
@@ -31,7 +42,9 @@ describe('consolidateFacts', () => {
     expect(result.settled).toEqual([]);
     expect((await store.listFacts(user)).map((item) => item.id).sort()).toEqual([bank.id, kayak.id, dogs.id, hotDogs.id, tomas.id].sort());
     const history = await store.listFacts(user, { includeHistory: true, attribute: 'owns', subject: 'user' });
-    expect(history.filter((item) => item.id === shortBank.id || item.id === vaguer.id).map((item) => [item.validTo, item.supersededBy])).toEqual([
+    expect(
+      history.filter((item) => item.id === shortBank.id || item.id === vaguer.id).map((item) => [item.validTo, item.supersededBy]),
+    ).toEqual([
       [now, bank.id],
       [now, bank.id],
     ]);
@@ -51,7 +64,9 @@ describe('consolidateFacts', () => {
     const result = await consolidateFacts(store, user, now);
     expect(result.settled.map(({ older, newer }) => [older.id, newer.id])).toEqual([[larch.id, bear.id]]);
     expect((await store.listFacts(user, { attribute: 'main_relay' })).map((item) => item.value)).toEqual(['BEAR-CREEK']);
-    expect((await store.listFacts(user, { attribute: 'main_relay', asOf: '2025-06-01T00:00:00.000Z' })).map((item) => item.value)).toEqual(['LARCH-RIDGE']);
+    expect((await store.listFacts(user, { attribute: 'main_relay', asOf: '2025-06-01T00:00:00.000Z' })).map((item) => item.value)).toEqual([
+      'LARCH-RIDGE',
+    ]);
     const [ended] = await store.listFacts(user, { includeHistory: true, attribute: 'main_relay' });
     expect(ended).toMatchObject({ validTo: bear.validFrom, supersededBy: bear.id });
     // A multi-valued attribute keeps both values; a second pass changes nothing.

@@ -31,7 +31,12 @@ export interface ConsolidateOptions extends CallOptions {
  *   valid from later; the older ends when the newer began, superseded by it, and stays in the history.
  * Nothing is deleted. A fact another writer ended meanwhile (`conflict`) is passed over.
  */
-export async function consolidateFacts(store: Store, user: UserScope, now: string, options: ConsolidateOptions = {}): Promise<FactConsolidation> {
+export async function consolidateFacts(
+  store: Store,
+  user: UserScope,
+  now: string,
+  options: ConsolidateOptions = {},
+): Promise<FactConsolidation> {
   const callOptions: CallOptions = options.signal === undefined ? {} : { signal: options.signal };
   const current = await store.listFacts(user, { now }, callOptions);
   const groups = new Map<string, Fact[]>();
@@ -63,7 +68,9 @@ export async function consolidateFacts(store: Store, user: UserScope, now: strin
       else if (await end(fact, now, into.fact)) merged.push({ duplicate: fact, into: into.fact });
     }
     if (kept.length < 2 || !isSingleValuedAttribute(kept[0]!.fact.attribute)) continue;
-    const [newest, ...older] = kept.map((survivor) => survivor.fact).sort((a, b) => compareText(b.validFrom, a.validFrom) || compareText(b.createdAt, a.createdAt));
+    const [newest, ...older] = kept
+      .map((survivor) => survivor.fact)
+      .sort((a, b) => compareText(b.validFrom, a.validFrom) || compareText(b.createdAt, a.createdAt));
     for (const fact of older) if (await end(fact, newest!.validFrom, newest!)) settled.push({ older: fact, newer: newest! });
   }
   return { merged, settled };
@@ -88,7 +95,12 @@ function isParaphrase(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
 
 // More words first, then the more confident, then the older: the first of a set of paraphrases stays.
 function bySpecificity(a: Fact, b: Fact): number {
-  return valueWords(b.value).size - valueWords(a.value).size || b.confidence - a.confidence || compareText(a.validFrom, b.validFrom) || compareText(a.id, b.id);
+  return (
+    valueWords(b.value).size - valueWords(a.value).size ||
+    b.confidence - a.confidence ||
+    compareText(a.validFrom, b.validFrom) ||
+    compareText(a.id, b.id)
+  );
 }
 
 function compareText(a: string, b: string): number {

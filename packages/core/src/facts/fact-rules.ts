@@ -9,7 +9,8 @@ export function isFactVisible(fact: Fact, query: FactQuery): boolean {
   if (query.subject !== undefined && fact.subject.toLowerCase() !== query.subject.toLowerCase()) return false;
   if (query.attribute !== undefined && fact.attribute !== query.attribute) return false;
   if (query.includeHistory === true) return true;
-  if (query.asOf !== undefined) return fact.validFrom <= query.asOf && (fact.validTo === undefined || query.asOf < fact.validTo) && !isExpired(fact, query.asOf);
+  if (query.asOf !== undefined)
+    return fact.validFrom <= query.asOf && (fact.validTo === undefined || query.asOf < fact.validTo) && !isExpired(fact, query.asOf);
   return fact.validTo === undefined && (query.now === undefined || !isExpired(fact, query.now));
 }
 

@@ -10,8 +10,22 @@ export interface DateMention {
   readonly negated: boolean;
 }
 
-const monthNames = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
-const month = '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\\.?';
+const monthNames = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
+const month =
+  '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\\.?';
 const day = '(\\d{1,2})(?:st|nd|rd|th)?';
 const year = '(?:,?\\s+(\\d{4}))?';
 const isoDate = /\b(\d{4})-(\d{2})-(\d{2})\b/g;
@@ -47,7 +61,13 @@ export function normalizeDate(value: string): string | undefined {
   return only !== undefined && only.start === 0 && only.end === value.trim().length ? only.normalized : undefined;
 }
 
-function mention(sentence: string, match: RegExpMatchArray, dayNumber: number, monthIndex: number, yearText: string | undefined): DateMention {
+function mention(
+  sentence: string,
+  match: RegExpMatchArray,
+  dayNumber: number,
+  monthIndex: number,
+  yearText: string | undefined,
+): DateMention {
   const start = match.index!;
   const valid = monthIndex >= 1 && monthIndex <= 12 && dayNumber >= 1 && dayNumber <= 31;
   return {

@@ -16,12 +16,17 @@ async function extract(...contents: string[]): Promise<ExtractedFact[]> {
 
 /** `subject attribute=value` (with ` (negate)`), the shape most assertions read best in. */
 async function read(...contents: string[]): Promise<string[]> {
-  return (await extract(...contents)).map((fact) => `${fact.subject} ${fact.attribute}=${fact.value}${fact.polarity === 'negate' ? ' (negate)' : ''}`);
+  return (await extract(...contents)).map(
+    (fact) => `${fact.subject} ${fact.attribute}=${fact.value}${fact.polarity === 'negate' ? ' (negate)' : ''}`,
+  );
 }
 
 describe('HeuristicFactExtractor', () => {
   it('reads identity facts with the sentence verbatim, the message seq and confidence by pattern strength', async () => {
-    const facts = await extract('hey there', "I'm Maren, callsign N0CALL. this node is !a3f9c2d1, a RAK4631 in a small case. home base is Hood River");
+    const facts = await extract(
+      'hey there',
+      "I'm Maren, callsign N0CALL. this node is !a3f9c2d1, a RAK4631 in a small case. home base is Hood River",
+    );
     expect(facts.map((fact) => [fact.attribute, fact.value, fact.text, fact.sourceSeqs])).toEqual([
       ['name', 'Maren', "I'm Maren, callsign N0CALL.", [2]],
       ['callsign', 'N0CALL', "I'm Maren, callsign N0CALL.", [2]],
@@ -35,7 +40,14 @@ describe('HeuristicFactExtractor', () => {
 
   it('reads age, job, employer, where the user lives and contact details when stated', async () => {
     expect(
-      await read("I'm 34 years old.", 'I work as a paramedic.', 'I work at Providence Hospital.', 'I live in Portland now.', 'my email is maren@example.org', 'I moved to Denver.'),
+      await read(
+        "I'm 34 years old.",
+        'I work as a paramedic.',
+        'I work at Providence Hospital.',
+        'I live in Portland now.',
+        'my email is maren@example.org',
+        'I moved to Denver.',
+      ),
     ).toEqual([
       'user age=34',
       'user job=paramedic',
@@ -47,18 +59,31 @@ describe('HeuristicFactExtractor', () => {
   });
 
   it('reads standing preferences and splits lists when the user asks for them always or politely', async () => {
-    expect(await read('pls always use metric units and no emoji, the little screen turns them into boxes', 'please never use markdown', 'please reply in German')).toEqual([
-      'user prefers=metric units',
-      'user prefers=no emoji',
-      'user prefers=no markdown',
-      'user prefers=reply in German',
+    expect(
+      await read(
+        'pls always use metric units and no emoji, the little screen turns them into boxes',
+        'please never use markdown',
+        'please reply in German',
+      ),
+    ).toEqual(['user prefers=metric units', 'user prefers=no emoji', 'user prefers=no markdown', 'user prefers=reply in German']);
+    expect(await read('I prefer tea over coffee.', 'I never eat meat.', 'ok, avoid jargon')).toEqual([
+      'user prefers=tea',
+      'user prefers=never eat meat',
+      'user prefers=no jargon',
     ]);
-    expect(await read('I prefer tea over coffee.', 'I never eat meat.', 'ok, avoid jargon')).toEqual(['user prefers=tea', 'user prefers=never eat meat', 'user prefers=no jargon']);
     expect(await read('use the map I sent', 'please write a haiku about rain')).toEqual([]);
   });
 
   it('reads likes and dislikes as separate values and "not anymore" as a negation', async () => {
-    expect(await read('I love hiking.', 'I really like sourdough bread and jam.', "I can't stand cold coffee.", "I don't like olives.", "I don't like jazz anymore.")).toEqual([
+    expect(
+      await read(
+        'I love hiking.',
+        'I really like sourdough bread and jam.',
+        "I can't stand cold coffee.",
+        "I don't like olives.",
+        "I don't like jazz anymore.",
+      ),
+    ).toEqual([
       'user likes=hiking',
       'user likes=sourdough bread',
       'user dislikes=cold coffee',
@@ -68,7 +93,13 @@ describe('HeuristicFactExtractor', () => {
   });
 
   it('reads possessions, battery capacity and the end of a possession', async () => {
-    expect(await read('node runs on a 3000 mAh 18650 and I carry a 10000 mAh power bank', 'also bought a spare 18650 for 12 dollars.', 'I sold my old Baofeng.')).toEqual([
+    expect(
+      await read(
+        'node runs on a 3000 mAh 18650 and I carry a 10000 mAh power bank',
+        'also bought a spare 18650 for 12 dollars.',
+        'I sold my old Baofeng.',
+      ),
+    ).toEqual([
       'user battery_capacity=3000 mAh',
       'user owns=a 10000 mAh power bank',
       'user owns=a spare 18650',
@@ -78,10 +109,13 @@ describe('HeuristicFactExtractor', () => {
   });
 
   it('reads "my/our X is Y" for data-like values, a node id after "is" included, but not a reading of the node', async () => {
-    expect(await read('our cabin node is !c0ffee42, it sits on the porch roof', 'my license renewal is due 2026-03-15, remind me if it comes up', 'my node battery is at 40 %')).toEqual([
-      'user cabin_node=!c0ffee42',
-      'user license_renewal=due 2026-03-15',
-    ]);
+    expect(
+      await read(
+        'our cabin node is !c0ffee42, it sits on the porch roof',
+        'my license renewal is due 2026-03-15, remind me if it comes up',
+        'my node battery is at 40 %',
+      ),
+    ).toEqual(['user cabin_node=!c0ffee42', 'user license_renewal=due 2026-03-15']);
   });
 
   it('reads a change of "my X" as its new value: switched to, changed from … to, "is now", "my new X is"', async () => {
@@ -94,7 +128,10 @@ describe('HeuristicFactExtractor', () => {
       ),
     ).toEqual(['user main_relay=BEAR-CREEK', 'user main_relay=BEAR-CREEK', 'user main_relay=BEAR-CREEK', 'user repeater=!d00d0001']);
     // An amount with a thousands separator is one value; "the X is Y now instead of Z" changes an X the user has.
-    const budget = await extract('Our monthly cloud budget is $1,200, finance reviews the invoice.', 'Finance cut us back: the cloud budget is $2,250 a month now instead of $1,200.');
+    const budget = await extract(
+      'Our monthly cloud budget is $1,200, finance reviews the invoice.',
+      'Finance cut us back: the cloud budget is $2,250 a month now instead of $1,200.',
+    );
     expect(budget.map((fact) => [fact.attribute, fact.value, fact.replaces ?? false])).toEqual([
       ['monthly_cloud_budget', '$1,200', false],
       ['monthly_cloud_budget', '$2,250 a month', true],
@@ -105,12 +142,12 @@ describe('HeuristicFactExtractor', () => {
   });
 
   it('reads people by relation and resolves his and her to the person named before', async () => {
-    expect(await read('my buddy Tomas is coming along. his node is !7be104c2, he has no license yet', 'my partner Ines watches from home, her node is !e20d4f19.')).toEqual([
-      'user buddy=Tomas',
-      'Tomas node_id=!7be104c2',
-      'user partner=Ines',
-      'Ines node_id=!e20d4f19',
-    ]);
+    expect(
+      await read(
+        'my buddy Tomas is coming along. his node is !7be104c2, he has no license yet',
+        'my partner Ines watches from home, her node is !e20d4f19.',
+      ),
+    ).toEqual(['user buddy=Tomas', 'Tomas node_id=!7be104c2', 'user partner=Ines', 'Ines node_id=!e20d4f19']);
     expect(await read("we went to my daughter Ana's recital")).toEqual(['user daughter=Ana']);
   });
 
@@ -133,14 +170,20 @@ describe('HeuristicFactExtractor', () => {
   });
 
   it('reads plans and trip dates, and a moved date as the new value when a correction names it', async () => {
-    const facts = await extract('planning the Timberline Trail loop around Mt Hood, starting June 14. about 65 km, 4 days', 'change of plans: the permit came through for June 21, not the 14th. same route');
+    const facts = await extract(
+      'planning the Timberline Trail loop around Mt Hood, starting June 14. about 65 km, 4 days',
+      'change of plans: the permit came through for June 21, not the 14th. same route',
+    );
     expect(facts.map((fact) => [fact.attribute, fact.value, fact.sourceSeqs[0]])).toEqual([
       ['plans', 'the Timberline Trail loop around Mt Hood', 1],
       ['trip_date', 'June 14', 1],
       ['trip_date', 'June 21', 2],
     ]);
     expect(await read('I moved the trip to 28 June, not June 21.')).toEqual(['user trip_date=28 June']);
-    expect(await read('my birthday is March 3.', 'our wedding is on 12 September.')).toEqual(['user birthday=March 3', 'user wedding_date=12 September']);
+    expect(await read('my birthday is March 3.', 'our wedding is on 12 September.')).toEqual([
+      'user birthday=March 3',
+      'user wedding_date=12 September',
+    ]);
   });
 
   it('uses the known facts when a bare correction moves a date without naming the trip', async () => {
@@ -151,7 +194,12 @@ describe('HeuristicFactExtractor', () => {
   });
 
   it('keeps the language of the sentence when the user writes German, Spanish or French', async () => {
-    const facts = await extract('Ich heiße Jonas und ich wohne in München.', 'Me llamo Lucía. Vivo en Sevilla y me gusta el café.', "Je m'appelle Chloé, j'habite à Lyon. J'aime le vélo.", 'Ich mag Pilze nicht.');
+    const facts = await extract(
+      'Ich heiße Jonas und ich wohne in München.',
+      'Me llamo Lucía. Vivo en Sevilla y me gusta el café.',
+      "Je m'appelle Chloé, j'habite à Lyon. J'aime le vélo.",
+      'Ich mag Pilze nicht.',
+    );
     expect(facts.map((fact) => `${fact.attribute}=${fact.value}`)).toEqual([
       'name=Jonas',
       'lives_in=München',
@@ -183,7 +231,7 @@ describe('HeuristicFactExtractor', () => {
       'She wrote "my name is Alice" on the card.',
       'I love it!',
       'I love you bot',
-      'ok battery\'s at 40% so signing off, good night',
+      "ok battery's at 40% so signing off, good night",
       'my battery is at 40%',
       'tested the new whip at Mirror Lake: SNR -6.25 dB, RSSI -104 dBm to LARCH-RIDGE',
       "I'm going to grab coffee",
@@ -196,7 +244,7 @@ describe('HeuristicFactExtractor', () => {
       'I lost my job last month.',
       'I always feel calm by the sea.',
       'I think I am a decent cook now.',
-      'Rex is my mother\'s dog.',
+      "Rex is my mother's dog.",
       'My girlfriend, Ana and I went out.',
     ];
     expect(await read(...statements)).toEqual([]);
@@ -207,7 +255,9 @@ describe('HeuristicFactExtractor', () => {
       { seq: 1, role: 'assistant', content: 'My name is Bot and I live in the cloud.', createdAt: '2025-05-29T02:40:00.000Z' },
       { seq: 2, role: 'user', content: 'I live in Bend.', createdAt: '2025-05-29T02:41:00.000Z' },
     ];
-    expect((await extractor.extract({ messages, knownFacts: [] })).map((fact) => `${fact.attribute}=${fact.value}@${fact.sourceSeqs[0]}`)).toEqual(['lives_in=Bend@2']);
+    expect(
+      (await extractor.extract({ messages, knownFacts: [] })).map((fact) => `${fact.attribute}=${fact.value}@${fact.sourceSeqs[0]}`),
+    ).toEqual(['lives_in=Bend@2']);
   });
 
   it('returns the same facts when run twice on the same messages', async () => {
@@ -223,6 +273,8 @@ describe('HeuristicFactExtractor', () => {
   it('stops when its signal is aborted', async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect(extractor.extract({ messages: userMessages('I live in Bend.'), knownFacts: [], signal: controller.signal })).rejects.toThrow();
+    await expect(
+      extractor.extract({ messages: userMessages('I live in Bend.'), knownFacts: [], signal: controller.signal }),
+    ).rejects.toThrow();
   });
 });

@@ -12,7 +12,13 @@ import { preferenceFactRules } from './preference-fact-rules.js';
 import { readStatements, type Statement } from './read-statements.js';
 
 // People are read first so that "my buddy Tomas …, his node is …" can resolve "his" in the same sentence.
-const laterRules: readonly FactRule[] = [...identityFactRules, ...preferenceFactRules, ...possessionFactRules, ...planFactRules, ...multilingualFactRules];
+const laterRules: readonly FactRule[] = [
+  ...identityFactRules,
+  ...preferenceFactRules,
+  ...possessionFactRules,
+  ...planFactRules,
+  ...multilingualFactRules,
+];
 const people = new Set(personRelations);
 
 interface Mention {
@@ -76,13 +82,15 @@ function extractFromMessage(message: SummarySourceMessage, known: Known): Extrac
     for (const draft of first) if (people.has(draft.attribute)) mentions.push({ sentence, index: draft.index, name: draft.value });
     for (const draft of first) remember(known, toFact(draft, statement, message.seq));
     const rest = laterRules.flatMap((rule) => rule(input));
-    for (const draft of rest) if (draft.subject !== undefined && draft.subject !== 'user') mentions.push({ sentence, index: draft.index, name: draft.subject });
+    for (const draft of rest)
+      if (draft.subject !== undefined && draft.subject !== 'user') mentions.push({ sentence, index: draft.index, name: draft.subject });
     for (const draft of [...first, ...rest].sort((a, b) => a.index - b.index)) {
       const fact = toFact(draft, statement, message.seq);
       const key = `${fact.subject.toLowerCase()}\u0000${fact.attribute}\u0000${normalizeFactValue(fact.value)}\u0000${fact.polarity ?? 'assert'}`;
       const earlier = facts.get(key);
       // The same fact read by two patterns (or twice in one message) counts once, at the stronger confidence.
-      if (earlier === undefined || earlier.confidence < fact.confidence) facts.set(key, earlier === undefined ? fact : { ...earlier, confidence: fact.confidence });
+      if (earlier === undefined || earlier.confidence < fact.confidence)
+        facts.set(key, earlier === undefined ? fact : { ...earlier, confidence: fact.confidence });
       remember(known, fact);
     }
   });

@@ -5,7 +5,9 @@ const nodeId = '(![0-9a-f]{8})\\b';
 const jobEnding =
   /(?:er|or|ist|ian|ant|ent|nurse|engineer|doctor|chef|cook|pilot|medic|ranger|guide|student|vet|surgeon|lawyer|architect|clerk|nanny|tech|technician)$/i;
 const notJobs = new Set(
-  'beginner member user owner believer lover fan smoker drinker newcomer foreigner stranger winner loser customer character other bit little lot big huge total real part friend mess wreck hiker runner walker reader gamer biker swimmer climber traveler traveller learner expert'.split(' '),
+  'beginner member user owner believer lover fan smoker drinker newcomer foreigner stranger winner loser customer character other bit little lot big huge total real part friend mess wreck hiker runner walker reader gamer biker swimmer climber traveler traveller learner expert'.split(
+    ' ',
+  ),
 );
 
 /**
@@ -14,7 +16,8 @@ const notJobs = new Set(
  */
 export function subjectOf(input: FactRuleInput, words: string, index: number): string | undefined {
   const lower = words.toLowerCase();
-  if (lower === 'he' || lower === 'she' || lower === 'his' || lower === 'her' || lower === 'they' || lower === 'their') return input.personBefore(index);
+  if (lower === 'he' || lower === 'she' || lower === 'his' || lower === 'her' || lower === 'they' || lower === 'their')
+    return input.personBefore(index);
   const relation = /^my\s+(.+)$/i.exec(words);
   if (relation !== null) return input.personCalled(relation[1]!.toLowerCase().replace(/\s+/g, '_'));
   return notNames.has(lower) || !isCapitalized(words) ? undefined : words;
@@ -71,7 +74,9 @@ function place(input: FactRuleInput, end: number, lowercase: boolean): { value: 
   if (named !== undefined) return { value: named.value, named: true };
   if (!lowercase) return undefined;
   const clause = captureClause(input.text, input.match, end, { maxWords: 4 });
-  return clause === undefined || /^(?:it|there|here|this|that|which)\b/i.test(clause.value) ? undefined : { value: clause.value, named: false };
+  return clause === undefined || /^(?:it|there|here|this|that|which)\b/i.test(clause.value)
+    ? undefined
+    : { value: clause.value, named: false };
 }
 
 const readHome: FactRule = (input) => {
@@ -98,7 +103,7 @@ const readHome: FactRule = (input) => {
 const readOthersHome: FactRule = (input) => {
   const { text, match } = input;
   const drafts: FactDraft[] = [];
-  const who = '(?:\\b[Mm]y ((?:best )?[a-z]+)|\\b([Hh]e|[Ss]he)|(\\p{Lu}[\\p{L}\'-]+))\\s+(?:now\\s+|still\\s+|currently\\s+)?';
+  const who = "(?:\\b[Mm]y ((?:best )?[a-z]+)|\\b([Hh]e|[Ss]he)|(\\p{Lu}[\\p{L}'-]+))\\s+(?:now\\s+|still\\s+|currently\\s+)?";
   const cues: [RegExp, string][] = [
     [new RegExp(`${who}(?:lives|is living|is based|resides)\\s+in\\s+`, 'gu'), 'lives_in'],
     [new RegExp(`${who}(?:is|comes) from\\s+`, 'gu'), 'home_town'],
@@ -107,7 +112,8 @@ const readOthersHome: FactRule = (input) => {
   for (const [cue, attribute] of cues) {
     eachCue(match, cue, (found, end) => {
       const subject = subjectOf(input, found[1] === undefined ? (found[2] ?? found[3]!) : `my ${found[1]}`, found.index);
-      const value = captureName(text, match, end, 4) ?? (attribute === 'lives_in' ? captureClause(text, match, end, { maxWords: 4 }) : undefined);
+      const value =
+        captureName(text, match, end, 4) ?? (attribute === 'lives_in' ? captureClause(text, match, end, { maxWords: 4 }) : undefined);
       if (subject === undefined || value === undefined || subject.toLowerCase() === 'i') return;
       drafts.push({ subject, attribute, value: value.value, confidence: isCapitalized(value.value) ? 0.8 : 0.55, index: found.index });
     });
@@ -139,19 +145,28 @@ const readHandles: FactRule = (input) => {
 const readNodeIds: FactRule = (input) => {
   const { match } = input;
   const drafts: FactDraft[] = [];
-  eachCue(match, new RegExp(`\\b(my|this|our|his|her|their)\\s+(?:main\\s+)?node(?:\\s+id)?(?:\\s+is|:|=)?\\s+${nodeId}`, 'gi'), (found) => {
-    const owner = found[1]!.toLowerCase();
-    const subject = owner === 'my' || owner === 'this' || owner === 'our' ? 'user' : subjectOf(input, owner, found.index);
-    if (subject !== undefined) drafts.push({ subject, attribute: 'node_id', value: found[2]!, confidence: owner === 'this' ? 0.8 : 0.85, index: found.index });
-  });
+  eachCue(
+    match,
+    new RegExp(`\\b(my|this|our|his|her|their)\\s+(?:main\\s+)?node(?:\\s+id)?(?:\\s+is|:|=)?\\s+${nodeId}`, 'gi'),
+    (found) => {
+      const owner = found[1]!.toLowerCase();
+      const subject = owner === 'my' || owner === 'this' || owner === 'our' ? 'user' : subjectOf(input, owner, found.index);
+      if (subject !== undefined)
+        drafts.push({ subject, attribute: 'node_id', value: found[2]!, confidence: owner === 'this' ? 0.8 : 0.85, index: found.index });
+    },
+  );
   eachCue(match, new RegExp(`(\\p{Lu}[\\p{L}-]+)'s\\s+node(?:\\s+id)?(?:\\s+is|:)?\\s+${nodeId}`, 'giu'), (found) => {
     const subject = subjectOf(input, found[1]!, found.index);
     if (subject !== undefined) drafts.push({ subject, attribute: 'node_id', value: found[2]!, confidence: 0.8, index: found.index });
   });
   // "a solar node called LARCH-RIDGE on Larch Mtn, id !5c11e08a": the id of the named device.
-  eachCue(match, new RegExp(`\\b(?:called|named)\\s+([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+|\\p{Lu}[\\p{L}-]+)[^!?]{0,60}?\\bid:?\\s+${nodeId}`, 'gu'), (found) => {
-    drafts.push({ subject: found[1]!, attribute: 'node_id', value: found[2]!, confidence: 0.75, index: found.index });
-  });
+  eachCue(
+    match,
+    new RegExp(`\\b(?:called|named)\\s+([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+|\\p{Lu}[\\p{L}-]+)[^!?]{0,60}?\\bid:?\\s+${nodeId}`, 'gu'),
+    (found) => {
+      drafts.push({ subject: found[1]!, attribute: 'node_id', value: found[2]!, confidence: 0.75, index: found.index });
+    },
+  );
   return drafts;
 };
 

@@ -37,10 +37,16 @@ const readEventDates: FactRule = ({ match, text }) => {
     const attribute = key === 'birthday' ? 'birthday' : tripWord.test(event) ? 'trip_date' : `${key}_date`;
     drafts.push({ attribute, value: text.slice(date.start, date.end), confidence, index });
   };
-  eachCue(match, /\b(?:my|our|the)\s+([a-z]+(?: [a-z]+)?)\s+(?:is|will be|has been moved to|was moved to|got moved to|moved to)\s+(?:on\s+|scheduled for\s+|set for\s+|planned for\s+)?/gi, (found, end) => {
-    add(found[1]!, end, 0.8, found.index);
-  });
-  eachCue(match, /\b(?:moved|pushed|postponed|rescheduled|changed)\s+(?:my|our|the)\s+([a-z]+)\s+to\s+/gi, (found, end) => add(found[1]!, end, 0.85, found.index));
+  eachCue(
+    match,
+    /\b(?:my|our|the)\s+([a-z]+(?: [a-z]+)?)\s+(?:is|will be|has been moved to|was moved to|got moved to|moved to)\s+(?:on\s+|scheduled for\s+|set for\s+|planned for\s+)?/gi,
+    (found, end) => {
+      add(found[1]!, end, 0.8, found.index);
+    },
+  );
+  eachCue(match, /\b(?:moved|pushed|postponed|rescheduled|changed)\s+(?:my|our|the)\s+([a-z]+)\s+to\s+/gi, (found, end) =>
+    add(found[1]!, end, 0.85, found.index),
+  );
   eachCue(match, /\bi was born on\s+/gi, (found, end) => add('birthday', end, 0.85, found.index));
   return drafts;
 };
@@ -48,14 +54,18 @@ const readEventDates: FactRule = ({ match, text }) => {
 // "I'm going to hike the Wonderland Trail next month", "planning the Timberline Trail loop around Mt Hood".
 const readPlans: FactRule = ({ match, text }) => {
   const drafts: FactDraft[] = [];
-  const cue = /\b(?:i'm|i am|we're|we are)\s+(?:going to|gonna|planning to|planning on|planning)\s+|^(?:planning to|planning on|planning)\s+|\b(?:i|we) (?:plan|intend) to\s+/gi;
+  const cue =
+    /\b(?:i'm|i am|we're|we are)\s+(?:going to|gonna|planning to|planning on|planning)\s+|^(?:planning to|planning on|planning)\s+|\b(?:i|we) (?:plan|intend) to\s+/gi;
   eachCue(match, cue, (found, end) => {
     const clause = captureClause(text, match, end, { maxWords: 10 });
     if (clause === undefined) return;
     // Only plans worth remembering, judged on the plan itself and what follows it: a named place or
     // event, a date, a trip, or a time some way ahead ("I'm gonna keep pushing" is none of these).
     const said = match.slice(end);
-    const named = clause.value.split(/\s+/).slice(1).some((word) => isCapitalized(word));
+    const named = clause.value
+      .split(/\s+/)
+      .slice(1)
+      .some((word) => isCapitalized(word));
     const lasting = named || tripWord.test(clause.value) || findDates(said).length > 0 || futureCue.test(said);
     if (lasting) drafts.push({ attribute: 'plans', value: clause.value, confidence: 0.65, index: found.index });
   });

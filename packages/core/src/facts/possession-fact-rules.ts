@@ -8,7 +8,9 @@ const notPossessions =
 const amount = /(\d+(?:[.,]\d+)?\s?(?:mah|ah|wh))\b/i;
 // Subjects of "my X is Y" that name the user themselves, a passing state, or a figure of speech.
 const notAttributes = new Set(
-  'name names node bad point guess question problem issue pleasure turn fault idea concern answer reply day week life head mind heart phone battery screen signal plan plans god gosh goodness english'.split(' '),
+  'name names node bad point guess question problem issue pleasure turn fault idea concern answer reply day week life head mind heart phone battery screen signal plan plans god gosh goodness english'.split(
+    ' ',
+  ),
 );
 // Values of "my X is Y" that describe a passing state ("my battery is at 40%", "my phone is dead").
 const passingState =
@@ -19,7 +21,8 @@ const readPossessions: FactRule = ({ text, match }) => {
   const drafts: FactDraft[] = [];
   // "got" is left out: "I got a great shot", "got some news" are events, not possessions. Without a subject
   // only "bought"/"ordered" count: a sentence-initial "Have a great hike!" is a wish.
-  const cue = /(?:\bi\s+|\bi've\s+|\bwe\s+)(?:just |also |now |still )?(have got|have|got|own|carry|drive|ride|bought|ordered)\s+(?=(?:a|an|two|three|four|one|\d+|some|my|our)\s)|(?:^|\b(?:and|also|just)\s+)(bought|ordered)\s+(?=(?:a|an|two|three|four|one|\d+|some)\s)/gi;
+  const cue =
+    /(?:\bi\s+|\bi've\s+|\bwe\s+)(?:just |also |now |still )?(have got|have|got|own|carry|drive|ride|bought|ordered)\s+(?=(?:a|an|two|three|four|one|\d+|some|my|our)\s)|(?:^|\b(?:and|also|just)\s+)(bought|ordered)\s+(?=(?:a|an|two|three|four|one|\d+|some)\s)/gi;
   eachCue(match, cue, (found, end) => {
     const verb = (found[1] ?? found[2]!).toLowerCase();
     if (verb === 'got' && !/\b(?:i've|have)\s+got/i.test(found[0])) return;
@@ -30,17 +33,30 @@ const readPossessions: FactRule = ({ text, match }) => {
     drafts.push({ attribute: 'owns', value, confidence, index: found.index });
   });
   // "lost" is left out: "I lost my job", "I lost a friend", "I lost my keys again" are not the end of a possession.
-  eachCue(match, /\bi (?:no longer|don't|do not|dont) (?:have|own)\s+(?:a |an |my |any )?|\bi (?:sold|gave away|got rid of)\s+(?:my |a |an |the )?/gi, (found, end) => {
-    const clause = captureClause(text, match, end, { maxWords: 6 });
-    if (clause !== undefined && !/^(?:to|it|them|that|this|those|these|one)\b/i.test(clause.value) && !notPossessions.test(clause.value) && hasNoun(clause.value)) {
-      drafts.push({ attribute: 'owns', value: clause.value, confidence: 0.7, polarity: 'negate', index: found.index });
-    }
-  });
+  eachCue(
+    match,
+    /\bi (?:no longer|don't|do not|dont) (?:have|own)\s+(?:a |an |my |any )?|\bi (?:sold|gave away|got rid of)\s+(?:my |a |an |the )?/gi,
+    (found, end) => {
+      const clause = captureClause(text, match, end, { maxWords: 6 });
+      if (
+        clause !== undefined &&
+        !/^(?:to|it|them|that|this|those|these|one)\b/i.test(clause.value) &&
+        !notPossessions.test(clause.value) &&
+        hasNoun(clause.value)
+      ) {
+        drafts.push({ attribute: 'owns', value: clause.value, confidence: 0.7, polarity: 'negate', index: found.index });
+      }
+    },
+  );
   // "node runs on a 3000 mAh 18650", "my battery is 3000 mAh": the capacity of the user's battery.
-  eachCue(match, /\b(?:(?:my |the |this )?(?:node|radio|device|tracker|handheld)\s+runs on|(?:my |the )?battery(?: capacity)? is|(?:my |the )?(?:battery|cell) has)\s+(?:a |an |one )?/gi, (found, end) => {
-    const capacity = amount.exec(match.slice(end, end + 20));
-    if (capacity !== null) drafts.push({ attribute: 'battery_capacity', value: capacity[1]!, confidence: 0.8, index: found.index });
-  });
+  eachCue(
+    match,
+    /\b(?:(?:my |the |this )?(?:node|radio|device|tracker|handheld)\s+runs on|(?:my |the )?battery(?: capacity)? is|(?:my |the )?(?:battery|cell) has)\s+(?:a |an |one )?/gi,
+    (found, end) => {
+      const capacity = amount.exec(match.slice(end, end + 20));
+      if (capacity !== null) drafts.push({ attribute: 'battery_capacity', value: capacity[1]!, confidence: 0.8, index: found.index });
+    },
+  );
   return drafts;
 };
 
@@ -51,19 +67,27 @@ const readMyAttribute: FactRule = (input) => {
   const { match } = input;
   const drafts: FactDraft[] = [];
   const changed = /\binstead\s+of\b/i.test(match);
-  eachCue(match, /\b(my|our|the) (new )?((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+(?:is|are)\s+(now\s+|currently\s+)?|\b(my|our) ()((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s*(?:=|:)\s+()/gi, (found, end) => {
-    const owner = (found[1] ?? found[5])!.toLowerCase();
-    const change = changed || found[2] !== undefined || (found[4] ?? '').toLowerCase().startsWith('now');
-    // "the X is …" only states the user's own X when it changes one they already have.
-    if (owner === 'the' && (!change || input.knownAttribute(toAttributeKey((found[3] ?? found[7])!)) === undefined)) return;
-    const draft = attributeDraft(input, (found[3] ?? found[7])!, end, found.index, { change });
-    if (draft !== undefined) drafts.push(draft);
-  });
+  eachCue(
+    match,
+    /\b(my|our|the) (new )?((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+(?:is|are)\s+(now\s+|currently\s+)?|\b(my|our) ()((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s*(?:=|:)\s+()/gi,
+    (found, end) => {
+      const owner = (found[1] ?? found[5])!.toLowerCase();
+      const change = changed || found[2] !== undefined || (found[4] ?? '').toLowerCase().startsWith('now');
+      // "the X is …" only states the user's own X when it changes one they already have.
+      if (owner === 'the' && (!change || input.knownAttribute(toAttributeKey((found[3] ?? found[7])!)) === undefined)) return;
+      const draft = attributeDraft(input, (found[3] ?? found[7])!, end, found.index, { change });
+      if (draft !== undefined) drafts.push(draft);
+    },
+  );
   // "I switched my main relay to BEAR-CREEK", "changed our repeater from !c0ffee42 to !d00d0001", "moved my trip over to June 21".
-  eachCue(match, /\b(?:switched|changed|moved|swapped|updated)\s+(?:my|our)\s+((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+(?:over\s+)?(?:from\s+[^,.;?]+?\s+)?to\s+/gi, (found, end) => {
-    const draft = attributeDraft(input, found[1]!, end, found.index, { change: true });
-    if (draft !== undefined) drafts.push(draft);
-  });
+  eachCue(
+    match,
+    /\b(?:switched|changed|moved|swapped|updated)\s+(?:my|our)\s+((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+(?:over\s+)?(?:from\s+[^,.;?]+?\s+)?to\s+/gi,
+    (found, end) => {
+      const draft = attributeDraft(input, found[1]!, end, found.index, { change: true });
+      if (draft !== undefined) drafts.push(draft);
+    },
+  );
   return drafts;
 };
 
@@ -73,7 +97,13 @@ const readMyAttribute: FactRule = (input) => {
  * words map to the attribute the user already has for them ("cloud budget" → `monthly_cloud_budget`); a
  * change replaces the current value.
  */
-function attributeDraft(input: FactRuleInput, words: string, end: number, index: number, options: { readonly change: boolean }): FactDraft | undefined {
+function attributeDraft(
+  input: FactRuleInput,
+  words: string,
+  end: number,
+  index: number,
+  options: { readonly change: boolean },
+): FactDraft | undefined {
   const { text, match } = input;
   const said = toAttributeKey(words);
   const key = said === '' ? '' : (input.knownAttribute(said) ?? said);
@@ -86,10 +116,20 @@ function attributeDraft(input: FactRuleInput, words: string, end: number, index:
   const called = /\b(?:called|named)\s+/i.exec(match.slice(clause.start, clause.end));
   // A change names the new value first ("to BEAR-CREEK on Bear Butte"); a description names it after "called".
   const named =
-    called === null ? (options.change ? leadingName(text, match, clause.start) : undefined) : captureNamed(text, match, clause.start + called.index + called[0].length);
+    called === null
+      ? options.change
+        ? leadingName(text, match, clause.start)
+        : undefined
+      : captureNamed(text, match, clause.start + called.index + called[0].length);
   const value = named ?? clause.value;
   if (!key.startsWith('favorite_') && !/\d|![0-9a-f]{4}/i.test(value) && !isCapitalized(value) && named === undefined) return undefined;
-  return { attribute: key, value, confidence: named === undefined && !options.change ? 0.6 : 0.75, index, ...(options.change ? { replaces: true } : {}) };
+  return {
+    attribute: key,
+    value,
+    confidence: named === undefined && !options.change ? 0.6 : 0.75,
+    index,
+    ...(options.change ? { replaces: true } : {}),
+  };
 }
 
 // Words a clause cut short can end on ("a tasty and easy recipe" → "a tasty"): not a thing.

@@ -5,7 +5,8 @@ const habitVerbs =
   'eat|drink|wear|take|carry|bring|drive|ride|cook|watch|listen|read|play|check|sleep|wake|run|walk|hike|fly|travel|buy|pay|pack|charge|keep|order|go to bed|get up|smoke|skip';
 
 // Objects that make "I love …" a feeling about the conversation, not a taste.
-const notTastes = /^(?:you|u|it|that|this|them|those|these|him|her|how|when|what|the idea|your|is|are|was|were|so|too|very|every|say|think|know|hear|see you|talk)\b/i;
+const notTastes =
+  /^(?:you|u|it|that|this|them|those|these|him|her|how|when|what|the idea|your|is|are|was|were|so|too|very|every|say|think|know|hear|see you|talk)\b/i;
 
 /** Splits "metric units and no emoji" into its items. */
 function listItems(value: string): string[] {
@@ -33,7 +34,8 @@ const readRequests: FactRule = ({ text, match }) => {
     // A request is the user's when it opens the sentence or a clause, follows "I"/"we", or says please/always:
     // "dance floors help avoid injuries" and "… to avoid burnout" are not requests.
     const before = match.slice(0, found.index + found[0].search(/[^\s,;]/)).trimEnd();
-    if (found[1] === undefined && found[2] === undefined && before !== '' && !/(?:[,;:]|\b(?:i|we|and|so|also|but|then))$/i.test(before)) return;
+    if (found[1] === undefined && found[2] === undefined && before !== '' && !/(?:[,;:]|\b(?:i|we|and|so|also|but|then))$/i.test(before))
+      return;
     const lasting = found[2] !== undefined || /^(?:never use|don't use|do not use|dont use|avoid|stop using)$/.test(verb);
     const clause = captureClause(text, match, end, { keepLists: true, maxWords: 10 });
     if (clause === undefined || (!lasting && !isStandingRequest(found[1] !== undefined, verb, clause.value))) return;
@@ -46,12 +48,14 @@ const readRequests: FactRule = ({ text, match }) => {
   eachCue(match, /\b(?:i|we) (?:really |strongly |much )?prefer\s+/gi, (found, end) => {
     const clause = captureClause(text, match, end, { maxWords: 8 });
     const value = clause?.value.replace(/\s+(?:over|to|rather than)\s+.*$/i, '');
-    if (value !== undefined && value.length > 0 && !notTastes.test(value)) drafts.push({ attribute: 'prefers', value, confidence: 0.85, index: found.index });
+    if (value !== undefined && value.length > 0 && !notTastes.test(value))
+      drafts.push({ attribute: 'prefers', value, confidence: 0.85, index: found.index });
   });
   // Habits only: "I never eat meat", "I always carry a spare"; not "I always feel …" or "I never decided …".
   eachCue(match, new RegExp(`\\bi (always|never)\\s+(?=(?:${habitVerbs})\\b)`, 'gi'), (found, end) => {
     const clause = captureClause(text, match, end, { maxWords: 6 });
-    if (clause !== undefined) drafts.push({ attribute: 'prefers', value: `${found[1]!.toLowerCase()} ${clause.value}`, confidence: 0.7, index: found.index });
+    if (clause !== undefined)
+      drafts.push({ attribute: 'prefers', value: `${found[1]!.toLowerCase()} ${clause.value}`, confidence: 0.7, index: found.index });
   });
   return drafts;
 };
@@ -88,14 +92,33 @@ const readTastes: FactRule = (input) => {
       confidence: found[1]!.toLowerCase() === 'like' ? 0.8 : 0.85,
       index: found.index,
     })),
-    ...taste(input, /\b(?:i'm|i am) (?:a )?(?:big |huge |massive )?fan of\s+/gi, (found, value) => ({ attribute: 'likes', value, confidence: 0.8, index: found.index })),
-    ...taste(input, /\bi (?:really )?(?:hate|dislike|detest|loathe|can't stand|cannot stand|don't like|do not like|dont like|don't enjoy)\s+/gi, (found, value) =>
-      ended && /n't|not/i.test(found[0])
-        ? { attribute: 'likes', value, confidence: 0.8, polarity: 'negate', index: found.index }
-        : { attribute: 'dislikes', value, confidence: 0.8, index: found.index },
+    ...taste(input, /\b(?:i'm|i am) (?:a )?(?:big |huge |massive )?fan of\s+/gi, (found, value) => ({
+      attribute: 'likes',
+      value,
+      confidence: 0.8,
+      index: found.index,
+    })),
+    ...taste(
+      input,
+      /\bi (?:really )?(?:hate|dislike|detest|loathe|can't stand|cannot stand|don't like|do not like|dont like|don't enjoy)\s+/gi,
+      (found, value) =>
+        ended && /n't|not/i.test(found[0])
+          ? { attribute: 'likes', value, confidence: 0.8, polarity: 'negate', index: found.index }
+          : { attribute: 'dislikes', value, confidence: 0.8, index: found.index },
     ),
-    ...taste(input, /\bi no longer (?:like|love|enjoy)\s+/gi, (found, value) => ({ attribute: 'likes', value, confidence: 0.8, polarity: 'negate', index: found.index })),
-    ...taste(input, /\b(?:i'm|i am) allergic to\s+/gi, (found, value) => ({ attribute: 'allergic_to', value, confidence: 0.9, index: found.index })),
+    ...taste(input, /\bi no longer (?:like|love|enjoy)\s+/gi, (found, value) => ({
+      attribute: 'likes',
+      value,
+      confidence: 0.8,
+      polarity: 'negate',
+      index: found.index,
+    })),
+    ...taste(input, /\b(?:i'm|i am) allergic to\s+/gi, (found, value) => ({
+      attribute: 'allergic_to',
+      value,
+      confidence: 0.9,
+      index: found.index,
+    })),
   ];
 };
 

@@ -32,7 +32,9 @@ export interface FactCorrection {
 export async function putFact(store: Store, user: UserScope, input: FactInput, now: string, options?: CallOptions): Promise<Fact> {
   const attribute = typeof input.attribute === 'string' ? toAttributeKey(input.attribute) : '';
   if (attribute === '' || typeof input.value !== 'string' || input.value.trim() === '') {
-    throw new MemoryError('invalid_input', 'a fact needs an attribute and a non-empty value', { details: { field: attribute === '' ? 'attribute' : 'value' } });
+    throw new MemoryError('invalid_input', 'a fact needs an attribute and a non-empty value', {
+      details: { field: attribute === '' ? 'attribute' : 'value' },
+    });
   }
   const subject = input.subject ?? 'user';
   const expiresAt = input.expiresAt === undefined ? undefined : toIsoTime('expiresAt', input.expiresAt);
@@ -61,7 +63,14 @@ export async function putFact(store: Store, user: UserScope, input: FactInput, n
  * kept), whatever the attribute. The same value again returns the fact unchanged. `not_found` for a
  * fact the user does not have, `conflict` for one no longer current, `invalid_input` for an empty value.
  */
-export async function correctFact(store: Store, user: UserScope, factId: string, correction: FactCorrection, now: string, options?: CallOptions): Promise<Fact> {
+export async function correctFact(
+  store: Store,
+  user: UserScope,
+  factId: string,
+  correction: FactCorrection,
+  now: string,
+  options?: CallOptions,
+): Promise<Fact> {
   if (typeof correction.value !== 'string' || correction.value.trim() === '') {
     throw new MemoryError('invalid_input', 'a correction needs a non-empty value', { details: { field: 'value' } });
   }
@@ -88,6 +97,7 @@ export async function correctFact(store: Store, user: UserScope, factId: string,
 /** An ISO 8601 time as the stores write it; `invalid_input` naming the field for anything else. */
 export function toIsoTime(field: string, value: string): string {
   const time = typeof value === 'string' ? Date.parse(value) : Number.NaN;
-  if (!Number.isFinite(time)) throw new MemoryError('invalid_input', `${field} must be an ISO 8601 time (got ${JSON.stringify(value)})`, { details: { field } });
+  if (!Number.isFinite(time))
+    throw new MemoryError('invalid_input', `${field} must be an ISO 8601 time (got ${JSON.stringify(value)})`, { details: { field } });
   return new Date(time).toISOString();
 }

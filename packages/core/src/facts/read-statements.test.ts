@@ -14,18 +14,23 @@ describe('readStatements', () => {
   });
 
   it('drops questions when they end with a question mark, start with a question word or an inverted auxiliary', () => {
-    expect(texts("what's my relay? is my relay LARCH-RIDGE. where do I live. ¿Dónde vivo. my relay is LARCH-RIDGE.")).toEqual(['my relay is LARCH-RIDGE.']);
+    expect(texts("what's my relay? is my relay LARCH-RIDGE. where do I live. ¿Dónde vivo. my relay is LARCH-RIDGE.")).toEqual([
+      'my relay is LARCH-RIDGE.',
+    ]);
   });
 
   it('drops hypotheticals when they say if, would, maybe or thinking of', () => {
-    expect(texts('If I lived in Paris I would love it. Maybe I like jazz. thinking of a 5.8 dBi omni. I live in Bend.')).toEqual(['I live in Bend.']);
+    expect(texts('If I lived in Paris I would love it. Maybe I like jazz. thinking of a 5.8 dBi omni. I live in Bend.')).toEqual([
+      'I live in Bend.',
+    ]);
   });
 
   it('keeps the claim before a trailing condition or request clause, and still drops a sentence that is a condition', () => {
-    expect(texts('my license renewal is due 2026-03-15, remind me if it comes up. gate code is 4471, if you need it. if it rains, my plan is B.')).toEqual([
-      'my license renewal is due 2026-03-15',
-      'gate code is 4471',
-    ]);
+    expect(
+      texts(
+        'my license renewal is due 2026-03-15, remind me if it comes up. gate code is 4471, if you need it. if it rains, my plan is B.',
+      ),
+    ).toEqual(['my license renewal is due 2026-03-15', 'gate code is 4471']);
   });
 
   it('blanks quoted passages and what follows a reporting verb when matching, keeping the verbatim text', () => {

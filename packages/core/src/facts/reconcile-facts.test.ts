@@ -19,7 +19,8 @@ function extracted(attribute: string, value: string, seq: number, overrides: Par
   return { subject: 'user', attribute, value, text: `said ${value}`, confidence: 0.8, sourceSeqs: [seq], ...overrides };
 }
 
-const current = async (store: InMemoryStore, scope: UserScope = user) => (await store.listFacts(scope)).map((fact) => `${fact.subject} ${fact.attribute}=${fact.value}`);
+const current = async (store: InMemoryStore, scope: UserScope = user) =>
+  (await store.listFacts(scope)).map((fact) => `${fact.subject} ${fact.attribute}=${fact.value}`);
 
 describe('reconcileFacts', () => {
   it('stores new facts with their provenance and the source message time when nothing is known yet', async () => {
@@ -42,7 +43,12 @@ describe('reconcileFacts', () => {
   it('supersedes a value the user said changed even where the attribute may have several, and adds otherwise', async () => {
     const store = new InMemoryStore();
     await reconcileFacts(store, user, [extracted('monthly_cloud_budget', '$1,200', 3), extracted('editor', 'Emacs', 3)], context);
-    await reconcileFacts(store, user, [extracted('monthly_cloud_budget', '$2,250 a month', 35, { replaces: true }), extracted('editor', 'Helix', 35)], context);
+    await reconcileFacts(
+      store,
+      user,
+      [extracted('monthly_cloud_budget', '$2,250 a month', 35, { replaces: true }), extracted('editor', 'Helix', 35)],
+      context,
+    );
     expect(await current(store)).toEqual(['user editor=Emacs', 'user monthly_cloud_budget=$2,250 a month', 'user editor=Helix']);
     const [old] = await store.listFacts(user, { includeHistory: true, attribute: 'monthly_cloud_budget' });
     expect(old).toMatchObject({ value: '$1,200', validTo: times.get(35) });
@@ -53,7 +59,11 @@ describe('reconcileFacts', () => {
     await reconcileFacts(store, user, [extracted('trip_date', 'June 14', 7)], context);
     const result = await reconcileFacts(store, user, [extracted('trip_date', 'June 21', 35)], context);
     expect(result.superseded).toHaveLength(1);
-    expect(result.superseded[0]!.old).toMatchObject({ value: 'June 14', validTo: times.get(35), supersededBy: result.superseded[0]!.new.id });
+    expect(result.superseded[0]!.old).toMatchObject({
+      value: 'June 14',
+      validTo: times.get(35),
+      supersededBy: result.superseded[0]!.new.id,
+    });
     expect(result.added).toEqual([]);
     expect(await current(store)).toEqual(['user trip_date=June 21']);
     const history = await store.listFacts(user, { attribute: 'trip_date', includeHistory: true });
@@ -61,20 +71,36 @@ describe('reconcileFacts', () => {
       ['June 14', times.get(35)],
       ['June 21', undefined],
     ]);
-    expect((await store.listFacts(user, { attribute: 'trip_date', asOf: '2025-05-30T00:00:00.000Z' })).map((fact) => fact.value)).toEqual(['June 14']);
+    expect((await store.listFacts(user, { attribute: 'trip_date', asOf: '2025-05-30T00:00:00.000Z' })).map((fact) => fact.value)).toEqual([
+      'June 14',
+    ]);
   });
 
   it('adds a value of a multi-valued attribute beside the others', async () => {
     const store = new InMemoryStore();
-    await reconcileFacts(store, user, [extracted('likes', 'hiking', 3), extracted('likes', 'sourdough', 7), extracted('buddy', 'Tomas', 7)], context);
+    await reconcileFacts(
+      store,
+      user,
+      [extracted('likes', 'hiking', 3), extracted('likes', 'sourdough', 7), extracted('buddy', 'Tomas', 7)],
+      context,
+    );
     await reconcileFacts(store, user, [extracted('buddy', 'Ines', 35)], context);
     expect(await current(store)).toEqual(['user likes=hiking', 'user likes=sourdough', 'user buddy=Tomas', 'user buddy=Ines']);
   });
 
   it('ignores a duplicate of a current fact when only case, articles or date spelling differ', async () => {
     const store = new InMemoryStore();
-    await reconcileFacts(store, user, [extracted('home_town', 'Hood River', 3), extracted('owns', 'a power bank', 3), extracted('trip_date', 'June 21', 7)], context);
-    const again = [extracted('home_town', 'hood river', 35), extracted('owns', 'my power bank', 35), extracted('trip_date', '21st of June', 35)];
+    await reconcileFacts(
+      store,
+      user,
+      [extracted('home_town', 'Hood River', 3), extracted('owns', 'a power bank', 3), extracted('trip_date', 'June 21', 7)],
+      context,
+    );
+    const again = [
+      extracted('home_town', 'hood river', 35),
+      extracted('owns', 'my power bank', 35),
+      extracted('trip_date', '21st of June', 35),
+    ];
     const result = await reconcileFacts(store, user, again, context);
     expect(result.ignored).toEqual(again);
     expect(result.added).toEqual([]);
@@ -102,7 +128,12 @@ describe('reconcileFacts', () => {
   it('retires the matching current fact when the polarity is negate, and ignores a negation of nothing', async () => {
     const store = new InMemoryStore();
     await reconcileFacts(store, user, [extracted('likes', 'jazz', 3), extracted('likes', 'hiking', 3)], context);
-    const result = await reconcileFacts(store, user, [extracted('likes', 'Jazz', 35, { polarity: 'negate' }), extracted('likes', 'opera', 35, { polarity: 'negate' })], context);
+    const result = await reconcileFacts(
+      store,
+      user,
+      [extracted('likes', 'Jazz', 35, { polarity: 'negate' }), extracted('likes', 'opera', 35, { polarity: 'negate' })],
+      context,
+    );
     expect(result.retired.map((fact) => [fact.value, fact.validTo])).toEqual([['jazz', times.get(35)]]);
     expect(result.ignored.map((fact) => fact.value)).toEqual(['opera']);
     expect(await current(store)).toEqual(['user likes=hiking']);
@@ -115,7 +146,12 @@ describe('reconcileFacts', () => {
     const foreign = { tenantId: 't2', userId: 'maren' };
     await reconcileFacts(store, other, [extracted('lives_in', 'Bend', 3)], context);
     await reconcileFacts(store, foreign, [extracted('lives_in', 'Bend', 3)], context);
-    await reconcileFacts(store, user, [extracted('lives_in', 'Hood River', 7), extracted('lives_in', 'Bend', 35, { polarity: 'negate' })], context);
+    await reconcileFacts(
+      store,
+      user,
+      [extracted('lives_in', 'Hood River', 7), extracted('lives_in', 'Bend', 35, { polarity: 'negate' })],
+      context,
+    );
     expect(await current(store, other)).toEqual(['user lives_in=Bend']);
     expect(await current(store, foreign)).toEqual(['user lives_in=Bend']);
     expect(await current(store)).toEqual(['user lives_in=Hood River']);
@@ -123,7 +159,12 @@ describe('reconcileFacts', () => {
 
   it('keeps facts about different subjects apart', async () => {
     const store = new InMemoryStore();
-    await reconcileFacts(store, user, [extracted('node_id', '!a3f9c2d1', 3), extracted('node_id', '!7be104c2', 7, { subject: 'Tomas' })], context);
+    await reconcileFacts(
+      store,
+      user,
+      [extracted('node_id', '!a3f9c2d1', 3), extracted('node_id', '!7be104c2', 7, { subject: 'Tomas' })],
+      context,
+    );
     expect(await current(store)).toEqual(['user node_id=!a3f9c2d1', 'Tomas node_id=!7be104c2']);
   });
 
@@ -147,14 +188,29 @@ describe('reconcileFacts', () => {
     const store = new InMemoryStore();
     const malformed = [extracted('', 'x', 3), extracted('likes', '  ', 3), extracted('likes', 'tea', 3, { sourceSeqs: [] })];
     expect((await reconcileFacts(store, user, malformed, context)).ignored).toEqual(malformed);
-    await expect(reconcileFacts(store, user, [extracted('likes', 'tea', 99)], context)).rejects.toSatisfy((error) => isMemoryError(error, 'invalid_input'));
-    const byFunction = await reconcileFacts(store, user, [extracted('likes', 'tea', 99)], { ...context, now: () => '2025-07-01T00:00:00.000Z' });
+    await expect(reconcileFacts(store, user, [extracted('likes', 'tea', 99)], context)).rejects.toSatisfy((error) =>
+      isMemoryError(error, 'invalid_input'),
+    );
+    const byFunction = await reconcileFacts(store, user, [extracted('likes', 'tea', 99)], {
+      ...context,
+      now: () => '2025-07-01T00:00:00.000Z',
+    });
     expect(byFunction.added[0]!.validFrom).toBe('2025-07-01T00:00:00.000Z');
   });
 });
 
 function newFact(attribute: string, value: string, validFrom: string): NewFact {
-  return { subject: 'user', attribute, value, text: value, confidence: 1, validFrom, sourceSeqs: [], extractor: 'api', createdAt: validFrom };
+  return {
+    subject: 'user',
+    attribute,
+    value,
+    text: value,
+    confidence: 1,
+    validFrom,
+    sourceSeqs: [],
+    extractor: 'api',
+    createdAt: validFrom,
+  };
 }
 
 /** A store whose first superseding insert is preceded by `interfere` (another worker), so that insert conflicts. */
@@ -163,7 +219,8 @@ function raceOnce(store: InMemoryStore, interfere: () => Promise<void>): InMemor
   return new Proxy(store, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
-      if (property !== 'insertFact' || typeof value !== 'function') return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      if (property !== 'insertFact' || typeof value !== 'function')
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
       return async (...args: Parameters<InMemoryStore['insertFact']>): Promise<Fact> => {
         if (!raced && args[2]?.supersedes !== undefined) {
           raced = true;

@@ -111,7 +111,11 @@ async function applyFact(
     return { retired };
   }
   const replayed = facts.some(
-    (stored) => sameSlot(stored) && sameValue(stored) && stored.sourceConversationId === context.conversationId && stored.sourceSeqs.some((seq) => fact.sourceSeqs.includes(seq)),
+    (stored) =>
+      sameSlot(stored) &&
+      sameValue(stored) &&
+      stored.sourceConversationId === context.conversationId &&
+      stored.sourceSeqs.some((seq) => fact.sourceSeqs.includes(seq)),
   );
   if (replayed || current.some(sameValue)) return undefined;
   const newFact = toNewFact(fact, validFrom, context);

@@ -2,7 +2,17 @@
  * The people someone has one of at a time (a partner, a mother): single-valued as fact attributes and as
  * graph predicates, and among the people words a user names them with.
  */
-export const oneOfPersonRelations: readonly string[] = ['partner', 'spouse', 'wife', 'husband', 'girlfriend', 'boyfriend', 'fiance', 'mother', 'father'];
+export const oneOfPersonRelations: readonly string[] = [
+  'partner',
+  'spouse',
+  'wife',
+  'husband',
+  'girlfriend',
+  'boyfriend',
+  'fiance',
+  'mother',
+  'father',
+];
 
 /**
  * Attributes a subject has one current value of: a new value supersedes the old one instead of

@@ -15,6 +15,7 @@ export function createMemoryFileReader(store: Store): MemoryFileReader {
   return Object.freeze({
     list: async (user: UserScopeInput, options?: CallOptions) =>
       (await store.listMemoryFiles(resolveUserScope(user), memoryRoot, options)).filter((file) => !isHiddenMemoryPath(file.path)),
-    get: (user: UserScopeInput, path: string, options?: CallOptions) => store.getMemoryFile(resolveUserScope(user), normalizeMemoryPath(path), options),
+    get: (user: UserScopeInput, path: string, options?: CallOptions) =>
+      store.getMemoryFile(resolveUserScope(user), normalizeMemoryPath(path), options),
   });
 }

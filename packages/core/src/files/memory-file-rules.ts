@@ -5,9 +5,13 @@ import { normalizeMemoryPath } from './memory-file.js';
 export function checkStoredMemoryPath(path: string): string {
   const normalized = normalizeMemoryPath(path);
   if (normalized !== path) {
-    throw new MemoryError('invalid_input', `memory path ${JSON.stringify(path)} is not normalized (expected ${JSON.stringify(normalized)})`, {
-      details: { field: 'path' },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      `memory path ${JSON.stringify(path)} is not normalized (expected ${JSON.stringify(normalized)})`,
+      {
+        details: { field: 'path' },
+      },
+    );
   }
   return path;
 }

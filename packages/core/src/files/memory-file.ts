@@ -49,7 +49,10 @@ export const memoryDirectoryMarker = '.mnemo-directory';
 
 /** True when a segment of `path` below the root starts with `.`: listings leave it out, as the reference memory tool does. */
 export function isHiddenMemoryPath(path: string): boolean {
-  return path.split('/').slice(2).some((segment) => segment.startsWith('.'));
+  return path
+    .split('/')
+    .slice(2)
+    .some((segment) => segment.startsWith('.'));
 }
 
 /** True when `path` is `directory` itself or inside it. */

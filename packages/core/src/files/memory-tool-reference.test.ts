@@ -119,7 +119,9 @@ describe('the memory tool against the reference BetaLocalFilesystemMemoryTool', 
 
     const differing: Record<number, string> = {};
     for (const [index, command] of commands.entries()) {
-      const theirs = await outcome(() => (reference[command.command] as unknown as (input: Command) => Promise<string>).call(reference, command));
+      const theirs = await outcome(() =>
+        (reference[command.command] as unknown as (input: Command) => Promise<string>).call(reference, command),
+      );
       const ours = await outcome(() => mnemo.run(user, command));
       if (theirs !== ours) differing[index] = `${JSON.stringify(command).slice(0, 120)}: reference ${theirs}, mnemo ${ours}`;
     }
@@ -132,12 +134,17 @@ describe('the memory tool against the reference BetaLocalFilesystemMemoryTool', 
     // Both end with the same files holding the same text (hidden ones apart: the reference hides them too).
     const theirFiles = await listFiles(join(base, 'memories'), '/memories');
     const ourFiles = await Promise.all(
-      (await store.listMemoryFiles(user, '/memories')).filter((file) => !file.path.split('/').some((segment) => segment.startsWith('.'))).map(async (file) => [file.path, (await store.getMemoryFile(user, file.path))?.content]),
+      (await store.listMemoryFiles(user, '/memories'))
+        .filter((file) => !file.path.split('/').some((segment) => segment.startsWith('.')))
+        .map(async (file) => [file.path, (await store.getMemoryFile(user, file.path))?.content]),
     );
     // Apart from what the listed differences did: mnemo applied the multi-line str_replace (17) and refused the big file (61).
     const { '/memories/big.md': refusedByMnemo, ...rest } = theirFiles;
     expect(refusedByMnemo?.length).toBe(100 * 1024 + 1);
-    expect(Object.fromEntries(ourFiles)).toEqual({ ...rest, '/memories/maren.md': rest['/memories/maren.md']?.replace('Likes:', 'Prefers:') });
+    expect(Object.fromEntries(ourFiles)).toEqual({
+      ...rest,
+      '/memories/maren.md': rest['/memories/maren.md']?.replace('Likes:', 'Prefers:'),
+    });
   });
 });
 

@@ -13,7 +13,7 @@ export const memoryToolDescription = [
   'lines, last -1 for the end), create (a new file; it refuses a path that exists), str_replace (old_str',
   'must occur exactly once), insert (insert_text after line insert_line, 0 for the top), delete (a file',
   'or a directory), rename (old_path to new_path). Every path is absolute under /memories.',
-  'Where this differs from Anthropic\'s reference memory tool: str_replace matches old_str in the whole',
+  "Where this differs from Anthropic's reference memory tool: str_replace matches old_str in the whole",
   'text, across lines; a view_range outside the file is an error, not an empty answer; files have a size',
   'cap (100 KB by default) and a user a file cap (1,000); listed sizes are of file contents (a directory',
   'sums the files under it); the name .mnemo-directory is reserved.',
@@ -22,7 +22,10 @@ export const memoryToolDescription = [
 /** JSON Schema of a JSON Schema object, as tool-calling APIs take it (kept loose on purpose). */
 export type JsonSchema = Readonly<Record<string, unknown>>;
 
-const pathProperty = { type: 'string', description: 'Absolute path under /memories, e.g. /memories/preferences.md (view, create, str_replace, insert, delete).' };
+const pathProperty = {
+  type: 'string',
+  description: 'Absolute path under /memories, e.g. /memories/preferences.md (view, create, str_replace, insert, delete).',
+};
 
 /**
  * JSON Schema of the tool's input, flat (one object with a `command` enum) so every tool-calling API

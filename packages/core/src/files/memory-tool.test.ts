@@ -42,9 +42,9 @@ describe('createMemoryTool', () => {
   it('creates a file, views it with line numbers and a range, and lists the directory with sizes', async () => {
     const { run } = setup();
 
-    expect(await run({ command: 'create', path: '/memories/maren.md', file_text: 'Name: Maren\nRelay: LARCH-RIDGE\nLikes: short replies\n' })).toBe(
-      'Created /memories/maren.md (52 bytes).',
-    );
+    expect(
+      await run({ command: 'create', path: '/memories/maren.md', file_text: 'Name: Maren\nRelay: LARCH-RIDGE\nLikes: short replies\n' }),
+    ).toBe('Created /memories/maren.md (52 bytes).');
     await run({ command: 'create', path: '/memories/trips/june.md', file_text: 'Bergen 14 June' });
 
     expect(await run({ command: 'view', path: '/memories/maren.md' })).toBe(
@@ -68,7 +68,9 @@ describe('createMemoryTool', () => {
     await run({ command: 'create', path: '/memories/a/b/c/deep.md', file_text: 'x'.repeat(2048) });
 
     expect(await run({ command: 'view', path: '/memories/' })).toBe(
-      ['/memories: 1 file, 2.0K; entries up to 2 levels deep (directories end with /):', '2.0K\t/memories/a/', '2.0K\t/memories/a/b/'].join('\n'),
+      ['/memories: 1 file, 2.0K; entries up to 2 levels deep (directories end with /):', '2.0K\t/memories/a/', '2.0K\t/memories/a/b/'].join(
+        '\n',
+      ),
     );
   });
 
@@ -83,8 +85,15 @@ describe('createMemoryTool', () => {
     const { run } = setup();
     await run({ command: 'create', path: '/memories/a.md', file_text: 'one\ntwo' });
 
-    for (const view_range of [[0, 1], [2, 5], [2, 1], [3, -1]]) {
-      await expect(run({ command: 'view', path: '/memories/a.md', view_range })).rejects.toSatisfy(failsWith('invalid_input', /lines 1 to 2/));
+    for (const view_range of [
+      [0, 1],
+      [2, 5],
+      [2, 1],
+      [3, -1],
+    ]) {
+      await expect(run({ command: 'view', path: '/memories/a.md', view_range })).rejects.toSatisfy(
+        failsWith('invalid_input', /lines 1 to 2/),
+      );
     }
   });
 
@@ -108,16 +117,31 @@ describe('createMemoryTool', () => {
 
     expect(await run({ command: 'view', path: '/memories/trips' })).toBe('/memories/trips is empty.');
     expect(await run({ command: 'view', path: '/memories' })).toBe(
-      ['/memories: 1 file, 1B; entries up to 2 levels deep (directories end with /):', '1B\t/memories/a.md', '0B\t/memories/notes/', '0B\t/memories/trips/'].join('\n'),
+      [
+        '/memories: 1 file, 1B; entries up to 2 levels deep (directories end with /):',
+        '1B\t/memories/a.md',
+        '0B\t/memories/notes/',
+        '0B\t/memories/trips/',
+      ].join('\n'),
     );
     // An empty directory is still a directory; its marker is no file the model can write or count against the cap.
-    await expect(run({ command: 'create', path: '/memories/trips', file_text: 'x' })).rejects.toSatisfy(failsWith('conflict', /is a directory/));
-    await expect(run({ command: 'create', path: '/memories/trips/.mnemo-directory', file_text: 'x' })).rejects.toSatisfy(failsWith('invalid_input', /reserved|keeps an empty directory/));
-    expect(await run({ command: 'create', path: '/memories/trips/july.md', file_text: 'Oslo' })).toBe('Created /memories/trips/july.md (4 bytes).');
+    await expect(run({ command: 'create', path: '/memories/trips', file_text: 'x' })).rejects.toSatisfy(
+      failsWith('conflict', /is a directory/),
+    );
+    await expect(run({ command: 'create', path: '/memories/trips/.mnemo-directory', file_text: 'x' })).rejects.toSatisfy(
+      failsWith('invalid_input', /reserved|keeps an empty directory/),
+    );
+    expect(await run({ command: 'create', path: '/memories/trips/july.md', file_text: 'Oslo' })).toBe(
+      'Created /memories/trips/july.md (4 bytes).',
+    );
     expect(await run({ command: 'view', path: '/memories/trips' })).toContain('4B\t/memories/trips/july.md');
     expect(await run({ command: 'delete', path: '/memories/notes' })).toBe('Deleted the directory /memories/notes (0 files).');
     await expect(run({ command: 'view', path: '/memories/notes' })).rejects.toSatisfy(failsWith('not_found'));
-    expect((await store.listMemoryFiles(maren, '/memories')).map((file) => file.path)).toEqual(['/memories/a.md', '/memories/trips/.mnemo-directory', '/memories/trips/july.md']);
+    expect((await store.listMemoryFiles(maren, '/memories')).map((file) => file.path)).toEqual([
+      '/memories/a.md',
+      '/memories/trips/.mnemo-directory',
+      '/memories/trips/july.md',
+    ]);
   });
 
   it('replaces a unique string and shows the edited lines', async () => {
@@ -142,7 +166,9 @@ describe('createMemoryTool', () => {
     );
     // Overlapping occurrences count too: "aa" is in "aaa" twice.
     await run({ command: 'create', path: '/memories/b.md', file_text: 'aaa' });
-    await expect(run({ command: 'str_replace', path: '/memories/b.md', old_str: 'aa', new_str: 'b' })).rejects.toSatisfy(failsWith('invalid_input', /2 times/));
+    await expect(run({ command: 'str_replace', path: '/memories/b.md', old_str: 'aa', new_str: 'b' })).rejects.toSatisfy(
+      failsWith('invalid_input', /2 times/),
+    );
     expect((await store.getMemoryFile(maren, '/memories/a.md'))?.version).toBe(1);
   });
 
@@ -183,13 +209,17 @@ describe('createMemoryTool', () => {
     expect(await run({ command: 'rename', old_path: '/memories/notes', new_path: '/memories/archive/2030' })).toBe(
       'Renamed /memories/notes to /memories/archive/2030 (2 files).',
     );
-    expect(await run({ command: 'rename', old_path: '/memories/c.md', new_path: '/memories/d.md' })).toBe('Renamed /memories/c.md to /memories/d.md.');
+    expect(await run({ command: 'rename', old_path: '/memories/c.md', new_path: '/memories/d.md' })).toBe(
+      'Renamed /memories/c.md to /memories/d.md.',
+    );
     expect((await store.listMemoryFiles(maren, '/memories')).map((file) => file.path)).toEqual([
       '/memories/archive/2030/a.md',
       '/memories/archive/2030/b.md',
       '/memories/d.md',
     ]);
-    await expect(run({ command: 'rename', old_path: '/memories/d.md', new_path: '/memories/archive/2030/a.md' })).rejects.toSatisfy(failsWith('conflict'));
+    await expect(run({ command: 'rename', old_path: '/memories/d.md', new_path: '/memories/archive/2030/a.md' })).rejects.toSatisfy(
+      failsWith('conflict'),
+    );
     await expect(run({ command: 'rename', old_path: '/memories/d.md', new_path: '/memories/d.md/inside' })).rejects.toSatisfy(
       (error: unknown) => isMemoryError(error, 'invalid_input') || isMemoryError(error, 'conflict'),
     );
@@ -198,7 +228,15 @@ describe('createMemoryTool', () => {
 
   it('refuses path traversal and paths outside /memories in every command, writing nothing', async () => {
     const { run, store } = setup();
-    const bad = ['/memories/../etc/passwd', '/etc/passwd', 'memories/x.md', '/memories/./x', '/memories//x', '/memories\\..\\x', '../memories/x'];
+    const bad = [
+      '/memories/../etc/passwd',
+      '/etc/passwd',
+      'memories/x.md',
+      '/memories/./x',
+      '/memories//x',
+      '/memories\\..\\x',
+      '../memories/x',
+    ];
 
     for (const path of bad) {
       for (const input of [
@@ -223,7 +261,9 @@ describe('createMemoryTool', () => {
       failsWith('invalid_input', /12 bytes, over the limit of 10 bytes/),
     );
     await run({ command: 'create', path: '/memories/a.md', file_text: '0123456789' });
-    await expect(run({ command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'x' })).rejects.toSatisfy(failsWith('invalid_input', /over the limit/));
+    await expect(run({ command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'x' })).rejects.toSatisfy(
+      failsWith('invalid_input', /over the limit/),
+    );
     expect((await store.getMemoryFile(maren, '/memories/a.md'))?.content).toBe('0123456789');
   });
 
@@ -244,9 +284,15 @@ describe('createMemoryTool', () => {
     const { run } = setup();
     await run({ command: 'create', path: '/memories/dir/x.md', file_text: 'x' });
 
-    await expect(run({ command: 'create', path: '/memories/dir', file_text: 'y' })).rejects.toSatisfy(failsWith('conflict', /is a directory/));
-    await expect(run({ command: 'create', path: '/memories/dir/x.md/y.md', file_text: 'y' })).rejects.toSatisfy(failsWith('conflict', /is a file/));
-    await expect(run({ command: 'str_replace', path: '/memories/dir', old_str: 'x', new_str: 'y' })).rejects.toSatisfy(failsWith('invalid_input', /is a directory/));
+    await expect(run({ command: 'create', path: '/memories/dir', file_text: 'y' })).rejects.toSatisfy(
+      failsWith('conflict', /is a directory/),
+    );
+    await expect(run({ command: 'create', path: '/memories/dir/x.md/y.md', file_text: 'y' })).rejects.toSatisfy(
+      failsWith('conflict', /is a file/),
+    );
+    await expect(run({ command: 'str_replace', path: '/memories/dir', old_str: 'x', new_str: 'y' })).rejects.toSatisfy(
+      failsWith('invalid_input', /is a directory/),
+    );
     await expect(run({ command: 'create', path: '/memories', file_text: 'y' })).rejects.toSatisfy(failsWith('invalid_input', /itself/));
   });
 
@@ -254,7 +300,9 @@ describe('createMemoryTool', () => {
     const { run } = setup();
     await run({ command: 'create', path: '/memories/secret.md', file_text: 'mine' });
 
-    await expect(run({ command: 'view', path: '/memories/secret.md' }, { tenantId: 'tenant-b', userId: 'maren' })).rejects.toSatisfy(failsWith('not_found'));
+    await expect(run({ command: 'view', path: '/memories/secret.md' }, { tenantId: 'tenant-b', userId: 'maren' })).rejects.toSatisfy(
+      failsWith('not_found'),
+    );
     expect(await run({ command: 'view', path: '/memories' }, { tenantId: 'tenant-a', userId: 'olav' })).toBe('/memories is empty.');
   });
 
@@ -266,7 +314,12 @@ describe('createMemoryTool', () => {
       const file = await store.getMemoryFile(args[0], args[1]);
       if (interleave && file !== undefined) {
         interleave = false;
-        await store.putMemoryFile(args[0], { path: file.path, content: `${file.content}\nfrom the other writer`, now: file.updatedAt, expectedVersion: file.version });
+        await store.putMemoryFile(args[0], {
+          path: file.path,
+          content: `${file.content}\nfrom the other writer`,
+          now: file.updatedAt,
+          expectedVersion: file.version,
+        });
       }
       return file;
     });
@@ -298,8 +351,12 @@ describe('createMemoryTool', () => {
 
 describe('parseMemoryCommand', () => {
   it('names every offending field', () => {
-    expect(() => parseMemoryCommand({ command: 'str_replace', path: '/memories/a.md', old_str: 3 })).toThrow(/old_str: must be a string; new_str: must be a string/);
-    expect(() => parseMemoryCommand({ command: 'insert', path: '/memories/a.md', insert_line: -1, insert_text: '' })).toThrow(/insert_line: must be 0 or more/);
+    expect(() => parseMemoryCommand({ command: 'str_replace', path: '/memories/a.md', old_str: 3 })).toThrow(
+      /old_str: must be a string; new_str: must be a string/,
+    );
+    expect(() => parseMemoryCommand({ command: 'insert', path: '/memories/a.md', insert_line: -1, insert_text: '' })).toThrow(
+      /insert_line: must be 0 or more/,
+    );
     expect(() => parseMemoryCommand({ command: 'view', path: '/memories', view_range: [1] })).toThrow(/view_range/);
     expect(() => parseMemoryCommand({ command: 'view', path: '/memories', extra: true })).toThrow(/unknown field\(s\) extra/);
   });
@@ -308,6 +365,8 @@ describe('parseMemoryCommand', () => {
     for (const input of [{ command: 'format' }, {}, 'view /memories', null]) {
       expect(() => parseMemoryCommand(input)).toThrow(expect.objectContaining({ code: 'invalid_input' }) as Error);
     }
-    expect(() => parseMemoryCommand({ command: 'format' })).toThrow(/command: must be one of view, create, str_replace, insert, delete, rename/);
+    expect(() => parseMemoryCommand({ command: 'format' })).toThrow(
+      /command: must be one of view, create, str_replace, insert, delete, rename/,
+    );
   });
 });

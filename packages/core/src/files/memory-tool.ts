@@ -1,8 +1,23 @@
 import { isMemoryError, MemoryError } from '../errors/memory-error.js';
 import type { UserScope } from '../messages/scope.js';
 import type { CallOptions, MemoryFileWrite, Store } from '../store/store.js';
-import { isHiddenMemoryPath, isWithinMemoryPath, memoryDirectoryMarker, memoryRoot, normalizeMemoryPath, type MemoryFile, type MemoryFileInfo } from './memory-file.js';
-import { memoryToolDescription, memoryToolInputSchema, memoryToolName, parseMemoryCommand, type JsonSchema, type MemoryCommand } from './memory-tool-schema.js';
+import {
+  isHiddenMemoryPath,
+  isWithinMemoryPath,
+  memoryDirectoryMarker,
+  memoryRoot,
+  normalizeMemoryPath,
+  type MemoryFile,
+  type MemoryFileInfo,
+} from './memory-file.js';
+import {
+  memoryToolDescription,
+  memoryToolInputSchema,
+  memoryToolName,
+  parseMemoryCommand,
+  type JsonSchema,
+  type MemoryCommand,
+} from './memory-tool-schema.js';
 import { formatMemoryListing, joinMemoryLines, numberMemoryLines, splitMemoryLines } from './memory-tool-text.js';
 
 /** Caps on a user's memory directory. */
@@ -92,7 +107,10 @@ class MemoryDirectory {
   async #view(user: UserScope, path: string, range: readonly [number, number] | undefined, options: CallOptions): Promise<string> {
     const file = path === memoryRoot ? undefined : await this.#store.getMemoryFile(user, path, options);
     if (file === undefined) {
-      if (range !== undefined) throw new MemoryError('invalid_input', `view_range applies to files; ${path} is not a file`, { details: { field: 'view_range', path } });
+      if (range !== undefined)
+        throw new MemoryError('invalid_input', `view_range applies to files; ${path} is not a file`, {
+          details: { field: 'view_range', path },
+        });
       const listed = await this.#store.listMemoryFiles(user, path, options);
       if (listed.length === 0 && path !== memoryRoot) throw notFound(path);
       return formatMemoryListing(path, listed);
@@ -121,15 +139,23 @@ class MemoryDirectory {
     const written = await this.#edit(user, path, options, (content) => {
       const positions = occurrences(content, oldText);
       if (positions.length === 0) {
-        throw new MemoryError('invalid_input', `old_str does not occur in ${path}; nothing was replaced (it must match exactly, whitespace included)`, {
-          details: { field: 'old_str', path, occurrences: 0 },
-        });
+        throw new MemoryError(
+          'invalid_input',
+          `old_str does not occur in ${path}; nothing was replaced (it must match exactly, whitespace included)`,
+          {
+            details: { field: 'old_str', path, occurrences: 0 },
+          },
+        );
       }
       if (positions.length > 1) {
         const lineNumbers = positions.map((position) => lineOf(content, position));
-        throw new MemoryError('invalid_input', `old_str occurs ${positions.length} times in ${path} (lines ${lineNumbers.join(', ')}); nothing was replaced: include more surrounding text so it occurs exactly once`, {
-          details: { field: 'old_str', path, occurrences: positions.length, lines: lineNumbers },
-        });
+        throw new MemoryError(
+          'invalid_input',
+          `old_str occurs ${positions.length} times in ${path} (lines ${lineNumbers.join(', ')}); nothing was replaced: include more surrounding text so it occurs exactly once`,
+          {
+            details: { field: 'old_str', path, occurrences: positions.length, lines: lineNumbers },
+          },
+        );
       }
       editedAt = lineOf(content, positions[0]!);
       return content.slice(0, positions[0]) + newText + content.slice(positions[0]! + oldText.length);
@@ -143,9 +169,13 @@ class MemoryDirectory {
     const written = await this.#edit(user, path, options, (content) => {
       const file = splitMemoryLines(content);
       if (afterLine > file.lines.length) {
-        throw new MemoryError('invalid_input', `insert_line ${afterLine} is past the end of ${path}, which has ${file.lines.length} lines (use 0 to ${file.lines.length})`, {
-          details: { field: 'insert_line', path, lineCount: file.lines.length },
-        });
+        throw new MemoryError(
+          'invalid_input',
+          `insert_line ${afterLine} is past the end of ${path}, which has ${file.lines.length} lines (use 0 to ${file.lines.length})`,
+          {
+            details: { field: 'insert_line', path, lineCount: file.lines.length },
+          },
+        );
       }
       const lines = [...file.lines.slice(0, afterLine), ...(inserted.length === 0 ? [''] : inserted), ...file.lines.slice(afterLine)];
       return joinMemoryLines({ lines, trailingNewline: file.trailingNewline || (file.lines.length === 0 && text.endsWith('\n')) });
@@ -156,7 +186,10 @@ class MemoryDirectory {
 
   async #delete(user: UserScope, path: string, options: CallOptions): Promise<string> {
     const file = await this.#store.getMemoryFile(user, path, options);
-    const visible = file === undefined ? (await this.#store.listMemoryFiles(user, path, options)).filter((info) => !isHiddenMemoryPath(info.path)).length : 1;
+    const visible =
+      file === undefined
+        ? (await this.#store.listMemoryFiles(user, path, options)).filter((info) => !isHiddenMemoryPath(info.path)).length
+        : 1;
     const deleted = await this.#store.deleteMemoryFiles(user, path, options);
     if (deleted === 0) throw notFound(path);
     await this.#keepDirectory(user, parentOf(path), options);
@@ -164,10 +197,12 @@ class MemoryDirectory {
   }
 
   async #rename(user: UserScope, from: string, to: string, options: CallOptions): Promise<string> {
-    if (from === to) throw new MemoryError('invalid_input', `old_path and new_path are both ${from}`, { details: { field: 'new_path', path: to } });
+    if (from === to)
+      throw new MemoryError('invalid_input', `old_path and new_path are both ${from}`, { details: { field: 'new_path', path: to } });
     const all = await this.#store.listMemoryFiles(user, memoryRoot, options);
     const blocker = all.find((file) => file.path !== from && isWithinMemoryPath(to, file.path) && to !== file.path);
-    if (blocker !== undefined) throw new MemoryError('conflict', `${blocker.path} is a file, so nothing can be moved under it`, { details: { path: to } });
+    if (blocker !== undefined)
+      throw new MemoryError('conflict', `${blocker.path} is a file, so nothing can be moved under it`, { details: { path: to } });
     const moved = await this.#store.renameMemoryFiles(user, from, to, this.#timestamp(), options);
     await this.#keepDirectory(user, parentOf(from), options);
     return `Renamed ${from} to ${to}${moved === 1 ? '' : ` (${moved} files)`}.`;
@@ -196,7 +231,8 @@ class MemoryDirectory {
       const file = await this.#store.getMemoryFile(user, path, options);
       if (file === undefined) {
         const under = await this.#store.listMemoryFiles(user, path, options);
-        if (under.length > 0) throw new MemoryError('invalid_input', `${path} is a directory; only files can be edited`, { details: { path } });
+        if (under.length > 0)
+          throw new MemoryError('invalid_input', `${path} is a directory; only files can be edited`, { details: { path } });
         throw notFound(path);
       }
       const content = transform(file.content);
@@ -237,18 +273,26 @@ class MemoryDirectory {
     }
     const counted = all.filter((file) => !isHiddenMemoryPath(file.path)).length;
     if (counted >= this.#limits.maxFilesPerUser) {
-      throw new MemoryError('budget_exceeded', `the memory directory already holds ${counted} files, the limit is ${this.#limits.maxFilesPerUser}: delete or merge files before creating ${path}`, {
-        details: { path, limit: this.#limits.maxFilesPerUser },
-      });
+      throw new MemoryError(
+        'budget_exceeded',
+        `the memory directory already holds ${counted} files, the limit is ${this.#limits.maxFilesPerUser}: delete or merge files before creating ${path}`,
+        {
+          details: { path, limit: this.#limits.maxFilesPerUser },
+        },
+      );
     }
   }
 
   #checkSize(path: string, content: string): void {
     const bytes = Buffer.byteLength(content, 'utf8');
     if (bytes > this.#limits.maxFileBytes) {
-      throw new MemoryError('invalid_input', `${path} would be ${bytes} bytes, over the limit of ${this.#limits.maxFileBytes} bytes per memory file; split it or keep it shorter`, {
-        details: { path, sizeBytes: bytes, limit: this.#limits.maxFileBytes },
-      });
+      throw new MemoryError(
+        'invalid_input',
+        `${path} would be ${bytes} bytes, over the limit of ${this.#limits.maxFileBytes} bytes per memory file; split it or keep it shorter`,
+        {
+          details: { path, sizeBytes: bytes, limit: this.#limits.maxFileBytes },
+        },
+      );
     }
   }
 
@@ -261,10 +305,18 @@ class MemoryDirectory {
 function writablePath(path: string): string {
   const normalized = normalizeMemoryPath(path);
   if (normalized === memoryRoot) {
-    throw new MemoryError('invalid_input', `${memoryRoot} itself cannot be written, deleted or renamed; name a file or directory under it`, { details: { path } });
+    throw new MemoryError(
+      'invalid_input',
+      `${memoryRoot} itself cannot be written, deleted or renamed; name a file or directory under it`,
+      { details: { path } },
+    );
   }
   if (normalized.endsWith(`/${memoryDirectoryMarker}`)) {
-    throw new MemoryError('invalid_input', `${memoryDirectoryMarker} is the name mnemo keeps an empty directory with; choose another file name`, { details: { path } });
+    throw new MemoryError(
+      'invalid_input',
+      `${memoryDirectoryMarker} is the name mnemo keeps an empty directory with; choose another file name`,
+      { details: { path } },
+    );
   }
   return normalized;
 }
@@ -274,9 +326,13 @@ function parentOf(path: string): string {
 }
 
 function alreadyExists(path: string, version: number): MemoryError {
-  return new MemoryError('conflict', `${path} already exists (version ${version}); nothing was written: edit it with str_replace or insert, or delete it first`, {
-    details: { path, version },
-  });
+  return new MemoryError(
+    'conflict',
+    `${path} already exists (version ${version}); nothing was written: edit it with str_replace or insert, or delete it first`,
+    {
+      details: { path, version },
+    },
+  );
 }
 
 function notFound(path: string): MemoryError {
@@ -286,9 +342,13 @@ function notFound(path: string): MemoryError {
 function checkViewRange(path: string, [first, last]: readonly [number, number], lineCount: number): [number, number] {
   const end = last === -1 ? lineCount : last;
   if (first < 1 || first > lineCount || end < first || end > lineCount) {
-    throw new MemoryError('invalid_input', `view_range [${first}, ${last}] is outside ${path}, which has lines 1 to ${lineCount} (use [first, last] with 1 ≤ first ≤ last ≤ ${lineCount}, or last -1)`, {
-      details: { field: 'view_range', path, lineCount },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      `view_range [${first}, ${last}] is outside ${path}, which has lines 1 to ${lineCount} (use [first, last] with 1 ≤ first ≤ last ≤ ${lineCount}, or last -1)`,
+      {
+        details: { field: 'view_range', path, lineCount },
+      },
+    );
   }
   return [first, end];
 }

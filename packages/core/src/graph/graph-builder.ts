@@ -46,7 +46,11 @@ export class GraphBuilder {
       for (const alias of aliases) if (!sameName(alias, draft.name)) draft.aliases.add(alias);
       return draft.name;
     }
-    const created: Draft = { name: known?.name ?? name, type: type === 'other' && known !== undefined ? known.type : type, aliases: new Set(aliases.filter((alias) => !sameName(alias, name))) };
+    const created: Draft = {
+      name: known?.name ?? name,
+      type: type === 'other' && known !== undefined ? known.type : type,
+      aliases: new Set(aliases.filter((alias) => !sameName(alias, name))),
+    };
     this.#entities.push(created);
     return created.name;
   }
@@ -69,13 +73,19 @@ export class GraphBuilder {
     const entities: EntityInput[] = [];
     const storedUser = this.#known.find((entity) => entity.aliases.some((alias) => alias.toLowerCase() === userEntityAlias));
     const userName = this.#userName ?? storedUser?.name;
-    const mentionsUser = [...this.#relations.values()].some((relation) => relation.subject === userEntityAlias || relation.object === userEntityAlias);
+    const mentionsUser = [...this.#relations.values()].some(
+      (relation) => relation.subject === userEntityAlias || relation.object === userEntityAlias,
+    );
     const userAliases = new Set([userEntityAlias, ...this.#userAliases]);
     if (userName !== undefined || this.#userAliases.size > 0 || mentionsUser) {
       // The user's own name may also have been met as a bare capitalized word: fold that entity in.
       const twin = userName === undefined ? undefined : this.#find(userName);
       for (const alias of twin?.aliases ?? []) userAliases.add(alias);
-      entities.push({ name: userName ?? userEntityAlias, type: 'person', aliases: [...userAliases].filter((alias) => !sameName(alias, userName ?? userEntityAlias)) });
+      entities.push({
+        name: userName ?? userEntityAlias,
+        type: 'person',
+        aliases: [...userAliases].filter((alias) => !sameName(alias, userName ?? userEntityAlias)),
+      });
     }
     const userKey = userName?.toLowerCase();
     for (const draft of this.#entities) {

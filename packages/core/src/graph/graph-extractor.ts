@@ -19,5 +19,9 @@ export interface ExtractedGraph {
 /** Reads entities and relations out of messages; `knownEntities` lets it reuse names and aliases. */
 export interface GraphExtractor {
   readonly id: string;
-  extract(input: { messages: readonly SummarySourceMessage[]; knownEntities: readonly Entity[]; signal?: AbortSignal }): Promise<ExtractedGraph>;
+  extract(input: {
+    messages: readonly SummarySourceMessage[];
+    knownEntities: readonly Entity[];
+    signal?: AbortSignal;
+  }): Promise<ExtractedGraph>;
 }

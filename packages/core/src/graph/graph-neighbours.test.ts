@@ -31,7 +31,12 @@ beforeEach(async () => {
     },
     { ...context, now: '2025-05-29T00:00:00.000Z' },
   );
-  await storeGraph(store, user, { entities: [], relations: [{ subject: 'Tomas', predicate: 'lives_in', object: 'Portland', sourceSeqs: [3] }] }, context);
+  await storeGraph(
+    store,
+    user,
+    { entities: [], relations: [{ subject: 'Tomas', predicate: 'lives_in', object: 'Portland', sourceSeqs: [3] }] },
+    context,
+  );
 });
 
 const names = (result: Awaited<ReturnType<typeof graphNeighbours>>) => result.entities.map((entity) => entity.name);
@@ -46,7 +51,14 @@ describe('graphNeighbours', () => {
   it('walks breadth-first in both directions up to depth, over current relations only', async () => {
     const result = await graphNeighbours(store, user, 'Tomas', 2);
     expect(names(result)).toEqual(['Tomas', 'Maren', '!7be104c2', 'Portland', 'LARCH-RIDGE']);
-    expect(names(await graphNeighbours(store, user, 'Tomas', 3))).toEqual(['Tomas', 'Maren', '!7be104c2', 'Portland', 'LARCH-RIDGE', 'Larch Mtn']);
+    expect(names(await graphNeighbours(store, user, 'Tomas', 3))).toEqual([
+      'Tomas',
+      'Maren',
+      '!7be104c2',
+      'Portland',
+      'LARCH-RIDGE',
+      'Larch Mtn',
+    ]);
   });
 
   it('includes ended relations and what they reach when includeHistory is set', async () => {
@@ -65,7 +77,9 @@ describe('graphNeighbours', () => {
 
   it('throws not_found for an unknown entity or another user, and invalid_input for a depth outside 1–3', async () => {
     await expect(graphNeighbours(store, user, 'Ines', 1)).rejects.toSatisfy((error) => isMemoryError(error, 'not_found'));
-    await expect(graphNeighbours(store, { ...user, userId: 'tomas' }, 'Maren', 1)).rejects.toSatisfy((error) => isMemoryError(error, 'not_found'));
+    await expect(graphNeighbours(store, { ...user, userId: 'tomas' }, 'Maren', 1)).rejects.toSatisfy((error) =>
+      isMemoryError(error, 'not_found'),
+    );
     for (const depth of [0, 4, 1.5]) {
       await expect(graphNeighbours(store, user, 'Maren', depth)).rejects.toSatisfy((error) => isMemoryError(error, 'invalid_input'));
     }

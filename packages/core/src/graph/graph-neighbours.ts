@@ -35,11 +35,14 @@ export async function graphNeighbours(
   options: GraphNeighboursOptions = {},
 ): Promise<GraphNeighbourhood> {
   if (!Number.isInteger(depth) || depth < 1 || depth > maxNeighbourDepth) {
-    throw new MemoryError('invalid_input', `depth must be an integer from 1 to ${maxNeighbourDepth}`, { details: { field: 'depth', value: depth } });
+    throw new MemoryError('invalid_input', `depth must be an integer from 1 to ${maxNeighbourDepth}`, {
+      details: { field: 'depth', value: depth },
+    });
   }
   const callOptions: CallOptions = options.signal === undefined ? {} : { signal: options.signal };
   const start = await findEntity(store, user, entityNameOrId, callOptions);
-  if (start === undefined) throw new MemoryError('not_found', `no entity is called ${JSON.stringify(entityNameOrId)}`, { details: { entity: entityNameOrId } });
+  if (start === undefined)
+    throw new MemoryError('not_found', `no entity is called ${JSON.stringify(entityNameOrId)}`, { details: { entity: entityNameOrId } });
 
   const order = [start.id];
   const seen = new Set(order);

@@ -41,10 +41,18 @@ export class HeuristicGraphExtractor implements GraphExtractor {
   readonly id = 'heuristic@1';
   readonly #facts = new HeuristicFactExtractor();
 
-  async extract(input: { messages: readonly SummarySourceMessage[]; knownEntities: readonly Entity[]; signal?: AbortSignal }): Promise<ExtractedGraph> {
+  async extract(input: {
+    messages: readonly SummarySourceMessage[];
+    knownEntities: readonly Entity[];
+    signal?: AbortSignal;
+  }): Promise<ExtractedGraph> {
     input.signal?.throwIfAborted();
     const graph = new GraphBuilder(input.knownEntities);
-    const facts = await this.#facts.extract({ messages: input.messages, knownFacts: [], ...(input.signal === undefined ? {} : { signal: input.signal }) });
+    const facts = await this.#facts.extract({
+      messages: input.messages,
+      knownFacts: [],
+      ...(input.signal === undefined ? {} : { signal: input.signal }),
+    });
     for (const fact of facts) if (fact.polarity !== 'negate') addFact(graph, fact);
     for (const message of input.messages) {
       if (message.role !== 'user') continue;
@@ -58,7 +66,8 @@ function addFact(graph: GraphBuilder, fact: ExtractedFact): void {
   const seq = fact.sourceSeqs[fact.sourceSeqs.length - 1]!;
   const deviceSubject = isDeviceName(fact.subject) || graph.typeOf(fact.subject) === 'device';
   const subject = fact.subject === 'user' ? userEntityAlias : graph.addEntity(fact.subject, deviceSubject ? 'device' : 'person');
-  const link = (predicate: string, object: string, type: string): void => graph.addRelation(subject, predicate, graph.addEntity(object, type), seq);
+  const link = (predicate: string, object: string, type: string): void =>
+    graph.addRelation(subject, predicate, graph.addEntity(object, type), seq);
   const attribute = fact.attribute;
   if (attribute === 'name' && subject === userEntityAlias) graph.nameUser(fact.value);
   else if (attribute === 'callsign' || attribute === 'handle') graph.addAlias(subject, fact.value, 'person');
@@ -83,7 +92,8 @@ function addMentions(graph: GraphBuilder, statement: Statement, seq: number): vo
     if (id !== null) graph.addAlias(device, id[1]!, 'device');
     const where = /^\s+(?:on|at|in)\s+/i.exec(match.slice(found.index + found[0].length));
     const place = where === null ? undefined : captureName(text, match, found.index + found[0].length + where[0].length, 3);
-    if (place !== undefined && /\p{Ll}/u.test(place.value)) graph.addRelation(device, 'located_at', graph.addEntity(place.value, 'place'), seq);
+    if (place !== undefined && /\p{Ll}/u.test(place.value))
+      graph.addRelation(device, 'located_at', graph.addEntity(place.value, 'place'), seq);
   }
   for (const found of match.matchAll(deviceModel)) graph.addEntity(found[0], 'device');
   for (const found of match.matchAll(nodeIdPattern)) {

@@ -16,7 +16,10 @@ async function edges(store: InMemoryStore, includeHistory = false): Promise<stri
   const entities = await store.listEntities(user);
   const names = new Map(entities.map((entity) => [entity.id, entity.name]));
   const relations = await store.listRelations(user, { entityIds: entities.map((entity) => entity.id), includeHistory });
-  return relations.map((relation) => `${names.get(relation.subjectId)} —${relation.predicate}→ ${names.get(relation.objectId)}${relation.validTo === undefined ? '' : ' (ended)'}`);
+  return relations.map(
+    (relation) =>
+      `${names.get(relation.subjectId)} —${relation.predicate}→ ${names.get(relation.objectId)}${relation.validTo === undefined ? '' : ' (ended)'}`,
+  );
 }
 
 describe('storeGraph', () => {
@@ -44,7 +47,10 @@ describe('storeGraph', () => {
 
   it('does not duplicate entities or relations when the same graph is stored twice', async () => {
     const store = new InMemoryStore();
-    const graph: ExtractedGraph = { entities: [{ name: 'Tomas', type: 'person' }], relations: [{ subject: 'user', predicate: 'buddy', object: 'Tomas', sourceSeqs: [29] }] };
+    const graph: ExtractedGraph = {
+      entities: [{ name: 'Tomas', type: 'person' }],
+      relations: [{ subject: 'user', predicate: 'buddy', object: 'Tomas', sourceSeqs: [29] }],
+    };
     const first = await storeGraph(store, user, graph, context);
     const second = await storeGraph(store, user, graph, context);
     expect(second.relations[0]!.id).toBe(first.relations[0]!.id);
@@ -54,9 +60,17 @@ describe('storeGraph', () => {
 
   it('retires the current relation of a single-valued predicate when the object changes, keeping it in history', async () => {
     const store = new InMemoryStore();
-    const lives = (place: string, seq: number): ExtractedGraph => ({ entities: [{ name: place, type: 'place' }], relations: [{ subject: 'Tomas', predicate: 'lives_in', object: place, sourceSeqs: [seq] }] });
+    const lives = (place: string, seq: number): ExtractedGraph => ({
+      entities: [{ name: place, type: 'place' }],
+      relations: [{ subject: 'Tomas', predicate: 'lives_in', object: place, sourceSeqs: [seq] }],
+    });
     await storeGraph(store, user, lives('Bend', 3), { ...context, timeOf: (seq) => times.get(seq) });
-    await storeGraph(store, user, { entities: [], relations: [{ subject: 'user', predicate: 'buddy', object: 'Tomas', sourceSeqs: [3] }] }, context);
+    await storeGraph(
+      store,
+      user,
+      { entities: [], relations: [{ subject: 'user', predicate: 'buddy', object: 'Tomas', sourceSeqs: [3] }] },
+      context,
+    );
     const moved = await storeGraph(store, user, lives('Portland', 40), { ...context, timeOf: (seq) => times.get(seq) });
     expect(moved.retired.map((relation) => relation.validTo)).toEqual([times.get(40)]);
     expect(await edges(store)).toEqual(['user —buddy→ Tomas', 'Tomas —lives_in→ Portland']);
@@ -69,7 +83,12 @@ describe('storeGraph', () => {
 
   it('keeps accumulating a multi-valued predicate', async () => {
     const store = new InMemoryStore();
-    const relations = ['LARCH-RIDGE', 'BEAR-BUTTE'].map((relay, index) => ({ subject: 'user', predicate: 'uses_relay', object: relay, sourceSeqs: [index + 1] }));
+    const relations = ['LARCH-RIDGE', 'BEAR-BUTTE'].map((relay, index) => ({
+      subject: 'user',
+      predicate: 'uses_relay',
+      object: relay,
+      sourceSeqs: [index + 1],
+    }));
     const stored = await storeGraph(store, user, { entities: [], relations }, context);
     expect(stored.retired).toEqual([]);
     expect(await edges(store)).toEqual(['user —uses_relay→ LARCH-RIDGE', 'user —uses_relay→ BEAR-BUTTE']);
@@ -91,7 +110,15 @@ describe('storeGraph', () => {
 
   it('writes only into the given user and tenant', async () => {
     const store = new InMemoryStore();
-    await storeGraph(store, user, { entities: [{ name: 'Tomas', type: 'person' }], relations: [{ subject: 'user', predicate: 'buddy', object: 'Tomas', sourceSeqs: [1] }] }, context);
+    await storeGraph(
+      store,
+      user,
+      {
+        entities: [{ name: 'Tomas', type: 'person' }],
+        relations: [{ subject: 'user', predicate: 'buddy', object: 'Tomas', sourceSeqs: [1] }],
+      },
+      context,
+    );
     expect(await store.listEntities({ ...user, userId: 'tomas' })).toEqual([]);
     expect(await store.listEntities({ ...user, tenantId: 't2' })).toEqual([]);
   });

@@ -57,7 +57,12 @@ export interface StoredGraph {
  * skipped. Store errors pass through (`not_found`, `storage_failed`, …); a `conflict` while retiring
  * means another worker retired it first and is not an error.
  */
-export async function storeGraph(store: Store, user: UserScope, extracted: ExtractedGraph, context: StoreGraphContext): Promise<StoredGraph> {
+export async function storeGraph(
+  store: Store,
+  user: UserScope,
+  extracted: ExtractedGraph,
+  context: StoreGraphContext,
+): Promise<StoredGraph> {
   const callOptions: CallOptions = context.signal === undefined ? {} : { signal: context.signal };
   const entities = new Map<string, Entity>();
   const upsert = async (input: EntityInput): Promise<Entity> => {
@@ -124,7 +129,14 @@ async function storeRelation(
   if (rivals.some((current) => current.validFrom > validFrom)) return undefined;
   const stored = await store.insertRelation(
     user,
-    { subjectId: subject.id, predicate: relation.predicate, objectId: object.id, validFrom, sourceConversationId: context.conversationId, sourceSeqs: [...relation.sourceSeqs] },
+    {
+      subjectId: subject.id,
+      predicate: relation.predicate,
+      objectId: object.id,
+      validFrom,
+      sourceConversationId: context.conversationId,
+      sourceSeqs: [...relation.sourceSeqs],
+    },
     context.now,
     callOptions,
   );

@@ -15,9 +15,13 @@ describe('createJobWorker', () => {
   it('gives every attempt its own signal, so listeners a handler leaves on it do not pile up', async () => {
     const store = new InMemoryStore();
     const signals: AbortSignal[] = [];
-    for (let index = 0; index < 20; index += 1) await store.enqueueJob({ ...scope, conversationId: `c-${index}` }, { kind: 'embed', runAt, maxAttempts: 1 });
+    for (let index = 0; index < 20; index += 1)
+      await store.enqueueJob({ ...scope, conversationId: `c-${index}` }, { kind: 'embed', runAt, maxAttempts: 1 });
     // Like the openai SDK: one abort listener per call, never removed.
-    const worker = createJobWorker({ store, handlers: { embed: async (_job, _scope, signal) => void (signals.push(signal), signal.addEventListener('abort', () => undefined)) } });
+    const worker = createJobWorker({
+      store,
+      handlers: { embed: async (_job, _scope, signal) => void (signals.push(signal), signal.addEventListener('abort', () => undefined)) },
+    });
 
     expect(await worker.drain()).toBe(20);
 
@@ -30,7 +34,8 @@ describe('createJobWorker', () => {
 describe('createJobWorker between jobs', () => {
   it('turns the event loop after each job, so a backlog that settles without I/O does not hold off timers and signals', async () => {
     const store = new InMemoryStore();
-    for (let index = 0; index < 30; index += 1) await store.enqueueJob({ ...scope, conversationId: `c-${index}` }, { kind: 'embed', runAt, maxAttempts: 1 });
+    for (let index = 0; index < 30; index += 1)
+      await store.enqueueJob({ ...scope, conversationId: `c-${index}` }, { kind: 'embed', runAt, maxAttempts: 1 });
     const events: string[] = [];
     const worker = createJobWorker({ store, handlers: { embed: async () => void events.push('job') } });
     setTimeout(() => events.push('timer'), 0);
@@ -87,13 +92,19 @@ describe('createMemory worker concurrency', () => {
       extract: (input: FactExtractionInput) =>
         input.messages.some((message) => message.content.includes('node 1')) ? new Promise(() => undefined) : Promise.resolve([]),
     };
-    const memory = createMemory({ store, compaction: false, knowledge: { factExtractor: hanging, graphExtractor: false }, worker: { concurrency: 2, pollIntervalMs: 5 } });
+    const memory = createMemory({
+      store,
+      compaction: false,
+      knowledge: { factExtractor: hanging, graphExtractor: false },
+      worker: { concurrency: 2, pollIntervalMs: 5 },
+    });
     await memory.append({ userId: 'maren', conversationId: 'node-1' }, { role: 'user', content: 'status of node 1?' });
     await new Promise((resolve) => setTimeout(resolve, 20));
     await memory.append({ userId: 'maren', conversationId: 'node-2' }, { role: 'user', content: 'status of node 2?' });
 
     const other = { tenantId: 'default', userId: 'maren', conversationId: 'node-2' };
-    for (let round = 0; round < 200 && (await store.listJobs(other)).some((job) => job.status !== 'done'); round += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let round = 0; round < 200 && (await store.listJobs(other)).some((job) => job.status !== 'done'); round += 1)
+      await new Promise((resolve) => setTimeout(resolve, 10));
 
     expect((await store.listJobs(other)).map((job) => job.status)).toEqual(['done']);
     expect((await store.listJobs({ ...other, conversationId: 'node-1' })).map((job) => job.status)).toEqual(['running']);
@@ -116,7 +127,12 @@ describe('createJobWorker while the store is unavailable', () => {
     };
     const errors: unknown[] = [];
     let runs = 0;
-    const worker = createJobWorker({ store, pollIntervalMs: 1, onError: (error) => errors.push(error), handlers: { embed: async () => void (runs += 1) } });
+    const worker = createJobWorker({
+      store,
+      pollIntervalMs: 1,
+      onError: (error) => errors.push(error),
+      handlers: { embed: async () => void (runs += 1) },
+    });
 
     expect(await worker.drain()).toBe(1);
 

@@ -12,7 +12,12 @@ import { createTimeSlice, type JobTimeSlice } from './time-slice.js';
  * rounds asks `slice` before each one and stops when no round fits before the attempt's deadline; the
  * job is then done and a new one of its kind is queued for the rest (see {@link JobTimeSlice}).
  */
-export type JobHandler = (job: Job, scope: Scope, signal: AbortSignal, slice: JobTimeSlice) => Promise<void | { readonly warning?: string }>;
+export type JobHandler = (
+  job: Job,
+  scope: Scope,
+  signal: AbortSignal,
+  slice: JobTimeSlice,
+) => Promise<void | { readonly warning?: string }>;
 
 /** Options of {@link createJobWorker}. */
 export interface JobWorkerOptions {
@@ -59,7 +64,6 @@ const maxBackoffMs = 5 * 60_000;
 // The loop's own failures (the store cannot lease: disk full, database restarting) back off from the
 // poll interval, doubling up to this, so a store that stays down costs a poll every few seconds, not ten a second.
 const maxLoopBackoffMs = 5_000;
-
 
 /**
  * Creates a {@link JobWorker}. Several workers (threads of one process or many processes) may share one
@@ -124,7 +128,12 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
     const onStop = () => attempt.abort(stopping.signal.reason);
     stopping.signal.addEventListener('abort', onStop, { once: true });
     const deadline = setTimeout(
-      () => attempt.abort(new MemoryError('unavailable', `${job.kind} job attempt passed its ${attemptTimeoutMs} ms deadline`, { details: { jobId: job.id, attemptTimeoutMs } })),
+      () =>
+        attempt.abort(
+          new MemoryError('unavailable', `${job.kind} job attempt passed its ${attemptTimeoutMs} ms deadline`, {
+            details: { jobId: job.id, attemptTimeoutMs },
+          }),
+        ),
       attemptTimeoutMs,
     );
     deadline.unref?.();
@@ -135,8 +144,16 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
       const warning = (await raceAbort(handler(job, scope, attempt.signal, slice), attempt.signal))?.warning;
       if (warning !== undefined) options.onWarning?.(warning, job);
       // The rest first, then this job's end: a crash between the two leaves this job to run again, not work without a job.
-      if (slice.ranOut) await options.store.enqueueJob(scope, { kind: job.kind, runAt: new Date(now()).toISOString(), maxAttempts: job.maxAttempts });
-      if (await lostLease(() => options.store.completeJob(job, new Date(now()).toISOString(), warning === undefined ? {} : { warning }), job, leaseEndsAt)) return true;
+      if (slice.ranOut)
+        await options.store.enqueueJob(scope, { kind: job.kind, runAt: new Date(now()).toISOString(), maxAttempts: job.maxAttempts });
+      if (
+        await lostLease(
+          () => options.store.completeJob(job, new Date(now()).toISOString(), warning === undefined ? {} : { warning }),
+          job,
+          leaseEndsAt,
+        )
+      )
+        return true;
     } catch (error) {
       // A stop is not a failure, and not reported as one: the lease lapses and another worker retries the job.
       if (stopping.signal.aborted) return true;
@@ -145,7 +162,12 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
       const retry = job.attempts < job.maxAttempts && !isMemoryError(failure, 'invalid_input');
       const retryAt = retry ? new Date(now() + Math.min(maxBackoffMs, retryBaseMs * 2 ** (job.attempts - 1))).toISOString() : undefined;
       const message = failure instanceof Error ? failure.message : String(failure);
-      await lostLease(() => options.store.failJob(job, { error: message, now: new Date(now()).toISOString(), ...(retryAt === undefined ? {} : { retryAt }) }), job, leaseEndsAt);
+      await lostLease(
+        () =>
+          options.store.failJob(job, { error: message, now: new Date(now()).toISOString(), ...(retryAt === undefined ? {} : { retryAt }) }),
+        job,
+        leaseEndsAt,
+      );
     } finally {
       clearTimeout(deadline);
       stopping.signal.removeEventListener('abort', onStop);

@@ -65,8 +65,13 @@ export interface JobBacklogStatus extends JobBacklog {
 }
 
 /** Adds up a backlog from rows of (kind, status, count, oldest creation time in epoch ms) — one way for every store. */
-export function backlogFromRows(rows: Iterable<{ readonly kind: string; readonly status: string; readonly count: number; readonly oldestMs: number }>): JobBacklog {
-  const byKind = Object.fromEntries(jobKinds.map((kind) => [kind, { pending: 0, running: 0 }])) as Record<JobKind, { pending: number; running: number }>;
+export function backlogFromRows(
+  rows: Iterable<{ readonly kind: string; readonly status: string; readonly count: number; readonly oldestMs: number }>,
+): JobBacklog {
+  const byKind = Object.fromEntries(jobKinds.map((kind) => [kind, { pending: 0, running: 0 }])) as Record<
+    JobKind,
+    { pending: number; running: number }
+  >;
   const byStatus: Record<JobStatus, number> = { pending: 0, running: 0, done: 0, failed: 0 };
   let oldestMs: number | undefined;
   for (const row of rows) {

@@ -16,7 +16,17 @@ const user = { tenantId: scope.tenantId, userId: scope.userId };
 const now = () => Date.UTC(2025, 5, 10);
 
 function newMessage(role: MessageRole, content: string, createdAt: string): NewMessage {
-  return { role, content, name: undefined, toolCalls: undefined, toolCallId: undefined, createdAt, metadata: undefined, idempotencyKey: undefined, tokens: 10 };
+  return {
+    role,
+    content,
+    name: undefined,
+    toolCalls: undefined,
+    toolCallId: undefined,
+    createdAt,
+    metadata: undefined,
+    idempotencyKey: undefined,
+    tokens: 10,
+  };
 }
 
 async function append(store: InMemoryStore, contents: readonly string[], startMinute = 0): Promise<void> {
@@ -27,7 +37,10 @@ async function append(store: InMemoryStore, contents: readonly string[], startMi
 }
 
 /** A fact extractor that records what it was given and can fail or act as a racing worker on a chosen call. */
-function recording(inner: FactExtractor, onCall?: (call: number, input: FactExtractionInput) => Promise<void>): FactExtractor & { calls: FactExtractionInput[] } {
+function recording(
+  inner: FactExtractor,
+  onCall?: (call: number, input: FactExtractionInput) => Promise<void>,
+): FactExtractor & { calls: FactExtractionInput[] } {
   const calls: FactExtractionInput[] = [];
   return {
     id: inner.id,
@@ -43,11 +56,19 @@ function recording(inner: FactExtractor, onCall?: (call: number, input: FactExtr
 describe('extractKnowledge', () => {
   it('extracts the mesh-radio conversation into current facts with history and a graph', async () => {
     const store = new InMemoryStore();
-    const lines = readFileSync(new URL('../../../../examples/mesh-radio-node-7.jsonl', import.meta.url), 'utf8').trim().split('\n');
+    const lines = readFileSync(new URL('../../../../examples/mesh-radio-node-7.jsonl', import.meta.url), 'utf8')
+      .trim()
+      .split('\n');
     const records = lines.map((line) => JSON.parse(line) as { role: MessageRole; content: string; createdAt: string });
-    await store.appendMessages(scope, records.map((record) => newMessage(record.role, record.content, new Date(record.createdAt).toISOString())));
+    await store.appendMessages(
+      scope,
+      records.map((record) => newMessage(record.role, record.content, new Date(record.createdAt).toISOString())),
+    );
 
-    const result = await extractKnowledge({ store, factExtractor: new HeuristicFactExtractor(), graphExtractor: new HeuristicGraphExtractor(), now }, scope);
+    const result = await extractKnowledge(
+      { store, factExtractor: new HeuristicFactExtractor(), graphExtractor: new HeuristicGraphExtractor(), now },
+      scope,
+    );
     expect(result).toMatchObject({ rounds: 1, messagesRead: records.length, throughSeq: records.length, raced: false, factsSuperseded: 1 });
 
     const current = await store.listFacts(user, { subject: 'user' });
@@ -64,7 +85,11 @@ describe('extractKnowledge', () => {
       ['14 june', [7]],
       ['21 june', [35]],
     ]);
-    expect(trip[0]).toMatchObject({ validTo: trip[1]!.validFrom, supersededBy: trip[1]!.id, text: 'planning the Timberline Trail loop around Mt Hood, starting June 14.' });
+    expect(trip[0]).toMatchObject({
+      validTo: trip[1]!.validFrom,
+      supersededBy: trip[1]!.id,
+      text: 'planning the Timberline Trail loop around Mt Hood, starting June 14.',
+    });
     expect(trip[1]!.validFrom).toBe(new Date(records[34]!.createdAt).toISOString());
     const before = await store.listFacts(user, { attribute: 'trip_date', asOf: '2025-05-31T00:00:00.000Z' });
     expect(before.map((fact) => normalizeFactValue(fact.value))).toEqual(['14 june']);
@@ -79,13 +104,19 @@ describe('extractKnowledge', () => {
       expect.arrayContaining(['buddy Tomas', 'uses_relay LARCH-RIDGE', 'partner Ines', 'home_town Hood River']),
     );
 
-    const again = await extractKnowledge({ store, factExtractor: new HeuristicFactExtractor(), graphExtractor: new HeuristicGraphExtractor(), now }, scope);
+    const again = await extractKnowledge(
+      { store, factExtractor: new HeuristicFactExtractor(), graphExtractor: new HeuristicGraphExtractor(), now },
+      scope,
+    );
     expect(again).toMatchObject({ rounds: 0, messagesRead: 0, throughSeq: records.length });
   });
 
   it('reads in rounds of at most 200 messages and only what follows the cursor', async () => {
     const store = new InMemoryStore();
-    await append(store, Array.from({ length: 450 }, (_, index) => (index === 420 ? 'I live in Bend.' : `note ${index}`)));
+    await append(
+      store,
+      Array.from({ length: 450 }, (_, index) => (index === 420 ? 'I live in Bend.' : `note ${index}`)),
+    );
     const extractor = recording(new HeuristicFactExtractor());
     const first = await extractKnowledge({ store, factExtractor: extractor, now }, scope);
     expect(extractor.calls.map((call) => call.messages.length)).toEqual([knowledgeBatchSize, knowledgeBatchSize, 50]);
@@ -124,7 +155,9 @@ describe('extractKnowledge', () => {
       },
     };
     const factExtractor = new HeuristicFactExtractor();
-    await expect(extractKnowledge({ store, factExtractor, graphExtractor, now }, scope)).rejects.toSatisfy((error) => isMemoryError(error, 'model_failed'));
+    await expect(extractKnowledge({ store, factExtractor, graphExtractor, now }, scope)).rejects.toSatisfy((error) =>
+      isMemoryError(error, 'model_failed'),
+    );
     expect(await store.getCursor(scope, knowledgeCursorName(factExtractor.id))).toBe(0);
     expect(await store.listFacts(user)).toHaveLength(3);
 
@@ -140,7 +173,9 @@ describe('extractKnowledge', () => {
     await append(store, ['I live in Bend.']);
     const controller = new AbortController();
     controller.abort();
-    await expect(extractKnowledge({ store, factExtractor: new HeuristicFactExtractor(), now }, scope, { signal: controller.signal })).rejects.toThrow();
+    await expect(
+      extractKnowledge({ store, factExtractor: new HeuristicFactExtractor(), now }, scope, { signal: controller.signal }),
+    ).rejects.toThrow();
     expect(await store.listFacts(user)).toEqual([]);
   });
 });

@@ -114,7 +114,13 @@ export async function extractKnowledge(
 
     const knownFacts = await store.listFacts(user, {}, callOptions);
     const extracted = await factExtractor.extract({ messages, knownFacts, ...callOptions });
-    const facts = await reconcileFacts(store, user, extracted, { conversationId: scope.conversationId, extractor: factExtractor.id, now: times, recordedAt, ...callOptions });
+    const facts = await reconcileFacts(store, user, extracted, {
+      conversationId: scope.conversationId,
+      extractor: factExtractor.id,
+      now: times,
+      recordedAt,
+      ...callOptions,
+    });
     totals.factsAdded += facts.added.length;
     totals.factsSuperseded += facts.superseded.length;
     totals.factsRetired += facts.retired.length;
@@ -123,7 +129,12 @@ export async function extractKnowledge(
     if (graphExtractor !== undefined) {
       const knownEntities = await store.listEntities(user, {}, callOptions);
       const graph = await graphExtractor.extract({ messages, knownEntities, ...callOptions });
-      const stored = await storeGraph(store, user, graph, { conversationId: scope.conversationId, now: recordedAt, timeOf: (seq) => times.get(seq), ...callOptions });
+      const stored = await storeGraph(store, user, graph, {
+        conversationId: scope.conversationId,
+        now: recordedAt,
+        timeOf: (seq) => times.get(seq),
+        ...callOptions,
+      });
       totals.entitiesStored += stored.entities.length;
       totals.relationsStored += stored.relations.length;
       totals.relationsRetired += stored.retired.length;

@@ -24,13 +24,21 @@ export interface KnowledgePort {
   /** Inserts an entity, or merges it (type, new aliases, description) into the one with the same name or alias, case-insensitively. */
   upsertEntity(user: UserScope, input: EntityInput, now: string, options?: CallOptions): Promise<Entity>;
   /** A user's entities, by name; `query` matches a name or alias prefix, case-insensitively. */
-  listEntities(user: UserScope, query?: { query?: string; ids?: readonly string[]; limit?: number }, options?: CallOptions): Promise<Entity[]>;
+  listEntities(
+    user: UserScope,
+    query?: { query?: string; ids?: readonly string[]; limit?: number },
+    options?: CallOptions,
+  ): Promise<Entity[]>;
   /** Stores a relation; an identical current relation (subject, predicate, object) is returned instead of duplicated. */
   insertRelation(user: UserScope, input: RelationInput, now: string, options?: CallOptions): Promise<Relation>;
   /** Ends a current relation at `at`; `not_found` / `conflict`. */
   retireRelation(user: UserScope, relationId: string, at: string, options?: CallOptions): Promise<Relation>;
   /** Relations whose subject or object is one of `entityIds`: current ones, or all with `includeHistory`. */
-  listRelations(user: UserScope, query: { entityIds: readonly string[]; includeHistory?: boolean }, options?: CallOptions): Promise<Relation[]>;
+  listRelations(
+    user: UserScope,
+    query: { entityIds: readonly string[]; includeHistory?: boolean },
+    options?: CallOptions,
+  ): Promise<Relation[]>;
   /** A named progress mark of a conversation's background work (e.g. facts extracted through seq N); 0 when unset. */
   getCursor(scope: Scope, name: string, options?: CallOptions): Promise<number>;
   /** Moves a progress mark from `expected` to `next`; `conflict` when it is no longer `expected` (another worker moved it). */

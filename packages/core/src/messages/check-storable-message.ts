@@ -10,12 +10,18 @@ import { messageRoles, type NewMessage } from './message.js';
  */
 export function checkStorableMessage(message: NewMessage, index: number): void {
   if (!(messageRoles as readonly string[]).includes(message.role)) {
-    throw new MemoryError('invalid_input', `message ${index}: role must be one of ${messageRoles.join(', ')}`, { details: { field: 'role', index } });
+    throw new MemoryError('invalid_input', `message ${index}: role must be one of ${messageRoles.join(', ')}`, {
+      details: { field: 'role', index },
+    });
   }
   if (new Date(parseStoredTime('createdAt', message.createdAt, index)).toISOString() !== message.createdAt) {
-    throw new MemoryError('invalid_input', `message ${index}: createdAt must be ISO 8601 UTC with milliseconds, as toISOString() prints it`, {
-      details: { field: 'createdAt', index },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      `message ${index}: createdAt must be ISO 8601 UTC with milliseconds, as toISOString() prints it`,
+      {
+        details: { field: 'createdAt', index },
+      },
+    );
   }
   checkCount('tokens', message.tokens, index);
 }

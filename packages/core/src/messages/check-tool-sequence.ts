@@ -56,7 +56,13 @@ const toolLookbackMessages = 64;
  */
 export async function checkToolAppend(
   // The one store read it needs, typed here so that messages/ does not depend on store/.
-  store: { listMessages(scope: Scope, range: { order: 'desc'; limit: number }, options?: { signal?: AbortSignal }): Promise<readonly ToolSequenceItem[]> },
+  store: {
+    listMessages(
+      scope: Scope,
+      range: { order: 'desc'; limit: number },
+      options?: { signal?: AbortSignal },
+    ): Promise<readonly ToolSequenceItem[]>;
+  },
   scope: Scope,
   batch: readonly ToolSequenceItem[],
   options?: { signal?: AbortSignal },

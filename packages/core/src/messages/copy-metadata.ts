@@ -9,7 +9,11 @@ export const maxMetadataDepth = 32;
  * later reaches the store). Calls `fail` with the problem for anything else: a non-object or array, a
  * value JSON cannot serialize, or one over a limit.
  */
-export function copyMetadata(value: unknown, maxChars: number, fail: (problem: string, details?: Record<string, unknown>) => never): Metadata {
+export function copyMetadata(
+  value: unknown,
+  maxChars: number,
+  fail: (problem: string, details?: Record<string, unknown>) => never,
+): Metadata {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('must be a JSON object');
   let json: string;
   try {

@@ -14,8 +14,14 @@ export interface EraseTarget {
  * usage, vectors and jobs); otherwise everything of the `userId` (facts, entities and memory files too).
  * `invalid_input` when the target names neither.
  */
-export async function eraseTarget(store: Pick<Store, 'deleteConversation' | 'deleteUser'>, target: EraseTarget, options?: CallOptions): Promise<EraseResult> {
-  if (target.conversationId !== undefined) return store.deleteConversation(resolveScope({ ...target, conversationId: target.conversationId }), options);
-  if (target.userId === undefined) throw new MemoryError('invalid_input', 'erase needs a conversationId or a userId', { details: { field: 'userId' } });
+export async function eraseTarget(
+  store: Pick<Store, 'deleteConversation' | 'deleteUser'>,
+  target: EraseTarget,
+  options?: CallOptions,
+): Promise<EraseResult> {
+  if (target.conversationId !== undefined)
+    return store.deleteConversation(resolveScope({ ...target, conversationId: target.conversationId }), options);
+  if (target.userId === undefined)
+    throw new MemoryError('invalid_input', 'erase needs a conversationId or a userId', { details: { field: 'userId' } });
   return store.deleteUser(resolveUserScope(target), options);
 }

@@ -6,7 +6,6 @@ import type { Scope } from './scope.js';
 
 /** Conversations and their messages. Part of the `Store` port; an adapter implements it as a `StorePart<MessagePort>`. */
 export interface MessagePort {
-
   /**
    * Appends messages to a conversation, creating it on first use, in one transaction: each gets the
    * next gapless `seq`. A message whose `idempotencyKey` is already stored in the conversation is not

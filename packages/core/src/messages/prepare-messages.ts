@@ -7,7 +7,10 @@ import { validateMessageInput, type MessageLimits } from './validate-message.js'
  * Validates what a caller appends (one message or an array, possibly parsed JSON) and prepares it for
  * the store: times stamped, tokens counted once. Throws `invalid_input` before anything is stored.
  */
-export function prepareMessages(input: unknown, options: { limits: MessageLimits; counter: TokenCounter; now: () => number }): NewMessage[] {
+export function prepareMessages(
+  input: unknown,
+  options: { limits: MessageLimits; counter: TokenCounter; now: () => number },
+): NewMessage[] {
   const list: unknown[] = Array.isArray(input) ? input : [input];
   if (list.length === 0) throw new MemoryError('invalid_input', 'append needs at least one message');
   const createdAt = new Date(options.now()).toISOString();

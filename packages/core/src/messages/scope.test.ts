@@ -4,15 +4,33 @@ import { namedUserOf, ownerOf } from './scope.js';
 
 describe('namedUserOf and ownerOf: the one rule of who the user is', () => {
   it('takes the one user named, wherever it is named, and ignores places that name none', () => {
-    expect(namedUserOf([{ where: 'the header', userId: undefined }, { where: 'the body', userId: 'alice' }])).toBe('alice');
-    expect(namedUserOf([{ where: 'the header', userId: 'alice' }, { where: 'the body', userId: 'alice' }])).toBe('alice');
-    expect(namedUserOf([{ where: 'the header', userId: '' }, { where: 'the body', userId: undefined }])).toBeUndefined();
+    expect(
+      namedUserOf([
+        { where: 'the header', userId: undefined },
+        { where: 'the body', userId: 'alice' },
+      ]),
+    ).toBe('alice');
+    expect(
+      namedUserOf([
+        { where: 'the header', userId: 'alice' },
+        { where: 'the body', userId: 'alice' },
+      ]),
+    ).toBe('alice');
+    expect(
+      namedUserOf([
+        { where: 'the header', userId: '' },
+        { where: 'the body', userId: undefined },
+      ]),
+    ).toBeUndefined();
   });
 
   it('refuses two different users with invalid_input naming both ids and both places', () => {
     let thrown: unknown;
     try {
-      namedUserOf([{ where: 'the X-Mnemo-User header', userId: 'alice' }, { where: "the body's user", userId: 'bob' }]);
+      namedUserOf([
+        { where: 'the X-Mnemo-User header', userId: 'alice' },
+        { where: "the body's user", userId: 'bob' },
+      ]);
     } catch (error) {
       thrown = error;
     }

@@ -81,7 +81,10 @@ export function namedUserOf(namings: readonly UserNaming[]): string | undefined 
  * under one user on purpose; else `default`.
  */
 export function ownerOf(tenantId: string | undefined, namings: readonly UserNaming[], conversationId?: string): UserScope {
-  return resolveUserScope({ ...(tenantId === undefined ? {} : { tenantId }), userId: namedUserOf(namings) ?? conversationId ?? defaultUserId });
+  return resolveUserScope({
+    ...(tenantId === undefined ? {} : { tenantId }),
+    userId: namedUserOf(namings) ?? conversationId ?? defaultUserId,
+  });
 }
 
 // Control characters (C0, DEL, C1) in ids break logs, headers and file names downstream; reject them at the door.
@@ -104,7 +107,9 @@ function checkId(field: string, value: unknown): string {
     throw new MemoryError('invalid_input', `${field} must not contain control characters`, { details: { field } });
   }
   if (notText.test(value)) {
-    throw new MemoryError('invalid_input', `${field} must be text: it holds U+FFFD (bytes that were not UTF-8) or an unpaired surrogate`, { details: { field } });
+    throw new MemoryError('invalid_input', `${field} must be text: it holds U+FFFD (bytes that were not UTF-8) or an unpaired surrogate`, {
+      details: { field },
+    });
   }
   return value;
 }

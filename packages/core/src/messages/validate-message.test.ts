@@ -68,7 +68,9 @@ describe('validateMessageInput', () => {
   });
 
   it('normalizes createdAt to ISO 8601 UTC', () => {
-    expect(validateMessageInput({ role: 'user', content: 'x', createdAt: '2024-05-08T13:56:00+02:00' }).createdAt).toBe('2024-05-08T11:56:00.000Z');
+    expect(validateMessageInput({ role: 'user', content: 'x', createdAt: '2024-05-08T13:56:00+02:00' }).createdAt).toBe(
+      '2024-05-08T11:56:00.000Z',
+    );
   });
 });
 
@@ -76,7 +78,15 @@ describe('checkToolSequence', () => {
   const assistant = { role: 'assistant' as const, toolCalls: [call, { ...call, id: 'call_2' }] };
 
   it('accepts results that answer the open calls of the message before, in any order', () => {
-    expect(() => checkToolSequence([assistant], [{ role: 'tool', toolCallId: 'call_2' }, { role: 'tool', toolCallId: 'call_1' }])).not.toThrow();
+    expect(() =>
+      checkToolSequence(
+        [assistant],
+        [
+          { role: 'tool', toolCallId: 'call_2' },
+          { role: 'tool', toolCallId: 'call_1' },
+        ],
+      ),
+    ).not.toThrow();
     expect(() => checkToolSequence([], [assistant, { role: 'tool', toolCallId: 'call_1' }])).not.toThrow();
   });
 
@@ -120,7 +130,9 @@ describe('validateMessageInput: metadata depth', () => {
   };
 
   it('accepts metadata nested up to the limit and refuses deeper nesting with invalid_input', () => {
-    expect(validateMessageInput({ role: 'user', content: 'x', metadata: nested(maxMetadataDepth) }).metadata).toEqual(nested(maxMetadataDepth));
+    expect(validateMessageInput({ role: 'user', content: 'x', metadata: nested(maxMetadataDepth) }).metadata).toEqual(
+      nested(maxMetadataDepth),
+    );
     const error = rejection(() => validateMessageInput({ role: 'user', content: 'x', metadata: nested(maxMetadataDepth + 1) }));
     expect(error.code).toBe('invalid_input');
     expect(error.message).toContain(`nested deeper than ${maxMetadataDepth} levels`);

@@ -94,7 +94,8 @@ function checkToolCalls(value: unknown, limits: MessageLimits, fail: Fail): Tool
     const field = `toolCalls[${position}]`;
     if (typeof call !== 'object' || call === null) return fail(field, 'must be an object');
     const { id, type, function: fn } = call as Record<string, unknown>;
-    if (typeof id !== 'string' || id.length === 0 || id.length > maxShortFieldChars) return fail(`${field}.id`, 'must be a non-empty string');
+    if (typeof id !== 'string' || id.length === 0 || id.length > maxShortFieldChars)
+      return fail(`${field}.id`, 'must be a non-empty string');
     if (ids.has(id)) return fail(`${field}.id`, `repeats the id ${JSON.stringify(id)}`);
     ids.add(id);
     if (type !== undefined && type !== 'function') return fail(`${field}.type`, 'must be "function"');

@@ -8,12 +8,19 @@ describe('embedConversation', () => {
   it('embeds every message in batches and lets the event loop turn between them, so a timer fires during a long backlog', async () => {
     const store = new InMemoryStore();
     const count = 3 * embedBatchSize + 5;
-    await store.appendMessages(scopeA, Array.from({ length: count }, (_, index) => makeNewMessage(`relay ${index} reports battery ${index % 90} percent`)));
+    await store.appendMessages(
+      scopeA,
+      Array.from({ length: count }, (_, index) => makeNewMessage(`relay ${index} reports battery ${index % 90} percent`)),
+    );
     // The in-memory store and the hashed embedder settle in microtasks only, as better-sqlite3 and an in-process model do.
     const embedder = new HashedEmbedder();
     const batchesBeforeTimer: number[] = [];
     let batches = 0;
-    const counting = { model: embedder.model, dimensions: embedder.dimensions, embed: (texts: readonly string[]) => ((batches += 1), embedder.embed(texts)) };
+    const counting = {
+      model: embedder.model,
+      dimensions: embedder.dimensions,
+      embed: (texts: readonly string[]) => ((batches += 1), embedder.embed(texts)),
+    };
     setTimeout(() => batchesBeforeTimer.push(batches), 0);
 
     expect(await embedConversation({ store, embedder: counting }, scopeA)).toBe(count);

@@ -33,7 +33,12 @@ export function embeddingText(message: Message, previous?: Message): string {
  * `slice`, a batch that would not end before the attempt's deadline is not started (the job queues the
  * rest). Returns how many messages it embedded.
  */
-export async function embedConversation(dependencies: { store: Store; embedder: Embedder }, scope: Scope, signal?: AbortSignal, slice?: JobTimeSlice): Promise<number> {
+export async function embedConversation(
+  dependencies: { store: Store; embedder: Embedder },
+  scope: Scope,
+  signal?: AbortSignal,
+  slice?: JobTimeSlice,
+): Promise<number> {
   const { store, embedder } = dependencies;
   const callOptions = signal === undefined ? {} : { signal };
   let embedded = 0;
@@ -47,7 +52,12 @@ export async function embedConversation(dependencies: { store: Store; embedder: 
       pending.map((message, index) => embeddingText(message, previous[index])),
       callOptions,
     );
-    await store.upsertEmbeddings(scope, embedder.model, pending.map((message, index) => ({ seq: message.seq, vector: vectors[index]! })), callOptions);
+    await store.upsertEmbeddings(
+      scope,
+      embedder.model,
+      pending.map((message, index) => ({ seq: message.seq, vector: vectors[index]! })),
+      callOptions,
+    );
     embedded += pending.length;
     // An in-process model and a synchronous store settle in microtasks: a turn of the event loop per batch
     // lets timers, signals and sockets in (a server's requests, the attempt deadline) during a long backlog.
@@ -56,7 +66,12 @@ export async function embedConversation(dependencies: { store: Store; embedder: 
 }
 
 /** The message before each of `messages` (ascending seqs): from the batch itself, or read from the store. */
-async function previousMessages(store: Store, scope: Scope, messages: readonly Message[], callOptions: { signal?: AbortSignal }): Promise<(Message | undefined)[]> {
+async function previousMessages(
+  store: Store,
+  scope: Scope,
+  messages: readonly Message[],
+  callOptions: { signal?: AbortSignal },
+): Promise<(Message | undefined)[]> {
   const bySeq = new Map(messages.map((message) => [message.seq, message]));
   return Promise.all(
     messages.map(async (message) => {
@@ -75,13 +90,23 @@ async function previousMessages(store: Store, scope: Scope, messages: readonly M
  * nothing, when the embedder has no `embedSync` or the embedding or the write fails: the caller then
  * queues the `embed` job, which catches up (a failure here never fails the append, whose messages are stored).
  */
-export async function embedAppended(dependencies: { store: Store; embedder: Embedder }, scope: Scope, appended: readonly Message[], callOptions?: CallOptions): Promise<boolean> {
+export async function embedAppended(
+  dependencies: { store: Store; embedder: Embedder },
+  scope: Scope,
+  appended: readonly Message[],
+  callOptions?: CallOptions,
+): Promise<boolean> {
   const { store, embedder } = dependencies;
   if (embedder.embedSync === undefined || appended.length === 0) return embedder.embedSync !== undefined;
   try {
     const previous = await previousMessages(store, scope, appended, callOptions ?? {});
     const vectors = embedder.embedSync(appended.map((message, index) => embeddingText(message, previous[index])));
-    await store.upsertEmbeddings(scope, embedder.model, appended.map((message, index) => ({ seq: message.seq, vector: vectors[index]! })), callOptions);
+    await store.upsertEmbeddings(
+      scope,
+      embedder.model,
+      appended.map((message, index) => ({ seq: message.seq, vector: vectors[index]! })),
+      callOptions,
+    );
     return true;
   } catch {
     // The embed job retries with backoff and reports its failures; the append itself has succeeded.

@@ -6,14 +6,30 @@ import { recallTuning } from './recall.js';
 import type { SearchHit } from './search.js';
 
 function said(seq: number, role: 'user' | 'assistant', content: string): SearchHit {
-  const message: Message = { id: `m${seq}`, seq, role, content, name: undefined, toolCalls: undefined, toolCallId: undefined, createdAt: `2024-05-01T10:00:${String(seq).padStart(2, '0')}.000Z`, metadata: undefined, idempotencyKey: undefined, tokens: 3 };
+  const message: Message = {
+    id: `m${seq}`,
+    seq,
+    role,
+    content,
+    name: undefined,
+    toolCalls: undefined,
+    toolCallId: undefined,
+    createdAt: `2024-05-01T10:00:${String(seq).padStart(2, '0')}.000Z`,
+    metadata: undefined,
+    idempotencyKey: undefined,
+    tokens: 3,
+  };
   return { conversationId: 'c', message, score: 1 };
 }
 
 // The user states a fact (seq 1); the assistant's long reply (seq 2) repeats its words and ranks first in
 // both lists; an unrelated reply (seq 4) follows a chatter line that is not a candidate.
 const statement = said(1, 'user', 'For the billing service we settled on PostgreSQL as the database.');
-const echo = said(2, 'assistant', 'So the billing service database is PostgreSQL. Billing database migrations, billing service schema, database tables and queries: here is a long plan.');
+const echo = said(
+  2,
+  'assistant',
+  'So the billing service database is PostgreSQL. Billing database migrations, billing service schema, database tables and queries: here is a long plan.',
+);
 const other = said(4, 'assistant', 'The billing queries can use an index on the invoice tables.');
 const candidates: RecallCandidates = {
   keyword: [echo, other, statement],
@@ -21,10 +37,11 @@ const candidates: RecallCandidates = {
   speakers: new Set(),
   terms: ['database', 'billing', 'service'],
 };
-const order = (tuning: Partial<typeof recallTuning>) => rankRecallCandidates(candidates, { ...recallTuning, ...tuning }, 3).map((hit) => hit.message.seq);
+const order = (tuning: Partial<typeof recallTuning>) =>
+  rankRecallCandidates(candidates, { ...recallTuning, ...tuning }, 3).map((hit) => hit.message.seq);
 
 describe('echoShares', () => {
-  it('measures the share of a reply\'s query terms its user turn holds, and only for a reply after a user turn', () => {
+  it("measures the share of a reply's query terms its user turn holds, and only for a reply after a user turn", () => {
     const masks = Uint32Array.from([0b111, 0b011, 0b111, 0b100]);
     const assistant = Uint8Array.from([0, 1, 1, 1]);
     const previous = Int32Array.from([-1, 0, 1, -1]);
@@ -34,23 +51,23 @@ describe('echoShares', () => {
 });
 
 describe('rankRecallCandidates with roles', () => {
-  it('ranks the echoing reply above the user turn it repeats without the exchange share (decision 0026\'s ranking)', () => {
+  it("ranks the echoing reply above the user turn it repeats without the exchange share (decision 0026's ranking)", () => {
     expect(order({ exchangeShare: 0 })[0]).toBe(2);
   });
 
-  it('puts the user turn first with the defaults: the reply\'s echo counts for the turn it repeats', () => {
+  it("puts the user turn first with the defaults: the reply's echo counts for the turn it repeats", () => {
     const hits = rankRecallCandidates(candidates, recallTuning, 3);
     expect(hits[0]!.message.seq).toBe(1);
     expect(hits[0]!.explain.neighbour).toBeGreaterThan(0);
   });
 
-  it('puts the user turn first when the reply\'s echo is discounted', () => {
+  it("puts the user turn first when the reply's echo is discounted", () => {
     expect(order({ echoDiscount: 1, lengthPrior: 0 })[0]).toBe(1);
     const hits = rankRecallCandidates(candidates, { ...recallTuning, echoDiscount: 1 }, 3);
     expect(hits.find((hit) => hit.message.seq === 2)!.explain.own).toBeLessThan(1);
   });
 
-  it('credits the user turn with its reply\'s score through the exchange share', () => {
+  it("credits the user turn with its reply's score through the exchange share", () => {
     const [first] = rankRecallCandidates(candidates, { ...recallTuning, exchangeShare: 1, assistantPrior: 0.5 }, 3);
     expect(first!.message.seq).toBe(1);
     expect(first!.explain.neighbour).toBeGreaterThan(0);
@@ -67,8 +84,14 @@ describe('rankRecallCandidates with roles', () => {
   });
 
   it('leaves chats without assistant replies (both people as users) unchanged', () => {
-    const people: RecallCandidates = { ...candidates, keyword: candidates.keyword.map((hit) => ({ ...hit, message: { ...hit.message, role: 'user' as const } })), vector: [] };
-    const tuned = rankRecallCandidates(people, { ...recallTuning, echoDiscount: 1, assistantPrior: 0.6, exchangeShare: 0.9 }, 3).map((hit) => hit.message.seq);
+    const people: RecallCandidates = {
+      ...candidates,
+      keyword: candidates.keyword.map((hit) => ({ ...hit, message: { ...hit.message, role: 'user' as const } })),
+      vector: [],
+    };
+    const tuned = rankRecallCandidates(people, { ...recallTuning, echoDiscount: 1, assistantPrior: 0.6, exchangeShare: 0.9 }, 3).map(
+      (hit) => hit.message.seq,
+    );
     expect(tuned).toEqual(rankRecallCandidates(people, recallTuning, 3).map((hit) => hit.message.seq));
   });
 });

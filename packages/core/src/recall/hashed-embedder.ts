@@ -25,7 +25,7 @@ export class HashedEmbedder implements Embedder {
     const features = [...words, ...words.slice(1).map((word, index) => `${words[index]} ${word}`)];
     for (const feature of features) {
       const hash = fnv1a(feature);
-      vector[hash % this.dimensions] = vector[hash % this.dimensions]! + ((hash >>> 31) === 0 ? 1 : -1);
+      vector[hash % this.dimensions] = vector[hash % this.dimensions]! + (hash >>> 31 === 0 ? 1 : -1);
     }
     return normalizeVector(vector);
   }

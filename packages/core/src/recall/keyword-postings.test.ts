@@ -26,7 +26,7 @@ describe('keyword postings and their BM25 ranking', () => {
     expect(ranker.rank(postings, [['relay']], 10, { since: 150, until: 300 }).map((hit) => hit.key)).toEqual([4]);
   });
 
-  it('scores by Okapi BM25 over the user\'s messages, rounded to ten decimals, and reuses its buffers between searches', () => {
+  it("scores by Okapi BM25 over the user's messages, rounded to ten decimals, and reuses its buffers between searches", () => {
     const postings = postingsOf([
       { key: 1, conversation: 'a', at: 1, words: 'relay ridge ridge' },
       { key: 2, conversation: 'a', at: 2, words: 'battery' },
@@ -35,7 +35,8 @@ describe('keyword postings and their BM25 ranking', () => {
     const ranker = new KeywordRanker();
     const average = 9 / 3;
     const bm25 = (frequency: number, documents: number, length: number) =>
-      Math.log(1 + (3 - documents + 0.5) / (documents + 0.5)) * ((frequency * 2.2) / (frequency + 1.2 * (0.25 + (0.75 * length) / average)));
+      Math.log(1 + (3 - documents + 0.5) / (documents + 0.5)) *
+      ((frequency * 2.2) / (frequency + 1.2 * (0.25 + (0.75 * length) / average)));
     const hits = ranker.rank(postings, [['ridge'], ['relay']], 10, {});
     expect(hits.map((hit) => hit.key)).toEqual([1, 3]);
     expect(hits[0]!.score).toBe(Math.round((bm25(2, 1, 3) + bm25(1, 2, 3)) * 1e10) / 1e10);

@@ -59,7 +59,12 @@ export class ConversationNames {
 }
 
 /** A predicate over slots for a filter (conversation numbers and times by slot), or undefined for none. */
-export function slotFilter(filter: ScanFilter, names: ConversationNames, conversations: Int32Array, createdAt: Float64Array): ((slot: number) => boolean) | undefined {
+export function slotFilter(
+  filter: ScanFilter,
+  names: ConversationNames,
+  conversations: Int32Array,
+  createdAt: Float64Array,
+): ((slot: number) => boolean) | undefined {
   if (filter.conversationIds === undefined && filter.since === undefined && filter.until === undefined) return undefined;
   const allowed = filter.conversationIds === undefined ? undefined : names.allowed(filter.conversationIds);
   const since = filter.since ?? -Infinity;
@@ -249,8 +254,14 @@ class TopK {
   }
 
   sorted(): KeywordHit[] {
-    const order = this.#scores.map((_, index) => index).sort((x, y) => (this.#worse(x, this.#scores[y]!, this.#slots[y]!) ? 1 : this.#worse(y, this.#scores[x]!, this.#slots[x]!) ? -1 : 0));
-    return order.map((index) => ({ key: this.#postings.keys[this.#slots[index]!]!, slot: this.#slots[index]!, score: this.#scores[index]! }));
+    const order = this.#scores
+      .map((_, index) => index)
+      .sort((x, y) => (this.#worse(x, this.#scores[y]!, this.#slots[y]!) ? 1 : this.#worse(y, this.#scores[x]!, this.#slots[x]!) ? -1 : 0));
+    return order.map((index) => ({
+      key: this.#postings.keys[this.#slots[index]!]!,
+      slot: this.#slots[index]!,
+      score: this.#scores[index]!,
+    }));
   }
 
   // Whether the kept entry at `index` ranks below (score, slot).

@@ -17,7 +17,11 @@ export const maxKeywordTerms = 32;
  * duplicates, at most {@link maxKeywordTerms}. Stores OR them together and rank by BM25.
  */
 export function keywordTerms(query: string): string[] {
-  const words = query.toLowerCase().normalize('NFKC').match(/[\p{L}\p{N}]+(?:'[\p{L}]+)?/gu) ?? [];
+  const words =
+    query
+      .toLowerCase()
+      .normalize('NFKC')
+      .match(/[\p{L}\p{N}]+(?:'[\p{L}]+)?/gu) ?? [];
   const terms = [...new Set(words.map((word) => word.replace(/'s$/, '')).filter((word) => word.length > 1 && !stopwords.has(word)))];
   return terms.length <= maxKeywordTerms ? terms : [...terms].sort((a, b) => b.length - a.length).slice(0, maxKeywordTerms);
 }

@@ -12,7 +12,7 @@ describe('asksForList', () => {
 
   it('is false when the question asks for one thing', () => {
     expect(asksForList('What did Caroline research?')).toBe(false);
-    expect(asksForList('What is Caroline\'s relationship status?')).toBe(false);
+    expect(asksForList("What is Caroline's relationship status?")).toBe(false);
     expect(asksForList('When did Melanie paint a sunrise?')).toBe(false);
     expect(asksForList('What does Melanie do to destress?')).toBe(false);
   });

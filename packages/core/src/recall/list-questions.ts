@@ -2,7 +2,8 @@
 // partake in?", "What books has she read?"), when it asks where or what someone has done over time
 // ("Where has Melanie camped?"), or when it counts ("How many times …"). Its answer is spread over
 // several sessions, so recall spreads its hits (`listDiversity`).
-const pluralAsked = /^\W*(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?(?:[\p{L}\p{N}+'-]+\s+){0,2}?[\p{L}]{3,}s\s+(?:do|does|did|has|have|had|is|are|was|were)\b/iu;
+const pluralAsked =
+  /^\W*(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?(?:[\p{L}\p{N}+'-]+\s+){0,2}?[\p{L}]{3,}s\s+(?:do|does|did|has|have|had|is|are|was|were)\b/iu;
 const overTime = /^\W*(?:what|where)\s+(?:has|have)\b|\bhow\s+many\b|\b(?:things|ways|activities|hobbies|places|events|items)\b/iu;
 
 /** True when `query` asks for several things spread over time (a list, a count); see `listDiversity`. */

@@ -9,11 +9,28 @@ export interface QueryPeriod {
   readonly day?: number;
 }
 
-const monthNames = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
-const monthWord = '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
+const monthNames = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
+const monthWord =
+  '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
 // A month with a year, or a month after a word that makes it one ("in May", not "may I").
 const monthYear = new RegExp(`\\b${monthWord}\\.?,?\\s+(\\d{4})\\b`, 'gi');
-const monthAlone = new RegExp(`\\b(?:in|during|since|by|until|of|early|late|mid|mid-|last|this|next|every|each)\\s+${monthWord}\\b(?!\\s+\\d)`, 'gi');
+const monthAlone = new RegExp(
+  `\\b(?:in|during|since|by|until|of|early|late|mid|mid-|last|this|next|every|each)\\s+${monthWord}\\b(?!\\s+\\d)`,
+  'gi',
+);
 const yearAlone = /\b(?:in|during|since|of|by|until)\s+((?:19|20)\d{2})\b/gi;
 
 /**
@@ -26,7 +43,11 @@ export function findQueryPeriods(query: string): QueryPeriod[] {
   let rest = query;
   for (const date of findDates(query)) {
     const [dayText, monthText, yearText] = date.normalized.split(' ');
-    periods.push({ day: Number(dayText), month: monthNames.indexOf(monthText!) + 1, ...(yearText === undefined ? {} : { year: Number(yearText) }) });
+    periods.push({
+      day: Number(dayText),
+      month: monthNames.indexOf(monthText!) + 1,
+      ...(yearText === undefined ? {} : { year: Number(yearText) }),
+    });
     rest = rest.replace(date.value, ' ');
   }
   for (const match of rest.matchAll(monthYear)) {
@@ -49,7 +70,11 @@ export function withinPeriods(time: number, periods: readonly QueryPeriod[], sla
     return years.some((year) => {
       const start = Date.UTC(year, (period.month ?? 1) - 1, period.day ?? 1);
       const end =
-        period.day !== undefined ? Date.UTC(year, period.month! - 1, period.day + 1) : period.month !== undefined ? Date.UTC(year, period.month, 1) : Date.UTC(year + 1, 0, 1);
+        period.day !== undefined
+          ? Date.UTC(year, period.month! - 1, period.day + 1)
+          : period.month !== undefined
+            ? Date.UTC(year, period.month, 1)
+            : Date.UTC(year + 1, 0, 1);
       return time >= start && time < end + slackDays * 86_400_000;
     });
   });

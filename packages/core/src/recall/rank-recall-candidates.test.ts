@@ -5,7 +5,19 @@ import { recallTuning } from './recall.js';
 import type { SearchHit } from './search.js';
 
 function hit(seq: number, createdAt: string, score = 1): SearchHit {
-  const message: Message = { id: `m${seq}`, seq, role: 'user', content: `message m${seq}`, name: undefined, toolCalls: undefined, toolCallId: undefined, createdAt, metadata: undefined, idempotencyKey: undefined, tokens: 3 };
+  const message: Message = {
+    id: `m${seq}`,
+    seq,
+    role: 'user',
+    content: `message m${seq}`,
+    name: undefined,
+    toolCalls: undefined,
+    toolCallId: undefined,
+    createdAt,
+    metadata: undefined,
+    idempotencyKey: undefined,
+    tokens: 3,
+  };
   return { conversationId: 'c', message, score };
 }
 
@@ -61,7 +73,10 @@ describe('rankRecallCandidates', () => {
   it('fuses the second-hop list by its weight, and ignores it at weight 0', () => {
     const secondHop = [hit(3, may(2)), hit(20, june(5))];
     expect(seqs({ secondHopWeight: 1 }, { secondHop })).toEqual([3, 10, 20, 1, 11, 12, 2]);
-    expect(rankRecallCandidates({ ...candidates, secondHop }, { ...recallTuning, neighbourShare: 0, secondHopWeight: 1 }, 7)[0]!.explain.secondHopRank).toBe(1);
+    expect(
+      rankRecallCandidates({ ...candidates, secondHop }, { ...recallTuning, neighbourShare: 0, secondHopWeight: 1 }, 7)[0]!.explain
+        .secondHopRank,
+    ).toBe(1);
     expect(seqs({ secondHopWeight: 0 }, { secondHop }).slice(0, 6)).toEqual([10, 1, 11, 12, 2, 3]);
   });
 
@@ -70,14 +85,19 @@ describe('rankRecallCandidates', () => {
     expect(seqs({ episodeShare: 0.5, listDiversity: 0.5 })).toEqual([10, 11, 12, 1, 2, 3]);
   });
 
-  it('raises the messages of an episode that holds more of the query\'s terms with the episode coverage', () => {
+  it("raises the messages of an episode that holds more of the query's terms with the episode coverage", () => {
     const spread: RecallCandidates = {
       keyword: [worded(1, may(0), 'lake trip'), worded(10, june(0), 'lake'), worded(11, june(1), 'camping')],
       vector: [],
       speakers: new Set(),
       terms: ['lake', 'camping'],
     };
-    const order = (episodeCoverage: number) => rankRecallCandidates(spread, { ...recallTuning, rrfConstant: 3, neighbourShare: 0, episodeShare: 0, episodeCoverage, lengthPrior: 0 }, 3).map((entry) => entry.message.seq);
+    const order = (episodeCoverage: number) =>
+      rankRecallCandidates(
+        spread,
+        { ...recallTuning, rrfConstant: 3, neighbourShare: 0, episodeShare: 0, episodeCoverage, lengthPrior: 0 },
+        3,
+      ).map((entry) => entry.message.seq);
     expect(order(0)).toEqual([1, 10, 11]);
     // June holds both words between its turns, May one: June's first turn passes May's.
     expect(order(1)).toEqual([10, 1, 11]);
@@ -86,36 +106,66 @@ describe('rankRecallCandidates', () => {
 
   it('raises the messages that say more with the length prior, on their own score only', () => {
     const said: RecallCandidates = {
-      keyword: [worded(1, may(0), 'Wow, cool!'), worded(10, june(0), 'We camped by the lake, roasted marshmallows and told stories'), worded(11, june(1), 'Nice')],
+      keyword: [
+        worded(1, may(0), 'Wow, cool!'),
+        worded(10, june(0), 'We camped by the lake, roasted marshmallows and told stories'),
+        worded(11, june(1), 'Nice'),
+      ],
       vector: [],
       speakers: new Set(),
     };
     const order = (lengthPrior: number) =>
-      rankRecallCandidates(said, { ...recallTuning, rrfConstant: 10, neighbourShare: 0, episodeShare: 0, episodeCoverage: 0, lengthPrior }, 3).map((entry) => entry.message.seq);
+      rankRecallCandidates(
+        said,
+        { ...recallTuning, rrfConstant: 10, neighbourShare: 0, episodeShare: 0, episodeCoverage: 0, lengthPrior },
+        3,
+      ).map((entry) => entry.message.seq);
     expect(order(0)).toEqual([1, 10, 11]);
     // Six content words against two: 1/12 × 6^0.5 passes 1/11 × 2^0.5.
     expect(order(0.5)).toEqual([10, 1, 11]);
     // The short turn beside the long one does not take the long one's prior through the neighbour share.
-    const scored = rankRecallCandidates(said, { ...recallTuning, rrfConstant: 10, neighbourShare: 1, episodeShare: 0, episodeCoverage: 0, lengthPrior: 0.5 }, 3);
+    const scored = rankRecallCandidates(
+      said,
+      { ...recallTuning, rrfConstant: 10, neighbourShare: 1, episodeShare: 0, episodeCoverage: 0, lengthPrior: 0.5 },
+      3,
+    );
     const byseq = new Map(scored.map((entry) => [entry.message.seq, entry.score]));
     expect(byseq.get(11)).toBeCloseTo(1 / 13 + 1 / 12, 10);
   });
 
   it("raises a list question's messages by the speaker it names with the list speaker boost, and only a list question's", () => {
-    const by = (seq: number, createdAt: string, name: string) => ({ ...hit(seq, createdAt), message: { ...hit(seq, createdAt).message, name } });
+    const by = (seq: number, createdAt: string, name: string) => ({
+      ...hit(seq, createdAt),
+      message: { ...hit(seq, createdAt).message, name },
+    });
     const told: RecallCandidates = {
       keyword: [by(10, june(0), 'Caroline'), by(11, june(1), 'Melanie'), by(1, may(0), 'Caroline'), by(2, may(1), 'Melanie')],
       vector: [],
       speakers: new Set(['melanie']),
     };
     const order = (list: boolean, listSpeakerBoost: number) =>
-      rankRecallCandidates({ ...told, list }, { ...recallTuning, rrfConstant: 10, speakerBoost: 0, neighbourShare: 0.3, episodeShare: 0, episodeCoverage: 0, lengthPrior: 0, listSpeakerBoost }, 4).map((entry) => entry.message.seq);
+      rankRecallCandidates(
+        { ...told, list },
+        {
+          ...recallTuning,
+          rrfConstant: 10,
+          speakerBoost: 0,
+          neighbourShare: 0.3,
+          episodeShare: 0,
+          episodeCoverage: 0,
+          lengthPrior: 0,
+          listSpeakerBoost,
+        },
+        4,
+      ).map((entry) => entry.message.seq);
     expect(order(true, 0)).toEqual([10, 11, 1, 2]);
     expect(order(true, 1)).toEqual([11, 2, 10, 1]);
     expect(order(false, 1)).toEqual([10, 11, 1, 2]);
   });
 
   it('refuses a tuning out of range', () => {
-    expect(() => checkRecallTuning({ ...recallTuning, episodeDiversity: 2 })).toThrow(/tuning\.episodeDiversity must be a number from 0 to 1/);
+    expect(() => checkRecallTuning({ ...recallTuning, episodeDiversity: 2 })).toThrow(
+      /tuning\.episodeDiversity must be a number from 0 to 1/,
+    );
   });
 });

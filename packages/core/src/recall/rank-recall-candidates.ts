@@ -256,18 +256,19 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
       (vector === 0 ? 0 : 1 / (tuning.rrfConstant + vector)) +
       (secondHop === 0 ? 0 : tuning.secondHopWeight / (tuning.rrfConstant + secondHop));
     boosted[at] =
-      fused[at]! *
-      (prepared.spoken[at] === 1 ? 1 + tuning.speakerBoost : 1) *
-      (inPeriod?.[at] === 1 ? 1 + tuning.timeBoost : 1);
+      fused[at]! * (prepared.spoken[at] === 1 ? 1 + tuning.speakerBoost : 1) * (inPeriod?.[at] === 1 ? 1 + tuning.timeBoost : 1);
   }
   const neighbour = new Float64Array(count);
   const episode = new Float64Array(count);
   const score = new Float64Array(count);
   const own = new Float64Array(count);
   const diversity = prepared.list && tuning.listDiversity > 0 ? tuning.listDiversity : tuning.episodeDiversity;
-  const episodes = tuning.episodeShare > 0 || diversity > 0 || tuning.episodeCoverage > 0 ? episodesOf(prepared, tuning.episodeGapMinutes) : undefined;
-  const coverage = episodes !== undefined && tuning.episodeCoverage > 0 ? episodeCoverage(prepared.termMasks, episodes, prepared.termCount) : undefined;
-  if (coverage !== undefined) for (let at = 0; at < count; at += 1) boosted[at] = boosted[at]! * (1 + tuning.episodeCoverage * coverage[at]!);
+  const episodes =
+    tuning.episodeShare > 0 || diversity > 0 || tuning.episodeCoverage > 0 ? episodesOf(prepared, tuning.episodeGapMinutes) : undefined;
+  const coverage =
+    episodes !== undefined && tuning.episodeCoverage > 0 ? episodeCoverage(prepared.termMasks, episodes, prepared.termCount) : undefined;
+  if (coverage !== undefined)
+    for (let at = 0; at < count; at += 1) boosted[at] = boosted[at]! * (1 + tuning.episodeCoverage * coverage[at]!);
   const episodeShare = prepared.list ? tuning.episodeShare * tuning.listEpisodeFactor : tuning.episodeShare;
   const support = episodes === undefined || episodeShare === 0 ? undefined : episodeSupport(boosted, episodes, tuning.episodeTopHits);
   const listSpeaker = prepared.list ? tuning.listSpeakerBoost : 0;
@@ -288,7 +289,8 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
     score[at] = (boosted[at]! + neighbour[at]! + episode[at]!) * own[at]!;
   }
   const order = Array.from({ length: count }, (_, at) => at).sort(
-    (a, b) => score[b]! - score[a]! || prepared.recency[b]! - prepared.recency[a]! || prepared.hits[b]!.message.seq - prepared.hits[a]!.message.seq,
+    (a, b) =>
+      score[b]! - score[a]! || prepared.recency[b]! - prepared.recency[a]! || prepared.hits[b]!.message.seq - prepared.hits[a]!.message.seq,
   );
   const ranked = episodes === undefined || diversity === 0 ? order : diversify(order, score, episodes, diversity, k);
   return { order: ranked, fused, score, boosted, neighbour, episode, own, ...(coverage === undefined ? {} : { coverage }) };
@@ -310,7 +312,9 @@ export function rankRecallCandidates(candidates: RecallCandidates, tuning: Recal
       ...(prepared.secondHopRank[at]! > 0 && tuning.secondHopWeight > 0 ? { secondHopRank: prepared.secondHopRank[at]! } : {}),
       recency: prepared.recency[at]!,
       fused: ranking.fused[at]!,
-      ...(prepared.spoken[at] === 1 && (tuning.speakerBoost > 0 || (prepared.list && tuning.listSpeakerBoost > 0)) ? { speaker: true } : {}),
+      ...(prepared.spoken[at] === 1 && (tuning.speakerBoost > 0 || (prepared.list && tuning.listSpeakerBoost > 0))
+        ? { speaker: true }
+        : {}),
       ...(inPeriod?.[at] === 1 ? { period: true } : {}),
       ...(ranking.neighbour[at]! > 0 ? { neighbour: ranking.neighbour[at]! } : {}),
       ...(ranking.episode[at]! > 0 ? { episode: ranking.episode[at]! } : {}),
@@ -330,18 +334,26 @@ export interface FuseOptions {
 /** Reciprocal rank fusion of the two lists (best first), recency breaking ties. */
 export function fuse(keyword: readonly SearchHit[], vector: readonly SearchHit[], options: FuseOptions = {}): RecallHit[] {
   const rrfConstant = options.rrfConstant ?? 60;
-  const byMessage = new Map<string, { hit: SearchHit; keywordRank?: number; keywordScore?: number; vectorRank?: number; vectorSimilarity?: number }>();
-  keyword.forEach((hit, index) => byMessage.set(keyOf(hit.conversationId, hit.message.seq), { hit, keywordRank: index + 1, keywordScore: hit.score }));
+  const byMessage = new Map<
+    string,
+    { hit: SearchHit; keywordRank?: number; keywordScore?: number; vectorRank?: number; vectorSimilarity?: number }
+  >();
+  keyword.forEach((hit, index) =>
+    byMessage.set(keyOf(hit.conversationId, hit.message.seq), { hit, keywordRank: index + 1, keywordScore: hit.score }),
+  );
   vector.forEach((hit, index) => {
     const entry = byMessage.get(keyOf(hit.conversationId, hit.message.seq));
-    if (entry === undefined) byMessage.set(keyOf(hit.conversationId, hit.message.seq), { hit, vectorRank: index + 1, vectorSimilarity: hit.score });
+    if (entry === undefined)
+      byMessage.set(keyOf(hit.conversationId, hit.message.seq), { hit, vectorRank: index + 1, vectorSimilarity: hit.score });
     else Object.assign(entry, { vectorRank: index + 1, vectorSimilarity: hit.score });
   });
   const times = [...byMessage.values()].map((entry) => Date.parse(entry.hit.message.createdAt));
   const oldest = Math.min(...times);
   const span = Math.max(1, Math.max(...times) - oldest);
   const hits = [...byMessage.values()].map((entry): RecallHit => {
-    const fused = (entry.keywordRank === undefined ? 0 : 1 / (rrfConstant + entry.keywordRank)) + (entry.vectorRank === undefined ? 0 : 1 / (rrfConstant + entry.vectorRank));
+    const fused =
+      (entry.keywordRank === undefined ? 0 : 1 / (rrfConstant + entry.keywordRank)) +
+      (entry.vectorRank === undefined ? 0 : 1 / (rrfConstant + entry.vectorRank));
     const recency = (Date.parse(entry.hit.message.createdAt) - oldest) / span;
     const { hit, ...ranks } = entry;
     return { conversationId: hit.conversationId, message: hit.message, score: fused, explain: { ...ranks, recency, fused } };
@@ -377,7 +389,9 @@ export function checkRecallTuning(tuning: RecallTuning): RecallTuning {
   for (const [field, [min, max]] of Object.entries(ranges)) {
     const value = tuning[field as keyof RecallTuning];
     if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
-      throw new MemoryError('invalid_input', `tuning.${field} must be a number from ${min} to ${max}`, { details: { field: `tuning.${field}` } });
+      throw new MemoryError('invalid_input', `tuning.${field} must be a number from ${min} to ${max}`, {
+        details: { field: `tuning.${field}` },
+      });
     }
   }
   return tuning;
@@ -392,13 +406,22 @@ function episodesOf(prepared: PreparedCandidates, gapMinutes: number): Int32Arra
   const { hits } = prepared;
   const sorted = hits
     .map((_, at) => at)
-    .sort((a, b) => (hits[a]!.conversationId < hits[b]!.conversationId ? -1 : hits[a]!.conversationId > hits[b]!.conversationId ? 1 : hits[a]!.message.seq - hits[b]!.message.seq));
+    .sort((a, b) =>
+      hits[a]!.conversationId < hits[b]!.conversationId
+        ? -1
+        : hits[a]!.conversationId > hits[b]!.conversationId
+          ? 1
+          : hits[a]!.message.seq - hits[b]!.message.seq,
+    );
   const episodes = new Int32Array(hits.length);
   let episode = -1;
   let previous: SearchHit | undefined;
   for (const at of sorted) {
     const hit = hits[at]!;
-    const pause = previous === undefined || previous.conversationId !== hit.conversationId || Date.parse(hit.message.createdAt) - Date.parse(previous.message.createdAt) > gapMinutes * 60_000;
+    const pause =
+      previous === undefined ||
+      previous.conversationId !== hit.conversationId ||
+      Date.parse(hit.message.createdAt) - Date.parse(previous.message.createdAt) > gapMinutes * 60_000;
     if (pause) episode += 1;
     episodes[at] = episode;
     previous = hit;
@@ -410,7 +433,9 @@ function episodesOf(prepared: PreparedCandidates, gapMinutes: number): Int32Arra
 function periodFlags(prepared: PreparedCandidates, slackDays: number): Uint8Array {
   let flags = prepared.inPeriodBySlack.get(slackDays);
   if (flags === undefined) {
-    flags = Uint8Array.from(prepared.hits, (hit) => (withinPeriods(Date.parse(hit.message.createdAt), prepared.periods, slackDays) ? 1 : 0));
+    flags = Uint8Array.from(prepared.hits, (hit) =>
+      withinPeriods(Date.parse(hit.message.createdAt), prepared.periods, slackDays) ? 1 : 0,
+    );
     prepared.inPeriodBySlack.set(slackDays, flags);
   }
   return flags;

@@ -11,7 +11,19 @@ import { speakerTerms } from './speaker-terms.js';
 const user = { userId: 'ava' };
 
 function message(seq: number, content: string, name?: string): Message {
-  return { id: `m${seq}`, seq, role: 'user', content, name, toolCalls: undefined, toolCallId: undefined, createdAt: '2024-01-01T00:00:00.000Z', metadata: undefined, idempotencyKey: undefined, tokens: 1 };
+  return {
+    id: `m${seq}`,
+    seq,
+    role: 'user',
+    content,
+    name,
+    toolCalls: undefined,
+    toolCallId: undefined,
+    createdAt: '2024-01-01T00:00:00.000Z',
+    metadata: undefined,
+    idempotencyKey: undefined,
+    tokens: 1,
+  };
 }
 
 describe('recall ranking', () => {
@@ -41,11 +53,16 @@ describe('recall ranking', () => {
     ]);
 
     // The share alone: no session coverage, second hop or exchange share on top of the fused score.
-    const hits = await memory.recall(user, 'island trip whale', { k: 4, tuning: { episodeCoverage: 0, secondHopWeight: 0, exchangeShare: 0 } });
+    const hits = await memory.recall(user, 'island trip whale', {
+      k: 4,
+      tuning: { episodeCoverage: 0, secondHopWeight: 0, exchangeShare: 0 },
+    });
     const second = hits.find((hit) => hit.message.seq === 2)!;
 
     expect(second.explain.neighbour).toBeGreaterThan(0);
-    expect(second.score).toBeCloseTo((second.explain.fused + second.explain.neighbour! + (second.explain.episode ?? 0)) * (second.explain.own ?? 1));
+    expect(second.score).toBeCloseTo(
+      (second.explain.fused + second.explain.neighbour! + (second.explain.episode ?? 0)) * (second.explain.own ?? 1),
+    );
     const best = Math.max(...hits.filter((hit) => hit.message.seq === 1 || hit.message.seq === 3).map((hit) => hit.explain.fused));
     expect(second.explain.neighbour).toBeCloseTo(recallTuning.neighbourShare * best);
     expect(hits.map((hit) => hit.score)).toEqual([...hits.map((hit) => hit.score)].sort((a, b) => b - a));
@@ -64,7 +81,9 @@ describe('recall ranking', () => {
 
     const hits = await memory.recall(user, 'coral reef diving', { k: 4 });
 
-    expect(hits.find((hit) => hit.message.seq === 2)?.explain.vectorRank).toBeLessThan(hits.find((hit) => hit.message.seq === 4)!.explain.vectorRank!);
+    expect(hits.find((hit) => hit.message.seq === 2)?.explain.vectorRank).toBeLessThan(
+      hits.find((hit) => hit.message.seq === 4)!.explain.vectorRank!,
+    );
   });
 });
 
@@ -84,7 +103,11 @@ describe('embeddingText', () => {
 
 describe('speakerTerms', () => {
   it('keeps the query terms that are a word of some candidate speaker name', () => {
-    const hits = [message(1, 'hi', 'Mary-Ann Smith'), message(2, 'hello', 'Bob'), message(3, 'no name')].map((item) => ({ conversationId: 'c', message: item, score: 1 }));
+    const hits = [message(1, 'hi', 'Mary-Ann Smith'), message(2, 'hello', 'Bob'), message(3, 'no name')].map((item) => ({
+      conversationId: 'c',
+      message: item,
+      score: 1,
+    }));
 
     expect(speakerTerms(['ann', 'bob', 'painting', 'smith'], hits)).toEqual(new Set(['ann', 'bob', 'smith']));
     expect(speakerTerms(['painting'], hits)).toEqual(new Set());
@@ -98,9 +121,19 @@ describe('defaultRecallK', () => {
 
   it('lets a hybrid context hold more than 8 recalled messages when its budget has room', async () => {
     const memory = createMemory({ store: new InMemoryStore(), worker: { autoStart: false }, compaction: false });
-    const old = Array.from({ length: 60 }, (_, index) => ({ role: 'user' as const, content: `Relay check ${index}: the ridge relay answered on channel ${index % 7}.` }));
-    const filler = Array.from({ length: 200 }, (_, index) => ({ role: 'assistant' as const, content: `Weather note ${index}: clear skies and light wind over the valley today.` }));
-    await memory.append({ ...user, conversationId: 'c' }, [...old, ...filler, { role: 'user', content: 'Which channels did the ridge relay answer on?' }]);
+    const old = Array.from({ length: 60 }, (_, index) => ({
+      role: 'user' as const,
+      content: `Relay check ${index}: the ridge relay answered on channel ${index % 7}.`,
+    }));
+    const filler = Array.from({ length: 200 }, (_, index) => ({
+      role: 'assistant' as const,
+      content: `Weather note ${index}: clear skies and light wind over the valley today.`,
+    }));
+    await memory.append({ ...user, conversationId: 'c' }, [
+      ...old,
+      ...filler,
+      { role: 'user', content: 'Which channels did the ridge relay answer on?' },
+    ]);
 
     const { report } = await memory.buildContext({ ...user, conversationId: 'c' }, { policy: 'hybrid', maxTokens: 4000 });
 

@@ -62,8 +62,12 @@ describe('recall', () => {
   it('finds a message that shares no word with the query but with the first hit when the second hop is on', async () => {
     const memory = createMemory({ store: new InMemoryStore(), worker: { autoStart: false } });
     const chat = ['My new relay is on Hemlock Ridge.', 'The weather was nice.', 'Hemlock Ridge gets snow in March.', 'ok thanks'];
-    await memory.append({ ...user, conversationId: 'c' }, chat.map((content) => ({ role: 'user' as const, content })));
-    const contents = async (secondHopWeight: number) => (await memory.recall(user, 'where is my relay?', { k: 3, tuning: { secondHopWeight } })).map((hit) => hit.message.content);
+    await memory.append(
+      { ...user, conversationId: 'c' },
+      chat.map((content) => ({ role: 'user' as const, content })),
+    );
+    const contents = async (secondHopWeight: number) =>
+      (await memory.recall(user, 'where is my relay?', { k: 3, tuning: { secondHopWeight } })).map((hit) => hit.message.content);
     expect(await contents(0)).toEqual([chat[0]]);
     const withSecondHop = await memory.recall(user, 'where is my relay?', { k: 3, tuning: { secondHopWeight: 1 } });
     expect(withSecondHop.map((hit) => hit.message.content)).toEqual([chat[0], chat[2]]);
@@ -72,7 +76,10 @@ describe('recall', () => {
 
   it('works keyword-only without an embedder and rejects a blank query', async () => {
     const memory = createMemory({ store: new InMemoryStore(), worker: { autoStart: false } });
-    await memory.append({ ...user, conversationId: 'c' }, lines.map((content) => ({ role: 'user' as const, content })));
+    await memory.append(
+      { ...user, conversationId: 'c' },
+      lines.map((content) => ({ role: 'user' as const, content })),
+    );
     const hits = await memory.recall(user, 'power bank', { k: 2 });
     expect(hits[0]?.message.content).toBe(lines[2]);
     expect(hits[0]?.explain.vectorRank).toBeUndefined();

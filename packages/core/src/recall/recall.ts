@@ -137,15 +137,27 @@ const maxK = 200;
  * and so does the named speaker's own turn for a question that asks for a list; recency breaks ties. Throws `invalid_input` for a blank query or a bad option; a failing embedder (`model_failed`) is
  * not hidden — the caller sees it.
  */
-export async function recall(dependencies: RecallDependencies, user: UserScope, query: string, options: RecallOptions = {}): Promise<RecallHit[]> {
+export async function recall(
+  dependencies: RecallDependencies,
+  user: UserScope,
+  query: string,
+  options: RecallOptions = {},
+): Promise<RecallHit[]> {
   return (await searchRecall(dependencies, user, query, options)).hits;
 }
 
 /** {@link recall}, saying also whether vector search took part (the context report shows it). */
-export async function searchRecall(dependencies: RecallDependencies, user: UserScope, query: string, options: RecallOptions = {}): Promise<RecallSearch> {
+export async function searchRecall(
+  dependencies: RecallDependencies,
+  user: UserScope,
+  query: string,
+  options: RecallOptions = {},
+): Promise<RecallSearch> {
   const k = options.k ?? 10;
-  if (!Number.isInteger(k) || k < 1 || k > maxK) throw new MemoryError('invalid_input', `k must be an integer from 1 to ${maxK}`, { details: { field: 'k' } });
-  if (typeof query !== 'string' || query.trim().length === 0) throw new MemoryError('invalid_input', 'query must be a non-empty string', { details: { field: 'query' } });
+  if (!Number.isInteger(k) || k < 1 || k > maxK)
+    throw new MemoryError('invalid_input', `k must be an integer from 1 to ${maxK}`, { details: { field: 'k' } });
+  if (typeof query !== 'string' || query.trim().length === 0)
+    throw new MemoryError('invalid_input', 'query must be a non-empty string', { details: { field: 'query' } });
   const neighbours = options.neighbours ?? 0;
   if (!Number.isInteger(neighbours) || neighbours < 0 || neighbours > 5) {
     throw new MemoryError('invalid_input', 'neighbours must be an integer from 0 to 5', { details: { field: 'neighbours' } });
@@ -163,7 +175,11 @@ export async function searchRecall(dependencies: RecallDependencies, user: UserS
   const hits = await Promise.all(
     ranked.map(async (hit) => {
       const scope = { ...user, conversationId: hit.conversationId };
-      const around = await dependencies.store.listMessages(scope, { afterSeq: hit.message.seq - neighbours - 1, beforeSeq: hit.message.seq + neighbours + 1 }, callOptions);
+      const around = await dependencies.store.listMessages(
+        scope,
+        { afterSeq: hit.message.seq - neighbours - 1, beforeSeq: hit.message.seq + neighbours + 1 },
+        callOptions,
+      );
       return { ...hit, neighbours: around.filter((message) => message.seq !== hit.message.seq) };
     }),
   );
@@ -176,7 +192,12 @@ export async function searchRecall(dependencies: RecallDependencies, user: UserS
  * left out of the keyword query and returned in `speakers`; `exclude` applied. A benchmark ranks them
  * under many tunings with {@link rankRecallCandidates} without searching again.
  */
-export async function collectRecallCandidates(dependencies: RecallDependencies, user: UserScope, query: string, options: RecallOptions = {}): Promise<RecallCandidates> {
+export async function collectRecallCandidates(
+  dependencies: RecallDependencies,
+  user: UserScope,
+  query: string,
+  options: RecallOptions = {},
+): Promise<RecallCandidates> {
   return (await searchCandidates(dependencies, user, query, options)).candidates;
 }
 
@@ -203,10 +224,17 @@ async function searchCandidates(
   // them together); it goes unused when the query names a speaker.
   const byAllTerms = store.searchKeyword(user, terms, search, callOptions);
   byAllTerms.catch(() => undefined);
-  const queryVector = embedder === undefined ? undefined : await embedQuery(embedder, query, dependencies.queryEmbeddingTimeoutMs, options.signal);
-  const vector = embedder === undefined || queryVector === undefined ? [] : await store.searchVector(user, embedder.model, queryVector, search, callOptions);
+  const queryVector =
+    embedder === undefined ? undefined : await embedQuery(embedder, query, dependencies.queryEmbeddingTimeoutMs, options.signal);
+  const vector =
+    embedder === undefined || queryVector === undefined
+      ? []
+      : await store.searchVector(user, embedder.model, queryVector, search, callOptions);
   const mode = embedder !== undefined && queryVector !== undefined ? ('hybrid' as const) : ('keyword-only' as const);
-  const searched: SearchMode = { mode, ...(mode === 'hybrid' ? {} : { reason: embedder === undefined ? ('no_embedder' as const) : ('embedding_deadline' as const) }) };
+  const searched: SearchMode = {
+    mode,
+    ...(mode === 'hybrid' ? {} : { reason: embedder === undefined ? ('no_embedder' as const) : ('embedding_deadline' as const) }),
+  };
   const speakers = speakerTerms(terms, vector.length === 0 ? await byAllTerms : vector);
   const topicTerms = terms.filter((term) => !speakers.has(term));
   const searchTerms = speakers.size > 0 && topicTerms.length > 0 ? topicTerms : terms;
@@ -214,11 +242,18 @@ async function searchCandidates(
   const excluded = (conversationId: string, seq: number) =>
     options.exclude !== undefined && conversationId === options.exclude.conversationId && seq >= options.exclude.fromSeq;
   // Which messages stated one of the user's current facts (one read of the user's few facts), for the importance boost.
-  const current = options.importance !== true ? undefined : (options.facts?.filter((fact) => fact.validTo === undefined) ?? (await store.listFacts(user, {}, callOptions)));
+  const current =
+    options.importance !== true
+      ? undefined
+      : (options.facts?.filter((fact) => fact.validTo === undefined) ?? (await store.listFacts(user, {}, callOptions)));
   const important =
     current === undefined
       ? undefined
-      : new Set(current.flatMap((fact) => (fact.sourceConversationId === undefined ? [] : fact.sourceSeqs.map((seq) => `${fact.sourceConversationId}\u0000${seq}`))));
+      : new Set(
+          current.flatMap((fact) =>
+            fact.sourceConversationId === undefined ? [] : fact.sourceSeqs.map((seq) => `${fact.sourceConversationId}\u0000${seq}`),
+          ),
+        );
   const first = {
     keyword: keyword.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
     vector: vector.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
@@ -233,10 +268,10 @@ async function searchCandidates(
   // sweeps the tuning over one set of candidates sees the same second hop that recall would run.
   const seeds = rankRecallCandidates(first, recallTuning, secondHopSeeds).slice(0, secondHopSeeds);
   const hopTerms = secondHopTerms(searchTerms, speakers, seeds);
-  const secondHop = seeds.length === 0 || hopTerms.length === searchTerms.length ? [] : await store.searchKeyword(user, hopTerms, search, callOptions);
+  const secondHop =
+    seeds.length === 0 || hopTerms.length === searchTerms.length ? [] : await store.searchKeyword(user, hopTerms, search, callOptions);
   return { candidates: { ...first, secondHop: secondHop.filter((hit) => !excluded(hit.conversationId, hit.message.seq)) }, searched };
 }
-
 
 /**
  * The query's vector, or `undefined` when it missed its deadline (or the embedder said at once that it
@@ -244,7 +279,12 @@ async function searchCandidates(
  * the deadline (or with the caller's), so an embedder that queues work can drop it instead of doing it
  * for nobody. A caller's abort and an embedder failure are thrown, not hidden.
  */
-async function embedQuery(embedder: Embedder, query: string, timeoutMs: number | undefined, signal: AbortSignal | undefined): Promise<Float32Array | undefined> {
+async function embedQuery(
+  embedder: Embedder,
+  query: string,
+  timeoutMs: number | undefined,
+  signal: AbortSignal | undefined,
+): Promise<Float32Array | undefined> {
   // An in-thread embedder answers in microseconds: no timer, no race.
   if (embedder.embedSync !== undefined) {
     signal?.throwIfAborted();

@@ -18,7 +18,13 @@ export interface SearchPort {
    */
   searchKeyword(user: UserScope, terms: readonly string[], options: SearchOptions, callOptions?: CallOptions): Promise<SearchHit[]>;
   /** Nearest messages of one user to `vector` among vectors of `model`, by cosine similarity (best first). */
-  searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions, callOptions?: CallOptions): Promise<SearchHit[]>;
+  searchVector(
+    user: UserScope,
+    model: string,
+    vector: Float32Array,
+    options: SearchOptions,
+    callOptions?: CallOptions,
+  ): Promise<SearchHit[]>;
 }
 
 /** What each method of {@link SearchPort} does, in the words of an error, and the index of its call options. */

@@ -10,7 +10,9 @@ function seed(content: string, name: string): SearchHit {
 
 describe('secondHopTerms', () => {
   it('adds the words of the first hits that the query lacks, leaving out speaker names', () => {
-    const terms = secondHopTerms(['move', 'from'], new Set(['caroline']), [seed('Caroline here: I moved from Sweden four years ago, Melanie', 'Caroline')]);
+    const terms = secondHopTerms(['move', 'from'], new Set(['caroline']), [
+      seed('Caroline here: I moved from Sweden four years ago, Melanie', 'Caroline'),
+    ]);
     expect(terms.slice(0, 2)).toEqual(['move', 'from']);
     expect(terms).toContain('sweden');
     expect(terms).toContain('melanie');

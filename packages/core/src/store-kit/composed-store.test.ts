@@ -16,11 +16,13 @@ function recordingComposition(failing: ReadonlySet<string> = new Set()) {
     new Proxy(
       {},
       {
-        get: (_target, method: string) => (...args: unknown[]) => {
-          calls.push(`${name}.${method}${JSON.stringify(args)}`);
-          if (failing.has(method)) throw new Error(`driver said no to ${method}`);
-          return method === 'listSummaries' ? [] : undefined;
-        },
+        get:
+          (_target, method: string) =>
+          (...args: unknown[]) => {
+            calls.push(`${name}.${method}${JSON.stringify(args)}`);
+            if (failing.has(method)) throw new Error(`driver said no to ${method}`);
+            return method === 'listSummaries' ? [] : undefined;
+          },
       },
     );
   const composition = {
@@ -47,7 +49,8 @@ function recordingComposition(failing: ReadonlySet<string> = new Set()) {
       deleteConversation: () => ({ messages: 1, summaries: 0, conversations: 1 }),
       deleteUser: () => ({ messages: 2, summaries: 0, conversations: 2 }),
     },
-    toError: (error: unknown, action: string) => (isMemoryError(error) ? error : new MemoryError('storage_failed', `${action} failed: ${(error as Error).message}`, { cause: error })),
+    toError: (error: unknown, action: string) =>
+      isMemoryError(error) ? error : new MemoryError('storage_failed', `${action} failed: ${(error as Error).message}`, { cause: error }),
     closeConnection: () => {
       closes += 1;
     },
@@ -79,7 +82,10 @@ describe('ComposedStore', () => {
     const { composition, calls } = recordingComposition();
     const store = new ComposedStore(composition);
     const signal = AbortSignal.abort();
-    await expect(store.searchKeyword(scope, ['relay'], { k: 5 }, { signal })).rejects.toMatchObject({ code: 'unavailable', message: 'searching by keyword was aborted' });
+    await expect(store.searchKeyword(scope, ['relay'], { k: 5 }, { signal })).rejects.toMatchObject({
+      code: 'unavailable',
+      message: 'searching by keyword was aborted',
+    });
     await expect(store.insertSummary(scope, {} as never, { expectedWatermark: 0, signal })).rejects.toMatchObject({ code: 'unavailable' });
     await expect(store.renameMemoryFiles(scope, '/a', '/b', 'now', { signal })).rejects.toMatchObject({ code: 'unavailable' });
     await expect(store.eraseMessages(scope, {}, { now: 'now', signal })).rejects.toMatchObject({ code: 'unavailable' });
@@ -88,9 +94,15 @@ describe('ComposedStore', () => {
 
   it('guards InMemoryStore the same way: an aborted signal and a closed store are unavailable', async () => {
     const store = new InMemoryStore();
-    await expect(store.appendMessages(scope, [], { signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'unavailable', details: { aborted: true } });
+    await expect(store.appendMessages(scope, [], { signal: AbortSignal.abort() })).rejects.toMatchObject({
+      code: 'unavailable',
+      details: { aborted: true },
+    });
     await store.close();
-    await expect(store.listMessages(scope)).rejects.toMatchObject({ code: 'unavailable', message: 'listing messages failed: the store is closed' });
+    await expect(store.listMessages(scope)).rejects.toMatchObject({
+      code: 'unavailable',
+      message: 'listing messages failed: the store is closed',
+    });
   });
 
   it('wraps what a part throws with the action that failed, as a rejected promise', async () => {
@@ -104,12 +116,18 @@ describe('ComposedStore', () => {
   it('runs nothing and fails with unavailable when the signal is aborted or the store closed, and closes once', async () => {
     const { composition, calls, closes } = recordingComposition();
     const store = new ComposedStore(composition);
-    await expect(store.listSummaries(scope, { signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'unavailable', details: { aborted: true } });
+    await expect(store.listSummaries(scope, { signal: AbortSignal.abort() })).rejects.toMatchObject({
+      code: 'unavailable',
+      details: { aborted: true },
+    });
     expect(await store.deleteUser(scope)).toEqual({ messages: 2, summaries: 0, conversations: 2 });
     await store.close();
     await store.close();
     expect(closes()).toBe(1);
-    await expect(store.listSummaries(scope)).rejects.toMatchObject({ code: 'unavailable', message: 'listing summaries failed: the store is closed' });
+    await expect(store.listSummaries(scope)).rejects.toMatchObject({
+      code: 'unavailable',
+      message: 'listing summaries failed: the store is closed',
+    });
     expect(calls).toEqual([]);
   });
 
@@ -123,8 +141,14 @@ describe('ComposedStore', () => {
     expect(pages).toEqual([[{ kind: 'cursor', scope, name: 'facts', position: 1 }]]);
     expect(error).toMatchObject({ code: 'storage_failed', message: 'exporting records failed: driver said no to the second page' });
     expect(calls).toEqual(['transfer.exportRecords[7]']);
-    await expect(store.importRecords([])).rejects.toMatchObject({ code: 'storage_failed', message: 'importing records failed: driver said no to importRecords' });
-    await expect(store.exportRecords({ pageSize: 0 })[Symbol.asyncIterator]().next()).rejects.toMatchObject({ code: 'invalid_input', details: { field: 'pageSize' } });
+    await expect(store.importRecords([])).rejects.toMatchObject({
+      code: 'storage_failed',
+      message: 'importing records failed: driver said no to importRecords',
+    });
+    await expect(store.exportRecords({ pageSize: 0 })[Symbol.asyncIterator]().next()).rejects.toMatchObject({
+      code: 'invalid_input',
+      details: { field: 'pageSize' },
+    });
     await store.close();
     await expect(store.exportRecords()[Symbol.asyncIterator]().next()).rejects.toMatchObject({ code: 'unavailable' });
   });

@@ -75,7 +75,8 @@ class GuardedStore {
         const call = (args: unknown[]) => part[method]!.apply(part, args);
         const guarded =
           kind === 'stream'
-            ? (...args: unknown[]) => this.#stream(action, args[optionsAt] as CallOptions | undefined, () => call(args) as AsyncIterable<unknown>)
+            ? (...args: unknown[]) =>
+                this.#stream(action, args[optionsAt] as CallOptions | undefined, () => call(args) as AsyncIterable<unknown>)
             : (...args: unknown[]) => this.#run(action, args[optionsAt] as CallOptions | undefined, () => call(args));
         Object.defineProperty(this, method, { value: guarded, writable: true, configurable: true, enumerable: false });
       }

@@ -35,7 +35,16 @@ export {
 export type { ConversationCursor } from '../store/page-cursor.js';
 export { toUsageTotals } from '../usage/usage.js';
 export type { MessageEmbedding, SearchHit, SearchOptions } from '../recall/search.js';
-export { ConversationNames, copyInto, KeywordPostings, KeywordRanker, keywordBm25, keywordScoreDecimals, slotFilter, wordFrequencies } from '../recall/keyword-postings.js';
+export {
+  ConversationNames,
+  copyInto,
+  KeywordPostings,
+  KeywordRanker,
+  keywordBm25,
+  keywordScoreDecimals,
+  slotFilter,
+  wordFrequencies,
+} from '../recall/keyword-postings.js';
 export type { KeywordHit, ScanFilter } from '../recall/keyword-postings.js';
 export type { RoleCounts } from '../messages/conversation-metadata.js';
 export type {
@@ -72,8 +81,30 @@ export type { UsagePort } from '../usage/usage-port.js';
 export type { ErasurePort } from '../store/erasure-port.js';
 export type { TransferPort } from '../store/transfer-port.js';
 export type { StoreLifecycle } from '../store/store.js';
-export { countRecords, emptyRecordCounts, resolveExportPageSize, storeNotEmpty, storeRecordTables, tableOfRecord, totalRecordCount } from '../store/store-records.js';
-export type { ExportRecordsOptions, ImportRecordsOptions, StoreRecord, StoreRecordCounts, StoreRecordTable } from '../store/store-records.js';
+export {
+  countRecords,
+  emptyRecordCounts,
+  resolveExportPageSize,
+  storeNotEmpty,
+  storeRecordTables,
+  tableOfRecord,
+  totalRecordCount,
+} from '../store/store-records.js';
+export type {
+  ExportRecordsOptions,
+  ImportRecordsOptions,
+  StoreRecord,
+  StoreRecordCounts,
+  StoreRecordTable,
+} from '../store/store-records.js';
 export { namesOf } from '../graph/entity-rules.js';
-export { checkRecords, entityIdsOf, entityNameColumns, entityNameValues, recordTableOf, recordTables, withEntityNames } from '../store/record-rows.js';
+export {
+  checkRecords,
+  entityIdsOf,
+  entityNameColumns,
+  entityNameValues,
+  recordTableOf,
+  recordTables,
+  withEntityNames,
+} from '../store/record-rows.js';
 export type { EntityNameRow, RecordColumn, RecordColumnKind, RecordTable, RecordValue } from '../store/record-rows.js';

@@ -47,5 +47,7 @@ export function jobFromRow(row: JobRow, toIso: ToIsoTime): Job {
 
 /** The `conflict` of completing or failing a job whose lease the caller no longer holds (it expired and another worker took it). */
 export function leaseLost(lease: JobLease): MemoryError {
-  return new MemoryError('conflict', `job ${lease.id} is not leased by ${lease.leaseOwner ?? 'this worker'} any more`, { details: { jobId: lease.id } });
+  return new MemoryError('conflict', `job ${lease.id} is not leased by ${lease.leaseOwner ?? 'this worker'} any more`, {
+    details: { jobId: lease.id },
+  });
 }

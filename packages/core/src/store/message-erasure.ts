@@ -69,7 +69,10 @@ export function checkMessageSelection(selection: MessageSelection): MessageSelec
   if (conversationId !== undefined && (typeof conversationId !== 'string' || conversationId.length === 0)) {
     throw new MemoryError('invalid_input', 'conversationId must be a non-empty string', { details: { field: 'conversationId' } });
   }
-  for (const [field, seq] of [['fromSeq', fromSeq], ['toSeq', toSeq]] as const) {
+  for (const [field, seq] of [
+    ['fromSeq', fromSeq],
+    ['toSeq', toSeq],
+  ] as const) {
     if (seq !== undefined && (!Number.isSafeInteger(seq) || seq < 1)) {
       throw new MemoryError('invalid_input', `${field} must be a positive integer seq`, { details: { field } });
     }
@@ -84,9 +87,13 @@ export function checkMessageSelection(selection: MessageSelection): MessageSelec
     throw new MemoryError('invalid_input', 'before must be an ISO 8601 time', { details: { field: 'before' } });
   }
   if (fromSeq === undefined && toSeq === undefined && before === undefined) {
-    throw new MemoryError('invalid_input', 'an erasure of messages needs fromSeq/toSeq or before; erase a whole conversation or user instead', {
-      details: { field: 'fromSeq' },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      'an erasure of messages needs fromSeq/toSeq or before; erase a whole conversation or user instead',
+      {
+        details: { field: 'fromSeq' },
+      },
+    );
   }
   return Object.freeze({
     ...(conversationId === undefined ? {} : { conversationId }),
@@ -127,7 +134,12 @@ export interface NamedEntity {
 export interface EntityNameEdits {
   readonly deleteEntityIds: readonly string[];
   /** Entities kept without the names only erased messages said (their `entity_names` rows go too). */
-  readonly updates: readonly { readonly id: string; readonly aliases: readonly string[]; readonly description: string | undefined; readonly removedNames: readonly string[] }[];
+  readonly updates: readonly {
+    readonly id: string;
+    readonly aliases: readonly string[];
+    readonly description: string | undefined;
+    readonly removedNames: readonly string[];
+  }[];
 }
 
 /**
@@ -146,8 +158,16 @@ export function settleEntityNames(named: readonly NamedEntity[], unmentioned: Re
       continue;
     }
     const aliases = (entity.aliases ?? []).filter((alias) => !unmentioned.has(alias.trim().toLowerCase()));
-    const description = entity.description !== undefined && removedNames.some((name) => entity.description!.toLowerCase().includes(name)) ? undefined : entity.description;
-    updates.push({ id: entity.id, aliases, description, removedNames: removedNames.filter((name) => name !== entity.name.trim().toLowerCase()) });
+    const description =
+      entity.description !== undefined && removedNames.some((name) => entity.description!.toLowerCase().includes(name))
+        ? undefined
+        : entity.description;
+    updates.push({
+      id: entity.id,
+      aliases,
+      description,
+      removedNames: removedNames.filter((name) => name !== entity.name.trim().toLowerCase()),
+    });
   }
   return { deleteEntityIds, updates };
 }
@@ -185,7 +205,8 @@ export function planKnowledgeErasure(
     if (removed.has(fact.id) || fact.supersededBy === undefined || !removed.has(fact.supersededBy)) continue;
     // Walk past every removed successor: the first kept one takes the link; none means current again.
     let successor: Fact | undefined = byId.get(fact.supersededBy);
-    while (successor !== undefined && removed.has(successor.id)) successor = successor.supersededBy === undefined ? undefined : byId.get(successor.supersededBy);
+    while (successor !== undefined && removed.has(successor.id))
+      successor = successor.supersededBy === undefined ? undefined : byId.get(successor.supersededBy);
     relinkFacts.push({ id: fact.id, supersededBy: successor?.id, validTo: successor === undefined ? undefined : successor.validFrom });
   }
   const deleteRelationIds: string[] = [];
@@ -202,20 +223,30 @@ export function planKnowledgeErasure(
     touchedEntities.add(relation.subjectId).add(relation.objectId);
   }
   const gone = new Set(deleteRelationIds);
-  const stillNamed = new Set(relations.filter((relation) => !gone.has(relation.id)).flatMap((relation) => [relation.subjectId, relation.objectId]));
+  const stillNamed = new Set(
+    relations.filter((relation) => !gone.has(relation.id)).flatMap((relation) => [relation.subjectId, relation.objectId]),
+  );
   const deleteEntityIds = [...touchedEntities].filter((id) => !stillNamed.has(id));
   const deleted = new Set(deleteEntityIds);
   const said = graph.erasedTexts.join('\n').toLowerCase();
   const namedEntities = graph.entities
     .filter((entity) => !deleted.has(entity.id))
-    .map((entity) => ({ entity, names: namesOf(entity).filter((name) => name.length > 0 && said.includes(name)), related: stillNamed.has(entity.id) }))
+    .map((entity) => ({
+      entity,
+      names: namesOf(entity).filter((name) => name.length > 0 && said.includes(name)),
+      related: stillNamed.has(entity.id),
+    }))
     .filter(({ names }) => names.length > 0);
   return { deleteFactIds, updateFacts, relinkFacts, deleteRelationIds, updateRelations, deleteEntityIds, namedEntities };
 }
 
 /** The source seqs of stored facts and relations that name messages no longer stored: `conflict` so a job that read them loses its write. */
 export function erasedSourceConflict(kind: 'fact' | 'relation', conversationId: string, seqs: readonly number[]): MemoryError {
-  return new MemoryError('conflict', `the ${kind}'s source messages ${seqs.join(', ')} of conversation ${conversationId} are not stored (erased)`, {
-    details: { conversationId, erased: true },
-  });
+  return new MemoryError(
+    'conflict',
+    `the ${kind}'s source messages ${seqs.join(', ')} of conversation ${conversationId} are not stored (erased)`,
+    {
+      details: { conversationId, erased: true },
+    },
+  );
 }

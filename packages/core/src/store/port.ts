@@ -5,7 +5,11 @@
 export type Awaitable<T> = T | Promise<T>;
 
 /** The index of a method's last parameter, its call options (optional parameters counted). */
-type OptionsIndex<F> = F extends (...args: infer A) => unknown ? (Required<A> extends readonly [...infer Init, unknown] ? Init['length'] : never) : never;
+type OptionsIndex<F> = F extends (...args: infer A) => unknown
+  ? Required<A> extends readonly [...infer Init, unknown]
+    ? Init['length']
+    : never
+  : never;
 
 /**
  * For each method of port `P`: what it does in the words of an error (`"appending messages"` →

@@ -1,5 +1,13 @@
 import { conversationFromRow, messageFromRow, type ConversationRow, type MessageRow } from './message-rows.js';
-import { entityFromRow, factFromRow, relationFromRow, type EntityRow, type FactRow, type RelationRow, type ToIsoTime } from './knowledge-rows.js';
+import {
+  entityFromRow,
+  factFromRow,
+  relationFromRow,
+  type EntityRow,
+  type FactRow,
+  type RelationRow,
+  type ToIsoTime,
+} from './knowledge-rows.js';
 import { memoryFileFromRow, type MemoryFileRow } from './file-rows.js';
 import { summaryFromRow, type SummaryRow } from './summary-rows.js';
 import { countRecords, emptyRecordCounts, type StoreRecord, type StoreRecordTable } from './store-records.js';
@@ -35,7 +43,9 @@ export interface RecordTable {
   toValues(record: StoreRecord): RecordValue[];
 }
 
-const column = (kind: RecordColumnKind) => (name: string): RecordColumn => ({ name, kind });
+const column =
+  (kind: RecordColumnKind) =>
+  (name: string): RecordColumn => ({ name, kind });
 const [text, integer, real, time, json] = (['text', 'integer', 'real', 'time', 'json'] as const).map(column) as [
   (name: string) => RecordColumn,
   (name: string) => RecordColumn,
@@ -47,8 +57,16 @@ const userKey = [text('tenant_id'), text('user_id')];
 const conversationKey = [...userKey, text('conversation_id')];
 const keyOrder = ['tenant_id', 'user_id', 'conversation_id'];
 const jsonText = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
-const scopeOf = (row: Record<string, unknown>) => ({ tenantId: String(row.tenant_id), userId: String(row.user_id), conversationId: String(row.conversation_id) });
-const scopeValues = (scope: { tenantId: string; userId: string; conversationId: string }): RecordValue[] => [scope.tenantId, scope.userId, scope.conversationId];
+const scopeOf = (row: Record<string, unknown>) => ({
+  tenantId: String(row.tenant_id),
+  userId: String(row.user_id),
+  conversationId: String(row.conversation_id),
+});
+const scopeValues = (scope: { tenantId: string; userId: string; conversationId: string }): RecordValue[] => [
+  scope.tenantId,
+  scope.userId,
+  scope.conversationId,
+];
 
 function table<K extends StoreRecord['kind']>(spec: {
   name: RecordTable['name'];
@@ -66,15 +84,46 @@ export const recordTables: readonly RecordTable[] = Object.freeze([
   table({
     name: 'conversations',
     kind: 'conversation',
-    columns: [...conversationKey, time('created_at'), time('updated_at'), integer('message_count'), integer('total_tokens'), integer('summarized_through_seq'), integer('summarized_tokens'), json('metadata')],
+    columns: [
+      ...conversationKey,
+      time('created_at'),
+      time('updated_at'),
+      integer('message_count'),
+      integer('total_tokens'),
+      integer('summarized_through_seq'),
+      integer('summarized_tokens'),
+      json('metadata'),
+    ],
     order: keyOrder,
     fromRow: (row, toIso) => ({ kind: 'conversation', conversation: conversationFromRow(row as unknown as ConversationRow, toIso) }),
-    toValues: ({ conversation: c }) => [...scopeValues(c), c.createdAt, c.updatedAt, c.messageCount, c.totalTokens, c.summarizedThroughSeq, c.summarizedTokens, jsonText(c.metadata)],
+    toValues: ({ conversation: c }) => [
+      ...scopeValues(c),
+      c.createdAt,
+      c.updatedAt,
+      c.messageCount,
+      c.totalTokens,
+      c.summarizedThroughSeq,
+      c.summarizedTokens,
+      jsonText(c.metadata),
+    ],
   }),
   table({
     name: 'messages',
     kind: 'message',
-    columns: [...conversationKey, integer('seq'), text('id'), text('role'), text('content'), text('name'), json('tool_calls'), text('tool_call_id'), time('created_at'), json('metadata'), integer('tokens'), text('idempotency_key')],
+    columns: [
+      ...conversationKey,
+      integer('seq'),
+      text('id'),
+      text('role'),
+      text('content'),
+      text('name'),
+      json('tool_calls'),
+      text('tool_call_id'),
+      time('created_at'),
+      json('metadata'),
+      integer('tokens'),
+      text('idempotency_key'),
+    ],
     order: [...keyOrder, 'seq'],
     fromRow: (row, toIso) => ({ kind: 'message', scope: scopeOf(row), message: messageFromRow(row as unknown as MessageRow, toIso) }),
     toValues: ({ scope, message: m }) => [
@@ -95,7 +144,16 @@ export const recordTables: readonly RecordTable[] = Object.freeze([
   table({
     name: 'usage',
     kind: 'usage',
-    columns: [...conversationKey, text('kind'), text('policy'), integer('sent_tokens'), integer('full_history_tokens'), integer('input_tokens'), integer('output_tokens'), time('created_at')],
+    columns: [
+      ...conversationKey,
+      text('kind'),
+      text('policy'),
+      integer('sent_tokens'),
+      integer('full_history_tokens'),
+      integer('input_tokens'),
+      integer('output_tokens'),
+      time('created_at'),
+    ],
     order: 'position',
     fromRow: (row, toIso) => ({
       kind: 'usage',
@@ -110,7 +168,16 @@ export const recordTables: readonly RecordTable[] = Object.freeze([
         createdAt: toIso(row.created_at),
       },
     }),
-    toValues: ({ scope, usage: u }) => [...scopeValues(scope), u.kind, u.policy, u.sentTokens, u.fullHistoryTokens, u.inputTokens ?? 0, u.outputTokens ?? 0, u.createdAt],
+    toValues: ({ scope, usage: u }) => [
+      ...scopeValues(scope),
+      u.kind,
+      u.policy,
+      u.sentTokens,
+      u.fullHistoryTokens,
+      u.inputTokens ?? 0,
+      u.outputTokens ?? 0,
+      u.createdAt,
+    ],
   }),
   table({
     name: 'summaries',
@@ -200,10 +267,29 @@ export const recordTables: readonly RecordTable[] = Object.freeze([
   table({
     name: 'entities',
     kind: 'entity',
-    columns: [...userKey, text('id'), text('name'), text('type'), json('aliases'), text('description'), time('created_at'), time('updated_at')],
+    columns: [
+      ...userKey,
+      text('id'),
+      text('name'),
+      text('type'),
+      json('aliases'),
+      text('description'),
+      time('created_at'),
+      time('updated_at'),
+    ],
     order: 'position',
     fromRow: (row, toIso) => ({ kind: 'entity', entity: entityFromRow(row as unknown as EntityRow, toIso), names: [] }),
-    toValues: ({ entity: e }) => [e.tenantId, e.userId, e.id, e.name, e.type, JSON.stringify(e.aliases), e.description ?? null, e.createdAt, e.updatedAt],
+    toValues: ({ entity: e }) => [
+      e.tenantId,
+      e.userId,
+      e.id,
+      e.name,
+      e.type,
+      JSON.stringify(e.aliases),
+      e.description ?? null,
+      e.createdAt,
+      e.updatedAt,
+    ],
   }),
   table({
     name: 'relations',

@@ -95,7 +95,8 @@ export function tableOfRecord(record: StoreRecord): StoreRecordTable | undefined
 export function countRecords(counts: Record<StoreRecordTable, number>, records: readonly StoreRecord[]): void {
   for (const record of records) {
     const table = tableOfRecord(record);
-    if (table === undefined) throw new MemoryError('invalid_input', `unknown store record kind ${JSON.stringify(record?.kind)}`, { details: { field: 'kind' } });
+    if (table === undefined)
+      throw new MemoryError('invalid_input', `unknown store record kind ${JSON.stringify(record?.kind)}`, { details: { field: 'kind' } });
     counts[table] += 1;
     if (record.kind === 'entity') counts.entity_names += record.names.length;
   }
@@ -110,7 +111,9 @@ export function resolveExportPageSize(pageSize: number | undefined): number {
 
 /** The `invalid_input` of an import into a store that holds rows without `replace`; nothing was written. */
 export function storeNotEmpty(rows: number): MemoryError {
-  return new MemoryError('invalid_input', `the store already holds ${rows} rows; import with replace to delete them first`, { details: { field: 'replace', rows } });
+  return new MemoryError('invalid_input', `the store already holds ${rows} rows; import with replace to delete them first`, {
+    details: { field: 'replace', rows },
+  });
 }
 
 /** The sum of every table's count. */

@@ -14,7 +14,8 @@ function details(field: string, index: number | undefined): Record<string, unkno
 /** Parses ISO 8601 text to epoch ms; `invalid_input` naming the field otherwise. */
 export function parseStoredTime(field: string, value: string, index?: number): number {
   const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(ms)) throw new MemoryError('invalid_input', `${where(index)}${field} must be an ISO 8601 date`, { details: details(field, index) });
+  if (Number.isNaN(ms))
+    throw new MemoryError('invalid_input', `${where(index)}${field} must be an ISO 8601 date`, { details: details(field, index) });
   return ms;
 }
 

@@ -17,7 +17,10 @@ export interface TransferPort {
    * refused (`invalid_input`, field `replace`) unless `replace`, which first deletes everything (jobs and
    * vectors too) in the same transaction. Derived search data is rebuilt from the messages.
    */
-  importRecords(records: AsyncIterable<readonly StoreRecord[]> | Iterable<readonly StoreRecord[]>, options?: ImportRecordsOptions): Promise<StoreRecordCounts>;
+  importRecords(
+    records: AsyncIterable<readonly StoreRecord[]> | Iterable<readonly StoreRecord[]>,
+    options?: ImportRecordsOptions,
+  ): Promise<StoreRecordCounts>;
 }
 
 /** What each method of {@link TransferPort} does, in the words of an error, and the index of its call options. */

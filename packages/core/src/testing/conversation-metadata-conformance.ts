@@ -14,7 +14,13 @@ export function describeConversationMetadataConformance(store: () => Store): voi
     it('reads back metadata set on a conversation through getConversation and listConversations', async () => {
       await store().appendMessages(scopeA, [makeNewMessage('hi')]);
       expect((await store().getConversation(scopeA))?.metadata).toBeUndefined();
-      const metadata = { memory_type: 'summary', node: { id: '!a1b2', hops: 3, tags: ['relay', 'ünïcødé 🚀'] }, pinned: true, note: null, ratio: 0.25 };
+      const metadata = {
+        memory_type: 'summary',
+        node: { id: '!a1b2', hops: 3, tags: ['relay', 'ünïcødé 🚀'] },
+        pinned: true,
+        note: null,
+        ratio: 0.25,
+      };
       const updated = await store().updateConversationMetadata(scopeA, metadata);
       expect(updated).toMatchObject({ ...scopeA, messageCount: 1, metadata });
       expect(await store().getConversation(scopeA)).toEqual(updated);
@@ -39,7 +45,11 @@ export function describeConversationMetadataConformance(store: () => Store): voi
       metadata['memory_type'] = 'changed after the call';
       await store().appendMessages(scopeA, [makeNewMessage('three')]);
       await store().insertSummary(scopeA, makeNewSummary(2), { expectedWatermark: 0 });
-      expect(await store().getConversation(scopeA)).toMatchObject({ messageCount: 3, summarizedThroughSeq: 2, metadata: { memory_type: 'summary' } });
+      expect(await store().getConversation(scopeA)).toMatchObject({
+        messageCount: 3,
+        summarizedThroughSeq: 2,
+        metadata: { memory_type: 'summary' },
+      });
     });
 
     it('returns undefined and creates nothing for a conversation that does not exist', async () => {
@@ -72,13 +82,24 @@ export function describeConversationMetadataConformance(store: () => Store): voi
       await store().appendMessages(scopeA, [makeNewMessage('hi')]);
       const padding = 16_384 - JSON.stringify({ a: '' }).length;
       expect((await store().updateConversationMetadata(scopeA, { a: 'x'.repeat(padding) }))?.metadata).toEqual({ a: 'x'.repeat(padding) });
-      const refused: unknown[] = [{ a: 'x'.repeat(padding + 1) }, [1, 2], null, 'text', 7, new Map([['a', 1]]), { nul: 'a\u0000b' }, { cyclic: undefined as unknown }];
+      const refused: unknown[] = [
+        { a: 'x'.repeat(padding + 1) },
+        [1, 2],
+        null,
+        'text',
+        7,
+        new Map([['a', 1]]),
+        { nul: 'a\u0000b' },
+        { cyclic: undefined as unknown },
+      ];
       (refused.at(-1) as { cyclic: unknown }).cyclic = refused.at(-1);
       for (const metadata of refused) {
         await expect(store().updateConversationMetadata(scopeA, metadata as Metadata)).rejects.toSatisfy(isInvalidInput);
       }
       // Validation comes first: bad input is refused even for a conversation that does not exist.
-      await expect(store().updateConversationMetadata({ ...scopeA, conversationId: 'absent' }, [1] as unknown as Metadata)).rejects.toSatisfy(isInvalidInput);
+      await expect(
+        store().updateConversationMetadata({ ...scopeA, conversationId: 'absent' }, [1] as unknown as Metadata),
+      ).rejects.toSatisfy(isInvalidInput);
       expect((await store().getConversation(scopeA))?.metadata).toEqual({ a: 'x'.repeat(padding) });
     });
 
@@ -103,7 +124,11 @@ export function describeConversationMetadataConformance(store: () => Store): voi
         makeNewMessage('a2', { role: 'assistant' }),
       ]);
       expect(await store().countMessagesByRole(scopeA)).toEqual({ user: 2, assistant: 3, tool: 1 });
-      await store().appendMessages(scopeA, [makeNewMessage('be brief', { role: 'system' }), makeNewMessage('q2', { idempotencyKey: 'k' }), makeNewMessage('q2', { idempotencyKey: 'k' })]);
+      await store().appendMessages(scopeA, [
+        makeNewMessage('be brief', { role: 'system' }),
+        makeNewMessage('q2', { idempotencyKey: 'k' }),
+        makeNewMessage('q2', { idempotencyKey: 'k' }),
+      ]);
       expect(await store().countMessagesByRole(scopeA)).toEqual({ system: 1, user: 3, assistant: 3, tool: 1 });
     });
 

@@ -15,20 +15,49 @@ const start = Date.UTC(2024, 0, 1);
 const lines = ['My relay is LARCH-RIDGE.', 'The secret word is zorblaxian.', 'I hiked to the lookout.', 'The relay LARCH-RIDGE is fine.'];
 
 async function seed(store: Store, scope: Scope, contents: readonly string[], startMs = start): Promise<void> {
-  await store.appendMessages(scope, contents.map((content, index) => makeNewMessage(content, { createdAt: new Date(startMs + index * day).toISOString() })));
+  await store.appendMessages(
+    scope,
+    contents.map((content, index) => makeNewMessage(content, { createdAt: new Date(startMs + index * day).toISOString() })),
+  );
   const pending = await store.listUnembeddedMessages(scope, embedder.model, 1000);
   const vectors = await embedder.embed(pending.map((message) => message.content));
-  await store.upsertEmbeddings(scope, embedder.model, pending.map((message, index) => ({ seq: message.seq, vector: vectors[index]! })));
+  await store.upsertEmbeddings(
+    scope,
+    embedder.model,
+    pending.map((message, index) => ({ seq: message.seq, vector: vectors[index]! })),
+  );
 }
 
 function fact(attribute: string, value: string, seqs: readonly number[], validFrom = new Date(start).toISOString()): NewFact {
-  return { subject: 'user', attribute, value, text: `My ${attribute} is ${value}`, confidence: 0.9, validFrom, sourceConversationId: scopeA.conversationId, sourceSeqs: seqs, extractor: 'test@1', createdAt: validFrom };
+  return {
+    subject: 'user',
+    attribute,
+    value,
+    text: `My ${attribute} is ${value}`,
+    confidence: 0.9,
+    validFrom,
+    sourceConversationId: scopeA.conversationId,
+    sourceSeqs: seqs,
+    extractor: 'test@1',
+    createdAt: validFrom,
+  };
 }
 
 async function summarize(store: Store, scope: Scope, toSeq: number, watermark: number, content: string): Promise<void> {
   await store.insertSummary(
     scope,
-    { level: 0, fromSeq: 1, toSeq, content, tokens: 5, foldedSummaryIds: [], summarizer: 'test@1', inputTokens: 0, outputTokens: 0, createdAt: now },
+    {
+      level: 0,
+      fromSeq: 1,
+      toSeq,
+      content,
+      tokens: 5,
+      foldedSummaryIds: [],
+      summarizer: 'test@1',
+      inputTokens: 0,
+      outputTokens: 0,
+      createdAt: now,
+    },
     { expectedWatermark: watermark },
   );
 }
@@ -63,7 +92,11 @@ export function describeErasureConformance(store: () => Store): void {
       const receipt = await store().eraseMessages(user, { conversationId: scopeA.conversationId, fromSeq: 2, toSeq: 3 }, { now });
       expect(receipt).toMatchObject({ messages: 2, summaries: 1 });
       expect((await store().listSummaries(scopeA)).map((summary) => summary.content)).toEqual(['relay LARCH-RIDGE']);
-      expect(await store().getConversation(scopeA)).toMatchObject({ summarizedThroughSeq: 1, summarizedTokens: lines[0]!.length, erasedMessages: 2 });
+      expect(await store().getConversation(scopeA)).toMatchObject({
+        summarizedThroughSeq: 1,
+        summarizedTokens: lines[0]!.length,
+        erasedMessages: 2,
+      });
       await store().eraseMessages(user, { conversationId: scopeA.conversationId, fromSeq: 1, toSeq: 1 }, { now });
       expect(await store().listSummaries(scopeA)).toEqual([]);
       expect(await store().getConversation(scopeA)).toMatchObject({ summarizedThroughSeq: 0, summarizedTokens: 0 });
@@ -74,7 +107,9 @@ export function describeErasureConformance(store: () => Store): void {
       const relay = await store().insertFact(user, fact('relay', 'LARCH-RIDGE', [1, 4]));
       const secret = await store().insertFact(user, fact('secret', 'zorblaxian', [2]));
       const old = await store().insertFact(user, fact('hike', 'the ridge', [1]));
-      const newer = await store().insertFact(user, fact('hike', 'the lookout', [3], new Date(start + 2 * day).toISOString()), { supersedes: old.id });
+      const newer = await store().insertFact(user, fact('hike', 'the lookout', [3], new Date(start + 2 * day).toISOString()), {
+        supersedes: old.id,
+      });
       const byHand = await store().insertFact(user, { ...fact('name', 'Maren', []), sourceConversationId: undefined });
       const receipt = await store().eraseMessages(user, { conversationId: scopeA.conversationId, fromSeq: 2, toSeq: 3 }, { now });
       expect(receipt).toMatchObject({ facts: 2, factsKept: 0 });
@@ -95,8 +130,16 @@ export function describeErasureConformance(store: () => Store): void {
       const larch = await store().upsertEntity(user, { name: 'LARCH-RIDGE', type: 'device' }, now);
       const zorb = await store().upsertEntity(user, { name: 'Zorblaxian', type: 'other' }, now);
       const source = { sourceConversationId: scopeA.conversationId, validFrom: now };
-      await store().insertRelation(user, { subjectId: maren.id, predicate: 'uses_relay', objectId: larch.id, sourceSeqs: [1, 2], ...source }, now);
-      await store().insertRelation(user, { subjectId: maren.id, predicate: 'knows_word', objectId: zorb.id, sourceSeqs: [2], ...source }, now);
+      await store().insertRelation(
+        user,
+        { subjectId: maren.id, predicate: 'uses_relay', objectId: larch.id, sourceSeqs: [1, 2], ...source },
+        now,
+      );
+      await store().insertRelation(
+        user,
+        { subjectId: maren.id, predicate: 'knows_word', objectId: zorb.id, sourceSeqs: [2], ...source },
+        now,
+      );
       const receipt = await store().eraseMessages(user, { conversationId: scopeA.conversationId, fromSeq: 2, toSeq: 2 }, { now });
       expect(receipt).toMatchObject({ relations: 1, entities: 1 });
       expect((await store().listEntities(user)).map((entity) => entity.name).sort()).toEqual(['LARCH-RIDGE', 'Maren']);
@@ -104,7 +147,7 @@ export function describeErasureConformance(store: () => Store): void {
       expect(relations.map((relation) => [relation.predicate, relation.sourceSeqs])).toEqual([['uses_relay', [1]]]);
     });
 
-    it('erases what was said before a time in every conversation of the user, and nobody else\'s', async () => {
+    it("erases what was said before a time in every conversation of the user, and nobody else's", async () => {
       const other = { ...scopeA, conversationId: 'conv-2' };
       const stranger = { ...scopeA, userId: 'user-2' };
       await seed(store(), scopeA, lines);
@@ -122,10 +165,21 @@ export function describeErasureConformance(store: () => Store): void {
 
     it('keeps an audit entry per erasure with the selection and counts, and none of the content', async () => {
       await seed(store(), scopeA, lines);
-      const receipt = await store().eraseMessages(user, { conversationId: scopeA.conversationId, fromSeq: 2, toSeq: 2 }, { now, memoryFiles: 1 });
+      const receipt = await store().eraseMessages(
+        user,
+        { conversationId: scopeA.conversationId, fromSeq: 2, toSeq: 2 },
+        { now, memoryFiles: 1 },
+      );
       const [entry, ...rest] = await store().listErasures({ tenantId: user.tenantId, userId: user.userId });
       expect(rest).toEqual([]);
-      expect(entry).toMatchObject({ id: receipt.auditId, ...user, selection: { conversationId: scopeA.conversationId, fromSeq: 2, toSeq: 2 }, erasedAt: now, messages: 1, memoryFiles: 1 });
+      expect(entry).toMatchObject({
+        id: receipt.auditId,
+        ...user,
+        selection: { conversationId: scopeA.conversationId, fromSeq: 2, toSeq: 2 },
+        erasedAt: now,
+        messages: 1,
+        memoryFiles: 1,
+      });
       expect(JSON.stringify(entry)).not.toContain('zorblaxian');
       expect(await store().listErasures({ tenantId: 'tenant-b' })).toEqual([]);
     });
@@ -134,18 +188,39 @@ export function describeErasureConformance(store: () => Store): void {
       await seed(store(), scopeA, lines);
       const read = await store().getConversation(scopeA);
       await store().eraseMessages(user, { conversationId: scopeA.conversationId, fromSeq: 2, toSeq: 2 }, { now });
-      const summary = { level: 0, fromSeq: 1, toSeq: 3, content: 'zorblaxian', tokens: 1, foldedSummaryIds: [], summarizer: 'test@1', inputTokens: 0, outputTokens: 0, createdAt: now };
+      const summary = {
+        level: 0,
+        fromSeq: 1,
+        toSeq: 3,
+        content: 'zorblaxian',
+        tokens: 1,
+        foldedSummaryIds: [],
+        summarizer: 'test@1',
+        inputTokens: 0,
+        outputTokens: 0,
+        createdAt: now,
+      };
       const stale = store().insertSummary(scopeA, summary, { expectedWatermark: 0, expectedErasedMessages: read!.erasedMessages ?? 0 });
       await expect(stale).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'conflict'));
-      await expect(store().insertFact(user, fact('secret', 'zorblaxian', [2]))).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'conflict'));
+      await expect(store().insertFact(user, fact('secret', 'zorblaxian', [2]))).rejects.toSatisfy((error: unknown) =>
+        isMemoryError(error, 'conflict'),
+      );
       expect(await store().listSummaries(scopeA)).toEqual([]);
       expect(await store().listFacts(user)).toEqual([]);
       await expect(store().insertFact(user, fact('secret', 'kept', [2, 3]))).resolves.toMatchObject({ value: 'kept' });
     });
 
     it('refuses a selection without bounds, a seq range without a conversation, and bad bounds', async () => {
-      for (const selection of [{}, { fromSeq: 1 }, { conversationId: 'conv-1', fromSeq: 3, toSeq: 2 }, { conversationId: 'conv-1', fromSeq: 0 }, { before: 'yesterday' }]) {
-        await expect(store().eraseMessages(user, selection, { now })).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'invalid_input'));
+      for (const selection of [
+        {},
+        { fromSeq: 1 },
+        { conversationId: 'conv-1', fromSeq: 3, toSeq: 2 },
+        { conversationId: 'conv-1', fromSeq: 0 },
+        { before: 'yesterday' },
+      ]) {
+        await expect(store().eraseMessages(user, selection, { now })).rejects.toSatisfy((error: unknown) =>
+          isMemoryError(error, 'invalid_input'),
+        );
       }
     });
   });

@@ -20,7 +20,10 @@ export class InMemoryFactStore {
 
   retire(user: UserScope, factId: string, at: string, supersededBy?: string): Fact {
     const index = this.#currentIndex(user, factId);
-    if (supersededBy !== undefined && !this.#facts.some((fact) => fact.id === supersededBy && fact.tenantId === user.tenantId && fact.userId === user.userId)) {
+    if (
+      supersededBy !== undefined &&
+      !this.#facts.some((fact) => fact.id === supersededBy && fact.tenantId === user.tenantId && fact.userId === user.userId)
+    ) {
       throw new MemoryError('not_found', `fact ${supersededBy} does not exist`, { details: { factId: supersededBy } });
     }
     const retired = { ...this.#facts[index]!, validTo: at, ...(supersededBy === undefined ? {} : { supersededBy }) };
@@ -67,7 +70,11 @@ export class InMemoryFactStore {
       let next: Fact = update === undefined ? fact : { ...fact, sourceSeqs: update.sourceSeqs, text: update.text };
       if (relink !== undefined) {
         const { validTo: _validTo, supersededBy: _supersededBy, ...rest } = next;
-        next = { ...rest, ...(relink.validTo === undefined ? {} : { validTo: relink.validTo }), ...(relink.supersededBy === undefined ? {} : { supersededBy: relink.supersededBy }) };
+        next = {
+          ...rest,
+          ...(relink.validTo === undefined ? {} : { validTo: relink.validTo }),
+          ...(relink.supersededBy === undefined ? {} : { supersededBy: relink.supersededBy }),
+        };
       }
       this.#facts[index] = next;
     }
@@ -83,7 +90,8 @@ export class InMemoryFactStore {
   #currentIndex(user: UserScope, factId: string): number {
     const index = this.#facts.findIndex((fact) => fact.id === factId && fact.tenantId === user.tenantId && fact.userId === user.userId);
     if (index < 0) throw new MemoryError('not_found', `fact ${factId} does not exist`, { details: { factId } });
-    if (this.#facts[index]!.validTo !== undefined) throw new MemoryError('conflict', `fact ${factId} is no longer current`, { details: { factId } });
+    if (this.#facts[index]!.validTo !== undefined)
+      throw new MemoryError('conflict', `fact ${factId} is no longer current`, { details: { factId } });
     return index;
   }
 }

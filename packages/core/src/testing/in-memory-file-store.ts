@@ -61,7 +61,8 @@ export class InMemoryFileStore {
     const target = checkStoredMemoryPath(to);
     const moving = this.#ofUser(user).filter((file) => isWithinMemoryPath(file.path, source));
     if (moving.length === 0) throw new MemoryError('not_found', `nothing at ${source}`, { details: { path: source } });
-    if (isWithinMemoryPath(target, source)) throw new MemoryError('invalid_input', `cannot move ${source} into itself`, { details: { path: target } });
+    if (isWithinMemoryPath(target, source))
+      throw new MemoryError('invalid_input', `cannot move ${source} into itself`, { details: { path: target } });
     if (this.#ofUser(user).some((file) => isWithinMemoryPath(file.path, target))) {
       throw new MemoryError('conflict', `${target} already exists`, { details: { path: target } });
     }

@@ -43,7 +43,8 @@ export class InMemoryGraphStore {
 
   insertRelation(user: UserScope, input: RelationInput, now: string): Relation {
     for (const id of [input.subjectId, input.objectId]) {
-      if (!this.#entities.some((entity) => entity.id === id && owns(entity, user))) throw new MemoryError('not_found', `entity ${id} does not exist`);
+      if (!this.#entities.some((entity) => entity.id === id && owns(entity, user)))
+        throw new MemoryError('not_found', `entity ${id} does not exist`);
     }
     const existing = this.#relations.find(
       (relation) =>
@@ -99,7 +100,11 @@ export class InMemoryGraphStore {
       const index = this.#entities.findIndex((entity) => entity.id === update.id && owns(entity, user));
       if (index < 0) continue;
       const { description: _description, ...rest } = this.#entities[index]!;
-      this.#entities[index] = { ...rest, aliases: update.aliases, ...(update.description === undefined ? {} : { description: update.description }) };
+      this.#entities[index] = {
+        ...rest,
+        aliases: update.aliases,
+        ...(update.description === undefined ? {} : { description: update.description }),
+      };
     }
     const removedRelations = new Set(plan.deleteRelationIds);
     const removedEntities = new Set(plan.deleteEntityIds);

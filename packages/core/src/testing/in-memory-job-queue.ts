@@ -31,12 +31,24 @@ export class InMemoryJobQueue {
       if (request.kinds !== undefined && !request.kinds.includes(job.kind)) continue;
       const expired = job.status === 'running' && (job.leaseExpiresAt ?? '') <= now;
       if (expired && job.attempts >= job.maxAttempts) {
-        this.#jobs[index] = withoutLease({ ...job, status: 'failed', lastError: `lease expired after ${job.attempts} attempts`, updatedAt: now });
+        this.#jobs[index] = withoutLease({
+          ...job,
+          status: 'failed',
+          lastError: `lease expired after ${job.attempts} attempts`,
+          updatedAt: now,
+        });
         continue;
       }
       if (!(job.status === 'pending' && job.runAt <= now) && !expired) continue;
       const leaseExpiresAt = new Date(Date.parse(now) + request.leaseMs).toISOString();
-      const leased: Job = { ...job, status: 'running', attempts: job.attempts + 1, leaseOwner: request.workerId, leaseExpiresAt, updatedAt: now };
+      const leased: Job = {
+        ...job,
+        status: 'running',
+        attempts: job.attempts + 1,
+        leaseOwner: request.workerId,
+        leaseExpiresAt,
+        updatedAt: now,
+      };
       this.#jobs[index] = leased;
       return leased;
     }
@@ -45,7 +57,12 @@ export class InMemoryJobQueue {
 
   complete(lease: JobLease, now: string, warning?: string): void {
     const index = this.#held(lease);
-    this.#jobs[index] = withoutLease({ ...this.#jobs[index]!, status: 'done', updatedAt: now, ...(warning === undefined ? {} : { lastError: warning }) });
+    this.#jobs[index] = withoutLease({
+      ...this.#jobs[index]!,
+      status: 'done',
+      updatedAt: now,
+      ...(warning === undefined ? {} : { lastError: warning }),
+    });
   }
 
   fail(lease: JobLease, failure: JobFailure): Job {

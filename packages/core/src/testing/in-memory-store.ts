@@ -15,14 +15,52 @@ import { InMemoryGraphStore } from './in-memory-graph-store.js';
 import { bm25Search, filterSearchable, vectorSearch, type SearchableMessage } from './in-memory-search.js';
 import { InMemoryFileStore } from './in-memory-file-store.js';
 import { InMemoryJobQueue } from './in-memory-job-queue.js';
-import { decodeConversationCursor, decodePositionCursor, encodeConversationCursor, encodePositionCursor, resolvePageLimit } from '../store/page-cursor.js';
+import {
+  decodeConversationCursor,
+  decodePositionCursor,
+  encodeConversationCursor,
+  encodePositionCursor,
+  resolvePageLimit,
+} from '../store/page-cursor.js';
 import { idempotencyConflict, isSameMessage } from '../messages/same-message.js';
 import { checkSummaryRange } from '../compaction/summary-range.js';
 import { namesOf } from '../graph/entity-rules.js';
 import { checkRecords } from '../store/record-rows.js';
-import { checkMessageSelection, erasedSourceConflict, planKnowledgeErasure, settleEntityNames, type ErasureAuditEntry, type ErasureCounts, type ErasureReceipt, type EraseMessagesOptions, type MessageSelection } from '../store/message-erasure.js';
-import { countRecords, emptyRecordCounts, resolveExportPageSize, storeNotEmpty, totalRecordCount, type ExportRecordsOptions, type ImportRecordsOptions, type StoreRecord, type StoreRecordCounts } from '../store/store-records.js';
-import type { Conversation, ConversationFilter, EraseResult, JobCompletion, JobFailure, JobLease, JobRequest, MemoryFileWrite, MessageRange, Page, PageOptions } from '../store/store.js';
+import {
+  checkMessageSelection,
+  erasedSourceConflict,
+  planKnowledgeErasure,
+  settleEntityNames,
+  type ErasureAuditEntry,
+  type ErasureCounts,
+  type ErasureReceipt,
+  type EraseMessagesOptions,
+  type MessageSelection,
+} from '../store/message-erasure.js';
+import {
+  countRecords,
+  emptyRecordCounts,
+  resolveExportPageSize,
+  storeNotEmpty,
+  totalRecordCount,
+  type ExportRecordsOptions,
+  type ImportRecordsOptions,
+  type StoreRecord,
+  type StoreRecordCounts,
+} from '../store/store-records.js';
+import type {
+  Conversation,
+  ConversationFilter,
+  EraseResult,
+  JobCompletion,
+  JobFailure,
+  JobLease,
+  JobRequest,
+  MemoryFileWrite,
+  MessageRange,
+  Page,
+  PageOptions,
+} from '../store/store.js';
 
 interface ConversationState {
   conversation: Conversation;
@@ -58,7 +96,16 @@ class InMemoryParts {
     }
     if (state === undefined) {
       const now = messages[0]?.createdAt ?? new Date().toISOString();
-      state = newConversationState({ ...scope, createdAt: now, updatedAt: now, messageCount: 0, totalTokens: 0, summarizedThroughSeq: 0, summarizedTokens: 0, metadata: undefined });
+      state = newConversationState({
+        ...scope,
+        createdAt: now,
+        updatedAt: now,
+        messageCount: 0,
+        totalTokens: 0,
+        summarizedThroughSeq: 0,
+        summarizedTokens: 0,
+        metadata: undefined,
+      });
       this.#conversations.set(key, state);
     }
     const result: Message[] = [];
@@ -102,7 +149,12 @@ class InMemoryParts {
     const matching = [...this.#conversations.values()]
       .map((state) => state.conversation)
       .filter((c) => c.tenantId === filter.tenantId && (filter.userId === undefined || c.userId === filter.userId))
-      .filter((c) => filter.search === undefined || containsIgnoringAsciiCase(c.userId, filter.search) || containsIgnoringAsciiCase(c.conversationId, filter.search))
+      .filter(
+        (c) =>
+          filter.search === undefined ||
+          containsIgnoringAsciiCase(c.userId, filter.search) ||
+          containsIgnoringAsciiCase(c.conversationId, filter.search),
+      )
       .filter((c) => after === undefined || compareIds(c, after) > 0)
       .sort(compareIds);
     const items = matching.slice(0, limit);
@@ -151,15 +203,23 @@ class InMemoryParts {
       .slice(after, after + limit)
       .map((record, index) => Object.freeze({ inputTokens: 0, outputTokens: 0, ...record, position: after + index + 1 }));
     const last = entries[entries.length - 1];
-    return usage.length > after + limit && last !== undefined ? { items: entries, nextCursor: encodePositionCursor(last.position) } : { items: entries };
+    return usage.length > after + limit && last !== undefined
+      ? { items: entries, nextCursor: encodePositionCursor(last.position) }
+      : { items: entries };
   }
 
-  async insertSummary(scope: Scope, summary: NewSummary, options: { expectedWatermark: number; expectedErasedMessages?: number }): Promise<Summary> {
+  async insertSummary(
+    scope: Scope,
+    summary: NewSummary,
+    options: { expectedWatermark: number; expectedErasedMessages?: number },
+  ): Promise<Summary> {
     const state = this.#conversations.get(conversationKey(scope));
     if (state === undefined) throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
     checkSummaryRange(state.conversation, summary, options.expectedWatermark, options.expectedErasedMessages);
     const stored: Summary = Object.freeze({ ...summary, ...scope, id: crypto.randomUUID() });
-    const summarizedTokens = state.messages.filter((message) => message.seq <= summary.toSeq).reduce((sum, message) => sum + message.tokens, 0);
+    const summarizedTokens = state.messages
+      .filter((message) => message.seq <= summary.toSeq)
+      .reduce((sum, message) => sum + message.tokens, 0);
     state.summaries.push(stored);
     state.conversation = { ...state.conversation, summarizedThroughSeq: summary.toSeq, summarizedTokens };
     state.usage.push({
@@ -258,7 +318,10 @@ class InMemoryParts {
 
   async searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions): Promise<SearchHit[]> {
     const vectorOf = (item: SearchableMessage) =>
-      this.#conversations.get(conversationKey({ ...user, conversationId: item.conversationId }))?.embeddings.get(model)?.get(item.message.seq);
+      this.#conversations
+        .get(conversationKey({ ...user, conversationId: item.conversationId }))
+        ?.embeddings.get(model)
+        ?.get(item.message.seq);
     return vectorSearch(filterSearchable(this.#messagesOf(user), options), vectorOf, vector, options.k);
   }
 
@@ -308,7 +371,8 @@ class InMemoryParts {
     const state = this.#conversations.get(conversationKey(scope));
     if (state === undefined) throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
     const current = state.cursors.get(name) ?? 0;
-    if (current !== expected) throw new MemoryError('conflict', `cursor ${name} is at ${current}, not ${expected}`, { details: { name, current, expected } });
+    if (current !== expected)
+      throw new MemoryError('conflict', `cursor ${name} is at ${current}, not ${expected}`, { details: { name, current, expected } });
     state.cursors.set(name, next);
   }
 
@@ -369,14 +433,18 @@ class InMemoryParts {
       if (conversation.tenantId !== user.tenantId || conversation.userId !== user.userId) continue;
       if (checked.conversationId !== undefined && conversation.conversationId !== checked.conversationId) continue;
       const gone = state.messages.filter(
-        (message) => message.seq >= (checked.fromSeq ?? 1) && message.seq <= (checked.toSeq ?? Number.MAX_SAFE_INTEGER) && Date.parse(message.createdAt) < before,
+        (message) =>
+          message.seq >= (checked.fromSeq ?? 1) &&
+          message.seq <= (checked.toSeq ?? Number.MAX_SAFE_INTEGER) &&
+          Date.parse(message.createdAt) < before,
       );
       if (gone.length === 0) continue;
       const seqs = new Set(gone.map((message) => message.seq));
       erased.set(conversation.conversationId, seqs);
       erasedTexts.push(...gone.map((message) => message.content));
       messages += gone.length;
-      for (let index = state.messages.length - 1; index >= 0; index -= 1) if (seqs.has(state.messages[index]!.seq)) state.messages.splice(index, 1);
+      for (let index = state.messages.length - 1; index >= 0; index -= 1)
+        if (seqs.has(state.messages[index]!.seq)) state.messages.splice(index, 1);
       for (const [key, message] of state.byIdempotencyKey) if (seqs.has(message.seq)) state.byIdempotencyKey.delete(key);
       for (const byModel of state.embeddings.values()) for (const seq of seqs) if (byModel.delete(seq)) vectors += 1;
       // Every summary from the first that covered an erased seq on: later ones folded it.
@@ -394,12 +462,18 @@ class InMemoryParts {
       };
     }
     const entities = this.#graph.all().entities.filter((entity) => entity.tenantId === user.tenantId && entity.userId === user.userId);
-    const planned = planKnowledgeErasure(this.#facts.list(user, { includeHistory: true }), this.#graph.relationsOf(user), erased, { entities, erasedTexts });
+    const planned = planKnowledgeErasure(this.#facts.list(user, { includeHistory: true }), this.#graph.relationsOf(user), erased, {
+      entities,
+      erasedTexts,
+    });
     const remaining = [...this.#conversations.values()]
       .filter((state) => state.conversation.tenantId === user.tenantId && state.conversation.userId === user.userId)
       .flatMap((state) => state.messages.map((message) => message.content.toLowerCase()));
     const names = new Set(planned.namedEntities.flatMap((named) => named.names));
-    const edits = settleEntityNames(planned.namedEntities, new Set([...names].filter((name) => !remaining.some((content) => content.includes(name)))));
+    const edits = settleEntityNames(
+      planned.namedEntities,
+      new Set([...names].filter((name) => !remaining.some((content) => content.includes(name)))),
+    );
     const plan = { ...planned, deleteEntityIds: [...planned.deleteEntityIds, ...edits.deleteEntityIds] };
     this.#facts.applyErasure(user, plan);
     this.#graph.applyErasure(user, plan, edits.updates);
@@ -414,21 +488,34 @@ class InMemoryParts {
       entities: plan.deleteEntityIds.length,
       memoryFiles: options.memoryFiles ?? 0,
     };
-    const entry: ErasureAuditEntry = Object.freeze({ id: crypto.randomUUID(), ...user, selection: checked, erasedAt: options.now, ...counts });
+    const entry: ErasureAuditEntry = Object.freeze({
+      id: crypto.randomUUID(),
+      ...user,
+      selection: checked,
+      erasedAt: options.now,
+      ...counts,
+    });
     this.#erasures.push(entry);
     return Object.freeze({ ...counts, auditId: entry.id });
   }
 
   async listErasures(filter: { tenantId: string; userId?: string }): Promise<ErasureAuditEntry[]> {
-    return this.#erasures.filter((entry) => entry.tenantId === filter.tenantId && (filter.userId === undefined || entry.userId === filter.userId));
+    return this.#erasures.filter(
+      (entry) => entry.tenantId === filter.tenantId && (filter.userId === undefined || entry.userId === filter.userId),
+    );
   }
 
   // A fact or relation from messages none of which is stored (erased while a job read them) is refused.
-  #checkSources(kind: 'fact' | 'relation', user: UserScope, source: { sourceConversationId?: string; sourceSeqs: readonly number[] }): void {
+  #checkSources(
+    kind: 'fact' | 'relation',
+    user: UserScope,
+    source: { sourceConversationId?: string; sourceSeqs: readonly number[] },
+  ): void {
     if (source.sourceConversationId === undefined || source.sourceSeqs.length === 0) return;
     const state = this.#conversations.get(conversationKey({ ...user, conversationId: source.sourceConversationId }));
     if (state?.conversation.erasedMessages === undefined) return;
-    if (!state.messages.some((message) => source.sourceSeqs.includes(message.seq))) throw erasedSourceConflict(kind, source.sourceConversationId, source.sourceSeqs);
+    if (!state.messages.some((message) => source.sourceSeqs.includes(message.seq)))
+      throw erasedSourceConflict(kind, source.sourceConversationId, source.sourceSeqs);
   }
 
   async *exportRecords(options: ExportRecordsOptions = {}): AsyncIterable<StoreRecord[]> {
@@ -441,7 +528,10 @@ class InMemoryParts {
     }
   }
 
-  async importRecords(records: AsyncIterable<readonly StoreRecord[]> | Iterable<readonly StoreRecord[]>, options: ImportRecordsOptions = {}): Promise<StoreRecordCounts> {
+  async importRecords(
+    records: AsyncIterable<readonly StoreRecord[]> | Iterable<readonly StoreRecord[]>,
+    options: ImportRecordsOptions = {},
+  ): Promise<StoreRecordCounts> {
     const present = emptyRecordCounts();
     countRecords(present, this.#records());
     if (totalRecordCount(present) > 0 && options.replace !== true) throw storeNotEmpty(totalRecordCount(present));
@@ -453,7 +543,10 @@ class InMemoryParts {
     const files: MemoryFile[] = [];
     const stateOf = (scope: Scope): ConversationState => {
       const state = conversations.get(conversationKey(scope));
-      if (state === undefined) throw new MemoryError('invalid_input', `a record of conversation ${scope.conversationId} comes before the conversation`, { details: { field: 'conversationId' } });
+      if (state === undefined)
+        throw new MemoryError('invalid_input', `a record of conversation ${scope.conversationId} comes before the conversation`, {
+          details: { field: 'conversationId' },
+        });
       return state;
     };
     for await (const page of records) {
@@ -506,7 +599,9 @@ class InMemoryParts {
       ...states.flatMap((state) => state.messages.map((message): StoreRecord => ({ kind: 'message', scope: scopeOf(state), message }))),
       ...states.flatMap((state) => state.usage.map((usage): StoreRecord => ({ kind: 'usage', scope: scopeOf(state), usage }))),
       ...states.flatMap((state) => state.summaries.map((summary): StoreRecord => ({ kind: 'summary', summary }))),
-      ...states.flatMap((state) => [...state.cursors].map(([name, position]): StoreRecord => ({ kind: 'cursor', scope: scopeOf(state), name, position }))),
+      ...states.flatMap((state) =>
+        [...state.cursors].map(([name, position]): StoreRecord => ({ kind: 'cursor', scope: scopeOf(state), name, position })),
+      ),
       ...this.#facts.all().map((fact): StoreRecord => ({ kind: 'fact', fact })),
       ...entities.map((entity): StoreRecord => {
         const names = [...new Set(namesOf(entity))].filter((name) => !claimed.has(JSON.stringify([entity.tenantId, entity.userId, name])));
@@ -517,7 +612,6 @@ class InMemoryParts {
       ...this.#files.all().map((file): StoreRecord => ({ kind: 'memoryFile', file })),
     ];
   }
-
 }
 
 function newConversationState(conversation: Conversation): ConversationState {
@@ -566,7 +660,8 @@ export class InMemoryStore extends ComposedStore {
       transfer: parts,
       erasure: parts,
       // The parts throw MemoryErrors for what a caller did wrong; anything else is a defect, shown as storage_failed.
-      toError: (error, action) => (isMemoryError(error) ? error : new MemoryError('storage_failed', `${action} failed: ${String(error)}`, { cause: error })),
+      toError: (error, action) =>
+        isMemoryError(error) ? error : new MemoryError('storage_failed', `${action} failed: ${String(error)}`, { cause: error }),
       closeConnection: () => undefined,
     });
   }

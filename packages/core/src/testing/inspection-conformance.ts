@@ -9,12 +9,21 @@ const compact = { kind: 'compact' as const, runAt: at(0), maxAttempts: 1 };
 export function describeInspectionConformance(store: () => Store): void {
   describe('inspection reads', () => {
     it('finds conversations whose user or conversation id contains the search text, ignoring ASCII case', async () => {
-      for (const [userId, conversationId] of [['Alice', 'trip-Plans'], ['bob', 'radio'], ['carol', 'PLANS_b'], ['dave', '100%_sure']]) {
-        await store().appendMessages({ tenantId: scopeA.tenantId, userId: userId!, conversationId: conversationId! }, [makeNewMessage('x')]);
+      for (const [userId, conversationId] of [
+        ['Alice', 'trip-Plans'],
+        ['bob', 'radio'],
+        ['carol', 'PLANS_b'],
+        ['dave', '100%_sure'],
+      ]) {
+        await store().appendMessages({ tenantId: scopeA.tenantId, userId: userId!, conversationId: conversationId! }, [
+          makeNewMessage('x'),
+        ]);
       }
       await store().appendMessages({ tenantId: 'tenant-b', userId: 'alice', conversationId: 'plans' }, [makeNewMessage('x')]);
       const ids = async (search: string, userId?: string) =>
-        (await store().listConversations({ tenantId: scopeA.tenantId, search, ...(userId === undefined ? {} : { userId }) })).items.map((c) => c.conversationId);
+        (await store().listConversations({ tenantId: scopeA.tenantId, search, ...(userId === undefined ? {} : { userId }) })).items.map(
+          (c) => c.conversationId,
+        );
       expect(await ids('plans')).toEqual(['trip-Plans', 'PLANS_b']);
       expect(await ids('ALI')).toEqual(['trip-Plans']);
       expect(await ids('plans', 'carol')).toEqual(['PLANS_b']);
@@ -34,12 +43,33 @@ export function describeInspectionConformance(store: () => Store): void {
       await store().appendMessages(other, [makeNewMessage('x')]);
       await store().insertUsage(other, { kind: 'context', policy: 'full', sentTokens: 1, fullHistoryTokens: 1, createdAt: at(0) });
       for (let index = 0; index < 5; index += 1) {
-        await store().insertUsage(scopeA, { kind: 'context', policy: 'hybrid', sentTokens: 10 + index, fullHistoryTokens: 100 + index, createdAt: at(index * 1000) });
+        await store().insertUsage(scopeA, {
+          kind: 'context',
+          policy: 'hybrid',
+          sentTokens: 10 + index,
+          fullHistoryTokens: 100 + index,
+          createdAt: at(index * 1000),
+        });
       }
-      await store().insertUsage(scopeA, { kind: 'summarize', policy: 'extractive@1', sentTokens: 0, fullHistoryTokens: 0, inputTokens: 70, outputTokens: 7, createdAt: at(9000) });
+      await store().insertUsage(scopeA, {
+        kind: 'summarize',
+        policy: 'extractive@1',
+        sentTokens: 0,
+        fullHistoryTokens: 0,
+        inputTokens: 70,
+        outputTokens: 7,
+        createdAt: at(9000),
+      });
       const first = await store().listUsage(scopeA, { limit: 4 });
       expect(first.items.map((entry) => entry.sentTokens)).toEqual([10, 11, 12, 13]);
-      expect(first.items[0]).toMatchObject({ kind: 'context', policy: 'hybrid', fullHistoryTokens: 100, inputTokens: 0, outputTokens: 0, createdAt: at(0) });
+      expect(first.items[0]).toMatchObject({
+        kind: 'context',
+        policy: 'hybrid',
+        fullHistoryTokens: 100,
+        inputTokens: 0,
+        outputTokens: 0,
+        createdAt: at(0),
+      });
       const positions = first.items.map((entry) => entry.position);
       expect([...positions].sort((a, b) => a - b)).toEqual(positions);
       const second = await store().listUsage(scopeA, { cursor: first.nextCursor!, limit: 4 });
@@ -48,7 +78,9 @@ export function describeInspectionConformance(store: () => Store): void {
       expect(second.items[1]).toMatchObject({ policy: 'extractive@1', inputTokens: 70, outputTokens: 7, createdAt: at(9000) });
       expect((await store().listUsage({ ...scopeA, tenantId: 'tenant-b' })).items).toEqual([]);
       expect((await store().listUsage({ ...scopeA, conversationId: 'none' })).items).toEqual([]);
-      await expect(store().listUsage(scopeA, { cursor: 'not-a-cursor' })).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'invalid_input'));
+      await expect(store().listUsage(scopeA, { cursor: 'not-a-cursor' })).rejects.toSatisfy((error: unknown) =>
+        isMemoryError(error, 'invalid_input'),
+      );
     });
 
     it('counts jobs by kind and status per tenant and lists the newest failures with their errors', async () => {
@@ -75,9 +107,13 @@ export function describeInspectionConformance(store: () => Store): void {
         ['pending', 'model refused'],
         ['failed', 'summarizer timed out'],
       ]);
-      expect((await store().listFailedJobs({ tenantId: scopeA.tenantId, limit: 1 })).map((job) => job.lastError)).toEqual(['model refused']);
+      expect((await store().listFailedJobs({ tenantId: scopeA.tenantId, limit: 1 })).map((job) => job.lastError)).toEqual([
+        'model refused',
+      ]);
       expect(await store().listFailedJobs({ tenantId: 'tenant-b', limit: 10 })).toEqual([]);
-      const statuses = (await store().countJobsByKind({ tenantId: scopeA.tenantId })).map(({ kind, status, count }) => `${kind}:${status}:${count}`);
+      const statuses = (await store().countJobsByKind({ tenantId: scopeA.tenantId })).map(
+        ({ kind, status, count }) => `${kind}:${status}:${count}`,
+      );
       expect(statuses).toEqual(['compact:failed:1', 'compact:pending:1', 'embed:done:1']);
     });
   });

@@ -59,14 +59,22 @@ export function describeJobConformance(store: () => Store): void {
       const second = await store().leaseJob({ workerId: 'w', leaseMs: 1000, now: at(600) });
       const failed = await store().failJob(second!, { error: 'still broken', now: at(700) });
       expect(failed).toMatchObject({ status: 'failed', attempts: 2, lastError: 'still broken' });
-      expect((await readJobBacklog(store(), { tenantId: scopeA.tenantId })).byStatus).toEqual({ pending: 0, running: 0, done: 0, failed: 1 });
+      expect((await readJobBacklog(store(), { tenantId: scopeA.tenantId })).byStatus).toEqual({
+        pending: 0,
+        running: 0,
+        done: 0,
+        failed: 1,
+      });
     });
 
     it('gives up a job whose lease expired on its last attempt instead of leasing it again', async () => {
       await store().enqueueJob(scopeA, { ...request, maxAttempts: 1 });
       await store().leaseJob({ workerId: 'crashy', leaseMs: 1000, now: at(0) });
       expect(await store().leaseJob({ workerId: 'w', leaseMs: 1000, now: at(2000) })).toBeUndefined();
-      expect((await store().listJobs(scopeA))[0]).toMatchObject({ status: 'failed', lastError: expect.stringContaining('lease expired') as unknown });
+      expect((await store().listJobs(scopeA))[0]).toMatchObject({
+        status: 'failed',
+        lastError: expect.stringContaining('lease expired') as unknown,
+      });
     });
 
     it('reports the backlog per kind and the oldest pending job, per tenant, leaving finished jobs out', async () => {
@@ -80,7 +88,11 @@ export function describeJobConformance(store: () => Store): void {
       await store().completeJob(compact!, at(1));
 
       const backlog = await readJobBacklog(store(), { tenantId: scopeA.tenantId });
-      expect(backlog.byKind).toEqual({ compact: { pending: 0, running: 0 }, embed: { pending: 2, running: 0 }, extract: { pending: 0, running: 1 } });
+      expect(backlog.byKind).toEqual({
+        compact: { pending: 0, running: 0 },
+        embed: { pending: 2, running: 0 },
+        extract: { pending: 0, running: 1 },
+      });
       expect(backlog.oldestPendingCreatedAt).toBe(first.createdAt);
       expect(extract).toBeDefined();
       expect((await readJobBacklog(store(), { tenantId: 'tenant-b' })).byKind.embed).toEqual({ pending: 1, running: 0 });

@@ -47,7 +47,12 @@ export function describeJobWorkerConformance(store: () => Store): void {
         calls += 1;
         throw new MemoryError('model_failed', `embedder down (call ${calls})`);
       };
-      const loop = worker({ handlers: { embed }, retryBaseMs: 1000, now: clock.now, onError: (error, job) => errors.push([error, job?.id]) });
+      const loop = worker({
+        handlers: { embed },
+        retryBaseMs: 1000,
+        now: clock.now,
+        onError: (error, job) => errors.push([error, job?.id]),
+      });
 
       expect(await loop.drain()).toBe(1);
       expect(await onlyJob()).toMatchObject({ status: 'pending', attempts: 1, runAt: at(1000), lastError: 'embedder down (call 1)' });
@@ -67,7 +72,12 @@ export function describeJobWorkerConformance(store: () => Store): void {
       clock.set(3_600_000);
       expect(await loop.drain()).toBe(0);
       expect(calls).toBe(3);
-      expect(errors).toEqual([1, 2, 3].map((call) => [expect.objectContaining({ code: 'model_failed', message: `embedder down (call ${call})` }) as unknown, failed.id]));
+      expect(errors).toEqual(
+        [1, 2, 3].map((call) => [
+          expect.objectContaining({ code: 'model_failed', message: `embedder down (call ${call})` }) as unknown,
+          failed.id,
+        ]),
+      );
       await loop.stop();
     });
 
@@ -88,7 +98,10 @@ export function describeJobWorkerConformance(store: () => Store): void {
     it('gives a job up on its first attempt when the handler rejects its input as invalid_input', async () => {
       await store().enqueueJob(scopeA, { kind: 'extract', runAt: at(0), maxAttempts: 5 });
       const clock = fakeClock();
-      const loop = worker({ handlers: { extract: () => Promise.reject(new MemoryError('invalid_input', 'message 3 is not text')) }, now: clock.now });
+      const loop = worker({
+        handlers: { extract: () => Promise.reject(new MemoryError('invalid_input', 'message 3 is not text')) },
+        now: clock.now,
+      });
 
       expect(await loop.drain()).toBe(1);
       clock.set(3_600_000);
@@ -102,15 +115,24 @@ export function describeJobWorkerConformance(store: () => Store): void {
       await store().enqueueJob(scopeA, { kind: 'compact', runAt: at(0), maxAttempts: 3 });
       await store().enqueueJob(other, { kind: 'compact', runAt: at(0), maxAttempts: 3 });
       const warnings: [string, string][] = [];
-      const compact: JobHandler = async (_job, scope) => (scope.conversationId === other.conversationId ? { warning: 'summarizer fell back: model timed out' } : undefined);
-      const loop = worker({ handlers: { compact }, now: fakeClock().now, onWarning: (warning, job) => warnings.push([warning, job.conversationId]) });
+      const compact: JobHandler = async (_job, scope) =>
+        scope.conversationId === other.conversationId ? { warning: 'summarizer fell back: model timed out' } : undefined;
+      const loop = worker({
+        handlers: { compact },
+        now: fakeClock().now,
+        onWarning: (warning, job) => warnings.push([warning, job.conversationId]),
+      });
 
       expect(await loop.drain()).toBe(2);
 
       const clean = await onlyJob();
       expect(clean).toMatchObject({ status: 'done', attempts: 1 });
       expect(clean.lastError).toBeUndefined();
-      expect((await store().listJobs(other))[0]).toMatchObject({ status: 'done', attempts: 1, lastError: 'summarizer fell back: model timed out' });
+      expect((await store().listJobs(other))[0]).toMatchObject({
+        status: 'done',
+        attempts: 1,
+        lastError: 'summarizer fell back: model timed out',
+      });
       expect(warnings).toEqual([['summarizer fell back: model timed out', 'conv-2']]);
       await loop.stop();
     });
@@ -120,11 +142,22 @@ export function describeJobWorkerConformance(store: () => Store): void {
       const signals: AbortSignal[] = [];
       const errors: unknown[] = [];
       const embed: JobHandler = (_job, _scope, signal) => (signals.push(signal), new Promise<void>(() => undefined));
-      const loop = worker({ handlers: { embed }, attemptTimeoutMs: 20, retryBaseMs: 1000, now: fakeClock().now, onError: (error) => errors.push(error) });
+      const loop = worker({
+        handlers: { embed },
+        attemptTimeoutMs: 20,
+        retryBaseMs: 1000,
+        now: fakeClock().now,
+        onError: (error) => errors.push(error),
+      });
 
       expect(await loop.drain()).toBe(1);
 
-      expect(await onlyJob()).toMatchObject({ status: 'pending', attempts: 1, runAt: at(1000), lastError: expect.stringContaining('20 ms deadline') as unknown });
+      expect(await onlyJob()).toMatchObject({
+        status: 'pending',
+        attempts: 1,
+        runAt: at(1000),
+        lastError: expect.stringContaining('20 ms deadline') as unknown,
+      });
       expect(errors).toEqual([expect.objectContaining({ code: 'unavailable' })]);
       expect(signals[0]?.aborted).toBe(true);
       expect(signals[0]?.reason).toBe(errors[0]);
@@ -155,9 +188,9 @@ export function describeJobWorkerConformance(store: () => Store): void {
       expect(roundsPerAttempt).toEqual([2, 2, 2, 1]);
       expect(left).toBe(0);
       const jobs = await store().listJobs(scopeA);
-      expect(jobs.map(({ kind, status, attempts, maxAttempts, lastError }) => ({ kind, status, attempts, maxAttempts, lastError }))).toEqual(
-        Array.from({ length: 4 }, () => ({ kind: 'embed', status: 'done', attempts: 1, maxAttempts: 2, lastError: undefined })),
-      );
+      expect(
+        jobs.map(({ kind, status, attempts, maxAttempts, lastError }) => ({ kind, status, attempts, maxAttempts, lastError })),
+      ).toEqual(Array.from({ length: 4 }, () => ({ kind: 'embed', status: 'done', attempts: 1, maxAttempts: 2, lastError: undefined })));
       await loop.stop();
     });
 
@@ -181,7 +214,13 @@ export function describeJobWorkerConformance(store: () => Store): void {
       const clock = fakeClock();
       const errors: unknown[] = [];
       const hanging = honoursAbort();
-      const first = worker({ workerId: 'first', handlers: { embed: hanging.handler }, leaseMs: 60_000, now: clock.now, onError: (error) => errors.push(error) });
+      const first = worker({
+        workerId: 'first',
+        handlers: { embed: hanging.handler },
+        leaseMs: 60_000,
+        now: clock.now,
+        onError: (error) => errors.push(error),
+      });
       const draining = first.drain();
       await hanging.running;
 
@@ -209,7 +248,11 @@ export function describeJobWorkerConformance(store: () => Store): void {
       await store().enqueueJob(scopeA, { kind: 'embed', runAt: at(0), maxAttempts: 3 });
       let started: () => void = () => undefined;
       const running = new Promise<void>((resolve) => (started = resolve));
-      const loop = worker({ handlers: { embed: () => (started(), new Promise<void>(() => undefined)) }, pollIntervalMs: 5, now: fakeClock().now });
+      const loop = worker({
+        handlers: { embed: () => (started(), new Promise<void>(() => undefined)) },
+        pollIntervalMs: 5,
+        now: fakeClock().now,
+      });
       loop.start();
       await running;
 
@@ -225,11 +268,13 @@ export function describeJobWorkerConformance(store: () => Store): void {
       let bothRunning: () => void = () => undefined;
       const gate = new Promise<void>((resolve) => (bothRunning = resolve));
       // The first two attempts wait for each other: the test ends only if both workers hold a job at once.
-      const handlerOf = (workerId: string): JobHandler => async (job) => {
-        runs.push([workerId, job.id]);
-        if (runs.length === 2) bothRunning();
-        await gate;
-      };
+      const handlerOf =
+        (workerId: string): JobHandler =>
+        async (job) => {
+          runs.push([workerId, job.id]);
+          if (runs.length === 2) bothRunning();
+          await gate;
+        };
       const clock = fakeClock();
       const workers = ['a', 'b'].map((workerId) => worker({ workerId, handlers: { extract: handlerOf(workerId) }, now: clock.now }));
 

@@ -14,10 +14,14 @@ export function describeMemoryFileConformance(store: () => Store): void {
     it('creates, reads and rewrites a file with a version that guards concurrent writers', async () => {
       const created = await store().putMemoryFile(user, { path: '/memories/trip.md', content: 'June 14', now, expectedVersion: 0 });
       expect(created).toMatchObject({ ...user, path: '/memories/trip.md', content: 'June 14', version: 1, createdAt: now, updatedAt: now });
-      await expect(store().putMemoryFile(user, { path: '/memories/trip.md', content: 'x', now, expectedVersion: 0 })).rejects.toSatisfy(is('conflict'));
+      await expect(store().putMemoryFile(user, { path: '/memories/trip.md', content: 'x', now, expectedVersion: 0 })).rejects.toSatisfy(
+        is('conflict'),
+      );
       const updated = await store().putMemoryFile(user, { path: '/memories/trip.md', content: 'June 21', now: later, expectedVersion: 1 });
       expect(updated).toMatchObject({ version: 2, createdAt: now, updatedAt: later });
-      await expect(store().putMemoryFile(user, { path: '/memories/trip.md', content: 'stale', now, expectedVersion: 1 })).rejects.toSatisfy(is('conflict'));
+      await expect(store().putMemoryFile(user, { path: '/memories/trip.md', content: 'stale', now, expectedVersion: 1 })).rejects.toSatisfy(
+        is('conflict'),
+      );
       expect((await store().getMemoryFile(user, '/memories/trip.md'))?.content).toBe('June 21');
       expect(await store().getMemoryFile(user, '/memories/none.md')).toBeUndefined();
     });
@@ -45,9 +49,14 @@ export function describeMemoryFileConformance(store: () => Store): void {
       await store().putMemoryFile(user, { path: '/memories/notes/sub/b.md', content: 'B', now });
       await store().putMemoryFile(user, { path: '/memories/other.md', content: 'O', now });
       expect(await store().renameMemoryFiles(user, '/memories/notes', '/memories/archive', later)).toBe(2);
-      expect((await store().listMemoryFiles(user, '/memories/archive')).map((file) => file.path)).toEqual(['/memories/archive/a.md', '/memories/archive/sub/b.md']);
+      expect((await store().listMemoryFiles(user, '/memories/archive')).map((file) => file.path)).toEqual([
+        '/memories/archive/a.md',
+        '/memories/archive/sub/b.md',
+      ]);
       expect((await store().getMemoryFile(user, '/memories/archive/sub/b.md'))?.content).toBe('B');
-      await expect(store().renameMemoryFiles(user, '/memories/other.md', '/memories/archive/a.md', later)).rejects.toSatisfy(is('conflict'));
+      await expect(store().renameMemoryFiles(user, '/memories/other.md', '/memories/archive/a.md', later)).rejects.toSatisfy(
+        is('conflict'),
+      );
       await expect(store().renameMemoryFiles(user, '/memories/missing.md', '/memories/x.md', later)).rejects.toSatisfy(is('not_found'));
       expect((await store().getMemoryFile(user, '/memories/other.md'))?.content).toBe('O');
     });

@@ -19,7 +19,11 @@ async function seed(store: Store, scope: Scope, contents: readonly string[], sta
 async function embedAll(store: Store, scope: Scope): Promise<void> {
   const pending = await store.listUnembeddedMessages(scope, embedder.model, 1000);
   const vectors = await embedder.embed(pending.map((message) => message.content));
-  await store.upsertEmbeddings(scope, embedder.model, pending.map((message, index) => ({ seq: message.seq, vector: vectors[index]! })));
+  await store.upsertEmbeddings(
+    scope,
+    embedder.model,
+    pending.map((message, index) => ({ seq: message.seq, vector: vectors[index]! })),
+  );
 }
 
 /** Recall cases of the store conformance suite: keyword and vector search across a user's conversations, filters, isolation. */
@@ -32,7 +36,7 @@ export function describeRecallConformance(store: () => Store): void {
       'The relays were restarted after the storm.',
     ];
 
-    it('finds messages by keyword across the user\'s conversations, ranked by BM25 with stemming', async () => {
+    it("finds messages by keyword across the user's conversations, ranked by BM25 with stemming", async () => {
       await seed(store(), scopeA, lines);
       await seed(store(), { ...scopeA, conversationId: 'conv-2' }, ['Tomas carries a spare relay antenna.']);
       const hits = await store().searchKeyword(user, keywordTerms('what is the relay called?'), { k: 10 });
@@ -68,7 +72,10 @@ export function describeRecallConformance(store: () => Store): void {
       expect(hits[0]?.message.content).toBe(lines[1]);
       expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
       expect(await store().searchVector(user, 'another-model', query!, { k: 2 })).toEqual([]);
-      const filtered = await store().searchVector(user, embedder.model, query!, { k: 5, until: new Date(Date.UTC(2024, 0, 1, 12)).toISOString() });
+      const filtered = await store().searchVector(user, embedder.model, query!, {
+        k: 5,
+        until: new Date(Date.UTC(2024, 0, 1, 12)).toISOString(),
+      });
       expect(filtered.map((hit) => hit.message.seq)).toEqual([1]);
     });
 
@@ -80,11 +87,14 @@ export function describeRecallConformance(store: () => Store): void {
       expect(await store().listUnembeddedMessages(scopeA, embedder.model, 10)).toHaveLength(4);
     });
 
-    it('never returns another tenant\'s or user\'s messages, and erases vectors with the conversation', async () => {
+    it("never returns another tenant's or user's messages, and erases vectors with the conversation", async () => {
       await seed(store(), scopeA, lines);
       await embedAll(store(), scopeA);
       const [query] = await embedder.embed(['relay']);
-      for (const other of [{ ...user, tenantId: 'tenant-b' }, { ...user, userId: 'user-2' }]) {
+      for (const other of [
+        { ...user, tenantId: 'tenant-b' },
+        { ...user, userId: 'user-2' },
+      ]) {
         expect(await store().searchKeyword(other, ['relay'], { k: 10 })).toEqual([]);
         expect(await store().searchVector(other, embedder.model, query!, { k: 10 })).toEqual([]);
       }
@@ -94,7 +104,7 @@ export function describeRecallConformance(store: () => Store): void {
       expect(await store().searchKeyword(user, ['relay'], { k: 10 })).toEqual([]);
     });
 
-    it('returns only the asking user\'s hits when another user holds many more, closer and better-matching messages', async () => {
+    it("returns only the asking user's hits when another user holds many more, closer and better-matching messages", async () => {
       // More of the other user's rows than any candidate pool a store takes (quantized prefilters,
       // pruning thresholds): isolation must hold inside those paths, not only in the final filter.
       const crowd = Array.from({ length: 400 }, (_, index) => `relay battery relay battery report ${index}`);

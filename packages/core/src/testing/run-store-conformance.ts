@@ -42,7 +42,10 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
       it('stores messages verbatim with gapless seqs in order when appended one by one and in batches', async () => {
         const contents = ['hello', '  spaced  \n', 'ünïcødé 🚀 中文', 'x'.repeat(10_000)];
         await store.appendMessages(scopeA, [makeNewMessage(contents[0]!)]);
-        await store.appendMessages(scopeA, contents.slice(1).map((content) => makeNewMessage(content)));
+        await store.appendMessages(
+          scopeA,
+          contents.slice(1).map((content) => makeNewMessage(content)),
+        );
         const stored = await store.listMessages(scopeA);
         expect(stored.map((message) => message.seq)).toEqual([1, 2, 3, 4]);
         expect(stored.map((message) => message.content)).toEqual(contents);
@@ -65,7 +68,10 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
       });
 
       it('reads seq ranges in both directions with a limit', async () => {
-        await store.appendMessages(scopeA, Array.from({ length: 10 }, (_, index) => makeNewMessage(`m${index + 1}`)));
+        await store.appendMessages(
+          scopeA,
+          Array.from({ length: 10 }, (_, index) => makeNewMessage(`m${index + 1}`)),
+        );
         const seqs = async (range: Parameters<Store['listMessages']>[1]) => (await store.listMessages(scopeA, range)).map((m) => m.seq);
         expect(await seqs({ afterSeq: 3, beforeSeq: 7 })).toEqual([4, 5, 6]);
         expect(await seqs({ order: 'desc', limit: 3 })).toEqual([10, 9, 8]);
@@ -143,7 +149,9 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
       it('lists every conversation exactly once across pages, ordered, filtered by user', async () => {
         for (let index = 0; index < 25; index += 1) {
           const userId = index % 2 === 0 ? 'even' : 'odd';
-          await store.appendMessages({ tenantId: 'tenant-a', userId, conversationId: `c${String(index).padStart(2, '0')}` }, [makeNewMessage('hi')]);
+          await store.appendMessages({ tenantId: 'tenant-a', userId, conversationId: `c${String(index).padStart(2, '0')}` }, [
+            makeNewMessage('hi'),
+          ]);
         }
         const seen: string[] = [];
         let cursor: string | undefined;
@@ -161,11 +169,11 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
       });
 
       it('rejects a damaged cursor and an out-of-range page size as invalid input', async () => {
-        await expect(store.listConversations({ tenantId: 'tenant-a' }, { cursor: 'not-a-cursor' })).rejects.toSatisfy(
-          (error: unknown) => isMemoryError(error, 'invalid_input'),
+        await expect(store.listConversations({ tenantId: 'tenant-a' }, { cursor: 'not-a-cursor' })).rejects.toSatisfy((error: unknown) =>
+          isMemoryError(error, 'invalid_input'),
         );
-        await expect(store.listConversations({ tenantId: 'tenant-a' }, { limit: 0 })).rejects.toSatisfy(
-          (error: unknown) => isMemoryError(error, 'invalid_input'),
+        await expect(store.listConversations({ tenantId: 'tenant-a' }, { limit: 0 })).rejects.toSatisfy((error: unknown) =>
+          isMemoryError(error, 'invalid_input'),
         );
       });
     });
@@ -176,7 +184,13 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
         const createdAt = new Date().toISOString();
         await store.insertUsage(scopeA, { kind: 'context', policy: 'window', sentTokens: 100, fullHistoryTokens: 400, createdAt });
         await store.insertUsage(scopeA, { kind: 'context', policy: 'window', sentTokens: 50, fullHistoryTokens: 450, createdAt });
-        expect(await store.getUsageTotals(scopeA)).toMatchObject({ requests: 2, sentTokens: 150, fullHistoryTokens: 850, savedTokens: 700, compactions: 0 });
+        expect(await store.getUsageTotals(scopeA)).toMatchObject({
+          requests: 2,
+          sentTokens: 150,
+          fullHistoryTokens: 850,
+          savedTokens: 700,
+          compactions: 0,
+        });
         const empty = await store.getUsageTotals({ ...scopeA, conversationId: 'none' });
         expect(empty).toMatchObject({ requests: 0, sentTokens: 0, fullHistoryTokens: 0, savedTokens: 0, netSavedTokens: 0 });
       });
@@ -185,8 +199,24 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
         await store.appendMessages(scopeA, [makeNewMessage('hi')]);
         const createdAt = new Date().toISOString();
         // Figures a kind does not have (the ledger says 0 for them), given anyway: no store may add them in.
-        await store.insertUsage(scopeA, { kind: 'context', policy: 'hybrid', sentTokens: 100, fullHistoryTokens: 400, inputTokens: 7, outputTokens: 3, createdAt });
-        await store.insertUsage(scopeA, { kind: 'summarize', policy: 'extractive@1', sentTokens: 11, fullHistoryTokens: 13, inputTokens: 200, outputTokens: 20, createdAt });
+        await store.insertUsage(scopeA, {
+          kind: 'context',
+          policy: 'hybrid',
+          sentTokens: 100,
+          fullHistoryTokens: 400,
+          inputTokens: 7,
+          outputTokens: 3,
+          createdAt,
+        });
+        await store.insertUsage(scopeA, {
+          kind: 'summarize',
+          policy: 'extractive@1',
+          sentTokens: 11,
+          fullHistoryTokens: 13,
+          inputTokens: 200,
+          outputTokens: 20,
+          createdAt,
+        });
         expect(await store.getUsageTotals(scopeA)).toMatchObject({
           requests: 1,
           sentTokens: 100,
@@ -200,7 +230,13 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
       });
 
       it('refuses usage for a conversation that does not exist', async () => {
-        const record = { kind: 'context' as const, policy: 'full', sentTokens: 1, fullHistoryTokens: 1, createdAt: new Date().toISOString() };
+        const record = {
+          kind: 'context' as const,
+          policy: 'full',
+          sentTokens: 1,
+          fullHistoryTokens: 1,
+          createdAt: new Date().toISOString(),
+        };
         await expect(store.insertUsage(scopeA, record)).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'not_found'));
       });
     });
@@ -231,7 +267,13 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     describe('erase', () => {
       it('removes a conversation with its messages and usage, and starts over at seq 1', async () => {
         await store.appendMessages(scopeA, [makeNewMessage('one', { idempotencyKey: 'k' }), makeNewMessage('two')]);
-        await store.insertUsage(scopeA, { kind: 'context', policy: 'full', sentTokens: 5, fullHistoryTokens: 5, createdAt: new Date().toISOString() });
+        await store.insertUsage(scopeA, {
+          kind: 'context',
+          policy: 'full',
+          sentTokens: 5,
+          fullHistoryTokens: 5,
+          createdAt: new Date().toISOString(),
+        });
         const kept = { ...scopeA, conversationId: 'kept' };
         await store.appendMessages(kept, [makeNewMessage('stays')]);
         expect(await store.deleteConversation(scopeA)).toEqual({ conversations: 1, messages: 2 });

@@ -30,18 +30,32 @@ export function describeSummaryConformance(store: () => Store): void {
       expect(summary).toMatchObject({ ...scopeA, level: 0, fromSeq: 1, toSeq: 2, foldedSummaryIds: [] });
       expect(await store().getConversation(scopeA)).toMatchObject({ summarizedThroughSeq: 2, summarizedTokens: 6 });
       expect(await store().getLatestSummary(scopeA)).toEqual(summary);
-      expect(await store().getUsageTotals(scopeA)).toMatchObject({ compactions: 1, summarizerInputTokens: 100, summarizerOutputTokens: 5, requests: 0 });
+      expect(await store().getUsageTotals(scopeA)).toMatchObject({
+        compactions: 1,
+        summarizerInputTokens: 100,
+        summarizerOutputTokens: 5,
+        requests: 0,
+      });
     });
 
     it('keeps every version in order with provenance and finds one by id only for its own user', async () => {
       await store().appendMessages(scopeA, [makeNewMessage('a'), makeNewMessage('b'), makeNewMessage('c'), makeNewMessage('d')]);
       const first = await store().insertSummary(scopeA, makeNewSummary(2), { expectedWatermark: 0 });
       const second = await store().insertSummary(scopeA, makeNewSummary(4, { foldedSummaryIds: [first.id] }), { expectedWatermark: 2 });
-      const condensed = await store().insertSummary(scopeA, makeNewSummary(4, { level: 1, foldedSummaryIds: [second.id], fallbackReason: 'timeout' }), {
-        expectedWatermark: 4,
-      });
+      const condensed = await store().insertSummary(
+        scopeA,
+        makeNewSummary(4, { level: 1, foldedSummaryIds: [second.id], fallbackReason: 'timeout' }),
+        {
+          expectedWatermark: 4,
+        },
+      );
       expect((await store().listSummaries(scopeA)).map((summary) => summary.id)).toEqual([first.id, second.id, condensed.id]);
-      expect(await store().getLatestSummary(scopeA)).toMatchObject({ id: condensed.id, level: 1, foldedSummaryIds: [second.id], fallbackReason: 'timeout' });
+      expect(await store().getLatestSummary(scopeA)).toMatchObject({
+        id: condensed.id,
+        level: 1,
+        foldedSummaryIds: [second.id],
+        fallbackReason: 'timeout',
+      });
       expect(await store().getSummary({ tenantId: scopeA.tenantId, userId: scopeA.userId }, second.id)).toEqual(second);
       expect(await store().getSummary({ tenantId: scopeA.tenantId, userId: 'someone-else' }, second.id)).toBeUndefined();
       expect(await store().getSummary({ tenantId: 'tenant-b', userId: scopeA.userId }, second.id)).toBeUndefined();

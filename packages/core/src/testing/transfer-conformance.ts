@@ -32,9 +32,13 @@ export async function populateEveryKindOfRow(store: Store): Promise<void> {
   await store.insertUsage(scopeA, { kind: 'context', policy: 'hybrid', sentTokens: 40, fullHistoryTokens: 90, createdAt: at(7) });
   await store.insertUsage(scopeB, { kind: 'context', policy: 'recent', sentTokens: 4, fullHistoryTokens: 9, createdAt: at(8) });
   const first = await store.insertSummary(scopeA, makeNewSummary(2, { createdAt: at(9) }), { expectedWatermark: 0 });
-  await store.insertSummary(scopeA, makeNewSummary(3, { level: 1, foldedSummaryIds: [first.id], fallbackReason: 'timeout', createdAt: at(10) }), {
-    expectedWatermark: 2,
-  });
+  await store.insertSummary(
+    scopeA,
+    makeNewSummary(3, { level: 1, foldedSummaryIds: [first.id], fallbackReason: 'timeout', createdAt: at(10) }),
+    {
+      expectedWatermark: 2,
+    },
+  );
   await store.advanceCursor(scopeA, 'facts', 0, 3);
   await store.advanceCursor(scopeB, 'graph', 0, 1);
   const fact = (attribute: string, value: string, validFrom: string) => ({
@@ -58,9 +62,24 @@ export async function populateEveryKindOfRow(store: Store): Promise<void> {
   const relay = await store.upsertEntity(userA, { name: 'LARCH-RIDGE', type: 'device', aliases: ['!5c11e08a'] }, at(16));
   await store.upsertEntity(userA, { name: '!5c11e08a', type: 'other', aliases: ['the ridge relay'], description: 'solar relay' }, at(17));
   const maren = await store.upsertEntity(userA, { name: 'Maren', type: 'person', aliases: ['M'] }, at(18));
-  const uses = await store.insertRelation(userA, { subjectId: maren.id, predicate: 'uses_relay', objectId: relay.id, validFrom: at(19), sourceSeqs: [4] }, at(19));
+  const uses = await store.insertRelation(
+    userA,
+    { subjectId: maren.id, predicate: 'uses_relay', objectId: relay.id, validFrom: at(19), sourceSeqs: [4] },
+    at(19),
+  );
   await store.retireRelation(userA, uses.id, at(20));
-  await store.insertRelation(userA, { subjectId: maren.id, predicate: 'owns', objectId: relay.id, validFrom: at(21), sourceConversationId: scopeA.conversationId, sourceSeqs: [] }, at(21));
+  await store.insertRelation(
+    userA,
+    {
+      subjectId: maren.id,
+      predicate: 'owns',
+      objectId: relay.id,
+      validFrom: at(21),
+      sourceConversationId: scopeA.conversationId,
+      sourceSeqs: [],
+    },
+    at(21),
+  );
   await store.upsertEntity(userB, { name: 'Maren', type: 'person' }, at(22));
   await store.putMemoryFile(userA, { path: '/memories/trip.md', content: 'June 14', now: at(23), expectedVersion: 0 });
   await store.putMemoryFile(userA, { path: '/memories/trip.md', content: 'June 21', now: at(24), expectedVersion: 1 });
@@ -102,7 +121,11 @@ export async function readEveryKindOfRow(store: Store): Promise<unknown> {
       currentFacts: await store.listFacts(user),
       entities,
       // The name index: every name of the user resolves to the same entity.
-      lookups: await Promise.all(['larch-ridge', '!5c11e08a', 'the ridge relay', 'maren', 'm'].map(async (name) => (await store.listEntities(user, { query: name })).map((entity) => entity.id))),
+      lookups: await Promise.all(
+        ['larch-ridge', '!5c11e08a', 'the ridge relay', 'maren', 'm'].map(async (name) =>
+          (await store.listEntities(user, { query: name })).map((entity) => entity.id),
+        ),
+      ),
       relations: await store.listRelations(user, { entityIds: entities.map((entity) => entity.id), includeHistory: true }),
       files: await Promise.all(files.map(async (file) => ({ file, stored: await store.getMemoryFile(user, file.path) }))),
       keyword: (await store.searchKeyword(user, ['relay'], { k: 10 })).map((hit) => [hit.conversationId, hit.message.seq]),
@@ -129,12 +152,26 @@ export function describeTransferConformance(store: () => Store, createStore: () 
       await populateEveryKindOfRow(store());
       const records = await exportAll(store());
       const kinds = records.map((record) => record.kind);
-      expect([...new Set(kinds)]).toEqual(['conversation', 'message', 'usage', 'summary', 'cursor', 'fact', 'entity', 'relation', 'memoryFile']);
+      expect([...new Set(kinds)]).toEqual([
+        'conversation',
+        'message',
+        'usage',
+        'summary',
+        'cursor',
+        'fact',
+        'entity',
+        'relation',
+        'memoryFile',
+      ]);
       expect(kinds.filter((kind) => kind === 'message')).toHaveLength(6);
       expect(kinds.filter((kind) => kind === 'usage')).toHaveLength(4);
       expect(kinds.filter((kind) => kind === 'fact')).toHaveLength(4);
       const entities = records.flatMap((record) => (record.kind === 'entity' ? [record] : []));
-      expect(entities.map((record) => [...record.names].sort())).toEqual([['!5c11e08a', 'larch-ridge', 'the ridge relay'], ['m', 'maren'], ['maren']]);
+      expect(entities.map((record) => [...record.names].sort())).toEqual([
+        ['!5c11e08a', 'larch-ridge', 'the ridge relay'],
+        ['m', 'maren'],
+        ['maren'],
+      ]);
       expect(await exportAll(store(), 1)).toEqual(records);
     });
 
@@ -164,7 +201,9 @@ export function describeTransferConformance(store: () => Store, createStore: () 
           // The imported store goes on as the original would: the next append takes the next seq.
           const [next] = await target.appendMessages(scopeA, [makeNewMessage('after the import')]);
           expect(next?.seq).toBe(5);
-          expect(await target.appendMessages(scopeA, [makeNewMessage('hello there', { idempotencyKey: 'k-1' })])).toMatchObject([{ seq: 1 }]);
+          expect(await target.appendMessages(scopeA, [makeNewMessage('hello there', { idempotencyKey: 'k-1' })])).toMatchObject([
+            { seq: 1 },
+          ]);
         } finally {
           await target.close();
         }
@@ -195,7 +234,12 @@ export function describeTransferConformance(store: () => Store, createStore: () 
         // The replaced vectors are gone, and the same model embeds the imported messages afresh.
         expect(await store().searchVector(userA, 'test-model', new Float32Array([0, 1, 0]), { k: 5 })).toEqual([]);
         await store().upsertEmbeddings(scopeA, 'test-model', [{ seq: 4, vector: new Float32Array([0, 1, 0]) }]);
-        expect((await store().searchVector(userA, 'test-model', new Float32Array([0, 1, 0]), { k: 5 })).map((hit) => [hit.conversationId, hit.message.seq])).toEqual([[scopeA.conversationId, 4]]);
+        expect(
+          (await store().searchVector(userA, 'test-model', new Float32Array([0, 1, 0]), { k: 5 })).map((hit) => [
+            hit.conversationId,
+            hit.message.seq,
+          ]),
+        ).toEqual([[scopeA.conversationId, 4]]);
       } finally {
         await source.close();
       }
@@ -205,11 +249,23 @@ export function describeTransferConformance(store: () => Store, createStore: () 
       const source = new InMemoryStore();
       await populateEveryKindOfRow(source);
       const records = await exportAll(source);
-      const orphan: StoreRecord = { kind: 'message', scope: { ...scopeA, conversationId: 'nowhere' }, message: (records[5] as Extract<StoreRecord, { kind: 'message' }>).message };
-      const badTime: StoreRecord = { kind: 'fact', fact: { ...(records.find((record) => record.kind === 'fact') as Extract<StoreRecord, { kind: 'fact' }>).fact, validFrom: 'yesterday' } };
+      const orphan: StoreRecord = {
+        kind: 'message',
+        scope: { ...scopeA, conversationId: 'nowhere' },
+        message: (records[5] as Extract<StoreRecord, { kind: 'message' }>).message,
+      };
+      const badTime: StoreRecord = {
+        kind: 'fact',
+        fact: {
+          ...(records.find((record) => record.kind === 'fact') as Extract<StoreRecord, { kind: 'fact' }>).fact,
+          validFrom: 'yesterday',
+        },
+      };
       await store().appendMessages(scopeA2, [makeNewMessage('kept')]);
       for (const bad of [orphan, badTime, { kind: 'nonsense' } as unknown as StoreRecord]) {
-        await expect(store().importRecords([records.slice(0, 3), [bad]], { replace: true })).rejects.toSatisfy((error: unknown) => isMemoryError(error));
+        await expect(store().importRecords([records.slice(0, 3), [bad]], { replace: true })).rejects.toSatisfy((error: unknown) =>
+          isMemoryError(error),
+        );
         expect((await store().listMessages(scopeA2)).map((message) => message.content)).toEqual(['kept']);
         expect((await store().listConversations(userA)).items).toHaveLength(1);
       }

@@ -51,7 +51,8 @@ export function createOpenAiClient(options: OpenAiConnectionOptions, defaultTime
   const timeoutMs = options.timeoutMs ?? defaultTimeoutMs;
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1) fail('timeoutMs', `must be a positive integer (got ${timeoutMs})`);
   const maxRetries = options.maxRetries ?? 2;
-  if (!Number.isInteger(maxRetries) || maxRetries < 0 || maxRetries > 10) fail('maxRetries', `must be an integer from 0 to 10 (got ${maxRetries})`);
+  if (!Number.isInteger(maxRetries) || maxRetries < 0 || maxRetries > 10)
+    fail('maxRetries', `must be an integer from 0 to 10 (got ${maxRetries})`);
   const apiKey = options.apiKey === undefined || options.apiKey === '' ? undefined : options.apiKey;
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const client = new OpenAI({

@@ -1,6 +1,10 @@
 import { isMemoryError, MemoryError, type OpenAiChatMessage } from '@mnemo/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedOpenAiServerOptions } from '../testing/scripted-openai-server.js';
+import {
+  startScriptedOpenAiServer,
+  type ScriptedOpenAiServer,
+  type ScriptedOpenAiServerOptions,
+} from '../testing/scripted-openai-server.js';
 import { createOpenAiChatModel, type OpenAiChatModelOptions } from './openai-chat-model.js';
 
 const messages: OpenAiChatMessage[] = [
@@ -32,7 +36,9 @@ async function failure(promise: Promise<unknown>): Promise<MemoryError> {
 
 describe('createOpenAiChatModel', () => {
   it('returns the reply and the provider usage when the endpoint answers', async () => {
-    const { server, model } = await setUp({ replies: [{ content: 'Yes, seen 2 min ago.', usage: { promptTokens: 31, completionTokens: 7 } }] });
+    const { server, model } = await setUp({
+      replies: [{ content: 'Yes, seen 2 min ago.', usage: { promptTokens: 31, completionTokens: 7 } }],
+    });
 
     const completion = await model.complete(messages);
 
@@ -50,7 +56,9 @@ describe('createOpenAiChatModel', () => {
     await model.complete(messages, { responseFormat: { type: 'json_object' } });
     await model.complete(messages);
 
-    expect(server.requests[0]!.body).toMatchObject({ response_format: { type: 'json_schema', json_schema: { name: 'answer', schema, strict: true } } });
+    expect(server.requests[0]!.body).toMatchObject({
+      response_format: { type: 'json_schema', json_schema: { name: 'answer', schema, strict: true } },
+    });
     expect(server.requests[1]!.body).toMatchObject({ response_format: { type: 'json_object' } });
     expect(server.requests[2]!.body).not.toHaveProperty('response_format');
   });
@@ -85,7 +93,9 @@ describe('createOpenAiChatModel', () => {
   });
 
   it('throws model_failed with the status when every attempt gets a 500', async () => {
-    const { server, model } = await setUp({ replies: [{ status: 500 }, { status: 502 }, { status: 503, body: { error: { message: 'overloaded' } } }] });
+    const { server, model } = await setUp({
+      replies: [{ status: 500 }, { status: 502 }, { status: 503, body: { error: { message: 'overloaded' } } }],
+    });
 
     const error = await failure(model.complete(messages));
 
@@ -165,7 +175,11 @@ describe('createOpenAiChatModel', () => {
   });
 
   it('throws model_failed marked not_text when the content is not a string', async () => {
-    const body = { id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: { text: 'hi' } }, finish_reason: 'stop' }] };
+    const body = {
+      id: 'x',
+      object: 'chat.completion',
+      choices: [{ index: 0, message: { role: 'assistant', content: { text: 'hi' } }, finish_reason: 'stop' }],
+    };
     const { model } = await setUp({ replies: [{ status: 200, body }] });
 
     const error = await failure(model.complete(messages));

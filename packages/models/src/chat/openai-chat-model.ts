@@ -101,12 +101,16 @@ function readCompletion(response: unknown, model: string, baseUrl: string): Chat
     throw new MemoryError('model_failed', `${where} answered with something that is not a chat completion`, { details: { response } });
   }
   const { choices, usage } = response as { choices?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null };
-  const first = Array.isArray(choices) ? (choices[0] as { message?: { content?: unknown }; finish_reason?: unknown } | undefined) : undefined;
+  const first = Array.isArray(choices)
+    ? (choices[0] as { message?: { content?: unknown }; finish_reason?: unknown } | undefined)
+    : undefined;
   const content = first?.message?.content;
   if (typeof content !== 'string' || content.trim().length === 0) {
-    const reply = first === undefined ? 'no_choice' : content === undefined || content === null || typeof content === 'string' ? 'empty' : 'not_text';
+    const reply =
+      first === undefined ? 'no_choice' : content === undefined || content === null || typeof content === 'string' ? 'empty' : 'not_text';
     const finish = `finish reason ${JSON.stringify(first?.finish_reason ?? null)}`;
-    const reason = reply === 'no_choice' ? 'no choice' : reply === 'empty' ? `an empty reply (${finish})` : `a reply that is not text (${finish})`;
+    const reason =
+      reply === 'no_choice' ? 'no choice' : reply === 'empty' ? `an empty reply (${finish})` : `a reply that is not text (${finish})`;
     throw new MemoryError('model_failed', `${where} returned ${reason}`, { details: { finishReason: first?.finish_reason, reply } });
   }
   const finishReason = typeof first?.finish_reason === 'string' ? { finishReason: first.finish_reason } : {};

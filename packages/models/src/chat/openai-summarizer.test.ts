@@ -1,4 +1,11 @@
-import { createGptTokenCounter, ExtractiveSummarizer, isMemoryError, type SummarizeInput, type SummarizeResult, type Summarizer } from '@mnemo/core';
+import {
+  createGptTokenCounter,
+  ExtractiveSummarizer,
+  isMemoryError,
+  type SummarizeInput,
+  type SummarizeResult,
+  type Summarizer,
+} from '@mnemo/core';
 import { buildSummarizePrompt } from '@mnemo/core/internals';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedReply } from '../testing/scripted-openai-server.js';
@@ -50,7 +57,12 @@ describe('OpenAiSummarizer', () => {
 
     expect(result).toEqual({ content: goodSummary, summarizer: 'openai:summary-model', inputTokens: 312, outputTokens: 29 });
     expect(server.requests).toHaveLength(1);
-    const body = server.requests[0]!.body as { model: string; max_tokens: number; temperature: number; messages: { role: string; content: string }[] };
+    const body = server.requests[0]!.body as {
+      model: string;
+      max_tokens: number;
+      temperature: number;
+      messages: { role: string; content: string }[];
+    };
     expect(body).toMatchObject({ model: 'summary-model', max_tokens: 60, temperature: 0 });
     expect(body.messages).toEqual(buildSummarizePrompt(input));
     expect(body.messages[1]!.content).toContain('My node is !a3f9c2d1 on channel 3.');
@@ -58,7 +70,11 @@ describe('OpenAiSummarizer', () => {
   });
 
   it('counts tokens with the token counter when the endpoint reports no usage', async () => {
-    const body = { id: 'c1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: goodSummary }, finish_reason: 'stop' }] };
+    const body = {
+      id: 'c1',
+      object: 'chat.completion',
+      choices: [{ index: 0, message: { role: 'assistant', content: goodSummary }, finish_reason: 'stop' }],
+    };
     const { summarizer } = await setUp([{ status: 200, body }]);
 
     const result = await summarizer.summarize(input);
@@ -94,7 +110,11 @@ describe('OpenAiSummarizer', () => {
   });
 
   it('falls back to the extractive summary with the status as reason when all 3 attempts get a 500', async () => {
-    const { server, summarizer } = await setUp([{ status: 500 }, { status: 502 }, { status: 503, body: { error: { message: 'overloaded' } } }]);
+    const { server, summarizer } = await setUp([
+      { status: 500 },
+      { status: 502 },
+      { status: 503, body: { error: { message: 'overloaded' } } },
+    ]);
 
     const result = await summarizer.summarize(input);
     const expected = await extractive();
@@ -143,23 +163,42 @@ describe('OpenAiSummarizer', () => {
     ['a bare label', { content: 'Updated summary:' }, /^empty output$/],
     ['a refusal', { content: "I'm sorry, but I can't help with summarizing this conversation." }, /^refusal: "I'm sorry/],
     ['a refusal with a typographic apostrophe', { content: 'I can\u2019t do that.' }, /^refusal: /],
-    ['an echo of the instructions', { content: buildSummarizePrompt(input)[0]!.content! }, /^output echoes the prompt: "Update the long-term memory/],
-    ['an echo of the transcript', { content: `Existing summary:\n${previousSummary}\n\nNew messages:\n...` }, /^output echoes the prompt: /],
+    [
+      'an echo of the instructions',
+      { content: buildSummarizePrompt(input)[0]!.content! },
+      /^output echoes the prompt: "Update the long-term memory/,
+    ],
+    [
+      'an echo of the transcript',
+      { content: `Existing summary:\n${previousSummary}\n\nNew messages:\n...` },
+      /^output echoes the prompt: /,
+    ],
     ['binary noise', { content: '\u0000\u0001\u0002\ufffd\ufffd' }, /^output is not text: /],
     ['punctuation only', { content: '... ??? !!!' }, /^output is not text: /],
-    ['a reply cut off at max_tokens', { content: 'Ana runs node !a3f9c2d1 and the relay moved to', finishReason: 'length' }, /^output cut off at max_tokens 60$/],
+    [
+      'a reply cut off at max_tokens',
+      { content: 'Ana runs node !a3f9c2d1 and the relay moved to', finishReason: 'length' },
+      /^output cut off at max_tokens 60$/,
+    ],
     ['a body that is not JSON', { raw: '<html>502 Bad Gateway</html>' }, /^model_failed: .*not JSON/],
     ['a JSON body that is not a completion', { raw: '{"hello":"world"}' }, /^model_failed: .*no choice/],
-    ['content that is not a string', { status: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: [1, 2] }, finish_reason: 'stop' }] } }, /^output is not text$/],
-  ] satisfies [string, ScriptedReply, RegExp][])('falls back to the extractive summary when the model sends %s', async (_name, reply, reason) => {
-    const { summarizer } = await setUp([reply]);
+    [
+      'content that is not a string',
+      { status: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: [1, 2] }, finish_reason: 'stop' }] } },
+      /^output is not text$/,
+    ],
+  ] satisfies [string, ScriptedReply, RegExp][])(
+    'falls back to the extractive summary when the model sends %s',
+    async (_name, reply, reason) => {
+      const { summarizer } = await setUp([reply]);
 
-    const result = await summarizer.summarize(input);
+      const result = await summarizer.summarize(input);
 
-    expect(result.fallbackReason).toMatch(reason);
-    expect(result.summarizer).toBe('extractive@1');
-    expect(result.content).toBe((await extractive()).content);
-  });
+      expect(result.fallbackReason).toMatch(reason);
+      expect(result.summarizer).toBe('extractive@1');
+      expect(result.content).toBe((await extractive()).content);
+    },
+  );
 
   it('falls back naming both counts when the reply is over maxSummaryTokens', async () => {
     const overlong = Array.from({ length: 30 }, (_, index) => `Fact ${index}: node !a3f9c2d1 relayed ${index * 7} packets.`).join(' ');
@@ -188,7 +227,13 @@ describe('OpenAiSummarizer', () => {
     const result = await summarizer.summarize(input);
 
     expect(calls).toEqual([input]);
-    expect(result).toEqual({ content: 'backup text', summarizer: 'backup-model', inputTokens: countedPrompt(), outputTokens: 2, fallbackReason: 'empty output; then backup was cold' });
+    expect(result).toEqual({
+      content: 'backup text',
+      summarizer: 'backup-model',
+      inputTokens: countedPrompt(),
+      outputTokens: 2,
+      fallbackReason: 'empty output; then backup was cold',
+    });
   });
 
   it('throws instead of falling back when the caller aborts', async () => {

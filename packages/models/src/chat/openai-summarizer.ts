@@ -71,10 +71,13 @@ export class OpenAiSummarizer implements Summarizer {
 
   /** Checks the options; throws `invalid_input` naming a bad base URL, model, limit or temperature. */
   constructor(options: OpenAiSummarizerOptions) {
-    if (options.tokenCounter === undefined) throw new MemoryError('invalid_input', 'tokenCounter is required', { details: { field: 'tokenCounter' } });
+    if (options.tokenCounter === undefined)
+      throw new MemoryError('invalid_input', 'tokenCounter is required', { details: { field: 'tokenCounter' } });
     const temperature = options.temperature ?? 0;
     if (typeof temperature !== 'number' || !(temperature >= 0 && temperature <= 2)) {
-      throw new MemoryError('invalid_input', `temperature must be a number from 0 to 2 (got ${String(temperature)})`, { details: { field: 'temperature' } });
+      throw new MemoryError('invalid_input', `temperature must be a number from 0 to 2 (got ${String(temperature)})`, {
+        details: { field: 'temperature' },
+      });
     }
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#model = createOpenAiChatModel({
@@ -112,7 +115,12 @@ export class OpenAiSummarizer implements Summarizer {
     const content = completion.content.trim().replace(leadingLabel, '').trim();
     const rejection = this.#reject(content, completion, input, prompt);
     if (rejection !== undefined) return this.#fallBack(input, inputTokens, rejection);
-    return { content, summarizer: this.id, inputTokens, outputTokens: completion.usage?.completionTokens ?? this.#counter.countText(content) };
+    return {
+      content,
+      summarizer: this.id,
+      inputTokens,
+      outputTokens: completion.usage?.completionTokens ?? this.#counter.countText(content),
+    };
   }
 
   /** Why a reply that arrived cannot be the summary, or `undefined` when it can. */

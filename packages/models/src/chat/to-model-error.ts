@@ -39,10 +39,16 @@ export function toModelError(error: unknown, call: ModelCallDescription): Memory
     const reason = providerMessage(error);
     if (status === 401 || status === 403) {
       const problem = status === 401 ? 'rejected the API key' : 'refused access';
-      return new MemoryError('unauthorized', `${call.baseUrl} ${problem} (HTTP ${status}): ${reason}`, { cause: error, details: { status } });
+      return new MemoryError('unauthorized', `${call.baseUrl} ${problem} (HTTP ${status}): ${reason}`, {
+        cause: error,
+        details: { status },
+      });
     }
     const retried = status === 408 || status === 409 || status === 429 || status >= 500 ? ` (${attemptsText(call.attempts)})` : '';
-    return new MemoryError('model_failed', `${where} failed with HTTP ${status}${retried}: ${reason}`, { cause: error, details: { status } });
+    return new MemoryError('model_failed', `${where} failed with HTTP ${status}${retried}: ${reason}`, {
+      cause: error,
+      details: { status },
+    });
   }
   if (error instanceof SyntaxError) {
     return new MemoryError('model_failed', `${where} answered with a body that is not JSON: ${error.message}`, { cause: error });
@@ -58,7 +64,8 @@ function attemptsText(attempts: number): string {
 /** The provider's own error message, without the SDK's status prefix. */
 function providerMessage(error: { readonly error: unknown; readonly message: string }): string {
   const body = error.error;
-  if (typeof body === 'object' && body !== null && 'message' in body && typeof body.message === 'string' && body.message.length > 0) return body.message;
+  if (typeof body === 'object' && body !== null && 'message' in body && typeof body.message === 'string' && body.message.length > 0)
+    return body.message;
   return error.message.replace(/^\d{3}\s+/, '');
 }
 

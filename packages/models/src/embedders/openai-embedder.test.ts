@@ -1,7 +1,11 @@
 import { isMemoryError, MemoryError } from '@mnemo/core';
 import { cosineSimilarity } from '@mnemo/core/internals';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedOpenAiServerOptions } from '../testing/scripted-openai-server.js';
+import {
+  startScriptedOpenAiServer,
+  type ScriptedOpenAiServer,
+  type ScriptedOpenAiServerOptions,
+} from '../testing/scripted-openai-server.js';
 import { OpenAiEmbedder, type OpenAiEmbedderOptions } from './openai-embedder.js';
 
 let server: ScriptedOpenAiServer | undefined;
@@ -13,7 +17,13 @@ afterEach(async () => {
 
 async function setUp(serverOptions: Partial<ScriptedOpenAiServerOptions> = {}, embedderOptions: Partial<OpenAiEmbedderOptions> = {}) {
   server = await startScriptedOpenAiServer({ replies: [], ...serverOptions });
-  const embedder = new OpenAiEmbedder({ baseUrl: server.baseUrl, model: 'embed-model', dimensions: 16, timeoutMs: 5_000, ...embedderOptions });
+  const embedder = new OpenAiEmbedder({
+    baseUrl: server.baseUrl,
+    model: 'embed-model',
+    dimensions: 16,
+    timeoutMs: 5_000,
+    ...embedderOptions,
+  });
   return { server, embedder };
 }
 
@@ -111,8 +121,28 @@ describe('OpenAiEmbedder', () => {
   });
 
   it('throws model_failed when the response has the wrong number of vectors, a wrong length or a repeated index', async () => {
-    const repeated = { object: 'list', data: [{ index: 0, embedding: [1, 0] }, { index: 0, embedding: [0, 1] }] };
-    const { embedder } = await setUp({ embeddingReplies: [{ vectors: [[1, 0]] }, { vectors: [[1, 0, 0], [0, 1, 0]] }, { status: 200, body: repeated }] }, { dimensions: 2 });
+    const repeated = {
+      object: 'list',
+      data: [
+        { index: 0, embedding: [1, 0] },
+        { index: 0, embedding: [0, 1] },
+      ],
+    };
+    const { embedder } = await setUp(
+      {
+        embeddingReplies: [
+          { vectors: [[1, 0]] },
+          {
+            vectors: [
+              [1, 0, 0],
+              [0, 1, 0],
+            ],
+          },
+          { status: 200, body: repeated },
+        ],
+      },
+      { dimensions: 2 },
+    );
 
     const fewer = await failure(embedder.embed(['a', 'b']));
     const longer = await failure(embedder.embed(['a', 'b']));
@@ -142,7 +172,10 @@ describe('OpenAiEmbedder', () => {
   });
 
   it('throws model_failed for a timeout and for an aborted call', async () => {
-    const { server, embedder } = await setUp({ embeddingReplies: [{ delayMs: 10_000 }, { delayMs: 10_000 }] }, { timeoutMs: 200, maxRetries: 0 });
+    const { server, embedder } = await setUp(
+      { embeddingReplies: [{ delayMs: 10_000 }, { delayMs: 10_000 }] },
+      { timeoutMs: 200, maxRetries: 0 },
+    );
     const controller = new AbortController();
 
     const timedOut = await failure(embedder.embed(['a']));

@@ -68,9 +68,13 @@ export class OpenAiEmbedder implements Embedder {
     const native = nativeDimensions[options.model];
     const dimensions = options.dimensions ?? native;
     if (dimensions === undefined) {
-      throw new MemoryError('invalid_input', `dimensions is required for model ${options.model} (the length of its vectors, e.g. 768 for nomic-embed-text)`, {
-        details: { field: 'dimensions' },
-      });
+      throw new MemoryError(
+        'invalid_input',
+        `dimensions is required for model ${options.model} (the length of its vectors, e.g. 768 for nomic-embed-text)`,
+        {
+          details: { field: 'dimensions' },
+        },
+      );
     }
     if (!Number.isInteger(dimensions) || dimensions < 1) invalid('dimensions', `must be a positive integer (got ${String(dimensions)})`);
     const batchSize = options.batchSize ?? defaultBatchSize;
@@ -86,7 +90,9 @@ export class OpenAiEmbedder implements Embedder {
   async embed(texts: readonly string[], options: { signal?: AbortSignal } = {}): Promise<Float32Array[]> {
     texts.forEach((text, index) => {
       if (typeof text !== 'string') {
-        throw new MemoryError('invalid_input', `texts[${index}] must be a string (got ${typeof text})`, { details: { field: 'texts', index } });
+        throw new MemoryError('invalid_input', `texts[${index}] must be a string (got ${typeof text})`, {
+          details: { field: 'texts', index },
+        });
       }
     });
     const vectors: Float32Array[] = [];
@@ -122,7 +128,10 @@ export class OpenAiEmbedder implements Embedder {
     if (data.length !== expected) return fail(`${data.length} vectors for ${expected} texts`, { received: data.length });
     const vectors = new Array<Float32Array | undefined>(expected);
     data.forEach((item: unknown, position) => {
-      const { index = position, embedding } = (typeof item === 'object' && item !== null ? item : {}) as { index?: unknown; embedding?: unknown };
+      const { index = position, embedding } = (typeof item === 'object' && item !== null ? item : {}) as {
+        index?: unknown;
+        embedding?: unknown;
+      };
       if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= expected || vectors[index] !== undefined) {
         fail(`a wrong or repeated index ${JSON.stringify(index)}`, { index });
       }

@@ -142,7 +142,9 @@ describe('UseLiteEmbedder', () => {
 
   it('throws model_failed when a vector has the wrong length or is not finite', async () => {
     const short = new UseLiteEmbedder({ loadEncoder: async () => fakeEncoder({ rows: (batch) => batch.map(() => [1, 2, 3]) }).encoder });
-    const notFinite = new UseLiteEmbedder({ loadEncoder: async () => fakeEncoder({ rows: (batch) => batch.map(() => vectorOf(Number.NaN)) }).encoder });
+    const notFinite = new UseLiteEmbedder({
+      loadEncoder: async () => fakeEncoder({ rows: (batch) => batch.map(() => vectorOf(Number.NaN)) }).encoder,
+    });
 
     expect((await rejection(short.embed(['a']))).message).toMatch(/3 values/);
     expect((await rejection(notFinite.embed(['a']))).code).toBe('model_failed');

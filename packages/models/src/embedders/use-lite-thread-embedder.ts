@@ -74,19 +74,31 @@ export class UseLiteThreadEmbedder implements Embedder {
   constructor(options: UseLiteThreadEmbedderOptions = {}) {
     const maxBatchTexts = options.maxBatchTexts ?? 32;
     if (!Number.isInteger(maxBatchTexts) || maxBatchTexts < 1 || maxBatchTexts > 1024) {
-      throw new MemoryError('invalid_input', `maxBatchTexts must be an integer from 1 to 1024 (got ${String(maxBatchTexts)})`, { details: { field: 'maxBatchTexts' } });
+      throw new MemoryError('invalid_input', `maxBatchTexts must be an integer from 1 to 1024 (got ${String(maxBatchTexts)})`, {
+        details: { field: 'maxBatchTexts' },
+      });
     }
     this.#maxBatchTexts = maxBatchTexts;
     const threads = options.threads ?? 1;
     if (!Number.isInteger(threads) || threads < 1 || threads > 16) {
-      throw new MemoryError('invalid_input', `threads must be an integer from 1 to 16 (got ${String(threads)})`, { details: { field: 'threads' } });
+      throw new MemoryError('invalid_input', `threads must be an integer from 1 to 16 (got ${String(threads)})`, {
+        details: { field: 'threads' },
+      });
     }
     this.#threads = threads;
     // Every thread at once, and one task per thread: the batches are formed here, where calls can still be joined.
-    this.#pool = new Piscina({ filename: taskFile, minThreads: threads, maxThreads: threads, concurrentTasksPerWorker: 1, idleTimeout: Number.POSITIVE_INFINITY });
+    this.#pool = new Piscina({
+      filename: taskFile,
+      minThreads: threads,
+      maxThreads: threads,
+      concurrentTasksPerWorker: 1,
+      idleTimeout: Number.POSITIVE_INFINITY,
+    });
     const { callerDeadlineMs } = options;
     if (callerDeadlineMs !== undefined && (!Number.isInteger(callerDeadlineMs) || callerDeadlineMs < 1)) {
-      throw new MemoryError('invalid_input', `callerDeadlineMs must be a positive integer (got ${String(callerDeadlineMs)})`, { details: { field: 'callerDeadlineMs' } });
+      throw new MemoryError('invalid_input', `callerDeadlineMs must be a positive integer (got ${String(callerDeadlineMs)})`, {
+        details: { field: 'callerDeadlineMs' },
+      });
     }
     this.#callerDeadlineMs = callerDeadlineMs;
   }
@@ -98,7 +110,10 @@ export class UseLiteThreadEmbedder implements Embedder {
 
   embed(texts: readonly string[], options: { signal?: AbortSignal } = {}): Promise<Float32Array[]> {
     texts.forEach((text, index) => {
-      if (typeof text !== 'string') throw new MemoryError('invalid_input', `texts[${index}] must be a string (got ${typeof text})`, { details: { field: 'texts', index } });
+      if (typeof text !== 'string')
+        throw new MemoryError('invalid_input', `texts[${index}] must be a string (got ${typeof text})`, {
+          details: { field: 'texts', index },
+        });
     });
     if (texts.length === 0) return Promise.resolve([]);
     const { signal } = options;
@@ -107,7 +122,13 @@ export class UseLiteThreadEmbedder implements Embedder {
       // Passes of similar lengths (each is padded to its longest text), answered in the call's order.
       const order = orderByLength(texts);
       const passes: Promise<Float32Array[]>[] = [];
-      for (let start = 0; start < texts.length; start += this.#maxBatchTexts) passes.push(this.embed(order.slice(start, start + this.#maxBatchTexts).map((index) => texts[index]!), options));
+      for (let start = 0; start < texts.length; start += this.#maxBatchTexts)
+        passes.push(
+          this.embed(
+            order.slice(start, start + this.#maxBatchTexts).map((index) => texts[index]!),
+            options,
+          ),
+        );
       return Promise.all(passes).then((parts) => {
         const vectors = new Array<Float32Array>(texts.length);
         parts.flat().forEach((vector, position) => (vectors[order[position]!] = vector));
@@ -130,7 +151,12 @@ export class UseLiteThreadEmbedder implements Embedder {
     });
   }
 
-  #enqueue(texts: readonly string[], signal: AbortSignal | undefined, resolve: (vectors: Float32Array[]) => void, reject: (error: unknown) => void): void {
+  #enqueue(
+    texts: readonly string[],
+    signal: AbortSignal | undefined,
+    resolve: (vectors: Float32Array[]) => void,
+    reject: (error: unknown) => void,
+  ): void {
     if (signal?.aborted) return reject(abortError(signal));
     const entry: Waiting = {
       texts,
@@ -199,7 +225,14 @@ export class UseLiteThreadEmbedder implements Embedder {
           }
         },
         (error: unknown) => {
-          const failure = error instanceof MemoryError ? error : new MemoryError('model_failed', `${this.model} failed in its thread: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+          const failure =
+            error instanceof MemoryError
+              ? error
+              : new MemoryError(
+                  'model_failed',
+                  `${this.model} failed in its thread: ${error instanceof Error ? error.message : String(error)}`,
+                  { cause: error },
+                );
           for (const entry of batch) entry.reject(failure);
         },
       )
@@ -208,7 +241,8 @@ export class UseLiteThreadEmbedder implements Embedder {
         this.#lastBatchEnd = performance.now();
         const took = this.#lastBatchEnd - startedAt;
         // The first batch of a thread loads its model: it says nothing about the next ones.
-        if (this.#warmedUp >= this.#threads) this.#batchMsEstimate = this.#batchMsEstimate === 0 ? took : estimateWeight * took + (1 - estimateWeight) * this.#batchMsEstimate;
+        if (this.#warmedUp >= this.#threads)
+          this.#batchMsEstimate = this.#batchMsEstimate === 0 ? took : estimateWeight * took + (1 - estimateWeight) * this.#batchMsEstimate;
         this.#warmedUp += 1;
         this.#runningSince.delete(startedAt);
         this.#runNext();

@@ -45,9 +45,33 @@ export const fixtureKnownFacts: readonly Fact[] = [
 export const fixtureFactsReply = {
   facts: [
     { subject: 'user', attribute: 'name', value: 'Maren', text: "I'm Maren", confidence: 1, sourceSeqs: [11], polarity: 'assert' },
-    { subject: 'user', attribute: 'trip_date', value: '21 June', text: 'we moved it to 21 June', confidence: 0.9, sourceSeqs: [13], polarity: 'assert' },
-    { subject: 'user', attribute: 'likes', value: 'coffee', text: "I don't drink coffee anymore", confidence: 0.9, sourceSeqs: [14], polarity: 'negate' },
-    { subject: 'user', attribute: 'sister', value: 'Ana', text: 'My sister Ana is coming along', confidence: 1, sourceSeqs: [13], polarity: 'assert' },
+    {
+      subject: 'user',
+      attribute: 'trip_date',
+      value: '21 June',
+      text: 'we moved it to 21 June',
+      confidence: 0.9,
+      sourceSeqs: [13],
+      polarity: 'assert',
+    },
+    {
+      subject: 'user',
+      attribute: 'likes',
+      value: 'coffee',
+      text: "I don't drink coffee anymore",
+      confidence: 0.9,
+      sourceSeqs: [14],
+      polarity: 'negate',
+    },
+    {
+      subject: 'user',
+      attribute: 'sister',
+      value: 'Ana',
+      text: 'My sister Ana is coming along',
+      confidence: 1,
+      sourceSeqs: [13],
+      polarity: 'assert',
+    },
   ],
 };
 

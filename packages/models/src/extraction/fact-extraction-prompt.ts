@@ -48,7 +48,8 @@ export function buildFactExtractionPrompt(input: FactExtractionPromptInput): Ope
     .filter((fact) => fact.validTo === undefined)
     .toSorted((a, b) => b.validFrom.localeCompare(a.validFrom))
     .slice(0, maxPromptKnownFacts);
-  const known = current.length === 0 ? '(none yet)' : current.map((fact) => `- ${fact.subject} · ${fact.attribute}: ${fact.value}`).join('\n');
+  const known =
+    current.length === 0 ? '(none yet)' : current.map((fact) => `- ${fact.subject} · ${fact.attribute}: ${fact.value}`).join('\n');
   return [
     { role: 'system', content: instructions },
     { role: 'user', content: `Known facts:\n${known}\n\nNew messages:\n${renderPromptMessages(input.messages)}\n\nFacts as JSON:` },

@@ -25,14 +25,28 @@ describe('readExtractedFacts', () => {
     expect(result.ok).toBe(true);
     const facts = result.ok ? result.value : [];
     expect(facts).toHaveLength(5);
-    expect(facts[2]).toEqual({ subject: 'user', attribute: 'likes', value: 'coffee', text: "I don't drink coffee anymore", confidence: 0.9, sourceSeqs: [14], polarity: 'negate' });
+    expect(facts[2]).toEqual({
+      subject: 'user',
+      attribute: 'likes',
+      value: 'coffee',
+      text: "I don't drink coffee anymore",
+      confidence: 0.9,
+      sourceSeqs: [14],
+      polarity: 'negate',
+    });
     expect(facts[4]!.sourceSeqs).toEqual([11, 13]);
   });
 
   it('normalizes attributes to snake_case, the speaker to "user", trims text, and reads a missing polarity as assert', () => {
-    const result = readExtractedFacts([{ ...good, subject: 'I', attribute: 'Home Town', value: ' Hood River ', polarity: undefined }], shown);
+    const result = readExtractedFacts(
+      [{ ...good, subject: 'I', attribute: 'Home Town', value: ' Hood River ', polarity: undefined }],
+      shown,
+    );
 
-    expect(result).toEqual({ ok: true, value: [{ ...good, subject: 'user', attribute: 'home_town', value: 'Hood River', polarity: 'assert' }] });
+    expect(result).toEqual({
+      ok: true,
+      value: [{ ...good, subject: 'user', attribute: 'home_town', value: 'Hood River', polarity: 'assert' }],
+    });
   });
 
   it('accepts an empty list', () => {
@@ -67,7 +81,10 @@ describe('readExtractedFacts', () => {
   });
 
   it('rejects a reply without a facts list', () => {
-    expect(readExtractedFacts({ fact: [] }, shown)).toEqual({ ok: false, problems: ['the reply must be a JSON object with a "facts" list'] });
+    expect(readExtractedFacts({ fact: [] }, shown)).toEqual({
+      ok: false,
+      problems: ['the reply must be a JSON object with a "facts" list'],
+    });
     expect(readExtractedFacts('facts', shown).ok).toBe(false);
   });
 });

@@ -61,7 +61,8 @@ export function readExtractedFacts(value: unknown, shownSeqs: ReadonlySet<number
     const subject = readText(item.subject, `${path}.subject`, problems);
     const attribute = readText(item.attribute, `${path}.attribute`, problems);
     const key = attribute === undefined ? undefined : toSnakeCase(attribute);
-    if (attribute !== undefined && key === '') problems.push(`${path}.attribute must contain letters or digits (got ${JSON.stringify(attribute)})`);
+    if (attribute !== undefined && key === '')
+      problems.push(`${path}.attribute must contain letters or digits (got ${JSON.stringify(attribute)})`);
     const factValue = readText(item.value, `${path}.value`, problems);
     const text = readText(item.text, `${path}.text`, problems);
     const confidence = item.confidence;
@@ -70,7 +71,8 @@ export function readExtractedFacts(value: unknown, shownSeqs: ReadonlySet<number
     }
     const sourceSeqs = readSourceSeqs(item.sourceSeqs, path, shownSeqs, problems);
     const polarity = item.polarity ?? 'assert';
-    if (polarity !== 'assert' && polarity !== 'negate') problems.push(`${path}.polarity must be "assert" or "negate" (got ${JSON.stringify(polarity)})`);
+    if (polarity !== 'assert' && polarity !== 'negate')
+      problems.push(`${path}.polarity must be "assert" or "negate" (got ${JSON.stringify(polarity)})`);
     if (problems.length > before) return;
     facts.push({
       subject: userAliases.has(subject!.toLowerCase()) ? 'user' : subject!,

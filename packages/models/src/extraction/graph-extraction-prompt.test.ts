@@ -30,7 +30,10 @@ describe('buildGraphExtractionPrompt', () => {
     expect(instructions).toContain('snake_case');
     expect(instructions).toContain('{"entities": [], "relations": []}');
     const example = /\{"entities": \[[\s\S]*?\]\}(?=\.)/.exec(instructions)![0];
-    expect(JSON.parse(example)).toMatchObject({ entities: [{ name: 'Ana', type: 'person' }], relations: [{ predicate: 'sister_of', object: 'user' }] });
+    expect(JSON.parse(example)).toMatchObject({
+      entities: [{ name: 'Ana', type: 'person' }],
+      relations: [{ predicate: 'sister_of', object: 'user' }],
+    });
   });
 
   it('says when no entity is known, and keeps only the most recently updated when there are many', () => {

@@ -57,7 +57,11 @@ describe('readExtractedGraph', () => {
   it('lists every problem with its path: unknown type, dangling relation ends, unknown seqs, wrong shapes', () => {
     const result = readExtractedGraph(
       {
-        entities: [{ name: 'Bergen', type: 'city', aliases: [], description: null }, 7, { name: '', type: 'person', aliases: 'Bob', description: 3 }],
+        entities: [
+          { name: 'Bergen', type: 'city', aliases: [], description: null },
+          7,
+          { name: '', type: 'person', aliases: 'Bob', description: 3 },
+        ],
         relations: [
           { subject: 'user', predicate: 'lives_in', object: 'Oslo', sourceSeqs: [11] },
           { subject: 'user', predicate: '!!', object: 'user', sourceSeqs: [99] },
@@ -80,6 +84,9 @@ describe('readExtractedGraph', () => {
 
   it('rejects a reply that is not an object or whose lists are not lists', () => {
     expect(readExtractedGraph([], context).ok).toBe(false);
-    expect(readExtractedGraph({ entities: 'Ana', relations: {} }, context)).toEqual({ ok: false, problems: ['entities must be a list', 'relations must be a list'] });
+    expect(readExtractedGraph({ entities: 'Ana', relations: {} }, context)).toEqual({
+      ok: false,
+      problems: ['entities must be a list', 'relations must be a list'],
+    });
   });
 });

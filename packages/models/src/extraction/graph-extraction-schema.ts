@@ -98,7 +98,8 @@ function readEntities(list: unknown, problems: string[]): EntityInput[] {
       problems.push(`${path}.type must be one of ${entityTypes.join(', ')} (got ${JSON.stringify(item.type) ?? 'nothing'})`);
     }
     const aliases = item.aliases ?? [];
-    if (!Array.isArray(aliases) || !aliases.every((alias) => typeof alias === 'string')) problems.push(`${path}.aliases must be a list of strings`);
+    if (!Array.isArray(aliases) || !aliases.every((alias) => typeof alias === 'string'))
+      problems.push(`${path}.aliases must be a list of strings`);
     const description = item.description ?? undefined;
     if (description !== undefined && typeof description !== 'string') problems.push(`${path}.description must be a string or null`);
     if (problems.length > before || userAliases.has(name!.toLowerCase())) return;
@@ -108,7 +109,11 @@ function readEntities(list: unknown, problems: string[]): EntityInput[] {
       name: previous?.name ?? name!,
       type: previous === undefined || previous.type === 'other' ? (type as string) : previous.type,
       aliases: cleanAliases(previous?.name ?? name!, [...(previous?.aliases ?? []), ...(aliases as string[])]),
-      ...(typeof description === 'string' && description.trim() !== '' ? { description: description.trim() } : previous?.description === undefined ? {} : { description: previous.description }),
+      ...(typeof description === 'string' && description.trim() !== ''
+        ? { description: description.trim() }
+        : previous?.description === undefined
+          ? {}
+          : { description: previous.description }),
     });
   });
   return [...byName.values()];
@@ -142,7 +147,8 @@ function readRelations(list: unknown, names: ReadonlySet<string>, shownSeqs: Rea
       const end = readText(item[field], `${path}.${field}`, problems);
       if (end === undefined) return undefined;
       if (userAliases.has(end.toLowerCase())) return 'user';
-      if (!names.has(end.toLowerCase())) problems.push(`${path}.${field} ${JSON.stringify(end)} is not "user", an entity of this reply or a known entity`);
+      if (!names.has(end.toLowerCase()))
+        problems.push(`${path}.${field} ${JSON.stringify(end)} is not "user", an entity of this reply or a known entity`);
       return end;
     };
     const subject = readEnd('subject');

@@ -6,7 +6,12 @@ import { factExtractionSchema } from './fact-extraction-schema.js';
 import { OpenAiFactExtractor } from './openai-fact-extractor.js';
 import type { InvalidOutputEvent } from './request-validated-json.js';
 import type { OpenAiExtractorOptions } from './resolve-extractor-options.js';
-import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedOpenAiServerOptions, type ScriptedReply } from '../testing/scripted-openai-server.js';
+import {
+  startScriptedOpenAiServer,
+  type ScriptedOpenAiServer,
+  type ScriptedOpenAiServerOptions,
+  type ScriptedReply,
+} from '../testing/scripted-openai-server.js';
 
 const input = { messages: fixtureMessages, knownFacts: fixtureKnownFacts };
 const goodReply = JSON.stringify(fixtureFactsReply);
@@ -18,10 +23,20 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function setUp(replies: readonly ScriptedReply[], options: Partial<OpenAiExtractorOptions> = {}, serverOptions: Partial<ScriptedOpenAiServerOptions> = {}) {
+async function setUp(
+  replies: readonly ScriptedReply[],
+  options: Partial<OpenAiExtractorOptions> = {},
+  serverOptions: Partial<ScriptedOpenAiServerOptions> = {},
+) {
   server = await startScriptedOpenAiServer({ replies, ...serverOptions });
   const invalid: InvalidOutputEvent[] = [];
-  const extractor = new OpenAiFactExtractor({ baseUrl: server.baseUrl, model: 'facts-model', timeoutMs: 5_000, onInvalidOutput: (event) => invalid.push(event), ...options });
+  const extractor = new OpenAiFactExtractor({
+    baseUrl: server.baseUrl,
+    model: 'facts-model',
+    timeoutMs: 5_000,
+    onInvalidOutput: (event) => invalid.push(event),
+    ...options,
+  });
   return { server, extractor, invalid };
 }
 
@@ -57,7 +72,10 @@ describe('OpenAiFactExtractor', () => {
     expect(server.requests).toHaveLength(1);
     expect(body(server, 0).messages).toEqual(buildFactExtractionPrompt(input));
     expect(body(server, 0)).toMatchObject({ temperature: 0, max_tokens: 2000 });
-    expect(body(server, 0).response_format).toEqual({ type: 'json_schema', json_schema: { name: 'extracted_facts', schema: factExtractionSchema, strict: true } });
+    expect(body(server, 0).response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'extracted_facts', schema: factExtractionSchema, strict: true },
+    });
   });
 
   it('accepts a reply fenced as ```json', async () => {
@@ -74,7 +92,13 @@ describe('OpenAiFactExtractor', () => {
 
     expect(facts).toEqual(fixtureFactsReply.facts);
     expect(invalid).toHaveLength(1);
-    expect(invalid[0]).toMatchObject({ extractor: 'openai:facts-model', attempt: 1, maxAttempts: 3, output: 'The user is Maren and likes the 21st.', willRetry: true });
+    expect(invalid[0]).toMatchObject({
+      extractor: 'openai:facts-model',
+      attempt: 1,
+      maxAttempts: 3,
+      output: 'The user is Maren and likes the 21st.',
+      willRetry: true,
+    });
     expect(invalid[0]!.problems[0]).toMatch(/^the reply is not JSON/);
     const retry = body(server, 1).messages;
     expect(retry.slice(0, 2)).toEqual(buildFactExtractionPrompt(input));
@@ -102,7 +126,9 @@ describe('OpenAiFactExtractor', () => {
 
   it('throws model_failed with the problems and the last output when every reply is malformed', async () => {
     const wrongShape = JSON.stringify({ facts: [{ subject: 'user', attribute: 'likes' }] });
-    const { server, extractor, invalid } = await setUp([{ content: 'no' }, { content: '{"facts": 3}' }, { content: wrongShape }], { maxInvalidRetries: 2 });
+    const { server, extractor, invalid } = await setUp([{ content: 'no' }, { content: '{"facts": 3}' }, { content: wrongShape }], {
+      maxInvalidRetries: 2,
+    });
 
     const error = await failure(extractor.extract(input));
 

@@ -31,6 +31,12 @@ export class OpenAiFactExtractor implements FactExtractor {
   async extract(input: FactExtractionInput): Promise<ExtractedFact[]> {
     if (input.messages.length === 0) return [];
     const shownSeqs = new Set(input.messages.map((message) => message.seq));
-    return this.#request({ prompt: buildFactExtractionPrompt(input), schemaName: factExtractionSchemaName, schema: factExtractionSchema, validate: (value) => readExtractedFacts(value, shownSeqs), signal: input.signal });
+    return this.#request({
+      prompt: buildFactExtractionPrompt(input),
+      schemaName: factExtractionSchemaName,
+      schema: factExtractionSchema,
+      validate: (value) => readExtractedFacts(value, shownSeqs),
+      signal: input.signal,
+    });
   }
 }

@@ -26,7 +26,13 @@ afterEach(async () => {
 async function setUp(replies: readonly ScriptedReply[], options: Partial<OpenAiExtractorOptions> = {}) {
   server = await startScriptedOpenAiServer({ replies });
   const invalid: InvalidOutputEvent[] = [];
-  const extractor = new OpenAiGraphExtractor({ baseUrl: server.baseUrl, model: 'graph-model', timeoutMs: 5_000, onInvalidOutput: (event) => invalid.push(event), ...options });
+  const extractor = new OpenAiGraphExtractor({
+    baseUrl: server.baseUrl,
+    model: 'graph-model',
+    timeoutMs: 5_000,
+    onInvalidOutput: (event) => invalid.push(event),
+    ...options,
+  });
   return { server, extractor, invalid };
 }
 
@@ -52,7 +58,10 @@ describe('OpenAiGraphExtractor', () => {
     expect(invalid).toEqual([]);
     const body = server.requests[0]!.body as ChatBody;
     expect(body.messages).toEqual(buildGraphExtractionPrompt(input));
-    expect(body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'extracted_graph', schema: graphExtractionSchema, strict: true } });
+    expect(body.response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'extracted_graph', schema: graphExtractionSchema, strict: true },
+    });
   });
 
   it('accepts a reply fenced as ```json', async () => {
@@ -62,13 +71,18 @@ describe('OpenAiGraphExtractor', () => {
   });
 
   it('asks again with the problems fed back when a relation names an entity nobody listed, and returns the corrected graph', async () => {
-    const dangling = JSON.stringify({ ...fixtureGraphReply, relations: [{ subject: 'user', predicate: 'lives_in', object: 'Oslo', sourceSeqs: [11] }] });
+    const dangling = JSON.stringify({
+      ...fixtureGraphReply,
+      relations: [{ subject: 'user', predicate: 'lives_in', object: 'Oslo', sourceSeqs: [11] }],
+    });
     const { server, extractor, invalid } = await setUp([{ content: dangling }, { content: goodReply }]);
 
     const graph = await extractor.extract(input);
 
     expect(graph.relations).toEqual(fixtureGraphReply.relations);
-    expect(invalid).toMatchObject([{ attempt: 1, willRetry: true, problems: ['relations[0].object "Oslo" is not "user", an entity of this reply or a known entity'] }]);
+    expect(invalid).toMatchObject([
+      { attempt: 1, willRetry: true, problems: ['relations[0].object "Oslo" is not "user", an entity of this reply or a known entity'] },
+    ]);
     const retry = (server.requests[1]!.body as ChatBody).messages;
     expect(retry[2]).toEqual({ role: 'assistant', content: dangling });
     expect(retry[3]!.content).toContain('"Oslo" is not "user"');

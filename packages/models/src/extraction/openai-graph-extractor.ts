@@ -26,9 +26,19 @@ export class OpenAiGraphExtractor implements GraphExtractor {
     this.#request = createExtractionRequest(settings);
   }
 
-  async extract(input: { messages: readonly SummarySourceMessage[]; knownEntities: readonly Entity[]; signal?: AbortSignal }): Promise<ExtractedGraph> {
+  async extract(input: {
+    messages: readonly SummarySourceMessage[];
+    knownEntities: readonly Entity[];
+    signal?: AbortSignal;
+  }): Promise<ExtractedGraph> {
     if (input.messages.length === 0) return { entities: [], relations: [] };
     const context = { shownSeqs: new Set(input.messages.map((message) => message.seq)), knownEntities: input.knownEntities };
-    return this.#request({ prompt: buildGraphExtractionPrompt(input), schemaName: graphExtractionSchemaName, schema: graphExtractionSchema, validate: (value) => readExtractedGraph(value, context), signal: input.signal });
+    return this.#request({
+      prompt: buildGraphExtractionPrompt(input),
+      schemaName: graphExtractionSchemaName,
+      schema: graphExtractionSchema,
+      validate: (value) => readExtractedGraph(value, context),
+      signal: input.signal,
+    });
   }
 }

@@ -89,12 +89,23 @@ export async function requestValidatedJson<T>(request: ValidatedJsonRequest<T>):
     }
     output = checked.output;
     const willRetry = attempt < request.maxAttempts;
-    request.onInvalidOutput?.({ extractor: request.extractorId, attempt, maxAttempts: request.maxAttempts, output: clip(output), problems, willRetry });
+    request.onInvalidOutput?.({
+      extractor: request.extractorId,
+      attempt,
+      maxAttempts: request.maxAttempts,
+      output: clip(output),
+      problems,
+      willRetry,
+    });
     if (willRetry) messages = [...request.prompt, { role: 'assistant', content: output }, { role: 'user', content: feedback(problems) }];
   }
-  throw new MemoryError('model_failed', `${request.extractorId} gave no valid output in ${request.maxAttempts} attempts: ${listProblems(problems)}`, {
-    details: { attempts: request.maxAttempts, problems, output: clip(output) },
-  });
+  throw new MemoryError(
+    'model_failed',
+    `${request.extractorId} gave no valid output in ${request.maxAttempts} attempts: ${listProblems(problems)}`,
+    {
+      details: { attempts: request.maxAttempts, problems, output: clip(output) },
+    },
+  );
 }
 
 type CheckedReply = { ok: true; value: unknown; output: string } | { ok: false; problem: string; output: string };
@@ -106,7 +117,8 @@ async function readReply(send: () => Promise<ChatCompletion>): Promise<CheckedRe
   } catch (error) {
     // An empty or non-text reply is bad output, worth asking again; every other failure is the endpoint's.
     const reply = isMemoryError(error, 'model_failed') ? error.details?.reply : undefined;
-    if (reply === 'empty' || reply === 'not_text' || reply === 'no_choice') return { ok: false, problem: `the reply is ${reply === 'not_text' ? 'not text' : 'empty'}`, output: '' };
+    if (reply === 'empty' || reply === 'not_text' || reply === 'no_choice')
+      return { ok: false, problem: `the reply is ${reply === 'not_text' ? 'not text' : 'empty'}`, output: '' };
     throw error;
   }
   const parsed = parseJsonReply(completion.content);
@@ -115,7 +127,11 @@ async function readReply(send: () => Promise<ChatCompletion>): Promise<CheckedRe
   return { ok: false, problem: `${parsed.problem}${cutOff}`, output: completion.content };
 }
 
-function complete(request: ValidatedJsonRequest<unknown>, messages: readonly OpenAiChatMessage[], structuredOutput: StructuredOutput): Promise<ChatCompletion> {
+function complete(
+  request: ValidatedJsonRequest<unknown>,
+  messages: readonly OpenAiChatMessage[],
+  structuredOutput: StructuredOutput,
+): Promise<ChatCompletion> {
   const responseFormat: ChatResponseFormat | undefined =
     structuredOutput === 'json_schema'
       ? { type: 'json_schema', name: request.schemaName, schema: request.schema, strict: true }

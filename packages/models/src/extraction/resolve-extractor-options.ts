@@ -1,6 +1,11 @@
 import { MemoryError } from '@mnemo/core';
 import { createOpenAiChatModel, type OpenAiChatModel } from '../chat/openai-chat-model.js';
-import { requestValidatedJson, type InvalidOutputEvent, type StructuredOutput, type ValidatedJsonRequest } from './request-validated-json.js';
+import {
+  requestValidatedJson,
+  type InvalidOutputEvent,
+  type StructuredOutput,
+  type ValidatedJsonRequest,
+} from './request-validated-json.js';
 
 /** Options of the LLM extractors, `OpenAiFactExtractor` and `OpenAiGraphExtractor`. */
 export interface OpenAiExtractorOptions {
@@ -47,9 +52,11 @@ export function resolveExtractorOptions(options: OpenAiExtractorOptions): Extrac
     fail('maxInvalidRetries', `must be an integer from 0 to 10 (got ${String(maxInvalidRetries)})`);
   }
   const maxOutputTokens = options.maxOutputTokens ?? 2_000;
-  if (!Number.isInteger(maxOutputTokens) || maxOutputTokens < 1) fail('maxOutputTokens', `must be a positive integer (got ${String(maxOutputTokens)})`);
+  if (!Number.isInteger(maxOutputTokens) || maxOutputTokens < 1)
+    fail('maxOutputTokens', `must be a positive integer (got ${String(maxOutputTokens)})`);
   const temperature = options.temperature ?? 0;
-  if (typeof temperature !== 'number' || !(temperature >= 0 && temperature <= 2)) fail('temperature', `must be a number from 0 to 2 (got ${String(temperature)})`);
+  if (typeof temperature !== 'number' || !(temperature >= 0 && temperature <= 2))
+    fail('temperature', `must be a number from 0 to 2 (got ${String(temperature)})`);
   const structuredOutput = options.structuredOutput ?? 'json_schema';
   if (!['json_schema', 'json_object', 'none'].includes(structuredOutput)) {
     fail('structuredOutput', `must be json_schema, json_object or none (got ${JSON.stringify(structuredOutput)})`);

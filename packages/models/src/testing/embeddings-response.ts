@@ -25,10 +25,17 @@ const deterministicNorm = 2;
  * a string or a list of non-empty strings, and encodes the vectors as base64 float32 when
  * `encoding_format` is `base64`.
  */
-export async function buildEmbeddingsResponse(request: Record<string, unknown>, reply: ScriptedVectorsReply | undefined, defaultDimensions: number): Promise<EmbeddingsAnswer> {
+export async function buildEmbeddingsResponse(
+  request: Record<string, unknown>,
+  reply: ScriptedVectorsReply | undefined,
+  defaultDimensions: number,
+): Promise<EmbeddingsAnswer> {
   const input = typeof request.input === 'string' ? [request.input] : request.input;
   if (!Array.isArray(input) || input.length === 0 || !input.every((text) => typeof text === 'string' && text.length > 0)) {
-    return { status: 400, body: invalidRequest("'$.input' is invalid: send a non-empty string or a non-empty list of non-empty strings", 'input') };
+    return {
+      status: 400,
+      body: invalidRequest("'$.input' is invalid: send a non-empty string or a non-empty list of non-empty strings", 'input'),
+    };
   }
   const texts = input as string[];
   const requested = request.dimensions;
@@ -43,7 +50,11 @@ export async function buildEmbeddingsResponse(request: Record<string, unknown>, 
     status: 200,
     body: {
       object: 'list',
-      data: vectors.map((vector, index) => ({ object: 'embedding', index, embedding: base64 ? Buffer.from(Float32Array.from(vector).buffer).toString('base64') : vector })),
+      data: vectors.map((vector, index) => ({
+        object: 'embedding',
+        index,
+        embedding: base64 ? Buffer.from(Float32Array.from(vector).buffer).toString('base64') : vector,
+      })),
       model: typeof request.model === 'string' ? request.model : 'scripted-embedding-model',
       usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
     },

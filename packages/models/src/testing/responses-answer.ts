@@ -15,7 +15,10 @@ export interface ScriptedResponse {
  * The Responses `response` object for a scripted reply: a message item with the content (when any),
  * one `function_call` item per tool call, `usage` with `input_tokens_details.cached_tokens`.
  */
-export function buildScriptedResponse(answer: ScriptedResponse, status: 'in_progress' | 'completed' = 'completed'): Record<string, unknown> {
+export function buildScriptedResponse(
+  answer: ScriptedResponse,
+  status: 'in_progress' | 'completed' = 'completed',
+): Record<string, unknown> {
   const { number, usage } = answer;
   const output = status === 'in_progress' ? [] : outputItems(answer);
   return {
@@ -46,8 +49,25 @@ export function buildScriptedResponse(answer: ScriptedResponse, status: 'in_prog
 function outputItems(answer: ScriptedResponse): Record<string, unknown>[] {
   const { number, reply } = answer;
   return [
-    ...(reply.content === '' ? [] : [{ id: `msg_scripted_${number}`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: reply.content, annotations: [], logprobs: [] }] }]),
-    ...(reply.toolCalls ?? []).map((call, index) => ({ id: `fc_scripted_${number}_${index}`, type: 'function_call', status: 'completed', call_id: call.id, name: call.name, arguments: call.arguments })),
+    ...(reply.content === ''
+      ? []
+      : [
+          {
+            id: `msg_scripted_${number}`,
+            type: 'message',
+            status: 'completed',
+            role: 'assistant',
+            content: [{ type: 'output_text', text: reply.content, annotations: [], logprobs: [] }],
+          },
+        ]),
+    ...(reply.toolCalls ?? []).map((call, index) => ({
+      id: `fc_scripted_${number}_${index}`,
+      type: 'function_call',
+      status: 'completed',
+      call_id: call.id,
+      name: call.name,
+      arguments: call.arguments,
+    })),
   ];
 }
 
@@ -62,7 +82,8 @@ export async function streamScriptedResponse(response: ServerResponse, answer: S
   response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
   let sequence = 0;
   const send = (type: string, fields: Record<string, unknown>) => {
-    if (!response.destroyed) response.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`);
+    if (!response.destroyed)
+      response.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`);
   };
   send('response.created', { response: buildScriptedResponse(answer, 'in_progress') });
   send('response.in_progress', { response: buildScriptedResponse(answer, 'in_progress') });
@@ -72,7 +93,12 @@ export async function streamScriptedResponse(response: ServerResponse, answer: S
     const item = items[0]!;
     const itemId = String(item.id);
     send('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', content: [] } });
-    send('response.content_part.added', { item_id: itemId, output_index: 0, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+    send('response.content_part.added', {
+      item_id: itemId,
+      output_index: 0,
+      content_index: 0,
+      part: { type: 'output_text', text: '', annotations: [] },
+    });
     for (const [index, piece] of contentPieces(reply).entries()) {
       if (reply.breakAfterChunks === index) return void response.destroy();
       if (reply.pause?.afterChunks === index) await reply.pause.until;
@@ -81,7 +107,12 @@ export async function streamScriptedResponse(response: ServerResponse, answer: S
       await new Promise((resolve) => setImmediate(resolve));
     }
     send('response.output_text.done', { item_id: itemId, output_index: 0, content_index: 0, text: reply.content, logprobs: [] });
-    send('response.content_part.done', { item_id: itemId, output_index: 0, content_index: 0, part: { type: 'output_text', text: reply.content, annotations: [] } });
+    send('response.content_part.done', {
+      item_id: itemId,
+      output_index: 0,
+      content_index: 0,
+      part: { type: 'output_text', text: reply.content, annotations: [] },
+    });
     send('response.output_item.done', { output_index: 0, item });
     outputIndex = 1;
   }
@@ -90,7 +121,8 @@ export async function streamScriptedResponse(response: ServerResponse, answer: S
     const args = String(item.arguments);
     send('response.output_item.added', { output_index: outputIndex, item: { ...item, status: 'in_progress', arguments: '' } });
     const half = Math.ceil(args.length / 2);
-    for (const part of [args.slice(0, half), args.slice(half)]) if (part !== '') send('response.function_call_arguments.delta', { item_id: item.id, output_index: outputIndex, delta: part });
+    for (const part of [args.slice(0, half), args.slice(half)])
+      if (part !== '') send('response.function_call_arguments.delta', { item_id: item.id, output_index: outputIndex, delta: part });
     send('response.function_call_arguments.done', { item_id: item.id, output_index: outputIndex, name: item.name, arguments: args });
     send('response.output_item.done', { output_index: outputIndex, item });
     outputIndex += 1;

@@ -1,6 +1,12 @@
 import { createServer, type ServerResponse } from 'node:http';
 import { listenOnLoopback } from './listen-on-loopback.js';
-import { readBody, parseBody, type ReceivedRequest, type ScriptedContentReply, type ScriptedStatusReply } from './scripted-openai-server.js';
+import {
+  readBody,
+  parseBody,
+  type ReceivedRequest,
+  type ScriptedContentReply,
+  type ScriptedStatusReply,
+} from './scripted-openai-server.js';
 import { contentPieces } from './stream-completion.js';
 
 /** One step of a Messages script: an assistant message (text and tool uses), or a status with a body. */
@@ -44,17 +50,30 @@ export async function startScriptedAnthropicServer(options: ScriptedAnthropicSer
     void (async () => {
       const body = parseBody(await readBody(request));
       requests.push({ method: request.method ?? 'GET', path: request.url ?? '/', headers: { ...request.headers }, body: body.value });
-      if (options.apiKey !== undefined && request.headers['x-api-key'] !== options.apiKey) return sendError(response, 401, 'authentication_error', 'invalid x-api-key');
-      if (request.method !== 'POST' || (request.url ?? '').split('?')[0] !== '/v1/messages') return sendError(response, 404, 'not_found_error', `no route for ${request.method} ${request.url}`);
-      if (!body.json || typeof body.value !== 'object' || body.value === null) return sendError(response, 400, 'invalid_request_error', 'request body must be a JSON object');
+      if (options.apiKey !== undefined && request.headers['x-api-key'] !== options.apiKey)
+        return sendError(response, 401, 'authentication_error', 'invalid x-api-key');
+      if (request.method !== 'POST' || (request.url ?? '').split('?')[0] !== '/v1/messages')
+        return sendError(response, 404, 'not_found_error', `no route for ${request.method} ${request.url}`);
+      if (!body.json || typeof body.value !== 'object' || body.value === null)
+        return sendError(response, 400, 'invalid_request_error', 'request body must be a JSON object');
       const message = body.value as Record<string, unknown>;
       count += 1;
       const reply = options.replyTo?.(message) ?? replies.shift();
       if (reply === undefined) return sendError(response, 500, 'api_error', `the script has no reply left for messages request ${count}`);
       if (reply.delayMs !== undefined && reply.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
-      if ('status' in reply) return sendJson(response, reply.status, reply.body ?? { type: 'error', error: { type: 'api_error', message: `scripted status ${reply.status}` } });
+      if ('status' in reply)
+        return sendJson(
+          response,
+          reply.status,
+          reply.body ?? { type: 'error', error: { type: 'api_error', message: `scripted status ${reply.status}` } },
+        );
       const usage = countUsage(message, cache, reply);
-      const answer = { id: `msg_scripted_${count}`, model: typeof message.model === 'string' ? message.model : 'scripted-claude', reply, usage };
+      const answer = {
+        id: `msg_scripted_${count}`,
+        model: typeof message.model === 'string' ? message.model : 'scripted-claude',
+        reply,
+        usage,
+      };
       if (message.stream === true) await streamMessage(response, answer);
       else sendJson(response, 200, { ...messageFrame(answer), content: contentBlocks(reply), stop_reason: stopReason(reply), usage });
     })().catch((error: unknown) => {
@@ -116,13 +135,20 @@ function countUsage(message: Record<string, unknown>, cache: Set<string>, reply:
   const written = lastBreakpoint === undefined ? 0 : Math.max(0, tokensThrough[lastBreakpoint]! - read);
   for (const breakpoint of breakpoints) cache.add(keys[breakpoint]!);
   const outputTokens = reply.usage?.completionTokens ?? Math.ceil(reply.content.length / 4);
-  return { input_tokens: total - read - written, cache_creation_input_tokens: written, cache_read_input_tokens: read, output_tokens: outputTokens };
+  return {
+    input_tokens: total - read - written,
+    cache_creation_input_tokens: written,
+    cache_read_input_tokens: read,
+    output_tokens: outputTokens,
+  };
 }
 
 // Tools, then system blocks, then every message's blocks (with its role), in the order the cache prefix runs.
 function promptBlocks(message: Record<string, unknown>): { content: unknown; breakpoint: boolean }[] {
   const entry = (value: unknown, role?: string) => {
-    const { cache_control: control, ...content } = (typeof value === 'object' && value !== null ? value : { type: 'text', text: value }) as Record<string, unknown>;
+    const { cache_control: control, ...content } = (
+      typeof value === 'object' && value !== null ? value : { type: 'text', text: value }
+    ) as Record<string, unknown>;
     return { content: role === undefined ? content : { role, ...content }, breakpoint: control !== undefined && control !== null };
   };
   const system = typeof message.system === 'string' ? [message.system] : Array.isArray(message.system) ? message.system : [];
@@ -130,14 +156,23 @@ function promptBlocks(message: Record<string, unknown>): { content: unknown; bre
   return [
     ...(Array.isArray(message.tools) ? message.tools : []).map((tool) => entry(tool, 'tool')),
     ...system.map((block) => entry(block, 'system')),
-    ...messages.flatMap((turn) => (typeof turn.content === 'string' ? [turn.content] : Array.isArray(turn.content) ? turn.content : []).map((block) => entry(block, turn.role))),
+    ...messages.flatMap((turn) =>
+      (typeof turn.content === 'string' ? [turn.content] : Array.isArray(turn.content) ? turn.content : []).map((block) =>
+        entry(block, turn.role),
+      ),
+    ),
   ];
 }
 
 function contentBlocks(reply: ScriptedContentReply): Record<string, unknown>[] {
   return [
     ...(reply.content === '' ? [] : [{ type: 'text', text: reply.content }]),
-    ...(reply.toolCalls ?? []).map((call) => ({ type: 'tool_use', id: call.id, name: call.name, input: JSON.parse(call.arguments) as unknown })),
+    ...(reply.toolCalls ?? []).map((call) => ({
+      type: 'tool_use',
+      id: call.id,
+      name: call.name,
+      input: JSON.parse(call.arguments) as unknown,
+    })),
   ];
 }
 
@@ -172,7 +207,8 @@ async function streamMessage(response: ServerResponse, answer: Answer): Promise<
   for (const call of reply.toolCalls ?? []) {
     send('content_block_start', { index, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } });
     const half = Math.ceil(call.arguments.length / 2);
-    for (const part of [call.arguments.slice(0, half), call.arguments.slice(half)]) send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: part } });
+    for (const part of [call.arguments.slice(0, half), call.arguments.slice(half)])
+      send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: part } });
     send('content_block_stop', { index });
     index += 1;
   }

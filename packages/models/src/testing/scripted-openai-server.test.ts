@@ -79,7 +79,10 @@ describe('startScriptedOpenAiServer', () => {
   });
 
   it('chooses the reply from the request with replyTo, and falls back to the script when it returns undefined', async () => {
-    const target = await start({ replies: [{ content: 'from the script' }], replyTo: (body) => (body.model === 'routed' ? { status: 429, headers: { 'retry-after': '1' } } : undefined) });
+    const target = await start({
+      replies: [{ content: 'from the script' }],
+      replyTo: (body) => (body.model === 'routed' ? { status: 429, headers: { 'retry-after': '1' } } : undefined),
+    });
 
     const routed = await post(target, { ...request, model: 'routed' });
     const scripted = (await (await post(target, request)).json()) as { choices: { message: { content: string } }[] };
@@ -132,7 +135,15 @@ describe('startScriptedOpenAiServer', () => {
     expect(pieces.filter((piece) => piece !== '')).toEqual(['Rain ', 'after ', '14:00, ', '6 ', '°C.']);
     const events = raw.split('\n\n').filter((event) => event !== '');
     expect(events.at(-1)).toBe('data: [DONE]');
-    const chunks = events.slice(0, -1).map((event) => JSON.parse(event.replace(/^data: /, '')) as { object: string; choices: { delta: { content?: string }; finish_reason: string | null }[] });
+    const chunks = events
+      .slice(0, -1)
+      .map(
+        (event) =>
+          JSON.parse(event.replace(/^data: /, '')) as {
+            object: string;
+            choices: { delta: { content?: string }; finish_reason: string | null }[];
+          },
+      );
     expect(chunks.every((chunk) => chunk.object === 'chat.completion.chunk')).toBe(true);
     expect(chunks.map((chunk) => chunk.choices[0]!.delta.content ?? null)).toEqual(['', 'a', 'bc', null]);
     expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe('stop');
@@ -140,11 +151,21 @@ describe('startScriptedOpenAiServer', () => {
 
   it('returns tool calls whole, or streamed in pieces with a usage chunk when asked for', async () => {
     const toolCalls = [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Bergen"}' }];
-    const target = await start({ replies: [{ content: '', toolCalls }, { content: '', toolCalls, usage: { promptTokens: 7, completionTokens: 3 } }] });
+    const target = await start({
+      replies: [
+        { content: '', toolCalls },
+        { content: '', toolCalls, usage: { promptTokens: 7, completionTokens: 3 } },
+      ],
+    });
     const client = new OpenAI({ baseURL: target.baseUrl, apiKey: 'sk-test', maxRetries: 0 });
 
     const whole = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hello there' }] });
-    const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hello there' }], stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hello there' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let name = '';
     let args = '';
     let usage: unknown;
@@ -157,7 +178,10 @@ describe('startScriptedOpenAiServer', () => {
       if (chunk.usage) usage = chunk.usage;
     }
 
-    expect(whole.choices[0]!.message).toMatchObject({ content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Bergen"}' } }] });
+    expect(whole.choices[0]!.message).toMatchObject({
+      content: null,
+      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Bergen"}' } }],
+    });
     expect(whole.choices[0]!.finish_reason).toBe('tool_calls');
     expect({ name, args, finishReason }).toEqual({ name: 'get_weather', args: '{"city":"Bergen"}', finishReason: 'tool_calls' });
     expect(usage).toEqual({ prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 });
@@ -166,7 +190,12 @@ describe('startScriptedOpenAiServer', () => {
   it('pauses a stream until a promise settles, and breaks a stream off mid-reply', async () => {
     let resume: () => void = () => undefined;
     const until = new Promise<void>((resolve) => (resume = resolve));
-    const target = await start({ replies: [{ content: 'one two three', pause: { afterChunks: 1, until } }, { content: 'one two three', breakAfterChunks: 2 }] });
+    const target = await start({
+      replies: [
+        { content: 'one two three', pause: { afterChunks: 1, until } },
+        { content: 'one two three', breakAfterChunks: 2 },
+      ],
+    });
 
     const paused = await post(target, { ...request, stream: true });
     const reader = (paused.body as ReadableStream<Uint8Array>).getReader();
@@ -201,7 +230,9 @@ describe('startScriptedOpenAiServer', () => {
     expect(floats.data.map((item) => item.index)).toEqual([0, 1, 2]);
     expect(vectors.every((vector) => vector.length === 16)).toBe(true);
     expect(again.data.map((item) => item.embedding)).toEqual(vectors);
-    decoded.data.forEach((item, index) => item.embedding.forEach((value, component) => expect(value).toBeCloseTo(vectors[index]![component]!, 5)));
+    decoded.data.forEach((item, index) =>
+      item.embedding.forEach((value, component) => expect(value).toBeCloseTo(vectors[index]![component]!, 5)),
+    );
     expect(Math.hypot(...vectors[0]!)).toBeCloseTo(2, 5);
     const dot = (a: number[], b: number[]) => a.reduce((sum, value, component) => sum + value * b[component]!, 0);
     expect(dot(vectors[0]!, vectors[1]!)).toBeGreaterThan(dot(vectors[0]!, vectors[2]!));
@@ -211,7 +242,11 @@ describe('startScriptedOpenAiServer', () => {
   });
 
   it('answers embeddings from the embedding script in order, then deterministically, and rejects empty input with 400', async () => {
-    const target = await start({ replies: [], embeddingReplies: [{ vectors: [[3, 4]] }, { status: 503 }, { raw: 'not json' }], embeddingDimensions: 3 });
+    const target = await start({
+      replies: [],
+      embeddingReplies: [{ vectors: [[3, 4]] }, { status: 503 }, { raw: 'not json' }],
+      embeddingDimensions: 3,
+    });
     const body = { model: 'e', input: ['a'], encoding_format: 'float' };
 
     const scripted = (await (await post(target, body, '/embeddings')).json()) as { data: { embedding: number[] }[] };
@@ -253,7 +288,9 @@ describe('startScriptedOpenAiServer', () => {
 
 describe('startScriptedOpenAiServer: POST /v1/responses', () => {
   it('answers the same script as a Responses response, and as its event stream up to response.completed', async () => {
-    const target = await start({ replies: [{ content: 'Hi there.', usage: { promptTokens: 9, completionTokens: 3, cachedTokens: 4 } }, { content: 'Again.' }] });
+    const target = await start({
+      replies: [{ content: 'Hi there.', usage: { promptTokens: 9, completionTokens: 3, cachedTokens: 4 } }, { content: 'Again.' }],
+    });
     const client = new OpenAI({ baseURL: target.baseUrl, apiKey: 'unused', maxRetries: 0 });
 
     const response = await client.responses.create({ model: 'm', input: 'hello' });

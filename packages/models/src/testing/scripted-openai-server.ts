@@ -220,7 +220,8 @@ async function handleRequest(context: HandlerContext, request: IncomingMessage, 
   const text = await readBody(request);
   const path = request.url ?? '/';
   const body = parseBody(text);
-  if (context.options.recordRequests !== false) context.requests.push({ method: request.method ?? 'GET', path, headers: { ...request.headers }, body: body.value });
+  if (context.options.recordRequests !== false)
+    context.requests.push({ method: request.method ?? 'GET', path, headers: { ...request.headers }, body: body.value });
   const route = path.split('?')[0]!.replace(/^\/v1(?=\/)/, '');
 
   if (context.options.apiKey !== undefined && request.headers.authorization !== `Bearer ${context.options.apiKey}`) {
@@ -249,15 +250,28 @@ async function handleRequest(context: HandlerContext, request: IncomingMessage, 
   context.completionCount += 1;
   const reply = context.options.replyTo?.(completion) ?? context.nextReply();
   if (reply === undefined) {
-    sendError(context, response, 500, `the script has no reply left for chat-completions request ${context.completionCount}`, 'script_exhausted', {
-      'x-should-retry': 'false',
-    });
+    sendError(
+      context,
+      response,
+      500,
+      `the script has no reply left for chat-completions request ${context.completionCount}`,
+      'script_exhausted',
+      {
+        'x-should-retry': 'false',
+      },
+    );
     return;
   }
   await answer(context, reply, completion, response, route === '/responses');
 }
 
-async function answer(context: HandlerContext, reply: ScriptedReply, completion: Record<string, unknown>, response: ServerResponse, responsesApi: boolean): Promise<void> {
+async function answer(
+  context: HandlerContext,
+  reply: ScriptedReply,
+  completion: Record<string, unknown>,
+  response: ServerResponse,
+  responsesApi: boolean,
+): Promise<void> {
   if (reply.delayMs !== undefined && reply.delayMs > 0) {
     const answered = await context.wait(reply.delayMs, response);
     if (!answered) return;
@@ -278,8 +292,16 @@ async function answer(context: HandlerContext, reply: ScriptedReply, completion:
   }
   const content: ScriptedContentReply = 'content' in reply ? reply : { content: delayedContent };
   if (responsesApi) {
-    const usage = content.usage ?? { promptTokens: estimateResponsesPromptTokens(completion), completionTokens: Math.ceil(content.content.length / 4) };
-    const scripted = { number: context.completionCount, model: typeof completion.model === 'string' ? completion.model : 'scripted-model', reply: content, usage };
+    const usage = content.usage ?? {
+      promptTokens: estimateResponsesPromptTokens(completion),
+      completionTokens: Math.ceil(content.content.length / 4),
+    };
+    const scripted = {
+      number: context.completionCount,
+      model: typeof completion.model === 'string' ? completion.model : 'scripted-model',
+      reply: content,
+      usage,
+    };
     if (completion.stream === true) await streamScriptedResponse(response, scripted);
     else sendJson(response, 200, buildScriptedResponse(scripted));
     return;
@@ -301,14 +323,23 @@ async function answer(context: HandlerContext, reply: ScriptedReply, completion:
     await streamCompletion(response, { frame, reply: content, finishReason, usage: includeUsage(completion) ? wireUsage : undefined });
     return;
   }
-  const toolCalls = content.toolCalls?.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+  const toolCalls = content.toolCalls?.map((call) => ({
+    id: call.id,
+    type: 'function',
+    function: { name: call.name, arguments: call.arguments },
+  }));
   sendJson(response, 200, {
     ...frame,
     object: 'chat.completion',
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: content.content === '' && toolCalls !== undefined ? null : content.content, refusal: null, ...(toolCalls === undefined ? {} : { tool_calls: toolCalls }) },
+        message: {
+          role: 'assistant',
+          content: content.content === '' && toolCalls !== undefined ? null : content.content,
+          refusal: null,
+          ...(toolCalls === undefined ? {} : { tool_calls: toolCalls }),
+        },
         logprobs: null,
         finish_reason: finishReason,
       },
@@ -334,7 +365,10 @@ async function answerEmbeddings(context: HandlerContext, body: { json: boolean; 
     return;
   }
   if (reply !== undefined && 'status' in reply) {
-    sendJson(response, reply.status, reply.body ?? errorBody(reply.status, `scripted status ${reply.status}`), { ...retryHeaders(context, reply.status), ...reply.headers });
+    sendJson(response, reply.status, reply.body ?? errorBody(reply.status, `scripted status ${reply.status}`), {
+      ...retryHeaders(context, reply.status),
+      ...reply.headers,
+    });
     return;
   }
   const vectors = reply !== undefined && 'vectors' in reply ? reply : undefined;

@@ -28,9 +28,14 @@ export async function streamCompletion(response: ServerResponse, completion: Str
   const pieces = contentPieces(reply);
   response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
   const send = (choices: unknown[], extra: Record<string, unknown> = {}) => {
-    if (!response.destroyed) response.write(`data: ${JSON.stringify({ ...frame, object: 'chat.completion.chunk', system_fingerprint: null, choices, ...extra })}\n\n`);
+    if (!response.destroyed)
+      response.write(
+        `data: ${JSON.stringify({ ...frame, object: 'chat.completion.chunk', system_fingerprint: null, choices, ...extra })}\n\n`,
+      );
   };
-  const delta = (value: Record<string, unknown>, finishReason: string | null = null) => [{ index: 0, delta: value, logprobs: null, finish_reason: finishReason }];
+  const delta = (value: Record<string, unknown>, finishReason: string | null = null) => [
+    { index: 0, delta: value, logprobs: null, finish_reason: finishReason },
+  ];
 
   send(delta({ role: 'assistant', content: '', refusal: null }));
   for (const [index, piece] of pieces.entries()) {
@@ -64,7 +69,10 @@ export async function streamCompletion(response: ServerResponse, completion: Str
 export function contentPieces(reply: ScriptedContentReply): readonly string[] {
   if (reply.chunks === undefined) return reply.content === '' ? [] : reply.content.split(/(?<=\s)(?=\S)/);
   if (reply.chunks.join('') !== reply.content) {
-    throw new MemoryError('invalid_input', `scripted reply chunks ${JSON.stringify(reply.chunks)} do not join to its content ${JSON.stringify(reply.content)}`);
+    throw new MemoryError(
+      'invalid_input',
+      `scripted reply chunks ${JSON.stringify(reply.chunks)} do not join to its content ${JSON.stringify(reply.content)}`,
+    );
   }
   return reply.chunks;
 }

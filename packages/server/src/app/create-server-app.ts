@@ -6,7 +6,12 @@ import { pino, type Logger } from 'pino';
 import { createAuthMiddleware, type ServerAuth } from '../auth/api-key-auth.js';
 import { createRequestOriginGuard } from '../auth/request-origin-guard.js';
 import { errorResponse, toErrorResponse } from '../error-response.js';
-import { createBodyLimitMiddleware, createConcurrencyLimitMiddleware, createRateLimitMiddleware, createUnreadBodyMiddleware } from '../limits/limit-middleware.js';
+import {
+  createBodyLimitMiddleware,
+  createConcurrencyLimitMiddleware,
+  createRateLimitMiddleware,
+  createUnreadBodyMiddleware,
+} from '../limits/limit-middleware.js';
 import { createRepeatThrottle, repeatKeyOf } from '../logging/repeat-throttle.js';
 import { createRequestMiddleware } from '../logging/request-middleware.js';
 import { createServerMetrics } from '../metrics/server-metrics.js';
@@ -77,10 +82,24 @@ export function createServerApp(options: ServerAppOptions): BuiltServerApp {
 
   app.use('*', createUnreadBodyMiddleware(limits.maxBodyBytes));
   app.use('*', createRequestMiddleware(logger, deps.metrics));
-  app.use('*', createRequestOriginGuard({ allowedHosts: options.allowedHosts ?? [], allowedOrigins: options.cors?.origins ?? [], keyCount: options.auth?.keys.length ?? 0 }));
+  app.use(
+    '*',
+    createRequestOriginGuard({
+      allowedHosts: options.allowedHosts ?? [],
+      allowedOrigins: options.cors?.origins ?? [],
+      keyCount: options.auth?.keys.length ?? 0,
+    }),
+  );
   if (options.cors !== undefined && options.cors.origins.length > 0) {
     const origins = [...options.cors.origins];
-    app.use('*', cors({ origin: origins, allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Mnemo-User', 'X-Request-Id'], exposeHeaders: ['X-Request-Id', 'X-Mnemo-Policy', 'Retry-After'] }));
+    app.use(
+      '*',
+      cors({
+        origin: origins,
+        allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Mnemo-User', 'X-Request-Id'],
+        exposeHeaders: ['X-Request-Id', 'X-Mnemo-Policy', 'Retry-After'],
+      }),
+    );
   }
   const isPublic = (path: string) => publicPaths.has(path) || deps.routes.isPublic(path);
   app.use('*', exceptPublic(isPublic, createConcurrencyLimitMiddleware(limits)));
@@ -108,7 +127,11 @@ export function createServerApp(options: ServerAppOptions): BuiltServerApp {
       // A store that is down fails every request the same way: its cause is logged once per interval,
       // with the count left out since (each request still has its own request line with the status).
       const decision = isMemoryError(error, 'unavailable') ? unavailableLog.take(repeatKeyOf(error)) : { log: true, suppressed: 0 };
-      if (decision.log) c.get('logger').error({ err: error, ...(decision.suppressed > 0 ? { repeatedSinceLastLogged: decision.suppressed } : {}) }, 'request failed');
+      if (decision.log)
+        c.get('logger').error(
+          { err: error, ...(decision.suppressed > 0 ? { repeatedSinceLastLogged: decision.suppressed } : {}) },
+          'request failed',
+        );
     }
     return c.json(response.body, response.status, response.headers);
   });

@@ -15,7 +15,10 @@ let directory: string;
 beforeAll(async () => {
   directory = await mkdtemp(join(tmpdir(), 'mnemo-header-text-'));
   memory = createMemory({ store: createSqliteStore({ path: join(directory, 'mnemo.db') }), compaction: false, knowledge: false });
-  server = await startServer({ app: createServerApp({ memory, logger: pino({ level: 'silent' }), limits: { rateLimit: false } }), port: 0 });
+  server = await startServer({
+    app: createServerApp({ memory, logger: pino({ level: 'silent' }), limits: { rateLimit: false } }),
+    port: 0,
+  });
 });
 
 afterAll(async () => {

@@ -58,8 +58,12 @@ export function resolveServerLimits(limits: Partial<ServerLimits> = {}, apiKeyCo
 
 function checkPositive(field: string, value: unknown, integer: boolean): void {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
-    throw new MemoryError('invalid_input', `limits.${field} must be a positive ${integer ? 'integer' : 'number'} (got ${JSON.stringify(value)})`, {
-      details: { field: `limits.${field}` },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      `limits.${field} must be a positive ${integer ? 'integer' : 'number'} (got ${JSON.stringify(value)})`,
+      {
+        details: { field: `limits.${field}` },
+      },
+    );
   }
 }

@@ -15,7 +15,12 @@ describe('createApiKeyMatcher', () => {
 
   it('rejects an empty key, a repeated key and an invalid tenant id', () => {
     expect(() => createApiKeyMatcher([{ key: ' ', tenantId: 't' }])).toThrow(/auth\.keys\[0\]\.key must be a non-empty string/);
-    expect(() => createApiKeyMatcher([{ key: 'k', tenantId: 'a' }, { key: 'k', tenantId: 'b' }])).toThrow(/auth\.keys\[1\] repeats a key/);
+    expect(() =>
+      createApiKeyMatcher([
+        { key: 'k', tenantId: 'a' },
+        { key: 'k', tenantId: 'b' },
+      ]),
+    ).toThrow(/auth\.keys\[1\] repeats a key/);
     expect(() => createApiKeyMatcher([{ key: 'k', tenantId: 'bad\nid' }])).toThrow(/tenantId must not contain control characters/);
   });
 });

@@ -31,9 +31,12 @@ export function createApiKeyMatcher(keys: readonly ApiKey[]): ApiKeyMatcher {
   const seen = new Set<string>();
   const digests = keys.map((entry, index) => {
     if (typeof entry.key !== 'string' || entry.key.trim() === '') {
-      throw new MemoryError('invalid_input', `auth.keys[${index}].key must be a non-empty string`, { details: { field: `auth.keys[${index}].key` } });
+      throw new MemoryError('invalid_input', `auth.keys[${index}].key must be a non-empty string`, {
+        details: { field: `auth.keys[${index}].key` },
+      });
     }
-    if (seen.has(entry.key)) throw new MemoryError('invalid_input', `auth.keys[${index}] repeats a key`, { details: { field: `auth.keys[${index}].key` } });
+    if (seen.has(entry.key))
+      throw new MemoryError('invalid_input', `auth.keys[${index}] repeats a key`, { details: { field: `auth.keys[${index}].key` } });
     seen.add(entry.key);
     const { tenantId } = resolveUserScope({ tenantId: entry.tenantId });
     return { digest: sha256(entry.key), entry: Object.freeze({ key: entry.key, tenantId }) };
@@ -53,7 +56,10 @@ export function createApiKeyMatcher(keys: readonly ApiKey[]): ApiKeyMatcher {
  * `unauthorized` when keys are configured and the header is missing or the key unknown. With no keys
  * configured every request acts for {@link keylessTenantId}. The tenant never comes from the request.
  */
-export function createAuthMiddleware(auth: ServerAuth): { middleware: MiddlewareHandler<ServerEnv>; keyOf: (header: string | undefined) => string } {
+export function createAuthMiddleware(auth: ServerAuth): {
+  middleware: MiddlewareHandler<ServerEnv>;
+  keyOf: (header: string | undefined) => string;
+} {
   const match = createApiKeyMatcher(auth.keys);
   const required = auth.keys.length > 0;
   const challenge = { 'WWW-Authenticate': 'Bearer realm="mnemo"' };

@@ -39,11 +39,24 @@ export function createRequestOriginGuard(options: RequestOriginGuardOptions): Mi
     const host = c.req.header('host') ?? '';
     const hostname = hostnameOf(host);
     if (checkHost && !(isLoopbackHost(hostname) || allowedHosts.has(hostname))) {
-      return errorResponse(c, 'misdirected_request', `this server does not answer for host ${JSON.stringify(host)}: use a loopback address, or add the name to the allowed hosts (MNEMO_ALLOWED_HOSTS)`);
+      return errorResponse(
+        c,
+        'misdirected_request',
+        `this server does not answer for host ${JSON.stringify(host)}: use a loopback address, or add the name to the allowed hosts (MNEMO_ALLOWED_HOSTS)`,
+      );
     }
     const origin = c.req.header('origin');
-    if (origin !== undefined && stateChanging.has(c.req.method) && !allowedOrigins.has(origin.toLowerCase()) && !isSameOrigin(origin, host)) {
-      return errorResponse(c, 'forbidden', `requests from the browser origin ${JSON.stringify(origin)} may not change anything here: add it to the allowed CORS origins to allow it`);
+    if (
+      origin !== undefined &&
+      stateChanging.has(c.req.method) &&
+      !allowedOrigins.has(origin.toLowerCase()) &&
+      !isSameOrigin(origin, host)
+    ) {
+      return errorResponse(
+        c,
+        'forbidden',
+        `requests from the browser origin ${JSON.stringify(origin)} may not change anything here: add it to the allowed CORS origins to allow it`,
+      );
     }
     await next();
   };

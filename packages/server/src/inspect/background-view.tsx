@@ -21,14 +21,17 @@ export function BackgroundView({ tenantId, counts, failures, now }: BackgroundVi
     <section data-view="background">
       <h1>Background</h1>
       <p class="sub">
-        Jobs of tenant <code>{tenantId}</code>: compaction, fact and graph extraction, embedding. They run in workers, never on the request path.
+        Jobs of tenant <code>{tenantId}</code>: compaction, fact and graph extraction, embedding. They run in workers, never on the request
+        path.
       </p>
       {counts.length === 0 ? (
         <p class="state state-empty" data-empty>
           No background job yet: appending messages queues them.
         </p>
       ) : (
-        <DataTable columns={['Kind', ...statuses.map((status) => ({ label: status, numeric: true })), { label: 'Oldest pending', numeric: true }]}>
+        <DataTable
+          columns={['Kind', ...statuses.map((status) => ({ label: status, numeric: true })), { label: 'Oldest pending', numeric: true }]}
+        >
           {jobKinds.map((kind) => {
             const pending = count(kind, 'pending');
             return (
@@ -39,7 +42,9 @@ export function BackgroundView({ tenantId, counts, failures, now }: BackgroundVi
                     {formatCount(count(kind, status)?.count ?? 0)}
                   </td>
                 ))}
-                <td class="num" data-oldest-pending>{pending === undefined ? '—' : formatAge(now - Date.parse(pending.oldestCreatedAt))}</td>
+                <td class="num" data-oldest-pending>
+                  {pending === undefined ? '—' : formatAge(now - Date.parse(pending.oldestCreatedAt))}
+                </td>
               </tr>
             );
           })}
@@ -58,7 +63,13 @@ export function BackgroundView({ tenantId, counts, failures, now }: BackgroundVi
                 <a href={hashLink(inspectorRoutes.conversation(job.userId, job.conversationId))}>{job.conversationId}</a>
                 <div class="hint">{job.userId}</div>
               </td>
-              <td>{job.status === 'failed' ? <span class="tag bad">given up</span> : <span class="tag warn">retry at {formatTime(job.runAt)}</span>}</td>
+              <td>
+                {job.status === 'failed' ? (
+                  <span class="tag bad">given up</span>
+                ) : (
+                  <span class="tag warn">retry at {formatTime(job.runAt)}</span>
+                )}
+              </td>
               <td class="num">
                 {job.attempts}/{job.maxAttempts}
               </td>

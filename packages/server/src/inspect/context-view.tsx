@@ -181,8 +181,18 @@ const keywordOnlyReasons: Readonly<Record<NonNullable<ContextRecallReport['reaso
 
 /** How recall searched for this context: a line saying so, and why when it went keyword-only. */
 function RecallMode({ recall }: { recall: ContextRecallReport | undefined }) {
-  if (recall === undefined) return <p class="hint" data-recall-mode="none">No query to recall for: the conversation has no user message yet and none was given.</p>;
-  if (recall.mode === 'hybrid') return <p class="hint" data-recall-mode="hybrid">Recall searched keywords and vectors and fused the two rankings.</p>;
+  if (recall === undefined)
+    return (
+      <p class="hint" data-recall-mode="none">
+        No query to recall for: the conversation has no user message yet and none was given.
+      </p>
+    );
+  if (recall.mode === 'hybrid')
+    return (
+      <p class="hint" data-recall-mode="hybrid">
+        Recall searched keywords and vectors and fused the two rankings.
+      </p>
+    );
   const reason = recall.reason === undefined ? 'no vector search ran' : keywordOnlyReasons[recall.reason];
   return (
     <p class="state state-warn" data-recall-mode="keyword-only" data-recall-reason={recall.reason ?? ''}>
@@ -200,7 +210,9 @@ function similarityOf(item: ContextItem, recall: ContextRecallReport | undefined
 
 function Recalled({ userId, built, recalled, settings }: ContextViewProps) {
   // Best first, included or not: the order recall ranked them in.
-  const rows = itemsOf(built, 'recalled').sort((a, b) => (b.item.explain?.fused ?? b.item.score ?? 0) - (a.item.explain?.fused ?? a.item.score ?? 0));
+  const rows = itemsOf(built, 'recalled').sort(
+    (a, b) => (b.item.explain?.fused ?? b.item.score ?? 0) - (a.item.explain?.fused ?? a.item.score ?? 0),
+  );
   if (settings.policy !== 'hybrid') return null;
   return (
     <>
@@ -209,7 +221,17 @@ function Recalled({ userId, built, recalled, settings }: ContextViewProps) {
       {rows.length === 0 ? (
         <p class="state state-empty">Nothing recalled for this query.</p>
       ) : (
-        <DataTable columns={['Message', { label: 'Keyword rank', numeric: true }, { label: 'BM25', numeric: true, hideNarrow: true }, { label: 'Vector sim.', numeric: true }, { label: 'Fused', numeric: true }, 'In context', 'Said']}>
+        <DataTable
+          columns={[
+            'Message',
+            { label: 'Keyword rank', numeric: true },
+            { label: 'BM25', numeric: true, hideNarrow: true },
+            { label: 'Vector sim.', numeric: true },
+            { label: 'Fused', numeric: true },
+            'In context',
+            'Said',
+          ]}
+        >
           {rows.map(({ item, reason }) => (
             <tr data-recalled={item.id} data-included={reason === undefined ? 'true' : 'false'}>
               <td>
@@ -226,8 +248,8 @@ function Recalled({ userId, built, recalled, settings }: ContextViewProps) {
               <td class="num">{similarityOf(item, built.report.recall)}</td>
               <td class="num">{formatScore(item.explain?.fused ?? item.score)}</td>
               <td>
-                  <Inclusion reason={reason} />
-                </td>
+                <Inclusion reason={reason} />
+              </td>
               <td class="content">{recalled.get(item.id)?.content ?? ''}</td>
             </tr>
           ))}
@@ -251,7 +273,9 @@ function Facts({ built, facts, settings }: ContextViewProps) {
             const fact = facts.get(item.id);
             return (
               <tr data-fact-item={item.id}>
-                <td>{fact === undefined ? item.id : `${fact.subject === 'user' ? '' : `${fact.subject} `}${fact.attribute}: ${fact.value}`}</td>
+                <td>
+                  {fact === undefined ? item.id : `${fact.subject === 'user' ? '' : `${fact.subject} `}${fact.attribute}: ${fact.value}`}
+                </td>
                 <td class="num">{formatScore(item.score)}</td>
                 <td>
                   <Inclusion reason={reason} />

@@ -39,7 +39,10 @@ export function ConversationView(props: ConversationViewProps) {
       <div class="stats">
         <Stat label="messages" value={formatCount(stats.messageCount)} />
         <Stat label="tokens stored" value={formatCount(stats.totalTokens)} />
-        <Stat label="summarized through" value={stats.summarizedThroughSeq === 0 ? 'not yet' : `seq ${formatCount(stats.summarizedThroughSeq)}`} />
+        <Stat
+          label="summarized through"
+          value={stats.summarizedThroughSeq === 0 ? 'not yet' : `seq ${formatCount(stats.summarizedThroughSeq)}`}
+        />
         <Stat label="context requests" value={formatCount(stats.usage.requests)} />
         <Stat label="tokens saved" value={formatCount(stats.usage.savedTokens)} />
         <Stat label="last message" value={formatTime(stats.lastMessageAt)} />
@@ -69,7 +72,8 @@ function SummaryDetails({ summary, latest }: { summary: Summary; latest: boolean
   return (
     <details class="summary" data-summary={summary.id} data-fragment={inspectorRoutes.summary(summary.userId, summary.id)}>
       <summary>
-        <b>Level {summary.level}</b> · seq {summary.fromSeq}–{summary.toSeq} · {formatCount(summary.tokens)} tokens · <code>{summary.summarizer}</code>
+        <b>Level {summary.level}</b> · seq {summary.fromSeq}–{summary.toSeq} · {formatCount(summary.tokens)} tokens ·{' '}
+        <code>{summary.summarizer}</code>
         {latest ? <span class="tag">current</span> : null}
         {summary.fallbackReason === undefined ? null : <span class="tag warn">fallback: {summary.fallbackReason}</span>}
         <span class="hint"> · {formatTime(summary.createdAt)}</span>
@@ -78,7 +82,10 @@ function SummaryDetails({ summary, latest }: { summary: Summary; latest: boolean
         <p class="summary-text">{summary.content}</p>
         <p class="hint">
           Cost {formatCount(summary.inputTokens)} prompt + {formatCount(summary.outputTokens)} output tokens
-          {summary.foldedSummaryIds.length === 0 ? '' : `; folded ${summary.foldedSummaryIds.length} earlier summar${summary.foldedSummaryIds.length === 1 ? 'y' : 'ies'}`}.
+          {summary.foldedSummaryIds.length === 0
+            ? ''
+            : `; folded ${summary.foldedSummaryIds.length} earlier summar${summary.foldedSummaryIds.length === 1 ? 'y' : 'ies'}`}
+          .
         </p>
         <h3>Source messages</h3>
         <div data-fragment-body></div>
@@ -126,17 +133,22 @@ function Transcript({ stats, messages, afterSeq, pageSize, focusSeq }: Conversat
   const newer = last < stats.messageCount ? last : undefined;
   const pager = (
     <p class="pager">
-      {older === undefined ? null : <a href={hashLink(inspectorRoutes.conversation(userId, conversationId, { afterSeq: older }))}>← Older</a>}
+      {older === undefined ? null : (
+        <a href={hashLink(inspectorRoutes.conversation(userId, conversationId, { afterSeq: older }))}>← Older</a>
+      )}
       <span class="hint">
         seq {first}–{last} of {formatCount(stats.messageCount)}
       </span>
-      {newer === undefined ? null : <a href={hashLink(inspectorRoutes.conversation(userId, conversationId, { afterSeq: newer }))}>Newer →</a>}
+      {newer === undefined ? null : (
+        <a href={hashLink(inspectorRoutes.conversation(userId, conversationId, { afterSeq: newer }))}>Newer →</a>
+      )}
     </p>
   );
   const watermarkRow = (
     <tr class="watermark" data-watermark={watermark}>
       <td colspan={5}>
-        Summary watermark: messages 1–{watermark} are covered by the current summary; the context sends them as that summary. Newer messages are raw.
+        Summary watermark: messages 1–{watermark} are covered by the current summary; the context sends them as that summary. Newer messages
+        are raw.
       </td>
     </tr>
   );

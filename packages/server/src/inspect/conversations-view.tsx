@@ -41,31 +41,43 @@ export function ConversationsView({ tenantId, page, search, user, cursor }: Conv
         </p>
       ) : (
         <>
-        <p class="hint narrow-only" data-narrow-hint>
-          On a narrow screen the table shows user, conversation, messages and last activity; tokens and how far the summary reaches are on each conversation's page.
-        </p>
-        <DataTable
-          columns={['User', 'Conversation', { label: 'Messages', numeric: true }, { label: 'Tokens', numeric: true, hideNarrow: true }, { label: 'Summarized through', numeric: true, hideNarrow: true }, 'Last activity']}
-        >
-          {page.items.map((conversation) => (
-            <tr data-conversation={conversation.conversationId} data-user={conversation.userId}>
-              <td>
-                <a href={hashLink(inspectorRoutes.facts(conversation.userId))} title="facts of this user">
-                  {conversation.userId}
-                </a>
-              </td>
-              <td>
-                <a href={hashLink(inspectorRoutes.conversation(conversation.userId, conversation.conversationId))}>{conversation.conversationId}</a>
-              </td>
-              <td class="num" data-message-count>
-                {formatCount(conversation.messageCount)}
-              </td>
-              <td class="num hide-narrow">{formatCount(conversation.totalTokens)}</td>
-              <td class="num hide-narrow">{conversation.summarizedThroughSeq === 0 ? '—' : `seq ${formatCount(conversation.summarizedThroughSeq)}`}</td>
-              <td class="when">{formatTime(conversation.updatedAt)}</td>
-            </tr>
-          ))}
-        </DataTable>
+          <p class="hint narrow-only" data-narrow-hint>
+            On a narrow screen the table shows user, conversation, messages and last activity; tokens and how far the summary reaches are on
+            each conversation's page.
+          </p>
+          <DataTable
+            columns={[
+              'User',
+              'Conversation',
+              { label: 'Messages', numeric: true },
+              { label: 'Tokens', numeric: true, hideNarrow: true },
+              { label: 'Summarized through', numeric: true, hideNarrow: true },
+              'Last activity',
+            ]}
+          >
+            {page.items.map((conversation) => (
+              <tr data-conversation={conversation.conversationId} data-user={conversation.userId}>
+                <td>
+                  <a href={hashLink(inspectorRoutes.facts(conversation.userId))} title="facts of this user">
+                    {conversation.userId}
+                  </a>
+                </td>
+                <td>
+                  <a href={hashLink(inspectorRoutes.conversation(conversation.userId, conversation.conversationId))}>
+                    {conversation.conversationId}
+                  </a>
+                </td>
+                <td class="num" data-message-count>
+                  {formatCount(conversation.messageCount)}
+                </td>
+                <td class="num hide-narrow">{formatCount(conversation.totalTokens)}</td>
+                <td class="num hide-narrow">
+                  {conversation.summarizedThroughSeq === 0 ? '—' : `seq ${formatCount(conversation.summarizedThroughSeq)}`}
+                </td>
+                <td class="when">{formatTime(conversation.updatedAt)}</td>
+              </tr>
+            ))}
+          </DataTable>
         </>
       )}
       <p class="pager">

@@ -4,7 +4,15 @@ import type { Child } from 'hono/jsx';
 export type Column = string | { readonly label: string; readonly numeric?: boolean; readonly hideNarrow?: boolean };
 
 /** A table in a box that scrolls sideways on its own on a narrow screen; `bodyData` adds `data-*` attributes to its body. */
-export function DataTable({ columns, children, bodyData = {} }: { columns: readonly Column[]; children?: Child; bodyData?: Readonly<Record<string, string>> }) {
+export function DataTable({
+  columns,
+  children,
+  bodyData = {},
+}: {
+  columns: readonly Column[];
+  children?: Child;
+  bodyData?: Readonly<Record<string, string>>;
+}) {
   const body = Object.fromEntries(Object.entries(bodyData).map(([name, value]) => [`data-${name}`, value]));
   return (
     <div class="table-wrap">

@@ -8,7 +8,15 @@ import { formatTime } from './inspector-text.js';
  * has buttons to retire or correct it (the page asks for confirmation, then calls the API with its key).
  */
 export function FactTable({ facts, editable = false }: { facts: readonly Fact[]; editable?: boolean }) {
-  const columns = ['Subject', 'Attribute', 'Value', 'Valid from', 'Valid to', { label: 'Confidence', numeric: true, hideNarrow: true }, 'Said in'];
+  const columns = [
+    'Subject',
+    'Attribute',
+    'Value',
+    'Valid from',
+    'Valid to',
+    { label: 'Confidence', numeric: true, hideNarrow: true },
+    'Said in',
+  ];
   return (
     <DataTable columns={editable ? [...columns, 'Edit'] : columns}>
       {facts.map((fact) => (
@@ -44,7 +52,12 @@ export function FactTable({ facts, editable = false }: { facts: readonly Fact[];
 
 /** Retire and Correct buttons of a current fact: the page's script confirms and calls `DELETE` / `PATCH /v1/facts/{id}`. */
 function FactActions({ fact }: { fact: Fact }) {
-  const data = { 'data-fact-id': fact.id, 'data-user': fact.userId, 'data-label': `${fact.attribute}: ${fact.value}`, 'data-value': fact.value };
+  const data = {
+    'data-fact-id': fact.id,
+    'data-user': fact.userId,
+    'data-label': `${fact.attribute}: ${fact.value}`,
+    'data-value': fact.value,
+  };
   return (
     <span class="actions">
       <button type="button" class="small" data-action="retire-fact" {...data}>

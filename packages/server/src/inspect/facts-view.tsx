@@ -13,7 +13,9 @@ export interface FactsViewProps {
 
 /** A user's facts with their validity, and the history of each attribute (superseded values with dates). */
 export function FactsView({ userId, asOfDay, current, history }: FactsViewProps) {
-  const attributes = groupByAttribute(history).filter((versions) => versions.length > 1 || versions.some((fact) => fact.validTo !== undefined));
+  const attributes = groupByAttribute(history).filter(
+    (versions) => versions.length > 1 || versions.some((fact) => fact.validTo !== undefined),
+  );
   return (
     <section data-view="facts">
       <p class="crumbs">
@@ -38,7 +40,9 @@ export function FactsView({ userId, asOfDay, current, history }: FactsViewProps)
       <h2>{asOfDay === undefined ? 'Current facts' : `Facts valid on ${asOfDay}`}</h2>
       {current.length === 0 ? (
         <p class="state state-empty" data-empty>
-          {asOfDay === undefined ? 'No fact about this user yet: extraction runs in the background after messages arrive.' : 'No fact was valid on that day.'}
+          {asOfDay === undefined
+            ? 'No fact about this user yet: extraction runs in the background after messages arrive.'
+            : 'No fact was valid on that day.'}
         </p>
       ) : (
         <FactTable facts={current} editable={asOfDay === undefined} />

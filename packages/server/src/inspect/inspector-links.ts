@@ -19,7 +19,8 @@ export const inspectorRoutes = Object.freeze({
   context: (userId: string, conversationId: string) => `/context/${segment(userId)}/${segment(conversationId)}`,
   savings: (userId: string, conversationId: string) => `/savings/${segment(userId)}/${segment(conversationId)}`,
   facts: (userId: string) => `/facts/${segment(userId)}`,
-  summary: (userId: string, summaryId: string, offset?: number) => withQuery(`/summary/${segment(userId)}/${segment(summaryId)}`, { offset: offset === 0 ? undefined : offset }),
+  summary: (userId: string, summaryId: string, offset?: number) =>
+    withQuery(`/summary/${segment(userId)}/${segment(summaryId)}`, { offset: offset === 0 ? undefined : offset }),
   background: () => '/background',
 });
 

@@ -7,7 +7,15 @@ import { formatCount, formatTime } from './inspector-text.js';
  * One stored message as a table row: seq, role, tokens, time, and its content (tool calls shown as JSON);
  * with `erasable` (the user and conversation it belongs to), a button to erase it and all made of it.
  */
-export function MessageRow({ message, focus = false, erasable }: { message: Message; focus?: boolean; erasable?: { userId: string; conversationId: string } }) {
+export function MessageRow({
+  message,
+  focus = false,
+  erasable,
+}: {
+  message: Message;
+  focus?: boolean;
+  erasable?: { userId: string; conversationId: string };
+}) {
   const calls = message.toolCalls?.map((call) => `${call.function.name}(${call.function.arguments})`).join('\n');
   return (
     <tr data-seq={message.seq} class={focus ? 'focus' : undefined} {...(focus ? { 'data-focus': 'true' } : {})}>
@@ -24,7 +32,14 @@ export function MessageRow({ message, focus = false, erasable }: { message: Mess
         {message.toolCallId === undefined ? null : <div class="hint">result of {message.toolCallId}</div>}
         {erasable === undefined ? null : (
           <div>
-            <button type="button" class="small" data-action="erase-message" data-user={erasable.userId} data-conversation={erasable.conversationId} data-seq={message.seq}>
+            <button
+              type="button"
+              class="small"
+              data-action="erase-message"
+              data-user={erasable.userId}
+              data-conversation={erasable.conversationId}
+              data-seq={message.seq}
+            >
               Erase…
             </button>
           </div>
@@ -37,7 +52,16 @@ export function MessageRow({ message, focus = false, erasable }: { message: Mess
 /** Stored messages as a table (seq, role, tokens, time, content): its children are {@link MessageRow}s and any rows between them. */
 export function MessageTable({ children, bodyData }: { children?: Child; bodyData?: Readonly<Record<string, string>> }) {
   return (
-    <DataTable columns={[{ label: 'Seq', numeric: true }, 'Role', { label: 'Tokens', numeric: true }, { label: 'Time', hideNarrow: true }, 'Content']} {...(bodyData === undefined ? {} : { bodyData })}>
+    <DataTable
+      columns={[
+        { label: 'Seq', numeric: true },
+        'Role',
+        { label: 'Tokens', numeric: true },
+        { label: 'Time', hideNarrow: true },
+        'Content',
+      ]}
+      {...(bodyData === undefined ? {} : { bodyData })}
+    >
       {children}
     </DataTable>
   );

@@ -56,10 +56,21 @@ export const mountInspectorRoutes: ServerRouteModule = (app, deps) => {
 
 function mountAssets(app: ServerApp, { keyCount, routes }: ServerDeps): void {
   const spec = (path: string, summary: string, contentType: string) =>
-    ({ method: 'get', path, summary, tags: ['inspector'], public: true, responses: { 200: { description: summary, contentType } } }) as const;
-  registerRoute(app, routes, spec('/inspect', 'The inspector page (no data: the page asks for a key and loads its views)', 'text/html'), (c) =>
-    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- Hono types an element as a string or a Promise; a synchronous component's element is a node whose toString renders it
-    c.html(`<!doctype html>${(<InspectorPage keyRequired={keyCount > 0} />).toString()}`, 200, pageHeaders),
+    ({
+      method: 'get',
+      path,
+      summary,
+      tags: ['inspector'],
+      public: true,
+      responses: { 200: { description: summary, contentType } },
+    }) as const;
+  registerRoute(
+    app,
+    routes,
+    spec('/inspect', 'The inspector page (no data: the page asks for a key and loads its views)', 'text/html'),
+    (c) =>
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- Hono types an element as a string or a Promise; a synchronous component's element is a node whose toString renders it
+      c.html(`<!doctype html>${(<InspectorPage keyRequired={keyCount > 0} />).toString()}`, 200, pageHeaders),
   );
   registerRoute(app, routes, spec('/inspect/inspector.js', "The inspector's script", 'text/javascript'), (c) => {
     clientScript ??= readFileSync(clientScriptUrl, 'utf8');
@@ -71,7 +82,13 @@ function mountAssets(app: ServerApp, { keyCount, routes }: ServerDeps): void {
 }
 
 function fragment(path: string, summary: string) {
-  return { method: 'get' as const, path: `/inspect/fragments${path}`, summary, tags: ['inspector'], responses: { 200: { description: 'an HTML fragment of the inspector', contentType: 'text/html' } } };
+  return {
+    method: 'get' as const,
+    path: `/inspect/fragments${path}`,
+    summary,
+    tags: ['inspector'],
+    responses: { 200: { description: 'an HTML fragment of the inspector', contentType: 'text/html' } },
+  };
 }
 
 function user(c: ServerContext, userId: string): UserScope {
@@ -86,11 +103,18 @@ function mountListViews(app: ServerApp, { memory, routes }: ServerDeps): void {
   registerRoute(
     app,
     routes,
-    { ...fragment('/conversations', 'Inspector: conversations of the tenant'), query: z.object({ search: optionalText, user: optionalText, cursor: optionalText }) },
+    {
+      ...fragment('/conversations', 'Inspector: conversations of the tenant'),
+      query: z.object({ search: optionalText, user: optionalText, cursor: optionalText }),
+    },
     async (c, { query }) => {
       const tenantId = c.get('tenantId');
       const page = await memory.listConversations(
-        { tenantId, ...(query.user === undefined ? {} : { userId: query.user }), ...(query.search === undefined ? {} : { search: query.search }) },
+        {
+          tenantId,
+          ...(query.user === undefined ? {} : { userId: query.user }),
+          ...(query.search === undefined ? {} : { search: query.search }),
+        },
         { limit: 50, ...(query.cursor === undefined ? {} : { cursor: query.cursor }) },
       );
       return c.html(<ConversationsView tenantId={tenantId} page={page} {...query} />, 200, pageHeaders);
@@ -104,12 +128,28 @@ function mountListViews(app: ServerApp, { memory, routes }: ServerDeps): void {
   registerRoute(
     app,
     routes,
-    { ...fragment('/facts/{userId}', 'Inspector: facts of a user, current or as of a day, with history'), params: userParams, query: z.object({ asOf: z.iso.date().optional() }) },
+    {
+      ...fragment('/facts/{userId}', 'Inspector: facts of a user, current or as of a day, with history'),
+      params: userParams,
+      query: z.object({ asOf: z.iso.date().optional() }),
+    },
     async (c, { params, query }) => {
       const owner = user(c, params.userId);
       const asOf = query.asOf === undefined ? undefined : `${query.asOf}T23:59:59.999Z`;
-      const [current, history] = await Promise.all([memory.facts.list(owner, asOf === undefined ? {} : { asOf }), memory.facts.history(owner)]);
-      return c.html(<FactsView userId={owner.userId} current={current} history={history} {...(query.asOf === undefined ? {} : { asOfDay: query.asOf })} />, 200, pageHeaders);
+      const [current, history] = await Promise.all([
+        memory.facts.list(owner, asOf === undefined ? {} : { asOf }),
+        memory.facts.history(owner),
+      ]);
+      return c.html(
+        <FactsView
+          userId={owner.userId}
+          current={current}
+          history={history}
+          {...(query.asOf === undefined ? {} : { asOfDay: query.asOf })}
+        />,
+        200,
+        pageHeaders,
+      );
     },
   );
   registerRoute(
@@ -118,7 +158,9 @@ function mountListViews(app: ServerApp, { memory, routes }: ServerDeps): void {
     {
       ...fragment('/summary/{userId}/{summaryId}', "Inspector: a summary's exact source messages, a page at a time"),
       params: z.object({ userId: z.string(), summaryId: z.string() }),
-      query: z.object({ offset: z.coerce.number<string>().int().min(0).optional().describe('the first source message shown, from 0 (default 0)') }),
+      query: z.object({
+        offset: z.coerce.number<string>().int().min(0).optional().describe('the first source message shown, from 0 (default 0)'),
+      }),
     },
     async (c, { params, query }) => {
       const expanded = await memory.expand(user(c, params.userId), params.summaryId);
@@ -152,7 +194,16 @@ function mountConversationViews(app: ServerApp, { memory, routes }: ServerDeps):
       ]);
       const focus = query.seq === undefined ? {} : { focusSeq: query.seq };
       return c.html(
-        <ConversationView stats={stats} messages={messages} afterSeq={afterSeq} pageSize={transcriptPageSize} summaries={summaries} facts={facts} relations={relations} {...focus} />,
+        <ConversationView
+          stats={stats}
+          messages={messages}
+          afterSeq={afterSeq}
+          pageSize={transcriptPageSize}
+          summaries={summaries}
+          facts={facts}
+          relations={relations}
+          {...focus}
+        />,
         200,
         pageHeaders,
       );
@@ -174,11 +225,23 @@ function mountConversationViews(app: ServerApp, { memory, routes }: ServerDeps):
     async (c, { params, query }) => {
       const scope = conversation(c, params.userId, params.conversationId);
       if ((await memory.stats(scope)) === undefined) throw conversationNotFound(scope);
-      const settings = { policy: query.policy, maxTokens: query.maxTokens, windowTurns: query.windowTurns, ...(query.query === undefined ? {} : { query: query.query }) };
+      const settings = {
+        policy: query.policy,
+        maxTokens: query.maxTokens,
+        windowTurns: query.windowTurns,
+        ...(query.query === undefined ? {} : { query: query.query }),
+      };
       const built = await memory.buildContext(scope, { ...settings, record: false });
       const [facts, recalled] = await Promise.all([memory.facts.list(scope), recalledMessages(memory, scope, built.report)]);
       return c.html(
-        <ContextView userId={scope.userId} conversationId={scope.conversationId} settings={settings} built={built} facts={new Map(facts.map((fact) => [fact.id, fact]))} recalled={recalled} />,
+        <ContextView
+          userId={scope.userId}
+          conversationId={scope.conversationId}
+          settings={settings}
+          built={built}
+          facts={new Map(facts.map((fact) => [fact.id, fact]))}
+          recalled={recalled}
+        />,
         200,
         pageHeaders,
       );
@@ -197,7 +260,13 @@ function mountConversationViews(app: ServerApp, { memory, routes }: ServerDeps):
       if ((await memory.stats(scope)) === undefined) throw conversationNotFound(scope);
       const { entries, cut } = await readLedger(memory, scope);
       return c.html(
-        <SavingsView userId={scope.userId} conversationId={scope.conversationId} entries={entries} pricePerMillion={query.price} cut={cut} />,
+        <SavingsView
+          userId={scope.userId}
+          conversationId={scope.conversationId}
+          entries={entries}
+          pricePerMillion={query.price}
+          cut={cut}
+        />,
         200,
         pageHeaders,
       );
@@ -224,11 +293,22 @@ async function relationsOf(memory: Memory, scope: Scope): Promise<NamedRelation[
   const relations = await memory.graph.relations(scope, { entityIds: [...names.keys()], includeHistory: true });
   return relations
     .filter((relation) => relation.sourceConversationId === scope.conversationId)
-    .map((relation) => ({ relation, subject: names.get(relation.subjectId) ?? relation.subjectId, object: names.get(relation.objectId) ?? relation.objectId }));
+    .map((relation) => ({
+      relation,
+      subject: names.get(relation.subjectId) ?? relation.subjectId,
+      object: names.get(relation.objectId) ?? relation.objectId,
+    }));
 }
 
 // The stored messages a hybrid context recalled (included or not), to show what each snippet says.
-async function recalledMessages(memory: Memory, scope: Scope, report: { parts: readonly { items?: readonly { kind: string; conversationId?: string; seq?: number }[] }[]; excludedItems: readonly { kind: string; conversationId?: string; seq?: number }[] }): Promise<Map<string, Message>> {
+async function recalledMessages(
+  memory: Memory,
+  scope: Scope,
+  report: {
+    parts: readonly { items?: readonly { kind: string; conversationId?: string; seq?: number }[] }[];
+    excludedItems: readonly { kind: string; conversationId?: string; seq?: number }[];
+  },
+): Promise<Map<string, Message>> {
   const items = [...report.parts.flatMap((part) => part.items ?? []), ...report.excludedItems].filter((item) => item.kind === 'recalled');
   const found = new Map<string, Message>();
   for (const item of items) {

@@ -22,7 +22,11 @@ export function SavingsPlot({ entries }: { entries: readonly UsageEntry[] }) {
       nth = 0;
     } else compactions.push({ x: seen - 0.5, nth: nth++, cost: (entry.inputTokens ?? 0) + (entry.outputTokens ?? 0), entry });
   }
-  const top = Math.max(1, ...requests.map((entry) => Math.max(entry.sentTokens, entry.fullHistoryTokens)), ...compactions.map((bar) => bar.cost));
+  const top = Math.max(
+    1,
+    ...requests.map((entry) => Math.max(entry.sentTokens, entry.fullHistoryTokens)),
+    ...compactions.map((bar) => bar.cost),
+  );
   const plotWidth = width - margin.left - margin.right;
   const plotHeight = height - margin.top - margin.bottom;
   // Each request owns a slot of equal width with its point in the middle, so a compaction before the
@@ -32,12 +36,19 @@ export function SavingsPlot({ entries }: { entries: readonly UsageEntry[] }) {
   for (const bar of compactions) groups.set(bar.x, (groups.get(bar.x) ?? 0) + 1);
   const groupSize = (x: number) => groups.get(x) ?? 1;
   const yOf = (tokens: number) => margin.top + plotHeight - (tokens / top) * plotHeight;
-  const line = (pick: (entry: UsageEntry) => number) => requests.map((entry, index) => `${xOf(index).toFixed(1)},${yOf(pick(entry)).toFixed(1)}`).join(' ');
+  const line = (pick: (entry: UsageEntry) => number) =>
+    requests.map((entry, index) => `${xOf(index).toFixed(1)},${yOf(pick(entry)).toFixed(1)}`).join(' ');
   const barWidth = Math.max(2, Math.min(10, plotWidth / Math.max(requests.length, 1) / 4));
   const first = requests[0];
   const last = requests.at(-1);
   return (
-    <svg class="plot" viewBox={`0 0 ${width} ${height}`} role="img" aria-label="Tokens sent per request against the full-history cost" data-plot>
+    <svg
+      class="plot"
+      viewBox={`0 0 ${width} ${height}`}
+      role="img"
+      aria-label="Tokens sent per request against the full-history cost"
+      data-plot
+    >
       {[0, 0.5, 1].map((share) => (
         <>
           <line class="axis" x1={margin.left} x2={width - margin.right} y1={yOf(top * share)} y2={yOf(top * share)} />
@@ -63,9 +74,17 @@ export function SavingsPlot({ entries }: { entries: readonly UsageEntry[] }) {
       <polyline class="line-full" points={line((entry) => entry.fullHistoryTokens)} />
       <polyline class="line-sent" points={line((entry) => entry.sentTokens)} />
       {requests.map((entry, index) => (
-        <circle class="point-sent" data-point={entry.position} data-sent={entry.sentTokens} cx={xOf(index)} cy={yOf(entry.sentTokens)} r={requests.length > 200 ? 1.5 : 3}>
+        <circle
+          class="point-sent"
+          data-point={entry.position}
+          data-sent={entry.sentTokens}
+          cx={xOf(index)}
+          cy={yOf(entry.sentTokens)}
+          r={requests.length > 200 ? 1.5 : 3}
+        >
           <title>
-            request {index + 1} ({entry.policy}, {formatTime(entry.createdAt)}): sent {formatCount(entry.sentTokens)}, full history {formatCount(entry.fullHistoryTokens)}
+            request {index + 1} ({entry.policy}, {formatTime(entry.createdAt)}): sent {formatCount(entry.sentTokens)}, full history{' '}
+            {formatCount(entry.fullHistoryTokens)}
           </title>
         </circle>
       ))}

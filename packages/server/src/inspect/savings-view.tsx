@@ -21,7 +21,9 @@ export function SavingsView({ userId, conversationId, entries, pricePerMillion, 
   const requests = entries.filter((entry) => entry.kind === 'context');
   const sent = requests.reduce((sum, entry) => sum + entry.sentTokens, 0);
   const full = requests.reduce((sum, entry) => sum + entry.fullHistoryTokens, 0);
-  const compaction = entries.filter((entry) => entry.kind === 'summarize').reduce((sum, entry) => sum + (entry.inputTokens ?? 0) + (entry.outputTokens ?? 0), 0);
+  const compaction = entries
+    .filter((entry) => entry.kind === 'summarize')
+    .reduce((sum, entry) => sum + (entry.inputTokens ?? 0) + (entry.outputTokens ?? 0), 0);
   const net = full - sent - compaction;
   const rows: [string, number, string][] = [
     ['Sent', sent, 'tokens of the requests mnemo built'],
@@ -62,11 +64,19 @@ export function SavingsView({ userId, conversationId, entries, pricePerMillion, 
       )}
       <h2>Totals over {formatCount(requests.length)} requests</h2>
       <p class="hint" data-cache-note>
-        These totals price every token at the base price. Providers charge a prompt prefix they saw on the previous request at a fraction of it (10 % is
-        common), and mnemo keeps its prompt's start the same from one request to the next until the next compaction, so you pay about a tenth for most of
-        what it sends and full price for the newest turn, the recalled snippets and the request after each compaction.
+        These totals price every token at the base price. Providers charge a prompt prefix they saw on the previous request at a fraction of
+        it (10 % is common), and mnemo keeps its prompt's start the same from one request to the next until the next compaction, so you pay
+        about a tenth for most of what it sends and full price for the newest turn, the recalled snippets and the request after each
+        compaction.
       </p>
-      <DataTable columns={['', { label: 'Tokens', numeric: true }, { label: `At $${pricePerMillion}/M`, numeric: true }, { label: 'What', hideNarrow: true }]}>
+      <DataTable
+        columns={[
+          '',
+          { label: 'Tokens', numeric: true },
+          { label: `At $${pricePerMillion}/M`, numeric: true },
+          { label: 'What', hideNarrow: true },
+        ]}
+      >
         {rows.map(([name, tokens, what]) => (
           <tr data-total={name.toLowerCase().replace(' ', '-')} data-tokens={tokens}>
             <td>{name}</td>

@@ -36,8 +36,8 @@ export function SummaryExpansionView({ expanded, offset = 0 }: { expanded: Expan
   return (
     <div data-expansion={summary.id}>
       <p class="hint">
-        {formatCount(messages.length)} messages, seq {summary.fromSeq}–{summary.toSeq}, {formatCount(messages.reduce((sum, message) => sum + message.tokens, 0))}{' '}
-        tokens verbatim.
+        {formatCount(messages.length)} messages, seq {summary.fromSeq}–{summary.toSeq},{' '}
+        {formatCount(messages.reduce((sum, message) => sum + message.tokens, 0))} tokens verbatim.
       </p>
       {pager}
       <MessageTable bodyData={{ 'source-messages': 'true' }}>
@@ -52,7 +52,8 @@ export function SummaryExpansionView({ expanded, offset = 0 }: { expanded: Expan
           <ul>
             {folded.map((source) => (
               <li data-folded={source.id}>
-                level {source.level}, seq {source.fromSeq}–{source.toSeq}, {formatCount(source.tokens)} tokens, <code>{source.summarizer}</code>
+                level {source.level}, seq {source.fromSeq}–{source.toSeq}, {formatCount(source.tokens)} tokens,{' '}
+                <code>{source.summarizer}</code>
               </li>
             ))}
           </ul>

@@ -114,17 +114,26 @@ async function discardBody(request: Request, maxBytes: number): Promise<boolean>
  * Rate-limits per API key with a token bucket (all keyless requests share one bucket): over the rate, a
  * request gets 429 `rate_limited` with `Retry-After` in seconds. `keyOf` names the bucket of a request.
  */
-export function createRateLimitMiddleware(limits: ServerLimits, keyOf: (authorization: string | undefined) => string, now: () => number): MiddlewareHandler<ServerEnv> {
+export function createRateLimitMiddleware(
+  limits: ServerLimits,
+  keyOf: (authorization: string | undefined) => string,
+  now: () => number,
+): MiddlewareHandler<ServerEnv> {
   if (limits.rateLimit === false) return (_c, next) => next();
   const limiter = createTokenBucketLimiter(limits.rateLimit, now);
   const { requestsPerSecond } = limits.rateLimit;
   return async (c, next) => {
     const decision = limiter.take(keyOf(c.req.header('authorization')));
     if (decision.allowed) return next();
-    return errorResponse(c, 'rate_limited', `too many requests for this API key (limit ${requestsPerSecond}/s); retry after ${decision.retryAfterSeconds} s`, {
-      details: { retryAfterSeconds: decision.retryAfterSeconds },
-      headers: { 'Retry-After': String(decision.retryAfterSeconds) },
-    });
+    return errorResponse(
+      c,
+      'rate_limited',
+      `too many requests for this API key (limit ${requestsPerSecond}/s); retry after ${decision.retryAfterSeconds} s`,
+      {
+        details: { retryAfterSeconds: decision.retryAfterSeconds },
+        headers: { 'Retry-After': String(decision.retryAfterSeconds) },
+      },
+    );
   };
 }
 

@@ -30,7 +30,14 @@ export function createRequestMiddleware(logger: Logger, metrics: ServerMetrics):
     const route = routeLabel(routePath(c, -1));
     const status = c.res.status;
     metrics.observeRequest({ method: c.req.method, route, status }, seconds);
-    const fields = { method: c.req.method, route, path: c.req.path, status, durationMs: Math.round(seconds * 1e6) / 1e3, tenantId: c.get('tenantId') };
+    const fields = {
+      method: c.req.method,
+      route,
+      path: c.req.path,
+      status,
+      durationMs: Math.round(seconds * 1e6) / 1e3,
+      tenantId: c.get('tenantId'),
+    };
     if (quietPaths.has(c.req.path) && status < 400) requestLogger.debug(fields, 'request');
     else requestLogger.info(fields, 'request');
   };

@@ -29,7 +29,7 @@ export interface McpServerOptions {
 }
 
 const instructions =
-  'mnemo is this user\'s long-term memory. Use `remember` to store messages, `get_context` to get what to send a model for a ' +
+  "mnemo is this user's long-term memory. Use `remember` to store messages, `get_context` to get what to send a model for a " +
   'conversation, `recall` to find past messages, `list_facts` for what is known about the user, and `memory` for your own notes ' +
   'in the /memories directory. The memory files and the facts are also resources (mnemo://memories/…, mnemo://facts).';
 
@@ -41,16 +41,26 @@ const instructions =
  */
 export function createMcpServer(options: McpServerOptions): Server {
   const { resources } = options;
-  const server = new Server({ name: 'mnemo', version: serverVersion }, { capabilities: { tools: {}, ...(resources === undefined ? {} : { resources: {} }) }, instructions });
+  const server = new Server(
+    { name: 'mnemo', version: serverVersion },
+    { capabilities: { tools: {}, ...(resources === undefined ? {} : { resources: {} }) }, instructions },
+  );
   const byName = new Map(options.tools.map((tool) => [tool.name, tool]));
-  const listed: Tool[] = options.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema as Tool['inputSchema'] }));
+  const listed: Tool[] = options.tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema as Tool['inputSchema'],
+  }));
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     try {
       const tool = byName.get(request.params.name);
       if (tool === undefined) {
-        throw new MemoryError('not_found', `no tool named ${JSON.stringify(request.params.name)}; the tools are ${[...byName.keys()].join(', ')}`);
+        throw new MemoryError(
+          'not_found',
+          `no tool named ${JSON.stringify(request.params.name)}; the tools are ${[...byName.keys()].join(', ')}`,
+        );
       }
       return await tool.run(request.params.arguments ?? {}, {
         tenantId: options.tenantId,
@@ -63,7 +73,9 @@ export function createMcpServer(options: McpServerOptions): Server {
   });
   if (resources !== undefined) {
     const user = resourceUser(options.tenantId, options.namedUserId);
-    server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({ resources: await resources.list(user, extra.signal) }));
+    server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
+      resources: await resources.list(user, extra.signal),
+    }));
     server.setRequestHandler(ReadResourceRequestSchema, (request, extra) => resources.read(user, request.params.uri, extra.signal));
   }
   return server;

@@ -25,8 +25,20 @@ export function createMcpResources(memory: Memory, log?: McpErrorLog): McpResour
       return guard(log, async () => {
         const files = await memory.memoryFiles.list(user, signalOf(signal));
         return [
-          { uri: factsResourceUri, name: 'facts', title: 'Facts about the user', description: 'The current facts mnemo holds about this user, as JSON.', mimeType: 'application/json' },
-          ...files.map((file) => ({ uri: uriOf(file.path), name: file.path, description: `Memory file, version ${file.version}, updated ${file.updatedAt}`, mimeType: mimeTypeOf(file.path), size: file.sizeBytes })),
+          {
+            uri: factsResourceUri,
+            name: 'facts',
+            title: 'Facts about the user',
+            description: 'The current facts mnemo holds about this user, as JSON.',
+            mimeType: 'application/json',
+          },
+          ...files.map((file) => ({
+            uri: uriOf(file.path),
+            name: file.path,
+            description: `Memory file, version ${file.version}, updated ${file.updatedAt}`,
+            mimeType: mimeTypeOf(file.path),
+            size: file.sizeBytes,
+          })),
         ];
       });
     },
@@ -37,7 +49,8 @@ export function createMcpResources(memory: Memory, log?: McpErrorLog): McpResour
           return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify({ facts }, null, 2) }] };
         }
         const file = await memory.memoryFiles.get(user, pathOf(uri), signalOf(signal));
-        if (file === undefined) throw new MemoryError('not_found', `no resource ${uri}: the memory file does not exist`, { details: { uri } });
+        if (file === undefined)
+          throw new MemoryError('not_found', `no resource ${uri}: the memory file does not exist`, { details: { uri } });
         return { contents: [{ uri, mimeType: mimeTypeOf(file.path), text: file.content }] };
       });
     },
@@ -55,7 +68,11 @@ function uriOf(path: string): string {
 
 function pathOf(uri: string): string {
   if (!uri.startsWith(memoriesPrefix)) {
-    throw new MemoryError('invalid_input', `${JSON.stringify(uri)} is not a mnemo resource: the URIs are ${factsResourceUri} and ${memoriesPrefix}<path>`, { details: { uri } });
+    throw new MemoryError(
+      'invalid_input',
+      `${JSON.stringify(uri)} is not a mnemo resource: the URIs are ${factsResourceUri} and ${memoriesPrefix}<path>`,
+      { details: { uri } },
+    );
   }
   try {
     return `/memories/${uri.slice(memoriesPrefix.length).split('/').map(decodeURIComponent).join('/')}`;
@@ -78,7 +95,8 @@ async function guard<T>(log: McpErrorLog | undefined, run: () => Promise<T>): Pr
     return await run();
   } catch (error) {
     if (isMemoryError(error, 'not_found')) throw new McpError(-32002, error.message, { uri: error.details?.uri });
-    if (isMemoryError(error) && error.code !== 'storage_failed') throw new McpError(ErrorCode.InvalidParams, `${error.code}: ${error.message}`);
+    if (isMemoryError(error) && error.code !== 'storage_failed')
+      throw new McpError(ErrorCode.InvalidParams, `${error.code}: ${error.message}`);
     log?.error({ err: error }, 'mcp: resource read failed');
     throw new McpError(ErrorCode.InternalError, 'internal error; the server log has the cause');
   }

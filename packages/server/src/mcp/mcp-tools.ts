@@ -47,7 +47,9 @@ const userIdField = z
   .min(1)
   .max(256)
   .optional()
-  .describe('The user; default: the connection\'s user, else (for a conversation) the conversation is its own user, as over REST, else "default". A user_id other than the connection\'s is refused.');
+  .describe(
+    'The user; default: the connection\'s user, else (for a conversation) the conversation is its own user, as over REST, else "default". A user_id other than the connection\'s is refused.',
+  );
 const conversationIdField = z.string().min(1).max(256).describe('The conversation id, e.g. a chat or a radio node.');
 
 const rememberInput = z.strictObject({
@@ -58,15 +60,21 @@ const rememberInput = z.strictObject({
 });
 const getContextInput = z.strictObject({
   conversation_id: conversationIdField,
-  max_tokens: z.number().int().min(1).max(maxContextTokens).optional().describe('Token budget of the whole context; default: the server\'s.'),
-  policy: z.enum(contextPolicies).optional().describe('How to choose the messages; default: the server\'s.'),
+  max_tokens: z
+    .number()
+    .int()
+    .min(1)
+    .max(maxContextTokens)
+    .optional()
+    .describe("Token budget of the whole context; default: the server's."),
+  policy: z.enum(contextPolicies).optional().describe("How to choose the messages; default: the server's."),
   system: z.string().optional().describe('System prompt to pin first.'),
   query: z.string().optional().describe('The current question; the hybrid policy recalls past messages with it.'),
   user_id: userIdField,
 });
 const recallInput = z.strictObject({
   query: z.string().min(1).describe('What to look for, in words.'),
-  conversation_id: z.string().min(1).max(256).optional().describe('Search only this conversation; default: all of the user\'s.'),
+  conversation_id: z.string().min(1).max(256).optional().describe("Search only this conversation; default: all of the user's."),
   k: z.number().int().min(1).max(50).optional().describe('How many messages to return; default 5.'),
   neighbours: z.number().int().min(0).max(5).optional().describe('Messages before and after each hit to include; default 0.'),
   user_id: userIdField,
@@ -78,16 +86,29 @@ const listFactsInput = z.strictObject({
   user_id: userIdField,
 });
 const factSelection = {
-  fact_id: z.string().min(1).optional().describe('The fact\'s id, as `list_facts` shows it in brackets.'),
-  attribute: z.string().min(1).optional().describe('Or the attribute of the current fact, e.g. `main_relay` (with `subject`, default `user`).'),
+  fact_id: z.string().min(1).optional().describe("The fact's id, as `list_facts` shows it in brackets."),
+  attribute: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Or the attribute of the current fact, e.g. `main_relay` (with `subject`, default `user`).'),
   subject: z.string().min(1).optional().describe('The subject with `attribute`: `user` (default) or a name.'),
-  value: z.string().min(1).optional().describe('With `attribute`: only the current fact with this value (for attributes with several, like `likes`).'),
+  value: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('With `attribute`: only the current fact with this value (for attributes with several, like `likes`).'),
 };
 const forgetInput = z.strictObject({ ...factSelection, user_id: userIdField });
 const correctInput = z.strictObject({
   ...factSelection,
-  new_value: z.string().min(1).max(4096).optional().describe('The corrected value; it supersedes the fact, whose old value stays in the history.'),
-  new_text: z.string().min(1).max(4096).optional().describe('The corrected statement, in the user\'s words; default `attribute: value`.'),
+  new_value: z
+    .string()
+    .min(1)
+    .max(4096)
+    .optional()
+    .describe('The corrected value; it supersedes the fact, whose old value stays in the history.'),
+  new_text: z.string().min(1).max(4096).optional().describe("The corrected statement, in the user's words; default `attribute: value`."),
   expires_at: z.iso
     .datetime({ offset: true })
     .nullable()
@@ -103,7 +124,7 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
   const tools: McpTool[] = [
     {
       name: 'remember',
-      description: 'Store one message of a conversation in mnemo\'s long-term memory, verbatim. Returns its position (seq) and token count.',
+      description: "Store one message of a conversation in mnemo's long-term memory, verbatim. Returns its position (seq) and token count.",
       inputSchema: toInputSchema(rememberInput),
       async run(args, context) {
         const input = parseWith(rememberInput, args, 'arguments');
@@ -133,7 +154,8 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
     },
     {
       name: 'recall',
-      description: 'Search the user\'s past messages (all conversations, or one) for what a question needs: keyword and vector search, fused. Returns the messages, best first.',
+      description:
+        "Search the user's past messages (all conversations, or one) for what a question needs: keyword and vector search, fused. Returns the messages, best first.",
       inputSchema: toInputSchema(recallInput),
       async run(args, context) {
         const input = parseWith(recallInput, args, 'arguments');
@@ -146,23 +168,46 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
         });
         const lines = hits.map((hit, index) => {
           const around = (hit.neighbours ?? []).map((message) => `     #${message.seq} ${message.role}: ${message.content}`);
-          return [`${index + 1}. [${hit.conversationId} #${hit.message.seq}, ${hit.message.role}, ${hit.message.createdAt}] ${hit.message.content}`, ...around].join('\n');
+          return [
+            `${index + 1}. [${hit.conversationId} #${hit.message.seq}, ${hit.message.role}, ${hit.message.createdAt}] ${hit.message.content}`,
+            ...around,
+          ].join('\n');
         });
-        const structured = hits.map((hit) => ({ conversationId: hit.conversationId, seq: hit.message.seq, role: hit.message.role, content: hit.message.content, createdAt: hit.message.createdAt, score: hit.score }));
-        return { content: [{ type: 'text', text: hits.length === 0 ? 'No stored message matches.' : lines.join('\n') }], structuredContent: { hits: structured } };
+        const structured = hits.map((hit) => ({
+          conversationId: hit.conversationId,
+          seq: hit.message.seq,
+          role: hit.message.role,
+          content: hit.message.content,
+          createdAt: hit.message.createdAt,
+          score: hit.score,
+        }));
+        return {
+          content: [{ type: 'text', text: hits.length === 0 ? 'No stored message matches.' : lines.join('\n') }],
+          structuredContent: { hits: structured },
+        };
       },
     },
     {
       name: 'list_facts',
-      description: 'List the durable facts mnemo extracted about the user (name, places, dates, preferences, …): current ones by default, or their history.',
+      description:
+        'List the durable facts mnemo extracted about the user (name, places, dates, preferences, …): current ones by default, or their history.',
       inputSchema: toInputSchema(listFactsInput),
       async run(args, context) {
         const input = parseWith(listFactsInput, args, 'arguments');
-        const query = { ...(input.subject === undefined ? {} : { subject: input.subject }), ...(input.attribute === undefined ? {} : { attribute: input.attribute }) };
+        const query = {
+          ...(input.subject === undefined ? {} : { subject: input.subject }),
+          ...(input.attribute === undefined ? {} : { attribute: input.attribute }),
+        };
         const user = userOf(context, input.user_id);
-        const facts = input.include_history === true ? await memory.facts.history(user, query, signalOf(context)) : await memory.facts.list(user, query, signalOf(context));
+        const facts =
+          input.include_history === true
+            ? await memory.facts.history(user, query, signalOf(context))
+            : await memory.facts.list(user, query, signalOf(context));
         const lines = facts.map((fact) => `- [${fact.id}] ${describeFact(fact)}`);
-        return { content: [{ type: 'text', text: facts.length === 0 ? 'No facts stored.' : lines.join('\n') }], structuredContent: { facts: facts.map((fact) => ({ ...fact })) } };
+        return {
+          content: [{ type: 'text', text: facts.length === 0 ? 'No facts stored.' : lines.join('\n') }],
+          structuredContent: { facts: facts.map((fact) => ({ ...fact })) },
+        };
       },
     },
     {
@@ -177,7 +222,10 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
         const facts = await selectFacts(memory, user, input, signalOf(context));
         const retired = [];
         for (const fact of facts) retired.push(await memory.facts.retire(user, fact.id, signalOf(context)));
-        return { content: [{ type: 'text', text: retired.map((fact) => `Retired [${fact.id}] ${describeFact(fact)}`).join('\n') }], structuredContent: { facts: retired.map((fact) => ({ ...fact })) } };
+        return {
+          content: [{ type: 'text', text: retired.map((fact) => `Retired [${fact.id}] ${describeFact(fact)}`).join('\n') }],
+          structuredContent: { facts: retired.map((fact) => ({ ...fact })) },
+        };
       },
     },
     {
@@ -194,13 +242,22 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
         const user = userOf(context, input.user_id);
         const facts = await selectFacts(memory, user, input, signalOf(context));
         if (facts.length > 1) {
-          throw new MemoryError('conflict', `${facts.length} current facts match; name one by fact_id or value: ${facts.map((fact) => `[${fact.id}] ${fact.value}`).join(', ')}`, {
-            details: { field: 'fact_id' },
-          });
+          throw new MemoryError(
+            'conflict',
+            `${facts.length} current facts match; name one by fact_id or value: ${facts.map((fact) => `[${fact.id}] ${fact.value}`).join(', ')}`,
+            {
+              details: { field: 'fact_id' },
+            },
+          );
         }
         let fact = facts[0]!;
         if (input.new_value !== undefined) {
-          fact = await memory.facts.correct(user, fact.id, { value: input.new_value, ...(input.new_text === undefined ? {} : { text: input.new_text }) }, signalOf(context));
+          fact = await memory.facts.correct(
+            user,
+            fact.id,
+            { value: input.new_value, ...(input.new_text === undefined ? {} : { text: input.new_text }) },
+            signalOf(context),
+          );
         }
         if (input.expires_at !== undefined) fact = await memory.facts.expire(user, fact.id, input.expires_at, signalOf(context));
         return { content: [{ type: 'text', text: `Now [${fact.id}] ${describeFact(fact)}` }], structuredContent: { fact: { ...fact } } };
@@ -212,7 +269,13 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
   tools.push({
     name: memoryTool.definition.name,
     description: memoryTool.definition.description,
-    inputSchema: { ...schema, properties: { ...schema.properties, user_id: { type: 'string', description: 'The user whose memory directory to use; default: the server\'s default user.' } } },
+    inputSchema: {
+      ...schema,
+      properties: {
+        ...schema.properties,
+        user_id: { type: 'string', description: "The user whose memory directory to use; default: the server's default user." },
+      },
+    },
     async run(args, context) {
       const { user_id: userId, ...input } = parseWith(memoryUserInput, args, 'arguments');
       return text(await memoryTool.run(userOf(context, userId), input, signalOf(context)));
@@ -223,7 +286,11 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
 
 /** `subject.attribute = value (since …, until …, expires …): "statement"`: a fact as the tools show it. */
 function describeFact(fact: Fact): string {
-  const times = [`since ${fact.validFrom}`, ...(fact.validTo === undefined ? [] : [`until ${fact.validTo}`]), ...(fact.expiresAt === undefined ? [] : [`expires ${fact.expiresAt}`])];
+  const times = [
+    `since ${fact.validFrom}`,
+    ...(fact.validTo === undefined ? [] : [`until ${fact.validTo}`]),
+    ...(fact.expiresAt === undefined ? [] : [`expires ${fact.expiresAt}`]),
+  ];
   return `${fact.subject}.${fact.attribute} = ${fact.value} (${times.join(', ')}): "${fact.text}"`;
 }
 
@@ -240,11 +307,20 @@ async function selectFacts(
   if (input.fact_id === undefined && input.attribute === undefined) {
     throw new MemoryError('invalid_input', 'name the fact by fact_id, or by attribute', { details: { field: 'fact_id' } });
   }
-  const current = await memory.facts.list(user, input.attribute === undefined ? {} : { subject: input.subject ?? 'user', attribute: toAttributeKey(input.attribute) }, options);
-  const matches = current.filter(
-    (fact) => (input.fact_id === undefined || fact.id === input.fact_id) && (input.value === undefined || normalizeFactValue(fact.value) === normalizeFactValue(input.value)),
+  const current = await memory.facts.list(
+    user,
+    input.attribute === undefined ? {} : { subject: input.subject ?? 'user', attribute: toAttributeKey(input.attribute) },
+    options,
   );
-  if (matches.length === 0) throw new MemoryError('not_found', 'no current fact of the user matches', { details: { field: input.fact_id === undefined ? 'attribute' : 'fact_id' } });
+  const matches = current.filter(
+    (fact) =>
+      (input.fact_id === undefined || fact.id === input.fact_id) &&
+      (input.value === undefined || normalizeFactValue(fact.value) === normalizeFactValue(input.value)),
+  );
+  if (matches.length === 0)
+    throw new MemoryError('not_found', 'no current fact of the user matches', {
+      details: { field: input.fact_id === undefined ? 'attribute' : 'fact_id' },
+    });
   return matches;
 }
 

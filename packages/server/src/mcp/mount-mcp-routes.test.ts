@@ -24,7 +24,12 @@ beforeEach(async () => {
     memory,
     logger: pino({ level: 'silent' }),
     limits: { rateLimit: false },
-    auth: { keys: [{ key: 'key-a', tenantId: 'tenant-a' }, { key: 'key-b', tenantId: 'tenant-b' }] },
+    auth: {
+      keys: [
+        { key: 'key-a', tenantId: 'tenant-a' },
+        { key: 'key-b', tenantId: 'tenant-b' },
+      ],
+    },
     routes: [mountMcpRoutes],
   });
   server = await startServer({ app, port: 0 });
@@ -39,7 +44,11 @@ afterEach(async () => {
 /** An MCP client of the SDK connected over streamable HTTP with an API key (and optionally a user header). */
 async function connect(key: string, headers: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: 'mnemo-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}`, ...headers } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}`, ...headers } },
+    }),
+  );
   clients.push(client);
   return client;
 }
@@ -58,21 +67,35 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
 
     expect(tools.map((tool) => tool.name)).toEqual(['remember', 'get_context', 'recall', 'list_facts', 'forget', 'correct', 'memory']);
     const memoryTool = tools.find((tool) => tool.name === 'memory')!;
-    expect(memoryTool.inputSchema).toMatchObject({ type: 'object', required: ['command'], properties: { command: { enum: ['view', 'create', 'str_replace', 'insert', 'delete', 'rename'] }, user_id: { type: 'string' } } });
-    expect(tools.find((tool) => tool.name === 'remember')!.inputSchema).toMatchObject({ type: 'object', required: ['conversation_id', 'role', 'content'] });
+    expect(memoryTool.inputSchema).toMatchObject({
+      type: 'object',
+      required: ['command'],
+      properties: { command: { enum: ['view', 'create', 'str_replace', 'insert', 'delete', 'rename'] }, user_id: { type: 'string' } },
+    });
+    expect(tools.find((tool) => tool.name === 'remember')!.inputSchema).toMatchObject({
+      type: 'object',
+      required: ['conversation_id', 'role', 'content'],
+    });
   });
 
   it('remembers messages that get_context then returns with a report, and recall finds them', async () => {
     const client = await connect('key-a');
 
-    const stored = await call(client, 'remember', { conversation_id: 'node-7', role: 'user', content: "I'm Maren, relay LARCH-RIDGE. Battery at 45%." });
+    const stored = await call(client, 'remember', {
+      conversation_id: 'node-7',
+      role: 'user',
+      content: "I'm Maren, relay LARCH-RIDGE. Battery at 45%.",
+    });
     await call(client, 'remember', { conversation_id: 'node-7', role: 'assistant', content: 'Noted, Maren.' });
     const context = await call(client, 'get_context', { conversation_id: 'node-7', max_tokens: 500, system: 'Be brief.', policy: 'full' });
     const recalled = await call(client, 'recall', { query: 'battery LARCH-RIDGE', conversation_id: 'node-7' });
 
     expect(stored.isError).toBeFalsy();
     expect(stored.text).toMatch(/^Stored as message 1 of conversation "node-7" \(\d+ tokens\)\.$/);
-    const built = context.structuredContent as { messages: { role: string; content: string }[]; report: { sentTokens: number; fullHistoryTokens: number; policy: string } };
+    const built = context.structuredContent as {
+      messages: { role: string; content: string }[];
+      report: { sentTokens: number; fullHistoryTokens: number; policy: string };
+    };
     expect(built.messages).toEqual([
       { role: 'system', content: 'Be brief.' },
       { role: 'user', content: "I'm Maren, relay LARCH-RIDGE. Battery at 45%." },
@@ -81,7 +104,7 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
     expect(built.report.policy).toBe('full');
     expect(built.report.sentTokens).toBeLessThanOrEqual(500);
     expect(JSON.parse(context.text)).toEqual(built);
-    expect(recalled.text).toContain("[node-7 #1, user,");
+    expect(recalled.text).toContain('[node-7 #1, user,');
     expect(recalled.text).toContain('Battery at 45%');
   });
 
@@ -89,8 +112,14 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
     const client = await connect('key-a');
     const grouped = await connect('key-a', { 'X-Mnemo-User': 'maren' });
     const add = (body: Record<string, unknown>) =>
-      fetch(`${server.url}/v1/memory/add`, { method: 'POST', headers: { authorization: 'Bearer key-a', 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    expect((await add({ conversation_id: 'node-7', role: 'user', content: "I'm Maren, relay LARCH-RIDGE. Weather tomorrow?" })).status).toBeLessThan(300);
+      fetch(`${server.url}/v1/memory/add`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer key-a', 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    expect(
+      (await add({ conversation_id: 'node-7', role: 'user', content: "I'm Maren, relay LARCH-RIDGE. Weather tomorrow?" })).status,
+    ).toBeLessThan(300);
     expect((await add({ conversation_id: 'node-7', role: 'assistant', content: 'Rain after 14:00, 6 °C.' })).status).toBeLessThan(300);
 
     const context = await call(client, 'get_context', { conversation_id: 'node-7', policy: 'summary', max_tokens: 1000 });
@@ -109,7 +138,9 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
       'Rain after 14:00, 6 °C.',
     ]);
     expect(recalled.text).toContain('[node-7 #1, user,');
-    expect(((await viaRest.json()) as { messages: { content: string }[] }).messages.map((message) => message.content).at(-1)).toBe('And the day after?');
+    expect(((await viaRest.json()) as { messages: { content: string }[] }).messages.map((message) => message.content).at(-1)).toBe(
+      'And the day after?',
+    );
     expect((ofMaren.structuredContent as { messages: unknown[] }).messages).toEqual([]);
     expect((await memory.stats({ tenantId: 'tenant-a', userId: 'node-7', conversationId: 'node-7' }))?.messageCount).toBe(3);
   });
@@ -118,7 +149,10 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
     const client = await connect('key-a');
     const other = await connect('key-a', { 'X-Mnemo-User': 'olav' });
     await call(client, 'memory', { command: 'create', path: '/memories/trips/june 2030.md', file_text: 'Bergen 14 June' });
-    await memory.facts.put({ tenantId: 'tenant-a' }, { subject: 'user', attribute: 'home_town', value: 'Bergen', text: 'I live in Bergen.' });
+    await memory.facts.put(
+      { tenantId: 'tenant-a' },
+      { subject: 'user', attribute: 'home_town', value: 'Bergen', text: 'I live in Bergen.' },
+    );
     await call(client, 'memory', { command: 'create', path: '/memories/empty/x.md', file_text: 'x' });
     await call(client, 'memory', { command: 'delete', path: '/memories/empty/x.md' });
 
@@ -129,7 +163,9 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
     expect(resources.map((resource) => resource.uri)).toEqual(['mnemo://facts', 'mnemo://memories/trips/june%202030.md']);
     expect(resources[1]).toMatchObject({ name: '/memories/trips/june 2030.md', mimeType: 'text/markdown', size: 14 });
     expect(file.contents).toEqual([{ uri: 'mnemo://memories/trips/june%202030.md', mimeType: 'text/markdown', text: 'Bergen 14 June' }]);
-    expect((JSON.parse((facts.contents[0] as { text: string }).text) as { facts: unknown }).facts).toMatchObject([{ attribute: 'home_town', value: 'Bergen' }]);
+    expect((JSON.parse((facts.contents[0] as { text: string }).text) as { facts: unknown }).facts).toMatchObject([
+      { attribute: 'home_town', value: 'Bergen' },
+    ]);
     expect((await other.listResources()).resources.map((resource) => resource.uri)).toEqual(['mnemo://facts']);
     await expect(other.readResource({ uri: 'mnemo://memories/trips/june%202030.md' })).rejects.toMatchObject({ code: -32002 });
     await expect(client.readResource({ uri: 'mnemo://memories/../secret' })).rejects.toMatchObject({ code: -32602 });
@@ -147,12 +183,20 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
     expect((await call(client, 'list_facts', {})).text).toContain(`- [${relay.id}] user.main_relay = LARCH-RIDGE (since `);
     // Another tenant's user of the same name has no such fact; a selection that matches two asks for one.
     expect((await call(other, 'correct', { fact_id: relay.id, new_value: 'x' })).text).toMatch(/^not_found:/);
-    expect((await call(client, 'correct', { attribute: 'likes', new_value: 'pasta' })).text).toMatch(/^conflict: 2 current facts match; name one by fact_id or value/);
+    expect((await call(client, 'correct', { attribute: 'likes', new_value: 'pasta' })).text).toMatch(
+      /^conflict: 2 current facts match; name one by fact_id or value/,
+    );
     expect((await call(client, 'correct', { attribute: 'likes' })).text).toMatch(/^invalid_input: give new_value/);
 
-    const corrected = await call(client, 'correct', { attribute: 'main relay', new_value: 'BEAR-CREEK', new_text: 'I switched my relay to BEAR-CREEK' });
+    const corrected = await call(client, 'correct', {
+      attribute: 'main relay',
+      new_value: 'BEAR-CREEK',
+      new_text: 'I switched my relay to BEAR-CREEK',
+    });
     expect(corrected.text).toMatch(/^Now \[[^\]]+\] user\.main_relay = BEAR-CREEK/);
-    expect((await memory.facts.history(maren, { attribute: 'main_relay' })).map((fact) => [fact.value, fact.validTo === undefined])).toEqual([
+    expect(
+      (await memory.facts.history(maren, { attribute: 'main_relay' })).map((fact) => [fact.value, fact.validTo === undefined]),
+    ).toEqual([
       ['LARCH-RIDGE', false],
       ['BEAR-CREEK', true],
     ]);
@@ -168,15 +212,30 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
   it('runs the memory tool: create, view, str_replace, rename, delete', async () => {
     const client = await connect('key-a');
 
-    const created = await call(client, 'memory', { command: 'create', path: '/memories/maren.md', file_text: 'Relay: LARCH-RIDGE\nBattery: 45%\n' });
+    const created = await call(client, 'memory', {
+      command: 'create',
+      path: '/memories/maren.md',
+      file_text: 'Relay: LARCH-RIDGE\nBattery: 45%\n',
+    });
     const edited = await call(client, 'memory', { command: 'str_replace', path: '/memories/maren.md', old_str: '45%', new_str: '80%' });
-    const renamed = await call(client, 'memory', { command: 'rename', old_path: '/memories/maren.md', new_path: '/memories/people/maren.md' });
+    const renamed = await call(client, 'memory', {
+      command: 'rename',
+      old_path: '/memories/maren.md',
+      new_path: '/memories/people/maren.md',
+    });
     const listing = await call(client, 'memory', { command: 'view', path: '/memories' });
     const viewed = await call(client, 'memory', { command: 'view', path: '/memories/people/maren.md' });
     const deleted = await call(client, 'memory', { command: 'delete', path: '/memories/people' });
     const gone = await call(client, 'memory', { command: 'view', path: '/memories/people/maren.md' });
 
-    expect([created, edited, renamed, listing, viewed, deleted].map((result) => result.isError ?? false)).toEqual([false, false, false, false, false, false]);
+    expect([created, edited, renamed, listing, viewed, deleted].map((result) => result.isError ?? false)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
     expect(created.text).toBe('Created /memories/maren.md (32 bytes).');
     expect(edited.text).toContain('Battery: 80%');
     expect(renamed.text).toBe('Renamed /memories/maren.md to /memories/people/maren.md.');
@@ -218,7 +277,9 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
     expect((await call(b, 'recall', { query: 'secret tenant' })).text).toBe('No stored message matches.');
     expect((await call(otherUser, 'memory', { command: 'view', path: '/memories' })).text).toBe('/memories is empty.');
     // A connection made for olav cannot act for another user by naming it (decision 0037)...
-    expect((await call(otherUser, 'memory', { command: 'view', path: '/memories/secret.md', user_id: 'default' })).text).toMatch(/^invalid_input: .*"olav".*"default"/);
+    expect((await call(otherUser, 'memory', { command: 'view', path: '/memories/secret.md', user_id: 'default' })).text).toMatch(
+      /^invalid_input: .*"olav".*"default"/,
+    );
     // ...while a connection without a user acts for the user a call names.
     expect((await call(a, 'memory', { command: 'view', path: '/memories/secret.md', user_id: 'default' })).text).toContain('tenant a only');
     expect((await call(a, 'memory', { command: 'view', path: '/memories/secret.md' })).text).toContain('tenant a only');
@@ -229,6 +290,8 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
 
     expect((await call(client, 'list_facts', {})).text).toBe('No facts stored.');
     expect((await fetch(`${server.url}/mcp`, { headers: { authorization: 'Bearer key-a' } })).status).toBe(405);
-    expect((await fetch(`${server.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(401);
+    expect((await fetch(`${server.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(
+      401,
+    );
   });
 });

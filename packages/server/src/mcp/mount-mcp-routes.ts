@@ -17,37 +17,45 @@ export const mcpPath = '/mcp';
  * (`memory.memoryTool`, its caps set by `createMemory({ memoryToolLimits })`).
  */
 export function mountMcpRoutes(app: ServerApp, deps: ServerDeps): void {
-    const tools = createMcpTools({ memory: deps.memory });
-    const resources = createMcpResources(deps.memory, deps.logger);
+  const tools = createMcpTools({ memory: deps.memory });
+  const resources = createMcpResources(deps.memory, deps.logger);
 
-    deps.routes.add({
-      method: 'post',
-      path: mcpPath,
-      summary: 'Model Context Protocol over streamable HTTP (stateless, JSON answers)',
-      description: `Tools: ${tools.map((tool) => tool.name).join(', ')}; resources: the user's memory files and facts. Calls act for the API key's tenant and the ${userHeader} user unless a call names user_id; a conversation named without either is its own user, as over REST.`,
-      tags: ['MCP'],
-      responses: { 200: { description: 'a JSON-RPC response' }, 202: { description: 'a notification was accepted' } },
-    });
+  deps.routes.add({
+    method: 'post',
+    path: mcpPath,
+    summary: 'Model Context Protocol over streamable HTTP (stateless, JSON answers)',
+    description: `Tools: ${tools.map((tool) => tool.name).join(', ')}; resources: the user's memory files and facts. Calls act for the API key's tenant and the ${userHeader} user unless a call names user_id; a conversation named without either is its own user, as over REST.`,
+    tags: ['MCP'],
+    responses: { 200: { description: 'a JSON-RPC response' }, 202: { description: 'a notification was accepted' } },
+  });
 
-    app.post(mcpPath, async (c) => {
-      const named = namedUserId(c);
-      const server = createMcpServer({
-        tools,
-        resources,
-        tenantId: c.get('tenantId'),
-        ...(named === undefined ? {} : { namedUserId: named }),
-        log: c.get('logger') ?? deps.logger,
-      });
-      const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
-      await server.connect(transport);
-      try {
-        return await transport.handleRequest(c.req.raw);
-      } finally {
-        // The answer is complete JSON by now; the per-request server holds nothing worth keeping.
-        await server.close();
-      }
+  app.post(mcpPath, async (c) => {
+    const named = namedUserId(c);
+    const server = createMcpServer({
+      tools,
+      resources,
+      tenantId: c.get('tenantId'),
+      ...(named === undefined ? {} : { namedUserId: named }),
+      log: c.get('logger') ?? deps.logger,
     });
-    app.on(['GET', 'DELETE'], mcpPath, (c) =>
-      c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC requests with POST.' }, id: null }, 405, { Allow: 'POST' }),
-    );
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(c.req.raw);
+    } finally {
+      // The answer is complete JSON by now; the per-request server holds nothing worth keeping.
+      await server.close();
+    }
+  });
+  app.on(['GET', 'DELETE'], mcpPath, (c) =>
+    c.json(
+      {
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC requests with POST.' },
+        id: null,
+      },
+      405,
+      { Allow: 'POST' },
+    ),
+  );
 }

@@ -32,7 +32,10 @@ export interface McpStdioServer {
  * JSON-RPC on stdin and stdout. Throws `invalid_input` for a bad tenant or user id.
  */
 export async function serveMcpOverStdio(options: McpStdioOptions): Promise<McpStdioServer> {
-  const { tenantId, userId } = resolveUserScope({ ...(options.tenantId === undefined ? {} : { tenantId: options.tenantId }), ...(options.userId === undefined ? {} : { userId: options.userId }) });
+  const { tenantId, userId } = resolveUserScope({
+    ...(options.tenantId === undefined ? {} : { tenantId: options.tenantId }),
+    ...(options.userId === undefined ? {} : { userId: options.userId }),
+  });
   const server = createMcpServer({
     tools: createMcpTools({ memory: options.memory }),
     resources: createMcpResources(options.memory, options.log),

@@ -19,7 +19,10 @@ export interface ServerMetrics {
   /** Adds a context build's sent, full-history and saved tokens (the proxy calls it too). */
   recordContext(usage: ContextUsage): void;
   /** Adds the prompt, cached and cache-write tokens an upstream reported for one proxied request, by model. */
-  recordUpstreamCache(model: string, usage: { readonly inputTokens: number; readonly cachedInputTokens: number; readonly cacheWriteInputTokens: number }): void;
+  recordUpstreamCache(
+    model: string,
+    usage: { readonly inputTokens: number; readonly cachedInputTokens: number; readonly cacheWriteInputTokens: number },
+  ): void;
   /**
    * The Prometheus text exposition (format 0.0.4); `backlog` adds the job-queue gauges: jobs by status, the
    * pending and running jobs per kind and the oldest pending job's age.
@@ -89,8 +92,16 @@ export function createServerMetrics(): ServerMetrics {
       }
       const cacheFamilies = [
         ['mnemo_upstream_prompt_tokens_total', 'Prompt tokens the upstream reported for proxied requests, by model.', 'prompt'],
-        ['mnemo_upstream_cached_tokens_total', 'Prompt tokens the upstream read from its prompt cache (its own figure), by model.', 'cached'],
-        ['mnemo_upstream_cache_write_tokens_total', 'Prompt tokens the upstream wrote to its prompt cache (Anthropic-style), by model.', 'written'],
+        [
+          'mnemo_upstream_cached_tokens_total',
+          'Prompt tokens the upstream read from its prompt cache (its own figure), by model.',
+          'cached',
+        ],
+        [
+          'mnemo_upstream_cache_write_tokens_total',
+          'Prompt tokens the upstream wrote to its prompt cache (Anthropic-style), by model.',
+          'written',
+        ],
         ['mnemo_upstream_cache_reports_total', 'Proxied requests whose upstream reported usage, by model.', 'reported'],
       ] as const;
       for (const [name, help, field] of cacheFamilies) {
@@ -107,7 +118,12 @@ export function createServerMetrics(): ServerMetrics {
         family(lines, name, 'counter', help);
         for (const [policy, entry] of context) lines.push(`${name}{${labelText({ policy })}} ${entry[field]}`);
       }
-      family(lines, 'mnemo_context_recall_total', 'counter', 'Hybrid contexts by how they recalled: hybrid, or keyword-only and why (no_embedder, embedding_deadline).');
+      family(
+        lines,
+        'mnemo_context_recall_total',
+        'counter',
+        'Hybrid contexts by how they recalled: hybrid, or keyword-only and why (no_embedder, embedding_deadline).',
+      );
       for (const [labels, value] of recalls) lines.push(`mnemo_context_recall_total{${labels}} ${value}`);
       if (backlog !== undefined) {
         family(lines, 'mnemo_jobs', 'gauge', 'Background jobs in the store, by status (all tenants).');
@@ -120,12 +136,22 @@ export function createServerMetrics(): ServerMetrics {
 }
 
 function renderBacklog(lines: string[], backlog: JobBacklogStatus): void {
-  family(lines, 'mnemo_job_backlog', 'gauge', 'Background jobs not done yet, by kind and state (pending: waiting or retrying later; running: leased now), all tenants.');
+  family(
+    lines,
+    'mnemo_job_backlog',
+    'gauge',
+    'Background jobs not done yet, by kind and state (pending: waiting or retrying later; running: leased now), all tenants.',
+  );
   for (const [kind, counts] of Object.entries(backlog.byKind)) {
     lines.push(`mnemo_job_backlog{${labelText({ kind, state: 'pending' })}} ${counts.pending}`);
     lines.push(`mnemo_job_backlog{${labelText({ kind, state: 'running' })}} ${counts.running}`);
   }
-  family(lines, 'mnemo_job_oldest_pending_age_seconds', 'gauge', 'How long the oldest pending background job has waited, in seconds; 0 when none is pending.');
+  family(
+    lines,
+    'mnemo_job_oldest_pending_age_seconds',
+    'gauge',
+    'How long the oldest pending background job has waited, in seconds; 0 when none is pending.',
+  );
   lines.push(`mnemo_job_oldest_pending_age_seconds ${(backlog.oldestPendingAgeMs ?? 0) / 1000}`);
 }
 

@@ -16,7 +16,10 @@ const errorSchema = z.object({
  * Writes the OpenAPI 3.1 document of the given routes from their zod schemas (zod 4's `toJSONSchema`,
  * JSON Schema 2020-12, which OpenAPI 3.1 uses as is). Routes that are not `public` require the bearer key.
  */
-export function buildOpenApiDocument(routes: readonly RouteSpec[], info: { title: string; version: string; description?: string }): OpenApiDocument {
+export function buildOpenApiDocument(
+  routes: readonly RouteSpec[],
+  info: { title: string; version: string; description?: string },
+): OpenApiDocument {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     paths[route.path] = { ...paths[route.path], [route.method]: buildOperation(route) };
@@ -26,7 +29,9 @@ export function buildOpenApiDocument(routes: readonly RouteSpec[], info: { title
     info,
     paths,
     components: {
-      securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'an API key from the server config; it selects the tenant' } },
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'an API key from the server config; it selects the tenant' },
+      },
       schemas: { Error: toSchema(errorSchema, 'output') },
     },
   };
@@ -36,7 +41,13 @@ function buildOperation(route: RouteSpec): Record<string, unknown> {
   const parameters = [
     ...toParameters(route.params, 'path'),
     ...toParameters(route.query, 'query'),
-    ...Object.entries(route.headers ?? {}).map(([name, description]) => ({ name, in: 'header', required: false, description, schema: { type: 'string' } })),
+    ...Object.entries(route.headers ?? {}).map(([name, description]) => ({
+      name,
+      in: 'header',
+      required: false,
+      description,
+      schema: { type: 'string' },
+    })),
   ];
   const responses: Record<string, unknown> = {};
   for (const [status, response] of Object.entries(route.responses)) {
@@ -44,10 +55,20 @@ function buildOperation(route: RouteSpec): Record<string, unknown> {
       description: response.description,
       ...(response.headers === undefined
         ? {}
-        : { headers: Object.fromEntries(Object.entries(response.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }])) }),
+        : {
+            headers: Object.fromEntries(
+              Object.entries(response.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }]),
+            ),
+          }),
       ...(response.schema === undefined && response.contentType === undefined
         ? {}
-        : { content: { [response.contentType ?? 'application/json']: { schema: response.schema === undefined ? { type: 'string' } : toSchema(response.schema, 'output') } } }),
+        : {
+            content: {
+              [response.contentType ?? 'application/json']: {
+                schema: response.schema === undefined ? { type: 'string' } : toSchema(response.schema, 'output'),
+              },
+            },
+          }),
     };
   }
   responses.default = { description: 'an error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
@@ -65,7 +86,10 @@ function buildOperation(route: RouteSpec): Record<string, unknown> {
 
 function toRequestBody(route: RouteSpec): Record<string, unknown> {
   if (route.bodyFormat === 'jsonl') {
-    return { required: true, content: { 'application/x-ndjson': { schema: { type: 'string', description: 'one JSON message per line' } } } };
+    return {
+      required: true,
+      content: { 'application/x-ndjson': { schema: { type: 'string', description: 'one JSON message per line' } } },
+    };
   }
   return { required: false, content: { 'application/json': { schema: toSchema(route.body as z.ZodType, 'input') } } };
 }

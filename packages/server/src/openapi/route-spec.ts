@@ -108,7 +108,9 @@ export function checkBodyType(contentType: string | undefined, jsonLines: boolea
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if ((jsonLines ? jsonLinesType : jsonType).test(type)) return;
   const expected = jsonLines ? 'application/x-ndjson (or application/json)' : 'application/json';
-  throw new HTTPException(415, { message: `the request body must be sent with Content-Type: ${expected} (got ${type === '' ? 'none' : JSON.stringify(type)})` });
+  throw new HTTPException(415, {
+    message: `the request body must be sent with Content-Type: ${expected} (got ${type === '' ? 'none' : JSON.stringify(type)})`,
+  });
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
@@ -150,7 +152,11 @@ export function parseJsonBody(text: string): unknown {
 }
 
 /** Checks a value with a zod schema; throws `invalid_input` listing each failing field as `where.path: problem`. */
-export function parseWith<T extends z.ZodType | undefined>(schema: T, value: unknown, where: string): T extends z.ZodType ? z.output<T> : undefined {
+export function parseWith<T extends z.ZodType | undefined>(
+  schema: T,
+  value: unknown,
+  where: string,
+): T extends z.ZodType ? z.output<T> : undefined {
   if (schema === undefined) return undefined as never;
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data as never;

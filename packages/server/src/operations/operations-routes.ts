@@ -10,7 +10,9 @@ import { registerRoute } from '../openapi/route-spec.js';
 export const publicPaths: ReadonlySet<string> = new Set(['/health', '/ready', '/metrics', '/openapi.json']);
 
 /** The version of @mnemo/server, as in its package.json. */
-export const serverVersion: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export const serverVersion: string = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 /**
  * Mounts `/health` (checks the store with a one-row read: 200 or 503), `/ready` (the store's readiness:
@@ -32,7 +34,10 @@ export function mountOperationsRoutes(app: ServerApp, deps: ServerDeps): void {
       public: true,
       responses: {
         200: { description: 'the store answers', schema: z.object({ status: z.literal('ok'), version: z.string() }) },
-        503: { description: 'the store fails', schema: z.object({ status: z.literal('unavailable'), error: z.object({ code: z.string(), message: z.string() }) }) },
+        503: {
+          description: 'the store fails',
+          schema: z.object({ status: z.literal('unavailable'), error: z.object({ code: z.string(), message: z.string() }) }),
+        },
       },
     },
     async (c) => {
@@ -62,7 +67,10 @@ export function mountOperationsRoutes(app: ServerApp, deps: ServerDeps): void {
       public: true,
       responses: {
         200: { description: 'ready', schema: z.object({ status: z.literal('ready'), checks: z.array(checkSchema) }) },
-        503: { description: 'not ready, with Retry-After', schema: z.object({ status: z.literal('not_ready'), checks: z.array(checkSchema) }) },
+        503: {
+          description: 'not ready, with Retry-After',
+          schema: z.object({ status: z.literal('not_ready'), checks: z.array(checkSchema) }),
+        },
       },
     },
     async (c) => {
@@ -70,7 +78,8 @@ export function mountOperationsRoutes(app: ServerApp, deps: ServerDeps): void {
       if (readiness.ready) return c.json({ status: 'ready', checks: readiness.checks });
       const failed = readiness.checks.filter((check) => !check.ok).map((check) => `${check.name}: ${check.message ?? 'failed'}`);
       const decision = notReadyLog.take(failed.join('; '));
-      if (decision.log) c.get('logger').warn({ failed, ...(decision.suppressed > 0 ? { repeatedSinceLastLogged: decision.suppressed } : {}) }, 'not ready');
+      if (decision.log)
+        c.get('logger').warn({ failed, ...(decision.suppressed > 0 ? { repeatedSinceLastLogged: decision.suppressed } : {}) }, 'not ready');
       return c.json({ status: 'not_ready', checks: readiness.checks }, 503, retryAfterHeader(undefined));
     },
   );

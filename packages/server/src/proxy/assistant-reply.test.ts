@@ -43,7 +43,17 @@ describe('replyFromCompletion and toAssistantMessage', () => {
   it('reads the first choice, with tool calls, and records model and finish reason in metadata', () => {
     const reply = replyFromCompletion({
       model: 'gpt-4o-mini',
-      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] }, finish_reason: 'tool_calls' }],
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
     });
 
     expect(toAssistantMessage(reply!)).toEqual({
@@ -55,7 +65,9 @@ describe('replyFromCompletion and toAssistantMessage', () => {
   });
 
   it('stores a refusal as the text, and nothing for an empty reply or a body without choices', () => {
-    const refusal = replyFromCompletion({ choices: [{ message: { role: 'assistant', content: null, refusal: 'I cannot help with that.' }, finish_reason: 'stop' }] });
+    const refusal = replyFromCompletion({
+      choices: [{ message: { role: 'assistant', content: null, refusal: 'I cannot help with that.' }, finish_reason: 'stop' }],
+    });
 
     expect(toAssistantMessage(refusal!)?.content).toBe('I cannot help with that.');
     expect(toAssistantMessage(replyFromCompletion({ choices: [{ message: { content: '  ' } }] })!)).toBeUndefined();

@@ -50,7 +50,13 @@ export function replyFromCompletion(body: unknown): AssistantReply | undefined {
     const call = asRecord(entry);
     const fn = asRecord(call?.function);
     return typeof call?.id === 'string' && typeof fn?.name === 'string'
-      ? [{ id: call.id, type: 'function' as const, function: { name: fn.name, arguments: typeof fn.arguments === 'string' ? fn.arguments : '' } }]
+      ? [
+          {
+            id: call.id,
+            type: 'function' as const,
+            function: { name: fn.name, arguments: typeof fn.arguments === 'string' ? fn.arguments : '' },
+          },
+        ]
       : [];
   });
   const usage = readUpstreamUsage(completion?.usage);

@@ -55,7 +55,11 @@ async function startProxy(options: FixtureOptions): Promise<ProxyFixture> {
     memory,
     logger: pino({ level: 'silent' }),
     limits: { rateLimit: false },
-    llm: { baseUrl: upstream.baseUrl, ...(proxyKey === null ? {} : { apiKey: proxyKey }), ...(options.passClientKey === undefined ? {} : { passClientKey: options.passClientKey }) },
+    llm: {
+      baseUrl: upstream.baseUrl,
+      ...(proxyKey === null ? {} : { apiKey: proxyKey }),
+      ...(options.passClientKey === undefined ? {} : { passClientKey: options.passClientKey }),
+    },
     routes: [mountProxyRoutes],
     ...(options.auth === undefined ? {} : { auth: options.auth }),
   });
@@ -72,7 +76,8 @@ async function startProxy(options: FixtureOptions): Promise<ProxyFixture> {
     memory,
     store,
     url: server.url,
-    client: ({ apiKey = 'sk-client', headers = {} } = {}) => new OpenAI({ baseURL: `${server.url}/v1`, apiKey, maxRetries: 0, defaultHeaders: headers }),
+    client: ({ apiKey = 'sk-client', headers = {} } = {}) =>
+      new OpenAI({ baseURL: `${server.url}/v1`, apiKey, maxRetries: 0, defaultHeaders: headers }),
     stored: async (conversationId, tenantId = 'default', userId = conversationId) =>
       (await store.listMessages({ tenantId, userId, conversationId })).map((message: Message) => `${message.role}: ${message.content}`),
   };
@@ -83,7 +88,11 @@ const questions = ['Is relay LARCH-RIDGE up?', 'What is the SNR to the gateway?'
 const answers = ['LARCH-RIDGE was heard 2 min ago, 3 hops.', 'SNR is -4 dB: workable.', 'Raise it 2 m; the ridge blocks the south path.'];
 
 function sentMessages(upstream: ScriptedOpenAiServer, index: number): { role: string; content: string | null }[] {
-  return (upstream.requests.filter((request) => request.method === 'POST')[index]!.body as { messages: { role: string; content: string | null }[] }).messages;
+  return (
+    upstream.requests.filter((request) => request.method === 'POST')[index]!.body as {
+      messages: { role: string; content: string | null }[];
+    }
+  ).messages;
 }
 
 describe('mountProxyRoutes: POST /v1/chat/completions', () => {
@@ -98,9 +107,18 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
       history.push({ role: 'assistant', content: completion.choices[0]!.message.content });
     }
 
-    expect(await proxy.stored('node-7')).toEqual(questions.flatMap((question, index) => [`user: ${question}`, `assistant: ${answers[index]}`]));
+    expect(await proxy.stored('node-7')).toEqual(
+      questions.flatMap((question, index) => [`user: ${question}`, `assistant: ${answers[index]}`]),
+    );
     // The system prompt is used, never stored; the model saw the conversation in order, each turn once.
-    expect(sentMessages(proxy.upstream, 2).map((message) => message.content)).toEqual([system.content, questions[0], answers[0], questions[1], answers[1], questions[2]]);
+    expect(sentMessages(proxy.upstream, 2).map((message) => message.content)).toEqual([
+      system.content,
+      questions[0],
+      answers[0],
+      questions[1],
+      answers[1],
+      questions[2],
+    ]);
     expect((proxy.upstream.requests[0]!.body as { model: string; user: string }).model).toBe('gpt-4o-mini');
   });
 
@@ -112,24 +130,43 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
       await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [system, { role: 'user', content: question }] });
     }
 
-    expect(await proxy.stored('node-9')).toEqual(questions.flatMap((question, index) => [`user: ${question}`, `assistant: ${answers[index]}`]));
-    expect(sentMessages(proxy.upstream, 2).map((message) => message.content)).toEqual([system.content, questions[0], answers[0], questions[1], answers[1], questions[2]]);
+    expect(await proxy.stored('node-9')).toEqual(
+      questions.flatMap((question, index) => [`user: ${question}`, `assistant: ${answers[index]}`]),
+    );
+    expect(sentMessages(proxy.upstream, 2).map((message) => message.content)).toEqual([
+      system.content,
+      questions[0],
+      answers[0],
+      questions[1],
+      answers[1],
+      questions[2],
+    ]);
   });
 
   it('does not store a regenerated or retried history twice', async () => {
-    const proxy = await startProxy({ replies: [{ content: answers[0]! }, { content: answers[1]! }, { status: 500 }, { content: 'second try' }, { content: 'again' }] });
+    const proxy = await startProxy({
+      replies: [{ content: answers[0]! }, { content: answers[1]! }, { status: 500 }, { content: 'second try' }, { content: 'again' }],
+    });
     const client = proxy.client();
     const first = { role: 'user', content: questions[0]! } as const;
     const second = { role: 'user', content: questions[1]! } as const;
     await client.chat.completions.create({ model: 'm', messages: [first], user: 'node-7' });
-    await client.chat.completions.create({ model: 'm', messages: [first, { role: 'assistant', content: answers[0]! }, second], user: 'node-7' });
+    await client.chat.completions.create({
+      model: 'm',
+      messages: [first, { role: 'assistant', content: answers[0]! }, second],
+      user: 'node-7',
+    });
 
     // The third question fails upstream, is retried as is, then the client regenerates the last answer.
     const third = { role: 'user', content: questions[2]! } as const;
     const full = [first, { role: 'assistant', content: answers[0]! }, second, { role: 'assistant', content: answers[1]! }, third] as const;
     await expect(client.chat.completions.create({ model: 'm', messages: [...full], user: 'node-7' })).rejects.toBeInstanceOf(APIError);
     await client.chat.completions.create({ model: 'm', messages: [...full], user: 'node-7' });
-    await client.chat.completions.create({ model: 'm', messages: [first, { role: 'assistant', content: answers[0]! }, second], user: 'node-7' });
+    await client.chat.completions.create({
+      model: 'm',
+      messages: [first, { role: 'assistant', content: answers[0]! }, second],
+      user: 'node-7',
+    });
 
     expect(await proxy.stored('node-7')).toEqual([
       `user: ${questions[0]}`,
@@ -143,7 +180,15 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
   });
 
   it('recognizes a regenerate of the newest turn: stores no turn again, builds as of that turn, keeps both replies', async () => {
-    const proxy = await startProxy({ replies: [{ content: 'first reply' }, { content: 'regenerated reply' }, { content: 'next reply' }, { content: 'single 1' }, { content: 'single 2' }] });
+    const proxy = await startProxy({
+      replies: [
+        { content: 'first reply' },
+        { content: 'regenerated reply' },
+        { content: 'next reply' },
+        { content: 'single 1' },
+        { content: 'single 2' },
+      ],
+    });
     const client = proxy.client();
     const question = { role: 'user', content: questions[0]! } as const;
     await client.chat.completions.create({ model: 'm', messages: [system, question], user: 'node-7' });
@@ -166,7 +211,12 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     expect(stored[2]!.metadata).toMatchObject({ mnemo: { supersedes: [stored[1]!.id] } });
     // The regenerate was built as of the user turn (the old reply left out), and so is every later context.
     expect(sentMessages(proxy.upstream, 1).map((message) => message.content)).toEqual([system.content, questions[0]]);
-    expect(sentMessages(proxy.upstream, 2).map((message) => message.content)).toEqual([system.content, questions[0], 'regenerated reply', questions[1]]);
+    expect(sentMessages(proxy.upstream, 2).map((message) => message.content)).toEqual([
+      system.content,
+      questions[0],
+      'regenerated reply',
+      questions[1],
+    ]);
 
     // A client that sends only the new turn regenerates (or retries after a lost reply) the same way.
     await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'ping?' }], user: 'node-9' });
@@ -187,23 +237,35 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
       'Remind me about the battery.',
       'What did I say my name was?',
     ];
-    const proxy = await startProxy({ replies: turns.flatMap(() => [{ content: 'Noted.' }, { content: 'Noted.' }]), context: { policy: 'hybrid' } });
+    const proxy = await startProxy({
+      replies: turns.flatMap(() => [{ content: 'Noted.' }, { content: 'Noted.' }]),
+      context: { policy: 'hybrid' },
+    });
     // The default budget (the whole conversation fits), and one it outgrows by the fourth turn.
-    for (const [user, budget] of [['node-11', undefined], ['node-12', 120]] as const) {
+    for (const [user, budget] of [
+      ['node-11', undefined],
+      ['node-12', 120],
+    ] as const) {
       const savings: number[] = [];
       const history: ChatCompletionMessageParam[] = [system];
       for (const content of turns) {
         history.push({ role: 'user', content });
         const headers: Record<string, string> = budget === undefined ? {} : { 'X-Mnemo-Max-Tokens': String(budget) };
-        const { response } = await proxy.client({ headers }).chat.completions.create({ model: 'm', messages: [...history], user }).withResponse();
+        const { response } = await proxy
+          .client({ headers })
+          .chat.completions.create({ model: 'm', messages: [...history], user })
+          .withResponse();
         history.push({ role: 'assistant', content: 'Noted.' });
         savings.push(Number(response.headers.get('x-mnemo-tokens-saved')));
         // Facts are extracted in the background between turns.
         await proxy.memory.runPendingJobs();
       }
       expect((await proxy.memory.facts.list({ userId: user })).length).toBeGreaterThan(2);
-      expect(savings.every((saved) => saved >= 0), `${user}: ${savings.join(' ')}`).toBe(true);
-      if (budget !== undefined) expect(savings.at(-1), savings.join(" ")).toBeGreaterThan(0);
+      expect(
+        savings.every((saved) => saved >= 0),
+        `${user}: ${savings.join(' ')}`,
+      ).toBe(true);
+      if (budget !== undefined) expect(savings.at(-1), savings.join(' ')).toBeGreaterThan(0);
     }
   });
 
@@ -221,7 +283,9 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     expect(Number(response.headers.get('x-mnemo-tokens-sent'))).toBeGreaterThan(0);
     expect(pieces.filter((piece) => piece !== '').length).toBeGreaterThan(1);
     expect(pieces.join('')).toBe('Rain after 14:00, 6 °C at the ridge.');
-    await vi.waitFor(async () => expect(await proxy.stored('node-7')).toEqual(['user: Weather tomorrow?', 'assistant: Rain after 14:00, 6 °C at the ridge.']));
+    await vi.waitFor(async () =>
+      expect(await proxy.stored('node-7')).toEqual(['user: Weather tomorrow?', 'assistant: Rain after 14:00, 6 °C at the ridge.']),
+    );
     expect((proxy.upstream.requests[0]!.body as { stream: boolean }).stream).toBe(true);
   });
 
@@ -230,7 +294,9 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     let clientGone: () => void = () => undefined;
     const hungUp = new Promise<void>((resolve) => (clientGone = resolve));
     const proxy = await startProxy({
-      replies: [{ content: 'one two three four', pause: { afterChunks: 1, until: new Promise<void>((resolve) => (resumeUpstream = resolve)) } }],
+      replies: [
+        { content: 'one two three four', pause: { afterChunks: 1, until: new Promise<void>((resolve) => (resumeUpstream = resolve)) } },
+      ],
       wrapFetch: (fetch) => (request) => {
         request.signal.addEventListener('abort', () => clientGone());
         return fetch(request);
@@ -240,7 +306,10 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
 
     const stream = await proxy
       .client()
-      .chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'Count to four' }], user: 'node-7', stream: true }, { signal: abort.signal });
+      .chat.completions.create(
+        { model: 'm', messages: [{ role: 'user', content: 'Count to four' }], user: 'node-7', stream: true },
+        { signal: abort.signal },
+      );
     for await (const chunk of stream) {
       if (chunk.choices[0]?.delta.content === 'one ') break;
     }
@@ -254,7 +323,9 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
   it('relays what arrived and then an error event when the upstream breaks off mid-stream, and stores the partial reply marked incomplete', async () => {
     const proxy = await startProxy({ replies: [{ content: 'one two three', breakAfterChunks: 2 }] });
 
-    const stream = await proxy.client().chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'Count' }], user: 'node-7', stream: true });
+    const stream = await proxy
+      .client()
+      .chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'Count' }], user: 'node-7', stream: true });
     const { text, failure } = await readStreamUntilFailure(stream);
 
     expect(text).toBe('one two ');
@@ -267,14 +338,25 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
 
   it('stores tool calls as the assistant message and recognizes them when the client sends them back', async () => {
     const toolCalls = [{ id: 'call_1', name: 'get_weather', arguments: '{"place":"LARCH-RIDGE"}' }];
-    const proxy = await startProxy({ replies: [{ content: '', toolCalls }, { content: '', toolCalls: [{ ...toolCalls[0]!, id: 'call_2' }] }, { content: 'Rain after 14:00.' }] });
+    const proxy = await startProxy({
+      replies: [
+        { content: '', toolCalls },
+        { content: '', toolCalls: [{ ...toolCalls[0]!, id: 'call_2' }] },
+        { content: 'Rain after 14:00.' },
+      ],
+    });
     const client = proxy.client();
     const question: ChatCompletionMessageParam = { role: 'user', content: 'Weather at the ridge?' };
 
     const first = await client.chat.completions.create({ model: 'm', messages: [question], user: 'node-7' });
     const call = first.choices[0]!.message;
     // The same for a streamed tool call, then the client answers both calls, re-sending the whole history.
-    const streamed = await client.chat.completions.create({ model: 'm', messages: [question, call, { role: 'tool', tool_call_id: 'call_1', content: 'rain' }], user: 'node-7', stream: true });
+    const streamed = await client.chat.completions.create({
+      model: 'm',
+      messages: [question, call, { role: 'tool', tool_call_id: 'call_1', content: 'rain' }],
+      user: 'node-7',
+      stream: true,
+    });
     for await (const chunk of streamed) void chunk;
     await vi.waitFor(async () => expect(await proxy.stored('node-7')).toHaveLength(4));
     const secondCall: ChatCompletionMessageParam = {
@@ -284,7 +366,13 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     };
     await client.chat.completions.create({
       model: 'm',
-      messages: [question, call, { role: 'tool', tool_call_id: 'call_1', content: 'rain' }, secondCall, { role: 'tool', tool_call_id: 'call_2', content: 'rain, 6 °C' }],
+      messages: [
+        question,
+        call,
+        { role: 'tool', tool_call_id: 'call_1', content: 'rain' },
+        secondCall,
+        { role: 'tool', tool_call_id: 'call_2', content: 'rain, 6 °C' },
+      ],
       user: 'node-7',
     });
 
@@ -297,7 +385,9 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
       ['tool', 'rain, 6 °C', 'call_2'],
       ['assistant', 'Rain after 14:00.', null],
     ]);
-    expect(stored[3]!.toolCalls).toEqual([{ id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"place":"LARCH-RIDGE"}' } }]);
+    expect(stored[3]!.toolCalls).toEqual([
+      { id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"place":"LARCH-RIDGE"}' } },
+    ]);
   });
 
   it('relays upstream errors with their status and body, and stores no reply', async () => {
@@ -307,11 +397,12 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
         { status: 429, body: { error: { message: 'slow down', type: 'rate_limit' } }, headers: { 'retry-after': '7' } },
       ],
     });
-    const request = () => fetch(`${proxy.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-mnemo-conversation': 'node-7' },
-      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hello' }] }),
-    });
+    const request = () =>
+      fetch(`${proxy.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-mnemo-conversation': 'node-7' },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hello' }] }),
+      });
 
     const failed = await request();
     const limited = await request();
@@ -325,7 +416,10 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
   });
 
   it('reports consistent usage headers and honours X-Mnemo-Policy and X-Mnemo-Max-Tokens', async () => {
-    const proxy = await startProxy({ replies: [...answers.map((content) => ({ content })), { content: 'window' }, { content: 'budget' }], context: { windowTurns: 1 } });
+    const proxy = await startProxy({
+      replies: [...answers.map((content) => ({ content })), { content: 'window' }, { content: 'budget' }],
+      context: { windowTurns: 1 },
+    });
     const client = proxy.client({ headers: { 'X-Mnemo-Conversation': 'node-7' } });
     for (const question of questions) await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: question }] });
 
@@ -354,16 +448,25 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
   it('answers 400 invalid_input without calling the upstream when no conversation is named, or a header is bad', async () => {
     const proxy = await startProxy({ replies: [] });
     const post = (headers: Record<string, string>, body: unknown) =>
-      fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      fetch(`${proxy.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
     const request = { model: 'm', messages: [{ role: 'user', content: 'hello' }] };
 
     const missing = await post({}, request);
     const badPolicy = await post({ 'x-mnemo-conversation': 'c', 'x-mnemo-policy': 'everything' }, request);
     const badBudget = await post({ 'x-mnemo-conversation': 'c', 'x-mnemo-max-tokens': '12k' }, request);
-    const image = await post({ 'x-mnemo-conversation': 'c' }, { model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] });
+    const image = await post(
+      { 'x-mnemo-conversation': 'c' },
+      { model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }] },
+    );
 
     expect(missing.status).toBe(400);
-    expect(await missing.json()).toMatchObject({ error: { code: 'invalid_input', message: expect.stringContaining('X-Mnemo-Conversation') as unknown } });
+    expect(await missing.json()).toMatchObject({
+      error: { code: 'invalid_input', message: expect.stringContaining('X-Mnemo-Conversation') as unknown },
+    });
     for (const response of [badPolicy, badBudget, image]) {
       expect(response.status).toBe(400);
       expect(((await response.json()) as { error: { code: string } }).error.code).toBe('invalid_input');
@@ -371,10 +474,15 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     expect(proxy.upstream.requests).toEqual([]);
   });
 
-  it('sends the configured upstream key, never the client\'s Authorization, unless pass-through is enabled', async () => {
+  it("sends the configured upstream key, never the client's Authorization, unless pass-through is enabled", async () => {
     const configured = await startProxy({ replies: [{ content: 'ok' }], upstreamKey: 'sk-upstream' });
     const unset = await startProxy({ replies: [{ content: 'ok' }], upstreamKey: 'sk-client-own', proxyKey: null });
-    const passthrough = await startProxy({ replies: [{ content: 'ok' }], upstreamKey: 'sk-client-own', proxyKey: null, passClientKey: true });
+    const passthrough = await startProxy({
+      replies: [{ content: 'ok' }],
+      upstreamKey: 'sk-client-own',
+      proxyKey: null,
+      passClientKey: true,
+    });
     const keyed = await startProxy({
       replies: [{ content: 'ok' }],
       upstreamKey: 'sk-client-own',
@@ -389,7 +497,9 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     await passthrough.client({ apiKey: 'sk-client-own' }).chat.completions.create(ask);
     // Behind mnemo's own keys, Authorization is a mnemo key: only the explicit header passes the provider key.
     await expect(keyed.client({ apiKey: 'mnemo-key-1' }).chat.completions.create(ask)).rejects.toMatchObject({ status: 401 });
-    await keyed.client({ apiKey: 'mnemo-key-1', headers: { 'X-Mnemo-Upstream-Authorization': 'Bearer sk-client-own' } }).chat.completions.create(ask);
+    await keyed
+      .client({ apiKey: 'mnemo-key-1', headers: { 'X-Mnemo-Upstream-Authorization': 'Bearer sk-client-own' } })
+      .chat.completions.create(ask);
 
     expect(configured.upstream.requests[0]!.headers.authorization).toBe('Bearer sk-upstream');
     expect(unset.upstream.requests[0]!.headers.authorization).toBeUndefined();
@@ -401,16 +511,27 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
   it('keeps the conversations of two tenants apart behind API keys', async () => {
     const proxy = await startProxy({
       replies: [{ content: 'for a' }, { content: 'for b' }],
-      auth: { keys: [{ key: 'key-a', tenantId: 'tenant-a' }, { key: 'key-b', tenantId: 'tenant-b' }] },
+      auth: {
+        keys: [
+          { key: 'key-a', tenantId: 'tenant-a' },
+          { key: 'key-b', tenantId: 'tenant-b' },
+        ],
+      },
     });
 
-    await proxy.client({ apiKey: 'key-a' }).chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'secret of a' }], user: 'node-7' });
-    await proxy.client({ apiKey: 'key-b' }).chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'question of b' }], user: 'node-7' });
+    await proxy
+      .client({ apiKey: 'key-a' })
+      .chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'secret of a' }], user: 'node-7' });
+    await proxy
+      .client({ apiKey: 'key-b' })
+      .chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'question of b' }], user: 'node-7' });
 
     expect(await proxy.stored('node-7', 'tenant-a')).toEqual(['user: secret of a', 'assistant: for a']);
     expect(await proxy.stored('node-7', 'tenant-b')).toEqual(['user: question of b', 'assistant: for b']);
     expect(sentMessages(proxy.upstream, 1).map((message) => message.content)).toEqual(['question of b']);
-    await expect(proxy.client({ apiKey: 'key-c' }).chat.completions.create({ model: 'm', messages: [], user: 'node-7' })).rejects.toMatchObject({ status: 401 });
+    await expect(
+      proxy.client({ apiKey: 'key-c' }).chat.completions.create({ model: 'm', messages: [], user: 'node-7' }),
+    ).rejects.toMatchObject({ status: 401 });
   });
 });
 

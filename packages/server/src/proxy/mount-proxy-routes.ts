@@ -6,7 +6,17 @@ import { replyFromCompletion } from './assistant-reply.js';
 import { createKeyedLock } from '@mnemo/core/internals';
 import { mountMessagesRoute } from './messages/mount-messages-route.js';
 import { chatCompletionBodySchema, conversationHeader, proxyHeaderDocs, readProxyRequest } from './proxy-request.js';
-import { prepareProxyTurn, promptCacheKeyOf, relayAnswer, tokensFullHeader, tokensSavedHeader, tokensSentHeader, relayedAsItCame, upstreamFailure, usageHeaderDocs } from './proxy-turn.js';
+import {
+  prepareProxyTurn,
+  promptCacheKeyOf,
+  relayAnswer,
+  tokensFullHeader,
+  tokensSavedHeader,
+  tokensSentHeader,
+  relayedAsItCame,
+  upstreamFailure,
+  usageHeaderDocs,
+} from './proxy-turn.js';
 import { chatStreamProtocol } from './relay-stream.js';
 import { mountResponsesRoute } from './responses/mount-responses-route.js';
 import { callUpstream, readUpstreamText, relayedHeaders, requireUpstream, upstreamAuthorization } from './upstream.js';
@@ -31,7 +41,7 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
       path: '/v1/chat/completions',
       summary: 'Chat completions through mnemo: the conversation is stored and the model gets a context under a budget',
       description:
-        'Send the usual OpenAI request, with the whole history or only the new turn. The body\'s `user` field names the end user (the scope ' +
+        "Send the usual OpenAI request, with the whole history or only the new turn. The body's `user` field names the end user (the scope " +
         `of facts, recall and summaries; ${userHeader} overrides it) and their one conversation; ${conversationHeader} names another conversation ` +
         '(a conversation named without a user is its own user). Turns already stored are recognized and not stored again; a request whose ' +
         'turns are all stored, ending at the newest user turn, is a regenerate: nothing is stored, the context is built as of that turn and ' +
@@ -42,7 +52,10 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
       body: chatCompletionBodySchema,
       headers: proxyHeaderDocs("the body's `user`"),
       responses: {
-        200: { description: 'the upstream\'s answer, unchanged (application/json, or text/event-stream when `stream` is true)', headers: usageHeaderDocs },
+        200: {
+          description: "the upstream's answer, unchanged (application/json, or text/event-stream when `stream` is true)",
+          headers: usageHeaderDocs,
+        },
         400: { description: 'no conversation named, or a message mnemo cannot store' },
       },
     },
@@ -57,7 +70,12 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
           method: 'POST',
           clientHeaders: c.req.raw.headers,
           authorization: upstreamAuthorization(deps.llm, c.req.raw.headers, c.get('authenticatedByKey')),
-          body: JSON.stringify({ ...body, ...(model === undefined ? {} : { model }), ...promptCacheKeyOf(deps, body, request), messages: toOpenAiMessages(turn.built.messages) }),
+          body: JSON.stringify({
+            ...body,
+            ...(model === undefined ? {} : { model }),
+            ...promptCacheKeyOf(deps, body, request),
+            messages: toOpenAiMessages(turn.built.messages),
+          }),
         });
         return await relayAnswer(c, deps, deps.llm, turn, upstream, {
           what: 'chat completion',
@@ -75,11 +93,24 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
   registerRoute(
     app,
     deps.routes,
-    { method: 'get', path: '/v1/models', summary: 'The upstream\'s model list, relayed', tags, responses: { 200: { description: 'the upstream\'s answer, unchanged' } } },
+    {
+      method: 'get',
+      path: '/v1/models',
+      summary: "The upstream's model list, relayed",
+      tags,
+      responses: { 200: { description: "the upstream's answer, unchanged" } },
+    },
     async (c) => {
       try {
-        const { response: upstream, url } = await callUpstream(deps.llm, '/models', { method: 'GET', clientHeaders: c.req.raw.headers, authorization: upstreamAuthorization(deps.llm, c.req.raw.headers, c.get('authenticatedByKey')) });
-        return new Response(await readUpstreamText(upstream, deps.llm, url), { status: upstream.status, headers: relayedHeaders(upstream.headers) });
+        const { response: upstream, url } = await callUpstream(deps.llm, '/models', {
+          method: 'GET',
+          clientHeaders: c.req.raw.headers,
+          authorization: upstreamAuthorization(deps.llm, c.req.raw.headers, c.get('authenticatedByKey')),
+        });
+        return new Response(await readUpstreamText(upstream, deps.llm, url), {
+          status: upstream.status,
+          headers: relayedHeaders(upstream.headers),
+        });
       } catch (error) {
         return upstreamFailure(c, deps, error, {});
       }

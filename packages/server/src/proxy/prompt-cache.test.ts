@@ -31,7 +31,13 @@ async function startProxy(replies: readonly ScriptedReply[]): Promise<Fixture> {
   cleanups.push(() => rm(directory, { recursive: true, force: true }));
   const store = createSqliteStore({ path: join(directory, 'mnemo.db') });
   const memory = createMemory({ store, worker: { autoStart: false }, context: { maxTokens: 600 }, knowledge: false });
-  const app = createServerApp({ memory, logger: pino({ level: 'silent' }), limits: { rateLimit: false }, llm: { baseUrl: upstream.baseUrl, apiKey: 'sk-upstream' }, routes: [mountProxyRoutes] });
+  const app = createServerApp({
+    memory,
+    logger: pino({ level: 'silent' }),
+    limits: { rateLimit: false },
+    llm: { baseUrl: upstream.baseUrl, apiKey: 'sk-upstream' },
+    routes: [mountProxyRoutes],
+  });
   const server = await startServer({ app, port: 0, shutdownTimeoutMs: 100 });
   cleanups.push(async () => {
     await server.close();
@@ -98,7 +104,9 @@ describe('the proxy keeps the stable prefix for prompt caches (invariant 7)', ()
     // The conversation outgrew its budget and was compacted, and there were stable runs after it with summary and raw turns.
     expect(compactions).toBeGreaterThan(0);
     expect(compared).toBeGreaterThan(10);
-    const summarized = first.prompts.findIndex((prompt) => prompt.some((message) => message.includes('Summary of the earlier conversation')));
+    const summarized = first.prompts.findIndex((prompt) =>
+      prompt.some((message) => message.includes('Summary of the earlier conversation')),
+    );
     expect(summarized).toBeGreaterThan(0);
     expect(first.stable[summarized]).toBeGreaterThan(2);
 
@@ -107,9 +115,16 @@ describe('the proxy keeps the stable prefix for prompt caches (invariant 7)', ()
     expect(second.prompts).toEqual(first.prompts);
   });
 
-  it('passes the upstream\'s cache figures on: headers of a non-streamed reply, and /metrics for streamed and non-streamed ones', async () => {
+  it("passes the upstream's cache figures on: headers of a non-streamed reply, and /metrics for streamed and non-streamed ones", async () => {
     const completion = (usage: unknown) =>
-      JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', created: 0, model: 'gpt-test', choices: [{ index: 0, message: { role: 'assistant', content: 'Copy.' }, finish_reason: 'stop' }], usage });
+      JSON.stringify({
+        id: 'chatcmpl-1',
+        object: 'chat.completion',
+        created: 0,
+        model: 'gpt-test',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'Copy.' }, finish_reason: 'stop' }],
+        usage,
+      });
     const streamed = [
       `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', model: 'deepseek-test', choices: [{ index: 0, delta: { content: 'Copy.' }, finish_reason: 'stop' }] })}`,
       `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', model: 'deepseek-test', choices: [], usage: { prompt_tokens: 2000, completion_tokens: 3, prompt_cache_hit_tokens: 1792, prompt_cache_miss_tokens: 208 } })}`,
@@ -125,7 +140,11 @@ describe('the proxy keeps the stable prefix for prompt caches (invariant 7)', ()
       fetch(`${fixture.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-mnemo-conversation': 'node-9' },
-        body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'radio check' }], ...(stream ? { stream: true } : {}) }),
+        body: JSON.stringify({
+          model: 'gpt-test',
+          messages: [{ role: 'user', content: 'radio check' }],
+          ...(stream ? { stream: true } : {}),
+        }),
       });
 
     const openAi = await send(false);
@@ -141,7 +160,11 @@ describe('the proxy keeps the stable prefix for prompt caches (invariant 7)', ()
     expect(anthropic.headers.get('x-mnemo-upstream-prompt-tokens')).toBe('1600');
     await anthropic.text();
     // The streamed reply's figures are counted once its stream has been read to the end.
-    await expect.poll(async () => (await (await fetch(`${fixture.url}/metrics`)).text()).includes('mnemo_upstream_cached_tokens_total{model="deepseek-test"} 1792')).toBe(true);
+    await expect
+      .poll(async () =>
+        (await (await fetch(`${fixture.url}/metrics`)).text()).includes('mnemo_upstream_cached_tokens_total{model="deepseek-test"} 1792'),
+      )
+      .toBe(true);
     const metrics = await (await fetch(`${fixture.url}/metrics`)).text();
     expect(metrics).toContain('mnemo_upstream_cached_tokens_total{model="gpt-test"} 2480');
     expect(metrics).toContain('mnemo_upstream_prompt_tokens_total{model="gpt-test"} 3100');
@@ -151,7 +174,7 @@ describe('the proxy keeps the stable prefix for prompt caches (invariant 7)', ()
 });
 
 describe('prompt_cache_key', () => {
-  it('is set per end user and conversation when the client sent none, and the client\'s own passes through', async () => {
+  it("is set per end user and conversation when the client sent none, and the client's own passes through", async () => {
     const fixture = await startProxy([{ content: 'Copy.' }]);
     const send = (conversation: string, user: string, extra: Record<string, unknown> = {}) =>
       fetch(`${fixture.url}/v1/chat/completions`, {
@@ -164,7 +187,9 @@ describe('prompt_cache_key', () => {
     await send('node-8', 'maren');
     await send('node-7', 'tomas');
     await send('node-7', 'maren', { prompt_cache_key: 'mine', stream_options: { include_usage: true }, stream: false });
-    const keys = fixture.upstream.requests.filter((received) => received.path === '/v1/chat/completions').map((received) => (received.body as { prompt_cache_key?: string }).prompt_cache_key);
+    const keys = fixture.upstream.requests
+      .filter((received) => received.path === '/v1/chat/completions')
+      .map((received) => (received.body as { prompt_cache_key?: string }).prompt_cache_key);
     expect(keys[0]).toMatch(/^mnemo-[0-9a-f]{32}$/);
     expect(keys[1]).toBe(keys[0]);
     expect(new Set(keys.slice(0, 4)).size).toBe(3);
@@ -175,9 +200,24 @@ describe('prompt_cache_key', () => {
 
 describe('readUpstreamUsage', () => {
   it('reads OpenAI, DeepSeek and Anthropic-style usage into one shape, and nothing from what holds no count', () => {
-    expect(readUpstreamUsage({ prompt_tokens: 10, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 0 } })).toEqual({ inputTokens: 10, outputTokens: 2, cachedInputTokens: 0, cacheWriteInputTokens: 0 });
-    expect(readUpstreamUsage({ prompt_tokens: 10, prompt_cache_hit_tokens: 4, prompt_cache_miss_tokens: 6 })).toEqual({ inputTokens: 10, outputTokens: 0, cachedInputTokens: 4, cacheWriteInputTokens: 0 });
-    expect(readUpstreamUsage({ input_tokens: 5, cache_read_input_tokens: 7, cache_creation_input_tokens: 3, output_tokens: 1 })).toEqual({ inputTokens: 15, outputTokens: 1, cachedInputTokens: 7, cacheWriteInputTokens: 3 });
+    expect(readUpstreamUsage({ prompt_tokens: 10, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 0 } })).toEqual({
+      inputTokens: 10,
+      outputTokens: 2,
+      cachedInputTokens: 0,
+      cacheWriteInputTokens: 0,
+    });
+    expect(readUpstreamUsage({ prompt_tokens: 10, prompt_cache_hit_tokens: 4, prompt_cache_miss_tokens: 6 })).toEqual({
+      inputTokens: 10,
+      outputTokens: 0,
+      cachedInputTokens: 4,
+      cacheWriteInputTokens: 0,
+    });
+    expect(readUpstreamUsage({ input_tokens: 5, cache_read_input_tokens: 7, cache_creation_input_tokens: 3, output_tokens: 1 })).toEqual({
+      inputTokens: 15,
+      outputTokens: 1,
+      cachedInputTokens: 7,
+      cacheWriteInputTokens: 3,
+    });
     expect(readUpstreamUsage({ prompt_tokens: -1, prompt_tokens_details: { cached_tokens: 'many' } })).toBeUndefined();
     expect(readUpstreamUsage(undefined)).toBeUndefined();
   });

@@ -1,4 +1,13 @@
-import { contextPolicies, maxContextTokens, MemoryError, namedUserOf, type ContextOptions, type ContextPolicy, type MessageInput, type Scope } from '@mnemo/core';
+import {
+  contextPolicies,
+  maxContextTokens,
+  MemoryError,
+  namedUserOf,
+  type ContextOptions,
+  type ContextPolicy,
+  type MessageInput,
+  type Scope,
+} from '@mnemo/core';
 import { z } from 'zod';
 import { headerText } from '../app/header-text.js';
 import type { ServerContext } from '../app/server-deps.js';
@@ -29,7 +38,13 @@ export const clientMessageSchema = z.looseObject({
   content: z.union([z.string(), z.array(textPartSchema)]).nullish(),
   name: z.string().optional(),
   tool_calls: z
-    .array(z.looseObject({ id: z.string(), type: z.literal('function').optional(), function: z.looseObject({ name: z.string(), arguments: z.string() }) }))
+    .array(
+      z.looseObject({
+        id: z.string(),
+        type: z.literal('function').optional(),
+        function: z.looseObject({ name: z.string(), arguments: z.string() }),
+      }),
+    )
     .optional(),
   tool_call_id: z.string().optional(),
 });
@@ -99,9 +114,13 @@ export function readProxyScope(c: ServerContext, bodyUser: string | undefined, u
   ]);
   const conversationId = nonEmpty(headerText(c, conversationHeader)) ?? userId;
   if (conversationId === undefined) {
-    throw new MemoryError('invalid_input', `name the end user or the conversation: send the body's ${JSON.stringify(userField)} field, or the ${userHeader} or ${conversationHeader} header`, {
-      details: { field: userField },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      `name the end user or the conversation: send the body's ${JSON.stringify(userField)} field, or the ${userHeader} or ${conversationHeader} header`,
+      {
+        details: { field: userField },
+      },
+    );
   }
   return conversationScope(c.get('tenantId'), conversationId, userId);
 }
@@ -110,22 +129,34 @@ export function readProxyScope(c: ServerContext, bodyUser: string | undefined, u
 export function readContextHeaders(c: ServerContext): Pick<ContextOptions, 'policy' | 'maxTokens'> {
   const policy = nonEmpty(c.req.header(proxyPolicyHeader));
   if (policy !== undefined && !(contextPolicies as readonly string[]).includes(policy)) {
-    throw new MemoryError('invalid_input', `${proxyPolicyHeader} must be one of ${contextPolicies.join(', ')} (got ${JSON.stringify(policy)})`, {
-      details: { field: proxyPolicyHeader, allowed: contextPolicies },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      `${proxyPolicyHeader} must be one of ${contextPolicies.join(', ')} (got ${JSON.stringify(policy)})`,
+      {
+        details: { field: proxyPolicyHeader, allowed: contextPolicies },
+      },
+    );
   }
   const budget = nonEmpty(c.req.header(maxTokensHeader));
   const maxTokens = budget === undefined ? undefined : Number(budget);
   if (maxTokens !== undefined && (!/^\d+$/.test(budget!) || maxTokens < 1 || maxTokens > maxContextTokens)) {
-    throw new MemoryError('invalid_input', `${maxTokensHeader} must be an integer from 1 to ${maxContextTokens} (got ${JSON.stringify(budget)})`, {
-      details: { field: maxTokensHeader },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      `${maxTokensHeader} must be an integer from 1 to ${maxContextTokens} (got ${JSON.stringify(budget)})`,
+      {
+        details: { field: maxTokensHeader },
+      },
+    );
   }
   return { ...(policy === undefined ? {} : { policy: policy as ContextPolicy }), ...(maxTokens === undefined ? {} : { maxTokens }) };
 }
 
 function toMessageInput(message: ClientMessage, index: number): MessageInput {
-  const toolCalls = message.tool_calls?.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.function.name, arguments: call.function.arguments } }));
+  const toolCalls = message.tool_calls?.map((call) => ({
+    id: call.id,
+    type: 'function' as const,
+    function: { name: call.function.name, arguments: call.function.arguments },
+  }));
   return {
     role: message.role as MessageInput['role'],
     content: textOf(message, index),
@@ -143,9 +174,13 @@ function textOf(message: ClientMessage, index: number): string {
   return content
     .map((part, partIndex) => {
       if (part.type === 'text' && typeof part.text === 'string') return part.text;
-      throw new MemoryError('invalid_input', `body.messages[${index}].content[${partIndex}]: mnemo stores text only; "${part.type}" parts are not supported`, {
-        details: { field: `body.messages[${index}].content[${partIndex}]` },
-      });
+      throw new MemoryError(
+        'invalid_input',
+        `body.messages[${index}].content[${partIndex}]: mnemo stores text only; "${part.type}" parts are not supported`,
+        {
+          details: { field: `body.messages[${index}].content[${partIndex}]` },
+        },
+      );
     })
     .join('\n');
 }

@@ -46,10 +46,19 @@ export const usageHeaderDocs: Readonly<Record<string, string>> = Object.freeze({
  * so a provider that routes by it keeps one conversation's prefix on one cache (off with
  * `llm.promptCacheKey: false`). A client's own key, and any other cache option, is passed through.
  */
-export function promptCacheKeyOf(deps: ServerDeps, body: Readonly<Record<string, unknown>>, request: ProxyRequest): { prompt_cache_key?: string } {
+export function promptCacheKeyOf(
+  deps: ServerDeps,
+  body: Readonly<Record<string, unknown>>,
+  request: ProxyRequest,
+): { prompt_cache_key?: string } {
   if (deps.llm.promptCacheKey === false || body.prompt_cache_key !== undefined) return {};
   const { tenantId, userId, conversationId } = request.scope;
-  return { prompt_cache_key: `mnemo-${createHash('sha256').update(JSON.stringify([tenantId, userId, conversationId])).digest('hex').slice(0, 32)}` };
+  return {
+    prompt_cache_key: `mnemo-${createHash('sha256')
+      .update(JSON.stringify([tenantId, userId, conversationId]))
+      .digest('hex')
+      .slice(0, 32)}`,
+  };
 }
 
 /** A request's turns stored and its context built: what every proxy route sends upstream, in its own protocol. */
@@ -84,7 +93,10 @@ export interface AnswerReading {
   /** The reply in a non-streamed 2xx body and the text to send the client (the body itself, or its translation); `undefined` when the body is no answer. */
   readonly readBody: (text: string) => { reply: AssistantReply; text: string } | undefined;
   /** Set when the client asked for a stream: the protocol of the stream it gets, and how to turn the upstream's stream into it (default: relayed as it is). */
-  readonly stream?: { readonly protocol: StreamProtocol; readonly translate?: (upstream: ReadableStream<Uint8Array>) => ReadableStream<Uint8Array> };
+  readonly stream?: {
+    readonly protocol: StreamProtocol;
+    readonly translate?: (upstream: ReadableStream<Uint8Array>) => ReadableStream<Uint8Array>;
+  };
 }
 
 /** A `readBody` that relays the body as it came, its reply read by `readReply` from the parsed JSON. */
@@ -101,10 +113,18 @@ export function relayedAsItCame(readReply: (body: unknown) => AssistantReply | u
  * translated) while its reply is reassembled and stored once it ends; a JSON answer is read, stored and
  * relayed; a 2xx that is no answer is a 502. Usage headers go on every answer.
  */
-export async function relayAnswer(c: ServerContext, deps: ServerDeps, upstreamConfig: UpstreamLlmConfig, turn: ProxyTurn, upstream: { response: Response; url: string }, reading: AnswerReading): Promise<Response> {
+export async function relayAnswer(
+  c: ServerContext,
+  deps: ServerDeps,
+  upstreamConfig: UpstreamLlmConfig,
+  turn: ProxyTurn,
+  upstream: { response: Response; url: string },
+  reading: AnswerReading,
+): Promise<Response> {
   const { response, url } = upstream;
   const headers = withUsageHeaders(relayedHeaders(response.headers), turn.built);
-  if (!response.ok || response.body === null) return new Response(await readUpstreamText(response, upstreamConfig, url), { status: response.status, headers });
+  if (!response.ok || response.body === null)
+    return new Response(await readUpstreamText(response, upstreamConfig, url), { status: response.status, headers });
   const store = (reply: AssistantReply | undefined) => storeReply(c, deps, turn, reply);
   // An event stream is relayed only to a client that asked for one; to a JSON request it is no answer (502 below).
   if (reading.stream !== undefined && (response.headers.get('content-type') ?? '').includes('text/event-stream')) {
@@ -116,7 +136,8 @@ export async function relayAnswer(c: ServerContext, deps: ServerDeps, upstreamCo
   }
   const text = await readUpstreamText(response, upstreamConfig, url);
   const answer = reading.readBody(text);
-  if (answer === undefined) return malformedAnswer(c, deps, turn.request, { url, status: response.status, text, headers, what: reading.what });
+  if (answer === undefined)
+    return malformedAnswer(c, deps, turn.request, { url, status: response.status, text, headers, what: reading.what });
   await store(answer.reply);
   withCacheHeaders(headers, answer.reply);
   if (answer.text !== text) headers.set('content-type', 'application/json');
@@ -136,9 +157,14 @@ function malformedAnswer(
 ): Response {
   const { url, status, text, headers, what } = answer;
   const logger = c.get('logger') ?? deps.logger;
-  logger.warn({ conversationId: request.scope.conversationId, upstream: url, status, bodyStart: text.slice(0, 200) }, `proxy: the upstream answered with no ${what}; nothing stored`);
+  logger.warn(
+    { conversationId: request.scope.conversationId, upstream: url, status, bodyStart: text.slice(0, 200) },
+    `proxy: the upstream answered with no ${what}; nothing stored`,
+  );
   const body = text.trim() === '' ? 'an empty body' : `a body that is not a ${what}`;
-  const response = errorResponse(c, 'model_failed', `the upstream ${url} answered ${status} with ${body}; no reply was stored`, { details: { upstream: url, upstreamStatus: status } });
+  const response = errorResponse(c, 'model_failed', `the upstream ${url} answered ${status} with ${body}; no reply was stored`, {
+    details: { upstream: url, upstreamStatus: status },
+  });
   headers.forEach((value, name) => {
     if (name.startsWith('x-mnemo-')) response.headers.set(name, value);
   });
@@ -163,7 +189,9 @@ export function upstreamFailure(c: ServerContext, deps: ServerDeps, error: unkno
  */
 async function appendNewTurns(deps: ServerDeps, request: ProxyRequest): Promise<RegeneratedTurn | undefined> {
   if (request.turns.length === 0) return undefined;
-  const stored = withoutSuperseded((await deps.memory.listMessages(request.scope, { order: 'desc', limit: request.turns.length + dedupSlackMessages })).reverse());
+  const stored = withoutSuperseded(
+    (await deps.memory.listMessages(request.scope, { order: 'desc', limit: request.turns.length + dedupSlackMessages })).reverse(),
+  );
   const regenerated = findRegeneratedTurn(stored, request.turns);
   if (regenerated !== undefined) return regenerated;
   const { turns } = selectNewTurns(stored, request.turns);
@@ -178,7 +206,10 @@ async function storeReply(c: ServerContext, deps: ServerDeps, turn: ProxyTurn, r
   if (reply?.usage !== undefined) deps.metrics.recordUpstreamCache(reply.model ?? 'unknown', reply.usage);
   const message = reply === undefined ? undefined : toAssistantMessage(reply, turn.supersedes);
   if (message === undefined) {
-    logger.warn({ conversationId: request.scope.conversationId }, 'proxy: the upstream reply had no text and no tool calls; nothing stored');
+    logger.warn(
+      { conversationId: request.scope.conversationId },
+      'proxy: the upstream reply had no text and no tool calls; nothing stored',
+    );
     return;
   }
   try {

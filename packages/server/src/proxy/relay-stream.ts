@@ -69,7 +69,8 @@ export function relayStream(
     const reply = assembler.finish();
     // A stream that closed cleanly without a finish reason or [DONE] (garbage events, a truncated body)
     // is broken too: the client is told so, as when the socket breaks.
-    if (!broken && !reply.complete && !clientGone) queue.push(brokenStreamEvent(protocol, new Error(`the upstream ended its event stream ${protocol.unfinished}`)));
+    if (!broken && !reply.complete && !clientGone)
+      queue.push(brokenStreamEvent(protocol, new Error(`the upstream ended its event stream ${protocol.unfinished}`)));
     ended = true;
     notify();
     await onEnd(reply);

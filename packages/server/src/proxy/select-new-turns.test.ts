@@ -25,13 +25,21 @@ describe('selectNewTurns', () => {
   it('keeps only what follows the stored tail when the client re-sends its whole history', () => {
     const history = stored(user('a'), assistant('b'), user('c'), assistant('d'));
 
-    expect(selectNewTurns(history, [user('a'), assistant('b'), user('c'), assistant('d'), user('e')])).toEqual({ turns: [user('e')], matched: 4, alignment: 'tail' });
+    expect(selectNewTurns(history, [user('a'), assistant('b'), user('c'), assistant('d'), user('e')])).toEqual({
+      turns: [user('e')],
+      matched: 4,
+      alignment: 'tail',
+    });
   });
 
   it('aligns a history the client cut short (a sliding window), and ignores trailing whitespace changes', () => {
     const history = stored(user('a'), assistant('b'), user('c'), assistant('d  \n'));
 
-    expect(selectNewTurns(history, [user('c'), assistant('d'), user('e')])).toMatchObject({ turns: [user('e')], matched: 2, alignment: 'tail' });
+    expect(selectNewTurns(history, [user('c'), assistant('d'), user('e')])).toMatchObject({
+      turns: [user('e')],
+      matched: 2,
+      alignment: 'tail',
+    });
   });
 
   it('appends everything when the client sends only the new turn, even if the same words were said before', () => {
@@ -50,7 +58,11 @@ describe('selectNewTurns', () => {
     const history = stored(user('a'), assistant('b'), user('c'), assistant('d'));
 
     expect(selectNewTurns(history, [user('a'), assistant('b'), user('c')])).toMatchObject({ turns: [], matched: 3, alignment: 'resent' });
-    expect(selectNewTurns(history, [user('a'), assistant('b'), user('c, edited')])).toMatchObject({ turns: [user('c, edited')], matched: 2, alignment: 'resent' });
+    expect(selectNewTurns(history, [user('a'), assistant('b'), user('c, edited')])).toMatchObject({
+      turns: [user('c, edited')],
+      matched: 2,
+      alignment: 'resent',
+    });
     // A single matching turn is not enough evidence.
     expect(selectNewTurns(history, [user('a'), user('x')])).toMatchObject({ turns: [user('a'), user('x')], alignment: 'none' });
   });
@@ -59,11 +71,19 @@ describe('selectNewTurns', () => {
     const call = { id: 'call_1', type: 'function' as const, function: { name: 'get_weather', arguments: '{}' } };
     const history = stored(user('weather?'), { role: 'assistant', content: '', toolCalls: [call] });
 
-    expect(selectNewTurns(history, [{ role: 'assistant', content: '', toolCalls: [call] }, { role: 'tool', content: 'rain', toolCallId: 'call_1' }])).toMatchObject({
+    expect(
+      selectNewTurns(history, [
+        { role: 'assistant', content: '', toolCalls: [call] },
+        { role: 'tool', content: 'rain', toolCallId: 'call_1' },
+      ]),
+    ).toMatchObject({
       turns: [{ role: 'tool', content: 'rain', toolCallId: 'call_1' }],
       alignment: 'tail',
     });
-    expect(selectNewTurns(history, [{ role: 'assistant', content: '', toolCalls: [{ ...call, id: 'call_2' }] }])).toMatchObject({ matched: 0, alignment: 'none' });
+    expect(selectNewTurns(history, [{ role: 'assistant', content: '', toolCalls: [{ ...call, id: 'call_2' }] }])).toMatchObject({
+      matched: 0,
+      alignment: 'none',
+    });
   });
 
   it('appends everything to an empty conversation and nothing for no turns', () => {

@@ -53,7 +53,11 @@ export function isSameTurn(stored: Pick<Message, 'role' | 'content' | 'toolCallI
     storedCalls.length === incomingCalls.length &&
     storedCalls.every((call, index) => {
       const other = incomingCalls[index]!;
-      return call.id === other.id && call.function.name === other.function.name && sameArguments(call.function.arguments, other.function.arguments);
+      return (
+        call.id === other.id &&
+        call.function.name === other.function.name &&
+        sameArguments(call.function.arguments, other.function.arguments)
+      );
     })
   );
 }

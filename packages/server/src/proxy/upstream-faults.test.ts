@@ -37,7 +37,10 @@ interface FaultFixture {
 }
 
 /** The proxy (real SQLite file, real HTTP on loopback) in front of `upstreamUrl`, with the given timeouts. */
-async function startProxy(upstreamUrl: string, timeouts: Pick<UpstreamLlmConfig, 'connectTimeoutMs' | 'firstByteTimeoutMs' | 'idleTimeoutMs'>): Promise<FaultFixture> {
+async function startProxy(
+  upstreamUrl: string,
+  timeouts: Pick<UpstreamLlmConfig, 'connectTimeoutMs' | 'firstByteTimeoutMs' | 'idleTimeoutMs'>,
+): Promise<FaultFixture> {
   const directory = await mkdtemp(join(tmpdir(), 'mnemo-proxy-faults-'));
   cleanups.push(() => rm(directory, { recursive: true, force: true }));
   const store = createSqliteStore({ path: join(directory, 'mnemo.db') });
@@ -69,7 +72,12 @@ async function startProxy(upstreamUrl: string, timeouts: Pick<UpstreamLlmConfig,
     client: new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'sk-client', maxRetries: 0 }),
     stored: async () => (await store.listMessages(scope)).map((message) => `${message.role}: ${message.content}`),
     storedMessages: () => store.listMessages(scope),
-    post: (body) => fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    post: (body) =>
+      fetch(`${server.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }),
   };
 }
 
@@ -135,7 +143,10 @@ describe('proxy upstream timeouts', () => {
   });
 
   it('ends a stream that stalls past the idle timeout with an upstream_timeout event, stores the partial reply marked incomplete, and a retry stores the turn once', async () => {
-    const upstream = await startScripted([{ content: 'one two three', pause: { afterChunks: 2, until: stallUntilCleanup() } }, { content: 'one two three' }]);
+    const upstream = await startScripted([
+      { content: 'one two three', pause: { afterChunks: 2, until: stallUntilCleanup() } },
+      { content: 'one two three' },
+    ]);
     const proxy = await startProxy(upstream, { idleTimeoutMs: 300 });
 
     const { text, failure } = await readStreamUntilFailure(await proxy.client.chat.completions.create({ ...ask, stream: true }));
@@ -149,8 +160,12 @@ describe('proxy upstream timeouts', () => {
 
     const { failure: none } = await readStreamUntilFailure(await proxy.client.chat.completions.create({ ...ask, stream: true }));
     expect(none).toBeUndefined();
-    await vi.waitFor(async () => expect((await proxy.stored()).filter((line) => line.startsWith('user: '))).toEqual(['user: Count to three']));
-    await vi.waitFor(async () => expect(await proxy.stored()).toEqual(['user: Count to three', 'assistant: one two ', 'assistant: one two three']));
+    await vi.waitFor(async () =>
+      expect((await proxy.stored()).filter((line) => line.startsWith('user: '))).toEqual(['user: Count to three']),
+    );
+    await vi.waitFor(async () =>
+      expect(await proxy.stored()).toEqual(['user: Count to three', 'assistant: one two ', 'assistant: one two three']),
+    );
   });
 });
 
@@ -194,7 +209,12 @@ describe('proxy upstream failures', () => {
     ]);
     const proxy = await startProxy(upstream, {});
 
-    for (const expected of ['a body that is not a chat completion', 'an empty body', 'a body that is not a chat completion', 'a body that is not a chat completion']) {
+    for (const expected of [
+      'a body that is not a chat completion',
+      'an empty body',
+      'a body that is not a chat completion',
+      'a body that is not a chat completion',
+    ]) {
       const response = await proxy.post(ask);
       expect(response.status).toBe(502);
       expect(response.headers.get('x-mnemo-tokens-sent')).not.toBeNull();
@@ -205,7 +225,12 @@ describe('proxy upstream failures', () => {
     }
     expect(await proxy.stored()).toEqual(['user: Count to three']);
     const recorded = proxy.logs.filter((line) => line.msg === 'proxy: the upstream answered with no chat completion; nothing stored');
-    expect(recorded.map((line) => line.bodyStart)).toEqual(['not json', '', '{"choices":[]}', 'data: {"choices":[{"index":0,"delta":{"content":"fine"}}]}\n\ndata: [DONE]\n\n']);
+    expect(recorded.map((line) => line.bodyStart)).toEqual([
+      'not json',
+      '',
+      '{"choices":[]}',
+      'data: {"choices":[{"index":0,"delta":{"content":"fine"}}]}\n\ndata: [DONE]\n\n',
+    ]);
     expect(recorded.every((line) => line.status === 200 && line.conversationId === 'node-7')).toBe(true);
 
     const retry = await proxy.client.chat.completions.create(ask);
@@ -228,11 +253,15 @@ describe('proxy upstream failures', () => {
     const whole = await readStreamUntilFailure(await proxy.client.chat.completions.create({ ...ask, stream: true }));
 
     expect(whole).toEqual({ text: 'one two three', failure: undefined });
-    await vi.waitFor(async () => expect(await proxy.stored()).toEqual(['user: Count to three', 'assistant: one ', 'assistant: one two three']));
+    await vi.waitFor(async () =>
+      expect(await proxy.stored()).toEqual(['user: Count to three', 'assistant: one ', 'assistant: one two three']),
+    );
   });
 
   it('ends a stream the upstream closed without a finish reason or [DONE] with an upstream_stream_broken event, and stores the partial reply marked', async () => {
-    const upstream = await startScripted([{ raw: 'data: {"choices":[{"index":0,"delta":{"content":"one "}}]}\n\ndata: garbage\n\n', contentType: 'text/event-stream' }]);
+    const upstream = await startScripted([
+      { raw: 'data: {"choices":[{"index":0,"delta":{"content":"one "}}]}\n\ndata: garbage\n\n', contentType: 'text/event-stream' },
+    ]);
     const proxy = await startProxy(upstream, {});
 
     const response = await proxy.post({ ...ask, stream: true });
@@ -240,7 +269,9 @@ describe('proxy upstream failures', () => {
 
     expect(response.status).toBe(200);
     expect(text.startsWith('data: {"choices"')).toBe(true);
-    expect(text).toMatch(/data: \{"error":\{"message":"mnemo: the upstream stream broke off \(the upstream ended its event stream without a finish reason or \[DONE\]\); the reply is incomplete","type":"upstream_error","code":"upstream_stream_broken"\}\}\n\n$/);
+    expect(text).toMatch(
+      /data: \{"error":\{"message":"mnemo: the upstream stream broke off \(the upstream ended its event stream without a finish reason or \[DONE\]\); the reply is incomplete","type":"upstream_error","code":"upstream_stream_broken"\}\}\n\n$/,
+    );
     await vi.waitFor(async () => expect(await proxy.stored()).toEqual(['user: Count to three', 'assistant: one ']));
     expect((await proxy.storedMessages())[1]?.metadata).toEqual({ proxy: { incomplete: true } });
   });
@@ -263,14 +294,24 @@ describe('toUpstreamError', () => {
 
   it('names the connect phase and its configured timeout when undici gives up connecting', () => {
     // A connect that stalls cannot be provoked on loopback (the kernel completes the handshake), so the error is undici's own, wrapped as its fetch wraps it.
-    const error = toUpstreamError(new TypeError('fetch failed', { cause: new undiciErrors.ConnectTimeoutError() }), llm, 'http://127.0.0.1:1/v1/chat/completions', 'reaching the upstream');
+    const error = toUpstreamError(
+      new TypeError('fetch failed', { cause: new undiciErrors.ConnectTimeoutError() }),
+      llm,
+      'http://127.0.0.1:1/v1/chat/completions',
+      'reaching the upstream',
+    );
     expect(error).toBeInstanceOf(UpstreamTimeoutError);
     expect(error.details).toEqual({ upstream: 'http://127.0.0.1:1/v1/chat/completions', timeout: 'connect', timeoutMs: 1_500 });
     expect(error.message).toBe('the upstream http://127.0.0.1:1/v1/chat/completions took longer than 1500 ms to connect');
   });
 
-  it('gives model_failed with the socket\'s reason for any other failure', () => {
-    const error = toUpstreamError(new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED 127.0.0.1:1') }), llm, 'http://127.0.0.1:1/v1/models', 'reaching the upstream');
+  it("gives model_failed with the socket's reason for any other failure", () => {
+    const error = toUpstreamError(
+      new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED 127.0.0.1:1') }),
+      llm,
+      'http://127.0.0.1:1/v1/models',
+      'reaching the upstream',
+    );
     expect(error).not.toBeInstanceOf(UpstreamTimeoutError);
     expect(error.code).toBe('model_failed');
     expect(error.message).toBe('reaching the upstream http://127.0.0.1:1/v1/models failed: connect ECONNREFUSED 127.0.0.1:1');

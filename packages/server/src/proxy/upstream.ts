@@ -6,7 +6,11 @@ import type { UpstreamLlmConfig } from '../app/server-deps.js';
  * Upstream timeouts when `llm` names none, in ms: 10 s to connect, 120 s for the response headers (a
  * non-streamed reply is generated in full before they come), 60 s of silence between two pieces of the body.
  */
-export const defaultUpstreamTimeouts: UpstreamTimeouts = Object.freeze({ connectTimeoutMs: 10_000, firstByteTimeoutMs: 120_000, idleTimeoutMs: 60_000 });
+export const defaultUpstreamTimeouts: UpstreamTimeouts = Object.freeze({
+  connectTimeoutMs: 10_000,
+  firstByteTimeoutMs: 120_000,
+  idleTimeoutMs: 60_000,
+});
 
 /** The three upstream timeouts, in ms (see {@link UpstreamLlmConfig}). */
 export interface UpstreamTimeouts {
@@ -28,7 +32,10 @@ export class UpstreamTimeoutError extends MemoryError {
 
   constructor(phase: UpstreamTimeoutPhase, timeoutMs: number, url: string, cause: unknown) {
     const what = { connect: 'to connect', first_byte: 'to start its answer', idle: 'between two pieces of its answer' }[phase];
-    super('model_failed', `the upstream ${url} took longer than ${timeoutMs} ms ${what}`, { cause, details: { upstream: url, timeout: phase, timeoutMs } });
+    super('model_failed', `the upstream ${url} took longer than ${timeoutMs} ms ${what}`, {
+      cause,
+      details: { upstream: url, timeout: phase, timeoutMs },
+    });
     this.phase = phase;
     this.timeoutMs = timeoutMs;
   }
@@ -51,7 +58,11 @@ function upstreamAgent(llm: UpstreamLlmConfig): { agent: Agent; timeouts: Upstre
     firstByteTimeoutMs: llm.firstByteTimeoutMs ?? defaultUpstreamTimeouts.firstByteTimeoutMs,
     idleTimeoutMs: llm.idleTimeoutMs ?? defaultUpstreamTimeouts.idleTimeoutMs,
   });
-  const agent = new Agent({ connect: { timeout: timeouts.connectTimeoutMs }, headersTimeout: timeouts.firstByteTimeoutMs, bodyTimeout: timeouts.idleTimeoutMs });
+  const agent = new Agent({
+    connect: { timeout: timeouts.connectTimeoutMs },
+    headersTimeout: timeouts.firstByteTimeoutMs,
+    bodyTimeout: timeouts.idleTimeoutMs,
+  });
   const entry = { agent, timeouts };
   agents.set(llm, entry);
   return entry;
@@ -70,7 +81,9 @@ export function toUpstreamError(error: unknown, llm: UpstreamLlmConfig, url: str
     const code = (link as { code?: unknown }).code;
     const phase = typeof code === 'string' ? timeoutPhaseByUndiciCode[code] : undefined;
     if (phase !== undefined) {
-      const timeoutMs = { connect: timeouts.connectTimeoutMs, first_byte: timeouts.firstByteTimeoutMs, idle: timeouts.idleTimeoutMs }[phase];
+      const timeoutMs = { connect: timeouts.connectTimeoutMs, first_byte: timeouts.firstByteTimeoutMs, idle: timeouts.idleTimeoutMs }[
+        phase
+      ];
       return new UpstreamTimeoutError(phase, timeoutMs, url, error);
     }
     // undici's own wrappers ("fetch failed", "terminated") say less than the error they wrap.
@@ -91,13 +104,17 @@ export async function readUpstreamText(response: Response, llm: UpstreamLlmConfi
 /** Client headers forwarded upstream as they are (OpenAI's account and beta selectors, Anthropic's version and beta selectors). */
 const forwardedRequestHeaders = ['openai-organization', 'openai-project', 'openai-beta', 'anthropic-version', 'anthropic-beta'];
 /** Upstream response headers relayed to the client: the body's type, and what clients read to back off or to report. */
-const relayedResponseHeader = /^(content-type|retry-after|retry-after-ms|x-ratelimit-.*|openai-.*|anthropic-.*|request-id|x-should-retry)$/i;
+const relayedResponseHeader =
+  /^(content-type|retry-after|retry-after-ms|x-ratelimit-.*|openai-.*|anthropic-.*|request-id|x-should-retry)$/i;
 
 /** Client header carrying the client's own provider key, passed upstream only with `llm.passClientKey`. */
 export const upstreamAuthorizationHeader = 'X-Mnemo-Upstream-Authorization';
 
 /** Throws `unavailable` (before anything is stored) when the proxy has no upstream to forward to; `setting` names what to configure. */
-export function requireUpstream(llm: UpstreamLlmConfig, setting = 'the OpenAI-compatible base URL (llm.baseUrl, MNEMO_LLM_BASE_URL)'): void {
+export function requireUpstream(
+  llm: UpstreamLlmConfig,
+  setting = 'the OpenAI-compatible base URL (llm.baseUrl, MNEMO_LLM_BASE_URL)',
+): void {
   if (llm.baseUrl === undefined || llm.baseUrl.trim() === '') {
     throw new MemoryError('unavailable', `the proxy has no upstream: configure ${setting} to forward to`, {
       details: { field: setting.includes('anthropic') ? 'anthropic.baseUrl' : 'llm.baseUrl' },
@@ -113,7 +130,9 @@ export function requireUpstream(llm: UpstreamLlmConfig, setting = 'the OpenAI-co
 export function upstreamAuthorization(llm: UpstreamLlmConfig, clientHeaders: Headers, authenticatedByKey: boolean): string | undefined {
   if (llm.apiKey !== undefined && llm.apiKey !== '') return `Bearer ${llm.apiKey}`;
   if (llm.passClientKey !== true) return undefined;
-  return clientHeaders.get(upstreamAuthorizationHeader) ?? (authenticatedByKey ? undefined : (clientHeaders.get('authorization') ?? undefined));
+  return (
+    clientHeaders.get(upstreamAuthorizationHeader) ?? (authenticatedByKey ? undefined : (clientHeaders.get('authorization') ?? undefined))
+  );
 }
 
 /**
@@ -127,7 +146,13 @@ export function upstreamAuthorization(llm: UpstreamLlmConfig, clientHeaders: Hea
 export async function callUpstream(
   llm: UpstreamLlmConfig,
   path: string,
-  request: { method: 'GET' | 'POST'; clientHeaders: Headers; authorization: string | undefined; body?: string; headers?: Readonly<Record<string, string>> },
+  request: {
+    method: 'GET' | 'POST';
+    clientHeaders: Headers;
+    authorization: string | undefined;
+    body?: string;
+    headers?: Readonly<Record<string, string>>;
+  },
 ): Promise<{ response: Response; url: string }> {
   requireUpstream(llm);
   const url = `${llm.baseUrl!.replace(/\/+$/, '')}${path}`;
@@ -140,7 +165,12 @@ export async function callUpstream(
   }
   for (const [name, value] of Object.entries(request.headers ?? {})) headers.set(name, value);
   try {
-    const init = { method: request.method, headers: Object.fromEntries(headers), dispatcher: upstreamAgent(llm).agent, ...(request.body === undefined ? {} : { body: request.body }) };
+    const init = {
+      method: request.method,
+      headers: Object.fromEntries(headers),
+      dispatcher: upstreamAgent(llm).agent,
+      ...(request.body === undefined ? {} : { body: request.body }),
+    };
     // undici's Response is the WHATWG one the global fetch returns (Node bundles undici); only its types are declared apart.
     return { response: (await undiciFetch(url, init)) as unknown as Response, url };
   } catch (error) {

@@ -36,7 +36,7 @@ export function mountConversationRoutes(app: ServerApp, deps: ServerDeps): void 
       path: '/v1/conversations',
       summary: 'List conversations of the tenant (of one user with user_id), cursor-paged',
       description:
-        'Ordered by user id, then conversation id. `conversations` lists the same page in the seed API\'s shape: `id`, `memory_type` (the one last given on add, default buffer) and `message_count`.',
+        "Ordered by user id, then conversation id. `conversations` lists the same page in the seed API's shape: `id`, `memory_type` (the one last given on add, default buffer) and `message_count`.",
       tags,
       query: pageQuerySchema,
       responses: {
@@ -45,7 +45,9 @@ export function mountConversationRoutes(app: ServerApp, deps: ServerDeps): void 
           schema: z.object({
             items: z.array(conversationSchema),
             nextCursor: z.string().optional(),
-            conversations: z.array(z.object({ id: z.string(), user_id: z.string(), memory_type: z.string(), message_count: z.number().int() })),
+            conversations: z.array(
+              z.object({ id: z.string(), user_id: z.string(), memory_type: z.string(), message_count: z.number().int() }),
+            ),
           }),
         },
       },
@@ -55,7 +57,12 @@ export function mountConversationRoutes(app: ServerApp, deps: ServerDeps): void 
       return c.json({
         items: page.items,
         ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
-        conversations: page.items.map((item) => ({ id: item.conversationId, user_id: item.userId, memory_type: seedMemoryTypeOf(item), message_count: item.messageCount })),
+        conversations: page.items.map((item) => ({
+          id: item.conversationId,
+          user_id: item.userId,
+          memory_type: seedMemoryTypeOf(item),
+          message_count: item.messageCount,
+        })),
       });
     },
   );
@@ -70,7 +77,10 @@ export function mountConversationRoutes(app: ServerApp, deps: ServerDeps): void 
       tags,
       params: conversationParamsSchema,
       query: userQuerySchema,
-      responses: { 200: { description: 'the conversation', schema: conversationStatsSchema }, 404: { description: 'no such conversation' } },
+      responses: {
+        200: { description: 'the conversation', schema: conversationStatsSchema },
+        404: { description: 'no such conversation' },
+      },
     },
     async (c, { params, query }) => {
       const scope = requestScope(c, params.id, { query: query.user_id });
@@ -145,9 +155,13 @@ export function mountConversationRoutes(app: ServerApp, deps: ServerDeps): void 
     },
     async (c, { params, query, body }) => {
       if (body.messages.length > deps.limits.maxBatchMessages) {
-        throw new MemoryError('invalid_input', `body.messages holds ${body.messages.length} messages, over the limit of ${deps.limits.maxBatchMessages}`, {
-          details: { field: 'body.messages', limit: deps.limits.maxBatchMessages },
-        });
+        throw new MemoryError(
+          'invalid_input',
+          `body.messages holds ${body.messages.length} messages, over the limit of ${deps.limits.maxBatchMessages}`,
+          {
+            details: { field: 'body.messages', limit: deps.limits.maxBatchMessages },
+          },
+        );
       }
       const scope = requestScope(c, params.id, { query: query.user_id, body: body.userId });
       const batchKey = readIdempotencyHeader(c);
@@ -173,7 +187,9 @@ export function mountConversationRoutes(app: ServerApp, deps: ServerDeps): void 
       params: conversationParamsSchema,
       query: userQuerySchema,
       body: contextBodySchema,
-      responses: { 200: { description: 'the context', schema: z.object({ messages: z.array(openAiMessageSchema), report: contextReportSchema }) } },
+      responses: {
+        200: { description: 'the context', schema: z.object({ messages: z.array(openAiMessageSchema), report: contextReportSchema }) },
+      },
     },
     async (c, { params, query, body }) => {
       const { userId, ...options } = body;
@@ -217,7 +233,10 @@ export function mountConversationRoutes(app: ServerApp, deps: ServerDeps): void 
       tags,
       params: conversationParamsSchema,
       query: userQuerySchema,
-      responses: { 200: { description: 'the summaries', schema: z.object({ items: z.array(summarySchema) }) }, 404: { description: 'no such conversation' } },
+      responses: {
+        200: { description: 'the summaries', schema: z.object({ items: z.array(summarySchema) }) },
+        404: { description: 'no such conversation' },
+      },
     },
     async (c, { params, query }) => {
       const scope = requestScope(c, params.id, { query: query.user_id });

@@ -10,7 +10,9 @@ export const erasureReceiptSchema = z.object({
   messages: count,
   conversations: count,
   vectors: count,
-  summaries: count.describe('summaries removed because they covered an erased message; compaction folds what remains again in the background'),
+  summaries: count.describe(
+    'summaries removed because they covered an erased message; compaction folds what remains again in the background',
+  ),
   facts: count.describe('facts removed because every message they came from was erased'),
   factsKept: count.describe('facts other messages state too: they keep those sources'),
   relations: count,
@@ -23,7 +25,12 @@ const auditEntrySchema = erasureReceiptSchema.omit({ auditId: true }).extend({
   id: z.string(),
   tenantId: z.string(),
   userId: z.string(),
-  selection: z.object({ conversationId: z.string().optional(), fromSeq: count.optional(), toSeq: count.optional(), before: z.string().optional() }),
+  selection: z.object({
+    conversationId: z.string().optional(),
+    fromSeq: count.optional(),
+    toSeq: count.optional(),
+    before: z.string().optional(),
+  }),
   erasedAt: z.string(),
 });
 
@@ -34,7 +41,9 @@ const rangeBodySchema = z.strictObject({
   toSeq: count.min(1).optional().describe('last seq to erase, inclusive'),
   before: z.string().optional().describe('ISO 8601: erase the messages created before this time'),
 });
-const userBodySchema = z.strictObject({ before: z.string().describe('ISO 8601: erase every message of the user created before this time') });
+const userBodySchema = z.strictObject({
+  before: z.string().describe('ISO 8601: erase every message of the user created before this time'),
+});
 
 /**
  * Mounts the erasure routes: one message, a seq range or a time of a conversation, everything a user
@@ -51,7 +60,8 @@ export function mountErasureRoutes(app: ServerApp, deps: ServerDeps): void {
     {
       method: 'delete',
       path: '/v1/conversations/{id}/messages/{seq}',
-      summary: 'Erase one message and all made of it: vectors, the summaries that covered it, facts and relations only it stated, memory files it wrote',
+      summary:
+        'Erase one message and all made of it: vectors, the summaries that covered it, facts and relations only it stated, memory files it wrote',
       tags,
       params: seqParamsSchema,
       query: userQuerySchema,
@@ -95,7 +105,8 @@ export function mountErasureRoutes(app: ServerApp, deps: ServerDeps): void {
       body: userBodySchema,
       responses: receipt,
     },
-    async (c, { params, body }) => c.json({ erased: await memory.eraseMessages({ tenantId: c.get('tenantId'), userId: params.userId, before: body.before }) }),
+    async (c, { params, body }) =>
+      c.json({ erased: await memory.eraseMessages({ tenantId: c.get('tenantId'), userId: params.userId, before: body.before }) }),
   );
 
   registerRoute(

@@ -11,7 +11,9 @@ export const maxIdempotencyKeyChars = 200;
 export function readIdempotencyHeader(c: Context): string | undefined {
   const key = c.req.header(idempotencyHeader);
   if (key !== undefined && (key.trim() === '' || key.length > maxIdempotencyKeyChars)) {
-    throw new MemoryError('invalid_input', `${idempotencyHeader} must be 1 to ${maxIdempotencyKeyChars} characters`, { details: { field: idempotencyHeader } });
+    throw new MemoryError('invalid_input', `${idempotencyHeader} must be 1 to ${maxIdempotencyKeyChars} characters`, {
+      details: { field: idempotencyHeader },
+    });
   }
   return key;
 }

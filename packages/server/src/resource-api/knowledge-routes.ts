@@ -70,7 +70,12 @@ export function mountKnowledgeRoutes(app: ServerApp, deps: ServerDeps): void {
       path: '/v1/facts',
       summary: "The user's facts: current by default, valid at `as_of`, or every version with `history=true`",
       tags,
-      query: userQuerySchema.extend({ subject: z.string().min(1).optional(), attribute: z.string().min(1).optional(), as_of: isoDate.optional(), history: flag }),
+      query: userQuerySchema.extend({
+        subject: z.string().min(1).optional(),
+        attribute: z.string().min(1).optional(),
+        as_of: isoDate.optional(),
+        history: flag,
+      }),
       responses: { 200: { description: 'facts, oldest first', schema: z.object({ facts: z.array(factSchema) }) } },
     },
     async (c, { query }) => {
@@ -98,14 +103,19 @@ export function mountKnowledgeRoutes(app: ServerApp, deps: ServerDeps): void {
         subject: z.string().min(1).max(maxIdLength).optional(),
         text: z.string().min(1).max(4096).optional(),
         validFrom: isoDate.optional(),
-        expiresAt: isoDate.optional().describe('when the fact expires: from then on it leaves listings and contexts, and stays in its history'),
+        expiresAt: isoDate
+          .optional()
+          .describe('when the fact expires: from then on it leaves listings and contexts, and stays in its history'),
         userId: idSchema.optional(),
       }),
       responses: { 200: { description: 'the current fact', schema: z.object({ fact: factSchema }) } },
     },
     async (c, { body }) => {
       const { userId, validFrom, ...fact } = body;
-      const stored = await memory.facts.put(requestUser(c, { body: userId }), { ...fact, ...(validFrom === undefined ? {} : { validFrom: new Date(validFrom).toISOString() }) });
+      const stored = await memory.facts.put(requestUser(c, { body: userId }), {
+        ...fact,
+        ...(validFrom === undefined ? {} : { validFrom: new Date(validFrom).toISOString() }),
+      });
       return c.json({ fact: stored });
     },
   );
@@ -137,7 +147,10 @@ export function mountKnowledgeRoutes(app: ServerApp, deps: ServerDeps): void {
     },
     async (c, { params, query, body }) => {
       const user = requestUser(c, { query: query.user_id, body: body.userId });
-      let fact = body.value === undefined ? undefined : await memory.facts.correct(user, params.id, { value: body.value, ...(body.text === undefined ? {} : { text: body.text }) });
+      let fact =
+        body.value === undefined
+          ? undefined
+          : await memory.facts.correct(user, params.id, { value: body.value, ...(body.text === undefined ? {} : { text: body.text }) });
       if (body.expiresAt !== undefined) fact = await memory.facts.expire(user, fact?.id ?? params.id, body.expiresAt);
       return c.json({ fact: fact! });
     },
@@ -153,7 +166,11 @@ export function mountKnowledgeRoutes(app: ServerApp, deps: ServerDeps): void {
       tags,
       params: z.object({ id: z.string().min(1) }),
       query: userQuerySchema,
-      responses: { 200: { description: 'the ended fact', schema: z.object({ fact: factSchema }) }, 404: { description: 'no such fact' }, 409: { description: 'already ended' } },
+      responses: {
+        200: { description: 'the ended fact', schema: z.object({ fact: factSchema }) },
+        404: { description: 'no such fact' },
+        409: { description: 'already ended' },
+      },
     },
     async (c, { params, query }) => c.json({ fact: await memory.facts.retire(requestUser(c, { query: query.user_id }), params.id) }),
   );
@@ -164,7 +181,8 @@ export function mountKnowledgeRoutes(app: ServerApp, deps: ServerDeps): void {
     {
       method: 'get',
       path: '/v1/recall',
-      summary: "The past messages of the user that a query needs, across their conversations (keyword + vector, fused), each with its explanation",
+      summary:
+        'The past messages of the user that a query needs, across their conversations (keyword + vector, fused), each with its explanation',
       tags,
       query: userQuerySchema.extend({
         q: z.string().min(1).max(4096),
@@ -178,13 +196,17 @@ export function mountKnowledgeRoutes(app: ServerApp, deps: ServerDeps): void {
     },
     async (c, { query }) => {
       // A conversation named without a user is its own user, as everywhere (core's ownerOf).
-      const hits = await memory.recall(ownerOf(c.get('tenantId'), requestNamings(c, { query: query.user_id }), query.conversation), query.q, {
-        ...(query.k === undefined ? {} : { k: query.k }),
-        ...(query.conversation === undefined ? {} : { conversations: [query.conversation] }),
-        ...(query.since === undefined ? {} : { since: new Date(query.since).toISOString() }),
-        ...(query.until === undefined ? {} : { until: new Date(query.until).toISOString() }),
-        ...(query.neighbours === undefined ? {} : { neighbours: query.neighbours }),
-      });
+      const hits = await memory.recall(
+        ownerOf(c.get('tenantId'), requestNamings(c, { query: query.user_id }), query.conversation),
+        query.q,
+        {
+          ...(query.k === undefined ? {} : { k: query.k }),
+          ...(query.conversation === undefined ? {} : { conversations: [query.conversation] }),
+          ...(query.since === undefined ? {} : { since: new Date(query.since).toISOString() }),
+          ...(query.until === undefined ? {} : { until: new Date(query.until).toISOString() }),
+          ...(query.neighbours === undefined ? {} : { neighbours: query.neighbours }),
+        },
+      );
       return c.json({ hits });
     },
   );
@@ -197,7 +219,10 @@ export function mountKnowledgeRoutes(app: ServerApp, deps: ServerDeps): void {
       path: '/v1/entities',
       summary: "The user's entities (people, places, devices, …); `query` matches a name or alias prefix",
       tags,
-      query: userQuerySchema.extend({ query: z.string().min(1).optional(), limit: z.coerce.number<string>().int().min(1).max(1000).optional() }),
+      query: userQuerySchema.extend({
+        query: z.string().min(1).optional(),
+        limit: z.coerce.number<string>().int().min(1).max(1000).optional(),
+      }),
       responses: { 200: { description: 'entities by name', schema: z.object({ entities: z.array(entitySchema) }) } },
     },
     async (c, { query }) => {
@@ -220,13 +245,21 @@ export function mountKnowledgeRoutes(app: ServerApp, deps: ServerDeps): void {
       params: z.object({ entity: z.string().min(1).max(maxIdLength) }),
       query: userQuerySchema.extend({ depth: z.coerce.number<string>().int().min(1).max(3).optional(), history: flag }),
       responses: {
-        200: { description: 'the neighbourhood', schema: z.object({ entities: z.array(entitySchema), relations: z.array(relationSchema) }) },
+        200: {
+          description: 'the neighbourhood',
+          schema: z.object({ entities: z.array(entitySchema), relations: z.array(relationSchema) }),
+        },
         404: { description: 'no such entity' },
       },
     },
     async (c, { params, query }) =>
       c.json(
-        await memory.graph.neighbours(requestUser(c, { query: query.user_id }), params.entity, query.depth ?? 1, query.history === 'true' ? { includeHistory: true } : {}),
+        await memory.graph.neighbours(
+          requestUser(c, { query: query.user_id }),
+          params.entity,
+          query.depth ?? 1,
+          query.history === 'true' ? { includeHistory: true } : {},
+        ),
       ),
   );
 }

@@ -1,4 +1,15 @@
-import { MemoryError, namedUserOf, ownerOf, resolveScope, type Conversation, type Memory, type Page, type Scope, type UserNaming, type UserScope } from '@mnemo/core';
+import {
+  MemoryError,
+  namedUserOf,
+  ownerOf,
+  resolveScope,
+  type Conversation,
+  type Memory,
+  type Page,
+  type Scope,
+  type UserNaming,
+  type UserScope,
+} from '@mnemo/core';
 import { headerText } from '../app/header-text.js';
 import type { ServerContext } from '../app/server-deps.js';
 
@@ -14,7 +25,10 @@ export function namedUserId(c: ServerContext, named: { query?: string | undefine
 }
 
 /** The places a request may name its user: the query's `user_id`, the body's field, and the `X-Mnemo-User` header. */
-export function requestNamings(c: ServerContext, named: { query?: string | undefined; body?: string | undefined; bodyField?: string } = {}): UserNaming[] {
+export function requestNamings(
+  c: ServerContext,
+  named: { query?: string | undefined; body?: string | undefined; bodyField?: string } = {},
+): UserNaming[] {
   return [
     { where: 'the user_id query parameter', userId: named.query },
     { where: `the body's ${named.bodyField ?? 'user id'}`, userId: named.body },
@@ -27,7 +41,10 @@ export function requestNamings(c: ServerContext, named: { query?: string | undef
  * the tenant of its API key: the `user_id` query parameter, the body's `userId`, or the `X-Mnemo-User`
  * header, else `default`. Two sources naming different users are `invalid_input` rather than a silent choice.
  */
-export function requestUser(c: ServerContext, named: { query?: string | undefined; body?: string | undefined; bodyField?: string } = {}): UserScope {
+export function requestUser(
+  c: ServerContext,
+  named: { query?: string | undefined; body?: string | undefined; bodyField?: string } = {},
+): UserScope {
   // The tenant comes only from the API key (set by the auth middleware), never from the request.
   return ownerOf(c.get('tenantId'), requestNamings(c, named));
 }
@@ -55,7 +72,11 @@ export function listRequestConversations(
  * conversation id), so two conversations never share facts, recall or summaries unless a caller
  * groups them under one user on purpose. The same rule holds for the seed API and the proxy.
  */
-export function requestScope(c: ServerContext, conversationId: string, named: { query?: string | undefined; body?: string | undefined; bodyField?: string } = {}): Scope {
+export function requestScope(
+  c: ServerContext,
+  conversationId: string,
+  named: { query?: string | undefined; body?: string | undefined; bodyField?: string } = {},
+): Scope {
   return resolveScope({ ...ownerOf(c.get('tenantId'), requestNamings(c, named), conversationId), conversationId });
 }
 
@@ -71,7 +92,11 @@ export async function requireConversation(memory: Memory, scope: Scope): Promise
 
 /** The `not_found` error of a conversation; it names the ids the caller gave and nothing of other tenants. */
 export function conversationNotFound(scope: Scope): MemoryError {
-  return new MemoryError('not_found', `conversation ${JSON.stringify(scope.conversationId)} of user ${JSON.stringify(scope.userId)} has no messages`, {
-    details: { conversationId: scope.conversationId, userId: scope.userId },
-  });
+  return new MemoryError(
+    'not_found',
+    `conversation ${JSON.stringify(scope.conversationId)} of user ${JSON.stringify(scope.userId)} has no messages`,
+    {
+      details: { conversationId: scope.conversationId, userId: scope.userId },
+    },
+  );
 }

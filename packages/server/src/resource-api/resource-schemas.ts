@@ -8,7 +8,9 @@ export const idSchema = z.string().min(1).max(maxIdLength);
 export const conversationParamsSchema = z.object({ id: idSchema.describe('conversation id') });
 
 /** Query parameter `user_id`: the user whose conversation it is (else `X-Mnemo-User`, else `default`). */
-export const userQuerySchema = z.object({ user_id: idSchema.optional().describe('user id (default: the X-Mnemo-User header, else "default")') });
+export const userQuerySchema = z.object({
+  user_id: idSchema.optional().describe('user id (default: the X-Mnemo-User header, else "default")'),
+});
 
 const toolCallSchema = z.strictObject({
   id: z.string().min(1),
@@ -101,7 +103,9 @@ export const openAiMessageSchema = z.object({
   role: z.enum(messageRoles),
   content: z.string().nullable(),
   name: z.string().optional(),
-  tool_calls: z.array(z.object({ id: z.string(), type: z.literal('function'), function: z.object({ name: z.string(), arguments: z.string() }) })).optional(),
+  tool_calls: z
+    .array(z.object({ id: z.string(), type: z.literal('function'), function: z.object({ name: z.string(), arguments: z.string() }) }))
+    .optional(),
   tool_call_id: z.string().optional(),
 });
 

@@ -23,7 +23,10 @@ export function mountTransferRoutes(app: ServerApp, deps: ServerDeps): void {
       summary: 'Export a conversation as JSONL: one stored message per line, oldest first',
       tags: ['transfer'],
       query: transferQuerySchema,
-      responses: { 200: { description: 'the messages', contentType: 'application/x-ndjson' }, 404: { description: 'no such conversation' } },
+      responses: {
+        200: { description: 'the messages', contentType: 'application/x-ndjson' },
+        404: { description: 'no such conversation' },
+      },
     },
     async (c, { query }) => {
       const scope = requestScope(c, query.conversation, { query: query.user_id });
@@ -48,7 +51,13 @@ export function mountTransferRoutes(app: ServerApp, deps: ServerDeps): void {
       responses: {
         201: {
           description: 'what was imported',
-          schema: z.object({ conversationId: z.string(), userId: z.string(), imported: z.number().int(), firstSeq: z.number().int(), lastSeq: z.number().int() }),
+          schema: z.object({
+            conversationId: z.string(),
+            userId: z.string(),
+            imported: z.number().int(),
+            firstSeq: z.number().int(),
+            lastSeq: z.number().int(),
+          }),
         },
       },
     },
@@ -63,7 +72,13 @@ export function mountTransferRoutes(app: ServerApp, deps: ServerDeps): void {
         throw withLineNumber(error, lines);
       }
       return c.json(
-        { conversationId: scope.conversationId, userId: scope.userId, imported: stored.length, firstSeq: stored[0]?.seq ?? 0, lastSeq: stored.at(-1)?.seq ?? 0 },
+        {
+          conversationId: scope.conversationId,
+          userId: scope.userId,
+          imported: stored.length,
+          firstSeq: stored[0]?.seq ?? 0,
+          lastSeq: stored.at(-1)?.seq ?? 0,
+        },
         201,
       );
     },
@@ -105,7 +120,8 @@ function parseJsonl(text: string): { messages: MessageInput[]; lines: number[] }
     messages.push(parseWith(messageInputSchema, value, `line ${line}`) as unknown as MessageInput);
     lines.push(line);
   });
-  if (messages.length === 0) throw new MemoryError('invalid_input', 'the body holds no messages (one JSON message per line)', { details: { field: 'body' } });
+  if (messages.length === 0)
+    throw new MemoryError('invalid_input', 'the body holds no messages (one JSON message per line)', { details: { field: 'body' } });
   return { messages, lines };
 }
 
@@ -115,5 +131,8 @@ function withLineNumber(error: unknown, lines: readonly number[]): unknown {
   const index = typeof error.details?.index === 'number' ? error.details.index : lines.length === 1 ? 0 : undefined;
   const line = index === undefined ? undefined : lines[index];
   if (line === undefined) return error;
-  return new MemoryError('invalid_input', `line ${line}: ${error.message.replace(/^message \d+: /, '')}`, { cause: error, details: { ...error.details, line } });
+  return new MemoryError('invalid_input', `line ${line}: ${error.message.replace(/^message \d+: /, '')}`, {
+    cause: error,
+    details: { ...error.details, line },
+  });
 }

@@ -2,7 +2,15 @@ import { z } from 'zod';
 import type { ServerApp, ServerDeps } from '../app/server-deps.js';
 import { registerRoute } from '../openapi/route-spec.js';
 import { listRequestConversations, requestUser, userHeader } from './request-scope.js';
-import { eraseResultSchema, idSchema, messageSchema, pageQuerySchema, summarySchema, usageTotalsSchema, userQuerySchema } from './resource-schemas.js';
+import {
+  eraseResultSchema,
+  idSchema,
+  messageSchema,
+  pageQuerySchema,
+  summarySchema,
+  usageTotalsSchema,
+  userQuerySchema,
+} from './resource-schemas.js';
 
 /** Mounts the user-level routes: erase a user, usage per conversation, and expanding a summary. */
 export function mountUserRoutes(app: ServerApp, deps: ServerDeps): void {
@@ -36,7 +44,15 @@ export function mountUserRoutes(app: ServerApp, deps: ServerDeps): void {
         200: {
           description: 'one page',
           schema: z.object({
-            items: z.array(z.object({ userId: z.string(), conversationId: z.string(), messageCount: z.number().int(), totalTokens: z.number().int(), usage: usageTotalsSchema })),
+            items: z.array(
+              z.object({
+                userId: z.string(),
+                conversationId: z.string(),
+                messageCount: z.number().int(),
+                totalTokens: z.number().int(),
+                usage: usageTotalsSchema,
+              }),
+            ),
             nextCursor: z.string().optional(),
           }),
         },
@@ -67,7 +83,10 @@ export function mountUserRoutes(app: ServerApp, deps: ServerDeps): void {
       params: z.object({ id: z.string().min(1).describe('summary id') }),
       query: userQuerySchema,
       responses: {
-        200: { description: 'the expanded summary', schema: z.object({ summary: summarySchema, messages: z.array(messageSchema), folded: z.array(summarySchema) }) },
+        200: {
+          description: 'the expanded summary',
+          schema: z.object({ summary: summarySchema, messages: z.array(messageSchema), folded: z.array(summarySchema) }),
+        },
         404: { description: "no such summary among the user's conversations" },
       },
     },

@@ -1,4 +1,12 @@
-import { messageRoles, maxContextTokens, toOpenAiMessages, type ContextPolicy, type Conversation, type Memory, type Scope } from '@mnemo/core';
+import {
+  messageRoles,
+  maxContextTokens,
+  toOpenAiMessages,
+  type ContextPolicy,
+  type Conversation,
+  type Memory,
+  type Scope,
+} from '@mnemo/core';
 import { z } from 'zod';
 import type { ServerApp, ServerDeps } from '../app/server-deps.js';
 import { registerRoute } from '../openapi/route-spec.js';
@@ -30,7 +38,9 @@ export const seedMemoryTypeKey = 'seedMemoryType';
 /** The memory type a conversation was last added with (its metadata), else {@link defaultSeedMemoryType}. */
 export function seedMemoryTypeOf(conversation: Pick<Conversation, 'metadata'>): SeedMemoryType {
   const remembered = conversation.metadata?.[seedMemoryTypeKey];
-  return typeof remembered === 'string' && Object.hasOwn(seedMemoryTypes, remembered) ? (remembered as SeedMemoryType) : defaultSeedMemoryType;
+  return typeof remembered === 'string' && Object.hasOwn(seedMemoryTypes, remembered)
+    ? (remembered as SeedMemoryType)
+    : defaultSeedMemoryType;
 }
 
 /** Header of a seed context response naming the policy that built it. */
@@ -39,7 +49,9 @@ export const policyHeader = 'X-Mnemo-Policy';
 const memoryTypeSchema = z.enum(Object.keys(seedMemoryTypes) as [SeedMemoryType, ...SeedMemoryType[]]);
 const tags = ['seed memory API'];
 
-const userIdField = idSchema.optional().describe('the end user; several conversations of one user share facts and recall. Default: the conversation is its own user');
+const userIdField = idSchema
+  .optional()
+  .describe('the end user; several conversations of one user share facts and recall. Default: the conversation is its own user');
 
 /**
  * Mounts the seed-compatible memory API (same paths and snake_case fields as the seed's memory service).
@@ -59,7 +71,7 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       path: '/v1/memory/add',
       summary: 'Store one message of a conversation',
       description:
-        'Every message is stored the same way, whatever the type; `memory_type` is remembered as the conversation\'s type, used by later context requests that name none. ' +
+        "Every message is stored the same way, whatever the type; `memory_type` is remembered as the conversation's type, used by later context requests that name none. " +
         `With an \`idempotency_key\` (or an \`${idempotencyHeader}\` header, stored as \`<header>#0\` as the resource API stores a one-message batch), ` +
         'a retried add returns the stored message with its original seq and stores nothing twice (409 `conflict` if role or content differ).',
       tags,
@@ -69,13 +81,24 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
         content: z.string(),
         memory_type: memoryTypeSchema.optional(),
         user_id: userIdField,
-        idempotency_key: z.string().min(1).max(256).optional().describe('unique within the conversation: a retry returns the stored message; wins over the header'),
+        idempotency_key: z
+          .string()
+          .min(1)
+          .max(256)
+          .optional()
+          .describe('unique within the conversation: a retry returns the stored message; wins over the header'),
       }),
       headers: { [idempotencyHeader]: `a key for this add, at most ${maxIdempotencyKeyChars} characters` },
       responses: {
         200: {
           description: 'the stored message',
-          schema: z.object({ status: z.literal('ok'), conversation_id: z.string(), message_id: z.string(), seq: z.number().int(), tokens: z.number().int() }),
+          schema: z.object({
+            status: z.literal('ok'),
+            conversation_id: z.string(),
+            message_id: z.string(),
+            seq: z.number().int(),
+            tokens: z.number().int(),
+          }),
         },
       },
     },
@@ -83,9 +106,19 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       const scope = requestScope(c, body.conversation_id, { body: body.user_id, bodyField: 'user_id' });
       const headerKey = readIdempotencyHeader(c);
       const idempotencyKey = body.idempotency_key ?? (headerKey === undefined ? undefined : `${headerKey}#0`);
-      const [stored] = await memory.append(scope, { role: body.role, content: body.content, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) });
+      const [stored] = await memory.append(scope, {
+        role: body.role,
+        content: body.content,
+        ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+      });
       if (body.memory_type !== undefined) await rememberMemoryType(memory, scope, body.memory_type);
-      return c.json({ status: 'ok', conversation_id: body.conversation_id, message_id: stored?.id, seq: stored?.seq, tokens: stored?.tokens });
+      return c.json({
+        status: 'ok',
+        conversation_id: body.conversation_id,
+        message_id: stored?.id,
+        seq: stored?.seq,
+        tokens: stored?.tokens,
+      });
     },
   );
 
@@ -116,7 +149,9 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
             messages: z.array(openAiMessageSchema),
             total_tokens: z.number().int(),
             memory_type: memoryTypeSchema,
-            conversation_found: z.boolean().describe('false for a conversation with no stored message (the context then holds only the system prompt)'),
+            conversation_found: z
+              .boolean()
+              .describe('false for a conversation with no stored message (the context then holds only the system prompt)'),
           }),
           headers: { [policyHeader]: 'the policy that built the context, e.g. `hybrid`' },
         },
@@ -154,7 +189,10 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       params: z.object({ conversation_id: idSchema }),
       query: z.object({ user_id: userIdField }),
       responses: {
-        200: { description: 'what was erased', schema: z.object({ status: z.literal('deleted'), conversation_id: z.string(), messages_deleted: z.number().int() }) },
+        200: {
+          description: 'what was erased',
+          schema: z.object({ status: z.literal('deleted'), conversation_id: z.string(), messages_deleted: z.number().int() }),
+        },
       },
     },
     async (c, { params, query }) => {

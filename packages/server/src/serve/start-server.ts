@@ -83,7 +83,12 @@ function listen(app: StartServerOptions['app'], host: string, port: number): Pro
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, hostname: host, port }) as Server;
     const onError = (error: NodeJS.ErrnoException) => {
-      reject(new MemoryError('unavailable', `cannot listen on ${host}:${port}: ${error.code ?? error.message}`, { cause: error, details: { host, port } }));
+      reject(
+        new MemoryError('unavailable', `cannot listen on ${host}:${port}: ${error.code ?? error.message}`, {
+          cause: error,
+          details: { host, port },
+        }),
+      );
     };
     server.once('error', onError);
     server.once('listening', () => {

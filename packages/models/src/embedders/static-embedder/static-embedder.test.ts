@@ -8,7 +8,11 @@ import { StaticEmbedder } from './static-embedder.js';
 import { decodeStaticModel, encodeStaticModel, staticModelChecksum } from './static-model-file.js';
 import { StaticTokenizer } from './static-tokenizer.js';
 
-const manifest = JSON.parse(readFileSync(new URL('../../../assets/static-use-lite.json', import.meta.url), 'utf8')) as { model: string; sha256: string; bytes: number };
+const manifest = JSON.parse(readFileSync(new URL('../../../assets/static-use-lite.json', import.meta.url), 'utf8')) as {
+  model: string;
+  sha256: string;
+  bytes: number;
+};
 const directory = mkdtempSync(join(tmpdir(), 'mnemo-static-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
@@ -34,7 +38,12 @@ describe('StaticEmbedder', () => {
   });
 
   it('puts a paraphrase nearer than an unrelated text, as the teacher does', () => {
-    const [hiking, trek, tyres, meal] = embedder.embedSync(['I love hiking in the mountains', 'We went trekking up the hills', 'My car needs new tyres', 'What should we cook for dinner?']);
+    const [hiking, trek, tyres, meal] = embedder.embedSync([
+      'I love hiking in the mountains',
+      'We went trekking up the hills',
+      'My car needs new tyres',
+      'What should we cook for dinner?',
+    ]);
     expect(cosineSimilarity(hiking!, trek!)).toBeGreaterThan(cosineSimilarity(hiking!, tyres!));
     expect(cosineSimilarity(hiking!, trek!)).toBeGreaterThan(cosineSimilarity(hiking!, meal!));
   });
@@ -66,7 +75,13 @@ describe('StaticEmbedder', () => {
   });
 
   it('reads back a table it wrote: same rows within int8 precision, id from the checksum', () => {
-    const vocabulary = { words: ['relay', 'ridge'], pieces: [['▁re', -3], ['lay', -4]] as [string, number][] };
+    const vocabulary = {
+      words: ['relay', 'ridge'],
+      pieces: [
+        ['▁re', -3],
+        ['lay', -4],
+      ] as [string, number][],
+    };
     const table = Float32Array.from([1, 0, 0.5, 0, -1, 0.25, 0.1, 0.2, 0.3, -0.3, -0.2, -0.1]);
     const bytes = encodeStaticModel({ name: 'tiny-3', vocabulary, table, dimensions: 3, provenance: { note: 'test' } });
     const path = join(directory, 'tiny.bin');
@@ -79,7 +94,20 @@ describe('StaticEmbedder', () => {
 });
 
 describe('StaticTokenizer', () => {
-  const tokenizer = new StaticTokenizer({ words: ['the', 'relay'], pieces: [['▁', -5], ['▁re', -3], ['lay', -4], ['▁r', -6], ['e', -6], ['l', -6], ['a', -6], ['y', -6], ['s', -6]] });
+  const tokenizer = new StaticTokenizer({
+    words: ['the', 'relay'],
+    pieces: [
+      ['▁', -5],
+      ['▁re', -3],
+      ['lay', -4],
+      ['▁r', -6],
+      ['e', -6],
+      ['l', -6],
+      ['a', -6],
+      ['y', -6],
+      ['s', -6],
+    ],
+  });
 
   it('maps known words to their rows and segments others into the likeliest pieces', () => {
     expect(tokenizer.rows('The RELAY')).toEqual([0, 1]);

@@ -51,7 +51,8 @@ export class StaticEmbedder implements Embedder {
   }
 
   async embed(texts: readonly string[], options: { signal?: AbortSignal } = {}): Promise<Float32Array[]> {
-    if (options.signal?.aborted) throw new MemoryError('model_failed', 'embedding was aborted', { cause: options.signal.reason, details: { aborted: true } });
+    if (options.signal?.aborted)
+      throw new MemoryError('model_failed', 'embedding was aborted', { cause: options.signal.reason, details: { aborted: true } });
     return this.embedSync(texts);
   }
 
@@ -63,7 +64,10 @@ export class StaticEmbedder implements Embedder {
   /** As {@link StaticEmbedder.embed}, synchronously. */
   embedSync(texts: readonly string[]): Float32Array[] {
     return texts.map((text, index) => {
-      if (typeof text !== 'string') throw new MemoryError('invalid_input', `texts[${index}] must be a string (got ${typeof text})`, { details: { field: 'texts', index } });
+      if (typeof text !== 'string')
+        throw new MemoryError('invalid_input', `texts[${index}] must be a string (got ${typeof text})`, {
+          details: { field: 'texts', index },
+        });
       return this.#embedOne(text);
     });
   }

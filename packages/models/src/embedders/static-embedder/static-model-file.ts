@@ -31,9 +31,16 @@ const magic = 'MNEMOST1';
  * Serializes a token table as one file: `MNEMOST1`, a uint32 header length, a JSON header (name,
  * dimensions, vocabulary, provenance), zero padding to 4 bytes, the float32 row scales, then the int8 values.
  */
-export function encodeStaticModel(input: { name: string; vocabulary: StaticVocabulary; table: Float32Array; dimensions: number; provenance: Record<string, unknown> }): Buffer {
+export function encodeStaticModel(input: {
+  name: string;
+  vocabulary: StaticVocabulary;
+  table: Float32Array;
+  dimensions: number;
+  provenance: Record<string, unknown>;
+}): Buffer {
   const rows = input.vocabulary.words.length + input.vocabulary.pieces.length;
-  if (input.table.length !== rows * input.dimensions) throw new MemoryError('invalid_input', `table has ${input.table.length} values, want ${rows} × ${input.dimensions}`);
+  if (input.table.length !== rows * input.dimensions)
+    throw new MemoryError('invalid_input', `table has ${input.table.length} values, want ${rows} × ${input.dimensions}`);
   const scales = new Float32Array(rows);
   const values = new Int8Array(rows * input.dimensions);
   for (let row = 0; row < rows; row += 1) {
@@ -41,15 +48,30 @@ export function encodeStaticModel(input: { name: string; vocabulary: StaticVocab
     for (let k = 0; k < input.dimensions; k += 1) max = Math.max(max, Math.abs(input.table[row * input.dimensions + k]!));
     const scale = max === 0 ? 1 : max / 127;
     scales[row] = scale;
-    for (let k = 0; k < input.dimensions; k += 1) values[row * input.dimensions + k] = Math.round(input.table[row * input.dimensions + k]! / scale);
+    for (let k = 0; k < input.dimensions; k += 1)
+      values[row * input.dimensions + k] = Math.round(input.table[row * input.dimensions + k]! / scale);
   }
-  const header: StaticModelHeader = { name: input.name, dimensions: input.dimensions, rows, words: input.vocabulary.words, pieces: input.vocabulary.pieces, provenance: input.provenance };
+  const header: StaticModelHeader = {
+    name: input.name,
+    dimensions: input.dimensions,
+    rows,
+    words: input.vocabulary.words,
+    pieces: input.vocabulary.pieces,
+    provenance: input.provenance,
+  };
   const json = Buffer.from(JSON.stringify(header), 'utf8');
   const headerEnd = magic.length + 4 + json.length;
   const padding = (4 - (headerEnd % 4)) % 4;
   const lengthField = Buffer.alloc(4);
   lengthField.writeUInt32LE(json.length);
-  return Buffer.concat([Buffer.from(magic, 'latin1'), lengthField, json, Buffer.alloc(padding), Buffer.from(scales.buffer), Buffer.from(values.buffer)]);
+  return Buffer.concat([
+    Buffer.from(magic, 'latin1'),
+    lengthField,
+    json,
+    Buffer.alloc(padding),
+    Buffer.from(scales.buffer),
+    Buffer.from(values.buffer),
+  ]);
 }
 
 /** The SHA-256 of a model file, in hex. */
@@ -64,9 +86,13 @@ export function staticModelChecksum(bytes: Uint8Array): string {
 export function decodeStaticModel(bytes: Buffer, options: { expectedSha256?: string } = {}): StaticModel {
   const checksum = staticModelChecksum(bytes);
   if (options.expectedSha256 !== undefined && checksum !== options.expectedSha256) {
-    throw new MemoryError('model_failed', `static embedder file has SHA-256 ${checksum}, want ${options.expectedSha256} (a damaged or foreign file)`);
+    throw new MemoryError(
+      'model_failed',
+      `static embedder file has SHA-256 ${checksum}, want ${options.expectedSha256} (a damaged or foreign file)`,
+    );
   }
-  if (bytes.length < magic.length + 4 || bytes.toString('latin1', 0, magic.length) !== magic) throw new MemoryError('model_failed', 'not a static embedder file (bad magic)');
+  if (bytes.length < magic.length + 4 || bytes.toString('latin1', 0, magic.length) !== magic)
+    throw new MemoryError('model_failed', 'not a static embedder file (bad magic)');
   const headerLength = bytes.readUInt32LE(magic.length);
   const headerEnd = magic.length + 4 + headerLength;
   let header: StaticModelHeader;
@@ -79,7 +105,10 @@ export function decodeStaticModel(bytes: Buffer, options: { expectedSha256?: str
   const scalesStart = headerEnd + ((4 - (headerEnd % 4)) % 4);
   const valuesStart = scalesStart + rows * 4;
   if (rows !== header.words.length + header.pieces.length || bytes.length !== valuesStart + rows * dimensions) {
-    throw new MemoryError('model_failed', `static embedder file is truncated or inconsistent (${bytes.length} bytes for ${rows} rows of ${dimensions})`);
+    throw new MemoryError(
+      'model_failed',
+      `static embedder file is truncated or inconsistent (${bytes.length} bytes for ${rows} rows of ${dimensions})`,
+    );
   }
   // Copies, so the table is aligned whatever the buffer's offset in its pool.
   const scales = new Float32Array(bytes.buffer.slice(bytes.byteOffset + scalesStart, bytes.byteOffset + valuesStart));

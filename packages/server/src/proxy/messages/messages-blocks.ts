@@ -15,7 +15,8 @@ export function readAnthropicMessages(messages: readonly unknown[], field: strin
     const message = asRecord(entry);
     const at = `${field}[${index}]`;
     const role = message?.role;
-    if (role !== 'user' && role !== 'assistant') throw invalid(`${at}.role`, `role must be user or assistant (got ${JSON.stringify(role)})`);
+    if (role !== 'user' && role !== 'assistant')
+      throw invalid(`${at}.role`, `role must be user or assistant (got ${JSON.stringify(role)})`);
     const content = message?.content;
     const blocks = typeof content === 'string' ? [{ type: 'text', text: content }] : asArray(content);
     if (blocks === undefined) throw invalid(`${at}.content`, 'content must be a string or a list of blocks');
@@ -32,7 +33,11 @@ function assistantTurn(blocks: readonly unknown[], at: string, lenient: boolean)
     const block = asRecord(entry);
     if (block?.type === 'text' && typeof block.text === 'string') texts.push(block.text);
     else if (block?.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string') {
-      toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: typeof block.input === 'string' ? block.input : JSON.stringify(block.input ?? {}) } });
+      toolCalls.push({
+        id: block.id,
+        type: 'function',
+        function: { name: block.name, arguments: typeof block.input === 'string' ? block.input : JSON.stringify(block.input ?? {}) },
+      });
     } else if (!skipped(block, lenient)) throw unsupported(`${at}[${index}]`, block);
   });
   return { role: 'assistant', content: texts.join('\n'), ...(toolCalls.length === 0 ? {} : { toolCalls }) };

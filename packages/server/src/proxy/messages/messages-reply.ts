@@ -44,7 +44,9 @@ export class MessagesStreamAssembler implements StreamAssembler {
 
   finish(): AssistantReply {
     this.#events.end();
-    const content = [...this.#blocks.entries()].sort(([a], [b]) => a - b).map(([, { block, json }]) => (block.type === 'tool_use' ? { ...block, input: toolInput(json, block.input) } : block));
+    const content = [...this.#blocks.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, { block, json }]) => (block.type === 'tool_use' ? { ...block, input: toolInput(json, block.input) } : block));
     const reply = replyFromMessage({ ...this.#message, type: 'message', content }, this.#stopped)!;
     return { ...reply, ...(this.#usage === undefined ? {} : { usage: this.#usage }) };
   }
@@ -68,7 +70,8 @@ export class MessagesStreamAssembler implements StreamAssembler {
         const entry = index === undefined ? undefined : this.#blocks.get(index);
         const delta = asRecord(event.delta);
         if (entry === undefined || delta === undefined) return;
-        if (delta.type === 'text_delta' && typeof delta.text === 'string') entry.block.text = `${typeof entry.block.text === 'string' ? entry.block.text : ''}${delta.text}`;
+        if (delta.type === 'text_delta' && typeof delta.text === 'string')
+          entry.block.text = `${typeof entry.block.text === 'string' ? entry.block.text : ''}${delta.text}`;
         if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') entry.json += delta.partial_json;
         return;
       }
@@ -100,6 +103,7 @@ function toolInput(json: string, started: unknown): unknown {
 /** The Messages stream protocol: whole once `message_stop` came; a break is told with Anthropic's `error` event, which its SDK raises. */
 export const messagesStreamProtocol: StreamProtocol = Object.freeze({
   createAssembler: () => new MessagesStreamAssembler(),
-  failureEvent: (message: string, code: string) => `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: code === 'upstream_timeout' ? 'timeout_error' : 'api_error', message } })}\n\n`,
+  failureEvent: (message: string, code: string) =>
+    `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: code === 'upstream_timeout' ? 'timeout_error' : 'api_error', message } })}\n\n`,
   unfinished: 'without message_stop',
 });

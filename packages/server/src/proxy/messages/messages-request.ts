@@ -35,6 +35,12 @@ export function readMessagesRequest(c: ServerContext, body: MessagesBody): Proxy
 
 function systemText(system: MessagesBody['system']): string | undefined {
   if (system === undefined) return undefined;
-  const text = typeof system === 'string' ? system : system.map((block) => block.text).filter((part) => part !== '').join('\n\n');
+  const text =
+    typeof system === 'string'
+      ? system
+      : system
+          .map((block) => block.text)
+          .filter((part) => part !== '')
+          .join('\n\n');
   return text === '' ? undefined : text;
 }

@@ -35,7 +35,10 @@ export function mountMessagesRoute(app: ServerApp, deps: ServerDeps, lock: Keyed
       body: messagesBodySchema,
       headers: proxyHeaderDocs('`metadata.user_id`'),
       responses: {
-        200: { description: "the upstream's `message` (application/json), or its event stream when `stream` is true, unchanged", headers: usageHeaderDocs },
+        200: {
+          description: "the upstream's `message` (application/json), or its event stream when `stream` is true, unchanged",
+          headers: usageHeaderDocs,
+        },
         400: { description: 'no conversation named, or a block mnemo cannot store' },
       },
     },
@@ -51,7 +54,12 @@ export function mountMessagesRoute(app: ServerApp, deps: ServerDeps, lock: Keyed
           clientHeaders: c.req.raw.headers,
           authorization: undefined,
           headers: anthropicHeaders(upstreamConfig, c.req.raw.headers, c.get('authenticatedByKey')),
-          body: JSON.stringify({ ...body, ...(model === undefined ? {} : { model }), ...(system.length === 0 ? { system: undefined } : { system }), messages }),
+          body: JSON.stringify({
+            ...body,
+            ...(model === undefined ? {} : { model }),
+            ...(system.length === 0 ? { system: undefined } : { system }),
+            messages,
+          }),
         });
         return await relayAnswer(c, deps, upstreamConfig, turn, upstream, {
           what: 'Messages message',
@@ -71,7 +79,11 @@ export function mountMessagesRoute(app: ServerApp, deps: ServerDeps, lock: Keyed
  * (never the mnemo key it authenticated with); else none. `anthropic-version` defaults to
  * {@link defaultAnthropicVersion}.
  */
-export function anthropicHeaders(upstreamConfig: UpstreamLlmConfig, clientHeaders: Headers, authenticatedByKey: boolean): Record<string, string> {
+export function anthropicHeaders(
+  upstreamConfig: UpstreamLlmConfig,
+  clientHeaders: Headers,
+  authenticatedByKey: boolean,
+): Record<string, string> {
   const headers: Record<string, string> = { 'anthropic-version': clientHeaders.get('anthropic-version') ?? defaultAnthropicVersion };
   const key = upstreamKey(upstreamConfig, clientHeaders, authenticatedByKey);
   if (key !== undefined) headers['x-api-key'] = key;

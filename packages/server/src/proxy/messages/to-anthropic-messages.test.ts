@@ -3,7 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { toAnthropicContext } from './to-anthropic-messages.js';
 
 function built(messages: BuiltContext['messages'], parts: readonly ContextPart['kind'][], stableCount: number): BuiltContext {
-  return { messages, report: { parts: parts.map((kind) => ({ kind, tokens: 1, messageCount: 1 })), stable: { messageCount: stableCount, tokens: 0 } } as unknown as BuiltContext['report'] };
+  return {
+    messages,
+    report: {
+      parts: parts.map((kind) => ({ kind, tokens: 1, messageCount: 1 })),
+      stable: { messageCount: stableCount, tokens: 0 },
+    } as unknown as BuiltContext['report'],
+  };
 }
 
 const call = { id: 'toolu_1', type: 'function' as const, function: { name: 'lookup', arguments: '{"node": 7}' } };
@@ -36,7 +42,13 @@ describe('toAnthropicContext', () => {
       { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { node: 7 } }] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '3 hops' }] },
       { role: 'assistant', content: [{ type: 'text', text: 'Node 7 is 3 hops away.', cache_control: { type: 'ephemeral' } }] },
-      { role: 'user', content: [{ type: 'text', text: 'Earlier: node 7 was down on Monday.' }, { type: 'text', text: 'And node 8?' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Earlier: node 7 was down on Monday.' },
+          { type: 'text', text: 'And node 8?' },
+        ],
+      },
     ]);
   });
 

@@ -27,7 +27,10 @@ const ephemeral = Object.freeze({ type: 'ephemeral' });
 export function toAnthropicContext(context: BuiltContext, usedBreakpoints = 0): AnthropicContext {
   const firstTurn = context.messages.findIndex((message) => message.role !== 'system');
   const leading = firstTurn < 0 ? context.messages.length : firstTurn;
-  const system: Block[] = context.messages.slice(0, leading).filter((message) => message.content !== '').map((message) => ({ type: 'text', text: message.content }));
+  const system: Block[] = context.messages
+    .slice(0, leading)
+    .filter((message) => message.content !== '')
+    .map((message) => ({ type: 'text', text: message.content }));
   const messages: AnthropicContext['messages'] = [];
   const lastBlockOf = new Map<number, Block>();
   context.messages.slice(leading).forEach((message, offset) => {
@@ -58,7 +61,12 @@ function blocksOf(message: BuiltContext['messages'][number]): Block[] {
   if (message.role === 'tool') return [{ type: 'tool_result', tool_use_id: message.toolCallId ?? '', content: message.content }];
   // Anthropic refuses empty text blocks.
   const text: Block[] = message.content === '' ? [] : [{ type: 'text', text: message.content }];
-  const calls = (message.toolCalls ?? []).map((call) => ({ type: 'tool_use', id: call.id, name: call.function.name, input: parseInput(call.function.arguments) }));
+  const calls = (message.toolCalls ?? []).map((call) => ({
+    type: 'tool_use',
+    id: call.id,
+    name: call.function.name,
+    input: parseInput(call.function.arguments),
+  }));
   return [...text, ...calls];
 }
 

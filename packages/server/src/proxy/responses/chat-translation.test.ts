@@ -23,7 +23,9 @@ describe('toChatCompletionRequest', () => {
       model: 'llama3.2',
       messages: [{ role: 'user', content: 'hi' }],
       temperature: 0.2,
-      tools: [{ type: 'function', function: { name: 'lookup', description: 'Look a node up', parameters: { type: 'object' }, strict: true } }],
+      tools: [
+        { type: 'function', function: { name: 'lookup', description: 'Look a node up', parameters: { type: 'object' }, strict: true } },
+      ],
       tool_choice: { type: 'function', function: { name: 'lookup' } },
       max_tokens: 120,
       response_format: { type: 'json_schema', json_schema: { name: 'node', schema: { type: 'object' }, strict: true } },

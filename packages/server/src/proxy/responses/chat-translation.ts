@@ -13,10 +13,23 @@ import type { ResponsesBody } from './responses-request.js';
  * Fields with no chat equivalent (`store`, `metadata`, `include`, `truncation`, …) stay with mnemo.
  * Throws `invalid_input` for a tool that is not a function (web search, file search, …): a chat server cannot run it.
  */
-export function toChatCompletionRequest(body: ResponsesBody, messages: readonly ContextMessage[], model: string | undefined): Record<string, unknown> {
+export function toChatCompletionRequest(
+  body: ResponsesBody,
+  messages: readonly ContextMessage[],
+  model: string | undefined,
+): Record<string, unknown> {
   const tools = chatTools(body);
   const format = body.text?.format;
-  const passed = pick(body, ['temperature', 'top_p', 'parallel_tool_calls', 'user', 'safety_identifier', 'prompt_cache_key', 'service_tier', 'top_logprobs']);
+  const passed = pick(body, [
+    'temperature',
+    'top_p',
+    'parallel_tool_calls',
+    'user',
+    'safety_identifier',
+    'prompt_cache_key',
+    'service_tier',
+    'top_logprobs',
+  ]);
   return {
     ...(model === undefined ? {} : { model }),
     messages: toOpenAiMessages(messages),
@@ -41,7 +54,9 @@ export function responseFromCompletion(completion: unknown, body: ResponsesBody)
   if (reply === undefined) return undefined;
   const output = [
     ...(reply.content === '' ? [] : [messageItem(newResponsesId('msg'), reply.content, 'completed')]),
-    ...reply.toolCalls.map((call) => functionCallItem(newResponsesId('fc'), { id: call.id, name: call.function.name, arguments: call.function.arguments }, 'completed')),
+    ...reply.toolCalls.map((call) =>
+      functionCallItem(newResponsesId('fc'), { id: call.id, name: call.function.name, arguments: call.function.arguments }, 'completed'),
+    ),
   ];
   const incompleteReason = incompleteReasonOf(reply.finishReason);
   const usage = readUpstreamUsage(asRecord(completion)?.usage);
@@ -94,4 +109,3 @@ function chatResponseFormat(format: Readonly<Record<string, unknown>>): unknown 
 function pick(source: Readonly<Record<string, unknown>>, keys: readonly string[]): Record<string, unknown> {
   return Object.fromEntries(keys.flatMap((key) => (source[key] === undefined || source[key] === null ? [] : [[key, source[key]]])));
 }
-

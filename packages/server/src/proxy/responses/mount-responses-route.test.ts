@@ -9,7 +9,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function start(replies: readonly ScriptedReply[], responsesApi: 'forward' | 'translate' = 'translate'): Promise<{ upstream: ScriptedOpenAiServer; app: ProxyApp; client: OpenAI }> {
+async function start(
+  replies: readonly ScriptedReply[],
+  responsesApi: 'forward' | 'translate' = 'translate',
+): Promise<{ upstream: ScriptedOpenAiServer; app: ProxyApp; client: OpenAI }> {
   const upstream = await startScriptedOpenAiServer({ replies });
   cleanups.push(() => upstream.close());
   const app = await startProxyApp({ llm: { baseUrl: upstream.baseUrl, responsesApi } });
@@ -21,25 +24,40 @@ const usage = { promptTokens: 40, completionTokens: 5, cachedTokens: 32 };
 
 describe('POST /v1/responses', () => {
   it('chains with previous_response_id: the new input alone is sent, with the stored history as context', async () => {
-    const { upstream, app, client } = await start([{ content: 'Hello Ada.', usage }, { content: 'You are Ada.', usage }]);
+    const { upstream, app, client } = await start([
+      { content: 'Hello Ada.', usage },
+      { content: 'You are Ada.', usage },
+    ]);
 
     const first = await client.responses.create({ model: 'm', instructions: 'Be brief.', input: 'My name is Ada.', user: 'ada' });
     const second = await client.responses.create({ model: 'm', input: 'What is my name?', previous_response_id: first.id, user: 'ada' });
 
     expect(second.output_text).toBe('You are Ada.');
     expect(second.usage).toMatchObject({ input_tokens: 40, output_tokens: 5, input_tokens_details: { cached_tokens: 32 } });
-    const sent = (upstream.requests.at(-1)!.body as { messages: { role: string; content: string }[]; previous_response_id?: string }).messages;
-    expect(sent.map((message) => `${message.role}: ${message.content}`)).toEqual(['user: My name is Ada.', 'assistant: Hello Ada.', 'user: What is my name?']);
+    const sent = (upstream.requests.at(-1)!.body as { messages: { role: string; content: string }[]; previous_response_id?: string })
+      .messages;
+    expect(sent.map((message) => `${message.role}: ${message.content}`)).toEqual([
+      'user: My name is Ada.',
+      'assistant: Hello Ada.',
+      'user: What is my name?',
+    ]);
     expect(upstream.requests.at(-1)!.path).toBe('/v1/chat/completions');
     const stored = await app.stored('ada');
     expect(stored.map((message) => message.content)).toEqual(['My name is Ada.', 'Hello Ada.', 'What is my name?', 'You are Ada.']);
-    expect(stored[3]!.metadata).toMatchObject({ proxy: { ids: [second.id, expect.stringMatching(/^msg_/)], usage: { inputTokens: 40, cachedInputTokens: 32 } } });
+    expect(stored[3]!.metadata).toMatchObject({
+      proxy: { ids: [second.id, expect.stringMatching(/^msg_/)], usage: { inputTokens: 40, cachedInputTokens: 32 } },
+    });
   });
 
   it('answers 404 for a previous_response_id the conversation does not hold, and stores nothing', async () => {
     const { app } = await start([{ content: 'unused' }]);
 
-    const response = await postJson(`${app.url}/v1/responses`, { model: 'm', input: 'hi', previous_response_id: 'resp_elsewhere', user: 'bo' });
+    const response = await postJson(`${app.url}/v1/responses`, {
+      model: 'm',
+      input: 'hi',
+      previous_response_id: 'resp_elsewhere',
+      user: 'bo',
+    });
 
     expect(response.status).toBe(404);
     expect(await app.stored('bo')).toEqual([]);
@@ -48,7 +66,11 @@ describe('POST /v1/responses', () => {
   it('refuses an image part and a web search tool for a chat upstream with 400, before storing anything', async () => {
     const { app, upstream } = await start([{ content: 'unused' }]);
 
-    const image = await postJson(`${app.url}/v1/responses`, { model: 'm', user: 'cy', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://x/y.png' }] }] });
+    const image = await postJson(`${app.url}/v1/responses`, {
+      model: 'm',
+      user: 'cy',
+      input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://x/y.png' }] }],
+    });
     const search = await postJson(`${app.url}/v1/responses`, { model: 'm', user: 'cy', input: 'news?', tools: [{ type: 'web_search' }] });
 
     expect(image.status).toBe(400);
@@ -73,16 +95,37 @@ describe('POST /v1/responses', () => {
   });
 
   it('streams the Responses event sequence the SDKs parse when translating a chat stream, text and function call', async () => {
-    const { app } = await start([{ content: 'Checking now.', toolCalls: [{ id: 'call_9', name: 'lookup', arguments: '{"node":7}' }], usage }]);
+    const { app } = await start([
+      { content: 'Checking now.', toolCalls: [{ id: 'call_9', name: 'lookup', arguments: '{"node":7}' }], usage },
+    ]);
 
-    const response = await postJson(`${app.url}/v1/responses`, { model: 'm', user: 'ed', input: 'node 7?', stream: true, tools: [{ type: 'function', name: 'lookup', parameters: {} }] });
-    const events = (await response.text()).split('\n\n').filter((block) => block.startsWith('event: ')).map((block) => JSON.parse(block.split('\ndata: ')[1]!) as Record<string, unknown>);
+    const response = await postJson(`${app.url}/v1/responses`, {
+      model: 'm',
+      user: 'ed',
+      input: 'node 7?',
+      stream: true,
+      tools: [{ type: 'function', name: 'lookup', parameters: {} }],
+    });
+    const events = (await response.text())
+      .split('\n\n')
+      .filter((block) => block.startsWith('event: '))
+      .map((block) => JSON.parse(block.split('\ndata: ')[1]!) as Record<string, unknown>);
 
     expect(events.map((event) => event.type)).toEqual([
-      'response.created', 'response.in_progress',
-      'response.output_item.added', 'response.content_part.added', 'response.output_text.delta', 'response.output_text.delta',
-      'response.output_text.done', 'response.content_part.done', 'response.output_item.done',
-      'response.output_item.added', 'response.function_call_arguments.delta', 'response.function_call_arguments.delta', 'response.function_call_arguments.done', 'response.output_item.done',
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
       'response.completed',
     ]);
     expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
@@ -91,7 +134,11 @@ describe('POST /v1/responses', () => {
     expect(completed.output[1]).toMatchObject({ call_id: 'call_9', arguments: '{"node":7}' });
     expect(completed.usage).toMatchObject({ input_tokens: 40, input_tokens_details: { cached_tokens: 32 } });
     const stored = await app.stored('ed');
-    expect(stored[1]).toMatchObject({ role: 'assistant', content: 'Checking now.', toolCalls: [{ id: 'call_9', function: { name: 'lookup', arguments: '{"node":7}' } }] });
+    expect(stored[1]).toMatchObject({
+      role: 'assistant',
+      content: 'Checking now.',
+      toolCalls: [{ id: 'call_9', function: { name: 'lookup', arguments: '{"node":7}' } }],
+    });
   });
 
   it('ends a stream the upstream breaks off with an error event the openai SDK raises, and stores the partial reply marked incomplete', async () => {
@@ -110,7 +157,14 @@ describe('POST /v1/responses', () => {
 
     const first = await client.responses.create({ model: 'm', instructions: 'Be brief.', input: 'I am Gus.', user: 'gus' });
     // As on OpenAI, instructions are not carried over from the previous response: each request states its own.
-    await client.responses.create({ model: 'm', instructions: 'Be brief.', input: 'Who am I?', previous_response_id: first.id, user: 'gus', store: false });
+    await client.responses.create({
+      model: 'm',
+      instructions: 'Be brief.',
+      input: 'Who am I?',
+      previous_response_id: first.id,
+      user: 'gus',
+      store: false,
+    });
 
     const body = upstream.requests.at(-1)!.body as Record<string, unknown>;
     expect(upstream.requests.at(-1)!.path).toBe('/v1/responses');

@@ -4,14 +4,30 @@ import { registerRoute } from '../../openapi/route-spec.js';
 import { userHeader } from '../../resource-api/request-scope.js';
 import type { KeyedLock } from '@mnemo/core/internals';
 import { conversationHeader, proxyHeaderDocs } from '../proxy-request.js';
-import { prepareProxyTurn, relayAnswer, relayedAsItCame, upstreamFailure, usageHeaderDocs, type AnswerReading, type ProxyTurn } from '../proxy-turn.js';
+import {
+  prepareProxyTurn,
+  relayAnswer,
+  relayedAsItCame,
+  upstreamFailure,
+  usageHeaderDocs,
+  type AnswerReading,
+  type ProxyTurn,
+} from '../proxy-turn.js';
 import { parseJson } from '../read-json.js';
 import { dedupSlackMessages } from '../select-new-turns.js';
 import { callUpstream, requireUpstream, upstreamAuthorization } from '../upstream.js';
 import { checkTranslatable, responseFromCompletion, toChatCompletionRequest } from './chat-translation.js';
 import { toResponsesInput } from './responses-items.js';
 import { replyFromResponse, responsesStreamProtocol } from './responses-reply.js';
-import { inputLength, namesStoredReplies, readResponsesRequest, readResponsesScope, responsesBodySchema, storedReplyIds, type ResponsesBody } from './responses-request.js';
+import {
+  inputLength,
+  namesStoredReplies,
+  readResponsesRequest,
+  readResponsesScope,
+  responsesBodySchema,
+  storedReplyIds,
+  type ResponsesBody,
+} from './responses-request.js';
 import { translateChatStream } from './translate-chat-stream.js';
 
 /** How the proxy serves `POST /v1/responses`: forwarded to an upstream that speaks Responses, or translated to chat completions. */
@@ -55,7 +71,10 @@ export function mountResponsesRoute(app: ServerApp, deps: ServerDeps, lock: Keye
       body: responsesBodySchema,
       headers: proxyHeaderDocs("the body's `user`, else `safety_identifier`"),
       responses: {
-        200: { description: 'a Responses `response` (application/json), or its event stream when `stream` is true', headers: usageHeaderDocs },
+        200: {
+          description: 'a Responses `response` (application/json), or its event stream when `stream` is true',
+          headers: usageHeaderDocs,
+        },
         400: { description: 'no conversation named, an item mnemo cannot store, or a tool a chat-completions upstream cannot run' },
         404: { description: '`previous_response_id` or an item reference that is not in the conversation' },
       },
@@ -66,7 +85,9 @@ export function mountResponsesRoute(app: ServerApp, deps: ServerDeps, lock: Keye
       if (mode === 'translate') checkTranslatable(body);
       const scope = readResponsesScope(c, body);
       // Only a request that names stored replies needs them read before its turns are.
-      const tail = namesStoredReplies(body) ? withoutSuperseded(await deps.memory.listMessages(scope, { order: 'desc', limit: inputLength(body) + dedupSlackMessages })) : [];
+      const tail = namesStoredReplies(body)
+        ? withoutSuperseded(await deps.memory.listMessages(scope, { order: 'desc', limit: inputLength(body) + dedupSlackMessages }))
+        : [];
       const request = readResponsesRequest(c, body, scope, storedReplyIds(tail));
       const turn = await prepareProxyTurn(deps, lock, request);
       try {
@@ -112,7 +133,14 @@ async function translate(c: ServerContext, deps: ServerDeps, turn: ProxyTurn, bo
       const reply = response === undefined ? undefined : replyFromResponse(response);
       return response === undefined || reply === undefined ? undefined : { reply, text: JSON.stringify(response) };
     },
-    ...(body.stream === true ? { stream: { protocol: responsesStreamProtocol, translate: (stream: ReadableStream<Uint8Array>) => translateChatStream(stream, body) } } : {}),
+    ...(body.stream === true
+      ? {
+          stream: {
+            protocol: responsesStreamProtocol,
+            translate: (stream: ReadableStream<Uint8Array>) => translateChatStream(stream, body),
+          },
+        }
+      : {}),
   };
   return relayAnswer(c, deps, deps.llm, turn, upstream, reading);
 }

@@ -51,7 +51,9 @@ describe('readResponsesItems', () => {
   });
 
   it('refuses what mnemo cannot store: images, unknown item types, a call without its id', () => {
-    expect(() => readResponsesItems([{ role: 'user', content: [{ type: 'input_image', image_url: 'x' }] }], 'input')).toThrow(/input_image/);
+    expect(() => readResponsesItems([{ role: 'user', content: [{ type: 'input_image', image_url: 'x' }] }], 'input')).toThrow(
+      /input_image/,
+    );
     expect(() => readResponsesItems([{ type: 'web_search_call', id: 'ws_1' }], 'input')).toThrow(/web_search_call/);
     expect(() => readResponsesItems([{ type: 'function_call', name: 'lookup', arguments: '{}' }], 'input')).toThrow(/call_id/);
   });

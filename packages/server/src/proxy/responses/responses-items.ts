@@ -15,7 +15,12 @@ export interface ResponsesTurns {
  * Throws `invalid_input` naming `field[i]` for an item or part mnemo cannot store, `not_found` for a
  * reference `resolve` does not know; `lenient` (an upstream's output) skips what it cannot store instead.
  */
-export function readResponsesItems(items: readonly unknown[], field: string, resolve: (id: string) => Message | undefined = () => undefined, lenient = false): ResponsesTurns {
+export function readResponsesItems(
+  items: readonly unknown[],
+  field: string,
+  resolve: (id: string) => Message | undefined = () => undefined,
+  lenient = false,
+): ResponsesTurns {
   const system: string[] = [];
   const turns: MessageInput[] = [];
   // The stored message the previous turn came from, so that several references into one reply make one turn.
@@ -36,19 +41,27 @@ export function readResponsesItems(items: readonly unknown[], field: string, res
       else if (role === 'user') push({ role: 'user', content: text });
       else if (role === 'assistant') {
         const last = turns.at(-1);
-        if (last?.role === 'assistant' && last.toolCalls === undefined && lastStoredId === undefined) turns[turns.length - 1] = { ...last, content: joinText(last.content, text) };
+        if (last?.role === 'assistant' && last.toolCalls === undefined && lastStoredId === undefined)
+          turns[turns.length - 1] = { ...last, content: joinText(last.content, text) };
         else push({ role: 'assistant', content: text });
       } else throw invalid(`${at}.role`, `role must be user, assistant, system or developer (got ${JSON.stringify(role)})`);
     } else if (type === 'function_call') {
       addCall(turns, functionCall(item, at), (turn) => push(turn));
     } else if (type === 'function_call_output') {
-      if (typeof item.call_id !== 'string' || item.call_id === '') throw invalid(`${at}.call_id`, 'a function_call_output needs its call_id');
-      push({ role: 'tool', toolCallId: item.call_id, content: typeof item.output === 'string' ? item.output : messageText(item.output, `${at}.output`, lenient) });
+      if (typeof item.call_id !== 'string' || item.call_id === '')
+        throw invalid(`${at}.call_id`, 'a function_call_output needs its call_id');
+      push({
+        role: 'tool',
+        toolCallId: item.call_id,
+        content: typeof item.output === 'string' ? item.output : messageText(item.output, `${at}.output`, lenient),
+      });
     } else if (type === 'item_reference') {
       const id = typeof item.id === 'string' ? item.id : '';
       const stored = resolve(id);
       if (stored === undefined) {
-        throw new MemoryError('not_found', `body.${at}: item ${JSON.stringify(id)} is not in this conversation's recent history`, { details: { field: `body.${at}` } });
+        throw new MemoryError('not_found', `body.${at}: item ${JSON.stringify(id)} is not in this conversation's recent history`, {
+          details: { field: `body.${at}` },
+        });
       }
       if (stored.id !== lastStoredId) push(storedTurn(stored), stored.id);
     } else if (type !== 'reasoning' && !lenient) {
@@ -62,14 +75,19 @@ export function readResponsesItems(items: readonly unknown[], field: string, res
 export function replyOfOutput(output: readonly unknown[]): { content: string; toolCalls: ToolCall[] } {
   const { turns } = readResponsesItems(output, 'output', undefined, true);
   return {
-    content: turns.map((turn) => turn.content).filter((text) => text !== '').join('\n'),
+    content: turns
+      .map((turn) => turn.content)
+      .filter((text) => text !== '')
+      .join('\n'),
     toolCalls: turns.flatMap((turn) => turn.toolCalls ?? []),
   };
 }
 
 /** The ids a response and its output items go by, so a later `item_reference` or `previous_response_id` finds the stored reply. */
 export function idsOfResponse(response: Readonly<Record<string, unknown>>): string[] {
-  const itemIds = (asArray(response.output) ?? []).map((item) => asRecord(item)?.id).filter((id): id is string => typeof id === 'string' && id !== '');
+  const itemIds = (asArray(response.output) ?? [])
+    .map((item) => asRecord(item)?.id)
+    .filter((id): id is string => typeof id === 'string' && id !== '');
   return [...(typeof response.id === 'string' ? [response.id] : []), ...itemIds];
 }
 
@@ -77,8 +95,14 @@ export function idsOfResponse(response: Readonly<Record<string, unknown>>): stri
 export function toResponsesInput(messages: readonly ContextMessage[]): unknown[] {
   return messages.flatMap((message): unknown[] => {
     if (message.role === 'tool') return [{ type: 'function_call_output', call_id: message.toolCallId ?? '', output: message.content }];
-    const text = message.content === '' && message.role === 'assistant' ? [] : [{ type: 'message', role: message.role, content: message.content }];
-    const calls = (message.toolCalls ?? []).map((call) => ({ type: 'function_call', call_id: call.id, name: call.function.name, arguments: call.function.arguments }));
+    const text =
+      message.content === '' && message.role === 'assistant' ? [] : [{ type: 'message', role: message.role, content: message.content }];
+    const calls = (message.toolCalls ?? []).map((call) => ({
+      type: 'function_call',
+      call_id: call.id,
+      name: call.function.name,
+      arguments: call.function.arguments,
+    }));
     return [...text, ...calls];
   });
 }
@@ -95,7 +119,11 @@ function addCall(turns: MessageInput[], call: ToolCall, pushNew: (turn: MessageI
 function functionCall(item: Record<string, unknown>, at: string): ToolCall {
   if (typeof item.call_id !== 'string' || item.call_id === '') throw invalid(`${at}.call_id`, 'a function_call needs its call_id');
   if (typeof item.name !== 'string' || item.name === '') throw invalid(`${at}.name`, 'a function_call needs its name');
-  return { id: item.call_id, type: 'function', function: { name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : '' } };
+  return {
+    id: item.call_id,
+    type: 'function',
+    function: { name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : '' },
+  };
 }
 
 function storedTurn(message: Message): MessageInput {
@@ -116,7 +144,8 @@ function messageText(content: unknown, at: string, lenient: boolean): string {
   return parts
     .flatMap((entry, index) => {
       const part = asRecord(entry);
-      if (part !== undefined && ['input_text', 'output_text', 'text'].includes(String(part.type)) && typeof part.text === 'string') return [part.text];
+      if (part !== undefined && ['input_text', 'output_text', 'text'].includes(String(part.type)) && typeof part.text === 'string')
+        return [part.text];
       if (part?.type === 'refusal' && typeof part.refusal === 'string') return [part.refusal];
       if (lenient) return [];
       throw invalid(`${at}.content[${index}]`, `mnemo stores text only; "${String(part?.type)}" parts are not supported`);

@@ -29,7 +29,11 @@ export function outputText(text: string): Record<string, unknown> {
 }
 
 /** A function call output item. */
-export function functionCallItem(id: string, call: { id: string; name: string; arguments: string }, status: 'in_progress' | 'completed'): Record<string, unknown> {
+export function functionCallItem(
+  id: string,
+  call: { id: string; name: string; arguments: string },
+  status: 'in_progress' | 'completed',
+): Record<string, unknown> {
   return { id, type: 'function_call', status, call_id: call.id, name: call.name, arguments: call.arguments };
 }
 

@@ -57,7 +57,14 @@ export class ResponsesStreamAssembler implements StreamAssembler {
     if (this.#final !== undefined) return this.#final;
     const output = [...this.#items.entries()].sort(([a], [b]) => a - b).map(([, item]) => item);
     const { content, toolCalls } = replyOfOutput(output);
-    return { content, toolCalls, finishReason: undefined, model: this.#model, complete: false, ids: idsOfResponse({ id: this.#id, output }) };
+    return {
+      content,
+      toolCalls,
+      finishReason: undefined,
+      model: this.#model,
+      complete: false,
+      ids: idsOfResponse({ id: this.#id, output }),
+    };
   }
 
   #event(data: string): void {
@@ -76,16 +83,21 @@ export class ResponsesStreamAssembler implements StreamAssembler {
     const index = typeof event.output_index === 'number' ? event.output_index : undefined;
     if (index === undefined) return;
     const item = asRecord(event.item);
-    if ((type === 'response.output_item.added' || type === 'response.output_item.done') && item !== undefined) this.#items.set(index, { ...item });
+    if ((type === 'response.output_item.added' || type === 'response.output_item.done') && item !== undefined)
+      this.#items.set(index, { ...item });
     const current = this.#items.get(index);
     if (current === undefined || typeof event.delta !== 'string') return;
     if (type === 'response.output_text.delta') current.content = [{ type: 'output_text', text: textOf(current) + event.delta }];
-    if (type === 'response.function_call_arguments.delta') current.arguments = `${typeof current.arguments === 'string' ? current.arguments : ''}${event.delta}`;
+    if (type === 'response.function_call_arguments.delta')
+      current.arguments = `${typeof current.arguments === 'string' ? current.arguments : ''}${event.delta}`;
   }
 }
 
 function textOf(item: Record<string, unknown>): string {
-  return (asArray(item.content) ?? []).map((part) => asRecord(part)?.text).filter((text): text is string => typeof text === 'string').join('');
+  return (asArray(item.content) ?? [])
+    .map((part) => asRecord(part)?.text)
+    .filter((text): text is string => typeof text === 'string')
+    .join('');
 }
 
 /**

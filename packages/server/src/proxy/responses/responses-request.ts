@@ -46,7 +46,10 @@ export function storedReplyIds(tail: readonly Message[]): Map<string, Message> {
 /** True when a request refers to stored replies: `previous_response_id`, or an `item_reference` in its input. */
 export function namesStoredReplies(body: ResponsesBody): boolean {
   if (typeof body.previous_response_id === 'string') return true;
-  return Array.isArray(body.input) && body.input.some((item) => typeof item === 'object' && item !== null && (item as { type?: unknown }).type === 'item_reference');
+  return (
+    Array.isArray(body.input) &&
+    body.input.some((item) => typeof item === 'object' && item !== null && (item as { type?: unknown }).type === 'item_reference')
+  );
 }
 
 /** How many items of a request may be references, so the stored tail read to resolve them covers them all. */
@@ -69,15 +72,27 @@ export function readResponsesScope(c: ServerContext, body: ResponsesBody): Scope
  * `previous_response_id` must name a reply of this conversation (`not_found` otherwise): mnemo holds
  * the conversation, so the input after it is only the new turns.
  */
-export function readResponsesRequest(c: ServerContext, body: ResponsesBody, scope: Scope, storedById: ReadonlyMap<string, Message>): ProxyRequest {
+export function readResponsesRequest(
+  c: ServerContext,
+  body: ResponsesBody,
+  scope: Scope,
+  storedById: ReadonlyMap<string, Message>,
+): ProxyRequest {
   const previous = body.previous_response_id;
   if (previous !== undefined && previous !== null && !storedById.has(previous)) {
-    throw new MemoryError('not_found', `previous_response_id ${JSON.stringify(previous)} is no reply of conversation ${JSON.stringify(scope.conversationId)} that mnemo holds`, {
-      details: { field: 'previous_response_id' },
-    });
+    throw new MemoryError(
+      'not_found',
+      `previous_response_id ${JSON.stringify(previous)} is no reply of conversation ${JSON.stringify(scope.conversationId)} that mnemo holds`,
+      {
+        details: { field: 'previous_response_id' },
+      },
+    );
   }
   const items = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input ?? []);
   const { system, turns } = readResponsesItems(items, 'input', (id) => storedById.get(id));
-  const systemParts = [...(body.instructions === undefined || body.instructions === null || body.instructions === '' ? [] : [body.instructions]), ...system];
+  const systemParts = [
+    ...(body.instructions === undefined || body.instructions === null || body.instructions === '' ? [] : [body.instructions]),
+    ...system,
+  ];
   return { scope, system: systemParts.length === 0 ? undefined : systemParts.join('\n\n'), turns, context: readContextHeaders(c) };
 }

@@ -7,7 +7,15 @@ import type { ResponsesBody } from './responses-request.js';
 /** An output item being streamed: its index, id and what arrived so far. */
 type OpenItem =
   | { readonly kind: 'message'; readonly index: number; readonly id: string; text: string }
-  | { readonly kind: 'call'; readonly index: number; readonly id: string; readonly callIndex: number; callId: string; name: string; arguments: string };
+  | {
+      readonly kind: 'call';
+      readonly index: number;
+      readonly id: string;
+      readonly callIndex: number;
+      callId: string;
+      name: string;
+      arguments: string;
+    };
 
 /**
  * Turns a chat-completions event stream into the Responses event stream OpenAI's SDKs parse:
@@ -134,7 +142,10 @@ class ChatToResponsesEvents {
         arguments: '',
       };
       this.#open = open;
-      this.#emit('response.output_item.added', { output_index: open.index, item: functionCallItem(open.id, { id: open.callId, name: open.name, arguments: '' }, 'in_progress') });
+      this.#emit('response.output_item.added', {
+        output_index: open.index,
+        item: functionCallItem(open.id, { id: open.callId, name: open.name, arguments: '' }, 'in_progress'),
+      });
     }
     const open = this.#open;
     if (typeof delta.id === 'string' && delta.id !== '' && open.callId === '') open.callId = delta.id;
@@ -150,20 +161,40 @@ class ChatToResponsesEvents {
     if (open === undefined) return;
     this.#open = undefined;
     if (open.kind === 'message') {
-      this.#emit('response.output_text.done', { item_id: open.id, output_index: open.index, content_index: 0, text: open.text, logprobs: [] });
-      this.#emit('response.content_part.done', { item_id: open.id, output_index: open.index, content_index: 0, part: outputText(open.text) });
+      this.#emit('response.output_text.done', {
+        item_id: open.id,
+        output_index: open.index,
+        content_index: 0,
+        text: open.text,
+        logprobs: [],
+      });
+      this.#emit('response.content_part.done', {
+        item_id: open.id,
+        output_index: open.index,
+        content_index: 0,
+        part: outputText(open.text),
+      });
       const item = messageItem(open.id, open.text, 'completed');
       this.#done.push(item);
       this.#emit('response.output_item.done', { output_index: open.index, item });
       return;
     }
-    this.#emit('response.function_call_arguments.done', { item_id: open.id, output_index: open.index, name: open.name, arguments: open.arguments });
+    this.#emit('response.function_call_arguments.done', {
+      item_id: open.id,
+      output_index: open.index,
+      name: open.name,
+      arguments: open.arguments,
+    });
     const item = functionCallItem(open.id, { id: open.callId, name: open.name, arguments: open.arguments }, 'completed');
     this.#done.push(item);
     this.#emit('response.output_item.done', { output_index: open.index, item });
   }
 
-  #response(status: 'in_progress' | 'completed' | 'incomplete', output: readonly unknown[], incompleteReason?: string): Record<string, unknown> {
+  #response(
+    status: 'in_progress' | 'completed' | 'incomplete',
+    output: readonly unknown[],
+    incompleteReason?: string,
+  ): Record<string, unknown> {
     return buildResponse(
       {
         id: this.#id,
