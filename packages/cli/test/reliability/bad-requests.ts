@@ -139,14 +139,12 @@ function bodyArbitrary(route: FuzzRoute): fc.Arbitrary<BodyChoice> {
     },
     {
       weight: 1,
-      arbitrary: fc
-        .string({ maxLength: 30 })
-        .map((text): BodyChoice => ({
-          kind: 'broken JSON',
-          body: Buffer.from(`{"messages": [${text}`),
-          contentType: 'application/json',
-          malformed: true,
-        })),
+      arbitrary: fc.string({ maxLength: 30 }).map((text): BodyChoice => ({
+        kind: 'broken JSON',
+        body: Buffer.from(`{"messages": [${text}`),
+        contentType: 'application/json',
+        malformed: true,
+      })),
     },
     {
       weight: 1,

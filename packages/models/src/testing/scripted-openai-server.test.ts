@@ -135,15 +135,13 @@ describe('startScriptedOpenAiServer', () => {
     expect(pieces.filter((piece) => piece !== '')).toEqual(['Rain ', 'after ', '14:00, ', '6 ', '°C.']);
     const events = raw.split('\n\n').filter((event) => event !== '');
     expect(events.at(-1)).toBe('data: [DONE]');
-    const chunks = events
-      .slice(0, -1)
-      .map(
-        (event) =>
-          JSON.parse(event.replace(/^data: /, '')) as {
-            object: string;
-            choices: { delta: { content?: string }; finish_reason: string | null }[];
-          },
-      );
+    const chunks = events.slice(0, -1).map(
+      (event) =>
+        JSON.parse(event.replace(/^data: /, '')) as {
+          object: string;
+          choices: { delta: { content?: string }; finish_reason: string | null }[];
+        },
+    );
     expect(chunks.every((chunk) => chunk.object === 'chat.completion.chunk')).toBe(true);
     expect(chunks.map((chunk) => chunk.choices[0]!.delta.content ?? null)).toEqual(['', 'a', 'bc', null]);
     expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe('stop');
