@@ -10,7 +10,8 @@ export interface DateMention {
   readonly negated: boolean;
 }
 
-const monthNames = [
+/** The months in English, January first; `monthNames[m - 1]` is month `m`. */
+export const monthNames = [
   'january',
   'february',
   'march',
@@ -24,8 +25,10 @@ const monthNames = [
   'november',
   'december',
 ];
-const month =
-  '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\\.?';
+/** A month's name or its abbreviation, as one regular-expression group. */
+export const monthPattern =
+  '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
+const month = `${monthPattern}\\.?`;
 const day = '(\\d{1,2})(?:st|nd|rd|th)?';
 const year = '(?:,?\\s+(\\d{4}))?';
 const isoDate = /\b(\d{4})-(\d{2})-(\d{2})\b/g;
@@ -79,7 +82,8 @@ function mention(
   };
 }
 
-function monthNumber(name: string): number {
+/** The month (1–12) a name or abbreviation (`Sept.`, `march`) stands for; 0 for none. */
+export function monthNumber(name: string): number {
   const prefix = name.toLowerCase().replace(/\.$/, '').slice(0, 3);
   return monthNames.findIndex((candidate) => candidate.startsWith(prefix)) + 1;
 }

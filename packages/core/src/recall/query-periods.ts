@@ -1,4 +1,4 @@
-import { findDates } from '../facts/find-dates.js';
+import { findDates, monthNames, monthNumber, monthPattern } from '../facts/find-dates.js';
 
 /** A stretch of calendar time a query names: a day, a month (of a year, or of any year) or a year; UTC. */
 export interface QueryPeriod {
@@ -9,22 +9,7 @@ export interface QueryPeriod {
   readonly day?: number;
 }
 
-const monthNames = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
-const monthWord =
-  '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
+const monthWord = monthPattern;
 // A month with a year, or a month after a word that makes it one ("in May", not "may I").
 const monthYear = new RegExp(`\\b${monthWord}\\.?,?\\s+(\\d{4})\\b`, 'gi');
 const monthAlone = new RegExp(
@@ -51,10 +36,10 @@ export function findQueryPeriods(query: string): QueryPeriod[] {
     rest = rest.replace(date.value, ' ');
   }
   for (const match of rest.matchAll(monthYear)) {
-    periods.push({ month: monthOf(match[1]!), year: Number(match[2]) });
+    periods.push({ month: monthNumber(match[1]!), year: Number(match[2]) });
     rest = rest.replace(match[0], ' ');
   }
-  for (const match of rest.matchAll(monthAlone)) periods.push({ month: monthOf(match[1]!) });
+  for (const match of rest.matchAll(monthAlone)) periods.push({ month: monthNumber(match[1]!) });
   for (const match of rest.matchAll(yearAlone)) periods.push({ year: Number(match[1]) });
   return periods;
 }
@@ -78,9 +63,4 @@ export function withinPeriods(time: number, periods: readonly QueryPeriod[], sla
       return time >= start && time < end + slackDays * 86_400_000;
     });
   });
-}
-
-function monthOf(name: string): number {
-  const prefix = name.toLowerCase().slice(0, 3);
-  return monthNames.findIndex((candidate) => candidate.startsWith(prefix)) + 1;
 }
