@@ -17,7 +17,7 @@ export type { RelationInput } from './graph/entity.js';
 export { normalizeFactValue, toAttributeKey } from './facts/normalize-fact-value.js';
 export { consolidateFacts } from './facts/consolidate-facts.js';
 export { cosineSimilarity, normalizeVector } from './recall/embedder.js';
-export { embedConversation, embeddingText } from './recall/embed-conversation.js';
+export { embedConversation, embeddingText } from './jobs/embed-conversation.js';
 export { defaultQueryEmbeddingTimeoutMs } from './engine/memory-options.js';
 export { collectRecallCandidates, recall, recallTuning } from './recall/recall.js';
 export { prepareRecallCandidates, rankPreparedCandidates } from './recall/rank-recall-candidates.js';

@@ -18,7 +18,7 @@ import { recall, type RecallOptions } from '../recall/recall.js';
 import type { ErasureReceipt, MessageSelection } from '../store/message-erasure.js';
 import type { CallOptions, MessageRange, PageOptions } from '../store/store.js';
 import { applyRetention, type RetentionOptions, type RetentionRules } from './apply-retention.js';
-import { createBackgroundWork } from './background-work.js';
+import { createBackgroundWork } from '../jobs/background-work.js';
 import { getConversationStats } from './conversation-stats.js';
 import { createDeferredWrites } from './deferred-writes.js';
 import { eraseMessages } from './erase-messages.js';

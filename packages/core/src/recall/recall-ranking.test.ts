@@ -3,7 +3,7 @@ import { defaultRecallK } from '../context/build-context.js';
 import { createMemory } from '../engine/create-memory.js';
 import type { Message } from '../messages/message.js';
 import { InMemoryStore } from '../testing/in-memory-store.js';
-import { embeddingText } from './embed-conversation.js';
+import { embeddingText } from '../jobs/embed-conversation.js';
 import { HashedEmbedder } from './hashed-embedder.js';
 import { recallTuning } from './recall.js';
 import { speakerTerms } from './speaker-terms.js';

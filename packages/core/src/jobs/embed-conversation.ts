@@ -1,9 +1,9 @@
 import type { Message } from '../messages/message.js';
 import type { Scope } from '../messages/scope.js';
-import { nextTurn } from '../jobs/next-turn.js';
-import type { JobTimeSlice } from '../jobs/time-slice.js';
+import { nextTurn } from './next-turn.js';
+import type { JobTimeSlice } from './time-slice.js';
 import type { CallOptions, Store } from '../store/store.js';
-import type { Embedder } from './embedder.js';
+import type { Embedder } from '../recall/embedder.js';
 
 /** Messages embedded per call to the embedder. */
 export const embedBatchSize = 64;

@@ -1,11 +1,11 @@
 import type { Compactor } from '../compaction/create-compactor.js';
-import type { JobKind } from '../jobs/job.js';
+import type { JobKind } from './job.js';
 import { MemoryError } from '../errors/memory-error.js';
-import { createJobWorker, type JobHandler, type JobWorker, type JobWorkerOptions } from '../jobs/job-worker.js';
+import { createJobWorker, type JobHandler, type JobWorker, type JobWorkerOptions } from './job-worker.js';
 import type { Message } from '../messages/message.js';
 import type { Scope } from '../messages/scope.js';
 import type { Embedder } from '../recall/embedder.js';
-import { embedAppended, embedConversation } from '../recall/embed-conversation.js';
+import { embedAppended, embedConversation } from './embed-conversation.js';
 import type { CallOptions, Store } from '../store/store.js';
 
 /** The background jobs of one memory: which run, the worker that runs them, and what an append queues. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { InMemoryStore } from '../testing/in-memory-store.js';
 import { makeNewMessage, scopeA } from '../testing/conformance-fixtures.js';
 import { embedBatchSize, embedConversation } from './embed-conversation.js';
-import { HashedEmbedder } from './hashed-embedder.js';
+import { HashedEmbedder } from '../recall/hashed-embedder.js';
 
 describe('embedConversation', () => {
   it('embeds every message in batches and lets the event loop turn between them, so a timer fires during a long backlog', async () => {
