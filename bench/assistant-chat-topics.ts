@@ -47,7 +47,8 @@ export const factSlots: readonly FactSlot[] = [
     id: 'billing-db',
     topic: ['database', 'billing', 'service', 'schema', 'queries', 'tables'],
     values: ['PostgreSQL', 'MySQL', 'DynamoDB', 'CockroachDB', 'MongoDB'],
-    state: (v) => `For the billing service we settled on ${v} as the database, mostly because the team already knows it.`,
+    state: (v) =>
+      `For the billing service we settled on ${v} as the database, mostly because the team already knows it.`,
     update: (v, p) => `Update on the billing service: we are moving off ${p}, the database will be ${v} from now on.`,
     ask: 'Which database did I say the billing service uses?',
     askOther: 'What datastore sits behind our invoicing backend?',
@@ -238,7 +239,10 @@ export const directives: readonly Directive[] = [
 ];
 
 /** How-to questions that share the fact topics' words: the long answers to these are the distractors. */
-export const howToQuestions: readonly ((random: Random) => { readonly words: readonly string[]; readonly text: string })[] = [
+export const howToQuestions: readonly ((random: Random) => {
+  readonly words: readonly string[];
+  readonly text: string;
+})[] = [
   () => ({
     words: ['database', 'schema', 'migration', 'tables'],
     text: 'How should I plan a schema migration on a database with big tables and no downtime?',
@@ -251,7 +255,10 @@ export const howToQuestions: readonly ((random: Random) => { readonly words: rea
     words: ['queue', 'consumer', 'retries', 'messages'],
     text: 'How do I make a queue consumer idempotent when retries deliver messages twice?',
   }),
-  () => ({ words: ['budget', 'cloud', 'cost', 'invoice'], text: 'Any tips to keep a cloud invoice from creeping up every month?' }),
+  () => ({
+    words: ['budget', 'cloud', 'cost', 'invoice'],
+    text: 'Any tips to keep a cloud invoice from creeping up every month?',
+  }),
   () => ({
     words: ['team', 'review', 'feedback', 'meeting'],
     text: 'How do I give feedback in a code review meeting without it feeling personal?',
@@ -260,13 +267,19 @@ export const howToQuestions: readonly ((random: Random) => { readonly words: rea
     words: ['parser', 'performance', 'code', 'profiling'],
     text: 'What is the best way to profile parser code that is slow on big inputs?',
   }),
-  () => ({ words: ['editor', 'config', 'plugins', 'terminal'], text: 'Is it worth keeping my editor config in git, plugins and all?' }),
+  () => ({
+    words: ['editor', 'config', 'plugins', 'terminal'],
+    text: 'Is it worth keeping my editor config in git, plugins and all?',
+  }),
   () => ({
     words: ['apartment', 'rent', 'move', 'city'],
     text: 'What should I check before I sign a rent contract for an apartment in a new city?',
   }),
   () => ({ words: ['running', 'training', 'race'], text: 'How many runs a week make sense when training for a race?' }),
-  () => ({ words: ['incident', 'postmortem', 'outage'], text: 'How do you write a blameless postmortem after an outage?' }),
+  () => ({
+    words: ['incident', 'postmortem', 'outage'],
+    text: 'How do you write a blameless postmortem after an outage?',
+  }),
 ];
 
 /** Short user lines that carry nothing to remember. */

@@ -24,7 +24,10 @@ import { loadLocomoConversation } from './load-locomo-conversation.js';
 
 const { values } = parseArgs({
   options: {
-    locomo: { type: 'string', default: fileURLToPath(new URL('../../shared/data/locomo/locomo10.json', import.meta.url)) },
+    locomo: {
+      type: 'string',
+      default: fileURLToPath(new URL('../../shared/data/locomo/locomo10.json', import.meta.url)),
+    },
     conversations: { type: 'string', default: '0' },
     mesh: { type: 'string', default: fileURLToPath(new URL('../examples/mesh-radio-node-7.jsonl', import.meta.url)) },
     cli: { type: 'string', default: fileURLToPath(new URL('../packages/cli/dist/main.js', import.meta.url)) },
@@ -177,10 +180,17 @@ function priceStream(stream: readonly Priced[]): StreamCosts {
         entry.expires = current.at + 300_000;
       }
     }
-    const breakpointTokens = current.messageTokens.slice(0, current.breakpoint).reduce((sum, tokens) => sum + tokens, 0);
+    const breakpointTokens = current.messageTokens
+      .slice(0, current.breakpoint)
+      .reduce((sum, tokens) => sum + tokens, 0);
     const writeTokens = breakpointTokens >= 1024 && breakpointTokens > read ? breakpointTokens - read : 0;
     if (writeTokens > 0)
-      written.push({ messages: current.messages, count: current.breakpoint, tokens: breakpointTokens, expires: current.at + 300_000 });
+      written.push({
+        messages: current.messages,
+        count: current.breakpoint,
+        tokens: breakpointTokens,
+        expires: current.at + 300_000,
+      });
     anthropic.push(read * 0.1 + writeTokens * 1.25 + (current.prompt - read - writeTokens));
   }
   return { prompt, cached, anthropic };
@@ -203,7 +213,9 @@ interface Row {
 function rowFor(mnemo: StreamCosts, full: StreamCosts, count: number, summarizerTokens: number): Row {
   const sum = (values: readonly number[]) => values.slice(0, count).reduce((total, value) => total + value, 0);
   const cost = (costs: StreamCosts, ratio: number, upTo = count) =>
-    costs.prompt.slice(0, upTo).reduce((total, prompt, index) => total + (prompt - costs.cached[index]!) + costs.cached[index]! * ratio, 0);
+    costs.prompt
+      .slice(0, upTo)
+      .reduce((total, prompt, index) => total + (prompt - costs.cached[index]!) + costs.cached[index]! * ratio, 0);
   let worst = 0;
   for (let upTo = 10; upTo <= count; upTo += 1) worst = Math.max(worst, cost(mnemo, 0.1, upTo) / cost(full, 0.1, upTo));
   return {
@@ -213,7 +225,10 @@ function rowFor(mnemo: StreamCosts, full: StreamCosts, count: number, summarizer
     fullCachedShare: sum(full.cached) / sum(full.prompt),
     ratio: Object.fromEntries(ratios.map((ratio) => [String(ratio * 100), cost(mnemo, ratio) / cost(full, ratio)])),
     worstRunningAt10: worst,
-    uncachedPerRequest: { mnemo: (sum(mnemo.prompt) - sum(mnemo.cached)) / count, full: (sum(full.prompt) - sum(full.cached)) / count },
+    uncachedPerRequest: {
+      mnemo: (sum(mnemo.prompt) - sum(mnemo.cached)) / count,
+      full: (sum(full.prompt) - sum(full.cached)) / count,
+    },
     anthropicRatio: sum(mnemo.anthropic) / sum(full.anthropic),
     summarizerTokens,
   };
@@ -225,7 +240,11 @@ interface ServeProcess {
 }
 
 function startServe(directory: string, db: string, upstream: string): Promise<ServeProcess> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: directory, MNEMO_LLM_BASE_URL: `${upstream}/v1` };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: directory,
+    MNEMO_LLM_BASE_URL: `${upstream}/v1`,
+  };
   const extra = values['serve-args']?.split(' ').filter((argument) => argument !== '') ?? [];
   const child: ChildProcess = spawn(process.execPath, [values.cli, 'serve', '--port', '0', '--db', db, ...extra], {
     cwd: directory,
@@ -329,7 +348,12 @@ async function replay(
   const mnemo = priceStream(mnemoStream);
   const full = priceStream(fullStream);
   const counts = [...lengths.filter((length) => length < exchanges.length), exchanges.length];
-  return { name, requests: exchanges.length, compactions, rows: counts.map((length) => rowFor(mnemo, full, length, summarizerTokens)) };
+  return {
+    name,
+    requests: exchanges.length,
+    compactions,
+    rows: counts.map((length) => rowFor(mnemo, full, length, summarizerTokens)),
+  };
 }
 
 /**
@@ -354,7 +378,9 @@ async function readSummaries(db: string): Promise<{ summarizerTokens: number; co
   const { default: Database } = await import('better-sqlite3');
   const file = new Database(db, { readonly: true });
   try {
-    const row = file.prepare('SELECT COUNT(*) AS count, COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens FROM summaries').get() as {
+    const row = file
+      .prepare('SELECT COUNT(*) AS count, COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens FROM summaries')
+      .get() as {
       count: number;
       tokens: number;
     };
@@ -408,7 +434,14 @@ async function main(): Promise<void> {
     const mesh = await loadJsonlConversation(values.mesh);
     log(`mesh-radio example: ${mesh.length} messages`);
     results.push(
-      await replay('mesh-radio-node-7', mesh, 'You are a mesh-radio bot. Reply in 150 characters or less.', upstream, directory, log),
+      await replay(
+        'mesh-radio-node-7',
+        mesh,
+        'You are a mesh-radio bot. Reply in 150 characters or less.',
+        upstream,
+        directory,
+        log,
+      ),
     );
     for (const result of results) log(`\n${formatResult(result)}`);
     if (values.json) process.stdout.write(`${JSON.stringify({ results }, null, 2)}\n`);

@@ -27,7 +27,9 @@ export const seedRollingSettings: Partial<CompactionSettings> = Object.freeze({
 function describe(settings: Partial<CompactionSettings>, maxTokens: number): string {
   const merged = { ...compactionSettingsForBudget(maxTokens), ...settings };
   const trigger =
-    merged.everyMessages === undefined ? `compact at ${merged.triggerTokens} raw tokens` : `compact every ${merged.everyMessages} messages`;
+    merged.everyMessages === undefined
+      ? `compact at ${merged.triggerTokens} raw tokens`
+      : `compact every ${merged.everyMessages} messages`;
   const keep = `keep ${merged.keepRecentTurns} turns${merged.everyMessages === undefined && merged.keepRecentTokens > 0 ? ` / ${merged.keepRecentTokens} tokens` : ''} raw`;
   return `${trigger}, ${keep}, summary ≤ ${merged.maxSummaryTokens} tokens`;
 }

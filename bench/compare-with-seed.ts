@@ -39,10 +39,17 @@ export function compareWithSeed(series: readonly CompactionCostSeries[]): SeedCo
         const row = rowAt(entry, size);
         return row === undefined
           ? []
-          : [[entry.variant, { savedPercent: row.savedPercentPerRequest, netSavedPercent: row.netSavedPercentPerRequest }]];
+          : [
+              [
+                entry.variant,
+                { savedPercent: row.savedPercentPerRequest, netSavedPercent: row.netSavedPercentPerRequest },
+              ],
+            ];
       }),
     );
-    return Object.keys(variants).length === 0 ? [] : [{ messages: size, seedSavedPercent: seedSavedPercent[size]!, variants }];
+    return Object.keys(variants).length === 0
+      ? []
+      : [{ messages: size, seedSavedPercent: seedSavedPercent[size]!, variants }];
   });
   if (rows.length === 0) return undefined;
   const targets = Object.fromEntries(
@@ -102,7 +109,9 @@ export function checkAgainstSeedAlgorithm(
   if (mine === undefined || seed === undefined) return undefined;
   const perRequestOver = mine.rows.flatMap((row) => {
     const other = seed.rows.find((candidate) => candidate.messages === row.messages);
-    return other !== undefined && row.messages >= seedAlgorithmFromMessages && row.sentTokensPerRequest > other.sentTokensPerRequest
+    return other !== undefined &&
+      row.messages >= seedAlgorithmFromMessages &&
+      row.sentTokensPerRequest > other.sentTokensPerRequest
       ? [{ messages: row.messages, sent: row.sentTokensPerRequest, seed: other.sentTokensPerRequest }]
       : [];
   });
@@ -112,7 +121,9 @@ export function checkAgainstSeedAlgorithm(
   };
   const [mineTotal, seedTotal] = [total(mine), total(seed)];
   const totalAt =
-    mineTotal === undefined || seedTotal === undefined ? undefined : { messages: seedAlgorithmTotalAt, total: mineTotal, seed: seedTotal };
+    mineTotal === undefined || seedTotal === undefined
+      ? undefined
+      : { messages: seedAlgorithmTotalAt, total: mineTotal, seed: seedTotal };
   return {
     variant,
     against,

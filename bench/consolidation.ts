@@ -23,7 +23,10 @@ import { heldOutFacts, heldOutMeshSeed, plantedFacts, plantFacts, type PlantedFa
 
 const { values } = parseArgs({
   options: {
-    locomo: { type: 'string', default: fileURLToPath(new URL('../../shared/data/locomo/locomo10.json', import.meta.url)) },
+    locomo: {
+      type: 'string',
+      default: fileURLToPath(new URL('../../shared/data/locomo/locomo10.json', import.meta.url)),
+    },
     json: { type: 'boolean', default: false },
   },
 });
@@ -54,7 +57,12 @@ interface Row {
 /** Extracts a chat's facts with consolidation off, then runs one pass; returns the counts and a few merges and settlements. */
 async function consolidateChat(chat: Chat): Promise<Omit<Row, 'dataset' | 'chats'>> {
   const store = new InMemoryStore();
-  const memory = createMemory({ store, worker: { autoStart: false }, knowledge: { consolidate: false }, compaction: false });
+  const memory = createMemory({
+    store,
+    worker: { autoStart: false },
+    knowledge: { consolidate: false },
+    compaction: false,
+  });
   const user = { tenantId: 'default', userId: chat.name };
   try {
     for (let start = 0; start < chat.messages.length; start += 500) {
@@ -62,10 +70,13 @@ async function consolidateChat(chat: Chat): Promise<Omit<Row, 'dataset' | 'chats
     }
     await memory.runPendingJobs();
     const before = await memory.facts.list(user);
-    const supersededByExtraction = (await memory.facts.history(user)).filter((fact) => fact.supersededBy !== undefined).length;
+    const supersededByExtraction = (await memory.facts.history(user)).filter(
+      (fact) => fact.supersededBy !== undefined,
+    ).length;
     const result = await consolidateFacts(store, user, new Date().toISOString());
     const after = await memory.facts.list(user);
-    const holds = (facts: readonly Fact[], value: string) => facts.some((fact) => fact.value.includes(value) || fact.text.includes(value));
+    const holds = (facts: readonly Fact[], value: string) =>
+      facts.some((fact) => fact.value.includes(value) || fact.text.includes(value));
     const planted = chat.planted ?? [];
     return {
       messages: chat.messages.length,
@@ -82,7 +93,9 @@ async function consolidateChat(chat: Chat): Promise<Omit<Row, 'dataset' | 'chats
             plantedAfter: planted.filter((fact) => holds(after, fact.value)).length,
           }),
       examples: [
-        ...result.merged.map(({ duplicate, into }) => `merged ${duplicate.attribute}: "${duplicate.value}" → "${into.value}"`),
+        ...result.merged.map(
+          ({ duplicate, into }) => `merged ${duplicate.attribute}: "${duplicate.value}" → "${into.value}"`,
+        ),
         ...result.settled.map(({ older, newer }) => `settled ${older.attribute}: "${older.value}" → "${newer.value}"`),
       ],
     };
@@ -131,7 +144,11 @@ const datasets: { name: string; chats: Chat[] }[] = [
   {
     name: 'planted facts, tuning set',
     chats: [
-      { name: 'tuning', messages: plantFacts(generateMeshChat({ messages: 2 * 490, seed: 7 }), plantedFacts), planted: plantedFacts },
+      {
+        name: 'tuning',
+        messages: plantFacts(generateMeshChat({ messages: 2 * 490, seed: 7 }), plantedFacts),
+        planted: plantedFacts,
+      },
     ],
   },
   {
@@ -144,7 +161,10 @@ const datasets: { name: string; chats: Chat[] }[] = [
       },
     ],
   },
-  { name: 'mesh-radio example + relay switch', chats: [{ name: 'node-7', messages: [...meshExample, ...relaySwitch] }] },
+  {
+    name: 'mesh-radio example + relay switch',
+    chats: [{ name: 'node-7', messages: [...meshExample, ...relaySwitch] }],
+  },
   { name: 'generated user–assistant chats', chats: locomoChats(assistantText, 'assistant-chats.json') },
   ...(locomoText === undefined ? [] : [{ name: 'LoCoMo', chats: locomoChats(locomoText, 'locomo10.json') }]),
 ];
@@ -175,10 +195,14 @@ for (const dataset of datasets) {
     examples: results.flatMap((result) => result.examples).slice(0, 6),
   });
 }
-if (locomoText === undefined) console.error(`LoCoMo not found at ${values.locomo}: its row is left out (--locomo PATH)`);
+if (locomoText === undefined)
+  console.error(`LoCoMo not found at ${values.locomo}: its row is left out (--locomo PATH)`);
 
 await mkdir(new URL('./results/', import.meta.url), { recursive: true });
-await writeFile(resultsPath, `${JSON.stringify({ benchmark: 'consolidation', createdAt: new Date().toISOString(), rows }, null, 2)}\n`);
+await writeFile(
+  resultsPath,
+  `${JSON.stringify({ benchmark: 'consolidation', createdAt: new Date().toISOString(), rows }, null, 2)}\n`,
+);
 if (values.json) {
   console.log(JSON.stringify(rows));
 } else {

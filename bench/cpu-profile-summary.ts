@@ -44,7 +44,8 @@ for (const file of positionals) {
     selfByLabel.set(key, (selfByLabel.get(key) ?? 0) + micros);
   }
   const percent = (micros: number) => `${((micros / totalMicros) * 100).toFixed(1)} %`;
-  const special = (name: string) => [...selfByLabel].filter(([key]) => key.startsWith(name)).reduce((sum, [, micros]) => sum + micros, 0);
+  const special = (name: string) =>
+    [...selfByLabel].filter(([key]) => key.startsWith(name)).reduce((sum, [, micros]) => sum + micros, 0);
   process.stdout.write(
     `${file}: ${(totalMicros / 1e6).toFixed(1)} s sampled; idle ${percent(special('(idle)'))}, GC ${percent(special('(garbage collector)'))}, program ${percent(special('(program)'))}\n`,
   );

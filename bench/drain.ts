@@ -70,7 +70,10 @@ try {
   await rm(directory, { recursive: true, force: true });
 }
 await mkdir(dirname(values.out), { recursive: true });
-await writeFile(values.out, `${JSON.stringify({ db: values.db, workerArgs: values['worker-args'] ?? '', runs }, null, 2)}\n`);
+await writeFile(
+  values.out,
+  `${JSON.stringify({ db: values.db, workerArgs: values['worker-args'] ?? '', runs }, null, 2)}\n`,
+);
 log(`\n${formatTable(runs)}`);
 if (values.json) process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
 
@@ -116,7 +119,8 @@ async function drainOnce(cli: string, file: string): Promise<DrainRun> {
     clearTimeout(kill);
   }
   const embedEnd = embedDoneAt ?? last.at;
-  const embedSeconds = firstVectorAt === undefined || embedDoneAt === undefined ? null : round((embedDoneAt - firstVectorAt) / 1000);
+  const embedSeconds =
+    firstVectorAt === undefined || embedDoneAt === undefined ? null : round((embedDoneAt - firstVectorAt) / 1000);
   const span = firstVectorAt === undefined ? 0 : (embedEnd - firstVectorAt) / 1000;
   return {
     cli,
@@ -135,7 +139,9 @@ async function drainOnce(cli: string, file: string): Promise<DrainRun> {
 function read(file: string): Snapshot {
   return withDatabase(file, (database) => {
     const embedded = count(database, 'SELECT count(*) AS n FROM message_vectors');
-    const rows = database.prepare(`SELECT kind, count(*) AS n FROM jobs WHERE status IN ('pending', 'running') GROUP BY kind`).all() as {
+    const rows = database
+      .prepare(`SELECT kind, count(*) AS n FROM jobs WHERE status IN ('pending', 'running') GROUP BY kind`)
+      .all() as {
       kind: string;
       n: number;
     }[];
@@ -215,7 +221,9 @@ function formatTable(all: readonly DrainRun[]): string {
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...cells.map((row) => row[column]!.length)));
   const line = (row: readonly string[]) =>
-    row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
+    row
+      .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)))
+      .join('  ');
   return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...cells.map(line)].join('\n');
 }
 

@@ -102,7 +102,12 @@ interface Row {
   failedDuring: number;
 }
 
-async function measure(kind: string, location: string, messages: number, how: 'deleteUser' | 'eraseMessages'): Promise<Row> {
+async function measure(
+  kind: string,
+  location: string,
+  messages: number,
+  how: 'deleteUser' | 'eraseMessages',
+): Promise<Row> {
   const store = await openStore(kind, location);
   const seedStarted = Date.now();
   await seedBig(store, messages);

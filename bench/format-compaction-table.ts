@@ -15,7 +15,11 @@ export const compactionDefinitions = [
  * figures of the last request at that size, gross and net of the summarizer's tokens, and the cumulative ones;
  * then, for the sizes of 100 messages and more, a line per variant showing how flat its per-request cost stays.
  */
-export function formatCompactionTable(name: string, series: readonly CompactionCostSeries[], maxTokens: number): string {
+export function formatCompactionTable(
+  name: string,
+  series: readonly CompactionCostSeries[],
+  maxTokens: number,
+): string {
   const right = true;
   const columns = [
     { header: 'messages', right },
@@ -58,13 +62,20 @@ export function formatCompactionTable(name: string, series: readonly CompactionC
       ];
     }),
   );
-  const lines = [`${name} — summary policies, budget ${formatCount(maxTokens)} tokens per request`, '', formatTable(columns, rows), ''];
+  const lines = [
+    `${name} — summary policies, budget ${formatCount(maxTokens)} tokens per request`,
+    '',
+    formatTable(columns, rows),
+    '',
+  ];
   const longSizes = sizes.filter((size) => size >= 100);
   if (longSizes.length >= 2) {
     lines.push(
       `flat out to ${formatCount(longSizes[longSizes.length - 1]!)} messages? sent/req (net/req) at ${longSizes.map(formatCount).join(' / ')} messages:`,
     );
-    const full = series[0]!.rows.filter((row) => longSizes.includes(row.messages)).map((row) => formatCount(row.fullTokensPerRequest));
+    const full = series[0]!.rows
+      .filter((row) => longSizes.includes(row.messages))
+      .map((row) => formatCount(row.fullTokensPerRequest));
     for (const entry of series) {
       const cells = entry.rows
         .filter((row) => longSizes.includes(row.messages))

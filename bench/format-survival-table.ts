@@ -49,7 +49,9 @@ export function formatSurvivalTables(results: readonly SurvivalResult[]): string
       const outcome = result.facts[index]!;
       const asked = outcome.answeredHybrid ? ', asked: hybrid ✓' : ', asked: hybrid ✗';
       if (outcome.kept) return `kept (${outcome.foundIn})${asked}`;
-      return (outcome.lastSeenAtTurn === 0 ? 'never in a context' : `lost after turn ${outcome.lastSeenAtTurn}`) + asked;
+      return (
+        (outcome.lastSeenAtTurn === 0 ? 'never in a context' : `lost after turn ${outcome.lastSeenAtTurn}`) + asked
+      );
     }),
   ]);
   return [formatTable(summaryColumns, summaryRows), '', formatTable(factColumns, factRows)].join('\n');

@@ -22,7 +22,10 @@ export function formatTokenTable(dataset: DatasetReport, settings: TokenReport['
     ['messages', 'requests'],
     ...dataset.rows.map((row) => [formatCount(row.messages), formatCount(row.policies.full.requests)]),
   ];
-  const trailing = [['full-history'], ...dataset.rows.map((row) => [formatCount(row.policies.full.totalFullHistoryTokens)])];
+  const trailing = [
+    ['full-history'],
+    ...dataset.rows.map((row) => [formatCount(row.policies.full.totalFullHistoryTokens)]),
+  ];
   const groups = replayPolicies.map((policy) => [
     [...policyColumns],
     ...dataset.rows.map((row) => {
@@ -37,7 +40,9 @@ export function formatTokenTable(dataset: DatasetReport, settings: TokenReport['
   ]);
   const blocks = [leading, ...groups, trailing];
   const titles = ['', ...replayPolicies.map((policy) => `${policy} (${settings.budgets[policy]})`), ''];
-  const widths = blocks.map((block) => block[0]!.map((_, column) => Math.max(...block.map((cells) => cells[column]!.length))));
+  const widths = blocks.map((block) =>
+    block[0]!.map((_, column) => Math.max(...block.map((cells) => cells[column]!.length))),
+  );
   const blockWidth = (index: number) =>
     widths[index]!.reduce((sum, width) => sum + width, 0) + columnGap.length * (widths[index]!.length - 1);
   // A group title wider than its columns widens the group's first column, so the groups stay aligned.
@@ -57,7 +62,9 @@ export function formatTokenTable(dataset: DatasetReport, settings: TokenReport['
   for (let rowIndex = 0; rowIndex < leading.length; rowIndex += 1) {
     lines.push(blocks.map((block, index) => renderBlock(block, index, rowIndex)).join(groupGap));
   }
-  const latency = replayPolicies.map((policy) => `${policy} ${dataset.meanLatencyMicroseconds[policy].toFixed(1)}`).join(' · ');
+  const latency = replayPolicies
+    .map((policy) => `${policy} ${dataset.meanLatencyMicroseconds[policy].toFixed(1)}`)
+    .join(' · ');
   const builds = dataset.rows.reduce((sum, row) => sum + row.policies.full.requests, 0);
   lines.push('', `mean buildContext latency, µs: ${latency}  (${formatCount(builds)} builds per policy)`);
   for (const note of dataset.notes) lines.push(`note: ${note}`);

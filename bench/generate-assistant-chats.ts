@@ -80,7 +80,20 @@ const userNames = [
   'Zanele',
 ];
 const assistantName = 'Assistant';
-const months = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const months = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 
 /**
  * Generates user–assistant chats in LoCoMo's format: 3–5 dated sessions each, a user who states facts
@@ -99,14 +112,20 @@ export function generateAssistantChats(options: AssistantChatOptions = {}): Assi
     throw new RangeError(`heldOut must be an integer from 0 to chats − 1 (got ${heldOut})`);
   return Array.from({ length: chats }, (_, index) => {
     const held = index >= chats - heldOut;
-    const id = held ? `ua-h-${String(index - (chats - heldOut) + 1).padStart(2, '0')}` : `ua-t-${String(index + 1).padStart(2, '0')}`;
+    const id = held
+      ? `ua-h-${String(index - (chats - heldOut) + 1).padStart(2, '0')}`
+      : `ua-t-${String(index + 1).padStart(2, '0')}`;
     return generateChat(createRandom(seed * 1_000 + index), id);
   });
 }
 
 interface Plan {
   readonly session: number;
-  readonly build: (context: ChatContext) => { user: string; reply: string; onTold?: (userId: string, replyId: string) => void };
+  readonly build: (context: ChatContext) => {
+    user: string;
+    reply: string;
+    onTold?: (userId: string, replyId: string) => void;
+  };
 }
 
 interface ChatContext {
@@ -135,7 +154,10 @@ function generateChat(random: Random, sampleId: string): AssistantChatSample {
     const [first, second] = shuffle(random, slot.values);
     const session = random.integer(0, sessionCount - 2);
     values.set(slot.id, [first!]);
-    plans.push({ session, build: (context) => statement(context, slot, first!, slot.state(first!), note(slot.id, session)) });
+    plans.push({
+      session,
+      build: (context) => statement(context, slot, first!, slot.state(first!), note(slot.id, session)),
+    });
     const change = random.next();
     if (change < 0.5) {
       const later = random.integer(session + 1, sessionCount - 1);
@@ -165,7 +187,10 @@ function generateChat(random: Random, sampleId: string): AssistantChatSample {
   events.forEach((event, at) => {
     const detail = random.pick(event.details);
     eventDetails.set(event.id, detail);
-    plans.push({ session: eventSessions[at]!, build: (context) => eventTurn(context, event, detail, note(event.id, eventSessions[at]!)) });
+    plans.push({
+      session: eventSessions[at]!,
+      build: (context) => eventTurn(context, event, detail, note(event.id, eventSessions[at]!)),
+    });
   });
   for (const directive of chosenDirectives) {
     const session = random.integer(0, sessionCount - 1);
@@ -230,7 +255,8 @@ function generateChat(random: Random, sampleId: string): AssistantChatSample {
     const said = told.get(slot.id)!;
     const [first, second] = values.get(slot.id)!;
     qa.push(question(random.chance(0.5) ? slot.askOther : slot.ask, first!, [said[0]!.user], 'information-extraction'));
-    if (changes.get(slot.id) === 'update') qa.push(question(slot.askNow, second!, [said[0]!.user, said[1]!.user], 'knowledge-update'));
+    if (changes.get(slot.id) === 'update')
+      qa.push(question(slot.askNow, second!, [said[0]!.user, said[1]!.user], 'knowledge-update'));
     if (changes.get(slot.id) === 'contradiction')
       qa.push(question(slot.askConflict, `${first} and ${second}`, [said[0]!.user, said[1]!.user], 'contradiction'));
     techSlots.push(said[0]!.user);
@@ -254,7 +280,9 @@ function generateChat(random: Random, sampleId: string): AssistantChatSample {
   );
   for (const event of events) {
     const said = told.get(event.id)![0]!;
-    qa.push(question(event.ask, `around ${dateOf(said.session)} (${eventDetails.get(event.id)})`, [said.user], 'temporal'));
+    qa.push(
+      question(event.ask, `around ${dateOf(said.session)} (${eventDetails.get(event.id)})`, [said.user], 'temporal'),
+    );
   }
   for (let at = 0; at + 1 < events.length; at += 1) {
     const [a, b] = [events[at]!, events[at + 1]!];
@@ -271,23 +299,42 @@ function generateChat(random: Random, sampleId: string): AssistantChatSample {
   for (const directive of chosenDirectives)
     qa.push(question(directive.ask, directive.text, [told.get(directive.id)![0]!.user], directive.kind));
   // Only how-to questions asked once in the chat can be asked about without ambiguity.
-  const asked = recommendations.map((recommendation) => `${recommendation.question} ${told.get(recommendation.key)![0]!.session}`);
+  const asked = recommendations.map(
+    (recommendation) => `${recommendation.question} ${told.get(recommendation.key)![0]!.session}`,
+  );
   const unique = recommendations.filter((_, at) => asked.indexOf(asked[at]!) === asked.lastIndexOf(asked[at]!));
   for (const recommendation of shuffle(random, unique).slice(0, 6)) {
     const said = told.get(recommendation.key)![0]!;
     qa.push(
-      question(`${recommendation.question} on ${dateOf(said.session)}?`, recommendation.answer, [said.reply], 'information-extraction'),
+      question(
+        `${recommendation.question} on ${dateOf(said.session)}?`,
+        recommendation.answer,
+        [said.reply],
+        'information-extraction',
+      ),
     );
   }
   return { sample_id: sampleId, conversation, qa };
 }
 
 function question(text: string, answer: string, evidence: string[], ability: AssistantChatAbility): Question {
-  return { question: text, answer, evidence: [...new Set(evidence)], category: assistantChatAbilities[ability], ability };
+  return {
+    question: text,
+    answer,
+    evidence: [...new Set(evidence)],
+    category: assistantChatAbilities[ability],
+    ability,
+  };
 }
 
 // The user states (or changes) a fact; the assistant restates it and elaborates at length.
-function statement(context: ChatContext, slot: FactSlot, value: string, text: string, onTold: (userId: string, replyId: string) => void) {
+function statement(
+  context: ChatContext,
+  slot: FactSlot,
+  value: string,
+  text: string,
+  onTold: (userId: string, replyId: string) => void,
+) {
   context.known.set(slot.id, value);
   const { random } = context;
   const opener = random.pick([
@@ -311,7 +358,12 @@ function statement(context: ChatContext, slot: FactSlot, value: string, text: st
   };
 }
 
-function eventTurn(context: ChatContext, event: LifeEvent, detail: string, onTold: (userId: string, replyId: string) => void) {
+function eventTurn(
+  context: ChatContext,
+  event: LifeEvent,
+  detail: string,
+  onTold: (userId: string, replyId: string) => void,
+) {
   const text = event.tell(detail);
   const opener = context.random.pick([
     `Congratulations! ${text.replace(/^I /, 'You ').replace(/^We /, 'You ')}`,
@@ -326,7 +378,11 @@ function directiveTurn(context: ChatContext, directive: Directive, onTold: (user
     .replace(/^I prefer/, 'You prefer')
     .replace(/^Please /, '')
     .replace(/^From now on, /, 'From now on I will ')}`;
-  return { user: directive.text, reply: longReply(context, opener, directive.topic, directive.topic[0]!, directive.text), onTold };
+  return {
+    user: directive.text,
+    reply: longReply(context, opener, directive.topic, directive.topic[0]!, directive.text),
+    onTold,
+  };
 }
 
 const followUpAsks = [
@@ -345,8 +401,13 @@ function followUp(context: ChatContext, slot: FactSlot) {
   const text = `${random.pick(['One more thing on the', 'Back to the', 'Still thinking about the', 'About the'])} ${first} ${second}: ${random.pick(followUpAsks)}`;
   const known = context.known.get(slot.id);
   const recalled =
-    known === undefined ? '' : ` You told me earlier: ${lowerFirst(slot.state(known))} With ${known} in mind, here is what I would do.`;
-  return { user: text, reply: longReply(context, `Sure, the ${first} ${second} again.${recalled}`, slot.topic, known ?? first!, text) };
+    known === undefined
+      ? ''
+      : ` You told me earlier: ${lowerFirst(slot.state(known))} With ${known} in mind, here is what I would do.`;
+  return {
+    user: text,
+    reply: longReply(context, `Sure, the ${first} ${second} again.${recalled}`, slot.topic, known ?? first!, text),
+  };
 }
 
 // A how-to question; the answer names a tool, and in later sessions ties itself to what the user said.
@@ -358,7 +419,9 @@ function howTo(
 ) {
   const { random } = context;
   const asked = random.pick(howToQuestions)(random);
-  const related = factSlots.find((slot) => slot.topic.some((word) => asked.words.includes(word)) && context.known.has(slot.id));
+  const related = factSlots.find(
+    (slot) => slot.topic.some((word) => asked.words.includes(word)) && context.known.has(slot.id),
+  );
   const recalled =
     related === undefined
       ? ''
@@ -375,17 +438,28 @@ function howTo(
     'k6',
     'Grafana OnCall',
   ]);
-  recommendations.push({ question: `${asked.text.replace(/\?$/, '')} — which tool did you suggest for that`, answer: tool, key });
+  recommendations.push({
+    question: `${asked.text.replace(/\?$/, '')} — which tool did you suggest for that`,
+    answer: tool,
+    key,
+  });
   const opener = `Good question: ${lowerFirst(asked.text)}${recalled} I would start with ${tool}.`;
   return { user: asked.text, reply: longReply(context, opener, asked.words, tool, asked.text), onTold };
 }
 
 // An assistant answer of 150–500 words: the opener restating the user, a numbered plan that repeats the
 // topic's words and the value, a code block, and paragraphs of advice.
-function longReply(context: ChatContext, opener: string, topic: readonly string[], value: string, echoed: string): string {
+function longReply(
+  context: ChatContext,
+  opener: string,
+  topic: readonly string[],
+  value: string,
+  echoed: string,
+): string {
   const { random } = context;
   const word = () => random.pick(topic);
-  const fill = (template: string) => template.replaceAll('{t}', word()).replaceAll('{T}', capitalize(word())).replaceAll('{v}', value);
+  const fill = (template: string) =>
+    template.replaceAll('{t}', word()).replaceAll('{T}', capitalize(word())).replaceAll('{v}', value);
   const steps = Array.from(
     { length: random.integer(3, 6) },
     (_, at) =>
@@ -437,8 +511,11 @@ async function main(): Promise<void> {
     ...(values['held-out'] === undefined ? {} : { heldOut: Number(values['held-out']) }),
   });
   const split = values.split ?? 'all';
-  if (!['all', 'tuning', 'held-out'].includes(split)) throw new RangeError(`--split must be all, tuning or held-out (got ${split})`);
-  const chosen = all.filter((sample) => split === 'all' || (split === 'tuning') === sample.sample_id.startsWith('ua-t-'));
+  if (!['all', 'tuning', 'held-out'].includes(split))
+    throw new RangeError(`--split must be all, tuning or held-out (got ${split})`);
+  const chosen = all.filter(
+    (sample) => split === 'all' || (split === 'tuning') === sample.sample_id.startsWith('ua-t-'),
+  );
   const text = `${JSON.stringify(chosen, null, 1)}\n`;
   if (values.out === undefined) process.stdout.write(text);
   else writeFileSync(values.out, text);

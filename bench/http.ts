@@ -201,7 +201,11 @@ async function runBenchmark(): Promise<void> {
 }
 
 /** Seeds the store directly (validated and token-counted by core, written in batches of 1,000), then compacts each conversation. */
-async function seedStore(db: string, messages: number, conversations: number): Promise<{ seedSeconds: number; compactSeconds: number }> {
+async function seedStore(
+  db: string,
+  messages: number,
+  conversations: number,
+): Promise<{ seedSeconds: number; compactSeconds: number }> {
   const store = createSqliteStore({ path: db });
   const counter = createGptTokenCounter();
   const memory = createMemory({ store, tokenCounter: counter, worker: { autoStart: false } });
@@ -212,13 +216,21 @@ async function seedStore(db: string, messages: number, conversations: number): P
     const chat = generateMeshChat({ messages: Math.min(perConversation, left), seed: index + 1 });
     left -= chat.length;
     for (let offset = 0; offset < chat.length; offset += 1000) {
-      const batch = prepareMessages(chat.slice(offset, offset + 1000), { limits: defaultMessageLimits, counter, now: Date.now });
-      await store.appendMessages({ tenantId: 'default', userId: 'default', conversationId: conversationId(index) }, batch);
+      const batch = prepareMessages(chat.slice(offset, offset + 1000), {
+        limits: defaultMessageLimits,
+        counter,
+        now: Date.now,
+      });
+      await store.appendMessages(
+        { tenantId: 'default', userId: 'default', conversationId: conversationId(index) },
+        batch,
+      );
     }
   }
   const seeded = performance.now();
   // Compaction brings each watermark up to date, as a live server's worker would have.
-  for (let index = 0; index < conversations; index += 1) await memory.compact({ conversationId: conversationId(index) });
+  for (let index = 0; index < conversations; index += 1)
+    await memory.compact({ conversationId: conversationId(index) });
   const compacted = performance.now();
   await memory.close();
   return { seedSeconds: (seeded - started) / 1000, compactSeconds: (compacted - seeded) / 1000 };
@@ -274,7 +286,9 @@ function formatTable(results: readonly ScenarioResult[]): string {
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   const line = (cells: readonly string[]) =>
-    cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
+    cells
+      .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)))
+      .join('  ');
   return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n');
 }
 

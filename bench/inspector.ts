@@ -77,7 +77,9 @@ async function run(): Promise<void> {
         views.map((row) => [row.view, row.medianMs.toFixed(0), row.maxMs.toFixed(0), formatCount(row.htmlBytes)]),
       ),
     );
-    log(`\nTime from navigation (first view: page load with the key already entered) until the view is on screen, ${runs} runs each.`);
+    log(
+      `\nTime from navigation (first view: page load with the key already entered) until the view is on screen, ${runs} runs each.`,
+    );
     await mkdir(fileURLToPath(new URL('./results/', import.meta.url)), { recursive: true });
     await writeFile(resultsPath, `${JSON.stringify(report, null, 2)}\n`);
     if (values.json) process.stdout.write(`${JSON.stringify(report)}\n`);
@@ -104,7 +106,8 @@ async function seedStore(db: string): Promise<number> {
         );
       }
       await memory.compact(scope);
-      for (let build = 0; build < 5; build += 1) await memory.buildContext(scope, { policy: 'summary', maxTokens: 1000 + build * 500 });
+      for (let build = 0; build < 5; build += 1)
+        await memory.buildContext(scope, { policy: 'summary', maxTokens: 1000 + build * 500 });
     }
     await memory.facts.put(
       { tenantId: 'bench', userId: userOf(0) },
@@ -141,11 +144,17 @@ async function measureBundle(url: string): Promise<{ asset: string; bytes: numbe
   }
   return [
     ...rows,
-    { asset: 'total', bytes: rows.reduce((sum, row) => sum + row.bytes, 0), gzipBytes: rows.reduce((sum, row) => sum + row.gzipBytes, 0) },
+    {
+      asset: 'total',
+      bytes: rows.reduce((sum, row) => sum + row.bytes, 0),
+      gzipBytes: rows.reduce((sum, row) => sum + row.gzipBytes, 0),
+    },
   ];
 }
 
-async function measureViews(url: string): Promise<{ view: string; medianMs: number; maxMs: number; htmlBytes: number }[]> {
+async function measureViews(
+  url: string,
+): Promise<{ view: string; medianMs: number; maxMs: number; htmlBytes: number }[]> {
   const browser = await launchInspectorBrowser();
   const last = conversations - 1;
   const routes: [string, string, string][] = [
@@ -155,7 +164,11 @@ async function measureViews(url: string): Promise<{ view: string; medianMs: numb
       `#/conversation/${userOf(last)}/${conversationOf(last)}`,
       'conversation',
     ],
-    ['next request (hybrid, 2,000 tokens)', `#/context/${userOf(last)}/${conversationOf(last)}?policy=hybrid&maxTokens=2000`, 'context'],
+    [
+      'next request (hybrid, 2,000 tokens)',
+      `#/context/${userOf(last)}/${conversationOf(last)}?policy=hybrid&maxTokens=2000`,
+      'context',
+    ],
     ['savings', `#/savings/${userOf(last)}/${conversationOf(last)}`, 'savings'],
     ['facts', `#/facts/${userOf(0)}`, 'facts'],
     ['background', '#/background', 'background'],

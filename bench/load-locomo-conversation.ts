@@ -37,5 +37,10 @@ export async function loadLocomoConversation(path: string, index = 0): Promise<L
     ...(turn.createdAt === undefined ? {} : { createdAt: turn.createdAt }),
     metadata: { diaId: turn.diaId },
   }));
-  return { sampleId: conversation.sampleId, userName: conversation.speakerA, assistantName: conversation.speakerB, messages };
+  return {
+    sampleId: conversation.sampleId,
+    userName: conversation.speakerA,
+    assistantName: conversation.speakerB,
+    messages,
+  };
 }

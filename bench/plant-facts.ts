@@ -188,7 +188,9 @@ export function plantFacts(chat: readonly MessageInput[], facts: readonly Plante
   for (const fact of facts) {
     const carrier = chat.find((message) => message.content.includes(fact.value));
     if (carrier !== undefined)
-      throw new RangeError(`planted value ${JSON.stringify(fact.value)} already occurs in the chat: ${JSON.stringify(carrier.content)}`);
+      throw new RangeError(
+        `planted value ${JSON.stringify(fact.value)} already occurs in the chat: ${JSON.stringify(carrier.content)}`,
+      );
   }
   const byTurn = new Map(facts.map((fact) => [fact.turn, fact]));
   const result: MessageInput[] = [];
@@ -197,7 +199,8 @@ export function plantFacts(chat: readonly MessageInput[], facts: readonly Plante
     for (let fact = byTurn.get(turn + 1); fact !== undefined; fact = byTurn.get(turn + 1)) {
       // Before the first message, a minute earlier than it; otherwise just after the previous message.
       const last = result[result.length - 1]?.createdAt;
-      const previous = last === undefined ? Date.parse(chat[0]?.createdAt ?? new Date(0).toISOString()) - 60_000 : Date.parse(last);
+      const previous =
+        last === undefined ? Date.parse(chat[0]?.createdAt ?? new Date(0).toISOString()) - 60_000 : Date.parse(last);
       result.push({ role: 'user', content: fact.statement, createdAt: new Date(previous + 20_000).toISOString() });
       result.push({ role: 'assistant', content: plantedReply, createdAt: new Date(previous + 40_000).toISOString() });
       turn += 1;

@@ -25,7 +25,13 @@ export interface ProxyOverheadSettings {
 export interface LatencyRow {
   readonly requests: number;
   readonly requestsPerSecond: number;
-  readonly latencyMs: { readonly mean: number; readonly p50: number; readonly p90: number; readonly p99: number; readonly max: number };
+  readonly latencyMs: {
+    readonly mean: number;
+    readonly p50: number;
+    readonly p90: number;
+    readonly p99: number;
+    readonly max: number;
+  };
   readonly errors: number;
   readonly non2xx: number;
 }
@@ -40,7 +46,11 @@ export interface ProxyOverheadRow {
 }
 
 export interface ProxyOverheadReport {
-  readonly settings: ProxyOverheadSettings & { readonly store: string; readonly request: string; readonly reply: string };
+  readonly settings: ProxyOverheadSettings & {
+    readonly store: string;
+    readonly request: string;
+    readonly reply: string;
+  };
   readonly rows: readonly ProxyOverheadRow[];
   /** Messages the proxy stored over the run (a user turn and the assistant's reply per 2xx proxied request). */
   readonly messagesStored: number;
@@ -57,7 +67,10 @@ const questions = [
 const replyContent = 'LARCH-RIDGE was heard 2 min ago, 3 hops; SNR -4 dB to the gateway: workable.';
 
 /** Runs the four rows (direct and proxied, non-streaming then streaming); `log` gets progress lines. */
-export async function runProxyOverhead(settings: ProxyOverheadSettings, log: (line: string) => void): Promise<ProxyOverheadReport> {
+export async function runProxyOverhead(
+  settings: ProxyOverheadSettings,
+  log: (line: string) => void,
+): Promise<ProxyOverheadReport> {
   const directory = await mkdtemp(join(tmpdir(), 'mnemo-bench-proxy-'));
   const children: ChildProcess[] = [];
   try {
@@ -140,12 +153,17 @@ export function formatProxyOverheadTable(rows: readonly ProxyOverheadRow[]): str
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...cells.map((row) => row[column]!.length)));
   const line = (values: readonly string[]) =>
-    values.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
+    values
+      .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)))
+      .join('  ');
   return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...cells.map(line)].join('\n');
 }
 
 async function startChild(args: readonly string[], children: ChildProcess[]): Promise<string> {
-  const child = fork(fileURLToPath(import.meta.url), args, { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(import.meta.url), args, {
+    execArgv: process.execArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   children.push(child);
   return new Promise<string>((resolvePromise, reject) => {
     child.once('message', (message) => resolvePromise((message as { url: string }).url));
@@ -153,7 +171,12 @@ async function startChild(args: readonly string[], children: ChildProcess[]): Pr
   });
 }
 
-async function measure(url: string, body: () => string, durationSeconds: number, connections: number): Promise<LatencyRow> {
+async function measure(
+  url: string,
+  body: () => string,
+  durationSeconds: number,
+  connections: number,
+): Promise<LatencyRow> {
   const result = await autocannon({
     url,
     connections,

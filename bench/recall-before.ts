@@ -53,7 +53,11 @@ export function createSqliteBefore(store: Store, path: string, user: UserScope, 
     CROSS JOIN messages m ON m.rowid = f.rowid
     WHERE m.tenant_id = ? AND m.user_id = ?
     ORDER BY score DESC, m.created_at DESC, m.seq DESC`);
-  const searchKeyword = async (scope: UserScope, terms: readonly string[], options: SearchOptions): Promise<SearchHit[]> => {
+  const searchKeyword = async (
+    scope: UserScope,
+    terms: readonly string[],
+    options: SearchOptions,
+  ): Promise<SearchHit[]> => {
     const words = terms.map((term) => term.replace(/"/g, '')).filter((term) => term.length > 0);
     if (words.length === 0) return [];
     const owner = `o${Buffer.from(`${scope.tenantId}\u001f${scope.userId}`, 'utf8').toString('hex').toUpperCase()}`;
@@ -65,8 +69,18 @@ export function createSqliteBefore(store: Store, path: string, user: UserScope, 
     ) as (MessageRow & { conversation_id: string; score: number })[];
     return rows.map((row) => ({ conversationId: row.conversation_id, message: toMessage(row), score: row.score }));
   };
-  const searchVector = async (scope: UserScope, _model: string, vector: Float32Array, options: SearchOptions): Promise<SearchHit[]> => {
-    const rows = nearest.all(Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength), options.k, scope.tenantId, scope.userId) as {
+  const searchVector = async (
+    scope: UserScope,
+    _model: string,
+    vector: Float32Array,
+    options: SearchOptions,
+  ): Promise<SearchHit[]> => {
+    const rows = nearest.all(
+      Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength),
+      options.k,
+      scope.tenantId,
+      scope.userId,
+    ) as {
       rowid: number;
       distance: number;
     }[];
@@ -80,7 +94,10 @@ export function createSqliteBefore(store: Store, path: string, user: UserScope, 
     addVectors(conversationId, seqs, vectors) {
       database.transaction(() => {
         seqs.forEach((seq, index) => {
-          const row = message.get(user.tenantId, user.userId, conversationId, seq) as { rowid: number; created_at: number };
+          const row = message.get(user.tenantId, user.userId, conversationId, seq) as {
+            rowid: number;
+            created_at: number;
+          };
           const vector = vectors[index]!;
           insert.run(
             BigInt(row.rowid),

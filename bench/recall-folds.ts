@@ -9,7 +9,12 @@ import {
   type Embedder,
   type RecallTuning,
 } from '@mnemo/core';
-import { collectRecallCandidates, prepareRecallCandidates, rankPreparedCandidates, recallTuning } from '@mnemo/core/internals';
+import {
+  collectRecallCandidates,
+  prepareRecallCandidates,
+  rankPreparedCandidates,
+  recallTuning,
+} from '@mnemo/core/internals';
 import { UseLiteEmbedder } from '@mnemo/models';
 import { createSqliteStore } from '@mnemo/sqlite';
 import { createBm25Ranker } from '../packages/cli/dist/bench/bm25-baseline.js';
@@ -48,7 +53,14 @@ const experiments: readonly { name: string; varied: readonly (keyof RecallTuning
   // Last: the fold and category tables below use its choices.
   {
     name: 'everything',
-    varied: ['lengthPriorCap', 'echoDiscount', 'exchangeShare', 'assistantPrior', 'recencyHalfLifeDays', 'importanceBoost'],
+    varied: [
+      'lengthPriorCap',
+      'echoDiscount',
+      'exchangeShare',
+      'assistantPrior',
+      'recencyHalfLifeDays',
+      'importanceBoost',
+    ],
   },
 ];
 
@@ -72,8 +84,10 @@ const { values } = parseArgs({
   },
 });
 const folds = Number(values.folds ?? 5);
-const embedder: Embedder = values.embedder === 'use-lite' ? new UseLiteEmbedder() : new HashedEmbedder({ dimensions: 512 });
-const locomoPath = values.locomo ?? new URL('../../shared/data/locomo/locomo10.json', new URL('../', import.meta.url)).pathname;
+const embedder: Embedder =
+  values.embedder === 'use-lite' ? new UseLiteEmbedder() : new HashedEmbedder({ dimensions: 512 });
+const locomoPath =
+  values.locomo ?? new URL('../../shared/data/locomo/locomo10.json', new URL('../', import.meta.url)).pathname;
 const limit = values.conversations === undefined ? Infinity : Number(values.conversations);
 
 const grid = gridValues === undefined ? [recallTuning] : expand(recallTuning, gridValues);
@@ -84,7 +98,9 @@ const uaText = JSON.stringify(generateAssistantChats());
 const datasets: { name: Scored['dataset']; samples: LocomoSample[]; abilities: Map<string, string> }[] = [];
 {
   const locomo =
-    values['ua-only'] === true ? [] : parseLocomoDataset(readFileSync(locomoPath, 'utf8'), basename(locomoPath)).slice(0, limit);
+    values['ua-only'] === true
+      ? []
+      : parseLocomoDataset(readFileSync(locomoPath, 'utf8'), basename(locomoPath)).slice(0, limit);
   datasets.push({ name: 'locomo', samples: locomo, abilities: new Map() });
   const ua = parseLocomoDataset(uaText, 'assistant-chats.json');
   const raw = JSON.parse(uaText) as { sample_id: string; qa: { ability: string }[] }[];
@@ -92,9 +108,19 @@ const datasets: { name: Scored['dataset']; samples: LocomoSample[]; abilities: M
     raw.flatMap((sample) => sample.qa.map((item, index) => [`${sample.sample_id}#${index}`, item.ability] as const)),
   );
   datasets.push({ name: 'ua-tuning', samples: ua.filter((sample) => sample.sampleId.startsWith('ua-t-')), abilities });
-  datasets.push({ name: 'ua-held-out', samples: ua.filter((sample) => sample.sampleId.startsWith('ua-h-')), abilities });
+  datasets.push({
+    name: 'ua-held-out',
+    samples: ua.filter((sample) => sample.sampleId.startsWith('ua-h-')),
+    abilities,
+  });
 }
-const categoryNames: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop', 5: 'adversarial' };
+const categoryNames: Record<number, string> = {
+  1: 'multi-hop',
+  2: 'temporal',
+  3: 'open-domain',
+  4: 'single-hop',
+  5: 'adversarial',
+};
 const scored: Scored[] = [];
 const started = performance.now();
 for (const dataset of datasets) {
@@ -124,7 +150,8 @@ for (const dataset of datasets) {
         const order = rankPreparedCandidates(prepared, tuning, 50).order;
         cutoffs.forEach((cutoff, at) => {
           byTuning[index * cutoffs.length + at] =
-            order.slice(0, cutoff).filter((hit) => evidence.has(prepared.hits[hit]!.message.seq)).length / evidence.size;
+            order.slice(0, cutoff).filter((hit) => evidence.has(prepared.hits[hit]!.message.seq)).length /
+            evidence.size;
         });
       });
       const bm25Ranking = bm25(question.question, 50);
@@ -156,7 +183,9 @@ const objective = (items: readonly Scored[], tuning: number) => {
 };
 const allowedBy = (varied: readonly (keyof RecallTuning)[]) =>
   grid.flatMap((tuning, index) =>
-    (Object.keys(gridValues) as (keyof RecallTuning)[]).every((field) => varied.includes(field) || tuning[field] === recallTuning[field])
+    (Object.keys(gridValues) as (keyof RecallTuning)[]).every(
+      (field) => varied.includes(field) || tuning[field] === recallTuning[field],
+    )
       ? [index]
       : [],
   );
@@ -297,7 +326,11 @@ process.stdout.write(`${lines.join('\n')}\n`);
 if (values.out !== undefined)
   writeFileSync(
     values.out,
-    JSON.stringify({ embedder: embedder.model, grid: gridValues, folds: foldRows, chosenOnAll: describe(grid[onAll]!), rows }, null, 1),
+    JSON.stringify(
+      { embedder: embedder.model, grid: gridValues, folds: foldRows, chosenOnAll: describe(grid[onAll]!), rows },
+      null,
+      1,
+    ),
   );
 
 function expand(base: RecallTuning, sweep: Partial<Record<keyof RecallTuning, readonly number[]>>): RecallTuning[] {
@@ -310,7 +343,9 @@ function expand(base: RecallTuning, sweep: Partial<Record<keyof RecallTuning, re
 }
 
 function describe(tuning: RecallTuning): string {
-  const changed = (Object.keys(recallTuning) as (keyof RecallTuning)[]).filter((field) => tuning[field] !== recallTuning[field]);
+  const changed = (Object.keys(recallTuning) as (keyof RecallTuning)[]).filter(
+    (field) => tuning[field] !== recallTuning[field],
+  );
   return changed.length === 0 ? 'defaults' : changed.map((field) => `${field} ${tuning[field]}`).join(', ');
 }
 

@@ -15,7 +15,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createGptTokenCounter, defaultMessageLimits, HashedEmbedder, type Embedder, type Store, type UserScope } from '@mnemo/core';
+import {
+  createGptTokenCounter,
+  defaultMessageLimits,
+  HashedEmbedder,
+  type Embedder,
+  type Store,
+  type UserScope,
+} from '@mnemo/core';
 import { embeddingText, keywordTerms, prepareMessages, recall } from '@mnemo/core/internals';
 import { StaticEmbedder, UseLiteEmbedder } from '@mnemo/models';
 import { createPostgresStore } from '@mnemo/postgres';
@@ -45,7 +52,10 @@ const { values } = parseArgs({
 const messages = count('--messages', values.messages, 1);
 const settings = {
   messages,
-  vectorMessages: Math.min(messages, count('--vector-messages', values['vector-messages'] ?? String(Math.min(messages, 100_000)), 0)),
+  vectorMessages: Math.min(
+    messages,
+    count('--vector-messages', values['vector-messages'] ?? String(Math.min(messages, 100_000)), 0),
+  ),
   conversations: count('--conversations', values.conversations, 1),
   queries: count('--queries', values.queries, 1),
   k: count('--k', values.k, 1),
@@ -54,7 +64,8 @@ const settings = {
 };
 if (!['sqlite', 'postgres', 'both'].includes(values.store))
   throw new RangeError(`--store must be sqlite, postgres or both (got ${values.store})`);
-const postgresUrl = values['postgres-url'] ?? process.env['MNEMO_BENCH_DATABASE_URL'] ?? process.env['MNEMO_TEST_DATABASE_URL'];
+const postgresUrl =
+  values['postgres-url'] ?? process.env['MNEMO_BENCH_DATABASE_URL'] ?? process.env['MNEMO_TEST_DATABASE_URL'];
 const log = (line: string) => (values.json ? process.stderr : process.stdout).write(`${line}\n`);
 const user: UserScope = { tenantId: 'bench', userId: 'one-user' };
 const hashed = new HashedEmbedder({ dimensions: 512 });
@@ -79,13 +90,20 @@ const chats = prepareChats();
 const queries = pickQueries(chats.flat(), settings.queries);
 if (values.store !== 'postgres' && !values['embedders-only']) results.push(await runSqlite());
 if (values.store !== 'sqlite' && !values['embedders-only']) {
-  if (postgresUrl === undefined) notes.push('PostgreSQL skipped: set --postgres-url, MNEMO_BENCH_DATABASE_URL or MNEMO_TEST_DATABASE_URL.');
+  if (postgresUrl === undefined)
+    notes.push('PostgreSQL skipped: set --postgres-url, MNEMO_BENCH_DATABASE_URL or MNEMO_TEST_DATABASE_URL.');
   else results.push(await runPostgres(postgresUrl));
 }
 const embed = values['skip-use-lite'] || settings.vectorMessages === 0 ? undefined : await measureUseLite();
 // The model a query is embedded with, side by side: the static default and USE-lite (its teacher).
 const embedders = values['skip-use-lite'] ? undefined : await measureEmbedders(chats.flat());
-const result = { settings: { ...settings, candidates: searchOptions.k }, stores: results, useLiteQueryEmbedding: embed, embedders, notes };
+const result = {
+  settings: { ...settings, candidates: searchOptions.k },
+  stores: results,
+  useLiteQueryEmbedding: embed,
+  embedders,
+  notes,
+};
 await mkdir(join(resultsPath, '..'), { recursive: true });
 await writeFile(resultsPath, `${JSON.stringify(result, null, 2)}\n`);
 if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -141,7 +159,9 @@ async function measureStore(
   before: BeforeSearch,
   afterIngest: () => Promise<void>,
 ): Promise<StoreResult> {
-  log(`${name}: storing ${formatCount(settings.messages)} messages (${formatCount(settings.vectorMessages)} with vectors) for one user`);
+  log(
+    `${name}: storing ${formatCount(settings.messages)} messages (${formatCount(settings.vectorMessages)} with vectors) for one user`,
+  );
   const started = performance.now();
   await ingest(store, before, hashed);
   const ingestSeconds = Math.round((performance.now() - started) / 100) / 10;
@@ -218,7 +238,8 @@ async function ingest(target: Store, before: BeforeSearch, embedder: Embedder): 
         }
         stored += appended.length;
       }
-      if ((index + 1) % Math.max(1, Math.floor(chats.length / 10)) === 0) log(`  ${formatCount(stored)} messages stored`);
+      if ((index + 1) % Math.max(1, Math.floor(chats.length / 10)) === 0)
+        log(`  ${formatCount(stored)} messages stored`);
     }
   };
   await Promise.all(Array.from({ length: settings.concurrency }, worker));
@@ -259,7 +280,9 @@ async function timePair(
     }
   }
   const latency = { before: summarize(durations.before), after: summarize(durations.after) };
-  log(`  ${name}: p50 ${latency.before.p50Ms} ms before, ${latency.after.p50Ms} ms after (${latency.after.samples} queries)`);
+  log(
+    `  ${name}: p50 ${latency.before.p50Ms} ms before, ${latency.after.p50Ms} ms after (${latency.after.samples} queries)`,
+  );
   return latency;
 }
 
@@ -292,7 +315,10 @@ async function measureEmbedders(
   const turns = messages
     .slice(0, 2000)
     .map((message, index) => embeddingText(message as never, index === 0 ? undefined : (messages[index - 1] as never)));
-  const cost = async (create: () => Embedder & { load?: () => Promise<void> }, turnCount: number): Promise<EmbedderCost> => {
+  const cost = async (
+    create: () => Embedder & { load?: () => Promise<void> },
+    turnCount: number,
+  ): Promise<EmbedderCost> => {
     const loadStarted = performance.now();
     const model = create();
     await model.load?.();
@@ -347,21 +373,22 @@ function summarize(durations: number[]): Latency {
 
 function printTables(): void {
   const rows = results.flatMap((entry) =>
-    (Object.entries(entry.latencyMs) as [Step, { before: Latency; after: Latency } | undefined][]).flatMap(([step, pair]) =>
-      pair === undefined
-        ? []
-        : [
-            [
-              entry.store,
-              step,
-              String(pair.after.samples),
-              pair.before.p50Ms.toFixed(2),
-              pair.after.p50Ms.toFixed(2),
-              pair.before.p99Ms.toFixed(2),
-              pair.after.p99Ms.toFixed(2),
-              `${(pair.before.p50Ms / pair.after.p50Ms).toFixed(1)}×`,
+    (Object.entries(entry.latencyMs) as [Step, { before: Latency; after: Latency } | undefined][]).flatMap(
+      ([step, pair]) =>
+        pair === undefined
+          ? []
+          : [
+              [
+                entry.store,
+                step,
+                String(pair.after.samples),
+                pair.before.p50Ms.toFixed(2),
+                pair.after.p50Ms.toFixed(2),
+                pair.before.p99Ms.toFixed(2),
+                pair.after.p99Ms.toFixed(2),
+                `${(pair.before.p50Ms / pair.after.p50Ms).toFixed(1)}×`,
+              ],
             ],
-          ],
     ),
   );
   log(
@@ -383,7 +410,9 @@ function printTables(): void {
     ),
   );
   if (embed !== undefined)
-    log(`\nUSE-lite query embedding (recall() with the real model adds it): p50 ${embed.p50Ms} ms, p99 ${embed.p99Ms} ms.`);
+    log(
+      `\nUSE-lite query embedding (recall() with the real model adds it): p50 ${embed.p50Ms} ms, p99 ${embed.p99Ms} ms.`,
+    );
   log(
     'before: the pre-issue search paths on the same data (bench/recall-before.ts; SQLite keyword search: FTS5 as before decision 0027); PostgreSQL vector search did not change.',
   );

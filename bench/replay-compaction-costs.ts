@@ -99,7 +99,11 @@ export async function replayCompactionCosts(
     emitUpTo(position);
     if (message.role === 'assistant') {
       await memory.runPendingJobs();
-      const { report } = await memory.buildContext(scope, { policy: 'summary', maxTokens: settings.maxTokens, system: settings.system });
+      const { report } = await memory.buildContext(scope, {
+        policy: 'summary',
+        maxTokens: settings.maxTokens,
+        system: settings.system,
+      });
       const usage = (await memory.stats(scope))!.usage;
       requests += 1;
       totalSentTokens += report.sentTokens;

@@ -73,7 +73,9 @@ export async function replayFactSurvival(
   const scope = { conversationId: 'survival' };
   const lastSeen = new Map<string, number>();
   let turn = 0;
-  let final: { messages: readonly { content: string }[]; hasSummary: boolean; sent: number; full: number; blockTokens: number } | undefined;
+  let final:
+    | { messages: readonly { content: string }[]; hasSummary: boolean; sent: number; full: number; blockTokens: number }
+    | undefined;
   for (const message of conversation) {
     if (message.role === 'user') turn += 1;
     if (message.role === 'assistant') {
@@ -115,7 +117,8 @@ export async function replayFactSurvival(
   const summaries = await memory.listSummaries(scope);
   await memory.close();
   // The memory block is the context's second message when there is one (after the system prompt).
-  const summaryText = final?.hasSummary === true ? (final.messages[settings.system === undefined ? 0 : 1]?.content ?? '') : '';
+  const summaryText =
+    final?.hasSummary === true ? (final.messages[settings.system === undefined ? 0 : 1]?.content ?? '') : '';
   const recentText = (final?.messages ?? [])
     .filter((entry) => entry.content !== summaryText)
     .map((entry) => entry.content)

@@ -63,12 +63,18 @@ interface Tally {
  * Replays a conversation as the bot lives it: appends the messages one by one into a fresh in-memory
  * engine and, before each assistant message, builds the context it would send under every policy.
  */
-export async function replayTokenCosts(conversation: readonly MessageInput[], settings: ReplaySettings): Promise<ReplayResult> {
+export async function replayTokenCosts(
+  conversation: readonly MessageInput[],
+  settings: ReplaySettings,
+): Promise<ReplayResult> {
   // No compaction: these policies never read a summary, and a background worker would only add noise to the latencies.
   const memory = createMemory({ store: new InMemoryStore(), compaction: false });
   const scope = { conversationId: 'bench-node' };
   const tallies = new Map<ReplayPolicy, Tally>(
-    replayPolicies.map((policy) => [policy, { requests: 0, sentTokens: 0, fullHistoryTokens: 0, lastRequestTokens: 0, latencyMs: 0 }]),
+    replayPolicies.map((policy) => [
+      policy,
+      { requests: 0, sentTokens: 0, fullHistoryTokens: 0, lastRequestTokens: 0, latencyMs: 0 },
+    ]),
   );
   for (const message of conversation) {
     if (message.role === 'assistant') {
@@ -92,7 +98,11 @@ export async function replayTokenCosts(conversation: readonly MessageInput[], se
   }
   await memory.close();
   const policies = Object.fromEntries(replayPolicies.map((policy) => [policy, toPolicyCost(tallies.get(policy)!)]));
-  return { messages: conversation.length, encoding: memory.tokenCounter.encoding, policies: policies as Record<ReplayPolicy, PolicyCost> };
+  return {
+    messages: conversation.length,
+    encoding: memory.tokenCounter.encoding,
+    policies: policies as Record<ReplayPolicy, PolicyCost>,
+  };
 }
 
 function toPolicyCost(tally: Tally): PolicyCost {

@@ -58,7 +58,10 @@ const { values } = parseArgs({
 const messages = positiveInteger('--messages', values.messages);
 const settings = {
   messages,
-  conversations: positiveInteger('--conversations', values.conversations ?? String(Math.max(1, Math.round(messages / 100)))),
+  conversations: positiveInteger(
+    '--conversations',
+    values.conversations ?? String(Math.max(1, Math.round(messages / 100))),
+  ),
   users: positiveInteger('--users', values.users),
   batch: positiveInteger('--batch', values.batch),
   concurrency: positiveInteger('--concurrency', values.concurrency),
@@ -70,7 +73,8 @@ const settings = {
   recallRounds: positiveInteger('--recall-rounds', values['recall-rounds']),
   recallMaxSeconds: positiveInteger('--recall-max-seconds', values['recall-max-seconds']),
 };
-const postgresUrl = values['postgres-url'] ?? process.env['MNEMO_BENCH_DATABASE_URL'] ?? process.env['MNEMO_TEST_DATABASE_URL'];
+const postgresUrl =
+  values['postgres-url'] ?? process.env['MNEMO_BENCH_DATABASE_URL'] ?? process.env['MNEMO_TEST_DATABASE_URL'];
 const log = (line: string) => (values.json ? process.stderr : process.stdout).write(`${line}\n`);
 
 interface Latency {
@@ -83,7 +87,12 @@ interface Latency {
 interface StoreResult {
   readonly store: string;
   readonly details: string;
-  readonly ingest: { readonly messages: number; readonly appends: number; readonly seconds: number; readonly messagesPerSecond: number };
+  readonly ingest: {
+    readonly messages: number;
+    readonly appends: number;
+    readonly seconds: number;
+    readonly messagesPerSecond: number;
+  };
   readonly compactSeconds: number;
   readonly context: Readonly<Record<string, Latency>>;
   readonly recall: RecallResult;
@@ -110,7 +119,9 @@ if (!values['skip-sqlite']) {
     const path = join(directory, 'scale.db');
     const store = createSqliteStore({ path });
     results.push(
-      await measureStore('SQLite', 'file, WAL, one connection (the driver is synchronous)', store, 1, { size: async () => fileSize(path) }),
+      await measureStore('SQLite', 'file, WAL, one connection (the driver is synchronous)', store, 1, {
+        size: async () => fileSize(path),
+      }),
     );
   } finally {
     await rm(directory, { recursive: true, force: true });
@@ -122,8 +133,13 @@ if (postgresUrl === undefined) {
   const schema = `mnemo_scale_${Date.now()}`;
   const admin = new pg.Pool({ connectionString: postgresUrl, max: 1 });
   try {
-    const store = await createPostgresStore({ connectionString: postgresUrl, schema, poolMax: settings.concurrency + 2 });
-    const version = (await admin.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version ?? '?';
+    const store = await createPostgresStore({
+      connectionString: postgresUrl,
+      schema,
+      poolMax: settings.concurrency + 2,
+    });
+    const version =
+      (await admin.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version ?? '?';
     const details = `${version.split(' ')[0]}, pool of ${settings.concurrency + 2}, ${settings.concurrency} concurrent writers`;
     results.push(
       await measureStore('PostgreSQL', details, store, settings.concurrency, {
@@ -139,7 +155,14 @@ if (postgresUrl === undefined) {
   }
 }
 
-const report = { benchmark: 'scale', createdAt: new Date().toISOString(), node: process.version, settings, notes, results };
+const report = {
+  benchmark: 'scale',
+  createdAt: new Date().toISOString(),
+  node: process.version,
+  settings,
+  notes,
+  results,
+};
 await mkdir(new URL('./results/', import.meta.url), { recursive: true });
 await writeFile(resultsPath, `${JSON.stringify(report, null, 2)}\n`);
 if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
@@ -181,7 +204,13 @@ interface StoreHooks {
 }
 
 /** Ingests every conversation with `writers` concurrent writers, compacts the sampled ones, times their context builds, then embeds a slice and times recall. */
-async function measureStore(name: string, details: string, store: Store, writers: number, hooks: StoreHooks): Promise<StoreResult> {
+async function measureStore(
+  name: string,
+  details: string,
+  store: Store,
+  writers: number,
+  hooks: StoreHooks,
+): Promise<StoreResult> {
   const memory = createMemory({ store, tokenCounter: counter, worker: { autoStart: false } });
   try {
     log(`${name}: ingesting ${formatCount(settings.messages)} messages ...`);
@@ -256,7 +285,9 @@ async function ingestAll(name: string, store: Store, writers: number): Promise<S
       written += batch.length;
       if (written - reported >= settings.messages / 10) {
         reported = written;
-        log(`${name}: ${formatCount(written)} messages, ${Math.round(written / ((performance.now() - started) / 1000))} msgs/s`);
+        log(
+          `${name}: ${formatCount(written)} messages, ${Math.round(written / ((performance.now() - started) / 1000))} msgs/s`,
+        );
       }
     }
   };
@@ -276,7 +307,11 @@ function conversationMessages(index: number): NewMessage[] {
     .map((message) => ({ ...message, createdAt: new Date(Date.parse(message.createdAt) + shiftMs).toISOString() }));
 }
 
-async function timeBuilds(memory: ReturnType<typeof createMemory>, scopes: readonly Scope[], policy: ContextPolicy): Promise<Latency> {
+async function timeBuilds(
+  memory: ReturnType<typeof createMemory>,
+  scopes: readonly Scope[],
+  policy: ContextPolicy,
+): Promise<Latency> {
   // One untimed build first: JIT warm-up and cold caches belong to no percentile.
   await memory.buildContext(scopes[0]!, { policy, maxTokens: settings.maxTokens });
   const durations: number[] = [];
@@ -288,7 +323,8 @@ async function timeBuilds(memory: ReturnType<typeof createMemory>, scopes: reado
     }
   }
   durations.sort((a, b) => a - b);
-  const at = (fraction: number) => durations[Math.min(durations.length - 1, Math.ceil(fraction * durations.length) - 1)]!;
+  const at = (fraction: number) =>
+    durations[Math.min(durations.length - 1, Math.ceil(fraction * durations.length) - 1)]!;
   const mean = durations.reduce((sum, value) => sum + value, 0) / durations.length;
   return { samples: durations.length, p50Ms: round(at(0.5), 2), p99Ms: round(at(0.99), 2), meanMs: round(mean, 2) };
 }

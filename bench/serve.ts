@@ -143,12 +143,22 @@ async function main(): Promise<void> {
       const label = embedder === undefined ? '' : ` (MNEMO_EMBEDDER=${embedder})`;
       if (!values['postgres-only'])
         reports.push(
-          await runStore({ ...settings, store: `SQLite file${label}`, dbs: [join(directory, `serve-${embedder ?? 'default'}.db`)] }),
+          await runStore({
+            ...settings,
+            store: `SQLite file${label}`,
+            dbs: [join(directory, `serve-${embedder ?? 'default'}.db`)],
+          }),
         );
       await runPostgres(settings, label, reports);
     }
     const report = {
-      settings: { durationSeconds, connectionCounts, cli: values.cli, embedder: values.embedder ?? 'default (static)', conversations },
+      settings: {
+        durationSeconds,
+        connectionCounts,
+        cli: values.cli,
+        embedder: values.embedder ?? 'default (static)',
+        conversations,
+      },
       stores: reports,
     };
     await mkdir(dirname(values.out), { recursive: true });
@@ -161,7 +171,11 @@ async function main(): Promise<void> {
   }
 }
 
-async function runPostgres(settings: Omit<RunSettings, 'store' | 'dbs'>, label: string, reports: StoreReport[]): Promise<void> {
+async function runPostgres(
+  settings: Omit<RunSettings, 'store' | 'dbs'>,
+  label: string,
+  reports: StoreReport[],
+): Promise<void> {
   {
     const { log } = settings;
     const url = process.env.MNEMO_TEST_DATABASE_URL;
@@ -209,7 +223,14 @@ async function runStore(settings: RunSettings): Promise<StoreReport> {
     const rows: Row[] = [];
     let turn = 0;
     const history = new Map<string, { role: string; content: string }[]>();
-    const allScenarios: { id: string; name: string; path: string; direct?: boolean; body?: () => string; method?: string }[] = [
+    const allScenarios: {
+      id: string;
+      name: string;
+      path: string;
+      direct?: boolean;
+      body?: () => string;
+      method?: string;
+    }[] = [
       {
         id: 'direct',
         name: 'upstream direct',
@@ -245,13 +266,15 @@ async function runStore(settings: RunSettings): Promise<StoreReport> {
         id: 'hybrid',
         name: 'seed context hybrid, 1,000 messages',
         path: '/v1/memory/context',
-        body: () => JSON.stringify({ conversation_id: 'big', max_tokens: 1000, memory_type: 'hybrid', query: question(turn++) }),
+        body: () =>
+          JSON.stringify({ conversation_id: 'big', max_tokens: 1000, memory_type: 'hybrid', query: question(turn++) }),
       },
       {
         id: 'add',
         name: 'seed add',
         path: '/v1/memory/add',
-        body: () => JSON.stringify({ conversation_id: `add-${turn % conversations}`, role: 'user', content: question(turn++) }),
+        body: () =>
+          JSON.stringify({ conversation_id: `add-${turn % conversations}`, role: 'user', content: question(turn++) }),
       },
       {
         id: 'batch',
@@ -268,7 +291,8 @@ async function runStore(settings: RunSettings): Promise<StoreReport> {
       { id: 'health', name: '/health', path: '/health', method: 'GET' },
     ];
     const chosen = values.rows?.split(',');
-    const scenarios = chosen === undefined ? allScenarios : allScenarios.filter((scenario) => chosen.includes(scenario.id));
+    const scenarios =
+      chosen === undefined ? allScenarios : allScenarios.filter((scenario) => chosen.includes(scenario.id));
     for (const scenario of scenarios) {
       const byConnections: Record<string, Measured> = {};
       for (const connections of settings.connectionCounts) {
@@ -336,15 +360,23 @@ interface Replica {
 }
 
 function startServe(settings: RunSettings, db: string): Promise<Replica> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: settings.directory, MNEMO_LLM_BASE_URL: settings.upstream };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: settings.directory,
+    MNEMO_LLM_BASE_URL: settings.upstream,
+  };
   if (settings.embedder !== undefined) env.MNEMO_EMBEDDER = settings.embedder;
   const profile = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`];
   const extra = values['serve-args']?.split(' ').filter((argument) => argument !== '') ?? [];
-  const child: ChildProcess = spawn(process.execPath, [...profile, settings.cli, 'serve', '--port', '0', '--db', db, ...extra], {
-    cwd: settings.directory,
-    env,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...profile, settings.cli, 'serve', '--port', '0', '--db', db, ...extra],
+    {
+      cwd: settings.directory,
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   let stdout = '';
   const exited = new Promise<void>((resolvePromise) => child.once('exit', () => resolvePromise()));
   return new Promise<Replica>((resolvePromise, reject) => {
@@ -377,7 +409,11 @@ function startServe(settings: RunSettings, db: string): Promise<Replica> {
 async function waitForQueryEmbedder(url: string): Promise<string> {
   const started = performance.now();
   const body = JSON.stringify({ messages: [{ role: 'user', content: 'Is relay LARCH-RIDGE up?' }] });
-  await fetch(`${url}/v1/conversations/warm-up/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  await fetch(`${url}/v1/conversations/warm-up/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
   let last = '';
   while (performance.now() - started < 60_000) {
     const response = await fetch(`${url}/v1/conversations/warm-up/context`, {
@@ -385,7 +421,8 @@ async function waitForQueryEmbedder(url: string): Promise<string> {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ policy: 'hybrid', query: 'relay LARCH-RIDGE' }),
     });
-    const recall = ((await response.json()) as { report?: { recall?: { mode: string; reason?: string } } }).report?.recall;
+    const recall = ((await response.json()) as { report?: { recall?: { mode: string; reason?: string } } }).report
+      ?.recall;
     last =
       recall === undefined
         ? `answered ${response.status} without a recall report`
@@ -420,7 +457,9 @@ async function appendBig(url: string, log: (line: string) => void): Promise<{ he
     await append(messages);
   } catch (error) {
     appendError =
-      error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error);
+      error instanceof Error
+        ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}`
+        : String(error);
     log(`  the 1,000-message append failed: ${appendError}; storing it in batches of 100`);
     for (let start = 0; start < messages.length; start += 100) await append(messages.slice(start, start + 100));
   }
@@ -433,7 +472,9 @@ async function appendBig(url: string, log: (line: string) => void): Promise<{ he
     } catch (error) {
       // A server blocked past Node's header timeout resets the connection: the probe counts until then.
       healthError ??=
-        error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error);
+        error instanceof Error
+          ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}`
+          : String(error);
     }
     worst = Math.max(worst, performance.now() - started);
     await new Promise((resolvePromise) => setTimeout(resolvePromise, 100));
@@ -487,7 +528,9 @@ async function measureSpread(
 }
 
 /** Pending plus running jobs (in all and per kind) and the oldest pending job's age, from /metrics. */
-async function readBacklog(url: string): Promise<{ total: number; byKind: Record<string, number>; oldestAgeSeconds: number }> {
+async function readBacklog(
+  url: string,
+): Promise<{ total: number; byKind: Record<string, number>; oldestAgeSeconds: number }> {
   const text = await (await fetch(`${url}/metrics`)).text();
   let total = 0;
   let oldestAgeSeconds = 0;
@@ -612,7 +655,9 @@ function formatStore(report: StoreReport, connectionCounts: readonly number[]): 
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...cells.map((row) => row[column]!.length)));
   const line = (cellsOfRow: readonly string[]) =>
-    cellsOfRow.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
+    cellsOfRow
+      .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!)))
+      .join('  ');
   return [
     `${report.store}, ${report.replicas} replica${report.replicas === 1 ? '' : 's'} (latencies in ms)`,
     line(header),
@@ -656,7 +701,9 @@ function readCpuMs(pid: number): number {
     const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
       .split(' ')
       .filter((child) => child !== '');
-    const http = children.filter((child) => !readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0').includes('worker'));
+    const http = children.filter(
+      (child) => !readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0').includes('worker'),
+    );
     return http.reduce((sum, child) => sum + readCpuMs(Number(child)), own);
   } catch {
     return Number.NaN;

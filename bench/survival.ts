@@ -8,7 +8,14 @@ import { parseArgs } from 'node:util';
 import { generateMeshChat } from '../examples/generate-mesh-chat.js';
 import { createCompactionVariants } from './compaction-variants.js';
 import { formatSurvivalTables } from './format-survival-table.js';
-import { heldOutFacts, heldOutMeshSeed, plantedFacts, plantedReply, plantFacts, type PlantedFact } from './plant-facts.js';
+import {
+  heldOutFacts,
+  heldOutMeshSeed,
+  plantedFacts,
+  plantedReply,
+  plantFacts,
+  type PlantedFact,
+} from './plant-facts.js';
 import { replayFactSurvival, type SurvivalResult } from './replay-fact-survival.js';
 import type { ReplaySettings } from './replay-token-costs.js';
 
@@ -16,7 +23,8 @@ const factSets: readonly { name: string; seed: number; facts: readonly PlantedFa
   { name: 'tuning set', seed: 7, facts: plantedFacts },
   { name: 'held-out set', seed: heldOutMeshSeed, facts: heldOutFacts },
 ];
-const systemPrompt = 'You are a mesh-radio assistant. Answer in at most 150 characters, plain text, metric units, no emoji.';
+const systemPrompt =
+  'You are a mesh-radio assistant. Answer in at most 150 characters, plain text, metric units, no emoji.';
 const resultsPath = fileURLToPath(new URL('./results/survival.json', import.meta.url));
 
 const { values } = parseArgs({
@@ -34,7 +42,13 @@ if (!Number.isInteger(turns) || turns < 30 || !Number.isInteger(maxTokens) || ma
 }
 const settings: ReplaySettings = { maxTokens, windowTurns: 4, system: systemPrompt };
 
-const sets: { name: string; seed: number; messages: number; facts: readonly PlantedFact[]; results: SurvivalResult[] }[] = [];
+const sets: {
+  name: string;
+  seed: number;
+  messages: number;
+  facts: readonly PlantedFact[];
+  results: SurvivalResult[];
+}[] = [];
 for (const set of factSets) {
   // The generator writes turns − 10 exchanges; the ten planted ones make `turns` user turns in all.
   const generated = generateMeshChat({ messages: 2 * (turns - set.facts.length), seed: set.seed });

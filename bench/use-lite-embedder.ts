@@ -3,7 +3,14 @@
 import { cpus } from 'node:os';
 import { UseLiteEmbedder } from '@mnemo/models';
 
-const subjects = ['my battery', 'the relay on the ridge', 'our trip to Lisbon', 'the new radio', 'my sister Ana', 'the spare antenna'];
+const subjects = [
+  'my battery',
+  'the relay on the ridge',
+  'our trip to Lisbon',
+  'the new radio',
+  'my sister Ana',
+  'the spare antenna',
+];
 const complaints = [
   'is almost empty again',
   'needs a firmware update before Friday',

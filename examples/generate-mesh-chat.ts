@@ -1,7 +1,13 @@
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createRandom, type Random } from './create-random.js';
-import { greetingExchange, introExchanges, newTripExchange, topicExchanges, type Exchange } from './mesh-chat-exchanges.js';
+import {
+  greetingExchange,
+  introExchanges,
+  newTripExchange,
+  topicExchanges,
+  type Exchange,
+} from './mesh-chat-exchanges.js';
 import { createMeshPersona, type MeshPersona } from './mesh-chat-persona.js';
 
 /** One message of a generated mesh-radio chat, in the shape `memory.append` and `mnemo replay` take. */
@@ -35,7 +41,8 @@ const hourMs = 60 * minuteMs;
  */
 export function generateMeshChat(options: MeshChatOptions): MeshChatMessage[] {
   const { messages } = options;
-  if (!Number.isInteger(messages) || messages < 0) throw new RangeError(`messages must be a non-negative integer (got ${messages})`);
+  if (!Number.isInteger(messages) || messages < 0)
+    throw new RangeError(`messages must be a non-negative integer (got ${messages})`);
   const seed = options.seed ?? 7;
   if (!Number.isInteger(seed)) throw new RangeError(`seed must be an integer (got ${seed})`);
   const random = createRandom(seed);
@@ -53,7 +60,8 @@ export function generateMeshChat(options: MeshChatOptions): MeshChatMessage[] {
     chat.push({ role: 'user', content: fitRadioPacket(user), createdAt: time.toISOString() });
     // The bot answers within a minute: the LLM call plus a packet or two of airtime.
     time = new Date(time.getTime() + random.integer(12, 60) * 1000);
-    if (chat.length < messages) chat.push({ role: 'assistant', content: fitRadioPacket(assistant), createdAt: time.toISOString() });
+    if (chat.length < messages)
+      chat.push({ role: 'assistant', content: fitRadioPacket(assistant), createdAt: time.toISOString() });
   }
   return chat;
 }
@@ -62,7 +70,10 @@ export function generateMeshChat(options: MeshChatOptions): MeshChatMessage[] {
 function advanceClock(random: Random, time: Date, utcOffsetHours: number): { time: Date; sessionBreak: boolean } {
   const sessionBreak = random.chance(0.12);
   if (!sessionBreak)
-    return { time: new Date(time.getTime() + random.integer(1, 7) * minuteMs + random.integer(0, 59) * 1000), sessionBreak };
+    return {
+      time: new Date(time.getTime() + random.integer(1, 7) * minuteMs + random.integer(0, 59) * 1000),
+      sessionBreak,
+    };
   const next = new Date(time.getTime() + random.integer(6, 44) * hourMs + random.integer(0, 59) * minuteMs);
   // Hikers sleep: a session that would start between 23:00 and 06:00 local starts after 06:00 instead.
   const localHour = (next.getUTCHours() + utcOffsetHours + 24) % 24;
@@ -70,7 +81,13 @@ function advanceClock(random: Random, time: Date, utcOffsetHours: number): { tim
   return { time: new Date(next.getTime() + sleptHours * hourMs + random.integer(0, 150) * minuteMs), sessionBreak };
 }
 
-function chooseExchange(random: Random, persona: MeshPersona, exchangeIndex: number, time: Date, sessionBreak: boolean): Exchange {
+function chooseExchange(
+  random: Random,
+  persona: MeshPersona,
+  exchangeIndex: number,
+  time: Date,
+  sessionBreak: boolean,
+): Exchange {
   const intro = introExchanges[exchangeIndex];
   if (intro !== undefined) return intro;
   const tripEndMs = persona.trip.startDate.getTime() + persona.trip.route.days * 24 * hourMs;

@@ -17,5 +17,7 @@ const { messages, report } = await memory.buildContext(node, {
   system: 'You answer over a mesh radio: at most 150 characters, metric units, no emoji.',
 });
 console.log(messages);
-console.log(`sent ${report.sentTokens} tokens; the full history costs ${report.fullHistoryTokens}; saved ${report.savedPercent}%`);
+console.log(
+  `sent ${report.sentTokens} tokens; the full history costs ${report.fullHistoryTokens}; saved ${report.savedPercent}%`,
+);
 await memory.close();

@@ -11,7 +11,20 @@ export interface ExchangeContext {
 /** One user message and the bot's reply; it may update the persona (a fact stated or changed). */
 export type Exchange = (context: ExchangeContext) => readonly [user: string, assistant: string];
 
-const months = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const months = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 const weekdays = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 
 function formatDate(date: Date): string {
@@ -35,7 +48,11 @@ export const introExchanges: readonly Exchange[] = [
       'hi, first time messaging the bot',
       `radio check from ${persona.homeTown}`,
     ]),
-    random.pick(['Loud and clear. How can I help?', 'Copy you fine. What do you need?', 'Hello! Reading you well. What can I do for you?']),
+    random.pick([
+      'Loud and clear. How can I help?',
+      'Copy you fine. What do you need?',
+      'Hello! Reading you well. What can I do for you?',
+    ]),
   ],
   ({ persona: p }) => [
     `I'm ${p.name}, callsign ${p.callsign}. node is ${p.nodeId}, a ${p.device.name}. home is ${p.homeTown}`,
@@ -108,7 +125,14 @@ const weather: Exchange = ({ random, persona, now }) => {
   const low = random.integer(-6, 8);
   const high = low + random.integer(5, 14);
   const wind = random.integer(5, 40);
-  const sky = random.pick(['dry', 'showers after 14:00', 'fog until 10:00', 'snow above 2,000 m', 'storms likely after 15:00', 'clear']);
+  const sky = random.pick([
+    'dry',
+    'showers after 14:00',
+    'fog until 10:00',
+    'snow above 2,000 m',
+    'storms likely after 15:00',
+    'clear',
+  ]);
   const direction = random.pick(['N', 'NW', 'W', 'SW', 'S', 'E']);
   return [
     `weather for ${place} ${random.pick(['tomorrow', 'this weekend', 'in the next days'])}?`,
@@ -198,8 +222,13 @@ const purchase: Exchange = ({ random, persona: p }) => {
   p.spent += price;
   const left = budgetLeft(p);
   const verdict =
-    left >= 0 ? `${left} ${p.region.currency} left of ${p.budget}.` : `that is ${-left} ${p.region.currency} over your ${p.budget} budget.`;
-  return [`bought ${item} for ${price} ${p.region.currency}. budget left?`, `${before} + ${price} = ${p.spent} spent, ${verdict}`];
+    left >= 0
+      ? `${left} ${p.region.currency} left of ${p.budget}.`
+      : `that is ${-left} ${p.region.currency} over your ${p.budget} budget.`;
+  return [
+    `bought ${item} for ${price} ${p.region.currency}. budget left?`,
+    `${before} + ${price} = ${p.spent} spent, ${verdict}`,
+  ];
 };
 
 const recallRelay: Exchange = ({ random, persona: { relay } }) => [
@@ -208,7 +237,11 @@ const recallRelay: Exchange = ({ random, persona: { relay } }) => [
 ];
 
 const recallTrip: Exchange = ({ random, persona: { trip } }) => [
-  random.pick(['when do we start again? I keep mixing it up', "what's my trip date again?", 'remind me when the trip starts']),
+  random.pick([
+    'when do we start again? I keep mixing it up',
+    "what's my trip date again?",
+    'remind me when the trip starts',
+  ]),
   `${formatDate(trip.startDate)}, on the ${trip.route.name}` +
     (trip.previousStartDate === undefined ? '.' : `. It moved from ${formatDate(trip.previousStartDate)}.`),
 ];
@@ -228,7 +261,10 @@ const recallSignal: Exchange = ({ persona: { lastSignal } }) => [
 const recallIdentity: Exchange = ({ random, persona: p }) =>
   random.chance(0.5)
     ? [`what's ${p.buddy.name}'s node id again?`, `${p.buddy.name} is ${p.buddy.nodeId}.`]
-    : ['what callsign and node did I give you?', `${p.callsign}, node ${p.nodeId} (${p.device.name}), home ${p.homeTown}.`];
+    : [
+        'what callsign and node did I give you?',
+        `${p.callsign}, node ${p.nodeId} (${p.device.name}), home ${p.homeTown}.`,
+      ];
 
 const moveTrip: Exchange = ({ random, persona: { trip }, now }) => {
   const old = trip.startDate;
@@ -271,7 +307,8 @@ const forwardMessage: Exchange = ({ random, persona: p }) => {
 const channelLoad: Exchange = ({ random }) => {
   const utilization = random.integer(3, 45);
   const airtime = random.integer(1, 12);
-  const verdict = utilization > 25 ? 'busy; the firmware starts delaying your packets near 25%.' : 'fine, lots of room.';
+  const verdict =
+    utilization > 25 ? 'busy; the firmware starts delaying your packets near 25%.' : 'fine, lots of room.';
   return [
     `ChUtil shows ${utilization}% and air util TX ${airtime}%, is that bad?`,
     `ChUtil ${utilization}% is ${verdict} TX ${airtime}% is yours; keep it under 10%.`,
@@ -315,7 +352,10 @@ const sunrise: Exchange = ({ random, persona }) => {
 
 const water: Exchange = ({ random, persona }) => {
   const [from, to] = [random.pick(persona.region.places), random.pick(persona.region.places)];
-  return [`next reliable water after ${from}?`, `${to}, about ${random.integer(2, 9)} km on. Treat it and carry 1.5 L to be safe.`];
+  return [
+    `next reliable water after ${from}?`,
+    `${to}, about ${random.integer(2, 9)} km on. Treat it and carry 1.5 L to be safe.`,
+  ];
 };
 
 const smallTalkPairs: readonly (readonly [string, string])[] = [

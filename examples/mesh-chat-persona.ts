@@ -232,7 +232,11 @@ export function createMeshPersona(random: Random, startTime: Date, nodeId?: stri
     budget: random.pick([80, 100, 120, 150, 200, 250]),
     spent: 0,
     relay: createRelay(random, region),
-    trip: { route: random.pick(region.routes), startDate: dateInDays(startTime, random.integer(10, 40)), previousStartDate: undefined },
+    trip: {
+      route: random.pick(region.routes),
+      startDate: dateInDays(startTime, random.integer(10, 40)),
+      previousStartDate: undefined,
+    },
     lastSignal: undefined,
   };
 }

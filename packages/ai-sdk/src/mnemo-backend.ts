@@ -77,7 +77,12 @@ export interface HttpBackendOptions {
 export function httpBackend(options: HttpBackendOptions): MnemoBackend {
   const base = options.baseUrl.replace(/\/+$/, '');
   const send = options.fetch ?? fetch;
-  const request = async <T>(method: string, path: string, body: unknown, callOptions: CallOptions | undefined): Promise<T | undefined> => {
+  const request = async <T>(
+    method: string,
+    path: string,
+    body: unknown,
+    callOptions: CallOptions | undefined,
+  ): Promise<T | undefined> => {
     let response: Response;
     try {
       response = await send(`${base}${path}`, {
@@ -90,7 +95,9 @@ export function httpBackend(options: HttpBackendOptions): MnemoBackend {
         ...(callOptions?.signal === undefined ? {} : { signal: callOptions.signal }),
       });
     } catch (error) {
-      throw new MemoryError('storage_failed', `mnemo server at ${base} did not answer ${method} ${path}`, { cause: error });
+      throw new MemoryError('storage_failed', `mnemo server at ${base} did not answer ${method} ${path}`, {
+        cause: error,
+      });
     }
     if (response.status === 404 && method === 'GET') return undefined;
     const text = await response.text();
@@ -98,7 +105,10 @@ export function httpBackend(options: HttpBackendOptions): MnemoBackend {
     return JSON.parse(text) as T;
   };
   const at = (scope: ScopeInput, suffix = '', query: Record<string, string> = {}) => {
-    const parameters = new URLSearchParams({ ...query, ...(scope.userId === undefined ? {} : { user_id: scope.userId }) }).toString();
+    const parameters = new URLSearchParams({
+      ...query,
+      ...(scope.userId === undefined ? {} : { user_id: scope.userId }),
+    }).toString();
     return `/v1/conversations/${encodeURIComponent(scope.conversationId)}${suffix}${parameters === '' ? '' : `?${parameters}`}`;
   };
   return Object.freeze({
@@ -143,11 +153,13 @@ function turnOf(message: {
 const wireCodes: ReadonlySet<string> = new Set(errorCodes);
 
 function serverError(status: number, body: string, what: string): MemoryError {
-  let code: ErrorCode = status === 401 ? 'unauthorized' : status === 403 ? 'forbidden' : status < 500 ? 'invalid_input' : 'storage_failed';
+  let code: ErrorCode =
+    status === 401 ? 'unauthorized' : status === 403 ? 'forbidden' : status < 500 ? 'invalid_input' : 'storage_failed';
   let message = `mnemo server answered ${status} to ${what}`;
   try {
     const parsed = JSON.parse(body) as { error?: { code?: string; message?: string } };
-    if (typeof parsed.error?.code === 'string' && wireCodes.has(parsed.error.code)) code = parsed.error.code as ErrorCode;
+    if (typeof parsed.error?.code === 'string' && wireCodes.has(parsed.error.code))
+      code = parsed.error.code as ErrorCode;
     if (typeof parsed.error?.message === 'string') message = `${message}: ${parsed.error.message}`;
   } catch {
     // Not JSON: the status says enough.

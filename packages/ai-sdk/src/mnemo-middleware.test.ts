@@ -14,7 +14,10 @@ import { convertArrayToReadableStream, MockLanguageModelV3 } from 'ai/test';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mnemoMiddleware } from './mnemo-middleware.js';
 
-const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
+const usage = {
+  inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 5, text: 5, reasoning: 0 },
+};
 
 /** A reply of the mock model: text, or a tool call. */
 function reply(text: string): LanguageModelV3GenerateResult {
@@ -82,7 +85,11 @@ let memory: Memory;
 
 beforeEach(async () => {
   directory = await mkdtemp(join(tmpdir(), 'mnemo-ai-sdk-'));
-  memory = createMemory({ store: createSqliteStore({ path: join(directory, 'mnemo.db') }), compaction: false, knowledge: false });
+  memory = createMemory({
+    store: createSqliteStore({ path: join(directory, 'mnemo.db') }),
+    compaction: false,
+    knowledge: false,
+  });
 });
 
 afterEach(async () => {
@@ -146,15 +153,25 @@ describe('mnemoMiddleware (library Memory, the AI SDK mock model)', () => {
   });
 
   it('runs a tool loop: stores the tool call and its result, and each step sees both', async () => {
-    const { model, prompts } = scriptedModel([toolCall('call-1', 'battery', { node: 'LARCH-RIDGE' }), reply('LARCH-RIDGE is at 45%.')]);
-    const wrapped = wrapLanguageModel({ model, middleware: mnemoMiddleware({ memory, scope: { conversationId: 'node-7' } }) });
+    const { model, prompts } = scriptedModel([
+      toolCall('call-1', 'battery', { node: 'LARCH-RIDGE' }),
+      reply('LARCH-RIDGE is at 45%.'),
+    ]);
+    const wrapped = wrapLanguageModel({
+      model,
+      middleware: mnemoMiddleware({ memory, scope: { conversationId: 'node-7' } }),
+    });
 
     const result = await generateText({
       model: wrapped,
       prompt: 'Battery of LARCH-RIDGE?',
       tools: {
         battery: tool({
-          inputSchema: jsonSchema<{ node: string }>({ type: 'object', properties: { node: { type: 'string' } }, required: ['node'] }),
+          inputSchema: jsonSchema<{ node: string }>({
+            type: 'object',
+            properties: { node: { type: 'string' } },
+            required: ['node'],
+          }),
           execute: async ({ node }) => ({ node, percent: 45 }),
         }),
       },
@@ -176,8 +193,14 @@ describe('mnemoMiddleware (library Memory, the AI SDK mock model)', () => {
   });
 
   it('stores a streamed reply once the stream ends, tool loop included', async () => {
-    const { model, prompts } = scriptedModel([toolCall('call-1', 'battery', { node: 'PINE' }), reply('PINE is at 80%, charging.')]);
-    const wrapped = wrapLanguageModel({ model, middleware: mnemoMiddleware({ memory, scope: { conversationId: 'node-9' } }) });
+    const { model, prompts } = scriptedModel([
+      toolCall('call-1', 'battery', { node: 'PINE' }),
+      reply('PINE is at 80%, charging.'),
+    ]);
+    const wrapped = wrapLanguageModel({
+      model,
+      middleware: mnemoMiddleware({ memory, scope: { conversationId: 'node-9' } }),
+    });
 
     const result = streamText({
       model: wrapped,
@@ -232,7 +255,10 @@ describe('mnemoMiddleware (library Memory, the AI SDK mock model)', () => {
         return reply('Second try.');
       },
     });
-    const wrapped = wrapLanguageModel({ model, middleware: mnemoMiddleware({ memory, scope: { conversationId: 'retry' } }) });
+    const wrapped = wrapLanguageModel({
+      model,
+      middleware: mnemoMiddleware({ memory, scope: { conversationId: 'retry' } }),
+    });
 
     await expect(generateText({ model: wrapped, prompt: 'Hello?', maxRetries: 0 })).rejects.toThrow(/overloaded/);
     await generateText({ model: wrapped, prompt: 'Hello?', maxRetries: 0 });

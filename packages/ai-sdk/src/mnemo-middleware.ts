@@ -42,7 +42,11 @@ export function mnemoMiddleware(options: MnemoMiddlewareOptions): LanguageModelV
   const backend = backendOf(options.memory);
   const states = new WeakMap<LanguageModelV3CallOptions, CallState>();
 
-  const store = async (state: CallState, content: readonly LanguageModelV3Content[], signal: AbortSignal | undefined) => {
+  const store = async (
+    state: CallState,
+    content: readonly LanguageModelV3Content[],
+    signal: AbortSignal | undefined,
+  ) => {
     const reply = replyOf(content);
     if (reply !== undefined) await backend.append(state.scope, [reply], signal === undefined ? {} : { signal });
   };
@@ -53,7 +57,10 @@ export function mnemoMiddleware(options: MnemoMiddlewareOptions): LanguageModelV
       const scope = scopeOf(params, options.scope);
       const turns = readPrompt(params.prompt);
       const callOptions = params.abortSignal === undefined ? {} : { signal: params.abortSignal };
-      if (turns.toStore.length > 0 && !endsWith(await backend.tail(scope, turns.toStore.length, callOptions), turns.toStore)) {
+      if (
+        turns.toStore.length > 0 &&
+        !endsWith(await backend.tail(scope, turns.toStore.length, callOptions), turns.toStore)
+      ) {
         await backend.append(scope, turns.toStore, callOptions);
       }
       const built = await backend.buildContext(
@@ -127,10 +134,17 @@ function scopeOf(params: LanguageModelV3CallOptions, fallback: ScopeInput | unde
   }
   const userId = pick('userId');
   const tenantId = pick('tenantId');
-  return { conversationId, ...(userId === undefined ? {} : { userId }), ...(tenantId === undefined ? {} : { tenantId }) };
+  return {
+    conversationId,
+    ...(userId === undefined ? {} : { userId }),
+    ...(tenantId === undefined ? {} : { tenantId }),
+  };
 }
 
-function stateOf(states: WeakMap<LanguageModelV3CallOptions, CallState>, params: LanguageModelV3CallOptions): CallState {
+function stateOf(
+  states: WeakMap<LanguageModelV3CallOptions, CallState>,
+  params: LanguageModelV3CallOptions,
+): CallState {
   const state = states.get(params);
   if (state === undefined)
     throw new MemoryError(

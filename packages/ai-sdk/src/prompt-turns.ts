@@ -43,7 +43,9 @@ export function endsWith(tail: readonly StoredTurn[], turns: readonly MessageInp
   const last = tail.slice(tail.length - turns.length);
   return turns.every(
     (turn, index) =>
-      last[index]!.role === turn.role && last[index]!.content === turn.content && last[index]!.toolCallId === turn.toolCallId,
+      last[index]!.role === turn.role &&
+      last[index]!.content === turn.content &&
+      last[index]!.toolCallId === turn.toolCallId,
   );
 }
 
@@ -56,7 +58,12 @@ export function replyOf(content: readonly LanguageModelV3Content[]): MessageInpu
       : [],
   );
   if (text === '' && toolCalls.length === 0) return undefined;
-  return { role: 'assistant', content: text, ...(toolCalls.length === 0 ? {} : { toolCalls }), metadata: { source: 'ai-sdk' } };
+  return {
+    role: 'assistant',
+    content: text,
+    ...(toolCalls.length === 0 ? {} : { toolCalls }),
+    metadata: { source: 'ai-sdk' },
+  };
 }
 
 /**
@@ -76,7 +83,9 @@ export function toPrompt(context: readonly OpenAiChatMessage[], turns: PromptTur
         return {
           role: 'assistant',
           content: [
-            ...(message.content === null || message.content === '' ? [] : [{ type: 'text' as const, text: message.content }]),
+            ...(message.content === null || message.content === ''
+              ? []
+              : [{ type: 'text' as const, text: message.content }]),
             ...(message.tool_calls ?? []).map((call) => ({
               type: 'tool-call' as const,
               toolCallId: call.id,
@@ -108,7 +117,8 @@ export function toPrompt(context: readonly OpenAiChatMessage[], turns: PromptTur
     storedCount > 0 &&
     tail.length === storedCount &&
     tail.every(
-      (message, index) => message.role === turns.toStore[index]!.role && (message.content ?? '') === turns.toStore[index]!.content,
+      (message, index) =>
+        message.role === turns.toStore[index]!.role && (message.content ?? '') === turns.toStore[index]!.content,
     );
   return sameTail ? [...prompt.slice(0, prompt.length - storedCount), ...turns.fresh] : prompt;
 }
@@ -125,7 +135,14 @@ function storedOf(message: LanguageModelV3Message): MessageInput[] {
     case 'tool':
       return message.content.flatMap((part) =>
         part.type === 'tool-result'
-          ? [{ role: 'tool' as const, content: outputText(part.output), toolCallId: part.toolCallId, name: part.toolName }]
+          ? [
+              {
+                role: 'tool' as const,
+                content: outputText(part.output),
+                toolCallId: part.toolCallId,
+                name: part.toolName,
+              },
+            ]
           : [],
       );
   }
@@ -134,7 +151,11 @@ function storedOf(message: LanguageModelV3Message): MessageInput[] {
 /** A user message's text; a part that is no text (an image, a file) is stored as a short note of what it was. */
 function textOf(content: Extract<LanguageModelV3Message, { role: 'user' }>['content']): string {
   return content
-    .map((part) => (part.type === 'text' ? part.text : `[${part.mediaType} file${part.filename === undefined ? '' : ` ${part.filename}`}]`))
+    .map((part) =>
+      part.type === 'text'
+        ? part.text
+        : `[${part.mediaType} file${part.filename === undefined ? '' : ` ${part.filename}`}]`,
+    )
     .join('\n');
 }
 

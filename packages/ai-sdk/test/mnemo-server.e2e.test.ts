@@ -6,7 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeWorkDirectory, startMnemo, type StartedMnemo } from '../../cli/test/run-mnemo.js';
 import { mnemoMiddleware } from '../src/index.js';
 
-const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
+const usage = {
+  inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 5, text: 5, reasoning: 0 },
+};
 
 let work: Awaited<ReturnType<typeof makeWorkDirectory>>;
 let serve: StartedMnemo;
@@ -48,7 +51,9 @@ function model(replies: string[]) {
         return {
           stream: convertArrayToReadableStream([
             { type: 'text-start', id: 't' },
-            ...text.split(' ').map((word, index) => ({ type: 'text-delta' as const, id: 't', delta: index === 0 ? word : ` ${word}` })),
+            ...text
+              .split(' ')
+              .map((word, index) => ({ type: 'text-delta' as const, id: 't', delta: index === 0 ? word : ` ${word}` })),
             { type: 'text-end', id: 't' },
             { type: 'finish', usage, finishReason: { unified: 'stop', raw: 'stop' } },
           ]),
@@ -60,7 +65,9 @@ function model(replies: string[]) {
 
 const texts = (prompt: LanguageModelV3Prompt) =>
   prompt.map((message) =>
-    message.role === 'system' ? message.content : message.content.map((part) => ('text' in part ? part.text : part.type)).join(''),
+    message.role === 'system'
+      ? message.content
+      : message.content.map((part) => ('text' in part ? part.text : part.type)).join(''),
   );
 
 describe('mnemoMiddleware against the real mnemo serve (the CLI process on loopback)', () => {
@@ -75,7 +82,11 @@ describe('mnemoMiddleware against the real mnemo serve (the CLI process on loopb
       }),
     });
 
-    await generateText({ model: wrapped, system: 'Reply in ≤150 chars.', prompt: "I'm Maren, relay LARCH-RIDGE. Weather tomorrow?" });
+    await generateText({
+      model: wrapped,
+      system: 'Reply in ≤150 chars.',
+      prompt: "I'm Maren, relay LARCH-RIDGE. Weather tomorrow?",
+    });
     const streamed = streamText({ model: wrapped, system: 'Reply in ≤150 chars.', prompt: 'And the day after?' });
     let text = '';
     for await (const delta of streamed.textStream) text += delta;
@@ -88,13 +99,17 @@ describe('mnemoMiddleware against the real mnemo serve (the CLI process on loopb
       'And the day after?',
     ]);
     // node-7, named without a user, is its own end user on the server, as the seed API and the proxy file it.
-    const stored = await fetch(`${url}/v1/conversations/node-7/messages`, { headers: { authorization: 'Bearer key-a' } });
-    expect(((await stored.json()) as { items: { content: string }[] }).items.map((message) => message.content)).toEqual([
-      "I'm Maren, relay LARCH-RIDGE. Weather tomorrow?",
-      'Rain after 14:00, 6 °C.',
-      'And the day after?',
-      'Dry and 9 °C the day after.',
-    ]);
+    const stored = await fetch(`${url}/v1/conversations/node-7/messages`, {
+      headers: { authorization: 'Bearer key-a' },
+    });
+    expect(((await stored.json()) as { items: { content: string }[] }).items.map((message) => message.content)).toEqual(
+      [
+        "I'm Maren, relay LARCH-RIDGE. Weather tomorrow?",
+        'Rain after 14:00, 6 °C.',
+        'And the day after?',
+        'Dry and 9 °C the day after.',
+      ],
+    );
   });
 
   it("keeps two end users apart over HTTP and reports the server's errors as MemoryErrors", async () => {
@@ -105,7 +120,10 @@ describe('mnemoMiddleware against the real mnemo serve (the CLI process on loopb
     });
     const badKey = wrapLanguageModel({
       model: mock,
-      middleware: mnemoMiddleware({ memory: { server: { baseUrl: url, apiKey: 'wrong' } }, scope: { conversationId: 'x' } }),
+      middleware: mnemoMiddleware({
+        memory: { server: { baseUrl: url, apiKey: 'wrong' } },
+        scope: { conversationId: 'x' },
+      }),
     });
 
     await generateText({

@@ -23,7 +23,9 @@ import { readCliVersion } from './read-cli-version.js';
 /** Builds the `mnemo` program with every command; output goes through `io`, and commander never exits the process. */
 export function createProgram(io: CliIo): Command {
   const program = new Command('mnemo')
-    .description('mnemo: conversation memory for LLM apps. Keeps every message, sends the model a small context under a token budget.')
+    .description(
+      'mnemo: conversation memory for LLM apps. Keeps every message, sends the model a small context under a token budget.',
+    )
     .version(readCliVersion(), '-V, --version', 'print the version')
     .option('--config <path>', `config file (default: ./${defaultConfigFileName} when present)`)
     .configureOutput({ writeOut: (text) => io.stdout.write(text), writeErr: (text) => io.stderr.write(text) })

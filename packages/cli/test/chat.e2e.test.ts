@@ -36,7 +36,9 @@ describe('mnemo chat', () => {
 
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('Hi Maren, loud and clear.\nNode 7 last heard 2 min ago.\n');
-    expect(run.stderr.match(/^\[context\] sent \d+ \/ full \d+ tokens, saved [\d.]+% \(hybrid, budget 2,000\)$/gm)).toHaveLength(2);
+    expect(
+      run.stderr.match(/^\[context\] sent \d+ \/ full \d+ tokens, saved [\d.]+% \(hybrid, budget 2,000\)$/gm),
+    ).toHaveLength(2);
     const stored = await readStoredMessages(join(work.path, 'mnemo.db'));
     expect(stored.get('chat')).toEqual([
       { role: 'user', content: 'hello from the trailhead' },
@@ -75,12 +77,20 @@ describe('mnemo chat', () => {
 
   it('prints the model error, keeps the user turn and goes on with the next line', async () => {
     // The chat model retries twice, so three 500s fail the first line.
-    server = await startScriptedOpenAiServer({ replies: [{ status: 500 }, { status: 500 }, { status: 500 }, { content: 'Back online.' }] });
+    server = await startScriptedOpenAiServer({
+      replies: [{ status: 500 }, { status: 500 }, { status: 500 }, { content: 'Back online.' }],
+    });
 
-    const run = await runMnemo(['chat'], { cwd: work.path, env: endpoint(server), input: 'are you there?\nand now?\n' });
+    const run = await runMnemo(['chat'], {
+      cwd: work.path,
+      env: endpoint(server),
+      input: 'are you there?\nand now?\n',
+    });
 
     expect(run.code).toBe(0);
-    expect(run.stderr).toMatch(/^mnemo: model mesh-model at http:\/\/127\.0\.0\.1:\d+\/v1 failed with HTTP 500 \(3 attempts\)/m);
+    expect(run.stderr).toMatch(
+      /^mnemo: model mesh-model at http:\/\/127\.0\.0\.1:\d+\/v1 failed with HTTP 500 \(3 attempts\)/m,
+    );
     expect(run.stdout).toBe('Back online.\n');
     expect((await readStoredMessages(join(work.path, 'mnemo.db'))).get('chat')).toEqual([
       { role: 'user', content: 'are you there?' },
@@ -104,7 +114,13 @@ describe('mnemo chat', () => {
     server = await startScriptedOpenAiServer({ replies: [{ content: 'never sent' }] });
 
     const run = await runMnemo(
-      ['chat', '--max-tokens', '10', '--system', 'Reply in metric units, in 150 characters or fewer, never with emoji.'],
+      [
+        'chat',
+        '--max-tokens',
+        '10',
+        '--system',
+        'Reply in metric units, in 150 characters or fewer, never with emoji.',
+      ],
       {
         cwd: work.path,
         env: endpoint(server),

@@ -104,7 +104,9 @@ describe('mnemo summaries', spawnHeavy, () => {
     expect(listed.watermark).toBeLessThan(listed.messages);
     expectConsistentSummaries(listed.summaries, listed.watermark);
     const table = await runMnemo(['summaries', conversationId, '--db', 'r.db'], { cwd: work.path });
-    expect(table.stdout).toMatch(/^id\s+level\s+messages\s+tokens\s+summarizer\s+prompt \+ output\s+folded\s+created$/m);
+    expect(table.stdout).toMatch(
+      /^id\s+level\s+messages\s+tokens\s+summarizer\s+prompt \+ output\s+folded\s+created$/m,
+    );
     for (const summary of listed.summaries)
       expect(table.stdout).toMatch(new RegExp(`^${summary.id}\\s+${summary.level}\\s+1–${summary.toSeq}\\s`, 'm'));
   });
@@ -113,7 +115,9 @@ describe('mnemo summaries', spawnHeavy, () => {
     const conversationId = await replayIntoDatabase(4, 150);
 
     const unknown = await runMnemo(['summaries', 'nope', '--db', 'r.db'], { cwd: work.path });
-    const otherUser = await runMnemo(['summaries', conversationId, '--db', 'r.db', '--user', 'someone-else'], { cwd: work.path });
+    const otherUser = await runMnemo(['summaries', conversationId, '--db', 'r.db', '--user', 'someone-else'], {
+      cwd: work.path,
+    });
 
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('conversation "nope" has no messages');
@@ -128,7 +132,15 @@ describe('mnemo compact', spawnHeavy, () => {
     const conversationId = await replayIntoDatabase(60, 2000);
     const before = await runJson<SummariesJson>(['summaries', conversationId, '--db', 'r.db', '--json']);
 
-    const compacted = await runJson<CompactJson>(['compact', conversationId, '--db', 'r.db', '--max-tokens', '2000', '--json']);
+    const compacted = await runJson<CompactJson>([
+      'compact',
+      conversationId,
+      '--db',
+      'r.db',
+      '--max-tokens',
+      '2000',
+      '--json',
+    ]);
 
     expect(before.summaries.length).toBeGreaterThan(0);
     expect(compacted.watermark.before).toBe(before.watermark);
@@ -166,7 +178,9 @@ describe('mnemo compact', spawnHeavy, () => {
     );
     expect(statsTable.stdout).toMatch(/^net saved tokens\s+-?[\d,]+ \(-?[\d.]+%, after the summarizer's tokens\)$/m);
 
-    const again = await runMnemo(['compact', conversationId, '--db', 'r.db', '--max-tokens', '2000'], { cwd: work.path });
+    const again = await runMnemo(['compact', conversationId, '--db', 'r.db', '--max-tokens', '2000'], {
+      cwd: work.path,
+    });
     expect(again.code).toBe(0);
     expect(again.stdout).toContain(`nothing to compact in ${conversationId}`);
     expect(again.stdout).toMatch(/^summarizer: extractive@1 \(offline/m);
@@ -175,7 +189,9 @@ describe('mnemo compact', spawnHeavy, () => {
   it('summarizes with the configured model, and records why when it falls back to the offline summarizer', async () => {
     // A budget this large keeps the replay from compacting, so the whole history is left for compact.
     const conversationId = await replayIntoDatabase(6, 100_000);
-    server = await startScriptedOpenAiServer({ replies: [{ content: 'Node 7 routes via the ridge relay at 3 to 8 hops.' }] });
+    server = await startScriptedOpenAiServer({
+      replies: [{ content: 'Node 7 routes via the ridge relay at 3 to 8 hops.' }],
+    });
     const endpoint = { MNEMO_LLM_BASE_URL: server.baseUrl, MNEMO_LLM_MODEL: 'mesh-model' };
 
     const compacted = await runJson<CompactJson>(['compact', conversationId, '--db', 'r.db', '--json'], endpoint);
@@ -204,7 +220,9 @@ describe('mnemo compact', spawnHeavy, () => {
     expect(fallback.code).toBe(0);
     expect(fallback.stdout).toMatch(/^summarizer: openai:mesh-model at http:\/\/127\.0\.0\.1:\d+\/v1/m);
     expect(fallback.stdout).toMatch(/extractive@1 \(fallback\)/);
-    expect(fallback.stdout).toMatch(/^fallback: \S+ was written by extractive@1 because the configured summarizer failed: .*500/m);
+    expect(fallback.stdout).toMatch(
+      /^fallback: \S+ was written by extractive@1 because the configured summarizer failed: .*500/m,
+    );
   });
 
   it('exits 2 without creating a file when the database does not exist', async () => {
@@ -223,17 +241,29 @@ describe('mnemo expand', spawnHeavy, () => {
     const latest = summaries[summaries.length - 1]!;
 
     // A replayed conversation is its own user: --conversation names it (without it, the default user has no such summary).
-    const expanded = await runJson<ExpandJson>(['expand', latest.id, '--db', 'r.db', '--conversation', conversationId, '--json']);
+    const expanded = await runJson<ExpandJson>([
+      'expand',
+      latest.id,
+      '--db',
+      'r.db',
+      '--conversation',
+      conversationId,
+      '--json',
+    ]);
     expect((await runMnemo(['expand', latest.id, '--db', 'r.db'], { cwd: work.path })).code).toBe(2);
 
     expect(expanded.summary).toMatchObject({ id: latest.id, toSeq: latest.toSeq, content: latest.content });
     expect(expanded.messages).toHaveLength(latest.toSeq);
-    expect(expanded.messages.map((message) => message.seq)).toEqual(Array.from({ length: latest.toSeq }, (_, index) => index + 1));
+    expect(expanded.messages.map((message) => message.seq)).toEqual(
+      Array.from({ length: latest.toSeq }, (_, index) => index + 1),
+    );
     expect(expanded.folded.map((summary) => summary.id)).toEqual(latest.foldedSummaryIds);
     const text = await runMnemo(['expand', latest.id, '--db', 'r.db', '--user', conversationId], { cwd: work.path });
     expect(text.stdout).toContain(`summary ${latest.id} of conversation ${conversationId}`);
     expect(text.stdout).toContain(`${latest.toSeq} source messages:`);
-    expect(text.stdout).toContain(`  #1  user  ${expanded.messages[0]!.createdAt}\n    ${expanded.messages[0]!.content}\n`);
+    expect(text.stdout).toContain(
+      `  #1  user  ${expanded.messages[0]!.createdAt}\n    ${expanded.messages[0]!.content}\n`,
+    );
   });
 
   it('exits 2 not found for a summary id of another user and for an unknown id', async () => {
@@ -242,9 +272,12 @@ describe('mnemo expand', spawnHeavy, () => {
     const id = summaries[0]!.id;
 
     const otherUser = await runMnemo(['expand', id, '--db', 'r.db', '--user', 'someone-else'], { cwd: work.path });
-    const otherTenant = await runMnemo(['expand', id, '--db', 'r.db', '--tenant', 'other-tenant', '--conversation', conversationId], {
-      cwd: work.path,
-    });
+    const otherTenant = await runMnemo(
+      ['expand', id, '--db', 'r.db', '--tenant', 'other-tenant', '--conversation', conversationId],
+      {
+        cwd: work.path,
+      },
+    );
     const unknown = await runMnemo(['expand', 'no-such-summary', '--db', 'r.db'], { cwd: work.path });
 
     for (const run of [otherUser, otherTenant]) {

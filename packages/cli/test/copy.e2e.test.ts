@@ -28,8 +28,17 @@ const users: readonly UserScope[] = [
 const at = (minute: number) => new Date(Date.UTC(2024, 4, 1, 12, minute)).toISOString();
 
 /** A stored-message input with the optional fields left out set to undefined, as the port's type wants them. */
-function message(fields: Partial<NewMessage> & Pick<NewMessage, 'role' | 'content' | 'createdAt' | 'tokens'>): NewMessage {
-  return { name: undefined, toolCalls: undefined, toolCallId: undefined, metadata: undefined, idempotencyKey: undefined, ...fields };
+function message(
+  fields: Partial<NewMessage> & Pick<NewMessage, 'role' | 'content' | 'createdAt' | 'tokens'>,
+): NewMessage {
+  return {
+    name: undefined,
+    toolCalls: undefined,
+    toolCallId: undefined,
+    metadata: undefined,
+    idempotencyKey: undefined,
+    ...fields,
+  };
 }
 
 /** A store holding one of everything the port can write, for two tenants. */
@@ -94,11 +103,21 @@ async function seed(store: Store): Promise<void> {
         },
         { expectedWatermark: 2 },
       );
-      await store.insertUsage(scope, { kind: 'context', policy: 'hybrid', sentTokens: 30, fullHistoryTokens: 47, createdAt: at(7) });
+      await store.insertUsage(scope, {
+        kind: 'context',
+        policy: 'hybrid',
+        sentTokens: 30,
+        fullHistoryTokens: 47,
+        createdAt: at(7),
+      });
       await store.advanceCursor(scope, 'knowledge:heuristic@1', 0, 4);
       // One conversation with metadata, one without: both must arrive as they were.
       if (conversationId === 'node-7')
-        await store.updateConversationMetadata(scope, { memory_type: 'summary', node: { id: '!a1b2', hops: 3 }, note: 'café ☕' });
+        await store.updateConversationMetadata(scope, {
+          memory_type: 'summary',
+          node: { id: '!a1b2', hops: 3 },
+          note: 'café ☕',
+        });
     }
     const home = await store.insertFact(user, {
       subject: 'user',
@@ -139,7 +158,11 @@ async function seed(store: Store): Promise<void> {
       createdAt: at(2),
     });
     await store.retireFact(user, likes.id, at(5));
-    const maren = await store.upsertEntity(user, { name: 'Maren', type: 'person', aliases: ['M'], description: 'neighbour' }, at(1));
+    const maren = await store.upsertEntity(
+      user,
+      { name: 'Maren', type: 'person', aliases: ['M'], description: 'neighbour' },
+      at(1),
+    );
     const relay = await store.upsertEntity(user, { name: 'LARCH-RIDGE', type: 'relay' }, at(1));
     const uses = await store.insertRelation(
       user,
@@ -149,7 +172,14 @@ async function seed(store: Store): Promise<void> {
     await store.retireRelation(user, uses.id, at(3));
     await store.insertRelation(
       user,
-      { subjectId: maren.id, predicate: 'knows', objectId: relay.id, validFrom: at(2), sourceConversationId: 'node-9', sourceSeqs: [2] },
+      {
+        subjectId: maren.id,
+        predicate: 'knows',
+        objectId: relay.id,
+        validFrom: at(2),
+        sourceConversationId: 'node-9',
+        sourceSeqs: [2],
+      },
       at(2),
     );
     await store.putMemoryFile(user, { path: '/memories/notes.md', content: 'first', now: at(1) });
@@ -183,11 +213,16 @@ async function dump(store: Store): Promise<unknown> {
       conversations: perConversation,
       facts: await store.listFacts(user, { includeHistory: true }),
       entities,
-      relations: await store.listRelations(user, { entityIds: entities.map((entity) => entity.id), includeHistory: true }),
+      relations: await store.listRelations(user, {
+        entityIds: entities.map((entity) => entity.id),
+        includeHistory: true,
+      }),
       files: await Promise.all(files.map((file) => store.getMemoryFile(user, file.path))),
       // The entity name index: every name and alias still finds its entity.
       lookups: await Promise.all(
-        ['maren', 'm', 'larch-ridge'].map(async (name) => (await store.listEntities(user, { query: name })).map((entity) => entity.id)),
+        ['maren', 'm', 'larch-ridge'].map(async (name) =>
+          (await store.listEntities(user, { query: name })).map((entity) => entity.id),
+        ),
       ),
       // Keyword search finds the same messages in the copy (FTS rows, tsvectors and BM25 statistics are rebuilt by
       // the target); the order of equal-time ties is each store's own, so they are compared as a set.
@@ -275,7 +310,10 @@ describe('mnemo copy between SQLite files', () => {
         },
       });
       const env = { MNEMO_EMBEDDER: 'hashed' };
-      const copied = await runMnemo(['copy', '--from', 'source.db', '--to', 'copy.db', '--json'], { cwd: work.path, env });
+      const copied = await runMnemo(['copy', '--from', 'source.db', '--to', 'copy.db', '--json'], {
+        cwd: work.path,
+        env,
+      });
       expect(copied.stderr).toBe('');
       expect(copied.code).toBe(0);
       const report = JSON.parse(copied.stdout) as CopyJson;
@@ -294,9 +332,14 @@ describe('mnemo copy between SQLite files', () => {
         message({ role: 'user', content: 'stale', createdAt: at(9), tokens: 1 }),
       ]);
       const [vector] = await new HashedEmbedder({ dimensions: 8 }).embed(['stale']);
-      await other.upsertEmbeddings({ tenantId: 'stale', userId: 'u', conversationId: 'c' }, 'old-model', [{ seq: 1, vector: vector! }]);
+      await other.upsertEmbeddings({ tenantId: 'stale', userId: 'u', conversationId: 'c' }, 'old-model', [
+        { seq: 1, vector: vector! },
+      ]);
       await other.close();
-      const forced = await runMnemo(['copy', '--from', 'source.db', '--to', 'other.db', '--force', '--no-embed'], { cwd: work.path, env });
+      const forced = await runMnemo(['copy', '--from', 'source.db', '--to', 'other.db', '--force', '--no-embed'], {
+        cwd: work.path,
+        env,
+      });
       expect(forced.code).toBe(0);
       expect(forced.stdout).toMatch(/previous contents replaced/);
       expect(forced.stdout).toMatch(/vectors not copied/);
@@ -309,7 +352,10 @@ describe('mnemo copy between SQLite files', () => {
 
   it('refuses the same database twice and a missing source', async () => {
     expect((await runMnemo(['copy', '--from', 'a.db', '--to', 'a.db'], { cwd: work.path })).code).toBe(2);
-    const missing = await runMnemo(['copy', '--from', 'missing.db', '--to', 'b.db'], { cwd: work.path, env: { MNEMO_EMBEDDER: 'none' } });
+    const missing = await runMnemo(['copy', '--from', 'missing.db', '--to', 'b.db'], {
+      cwd: work.path,
+      env: { MNEMO_EMBEDDER: 'none' },
+    });
     expect(missing.code).toBe(2);
     expect(existsSync(join(work.path, 'b.db'))).toBe(false);
   });
@@ -326,7 +372,11 @@ describeWithPostgres('mnemo copy between SQLite and PostgreSQL', (url) => {
     schemas.push(target.schema);
     const env = { MNEMO_EMBEDDER: 'hashed' };
 
-    const up = await runMnemo(['copy', '--from', 'source.db', '--to', target.url, '--json'], { cwd: work.path, env, timeoutMs: 60_000 });
+    const up = await runMnemo(['copy', '--from', 'source.db', '--to', target.url, '--json'], {
+      cwd: work.path,
+      env,
+      timeoutMs: 60_000,
+    });
     expect(up.stderr).toBe('');
     expect(up.code).toBe(0);
     expect(JSON.parse(up.stdout) as CopyJson).toMatchObject({
@@ -335,10 +385,16 @@ describeWithPostgres('mnemo copy between SQLite and PostgreSQL', (url) => {
       embedded: { model: 'hashed-bow-256', messages: 24 },
     });
     const { connectionString, schema } = parsePostgresDatabase(target.url);
-    const postgres = await createPostgresStore({ connectionString, ...(schema === undefined ? {} : { schema }), readonly: true });
+    const postgres = await createPostgresStore({
+      connectionString,
+      ...(schema === undefined ? {} : { schema }),
+      readonly: true,
+    });
     try {
       expect(await dump(postgres)).toEqual(expected);
-      expect(await postgres.listUnembeddedMessages({ ...users[0]!, conversationId: 'node-7' }, 'hashed-bow-256', 10)).toEqual([]);
+      expect(
+        await postgres.listUnembeddedMessages({ ...users[0]!, conversationId: 'node-7' }, 'hashed-bow-256', 10),
+      ).toEqual([]);
       // Keyword search works on the copied rows (its tsvectors and BM25 statistics are rebuilt by the target).
       const hits = await postgres.searchKeyword(users[0]!, ['battery'], { k: 5 });
       expect(hits.map((hit) => hit.message.seq)).toEqual([4, 4]);
@@ -354,11 +410,14 @@ describeWithPostgres('mnemo copy between SQLite and PostgreSQL', (url) => {
     });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/already holds 102 rows; pass --force/);
-    const forced = await runMnemo(['copy', '--from', 'source.db', '--to', target.url, '--force', '--no-embed', '--json'], {
-      cwd: work.path,
-      env,
-      timeoutMs: 60_000,
-    });
+    const forced = await runMnemo(
+      ['copy', '--from', 'source.db', '--to', target.url, '--force', '--no-embed', '--json'],
+      {
+        cwd: work.path,
+        env,
+        timeoutMs: 60_000,
+      },
+    );
     expect(forced.code).toBe(0);
     expect(JSON.parse(forced.stdout) as CopyJson).toMatchObject({ replaced: true, tables: seededTables });
 

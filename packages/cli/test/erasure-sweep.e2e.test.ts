@@ -39,8 +39,13 @@ const fixtures: Fixture[] = [
     open: async () => {
       const directory = await mkdtemp(join(tmpdir(), 'mnemo-erasure-'));
       const path = join(directory, 'mnemo.db');
-      const files = async () => Promise.all([path, `${path}-wal`].filter((file) => existsSync(file)).map((file) => readFile(file)));
-      return { store: createSqliteStore({ path }), files, cleanup: () => rm(directory, { recursive: true, force: true }) };
+      const files = async () =>
+        Promise.all([path, `${path}-wal`].filter((file) => existsSync(file)).map((file) => readFile(file)));
+      return {
+        store: createSqliteStore({ path }),
+        files,
+        cleanup: () => rm(directory, { recursive: true, force: true }),
+      };
     },
   },
   ...(testDatabaseUrl === undefined
@@ -73,7 +78,9 @@ for (const fixture of fixtures) {
         store: opened.store,
         embedder: new HashedEmbedder({ dimensions: 64 }),
         worker: { autoStart: false },
-        compaction: { settings: { triggerTokens: 120, keepRecentTokens: 40, keepRecentTurns: 1, maxSummaryTokens: 120 } },
+        compaction: {
+          settings: { triggerTokens: 120, keepRecentTokens: 40, keepRecentTurns: 1, maxSummaryTokens: 120 },
+        },
       });
       const app = createServerApp({
         memory,
@@ -94,7 +101,11 @@ for (const fixture of fixtures) {
     });
 
     const post = (path: string, body: unknown) =>
-      fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const text = async (path: string) => {
       const response = await fetch(`${server.url}${path}`);
       expect(response.status, path).toBeLessThan(500);
@@ -116,7 +127,11 @@ for (const fixture of fixtures) {
         type: 'function',
         function: {
           name: 'memory',
-          arguments: JSON.stringify({ command: 'create', path: '/memories/callsign.md', file_text: `callsign ${phrase}` }),
+          arguments: JSON.stringify({
+            command: 'create',
+            path: '/memories/callsign.md',
+            file_text: `callsign ${phrase}`,
+          }),
         },
       };
       const after = [
@@ -161,7 +176,13 @@ for (const fixture of fixtures) {
       const answers: string[] = [];
       for (const policy of ['full', 'window', 'token-window', 'summary', 'hybrid']) {
         answers.push(
-          await (await post(`/v1/conversations/${userA}/context`, { policy, maxTokens: 400, query: `callsign relay ${phrase}` })).text(),
+          await (
+            await post(`/v1/conversations/${userA}/context`, {
+              policy,
+              maxTokens: 400,
+              query: `callsign relay ${phrase}`,
+            })
+          ).text(),
         );
       }
       for (const memoryType of ['buffer', 'token_buffer', 'summary', 'vector', 'hybrid']) {
@@ -212,7 +233,9 @@ for (const fixture of fixtures) {
       // The sweep can fail: the phrase is in summaries, facts, recall and a memory file before the erase.
       expect(JSON.stringify(await memory.listSummaries({ userId: userA, conversationId: userA }))).toContain(phrase);
       expect(JSON.stringify(await memory.facts.history({ userId: userA }))).toContain(phrase);
-      expect((await memory.recall({ userId: userA }, `callsign ${phrase}`)).map((hit) => hit.message.content).join(' ')).toContain(phrase);
+      expect(
+        (await memory.recall({ userId: userA }, `callsign ${phrase}`)).map((hit) => hit.message.content).join(' '),
+      ).toContain(phrase);
       expect((await everything()).join('\n')).toContain(phrase);
       const bBefore = await memory.listMessages({ userId: userB, conversationId: userB });
 
@@ -225,14 +248,18 @@ for (const fixture of fixtures) {
       expect(erased['facts']).toBeGreaterThanOrEqual(1);
       while ((await memory.runPendingJobs()) > 0);
 
-      for (const [index, answer] of (await everything()).entries()) expect(answer, `answer ${index}`).not.toContain(phrase);
+      for (const [index, answer] of (await everything()).entries())
+        expect(answer, `answer ${index}`).not.toContain(phrase);
       // What remains is summarized again, and the facts of the other messages are still there.
       const summaries = await memory.listSummaries({ userId: userA, conversationId: userA });
       expect(summaries.length).toBeGreaterThan(0);
       expect(summaries.at(-1)!.content).toMatch(/Maren|Tromso|fishing/);
       expect(JSON.stringify(await memory.facts.list({ userId: userA }))).toContain('Maren');
       expect(
-        await memory.memoryTool.run({ tenantId: 'default', userId: userA }, { command: 'view', path: '/memories/other.md' }),
+        await memory.memoryTool.run(
+          { tenantId: 'default', userId: userA },
+          { command: 'view', path: '/memories/other.md' },
+        ),
       ).toContain('Maren');
       expect(await memory.listMessages({ userId: userB, conversationId: userB })).toEqual(bBefore);
       const audit = await (await fetch(`${server.url}/v1/users/${userA}/erasures`)).json();

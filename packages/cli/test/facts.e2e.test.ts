@@ -57,9 +57,12 @@ describe('mnemo facts', () => {
       ['BEAR-CREEK', false],
     ]);
     // The table a person reads says the same.
-    const table = await runMnemo(['facts', 'list', '--user', 'maren', '--history', '--attribute', 'main_relay', '--db', 'mesh.db'], {
-      cwd: work.path,
-    });
+    const table = await runMnemo(
+      ['facts', 'list', '--user', 'maren', '--history', '--attribute', 'main_relay', '--db', 'mesh.db'],
+      {
+        cwd: work.path,
+      },
+    );
     expect(table.stdout).toMatch(/main_relay\s+LARCH-RIDGE\s+\S+\s+superseded /);
     expect(table.stdout).toMatch(/main_relay\s+BEAR-CREEK\s+\S+\s+current/);
   });
@@ -69,12 +72,23 @@ describe('mnemo facts', () => {
     const [budget] = await facts(['list', '--user', 'maren', '--attribute', 'budget']);
     expect(budget?.value).toBe('120 dollars');
 
-    const [corrected] = await facts(['correct', budget!.id, '150 dollars', '--user', 'maren', '--text', 'my budget is 150 dollars now']);
-    expect(corrected).toMatchObject({ attribute: 'budget', value: '150 dollars', text: 'my budget is 150 dollars now' });
-    expect((await facts(['list', '--user', 'maren', '--attribute', 'budget', '--history'])).map((fact) => fact.value)).toEqual([
-      '120 dollars',
+    const [corrected] = await facts([
+      'correct',
+      budget!.id,
       '150 dollars',
+      '--user',
+      'maren',
+      '--text',
+      'my budget is 150 dollars now',
     ]);
+    expect(corrected).toMatchObject({
+      attribute: 'budget',
+      value: '150 dollars',
+      text: 'my budget is 150 dollars now',
+    });
+    expect(
+      (await facts(['list', '--user', 'maren', '--attribute', 'budget', '--history'])).map((fact) => fact.value),
+    ).toEqual(['120 dollars', '150 dollars']);
 
     // Expiry: a past time hides the fact from current listings at once; as of a time before it, it was there.
     const [code] = await facts(['put', 'gate_code', '4417', '--user', 'maren', '--expires-at', '2020-06-01T00:00:00Z']);
@@ -82,20 +96,29 @@ describe('mnemo facts', () => {
     expect((await facts(['list', '--user', 'maren', '--attribute', 'gate_code'])).length).toBe(0);
     const [again] = await facts(['expire', code!.id, 'never', '--user', 'maren']);
     expect(again?.expiresAt).toBeUndefined();
-    expect((await facts(['list', '--user', 'maren', '--attribute', 'gate_code'])).map((fact) => fact.value)).toEqual(['4417']);
+    expect((await facts(['list', '--user', 'maren', '--attribute', 'gate_code'])).map((fact) => fact.value)).toEqual([
+      '4417',
+    ]);
     await facts(['expire', code!.id, 'now', '--user', 'maren']);
     expect((await facts(['list', '--user', 'maren', '--attribute', 'gate_code'])).length).toBe(0);
-    expect((await facts(['list', '--user', 'maren', '--attribute', 'gate_code', '--history']))[0]).toMatchObject({ value: '4417' });
+    expect((await facts(['list', '--user', 'maren', '--attribute', 'gate_code', '--history']))[0]).toMatchObject({
+      value: '4417',
+    });
 
     const [retired] = await facts(['retire', corrected!.id, '--user', 'maren']);
     expect(retired?.validTo).toBeDefined();
     expect((await facts(['list', '--user', 'maren', '--attribute', 'budget'])).length).toBe(0);
 
     // Another user, an unknown fact, a bad time: typed errors, nothing written.
-    const foreign = await runMnemo(['facts', 'retire', code!.id, '--user', 'bob', '--db', 'mesh.db'], { cwd: work.path });
+    const foreign = await runMnemo(['facts', 'retire', code!.id, '--user', 'bob', '--db', 'mesh.db'], {
+      cwd: work.path,
+    });
     expect(foreign.code).toBe(2);
     expect(foreign.stderr).toMatch(/does not exist/);
-    const badTime = await runMnemo(['facts', 'expire', code!.id, 'next tuesday', '--user', 'maren', '--db', 'mesh.db'], { cwd: work.path });
+    const badTime = await runMnemo(
+      ['facts', 'expire', code!.id, 'next tuesday', '--user', 'maren', '--db', 'mesh.db'],
+      { cwd: work.path },
+    );
     expect(badTime.code).not.toBe(0);
     expect(badTime.stderr).toMatch(/ISO 8601/);
     expect(await facts(['list', '--user', 'bob'])).toEqual([]);
@@ -110,11 +133,15 @@ describe('mnemo facts', () => {
     const [vague] = await facts(['put', 'owns', 'power bank', '--user', 'maren']);
     const dry = await facts(['consolidate', '--dry-run', '--user', 'maren']);
     expect(dry.map((fact) => fact.id)).toEqual([vague!.id]);
-    expect((await facts(['list', '--user', 'maren', '--attribute', 'owns'])).map((fact) => fact.id)).toContain(vague!.id);
+    expect((await facts(['list', '--user', 'maren', '--attribute', 'owns'])).map((fact) => fact.id)).toContain(
+      vague!.id,
+    );
     const run = await runMnemo(['facts', 'consolidate', '--user', 'maren', '--db', 'mesh.db'], { cwd: work.path });
     expect(run.stdout).toMatch(/^1 duplicates merged and 0 contradictions settled/);
     const owns = await facts(['list', '--user', 'maren', '--attribute', 'owns', '--history']);
     expect(owns.find((fact) => fact.id === vague!.id)).toMatchObject({ supersededBy: extracted!.id });
-    expect((await facts(['list', '--user', 'maren', '--attribute', 'owns'])).map((fact) => fact.id)).not.toContain(vague!.id);
+    expect((await facts(['list', '--user', 'maren', '--attribute', 'owns'])).map((fact) => fact.id)).not.toContain(
+      vague!.id,
+    );
   });
 });

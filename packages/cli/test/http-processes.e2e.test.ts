@@ -110,7 +110,9 @@ async function checkSharedServing(db: string, extraEnv: Record<string, string> =
     (pids) => pids.size === 2,
   );
   expect([...routes].sort()).toEqual([...listening.httpProcesses].sort());
-  expect([...answeredBy(serve.stdout(), '/v1/memory/context')].every((pid) => listening.httpProcesses.includes(pid))).toBe(true);
+  expect(
+    [...answeredBy(serve.stdout(), '/v1/memory/context')].every((pid) => listening.httpProcesses.includes(pid)),
+  ).toBe(true);
   // The workers run beside the HTTP processes, started once.
   const workersStarted = () => (serve.stdout().match(/"msg":"worker started"/g) ?? []).length;
   expect(await waitFor(workersStarted, (count) => count >= 1)).toBe(1);

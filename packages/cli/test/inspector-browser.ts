@@ -13,7 +13,9 @@ export const screenshotDirectory = fileURLToPath(new URL('../../../artifacts/ins
 
 /** Why the browser tests cannot run here, or `undefined` when they can. In CI a missing Chromium is a failure, not a skip. */
 export function missingChromium(): string | undefined {
-  return existsSync(chromiumPath) ? undefined : `no Chromium at ${chromiumPath} (apt-get install chromium; .ci/run installs it)`;
+  return existsSync(chromiumPath)
+    ? undefined
+    : `no Chromium at ${chromiumPath} (apt-get install chromium; .ci/run installs it)`;
 }
 
 // Flags for a headless run that talks to nothing but the page's server.
@@ -82,7 +84,8 @@ export async function launchInspectorBrowser(): Promise<InspectorBrowser> {
       page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
       page.on('request', (request) => {
         const url = new URL(request.url());
-        if (url.protocol !== 'data:' && url.hostname !== '127.0.0.1') problems.push(`request left loopback: ${request.url()}`);
+        if (url.protocol !== 'data:' && url.hostname !== '127.0.0.1')
+          problems.push(`request left loopback: ${request.url()}`);
       });
       return { page, problems };
     },

@@ -16,7 +16,10 @@ export const inspectorSeed = Object.freeze({
 
 const turns = [
   ['I live in Oslo and I run a mesh radio node on the ridge.', 'Nice, a ridge node gets a wide view. What hardware?'],
-  ['My battery is a 3000 mAh pack from the radio shop.', 'That should last a day on the node with a small solar panel.'],
+  [
+    'My battery is a 3000 mAh pack from the radio shop.',
+    'That should last a day on the node with a small solar panel.',
+  ],
   ['My sister Tomas lives in Bend and she wants a node too.', 'Bend is far; she would need her own gateway.'],
   ['We plan a trip to Hood River on 21 June to fix the relay.', 'Good, check the antenna mount while you are there.'],
   ['The relay at LARCH-RIDGE reports SNR minus 7 dB.', 'Minus 7 dB is weak; raise the antenna or shorten the hop.'],
@@ -41,19 +44,31 @@ export async function seedInspectorStore(path: string): Promise<void> {
     worker: { autoStart: false },
     compaction: { settings: { triggerTokens: 200, keepRecentTokens: 60, keepRecentTurns: 1, maxSummaryTokens: 120 } },
   });
-  const scope = { tenantId: inspectorSeed.tenant, userId: inspectorSeed.user, conversationId: inspectorSeed.conversation };
+  const scope = {
+    tenantId: inspectorSeed.tenant,
+    userId: inspectorSeed.user,
+    conversationId: inspectorSeed.conversation,
+  };
   try {
     for (const [index, [question, answer]] of turns.entries()) {
       await memory.append(scope, [
         { role: 'user', content: question!, createdAt: new Date(Date.UTC(2026, 10, 1, 9, index * 5)).toISOString() },
-        { role: 'assistant', content: answer!, createdAt: new Date(Date.UTC(2026, 10, 1, 9, index * 5 + 1)).toISOString() },
+        {
+          role: 'assistant',
+          content: answer!,
+          createdAt: new Date(Date.UTC(2026, 10, 1, 9, index * 5 + 1)).toISOString(),
+        },
       ]);
       if (index === 4) await memory.runPendingJobs();
       if (index % 3 === 0) await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 400 });
     }
     await memory.runPendingJobs();
     await memory.compact(scope);
-    const other = { tenantId: inspectorSeed.otherTenant, userId: inspectorSeed.otherUser, conversationId: inspectorSeed.otherConversation };
+    const other = {
+      tenantId: inspectorSeed.otherTenant,
+      userId: inspectorSeed.otherUser,
+      conversationId: inspectorSeed.otherConversation,
+    };
     await memory.append(other, [
       { role: 'user', content: 'I live in Lisbon. The ops plan is confidential.' },
       { role: 'assistant', content: 'Understood.' },
@@ -66,7 +81,11 @@ export async function seedInspectorStore(path: string): Promise<void> {
     if (lease === undefined) throw new Error('the seeded embed job was not leased');
     await store.failJob(lease, { error: inspectorSeed.failedJobError, now });
     // A job that waits (runs tomorrow): the background view shows how long it has been pending.
-    await store.enqueueJob(scope, { kind: 'compact', runAt: new Date(Date.now() + 86_400_000).toISOString(), maxAttempts: 3 });
+    await store.enqueueJob(scope, {
+      kind: 'compact',
+      runAt: new Date(Date.now() + 86_400_000).toISOString(),
+      maxAttempts: 3,
+    });
   } finally {
     await memory.close();
   }

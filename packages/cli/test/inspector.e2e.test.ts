@@ -162,7 +162,9 @@ if (missing !== undefined && !inCi) {
       );
       expect(rows).toEqual(stored.map((message) => ({ seq: message.seq, content: message.content })));
       expect(await tab.page.locator(`[data-folded="${summaries[0]!.id}"]`).count()).toBe(1);
-      expect(await tab.page.locator('tr.watermark').getAttribute('data-watermark')).toBe(String(conversation.summarizedThroughSeq));
+      expect(await tab.page.locator('tr.watermark').getAttribute('data-watermark')).toBe(
+        String(conversation.summarizedThroughSeq),
+      );
       await browser.screenshot(tab.page, 'conversation-expanded-summary');
       // A fact links to the message it was said in.
       const link = tab.page.locator('[data-fact] a[data-source-seq]').first();
@@ -238,7 +240,9 @@ if (missing !== undefined && !inCi) {
       await go(tab.page, '#/background', 'background');
       expect(await tab.page.locator('tr[data-kind="embed"] td[data-status="failed"]').textContent()).toBe('1');
       expect(await tab.page.locator('tr[data-kind="compact"] td[data-status="pending"]').textContent()).toBe('1');
-      expect(await tab.page.locator('tr[data-kind="compact"] td[data-oldest-pending]').textContent()).toMatch(/^\d+ (s|min)$/);
+      expect(await tab.page.locator('tr[data-kind="compact"] td[data-oldest-pending]').textContent()).toMatch(
+        /^\d+ (s|min)$/,
+      );
       expect(await tab.page.locator('tr[data-job]').first().textContent()).toContain(seed.failedJobError);
       await browser.screenshot(tab.page, 'background');
       expect(tab.problems).toEqual([]);
@@ -290,7 +294,11 @@ if (missing !== undefined && !inCi) {
     it('retires and corrects a fact, erases a message and a user, each after a confirmation, through the API with the key', async () => {
       const headers = { authorization: `Bearer ${seed.key}`, 'content-type': 'application/json' };
       const api = async (method: string, path: string, body?: unknown) => {
-        const response = await fetch(`${url}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+        const response = await fetch(`${url}${path}`, {
+          method,
+          headers,
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
         return { status: response.status, body: (await response.json()) as Record<string, unknown> };
       };
       await api('POST', '/v1/conversations/edit-chat/messages', {
@@ -312,7 +320,9 @@ if (missing !== undefined && !inCi) {
 
       tab.page.once('dialog', (dialog) => void dialog.accept());
       await tab.page.click(`button[data-action="retire-fact"][data-fact-id="${gate}"]`);
-      await tab.page.locator(`[data-view="facts"] h2 + .table-wrap tr[data-fact="${gate}"]`).waitFor({ state: 'detached' });
+      await tab.page
+        .locator(`[data-view="facts"] h2 + .table-wrap tr[data-fact="${gate}"]`)
+        .waitFor({ state: 'detached' });
       tab.page.once('dialog', (dialog) => void dialog.accept('Bodø'));
       await tab.page.click(`button[data-action="correct-fact"][data-fact-id="${town}"]`);
       await tab.page.locator('[data-view="facts"] h2 + .table-wrap tr[data-fact]', { hasText: 'Bodø' }).waitFor();
@@ -333,7 +343,9 @@ if (missing !== undefined && !inCi) {
       tab.page.once('dialog', (dialog) => void dialog.accept());
       await tab.page.click('button[data-action="erase-message"][data-seq="2"]');
       await tab.page.locator('[data-transcript] tr[data-seq="2"]').waitFor({ state: 'detached' });
-      const left = (await api('GET', '/v1/conversations/edit-chat/messages?user_id=edit-chat')).body['items'] as { content: string }[];
+      const left = (await api('GET', '/v1/conversations/edit-chat/messages?user_id=edit-chat')).body['items'] as {
+        content: string;
+      }[];
       expect(left.map((message) => message.content)).toEqual(['first line', 'third line']);
 
       // Another tenant's key cannot erase this user: the page shows the API's answer and nothing goes.

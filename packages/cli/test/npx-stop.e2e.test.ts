@@ -48,7 +48,10 @@ describe.skipIf(process.platform !== 'linux')('mnemo serve started through npx',
   it("stops, workers included, when a script interrupts npx's PID (kill -INT $!), freeing the port within a second", async () => {
     const db = join(work.path, 'bot.db');
     await writeFile(join(work.path, 'stop.sh'), script(db, work.path));
-    const child = spawn('bash', ['stop.sh'], { cwd: work.path, env: { PATH: process.env.PATH ?? '', HOME: work.path } });
+    const child = spawn('bash', ['stop.sh'], {
+      cwd: work.path,
+      env: { PATH: process.env.PATH ?? '', HOME: work.path },
+    });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     await new Promise((resolve) => child.once('close', resolve));

@@ -44,8 +44,13 @@ beforeAll(async () => {
   app = join(work.path, 'app');
   await mkdir(tarballs);
   await mkdir(app);
-  await timed('pack', () => run('npm', ['pack', '--workspaces', '--pack-destination', tarballs, '--silent'], { cwd: repository, env }));
-  await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'bot', version: '1.0.0', private: true, type: 'module' }));
+  await timed('pack', () =>
+    run('npm', ['pack', '--workspaces', '--pack-destination', tarballs, '--silent'], { cwd: repository, env }),
+  );
+  await writeFile(
+    join(app, 'package.json'),
+    JSON.stringify({ name: 'bot', version: '1.0.0', private: true, type: 'module' }),
+  );
   const files = (await readdir(tarballs)).filter((file) => file.endsWith('.tgz')).map((file) => join(tarballs, file));
   await timed('install', () =>
     run('npm', ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', ...files], {
@@ -66,7 +71,9 @@ afterAll(async () => {
 
 describe('the packages, packed and installed into a new project', () => {
   it('installs every package with its types and the mnemo bin', async () => {
-    const installed = JSON.parse(await readFile(join(app, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const installed = JSON.parse(await readFile(join(app, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
     expect(Object.keys(installed.dependencies).sort()).toEqual([
       '@mnemo/ai-sdk',
       '@mnemo/core',
@@ -106,7 +113,10 @@ describe('the packages, packed and installed into a new project', () => {
       }),
     );
     await timed('typecheck', () =>
-      run(process.execPath, [join(repository, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], { cwd: app, env }),
+      run(process.execPath, [join(repository, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], {
+        cwd: app,
+        env,
+      }),
     );
     const bin = await run(join(app, 'node_modules', '.bin', 'mnemo'), ['--version'], { cwd: app, env });
     expect(bin.stdout.trim()).toBe('0.1.0');
@@ -120,7 +130,10 @@ describe('the packages, packed and installed into a new project', () => {
   }, 60_000);
 
   it('starts mnemo serve through npx, which answers /health', async () => {
-    const child = spawn('npx', ['mnemo', 'serve', '--port', '0', '--workers', '0', '--db', 'bot.db'], { cwd: app, env });
+    const child = spawn('npx', ['mnemo', 'serve', '--port', '0', '--workers', '0', '--db', 'bot.db'], {
+      cwd: app,
+      env,
+    });
     try {
       const url = await timed(
         'serve',

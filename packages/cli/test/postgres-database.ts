@@ -18,7 +18,9 @@ export function describeWithPostgres(name: string, body: (url: string) => void):
   if (required) {
     describe(name, () => {
       it('has a PostgreSQL database to test against', () => {
-        throw new Error('MNEMO_REQUIRE_POSTGRES=1 but MNEMO_TEST_DATABASE_URL is not set (see packages/postgres/README.md)');
+        throw new Error(
+          'MNEMO_REQUIRE_POSTGRES=1 but MNEMO_TEST_DATABASE_URL is not set (see packages/postgres/README.md)',
+        );
       });
     });
     return;

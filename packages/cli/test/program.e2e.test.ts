@@ -18,12 +18,24 @@ describe('mnemo', () => {
     const run = await runMnemo(['--help'], { cwd: work.path });
 
     expect(run.code).toBe(0);
-    for (const word of ['replay', 'chat', 'stats', 'compact', 'summaries', 'expand', 'meshai', 'MNEMO_LLM_BASE_URL', 'MNEMO_DB'])
+    for (const word of [
+      'replay',
+      'chat',
+      'stats',
+      'compact',
+      'summaries',
+      'expand',
+      'meshai',
+      'MNEMO_LLM_BASE_URL',
+      'MNEMO_DB',
+    ])
       expect(run.stdout).toContain(word);
   });
 
   it('prints the version of the package', async () => {
-    const manifest = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const manifest = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
 
     const run = await runMnemo(['--version'], { cwd: work.path });
 

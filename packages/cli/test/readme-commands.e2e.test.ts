@@ -21,7 +21,10 @@ beforeAll(async () => {
   work = await makeWorkDirectory();
   const bin = join(work.path, 'bin');
   await mkdir(bin);
-  await writeFile(join(bin, 'mnemo'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(cliPath)} "$@"\n`);
+  await writeFile(
+    join(bin, 'mnemo'),
+    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(cliPath)} "$@"\n`,
+  );
   await chmod(join(bin, 'mnemo'), 0o755);
   await symlink(join(repository, 'examples'), join(work.path, 'examples'));
   env = { PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: work.path };
@@ -41,7 +44,11 @@ function blocks(text: string, language: string): string[] {
 }
 
 async function sh(line: string): Promise<string> {
-  const { stdout } = await run('bash', ['-c', line.replace(/\bnpx mnemo /g, 'mnemo ')], { cwd: work.path, env, timeout: 120_000 });
+  const { stdout } = await run('bash', ['-c', line.replace(/\bnpx mnemo /g, 'mnemo ')], {
+    cwd: work.path,
+    env,
+    timeout: 120_000,
+  });
   return stdout;
 }
 
@@ -68,7 +75,9 @@ describe("the READMEs' commands", () => {
   }, 60_000);
 
   it('README: the replay line runs', async () => {
-    const line = (await readme('README.md')).split('\n').find((candidate) => candidate.startsWith('npx mnemo replay '))!;
+    const line = (await readme('README.md'))
+      .split('\n')
+      .find((candidate) => candidate.startsWith('npx mnemo replay '))!;
     expect(await sh(line)).toMatch(/full/);
   }, 120_000);
 
@@ -89,12 +98,14 @@ describe("the READMEs' commands", () => {
       const resolved = line.replaceAll('replay-mesh-radio-node-7-…', conversation).replaceAll('<summary id>', summary);
       const output = await sh(resolved);
       if (line.includes(' replay ')) {
-        conversation = (JSON.parse(await sh('mnemo stats --db bot.db --json')) as { conversations: { conversationId: string }[] })
-          .conversations[0]!.conversationId;
+        conversation = (
+          JSON.parse(await sh('mnemo stats --db bot.db --json')) as { conversations: { conversationId: string }[] }
+        ).conversations[0]!.conversationId;
       }
       if (line.includes(' summaries ')) {
-        const summaries = (JSON.parse(await sh(`mnemo summaries ${conversation} --db bot.db --json`)) as { summaries: { id: string }[] })
-          .summaries;
+        const summaries = (
+          JSON.parse(await sh(`mnemo summaries ${conversation} --db bot.db --json`)) as { summaries: { id: string }[] }
+        ).summaries;
         summary = summaries.at(-1)!.id;
         expect(output).toContain(summary);
       }

@@ -23,7 +23,9 @@ describe('mnemo reembed', () => {
       JSON.stringify({ role: index % 2 === 0 ? 'user' : 'assistant', content: `relay report ${index}` }),
     );
     await writeFile(join(directory, 'chat.jsonl'), `${transcript.join('\n')}\n`);
-    const replay = await runMnemo(['replay', 'chat.jsonl', '--db', 'mnemo.db', '--policy', 'token-window', '--json'], { cwd: directory });
+    const replay = await runMnemo(['replay', 'chat.jsonl', '--db', 'mnemo.db', '--policy', 'token-window', '--json'], {
+      cwd: directory,
+    });
     expect(replay.code).toBe(0);
     // Vectors of an older model, as a store that switched embedders would hold.
     const store = createSqliteStore({ path: join(directory, 'mnemo.db') });
@@ -92,13 +94,20 @@ describe('mnemo reembed', () => {
     ]);
     const fresh = await after.recall(user, 'vegetable patch harvest', { k: 3 });
     expect(fresh.find((hit) => hit.conversationId === 'c3')?.explain.vectorRank).toBe(1);
-    expect(fresh.filter((hit) => hit.explain.vectorRank !== undefined).map((hit) => hit.conversationId)).toEqual(['c3']);
+    expect(fresh.filter((hit) => hit.explain.vectorRank !== undefined).map((hit) => hit.conversationId)).toEqual([
+      'c3',
+    ]);
     await after.close();
 
     const run = await runMnemo(['reembed', '--db', 'mnemo.db', '--json'], { cwd: directory, timeoutMs: 60_000 });
     expect(run.code).toBe(0);
     // Resumable: c3 already had its vector, so only the three old messages were embedded.
-    expect(JSON.parse(run.stdout)).toMatchObject({ model: upgraded.model, droppedVectors: 3, conversations: 4, embeddedMessages: 3 });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      model: upgraded.model,
+      droppedVectors: 3,
+      conversations: 4,
+      embeddedMessages: 3,
+    });
     const converted = createMemory({
       store: createSqliteStore({ path }),
       embedder: upgraded,

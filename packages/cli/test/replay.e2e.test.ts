@@ -14,7 +14,16 @@ afterEach(async () => {
   await work.remove();
 });
 
-const contractFields = ['policy', 'maxTokens', 'messages', 'requests', 'sentTokens', 'fullHistoryTokens', 'savedTokens', 'savedPercent'];
+const contractFields = [
+  'policy',
+  'maxTokens',
+  'messages',
+  'requests',
+  'sentTokens',
+  'fullHistoryTokens',
+  'savedTokens',
+  'savedPercent',
+];
 // Added with compaction, after the original contract, so that existing consumers keep working.
 const compactionFields = ['compactions', 'summarizerTokens', 'netSavedTokens', 'netSavedPercent'];
 
@@ -55,14 +64,21 @@ describe('mnemo replay', () => {
     expect(savedPercent).toBeGreaterThan(0);
     expect(savedPercent).toBeLessThanOrEqual(100);
     // token-window sends no summary: it pays for no compaction.
-    expect(result).toMatchObject({ compactions: 0, summarizerTokens: 0, netSavedTokens: savedTokens, netSavedPercent: savedPercent });
+    expect(result).toMatchObject({
+      compactions: 0,
+      summarizerTokens: 0,
+      netSavedTokens: savedTokens,
+      netSavedPercent: savedPercent,
+    });
     expect(run.stderr).toBe('');
   });
 
   it('reports the summarizer tokens and the savings net of them for --policy summary', async () => {
     await writeFile(join(work.path, 'mesh.jsonl'), meshTranscript(30));
 
-    const run = await runMnemo(['replay', 'mesh.jsonl', '--json', '--policy', 'summary', '--max-tokens', '300'], { cwd: work.path });
+    const run = await runMnemo(['replay', 'mesh.jsonl', '--json', '--policy', 'summary', '--max-tokens', '300'], {
+      cwd: work.path,
+    });
 
     expect(run.code).toBe(0);
     const result = JSON.parse(run.stdout) as ReplayJson;
@@ -91,7 +107,9 @@ describe('mnemo replay', () => {
   it('reports the chosen policy with --policy', async () => {
     await writeFile(join(work.path, 'mesh.jsonl'), meshTranscript(6));
 
-    const run = await runMnemo(['replay', 'mesh.jsonl', '--json', '--policy', 'window', '--window-turns', '1'], { cwd: work.path });
+    const run = await runMnemo(['replay', 'mesh.jsonl', '--json', '--policy', 'window', '--window-turns', '1'], {
+      cwd: work.path,
+    });
 
     expect(JSON.parse(run.stdout)).toMatchObject({ policy: 'window', maxTokens: 2000, requests: 6 });
   });
@@ -108,7 +126,9 @@ describe('mnemo replay', () => {
     );
     for (const policy of ['full', 'window', 'token-window', 'summary', 'hybrid', 'meshai'])
       expect(run.stdout).toMatch(new RegExp(`^${policy}\\s+8\\s+`, 'm'));
-    expect(run.stdout).toContain('net saved = (full history − sent − summarizer input − summarizer output) / full history');
+    expect(run.stdout).toContain(
+      'net saved = (full history − sent − summarizer input − summarizer output) / full history',
+    );
   });
 
   it('exits 2 naming the line of a broken line and stores nothing', async () => {
@@ -127,7 +147,10 @@ describe('mnemo replay', () => {
   });
 
   it('exits 2 naming an unknown role', async () => {
-    await writeFile(join(work.path, 'roles.jsonl'), '{"role":"user","content":"hi"}\n{"role":"bot","content":"hello"}\n');
+    await writeFile(
+      join(work.path, 'roles.jsonl'),
+      '{"role":"user","content":"hi"}\n{"role":"bot","content":"hello"}\n',
+    );
 
     const run = await runMnemo(['replay', 'roles.jsonl'], { cwd: work.path });
 
@@ -148,7 +171,16 @@ describe('mnemo replay', () => {
     const db = join(work.path, 'replay.db');
 
     const run = await runMnemo(
-      ['replay', 'mesh.jsonl', '--db', db, '--max-tokens', '10', '--system', 'Answer in metric units only, never with emoji.'],
+      [
+        'replay',
+        'mesh.jsonl',
+        '--db',
+        db,
+        '--max-tokens',
+        '10',
+        '--system',
+        'Answer in metric units only, never with emoji.',
+      ],
       {
         cwd: work.path,
       },
@@ -182,7 +214,10 @@ describe('mnemo replay', () => {
 
   it('replays a LoCoMo-format file, choosing the sample with --conversation', async () => {
     const samples = [
-      { sample_id: 's-1', conversation: { speaker_a: 'A', speaker_b: 'B', session_1: [{ speaker: 'A', dia_id: 'D1:1', text: 'one' }] } },
+      {
+        sample_id: 's-1',
+        conversation: { speaker_a: 'A', speaker_b: 'B', session_1: [{ speaker: 'A', dia_id: 'D1:1', text: 'one' }] },
+      },
       {
         sample_id: 's-2',
         conversation: {

@@ -88,7 +88,9 @@ async function appendAll(replicas: readonly Replica[]): Promise<{ statuses: Map<
 /** The store's job gauge as a replica's /metrics reports it. */
 async function jobGauge(replica: Replica): Promise<Record<string, number>> {
   const text = await (await fetch(`${replica.url}/metrics`)).text();
-  return Object.fromEntries([...text.matchAll(/^mnemo_jobs\{status="(\w+)"\} (\d+)$/gm)].map((match) => [match[1]!, Number(match[2])]));
+  return Object.fromEntries(
+    [...text.matchAll(/^mnemo_jobs\{status="(\w+)"\} (\d+)$/gm)].map((match) => [match[1]!, Number(match[2])]),
+  );
 }
 
 /** Polls both replicas until neither sees a pending or running job twice in a row; throws past the bound. */
@@ -100,7 +102,8 @@ async function waitUntilDrained(replicas: readonly Replica[]): Promise<Record<st
     const busy = gauges.some((gauge) => (gauge['pending'] ?? 0) + (gauge['running'] ?? 0) > 0);
     quietPolls = busy ? 0 : quietPolls + 1;
     if (quietPolls >= 2) return gauges[0]!;
-    if (Date.now() > deadline) throw new Error(`jobs still queued after ${drainTimeoutMs} ms: ${JSON.stringify(gauges)}`);
+    if (Date.now() > deadline)
+      throw new Error(`jobs still queued after ${drainTimeoutMs} ms: ${JSON.stringify(gauges)}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
@@ -139,13 +142,19 @@ describeWithPostgres('two mnemo serve replicas on one PostgreSQL schema', (url) 
       const gauge = await waitUntilDrained(replicas);
 
       const { connectionString, schema } = parsePostgresDatabase(target.url);
-      store = await createPostgresStore({ connectionString, ...(schema === undefined ? {} : { schema }), readonly: true });
+      store = await createPostgresStore({
+        connectionString,
+        ...(schema === undefined ? {} : { schema }),
+        readonly: true,
+      });
       const jobs: Job[] = [];
       let summaryCount = 0;
       for (let conversation = 0; conversation < conversationCount; conversation += 1) {
         const scope = { tenantId: 'default', userId: `node-${conversation}`, conversationId: `node-${conversation}` };
         const messages = await store.listMessages(scope);
-        expect(messages.map((message) => message.seq)).toEqual(Array.from({ length: messagesPerConversation }, (_, index) => index + 1));
+        expect(messages.map((message) => message.seq)).toEqual(
+          Array.from({ length: messagesPerConversation }, (_, index) => index + 1),
+        );
         expect(messages.map((message) => message.content).sort()).toEqual(
           Array.from({ length: messagesPerConversation }, (_, index) => contentOf(conversation, index)).sort(),
         );
@@ -169,7 +178,9 @@ describeWithPostgres('two mnemo serve replicas on one PostgreSQL schema', (url) 
         jobs.push(...(await store.listJobs(scope)));
       }
       // Every job ran to `done` in one lease: none failed, none was retried, none is left.
-      expect(jobs.filter((job) => job.status !== 'done' || job.attempts !== 1 || job.lastError !== undefined)).toEqual([]);
+      expect(jobs.filter((job) => job.status !== 'done' || job.attempts !== 1 || job.lastError !== undefined)).toEqual(
+        [],
+      );
       expect(new Set(jobs.map((job) => job.kind))).toEqual(new Set(['compact', 'embed', 'extract']));
       expect(summaryCount).toBeGreaterThanOrEqual(2 * conversationCount);
       expect(gauge).toMatchObject({ pending: 0, running: 0, failed: 0 });
@@ -178,7 +189,9 @@ describeWithPostgres('two mnemo serve replicas on one PostgreSQL schema', (url) 
       const admin = new pg.Client({ connectionString });
       await admin.connect();
       try {
-        const table = await admin.query<{ id: number }>(`SELECT id FROM "${schema}".vector_tables WHERE model = $1`, [embedderModel]);
+        const table = await admin.query<{ id: number }>(`SELECT id FROM "${schema}".vector_tables WHERE model = $1`, [
+          embedderModel,
+        ]);
         expect(table.rows).toHaveLength(1);
         const vectors = await admin.query<{ rows: string; keys: string }>(
           `SELECT count(*) AS rows, count(DISTINCT (conversation_id, seq)) AS keys FROM "${schema}".vectors_${table.rows[0]!.id}`,

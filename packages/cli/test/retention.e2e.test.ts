@@ -26,7 +26,8 @@ async function storeAgedMessages(db: string): Promise<void> {
     for (const userId of ['alice', 'bob']) {
       const messages = Array.from({ length: 11 }, (_, index) => ({
         role: 'user' as const,
-        content: index === 0 ? `the zorblaxian passphrase of ${userId} is kept here` : `day ${index * 10} note of ${userId}`,
+        content:
+          index === 0 ? `the zorblaxian passphrase of ${userId} is kept here` : `day ${index * 10} note of ${userId}`,
         createdAt: new Date(Date.now() - (100 - index * 10) * day - 60_000).toISOString(),
       }));
       await memory.append({ userId, conversationId: `${userId}-chat` }, messages);
@@ -38,7 +39,11 @@ async function storeAgedMessages(db: string): Promise<void> {
 }
 
 async function messageCount(db: string, userId: string): Promise<number> {
-  const memory = createMemory({ store: createSqliteStore({ path: db, readonly: true }), compaction: false, worker: { autoStart: false } });
+  const memory = createMemory({
+    store: createSqliteStore({ path: db, readonly: true }),
+    compaction: false,
+    worker: { autoStart: false },
+  });
   try {
     return (await memory.listMessages({ userId, conversationId: `${userId}-chat` })).length;
   } finally {
@@ -69,8 +74,12 @@ describe('mnemo retention', () => {
     expect(again.stdout).toMatch(/nothing to erase/);
 
     // --max-age-days overrides the settings for one run; --user limits it.
-    const bob = await runMnemo(['retention', '--db', 'aged.db', '--max-age-days', '25', '--user', 'bob', '--json'], { cwd: work.path });
-    expect((JSON.parse(bob.stdout) as { users: unknown }).users).toMatchObject([{ userId: 'bob', receipt: { messages: 8 } }]);
+    const bob = await runMnemo(['retention', '--db', 'aged.db', '--max-age-days', '25', '--user', 'bob', '--json'], {
+      cwd: work.path,
+    });
+    expect((JSON.parse(bob.stdout) as { users: unknown }).users).toMatchObject([
+      { userId: 'bob', receipt: { messages: 8 } },
+    ]);
     expect(await messageCount(db, 'bob')).toBe(3);
   });
 
@@ -84,7 +93,8 @@ describe('mnemo retention', () => {
     });
     try {
       const deadline = Date.now() + 20_000;
-      while (Date.now() < deadline && !/retention: erased/.test(worker.stdout())) await new Promise((resolve) => setTimeout(resolve, 200));
+      while (Date.now() < deadline && !/retention: erased/.test(worker.stdout()))
+        await new Promise((resolve) => setTimeout(resolve, 200));
       expect(worker.stdout()).toMatch(/retention: erased messages past their policy/);
     } finally {
       worker.child.kill('SIGTERM');

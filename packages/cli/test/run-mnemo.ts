@@ -83,7 +83,9 @@ export function startMnemo(
         if (ready !== null) return resolve({ child, ready, exited, stdout: () => stdout, stderr: () => stderr });
       }
     });
-    void exited.then((code) => reject(new Error(`mnemo ${args.join(' ')} exited with ${code} before it was ready: ${stderr}`)));
+    void exited.then((code) =>
+      reject(new Error(`mnemo ${args.join(' ')} exited with ${code} before it was ready: ${stderr}`)),
+    );
   });
 }
 

@@ -62,7 +62,9 @@ describe('mnemo serve', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ conversation_id: 'node-7', max_tokens: 100 }),
     });
-    expect(((await context.json()) as { messages: unknown }).messages).toEqual([{ role: 'user', content: 'hello from the ridge' }]);
+    expect(((await context.json()) as { messages: unknown }).messages).toEqual([
+      { role: 'user', content: 'hello from the ridge' },
+    ]);
     const document = (await (await fetch(`${serve.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
     expect(Object.keys(document.paths)).toEqual(
       expect.arrayContaining(['/v1/memory/add', '/v1/conversations/{id}/messages', '/v1/chat/completions']),
@@ -125,7 +127,10 @@ describe('mnemo serve', () => {
   });
 
   it('rejects a malformed MNEMO_API_KEYS naming the variable, without printing the keys', async () => {
-    const run = await runMnemo(['serve', '--port', '0'], { cwd: work.path, env: { MNEMO_API_KEYS: 'secret-one:tenant,secret-two' } });
+    const run = await runMnemo(['serve', '--port', '0'], {
+      cwd: work.path,
+      env: { MNEMO_API_KEYS: 'secret-one:tenant,secret-two' },
+    });
 
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/MNEMO_API_KEYS: item 2 is not key:tenant/);

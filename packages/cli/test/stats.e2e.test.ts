@@ -29,7 +29,9 @@ interface StatsJson {
 describe('mnemo stats', () => {
   it('lists the conversation a replay kept, with its counts and the usage of the replayed requests', async () => {
     await writeFile(join(work.path, 'mesh.jsonl'), meshTranscript(5));
-    const replay = await runMnemo(['replay', 'mesh.jsonl', '--db', 'r.db', '--json', '--max-tokens', '150'], { cwd: work.path });
+    const replay = await runMnemo(['replay', 'mesh.jsonl', '--db', 'r.db', '--json', '--max-tokens', '150'], {
+      cwd: work.path,
+    });
     const replayed = JSON.parse(replay.stdout) as { sentTokens: number; fullHistoryTokens: number };
 
     const run = await runMnemo(['stats', '--json'], { cwd: work.path, env: { MNEMO_DB: 'r.db' } });
@@ -45,11 +47,15 @@ describe('mnemo stats', () => {
     });
     expect(conversation!.totalTokens).toBeGreaterThan(0);
 
-    const one = await runMnemo(['stats', '--db', 'r.db', '--conversation', conversation!.conversationId, '--json'], { cwd: work.path });
+    const one = await runMnemo(['stats', '--db', 'r.db', '--conversation', conversation!.conversationId, '--json'], {
+      cwd: work.path,
+    });
     expect(JSON.parse(one.stdout)).toMatchObject({ conversationId: conversation!.conversationId, messageCount: 10 });
 
     const table = await runMnemo(['stats', '--db', 'r.db'], { cwd: work.path });
-    expect(table.stdout).toMatch(new RegExp(`^${conversation!.conversationId}\\s+${conversation!.conversationId}\\s+10\\s+`, 'm'));
+    expect(table.stdout).toMatch(
+      new RegExp(`^${conversation!.conversationId}\\s+${conversation!.conversationId}\\s+10\\s+`, 'm'),
+    );
   });
 
   it('shows the requests of one policy after a replay that compared them all', async () => {

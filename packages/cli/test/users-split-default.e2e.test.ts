@@ -35,10 +35,14 @@ describe('mnemo users split-default', () => {
     await memory.append({ conversationId: 'node-3' }, turns('three', 4));
     // An interrupted earlier run had copied two of node-2's messages; node-3's own user holds something else.
     await memory.append({ userId: 'node-2', conversationId: 'node-2' }, turns('two', 2));
-    await memory.append({ userId: 'node-3', conversationId: 'node-3' }, [{ role: 'user', content: 'not the same conversation' }]);
+    await memory.append({ userId: 'node-3', conversationId: 'node-3' }, [
+      { role: 'user', content: 'not the same conversation' },
+    ]);
     await memory.close();
 
-    const dryRun = await runMnemo(['users', 'split-default', '--db', 'mnemo.db', '--dry-run', '--json'], { cwd: directory });
+    const dryRun = await runMnemo(['users', 'split-default', '--db', 'mnemo.db', '--dry-run', '--json'], {
+      cwd: directory,
+    });
     expect(dryRun.code).toBe(0);
     expect((JSON.parse(dryRun.stdout) as { conversations: unknown }).conversations).toEqual([
       { conversationId: 'node-1', outcome: 'moved', messages: 5 },
@@ -64,9 +68,9 @@ describe('mnemo users split-default', () => {
           idempotencyKey,
         })),
       ).toEqual(turns('one', 5).map((turn, index) => ({ seq: index + 1, idempotencyKey: undefined, ...turn })));
-      expect((await after.listMessages({ userId: 'node-2', conversationId: 'node-2' })).map((message) => message.content)).toEqual(
-        turns('two', 3).map((turn) => turn.content),
-      );
+      expect(
+        (await after.listMessages({ userId: 'node-2', conversationId: 'node-2' })).map((message) => message.content),
+      ).toEqual(turns('two', 3).map((turn) => turn.content));
       expect(await after.stats({ conversationId: 'node-1' })).toBeUndefined();
       expect(await after.stats({ conversationId: 'node-2' })).toBeUndefined();
       // The clash stays where it was, untouched on both sides.

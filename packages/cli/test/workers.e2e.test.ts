@@ -33,7 +33,11 @@ interface Started extends StartedMnemo {
 }
 
 /** Runs `mnemo ...args` (hashed embedder) in the work directory and resolves once a stdout line matches `ready`. */
-async function startMnemoHere(args: readonly string[], ready: RegExp, env: Record<string, string> = {}): Promise<Started> {
+async function startMnemoHere(
+  args: readonly string[],
+  ready: RegExp,
+  env: Record<string, string> = {},
+): Promise<Started> {
   const started = await startMnemo(args, { cwd: work.path, env: { MNEMO_EMBEDDER: 'hashed', ...env }, ready });
   children.push(started.child);
   return { ...started, line: started.ready.input, output: started.stdout };
@@ -88,7 +92,8 @@ describe('mnemo serve --workers', () => {
     );
 
     // A worker that dies is replaced.
-    const startedPids = () => [...serve.output().matchAll(/"pid":(\d+),[^\n]*"msg":"worker started"/g)].map((match) => Number(match[1]));
+    const startedPids = () =>
+      [...serve.output().matchAll(/"pid":(\d+),[^\n]*"msg":"worker started"/g)].map((match) => Number(match[1]));
     await waitFor(
       async () => startedPids(),
       (pids) => pids.length === 2,
@@ -114,8 +119,14 @@ describe('mnemo serve --workers', () => {
   it('shares the queue with a second serve on the same SQLite file', async () => {
     const db = join(work.path, 'shared.db');
     // The first serves only: every job it queues must be run by the second one's worker.
-    const servingOnly = await startMnemoHere(['serve', '--port', '0', '--db', db, '--workers', '0'], /"msg":"listening"/);
-    const withWorker = await startMnemoHere(['serve', '--port', '0', '--db', db, '--workers', '1'], /"msg":"listening"/);
+    const servingOnly = await startMnemoHere(
+      ['serve', '--port', '0', '--db', db, '--workers', '0'],
+      /"msg":"listening"/,
+    );
+    const withWorker = await startMnemoHere(
+      ['serve', '--port', '0', '--db', db, '--workers', '1'],
+      /"msg":"listening"/,
+    );
     const { url } = JSON.parse(servingOnly.line) as { url: string };
     expect((JSON.parse(withWorker.line) as { workers: number[] }).workers).toHaveLength(1);
 
@@ -145,7 +156,11 @@ describe('mnemo worker', () => {
     const db = join(work.path, 'backlog.db');
     const scope = { userId: 'node-7', conversationId: 'node-7' };
     // Never loaded here: it only makes the append queue an embed job of USE-lite's model.
-    const memory = createMemory({ store: createSqliteStore({ path: db }), embedder: new UseLiteEmbedder(), worker: { autoStart: false } });
+    const memory = createMemory({
+      store: createSqliteStore({ path: db }),
+      embedder: new UseLiteEmbedder(),
+      worker: { autoStart: false },
+    });
     const turns = Array.from({ length: 300 }, (_, index) => ({
       role: index % 2 === 0 ? ('user' as const) : ('assistant' as const),
       content:
@@ -166,7 +181,11 @@ describe('mnemo worker', () => {
     };
     const env = { MNEMO_EMBEDDER: 'use-lite' };
 
-    const first = await startMnemoHere(['worker', '--db', db, '--embedding-threads', '2'], /"msg":"worker started"/, env);
+    const first = await startMnemoHere(
+      ['worker', '--db', db, '--embedding-threads', '2'],
+      /"msg":"worker started"/,
+      env,
+    );
     expect(JSON.parse(first.line)).toMatchObject({ embeddingThreads: 2, embedder: model });
     const left = await waitFor(unembedded, (count) => count < turns.length, 60_000);
     // The forward passes run on the threads: the event loop still answers the signal mid-backlog.
@@ -174,7 +193,11 @@ describe('mnemo worker', () => {
     expect(await first.exited, first.output()).toBe(0);
     expect(left).toBeLessThan(turns.length);
 
-    const second = await startMnemoHere(['worker', '--db', db, '--embedding-threads', '1'], /"msg":"worker started"/, env);
+    const second = await startMnemoHere(
+      ['worker', '--db', db, '--embedding-threads', '1'],
+      /"msg":"worker started"/,
+      env,
+    );
     await waitFor(
       async () => (await jobsOf(db, 'node-7')).filter((job) => job.kind === 'embed' && job.status !== 'done').length,
       (count) => count === 0,
@@ -199,7 +222,10 @@ describe('mnemo worker', () => {
     const db = join(work.path, 'jobs.db');
     // The first summarizer call hangs (the worker is killed while it waits); the second answers.
     upstream = await startScriptedOpenAiServer({
-      replies: [{ delayMs: 600_000 }, { content: 'Maren keeps relay LARCH-RIDGE on solar power; node 7 routes through it.' }],
+      replies: [
+        { delayMs: 600_000 },
+        { content: 'Maren keeps relay LARCH-RIDGE on solar power; node 7 routes through it.' },
+      ],
     });
     const memory = createMemory({ store: createSqliteStore({ path: db }), worker: { autoStart: false } });
     // Past the default budget's verbatim mark (1,800 tokens), so the append queues a compaction.

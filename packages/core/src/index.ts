@@ -5,7 +5,11 @@
  * on `@mnemo/core/store-kit`; mnemo's own packages share the rest through `@mnemo/core/internals`.
  * `public-exports.test.ts` snapshots every entry's names, so growth is a reviewed change.
  */
-export { compactionPresets, compactionSettingsForBudget, defaultCompactionSettings } from './compaction/compaction-settings.js';
+export {
+  compactionPresets,
+  compactionSettingsForBudget,
+  defaultCompactionSettings,
+} from './compaction/compaction-settings.js';
 export type { CompactionCostOptions, CompactionSettings } from './compaction/compaction-settings.js';
 export { ExtractiveSummarizer } from './compaction/extractive-summarizer.js';
 export type { ExtractiveSummarizerOptions } from './compaction/extractive-summarizer.js';
@@ -60,7 +64,15 @@ export { jobKinds } from './jobs/job.js';
 export type { Job, JobBacklog, JobBacklogStatus, JobCounts, JobKind, JobKindCount, JobStatus } from './jobs/job.js';
 export { messageRoles } from './messages/message.js';
 export type { Message, MessageInput, MessageRole, Metadata, NewMessage, ToolCall } from './messages/message.js';
-export { defaultTenantId, defaultUserId, maxIdLength, namedUserOf, ownerOf, resolveScope, resolveUserScope } from './messages/scope.js';
+export {
+  defaultTenantId,
+  defaultUserId,
+  maxIdLength,
+  namedUserOf,
+  ownerOf,
+  resolveScope,
+  resolveUserScope,
+} from './messages/scope.js';
 export type { Scope, ScopeInput, UserNaming, UserScope, UserScopeInput } from './messages/scope.js';
 export type { SummarySourceMessage } from './messages/summary-source-message.js';
 export { defaultMessageLimits } from './messages/validate-message.js';

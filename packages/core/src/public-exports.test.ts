@@ -27,7 +27,10 @@ function declarationEntries(): Map<string, string> {
     };
     for (const [subpath, target] of Object.entries(manifest.exports ?? {})) {
       if (typeof target === 'string' || target.types === undefined) continue;
-      entries.set(subpath === '.' ? manifest.name : `${manifest.name}/${subpath.slice(2)}`, join(packagesRoot, folder, target.types));
+      entries.set(
+        subpath === '.' ? manifest.name : `${manifest.name}/${subpath.slice(2)}`,
+        join(packagesRoot, folder, target.types),
+      );
     }
   }
   return entries;

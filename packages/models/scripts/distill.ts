@@ -8,7 +8,11 @@ export interface Dense {
 }
 
 /** The top `dimensions` principal axes of the rows of `vectors` (each of length `width`), as a `width × dimensions` basis, and the rows' mean. */
-export function principalAxes(vectors: readonly Float32Array[], width: number, dimensions: number): { basis: Dense; mean: Float64Array } {
+export function principalAxes(
+  vectors: readonly Float32Array[],
+  width: number,
+  dimensions: number,
+): { basis: Dense; mean: Float64Array } {
   const mean = new Float64Array(width);
   for (const vector of vectors) for (let k = 0; k < width; k += 1) mean[k]! += vector[k]! / vectors.length;
   const covariance = new Float64Array(width * width);
@@ -129,7 +133,8 @@ export function fitTable(
 function columnDots(a: Float64Array, b: Float64Array, rows: number, columns: number): number[] {
   const out = new Array<number>(columns).fill(0);
   for (let row = 0; row < rows; row += 1)
-    for (let column = 0; column < columns; column += 1) out[column]! += a[row * columns + column]! * b[row * columns + column]!;
+    for (let column = 0; column < columns; column += 1)
+      out[column]! += a[row * columns + column]! * b[row * columns + column]!;
   return out;
 }
 
@@ -190,6 +195,7 @@ export function similarityAgreement(
     const teacherTop = top(teacherRow);
     for (const index of top(studentRow)) if (teacherTop.has(index)) overlap += 1;
   }
-  const pearson = (count * sumXY - sumX * sumY) / Math.sqrt((count * sumXX - sumX * sumX) * (count * sumYY - sumY * sumY));
+  const pearson =
+    (count * sumXY - sumX * sumY) / Math.sqrt((count * sumXX - sumX * sumX) * (count * sumYY - sumY * sumY));
   return { pearson, neighbours10: overlap / (n * 10) };
 }

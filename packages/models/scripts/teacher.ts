@@ -38,7 +38,9 @@ export async function loadTeacher(): Promise<Teacher> {
     vocabulary,
     encode: (text) => model.tokenizer.encode(text),
     async embedIds(idLists, onProgress) {
-      const order = idLists.map((_, index) => index).sort((left, right) => idLists[left]!.length - idLists[right]!.length || left - right);
+      const order = idLists
+        .map((_, index) => index)
+        .sort((left, right) => idLists[left]!.length - idLists[right]!.length || left - right);
       const vectors = new Array<Float32Array>(idLists.length);
       for (let start = 0; start < order.length; start += batchSize) {
         const indexes = order.slice(start, start + batchSize);
@@ -46,7 +48,10 @@ export async function loadTeacher(): Promise<Teacher> {
         const positions = lists.flatMap((ids, row) => ids.map((_, column) => [row, column]));
         const indices = tensor2d(positions, [positions.length, 2], 'int32');
         const values = tensor1d(lists.flat(), 'int32');
-        const output = (await graph.executeAsync({ indices, values })) as { array(): Promise<number[][]>; dispose(): void };
+        const output = (await graph.executeAsync({ indices, values })) as {
+          array(): Promise<number[][]>;
+          dispose(): void;
+        };
         indices.dispose();
         values.dispose();
         const rows = await output.array();

@@ -80,7 +80,11 @@ describe('toPostgresError', () => {
 
   it('maps text PostgreSQL cannot store to invalid_input', () => {
     const cause = driverError('22021', 'invalid byte sequence for encoding "UTF8": 0x00');
-    expect(toPostgresError(cause, 'appending messages')).toMatchObject({ code: 'invalid_input', cause, details: { sqlState: '22021' } });
+    expect(toPostgresError(cause, 'appending messages')).toMatchObject({
+      code: 'invalid_input',
+      cause,
+      details: { sqlState: '22021' },
+    });
   });
 
   it('maps any other driver error to storage_failed keeping the message, SQLSTATE and cause, and passes MemoryErrors through', () => {
@@ -112,7 +116,9 @@ describe('PostgresStore on a failing connection', () => {
       store.getCursor(scope, 'facts'),
     ];
     for (const read of reads) {
-      await expect(read).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'storage_failed') && error.cause === cause);
+      await expect(read).rejects.toSatisfy(
+        (error: unknown) => isMemoryError(error, 'storage_failed') && error.cause === cause,
+      );
     }
   });
 

@@ -32,8 +32,17 @@ const unstorableStates: Readonly<Record<string, string>> = {
 };
 
 // Socket-level failures reported by Node, and pg's own messages for a connection that went away.
-const networkCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN']);
-const connectionLost = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
+const networkCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'EAI_AGAIN',
+]);
+const connectionLost =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
 
 /**
  * Wraps a driver error into a MemoryError (a MemoryError passes through): lost races, lock and statement
@@ -47,27 +56,45 @@ export function toPostgresError(error: unknown, action: string): MemoryError {
   const sqlState = postgresErrorCode(error);
   const reason = error instanceof Error ? error.message : String(error);
   const retryable =
-    sqlState === undefined ? undefined : (retryableStates[sqlState] ?? (sqlState.startsWith('08') ? 'the connection failed' : undefined));
+    sqlState === undefined
+      ? undefined
+      : (retryableStates[sqlState] ?? (sqlState.startsWith('08') ? 'the connection failed' : undefined));
   if (retryable !== undefined) {
     const diskFull = sqlState === '53100';
     return new MemoryError('unavailable', `${action} failed: ${retryable} (${reason}); retry`, {
       cause: error,
-      details: { sqlState, retryable: true, ...(diskFull ? { reason: 'disk_full', retryAfterSeconds: 30 } : { retryAfterSeconds: 1 }) },
+      details: {
+        sqlState,
+        retryable: true,
+        ...(diskFull ? { reason: 'disk_full', retryAfterSeconds: 30 } : { retryAfterSeconds: 1 }),
+      },
     });
   }
   const networkCode = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
-  if ((networkCode !== undefined && networkCodes.has(networkCode)) || (sqlState === undefined && connectionLost.test(reason))) {
-    return new MemoryError('unavailable', `${action} failed: the PostgreSQL server could not be reached (${reason}); retry`, {
-      cause: error,
-      details: { ...(networkCode === undefined ? {} : { networkCode }), retryable: true, retryAfterSeconds: 1 },
-    });
+  if (
+    (networkCode !== undefined && networkCodes.has(networkCode)) ||
+    (sqlState === undefined && connectionLost.test(reason))
+  ) {
+    return new MemoryError(
+      'unavailable',
+      `${action} failed: the PostgreSQL server could not be reached (${reason}); retry`,
+      {
+        cause: error,
+        details: { ...(networkCode === undefined ? {} : { networkCode }), retryable: true, retryAfterSeconds: 1 },
+      },
+    );
   }
   const unstorable = sqlState === undefined ? undefined : unstorableStates[sqlState];
   if (unstorable !== undefined) {
-    return new MemoryError('invalid_input', `${action} failed: ${unstorable} (${reason})`, { cause: error, details: { sqlState } });
+    return new MemoryError('invalid_input', `${action} failed: ${unstorable} (${reason})`, {
+      cause: error,
+      details: { sqlState },
+    });
   }
   const wrapped = toStorageError(error, action);
-  return sqlState === undefined ? wrapped : new MemoryError('storage_failed', wrapped.message, { cause: error, details: { sqlState } });
+  return sqlState === undefined
+    ? wrapped
+    : new MemoryError('storage_failed', wrapped.message, { cause: error, details: { sqlState } });
 }
 
 /** True when `error` is a unique violation (SQLSTATE 23505), optionally of the named constraint or index. */

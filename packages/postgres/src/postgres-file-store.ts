@@ -94,8 +94,10 @@ export class PostgresFileStore {
     try {
       return await runInTransaction(this.#pool, async (client) => {
         const moving = await client.query(this.#sql.lockUnder, [user.tenantId, user.userId, source]);
-        if (moving.rowCount === 0) throw new MemoryError('not_found', `nothing at ${source}`, { details: { path: source } });
-        if (((await client.query(this.#sql.anyUnder, [user.tenantId, user.userId, target])).rowCount ?? 0) > 0) throw targetExists(target);
+        if (moving.rowCount === 0)
+          throw new MemoryError('not_found', `nothing at ${source}`, { details: { path: source } });
+        if (((await client.query(this.#sql.anyUnder, [user.tenantId, user.userId, target])).rowCount ?? 0) > 0)
+          throw targetExists(target);
         return (await client.query(this.#sql.move, [user.tenantId, user.userId, source, target, time])).rowCount ?? 0;
       });
     } catch (error) {
@@ -117,7 +119,10 @@ export class PostgresFileStore {
 }
 
 function targetExists(target: string, cause?: unknown): MemoryError {
-  return new MemoryError('conflict', `${target} already exists`, { details: { path: target }, ...(cause === undefined ? {} : { cause }) });
+  return new MemoryError('conflict', `${target} already exists`, {
+    details: { path: target },
+    ...(cause === undefined ? {} : { cause }),
+  });
 }
 
 function toFile(row: MemoryFileRow): MemoryFile {

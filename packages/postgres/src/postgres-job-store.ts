@@ -108,14 +108,26 @@ export class PostgresJobStore {
 
   async completeJob(lease: JobLease, now: string, options: JobCompletion = {}): Promise<void> {
     const { warning } = options;
-    const result = await this.#pool.query(this.#sql.complete, [checkTime('now', now), lease.id, lease.leaseOwner ?? null, warning ?? null]);
+    const result = await this.#pool.query(this.#sql.complete, [
+      checkTime('now', now),
+      lease.id,
+      lease.leaseOwner ?? null,
+      warning ?? null,
+    ]);
     if (result.rowCount === 0) throw leaseLost(lease);
   }
 
   async failJob(lease: JobLease, failure: JobFailure): Promise<Job> {
     const retryAt = failure.retryAt === undefined ? null : checkTime('retryAt', failure.retryAt);
     const status: JobStatus = retryAt === null ? 'failed' : 'pending';
-    const parameters = [status, retryAt, failure.error, checkTime('now', failure.now), lease.id, lease.leaseOwner ?? null];
+    const parameters = [
+      status,
+      retryAt,
+      failure.error,
+      checkTime('now', failure.now),
+      lease.id,
+      lease.leaseOwner ?? null,
+    ];
     const row = (await this.#pool.query<JobRow>(this.#sql.fail, parameters)).rows[0];
     if (row === undefined) throw leaseLost(lease);
     return toJob(row);

@@ -93,7 +93,9 @@ describeWithPostgres('PostgreSQL keyword index in memory', (url) => {
       }
     }
     // A lexeme holding a quote and a backslash, as a tsvector literal can.
-    const { rows } = await schemas.pool.query<{ text: string }>(`SELECT $1::tsvector::text AS text`, ["'a''b\\\\c':1,2,3 'x'"]);
+    const { rows } = await schemas.pool.query<{ text: string }>(`SELECT $1::tsvector::text AS text`, [
+      "'a''b\\\\c':1,2,3 'x'",
+    ]);
     expect(Object.fromEntries(tsvectorLexemes(rows[0]!.text))).toEqual({ "a'b\\c": 3, x: 1 });
   });
 
@@ -131,7 +133,8 @@ describeWithPostgres('PostgreSQL keyword index in memory', (url) => {
     const writer = await createPostgresStore({ connectionString: url, schema: scratch, poolMax: 2 });
     const index = new PostgresKeywordIndex(schemas.pool, postgresTables(scratch));
     const someone: UserScope = { tenantId, userId: 'user-a' };
-    const contents = async (who: UserScope, query: string) => (await index.search(who, query, 10))?.map((hit) => hit.message.content);
+    const contents = async (who: UserScope, query: string) =>
+      (await index.search(who, query, 10))?.map((hit) => hit.message.content);
     try {
       const scope = { ...someone, conversationId: 'conv-a' };
       await writer.appendMessages(scope, [makeNewMessage('the relay on the ridge'), makeNewMessage('battery is low')]);
@@ -165,7 +168,8 @@ describeWithPostgres('PostgreSQL keyword index in memory', (url) => {
     const index = new PostgresKeywordIndex(schemas.pool, postgresTables(scratch));
     const someone: UserScope = { tenantId, userId: 'user-gaps' };
     const scope = { ...someone, conversationId: 'conv-a' };
-    const contents = async (query: string) => (await index.search(someone, query, 10))?.map((hit) => hit.message.content);
+    const contents = async (query: string) =>
+      (await index.search(someone, query, 10))?.map((hit) => hit.message.content);
     try {
       await writer.appendMessages(
         scope,
@@ -186,7 +190,13 @@ describeWithPostgres('PostgreSQL keyword index in memory', (url) => {
       expect(await contents('zorblax')).toEqual([]);
       await writer.appendMessages(scope, [makeNewMessage('relay five zorblax')]);
       expect(await contents('zorblax')).toEqual(['relay five zorblax']);
-      const fromSql = await searchKeywordIndexed(schemas.pool, postgresTables(scratch), someone, keywordTerms('relay'), { k: 10 });
+      const fromSql = await searchKeywordIndexed(
+        schemas.pool,
+        postgresTables(scratch),
+        someone,
+        keywordTerms('relay'),
+        { k: 10 },
+      );
       expect((await index.search(someone, 'relay', 10))?.map(identity)).toEqual(fromSql.map(identity));
     } finally {
       await index.close();
@@ -208,6 +218,8 @@ describeWithPostgres('PostgreSQL keyword index in memory', (url) => {
   it("answers the store's keyword searches with the same hits before and after the copy is loaded", async () => {
     const before = await store.searchKeyword(user, ['summit', 'storm', 'n1234'], { k: 20 });
     await store.warmKeywordIndex(user);
-    expect((await store.searchKeyword(user, ['summit', 'storm', 'n1234'], { k: 20 })).map(identity)).toEqual(before.map(identity));
+    expect((await store.searchKeyword(user, ['summit', 'storm', 'n1234'], { k: 20 })).map(identity)).toEqual(
+      before.map(identity),
+    );
   });
 });

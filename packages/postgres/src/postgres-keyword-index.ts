@@ -35,7 +35,8 @@ class UserLexemes extends KeywordPostings {
   fits(marks: ReadonlyMap<string, ConversationMark>): boolean {
     for (const [conversationId, { createdAt, erased, seq }] of this.read) {
       const mark = marks.get(conversationId);
-      if (mark === undefined || mark.createdAt !== createdAt || mark.erased !== erased || mark.count < seq) return false;
+      if (mark === undefined || mark.createdAt !== createdAt || mark.erased !== erased || mark.count < seq)
+        return false;
     }
     return true;
   }
@@ -48,7 +49,8 @@ class UserLexemes extends KeywordPostings {
       this.add(seq, row.conversation_id, Number(row.at), lexemes, lexemes.size);
       const read = this.read.get(row.conversation_id);
       const mark = marks.get(row.conversation_id)!;
-      if (read === undefined) this.read.set(row.conversation_id, { createdAt: mark.createdAt, erased: mark.erased, seq });
+      if (read === undefined)
+        this.read.set(row.conversation_id, { createdAt: mark.createdAt, erased: mark.erased, seq });
       else read.seq = seq;
     }
   }
@@ -156,7 +158,9 @@ export class PostgresKeywordIndex {
       // counts bound what it reads, and the read checks each conversation's `created_at` again.
       if (
         copy !== undefined &&
-        (!copy.fits(marks) || copy.behind(marks) > inlineRows || !(await this.#readPage(this.#pool, user, copy, marks, inlineRows)))
+        (!copy.fits(marks) ||
+          copy.behind(marks) > inlineRows ||
+          !(await this.#readPage(this.#pool, user, copy, marks, inlineRows)))
       )
         copy = undefined;
       if (copy === undefined) {
@@ -346,14 +350,18 @@ export class PostgresKeywordIndex {
     for (const [conversationId, , through] of wanted) {
       const read = copy.read.get(conversationId);
       const mark = marks.get(conversationId)!;
-      if (read === undefined) copy.read.set(conversationId, { createdAt: mark.createdAt, erased: mark.erased, seq: through });
+      if (read === undefined)
+        copy.read.set(conversationId, { createdAt: mark.createdAt, erased: mark.erased, seq: through });
       else read.seq = through;
     }
     return true;
   }
 
   // The messages of ranked (conversation, seq) pairs, in their order, read with their owner checked.
-  async #hits(user: UserScope, ranked: readonly { conversationId: string; seq: number; score: number }[]): Promise<SearchHit[]> {
+  async #hits(
+    user: UserScope,
+    ranked: readonly { conversationId: string; seq: number; score: number }[],
+  ): Promise<SearchHit[]> {
     if (ranked.length === 0) return [];
     const rows = (
       await this.#pool.query<HitRow & { seq: string | number }>(

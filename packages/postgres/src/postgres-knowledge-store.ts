@@ -62,7 +62,9 @@ function statements(t: PostgresTables) {
       ON CONFLICT (tenant_id, user_id, conversation_id, name) DO UPDATE SET position = excluded.position WHERE cursor.position = 0
       RETURNING position`,
     moveCursor: `UPDATE ${t.cursors} SET position = $5 WHERE ${inConversation} AND name = $4 AND position = $6 RETURNING position`,
-    deleteUser: [t.facts, t.entityNames, t.entities, t.relations].map((table) => `DELETE FROM ${table} WHERE ${ofUser}`),
+    deleteUser: [t.facts, t.entityNames, t.entities, t.relations].map(
+      (table) => `DELETE FROM ${table} WHERE ${ofUser}`,
+    ),
   };
 }
 
@@ -115,7 +117,12 @@ export class PostgresKnowledgeStore {
   }
 
   /** Ends a current fact at `at`, linked to its successor when given; `not_found` / `conflict` (already ended). */
-  async retireFact(user: UserScope, factId: string, at: string, options: { supersededBy?: string } = {}): Promise<Fact> {
+  async retireFact(
+    user: UserScope,
+    factId: string,
+    at: string,
+    options: { supersededBy?: string } = {},
+  ): Promise<Fact> {
     const { supersededBy } = options;
     const time = checkTime('at', at);
     return runInTransaction(this.#pool, async (client) => {
@@ -124,10 +131,20 @@ export class PostgresKnowledgeStore {
         supersededBy !== undefined &&
         (await client.query(this.#sql.selectFact, [user.tenantId, user.userId, supersededBy])).rows.length === 0
       ) {
-        throw new MemoryError('not_found', `fact ${supersededBy} does not exist`, { details: { factId: supersededBy } });
+        throw new MemoryError('not_found', `fact ${supersededBy} does not exist`, {
+          details: { factId: supersededBy },
+        });
       }
       return toFact(
-        (await client.query<FactRow>(this.#sql.endFact, [user.tenantId, user.userId, factId, time, supersededBy ?? null])).rows[0]!,
+        (
+          await client.query<FactRow>(this.#sql.endFact, [
+            user.tenantId,
+            user.userId,
+            factId,
+            time,
+            supersededBy ?? null,
+          ])
+        ).rows[0]!,
       );
     });
   }
@@ -137,7 +154,9 @@ export class PostgresKnowledgeStore {
     const time = expiresAt === undefined ? null : checkTime('expiresAt', expiresAt);
     return runInTransaction(this.#pool, async (client) => {
       await this.#lockCurrentFact(client, user, factId);
-      return toFact((await client.query<FactRow>(this.#sql.setFactExpiry, [user.tenantId, user.userId, factId, time])).rows[0]!);
+      return toFact(
+        (await client.query<FactRow>(this.#sql.setFactExpiry, [user.tenantId, user.userId, factId, time])).rows[0]!,
+      );
     });
   }
 
@@ -154,18 +173,41 @@ export class PostgresKnowledgeStore {
       await this.#lockGraph(client, user);
       const key = [user.tenantId, user.userId];
       const names = namesOf(input);
-      const owners = (await client.query<{ name: string; entity_id: string }>(this.#sql.selectNames, [...key, names])).rows;
+      const owners = (await client.query<{ name: string; entity_id: string }>(this.#sql.selectNames, [...key, names]))
+        .rows;
       // The first of the input's names (its name, then its aliases) that is known decides, as in every store.
-      const foundId = names.map((name) => owners.find((owner) => owner.name === name)?.entity_id).find((id) => id !== undefined);
-      const found = foundId === undefined ? undefined : (await client.query<EntityRow>(this.#sql.selectEntity, [...key, foundId])).rows[0];
+      const foundId = names
+        .map((name) => owners.find((owner) => owner.name === name)?.entity_id)
+        .find((id) => id !== undefined);
+      const found =
+        foundId === undefined
+          ? undefined
+          : (await client.query<EntityRow>(this.#sql.selectEntity, [...key, foundId])).rows[0];
       let entity: Entity;
       if (found !== undefined) {
         const merged = mergeEntity(toEntity(found), input, time);
-        const parameters = [...key, merged.id, merged.type, JSON.stringify(merged.aliases), merged.description ?? null, time];
+        const parameters = [
+          ...key,
+          merged.id,
+          merged.type,
+          JSON.stringify(merged.aliases),
+          merged.description ?? null,
+          time,
+        ];
         entity = toEntity((await client.query<EntityRow>(this.#sql.updateEntity, parameters)).rows[0]!);
       } else {
-        const aliases = [...new Set(input.aliases ?? [])].filter((alias) => alias.toLowerCase() !== input.name.toLowerCase());
-        const parameters = [...key, crypto.randomUUID(), input.name, input.type, JSON.stringify(aliases), input.description ?? null, time];
+        const aliases = [...new Set(input.aliases ?? [])].filter(
+          (alias) => alias.toLowerCase() !== input.name.toLowerCase(),
+        );
+        const parameters = [
+          ...key,
+          crypto.randomUUID(),
+          input.name,
+          input.type,
+          JSON.stringify(aliases),
+          input.description ?? null,
+          time,
+        ];
         entity = toEntity((await client.query<EntityRow>(this.#sql.insertEntity, parameters)).rows[0]!);
       }
       await client.query(this.#sql.indexNames, [...key, entity.id, namesOf(entity)]);
@@ -174,7 +216,10 @@ export class PostgresKnowledgeStore {
   }
 
   /** A user's entities by name; `query` matches a name or alias prefix, case-insensitively. */
-  async listEntities(user: UserScope, query: { query?: string; ids?: readonly string[]; limit?: number } = {}): Promise<Entity[]> {
+  async listEntities(
+    user: UserScope,
+    query: { query?: string; ids?: readonly string[]; limit?: number } = {},
+  ): Promise<Entity[]> {
     const rows = (await this.#pool.query<EntityRow>(this.#sql.selectEntities, [user.tenantId, user.userId])).rows;
     const prefix = query.query?.toLowerCase();
     return rows
@@ -194,15 +239,21 @@ export class PostgresKnowledgeStore {
       await this.#checkSources(client, 'relation', user, input);
       const key = [user.tenantId, user.userId];
       const known = new Set(
-        (await client.query<{ id: string }>(this.#sql.countEntities, [...key, [input.subjectId, input.objectId]])).rows.map(
-          (row) => row.id,
-        ),
+        (
+          await client.query<{ id: string }>(this.#sql.countEntities, [...key, [input.subjectId, input.objectId]])
+        ).rows.map((row) => row.id),
       );
       for (const id of [input.subjectId, input.objectId]) {
-        if (!known.has(id)) throw new MemoryError('not_found', `entity ${id} does not exist`, { details: { entityId: id } });
+        if (!known.has(id))
+          throw new MemoryError('not_found', `entity ${id} does not exist`, { details: { entityId: id } });
       }
       const existing = (
-        await client.query<RelationRow>(this.#sql.selectCurrentRelation, [...key, input.subjectId, input.predicate, input.objectId])
+        await client.query<RelationRow>(this.#sql.selectCurrentRelation, [
+          ...key,
+          input.subjectId,
+          input.predicate,
+          input.objectId,
+        ])
       ).rows[0];
       if (existing !== undefined) return toRelation(existing);
       const parameters = [
@@ -233,7 +284,10 @@ export class PostgresKnowledgeStore {
   }
 
   /** Relations touching any of `entityIds`: current ones, or all with `includeHistory`; oldest first. */
-  async listRelations(user: UserScope, query: { entityIds: readonly string[]; includeHistory?: boolean }): Promise<Relation[]> {
+  async listRelations(
+    user: UserScope,
+    query: { entityIds: readonly string[]; includeHistory?: boolean },
+  ): Promise<Relation[]> {
     if (query.entityIds.length === 0) return [];
     const parameters = [user.tenantId, user.userId, [...query.entityIds], query.includeHistory === true];
     return (await this.#pool.query<RelationRow>(this.#sql.selectRelations, parameters)).rows.map(toRelation);
@@ -259,7 +313,9 @@ export class PostgresKnowledgeStore {
       throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
     }
     const current = await readCursor(this.#pool, this.#sql.selectCursor, scope, name);
-    throw new MemoryError('conflict', `cursor ${name} is at ${current}, not ${expected}`, { details: { name, current, expected } });
+    throw new MemoryError('conflict', `cursor ${name} is at ${current}, not ${expected}`, {
+      details: { name, current, expected },
+    });
   }
 
   /** Removes every fact, entity and relation of a user, inside the caller's erase transaction. */
@@ -289,13 +345,16 @@ export class PostgresKnowledgeStore {
 
   async #lockGraph(client: PostgresClient, user: UserScope): Promise<void> {
     // Control characters cannot occur in ids (resolveScope refuses them), so \u001f separates unambiguously.
-    await client.query(this.#sql.lockGraph, [[this.#tables.schema, 'graph', user.tenantId, user.userId].join('\u001f')]);
+    await client.query(this.#sql.lockGraph, [
+      [this.#tables.schema, 'graph', user.tenantId, user.userId].join('\u001f'),
+    ]);
   }
 
   async #lockCurrentFact(client: PostgresClient, user: UserScope, id: string): Promise<void> {
     const row = (await client.query<FactRow>(this.#sql.lockFact, [user.tenantId, user.userId, id])).rows[0];
     if (row === undefined) throw new MemoryError('not_found', `fact ${id} does not exist`, { details: { factId: id } });
-    if (row.valid_to !== null) throw new MemoryError('conflict', `fact ${id} is no longer current`, { details: { factId: id } });
+    if (row.valid_to !== null)
+      throw new MemoryError('conflict', `fact ${id} is no longer current`, { details: { factId: id } });
   }
 }
 

@@ -115,12 +115,19 @@ export class PostgresMessageErasure {
     options: EraseMessagesOptions,
   ): Promise<ErasureCounts> {
     const t = this.#tables;
-    const target = [user.tenantId, user.userId, rows.map((row) => row.conversation_id), rows.map((row) => toInteger(row.seq))];
+    const target = [
+      user.tenantId,
+      user.userId,
+      rows.map((row) => row.conversation_id),
+      rows.map((row) => toInteger(row.seq)),
+    ];
     let vectors = 0;
     const models = (await client.query<{ id: number }>(`SELECT id FROM ${t.vectorTables} ORDER BY id`)).rows;
     for (const { id } of models)
-      vectors += (await client.query(`DELETE FROM ${t.vectorTable(id)} WHERE ${ofUser} AND ${victims}`, target)).rowCount ?? 0;
-    vectors += (await client.query(`DELETE FROM ${t.messageVectors} WHERE ${ofUser} AND ${victims}`, target)).rowCount ?? 0;
+      vectors +=
+        (await client.query(`DELETE FROM ${t.vectorTable(id)} WHERE ${ofUser} AND ${victims}`, target)).rowCount ?? 0;
+    vectors +=
+      (await client.query(`DELETE FROM ${t.messageVectors} WHERE ${ofUser} AND ${victims}`, target)).rowCount ?? 0;
     await client.query(`DELETE FROM ${t.messages} WHERE ${ofUser} AND ${victims}`, target);
     const byConversation = groupBy(rows, (row) => row.conversation_id);
     let summaries = 0;
@@ -129,8 +136,12 @@ export class PostgresMessageErasure {
       const first = erased.reduce((least, row) => Math.min(least, toInteger(row.seq)), Number.POSITIVE_INFINITY);
       // Summaries fold their predecessors, so every one from the first that covered an erased seq goes.
       summaries +=
-        (await client.query(`DELETE FROM ${t.summaries} WHERE ${ofUser} AND conversation_id = $3 AND to_seq >= $4`, [...scope, first]))
-          .rowCount ?? 0;
+        (
+          await client.query(`DELETE FROM ${t.summaries} WHERE ${ofUser} AND conversation_id = $3 AND to_seq >= $4`, [
+            ...scope,
+            first,
+          ])
+        ).rowCount ?? 0;
       await client.query(
         `WITH mark AS (SELECT coalesce(max(to_seq), 0) AS seq FROM ${t.summaries} WHERE ${ofUser} AND conversation_id = $3)
          UPDATE ${t.conversations} c SET total_tokens = c.total_tokens - $4, search_length = c.search_length - $5, erased_messages = c.erased_messages + $6,
@@ -162,27 +173,30 @@ export class PostgresMessageErasure {
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
       [t.schema, 'graph', user.tenantId, user.userId].join('\u001f'),
     ]);
-    const facts = (await client.query<FactRow>(`SELECT * FROM ${t.facts} WHERE ${ofUser} ORDER BY position FOR UPDATE`, key)).rows.map(
-      (row) => factFromRow(row, toIsoTime),
-    );
+    const facts = (
+      await client.query<FactRow>(`SELECT * FROM ${t.facts} WHERE ${ofUser} ORDER BY position FOR UPDATE`, key)
+    ).rows.map((row) => factFromRow(row, toIsoTime));
     const relations = (
       await client.query<RelationRow>(`SELECT * FROM ${t.relations} WHERE ${ofUser} ORDER BY position FOR UPDATE`, key)
     ).rows.map((row) => relationFromRow(row, toIsoTime));
     const erased = new Map(
-      [...byConversation].map(([conversationId, rows]) => [conversationId, new Set(rows.map((row) => toInteger(row.seq)))]),
+      [...byConversation].map(([conversationId, rows]) => [
+        conversationId,
+        new Set(rows.map((row) => toInteger(row.seq))),
+      ]),
     );
-    const entities = (await client.query<EntityRow>(`SELECT * FROM ${t.entities} WHERE ${ofUser} ORDER BY position`, key)).rows.map((row) =>
-      entityFromRow(row, toIsoTime),
-    );
+    const entities = (
+      await client.query<EntityRow>(`SELECT * FROM ${t.entities} WHERE ${ofUser} ORDER BY position`, key)
+    ).rows.map((row) => entityFromRow(row, toIsoTime));
     const erasedTexts = [...byConversation.values()].flatMap((rows) => rows.map((row) => row.content));
     const planned = planKnowledgeErasure(facts, relations, erased, { entities, erasedTexts });
     // An entity only erased messages named goes; one another stored message of the user names stays.
     const unmentioned = new Set<string>();
     for (const name of new Set(planned.namedEntities.flatMap((named) => named.names))) {
-      const named = await client.query(`SELECT 1 FROM ${t.messages} WHERE ${ofUser} AND strpos(lower(content), $3) > 0 LIMIT 1`, [
-        ...key,
-        name,
-      ]);
+      const named = await client.query(
+        `SELECT 1 FROM ${t.messages} WHERE ${ofUser} AND strpos(lower(content), $3) > 0 LIMIT 1`,
+        [...key, name],
+      );
       if (named.rows.length === 0) unmentioned.add(name);
     }
     const edits = settleEntityNames(planned.namedEntities, unmentioned);
@@ -217,7 +231,10 @@ export class PostgresMessageErasure {
         relink.validTo ?? null,
       ]);
     }
-    await client.query(`DELETE FROM ${t.relations} WHERE ${ofUser} AND id = ANY($3::text[])`, [...key, plan.deleteRelationIds]);
+    await client.query(`DELETE FROM ${t.relations} WHERE ${ofUser} AND id = ANY($3::text[])`, [
+      ...key,
+      plan.deleteRelationIds,
+    ]);
     for (const update of plan.updateRelations) {
       await client.query(`UPDATE ${t.relations} SET source_seqs = $4::json WHERE ${ofUser} AND id = $3`, [
         ...key,
@@ -225,8 +242,14 @@ export class PostgresMessageErasure {
         JSON.stringify(update.sourceSeqs),
       ]);
     }
-    await client.query(`DELETE FROM ${t.entityNames} WHERE ${ofUser} AND entity_id = ANY($3::text[])`, [...key, plan.deleteEntityIds]);
-    await client.query(`DELETE FROM ${t.entities} WHERE ${ofUser} AND id = ANY($3::text[])`, [...key, plan.deleteEntityIds]);
+    await client.query(`DELETE FROM ${t.entityNames} WHERE ${ofUser} AND entity_id = ANY($3::text[])`, [
+      ...key,
+      plan.deleteEntityIds,
+    ]);
+    await client.query(`DELETE FROM ${t.entities} WHERE ${ofUser} AND id = ANY($3::text[])`, [
+      ...key,
+      plan.deleteEntityIds,
+    ]);
     return {
       facts: plan.deleteFactIds.length,
       factsKept: plan.updateFacts.length,

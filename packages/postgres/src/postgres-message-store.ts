@@ -104,7 +104,9 @@ interface Deletes {
 // for a conversation without messages.
 function deletes(t: PostgresTables, where: string): Deletes {
   return {
-    dependents: [t.messageVectors, t.usage, t.summaries, t.jobs, t.cursors].map((table) => `DELETE FROM ${table} WHERE ${where}`),
+    dependents: [t.messageVectors, t.usage, t.summaries, t.jobs, t.cursors].map(
+      (table) => `DELETE FROM ${table} WHERE ${where}`,
+    ),
     messages: `DELETE FROM ${t.messages} WHERE ${where}`,
     conversations: `DELETE FROM ${t.conversations} WHERE ${where}`,
   };
@@ -179,19 +181,25 @@ export class PostgresMessageStore {
     const rows = (await this.#pool.query<ConversationRow>(query, parameters)).rows;
     const items = rows.slice(0, limit).map(toConversation);
     const last = items[items.length - 1];
-    return rows.length > limit && last !== undefined ? { items, nextCursor: encodeConversationCursor(last) } : { items };
+    return rows.length > limit && last !== undefined
+      ? { items, nextCursor: encodeConversationCursor(last) }
+      : { items };
   }
 
   /** Replaces the conversation's metadata and returns the row; `undefined` when it does not exist. */
   async updateConversationMetadata(scope: Scope, metadata: Metadata): Promise<Conversation | undefined> {
     const json = JSON.stringify(checkConversationMetadata(metadata));
-    const row = (await this.#pool.query<ConversationRow>(this.#sql.updateConversationMetadata, [...scopeKey(scope), json])).rows[0];
+    const row = (
+      await this.#pool.query<ConversationRow>(this.#sql.updateConversationMetadata, [...scopeKey(scope), json])
+    ).rows[0];
     return row === undefined ? undefined : toConversation(row);
   }
 
   /** Stored messages of the conversation per role; `{}` for an unknown conversation. */
   async countMessagesByRole(scope: Scope): Promise<RoleCounts> {
-    return toRoleCounts((await this.#pool.query<{ role: string; count: unknown }>(this.#sql.countMessagesByRole, scopeKey(scope))).rows);
+    return toRoleCounts(
+      (await this.#pool.query<{ role: string; count: unknown }>(this.#sql.countMessagesByRole, scopeKey(scope))).rows,
+    );
   }
 
   /** Adds a ledger entry; `not_found` when the conversation does not exist. */
@@ -208,7 +216,9 @@ export class PostgresMessageStore {
       createdAt,
     ]);
     if (result.rowCount === 0) {
-      throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`, { details: { field: 'conversationId' } });
+      throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`, {
+        details: { field: 'conversationId' },
+      });
     }
   }
 
@@ -243,7 +253,9 @@ export class PostgresMessageStore {
       }),
     );
     const last = items[items.length - 1];
-    return rows.length > limit && last !== undefined ? { items, nextCursor: encodePositionCursor(last.position) } : { items };
+    return rows.length > limit && last !== undefined
+      ? { items, nextCursor: encodePositionCursor(last.position) }
+      : { items };
   }
 
   /** Removes a conversation with its messages, vectors, ledger, summaries, jobs and cursors, in one transaction. */
@@ -338,7 +350,9 @@ export class PostgresMessageStore {
     key: readonly string[],
     messages: readonly NewMessage[],
   ): Promise<Map<string, Message>> {
-    const keys = [...new Set(messages.flatMap((message) => (message.idempotencyKey === undefined ? [] : [message.idempotencyKey])))];
+    const keys = [
+      ...new Set(messages.flatMap((message) => (message.idempotencyKey === undefined ? [] : [message.idempotencyKey]))),
+    ];
     const stored = new Map<string, Message>();
     if (keys.length === 0) return stored;
     const rows = (await client.query<MessageRow>(this.#sql.selectByIdempotencyKeys, [...key, keys])).rows;

@@ -3,7 +3,12 @@ import { makeNewMessage } from '@mnemo/core/testing';
 import pg from 'pg';
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { createTestSchemas, describeWithPostgres } from '../test/postgres-test-database.js';
-import { migratePostgresSchema, postgresMigrations, readPostgresSchemaVersion, type PostgresMigration } from './postgres-migrations.js';
+import {
+  migratePostgresSchema,
+  postgresMigrations,
+  readPostgresSchemaVersion,
+  type PostgresMigration,
+} from './postgres-migrations.js';
 import { createPostgresStore } from './postgres-store.js';
 
 const scope: Scope = { tenantId: 'tenant-a', userId: 'user-1', conversationId: 'conv-1' };
@@ -29,11 +34,19 @@ describeWithPostgres('migratePostgresSchema', (url) => {
     const schema = schemas.fresh();
     const pool = newPool();
     expect(await readPostgresSchemaVersion(pool, schema)).toBe(0);
-    expect(await migratePostgresSchema(pool, { schema })).toEqual({ fromVersion: 0, toVersion: latestVersion, applied: allVersions });
+    expect(await migratePostgresSchema(pool, { schema })).toEqual({
+      fromVersion: 0,
+      toVersion: latestVersion,
+      applied: allVersions,
+    });
     const store = await createPostgresStore({ connectionString: url, schema });
     await store.appendMessages(scope, [makeNewMessage('before re-run')]);
     await store.close();
-    expect(await migratePostgresSchema(pool, { schema })).toEqual({ fromVersion: latestVersion, toVersion: latestVersion, applied: [] });
+    expect(await migratePostgresSchema(pool, { schema })).toEqual({
+      fromVersion: latestVersion,
+      toVersion: latestVersion,
+      applied: [],
+    });
     const reopened = await createPostgresStore({ connectionString: url, schema });
     try {
       await reopened.appendMessages(scope, [makeNewMessage('after re-run')]);
@@ -44,7 +57,9 @@ describeWithPostgres('migratePostgresSchema', (url) => {
     } finally {
       await reopened.close();
     }
-    const recorded = await pool.query<{ version: number }>(`SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`);
+    const recorded = await pool.query<{ version: number }>(
+      `SELECT version FROM "${schema}".mnemo_migrations ORDER BY version`,
+    );
     expect(recorded.rows.map((row) => row.version)).toEqual(allVersions);
   });
 
@@ -55,7 +70,9 @@ describeWithPostgres('migratePostgresSchema', (url) => {
     expect(applied.filter((steps) => steps.length > 0)).toEqual([allVersions]);
     expect(applied.filter((steps) => steps.length === 0)).toHaveLength(3);
     expect(results.every((result) => result.toVersion === latestVersion)).toBe(true);
-    const recorded = await schemas.pool.query<{ steps: number }>(`SELECT count(*)::int AS steps FROM "${schema}".mnemo_migrations`);
+    const recorded = await schemas.pool.query<{ steps: number }>(
+      `SELECT count(*)::int AS steps FROM "${schema}".mnemo_migrations`,
+    );
     expect(recorded.rows[0]?.steps).toBe(latestVersion);
   });
 
@@ -86,9 +103,14 @@ describeWithPostgres('migratePostgresSchema', (url) => {
       sql: 'CREATE TABLE half (n integer); INSERT INTO nowhere VALUES (1);',
     };
     const attempt = migratePostgresSchema(pool, { schema, migrations: [...postgresMigrations, broken] });
-    await expect(attempt).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'storage_failed') && error.cause !== undefined);
+    await expect(attempt).rejects.toSatisfy(
+      (error: unknown) => isMemoryError(error, 'storage_failed') && error.cause !== undefined,
+    );
     expect(await readPostgresSchemaVersion(pool, schema)).toBe(latestVersion);
-    expect((await pool.query<{ found: string | null }>('SELECT to_regclass($1) AS found', [`"${schema}".half`])).rows[0]?.found).toBeNull();
+    expect(
+      (await pool.query<{ found: string | null }>('SELECT to_regclass($1) AS found', [`"${schema}".half`])).rows[0]
+        ?.found,
+    ).toBeNull();
   });
 
   it('migrates a version 4 schema to conversation metadata, reading its old rows with metadata undefined', async () => {
@@ -107,7 +129,11 @@ describeWithPostgres('migratePostgresSchema', (url) => {
     const store = await createPostgresStore({ connectionString: url, schema });
     try {
       expect(await readPostgresSchemaVersion(schemas.pool, schema)).toBe(latestVersion);
-      expect(await store.getConversation(scope)).toMatchObject({ messageCount: 2, totalTokens: 4, metadata: undefined });
+      expect(await store.getConversation(scope)).toMatchObject({
+        messageCount: 2,
+        totalTokens: 4,
+        metadata: undefined,
+      });
       expect(await store.countMessagesByRole(scope)).toEqual({ user: 1, assistant: 1 });
       expect(await store.updateConversationMetadata(scope, { memory_type: 'buffer' })).toMatchObject({
         messageCount: 2,
@@ -123,9 +149,10 @@ describeWithPostgres('migratePostgresSchema', (url) => {
     const store = await createPostgresStore({ connectionString: url, schema });
     await store.appendMessages(scope, [makeNewMessage('from the future')]);
     await store.close();
-    await schemas.pool.query(`INSERT INTO "${schema}".mnemo_migrations (version, name) VALUES ($1, 'from a newer mnemo')`, [
-      latestVersion + 7,
-    ]);
+    await schemas.pool.query(
+      `INSERT INTO "${schema}".mnemo_migrations (version, name) VALUES ($1, 'from a newer mnemo')`,
+      [latestVersion + 7],
+    );
 
     const error = await createPostgresStore({ connectionString: url, schema }).then(
       () => undefined,
@@ -138,7 +165,9 @@ describeWithPostgres('migratePostgresSchema', (url) => {
     });
     expect((error as MemoryError).message).toMatch(/newer than version \d+.*upgrade mnemo/);
     expect(await readPostgresSchemaVersion(schemas.pool, schema)).toBe(latestVersion + 7);
-    expect((await schemas.pool.query(`SELECT content FROM "${schema}".messages`)).rows).toEqual([{ content: 'from the future' }]);
+    expect((await schemas.pool.query(`SELECT content FROM "${schema}".messages`)).rows).toEqual([
+      { content: 'from the future' },
+    ]);
   });
 
   it('creates the vector extension when the server has pgvector, and migrates without it otherwise', async (context) => {

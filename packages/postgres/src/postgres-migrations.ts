@@ -286,7 +286,11 @@ ALTER TABLE facts ADD COLUMN expires_at timestamptz;
 
 /** The schema's steps in order; the schema records each one applied in its `mnemo_migrations` table. */
 export const postgresMigrations: readonly PostgresMigration[] = Object.freeze([
-  Object.freeze({ version: 1, name: 'conversations, messages, usage ledger, summaries, jobs and memory files', sql: initialSchema }),
+  Object.freeze({
+    version: 1,
+    name: 'conversations, messages, usage ledger, summaries, jobs and memory files',
+    sql: initialSchema,
+  }),
   Object.freeze({ version: 2, name: 'keyword and vector search, facts, entity graph, cursors', sql: knowledgeSchema }),
   Object.freeze({ version: 3, name: 'the vector extension, where the server has it', sql: vectorExtension }),
   Object.freeze({
@@ -330,7 +334,10 @@ export const postgresMigrationLockKey = [0x6d6e656d, 1] as const;
  * (left untouched) and for any failed step (rolled back whole, the driver error as `cause`); `unavailable`
  * when the lock wait outlasts the statement timeout.
  */
-export async function migratePostgresSchema(pool: PostgresPool, options: PostgresMigrateOptions = {}): Promise<PostgresMigrationResult> {
+export async function migratePostgresSchema(
+  pool: PostgresPool,
+  options: PostgresMigrateOptions = {},
+): Promise<PostgresMigrationResult> {
   const schema = options.schema ?? defaultPostgresSchema;
   const tables = postgresTables(schema);
   const migrations = options.migrations ?? postgresMigrations;
@@ -353,7 +360,10 @@ export async function migratePostgresSchema(pool: PostgresPool, options: Postgre
       if (pending.length > 0) await client.query(`SET LOCAL search_path TO "${schema}"`);
       for (const migration of pending) {
         await client.query(migration.sql);
-        await client.query(`INSERT INTO ${tables.migrations} (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
+        await client.query(`INSERT INTO ${tables.migrations} (version, name) VALUES ($1, $2)`, [
+          migration.version,
+          migration.name,
+        ]);
       }
       return { fromVersion, toVersion: latest, applied: pending.map((migration) => migration.version) };
     });
@@ -363,9 +373,14 @@ export async function migratePostgresSchema(pool: PostgresPool, options: Postgre
 }
 
 /** The newest version recorded in the schema's `mnemo_migrations` table; 0 when the schema or the table does not exist. */
-export async function readPostgresSchemaVersion(queryable: PostgresQueryable, schema: string = defaultPostgresSchema): Promise<number> {
+export async function readPostgresSchemaVersion(
+  queryable: PostgresQueryable,
+  schema: string = defaultPostgresSchema,
+): Promise<number> {
   const tables = postgresTables(schema);
-  const found = await queryable.query<{ present: boolean }>('SELECT to_regclass($1) IS NOT NULL AS present', [tables.migrations]);
+  const found = await queryable.query<{ present: boolean }>('SELECT to_regclass($1) IS NOT NULL AS present', [
+    tables.migrations,
+  ]);
   if (found.rows[0]?.present !== true) return 0;
   const result = await queryable.query<{ version: number | string }>(
     `SELECT coalesce(max(version), 0) AS version FROM ${tables.migrations}`,

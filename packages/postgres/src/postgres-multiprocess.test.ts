@@ -77,7 +77,8 @@ describeWithPostgres('PostgresStore across processes', (url) => {
     store = await createPostgresStore({ connectionString: url, schema });
   });
   afterEach(async () => {
-    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const child of children.splice(0))
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await store.close();
     await schemas.dropAll();
   });
@@ -154,7 +155,11 @@ describeWithPostgres('PostgresStore across processes', (url) => {
   it(
     'hands the job of a process killed while holding its lease to another worker once the lease expired',
     async () => {
-      const queued = await store.enqueueJob(scope, { kind: 'compact', runAt: new Date(0).toISOString(), maxAttempts: 3 });
+      const queued = await store.enqueueJob(scope, {
+        kind: 'compact',
+        runAt: new Date(0).toISOString(),
+        maxAttempts: 3,
+      });
       const doomed = startWorker('lease-worker.mjs', [url, schema, 'doomed', 'hold']);
       await doomed.ready;
       doomed.child.send({ type: 'go' });
@@ -163,7 +168,11 @@ describeWithPostgres('PostgresStore across processes', (url) => {
       doomed.child.kill('SIGKILL');
 
       expect(
-        await store.leaseJob({ workerId: 'survivor', leaseMs: 60_000, now: new Date(Date.parse(job.leaseExpiresAt!) - 1).toISOString() }),
+        await store.leaseJob({
+          workerId: 'survivor',
+          leaseMs: 60_000,
+          now: new Date(Date.parse(job.leaseExpiresAt!) - 1).toISOString(),
+        }),
       ).toBeUndefined();
       const taken = await store.leaseJob({ workerId: 'survivor', leaseMs: 60_000, now: job.leaseExpiresAt! });
       expect(taken).toMatchObject({ id: queued.id, leaseOwner: 'survivor', attempts: 2 });

@@ -96,15 +96,21 @@ export class PostgresPgvectorSearch {
 
   /** Deletes a tenant's (or one user's) rows of `table`; returns how many. */
   async delete(table: VectorTable, tenantId: string, userId: string | undefined): Promise<number> {
-    const result = await this.#pool.query(`DELETE FROM ${table.name} WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)`, [
-      tenantId,
-      userId ?? null,
-    ]);
+    const result = await this.#pool.query(
+      `DELETE FROM ${table.name} WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2)`,
+      [tenantId, userId ?? null],
+    );
     return result.rowCount ?? 0;
   }
 
   /** Cosine nearest neighbours of one user in `table`, with the HNSW settings of {@link vectorSearchSettings} in the same transaction. */
-  async search(user: UserScope, table: VectorTable, vector: Float32Array, k: number, options: SearchOptions): Promise<SearchHit[]> {
+  async search(
+    user: UserScope,
+    table: VectorTable,
+    vector: Float32Array,
+    k: number,
+    options: SearchOptions,
+  ): Promise<SearchHit[]> {
     const statement = vectorSearchStatement(this.#tables, table, this.#names, options);
     if (statement === undefined) return [];
     const parameters = [user.tenantId, user.userId, toVectorLiteral(vector), k, ...statement.filterParameters];

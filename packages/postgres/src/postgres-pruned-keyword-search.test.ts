@@ -81,7 +81,11 @@ describeWithPostgres('PostgreSQL keyword search with top-k pruning', (url) => {
     const recount = `SELECT m.tenant_id, m.user_id, l.lexeme, count(*)::bigint AS documents FROM ${t.messages} m
       CROSS JOIN LATERAL unnest(tsvector_to_array(m.search_vector)) AS l (lexeme) GROUP BY 1, 2, 3`;
     const kept = `SELECT tenant_id, user_id, lexeme, documents FROM ${t.keywordTerms}`;
-    return (await schemas.pool.query<Record<string, unknown>>(`(${recount} EXCEPT ${kept}) UNION ALL (${kept} EXCEPT ${recount})`)).rows;
+    return (
+      await schemas.pool.query<Record<string, unknown>>(
+        `(${recount} EXCEPT ${kept}) UNION ALL (${kept} EXCEPT ${recount})`,
+      )
+    ).rows;
   }
 
   beforeAll(async () => {
@@ -113,7 +117,9 @@ describeWithPostgres('PostgreSQL keyword search with top-k pruning', (url) => {
         const unpruned = await searchKeywordIndexed(schemas.pool, tables, user, keywordTerms(words.join(' ')), { k });
         expect(rounded(pruned), words.join(' ')).toEqual(rounded(unpruned));
         expect(pruned.map(identity), words.join(' ')).toEqual(unpruned.map(identity));
-        expect(pruned.every((hit) => hit.conversationId.startsWith('conv-') && hit.message.content.includes(' n'))).toBe(true);
+        expect(
+          pruned.every((hit) => hit.conversationId.startsWith('conv-') && hit.message.content.includes(' n')),
+        ).toBe(true);
         checked += pruned.length;
       }
     }
@@ -167,11 +173,15 @@ describeWithPostgres('PostgreSQL keyword search with top-k pruning', (url) => {
         ($1, 'u', 'c', 3, 'm3', 'user', 'battery at ridge camp', now(), 1)`,
       [tenantId],
     );
-    await pool.query(`UPDATE ${t.conversations} SET search_length = (SELECT sum(length(search_vector)) FROM ${t.messages})`);
+    await pool.query(
+      `UPDATE ${t.conversations} SET search_length = (SELECT sum(length(search_vector)) FROM ${t.messages})`,
+    );
     const migrated = await createPostgresStore({ connectionString: url, schema: old, poolMax: 2 });
     try {
       expect(await driftFromRecount(old)).toEqual([]);
-      const ridge = await pool.query<{ documents: string }>(`SELECT documents FROM ${t.keywordTerms} WHERE lexeme = 'ridg'`);
+      const ridge = await pool.query<{ documents: string }>(
+        `SELECT documents FROM ${t.keywordTerms} WHERE lexeme = 'ridg'`,
+      );
       expect(Number(ridge.rows[0]!.documents)).toBe(3);
       const hits = await migrated.searchKeyword({ tenantId, userId: 'u' }, ['relay', 'battery'], { k: 2 });
       const unpruned = await searchKeywordIndexed(pool, t, { tenantId, userId: 'u' }, ['relay', 'battery'], { k: 2 });

@@ -84,7 +84,9 @@ export function termScoreBound(term: KeywordTerm, totalDocuments: number, averag
   const { k1, b } = bm25;
   const idf = Math.log(1 + (Math.max(totalDocuments, term.documents) - term.documents + 0.5) / (term.documents + 0.5));
   const frequency = Math.max(1, term.maxFrequency);
-  const part = (frequency * (k1 + 1)) / (frequency + k1 * (1 - b + (b * Math.max(0, term.minLength)) / Math.max(averageLength, 1)));
+  const part =
+    (frequency * (k1 + 1)) /
+    (frequency + k1 * (1 - b + (b * Math.max(0, term.minLength)) / Math.max(averageLength, 1)));
   // Margins cover the float arithmetic of SQL and the rounding of its scores to scoreDecimals.
   return idf * part * (1 + 1e-9) + 10 ** -scoreDecimals;
 }
@@ -102,7 +104,8 @@ export function qualifyingTermSets(bounds: readonly number[], threshold: number)
       const total = sum + bounds[index]!;
       if (total > threshold) {
         // Minimal only if no smaller set inside it qualifies: dropping any one earlier member falls short.
-        if (next.every((_, position) => total - bounds[next[position]!]! <= threshold || position === next.length - 1)) sets.push(next);
+        if (next.every((_, position) => total - bounds[next[position]!]! <= threshold || position === next.length - 1))
+          sets.push(next);
         if (sets.length > maxClauses) return false;
       } else if (!visit(index + 1, next, total)) return false;
     }
@@ -166,7 +169,11 @@ export async function searchKeywordPruned(
       // Round 1: the messages holding at least `size` of the lexemes, the most specific size that matches k.
       let first: number[][] = single;
       let firstHits: SearchHit[] = [];
-      for (let size = found.length, rounds = 0; size > 1 && rounds < maxFirstRounds && firstHits.length < k; size -= 1) {
+      for (
+        let size = found.length, rounds = 0;
+        size > 1 && rounds < maxFirstRounds && firstHits.length < k;
+        size -= 1
+      ) {
         const sets = combinations(found.length, size);
         if (sets.length > maxClauses) continue;
         first = sets;
@@ -190,7 +197,8 @@ export async function searchKeywordPruned(
 export function combinations(count: number, size: number): number[][] {
   if (size === 0) return [[]];
   const sets: number[][] = [];
-  for (let last = size - 1; last < count; last += 1) for (const head of combinations(last, size - 1)) sets.push([...head, last]);
+  for (let last = size - 1; last < count; last += 1)
+    for (const head of combinations(last, size - 1)) sets.push([...head, last]);
   return sets;
 }
 
@@ -226,5 +234,9 @@ async function readTermStatistics(
       minLength: Number(row.min_length),
     }))
     .sort((a, b) => a.documents - b.documents || (a.lexeme < b.lexeme ? -1 : 1));
-  return { totalDocuments: Number(rows[0]?.documents ?? 0), averageLength: Number(rows[0]?.average_length ?? 0), terms };
+  return {
+    totalDocuments: Number(rows[0]?.documents ?? 0),
+    averageLength: Number(rows[0]?.average_length ?? 0),
+    terms,
+  };
 }

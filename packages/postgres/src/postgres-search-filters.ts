@@ -52,12 +52,16 @@ export function checkK(k: number): number {
 export function checkVector(model: string, vector: Float32Array, dimensions: number): void {
   if (vector.length !== dimensions) throw dimensionMismatch(model, dimensions, vector.length);
   if (!vector.every(Number.isFinite))
-    throw new MemoryError('invalid_input', `a vector of ${model} holds a value that is not a finite number`, { details: { model } });
+    throw new MemoryError('invalid_input', `a vector of ${model} holds a value that is not a finite number`, {
+      details: { model },
+    });
 }
 
 /** The `invalid_input` error of a vector whose length is not the model's. */
 export function dimensionMismatch(model: string, expected: number, actual: number): MemoryError {
-  return new MemoryError('invalid_input', `model ${model} has ${expected}-dimensional vectors, got ${actual}`, { details: { model } });
+  return new MemoryError('invalid_input', `model ${model} has ${expected}-dimensional vectors, got ${actual}`, {
+    details: { model },
+  });
 }
 
 /** Maps a hit row to a {@link SearchHit}; a score PostgreSQL could not compute (NaN, a zero vector's cosine) is 0. */

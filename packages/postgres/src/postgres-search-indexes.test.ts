@@ -4,7 +4,12 @@ import { makeNewMessage } from '@mnemo/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSchemas, describeWithPostgres } from '../test/postgres-test-database.js';
 import { keywordQueryWords, keywordSearchStatement } from './postgres-keyword-search.js';
-import { hnswEfSearch, toVectorLiteral, vectorSearchSettings, vectorSearchStatement } from './postgres-pgvector-search.js';
+import {
+  hnswEfSearch,
+  toVectorLiteral,
+  vectorSearchSettings,
+  vectorSearchStatement,
+} from './postgres-pgvector-search.js';
 import { createPostgresStore, type PostgresStore } from './postgres-store.js';
 import { postgresTables } from './postgres-tables.js';
 import { findVectorExtension, PostgresVectorTables } from './postgres-vector-tables.js';
@@ -22,7 +27,10 @@ const vocabulary =
   );
 
 function messageText(index: number): string {
-  const words = Array.from({ length: 8 }, (_, offset) => vocabulary[(index * 7 + offset * 13 + (index % 5)) % vocabulary.length]!);
+  const words = Array.from(
+    { length: 8 },
+    (_, offset) => vocabulary[(index * 7 + offset * 13 + (index % 5)) % vocabulary.length]!,
+  );
   // A rare word in a handful of messages: what a recall query typically looks for.
   return index % 997 === 3 ? `${words.join(' ')} quartermaster ${index}` : `${words.join(' ')} ${index}`;
 }
@@ -93,11 +101,15 @@ describeWithPostgres('PostgreSQL search indexes', (url) => {
     });
 
     it("ranks the messages holding the rare word first, and only the user's", async () => {
-      const hits = await store.searchKeyword({ tenantId, userId: heavyUser }, keywordTerms('quartermaster relay'), { k: 10 });
+      const hits = await store.searchKeyword({ tenantId, userId: heavyUser }, keywordTerms('quartermaster relay'), {
+        k: 10,
+      });
       const rare = hits.filter((hit) => hit.message.content.includes('quartermaster'));
       expect(rare.length).toBeGreaterThanOrEqual(3);
       expect(hits.slice(0, rare.length).every((hit) => hit.message.content.includes('quartermaster'))).toBe(true);
-      expect(await store.searchKeyword({ tenantId: 'tenant-other', userId: heavyUser }, ['quartermaster'], { k: 10 })).toEqual([]);
+      expect(
+        await store.searchKeyword({ tenantId: 'tenant-other', userId: heavyUser }, ['quartermaster'], { k: 10 }),
+      ).toEqual([]);
     });
   });
 
@@ -112,7 +124,11 @@ describeWithPostgres('PostgreSQL search indexes', (url) => {
       expect(table.indexName).toBe('vectors_1_embedding');
       const [query] = await embedder.embed(['battery antenna on the ridge']);
       const statement = vectorSearchStatement(tables, table, vectorTables.names, { k: 50 })!;
-      const plan = await explain(statement.text, [tenantId, heavyUser, toVectorLiteral(query!), 50], [String(hnswEfSearch(50))]);
+      const plan = await explain(
+        statement.text,
+        [tenantId, heavyUser, toVectorLiteral(query!), 50],
+        [String(hnswEfSearch(50))],
+      );
       expect(plan).toContain('Index Scan using vectors_1_embedding');
     });
 

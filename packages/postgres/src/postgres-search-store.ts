@@ -1,6 +1,12 @@
 import { MemoryError } from '@mnemo/core';
 import type { Message, Scope, UserScope } from '@mnemo/core';
-import { messageColumns, type MessageEmbedding, type MessageRow, type SearchHit, type SearchOptions } from '@mnemo/core/store-kit';
+import {
+  messageColumns,
+  type MessageEmbedding,
+  type MessageRow,
+  type SearchHit,
+  type SearchOptions,
+} from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool, PostgresQueryable } from './postgres-driver.js';
 import { inConversation, toMessage } from './postgres-message-store.js';
 import { searchKeywordPruned } from './postgres-pruned-keyword-search.js';
@@ -93,16 +99,29 @@ export class PostgresSearchStore {
       const stored = await this.#registerModel(client, scope.tenantId, model, dimensions);
       if (stored !== dimensions) throw dimensionMismatch(model, stored, dimensions);
       const found = new Set(
-        (await client.query<{ seq: unknown }>(this.#sql.lockMessages, [...key, seqs])).rows.map((row) => Number(row.seq)),
+        (await client.query<{ seq: unknown }>(this.#sql.lockMessages, [...key, seqs])).rows.map((row) =>
+          Number(row.seq),
+        ),
       );
       const missing = seqs.find((seq) => !found.has(seq));
       if (missing !== undefined) {
-        throw new MemoryError('not_found', `message ${missing} of conversation ${scope.conversationId} does not exist`, {
-          details: { seq: missing },
-        });
+        throw new MemoryError(
+          'not_found',
+          `message ${missing} of conversation ${scope.conversationId} does not exist`,
+          {
+            details: { seq: missing },
+          },
+        );
       }
       if (backend.kind === 'pgvector') await backend.search.upsert(client, scope, table!, seqs, vectors);
-      else await client.query(this.#sql.upsertArrayVectors, [...key, model, seqs, vectors.map(toArrayLiteral), vectors.map(norm)]);
+      else
+        await client.query(this.#sql.upsertArrayVectors, [
+          ...key,
+          model,
+          seqs,
+          vectors.map(toArrayLiteral),
+          vectors.map(norm),
+        ]);
     });
   }
 
@@ -111,11 +130,15 @@ export class PostgresSearchStore {
     checkCount('limit', limit);
     const backend = await this.#vectorBackend();
     if (backend.kind === 'array')
-      return (await this.#pool.query<MessageRow>(this.#sql.selectUnembeddedArray, [...scopeKey(scope), model, limit])).rows.map(toMessage);
+      return (
+        await this.#pool.query<MessageRow>(this.#sql.selectUnembeddedArray, [...scopeKey(scope), model, limit])
+      ).rows.map(toMessage);
     const dimensions = await this.#modelDimensions(scope.tenantId, model);
     const table = dimensions === undefined ? undefined : await backend.tables.find(model, dimensions);
     if (table === undefined)
-      return (await this.#pool.query<MessageRow>(this.#sql.selectMessages, [...scopeKey(scope), limit])).rows.map(toMessage);
+      return (await this.#pool.query<MessageRow>(this.#sql.selectMessages, [...scopeKey(scope), limit])).rows.map(
+        toMessage,
+      );
     return backend.search.listUnembedded(scope, table, limit);
   }
 
@@ -130,7 +153,8 @@ export class PostgresSearchStore {
     const backend = await this.#vectorBackend();
     if (backend.kind === 'pgvector') {
       for (const table of await backend.tables.list()) {
-        if (table.model !== filter.exceptModel) deleted += await backend.search.delete(table, filter.tenantId, filter.userId);
+        if (table.model !== filter.exceptModel)
+          deleted += await backend.search.delete(table, filter.tenantId, filter.userId);
       }
     }
     return deleted;
@@ -148,7 +172,10 @@ export class PostgresSearchStore {
     const k = checkK(options.k);
     const words = keywordQueryWords(terms);
     if (words.length === 0) return [];
-    return (await this.#keywords.search(user, words.join(' '), k)) ?? searchKeywordPruned(this.#pool, this.#tables, user, terms, options);
+    return (
+      (await this.#keywords.search(user, words.join(' '), k)) ??
+      searchKeywordPruned(this.#pool, this.#tables, user, terms, options)
+    );
   }
 
   /** Loads the user's keyword copy now, instead of in the background after their first search. */
@@ -162,7 +189,12 @@ export class PostgresSearchStore {
   }
 
   /** Cosine nearest neighbours among the user's vectors of `model`, best first; `[]` for a model never stored. */
-  async searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions): Promise<SearchHit[]> {
+  async searchVector(
+    user: UserScope,
+    model: string,
+    vector: Float32Array,
+    options: SearchOptions,
+  ): Promise<SearchHit[]> {
     const k = checkK(options.k);
     const dimensions = await this.#modelDimensions(user.tenantId, model);
     if (dimensions === undefined) return [];
@@ -173,7 +205,11 @@ export class PostgresSearchStore {
     return table === undefined ? [] : backend.search.search(user, table, vector, k, options);
   }
 
-  async #modelDimensions(tenantId: string, model: string, queryable: PostgresQueryable = this.#pool): Promise<number | undefined> {
+  async #modelDimensions(
+    tenantId: string,
+    model: string,
+    queryable: PostgresQueryable = this.#pool,
+  ): Promise<number | undefined> {
     const row = (await queryable.query<{ dimensions: unknown }>(this.#sql.modelDimensions, [tenantId, model])).rows[0];
     return row === undefined ? undefined : Number(row.dimensions);
   }
@@ -185,7 +221,8 @@ export class PostgresSearchStore {
   async #registerModel(client: PostgresClient, tenantId: string, model: string, dimensions: number): Promise<number> {
     const known = await this.#modelDimensions(tenantId, model, client);
     if (known !== undefined) return known;
-    const inserted = (await client.query<{ dimensions: unknown }>(this.#sql.insertModel, [tenantId, model, dimensions])).rows[0];
+    const inserted = (await client.query<{ dimensions: unknown }>(this.#sql.insertModel, [tenantId, model, dimensions]))
+      .rows[0];
     if (inserted !== undefined) return Number(inserted.dimensions);
     const raced = await this.#modelDimensions(tenantId, model, client);
     if (raced === undefined)
@@ -213,7 +250,13 @@ export class PostgresSearchStore {
     return lookup;
   }
 
-  async #searchArrayVectors(user: UserScope, model: string, vector: Float32Array, k: number, options: SearchOptions): Promise<SearchHit[]> {
+  async #searchArrayVectors(
+    user: UserScope,
+    model: string,
+    vector: Float32Array,
+    k: number,
+    options: SearchOptions,
+  ): Promise<SearchHit[]> {
     const filter = searchFilters(options, 6, 'm');
     if (filter === undefined) return [];
     const t = this.#tables;
@@ -223,7 +266,15 @@ export class PostgresSearchStore {
       JOIN ${t.messages} m ON m.tenant_id = v.tenant_id AND m.user_id = v.user_id AND m.conversation_id = v.conversation_id AND m.seq = v.seq
       WHERE v.tenant_id = $1 AND v.user_id = $2 AND v.model = $3 ${filter.clause}
       ORDER BY score DESC, m.created_at DESC, m.seq DESC LIMIT $6`;
-    const parameters = [user.tenantId, user.userId, model, toArrayLiteral(vector), norm(vector), k, ...filter.parameters];
+    const parameters = [
+      user.tenantId,
+      user.userId,
+      model,
+      toArrayLiteral(vector),
+      norm(vector),
+      k,
+      ...filter.parameters,
+    ];
     return (await this.#pool.query<HitRow>(query, parameters)).rows.map(toHit);
   }
 }

@@ -57,10 +57,16 @@ export class PostgresStoreTransfer implements StorePart<TransferPort> {
       open = true;
       for (const table of recordTables) {
         const keys = table.order === 'position' ? ['position'] : [...table.order];
-        const selected = [...table.columns.map(readExpression), ...keys.map((key, index) => `${key} AS key_${index}`)].join(', ');
+        const selected = [
+          ...table.columns.map(readExpression),
+          ...keys.map((key, index) => `${key} AS key_${index}`),
+        ].join(', ');
         let after: unknown[] | undefined;
         do {
-          const where = after === undefined ? '' : `WHERE (${keys.join(', ')}) > (${keys.map((_, index) => `$${index + 2}`).join(', ')})`;
+          const where =
+            after === undefined
+              ? ''
+              : `WHERE (${keys.join(', ')}) > (${keys.map((_, index) => `$${index + 2}`).join(', ')})`;
           const result = await client.query<Row>(
             `SELECT ${selected} FROM ${this.#table(table.name)} ${where} ORDER BY ${keys.join(', ')} LIMIT $1`,
             [pageSize, ...(after ?? [])],
@@ -69,7 +75,10 @@ export class PostgresStoreTransfer implements StorePart<TransferPort> {
           if (records.length > 0) yield table.kind === 'entity' ? await this.#withNames(client, records) : records;
           const last = result.rows[result.rows.length - 1];
           // Keys go back to this same database as they came (bigint positions as text).
-          after = result.rows.length < pageSize || last === undefined ? undefined : keys.map((_, index) => last[`key_${index}`]);
+          after =
+            result.rows.length < pageSize || last === undefined
+              ? undefined
+              : keys.map((_, index) => last[`key_${index}`]);
         } while (after !== undefined);
       }
       await client.query('COMMIT');
@@ -144,7 +153,8 @@ export class PostgresStoreTransfer implements StorePart<TransferPort> {
     for (let offset = 0; offset < rows.length; offset += perInsert) {
       const batch = rows.slice(offset, offset + perInsert);
       const values = batch.map(
-        (_, row) => `(${columns.map((column, index) => `$${row * columns.length + index + 1}::${castOf(column)}`).join(', ')})`,
+        (_, row) =>
+          `(${columns.map((column, index) => `$${row * columns.length + index + 1}::${castOf(column)}`).join(', ')})`,
       );
       const parameters = batch.flatMap((row) => row.map((value, index) => toPostgres(columns[index]!, value)));
       await client.query(

@@ -21,14 +21,22 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', (url) => {
   // Servers without pgvector keep vectors as real[] rows; the same suite holds them to the port.
   runStoreConformance({
     name: 'PostgresStore with real[] vectors',
-    createStore: () => createPostgresStore({ connectionString: url, schema: schemas.fresh(), poolMax: 4, pgvector: false }),
+    createStore: () =>
+      createPostgresStore({ connectionString: url, schema: schemas.fresh(), poolMax: 4, pgvector: false }),
     cleanup: () => schemas.dropAll(),
   });
 
   describe('PostgresStore', () => {
     const opened: PostgresStore[] = [];
-    const open = async (options: { statementTimeoutMs?: number; schema?: string; pgvector?: boolean; readonly?: boolean } = {}) => {
-      const store = await createPostgresStore({ connectionString: url, schema: options.schema ?? schemas.fresh(), poolMax: 4, ...options });
+    const open = async (
+      options: { statementTimeoutMs?: number; schema?: string; pgvector?: boolean; readonly?: boolean } = {},
+    ) => {
+      const store = await createPostgresStore({
+        connectionString: url,
+        schema: options.schema ?? schemas.fresh(),
+        poolMax: 4,
+        ...options,
+      });
       opened.push(store);
       return store;
     };
@@ -49,7 +57,9 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', (url) => {
     it('refuses text with a NUL character as invalid_input and stores nothing of the batch', async () => {
       const store = await open();
       const attempt = store.appendMessages(scope, [makeNewMessage('fine'), makeNewMessage('nul \u0000 inside')]);
-      await expect(attempt).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'invalid_input') && error.cause !== undefined);
+      await expect(attempt).rejects.toSatisfy(
+        (error: unknown) => isMemoryError(error, 'invalid_input') && error.cause !== undefined,
+      );
       expect(await store.getConversation(scope)).toBeUndefined();
     });
 
@@ -70,10 +80,13 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', (url) => {
       const blocker = await schemas.pool.connect();
       try {
         await blocker.query('BEGIN');
-        await blocker.query(`SELECT 1 FROM "${schema}".conversations WHERE conversation_id = $1 FOR UPDATE`, [scope.conversationId]);
+        await blocker.query(`SELECT 1 FROM "${schema}".conversations WHERE conversation_id = $1 FOR UPDATE`, [
+          scope.conversationId,
+        ]);
         const attempt = store.appendMessages(scope, [makeNewMessage('blocked')]);
         await expect(attempt).rejects.toSatisfy(
-          (error: unknown) => isMemoryError(error, 'unavailable') && error.details?.['sqlState'] === '57014' && error.cause !== undefined,
+          (error: unknown) =>
+            isMemoryError(error, 'unavailable') && error.details?.['sqlState'] === '57014' && error.cause !== undefined,
         );
       } finally {
         await blocker.query('ROLLBACK');
@@ -135,10 +148,13 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', (url) => {
       const [left, right] = [await open({ schema }), await open({ schema })];
       const embedder = new HashedEmbedder({ dimensions: 16 });
       const scopes = Array.from({ length: 8 }, (_, index) => ({ ...scope, conversationId: `race-${index}` }));
-      for (const each of scopes) await left.appendMessages(each, [makeNewMessage(`battery report ${each.conversationId}`)]);
+      for (const each of scopes)
+        await left.appendMessages(each, [makeNewMessage(`battery report ${each.conversationId}`)]);
       const [vector] = await embedder.embed(['battery report']);
       await Promise.all(
-        scopes.map((each, index) => (index % 2 === 0 ? left : right).upsertEmbeddings(each, embedder.model, [{ seq: 1, vector: vector! }])),
+        scopes.map((each, index) =>
+          (index % 2 === 0 ? left : right).upsertEmbeddings(each, embedder.model, [{ seq: 1, vector: vector! }]),
+        ),
       );
       for (const each of scopes) expect(await right.listUnembeddedMessages(each, embedder.model, 10)).toEqual([]);
     });
@@ -163,11 +179,21 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', (url) => {
       await before.close();
 
       const after = await open({ schema });
-      expect((await schemas.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".message_vectors`)).rows[0]?.n).toBe(0);
-      expect((await schemas.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".vectors_1`)).rows[0]?.n).toBe(3);
+      expect(
+        (await schemas.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".message_vectors`)).rows[0]
+          ?.n,
+      ).toBe(0);
+      expect(
+        (await schemas.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".vectors_1`)).rows[0]?.n,
+      ).toBe(3);
       expect(await after.listUnembeddedMessages(scope, embedder.model, 10)).toEqual([]);
       const [query] = await embedder.embed(['battery percent']);
-      const hits = await after.searchVector({ tenantId: scope.tenantId, userId: scope.userId }, embedder.model, query!, { k: 3 });
+      const hits = await after.searchVector(
+        { tenantId: scope.tenantId, userId: scope.userId },
+        embedder.model,
+        query!,
+        { k: 3 },
+      );
       expect(hits.map((hit) => hit.message.seq)[0]).toBe(2);
       expect(hits).toHaveLength(3);
     });
@@ -190,7 +216,9 @@ describeWithPostgres('PostgresStore on a real PostgreSQL', (url) => {
       const store = await createPostgresStore({ connectionString: url, schema: schemas.fresh() });
       await store.close();
       await expect(store.close()).resolves.toBeUndefined();
-      await expect(store.getConversation(scope)).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'unavailable'));
+      await expect(store.getConversation(scope)).rejects.toSatisfy((error: unknown) =>
+        isMemoryError(error, 'unavailable'),
+      );
     });
   });
 });
@@ -205,14 +233,20 @@ describe('createPostgresStore', () => {
       { connectionString: url, poolMax: 0 },
       { connectionString: url, statementTimeoutMs: -1 },
     ]) {
-      await expect(createPostgresStore(options)).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'invalid_input'));
+      await expect(createPostgresStore(options)).rejects.toSatisfy((error: unknown) =>
+        isMemoryError(error, 'invalid_input'),
+      );
     }
   });
 
   it('fails with retryable unavailable, wrapping the driver error, when no server listens', async () => {
-    const attempt = createPostgresStore({ connectionString: 'postgres://nobody:secret@127.0.0.1:1/none', connectionTimeoutMs: 2000 });
+    const attempt = createPostgresStore({
+      connectionString: 'postgres://nobody:secret@127.0.0.1:1/none',
+      connectionTimeoutMs: 2000,
+    });
     await expect(attempt).rejects.toSatisfy(
-      (error: unknown) => isMemoryError(error, 'unavailable') && error.cause !== undefined && !error.message.includes('secret'),
+      (error: unknown) =>
+        isMemoryError(error, 'unavailable') && error.cause !== undefined && !error.message.includes('secret'),
     );
   });
 });

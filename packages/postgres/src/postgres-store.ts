@@ -59,7 +59,10 @@ export class PostgresStore extends ComposedStore {
   readonly #search: PostgresSearchStore;
 
   /** Wraps a pool whose schema is already migrated (see {@link createPostgresStore}); the store owns the pool and ends it on `close`. */
-  constructor(pool: PostgresPool, options: { readonly schema?: string; readonly pgvector?: boolean; readonly readonly?: boolean } = {}) {
+  constructor(
+    pool: PostgresPool,
+    options: { readonly schema?: string; readonly pgvector?: boolean; readonly readonly?: boolean } = {},
+  ) {
     const tables = postgresTables(options.schema ?? defaultPostgresSchema);
     const messages = new PostgresMessageStore(pool, tables);
     const knowledge = new PostgresKnowledgeStore(pool, tables);
@@ -151,9 +154,13 @@ export async function createPostgresStore(options: PostgresStoreOptions): Promis
 function resolvePostgresStoreOptions(options: PostgresStoreOptions): Required<PostgresStoreOptions> {
   const { connectionString } = options;
   if (typeof connectionString !== 'string' || connectionString.trim().length === 0) {
-    throw new MemoryError('invalid_input', 'connectionString must be a PostgreSQL URL such as postgres://user:password@host/database', {
-      details: { field: 'connectionString' },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      'connectionString must be a PostgreSQL URL such as postgres://user:password@host/database',
+      {
+        details: { field: 'connectionString' },
+      },
+    );
   }
   const resolved = {
     connectionString,
@@ -165,14 +172,17 @@ function resolvePostgresStoreOptions(options: PostgresStoreOptions): Required<Po
     pgvector: options.pgvector ?? postgresStoreDefaults.pgvector,
   };
   for (const field of ['readonly', 'pgvector'] as const) {
-    if (typeof resolved[field] !== 'boolean') throw new MemoryError('invalid_input', `${field} must be a boolean`, { details: { field } });
+    if (typeof resolved[field] !== 'boolean')
+      throw new MemoryError('invalid_input', `${field} must be a boolean`, { details: { field } });
   }
   if (!Number.isSafeInteger(resolved.poolMax) || resolved.poolMax < 1) {
     throw new MemoryError('invalid_input', 'poolMax must be a positive integer', { details: { field: 'poolMax' } });
   }
   for (const field of ['statementTimeoutMs', 'connectionTimeoutMs'] as const) {
     if (!Number.isSafeInteger(resolved[field]) || resolved[field] < 0) {
-      throw new MemoryError('invalid_input', `${field} must be a non-negative integer of milliseconds`, { details: { field } });
+      throw new MemoryError('invalid_input', `${field} must be a non-negative integer of milliseconds`, {
+        details: { field },
+      });
     }
   }
   return Object.freeze(resolved);
@@ -182,7 +192,11 @@ function resolvePostgresStoreOptions(options: PostgresStoreOptions): Required<Po
  * The readiness of a PostgreSQL store: one read of its conversations, and whether the server takes
  * writes (not a standby in recovery, not `default_transaction_read_only`), in one statement.
  */
-async function checkPostgresReadiness(pool: PostgresPool, conversations: string, readonly: boolean): Promise<StoreReadiness> {
+async function checkPostgresReadiness(
+  pool: PostgresPool,
+  conversations: string,
+  readonly: boolean,
+): Promise<StoreReadiness> {
   try {
     const { rows } = await pool.query<{ recovery: boolean; read_only: string }>(
       `SELECT pg_is_in_recovery() AS recovery, current_setting('transaction_read_only') AS read_only, (SELECT count(*) FROM (SELECT 1 FROM ${conversations} LIMIT 1) AS one) AS probe`,
@@ -205,7 +219,10 @@ async function checkPostgresReadiness(pool: PostgresPool, conversations: string,
     }
     return { ready: checks.every((check) => check.ok), checks };
   } catch (error) {
-    return { ready: false, checks: [{ name: 'read', ok: false, message: toPostgresError(error, 'checking readiness').message }] };
+    return {
+      ready: false,
+      checks: [{ name: 'read', ok: false, message: toPostgresError(error, 'checking readiness').message }],
+    };
   }
 }
 
@@ -214,9 +231,13 @@ async function checkCurrentSchema(pool: PostgresPool, schema: string): Promise<v
   const version = await readPostgresSchemaVersion(pool, schema);
   const latest = postgresMigrations.length;
   if (version === 0) {
-    throw new MemoryError('not_found', `schema "${schema}" holds no mnemo store (run mnemo migrate, or open it writable once)`, {
-      details: { field: 'schema', schema },
-    });
+    throw new MemoryError(
+      'not_found',
+      `schema "${schema}" holds no mnemo store (run mnemo migrate, or open it writable once)`,
+      {
+        details: { field: 'schema', schema },
+      },
+    );
   }
   if (version !== latest) {
     const advice =

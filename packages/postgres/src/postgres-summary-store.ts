@@ -1,7 +1,13 @@
 import { MemoryError } from '@mnemo/core';
 import type { Scope, Summary, UserScope } from '@mnemo/core';
 import type { NewSummary } from '@mnemo/core/internals';
-import { checkSummaryRange, summaryColumns, summaryFromRow, type ConversationRow, type SummaryRow } from '@mnemo/core/store-kit';
+import {
+  checkSummaryRange,
+  summaryColumns,
+  summaryFromRow,
+  type ConversationRow,
+  type SummaryRow,
+} from '@mnemo/core/store-kit';
 import type { PostgresPool } from './postgres-driver.js';
 import { conversationColumns, inConversation, toConversation } from './postgres-message-store.js';
 import type { PostgresTables } from './postgres-tables.js';
@@ -50,7 +56,8 @@ export class PostgresSummaryStore {
   ): Promise<Summary> {
     const { expectedWatermark, expectedErasedMessages } = options;
     const createdAt = checkTime('createdAt', summary.createdAt);
-    for (const field of ['level', 'fromSeq', 'toSeq', 'tokens', 'inputTokens', 'outputTokens'] as const) checkCount(field, summary[field]);
+    for (const field of ['level', 'fromSeq', 'toSeq', 'tokens', 'inputTokens', 'outputTokens'] as const)
+      checkCount(field, summary[field]);
     return runInTransaction(this.#pool, async (client) => {
       const key = scopeKey(scope);
       const row = (await client.query<ConversationRow>(this.#sql.lockConversation, key)).rows[0];
@@ -86,7 +93,8 @@ export class PostgresSummaryStore {
   }
 
   async getSummary(user: UserScope, summaryId: string): Promise<Summary | undefined> {
-    const row = (await this.#pool.query<SummaryRow>(this.#sql.selectById, [user.tenantId, summaryId, user.userId])).rows[0];
+    const row = (await this.#pool.query<SummaryRow>(this.#sql.selectById, [user.tenantId, summaryId, user.userId]))
+      .rows[0];
     return row === undefined ? undefined : toSummary(row);
   }
 }

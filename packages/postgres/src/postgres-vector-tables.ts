@@ -40,7 +40,11 @@ export interface PgvectorNames {
 /** pgvector's type, operator and operator class qualified with its schema, so no `search_path` is needed. */
 export function pgvectorNames(extensionSchema: string): PgvectorNames {
   const schema = `"${extensionSchema.replaceAll('"', '""')}"`;
-  return { type: `${schema}.vector`, cosineDistance: `OPERATOR(${schema}.<=>)`, cosineOps: `${schema}.vector_cosine_ops` };
+  return {
+    type: `${schema}.vector`,
+    cosineDistance: `OPERATOR(${schema}.<=>)`,
+    cosineOps: `${schema}.vector_cosine_ops`,
+  };
 }
 
 /**
@@ -90,7 +94,9 @@ export class PostgresVectorTables {
 
   /** Every registered table, oldest first. */
   async list(): Promise<VectorTable[]> {
-    const rows = (await this.#pool.query<RegistryRow>(`SELECT id, model, dimensions FROM ${this.#tables.vectorTables} ORDER BY id`)).rows;
+    const rows = (
+      await this.#pool.query<RegistryRow>(`SELECT id, model, dimensions FROM ${this.#tables.vectorTables} ORDER BY id`)
+    ).rows;
     return rows.map((row) => toVectorTable(this.#tables, row));
   }
 }
@@ -174,7 +180,11 @@ async function createVectorIndex(client: PostgresClient, table: VectorTable, nam
  * tables, in one transaction under the migration lock, building each new table's index after its rows are
  * in; returns how many vectors moved (0, and no lock taken, when there are none).
  */
-export async function adoptArrayVectors(pool: PostgresPool, tables: PostgresTables, extensionSchema: string): Promise<number> {
+export async function adoptArrayVectors(
+  pool: PostgresPool,
+  tables: PostgresTables,
+  extensionSchema: string,
+): Promise<number> {
   const pending = await pool.query(`SELECT 1 FROM ${tables.messageVectors} LIMIT 1`);
   if (pending.rowCount === 0) return 0;
   const names = pgvectorNames(extensionSchema);

@@ -20,7 +20,11 @@ if (mode === 'hold') {
   // Two loops per process, so leases also race inside one process.
   async function drain(loop) {
     for (;;) {
-      const job = await store.leaseJob({ workerId: `${workerId}.${loop}`, leaseMs: 60_000, now: new Date().toISOString() });
+      const job = await store.leaseJob({
+        workerId: `${workerId}.${loop}`,
+        leaseMs: 60_000,
+        now: new Date().toISOString(),
+      });
       if (job === undefined) return;
       leased.push(job.id);
       await store.completeJob(job, new Date().toISOString());

@@ -9,7 +9,8 @@ import pg from 'pg';
 export const testDatabaseUrl = process.env['MNEMO_TEST_DATABASE_URL']?.trim() || undefined;
 
 const required = process.env['MNEMO_REQUIRE_POSTGRES'] === '1';
-const setupHint = 'set MNEMO_TEST_DATABASE_URL=postgres://user:password@127.0.0.1:5432/database (see packages/postgres/README.md)';
+const setupHint =
+  'set MNEMO_TEST_DATABASE_URL=postgres://user:password@127.0.0.1:5432/database (see packages/postgres/README.md)';
 let skipNoted = false;
 
 /**

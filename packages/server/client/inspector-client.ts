@@ -31,10 +31,16 @@ function currentRoute(): string {
   return route.startsWith('/') ? route : defaultRoute;
 }
 
-async function fetchFragment(route: string): Promise<{ ok: true; html: string } | { ok: false; status: number; message: string }> {
+async function fetchFragment(
+  route: string,
+): Promise<{ ok: true; html: string } | { ok: false; status: number; message: string }> {
   let response: Response;
   try {
-    response = await fetch(`/inspect/fragments${route}`, { headers: requestHeaders(), credentials: 'omit', cache: 'no-store' });
+    response = await fetch(`/inspect/fragments${route}`, {
+      headers: requestHeaders(),
+      credentials: 'omit',
+      cache: 'no-store',
+    });
   } catch (error) {
     return { ok: false, status: 0, message: `the server did not answer (${(error as Error).message})` };
   }
@@ -107,7 +113,8 @@ view.addEventListener('submit', (event) => {
   if (form.dataset['route'] === undefined) return;
   event.preventDefault();
   const query = new URLSearchParams();
-  for (const [name, value] of new FormData(form)) if (typeof value === 'string' && value.trim() !== '') query.set(name, value.trim());
+  for (const [name, value] of new FormData(form))
+    if (typeof value === 'string' && value.trim() !== '') query.set(name, value.trim());
   const text = query.toString();
   location.hash = `${form.dataset['route']}${text === '' ? '' : `?${text}`}`;
 });
@@ -170,7 +177,11 @@ const writeActions: Record<string, (data: DOMStringMap) => WriteAction | undefin
     const value = prompt(`Correct “${data['label']}” to (the old value stays in the history):`, data['value'] ?? '');
     return value === null || value.trim() === ''
       ? undefined
-      : { method: 'PATCH', path: `/v1/facts/${encode(data['factId']!)}?user_id=${encode(data['user']!)}`, body: { value: value.trim() } };
+      : {
+          method: 'PATCH',
+          path: `/v1/facts/${encode(data['factId']!)}?user_id=${encode(data['user']!)}`,
+          body: { value: value.trim() },
+        };
   },
   'erase-message': (data) =>
     confirm(
@@ -182,7 +193,9 @@ const writeActions: Record<string, (data: DOMStringMap) => WriteAction | undefin
         }
       : undefined,
   'erase-user': (data) =>
-    confirm(`Erase everything of user ${data['user']}: conversations, messages, summaries, facts and memory files? This cannot be undone.`)
+    confirm(
+      `Erase everything of user ${data['user']}: conversations, messages, summaries, facts and memory files? This cannot be undone.`,
+    )
       ? { method: 'DELETE', path: `/v1/users/${encode(data['user']!)}` }
       : undefined,
 };

@@ -4,10 +4,18 @@ import { toErrorResponse } from './error-response.js';
 
 describe('toErrorResponse', () => {
   it('keeps the code, message and details of a client error', () => {
-    const error = new MemoryError('invalid_input', 'message 0: content must not be empty', { details: { field: 'content', index: 0 } });
+    const error = new MemoryError('invalid_input', 'message 0: content must not be empty', {
+      details: { field: 'content', index: 0 },
+    });
     expect(toErrorResponse(error, 'req-1')).toEqual({
       status: 400,
-      body: { error: { code: 'invalid_input', message: 'message 0: content must not be empty', details: { field: 'content', index: 0 } } },
+      body: {
+        error: {
+          code: 'invalid_input',
+          message: 'message 0: content must not be empty',
+          details: { field: 'content', index: 0 },
+        },
+      },
       headers: {},
       log: false,
     });
@@ -29,15 +37,23 @@ describe('toErrorResponse', () => {
   });
 
   it('hides the text of storage failures and bugs behind the request id', () => {
-    const storage = toErrorResponse(new MemoryError('storage_failed', 'appending messages failed: SQLITE_CORRUPT at /srv/db'), 'req-7');
+    const storage = toErrorResponse(
+      new MemoryError('storage_failed', 'appending messages failed: SQLITE_CORRUPT at /srv/db'),
+      'req-7',
+    );
     const bug = toErrorResponse(new TypeError("Cannot read properties of undefined (reading 'seq')"), 'req-8');
 
     expect(storage).toEqual({
       status: 500,
-      body: { error: { code: 'storage_failed', message: 'the store failed; the server log has the cause (request id req-7)' } },
+      body: {
+        error: { code: 'storage_failed', message: 'the store failed; the server log has the cause (request id req-7)' },
+      },
       headers: {},
       log: true,
     });
-    expect(bug.body.error).toEqual({ code: 'internal', message: 'internal error; the server log has the cause (request id req-8)' });
+    expect(bug.body.error).toEqual({
+      code: 'internal',
+      message: 'internal error; the server log has the cause (request id req-8)',
+    });
   });
 });

@@ -24,24 +24,25 @@ export interface ErrorBody {
 }
 
 // A Record over every code: a code added to core fails the build here until it has a status.
-const statusByCode: Readonly<Record<WireErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 415 | 421 | 422 | 429 | 500 | 502 | 503 | 504>> =
-  Object.freeze({
-    invalid_input: 400,
-    unauthorized: 401,
-    forbidden: 403,
-    not_found: 404,
-    conflict: 409,
-    payload_too_large: 413,
-    unsupported_media_type: 415,
-    misdirected_request: 421,
-    budget_exceeded: 422,
-    rate_limited: 429,
-    storage_failed: 500,
-    internal: 500,
-    model_failed: 502,
-    unavailable: 503,
-    upstream_timeout: 504,
-  });
+const statusByCode: Readonly<
+  Record<WireErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 415 | 421 | 422 | 429 | 500 | 502 | 503 | 504>
+> = Object.freeze({
+  invalid_input: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  misdirected_request: 421,
+  budget_exceeded: 422,
+  rate_limited: 429,
+  storage_failed: 500,
+  internal: 500,
+  model_failed: 502,
+  unavailable: 503,
+  upstream_timeout: 504,
+});
 
 /** The HTTP status a wire error code is sent with (the one mapping from codes to statuses). */
 export function statusForCode(code: WireErrorCode): (typeof statusByCode)[WireErrorCode] {

@@ -15,7 +15,14 @@ export { defaultKeyRateLimit, defaultServerLimits, resolveServerLimits } from '.
 export type { RateLimit, ServerLimits } from './app/server-limits.js';
 export { bearerToken, createApiKeyMatcher, keylessTenantId } from './auth/api-key-auth.js';
 export type { ApiKey, ApiKeyMatcher, ServerAuth } from './auth/api-key-auth.js';
-export { errorBody, errorResponse, httpOnlyErrorCodes, retryAfterHeader, statusForCode, toErrorResponse } from './error-response.js';
+export {
+  errorBody,
+  errorResponse,
+  httpOnlyErrorCodes,
+  retryAfterHeader,
+  statusForCode,
+  toErrorResponse,
+} from './error-response.js';
 export type { ErrorBody, ErrorResponse, WireErrorCode } from './error-response.js';
 export { createTokenBucketLimiter } from './limits/token-bucket.js';
 export type { RateDecision, TokenBucketLimiter } from './limits/token-bucket.js';

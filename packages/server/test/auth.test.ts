@@ -23,7 +23,10 @@ afterEach(async () => {
 
 function secretTurns(tag: string) {
   return Array.from({ length: 8 }, (_, index) => [
-    { role: 'user', content: `${tag} turn ${index}: relay LARCH-RIDGE reports ${index + 3} hops and SNR ${index - 5} dB. Healthy?` },
+    {
+      role: 'user',
+      content: `${tag} turn ${index}: relay LARCH-RIDGE reports ${index + 3} hops and SNR ${index - 5} dB. Healthy?`,
+    },
     { role: 'assistant', content: `${tag} turn ${index}: workable; keep the ridge relay powered until 18:00.` },
   ]).flat();
 }
@@ -32,7 +35,10 @@ describe('API keys', () => {
   it('answers 401 with a typed error for a missing, malformed or unknown key, and stores nothing', async () => {
     const body = { json: { conversation_id: 'c', role: 'user', content: 'hello' } };
     const missing = await server.json<ErrorBody>('/v1/memory/add', body);
-    const malformed = await server.json<ErrorBody>('/v1/memory/add', { ...body, headers: { authorization: `Basic ${keyA}` } });
+    const malformed = await server.json<ErrorBody>('/v1/memory/add', {
+      ...body,
+      headers: { authorization: `Basic ${keyA}` },
+    });
     const unknown = await server.json<ErrorBody>('/v1/memory/add', { ...body, key: `${keyA}x` });
     const prefix = await server.json<ErrorBody>('/v1/memory/add', { ...body, key: keyA.slice(0, -1) });
 
@@ -46,7 +52,8 @@ describe('API keys', () => {
   });
 
   it('serves /health, /ready, /metrics and /openapi.json without a key', async () => {
-    for (const path of ['/health', '/ready', '/metrics', '/openapi.json']) expect((await server.request(path)).status).toBe(200);
+    for (const path of ['/health', '/ready', '/metrics', '/openapi.json'])
+      expect((await server.request(path)).status).toBe(200);
     expect((await server.request('/v1/conversations')).status).toBe(401);
   });
 });
@@ -55,14 +62,25 @@ describe('tenant isolation', () => {
   it("never shows tenant A's data to tenant B's key on any GET route, even with the same ids", async () => {
     // Tenant A: "shared" (default user), "shared" of user u1, "only-a", with summaries. Tenant B: its own "shared".
     await server.json('/v1/conversations/shared/messages', { key: keyA, json: { messages: secretTurns('A-SECRET') } });
-    await server.json('/v1/conversations/shared/messages?user_id=u1', { key: keyA, json: { messages: secretTurns('A-SECRET') } });
+    await server.json('/v1/conversations/shared/messages?user_id=u1', {
+      key: keyA,
+      json: { messages: secretTurns('A-SECRET') },
+    });
     await server.json('/v1/conversations/only-a/messages', { key: keyA, json: { messages: secretTurns('A-SECRET') } });
-    const compacted = await server.json<{ summaries: { id: string }[] }>('/v1/conversations/shared/compact', { key: keyA, method: 'POST' });
+    const compacted = await server.json<{ summaries: { id: string }[] }>('/v1/conversations/shared/compact', {
+      key: keyA,
+      method: 'POST',
+    });
     const summaryId = compacted.body.summaries[0]!.id;
     await server.json('/v1/conversations/shared/context', { key: keyA, json: { maxTokens: 300 } });
-    await server.json('/v1/conversations/shared/messages', { key: keyB, json: { messages: [{ role: 'user', content: 'B-DATA only' }] } });
+    await server.json('/v1/conversations/shared/messages', {
+      key: keyB,
+      json: { messages: [{ role: 'user', content: 'B-DATA only' }] },
+    });
 
-    const document = (await server.json('/openapi.json')).body as { paths: Record<string, Record<string, { security: unknown[] }>> };
+    const document = (await server.json('/openapi.json')).body as {
+      paths: Record<string, Record<string, { security: unknown[] }>>;
+    };
     const getRoutes = Object.entries(document.paths)
       .filter(([, operations]) => operations.get !== undefined && operations.get.security.length > 0)
       .map(([path]) => path);
@@ -76,7 +94,11 @@ describe('tenant isolation', () => {
             .replace('{conversation_id}', conversation)
             .replace('{entity}', conversation);
           const required =
-            template === '/v1/export' ? `conversation=${conversation}` : template === '/v1/recall' ? 'q=A-SECRET%20relay' : '';
+            template === '/v1/export'
+              ? `conversation=${conversation}`
+              : template === '/v1/recall'
+                ? 'q=A-SECRET%20relay'
+                : '';
           const query = required === '' ? user : `${user === '' ? '?' : `${user}&`}${required}`;
           const response = await server.request(`${path}${query}`, { key: keyB });
           const text = await response.text();
@@ -97,7 +119,9 @@ describe('tenant isolation', () => {
     await server.json('/v1/conversations/only-a', { key: keyB, method: 'DELETE' });
     await server.json('/v1/memory/shared', { key: keyB, method: 'DELETE' });
     await server.json('/v1/users/u1', { key: keyB, method: 'DELETE' });
-    const listedByA = await server.json<{ items: { userId: string; conversationId: string }[] }>('/v1/conversations', { key: keyA });
+    const listedByA = await server.json<{ items: { userId: string; conversationId: string }[] }>('/v1/conversations', {
+      key: keyA,
+    });
     expect(listedByA.body.items.map((item) => `${item.userId}/${item.conversationId}`)).toEqual([
       'only-a/only-a',
       'shared/shared',
@@ -109,7 +133,10 @@ describe('tenant isolation', () => {
 
 describe('CORS', () => {
   it('sends no CORS headers by default and answers only the listed origins when configured', async () => {
-    const plain = await server.request('/v1/conversations', { key: keyA, headers: { origin: 'https://console.example' } });
+    const plain = await server.request('/v1/conversations', {
+      key: keyA,
+      headers: { origin: 'https://console.example' },
+    });
     expect(plain.headers.get('access-control-allow-origin')).toBeNull();
 
     const withCors = await startTestServer({ cors: { origins: ['https://console.example'] } });

@@ -59,7 +59,11 @@ afterAll(async () => {
 const openai = () => new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'unused-without-keys', maxRetries: 0 });
 
 async function post(path: string, body: unknown): Promise<Response> {
-  return fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
 async function mcp(): Promise<Client> {
@@ -80,11 +84,17 @@ async function storeSecretsOfA(): Promise<void> {
     'I like fishing near Tromso and my sister Ingrid visits on Fridays.',
     'Remember that my PIN code is 4417 and the relay LARCH-RIDGE needs a new battery.',
   ];
-  for (const content of said) await openai().chat.completions.create({ model: 'm', user: userA, messages: [{ role: 'user', content }] });
-  for (const content of said) expect((await post('/v1/memory/add', { conversation_id: userA, role: 'user', content })).status).toBe(200);
-  expect((await post(`/v1/conversations/${userA}/messages`, { messages: said.map((content) => ({ role: 'user', content })) })).status).toBe(
-    201,
-  );
+  for (const content of said)
+    await openai().chat.completions.create({ model: 'm', user: userA, messages: [{ role: 'user', content }] });
+  for (const content of said)
+    expect((await post('/v1/memory/add', { conversation_id: userA, role: 'user', content })).status).toBe(200);
+  expect(
+    (
+      await post(`/v1/conversations/${userA}/messages`, {
+        messages: said.map((content) => ({ role: 'user', content })),
+      })
+    ).status,
+  ).toBe(201);
   const client = await mcp();
   await callTool(client, 'remember', { conversation_id: userA, role: 'user', content: said[0], user_id: userA });
   await callTool(client, 'memory', {
@@ -94,7 +104,11 @@ async function storeSecretsOfA(): Promise<void> {
     user_id: userA,
   });
   // The default MCP user is its own user too: its files must not reach B either.
-  await callTool(client, 'memory', { command: 'create', path: '/memories/default.md', file_text: 'A-ONLY-NOTE of the default user' });
+  await callTool(client, 'memory', {
+    command: 'create',
+    path: '/memories/default.md',
+    file_text: 'A-ONLY-NOTE of the default user',
+  });
 }
 
 // B's own history is longer than the budgets below, so hybrid contexts carry facts, summary and recall:
@@ -123,23 +137,30 @@ describe('cross-user isolation in the default configuration (no keys, no headers
     expect(facts.map((fact) => fact.value).join(' ')).toContain('Maren');
     expect((await memory.listSummaries({ userId: userA, conversationId: userA })).length).toBeGreaterThan(0);
     expect((await memory.recall({ userId: userA }, 'PIN code')).length).toBeGreaterThan(0);
-    expect(await memory.memoryTool.run({ tenantId: 'default', userId: userA }, { command: 'view', path: '/memories/a.md' })).toContain(
-      '4417',
-    );
+    expect(
+      await memory.memoryTool.run({ tenantId: 'default', userId: userA }, { command: 'view', path: '/memories/a.md' }),
+    ).toContain('4417');
   });
 
   it("sends the upstream nothing of A's for B's proxied requests, streamed or not", async () => {
     const before = upstream.requests.length;
     const question = 'What is my name and my PIN code? Where do I live, and what is my callsign?';
     const budget = { headers: { 'X-Mnemo-Max-Tokens': String(smallBudget) } };
-    await openai().chat.completions.create({ model: 'm', user: userB, messages: [{ role: 'user', content: question }] }, budget);
+    await openai().chat.completions.create(
+      { model: 'm', user: userB, messages: [{ role: 'user', content: question }] },
+      budget,
+    );
     const stream = await openai().chat.completions.create(
       { model: 'm', user: userB, stream: true, messages: [{ role: 'user', content: `${question} Again.` }] },
       budget,
     );
     for await (const _chunk of stream);
     // A new end user's first turn, with the default budget.
-    await openai().chat.completions.create({ model: 'm', user: 'node-C', messages: [{ role: 'user', content: question }] });
+    await openai().chat.completions.create({
+      model: 'm',
+      user: 'node-C',
+      messages: [{ role: 'user', content: question }],
+    });
     const sent = upstream.requests.slice(before);
     expect(sent).toHaveLength(3);
     for (const request of sent) expectNoSecret(JSON.stringify(request.body), 'the upstream request for B');
@@ -172,7 +193,9 @@ describe('cross-user isolation in the default configuration (no keys, no headers
   });
 
   it("gives B nothing of A's from any GET route listed in /openapi.json, with A's ids in the path", async () => {
-    const document = (await (await fetch(`${server.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const document = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
     const getRoutes = Object.entries(document.paths)
       .filter(([, operations]) => operations.get !== undefined)
       .map(([path]) => path);
@@ -189,7 +212,11 @@ describe('cross-user isolation in the default configuration (no keys, no headers
           .replace('{conversation_id}', userB)
           .replace('{entity}', encodeURIComponent(entity));
         const required =
-          template === '/v1/export' ? `conversation=${userB}` : template === '/v1/recall' ? 'q=Maren%20PIN%20LARCH-RIDGE' : '';
+          template === '/v1/export'
+            ? `conversation=${userB}`
+            : template === '/v1/recall'
+              ? 'q=Maren%20PIN%20LARCH-RIDGE'
+              : '';
         const query = [user, required].filter((part) => part !== '').join('&');
         const response = await fetch(`${server.url}${path}${query === '' ? '' : `?${query}`}`);
         requests += 1;
@@ -223,8 +250,18 @@ describe('cross-user isolation in the default configuration (no keys, no headers
     const client = await mcp();
     const asB = { user_id: userB };
     const answers = [
-      await callTool(client, 'get_context', { conversation_id: userB, max_tokens: smallBudget, query: 'What is my PIN code?', ...asB }),
-      await callTool(client, 'get_context', { conversation_id: userA, max_tokens: smallBudget, query: 'What is my PIN code?', ...asB }),
+      await callTool(client, 'get_context', {
+        conversation_id: userB,
+        max_tokens: smallBudget,
+        query: 'What is my PIN code?',
+        ...asB,
+      }),
+      await callTool(client, 'get_context', {
+        conversation_id: userA,
+        max_tokens: smallBudget,
+        query: 'What is my PIN code?',
+        ...asB,
+      }),
       await callTool(client, 'recall', { query: 'Maren PIN LARCH-RIDGE Tromso', ...asB }),
       await callTool(client, 'list_facts', { include_history: true, ...asB }),
       await callTool(client, 'memory', { command: 'view', path: '/memories', ...asB }),
@@ -234,10 +271,15 @@ describe('cross-user isolation in the default configuration (no keys, no headers
     const other = await mcp();
     const headerUser = new Client({ name: 'cross-user-test-b', version: '1.0.0' });
     await headerUser.connect(
-      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { 'X-Mnemo-User': userB } } }),
+      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+        requestInit: { headers: { 'X-Mnemo-User': userB } },
+      }),
     );
     mcpClients.push(headerUser);
-    expectNoSecret(await callTool(headerUser, 'memory', { command: 'view', path: '/memories' }), 'MCP memory view as X-Mnemo-User B');
+    expectNoSecret(
+      await callTool(headerUser, 'memory', { command: 'view', path: '/memories' }),
+      'MCP memory view as X-Mnemo-User B',
+    );
     expectNoSecret(await callTool(headerUser, 'list_facts', {}), 'MCP list_facts as X-Mnemo-User B');
     expect(await callTool(other, 'memory', { command: 'view', path: '/memories' })).toContain('default.md');
   });

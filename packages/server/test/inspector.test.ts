@@ -72,7 +72,9 @@ describe('inspector routes', () => {
   });
 
   it('refuses bad view input with invalid_input and lists its routes in the OpenAPI document', async () => {
-    const bad = await server.json<ErrorBody>('/inspect/fragments/context/ana/ridge?maxTokens=0', { key: 'key-of-mesh' });
+    const bad = await server.json<ErrorBody>('/inspect/fragments/context/ana/ridge?maxTokens=0', {
+      key: 'key-of-mesh',
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('invalid_input');
     const badDay = await server.json('/inspect/fragments/facts/ana?asOf=yesterday', { key: 'key-of-mesh' });
@@ -103,7 +105,9 @@ describe('inspector routes without keys', () => {
   });
   it('says when recall went keyword-only and why, instead of a bare dash for every vector similarity', async () => {
     const fragment = await (
-      await server.request('/inspect/fragments/context/ana/ridge?policy=hybrid&maxTokens=500&query=battery%20pack', { key: 'key-of-mesh' })
+      await server.request('/inspect/fragments/context/ana/ridge?policy=hybrid&maxTokens=500&query=battery%20pack', {
+        key: 'key-of-mesh',
+      })
     ).text();
 
     expect(fragment).toContain('data-recall-mode="keyword-only" data-recall-reason="no_embedder"');
@@ -141,6 +145,8 @@ describe('inspector routes without keys', () => {
 
     expect(fragment).toContain('data-narrow-hint');
     expect(fragment.match(/<th class="num hide-narrow">/g)).toHaveLength(2);
-    expect(fragment.match(/<td class="num hide-narrow">/g)?.length).toBe(2 * (fragment.match(/data-conversation=/g)?.length ?? 0));
+    expect(fragment.match(/<td class="num hide-narrow">/g)?.length).toBe(
+      2 * (fragment.match(/data-conversation=/g)?.length ?? 0),
+    );
   });
 });

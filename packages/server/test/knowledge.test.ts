@@ -56,7 +56,9 @@ describe('knowledge routes', () => {
       json: { userId: 'maren', attribute: 'home_town', value: 'Bend' },
     });
     expect(second.body.fact.value).toBe('Bend');
-    const history = await server.json<FactsBody>('/v1/facts?user_id=maren&attribute=home_town&history=true', { key: 'key-a' });
+    const history = await server.json<FactsBody>('/v1/facts?user_id=maren&attribute=home_town&history=true', {
+      key: 'key-a',
+    });
     expect(history.body.facts.map((fact) => [fact.value, fact.supersededBy])).toEqual([
       ['Hood River', second.body.fact.id],
       ['Bend', undefined],
@@ -66,16 +68,24 @@ describe('knowledge routes', () => {
       { key: 'key-a' },
     );
     expect(asOf.body.facts.map((fact) => fact.value)).toEqual(['Hood River']);
-    const ended = await server.json<FactBody>(`/v1/facts/${second.body.fact.id}?user_id=maren`, { key: 'key-a', method: 'DELETE' });
+    const ended = await server.json<FactBody>(`/v1/facts/${second.body.fact.id}?user_id=maren`, {
+      key: 'key-a',
+      method: 'DELETE',
+    });
     expect(ended.body.fact.validTo).toBeDefined();
-    expect((await server.json(`/v1/facts/${second.body.fact.id}?user_id=maren`, { key: 'key-a', method: 'DELETE' })).status).toBe(409);
+    expect(
+      (await server.json(`/v1/facts/${second.body.fact.id}?user_id=maren`, { key: 'key-a', method: 'DELETE' })).status,
+    ).toBe(409);
     expect((await server.json('/v1/facts', { key: 'key-a', json: { attribute: 'x' } })).status).toBe(400);
   });
 
   it('corrects a fact and sets when one expires with PATCH, only for the owner, and puts one that expires', async () => {
     await seedMaren('key-a');
     const town = (
-      await server.json<FactBody>('/v1/facts', { key: 'key-a', json: { userId: 'maren', attribute: 'home_town', value: 'Hood River' } })
+      await server.json<FactBody>('/v1/facts', {
+        key: 'key-a',
+        json: { userId: 'maren', attribute: 'home_town', value: 'Hood River' },
+      })
     ).body.fact;
     const corrected = await server.json<FactBody>(`/v1/facts/${town.id}?user_id=maren`, {
       key: 'key-a',
@@ -84,19 +94,31 @@ describe('knowledge routes', () => {
     });
     expect(corrected.status).toBe(200);
     expect(corrected.body.fact).toMatchObject({ attribute: 'home_town', value: 'Bend', text: 'I live in Bend now' });
-    const history = await server.json<FactsBody>('/v1/facts?user_id=maren&attribute=home_town&history=true', { key: 'key-a' });
+    const history = await server.json<FactsBody>('/v1/facts?user_id=maren&attribute=home_town&history=true', {
+      key: 'key-a',
+    });
     expect(history.body.facts.map((fact) => [fact.value, fact.supersededBy])).toEqual([
       ['Hood River', corrected.body.fact.id],
       ['Bend', undefined],
     ]);
     // Another tenant, another user: not found; a past expiry hides the fact now; null brings it back.
     expect(
-      (await server.json(`/v1/facts/${corrected.body.fact.id}?user_id=maren`, { key: 'key-b', method: 'PATCH', json: { expiresAt: null } }))
-        .status,
+      (
+        await server.json(`/v1/facts/${corrected.body.fact.id}?user_id=maren`, {
+          key: 'key-b',
+          method: 'PATCH',
+          json: { expiresAt: null },
+        })
+      ).status,
     ).toBe(404);
     expect(
-      (await server.json(`/v1/facts/${corrected.body.fact.id}?user_id=tomas`, { key: 'key-a', method: 'PATCH', json: { expiresAt: null } }))
-        .status,
+      (
+        await server.json(`/v1/facts/${corrected.body.fact.id}?user_id=tomas`, {
+          key: 'key-a',
+          method: 'PATCH',
+          json: { expiresAt: null },
+        })
+      ).status,
     ).toBe(404);
     const expired = await server.json<FactBody>(`/v1/facts/${corrected.body.fact.id}?user_id=maren`, {
       key: 'key-a',
@@ -105,22 +127,40 @@ describe('knowledge routes', () => {
     });
     expect(expired.body.fact.expiresAt).toBe('2020-01-01T00:00:00.000Z');
     const current = async () =>
-      (await server.json<FactsBody>('/v1/facts?user_id=maren&attribute=home_town', { key: 'key-a' })).body.facts.map((fact) => fact.value);
+      (await server.json<FactsBody>('/v1/facts?user_id=maren&attribute=home_town', { key: 'key-a' })).body.facts.map(
+        (fact) => fact.value,
+      );
     expect(await current()).toEqual([]);
-    await server.json(`/v1/facts/${corrected.body.fact.id}?user_id=maren`, { key: 'key-a', method: 'PATCH', json: { expiresAt: null } });
+    await server.json(`/v1/facts/${corrected.body.fact.id}?user_id=maren`, {
+      key: 'key-a',
+      method: 'PATCH',
+      json: { expiresAt: null },
+    });
     expect(await current()).toEqual(['Bend']);
     expect(
-      (await server.json(`/v1/facts/${town.id}?user_id=maren`, { key: 'key-a', method: 'PATCH', json: { value: 'Salem' } })).status,
+      (
+        await server.json(`/v1/facts/${town.id}?user_id=maren`, {
+          key: 'key-a',
+          method: 'PATCH',
+          json: { value: 'Salem' },
+        })
+      ).status,
     ).toBe(409);
-    expect((await server.json(`/v1/facts/${town.id}?user_id=maren`, { key: 'key-a', method: 'PATCH', json: {} })).status).toBe(400);
+    expect(
+      (await server.json(`/v1/facts/${town.id}?user_id=maren`, { key: 'key-a', method: 'PATCH', json: {} })).status,
+    ).toBe(400);
     const pass = await server.json<FactBody>('/v1/facts', {
       key: 'key-a',
       json: { userId: 'maren', attribute: 'gate_code', value: '4417', expiresAt: '2999-01-01T00:00:00Z' },
     });
     expect(pass.body.fact.expiresAt).toBe('2999-01-01T00:00:00.000Z');
     expect(
-      (await server.json('/v1/facts', { key: 'key-a', json: { userId: 'maren', attribute: 'gate_code', value: '1', expiresAt: 'soon' } }))
-        .status,
+      (
+        await server.json('/v1/facts', {
+          key: 'key-a',
+          json: { userId: 'maren', attribute: 'gate_code', value: '1', expiresAt: 'soon' },
+        })
+      ).status,
     ).toBe(400);
   });
 
@@ -134,11 +174,16 @@ describe('knowledge routes', () => {
     expect(recalled.body.hits[0]!.message.content).toContain('LARCH-RIDGE');
     expect(recalled.body.hits[0]!.explain.keywordRank).toBe(1);
     expect(recalled.body.hits[0]!.neighbours!.length).toBeGreaterThan(0);
-    const entities = await server.json<{ entities: readonly Entity[] }>('/v1/entities?user_id=maren&query=tom', { key: 'key-a' });
-    expect(entities.body.entities.map((entity) => entity.name)).toContain('Tomas');
-    const around = await server.json<{ relations: readonly Relation[] }>('/v1/entities/Tomas/neighbours?user_id=maren&depth=2', {
+    const entities = await server.json<{ entities: readonly Entity[] }>('/v1/entities?user_id=maren&query=tom', {
       key: 'key-a',
     });
+    expect(entities.body.entities.map((entity) => entity.name)).toContain('Tomas');
+    const around = await server.json<{ relations: readonly Relation[] }>(
+      '/v1/entities/Tomas/neighbours?user_id=maren&depth=2',
+      {
+        key: 'key-a',
+      },
+    );
     expect(around.status).toBe(200);
     expect(around.body.relations.length).toBeGreaterThan(0);
     expect((await server.json('/v1/entities/Nobody/neighbours?user_id=maren', { key: 'key-a' })).status).toBe(404);
@@ -148,8 +193,12 @@ describe('knowledge routes', () => {
   it('shows another tenant nothing of a user with the same id', async () => {
     await seedMaren('key-a');
     expect((await server.json<FactsBody>('/v1/facts?user_id=maren', { key: 'key-b' })).body.facts).toEqual([]);
-    expect((await server.json<{ hits: unknown[] }>('/v1/recall?user_id=maren&q=relay', { key: 'key-b' })).body.hits).toEqual([]);
-    expect((await server.json<{ entities: unknown[] }>('/v1/entities?user_id=maren', { key: 'key-b' })).body.entities).toEqual([]);
+    expect(
+      (await server.json<{ hits: unknown[] }>('/v1/recall?user_id=maren&q=relay', { key: 'key-b' })).body.hits,
+    ).toEqual([]);
+    expect(
+      (await server.json<{ entities: unknown[] }>('/v1/entities?user_id=maren', { key: 'key-b' })).body.entities,
+    ).toEqual([]);
     expect((await server.json('/v1/entities/Tomas/neighbours?user_id=maren', { key: 'key-b' })).status).toBe(404);
   });
 });

@@ -8,7 +8,9 @@ import { startTestServer, type TestServer } from './test-server.js';
 let server: TestServer | undefined;
 
 /** An invalid_input answer that names the fields of the request that failed. */
-type FieldsErrorBody = { readonly error: { readonly message: string; readonly details: { readonly fields: readonly string[] } } };
+type FieldsErrorBody = {
+  readonly error: { readonly message: string; readonly details: { readonly fields: readonly string[] } };
+};
 
 afterEach(async () => {
   await server?.close();
@@ -74,8 +76,11 @@ describe('malformed and oversize input', () => {
     });
     expect(unicode.status).toBe(201);
     expect(
-      (await server.json<{ items: { content: string }[] }>(`/v1/conversations/${encodeURIComponent('nœud-📡')}/messages`)).body.items[0]!
-        .content,
+      (
+        await server.json<{ items: { content: string }[] }>(
+          `/v1/conversations/${encodeURIComponent('nœud-📡')}/messages`,
+        )
+      ).body.items[0]!.content,
     ).toBe('café 📡');
   });
 
@@ -107,7 +112,9 @@ describe('malformed and oversize input', () => {
       json: { messages: [{ role: 'user', content: 'ok', colour: 'red' }] },
     });
     const badQuery = await server.json<FieldsErrorBody>('/v1/conversations/c/messages?limit=0');
-    const badPolicy = await server.json<FieldsErrorBody>('/v1/conversations/c/context', { json: { policy: 'everything' } });
+    const badPolicy = await server.json<FieldsErrorBody>('/v1/conversations/c/context', {
+      json: { policy: 'everything' },
+    });
 
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.error.details.fields).toEqual(['body.messages[1].content']);
@@ -144,7 +151,9 @@ describe('malformed and oversize input', () => {
       expect(response.status).toBe(413);
       expect(response.body.error).toMatchObject({ code: 'payload_too_large', details: { limit: 2048 } });
     }
-    const small = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'fits' }] } });
+    const small = await server.json('/v1/conversations/c/messages', {
+      json: { messages: [{ role: 'user', content: 'fits' }] },
+    });
     expect(small.status).toBe(201);
     expect((await server.json<{ messageCount: number }>('/v1/conversations/c')).body.messageCount).toBe(1);
   });
@@ -166,7 +175,9 @@ describe('malformed and oversize input', () => {
           },
           (response) => {
             response.resume();
-            response.on('end', () => resolve({ status: response.statusCode ?? 0, connection: response.headers.connection }));
+            response.on('end', () =>
+              resolve({ status: response.statusCode ?? 0, connection: response.headers.connection }),
+            );
           },
         );
         request.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
@@ -179,11 +190,20 @@ describe('malformed and oversize input', () => {
           connection: 'keep-alive',
         });
         expect(await send('GET', '/health', '')).toMatchObject({ status: 200 });
-        expect(await send('POST', '/v1/no-such-route', Buffer.alloc(1_500, 'a'))).toEqual({ status: 404, connection: 'keep-alive' });
-        expect(await send('GET', '/v1/conversations', '{"unread": true}')).toEqual({ status: 200, connection: 'keep-alive' });
+        expect(await send('POST', '/v1/no-such-route', Buffer.alloc(1_500, 'a'))).toEqual({
+          status: 404,
+          connection: 'keep-alive',
+        });
+        expect(await send('GET', '/v1/conversations', '{"unread": true}')).toEqual({
+          status: 200,
+          connection: 'keep-alive',
+        });
         expect(await send('DELETE', '/v1/facts/%7B%7D', '['.repeat(2_000))).toMatchObject({ connection: 'keep-alive' });
         // A body that was read leaves the connection open for the next request.
-        expect(await send('POST', '/v1/conversations/c/messages', '{"messages": [')).toEqual({ status: 400, connection: 'keep-alive' });
+        expect(await send('POST', '/v1/conversations/c/messages', '{"messages": [')).toEqual({
+          status: 400,
+          connection: 'keep-alive',
+        });
         expect(await send('GET', '/health', '')).toEqual({ status: 200, connection: 'keep-alive' });
       }
     } finally {
@@ -196,7 +216,10 @@ describe('malformed and oversize input', () => {
     const { port } = new URL(server.url);
     const send = (body: Buffer, chunked: boolean) =>
       new Promise<number | string>((resolve) => {
-        const headers = { 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': body.byteLength }) };
+        const headers = {
+          'content-type': 'application/json',
+          ...(chunked ? {} : { 'content-length': body.byteLength }),
+        };
         const request = httpRequest(
           { host: '127.0.0.1', port: Number(port), method: 'POST', path: '/v1/conversations/c/messages', headers },
           (response) => {
@@ -206,7 +229,8 @@ describe('malformed and oversize input', () => {
         );
         request.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
         // Written in pieces, as a client streams an upload: the server answers while the client still writes.
-        for (let offset = 0; offset < body.byteLength; offset += 65_536) request.write(body.subarray(offset, offset + 65_536));
+        for (let offset = 0; offset < body.byteLength; offset += 65_536)
+          request.write(body.subarray(offset, offset + 65_536));
         request.end();
       });
     const outcomes: (number | string)[] = [];
@@ -255,7 +279,8 @@ describe('rate limit', () => {
       now: () => nowMs,
     });
     const statuses = [];
-    for (let attempt = 0; attempt < 3; attempt += 1) statuses.push((await server.request('/v1/conversations', { key: 'key-one' })).status);
+    for (let attempt = 0; attempt < 3; attempt += 1)
+      statuses.push((await server.request('/v1/conversations', { key: 'key-one' })).status);
     const limited = await server.json<ErrorBody>('/v1/conversations', { key: 'key-one' });
     const otherKey = await server.request('/v1/conversations', { key: 'key-two' });
     const health = await server.request('/health');
@@ -276,7 +301,10 @@ describe('default limits', () => {
   it('rate-limits only a server with API keys, unless told otherwise', () => {
     expect(resolveServerLimits({}, 0).rateLimit).toBe(false);
     expect(resolveServerLimits({}, 2).rateLimit).toEqual(defaultKeyRateLimit);
-    expect(resolveServerLimits({ rateLimit: { requestsPerSecond: 5, burst: 5 } }, 0).rateLimit).toEqual({ requestsPerSecond: 5, burst: 5 });
+    expect(resolveServerLimits({ rateLimit: { requestsPerSecond: 5, burst: 5 } }, 0).rateLimit).toEqual({
+      requestsPerSecond: 5,
+      burst: 5,
+    });
     expect(resolveServerLimits({ rateLimit: false }, 2).rateLimit).toBe(false);
     expect(() => resolveServerLimits({ maxConcurrentRequests: 0 })).toThrow(/maxConcurrentRequests/);
   });
@@ -291,7 +319,9 @@ describe('overload', () => {
   });
 
   it('answers 503 with Retry-After at once past maxConcurrentRequests, while /health still answers, and serves again after', async () => {
-    upstream = await startScriptedOpenAiServer({ replies: [{ content: 'slow answer', delayMs: 400 }, { content: 'later answer' }] });
+    upstream = await startScriptedOpenAiServer({
+      replies: [{ content: 'slow answer', delayMs: 400 }, { content: 'later answer' }],
+    });
     server = await startTestServer({
       limits: { maxConcurrentRequests: 1 },
       llm: { baseUrl: upstream.baseUrl },

@@ -57,7 +57,12 @@ afterAll(async () => {
   await rm(directory, { recursive: true, force: true });
 });
 
-async function send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+async function send(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(`${server.url}${path}`, {
     method,
     headers: { 'content-type': 'application/json', ...headers },
@@ -75,7 +80,9 @@ async function expectRefused(response: Response, ...named: string[]): Promise<vo
 async function mcp(user?: string): Promise<Client> {
   const client = new Client({ name: 'one-user-rule-test', version: '1.0.0' });
   const requestInit = user === undefined ? undefined : { headers: { 'X-Mnemo-User': user } };
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), requestInit === undefined ? {} : { requestInit }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), requestInit === undefined ? {} : { requestInit }),
+  );
   clients.push(client);
   return client;
 }
@@ -110,7 +117,9 @@ describe('one rule for who the user is', () => {
     expect(await memory.stats({ userId: 'node-2', conversationId: 'node-2' })).toBeUndefined();
 
     // The same user named in both places is one user, not a conflict.
-    expect((await send('POST', '/v1/chat/completions', { ...chat, user: 'node-1' }, { 'X-Mnemo-User': 'node-1' })).status).toBe(200);
+    expect(
+      (await send('POST', '/v1/chat/completions', { ...chat, user: 'node-1' }, { 'X-Mnemo-User': 'node-1' })).status,
+    ).toBe(200);
     expect((await memory.stats({ userId: 'node-1', conversationId: 'node-1' }))?.messageCount).toBe(2);
   });
 
@@ -135,13 +144,25 @@ describe('one rule for who the user is', () => {
       'alice',
       'bob',
     );
-    await expectRefused(await send('GET', '/v1/memory/chat-9/stats?user_id=bob', undefined, { 'X-Mnemo-User': 'alice' }), 'alice', 'bob');
-    await expectRefused(await send('DELETE', '/v1/memory/chat-9?user_id=bob', undefined, { 'X-Mnemo-User': 'alice' }), 'alice', 'bob');
+    await expectRefused(
+      await send('GET', '/v1/memory/chat-9/stats?user_id=bob', undefined, { 'X-Mnemo-User': 'alice' }),
+      'alice',
+      'bob',
+    );
+    await expectRefused(
+      await send('DELETE', '/v1/memory/chat-9?user_id=bob', undefined, { 'X-Mnemo-User': 'alice' }),
+      'alice',
+      'bob',
+    );
     expect((await memory.stats({ userId: 'alice', conversationId: 'chat-9' }))?.messageCount).toBe(1);
   });
 
   it('resource API: the query, the body and the header must agree', async () => {
-    await expectRefused(await send('GET', '/v1/facts?user_id=bob', undefined, { 'X-Mnemo-User': 'alice' }), 'alice', 'bob');
+    await expectRefused(
+      await send('GET', '/v1/facts?user_id=bob', undefined, { 'X-Mnemo-User': 'alice' }),
+      'alice',
+      'bob',
+    );
     await expectRefused(
       await send('GET', '/v1/conversations/chat-9/messages?user_id=bob', undefined, { 'X-Mnemo-User': 'alice' }),
       'alice',
@@ -166,13 +187,22 @@ describe('one rule for who the user is', () => {
 
     // node-7 stored through the seed API without a user is user node-7; MCP with no user finds it.
     expect(
-      (await send('POST', '/v1/memory/add', { conversation_id: 'node-7', role: 'user', content: 'battery at 3.9 volts' })).status,
+      (
+        await send('POST', '/v1/memory/add', {
+          conversation_id: 'node-7',
+          role: 'user',
+          content: 'battery at 3.9 volts',
+        })
+      ).status,
     ).toBe(200);
     const anonymous = await mcp();
     const context = await anonymous.callTool({ name: 'get_context', arguments: { conversation_id: 'node-7' } });
     expect(context.isError).toBeFalsy();
     expect(JSON.stringify(context.content)).toContain('battery at 3.9 volts');
-    const recalled = await anonymous.callTool({ name: 'recall', arguments: { query: 'battery volts', conversation_id: 'node-7' } });
+    const recalled = await anonymous.callTool({
+      name: 'recall',
+      arguments: { query: 'battery volts', conversation_id: 'node-7' },
+    });
     expect(JSON.stringify(recalled.content)).toContain('battery at 3.9 volts');
   });
 });

@@ -15,7 +15,9 @@ interface OpenApiDocument {
   readonly openapi: string;
   readonly paths: Readonly<Record<string, Readonly<Record<string, unknown>>>> & {
     readonly '/v1/conversations/{id}/messages': { readonly post: MessagesOperation };
-    readonly '/v1/memory/add': { readonly post: { readonly requestBody: JsonContent<{ readonly required: readonly string[] }> } };
+    readonly '/v1/memory/add': {
+      readonly post: { readonly requestBody: JsonContent<{ readonly required: readonly string[] }> };
+    };
     readonly '/health': { readonly get: { readonly security: unknown } };
   };
 }
@@ -62,7 +64,9 @@ describe('/health', () => {
     expect(failing.body).toMatchObject({ status: 'unavailable', error: { code: 'unavailable' } });
     expect(failing.headers.get('retry-after')).toBe('1');
     // Every store 503 of the API carries Retry-After too.
-    const append = await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'after close' }] } });
+    const append = await server.json('/v1/conversations/c/messages', {
+      json: { messages: [{ role: 'user', content: 'after close' }] },
+    });
     expect(append.status).toBe(503);
     expect(append.headers.get('retry-after')).toBe('1');
   });
@@ -107,12 +111,18 @@ describe('/metrics', () => {
     const response = await server.request('/metrics');
     expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const samples = parsePrometheus(await response.text());
-    expect(samples.get('mnemo_http_requests_total{method="POST",route="/v1/conversations/:id/messages",status="201"}')).toBe(2);
+    expect(
+      samples.get('mnemo_http_requests_total{method="POST",route="/v1/conversations/:id/messages",status="201"}'),
+    ).toBe(2);
     expect(samples.get('mnemo_http_requests_total{method="GET",route="/v1/conversations/:id",status="404"}')).toBe(1);
-    expect(samples.get('mnemo_http_request_duration_seconds_count{method="POST",route="/v1/conversations/:id/context"}')).toBe(1);
-    expect(samples.get('mnemo_http_request_duration_seconds_bucket{method="POST",route="/v1/conversations/:id/context",le="+Inf"}')).toBe(
-      1,
-    );
+    expect(
+      samples.get('mnemo_http_request_duration_seconds_count{method="POST",route="/v1/conversations/:id/context"}'),
+    ).toBe(1);
+    expect(
+      samples.get(
+        'mnemo_http_request_duration_seconds_bucket{method="POST",route="/v1/conversations/:id/context",le="+Inf"}',
+      ),
+    ).toBe(1);
     expect(samples.get('mnemo_context_builds_total{policy="token-window"}')).toBe(2);
     const sent = first.body.report.sentTokens + second.body.total_tokens;
     expect(samples.get('mnemo_context_sent_tokens_total{policy="token-window"}')).toBe(sent);
@@ -140,8 +150,8 @@ describe('/openapi.json', () => {
     const { status, body } = await server.json<OpenApiDocument>('/openapi.json');
     expect(status).toBe(200);
     expect(body.openapi).toBe('3.1.0');
-    const operations = Object.entries(body.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) =>
-      Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+    const operations = Object.entries(body.paths as Record<string, Record<string, unknown>>).flatMap(
+      ([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
     );
     expect(operations.sort()).toEqual(
       [
@@ -187,7 +197,9 @@ describe('/openapi.json', () => {
       ]),
     );
     expect(append.requestBody.content['application/json'].schema.properties.messages.type).toBe('array');
-    expect(append.responses['201'].content['application/json'].schema.properties.messages.items.required).toContain('seq');
+    expect(append.responses['201'].content['application/json'].schema.properties.messages.items.required).toContain(
+      'seq',
+    );
     expect(body.paths['/v1/memory/add'].post.requestBody.content['application/json'].schema.required).toEqual([
       'conversation_id',
       'role',

@@ -46,7 +46,11 @@ describe('POST /v1/conversations/{id}/context under a saturated embedder', () =>
     ]);
     await memory.runPendingJobs();
     embedder.saturated = true;
-    server = await startServer({ app: createServerApp({ memory, logger: pino({ level: 'silent' }) }), host: '127.0.0.1', port: 0 });
+    server = await startServer({
+      app: createServerApp({ memory, logger: pino({ level: 'silent' }) }),
+      host: '127.0.0.1',
+      port: 0,
+    });
 
     const response = await fetch(`${server.url}/v1/conversations/node-7/context`, {
       method: 'POST',

@@ -25,7 +25,9 @@ function rawRequest(
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+        );
       },
     );
     request.on('error', reject);
@@ -37,7 +39,12 @@ const injected = JSON.stringify({ conversation_id: 'x', role: 'user', content: '
 
 describe('a keyless local server that web pages cannot reach into', () => {
   it('refuses a JSON body sent as text/plain, form data or without a type (a CORS-simple request), and stores nothing', async () => {
-    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', undefined]) {
+    for (const type of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      undefined,
+    ]) {
       const response = await server.json<ErrorBody>('/v1/memory/add', {
         method: 'POST',
         body: injected,
@@ -78,10 +85,13 @@ describe('a keyless local server that web pages cannot reach into', () => {
       const url = new URL(named.url);
       const ask = (host: string) =>
         new Promise<number>((resolve, reject) => {
-          const request = httpRequest({ host: url.hostname, port: url.port, path: '/health', headers: { host } }, (response) => {
-            response.resume();
-            resolve(response.statusCode ?? 0);
-          });
+          const request = httpRequest(
+            { host: url.hostname, port: url.port, path: '/health', headers: { host } },
+            (response) => {
+              response.resume();
+              resolve(response.statusCode ?? 0);
+            },
+          );
           request.on('error', reject);
           request.end();
         });
@@ -95,7 +105,11 @@ describe('a keyless local server that web pages cannot reach into', () => {
   it("refuses state-changing requests from another browser origin, allows the server's own and configured ones", async () => {
     const json = { 'content-type': 'application/json' };
     for (const origin of ['https://evil.example', 'null', `http://localhost.evil.example`]) {
-      const response = await server.json<ErrorBody>('/v1/memory/add', { method: 'POST', body: injected, headers: { ...json, origin } });
+      const response = await server.json<ErrorBody>('/v1/memory/add', {
+        method: 'POST',
+        body: injected,
+        headers: { ...json, origin },
+      });
       expect(response.status, origin).toBe(403);
       expect(response.body.error.code).toBe('forbidden');
       expect((await server.json('/v1/memory/x', { method: 'DELETE', headers: { origin } })).status).toBe(403);
@@ -103,18 +117,34 @@ describe('a keyless local server that web pages cannot reach into', () => {
     expect((await server.json<{ items: unknown[] }>('/v1/conversations')).body.items).toEqual([]);
     // Reading needs no Origin check (the browser keeps the answer from a page without CORS), and the page mnemo serves is same-origin.
     expect((await server.json('/v1/conversations', { headers: { origin: 'https://evil.example' } })).status).toBe(200);
-    expect((await server.json('/v1/memory/add', { method: 'POST', body: injected, headers: { ...json, origin: server.url } })).status).toBe(
-      200,
-    );
+    expect(
+      (
+        await server.json('/v1/memory/add', {
+          method: 'POST',
+          body: injected,
+          headers: { ...json, origin: server.url },
+        })
+      ).status,
+    ).toBe(200);
     const allowing = await startTestServer({ cors: { origins: ['https://app.example'] } });
     try {
       expect(
-        (await allowing.json('/v1/memory/add', { method: 'POST', body: injected, headers: { ...json, origin: 'https://app.example' } }))
-          .status,
+        (
+          await allowing.json('/v1/memory/add', {
+            method: 'POST',
+            body: injected,
+            headers: { ...json, origin: 'https://app.example' },
+          })
+        ).status,
       ).toBe(200);
       expect(
-        (await allowing.json('/v1/memory/add', { method: 'POST', body: injected, headers: { ...json, origin: 'https://evil.example' } }))
-          .status,
+        (
+          await allowing.json('/v1/memory/add', {
+            method: 'POST',
+            body: injected,
+            headers: { ...json, origin: 'https://evil.example' },
+          })
+        ).status,
       ).toBe(403);
     } finally {
       await allowing.close();

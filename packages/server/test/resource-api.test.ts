@@ -6,7 +6,10 @@ import { startTestServer, type TestServer } from './test-server.js';
 /** The bodies of the resource API that these tests read. */
 type MessagesBody = { readonly messages: readonly Message[] };
 type ItemsBody<Item> = { readonly items: readonly Item[] };
-type SeedConversationsPage = { readonly conversations: readonly { readonly id: string }[]; readonly nextCursor?: string };
+type SeedConversationsPage = {
+  readonly conversations: readonly { readonly id: string }[];
+  readonly nextCursor?: string;
+};
 type ContextBody = { readonly messages: readonly ContextMessage[]; readonly report: ContextReport };
 
 let server: TestServer;
@@ -35,7 +38,11 @@ function turns(count: number, offset = 0) {
   }).flat();
 }
 
-async function append<Body = MessagesBody>(conversationId: string, messages: unknown[], headers: Record<string, string> = {}) {
+async function append<Body = MessagesBody>(
+  conversationId: string,
+  messages: unknown[],
+  headers: Record<string, string> = {},
+) {
   return server.json<Body>(`/v1/conversations/${conversationId}/messages`, { json: { messages }, headers });
 }
 
@@ -62,7 +69,9 @@ describe('resource API: messages', () => {
 
   it('answers 409 conflict when a key is reused for different content, storing nothing', async () => {
     await append('node-7', [{ role: 'user', content: 'first' }], { 'Idempotency-Key': 'k' });
-    const reused = await append<ErrorBody>('node-7', [{ role: 'user', content: 'something else' }], { 'Idempotency-Key': 'k' });
+    const reused = await append<ErrorBody>('node-7', [{ role: 'user', content: 'something else' }], {
+      'Idempotency-Key': 'k',
+    });
 
     expect(reused.status).toBe(409);
     expect(reused.body.error.code).toBe('conflict');
@@ -87,15 +96,21 @@ describe('resource API: messages', () => {
   });
 
   it('keeps the users of one tenant apart: user_id, the X-Mnemo-User header, and a clash between them', async () => {
-    await server.json('/v1/conversations/shared/messages?user_id=alice', { json: { messages: [{ role: 'user', content: 'from alice' }] } });
+    await server.json('/v1/conversations/shared/messages?user_id=alice', {
+      json: { messages: [{ role: 'user', content: 'from alice' }] },
+    });
     await server.json('/v1/conversations/shared/messages', {
       json: { messages: [{ role: 'user', content: 'from bob' }] },
       headers: { 'X-Mnemo-User': 'bob' },
     });
 
-    const alice = await server.json<ItemsBody<Message>>('/v1/conversations/shared/messages', { headers: { 'X-Mnemo-User': 'alice' } });
+    const alice = await server.json<ItemsBody<Message>>('/v1/conversations/shared/messages', {
+      headers: { 'X-Mnemo-User': 'alice' },
+    });
     const bob = await server.json<ItemsBody<Message>>('/v1/conversations/shared/messages?user_id=bob');
-    const clash = await server.json('/v1/conversations/shared/messages?user_id=bob', { headers: { 'X-Mnemo-User': 'alice' } });
+    const clash = await server.json('/v1/conversations/shared/messages?user_id=bob', {
+      headers: { 'X-Mnemo-User': 'alice' },
+    });
     const everyone = await server.json<ItemsBody<Conversation>>('/v1/conversations');
     const onlyBob = await server.json<ItemsBody<Conversation>>('/v1/conversations?user_id=bob');
 
@@ -150,7 +165,10 @@ describe('resource API: context, compaction, usage', () => {
 
   it('compacts on request, lists the summaries and expands one back to its messages', async () => {
     await append('node-7', turns(8));
-    const compacted = await server.json<{ readonly summaries: readonly Summary[] }>('/v1/conversations/node-7/compact', { method: 'POST' });
+    const compacted = await server.json<{ readonly summaries: readonly Summary[] }>(
+      '/v1/conversations/node-7/compact',
+      { method: 'POST' },
+    );
     expect(compacted.status).toBe(200);
     expect(compacted.body.summaries.length).toBeGreaterThan(0);
 
@@ -161,9 +179,13 @@ describe('resource API: context, compaction, usage', () => {
     expect((await server.json(`/v1/summaries/${latest.id}/expand`)).status).toBe(404);
     const expanded = await server.json<MessagesBody>(`/v1/summaries/${latest.id}/expand?user_id=node-7`);
     expect(expanded.status).toBe(200);
-    expect(expanded.body.messages.map((message) => message.seq)).toEqual(Array.from({ length: latest.toSeq }, (_, index) => index + 1));
+    expect(expanded.body.messages.map((message) => message.seq)).toEqual(
+      Array.from({ length: latest.toSeq }, (_, index) => index + 1),
+    );
 
-    const context = await server.json<ContextBody>('/v1/conversations/node-7/context', { json: { policy: 'summary', maxTokens: 400 } });
+    const context = await server.json<ContextBody>('/v1/conversations/node-7/context', {
+      json: { policy: 'summary', maxTokens: 400 },
+    });
     expect(context.body.report.parts.map((part) => part.kind)).toContain('summary');
     expect((await server.json('/v1/summaries/no-such-summary/expand')).status).toBe(404);
     expect((await server.json('/v1/conversations/missing/compact', { method: 'POST' })).status).toBe(404);
@@ -179,10 +201,16 @@ describe('resource API: context, compaction, usage', () => {
         ],
       },
     });
-    await server.json('/v1/conversations/three/messages?user_id=carol', { json: { messages: [{ role: 'user', content: 'd' }] } });
+    await server.json('/v1/conversations/three/messages?user_id=carol', {
+      json: { messages: [{ role: 'user', content: 'd' }] },
+    });
 
-    expect((await server.json('/v1/conversations/one', { method: 'DELETE' })).body).toEqual({ erased: { conversations: 1, messages: 1 } });
-    expect((await server.json('/v1/users/carol', { method: 'DELETE' })).body).toEqual({ erased: { conversations: 2, messages: 3 } });
+    expect((await server.json('/v1/conversations/one', { method: 'DELETE' })).body).toEqual({
+      erased: { conversations: 1, messages: 1 },
+    });
+    expect((await server.json('/v1/users/carol', { method: 'DELETE' })).body).toEqual({
+      erased: { conversations: 2, messages: 3 },
+    });
     expect((await server.json<ItemsBody<unknown>>('/v1/conversations')).body.items).toEqual([]);
   });
 });
@@ -224,7 +252,10 @@ describe('resource API: export and import', () => {
     const cases = [
       { body: `${good}\n{not json\n`, message: /^line 2: not valid JSON/ },
       { body: `${good}\n${JSON.stringify({ role: 'robot', content: 'x' })}\n`, message: /^line 2\.role: / },
-      { body: `${good}\n\n${JSON.stringify({ role: 'user', content: '' })}\n`, message: /^line 3: content must not be empty/ },
+      {
+        body: `${good}\n\n${JSON.stringify({ role: 'user', content: '' })}\n`,
+        message: /^line 3: content must not be empty/,
+      },
       { body: `${good}\n${JSON.stringify({ role: 'tool', content: 'orphan', toolCallId: 'nope' })}\n`, message: /./ },
       { body: '\n\n', message: /no messages/ },
     ];

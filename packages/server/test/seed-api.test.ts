@@ -46,7 +46,9 @@ interface SeedDeleted {
   readonly messages_deleted: number;
 }
 /** An invalid_input answer that names the fields of the request that failed. */
-type FieldsErrorBody = { readonly error: { readonly message: string; readonly details: { readonly fields: readonly string[] } } };
+type FieldsErrorBody = {
+  readonly error: { readonly message: string; readonly details: { readonly fields: readonly string[] } };
+};
 
 let server: TestServer;
 
@@ -94,7 +96,9 @@ describe('seed memory API', () => {
 
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ status: 'ok', conversation_id: 'node-7', seq: 1 });
-    const context = await server.json<SeedContext>('/v1/memory/context', { json: { conversation_id: 'node-7', max_tokens: 500 } });
+    const context = await server.json<SeedContext>('/v1/memory/context', {
+      json: { conversation_id: 'node-7', max_tokens: 500 },
+    });
     expect(context.status).toBe(200);
     expect(context.body.messages).toEqual([
       { role: 'user', content: "I'm Maren, relay LARCH-RIDGE. Weather tomorrow?" },
@@ -123,7 +127,12 @@ describe('seed memory API', () => {
     }
     for (const memoryType of ['vector', 'hybrid']) {
       const context = await server.json<SeedContext>('/v1/memory/context', {
-        json: { conversation_id: 'node-9', max_tokens: 300, memory_type: memoryType, query: 'which relay should stay powered?' },
+        json: {
+          conversation_id: 'node-9',
+          max_tokens: 300,
+          memory_type: memoryType,
+          query: 'which relay should stay powered?',
+        },
       });
       expect(context.headers.get('x-mnemo-policy')).toBe('hybrid');
       expect(context.body.total_tokens).toBeLessThanOrEqual(300);
@@ -139,7 +148,9 @@ describe('seed memory API', () => {
     expect(stats.status).toBe(200);
     expect(stats.body).toMatchObject({ conversation_id: 'node-3', message_count: 2, context_requests: 1 });
     const listed = await server.json<SeedConversations>('/v1/conversations');
-    expect(listed.body.conversations).toEqual([{ id: 'node-3', user_id: 'node-3', memory_type: 'buffer', message_count: 2 }]);
+    expect(listed.body.conversations).toEqual([
+      { id: 'node-3', user_id: 'node-3', memory_type: 'buffer', message_count: 2 },
+    ]);
 
     const deleted = await server.json('/v1/memory/node-3', { method: 'DELETE' });
     expect(deleted.body).toEqual({ status: 'deleted', conversation_id: 'node-3', messages_deleted: 2 });
@@ -174,7 +185,9 @@ describe('seed memory API: a seed client reading every field by name', () => {
         json: { conversation_id: 'node-5', role: 'user', content: 'Relay status?', memory_type: 'summary' },
       })
     ).body;
-    await server.json('/v1/memory/add', { json: { conversation_id: 'node-5', role: 'assistant', content: 'All relays up.' } });
+    await server.json('/v1/memory/add', {
+      json: { conversation_id: 'node-5', role: 'assistant', content: 'All relays up.' },
+    });
     await server.json('/v1/memory/add', { json: { conversation_id: 'node-5', role: 'user', content: 'Thanks.' } });
     expect(added.status).toBe('ok');
     expect(added.conversation_id).toBe('node-5');
@@ -183,7 +196,9 @@ describe('seed memory API: a seed client reading every field by name', () => {
     expect(added.tokens).toBeGreaterThan(0);
 
     // No memory_type on the context request: the one given on add.
-    const context = await server.json<SeedContext>('/v1/memory/context', { json: { conversation_id: 'node-5', max_tokens: 500 } });
+    const context = await server.json<SeedContext>('/v1/memory/context', {
+      json: { conversation_id: 'node-5', max_tokens: 500 },
+    });
     expect(context.headers.get('x-mnemo-policy')).toBe('summary');
     expect(context.body.memory_type).toBe('summary');
     expect(context.body.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
@@ -215,7 +230,8 @@ describe('seed memory API: a seed client reading every field by name', () => {
       json: { conversation_id: 'node-5', role: 'assistant', content: 'You are welcome.', memory_type: 'vector' },
     });
     expect(
-      (await server.json<SeedContext>('/v1/memory/context', { json: { conversation_id: 'node-5', max_tokens: 500 } })).body.memory_type,
+      (await server.json<SeedContext>('/v1/memory/context', { json: { conversation_id: 'node-5', max_tokens: 500 } }))
+        .body.memory_type,
     ).toBe('vector');
 
     const deleted = (await server.json<SeedDeleted>('/v1/memory/node-5', { method: 'DELETE' })).body;
@@ -225,14 +241,18 @@ describe('seed memory API: a seed client reading every field by name', () => {
   });
 
   it('answers an unknown conversation with an empty context that says the conversation does not exist', async () => {
-    const context = await server.json('/v1/memory/context', { json: { conversation_id: 'nobody', max_tokens: 100, system: 'Be brief.' } });
+    const context = await server.json('/v1/memory/context', {
+      json: { conversation_id: 'nobody', max_tokens: 100, system: 'Be brief.' },
+    });
     expect(context.status).toBe(200);
     expect(context.body).toMatchObject({
       messages: [{ role: 'system', content: 'Be brief.' }],
       memory_type: 'buffer',
       conversation_found: false,
     });
-    const resource = await server.json<{ report: ContextReport }>('/v1/conversations/nobody/context', { json: { maxTokens: 100 } });
+    const resource = await server.json<{ report: ContextReport }>('/v1/conversations/nobody/context', {
+      json: { maxTokens: 100 },
+    });
     expect(resource.status).toBe(200);
     expect(resource.body.report.conversationFound).toBe(false);
     expect((await server.json('/v1/memory/nobody/stats')).status).toBe(404);
@@ -242,7 +262,9 @@ describe('seed memory API: a seed client reading every field by name', () => {
     await server.json('/v1/memory/add', {
       json: { conversation_id: 'chat-1', user_id: 'maren', role: 'user', content: 'My callsign is LARCH-RIDGE.' },
     });
-    await server.json('/v1/memory/add', { json: { conversation_id: 'chat-9', role: 'user', content: 'My callsign is BIRCH-VALLEY.' } });
+    await server.json('/v1/memory/add', {
+      json: { conversation_id: 'chat-9', role: 'user', content: 'My callsign is BIRCH-VALLEY.' },
+    });
     await server.memory.runPendingJobs();
     const maren = await server.json('/v1/facts?user_id=maren');
     const alone = await server.json('/v1/facts?user_id=chat-9');

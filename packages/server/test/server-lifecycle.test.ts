@@ -13,7 +13,11 @@ afterEach(async () => {
 });
 
 function quietApp(keys: { key: string; tenantId: string }[] = []) {
-  return createServerApp({ memory: createMemory({ store: new InMemoryStore() }), auth: { keys }, logger: pino({ level: 'silent' }) });
+  return createServerApp({
+    memory: createMemory({ store: new InMemoryStore() }),
+    auth: { keys },
+    logger: pino({ level: 'silent' }),
+  });
 }
 
 /** A mounted route that holds its response until the test releases it. */
@@ -39,12 +43,15 @@ describe('startServer', () => {
       code: 'invalid_input',
       message: expect.stringMatching(/^refusing to listen on 0\.0\.0\.0 without API keys/) as unknown,
     });
-    await expect(startServer({ app: quietApp(), host: '::', port: 0 })).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(startServer({ app: quietApp(), host: '::', port: 0 })).rejects.toMatchObject({
+      code: 'invalid_input',
+    });
   });
 
   it('tells loopback hosts from the others', () => {
     for (const host of ['127.0.0.1', '127.1.2.3', 'localhost', '::1', '[::1]']) expect(isLoopbackHost(host)).toBe(true);
-    for (const host of ['0.0.0.0', '::', '10.0.0.5', '192.168.1.2', 'example.com', '128.0.0.1']) expect(isLoopbackHost(host)).toBe(false);
+    for (const host of ['0.0.0.0', '::', '10.0.0.5', '192.168.1.2', 'example.com', '128.0.0.1'])
+      expect(isLoopbackHost(host)).toBe(false);
   });
 
   it('fails with unavailable when the port is taken', async () => {
@@ -59,7 +66,9 @@ describe('startServer', () => {
   it('finishes an in-flight request on shutdown, refuses new connections, then closes the memory', async () => {
     const slow = gatedRoute();
     server = await startTestServer({ routes: [slow.mount] });
-    await server.json('/v1/conversations/c/messages', { json: { messages: [{ role: 'user', content: 'stored before shutdown' }] } });
+    await server.json('/v1/conversations/c/messages', {
+      json: { messages: [{ role: 'user', content: 'stored before shutdown' }] },
+    });
     const inFlight = server.json('/v1/slow');
     await slow.started;
 
@@ -80,6 +89,10 @@ describe('mounted route modules', () => {
     server = await startTestServer({ auth: { keys: [{ key: 'proxy-key', tenantId: 'radio' }] }, routes: [slow.mount] });
 
     expect((await server.json('/v1/slow')).status).toBe(401);
-    expect((await server.json('/v1/slow', { key: 'proxy-key' })).body).toEqual({ done: true, tenantId: 'radio', conversations: 0 });
+    expect((await server.json('/v1/slow', { key: 'proxy-key' })).body).toEqual({
+      done: true,
+      tenantId: 'radio',
+      conversations: 0,
+    });
   });
 });

@@ -32,7 +32,9 @@ export interface TestRequestInit extends RequestInit {
  * Starts a server for a test. Rate limiting is off unless the options set it; compaction runs only when a
  * test drains it (`memory.runPendingJobs()`), so results never depend on the worker's timing.
  */
-export async function startTestServer(options: Partial<Omit<ServerAppOptions, 'memory' | 'store' | 'logger'>> = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: Partial<Omit<ServerAppOptions, 'memory' | 'store' | 'logger'>> = {},
+): Promise<TestServer> {
   const directory = await mkdtemp(join(tmpdir(), 'mnemo-server-'));
   const store = createSqliteStore({ path: join(directory, 'mnemo.db') });
   const memory = createMemory({
@@ -43,7 +45,8 @@ export async function startTestServer(options: Partial<Omit<ServerAppOptions, 'm
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') logs.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line.trim() !== '') logs.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });
@@ -75,7 +78,11 @@ export async function startTestServer(options: Partial<Omit<ServerAppOptions, 'm
     async json<T>(path: string, init?: TestRequestInit) {
       const response = await request(path, init);
       const text = await response.text();
-      return { status: response.status, headers: response.headers, body: (text === '' ? undefined : JSON.parse(text)) as T };
+      return {
+        status: response.status,
+        headers: response.headers,
+        body: (text === '' ? undefined : JSON.parse(text)) as T,
+      };
     },
     async close() {
       await server.close();

@@ -10,7 +10,9 @@ import { createSqliteStore, type SqliteStore } from './sqlite-store.js';
 
 // The workers import the built packages, as another program would; `npm run build` precedes the tests.
 const fixtures = fileURLToPath(new URL('../test-fixtures/', import.meta.url));
-const builtEntries = ['../dist/index.js', '../../core/dist/index.js'].map((entry) => fileURLToPath(new URL(entry, import.meta.url)));
+const builtEntries = ['../dist/index.js', '../../core/dist/index.js'].map((entry) =>
+  fileURLToPath(new URL(entry, import.meta.url)),
+);
 // Generous: Node processes start here, and CI may run other test files beside this one.
 const processTestTimeoutMs = 120_000;
 // Bounded waits for what other processes do; reaching one is a failure, never a slow pass.
@@ -139,7 +141,8 @@ describe('SqliteStore compaction across processes', () => {
     path = join(directory, 'mnemo.db');
   });
   afterEach(async () => {
-    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const child of children.splice(0))
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await memory?.close();
     memory = undefined;
     rmSync(directory, { recursive: true, force: true });
@@ -205,9 +208,18 @@ describe('SqliteStore compaction across processes', () => {
       const summaries = await store.listSummaries(scope);
       expect(summaries).toHaveLength(1);
       // The rescue folds the range the victim had planned: nothing was appended in between.
-      expect(summaries[0]).toMatchObject({ level: 0, fromSeq: 1, toSeq: entered.toSeq, summarizer: 'extractive@1', foldedSummaryIds: [] });
+      expect(summaries[0]).toMatchObject({
+        level: 0,
+        fromSeq: 1,
+        toSeq: entered.toSeq,
+        summarizer: 'extractive@1',
+        foldedSummaryIds: [],
+      });
       expect(summaries[0]!.content.length).toBeGreaterThan(0);
-      expect(await store.getConversation(scope)).toMatchObject({ messageCount: 60, summarizedThroughSeq: entered.toSeq });
+      expect(await store.getConversation(scope)).toMatchObject({
+        messageCount: 60,
+        summarizedThroughSeq: entered.toSeq,
+      });
       expect(fingerprint(await store.listMessages(scope))).toEqual(messagesBefore);
     },
     processTestTimeoutMs,
@@ -227,7 +239,11 @@ describe('SqliteStore compaction across processes', () => {
         keepFacts: true,
       };
       const memory = openParent(settings);
-      const scopes = Array.from({ length: 6 }, (_, index): Scope => ({ tenantId, userId, conversationId: `c${index}` }));
+      const scopes = Array.from({ length: 6 }, (_, index): Scope => ({
+        tenantId,
+        userId,
+        conversationId: `c${index}`,
+      }));
       const crashed = scopes.filter((_, index) => index % 2 === 0);
       for (const scope of crashed) await memory.append(scope, history(scope.conversationId, 60));
       // A worker that died holding these jobs: their leases are expired, so the children may take them over.
@@ -240,7 +256,8 @@ describe('SqliteStore compaction across processes', () => {
       }
       // New appends queue a second job beside each running one: two jobs may now compact one conversation at once.
       for (const scope of crashed) await memory.append(scope, history(scope.conversationId, 1, 60));
-      for (const scope of scopes.filter((_, index) => index % 2 === 1)) await memory.append(scope, history(scope.conversationId, 60));
+      for (const scope of scopes.filter((_, index) => index % 2 === 1))
+        await memory.append(scope, history(scope.conversationId, 60));
       const messagesBefore = new Map<string, ReturnType<typeof fingerprint>>();
       const queued = new Map<string, Job>();
       for (const scope of scopes) {
@@ -276,7 +293,9 @@ describe('SqliteStore compaction across processes', () => {
         expect(summaries.length).toBeGreaterThan(0);
         expect(new Set(summaries.map((summary) => `${summary.level}:${summary.toSeq}`)).size).toBe(summaries.length);
         // One chain: each version folds the one before it, so no two workers wrote on the same base.
-        summaries.forEach((summary, index) => expect(summary.foldedSummaryIds).toEqual(index === 0 ? [] : [summaries[index - 1]!.id]));
+        summaries.forEach((summary, index) =>
+          expect(summary.foldedSummaryIds).toEqual(index === 0 ? [] : [summaries[index - 1]!.id]),
+        );
         expect(conversation.summarizedThroughSeq).toBe(summaries[summaries.length - 1]!.toSeq);
         const backlog = {
           rawMessages: conversation.messageCount - conversation.summarizedThroughSeq,

@@ -43,24 +43,38 @@ export function toSqliteError(error: unknown, action: string, context: SqliteErr
       },
     );
   }
-  if (code === 'SQLITE_FULL' || (code?.startsWith('SQLITE_IOERR') === true && context.path !== undefined && isDiskFull(context.path))) {
+  if (
+    code === 'SQLITE_FULL' ||
+    (code?.startsWith('SQLITE_IOERR') === true && context.path !== undefined && isDiskFull(context.path))
+  ) {
     return new MemoryError(
       'unavailable',
       `${action} failed: the disk holding the database is full; free some space, then retry (nothing was written)`,
       {
         cause: error,
-        details: { sqliteCode: code, reason: 'disk_full', retryable: true, retryAfterSeconds: operatorRetryAfterSeconds },
+        details: {
+          sqliteCode: code,
+          reason: 'disk_full',
+          retryable: true,
+          retryAfterSeconds: operatorRetryAfterSeconds,
+        },
       },
     );
   }
-  const unwritable = code?.startsWith('SQLITE_IOERR') === true && context.path !== undefined && !isWritableFile(context.path);
+  const unwritable =
+    code?.startsWith('SQLITE_IOERR') === true && context.path !== undefined && !isWritableFile(context.path);
   if ((code?.startsWith('SQLITE_READONLY') === true || unwritable) && context.readonly !== true) {
     return new MemoryError(
       'unavailable',
       `${action} failed: the database file cannot be written (its permissions, an immutable flag or a read-only mount); make it writable, then retry`,
       {
         cause: error,
-        details: { sqliteCode: code, reason: 'read_only', retryable: true, retryAfterSeconds: operatorRetryAfterSeconds },
+        details: {
+          sqliteCode: code,
+          reason: 'read_only',
+          retryable: true,
+          retryAfterSeconds: operatorRetryAfterSeconds,
+        },
       },
     );
   }

@@ -39,7 +39,8 @@ export class SqliteFileStore {
   }
 
   getMemoryFile(user: UserScope, path: string): MemoryFile | undefined {
-    const row = this.#statement(sql.select).get(user.tenantId, user.userId, checkStoredMemoryPath(path)) as MemoryFileRow | undefined;
+    const row = this.#statement(sql.select).get(user.tenantId, user.userId, checkStoredMemoryPath(path)) as
+      MemoryFileRow | undefined;
     return row === undefined ? undefined : toFile(row);
   }
 
@@ -81,7 +82,8 @@ export class SqliteFileStore {
           throw new MemoryError('not_found', `nothing at ${source}`, { details: { path: source } });
         if (this.listMemoryFiles(user, target).length > 0)
           throw new MemoryError('conflict', `${target} already exists`, { details: { path: target } });
-        return this.#statement(sql.move).run(target, source, nowMs, user.tenantId, user.userId, source, source, source).changes;
+        return this.#statement(sql.move).run(target, source, nowMs, user.tenantId, user.userId, source, source, source)
+          .changes;
       })
       .immediate();
   }

@@ -29,6 +29,8 @@ export function checkSqliteIntegrity(path: string): Promise<string[]> {
     const worker = new Worker(threadCode, { eval: true, workerData: { path, from: import.meta.url } });
     worker.once('message', (message: { problems: string[] }) => resolve(message.problems));
     worker.once('error', reject);
-    worker.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`the integrity check thread exited with ${code}`))));
+    worker.once('exit', (code) =>
+      code === 0 ? undefined : reject(new Error(`the integrity check thread exited with ${code}`)),
+    );
   });
 }

@@ -35,7 +35,8 @@ const sql = {
   fail: `UPDATE jobs SET status = ?, run_at = coalesce(?, run_at), last_error = ?, lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
     WHERE id = ? AND status = 'running' AND lease_owner = ?`,
   selectForConversation: `SELECT ${jobColumns} FROM jobs WHERE ${inConversation} ORDER BY rowid`,
-  countByKindAll: 'SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM jobs GROUP BY kind, status ORDER BY kind, status',
+  countByKindAll:
+    'SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM jobs GROUP BY kind, status ORDER BY kind, status',
   countByKindTenant:
     'SELECT kind, status, count(*) AS count, min(created_at) AS oldest FROM jobs WHERE tenant_id = ? GROUP BY kind, status ORDER BY kind, status',
   failedAll: `SELECT ${jobColumns} FROM jobs WHERE last_error IS NOT NULL AND status <> 'done' ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
@@ -90,7 +91,12 @@ export class SqliteJobStore {
 
   completeJob(lease: JobLease, now: string, options: JobCompletion = {}): void {
     const { warning } = options;
-    const changes = this.#statement(sql.complete).run(toEpochMs('now', now), warning ?? null, lease.id, lease.leaseOwner ?? null).changes;
+    const changes = this.#statement(sql.complete).run(
+      toEpochMs('now', now),
+      warning ?? null,
+      lease.id,
+      lease.leaseOwner ?? null,
+    ).changes;
     if (changes === 0) throw leaseLost(lease);
   }
 
@@ -116,21 +122,30 @@ export class SqliteJobStore {
   countJobsByKind(filter: { tenantId?: string }): JobKindCount[] {
     const { tenantId } = filter;
     const rows = (
-      tenantId === undefined ? this.#statement(sql.countByKindAll).all() : this.#statement(sql.countByKindTenant).all(tenantId)
+      tenantId === undefined
+        ? this.#statement(sql.countByKindAll).all()
+        : this.#statement(sql.countByKindTenant).all(tenantId)
     ) as {
       kind: JobKind;
       status: JobStatus;
       count: number;
       oldest: number;
     }[];
-    return rows.map((row) => ({ kind: row.kind, status: row.status, count: row.count, oldestCreatedAt: toIsoTime(row.oldest) }));
+    return rows.map((row) => ({
+      kind: row.kind,
+      status: row.status,
+      count: row.count,
+      oldestCreatedAt: toIsoTime(row.oldest),
+    }));
   }
 
   listFailedJobs(filter: { tenantId?: string; limit: number }): Job[] {
     const { tenantId, limit } = filter;
     checkCount('limit', limit);
     const rows =
-      tenantId === undefined ? this.#statement(sql.failedAll).all(limit) : this.#statement(sql.failedTenant).all(tenantId, limit);
+      tenantId === undefined
+        ? this.#statement(sql.failedAll).all(limit)
+        : this.#statement(sql.failedTenant).all(tenantId, limit);
     return (rows as JobRow[]).map(toJob);
   }
 }

@@ -26,7 +26,11 @@ function reader(rows: KeywordRow[]): {
 }
 
 /** BM25 of every row, written out plainly: the reference the index must match. */
-function bruteForce(rows: readonly KeywordRow[], terms: readonly string[], k: number): { key: number; score: number }[] {
+function bruteForce(
+  rows: readonly KeywordRow[],
+  terms: readonly string[],
+  k: number,
+): { key: number; score: number }[] {
   const documents = rows.map(([rowid, , , content]) => ({ rowid, words: keywordTokens(content) }));
   const average = Math.max(1, documents.reduce((sum, document) => sum + document.words.length, 0) / documents.length);
   const groups = keywordQuery(terms);
@@ -59,7 +63,10 @@ function corpus(count: number, seed: number): KeywordRow[] {
     return state / 2147483648;
   };
   return Array.from({ length: count }, (_, index) => {
-    const words = Array.from({ length: 1 + Math.floor(next() * 12) }, () => vocabulary[Math.floor(next() ** 2 * vocabulary.length)]!);
+    const words = Array.from(
+      { length: 1 + Math.floor(next() * 12) },
+      () => vocabulary[Math.floor(next() ** 2 * vocabulary.length)]!,
+    );
     return [index * 3 + 1, `c${index % 3}`, 1000 + index, words.join(' ')] as const;
   });
 }

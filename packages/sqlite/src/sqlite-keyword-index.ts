@@ -1,4 +1,10 @@
-import { KeywordPostings, KeywordRanker, wordFrequencies, type KeywordHit, type ScanFilter } from '@mnemo/core/store-kit';
+import {
+  KeywordPostings,
+  KeywordRanker,
+  wordFrequencies,
+  type KeywordHit,
+  type ScanFilter,
+} from '@mnemo/core/store-kit';
 import { keywordTokens } from './sqlite-keyword-tokens.js';
 import { UserCopies, type UserCopy, type Watermark } from './sqlite-user-copies.js';
 

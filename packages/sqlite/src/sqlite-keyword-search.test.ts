@@ -34,21 +34,28 @@ describe('keyword search on the in-memory index (SQLite)', () => {
     const insert = raw.prepare(
       `INSERT INTO messages (id, tenant_id, user_id, conversation_id, seq, role, content, created_at, tokens) VALUES (?, ?, ?, ?, ?, 'user', ?, ?, 1)`,
     );
-    ['the antennas are up on the summit', 'battery at 3.9 volts', 'another antenna for the relay'].forEach((content, index) =>
-      insert.run(`m${index}`, scope.tenantId, scope.userId, scope.conversationId, index + 1, content, index),
+    ['the antennas are up on the summit', 'battery at 3.9 volts', 'another antenna for the relay'].forEach(
+      (content, index) =>
+        insert.run(`m${index}`, scope.tenantId, scope.userId, scope.conversationId, index + 1, content, index),
     );
     raw.close();
     const store = createSqliteStore({ path });
     try {
-      expect((await store.searchKeyword(user, ['antenna'], { k: 5 })).map((hit) => hit.message.seq).sort()).toEqual([1, 3]);
-      expect((await store.searchKeyword(user, ['volts', 'relay'], { k: 5 })).map((hit) => hit.message.seq).sort()).toEqual([2, 3]);
+      expect((await store.searchKeyword(user, ['antenna'], { k: 5 })).map((hit) => hit.message.seq).sort()).toEqual([
+        1, 3,
+      ]);
+      expect(
+        (await store.searchKeyword(user, ['volts', 'relay'], { k: 5 })).map((hit) => hit.message.seq).sort(),
+      ).toEqual([2, 3]);
     } finally {
       await store.close();
     }
     const check = new Database(path, { readonly: true });
     try {
       expect(readSqliteSchemaVersion(check)).toBe(sqliteMigrations.length);
-      const names = (check.prepare('SELECT name FROM sqlite_master').all() as { name: string }[]).map((row) => row.name);
+      const names = (check.prepare('SELECT name FROM sqlite_master').all() as { name: string }[]).map(
+        (row) => row.name,
+      );
       expect(names.filter((name) => name.startsWith('messages_fts'))).toEqual([]);
       expect(names).toEqual(expect.arrayContaining(['message_deletions', 'messages_user_rowid', 'messages_deleted']));
     } finally {
@@ -62,8 +69,11 @@ describe('keyword search on the in-memory index (SQLite)', () => {
     const other = { ...user, userId: 'user-2' };
     try {
       await writer.appendMessages(scope, [makeNewMessage('the antenna is on the roof'), makeNewMessage('battery low')]);
-      await writer.appendMessages({ ...other, conversationId: 'conv-9' }, [makeNewMessage('my antenna broke, antenna antenna')]);
-      const contents = async (who = user) => (await searcher.searchKeyword(who, ['antenna'], { k: 10 })).map((hit) => hit.message.content);
+      await writer.appendMessages({ ...other, conversationId: 'conv-9' }, [
+        makeNewMessage('my antenna broke, antenna antenna'),
+      ]);
+      const contents = async (who = user) =>
+        (await searcher.searchKeyword(who, ['antenna'], { k: 10 })).map((hit) => hit.message.content);
       expect(await contents()).toEqual(['the antenna is on the roof']);
       await writer.appendMessages({ ...scope, conversationId: 'conv-2' }, [makeNewMessage('new antenna mast')]);
       expect(await contents()).toEqual(['new antenna mast', 'the antenna is on the roof']);
@@ -81,7 +91,9 @@ describe('keyword search on the in-memory index (SQLite)', () => {
       const raw = new Database(path, { readonly: true });
       try {
         // No deletion count names the erased user (their new messages have not been deleted).
-        expect(raw.prepare('SELECT count(*) AS n FROM message_deletions WHERE user_id = ?').get(user.userId)).toEqual({ n: 0 });
+        expect(raw.prepare('SELECT count(*) AS n FROM message_deletions WHERE user_id = ?').get(user.userId)).toEqual({
+          n: 0,
+        });
       } finally {
         raw.close();
       }
@@ -98,7 +110,9 @@ describe('keyword search on the in-memory index (SQLite)', () => {
       await writer.appendMessages(
         scope,
         Array.from({ length: 7000 }, (_, index) =>
-          makeNewMessage(`status report ${index + 1} from node ${index % 97}${index === 4321 ? ' with the rare lightning word' : ''}`),
+          makeNewMessage(
+            `status report ${index + 1} from node ${index % 97}${index === 4321 ? ' with the rare lightning word' : ''}`,
+          ),
         ),
       );
       let turns = 0;

@@ -30,7 +30,11 @@ function fts5Words(input: readonly string[]): string[][] {
     const insert = database.prepare('INSERT INTO t (rowid, content) VALUES (?, ?)');
     input.forEach((text, index) => insert.run(index + 1, text));
     const words: string[][] = input.map(() => []);
-    for (const [term, doc, offset] of database.prepare('SELECT term, doc, offset FROM v').raw(true).all() as [string, number, number][]) {
+    for (const [term, doc, offset] of database.prepare('SELECT term, doc, offset FROM v').raw(true).all() as [
+      string,
+      number,
+      number,
+    ][]) {
       words[doc - 1]![offset] = term;
     }
     return words;

@@ -31,7 +31,8 @@ export function keywordTokens(text: string): string[] {
   let folded = text.toLowerCase();
   // Diacritics go from Latin letters only ("résumé" is "resume"); other scripts keep their marks. A
   // final sigma is a sigma, as case folding has it.
-  if (nonAscii.test(folded)) folded = folded.normalize('NFD').replace(latinMarks, '$1').normalize('NFC').replace(/ς/g, 'σ');
+  if (nonAscii.test(folded))
+    folded = folded.normalize('NFD').replace(latinMarks, '$1').normalize('NFC').replace(/ς/g, 'σ');
   const words = folded.match(wordPattern) ?? [];
   return words.map(stem);
 }

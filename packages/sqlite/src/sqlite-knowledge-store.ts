@@ -79,15 +79,13 @@ export class SqliteKnowledgeStore {
       .transaction(() => {
         this.#currentFact(user, factId);
         if (supersededBy !== undefined && this.#fact(user, supersededBy) === undefined) {
-          throw new MemoryError('not_found', `fact ${supersededBy} does not exist`, { details: { factId: supersededBy } });
+          throw new MemoryError('not_found', `fact ${supersededBy} does not exist`, {
+            details: { factId: supersededBy },
+          });
         }
-        this.#statement(`UPDATE facts SET valid_to = ?, superseded_by = coalesce(?, superseded_by) WHERE ${ofUser} AND id = ?`).run(
-          atMs,
-          supersededBy ?? null,
-          user.tenantId,
-          user.userId,
-          factId,
-        );
+        this.#statement(
+          `UPDATE facts SET valid_to = ?, superseded_by = coalesce(?, superseded_by) WHERE ${ofUser} AND id = ?`,
+        ).run(atMs, supersededBy ?? null, user.tenantId, user.userId, factId);
         return this.#fact(user, factId)!;
       })
       .immediate();
@@ -98,7 +96,12 @@ export class SqliteKnowledgeStore {
     return this.#database
       .transaction(() => {
         this.#currentFact(user, factId);
-        this.#statement(`UPDATE facts SET expires_at = ? WHERE ${ofUser} AND id = ?`).run(atMs, user.tenantId, user.userId, factId);
+        this.#statement(`UPDATE facts SET expires_at = ? WHERE ${ofUser} AND id = ?`).run(
+          atMs,
+          user.tenantId,
+          user.userId,
+          factId,
+        );
         return this.#fact(user, factId)!;
       })
       .immediate();
@@ -106,7 +109,10 @@ export class SqliteKnowledgeStore {
 
   listFacts(user: UserScope, query: FactQuery = {}): Fact[] {
     // Few facts per user: the validity rules are the shared ones, applied to the user's rows.
-    const rows = this.#statement(`SELECT * FROM facts WHERE ${ofUser} ORDER BY rowid`).all(user.tenantId, user.userId) as FactRow[];
+    const rows = this.#statement(`SELECT * FROM facts WHERE ${ofUser} ORDER BY rowid`).all(
+      user.tenantId,
+      user.userId,
+    ) as FactRow[];
     return rows.map(toFact).filter((fact) => isFactVisible(fact, query));
   }
 
@@ -118,13 +124,18 @@ export class SqliteKnowledgeStore {
         const found = names
           .map(
             (name) =>
-              this.#statement(`SELECT entity_id FROM entity_names WHERE ${ofUser} AND name = ?`).get(user.tenantId, user.userId, name) as
-                { entity_id: string } | undefined,
+              this.#statement(`SELECT entity_id FROM entity_names WHERE ${ofUser} AND name = ?`).get(
+                user.tenantId,
+                user.userId,
+                name,
+              ) as { entity_id: string } | undefined,
           )
           .find((row) => row !== undefined);
         if (found !== undefined) {
           const merged = mergeEntity(this.#entity(user, found.entity_id)!, input, now);
-          this.#statement(`UPDATE entities SET type = ?, aliases = ?, description = ?, updated_at = ? WHERE ${ofUser} AND id = ?`).run(
+          this.#statement(
+            `UPDATE entities SET type = ?, aliases = ?, description = ?, updated_at = ? WHERE ${ofUser} AND id = ?`,
+          ).run(
             merged.type,
             JSON.stringify(merged.aliases),
             merged.description ?? null,
@@ -137,10 +148,22 @@ export class SqliteKnowledgeStore {
           return this.#entity(user, merged.id)!;
         }
         const id = crypto.randomUUID();
-        const aliases = [...new Set(input.aliases ?? [])].filter((alias) => alias.toLowerCase() !== input.name.toLowerCase());
+        const aliases = [...new Set(input.aliases ?? [])].filter(
+          (alias) => alias.toLowerCase() !== input.name.toLowerCase(),
+        );
         this.#statement(
           `INSERT INTO entities (id, tenant_id, user_id, name, type, aliases, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        ).run(id, user.tenantId, user.userId, input.name, input.type, JSON.stringify(aliases), input.description ?? null, nowMs, nowMs);
+        ).run(
+          id,
+          user.tenantId,
+          user.userId,
+          input.name,
+          input.type,
+          JSON.stringify(aliases),
+          input.description ?? null,
+          nowMs,
+          nowMs,
+        );
         const created = this.#entity(user, id)!;
         this.#indexNames(user, created);
         return created;
@@ -192,7 +215,11 @@ export class SqliteKnowledgeStore {
           nowMs,
         );
         return toRelation(
-          this.#statement(`SELECT * FROM relations WHERE ${ofUser} AND id = ?`).get(user.tenantId, user.userId, id) as RelationRow,
+          this.#statement(`SELECT * FROM relations WHERE ${ofUser} AND id = ?`).get(
+            user.tenantId,
+            user.userId,
+            id,
+          ) as RelationRow,
         );
       })
       .immediate();
@@ -202,11 +229,19 @@ export class SqliteKnowledgeStore {
     const atMs = toEpochMs('at', at);
     return this.#database
       .transaction(() => {
-        const row = this.#statement(`SELECT * FROM relations WHERE ${ofUser} AND id = ?`).get(user.tenantId, user.userId, relationId) as
-          RelationRow | undefined;
+        const row = this.#statement(`SELECT * FROM relations WHERE ${ofUser} AND id = ?`).get(
+          user.tenantId,
+          user.userId,
+          relationId,
+        ) as RelationRow | undefined;
         if (row === undefined) throw new MemoryError('not_found', `relation ${relationId} does not exist`);
         if (row.valid_to !== null) throw new MemoryError('conflict', `relation ${relationId} is no longer current`);
-        this.#statement(`UPDATE relations SET valid_to = ? WHERE ${ofUser} AND id = ?`).run(atMs, user.tenantId, user.userId, relationId);
+        this.#statement(`UPDATE relations SET valid_to = ? WHERE ${ofUser} AND id = ?`).run(
+          atMs,
+          user.tenantId,
+          user.userId,
+          relationId,
+        );
         return toRelation({ ...row, valid_to: atMs });
       })
       .immediate();
@@ -232,13 +267,16 @@ export class SqliteKnowledgeStore {
   advanceCursor(scope: Scope, name: string, expected: number, next: number): void {
     this.#database
       .transaction(() => {
-        const exists = this.#statement('SELECT 1 FROM conversations WHERE tenant_id = ? AND user_id = ? AND conversation_id = ?').get(
-          ...scopeKey(scope),
-        );
-        if (exists === undefined) throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
+        const exists = this.#statement(
+          'SELECT 1 FROM conversations WHERE tenant_id = ? AND user_id = ? AND conversation_id = ?',
+        ).get(...scopeKey(scope));
+        if (exists === undefined)
+          throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
         const current = this.getCursor(scope, name);
         if (current !== expected)
-          throw new MemoryError('conflict', `cursor ${name} is at ${current}, not ${expected}`, { details: { name, current, expected } });
+          throw new MemoryError('conflict', `cursor ${name} is at ${current}, not ${expected}`, {
+            details: { name, current, expected },
+          });
         this.#statement(
           `INSERT INTO cursors (tenant_id, user_id, conversation_id, name, position) VALUES (?, ?, ?, ?, ?)
            ON CONFLICT (tenant_id, user_id, conversation_id, name) DO UPDATE SET position = excluded.position`,
@@ -249,7 +287,9 @@ export class SqliteKnowledgeStore {
 
   /** Removes the cursors of one conversation (inside the caller's erase transaction). */
   deleteConversation(scope: Scope): void {
-    this.#statement('DELETE FROM cursors WHERE tenant_id = ? AND user_id = ? AND conversation_id = ?').run(...scopeKey(scope));
+    this.#statement('DELETE FROM cursors WHERE tenant_id = ? AND user_id = ? AND conversation_id = ?').run(
+      ...scopeKey(scope),
+    );
   }
 
   /** Removes every fact, entity, relation and cursor of a user (inside the caller's erase transaction). */
@@ -267,11 +307,9 @@ export class SqliteKnowledgeStore {
   ): void {
     const conversationId = source.sourceConversationId;
     if (conversationId === undefined || source.sourceSeqs.length === 0) return;
-    const erased = this.#statement(`SELECT erased_messages FROM conversations WHERE ${ofUser} AND conversation_id = ?`).get(
-      user.tenantId,
-      user.userId,
-      conversationId,
-    ) as { erased_messages: number } | undefined;
+    const erased = this.#statement(
+      `SELECT erased_messages FROM conversations WHERE ${ofUser} AND conversation_id = ?`,
+    ).get(user.tenantId, user.userId, conversationId) as { erased_messages: number } | undefined;
     if (erased === undefined || erased.erased_messages === 0) return;
     const stored = this.#statement(
       `SELECT 1 FROM messages WHERE ${ofUser} AND conversation_id = ? AND seq IN (SELECT value FROM json_each(?)) LIMIT 1`,
@@ -281,31 +319,36 @@ export class SqliteKnowledgeStore {
 
   #indexNames(user: UserScope, entity: Entity): void {
     for (const name of namesOf(entity)) {
-      this.#statement(`INSERT OR IGNORE INTO entity_names (tenant_id, user_id, name, entity_id) VALUES (?, ?, ?, ?)`).run(
-        user.tenantId,
-        user.userId,
-        name,
-        entity.id,
-      );
+      this.#statement(
+        `INSERT OR IGNORE INTO entity_names (tenant_id, user_id, name, entity_id) VALUES (?, ?, ?, ?)`,
+      ).run(user.tenantId, user.userId, name, entity.id);
     }
   }
 
   #entity(user: UserScope, id: string): Entity | undefined {
-    const row = this.#statement(`SELECT * FROM entities WHERE ${ofUser} AND id = ?`).get(user.tenantId, user.userId, id) as
-      EntityRow | undefined;
+    const row = this.#statement(`SELECT * FROM entities WHERE ${ofUser} AND id = ?`).get(
+      user.tenantId,
+      user.userId,
+      id,
+    ) as EntityRow | undefined;
     return row === undefined ? undefined : toEntity(row);
   }
 
   #fact(user: UserScope, id: string): Fact | undefined {
-    const row = this.#statement(`SELECT * FROM facts WHERE ${ofUser} AND id = ?`).get(user.tenantId, user.userId, id) as
-      FactRow | undefined;
+    const row = this.#statement(`SELECT * FROM facts WHERE ${ofUser} AND id = ?`).get(
+      user.tenantId,
+      user.userId,
+      id,
+    ) as FactRow | undefined;
     return row === undefined ? undefined : toFact(row);
   }
 
   #currentFact(user: UserScope, id: string): Fact {
     const fact = this.#fact(user, id);
-    if (fact === undefined) throw new MemoryError('not_found', `fact ${id} does not exist`, { details: { factId: id } });
-    if (fact.validTo !== undefined) throw new MemoryError('conflict', `fact ${id} is no longer current`, { details: { factId: id } });
+    if (fact === undefined)
+      throw new MemoryError('not_found', `fact ${id} does not exist`, { details: { factId: id } });
+    if (fact.validTo !== undefined)
+      throw new MemoryError('conflict', `fact ${id} is no longer current`, { details: { factId: id } });
     return fact;
   }
 }

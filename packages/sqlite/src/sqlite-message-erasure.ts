@@ -79,7 +79,12 @@ export class SqliteMessageErasure {
     );
   }
 
-  #eraseLocked(user: UserScope, selection: MessageSelection, options: EraseMessagesOptions, erasedAt: number): ErasureReceipt {
+  #eraseLocked(
+    user: UserScope,
+    selection: MessageSelection,
+    options: EraseMessagesOptions,
+    erasedAt: number,
+  ): ErasureReceipt {
     const key = [user.tenantId, user.userId] as const;
     const bounds = [
       selection.fromSeq ?? 1,
@@ -92,10 +97,9 @@ export class SqliteMessageErasure {
     const columns = 'rowid, conversation_id, seq, tokens, content';
     const rows = (
       selection.conversationId === undefined
-        ? this.#statement(`SELECT ${columns} FROM messages WHERE ${ofUser} AND seq >= ? AND seq <= ? AND created_at < ?`).all(
-            ...key,
-            ...bounds,
-          )
+        ? this.#statement(
+            `SELECT ${columns} FROM messages WHERE ${ofUser} AND seq >= ? AND seq <= ? AND created_at < ?`,
+          ).all(...key, ...bounds)
         : this.#statement(
             `SELECT ${columns} FROM messages WHERE ${ofUser} AND conversation_id = ? AND seq >= ? AND seq <= ? AND +created_at < ?`,
           ).all(...key, selection.conversationId, ...bounds)
@@ -121,7 +125,9 @@ export class SqliteMessageErasure {
         ...scope,
         first,
       ).changes;
-      const latest = this.#statement(`SELECT max(to_seq) AS seq FROM summaries WHERE ${ofUser} AND conversation_id = ?`).get(...scope) as {
+      const latest = this.#statement(
+        `SELECT max(to_seq) AS seq FROM summaries WHERE ${ofUser} AND conversation_id = ?`,
+      ).get(...scope) as {
         seq: number | null;
       };
       const watermark = latest.seq ?? 0;
@@ -151,13 +157,9 @@ export class SqliteMessageErasure {
       memoryFiles: options.memoryFiles ?? 0,
     };
     const auditId = crypto.randomUUID();
-    this.#statement('INSERT INTO erasures (id, tenant_id, user_id, selection, counts, erased_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-      auditId,
-      ...key,
-      JSON.stringify(selection),
-      JSON.stringify(counts),
-      erasedAt,
-    );
+    this.#statement(
+      'INSERT INTO erasures (id, tenant_id, user_id, selection, counts, erased_at) VALUES (?, ?, ?, ?, ?, ?)',
+    ).run(auditId, ...key, JSON.stringify(selection), JSON.stringify(counts), erasedAt);
     return Object.freeze({ ...counts, auditId });
   }
 
@@ -167,22 +169,29 @@ export class SqliteMessageErasure {
   ): Pick<ErasureCounts, 'facts' | 'factsKept' | 'relations' | 'entities'> {
     if (byConversation.size === 0) return { facts: 0, factsKept: 0, relations: 0, entities: 0 };
     const key = [user.tenantId, user.userId] as const;
-    const facts = (this.#statement(`SELECT * FROM facts WHERE ${ofUser} ORDER BY rowid`).all(...key) as FactRow[]).map((row) =>
-      factFromRow(row, toIsoTime),
+    const facts = (this.#statement(`SELECT * FROM facts WHERE ${ofUser} ORDER BY rowid`).all(...key) as FactRow[]).map(
+      (row) => factFromRow(row, toIsoTime),
     );
-    const relations = (this.#statement(`SELECT * FROM relations WHERE ${ofUser} ORDER BY rowid`).all(...key) as RelationRow[]).map((row) =>
-      relationFromRow(row, toIsoTime),
+    const relations = (
+      this.#statement(`SELECT * FROM relations WHERE ${ofUser} ORDER BY rowid`).all(...key) as RelationRow[]
+    ).map((row) => relationFromRow(row, toIsoTime));
+    const erased = new Map(
+      [...byConversation].map(([conversationId, rows]) => [conversationId, new Set(rows.map((row) => row.seq))]),
     );
-    const erased = new Map([...byConversation].map(([conversationId, rows]) => [conversationId, new Set(rows.map((row) => row.seq))]));
-    const entities = (this.#statement(`SELECT * FROM entities WHERE ${ofUser} ORDER BY rowid`).all(...key) as EntityRow[]).map((row) =>
-      entityFromRow(row, toIsoTime),
-    );
+    const entities = (
+      this.#statement(`SELECT * FROM entities WHERE ${ofUser} ORDER BY rowid`).all(...key) as EntityRow[]
+    ).map((row) => entityFromRow(row, toIsoTime));
     const erasedTexts = [...byConversation.values()].flatMap((rows) => rows.map((row) => row.content));
     const planned = planKnowledgeErasure(facts, relations, erased, { entities, erasedTexts });
     // An entity only erased messages named goes; one another stored message of the user names stays.
-    const mentioned = this.#statement(`SELECT 1 FROM messages WHERE ${ofUser} AND instr(lower(content), ?) > 0 LIMIT 1`);
+    const mentioned = this.#statement(
+      `SELECT 1 FROM messages WHERE ${ofUser} AND instr(lower(content), ?) > 0 LIMIT 1`,
+    );
     const names = new Set(planned.namedEntities.flatMap((named) => named.names));
-    const edits = settleEntityNames(planned.namedEntities, new Set([...names].filter((name) => mentioned.get(...key, name) === undefined)));
+    const edits = settleEntityNames(
+      planned.namedEntities,
+      new Set([...names].filter((name) => mentioned.get(...key, name) === undefined)),
+    );
     const plan = { ...planned, deleteEntityIds: [...planned.deleteEntityIds, ...edits.deleteEntityIds] };
     for (const update of edits.updates) {
       this.#statement(`UPDATE entities SET aliases = ?, description = ? WHERE ${ofUser} AND id = ?`).run(
@@ -192,9 +201,14 @@ export class SqliteMessageErasure {
         update.id,
       );
       for (const name of update.removedNames)
-        this.#statement(`DELETE FROM entity_names WHERE ${ofUser} AND name = ? AND entity_id = ?`).run(...key, name, update.id);
+        this.#statement(`DELETE FROM entity_names WHERE ${ofUser} AND name = ? AND entity_id = ?`).run(
+          ...key,
+          name,
+          update.id,
+        );
     }
-    for (const id of plan.deleteFactIds) this.#statement(`DELETE FROM facts WHERE ${ofUser} AND id = ?`).run(...key, id);
+    for (const id of plan.deleteFactIds)
+      this.#statement(`DELETE FROM facts WHERE ${ofUser} AND id = ?`).run(...key, id);
     for (const update of plan.updateFacts) {
       this.#statement(`UPDATE facts SET source_seqs = ?, text = ? WHERE ${ofUser} AND id = ?`).run(
         JSON.stringify(update.sourceSeqs),
@@ -211,7 +225,8 @@ export class SqliteMessageErasure {
         relink.id,
       );
     }
-    for (const id of plan.deleteRelationIds) this.#statement(`DELETE FROM relations WHERE ${ofUser} AND id = ?`).run(...key, id);
+    for (const id of plan.deleteRelationIds)
+      this.#statement(`DELETE FROM relations WHERE ${ofUser} AND id = ?`).run(...key, id);
     for (const update of plan.updateRelations) {
       this.#statement(`UPDATE relations SET source_seqs = ? WHERE ${ofUser} AND id = ?`).run(
         JSON.stringify(update.sourceSeqs),

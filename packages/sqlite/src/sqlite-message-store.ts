@@ -164,19 +164,24 @@ export class SqliteMessageStore {
     const rows = this.#statement(query).all(...parameters, limit + 1) as ConversationRow[];
     const items = rows.slice(0, limit).map(toConversation);
     const last = items[items.length - 1];
-    return rows.length > limit && last !== undefined ? { items, nextCursor: encodeConversationCursor(last) } : { items };
+    return rows.length > limit && last !== undefined
+      ? { items, nextCursor: encodeConversationCursor(last) }
+      : { items };
   }
 
   /** Replaces the conversation's metadata and returns the row; `undefined` when it does not exist. */
   updateConversationMetadata(scope: Scope, metadata: Metadata): Conversation | undefined {
     const json = JSON.stringify(checkConversationMetadata(metadata));
-    const row = this.#statement(sql.updateConversationMetadata).get(json, ...scopeKey(scope)) as ConversationRow | undefined;
+    const row = this.#statement(sql.updateConversationMetadata).get(json, ...scopeKey(scope)) as
+      ConversationRow | undefined;
     return row === undefined ? undefined : toConversation(row);
   }
 
   /** Stored messages of the conversation per role; `{}` for an unknown conversation. */
   countMessagesByRole(scope: Scope): RoleCounts {
-    return toRoleCounts(this.#statement(sql.countMessagesByRole).all(...scopeKey(scope)) as { role: string; count: number }[]);
+    return toRoleCounts(
+      this.#statement(sql.countMessagesByRole).all(...scopeKey(scope)) as { role: string; count: number }[],
+    );
   }
 
   /** Adds a ledger entry; `not_found` when the conversation does not exist. */
@@ -197,7 +202,9 @@ export class SqliteMessageStore {
       ...scopeKey(scope),
     );
     if (result.changes === 0) {
-      throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`, { details: { field: 'conversationId' } });
+      throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`, {
+        details: { field: 'conversationId' },
+      });
     }
   }
 
@@ -232,7 +239,9 @@ export class SqliteMessageStore {
       }),
     );
     const last = items[items.length - 1];
-    return rows.length > limit && last !== undefined ? { items, nextCursor: encodePositionCursor(last.position) } : { items };
+    return rows.length > limit && last !== undefined
+      ? { items, nextCursor: encodePositionCursor(last.position) }
+      : { items };
   }
 
   /** Removes a conversation, its messages and its ledger in one transaction. */
@@ -370,7 +379,8 @@ type MessageValues = readonly [
 ];
 
 function fromMessageValues(values: MessageValues): MessageRow {
-  const [id, seq, role, content, name, tool_calls, tool_call_id, created_at, metadata, tokens, idempotency_key] = values;
+  const [id, seq, role, content, name, tool_calls, tool_call_id, created_at, metadata, tokens, idempotency_key] =
+    values;
   return { id, seq, role, content, name, tool_calls, tool_call_id, created_at, metadata, tokens, idempotency_key };
 }
 

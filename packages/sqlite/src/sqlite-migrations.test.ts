@@ -5,7 +5,12 @@ import { isMemoryError, MemoryError, type Scope } from '@mnemo/core';
 import { makeNewMessage } from '@mnemo/core/testing';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { migrateSqliteSchema, readSqliteSchemaVersion, sqliteMigrations, type SqliteMigration } from './sqlite-migrations.js';
+import {
+  migrateSqliteSchema,
+  readSqliteSchemaVersion,
+  sqliteMigrations,
+  type SqliteMigration,
+} from './sqlite-migrations.js';
 import { createSqliteStore } from './sqlite-store.js';
 
 const scope: Scope = { tenantId: 'tenant-a', userId: 'user-1', conversationId: 'conv-1' };
@@ -110,7 +115,11 @@ describe('migrateSqliteSchema', () => {
     }
     const store = createSqliteStore({ path });
     try {
-      expect(await store.getConversation(scope)).toMatchObject({ messageCount: 2, totalTokens: 4, metadata: undefined });
+      expect(await store.getConversation(scope)).toMatchObject({
+        messageCount: 2,
+        totalTokens: 4,
+        metadata: undefined,
+      });
       expect(await store.countMessagesByRole(scope)).toEqual({ user: 1, assistant: 1 });
       expect(await store.updateConversationMetadata(scope, { memory_type: 'buffer' })).toMatchObject({
         messageCount: 2,
@@ -137,7 +146,10 @@ describe('migrateSqliteSchema', () => {
 
     const error = captureError(() => createSqliteStore({ path }));
     expect(error).toBeInstanceOf(MemoryError);
-    expect(error).toMatchObject({ code: 'storage_failed', details: { schemaVersion: latestVersion + 7, supportedVersion: latestVersion } });
+    expect(error).toMatchObject({
+      code: 'storage_failed',
+      details: { schemaVersion: latestVersion + 7, supportedVersion: latestVersion },
+    });
     expect((error as MemoryError).message).toMatch(/newer than version \d+.*upgrade mnemo/);
 
     const after = new Database(path);
@@ -154,7 +166,10 @@ describe('migrateSqliteSchema', () => {
     writeFileSync(path, text);
     const error = captureError(() => createSqliteStore({ path }));
     expect(error).toBeInstanceOf(MemoryError);
-    expect(error).toMatchObject({ code: 'storage_failed', cause: expect.objectContaining({ code: 'SQLITE_NOTADB' }) as unknown });
+    expect(error).toMatchObject({
+      code: 'storage_failed',
+      cause: expect.objectContaining({ code: 'SQLITE_NOTADB' }) as unknown,
+    });
     expect((error as MemoryError).message).toContain('not a SQLite database');
     expect((error as MemoryError).message).toContain(path);
     expect(readFileSync(path, 'utf8')).toBe(text);
@@ -163,6 +178,9 @@ describe('migrateSqliteSchema', () => {
   it('refuses to migrate a database opened read-only when it is behind the code', () => {
     new Database(path).close();
     const error = captureError(() => createSqliteStore({ path, readonly: true }));
-    expect(error).toMatchObject({ code: 'storage_failed', details: { schemaVersion: 0, supportedVersion: latestVersion } });
+    expect(error).toMatchObject({
+      code: 'storage_failed',
+      details: { schemaVersion: 0, supportedVersion: latestVersion },
+    });
   });
 });

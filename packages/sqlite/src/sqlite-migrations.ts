@@ -339,7 +339,10 @@ export interface SqliteMigrateOptions {
  * `storage_failed` for a database written by a newer version (left untouched), for a read-only
  * database that needs migrating, and for any driver failure (rolled back, with the driver error as `cause`).
  */
-export function migrateSqliteSchema(database: SqliteDatabase, options: SqliteMigrateOptions = {}): SqliteMigrationResult {
+export function migrateSqliteSchema(
+  database: SqliteDatabase,
+  options: SqliteMigrateOptions = {},
+): SqliteMigrationResult {
   const migrations = options.migrations ?? sqliteMigrations;
   const latest = checkMigrationOrder(migrations);
   const fromVersion = readSqliteSchemaVersion(database);

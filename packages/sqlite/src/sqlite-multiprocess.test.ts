@@ -117,7 +117,9 @@ describe('SqliteStore across processes', () => {
           expect(byKey.get(entry.key)).toMatchObject({ id: entry.id, seq: entry.seq, content: entry.key });
         }
         expect(report.retried.length).toBeGreaterThan(0);
-        const own = stored.filter((message) => message.content.startsWith(`w${writer}-`)).map((message) => message.content);
+        const own = stored
+          .filter((message) => message.content.startsWith(`w${writer}-`))
+          .map((message) => message.content);
         expect(own).toEqual(report.appended.map((entry) => entry.key));
         expect(own).toHaveLength(appendsPerWriter);
       });

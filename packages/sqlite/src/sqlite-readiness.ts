@@ -43,7 +43,8 @@ export function checkSqliteReadiness(database: SqliteDatabase, state: SqliteRead
         checks.push({
           name,
           ok: false,
-          message: toSqliteError(error, name === 'read' ? 'reading the database' : 'writing to the database', state).message,
+          message: toSqliteError(error, name === 'read' ? 'reading the database' : 'writing to the database', state)
+            .message,
         });
     }
   };
@@ -55,7 +56,9 @@ export function checkSqliteReadiness(database: SqliteDatabase, state: SqliteRead
         // The probe's page goes to the WAL; a main file that cannot be written fails only at the next
         // checkpoint (and the WAL then grows without end), so it is checked by itself.
         if (state.path !== undefined && !isWritableFile(state.path))
-          throw Object.assign(new Error('the database file or its WAL cannot be opened for writing'), { code: 'SQLITE_READONLY' });
+          throw Object.assign(new Error('the database file or its WAL cannot be opened for writing'), {
+            code: 'SQLITE_READONLY',
+          });
         probeSqliteWrite(database);
       },
       'another connection holds the write lock; writes wait for it',
@@ -78,7 +81,11 @@ export function checkSqliteReadiness(database: SqliteDatabase, state: SqliteRead
   checks.push(
     corruption !== undefined
       ? { name: 'integrity', ok: false, message: corruption }
-      : { name: 'integrity', ok: true, ...(state.checking?.() === true ? { message: 'checking every page of the file' } : {}) },
+      : {
+          name: 'integrity',
+          ok: true,
+          ...(state.checking?.() === true ? { message: 'checking every page of the file' } : {}),
+        },
   );
   return { ready: checks.every((check) => check.ok), checks };
 }

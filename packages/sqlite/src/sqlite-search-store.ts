@@ -63,7 +63,10 @@ export class SqliteSearchStore {
         const modelId = this.#model(model, dimensions, true)!.id;
         for (const { seq, vector } of embeddings) {
           if (vector.length !== dimensions)
-            throw new MemoryError('invalid_input', `vectors of ${model} have ${dimensions} dimensions, got ${vector.length}`);
+            throw new MemoryError(
+              'invalid_input',
+              `vectors of ${model} have ${dimensions} dimensions, got ${vector.length}`,
+            );
           const row = this.#statement(
             `SELECT rowid, created_at FROM messages WHERE tenant_id = ? AND user_id = ? AND conversation_id = ? AND seq = ?`,
           ).get(...scopeKey(scope), seq) as { rowid: number; created_at: number } | undefined;
@@ -71,17 +74,29 @@ export class SqliteSearchStore {
             throw new MemoryError('not_found', `message ${seq} of conversation ${scope.conversationId} does not exist`);
           // A new vector for a message is a delete and an insert, so other processes' copies of the codes
           // see a deletion and are read afresh (ids only grow).
-          this.#statement('DELETE FROM message_vectors WHERE model_id = ? AND message_rowid = ?').run(modelId, row.rowid);
+          this.#statement('DELETE FROM message_vectors WHERE model_id = ? AND message_rowid = ?').run(
+            modelId,
+            row.rowid,
+          );
           this.#statement(
             `INSERT INTO message_vectors (model_id, message_rowid, tenant_id, user_id, conversation_id, created_at, code, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-          ).run(modelId, row.rowid, ...scopeKey(scope), row.created_at, vectorBlob(signCode(vector)), vectorBlob(vector));
+          ).run(
+            modelId,
+            row.rowid,
+            ...scopeKey(scope),
+            row.created_at,
+            vectorBlob(signCode(vector)),
+            vectorBlob(vector),
+          );
         }
       })
       .immediate();
   }
 
   listUnembeddedMessages(scope: Scope, model: string, limit: number): Message[] {
-    const modelId = (this.#statement('SELECT id FROM embedding_models WHERE model = ?').get(model) as { id: number } | undefined)?.id ?? -1;
+    const modelId =
+      (this.#statement('SELECT id FROM embedding_models WHERE model = ?').get(model) as { id: number } | undefined)
+        ?.id ?? -1;
     const rows = this.#statement(
       `SELECT ${prefixedColumns} FROM messages m WHERE m.tenant_id = ? AND m.user_id = ? AND m.conversation_id = ?
        AND NOT EXISTS (SELECT 1 FROM message_vectors e WHERE e.model_id = ? AND e.message_rowid = m.rowid)
@@ -96,7 +111,9 @@ export class SqliteSearchStore {
         const owned = filter.userId === undefined ? 'tenant_id = ?' : 'tenant_id = ? AND user_id = ?';
         const parameters = filter.userId === undefined ? [filter.tenantId] : [filter.tenantId, filter.userId];
         const except =
-          filter.exceptModel === undefined ? '' : 'AND model_id <> coalesce((SELECT id FROM embedding_models WHERE model = ?), -1)';
+          filter.exceptModel === undefined
+            ? ''
+            : 'AND model_id <> coalesce((SELECT id FROM embedding_models WHERE model = ?), -1)';
         return this.#statement(`DELETE FROM message_vectors WHERE ${owned} ${except}`).run(
           ...parameters,
           ...(filter.exceptModel === undefined ? [] : [filter.exceptModel]),
@@ -143,7 +160,12 @@ export class SqliteSearchStore {
     );
   }
 
-  async searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions): Promise<SearchHit[]> {
+  async searchVector(
+    user: UserScope,
+    model: string,
+    vector: Float32Array,
+    options: SearchOptions,
+  ): Promise<SearchHit[]> {
     const k = checkK(options.k);
     if (options.conversationIds !== undefined && options.conversationIds.length === 0) return [];
     const filter = scanFilter(options);
@@ -155,7 +177,13 @@ export class SqliteSearchStore {
       if (owner === undefined) return [];
       const watermark = this.#watermark(owner);
       const caughtUp =
-        last || this.#codes.catchUp(owner.join('\u001f'), words, watermark, (afterId) => readPage.all(...owner, afterId) as CodeRow[]);
+        last ||
+        this.#codes.catchUp(
+          owner.join('\u001f'),
+          words,
+          watermark,
+          (afterId) => readPage.all(...owner, afterId) as CodeRow[],
+        );
       return caughtUp
         ? this.#nearest(owner, watermark, vector, k, filter, (afterId) => readRows.all(...owner, afterId) as CodeRow[])
         : undefined;
@@ -200,7 +228,10 @@ export class SqliteSearchStore {
       `SELECT v.message_rowid AS rowid, v.vector FROM json_each(?) j CROSS JOIN message_vectors v ON v.model_id = ? AND v.message_rowid = j.value
        WHERE v.tenant_id = ? AND v.user_id = ?`,
     ).all(JSON.stringify(candidates), modelId, tenantId, userId) as { rowid: number; vector: Uint8Array }[];
-    const scored = floats.map(({ rowid, vector: blob }) => ({ rowid, distance: 1 - cosineSimilarity(blobVector(blob), vector) }));
+    const scored = floats.map(({ rowid, vector: blob }) => ({
+      rowid,
+      distance: 1 - cosineSimilarity(blobVector(blob), vector),
+    }));
     const nearest = scored.sort((a, b) => a.distance - b.distance || b.rowid - a.rowid).slice(0, k);
     return this.#hits(
       { tenantId, userId },
@@ -213,7 +244,9 @@ export class SqliteSearchStore {
     if (ranked.length === 0) return [];
     const rows = this.#statement(
       `SELECT m.rowid, ${prefixedColumns}, m.conversation_id, 0 AS score FROM json_each(?) j CROSS JOIN messages m ON m.rowid = j.value WHERE m.tenant_id = ? AND m.user_id = ?`,
-    ).all(JSON.stringify(ranked.map(({ rowid }) => rowid)), user.tenantId, user.userId) as (HitRow & { rowid: number })[];
+    ).all(JSON.stringify(ranked.map(({ rowid }) => rowid)), user.tenantId, user.userId) as (HitRow & {
+      rowid: number;
+    })[];
     const byRowid = new Map(rows.map((row) => [row.rowid, row]));
     return ranked.flatMap(({ rowid, score }) => {
       const row = byRowid.get(rowid);
@@ -225,14 +258,19 @@ export class SqliteSearchStore {
   #messageWatermark(user: UserScope): Watermark {
     const lastId =
       (
-        this.#statement('SELECT max(rowid) AS id FROM messages WHERE tenant_id = ? AND user_id = ?').get(user.tenantId, user.userId) as {
+        this.#statement('SELECT max(rowid) AS id FROM messages WHERE tenant_id = ? AND user_id = ?').get(
+          user.tenantId,
+          user.userId,
+        ) as {
           id: number | null;
         }
       ).id ?? 0;
     const deletions =
       (
-        this.#statement('SELECT deletions FROM message_deletions WHERE tenant_id = ? AND user_id = ?').get(user.tenantId, user.userId) as
-          { deletions: number } | undefined
+        this.#statement('SELECT deletions FROM message_deletions WHERE tenant_id = ? AND user_id = ?').get(
+          user.tenantId,
+          user.userId,
+        ) as { deletions: number } | undefined
       )?.deletions ?? 0;
     return { lastId, deletions, erasures: this.#erasures() };
   }
@@ -247,37 +285,47 @@ export class SqliteSearchStore {
   #watermark(owner: readonly [string, string, number]): CodeWatermark {
     const lastId =
       (
-        this.#statement('SELECT max(id) AS id FROM message_vectors WHERE tenant_id = ? AND user_id = ? AND model_id = ?').get(...owner) as {
+        this.#statement(
+          'SELECT max(id) AS id FROM message_vectors WHERE tenant_id = ? AND user_id = ? AND model_id = ?',
+        ).get(...owner) as {
           id: number | null;
         }
       ).id ?? 0;
     const deletions =
       (
-        this.#statement('SELECT deletions FROM vector_deletions WHERE tenant_id = ? AND user_id = ? AND model_id = ?').get(...owner) as
-          { deletions: number } | undefined
+        this.#statement(
+          'SELECT deletions FROM vector_deletions WHERE tenant_id = ? AND user_id = ? AND model_id = ?',
+        ).get(...owner) as { deletions: number } | undefined
       )?.deletions ?? 0;
     return { lastId, deletions, erasures: this.#erasures() };
   }
 
   // Users erased so far in the file (any user's erasure makes every copy stale).
   #erasures(): number {
-    return (this.#statement('SELECT erasures FROM vector_erasures WHERE id = 1').get() as { erasures: number }).erasures;
+    return (this.#statement('SELECT erasures FROM vector_erasures WHERE id = 1').get() as { erasures: number })
+      .erasures;
   }
 
   // The registry row of a model (created on first use with `create`); its dimensions must match.
   #model(model: string, dimensions: number, create: boolean): { id: number } | undefined {
-    let row = this.#statement('SELECT id, dimensions FROM embedding_models WHERE model = ?').get(model) as ModelRow | undefined;
+    let row = this.#statement('SELECT id, dimensions FROM embedding_models WHERE model = ?').get(model) as
+      ModelRow | undefined;
     if (row === undefined) {
       if (!create) return undefined;
       const id = Number(
-        this.#statement('INSERT INTO embedding_models (model, dimensions) VALUES (?, ?)').run(model, dimensions).lastInsertRowid,
+        this.#statement('INSERT INTO embedding_models (model, dimensions) VALUES (?, ?)').run(model, dimensions)
+          .lastInsertRowid,
       );
       row = { id, dimensions };
     }
     if (row.dimensions !== dimensions) {
-      throw new MemoryError('invalid_input', `model ${model} has ${row.dimensions}-dimensional vectors, got ${dimensions}`, {
-        details: { model },
-      });
+      throw new MemoryError(
+        'invalid_input',
+        `model ${model} has ${row.dimensions}-dimensional vectors, got ${dimensions}`,
+        {
+          details: { model },
+        },
+      );
     }
     return { id: row.id };
   }

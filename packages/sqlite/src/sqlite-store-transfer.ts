@@ -49,7 +49,9 @@ export class SqliteStoreTransfer implements StorePart<TransferPort> {
       for (const table of recordTables) {
         const keys = table.order === 'position' ? ['rowid'] : [...table.order];
         const columns = table.columns.map((column) => column.name);
-        const first = this.#database.prepare(`SELECT ${selectList(columns, keys)} FROM ${table.name} ORDER BY ${keys.join(', ')} LIMIT ?`);
+        const first = this.#database.prepare(
+          `SELECT ${selectList(columns, keys)} FROM ${table.name} ORDER BY ${keys.join(', ')} LIMIT ?`,
+        );
         const next = this.#database.prepare(
           `SELECT ${selectList(columns, keys)} FROM ${table.name} WHERE (${keys.join(', ')}) > (${keys.map(() => '?').join(', ')}) ORDER BY ${keys.join(', ')} LIMIT ?`,
         );
@@ -59,7 +61,8 @@ export class SqliteStoreTransfer implements StorePart<TransferPort> {
           const records = rows.map((row) => table.fromRow(row, toIsoTime));
           if (records.length > 0) yield table.kind === 'entity' ? this.#withNames(records) : records;
           const last = rows[rows.length - 1];
-          after = rows.length < pageSize || last === undefined ? undefined : keys.map((_, index) => last[`key_${index}`]);
+          after =
+            rows.length < pageSize || last === undefined ? undefined : keys.map((_, index) => last[`key_${index}`]);
         } while (after !== undefined);
       }
     } finally {

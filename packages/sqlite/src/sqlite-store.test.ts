@@ -47,7 +47,9 @@ describe('createSqliteStore', () => {
 
   it('refuses bad options with invalid_input when the path is empty or the timeout negative', () => {
     expect(() => createSqliteStore({ path: '' })).toThrow(expect.objectContaining({ code: 'invalid_input' }));
-    expect(() => createSqliteStore({ path: ':memory:', busyTimeoutMs: -1 })).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+    expect(() => createSqliteStore({ path: ':memory:', busyTimeoutMs: -1 })).toThrow(
+      expect.objectContaining({ code: 'invalid_input' }),
+    );
   });
 
   it('puts a file database in WAL mode so readers and a writer of several processes can share it', async () => {
@@ -96,7 +98,9 @@ describe('SqliteStore', () => {
     try {
       other.exec('BEGIN IMMEDIATE');
       const attempt = store.appendMessages(scope, [makeNewMessage('blocked')]);
-      await expect(attempt).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'unavailable') && error.cause !== undefined);
+      await expect(attempt).rejects.toSatisfy(
+        (error: unknown) => isMemoryError(error, 'unavailable') && error.cause !== undefined,
+      );
       other.exec('ROLLBACK');
     } finally {
       other.close();
@@ -179,7 +183,10 @@ describe('SqliteStore', () => {
   it('refuses a non-canonical createdAt with invalid_input rather than storing an altered time', async () => {
     const store = createSqliteStore({ path: ':memory:' });
     opened.push(store);
-    const attempt = store.appendMessages(scope, [makeNewMessage('ok'), makeNewMessage('bad', { createdAt: '2024-05-01T12:00:00+02:00' })]);
+    const attempt = store.appendMessages(scope, [
+      makeNewMessage('ok'),
+      makeNewMessage('bad', { createdAt: '2024-05-01T12:00:00+02:00' }),
+    ]);
     await expect(attempt).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'invalid_input'));
     expect(await store.listMessages(scope)).toEqual([]);
   });
@@ -200,7 +207,10 @@ describe('SqliteStore', () => {
   it('keeps every message, counter and ledger entry when the file is closed and reopened', async () => {
     const path = freshDatabasePath();
     const first = createSqliteStore({ path });
-    const appended = await first.appendMessages(scope, [makeNewMessage('one', { metadata: { a: [1, 2] } }), makeNewMessage('two')]);
+    const appended = await first.appendMessages(scope, [
+      makeNewMessage('one', { metadata: { a: [1, 2] } }),
+      makeNewMessage('two'),
+    ]);
     await first.insertUsage(scope, {
       kind: 'context',
       policy: 'full',
@@ -213,13 +223,20 @@ describe('SqliteStore', () => {
     opened.push(second);
     expect(await second.listMessages(scope)).toEqual(appended);
     expect(await second.getConversation(scope)).toMatchObject({ messageCount: 2, totalTokens: 6 });
-    expect(await second.getUsageTotals(scope)).toMatchObject({ requests: 1, sentTokens: 3, fullHistoryTokens: 6, savedTokens: 3 });
+    expect(await second.getUsageTotals(scope)).toMatchObject({
+      requests: 1,
+      sentTokens: 3,
+      fullHistoryTokens: 6,
+      savedTokens: 3,
+    });
   });
 
   it('ignores a second close', async () => {
     const store = createSqliteStore({ path: ':memory:' });
     await store.close();
     await expect(store.close()).resolves.toBeUndefined();
-    await expect(store.getConversation(scope)).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'unavailable'));
+    await expect(store.getConversation(scope)).rejects.toSatisfy((error: unknown) =>
+      isMemoryError(error, 'unavailable'),
+    );
   });
 });

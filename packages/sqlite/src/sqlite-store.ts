@@ -61,7 +61,10 @@ export class SqliteStore extends ComposedStore {
       ...(options.path === undefined ? {} : { path: options.path }),
       ...(options.readonly === undefined ? {} : { readonly: options.readonly }),
     };
-    const retry = options.busyTimeoutMs !== undefined && options.busyTimeoutMs > 0 ? createBusyRetry(options.busyTimeoutMs) : undefined;
+    const retry =
+      options.busyTimeoutMs !== undefined && options.busyTimeoutMs > 0
+        ? createBusyRetry(options.busyTimeoutMs)
+        : undefined;
     const integrity: { corruption?: string; checking: boolean } = { checking: false };
     const messages = new SqliteMessageStore(database);
     const search = new SqliteSearchStore(database);
@@ -117,7 +120,11 @@ export class SqliteStore extends ComposedStore {
         }
       },
       checkReadiness: () =>
-        checkSqliteReadiness(database, { ...context, corruption: () => integrity.corruption, checking: () => integrity.checking }),
+        checkSqliteReadiness(database, {
+          ...context,
+          corruption: () => integrity.corruption,
+          checking: () => integrity.checking,
+        }),
       // Closing checkpoints the WAL when this is the last connection.
       closeConnection: () => {
         try {
@@ -204,7 +211,10 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteStore {
 
 /** Whether the file has a table of sqlite-vec's `vec0` module (written by a version before decision 0025). */
 function holdsSqliteVecTables(database: Database.Database): boolean {
-  return database.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING vec0(%' LIMIT 1").get() !== undefined;
+  return (
+    database.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND sql LIKE '%USING vec0(%' LIMIT 1").get() !==
+    undefined
+  );
 }
 
 /**
@@ -227,7 +237,9 @@ function resolveSqliteStoreOptions(options: SqliteStoreOptions): Required<Sqlite
     throw new MemoryError('invalid_input', 'readonly must be a boolean', { details: { field: 'readonly' } });
   }
   if (readonly && path === memoryPath) {
-    throw new MemoryError('invalid_input', 'an in-memory database cannot be opened read-only', { details: { field: 'readonly' } });
+    throw new MemoryError('invalid_input', 'an in-memory database cannot be opened read-only', {
+      details: { field: 'readonly' },
+    });
   }
   return Object.freeze({ path, busyTimeoutMs, readonly });
 }
@@ -236,9 +248,13 @@ function resolveSqliteStoreOptions(options: SqliteStoreOptions): Required<Sqlite
 function checkFileLocation(path: string, readonly: boolean): void {
   const directory = dirname(resolve(path));
   if (!existsSync(directory) || !statSync(directory).isDirectory()) {
-    throw new MemoryError('invalid_input', `cannot open SQLite database ${path}: directory ${directory} does not exist; create it first`, {
-      details: { field: 'path', path, directory },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      `cannot open SQLite database ${path}: directory ${directory} does not exist; create it first`,
+      {
+        details: { field: 'path', path, directory },
+      },
+    );
   }
   if (readonly && !existsSync(path)) {
     throw new MemoryError('not_found', `cannot open SQLite database ${path} read-only: the file does not exist`, {

@@ -39,15 +39,21 @@ export class SqliteSummaryStore {
   }
 
   /** Writes the summary, the watermark and the ledger entry in one `BEGIN IMMEDIATE` transaction. */
-  insertSummary(scope: Scope, summary: NewSummary, options: { expectedWatermark: number; expectedErasedMessages?: number }): Summary {
+  insertSummary(
+    scope: Scope,
+    summary: NewSummary,
+    options: { expectedWatermark: number; expectedErasedMessages?: number },
+  ): Summary {
     const { expectedWatermark, expectedErasedMessages } = options;
     const createdAtMs = toEpochMs('createdAt', summary.createdAt);
-    for (const field of ['level', 'fromSeq', 'toSeq', 'tokens', 'inputTokens', 'outputTokens'] as const) checkCount(field, summary[field]);
+    for (const field of ['level', 'fromSeq', 'toSeq', 'tokens', 'inputTokens', 'outputTokens'] as const)
+      checkCount(field, summary[field]);
     return this.#database
       .transaction(() => {
         const key = scopeKey(scope);
         const row = this.#statement(sql.selectConversation).get(...key) as ConversationRow | undefined;
-        if (row === undefined) throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
+        if (row === undefined)
+          throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
         checkSummaryRange(toConversation(row), summary, expectedWatermark, expectedErasedMessages);
         const id = crypto.randomUUID();
         this.#statement(sql.insertSummary).run(
@@ -67,7 +73,13 @@ export class SqliteSummaryStore {
         );
         const covered = this.#statement(sql.coveredTokens).get(...key, summary.toSeq) as { tokens: number };
         this.#statement(sql.moveWatermark).run(summary.toSeq, covered.tokens, ...key);
-        this.#statement(sql.insertUsage).run(...key, summary.summarizer, summary.inputTokens, summary.outputTokens, createdAtMs);
+        this.#statement(sql.insertUsage).run(
+          ...key,
+          summary.summarizer,
+          summary.inputTokens,
+          summary.outputTokens,
+          createdAtMs,
+        );
         return Object.freeze({ ...summary, ...scope, id });
       })
       .immediate();

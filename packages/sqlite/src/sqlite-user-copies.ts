@@ -59,7 +59,10 @@ export class UserCopies<Copy extends UserCopy, Row> {
     let copy = this.#users.get(key);
     if (
       copy !== undefined &&
-      (stale(copy) || copy.deletions !== watermark.deletions || copy.erasures !== watermark.erasures || copy.lastRead > watermark.lastId)
+      (stale(copy) ||
+        copy.deletions !== watermark.deletions ||
+        copy.erasures !== watermark.erasures ||
+        copy.lastRead > watermark.lastId)
     ) {
       copy = undefined;
     }

@@ -14,7 +14,9 @@ const zero = new Uint32Array(2);
 describe('VectorCodeIndex', () => {
   it('counts bits and makes sign codes bit by bit', () => {
     expect([0, 1, 0xff, 0x80000000, 0xffffffff].map((word) => bitCount(word >>> 0))).toEqual([0, 1, 8, 1, 32]);
-    expect(Array.from(signCode(Float32Array.from([1, -1, 0, 2, ...Array.from({ length: 30 }, () => -1), 3])))).toEqual([0b1001, 0b100]);
+    expect(Array.from(signCode(Float32Array.from([1, -1, 0, 2, ...Array.from({ length: 30 }, () => -1), 3])))).toEqual([
+      0b1001, 0b100,
+    ]);
   });
 
   it('returns the nearest codes, the newest of a tie at the cut, and applies the filters', () => {

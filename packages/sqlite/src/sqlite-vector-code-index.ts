@@ -6,7 +6,13 @@ import { UserCopies, type UserCopy, type Watermark } from './sqlite-user-copies.
 export type CodeWatermark = Watermark;
 
 /** One stored vector's code row as read from `message_vectors_codes`: id, message rowid, conversation, time, code. */
-export type CodeRow = readonly [id: number, messageRowid: number, conversationId: string, createdAt: number, code: Uint8Array];
+export type CodeRow = readonly [
+  id: number,
+  messageRowid: number,
+  conversationId: string,
+  createdAt: number,
+  code: Uint8Array,
+];
 
 /** Reads the user's code rows with an id above `afterId`, in id order (all of them, or one page). */
 export type CodeReader = (afterId: number) => readonly CodeRow[];
@@ -116,7 +122,13 @@ export class VectorCodeIndex {
   }
 
   // A copy with codes of another length (another model's dimensions under the key) is read afresh.
-  #sync(key: string, words: number, watermark: CodeWatermark, read: CodeReader, complete: boolean): UserCodes | undefined {
+  #sync(
+    key: string,
+    words: number,
+    watermark: CodeWatermark,
+    read: CodeReader,
+    complete: boolean,
+  ): UserCodes | undefined {
     return this.#copies.sync(
       key,
       watermark,

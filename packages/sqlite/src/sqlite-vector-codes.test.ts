@@ -79,10 +79,24 @@ describe('binary-quantized vector search (SQLite)', () => {
     const insertEmbedding = raw.prepare('INSERT INTO message_embeddings VALUES (1, ?, ?, ?, ?)');
     stored.forEach((vector, index) => {
       const rowid = Number(
-        insertMessage.run(`m${index}`, scope.tenantId, scope.userId, scope.conversationId, index + 1, `message ${index + 1}`, index)
-          .lastInsertRowid,
+        insertMessage.run(
+          `m${index}`,
+          scope.tenantId,
+          scope.userId,
+          scope.conversationId,
+          index + 1,
+          `message ${index + 1}`,
+          index,
+        ).lastInsertRowid,
       );
-      insertVector.run(BigInt(rowid), scope.tenantId, scope.userId, scope.conversationId, BigInt(index), Buffer.from(vector.buffer));
+      insertVector.run(
+        BigInt(rowid),
+        scope.tenantId,
+        scope.userId,
+        scope.conversationId,
+        BigInt(index),
+        Buffer.from(vector.buffer),
+      );
       insertEmbedding.run(rowid, scope.tenantId, scope.userId, scope.conversationId);
     });
     raw.close();
@@ -102,12 +116,14 @@ describe('binary-quantized vector search (SQLite)', () => {
     const check = new Database(path, { readonly: true });
     try {
       expect(readSqliteSchemaVersion(check)).toBe(sqliteMigrations.length);
-      const tables = (check.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map(
-        (row) => row.name,
-      );
+      const tables = (
+        check.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]
+      ).map((row) => row.name);
       expect(tables).toContain('message_vectors');
       expect(
-        tables.filter((name) => name.startsWith('vector_codes_') || name.startsWith('vectors_') || name === 'message_embeddings'),
+        tables.filter(
+          (name) => name.startsWith('vector_codes_') || name.startsWith('vectors_') || name === 'message_embeddings',
+        ),
       ).toEqual([]);
     } finally {
       check.close();
@@ -157,7 +173,11 @@ describe('binary-quantized vector search (SQLite)', () => {
         const hits = await store.searchVector(user, 'model', stored[seq - 1]!, { k: 3 });
         expect(hits[0]!.message.seq).toBe(seq);
         expect(hits[0]!.score).toBeCloseTo(1, 5);
-        expect(hits.every((hit) => hit.conversationId === scope.conversationId && hit.message.content.startsWith('message '))).toBe(true);
+        expect(
+          hits.every(
+            (hit) => hit.conversationId === scope.conversationId && hit.message.content.startsWith('message '),
+          ),
+        ).toBe(true);
       }
       expect(await store.deleteEmbeddings({ tenantId: scope.tenantId, userId: 'user-2' })).toBe(600);
       expect((await store.searchVector(user, 'model', stored[0]!, { k: 3 }))[0]!.message.seq).toBe(1);
@@ -195,12 +215,18 @@ describe('binary-quantized vector search (SQLite)', () => {
 
       // Message 11 embedded again with the same vector: one hit, not one per code the reader has seen.
       await writer.upsertEmbeddings(scope, 'model', [{ seq: 11, vector: stored[10]! }]);
-      expect((await reader.searchVector(user, 'model', stored[10]!, { k: 3 })).filter((hit) => hit.message.seq === 11)).toHaveLength(1);
+      expect(
+        (await reader.searchVector(user, 'model', stored[10]!, { k: 3 })).filter((hit) => hit.message.seq === 11),
+      ).toHaveLength(1);
       // Message 11 gets message 251's vector: the reader's copy must drop 11's old code.
       await writer.upsertEmbeddings(scope, 'model', [{ seq: 11, vector: stored[250]! }]);
-      expect((await reader.searchVector(user, 'model', stored[10]!, { k: 3 })).map((hit) => hit.message.seq)).not.toContain(11);
       expect(
-        (await reader.searchVector(user, 'model', stored[250]!, { k: 2 })).map((hit) => hit.message.seq).sort((a, b) => a - b),
+        (await reader.searchVector(user, 'model', stored[10]!, { k: 3 })).map((hit) => hit.message.seq),
+      ).not.toContain(11);
+      expect(
+        (await reader.searchVector(user, 'model', stored[250]!, { k: 2 }))
+          .map((hit) => hit.message.seq)
+          .sort((a, b) => a - b),
       ).toEqual([11, 251]);
 
       // Another user's codes are another copy; erasing the first user's conversation empties theirs.
@@ -208,7 +234,9 @@ describe('binary-quantized vector search (SQLite)', () => {
       await writer.appendMessages(other, [makeNewMessage('other user')]);
       await writer.upsertEmbeddings(other, 'model', [{ seq: 1, vector: stored[250]! }]);
       expect(
-        (await reader.searchVector({ ...user, userId: 'user-2' }, 'model', stored[250]!, { k: 3 })).map((hit) => hit.message.content),
+        (await reader.searchVector({ ...user, userId: 'user-2' }, 'model', stored[250]!, { k: 3 })).map(
+          (hit) => hit.message.content,
+        ),
       ).toEqual(['other user']);
       await writer.deleteConversation(scope);
       expect(await reader.searchVector(user, 'model', stored[250]!, { k: 3 })).toEqual([]);
@@ -216,9 +244,9 @@ describe('binary-quantized vector search (SQLite)', () => {
       await writer.appendMessages(scope, [makeNewMessage('after the erase')]);
       expect(await reader.searchVector(user, 'model', stored[250]!, { k: 3 })).toEqual([]);
       await writer.upsertEmbeddings(scope, 'model', [{ seq: 1, vector: stored[0]! }]);
-      expect((await reader.searchVector(user, 'model', stored[0]!, { k: 3 })).map((hit) => hit.message.content)).toEqual([
-        'after the erase',
-      ]);
+      expect(
+        (await reader.searchVector(user, 'model', stored[0]!, { k: 3 })).map((hit) => hit.message.content),
+      ).toEqual(['after the erase']);
 
       // Erasing user-2 leaves no row that names them, and the reader's copy of them is read afresh.
       await writer.deleteUser({ tenantId: scope.tenantId, userId: 'user-2' });
@@ -226,7 +254,9 @@ describe('binary-quantized vector search (SQLite)', () => {
       await writer.appendMessages(other, [makeNewMessage('user-2 again')]);
       await writer.upsertEmbeddings(other, 'model', [{ seq: 1, vector: stored[250]! }]);
       expect(
-        (await reader.searchVector({ ...user, userId: 'user-2' }, 'model', stored[250]!, { k: 3 })).map((hit) => hit.message.content),
+        (await reader.searchVector({ ...user, userId: 'user-2' }, 'model', stored[250]!, { k: 3 })).map(
+          (hit) => hit.message.content,
+        ),
       ).toEqual(['user-2 again']);
       await writer.deleteUser({ tenantId: scope.tenantId, userId: 'user-2' });
       const raw = new Database(path, { readonly: true });

@@ -68,7 +68,16 @@ export const vectorTableStep: SqliteMigration = Object.freeze({
         .raw(true)
         .all() as [number, string, string, string, number, Uint8Array][];
       for (const [messageRowid, tenantId, userId, conversationId, createdAt, blob] of rows) {
-        insert.run(id, messageRowid, tenantId, userId, conversationId, createdAt, vectorBlob(signCode(blobVector(blob))), blob);
+        insert.run(
+          id,
+          messageRowid,
+          tenantId,
+          userId,
+          conversationId,
+          createdAt,
+          vectorBlob(signCode(blobVector(blob))),
+          blob,
+        );
       }
       database.exec(`DROP TABLE ${vectorCodesTable(id)}`);
     }

@@ -43,7 +43,8 @@ const worker = createJobWorker({
       await compactConversation(compaction, scope, { signal });
     },
   },
-  onError: (error, job) => errors.push({ jobId: job?.id, message: error instanceof Error ? error.message : String(error) }),
+  onError: (error, job) =>
+    errors.push({ jobId: job?.id, message: error instanceof Error ? error.message : String(error) }),
 });
 
 /** @param {{ type: string }} message */

@@ -42,6 +42,7 @@ while (started && !stopping) {
 }
 check(await store.listMessages(scope));
 await store.close();
-process.send({ type: 'done', reads: counts.length, finalCount: previousCount, distinctCounts: new Set(counts).size, violations }, () =>
-  process.disconnect(),
+process.send(
+  { type: 'done', reads: counts.length, finalCount: previousCount, distinctCounts: new Set(counts).size, violations },
+  () => process.disconnect(),
 );

@@ -50,7 +50,8 @@ describe('mnemo bench locomo', () => {
     expect(Object.keys(result).slice(0, 2)).toEqual(['recall', 'context']);
     for (const field of fractions) expectPercent(result.recall.overall[field]);
     expect(Object.keys(result.recall.byCategory)).toEqual(['1', '2', '3', '4', '5']);
-    for (const category of ['1', '2', '4', '5']) for (const field of fractions) expectPercent(result.recall.byCategory[category]![field]);
+    for (const category of ['1', '2', '4', '5'])
+      for (const field of fractions) expectPercent(result.recall.byCategory[category]![field]);
     // Category 3's only question has no evidence: skipped, like the baseline tool does.
     expect(result.recall.byCategory['3']).toMatchObject({ n: 0 });
     expectPercent(result.recall.cat1to4['all@10']);
@@ -70,7 +71,13 @@ describe('mnemo bench locomo', () => {
     expect(result.context.hybrid!['2000']!.evidencePresent).toBe(100);
 
     const rankings = JSON.parse(await readFile(join(work.path, 'rankings.json'), 'utf8')) as Record<string, string[]>;
-    expect(Object.keys(rankings)).toEqual(['invented-1#0', 'invented-1#1', 'invented-1#2', 'invented-1#4', 'invented-1#5']);
+    expect(Object.keys(rankings)).toEqual([
+      'invented-1#0',
+      'invented-1#1',
+      'invented-1#2',
+      'invented-1#4',
+      'invented-1#5',
+    ]);
     for (const ranking of Object.values(rankings)) {
       // At most 50 ids; the invented conversation has only 12 turns, so each ranking holds all of them.
       expect(new Set(ranking).size).toBe(12);

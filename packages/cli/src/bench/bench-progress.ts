@@ -20,13 +20,20 @@ export function createBenchProgress(stream: NodeJS.WritableStream & CliStream, e
       update(done, total, label) {
         if (label === current) return;
         current = label;
-        stream.write(`mnemo bench: ${label} (${done}/${total} steps, ${((performance.now() - started) / 1000).toFixed(0)} s)\n`);
+        stream.write(
+          `mnemo bench: ${label} (${done}/${total} steps, ${((performance.now() - started) / 1000).toFixed(0)} s)\n`,
+        );
       },
       stop: () => undefined,
     };
   }
   const bar = new cliProgress.SingleBar(
-    { stream, format: 'locomo [{bar}] {value}/{total} steps | {label} | {duration_formatted}', hideCursor: true, clearOnComplete: true },
+    {
+      stream,
+      format: 'locomo [{bar}] {value}/{total} steps | {label} | {duration_formatted}',
+      hideCursor: true,
+      clearOnComplete: true,
+    },
     cliProgress.Presets.shades_classic,
   );
   let started = false;

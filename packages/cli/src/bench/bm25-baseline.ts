@@ -50,7 +50,8 @@ export function createBm25Ranker(sample: LocomoSample): (question: string, depth
         if (frequency === undefined) continue;
         const df = documentFrequency.get(term)!;
         const idf = Math.log(1 + (count - df + 0.5) / (df + 0.5));
-        score += (idf * frequency * 2.2) / (frequency + 1.2 * (0.25 + (0.75 * documents[index]!.length) / averageLength));
+        score +=
+          (idf * frequency * 2.2) / (frequency + 1.2 * (0.25 + (0.75 * documents[index]!.length) / averageLength));
       }
       return { index, score };
     });

@@ -46,7 +46,10 @@ export class CachingEmbedder implements Embedder {
     if (saved.model !== this.model || saved.dimensions !== this.dimensions || !Array.isArray(saved.vectors)) return 0;
     for (const [key, encoded] of saved.vectors) {
       const bytes = Buffer.from(encoded, 'base64');
-      this.#vectors.set(key, new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)));
+      this.#vectors.set(
+        key,
+        new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)),
+      );
     }
     return saved.vectors.length;
   }

@@ -1,9 +1,20 @@
 import { type Message, type RecallTuning } from '@mnemo/core';
-import { prepareRecallCandidates, rankPreparedCandidates, recallTuning, type RecallCandidates } from '@mnemo/core/internals';
+import {
+  prepareRecallCandidates,
+  rankPreparedCandidates,
+  recallTuning,
+  type RecallCandidates,
+} from '@mnemo/core/internals';
 import type { SearchHit } from '@mnemo/core/store-kit';
 import { describe, expect, it } from 'vitest';
 import { createBm25Ranker } from './bm25-baseline.js';
-import { crossValidate, foldCutoff, recallTuningGrid, scoreTunings, type TunedQuestion } from './cross-validate-recall.js';
+import {
+  crossValidate,
+  foldCutoff,
+  recallTuningGrid,
+  scoreTunings,
+  type TunedQuestion,
+} from './cross-validate-recall.js';
 import { inventedLocomoFile } from './invented-locomo.js';
 import { parseLocomoDataset } from './parse-locomo-dataset.js';
 
@@ -90,7 +101,10 @@ describe('scoreTunings', () => {
       const { secondHop: _, ...firstHop } = candidates;
       const prepared = prepareRecallCandidates(tuning.secondHopWeight > 0 ? candidates : firstHop);
       const top = rankPreparedCandidates(prepared, tuning, foldCutoff).order.slice(0, foldCutoff);
-      expect(scores[index]).toBeCloseTo(top.filter((at) => evidence.has(prepared.hits[at]!.message.seq)).length / evidence.size, 6);
+      expect(scores[index]).toBeCloseTo(
+        top.filter((at) => evidence.has(prepared.hits[at]!.message.seq)).length / evidence.size,
+        6,
+      );
     });
   });
 });

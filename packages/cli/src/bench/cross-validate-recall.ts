@@ -118,64 +118,72 @@ export interface CrossValidation {
   readonly varied: readonly TunedConstant[];
   readonly folds: readonly FoldResult[];
   /** Mean over folds of the held-out frac@10, of the defaults' and of BM25's, and the gain. */
-  readonly mean: { readonly heldOut: number; readonly defaults: number; readonly bm25: number; readonly gainOverBm25: number };
+  readonly mean: {
+    readonly heldOut: number;
+    readonly defaults: number;
+    readonly bm25: number;
+    readonly gainOverBm25: number;
+  };
   /** The fold with the lowest held-out score, and the lowest gain over BM25 of any fold. */
   readonly worst: { readonly fold: number; readonly heldOut: number; readonly gainOverBm25: number };
   /** What the same choice makes on every conversation at once (what a library default would be set to), and its frac@10 there. */
   readonly chosenOnAll: { readonly chosen: Partial<Record<TunedConstant, number>>; readonly score: number };
   /** Each question scored with the tuning its own held-out fold was given: frac@10 per category ("overall" = 1–5), beside BM25. */
-  readonly byCategory: Readonly<Record<string, { readonly n: number; readonly heldOut: number; readonly bm25: number }>>;
+  readonly byCategory: Readonly<
+    Record<string, { readonly n: number; readonly heldOut: number; readonly bm25: number }>
+  >;
 }
 
 /** The experiments `--folds` runs: each constant alone (the others at the library's values), then all together. */
-export const foldExperiments: readonly { readonly name: string; readonly varied: readonly TunedConstant[] }[] = Object.freeze([
-  { name: 'library defaults (nothing chosen)', varied: [] },
-  { name: 'RRF constant', varied: ['rrfConstant'] },
-  { name: 'speaker boost', varied: ['speakerBoost'] },
-  { name: 'neighbour share', varied: ['neighbourShare'] },
-  { name: 'episode share (session units)', varied: ['episodeShare'] },
-  { name: 'time-aware queries (period boost)', varied: ['timeBoost'] },
-  { name: 'second hop (words of the first hits)', varied: ['secondHopWeight'] },
-  { name: 'list questions spread over sessions', varied: ['listDiversity', 'listEpisodeFactor'] },
-  { name: 'episode coverage (session as one unit)', varied: ['episodeCoverage'] },
-  { name: 'length prior (content words)', varied: ['lengthPrior'] },
-  { name: "list questions: the named speaker's own turns", varied: ['listSpeakerBoost'] },
-  { name: 'length prior and list speaker', varied: ['lengthPrior', 'listSpeakerBoost'] },
-  {
-    name: 'earlier constants together (no new method)',
-    varied: ['rrfConstant', 'speakerBoost', 'neighbourShare', 'episodeShare', 'timeBoost'],
-  },
-  {
-    name: 'all together without length prior and list speaker',
-    varied: [
-      'rrfConstant',
-      'speakerBoost',
-      'neighbourShare',
-      'episodeShare',
-      'timeBoost',
-      'secondHopWeight',
-      'listDiversity',
-      'listEpisodeFactor',
-      'episodeCoverage',
-    ],
-  },
-  {
-    name: 'all together',
-    varied: [
-      'rrfConstant',
-      'speakerBoost',
-      'neighbourShare',
-      'episodeShare',
-      'timeBoost',
-      'secondHopWeight',
-      'listDiversity',
-      'listEpisodeFactor',
-      'episodeCoverage',
-      'lengthPrior',
-      'listSpeakerBoost',
-    ],
-  },
-]);
+export const foldExperiments: readonly { readonly name: string; readonly varied: readonly TunedConstant[] }[] =
+  Object.freeze([
+    { name: 'library defaults (nothing chosen)', varied: [] },
+    { name: 'RRF constant', varied: ['rrfConstant'] },
+    { name: 'speaker boost', varied: ['speakerBoost'] },
+    { name: 'neighbour share', varied: ['neighbourShare'] },
+    { name: 'episode share (session units)', varied: ['episodeShare'] },
+    { name: 'time-aware queries (period boost)', varied: ['timeBoost'] },
+    { name: 'second hop (words of the first hits)', varied: ['secondHopWeight'] },
+    { name: 'list questions spread over sessions', varied: ['listDiversity', 'listEpisodeFactor'] },
+    { name: 'episode coverage (session as one unit)', varied: ['episodeCoverage'] },
+    { name: 'length prior (content words)', varied: ['lengthPrior'] },
+    { name: "list questions: the named speaker's own turns", varied: ['listSpeakerBoost'] },
+    { name: 'length prior and list speaker', varied: ['lengthPrior', 'listSpeakerBoost'] },
+    {
+      name: 'earlier constants together (no new method)',
+      varied: ['rrfConstant', 'speakerBoost', 'neighbourShare', 'episodeShare', 'timeBoost'],
+    },
+    {
+      name: 'all together without length prior and list speaker',
+      varied: [
+        'rrfConstant',
+        'speakerBoost',
+        'neighbourShare',
+        'episodeShare',
+        'timeBoost',
+        'secondHopWeight',
+        'listDiversity',
+        'listEpisodeFactor',
+        'episodeCoverage',
+      ],
+    },
+    {
+      name: 'all together',
+      varied: [
+        'rrfConstant',
+        'speakerBoost',
+        'neighbourShare',
+        'episodeShare',
+        'timeBoost',
+        'secondHopWeight',
+        'listDiversity',
+        'listEpisodeFactor',
+        'episodeCoverage',
+        'lengthPrior',
+        'listSpeakerBoost',
+      ],
+    },
+  ]);
 
 /**
  * K-fold cross-validation by conversation: conversation i (in file order) is in fold i mod K; for each
@@ -190,9 +198,13 @@ export function crossValidate(
 ): CrossValidation {
   const samples = [...new Set(questions.map((question) => question.sampleId))];
   if (!Number.isInteger(folds) || folds < 2 || folds > samples.length) {
-    throw new MemoryError('invalid_input', `--folds must be an integer from 2 to the number of conversations (${samples.length})`, {
-      details: { field: 'folds' },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      `--folds must be an integer from 2 to the number of conversations (${samples.length})`,
+      {
+        details: { field: 'folds' },
+      },
+    );
   }
   const foldOf = new Map(samples.map((sampleId, index) => [sampleId, index % folds]));
   const defaultIndex = grid.findIndex((tuning) => sameTuning(tuning, recallTuning));
@@ -232,22 +244,24 @@ export function crossValidate(
       gainOverBm25: round(held - bm25, 1),
     };
   });
-  const mean = (pick: (fold: FoldResult) => number) => round(results.reduce((sum, fold) => sum + pick(fold), 0) / results.length, 1);
+  const mean = (pick: (fold: FoldResult) => number) =>
+    round(results.reduce((sum, fold) => sum + pick(fold), 0) / results.length, 1);
   const worstFold = results.reduce((worst, fold) => (fold.heldOut < worst.heldOut ? fold : worst));
   const byCategory = Object.fromEntries(
-    [...locomoCategories.map((category) => [String(category), [category]] as const), ['overall', locomoCategories] as const].map(
-      ([name, categories]) => {
-        const chosen = questions.filter((question) => (categories as readonly number[]).includes(question.category));
-        return [
-          name,
-          {
-            n: chosen.length,
-            heldOut: percent(meanOf(chosen, (question) => question.byTuning[assigned.get(question.key)!]!)),
-            bm25: percent(meanOf(chosen, (question) => question.bm25)),
-          },
-        ];
-      },
-    ),
+    [
+      ...locomoCategories.map((category) => [String(category), [category]] as const),
+      ['overall', locomoCategories] as const,
+    ].map(([name, categories]) => {
+      const chosen = questions.filter((question) => (categories as readonly number[]).includes(question.category));
+      return [
+        name,
+        {
+          n: chosen.length,
+          heldOut: percent(meanOf(chosen, (question) => question.byTuning[assigned.get(question.key)!]!)),
+          bm25: percent(meanOf(chosen, (question) => question.bm25)),
+        },
+      ];
+    }),
   );
   return {
     experiment: experiment.name,
@@ -263,7 +277,11 @@ export function crossValidate(
       bm25: mean((fold) => fold.bm25),
       gainOverBm25: mean((fold) => fold.gainOverBm25),
     },
-    worst: { fold: worstFold.fold, heldOut: worstFold.heldOut, gainOverBm25: Math.min(...results.map((fold) => fold.gainOverBm25)) },
+    worst: {
+      fold: worstFold.fold,
+      heldOut: worstFold.heldOut,
+      gainOverBm25: Math.min(...results.map((fold) => fold.gainOverBm25)),
+    },
     byCategory,
   };
 }

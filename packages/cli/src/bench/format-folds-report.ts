@@ -17,7 +17,10 @@ export function formatFoldsReport(folds: NonNullable<LocomoBenchResult['folds']>
     formatTable(
       [
         { header: 'experiment' },
-        ...['held-out mean', 'worst fold', 'defaults', 'BM25', 'gain', 'worst gain'].map((header) => ({ header, align: right })),
+        ...['held-out mean', 'worst fold', 'defaults', 'BM25', 'gain', 'worst gain'].map((header) => ({
+          header,
+          align: right,
+        })),
         { header: 'chosen per fold' },
         { header: 'chosen on all' },
       ],
@@ -68,15 +71,25 @@ function formatCategories(experiment: CrossValidation): string {
   const cell = (name: string, pick: 'heldOut' | 'bm25') =>
     experiment.byCategory[name]!.n === 0 ? '-' : experiment.byCategory[name]![pick].toFixed(1);
   return formatTable(columns, [
-    ['mnemo (cross-validated)', ...comparisonOrder.map((category) => cell(String(category), 'heldOut')), cell('overall', 'heldOut')],
+    [
+      'mnemo (cross-validated)',
+      ...comparisonOrder.map((category) => cell(String(category), 'heldOut')),
+      cell('overall', 'heldOut'),
+    ],
     ['BM25 (this run)', ...comparisonOrder.map((category) => cell(String(category), 'bm25')), cell('overall', 'bm25')],
-    ['DRAGON (paper)', ...comparisonOrder.map((category) => dragon[String(category)]!.toFixed(1)), dragon.overall!.toFixed(1)],
+    [
+      'DRAGON (paper)',
+      ...comparisonOrder.map((category) => dragon[String(category)]!.toFixed(1)),
+      dragon.overall!.toFixed(1),
+    ],
   ]);
 }
 
 function describeChoice(chosen: Readonly<Record<string, number>>): string {
   const entries = Object.entries(chosen);
-  return entries.length === 0 ? 'defaults' : entries.map(([field, value]) => `${shortNames[field] ?? field} ${value}`).join(', ');
+  return entries.length === 0
+    ? 'defaults'
+    : entries.map(([field, value]) => `${shortNames[field] ?? field} ${value}`).join(', ');
 }
 
 const shortNames: Readonly<Record<string, string>> = {

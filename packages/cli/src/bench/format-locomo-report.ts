@@ -80,7 +80,11 @@ export function formatLocomoReport(result: LocomoBenchResult, info: LocomoRunInf
     `recall() latency at this scale: p50 ${result.recallLatencyMs.p50} ms, p99 ${result.recallLatencyMs.p99} ms over ${formatCount(result.recallLatencyMs.count)} queries\n`,
     ...(Object.keys(result.context).length === 0
       ? []
-      : ['Contexts built for each question (the question is the query), mean per question', formatContextTable(result), contextNotes]),
+      : [
+          'Contexts built for each question (the question is the query), mean per question',
+          formatContextTable(result),
+          contextNotes,
+        ]),
     ...(result.folds === undefined ? [] : [formatFoldsReport(result.folds)]),
   ].join('\n');
 }
@@ -111,7 +115,12 @@ function formatComparison(result: LocomoBenchResult): string {
     ]);
     for (const retriever of ['BM25', 'DRAGON'] as const) {
       const figures = locomoBaselineFractions[retriever][k]!;
-      rows.push(['', retriever, ...comparisonOrder.map((category) => figures[String(category)]!.toFixed(1)), figures.overall!.toFixed(1)]);
+      rows.push([
+        '',
+        retriever,
+        ...comparisonOrder.map((category) => figures[String(category)]!.toFixed(1)),
+        figures.overall!.toFixed(1),
+      ]);
     }
   }
   return formatTable(columns, rows);
@@ -155,5 +164,7 @@ function percent(value: number | null | undefined): string {
 }
 
 function formatSeconds(ms: number): string {
-  return ms >= 60_000 ? `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s` : `${(ms / 1000).toFixed(1)} s`;
+  return ms >= 60_000
+    ? `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`
+    : `${(ms / 1000).toFixed(1)} s`;
 }

@@ -12,8 +12,16 @@ export function inventedLocomoFile(): unknown[] {
         speaker_b: 'Ben',
         session_1_date_time: '1:56 pm on 8 May, 2023',
         session_1: [
-          { speaker: 'Ava', dia_id: 'D1:1', text: 'Hi Ben! I finally adopted a dog last weekend, a beagle named Pixel.' },
-          { speaker: 'Ben', dia_id: 'D1:2', text: 'Congrats! I spent Saturday repairing my old sailboat at the marina.' },
+          {
+            speaker: 'Ava',
+            dia_id: 'D1:1',
+            text: 'Hi Ben! I finally adopted a dog last weekend, a beagle named Pixel.',
+          },
+          {
+            speaker: 'Ben',
+            dia_id: 'D1:2',
+            text: 'Congrats! I spent Saturday repairing my old sailboat at the marina.',
+          },
           {
             speaker: 'Ava',
             dia_id: 'D1:3',
@@ -26,7 +34,11 @@ export function inventedLocomoFile(): unknown[] {
         session_2_date_time: '10:05 am on 20 June, 2023',
         session_2: [
           { speaker: 'Ava', dia_id: 'D2:1', text: 'I started pottery classes on Tuesday evenings.' },
-          { speaker: 'Ben', dia_id: 'D2:2', text: "Nice. My sailboat passed inspection, so I'm sailing to the island in July." },
+          {
+            speaker: 'Ben',
+            dia_id: 'D2:2',
+            text: "Nice. My sailboat passed inspection, so I'm sailing to the island in July.",
+          },
           { speaker: 'Ava', dia_id: 'D2:3', text: 'Pottery is calming; I made a blue mug.' },
           { speaker: 'Ben', dia_id: 'D2:4', text: 'Bring the mug on the boat trip!' },
         ],
@@ -41,7 +53,12 @@ export function inventedLocomoFile(): unknown[] {
         session_4_date_time: '9:00 am on 1 September, 2023',
       },
       qa: [
-        { question: 'What kind of dog did Ava adopt?', answer: 'a beagle named Pixel', evidence: ['D1:1'], category: 4 },
+        {
+          question: 'What kind of dog did Ava adopt?',
+          answer: 'a beagle named Pixel',
+          evidence: ['D1:1'],
+          category: 4,
+        },
         { question: 'When did Ava start pottery classes?', answer: 'June 2023', evidence: ['D2:1'], category: 2 },
         {
           question: 'What has Ben done with his sailboat?',
@@ -50,7 +67,12 @@ export function inventedLocomoFile(): unknown[] {
           category: 1,
         },
         { question: 'Would Ava enjoy a trip on the water?', answer: 'Likely yes', evidence: [], category: 3 },
-        { question: 'What did Ben make in pottery class?', adversarial_answer: 'a blue mug', evidence: ['D2:03'], category: 5 },
+        {
+          question: 'What did Ben make in pottery class?',
+          adversarial_answer: 'a blue mug',
+          evidence: ['D2:03'],
+          category: 5,
+        },
         { question: 'In what year did Ava adopt Pixel?', answer: 2023, evidence: ['D1:1', 'D9:9', 'D'], category: 4 },
       ],
       observation: {},

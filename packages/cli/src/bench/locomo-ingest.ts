@@ -30,7 +30,11 @@ export interface IngestOptions {
  */
 export async function ingestLocomoSample(sample: LocomoSample, options: IngestOptions): Promise<IngestedSample> {
   const { memory, store, embedder } = options;
-  const scope: Scope = { tenantId: options.tenantId ?? 'locomo', userId: sample.sampleId, conversationId: sample.sampleId };
+  const scope: Scope = {
+    tenantId: options.tenantId ?? 'locomo',
+    userId: sample.sampleId,
+    conversationId: sample.sampleId,
+  };
   const callOptions = options.signal === undefined ? {} : { signal: options.signal };
   const turnsBySeq = new Map<number, StoredTurn>();
   const diaIdBySeq = new Map<number, string>();

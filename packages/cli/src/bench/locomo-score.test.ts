@@ -105,7 +105,12 @@ describe('turnsPresent', () => {
         { role: 'assistant', content: 'We saw dolphins.', name: 'Ben' },
       ],
       [
-        { kind: 'recalled', tokens: 20, messageCount: 1, items: [{ kind: 'recalled', id: 'm1', conversationId: 'c', seq: 1, tokens: 12 }] },
+        {
+          kind: 'recalled',
+          tokens: 20,
+          messageCount: 1,
+          items: [{ kind: 'recalled', id: 'm1', conversationId: 'c', seq: 1, tokens: 12 }],
+        },
         { kind: 'recent', tokens: 20, messageCount: 2, seqRange: { from: 3, to: 4 } },
       ],
     );
@@ -119,7 +124,8 @@ describe('turnsPresent', () => {
         { role: 'system', content: 'Summary: Ava said: Pottery is calming.' },
         {
           role: 'system',
-          content: 'Earlier messages:\n[2023-05-08 13:56] Ben: I repaired my sailboat…\n[x] Ava: I adopted a beagle named Pixel.',
+          content:
+            'Earlier messages:\n[2023-05-08 13:56] Ben: I repaired my sailboat…\n[x] Ava: I adopted a beagle named Pixel.',
         },
       ],
       [

@@ -77,20 +77,26 @@ export interface StoredTurn {
  * of the context. (2) rules out a recent message cut to fit and a recalled snippet cut short; a turn
  * that only survives paraphrased in the summary does not count.
  */
-export function turnsPresent(context: BuiltContext, conversationId: string, turnsBySeq: ReadonlyMap<number, StoredTurn>): Set<string> {
+export function turnsPresent(
+  context: BuiltContext,
+  conversationId: string,
+  turnsBySeq: ReadonlyMap<number, StoredTurn>,
+): Set<string> {
   const seqs = new Set<number>();
   for (const part of context.report.parts) {
     if (part.kind === 'recent' && part.seqRange !== undefined) {
       for (let seq = part.seqRange.from; seq <= part.seqRange.to; seq += 1) seqs.add(seq);
     }
     if (part.kind === 'recalled') {
-      for (const item of part.items ?? []) if (item.conversationId === conversationId && item.seq !== undefined) seqs.add(item.seq);
+      for (const item of part.items ?? [])
+        if (item.conversationId === conversationId && item.seq !== undefined) seqs.add(item.seq);
     }
   }
   const present = new Set<string>();
   for (const seq of seqs) {
     const turn = turnsBySeq.get(seq);
-    if (turn !== undefined && context.messages.some((message) => message.content.includes(turn.content))) present.add(turn.diaId);
+    if (turn !== undefined && context.messages.some((message) => message.content.includes(turn.content)))
+      present.add(turn.diaId);
   }
   return present;
 }

@@ -119,6 +119,10 @@ describe('resolveEvidence', () => {
   });
 
   it('splits on whitespace as well as semicolons', () => {
-    expect(resolveEvidence(['D9:1 D4:4 D4:6'], new Set(['D9:1', 'D4:4', 'D4:6'])).ids).toEqual(['D9:1', 'D4:4', 'D4:6']);
+    expect(resolveEvidence(['D9:1 D4:4 D4:6'], new Set(['D9:1', 'D4:4', 'D4:6'])).ids).toEqual([
+      'D9:1',
+      'D4:4',
+      'D4:6',
+    ]);
   });
 });

@@ -63,7 +63,8 @@ export function parseLocomoDataset(text: string, source: string, options: ParseL
   const seen = new Set<string>();
   return readLocomoSamples(text, source).map((raw, index) => {
     const sample = parseSample(parseLocomoConversation(raw, { source, text, index }, options), `${source} [${index}]`);
-    if (seen.has(sample.sampleId)) throw invalidLocomo(`${source} [${index}]: sample_id ${JSON.stringify(sample.sampleId)} appears twice`);
+    if (seen.has(sample.sampleId))
+      throw invalidLocomo(`${source} [${index}]: sample_id ${JSON.stringify(sample.sampleId)} appears twice`);
     seen.add(sample.sampleId);
     return sample;
   });

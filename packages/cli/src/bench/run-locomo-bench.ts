@@ -7,7 +7,12 @@ import {
   type Memory,
   type Store,
 } from '@mnemo/core';
-import { buildContext, builtInContextDefaults, collectRecallCandidates, type ContextRequest } from '@mnemo/core/internals';
+import {
+  buildContext,
+  builtInContextDefaults,
+  collectRecallCandidates,
+  type ContextRequest,
+} from '@mnemo/core/internals';
 import { createSqliteStore } from '@mnemo/sqlite';
 import { createBm25Ranker } from './bm25-baseline.js';
 import { CategoryMeans, round } from './category-means.js';
@@ -22,12 +27,23 @@ import {
   type TunedQuestion,
 } from './cross-validate-recall.js';
 import { ingestLocomoSample, type IngestedSample } from './locomo-ingest.js';
-import { answerWordsPresent, contextWordSet, evidenceFractionAt, evidencePresent, turnsPresent } from './locomo-score.js';
+import {
+  answerWordsPresent,
+  contextWordSet,
+  evidenceFractionAt,
+  evidencePresent,
+  turnsPresent,
+} from './locomo-score.js';
 import { locomoCategories, type LocomoQuestion, type LocomoSample } from './parse-locomo-dataset.js';
 import { answerableCategories, scoreLocomoRankings, type RankingScores } from './score-locomo-rankings.js';
 
 /** Policies the benchmark builds contexts with: hybrid (the product), and window, summary, token-window as baselines. */
-export const benchPolicies = ['hybrid', 'window', 'summary', 'token-window'] as const satisfies readonly ContextPolicy[];
+export const benchPolicies = [
+  'hybrid',
+  'window',
+  'summary',
+  'token-window',
+] as const satisfies readonly ContextPolicy[];
 
 /** Turn ids each question's ranking holds (the baseline tool scores up to 50). */
 export const rankingDepth = 50;
@@ -78,7 +94,12 @@ export interface LocomoBenchResult {
   readonly rankings: ReadonlyMap<string, readonly string[]>;
   /** Milliseconds per `recall()` call at LoCoMo scale (one conversation of 369–689 turns), k = 50. */
   readonly recallLatencyMs: { readonly p50: number; readonly p99: number; readonly count: number };
-  readonly dataset: { readonly samples: number; readonly turns: number; readonly questions: number; readonly scored: number };
+  readonly dataset: {
+    readonly samples: number;
+    readonly turns: number;
+    readonly questions: number;
+    readonly scored: number;
+  };
   /** With `folds`: the grid and each experiment's folds. */
   readonly folds?: {
     readonly k: number;
@@ -147,7 +168,8 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
             const started = performance.now();
             rankings.set(question.key, await rankTurns(memory, ingested, question.question));
             latencies.push(performance.now() - started);
-            if (options.folds !== undefined) tuned.push(await tuneQuestion({ store, embedder }, ingested, question, grid, bm25!));
+            if (options.folds !== undefined)
+              tuned.push(await tuneQuestion({ store, embedder }, ingested, question, grid, bm25!));
             step(`${sample.sampleId}: ranking turns`);
           }
         }
@@ -162,7 +184,10 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
               query: question.question,
               ...(options.recallK === undefined ? {} : { recallK: options.recallK }),
             };
-            meansOf(policy, budget).add(question.category, await measureContext({ store, counter, embedder }, ingested, question, request));
+            meansOf(policy, budget).add(
+              question.category,
+              await measureContext({ store, counter, embedder }, ingested, question, request),
+            );
           }
           step(`${sample.sampleId}: contexts at ${budget} tokens`);
         }
@@ -183,7 +208,11 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
     recall: scoreLocomoRankings(samples, rankings),
     context,
     rankings,
-    recallLatencyMs: { p50: round(percentile(latencies, 0.5), 2), p99: round(percentile(latencies, 0.99), 2), count: latencies.length },
+    recallLatencyMs: {
+      p50: round(percentile(latencies, 0.5), 2),
+      p99: round(percentile(latencies, 0.99), 2),
+      count: latencies.length,
+    },
     dataset: {
       samples: samples.length,
       turns: samples.reduce((sum, sample) => sum + sample.turns.length, 0),
@@ -214,7 +243,10 @@ async function tuneQuestion(
 ): Promise<TunedQuestion> {
   const seqByDiaId = new Map([...ingested.diaIdBySeq].map(([seq, diaId]) => [diaId, seq]));
   const evidence = new Set(question.evidence.map((diaId) => seqByDiaId.get(diaId)!));
-  const candidates = await collectRecallCandidates(dependencies, ingested.scope, question.question, { candidates: 250, secondHop: true });
+  const candidates = await collectRecallCandidates(dependencies, ingested.scope, question.question, {
+    candidates: 250,
+    secondHop: true,
+  });
   return {
     key: question.key,
     sampleId: ingested.scope.userId,
@@ -244,7 +276,8 @@ async function measureContext(
   const built = await buildContext(dependencies, ingested.scope, request);
   const present = turnsPresent(built, ingested.scope.conversationId, ingested.turnsBySeq);
   const fraction = evidencePresent(question.evidence, present);
-  const answerable = question.answer !== undefined && (answerableCategories as readonly number[]).includes(question.category);
+  const answerable =
+    question.answer !== undefined && (answerableCategories as readonly number[]).includes(question.category);
   return {
     evidencePresent: fraction,
     evidenceAllPresent: fraction === 1 ? 1 : 0,
@@ -270,7 +303,9 @@ function summarizeContext(means: CategoryMeans): ContextScores {
         String(category),
         {
           n: means.count([category]),
-          ...Object.fromEntries(percentMetrics.map((metric) => [metric, nullable(means.mean(metric, [category], 100), 1)])),
+          ...Object.fromEntries(
+            percentMetrics.map((metric) => [metric, nullable(means.mean(metric, [category], 100), 1)]),
+          ),
         },
       ]),
     ),

@@ -24,7 +24,14 @@ describe('scoreLocomoRankings', () => {
   it('averages the fraction of evidence in the top k per category, in percent', () => {
     expect(scores.byCategory['4']).toMatchObject({ n: 2, 'frac@5': 50, 'all@5': 50, 'any@5': 50 });
     expect(scores.byCategory['2']).toMatchObject({ n: 1, 'frac@5': 0, 'frac@10': 100 });
-    expect(scores.byCategory['1']).toMatchObject({ n: 1, 'frac@5': 33.3, 'frac@20': 33.3, 'frac@25': 66.7, 'all@25': 0, 'any@5': 100 });
+    expect(scores.byCategory['1']).toMatchObject({
+      n: 1,
+      'frac@5': 33.3,
+      'frac@20': 33.3,
+      'frac@25': 66.7,
+      'all@25': 0,
+      'any@5': 100,
+    });
     expect(scores.byCategory['5']).toMatchObject({ n: 1, 'frac@25': 0, 'frac@50': 100 });
   });
 

@@ -31,7 +31,10 @@ export const answerableCategories: readonly LocomoCategory[] = [1, 2, 3, 4];
  * fraction of evidence turns in the top k; questions without evidence are skipped and counted; a
  * question missing from `rankings` scores 0. Means per category, over categories 1–4, and over all five.
  */
-export function scoreLocomoRankings(samples: readonly LocomoSample[], rankings: ReadonlyMap<string, readonly string[]>): RankingScores {
+export function scoreLocomoRankings(
+  samples: readonly LocomoSample[],
+  rankings: ReadonlyMap<string, readonly string[]>,
+): RankingScores {
   const means = new CategoryMeans();
   const skipped: Record<string, number> = {};
   for (const sample of samples) {

@@ -30,7 +30,10 @@ export async function runChat(options: RunChatOptions): Promise<void> {
   const { io, model } = options;
   checkSystemPromptFits(options);
   const interactive = io.stdin.isTTY === true;
-  const lines = createInterface({ input: io.stdin, ...(interactive ? { output: io.stdout, terminal: true } : { terminal: false }) });
+  const lines = createInterface({
+    input: io.stdin,
+    ...(interactive ? { output: io.stdout, terminal: true } : { terminal: false }),
+  });
   const controller = new AbortController();
   // Ctrl-C on a terminal: abandon the call in flight and leave the loop.
   lines.on('SIGINT', () => {
@@ -40,7 +43,9 @@ export async function runChat(options: RunChatOptions): Promise<void> {
   // The conversation is its own user, as mnemo serve names a conversation given without one.
   const scope = { userId: options.conversationId, conversationId: options.conversationId };
   if (interactive) {
-    io.stderr.write(`mnemo: chatting with ${model.model} as conversation ${options.conversationId}; /exit or Ctrl-D to leave\n`);
+    io.stderr.write(
+      `mnemo: chatting with ${model.model} as conversation ${options.conversationId}; /exit or Ctrl-D to leave\n`,
+    );
     lines.setPrompt('you> ');
     lines.prompt();
   }

@@ -14,13 +14,17 @@ export interface StoreFlags {
 }
 
 /** Help text of every `--db` option. */
-export const dbOptionDescription = 'SQLite file or postgres:// URL (default: MNEMO_DATABASE_URL, MNEMO_DB or ./mnemo.db)';
+export const dbOptionDescription =
+  'SQLite file or postgres:// URL (default: MNEMO_DATABASE_URL, MNEMO_DB or ./mnemo.db)';
 
 /** Adds `--db`, `--user`, `--tenant` and `--json` to a command that reads or compacts a stored conversation. */
 export function addStoreOptions(command: Command): Command {
   return command
     .option('--db <path|url>', dbOptionDescription)
-    .option('--user <id>', 'user the data belongs to (default: a conversation named without one is its own user, as mnemo serve names it)')
+    .option(
+      '--user <id>',
+      'user the data belongs to (default: a conversation named without one is its own user, as mnemo serve names it)',
+    )
     .option('--tenant <id>', 'tenant the user belongs to (default: default)')
     .option('--json', 'print JSON instead of a table');
 }
@@ -32,7 +36,10 @@ export function databaseOf(flags: { readonly db?: string }, config: CliConfig, i
 
 /** The tenant and user named by `--tenant` and `--user` (the engine fills in `default`). */
 export function userOf(flags: StoreFlags): Partial<UserScope> {
-  return { ...(flags.tenant === undefined ? {} : { tenantId: flags.tenant }), ...(flags.user === undefined ? {} : { userId: flags.user }) };
+  return {
+    ...(flags.tenant === undefined ? {} : { tenantId: flags.tenant }),
+    ...(flags.user === undefined ? {} : { userId: flags.user }),
+  };
 }
 
 /**

@@ -36,7 +36,9 @@ export type BenchEmbedder = (typeof benchEmbedders)[number];
 export const defaultLocomoBudgets: readonly number[] = [1000, 2000, 4000];
 
 // The repository root is four levels above dist/commands/; LoCoMo sits beside the repository, never in it.
-const defaultLocomoData = fileURLToPath(new URL('../shared/data/locomo/locomo10.json', new URL('../../../../', import.meta.url)));
+const defaultLocomoData = fileURLToPath(
+  new URL('../shared/data/locomo/locomo10.json', new URL('../../../../', import.meta.url)),
+);
 
 /** Adds `mnemo bench locomo`: evidence recall and context quality on the LoCoMo conversations. */
 export function registerBenchCommand(program: Command, io: CliIo): void {
@@ -46,11 +48,25 @@ export function registerBenchCommand(program: Command, io: CliIo): void {
     .description(
       'store each LoCoMo conversation, rank its turns for every question with recall(), and score the contexts each policy builds',
     )
-    .option('--data <path>', `LoCoMo file (default: ../shared/data/locomo/locomo10.json beside the repository: ${defaultLocomoData})`)
-    .option('--max-tokens <list>', 'comma-separated context budgets (default: 1000,2000,4000)', parseBudgets, defaultLocomoBudgets)
+    .option(
+      '--data <path>',
+      `LoCoMo file (default: ../shared/data/locomo/locomo10.json beside the repository: ${defaultLocomoData})`,
+    )
+    .option(
+      '--max-tokens <list>',
+      'comma-separated context budgets (default: 1000,2000,4000)',
+      parseBudgets,
+      defaultLocomoBudgets,
+    )
     .option('--conversations <n>', 'only the first n conversations', parsePositiveInteger)
-    .option('--lenient', 'date a session whose date cannot be read by session order, with a warning, instead of refusing the file')
-    .option('--rankings <file>', 'write each question\'s ranking as {"<sample_id>#<qa_index>": ["D3:4", ...]} (50 turn ids, best first)')
+    .option(
+      '--lenient',
+      'date a session whose date cannot be read by session order, with a warning, instead of refusing the file',
+    )
+    .option(
+      '--rankings <file>',
+      'write each question\'s ranking as {"<sample_id>#<qa_index>": ["D3:4", ...]} (50 turn ids, best first)',
+    )
     .addOption(new Option('--embedder <name>', 'embedding model').choices(benchEmbedders).default('use-lite'))
     .option(
       '--folds <k>',
@@ -58,8 +74,14 @@ export function registerBenchCommand(program: Command, io: CliIo): void {
       parsePositiveInteger,
     )
     .option('--recall-only', 'rank turns (and run --folds) only; build no contexts')
-    .option('--embedding-cache <file>', "keep the model's vectors in this file between runs (read if present, written at the end)")
-    .option('--json', 'print one JSON object: recall (overall, byCategory, cat1to4) and context (policy → budget → scores), percents 0–100')
+    .option(
+      '--embedding-cache <file>',
+      "keep the model's vectors in this file between runs (read if present, written at the end)",
+    )
+    .option(
+      '--json',
+      'print one JSON object: recall (overall, byCategory, cat1to4) and context (policy → budget → scores), percents 0–100',
+    )
     .action(async (_flags: LocomoFlags, command: Command) => {
       await runLocomoCommand(command.opts<LocomoFlags>(), io);
     });
@@ -68,7 +90,9 @@ export function registerBenchCommand(program: Command, io: CliIo): void {
 async function runLocomoCommand(flags: LocomoFlags, io: CliIo): Promise<void> {
   const started = performance.now();
   const path = flags.data === undefined ? defaultLocomoData : resolvePath(io.cwd, flags.data);
-  const all = parseLocomoDataset(await readLocomoFile(path, flags.data === undefined), basename(path), { lenient: flags.lenient === true });
+  const all = parseLocomoDataset(await readLocomoFile(path, flags.data === undefined), basename(path), {
+    lenient: flags.lenient === true,
+  });
   for (const warning of all.flatMap((sample) => sample.warnings)) io.stderr.write(`mnemo bench: warning: ${warning}\n`);
   const samples = flags.conversations === undefined ? all : all.slice(0, flags.conversations);
   const embedder = new CachingEmbedder(createEmbedder(flags.embedder));
@@ -101,7 +125,9 @@ async function runLocomoCommand(flags: LocomoFlags, io: CliIo): Promise<void> {
     durationMs: performance.now() - started,
     embedMs: embedder.embedMs,
   };
-  io.stdout.write(flags.json === true ? `${JSON.stringify(toLocomoJson(result, info))}\n` : formatLocomoReport(result, info));
+  io.stdout.write(
+    flags.json === true ? `${JSON.stringify(toLocomoJson(result, info))}\n` : formatLocomoReport(result, info),
+  );
 }
 
 /**

@@ -27,7 +27,9 @@ export const defaultChatConversationId = 'chat';
 export function registerChatCommand(program: Command, io: CliIo): void {
   program
     .command('chat')
-    .description('chat with an OpenAI-compatible model; mnemo stores every turn and builds each request under the budget')
+    .description(
+      'chat with an OpenAI-compatible model; mnemo stores every turn and builds each request under the budget',
+    )
     .option('--db <path|url>', dbOptionDescription)
     .option('--conversation <id>', 'conversation to continue', defaultChatConversationId)
     .addOption(
@@ -36,7 +38,11 @@ export function registerChatCommand(program: Command, io: CliIo): void {
         "context policy (default: the engine's default, hybrid); meshai = summary with the meshai compaction preset",
       ).choices(cliPolicies),
     )
-    .option('--max-tokens <n>', `token budget of each request (default: ${cliDefaults.maxTokens})`, parsePositiveInteger)
+    .option(
+      '--max-tokens <n>',
+      `token budget of each request (default: ${cliDefaults.maxTokens})`,
+      parsePositiveInteger,
+    )
     .option('--system <text>', 'system prompt pinned in every request')
     .action(async (_flags: ChatFlags, command: Command) => {
       await runChatCommand(command.optsWithGlobals<ChatFlags>(), io);
@@ -44,7 +50,11 @@ export function registerChatCommand(program: Command, io: CliIo): void {
 }
 
 async function runChatCommand(flags: ChatFlags, io: CliIo): Promise<void> {
-  const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
+  const config = await loadCliConfig({
+    env: io.env,
+    cwd: io.cwd,
+    ...(flags.config === undefined ? {} : { configPath: flags.config }),
+  });
   // Check the endpoint before opening anything, so a missing setting never leaves a prompt or a file behind.
   const { baseUrl, model } = requireEndpoint(config);
   const chatModel = createOpenAiChatModel({
@@ -67,7 +77,8 @@ async function runChatCommand(flags: ChatFlags, io: CliIo): Promise<void> {
     ...(policy === undefined ? {} : { policy }),
     ...(summarizer.create === undefined ? {} : { createSummarizer: summarizer.create }),
     // Compaction runs in the background; a failure leaves the history raw and the chat going.
-    onJobError: (error) => io.stderr.write(`mnemo: background job failed: ${error instanceof Error ? error.message : String(error)}\n`),
+    onJobError: (error) =>
+      io.stderr.write(`mnemo: background job failed: ${error instanceof Error ? error.message : String(error)}\n`),
   });
   try {
     await runChat({

@@ -6,7 +6,13 @@ import { formatSeqRange, formatSummaries } from '../output/format-summaries.js';
 import { formatCount } from '../output/format-table.js';
 import { chooseSummarizer } from '../store/choose-summarizer.js';
 import { openMemory } from '../store/open-memory.js';
-import { addStoreOptions, conversationScopeOf, databaseOf, requireConversation, type StoreFlags } from './add-store-options.js';
+import {
+  addStoreOptions,
+  conversationScopeOf,
+  databaseOf,
+  requireConversation,
+  type StoreFlags,
+} from './add-store-options.js';
 import { parsePositiveInteger } from './parse-positive-integer.js';
 
 interface CompactFlags extends StoreFlags {
@@ -18,7 +24,9 @@ interface CompactFlags extends StoreFlags {
 export function registerCompactCommand(program: Command, io: CliIo): void {
   const command = program
     .command('compact')
-    .description('compact a conversation now: fold all but its newest turns into the rolling summary, and print what was written')
+    .description(
+      'compact a conversation now: fold all but its newest turns into the rolling summary, and print what was written',
+    )
     .argument('<conversation>', 'conversation id');
   addStoreOptions(command)
     .addOption(
@@ -27,14 +35,22 @@ export function registerCompactCommand(program: Command, io: CliIo): void {
         'compaction settings of this policy: meshai = the meshai preset, else scaled to --max-tokens',
       ).choices(cliPolicies),
     )
-    .option('--max-tokens <n>', `context budget the thresholds are scaled to (default: ${cliDefaults.maxTokens})`, parsePositiveInteger)
+    .option(
+      '--max-tokens <n>',
+      `context budget the thresholds are scaled to (default: ${cliDefaults.maxTokens})`,
+      parsePositiveInteger,
+    )
     .action(async (conversationId: string, _flags: CompactFlags, command: Command) => {
       await runCompact(conversationId, command.optsWithGlobals<CompactFlags>(), io);
     });
 }
 
 async function runCompact(conversationId: string, flags: CompactFlags, io: CliIo): Promise<void> {
-  const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
+  const config = await loadCliConfig({
+    env: io.env,
+    cwd: io.cwd,
+    ...(flags.config === undefined ? {} : { configPath: flags.config }),
+  });
   const db = databaseOf(flags, config, io);
   const policy = flags.policy ?? config.context.policy;
   const summarizer = chooseSummarizer(config);

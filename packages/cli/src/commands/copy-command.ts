@@ -24,7 +24,10 @@ export function registerCopyCommand(program: Command, io: CliIo): void {
       'copy a whole store, every tenant, from one database to another (SQLite file ↔ postgres:// URL); vectors are re-embedded on the target',
     )
     .requiredOption('--from <path|url>', 'the store to copy (only read)')
-    .requiredOption('--to <path|url>', 'the store to fill: created and migrated when missing; refused when it holds data, unless --force')
+    .requiredOption(
+      '--to <path|url>',
+      'the store to fill: created and migrated when missing; refused when it holds data, unless --force',
+    )
     .option('--force', "replace the target's contents: its rows are deleted in the copy's transaction")
     .option('--no-embed', 'do not embed the copied messages on the target (run mnemo reembed later)')
     .option('--json', 'print one JSON object: from, to, replaced, tables (source and target counts), embedded')
@@ -34,7 +37,11 @@ export function registerCopyCommand(program: Command, io: CliIo): void {
 }
 
 async function runCopy(flags: CopyFlags, io: CliIo): Promise<void> {
-  const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
+  const config = await loadCliConfig({
+    env: io.env,
+    cwd: io.cwd,
+    ...(flags.config === undefined ? {} : { configPath: flags.config }),
+  });
   if (flags.from === undefined || flags.to === undefined)
     throw new MemoryError('invalid_input', 'copy needs --from and --to', { details: { field: 'from' } });
   const embedder = flags.embed ? chooseEmbedder(config) : undefined;
@@ -59,7 +66,12 @@ async function runCopy(flags: CopyFlags, io: CliIo): Promise<void> {
   io.stdout.write(
     `copied ${report.from} → ${report.to}${report.replaced ? ' (its previous contents replaced)' : ''}; counts verified:\n\n`,
   );
-  io.stdout.write(formatTable([{ header: 'table' }, { header: 'source', align: 'right' }, { header: 'target', align: 'right' }], rows));
+  io.stdout.write(
+    formatTable(
+      [{ header: 'table' }, { header: 'source', align: 'right' }, { header: 'target', align: 'right' }],
+      rows,
+    ),
+  );
   io.stdout.write(
     report.embedded === undefined
       ? '\nvectors not copied: run mnemo reembed --db <target> (per tenant) to embed the messages for vector recall\n'
@@ -70,7 +82,10 @@ async function runCopy(flags: CopyFlags, io: CliIo): Promise<void> {
 // One line on stderr, only on a terminal (pipes and logs never get control characters): a running count
 // of the rows copied (the source is streamed, so its size is known only at the end), then a bar for the
 // embedding phase, whose size is known.
-function createCopyProgress(io: CliIo, enabled: boolean): { update: (progress: CopyProgress) => void; stop: () => void } {
+function createCopyProgress(
+  io: CliIo,
+  enabled: boolean,
+): { update: (progress: CopyProgress) => void; stop: () => void } {
   if (!enabled || io.stderr.isTTY !== true) return { update: () => undefined, stop: () => undefined };
   const formats = { copy: 'copy  {value} rows {table}', embed: 'embed [{bar}] {value}/{total} {table}' };
   let bar: cliProgress.SingleBar | undefined;

@@ -14,7 +14,10 @@ export function registerExpandCommand(program: Command, io: CliIo): void {
     )
     .argument('<summary-id>', 'summary id, as `mnemo summaries` lists them');
   addStoreOptions(command)
-    .option('--conversation <id>', 'the conversation the summary is of, when it is its own user (as mnemo serve names it)')
+    .option(
+      '--conversation <id>',
+      'the conversation the summary is of, when it is its own user (as mnemo serve names it)',
+    )
     .action(async (summaryId: string, _flags: ExpandFlags, command: Command) => {
       await runExpand(summaryId, command.optsWithGlobals<ExpandFlags>(), io);
     });
@@ -25,7 +28,11 @@ interface ExpandFlags extends StoreFlags {
 }
 
 async function runExpand(summaryId: string, flags: ExpandFlags, io: CliIo): Promise<void> {
-  const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
+  const config = await loadCliConfig({
+    env: io.env,
+    cwd: io.cwd,
+    ...(flags.config === undefined ? {} : { configPath: flags.config }),
+  });
   const db = databaseOf(flags, config, io);
   const memory = await openMemory({ db, readonly: true });
   try {

@@ -26,7 +26,9 @@ interface FactsFlags {
  * engine, as the REST API's and MCP's do, and prints the fact it left current.
  */
 export function registerFactsCommand(program: Command, io: CliIo): void {
-  const facts = program.command('facts').description("list and edit a user's facts: put, correct, expire, retire (history is kept)");
+  const facts = program
+    .command('facts')
+    .description("list and edit a user's facts: put, correct, expire, retire (history is kept)");
   const common = (command: Command) =>
     command
       .option('--db <path|url>', dbOptionDescription)
@@ -37,7 +39,9 @@ export function registerFactsCommand(program: Command, io: CliIo): void {
   common(
     facts
       .command('list')
-      .description('current facts (an expired one is left out), those valid at --as-of, or every version with --history'),
+      .description(
+        'current facts (an expired one is left out), those valid at --as-of, or every version with --history',
+      ),
   )
     .option('--history', 'every version: superseded, retired and expired ones too')
     .option('--as-of <time>', 'the facts valid at this ISO 8601 time')
@@ -54,7 +58,11 @@ export function registerFactsCommand(program: Command, io: CliIo): void {
       });
     });
 
-  common(facts.command('put').description('state a fact by hand; a new value of a single-valued attribute supersedes the current one'))
+  common(
+    facts
+      .command('put')
+      .description('state a fact by hand; a new value of a single-valued attribute supersedes the current one'),
+  )
     .argument('<attribute>', 'e.g. main_relay, home_town, likes')
     .argument('<value>', 'the value, as the user would say it')
     .option('--subject <name>', 'who or what the fact is about (default: user)')
@@ -73,7 +81,9 @@ export function registerFactsCommand(program: Command, io: CliIo): void {
     });
 
   common(
-    facts.command('correct').description('correct a current fact: the corrected value supersedes it, the old one stays in the history'),
+    facts
+      .command('correct')
+      .description('correct a current fact: the corrected value supersedes it, the old one stays in the history'),
   )
     .argument('<id>', 'the fact id (mnemo facts list shows it)')
     .argument('<value>', 'the corrected value')
@@ -87,7 +97,9 @@ export function registerFactsCommand(program: Command, io: CliIo): void {
   common(
     facts
       .command('expire')
-      .description('set when a current fact expires (it then leaves every context, and stays in the history), or "never"'),
+      .description(
+        'set when a current fact expires (it then leaves every context, and stays in the history), or "never"',
+      ),
   )
     .argument('<id>', 'the fact id')
     .argument('<time>', 'ISO 8601 time, "now", or "never"')
@@ -117,10 +129,14 @@ export function registerFactsCommand(program: Command, io: CliIo): void {
       });
     });
 
-  common(facts.command('retire').description('end a current fact now: it leaves every context and stays in the history'))
+  common(
+    facts.command('retire').description('end a current fact now: it leaves every context and stays in the history'),
+  )
     .argument('<id>', 'the fact id')
     .action(async (id: string, _flags: FactsFlags, command: Command) => {
-      await withFacts(command.optsWithGlobals<FactsFlags>(), io, false, async (memory, user) => [await memory.facts.retire(user, id)]);
+      await withFacts(command.optsWithGlobals<FactsFlags>(), io, false, async (memory, user) => [
+        await memory.facts.retire(user, id),
+      ]);
     });
 }
 
@@ -131,7 +147,11 @@ async function withFacts(
   readonly: boolean,
   body: (memory: Memory, user: Partial<UserScope>, flags: FactsFlags) => Promise<Fact[]>,
 ): Promise<void> {
-  const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
+  const config = await loadCliConfig({
+    env: io.env,
+    cwd: io.cwd,
+    ...(flags.config === undefined ? {} : { configPath: flags.config }),
+  });
   const db = databaseOf(flags, config, io);
   const memory = await openMemory(readonly ? { db, readonly: true } : { db, mustExist: true, compaction: 'manual' });
   try {
@@ -145,9 +165,23 @@ async function withFacts(
 function formatFacts(facts: readonly Fact[]): string {
   if (facts.length === 0) return 'no facts\n';
   const now = new Date().toISOString();
-  const rows = facts.map((fact) => [fact.id, fact.subject, fact.attribute, fact.value, fact.validFrom, stateOf(fact, now)]);
+  const rows = facts.map((fact) => [
+    fact.id,
+    fact.subject,
+    fact.attribute,
+    fact.value,
+    fact.validFrom,
+    stateOf(fact, now),
+  ]);
   return formatTable(
-    [{ header: 'id' }, { header: 'subject' }, { header: 'attribute' }, { header: 'value' }, { header: 'since' }, { header: 'state' }],
+    [
+      { header: 'id' },
+      { header: 'subject' },
+      { header: 'attribute' },
+      { header: 'value' },
+      { header: 'since' },
+      { header: 'state' },
+    ],
     rows,
   );
 }
@@ -155,13 +189,16 @@ function formatFacts(facts: readonly Fact[]): string {
 function toIso(flag: string, value: string): string {
   const time = Date.parse(value);
   if (!Number.isFinite(time))
-    throw new MemoryError('invalid_input', `${flag} must be an ISO 8601 time (got ${JSON.stringify(value)})`, { details: { field: flag } });
+    throw new MemoryError('invalid_input', `${flag} must be an ISO 8601 time (got ${JSON.stringify(value)})`, {
+      details: { field: flag },
+    });
   return new Date(time).toISOString();
 }
 
 /** `current`, `expires <time>`, `expired <time>`, `superseded <time>` or `retired <time>`. */
 function stateOf(fact: Fact, now: string): string {
-  if (fact.validTo !== undefined) return `${fact.supersededBy === undefined ? 'retired' : 'superseded'} ${fact.validTo}`;
+  if (fact.validTo !== undefined)
+    return `${fact.supersededBy === undefined ? 'retired' : 'superseded'} ${fact.validTo}`;
   if (fact.expiresAt === undefined) return 'current';
   return `${fact.expiresAt <= now ? 'expired' : 'expires'} ${fact.expiresAt}`;
 }

@@ -43,7 +43,11 @@ async function spawnMcp(flags: string[] = []): Promise<{ client: Client; stderr:
   return { client, stderr: () => stderr };
 }
 
-async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult & { text: string }> {
+async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<CallToolResult & { text: string }> {
   const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
   const first = result.content[0];
   return { ...result, text: first?.type === 'text' ? first.text : '' };
@@ -54,19 +58,44 @@ describe('mnemo mcp (stdio)', () => {
     const { client, stderr } = await spawnMcp(['--user', 'maren']);
 
     const { tools } = await client.listTools();
-    await call(client, 'remember', { conversation_id: 'node-7', role: 'user', content: 'Relay LARCH-RIDGE battery at 45%.' });
+    await call(client, 'remember', {
+      conversation_id: 'node-7',
+      role: 'user',
+      content: 'Relay LARCH-RIDGE battery at 45%.',
+    });
     const context = await call(client, 'get_context', { conversation_id: 'node-7', max_tokens: 300 });
-    const created = await call(client, 'memory', { command: 'create', path: '/memories/maren.md', file_text: 'Battery: 45%\n' });
-    const edited = await call(client, 'memory', { command: 'str_replace', path: '/memories/maren.md', old_str: '45%', new_str: '80%' });
-    const renamed = await call(client, 'memory', { command: 'rename', old_path: '/memories/maren.md', new_path: '/memories/relay.md' });
+    const created = await call(client, 'memory', {
+      command: 'create',
+      path: '/memories/maren.md',
+      file_text: 'Battery: 45%\n',
+    });
+    const edited = await call(client, 'memory', {
+      command: 'str_replace',
+      path: '/memories/maren.md',
+      old_str: '45%',
+      new_str: '80%',
+    });
+    const renamed = await call(client, 'memory', {
+      command: 'rename',
+      old_path: '/memories/maren.md',
+      new_path: '/memories/relay.md',
+    });
     const viewed = await call(client, 'memory', { command: 'view', path: '/memories/relay.md' });
     const traversal = await call(client, 'memory', { command: 'view', path: '/memories/../secrets' });
     const deleted = await call(client, 'memory', { command: 'delete', path: '/memories/relay.md' });
 
-    expect(tools.map((tool) => tool.name)).toEqual(['remember', 'get_context', 'recall', 'list_facts', 'forget', 'correct', 'memory']);
-    expect((context.structuredContent as { messages: { content: string }[] }).messages.map((message) => message.content)).toEqual([
-      'Relay LARCH-RIDGE battery at 45%.',
+    expect(tools.map((tool) => tool.name)).toEqual([
+      'remember',
+      'get_context',
+      'recall',
+      'list_facts',
+      'forget',
+      'correct',
+      'memory',
     ]);
+    expect(
+      (context.structuredContent as { messages: { content: string }[] }).messages.map((message) => message.content),
+    ).toEqual(['Relay LARCH-RIDGE battery at 45%.']);
     expect(created.text).toBe('Created /memories/maren.md (13 bytes).');
     expect(edited.isError).toBeFalsy();
     expect(renamed.text).toBe('Renamed /memories/maren.md to /memories/relay.md.');
@@ -84,10 +113,14 @@ describe('mnemo mcp (stdio)', () => {
     const b = await spawnMcp(['--tenant', 'b']);
 
     expect((await call(b.client, 'memory', { command: 'view', path: '/memories' })).text).toBe('/memories is empty.');
-    expect((await call(b.client, 'memory', { command: 'view', path: '/memories/secret.md' })).text).toMatch(/^not_found:/);
+    expect((await call(b.client, 'memory', { command: 'view', path: '/memories/secret.md' })).text).toMatch(
+      /^not_found:/,
+    );
     const context = await call(b.client, 'get_context', { conversation_id: 'node-7' });
     expect((context.structuredContent as { messages: unknown[] }).messages).toEqual([]);
-    expect((await call(a.client, 'memory', { command: 'view', path: '/memories/secret.md' })).text).toContain('tenant a only');
+    expect((await call(a.client, 'memory', { command: 'view', path: '/memories/secret.md' })).text).toContain(
+      'tenant a only',
+    );
   });
 
   it('exits with code 0, closing the store, when the client closes stdin', async () => {

@@ -34,13 +34,18 @@ export function registerMcpCommand(program: Command, io: CliIo): void {
 }
 
 async function runMcp(flags: McpFlags, io: CliIo): Promise<void> {
-  const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
+  const config = await loadCliConfig({
+    env: io.env,
+    cwd: io.cwd,
+    ...(flags.config === undefined ? {} : { configPath: flags.config }),
+  });
   const store = await openCliStore(databaseOf(flags, config, io));
   const tokenCounter = createGptTokenCounter(config.llm.model === undefined ? {} : { model: config.llm.model });
   const summarizer = chooseSummarizer(config).create?.(tokenCounter);
   // stdout carries JSON-RPC only: every diagnostic goes to stderr.
   const log = {
-    error: (fields: Record<string, unknown>, message: string) => io.stderr.write(`mnemo mcp: ${message}: ${describe(fields.err)}\n`),
+    error: (fields: Record<string, unknown>, message: string) =>
+      io.stderr.write(`mnemo mcp: ${message}: ${describe(fields.err)}\n`),
   };
   const embedder = chooseEmbedder(config);
   const defaults = engineDefaultsOf(config.context);

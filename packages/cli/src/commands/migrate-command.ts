@@ -1,5 +1,10 @@
 import { existsSync } from 'node:fs';
-import { createPostgresStore, findVectorExtension, migratePostgresSchema, type PostgresMigrationResult } from '@mnemo/postgres';
+import {
+  createPostgresStore,
+  findVectorExtension,
+  migratePostgresSchema,
+  type PostgresMigrationResult,
+} from '@mnemo/postgres';
 import { createSqliteStore, readSqliteSchemaVersion, sqliteMigrations } from '@mnemo/sqlite';
 import Database from 'better-sqlite3';
 import type { Command } from 'commander';
@@ -41,7 +46,11 @@ export function registerMigrateCommand(program: Command, io: CliIo): void {
 }
 
 async function runMigrate(flags: MigrateFlags, io: CliIo): Promise<void> {
-  const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
+  const config = await loadCliConfig({
+    env: io.env,
+    cwd: io.cwd,
+    ...(flags.config === undefined ? {} : { configPath: flags.config }),
+  });
   const db = databaseOf(flags, config, io);
   const report = isPostgresUrl(db) ? await migratePostgres(db) : await migrateSqlite(db);
   if (flags.json === true) {
@@ -50,7 +59,9 @@ async function runMigrate(flags: MigrateFlags, io: CliIo): Promise<void> {
   }
   const where = report.schema === undefined ? report.db : `${report.db} (schema ${report.schema})`;
   const change =
-    report.applied.length === 0 ? 'up to date' : `migrated from version ${report.fromVersion}, applied ${report.applied.join(', ')}`;
+    report.applied.length === 0
+      ? 'up to date'
+      : `migrated from version ${report.fromVersion}, applied ${report.applied.join(', ')}`;
   const vectors =
     report.pgvector === undefined
       ? ''
@@ -74,7 +85,9 @@ async function migrateSqlite(db: string): Promise<MigrateReport> {
   // Closing the store right away: opening it was the migration (a newer schema is refused by it, untouched).
   await createSqliteStore({ path: db }).close();
   const toVersion = sqliteMigrations.length;
-  const applied = sqliteMigrations.filter((migration) => migration.version > fromVersion).map((migration) => migration.version);
+  const applied = sqliteMigrations
+    .filter((migration) => migration.version > fromVersion)
+    .map((migration) => migration.version);
   return { store: 'sqlite', db, fromVersion, toVersion, applied };
 }
 
@@ -85,12 +98,15 @@ async function migratePostgres(db: string): Promise<MigrateReport> {
   try {
     const result = await migratePostgresSchema(pool, schema === undefined ? {} : { schema });
     // Opening the store after the migration moves real[] vectors into pgvector tables when the extension arrived since.
-    await (await createPostgresStore({ connectionString, ...(schema === undefined ? {} : { schema }), poolMax: 1 })).close();
+    await (
+      await createPostgresStore({ connectionString, ...(schema === undefined ? {} : { schema }), poolMax: 1 })
+    ).close();
     const extensionSchema = await findVectorExtension(pool);
     const version =
       extensionSchema === undefined
         ? null
-        : ((await pool.query<{ v: string }>("SELECT extversion AS v FROM pg_extension WHERE extname = 'vector'")).rows[0]?.v ?? null);
+        : ((await pool.query<{ v: string }>("SELECT extversion AS v FROM pg_extension WHERE extname = 'vector'"))
+            .rows[0]?.v ?? null);
     return { store: 'postgres', db: describeDatabase(db), schema: schema ?? 'mnemo', ...result, pgvector: version };
   } finally {
     await pool.end();

@@ -18,7 +18,10 @@ export function nextShutdownSignal(): Promise<NodeJS.Signals | 'disconnect'> {
     const onDisconnect = () => stop('disconnect');
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
-    const unwatch = watchNpxStarter({ env: process.env, onStop: (why) => stop(why === 'starter-gone' ? 'SIGTERM' : 'SIGINT') });
+    const unwatch = watchNpxStarter({
+      env: process.env,
+      onStop: (why) => stop(why === 'starter-gone' ? 'SIGTERM' : 'SIGINT'),
+    });
     if (process.connected) process.once('disconnect', onDisconnect);
   });
 }

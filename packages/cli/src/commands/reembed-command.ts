@@ -38,10 +38,16 @@ export function registerReembedCommand(program: Command, io: CliIo): void {
 }
 
 async function runReembed(flags: ReembedFlags, io: CliIo): Promise<void> {
-  const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
+  const config = await loadCliConfig({
+    env: io.env,
+    cwd: io.cwd,
+    ...(flags.config === undefined ? {} : { configPath: flags.config }),
+  });
   const embedder = chooseEmbedder(config);
   if (embedder === undefined)
-    throw new MemoryError('invalid_input', 'reembed needs an embedder: MNEMO_EMBEDDER is none', { details: { field: 'embedder' } });
+    throw new MemoryError('invalid_input', 'reembed needs an embedder: MNEMO_EMBEDDER is none', {
+      details: { field: 'embedder' },
+    });
   const store = await openCliStore(databaseOf(flags, config, io), { mustExist: true });
   // The engine only closes the store here; no background work runs, the command embeds in the foreground.
   const memory = createMemory({ store, compaction: false, knowledge: false, worker: { autoStart: false } });

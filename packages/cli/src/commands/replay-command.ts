@@ -35,19 +35,33 @@ export function registerReplayCommand(program: Command, io: CliIo): void {
     .command('replay')
     .description('replay a transcript as a bot would live it and report the tokens each context policy sends')
     .argument('<file>', 'transcript: JSONL (one message per line) or a LoCoMo JSON file')
-    .addOption(new Option('--format <format>', 'transcript format (default: locomo for .json, else jsonl)').choices(transcriptFormats))
+    .addOption(
+      new Option('--format <format>', 'transcript format (default: locomo for .json, else jsonl)').choices(
+        transcriptFormats,
+      ),
+    )
     .option('--conversation <id>', 'LoCoMo sample_id to replay (default: the first)')
-    .option('--lenient', 'LoCoMo: date a session whose date cannot be read by session order, with a warning, instead of refusing the file')
+    .option(
+      '--lenient',
+      'LoCoMo: date a session whose date cannot be read by session order, with a warning, instead of refusing the file',
+    )
     .addOption(
       new Option(
         '--policy <policy>',
         `report one policy (default: compare all; ${defaultReplayPolicy} with --json); meshai = summary with the meshai compaction preset`,
       ).choices(cliPolicies),
     )
-    .option('--max-tokens <n>', `token budget of each request (default: ${cliDefaults.maxTokens})`, parsePositiveInteger)
+    .option(
+      '--max-tokens <n>',
+      `token budget of each request (default: ${cliDefaults.maxTokens})`,
+      parsePositiveInteger,
+    )
     .option('--window-turns <n>', 'turns the window policy keeps (default: 4)', parsePositiveInteger)
     .option('--system <text>', 'system prompt pinned in every request')
-    .option('--db <path|url>', 'keep the replay in this SQLite file or postgres:// store (default: in memory, discarded)')
+    .option(
+      '--db <path|url>',
+      'keep the replay in this SQLite file or postgres:// store (default: in memory, discarded)',
+    )
     .option('--json', `print one JSON object: ${replayJsonFields.join(', ')}`)
     .action(async (file: string, _flags: ReplayFlags, command: Command) => {
       await runReplay(file, command.optsWithGlobals<ReplayFlags>(), io);
@@ -75,7 +89,11 @@ export const replayJsonFields = [
 ] as const;
 
 async function runReplay(file: string, flags: ReplayFlags, io: CliIo): Promise<void> {
-  const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
+  const config = await loadCliConfig({
+    env: io.env,
+    cwd: io.cwd,
+    ...(flags.config === undefined ? {} : { configPath: flags.config }),
+  });
   const path = resolvePath(io.cwd, file);
   // Parse the whole file first: a broken line must leave nothing behind in the store.
   const transcript = await readTranscript(path, {
@@ -85,7 +103,8 @@ async function runReplay(file: string, flags: ReplayFlags, io: CliIo): Promise<v
   });
   for (const warning of transcript.warnings ?? []) io.stderr.write(`mnemo replay: warning: ${warning}\n`);
   const chosen = flags.policy ?? config.context.policy;
-  const policies: CliPolicy[] = chosen !== undefined ? [chosen] : flags.json === true ? [defaultReplayPolicy] : [...cliPolicies];
+  const policies: CliPolicy[] =
+    chosen !== undefined ? [chosen] : flags.json === true ? [defaultReplayPolicy] : [...cliPolicies];
   const system = flags.system ?? config.context.system;
   const db = flags.db === undefined ? ':memory:' : resolveDatabase(io.cwd, flags.db);
   const conversationId = replayConversationId(transcript.name, flags.db !== undefined);
@@ -105,7 +124,8 @@ async function runReplay(file: string, flags: ReplayFlags, io: CliIo): Promise<v
   const comparisonMemories = new Map<string, Memory>();
   const settingsOf = (policy: CliPolicy) => (policy === 'meshai' ? 'meshai' : 'budget');
   const openMemoryFor = async (policy: CliPolicy): Promise<Memory> => {
-    if (policy === recordedPolicy || (db === ':memory:' && settingsOf(policy) === settingsOf(recordedPolicy))) return memory;
+    if (policy === recordedPolicy || (db === ':memory:' && settingsOf(policy) === settingsOf(recordedPolicy)))
+      return memory;
     let comparison = comparisonMemories.get(settingsOf(policy));
     if (comparison === undefined) {
       comparison = await openMemory({ ...memoryOptions, db: ':memory:', policy });
@@ -113,7 +133,11 @@ async function runReplay(file: string, flags: ReplayFlags, io: CliIo): Promise<v
     }
     return comparison;
   };
-  const progress = createReplayProgress({ total: transcript.messages.length, stream: io.stderr, enabled: flags.json !== true });
+  const progress = createReplayProgress({
+    total: transcript.messages.length,
+    stream: io.stderr,
+    enabled: flags.json !== true,
+  });
   let totals: PolicyTotals[];
   try {
     const memories = new Map<CliPolicy, Memory>();
@@ -134,7 +158,9 @@ async function runReplay(file: string, flags: ReplayFlags, io: CliIo): Promise<v
     for (const comparison of comparisonMemories.values()) await comparison.close();
   }
   if (flags.db !== undefined)
-    io.stderr.write(`mnemo: stored ${transcript.messages.length} messages in ${describeDatabase(db)} as conversation ${conversationId}\n`);
+    io.stderr.write(
+      `mnemo: stored ${transcript.messages.length} messages in ${describeDatabase(db)} as conversation ${conversationId}\n`,
+    );
   if (flags.json === true) {
     const result = totals[0]!;
     io.stdout.write(`${JSON.stringify(Object.fromEntries(replayJsonFields.map((field) => [field, result[field]])))}\n`);

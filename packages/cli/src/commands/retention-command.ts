@@ -30,9 +30,16 @@ export function registerRetentionCommand(program: Command, io: CliIo): void {
       'erase messages older than the retention policy allows, with everything made of them (summaries, vectors, facts, files); --dry-run reports who',
     )
     .option('--db <path|url>', dbOptionDescription)
-    .option('--max-age-days <days>', 'the policy of this run, for every user (default: the configured retention)', parseDays)
+    .option(
+      '--max-age-days <days>',
+      'the policy of this run, for every user (default: the configured retention)',
+      parseDays,
+    )
     .option('--tenant <id>', 'only this tenant (default: every tenant the settings know)')
-    .option('--user <id>', 'only this user (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--user <id>', 'only this user (repeatable)', (value: string, previous: string[] = []) => [
+      ...previous,
+      value,
+    ])
     .option('--dry-run', 'report the users with messages past the policy and the cutoff; erase nothing')
     .option('--json', 'print JSON instead of a table')
     .action(async (_flags: RetentionFlags, command: Command) => {
@@ -41,8 +48,15 @@ export function registerRetentionCommand(program: Command, io: CliIo): void {
 }
 
 async function runRetention(flags: RetentionFlags, io: CliIo): Promise<void> {
-  const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
-  const retention = flags.maxAgeDays === undefined ? config.retention : { maxAgeDays: flags.maxAgeDays, intervalMinutes: 60, tenants: {} };
+  const config = await loadCliConfig({
+    env: io.env,
+    cwd: io.cwd,
+    ...(flags.config === undefined ? {} : { configPath: flags.config }),
+  });
+  const retention =
+    flags.maxAgeDays === undefined
+      ? config.retention
+      : { maxAgeDays: flags.maxAgeDays, intervalMinutes: 60, tenants: {} };
   if (retention?.maxAgeDays === undefined && Object.keys(retention?.tenants ?? {}).length === 0) {
     throw new MemoryError(
       'invalid_input',
@@ -53,7 +67,9 @@ async function runRetention(flags: RetentionFlags, io: CliIo): Promise<void> {
     );
   }
   const db = databaseOf(flags, config, io);
-  const memory = await openMemory(flags.dryRun === true ? { db, readonly: true } : { db, mustExist: true, compaction: 'manual' });
+  const memory = await openMemory(
+    flags.dryRun === true ? { db, readonly: true } : { db, mustExist: true, compaction: 'manual' },
+  );
   try {
     const rows: { tenantId: string; outcome: RetentionOutcome }[] = [];
     for (const tenantId of flags.tenant === undefined ? retentionTenants({ ...config, retention }) : [flags.tenant]) {
@@ -102,8 +118,12 @@ async function runRetention(flags: RetentionFlags, io: CliIo): Promise<void> {
 function parseDays(value: string): number {
   const days = Number(value);
   if (!Number.isFinite(days) || days <= 0)
-    throw new MemoryError('invalid_input', `--max-age-days must be a positive number of days (got ${JSON.stringify(value)})`, {
-      details: { field: 'maxAgeDays' },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      `--max-age-days must be a positive number of days (got ${JSON.stringify(value)})`,
+      {
+        details: { field: 'maxAgeDays' },
+      },
+    );
   return days;
 }

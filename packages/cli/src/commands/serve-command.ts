@@ -74,7 +74,11 @@ export function registerServeCommand(program: Command, io: CliIo): void {
 }
 
 async function runServe(flags: ServeFlags, io: CliIo): Promise<void> {
-  const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
+  const config = await loadCliConfig({
+    env: io.env,
+    cwd: io.cwd,
+    ...(flags.config === undefined ? {} : { configPath: flags.config }),
+  });
   const settings: CliServerConfig = config.server ?? { apiKeys: [], corsOrigins: [], allowedHosts: [] };
   const host = flags.host ?? settings.host ?? defaultServeHost;
   // Before opening the database, so a refused host leaves no file behind.
@@ -84,7 +88,8 @@ async function runServe(flags: ServeFlags, io: CliIo): Promise<void> {
   if (isHttpProcess(io.env)) return runHttpProcess({ config, settings, host, port, db, io });
   const workerCount = flags.workers ?? settings.workers ?? defaultWorkerCount();
   const httpProcessCount = flags.httpProcesses ?? settings.httpProcesses ?? defaultHttpProcessCount(workerCount);
-  if (httpProcessCount > 1) return runHttpPrimary({ config, settings, host, port, db, io }, flags, workerCount, httpProcessCount);
+  if (httpProcessCount > 1)
+    return runHttpPrimary({ config, settings, host, port, db, io }, flags, workerCount, httpProcessCount);
   const serving = await openHttpServer({ config, settings, host, port, db, io }, { httpProcess: false });
   const { logger } = serving;
   // Listening for the signal before saying "listening": a script may send it the moment it reads the line.
@@ -92,7 +97,13 @@ async function runServe(flags: ServeFlags, io: CliIo): Promise<void> {
   io.stdout.write(`mnemo listening on ${serving.url}\n`);
   const workers = workerCount === 0 ? undefined : startWorkers(workerCount, db, flags, io, logger, settings);
   logger.info(
-    { ...serving.describe, url: serving.url, db: describeDatabase(db), apiKeys: settings.apiKeys.length, workers: workers?.pids() ?? [] },
+    {
+      ...serving.describe,
+      url: serving.url,
+      db: describeDatabase(db),
+      apiKeys: settings.apiKeys.length,
+      workers: workers?.pids() ?? [],
+    },
     'listening',
   );
   const signal = await shutdown;
@@ -170,7 +181,10 @@ async function openHttpServer(setup: ServeSetup, options: { httpProcess: boolean
       .then((problems) =>
         problems.length === 0
           ? undefined
-          : logger.error({ problems, db: setup.db }, 'the database file is damaged; /ready fails until it is restored from a backup'),
+          : logger.error(
+              { problems, db: setup.db },
+              'the database file is damaged; /ready fails until it is restored from a backup',
+            ),
       )
       .catch((error: unknown) => logger.warn({ err: error }, 'cannot check the database file for damage'));
   }
@@ -205,7 +219,12 @@ async function runHttpProcess(setup: ServeSetup): Promise<void> {
  * (node:cluster) and the worker processes, prints the one "listening" line, and on SIGINT/SIGTERM stops
  * them all. This process serves no request itself.
  */
-async function runHttpPrimary(setup: ServeSetup, flags: ServeFlags, workerCount: number, httpProcessCount: number): Promise<void> {
+async function runHttpPrimary(
+  setup: ServeSetup,
+  flags: ServeFlags,
+  workerCount: number,
+  httpProcessCount: number,
+): Promise<void> {
   const { io, db } = setup;
   const logger = pino({ base: { service: 'mnemo' } }, io.stdout);
   // Migrates the schema before the HTTP processes open it side by side.
@@ -231,7 +250,10 @@ async function runHttpPrimary(setup: ServeSetup, flags: ServeFlags, workerCount:
   io.stdout.write(`mnemo listening on ${http.url}\n`);
   http.releaseOutput();
   const workers = workerCount === 0 ? undefined : startWorkers(workerCount, db, flags, io, logger, setup.settings);
-  logger.info({ url: http.url, db: describeDatabase(db), httpProcesses: http.pids(), workers: workers?.pids() ?? [] }, 'listening');
+  logger.info(
+    { url: http.url, db: describeDatabase(db), httpProcesses: http.pids(), workers: workers?.pids() ?? [] },
+    'listening',
+  );
   const signal = await shutdown;
   logger.info({ signal }, 'shutting down: the HTTP processes finish their in-flight requests; stopping the workers');
   await Promise.all([http.stop(httpStopTimeoutMs), workers?.stop(workerStopTimeoutMs)]);
@@ -264,7 +286,9 @@ function startWorkers(
     stdout: io.stdout,
     stderr: io.stderr,
     logger,
-    ...(settings.workerHeartbeatTimeoutMs === undefined ? {} : { heartbeatTimeoutMs: settings.workerHeartbeatTimeoutMs }),
+    ...(settings.workerHeartbeatTimeoutMs === undefined
+      ? {}
+      : { heartbeatTimeoutMs: settings.workerHeartbeatTimeoutMs }),
   });
 }
 

@@ -6,7 +6,14 @@ import { loadCliConfig } from '../config/cli-config.js';
 import { formatCount, formatPercent, formatTable } from '../output/format-table.js';
 import { describeDatabase } from '../store/open-cli-store.js';
 import { openMemory } from '../store/open-memory.js';
-import { conversationScopeOf, databaseOf, dbOptionDescription, requireConversation, userOf, type StoreFlags } from './add-store-options.js';
+import {
+  conversationScopeOf,
+  databaseOf,
+  dbOptionDescription,
+  requireConversation,
+  userOf,
+  type StoreFlags,
+} from './add-store-options.js';
 
 interface StatsFlags extends StoreFlags {
   readonly conversation?: string;
@@ -38,7 +45,11 @@ export function registerStatsCommand(program: Command, io: CliIo): void {
 }
 
 async function runStats(flags: StatsFlags, io: CliIo): Promise<void> {
-  const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
+  const config = await loadCliConfig({
+    env: io.env,
+    cwd: io.cwd,
+    ...(flags.config === undefined ? {} : { configPath: flags.config }),
+  });
   const db = databaseOf(flags, config, io);
   // Read-only: looking must never create a database or change one.
   const memory = await openMemory({ db, readonly: true });
@@ -52,7 +63,8 @@ async function runStats(flags: StatsFlags, io: CliIo): Promise<void> {
     }
     const conversations = await listAllStats(memory, userOf(flags));
     const backlog = await memory.jobBacklog({ tenantId: flags.tenant ?? 'default' });
-    if (flags.json === true) io.stdout.write(`${JSON.stringify({ db: describeDatabase(db), conversations, backlog })}\n`);
+    if (flags.json === true)
+      io.stdout.write(`${JSON.stringify({ db: describeDatabase(db), conversations, backlog })}\n`);
     else
       io.stdout.write(
         `${conversations.length === 0 ? `no conversations in ${describeDatabase(db)}\n` : formatConversations(conversations)}\n${formatBacklog(backlog)}`,
@@ -68,12 +80,18 @@ function toConversationReport(stats: ConversationStats, summaries: readonly Summ
     ...stats,
     summaryCount: summaries.length,
     ...(latest === undefined ? {} : { latestSummaryId: latest.id }),
-    netSavedPercent: savedPercent(stats.usage.fullHistoryTokens - stats.usage.netSavedTokens, stats.usage.fullHistoryTokens),
+    netSavedPercent: savedPercent(
+      stats.usage.fullHistoryTokens - stats.usage.netSavedTokens,
+      stats.usage.fullHistoryTokens,
+    ),
   };
 }
 
 /** Every conversation of a tenant (default `default`), or of one of its users, with its stats, paging through the store. */
-async function listAllStats(memory: Memory, user: { tenantId?: string; userId?: string }): Promise<ConversationStats[]> {
+async function listAllStats(
+  memory: Memory,
+  user: { tenantId?: string; userId?: string },
+): Promise<ConversationStats[]> {
   const all: ConversationStats[] = [];
   let cursor: string | undefined;
   do {
@@ -101,13 +119,21 @@ function formatConversation(stats: ConversationReport): string {
     ['first message', stats.firstMessageAt],
     ['last message', stats.lastMessageAt],
     ['watermark', watermark],
-    ['summaries', stats.latestSummaryId === undefined ? '0' : `${formatCount(stats.summaryCount)} (latest ${stats.latestSummaryId})`],
+    [
+      'summaries',
+      stats.latestSummaryId === undefined
+        ? '0'
+        : `${formatCount(stats.summaryCount)} (latest ${stats.latestSummaryId})`,
+    ],
     ['context requests', formatCount(stats.usage.requests)],
     ['sent tokens', formatCount(stats.usage.sentTokens)],
     ['full-history tokens', formatCount(stats.usage.fullHistoryTokens)],
     ['saved tokens', `${formatCount(stats.usage.savedTokens)} (${formatPercent(savedShare(stats))})`],
     ['compactions', formatCount(stats.usage.compactions)],
-    ['summarizer tokens', `${formatCount(stats.usage.summarizerInputTokens)} in + ${formatCount(stats.usage.summarizerOutputTokens)} out`],
+    [
+      'summarizer tokens',
+      `${formatCount(stats.usage.summarizerInputTokens)} in + ${formatCount(stats.usage.summarizerOutputTokens)} out`,
+    ],
     [
       'net saved tokens',
       `${formatCount(stats.usage.netSavedTokens)} (${formatPercent(stats.netSavedPercent)}, after the summarizer's tokens)`,
@@ -119,7 +145,11 @@ function formatConversation(stats: ConversationReport): string {
 /** The tenant's background jobs not done yet, per kind, and the wait of the oldest pending one. */
 function formatBacklog(backlog: JobBacklogStatus): string {
   const right = 'right' as const;
-  const rows = Object.entries(backlog.byKind).map(([kind, counts]) => [kind, formatCount(counts.pending), formatCount(counts.running)]);
+  const rows = Object.entries(backlog.byKind).map(([kind, counts]) => [
+    kind,
+    formatCount(counts.pending),
+    formatCount(counts.running),
+  ]);
   const oldest =
     backlog.oldestPendingAgeMs === undefined
       ? 'none pending'

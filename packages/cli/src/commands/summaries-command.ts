@@ -4,7 +4,13 @@ import { loadCliConfig } from '../config/cli-config.js';
 import { formatSummaries } from '../output/format-summaries.js';
 import { formatCount } from '../output/format-table.js';
 import { openMemory } from '../store/open-memory.js';
-import { addStoreOptions, conversationScopeOf, databaseOf, requireConversation, type StoreFlags } from './add-store-options.js';
+import {
+  addStoreOptions,
+  conversationScopeOf,
+  databaseOf,
+  requireConversation,
+  type StoreFlags,
+} from './add-store-options.js';
 
 /** Adds `mnemo summaries <conversation>`: every summary version of a conversation, oldest first. */
 export function registerSummariesCommand(program: Command, io: CliIo): void {
@@ -18,7 +24,11 @@ export function registerSummariesCommand(program: Command, io: CliIo): void {
 }
 
 async function runSummaries(conversationId: string, flags: StoreFlags, io: CliIo): Promise<void> {
-  const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
+  const config = await loadCliConfig({
+    env: io.env,
+    cwd: io.cwd,
+    ...(flags.config === undefined ? {} : { configPath: flags.config }),
+  });
   const db = databaseOf(flags, config, io);
   // Read-only: looking must never create a database or change one.
   const memory = await openMemory({ db, readonly: true });
@@ -35,7 +45,9 @@ async function runSummaries(conversationId: string, flags: StoreFlags, io: CliIo
     }
     const heading =
       `${conversationId}: ${formatCount(conversation.messageCount)} messages, ` +
-      (conversation.summarizedThroughSeq === 0 ? 'none summarized yet' : `messages 1–${conversation.summarizedThroughSeq} summarized`);
+      (conversation.summarizedThroughSeq === 0
+        ? 'none summarized yet'
+        : `messages 1–${conversation.summarizedThroughSeq} summarized`);
     if (summaries.length === 0) {
       io.stdout.write(`${heading}; no summaries\n`);
       return;

@@ -34,7 +34,11 @@ export function registerUsersCommand(program: Command, io: CliIo): void {
 }
 
 async function runSplitDefault(flags: SplitFlags, io: CliIo): Promise<void> {
-  const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
+  const config = await loadCliConfig({
+    env: io.env,
+    cwd: io.cwd,
+    ...(flags.config === undefined ? {} : { configPath: flags.config }),
+  });
   const db = databaseOf(flags, config, io);
   // The appends enqueue extraction, compaction and embedding jobs; a running `mnemo serve` (or the next one) does them.
   const memory = await openMemory({ db, mustExist: true, compaction: 'manual' });
@@ -56,7 +60,9 @@ async function runSplitDefault(flags: SplitFlags, io: CliIo): Promise<void> {
       flags.dryRun === true ? `would be ${outcome.outcome}` : outcome.outcome,
       formatCount(outcome.messages),
     ]);
-    io.stdout.write(formatTable([{ header: 'conversation' }, { header: 'outcome' }, { header: 'messages', align: 'right' }], rows));
+    io.stdout.write(
+      formatTable([{ header: 'conversation' }, { header: 'outcome' }, { header: 'messages', align: 'right' }], rows),
+    );
     const skipped = outcomes.filter((outcome) => outcome.outcome === 'skipped').length;
     if (skipped > 0)
       io.stdout.write(

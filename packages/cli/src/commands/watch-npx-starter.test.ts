@@ -1,7 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { watchNpxStarter } from './watch-npx-starter.js';
 
-const status = (wakes: number, caught = '0000000000010002') => `Name:\tsh\nSigCgt:\t${caught}\nvoluntary_ctxt_switches:\t${wakes}\n`;
+const status = (wakes: number, caught = '0000000000010002') =>
+  `Name:\tsh\nSigCgt:\t${caught}\nvoluntary_ctxt_switches:\t${wakes}\n`;
 
 /** A fake /proc whose parent shell's status the test changes. */
 function fakeProc(initial: string) {
@@ -23,7 +24,12 @@ describe('watchNpxStarter', () => {
       ] as const) {
         const proc = fakeProc(status(2));
         const onStop = vi.fn();
-        watchNpxStarter({ env: { npm_lifecycle_event: 'npx' }, onStop, readProc: proc.readProc, parentPid: proc.parentPid });
+        watchNpxStarter({
+          env: { npm_lifecycle_event: 'npx' },
+          onStop,
+          readProc: proc.readProc,
+          parentPid: proc.parentPid,
+        });
         vi.advanceTimersByTime(500);
         expect(onStop).not.toHaveBeenCalled();
         change(proc.state);

@@ -47,7 +47,11 @@ export function registerWorkerCommand(program: Command, io: CliIo): void {
     .description('run the background jobs (embedding, extraction, compaction) of the store, without serving HTTP')
     .option('--db <path|url>', dbOptionDescription)
     .addOption(embedderOption())
-    .option('--concurrency <n>', `jobs run side by side in this process (default: ${defaultWorkerConcurrency})`, parsePositiveInteger)
+    .option(
+      '--concurrency <n>',
+      `jobs run side by side in this process (default: ${defaultWorkerConcurrency})`,
+      parsePositiveInteger,
+    )
     .option(
       '--lease-ms <ms>',
       `how long a job stays with a worker that died before another takes it; an attempt's deadline is 3/4 of it (default: ${defaultWorkerLeaseMs})`,
@@ -65,7 +69,11 @@ export function registerWorkerCommand(program: Command, io: CliIo): void {
 }
 
 async function runWorker(flags: WorkerFlags, io: CliIo): Promise<void> {
-  const config = await loadCliConfig({ env: io.env, cwd: io.cwd, ...(flags.config === undefined ? {} : { configPath: flags.config }) });
+  const config = await loadCliConfig({
+    env: io.env,
+    cwd: io.cwd,
+    ...(flags.config === undefined ? {} : { configPath: flags.config }),
+  });
   const db = databaseOf(flags, config, io);
   const logger = pino({ base: { service: 'mnemo-worker', pid: process.pid } }, io.stdout);
   const store = await openStoreWhenAvailable(db, logger);

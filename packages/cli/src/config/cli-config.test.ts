@@ -33,7 +33,9 @@ async function configError(promise: Promise<unknown>): Promise<MemoryError> {
 
 describe('loadCliConfig', () => {
   it('reads retention from the file, per tenant and user, with MNEMO_RETENTION_DAYS over its days, and refuses a bad one', async () => {
-    await writeConfig({ retention: { maxAgeDays: 90, tenants: { tenantA: { maxAgeDays: null, users: { 'node-7': 30 } } } } });
+    await writeConfig({
+      retention: { maxAgeDays: 90, tenants: { tenantA: { maxAgeDays: null, users: { 'node-7': 30 } } } },
+    });
     expect((await loadCliConfig({ env: {}, cwd: directory })).retention).toEqual({
       maxAgeDays: 90,
       intervalMinutes: 60,
@@ -63,7 +65,10 @@ describe('loadCliConfig', () => {
   it('reads the Responses mode and the Anthropic upstream from the environment over the file', async () => {
     await writeFile(
       join(directory, 'mnemo.config.json'),
-      JSON.stringify({ llm: { responsesApi: 'forward' }, anthropic: { baseUrl: 'http://127.0.0.1:9/file', passClientKey: true } }),
+      JSON.stringify({
+        llm: { responsesApi: 'forward' },
+        anthropic: { baseUrl: 'http://127.0.0.1:9/file', passClientKey: true },
+      }),
     );
 
     const config = await loadCliConfig({
@@ -76,7 +81,11 @@ describe('loadCliConfig', () => {
     });
 
     expect(config.llm.responsesApi).toBe('translate');
-    expect(config.anthropic).toEqual({ baseUrl: 'https://api.anthropic.com', apiKey: 'sk-ant-test', passClientKey: true });
+    expect(config.anthropic).toEqual({
+      baseUrl: 'https://api.anthropic.com',
+      apiKey: 'sk-ant-test',
+      passClientKey: true,
+    });
     await expect(loadCliConfig({ env: { MNEMO_LLM_RESPONSES_API: 'sometimes' }, cwd: directory })).rejects.toThrow(
       /MNEMO_LLM_RESPONSES_API/,
     );
@@ -130,7 +139,9 @@ describe('loadCliConfig', () => {
     });
     expect(fromEnv.llm.passClientKey).toBe(false);
     expect(fromEnv.server?.allowedHosts).toEqual(['a.example', 'b.example']);
-    await expect(loadCliConfig({ env: { MNEMO_LLM_PASS_CLIENT_KEY: 'yes' }, cwd: directory })).rejects.toThrow(/MNEMO_LLM_PASS_CLIENT_KEY/);
+    await expect(loadCliConfig({ env: { MNEMO_LLM_PASS_CLIENT_KEY: 'yes' }, cwd: directory })).rejects.toThrow(
+      /MNEMO_LLM_PASS_CLIENT_KEY/,
+    );
   });
 
   it('reads the proxy upstream timeouts from the file and the environment, and refuses ones that are not whole milliseconds', async () => {
@@ -154,10 +165,20 @@ describe('loadCliConfig', () => {
   });
 
   it('lets environment variables override the file', async () => {
-    await writeConfig({ db: 'file.db', llm: { model: 'from-file', apiKey: 'file-key' }, context: { maxTokens: 500, policy: 'window' } });
+    await writeConfig({
+      db: 'file.db',
+      llm: { model: 'from-file', apiKey: 'file-key' },
+      context: { maxTokens: 500, policy: 'window' },
+    });
 
     const config = await loadCliConfig({
-      env: { MNEMO_DB: ':memory:', MNEMO_LLM_MODEL: 'from-env', MNEMO_MAX_TOKENS: '700', MNEMO_POLICY: 'full', MNEMO_LLM_API_KEY: '' },
+      env: {
+        MNEMO_DB: ':memory:',
+        MNEMO_LLM_MODEL: 'from-env',
+        MNEMO_MAX_TOKENS: '700',
+        MNEMO_POLICY: 'full',
+        MNEMO_LLM_API_KEY: '',
+      },
       cwd: directory,
     });
 
@@ -170,16 +191,25 @@ describe('loadCliConfig', () => {
 
   it('takes a PostgreSQL store from MNEMO_DATABASE_URL over MNEMO_DB, and a postgres:// db from the file as it is', async () => {
     await writeConfig({ db: 'postgres://mnemo@db.internal/mnemo?schema=from_file' });
-    expect((await loadCliConfig({ env: {}, cwd: directory })).db).toBe('postgres://mnemo@db.internal/mnemo?schema=from_file');
+    expect((await loadCliConfig({ env: {}, cwd: directory })).db).toBe(
+      'postgres://mnemo@db.internal/mnemo?schema=from_file',
+    );
     const url = 'postgresql://mnemo:secret@127.0.0.1:5432/mnemo?schema=bot';
-    expect((await loadCliConfig({ env: { MNEMO_DATABASE_URL: url, MNEMO_DB: 'other.db' }, cwd: directory })).db).toBe(url);
-    expect((await loadCliConfig({ env: { MNEMO_DB: 'other.db' }, cwd: directory })).db).toBe(join(directory, 'other.db'));
+    expect((await loadCliConfig({ env: { MNEMO_DATABASE_URL: url, MNEMO_DB: 'other.db' }, cwd: directory })).db).toBe(
+      url,
+    );
+    expect((await loadCliConfig({ env: { MNEMO_DB: 'other.db' }, cwd: directory })).db).toBe(
+      join(directory, 'other.db'),
+    );
     const error = await configError(loadCliConfig({ env: { MNEMO_DATABASE_URL: 'mysql://x' }, cwd: directory }));
     expect(error.message).toContain('MNEMO_DATABASE_URL');
   });
 
   it('accepts the hashed embedder with its dimensions', async () => {
-    const config = await loadCliConfig({ env: { MNEMO_EMBEDDER: 'hashed', MNEMO_EMBEDDING_DIMENSIONS: '64' }, cwd: directory });
+    const config = await loadCliConfig({
+      env: { MNEMO_EMBEDDER: 'hashed', MNEMO_EMBEDDING_DIMENSIONS: '64' },
+      cwd: directory,
+    });
     expect(config.embedder).toMatchObject({ kind: 'hashed', dimensions: 64 });
   });
 
@@ -230,6 +260,8 @@ describe('loadCliConfig', () => {
   });
 
   it('fails with the fs error when an explicit --config file is missing', async () => {
-    await expect(loadCliConfig({ env: {}, cwd: directory, configPath: 'nope.json' })).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(loadCliConfig({ env: {}, cwd: directory, configPath: 'nope.json' })).rejects.toMatchObject({
+      code: 'ENOENT',
+    });
   });
 });

@@ -134,7 +134,8 @@ export const cliEnvironmentVariables = Object.freeze({
   MNEMO_LLM_IDLE_TIMEOUT_MS: `longest silence in ms between two pieces of the upstream's answer before the proxy gives up (default ${defaultUpstreamTimeouts.idleTimeoutMs})`,
   MNEMO_LLM_RESPONSES_API:
     'how the proxy serves POST /v1/responses: forward (the upstream speaks Responses), translate (to chat completions), auto (default: forward to api.openai.com, else translate)',
-  MNEMO_ANTHROPIC_BASE_URL: "Anthropic Messages upstream of the proxy's POST /v1/messages, e.g. https://api.anthropic.com",
+  MNEMO_ANTHROPIC_BASE_URL:
+    "Anthropic Messages upstream of the proxy's POST /v1/messages, e.g. https://api.anthropic.com",
   MNEMO_ANTHROPIC_API_KEY: 'its API key, sent as x-api-key',
   MNEMO_ANTHROPIC_PASS_CLIENT_KEY:
     "1: the proxy passes the client's own Anthropic key upstream when MNEMO_ANTHROPIC_API_KEY is unset (default 0: none is sent)",
@@ -148,7 +149,8 @@ export const cliEnvironmentVariables = Object.freeze({
   MNEMO_EMBEDDING_DIMENSIONS: "vector length of that model, unless it is one of OpenAI's",
   MNEMO_EMBEDDING_BASE_URL: 'its base URL (default MNEMO_LLM_BASE_URL)',
   MNEMO_EMBEDDING_API_KEY: 'its API key (default MNEMO_LLM_API_KEY)',
-  MNEMO_QUERY_EMBEDDING_TIMEOUT_MS: 'deadline of a context query embedding in serve, past which recall is keyword-only (default 30)',
+  MNEMO_QUERY_EMBEDDING_TIMEOUT_MS:
+    'deadline of a context query embedding in serve, past which recall is keyword-only (default 30)',
   MNEMO_HTTP_PROCESSES:
     'HTTP processes of mnemo serve on its one port (default 1 on up to 2 cores, else one per core left after the workers)',
   MNEMO_RETENTION_DAYS:
@@ -164,7 +166,8 @@ const apiKeyList = z.string().transform((text, context) =>
   text.split(',').flatMap((item, index) => {
     const entry = item.trim();
     const colon = entry.lastIndexOf(':');
-    if (colon > 0 && colon < entry.length - 1) return [{ key: entry.slice(0, colon), tenantId: entry.slice(colon + 1) }];
+    if (colon > 0 && colon < entry.length - 1)
+      return [{ key: entry.slice(0, colon), tenantId: entry.slice(colon + 1) }];
     context.addIssue({ code: 'custom', message: `item ${index + 1} is not key:tenant` });
     return [];
   }),
@@ -227,7 +230,10 @@ const fileSchema = z.strictObject({
       maxBodyBytes: z.number().int().min(1).optional(),
       maxImportBytes: z.number().int().min(1).optional(),
       rateLimit: z
-        .union([z.literal(false), z.strictObject({ requestsPerSecond: z.number().positive(), burst: z.number().int().min(1) })])
+        .union([
+          z.literal(false),
+          z.strictObject({ requestsPerSecond: z.number().positive(), burst: z.number().int().min(1) }),
+        ])
         .optional(),
       maxConcurrentRequests: z.number().int().min(1).optional(),
       workers: z.number().int().min(0).max(64).optional(),
@@ -277,12 +283,21 @@ const envSchema = z.object({
   MNEMO_API_KEYS: apiKeyList.optional(),
   MNEMO_EMBEDDER: embedderKind.optional(),
   MNEMO_EMBEDDING_MODEL: z.string().min(1).optional(),
-  MNEMO_EMBEDDING_DIMENSIONS: z.coerce.number<string>({ error: 'must be a whole number' }).pipe(z.number().int().min(1)).optional(),
+  MNEMO_EMBEDDING_DIMENSIONS: z.coerce
+    .number<string>({ error: 'must be a whole number' })
+    .pipe(z.number().int().min(1))
+    .optional(),
   MNEMO_EMBEDDING_BASE_URL: httpUrl.optional(),
   MNEMO_EMBEDDING_API_KEY: z.string().optional(),
   MNEMO_QUERY_EMBEDDING_TIMEOUT_MS: wholeMilliseconds.optional(),
-  MNEMO_HTTP_PROCESSES: z.coerce.number<string>({ error: 'must be a whole number' }).pipe(z.number().int().min(1).max(64)).optional(),
-  MNEMO_RETENTION_DAYS: z.coerce.number<string>({ error: 'must be a number of days' }).pipe(z.number().positive()).optional(),
+  MNEMO_HTTP_PROCESSES: z.coerce
+    .number<string>({ error: 'must be a whole number' })
+    .pipe(z.number().int().min(1).max(64))
+    .optional(),
+  MNEMO_RETENTION_DAYS: z.coerce
+    .number<string>({ error: 'must be a number of days' })
+    .pipe(z.number().positive())
+    .optional(),
 });
 
 type FileConfig = z.infer<typeof fileSchema>;
@@ -327,10 +342,14 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
         ? fileValues.llm?.promptCacheKey
         : ['1', 'true'].includes(env.MNEMO_LLM_PROMPT_CACHE_KEY),
     ),
-    connectTimeoutMs: env.MNEMO_LLM_CONNECT_TIMEOUT_MS ?? fileValues.llm?.connectTimeoutMs ?? defaultUpstreamTimeouts.connectTimeoutMs,
+    connectTimeoutMs:
+      env.MNEMO_LLM_CONNECT_TIMEOUT_MS ?? fileValues.llm?.connectTimeoutMs ?? defaultUpstreamTimeouts.connectTimeoutMs,
     firstByteTimeoutMs:
-      env.MNEMO_LLM_FIRST_BYTE_TIMEOUT_MS ?? fileValues.llm?.firstByteTimeoutMs ?? defaultUpstreamTimeouts.firstByteTimeoutMs,
-    idleTimeoutMs: env.MNEMO_LLM_IDLE_TIMEOUT_MS ?? fileValues.llm?.idleTimeoutMs ?? defaultUpstreamTimeouts.idleTimeoutMs,
+      env.MNEMO_LLM_FIRST_BYTE_TIMEOUT_MS ??
+      fileValues.llm?.firstByteTimeoutMs ??
+      defaultUpstreamTimeouts.firstByteTimeoutMs,
+    idleTimeoutMs:
+      env.MNEMO_LLM_IDLE_TIMEOUT_MS ?? fileValues.llm?.idleTimeoutMs ?? defaultUpstreamTimeouts.idleTimeoutMs,
     responsesApi: env.MNEMO_LLM_RESPONSES_API ?? fileValues.llm?.responsesApi ?? 'auto',
   };
   const anthropic = {
@@ -353,14 +372,18 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
     ...defined('dimensions', env.MNEMO_EMBEDDING_DIMENSIONS ?? fileValues.embedder?.dimensions),
     ...defined('baseUrl', env.MNEMO_EMBEDDING_BASE_URL ?? fileValues.embedder?.baseUrl ?? llm.baseUrl),
     ...defined('apiKey', env.MNEMO_EMBEDDING_API_KEY ?? fileValues.embedder?.apiKey ?? llm.apiKey),
-    queryTimeoutMs: env.MNEMO_QUERY_EMBEDDING_TIMEOUT_MS ?? fileValues.embedder?.queryTimeoutMs ?? defaultQueryEmbeddingTimeoutMs,
+    queryTimeoutMs:
+      env.MNEMO_QUERY_EMBEDDING_TIMEOUT_MS ?? fileValues.embedder?.queryTimeoutMs ?? defaultQueryEmbeddingTimeoutMs,
   };
   const { apiKeys, corsOrigins, allowedHosts, ...server } = fileValues.server ?? {};
   const envHosts = env.MNEMO_ALLOWED_HOSTS?.split(',')
     .map((host) => host.trim())
     .filter((host) => host !== '');
   const serverConfig =
-    fileValues.server === undefined && env.MNEMO_API_KEYS === undefined && envHosts === undefined && env.MNEMO_HTTP_PROCESSES === undefined
+    fileValues.server === undefined &&
+    env.MNEMO_API_KEYS === undefined &&
+    envHosts === undefined &&
+    env.MNEMO_HTTP_PROCESSES === undefined
       ? undefined
       : {
           ...server,
@@ -405,7 +428,9 @@ export function resolveDatabase(directory: string, db: string): string {
   return isPostgresUrl(db) ? db : resolvePath(directory, db);
 }
 
-async function readConfigFile(options: LoadCliConfigOptions): Promise<{ path: string; values: FileConfig } | undefined> {
+async function readConfigFile(
+  options: LoadCliConfigOptions,
+): Promise<{ path: string; values: FileConfig } | undefined> {
   const path = resolve(options.cwd, options.configPath ?? defaultConfigFileName);
   let text: string;
   try {

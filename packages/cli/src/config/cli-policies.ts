@@ -32,7 +32,10 @@ export function usesSummary(policy: CliPolicy): boolean {
  * The compaction settings the CLI runs a policy with: the `meshai` preset for `meshai`, otherwise core's
  * `compactionSettingsForBudget` for the budget (core's defaults when no budget is given).
  */
-export function compactionSettingsFor(policy: CliPolicy | undefined, maxTokens: number | undefined): Partial<CompactionSettings> {
+export function compactionSettingsFor(
+  policy: CliPolicy | undefined,
+  maxTokens: number | undefined,
+): Partial<CompactionSettings> {
   if (policy === 'meshai') return compactionPresets.meshai;
   return maxTokens === undefined ? {} : compactionSettingsForBudget(maxTokens);
 }
@@ -43,7 +46,11 @@ export function compactionSettingsFor(policy: CliPolicy | undefined, maxTokens: 
  * library derives the compaction thresholds from that budget), and the meshai preset when it is chosen.
  * One function, so `serve`, its proxy, `worker` and `mcp` agree.
  */
-export function engineDefaultsOf(context: { readonly policy?: CliPolicy; readonly maxTokens: number; readonly windowTurns: number }): {
+export function engineDefaultsOf(context: {
+  readonly policy?: CliPolicy;
+  readonly maxTokens: number;
+  readonly windowTurns: number;
+}): {
   context: Partial<ContextDefaults>;
   compactionSettings: Partial<CompactionSettings>;
 } {

@@ -59,16 +59,22 @@ export interface CopyReport {
  */
 export async function copyStore(options: CopyStoreOptions): Promise<CopyReport> {
   if (options.from === options.to) {
-    throw new MemoryError('invalid_input', `--from and --to are the same database (${describeDatabase(options.from)})`, {
-      details: { field: 'to' },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      `--from and --to are the same database (${describeDatabase(options.from)})`,
+      {
+        details: { field: 'to' },
+      },
+    );
   }
   for (const [field, db] of [
     ['from', options.from],
     ['to', options.to],
   ] as const) {
     if (db === ':memory:')
-      throw new MemoryError('invalid_input', 'mnemo copy needs a database file or URL, not :memory:', { details: { field } });
+      throw new MemoryError('invalid_input', 'mnemo copy needs a database file or URL, not :memory:', {
+        details: { field },
+      });
   }
   // One connection each: the export's snapshot and the import's transaction.
   const source = await openCliStore(options.from, { readonly: true, poolMax: 1 });
@@ -86,7 +92,8 @@ export async function copyStore(options: CopyStoreOptions): Promise<CopyReport> 
         countRecords(counts, page);
         for (const record of page) if (record.kind === 'conversation') tenants.add(record.conversation.tenantId);
         copied += page.length;
-        if (page[0] !== undefined) options.onProgress?.({ phase: 'copy', done: copied, table: tableOfRecord(page[0]) ?? '' });
+        if (page[0] !== undefined)
+          options.onProgress?.({ phase: 'copy', done: copied, table: tableOfRecord(page[0]) ?? '' });
         yield page;
       }
     };
@@ -150,7 +157,10 @@ async function embedAll(
     for (const tenantId of tenants) {
       let cursor: string | undefined;
       do {
-        const page = await store.listConversations({ tenantId }, { limit: 500, ...(cursor === undefined ? {} : { cursor }) });
+        const page = await store.listConversations(
+          { tenantId },
+          { limit: 500, ...(cursor === undefined ? {} : { cursor }) },
+        );
         for (const conversation of page.items) {
           embedded += await embedConversation({ store, embedder }, conversation);
           onProgress?.({ phase: 'embed', done: embedded, total, table: 'messages' });

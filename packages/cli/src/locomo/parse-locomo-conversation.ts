@@ -64,7 +64,8 @@ export function readLocomoSamples(text: string, source: string): unknown[] {
   } catch (error) {
     throw invalid(`${source} is not valid JSON: ${(error as Error).message}`, error);
   }
-  if (!Array.isArray(json) || json.length === 0) throw invalid(`${source} must be a non-empty JSON array of LoCoMo samples`);
+  if (!Array.isArray(json) || json.length === 0)
+    throw invalid(`${source} must be a non-empty JSON array of LoCoMo samples`);
   return json;
 }
 
@@ -78,7 +79,11 @@ export function readLocomoSamples(text: string, source: string): unknown[] {
  * file, unless `lenient`: then the session is dated just after the previous one (or before the next)
  * and a warning says so. Throws `invalid_input` naming the source, sample and field.
  */
-export function parseLocomoConversation(raw: unknown, where: LocomoSource, options: ParseLocomoOptions = {}): LocomoConversation {
+export function parseLocomoConversation(
+  raw: unknown,
+  where: LocomoSource,
+  options: ParseLocomoOptions = {},
+): LocomoConversation {
   const label = `${where.source} [${where.index}]`;
   const parsed = sampleSchema.safeParse(raw);
   if (!parsed.success) throw schemaError(label, parsed.error);
@@ -100,13 +105,22 @@ export function parseLocomoConversation(raw: unknown, where: LocomoSource, optio
     { ...where, name },
     options,
   );
-  const turns = sessions.flatMap((session, position) => parseTurns(conversation, session, dated.starts[position], name));
+  const turns = sessions.flatMap((session, position) =>
+    parseTurns(conversation, session, dated.starts[position], name),
+  );
   const known = new Set<string>();
   for (const turn of turns) {
     if (known.has(turn.diaId)) throw invalid(`${name}: dia_id ${turn.diaId} appears twice`);
     known.add(turn.diaId);
   }
-  return { sampleId, speakerA: conversation.speaker_a, speakerB: conversation.speaker_b, turns, qa: qa ?? [], warnings: dated.warnings };
+  return {
+    sampleId,
+    speakerA: conversation.speaker_a,
+    speakerB: conversation.speaker_b,
+    turns,
+    qa: qa ?? [],
+    warnings: dated.warnings,
+  };
 }
 
 interface SessionDate {
@@ -213,9 +227,16 @@ function parseTurns(
     const parsed = turnSchema.safeParse(raw);
     if (!parsed.success) throw schemaError(location, parsed.error);
     const turn = parsed.data;
-    const role = turn.speaker === conversation.speaker_a ? 'user' : turn.speaker === conversation.speaker_b ? 'assistant' : undefined;
+    const role =
+      turn.speaker === conversation.speaker_a
+        ? 'user'
+        : turn.speaker === conversation.speaker_b
+          ? 'assistant'
+          : undefined;
     if (role === undefined)
-      throw invalid(`${location} (${turn.dia_id}): speaker ${JSON.stringify(turn.speaker)} is neither speaker_a nor speaker_b`);
+      throw invalid(
+        `${location} (${turn.dia_id}): speaker ${JSON.stringify(turn.speaker)} is neither speaker_a nor speaker_b`,
+      );
     const caption = turn.blip_caption?.trim() ?? '';
     const content = [turn.text.trim() === '' ? '' : turn.text, caption === '' ? '' : `[shared image: ${caption}]`]
       .filter((part) => part !== '')
@@ -227,7 +248,9 @@ function parseTurns(
       role,
       speaker: turn.speaker,
       content,
-      ...(start === undefined ? {} : { createdAt: new Date(start.getTime() + position * locomoSecondsPerTurn * 1000).toISOString() }),
+      ...(start === undefined
+        ? {}
+        : { createdAt: new Date(start.getTime() + position * locomoSecondsPerTurn * 1000).toISOString() }),
     };
   });
 }

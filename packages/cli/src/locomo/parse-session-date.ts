@@ -17,7 +17,20 @@ export const sessionDateExamples = [
   'May 8, 2023',
 ] as const;
 
-const months = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+const months = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
 
 /**
  * Reads a session timestamp as a UTC instant (a time without a zone is read as UTC; an explicit `Z` or
@@ -49,7 +62,8 @@ function fromEpoch(value: number): Date | undefined {
   return new Date(value >= 1e11 ? value : value * 1000);
 }
 
-const isoPattern = /^(\d{4})[-/](\d{2})[-/](\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s?(Z|UTC|[+-]\d{2}:?\d{2})?$/i;
+const isoPattern =
+  /^(\d{4})[-/](\d{2})[-/](\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s?(Z|UTC|[+-]\d{2}:?\d{2})?$/i;
 
 function readIso(text: string): Date | undefined {
   const match = isoPattern.exec(text);
@@ -142,7 +156,10 @@ function readTextual(text: string): Date | undefined {
   if (parts === undefined) return undefined;
   const name = parts.month.toLowerCase();
   const month = months.findIndex(
-    (candidate) => candidate === name || (name.length >= 3 && candidate.startsWith(name)) || (name === 'sept' && candidate === 'september'),
+    (candidate) =>
+      candidate === name ||
+      (name.length >= 3 && candidate.startsWith(name)) ||
+      (name === 'sept' && candidate === 'september'),
   );
   if (month < 0) return undefined;
   return build(Number(parts.year), month + 1, Number(parts.day), time, time.zone);

@@ -44,14 +44,21 @@ describe('formatSummaries', () => {
   it('lists each version with its range, cost and provenance, and explains a fallback below the table', () => {
     const text = formatSummaries([
       summary('s1'),
-      summary('s2', { toSeq: 20, foldedSummaryIds: ['s1'], summarizer: 'extractive@1', fallbackReason: 'timeout after 30000 ms' }),
+      summary('s2', {
+        toSeq: 20,
+        foldedSummaryIds: ['s1'],
+        summarizer: 'extractive@1',
+        fallbackReason: 'timeout after 30000 ms',
+      }),
     ]);
 
     const lines = text.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^id\s+level\s+messages\s+tokens\s+summarizer\s+prompt \+ output\s+folded\s+created$/);
     expect(lines[1]).toMatch(/^s1\s+0\s+1–10\s+12\s+extractive@1\s+300 \+ 12\s+—\s+2025-06-01T10:00:00\.000Z$/);
     expect(lines[2]).toMatch(/^s2\s+0\s+1–20\s+12\s+extractive@1 \(fallback\)\s+300 \+ 12\s+s1\s+/);
-    expect(lines[3]).toBe('fallback: s2 was written by extractive@1 because the configured summarizer failed: timeout after 30000 ms');
+    expect(lines[3]).toBe(
+      'fallback: s2 was written by extractive@1 because the configured summarizer failed: timeout after 30000 ms',
+    );
   });
 });
 
@@ -72,9 +79,9 @@ describe('formatExpandedSummary', () => {
   });
 
   it('says so when a summary folds nothing', () => {
-    expect(formatExpandedSummary({ summary: summary('s1', { toSeq: 1 }), folded: [], messages: [message(1, 'hi')] })).toContain(
-      'folds no earlier summary\n\n1 source message:',
-    );
+    expect(
+      formatExpandedSummary({ summary: summary('s1', { toSeq: 1 }), folded: [], messages: [message(1, 'hi')] }),
+    ).toContain('folds no earlier summary\n\n1 source message:');
   });
 });
 

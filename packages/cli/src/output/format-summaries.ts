@@ -55,7 +55,9 @@ export function formatExpandedSummary(expanded: ExpandedSummary): string {
     `summary ${summary.id} of conversation ${summary.conversationId} (user ${summary.userId}, tenant ${summary.tenantId})`,
     `level ${summary.level} · messages ${formatSeqRange(summary.fromSeq, summary.toSeq)} · ${formatCount(summary.tokens)} tokens · ` +
       `${summary.summarizer} · created ${summary.createdAt}`,
-    ...(summary.fallbackReason === undefined ? [] : [`fallback: the configured summarizer failed: ${summary.fallbackReason}`]),
+    ...(summary.fallbackReason === undefined
+      ? []
+      : [`fallback: the configured summarizer failed: ${summary.fallbackReason}`]),
     '',
     indent(summary.content),
     '',
@@ -69,7 +71,10 @@ export function formatExpandedSummary(expanded: ExpandedSummary): string {
       );
     }
   }
-  lines.push('', `${expanded.messages.length === 1 ? '1 source message' : `${formatCount(expanded.messages.length)} source messages`}:`);
+  lines.push(
+    '',
+    `${expanded.messages.length === 1 ? '1 source message' : `${formatCount(expanded.messages.length)} source messages`}:`,
+  );
   for (const message of expanded.messages) {
     lines.push(
       `  #${message.seq}  ${message.name === undefined ? message.role : `${message.role} (${message.name})`}  ${message.createdAt}`,

@@ -6,7 +6,9 @@ export interface TableColumn {
 
 /** Lays out rows of cells as a plain-text table with a header line, two spaces between columns, no trailing spaces. */
 export function formatTable(columns: readonly TableColumn[], rows: readonly (readonly string[])[]): string {
-  const widths = columns.map((column, index) => Math.max(column.header.length, ...rows.map((row) => (row[index] ?? '').length)));
+  const widths = columns.map((column, index) =>
+    Math.max(column.header.length, ...rows.map((row) => (row[index] ?? '').length)),
+  );
   const line = (cells: readonly string[]) =>
     columns
       .map((column, index) => {

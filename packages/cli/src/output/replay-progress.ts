@@ -25,7 +25,12 @@ export function createReplayProgress(options: ReplayProgressOptions): ReplayProg
   const shown = options.enabled && options.stream.isTTY === true && options.total >= (options.minimumTotal ?? 200);
   if (!shown) return { update: () => undefined, stop: () => undefined };
   const bar = new cliProgress.SingleBar(
-    { stream: options.stream, format: 'replay [{bar}] {value}/{total} messages', hideCursor: true, clearOnComplete: true },
+    {
+      stream: options.stream,
+      format: 'replay [{bar}] {value}/{total} messages',
+      hideCursor: true,
+      clearOnComplete: true,
+    },
     cliProgress.Presets.shades_classic,
   );
   bar.start(options.total, 0);

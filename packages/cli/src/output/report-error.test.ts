@@ -48,6 +48,9 @@ describe('reportError', () => {
 
   it('exits 0 after help and 2 after a usage error commander printed', () => {
     expect(capture(new CommanderError(0, 'commander.helpDisplayed', '(outputHelp)'))).toEqual({ code: 0, text: '' });
-    expect(capture(new CommanderError(1, 'commander.unknownOption', "error: unknown option '--x'"))).toEqual({ code: 2, text: '' });
+    expect(capture(new CommanderError(1, 'commander.unknownOption', "error: unknown option '--x'"))).toEqual({
+      code: 2,
+      text: '',
+    });
   });
 });

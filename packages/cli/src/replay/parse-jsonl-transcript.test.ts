@@ -20,7 +20,9 @@ describe('parseJsonlTranscript', () => {
   });
 
   it('accepts Windows line endings', () => {
-    expect(parseJsonlTranscript('{"role":"user","content":"a"}\r\n{"role":"assistant","content":"b"}\r\n', 't.jsonl')).toHaveLength(2);
+    expect(
+      parseJsonlTranscript('{"role":"user","content":"a"}\r\n{"role":"assistant","content":"b"}\r\n', 't.jsonl'),
+    ).toHaveLength(2);
   });
 
   it('names the file and the line of a line that is not JSON', () => {
@@ -50,7 +52,9 @@ describe('parseJsonlTranscript', () => {
   it('names the line of a tool result that answers no call', () => {
     const text = lines('{"role":"user","content":"a"}', '', '{"role":"tool","content":"42","toolCallId":"call-1"}');
 
-    expect(() => parseJsonlTranscript(text, 'chat.jsonl')).toThrow(/^chat\.jsonl line 3: tool result "call-1" does not answer/);
+    expect(() => parseJsonlTranscript(text, 'chat.jsonl')).toThrow(
+      /^chat\.jsonl line 3: tool result "call-1" does not answer/,
+    );
   });
 
   it('accepts a tool call followed by its result', () => {
@@ -61,7 +65,12 @@ describe('parseJsonlTranscript', () => {
       '{"role":"assistant","content":"3.9 V"}',
     );
 
-    expect(parseJsonlTranscript(text, 't.jsonl').map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(parseJsonlTranscript(text, 't.jsonl').map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
   });
 
   it('carries the line number in the error details', () => {

@@ -32,7 +32,11 @@ const sample = {
 
 const other = {
   sample_id: 'conv-other',
-  conversation: { speaker_a: 'Cy', speaker_b: 'Di', session_1: [{ speaker: 'Di', dia_id: 'D1:1', text: 'Hello from Di.' }] },
+  conversation: {
+    speaker_a: 'Cy',
+    speaker_b: 'Di',
+    session_1: [{ speaker: 'Di', dia_id: 'D1:1', text: 'Hello from Di.' }],
+  },
 };
 
 describe('parseLocomoTranscript', () => {
@@ -70,7 +74,11 @@ describe('parseLocomoTranscript', () => {
 
     expect(transcript.name).toBe('conv-other');
     expect(transcript.messages).toEqual([
-      { role: 'assistant', content: 'Hello from Di.', metadata: { sampleId: 'conv-other', diaId: 'D1:1', session: 1, speaker: 'Di' } },
+      {
+        role: 'assistant',
+        content: 'Hello from Di.',
+        metadata: { sampleId: 'conv-other', diaId: 'D1:1', session: 1, speaker: 'Di' },
+      },
     ]);
   });
 
@@ -81,7 +89,10 @@ describe('parseLocomoTranscript', () => {
   });
 
   it('names the turn whose speaker is neither of the two', () => {
-    const broken = { ...other, conversation: { ...other.conversation, session_1: [{ speaker: 'Eve', dia_id: 'D1:1', text: 'hi' }] } };
+    const broken = {
+      ...other,
+      conversation: { ...other.conversation, session_1: [{ speaker: 'Eve', dia_id: 'D1:1', text: 'hi' }] },
+    };
 
     expect(() => parseLocomoTranscript(JSON.stringify([broken]), 'demo.json')).toThrow(
       'demo.json conv-other: session_1[0] (D1:1): speaker "Eve" is neither speaker_a nor speaker_b',
@@ -89,9 +100,14 @@ describe('parseLocomoTranscript', () => {
   });
 
   it('names the field of a malformed turn', () => {
-    const broken = { ...other, conversation: { ...other.conversation, session_1: [{ speaker: 'Cy', dia_id: 'D1:1' }] } };
+    const broken = {
+      ...other,
+      conversation: { ...other.conversation, session_1: [{ speaker: 'Cy', dia_id: 'D1:1' }] },
+    };
 
-    expect(() => parseLocomoTranscript(JSON.stringify([broken]), 'demo.json')).toThrow(/demo\.json conv-other: session_1\[0\]: text: /);
+    expect(() => parseLocomoTranscript(JSON.stringify([broken]), 'demo.json')).toThrow(
+      /demo\.json conv-other: session_1\[0\]: text: /,
+    );
   });
 
   it('names the session and the line whose date cannot be read', () => {
@@ -148,7 +164,9 @@ describe('parseLocomoTranscript', () => {
     expect(() => parseLocomoTranscript(JSON.stringify([mixed]), 'mixed.json')).toThrow(
       /session_1_date_time "sometime in spring" \(line 1\) is not a date/,
     );
-    const { messages, warnings } = parseLocomoTranscript(JSON.stringify([mixed]), 'mixed.json', undefined, { lenient: true });
+    const { messages, warnings } = parseLocomoTranscript(JSON.stringify([mixed]), 'mixed.json', undefined, {
+      lenient: true,
+    });
 
     expect(messages.map((message) => message.createdAt)).toEqual([
       '2024-03-01T09:59:30.000Z',
@@ -163,7 +181,11 @@ describe('parseLocomoTranscript', () => {
   });
 
   it('names the line of the bad date in its own sample when an earlier sample has the same text', () => {
-    const broken = (id: string) => ({ ...other, sample_id: id, conversation: { ...other.conversation, session_1_date_time: 'n/a' } });
+    const broken = (id: string) => ({
+      ...other,
+      sample_id: id,
+      conversation: { ...other.conversation, session_1_date_time: 'n/a' },
+    });
     const text = JSON.stringify([broken('conv-a'), broken('conv-b')], null, 2);
 
     expect(() => parseLocomoTranscript(text, 'two.json', 'conv-b')).toThrow(
@@ -179,7 +201,9 @@ describe('parseLocomoTranscript', () => {
   });
 
   it('rejects a file that is not a non-empty array', () => {
-    expect(() => parseLocomoTranscript('{}', 'demo.json')).toThrow('demo.json must be a non-empty JSON array of LoCoMo samples');
+    expect(() => parseLocomoTranscript('{}', 'demo.json')).toThrow(
+      'demo.json must be a non-empty JSON array of LoCoMo samples',
+    );
     expect(() => parseLocomoTranscript('[', 'demo.json')).toThrow(/demo\.json is not valid JSON/);
   });
 });

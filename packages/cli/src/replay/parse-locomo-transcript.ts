@@ -1,6 +1,11 @@
 import { defaultMessageLimits, isMemoryError, MemoryError } from '@mnemo/core';
 import { validateMessageInput } from '@mnemo/core/internals';
-import { invalidLocomo, parseLocomoConversation, readLocomoSamples, type ParseLocomoOptions } from '../locomo/parse-locomo-conversation.js';
+import {
+  invalidLocomo,
+  parseLocomoConversation,
+  readLocomoSamples,
+  type ParseLocomoOptions,
+} from '../locomo/parse-locomo-conversation.js';
 import type { Transcript } from './transcript.js';
 
 /**
@@ -12,14 +17,28 @@ import type { Transcript } from './transcript.js';
  * date elsewhere in the file does not matter. Throws `invalid_input` naming `source` and the field (a
  * bad date: its line), or `not_found` for an unknown `sampleId`.
  */
-export function parseLocomoTranscript(text: string, source: string, sampleId?: string, options: ParseLocomoOptions = {}): Transcript {
+export function parseLocomoTranscript(
+  text: string,
+  source: string,
+  sampleId?: string,
+  options: ParseLocomoOptions = {},
+): Transcript {
   const samples = readLocomoSamples(text, source);
-  const index = sampleId === undefined ? 0 : samples.findIndex((item) => (item as { sample_id?: unknown } | null)?.sample_id === sampleId);
+  const index =
+    sampleId === undefined
+      ? 0
+      : samples.findIndex((item) => (item as { sample_id?: unknown } | null)?.sample_id === sampleId);
   if (index < 0) {
-    const known = samples.map((item) => (item as { sample_id?: unknown } | null)?.sample_id).filter((id) => typeof id === 'string');
-    throw new MemoryError('not_found', `${source} has no conversation ${JSON.stringify(sampleId)} (it has ${known.join(', ')})`, {
-      details: { field: 'conversation', known },
-    });
+    const known = samples
+      .map((item) => (item as { sample_id?: unknown } | null)?.sample_id)
+      .filter((id) => typeof id === 'string');
+    throw new MemoryError(
+      'not_found',
+      `${source} has no conversation ${JSON.stringify(sampleId)} (it has ${known.join(', ')})`,
+      {
+        details: { field: 'conversation', known },
+      },
+    );
   }
   const conversation = parseLocomoConversation(samples[index], { source, text, index }, options);
   const name = conversation.sampleId;
@@ -34,7 +53,10 @@ export function parseLocomoTranscript(text: string, source: string, sampleId?: s
       return validateMessageInput(message, defaultMessageLimits);
     } catch (error) {
       if (!isMemoryError(error)) throw error;
-      throw invalidLocomo(`${source} ${name}: turn ${position} (${turn.diaId}): ${error.message.replace(/^message: /, '')}`, error);
+      throw invalidLocomo(
+        `${source} ${name}: turn ${position} (${turn.diaId}): ${error.message.replace(/^message: /, '')}`,
+        error,
+      );
     }
   });
   return { name, messages, warnings: conversation.warnings };

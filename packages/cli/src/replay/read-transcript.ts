@@ -28,9 +28,13 @@ export async function readTranscript(path: string, options: ReadTranscriptOption
       details: { field: 'conversation' },
     });
   }
-  const text = await readFile(path, { encoding: 'utf8', ...(options.signal === undefined ? {} : { signal: options.signal }) });
+  const text = await readFile(path, {
+    encoding: 'utf8',
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
   const source = basename(path);
-  if (format === 'locomo') return parseLocomoTranscript(text, source, options.conversation, { lenient: options.lenient === true });
+  if (format === 'locomo')
+    return parseLocomoTranscript(text, source, options.conversation, { lenient: options.lenient === true });
   const messages = parseJsonlTranscript(text, source);
   return { name: basename(path, extname(path)), messages };
 }

@@ -26,7 +26,10 @@ function transcript(turns: number): MessageInput[] {
       role: 'user' as const,
       content: `Question ${turn}: what is the battery voltage of node ${turn} right now, and is its solar panel charging?`,
     },
-    { role: 'assistant' as const, content: `Node ${turn} reads 3.${turn % 10} V and the panel is charging at a steady rate.` },
+    {
+      role: 'assistant' as const,
+      content: `Node ${turn} reads 3.${turn % 10} V and the panel is charging at a steady rate.`,
+    },
   ]).flat();
 }
 
@@ -98,7 +101,13 @@ describe('simulateReplay', () => {
   });
 
   it('gives a policy the same totals whether it is recorded or measured on the comparison memory', async () => {
-    const options = { conversationId: 'r', messages: transcript(30), maxTokens: 300, windowTurns: 3, system: 'Be brief.' };
+    const options = {
+      conversationId: 'r',
+      messages: transcript(30),
+      maxTokens: 300,
+      windowTurns: 3,
+      system: 'Be brief.',
+    };
 
     const alone = newMemory(300);
     const [aloneTotals] = await simulateReplay({ ...options, memoryFor: () => alone, policies: ['summary'] });
@@ -152,7 +161,11 @@ describe('simulateReplay', () => {
       windowTurns: 4,
     });
 
-    expect(tokenWindow).toMatchObject({ compactions: 0, summarizerTokens: 0, netSavedTokens: tokenWindow!.savedTokens });
+    expect(tokenWindow).toMatchObject({
+      compactions: 0,
+      summarizerTokens: 0,
+      netSavedTokens: tokenWindow!.savedTokens,
+    });
     expect(summary!.compactions).toBeGreaterThan(0);
     expect(summary!.summarizerTokens).toBe(costAfterDrain[costAfterDrain.length - 2]);
     expect(summary!.summarizerTokens).toBe(summary!.summarizerInputTokens + summary!.summarizerOutputTokens);

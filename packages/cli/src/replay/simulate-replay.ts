@@ -57,7 +57,11 @@ interface Tally {
 
 type SummarizerUsage = Pick<UsageTotals, 'compactions' | 'summarizerInputTokens' | 'summarizerOutputTokens'>;
 
-const noSummarizerUsage: SummarizerUsage = Object.freeze({ compactions: 0, summarizerInputTokens: 0, summarizerOutputTokens: 0 });
+const noSummarizerUsage: SummarizerUsage = Object.freeze({
+  compactions: 0,
+  summarizerInputTokens: 0,
+  summarizerOutputTokens: 0,
+});
 
 /**
  * Replays a transcript into a conversation the way a bot lives it: appends the messages in order and,
@@ -74,10 +78,16 @@ export async function simulateReplay(options: ReplaySimulationOptions): Promise<
   const summaryMemories = [...new Set(options.policies.filter(usesSummary).map((policy) => memoryOf.get(policy)!))];
   // The conversation is its own user, as mnemo serve names a conversation given without one.
   const scope = { userId: options.conversationId, conversationId: options.conversationId };
-  const settings = { maxTokens, windowTurns, ...(system === undefined ? {} : { system }), ...(signal === undefined ? {} : { signal }) };
+  const settings = {
+    maxTokens,
+    windowTurns,
+    ...(system === undefined ? {} : { system }),
+    ...(signal === undefined ? {} : { signal }),
+  };
   // Fails fast on a system prompt over the budget, before the first message is written.
   const counter = memories[0]?.tokenCounter;
-  if (counter !== undefined) assembleContext({ ...settings, policy: 'full', counter, tail: [], totalMessages: 0, totalTokens: 0 });
+  if (counter !== undefined)
+    assembleContext({ ...settings, policy: 'full', counter, tail: [], totalMessages: 0, totalTokens: 0 });
 
   const tallies = new Map<CliPolicy, Tally>(
     options.policies.map((policy) => [policy, { requests: 0, sentTokens: 0, fullHistoryTokens: 0 }]),
@@ -92,7 +102,9 @@ export async function simulateReplay(options: ReplaySimulationOptions): Promise<
       for (const memory of summaryMemories)
         summarizerUsage.set(memory, (await memory.stats(scope, { signal }))?.usage ?? noSummarizerUsage);
       for (const policy of options.policies) {
-        const { report } = await memoryOf.get(policy)!.buildContext(scope, { ...settings, policy: contextPolicyOf(policy) });
+        const { report } = await memoryOf
+          .get(policy)!
+          .buildContext(scope, { ...settings, policy: contextPolicyOf(policy) });
         const tally = tallies.get(policy)!;
         tally.requests += 1;
         tally.sentTokens += report.sentTokens;
@@ -107,12 +119,20 @@ export async function simulateReplay(options: ReplaySimulationOptions): Promise<
   for (const memory of memories) await memory.runPendingJobs();
 
   return options.policies.map((policy) => {
-    const usage = usesSummary(policy) ? (summarizerUsage.get(memoryOf.get(policy)!) ?? noSummarizerUsage) : noSummarizerUsage;
+    const usage = usesSummary(policy)
+      ? (summarizerUsage.get(memoryOf.get(policy)!) ?? noSummarizerUsage)
+      : noSummarizerUsage;
     return toPolicyTotals(policy, tallies.get(policy)!, usage, maxTokens, options.messages.length);
   });
 }
 
-function toPolicyTotals(policy: CliPolicy, tally: Tally, usage: SummarizerUsage, maxTokens: number, messages: number): PolicyTotals {
+function toPolicyTotals(
+  policy: CliPolicy,
+  tally: Tally,
+  usage: SummarizerUsage,
+  maxTokens: number,
+  messages: number,
+): PolicyTotals {
   const summarizerTokens = usage.summarizerInputTokens + usage.summarizerOutputTokens;
   return {
     policy,

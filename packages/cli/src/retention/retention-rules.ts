@@ -6,7 +6,10 @@ export function retentionRulesOf(retention: CliRetentionConfig, tenantId: string
   const tenant = retention.tenants[tenantId];
   const days = tenant?.maxAgeDays === undefined ? retention.maxAgeDays : tenant.maxAgeDays;
   const users = Object.fromEntries(
-    Object.entries(tenant?.users ?? {}).map(([userId, userDays]) => [userId, userDays === null ? null : { maxAgeDays: userDays }]),
+    Object.entries(tenant?.users ?? {}).map(([userId, userDays]) => [
+      userId,
+      userDays === null ? null : { maxAgeDays: userDays },
+    ]),
   );
   return { tenantId, ...(days === undefined || days === null ? {} : { policy: { maxAgeDays: days } }), users };
 }
@@ -14,7 +17,11 @@ export function retentionRulesOf(retention: CliRetentionConfig, tenantId: string
 /** The tenants a sweep visits: `default`, every API key's, and every one the retention settings name. */
 export function retentionTenants(config: CliConfig): string[] {
   return [
-    ...new Set(['default', ...(config.server?.apiKeys ?? []).map((key) => key.tenantId), ...Object.keys(config.retention?.tenants ?? {})]),
+    ...new Set([
+      'default',
+      ...(config.server?.apiKeys ?? []).map((key) => key.tenantId),
+      ...Object.keys(config.retention?.tenants ?? {}),
+    ]),
   ];
 }
 

@@ -9,9 +9,9 @@ describe('chooseEmbedder', () => {
     const byDefault = chooseEmbedder(await loadCliConfig({ env: {}, cwd: '/nonexistent' }));
     expect(byDefault).toBeInstanceOf(StaticEmbedder);
     expect(byDefault?.model).toMatch(/^static-use-lite-64@[0-9a-f]{8}$/);
-    expect(chooseEmbedder(await loadCliConfig({ env: { MNEMO_EMBEDDER: 'use-lite' }, cwd: '/nonexistent' }))).toBeInstanceOf(
-      UseLiteEmbedder,
-    );
+    expect(
+      chooseEmbedder(await loadCliConfig({ env: { MNEMO_EMBEDDER: 'use-lite' }, cwd: '/nonexistent' })),
+    ).toBeInstanceOf(UseLiteEmbedder);
   });
 
   it("gives core's HashedEmbedder for MNEMO_EMBEDDER=hashed, 256 dimensions unless set", async () => {
@@ -25,6 +25,8 @@ describe('chooseEmbedder', () => {
   });
 
   it('gives none for MNEMO_EMBEDDER=none', async () => {
-    expect(chooseEmbedder(await loadCliConfig({ env: { MNEMO_EMBEDDER: 'none' }, cwd: '/nonexistent' }))).toBeUndefined();
+    expect(
+      chooseEmbedder(await loadCliConfig({ env: { MNEMO_EMBEDDER: 'none' }, cwd: '/nonexistent' })),
+    ).toBeUndefined();
   });
 });

@@ -60,7 +60,10 @@ export function chooseWorkerEmbedder(config: CliConfig, threads: number): Thread
   return chooseThreadedEmbedder(config, { threads });
 }
 
-function chooseThreadedEmbedder(config: CliConfig, options: { callerDeadlineMs?: number; threads?: number }): ThreadedEmbedder {
+function chooseThreadedEmbedder(
+  config: CliConfig,
+  options: { callerDeadlineMs?: number; threads?: number },
+): ThreadedEmbedder {
   if (config.embedder.kind === 'use-lite') {
     const embedder = new UseLiteThreadEmbedder(options);
     return { embedder, load: () => embedder.load(), close: () => embedder.close() };

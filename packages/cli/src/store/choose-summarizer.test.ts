@@ -24,7 +24,11 @@ function configFrom(env: Record<string, string>): Promise<CliConfig> {
 describe('chooseSummarizer', () => {
   it('summarizes with the configured model when the base URL and the model are both set', async () => {
     const choice = chooseSummarizer(
-      await configFrom({ MNEMO_LLM_BASE_URL: 'http://127.0.0.1:9/v1', MNEMO_LLM_MODEL: 'llama3.2', MNEMO_LLM_API_KEY: 'k' }),
+      await configFrom({
+        MNEMO_LLM_BASE_URL: 'http://127.0.0.1:9/v1',
+        MNEMO_LLM_MODEL: 'llama3.2',
+        MNEMO_LLM_API_KEY: 'k',
+      }),
     );
 
     const summarizer = choice.create?.(createGptTokenCounter());
@@ -34,7 +38,11 @@ describe('chooseSummarizer', () => {
   });
 
   it('stays offline when either setting is missing', async () => {
-    const partial: Record<string, string>[] = [{}, { MNEMO_LLM_BASE_URL: 'http://127.0.0.1:9/v1' }, { MNEMO_LLM_MODEL: 'llama3.2' }];
+    const partial: Record<string, string>[] = [
+      {},
+      { MNEMO_LLM_BASE_URL: 'http://127.0.0.1:9/v1' },
+      { MNEMO_LLM_MODEL: 'llama3.2' },
+    ];
     for (const env of partial) {
       const choice = chooseSummarizer(await configFrom(env));
       expect(choice.create).toBeUndefined();

@@ -19,7 +19,9 @@ export interface SummarizerChoice {
 export function chooseSummarizer(config: CliConfig): SummarizerChoice {
   const { baseUrl, model, apiKey, timeoutMs } = config.llm;
   if (baseUrl === undefined || model === undefined) {
-    return { description: 'extractive@1 (offline; set MNEMO_LLM_BASE_URL and MNEMO_LLM_MODEL to summarize with an LLM)' };
+    return {
+      description: 'extractive@1 (offline; set MNEMO_LLM_BASE_URL and MNEMO_LLM_MODEL to summarize with an LLM)',
+    };
   }
   return {
     create: (tokenCounter) =>

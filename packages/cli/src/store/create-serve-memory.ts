@@ -1,4 +1,11 @@
-import { createGptTokenCounter, createMemory, type Embedder, type Memory, type Store, type Summarizer } from '@mnemo/core';
+import {
+  createGptTokenCounter,
+  createMemory,
+  type Embedder,
+  type Memory,
+  type Store,
+  type Summarizer,
+} from '@mnemo/core';
 import { createRepeatThrottle, repeatKeyOf } from '@mnemo/server';
 import type { Logger } from 'pino';
 import type { CliConfig } from '../config/cli-config.js';
@@ -45,7 +52,10 @@ export function createServeMemory(options: ServeMemoryOptions): ServeMemory {
   const logFailure = (error: unknown, message: string) => {
     const decision = repeats.take(`${message}:${repeatKeyOf(error)}`);
     if (decision.log)
-      logger.error({ err: error, ...(decision.suppressed > 0 ? { repeatedSinceLastLogged: decision.suppressed } : {}) }, message);
+      logger.error(
+        { err: error, ...(decision.suppressed > 0 ? { repeatedSinceLastLogged: decision.suppressed } : {}) },
+        message,
+      );
   };
   const memory = createMemory({
     store,
@@ -68,5 +78,9 @@ export function createServeMemory(options: ServeMemoryOptions): ServeMemory {
             onWarning: (warning) => logger.warn({ warning }, 'background job finished degraded'),
           },
   });
-  return { memory, ...(summarizer === undefined ? {} : { summarizer }), ...(embedder === undefined ? {} : { embedder }) };
+  return {
+    memory,
+    ...(summarizer === undefined ? {} : { summarizer }),
+    ...(embedder === undefined ? {} : { embedder }),
+  };
 }

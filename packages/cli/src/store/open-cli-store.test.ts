@@ -44,8 +44,12 @@ describe('describeDatabase', () => {
 describe('openCliStore on SQLite', () => {
   it('creates the file when writable, refuses a missing one when read-only or when it must exist', async () => {
     const path = join(directory, 'bot.db');
-    await expect(openCliStore(path, { readonly: true })).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'not_found'));
-    await expect(openCliStore(path, { mustExist: true })).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'not_found'));
+    await expect(openCliStore(path, { readonly: true })).rejects.toSatisfy((error: unknown) =>
+      isMemoryError(error, 'not_found'),
+    );
+    await expect(openCliStore(path, { mustExist: true })).rejects.toSatisfy((error: unknown) =>
+      isMemoryError(error, 'not_found'),
+    );
     expect(existsSync(path)).toBe(false);
     const store = await openCliStore(path);
     expect(store).toBeInstanceOf(SqliteStore);
@@ -64,8 +68,12 @@ describeWithPostgres('openCliStore on PostgreSQL', (url) => {
   it('opens the schema named by ?schema=, creating it when writable and refusing it missing when it must exist', async () => {
     const fresh = freshSchemaUrl(url);
     schemas.push(fresh.schema);
-    await expect(openCliStore(fresh.url, { mustExist: true })).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'not_found'));
-    await expect(openCliStore(fresh.url, { readonly: true })).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'not_found'));
+    await expect(openCliStore(fresh.url, { mustExist: true })).rejects.toSatisfy((error: unknown) =>
+      isMemoryError(error, 'not_found'),
+    );
+    await expect(openCliStore(fresh.url, { readonly: true })).rejects.toSatisfy((error: unknown) =>
+      isMemoryError(error, 'not_found'),
+    );
     const store = await openCliStore(fresh.url);
     expect(store).toBeInstanceOf(PostgresStore);
     await store.appendMessages(scope, [makeNewMessage('over postgres')]);

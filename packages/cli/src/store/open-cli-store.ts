@@ -93,7 +93,8 @@ async function requirePostgresStore(connectionString: string, schema: string | u
   let version: number;
   try {
     await client.connect();
-    version = schema === undefined ? await readPostgresSchemaVersion(client) : await readPostgresSchemaVersion(client, schema);
+    version =
+      schema === undefined ? await readPostgresSchemaVersion(client) : await readPostgresSchemaVersion(client, schema);
   } catch (error) {
     throw toPostgresError(error, `reading the schema version of ${describeDatabase(db)}`);
   } finally {
@@ -118,14 +119,18 @@ const storeWaitMs = 60_000;
  * logged once, as its clients do: a worker or HTTP process started (or restarted by `serve`) while the
  * database restarts must not exit for it. Anything else, and SQLite, fails at once.
  */
-export async function openStoreWhenAvailable(db: string, logger: { warn(details: object, message: string): void }): Promise<Store> {
+export async function openStoreWhenAvailable(
+  db: string,
+  logger: { warn(details: object, message: string): void },
+): Promise<Store> {
   const started = Date.now();
   for (let attempt = 0; ; attempt += 1) {
     try {
       return await openCliStore(db);
     } catch (error) {
       if (!isPostgresUrl(db) || !isMemoryError(error, 'unavailable') || Date.now() - started > storeWaitMs) throw error;
-      if (attempt === 0) logger.warn({ err: error }, `the store is unavailable; trying again for up to ${storeWaitMs / 1000} s`);
+      if (attempt === 0)
+        logger.warn({ err: error }, `the store is unavailable; trying again for up to ${storeWaitMs / 1000} s`);
       await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** attempt)));
     }
   }

@@ -1,4 +1,11 @@
-import { createGptTokenCounter, createMemory, type Embedder, type Memory, type Summarizer, type TokenCounter } from '@mnemo/core';
+import {
+  createGptTokenCounter,
+  createMemory,
+  type Embedder,
+  type Memory,
+  type Summarizer,
+  type TokenCounter,
+} from '@mnemo/core';
 import { compactionSettingsFor, type CliPolicy } from '../config/cli-policies.js';
 import { openCliStore } from './open-cli-store.js';
 
@@ -50,6 +57,9 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
             settings: compactionSettingsFor(options.policy, options.maxTokens),
             ...(options.createSummarizer === undefined ? {} : { summarizer: options.createSummarizer(tokenCounter) }),
           },
-    worker: { autoStart: mode === 'background', ...(options.onJobError === undefined ? {} : { onError: options.onJobError }) },
+    worker: {
+      autoStart: mode === 'background',
+      ...(options.onJobError === undefined ? {} : { onError: options.onJobError }),
+    },
   });
 }

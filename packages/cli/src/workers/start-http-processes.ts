@@ -58,7 +58,8 @@ export function announceListening(url: string): void {
 export function nextStopMessage(): Promise<void> {
   return new Promise((resolve) => {
     const onMessage = (message: unknown) => {
-      if (typeof message !== 'object' || message === null || (message as { type?: unknown }).type !== stopMessage.type) return;
+      if (typeof message !== 'object' || message === null || (message as { type?: unknown }).type !== stopMessage.type)
+        return;
       process.off('message', onMessage);
       resolve();
     };
@@ -79,7 +80,13 @@ const cliPath = fileURLToPath(new URL('../main.js', import.meta.url));
 export async function startHttpProcesses(options: HttpProcessesOptions): Promise<HttpProcesses> {
   // Round-robin in the primary: with the operating system's default, one process took most connections.
   cluster.schedulingPolicy = cluster.SCHED_RR;
-  cluster.setupPrimary({ exec: cliPath, args: ['serve', ...options.args], cwd: options.cwd, silent: true, execArgv: process.execArgv });
+  cluster.setupPrimary({
+    exec: cliPath,
+    args: ['serve', ...options.args],
+    cwd: options.cwd,
+    silent: true,
+    execArgv: process.execArgv,
+  });
   const children = new Set<Worker>();
   let stopping = false;
   let listening = false;
@@ -105,7 +112,10 @@ export async function startHttpProcesses(options: HttpProcessesOptions): Promise
       if (stopping) return;
       if (!listening)
         return onEarlyExit?.(
-          new MemoryError('unavailable', `an HTTP process of mnemo serve exited before it listened (exit code ${code ?? signal})`),
+          new MemoryError(
+            'unavailable',
+            `an HTTP process of mnemo serve exited before it listened (exit code ${code ?? signal})`,
+          ),
         );
       options.logger.warn({ pid: child.process.pid, code, signal }, 'HTTP process exited; starting another');
       setTimeout(() => {
@@ -124,7 +134,8 @@ export async function startHttpProcesses(options: HttpProcessesOptions): Promise
           const kill = setTimeout(() => child.process.kill('SIGKILL'), timeoutMs);
           child.once('exit', () => clearTimeout(kill));
           // A channel closing under the message (the process is exiting already) falls back to the signal.
-          if (child.isConnected()) child.send(stopMessage, (error: Error | null) => void (error === null || child.process.kill('SIGTERM')));
+          if (child.isConnected())
+            child.send(stopMessage, (error: Error | null) => void (error === null || child.process.kill('SIGTERM')));
           else child.process.kill('SIGTERM');
         }),
     );

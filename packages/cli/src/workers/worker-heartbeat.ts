@@ -6,7 +6,9 @@ export const heartbeatIntervalMs = 1_000;
 
 /** True for {@link heartbeatMessage} as it arrives over IPC. */
 export function isHeartbeat(message: unknown): boolean {
-  return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === heartbeatMessage.type;
+  return (
+    typeof message === 'object' && message !== null && (message as { type?: unknown }).type === heartbeatMessage.type
+  );
 }
 
 /**

@@ -3,7 +3,14 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import { tool as langchainTool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
-import { Agent, OpenAIProvider, Runner, setTracingDisabled, tool as agentTool, type AgentInputItem } from '@openai/agents';
+import {
+  Agent,
+  OpenAIProvider,
+  Runner,
+  setTracingDisabled,
+  tool as agentTool,
+  type AgentInputItem,
+} from '@openai/agents';
 import { generateText, stepCountIs, streamText, tool as aiTool, type ModelMessage } from 'ai';
 import OpenAI from 'openai';
 import { z } from 'zod';
@@ -78,7 +85,11 @@ function aiUsage(usage: {
   outputTokens: number | undefined;
   inputTokenDetails: { cacheReadTokens: number | undefined };
 }): ParsedUsage {
-  return { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, cachedInputTokens: usage.inputTokenDetails.cacheReadTokens };
+  return {
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    cachedInputTokens: usage.inputTokenDetails.cacheReadTokens,
+  };
 }
 
 /** The Agents SDK's default (its OpenAI provider on Responses); the user in the body's `user` (`providerData`). */
@@ -134,7 +145,9 @@ const chatTool = {
 /** The openai SDK's chat completions, full history resent each call; the user in the body's `user`. */
 export function openAiChatDriver({ url, user, stream }: DriverOptions): ClientDriver {
   const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'client-key', maxRetries: 0 });
-  const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'system', content: 'Answer questions about the weather.' }];
+  const messages: OpenAI.ChatCompletionMessageParam[] = [
+    { role: 'system', content: 'Answer questions about the weather.' },
+  ];
   const call = async (): Promise<OpenAI.ChatCompletion> => {
     const body = { model: 'scripted-model', messages, tools: [chatTool], user };
     if (!stream) return client.chat.completions.create(body);
@@ -172,12 +185,26 @@ export function openAiResponsesDriver({ url, user, stream }: DriverOptions): Cli
   const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'client-key', maxRetries: 0 });
   const input: OpenAI.Responses.ResponseInputItem[] = [];
   const tools: OpenAI.Responses.Tool[] = [
-    { type: 'function', name: 'get_weather', description: weatherDescription, parameters: chatTool.function.parameters, strict: false },
+    {
+      type: 'function',
+      name: 'get_weather',
+      description: weatherDescription,
+      parameters: chatTool.function.parameters,
+      strict: false,
+    },
   ];
   return loop(
     async () => {
-      const body = { model: 'scripted-model', instructions: 'Answer questions about the weather.', input, tools, safety_identifier: user };
-      const response = stream ? await client.responses.stream(body).finalResponse() : await client.responses.create(body);
+      const body = {
+        model: 'scripted-model',
+        instructions: 'Answer questions about the weather.',
+        input,
+        tools,
+        safety_identifier: user,
+      };
+      const response = stream
+        ? await client.responses.stream(body).finalResponse()
+        : await client.responses.create(body);
       input.push(...(response.output as OpenAI.Responses.ResponseInputItem[]));
       const calls = response.output.flatMap((item) => (item.type === 'function_call' ? [item] : []));
       for (const call of calls)
@@ -194,7 +221,9 @@ export function openAiResponsesDriver({ url, user, stream }: DriverOptions): Cli
       // A stream's final response carries no `output_text` (the SDK adds it to non-streamed ones only).
       const text = response.output
         .flatMap((item) =>
-          item.type === 'message' ? item.content.flatMap((part) => (part.type === 'output_text' ? [part.text] : [])) : [],
+          item.type === 'message'
+            ? item.content.flatMap((part) => (part.type === 'output_text' ? [part.text] : []))
+            : [],
         )
         .join('');
       return { done: calls.length === 0, text, usage };
@@ -222,7 +251,8 @@ export function langChainDriver({ url, user, stream }: DriverOptions): ClientDri
       let reply: AIMessage;
       if (stream) {
         let whole: Awaited<ReturnType<typeof model.invoke>> | undefined;
-        for await (const chunk of await model.stream(messages)) whole = whole === undefined ? chunk : whole.concat(chunk);
+        for await (const chunk of await model.stream(messages))
+          whole = whole === undefined ? chunk : whole.concat(chunk);
         reply = new AIMessage({
           content: whole!.content,
           tool_calls: whole!.tool_calls ?? [],
@@ -286,7 +316,8 @@ export function anthropicDriver({ url, user, stream }: DriverOptions): ClientDri
         done: uses.length === 0,
         text,
         usage: {
-          inputTokens: usage.input_tokens + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0),
+          inputTokens:
+            usage.input_tokens + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0),
           outputTokens: usage.output_tokens,
           cachedInputTokens: usage.cache_read_input_tokens ?? undefined,
           cacheWriteTokens: usage.cache_creation_input_tokens ?? undefined,

@@ -41,7 +41,10 @@ const otherClients: readonly Client[] = [
 ];
 
 const seededPairs = 40;
-const questions = (user: string) => [`Hi, I am ${user}. What is the weather in Oslo?`, `Thanks, ${user}. And in Oslo tomorrow?`];
+const questions = (user: string) => [
+  `Hi, I am ${user}. What is the weather in Oslo?`,
+  `Thanks, ${user}. And in Oslo tomorrow?`,
+];
 
 /**
  * Runs the conversation of the done-when line for one client: two end users, each with a long seeded
@@ -63,7 +66,12 @@ async function converse(rig: ClientRig, client: Client, tag: string): Promise<Ma
   return results;
 }
 
-async function expectConversation(rig: ClientRig, client: Client, tag: string, results: Map<string, TurnResult[]>): Promise<void> {
+async function expectConversation(
+  rig: ClientRig,
+  client: Client,
+  tag: string,
+  results: Map<string, TurnResult[]>,
+): Promise<void> {
   const users = [...results.keys()];
   for (const [user, turns] of results) {
     for (const turn of turns) {
@@ -83,16 +91,9 @@ async function expectConversation(rig: ClientRig, client: Client, tag: string, r
     // Every turn stored once, though the client re-sent its whole history on every call.
     const stored = await storedMessages(rig.url, user);
     expect(stored).toHaveLength(seededPairs * 2 + 8);
-    expect(stored.slice(-8).map((message) => (message.toolCalls === undefined ? message.role : `${message.role}+call`))).toEqual([
-      'user',
-      'assistant+call',
-      'tool',
-      'assistant',
-      'user',
-      'assistant+call',
-      'tool',
-      'assistant',
-    ]);
+    expect(
+      stored.slice(-8).map((message) => (message.toolCalls === undefined ? message.role : `${message.role}+call`)),
+    ).toEqual(['user', 'assistant+call', 'tool', 'assistant', 'user', 'assistant+call', 'tool', 'assistant']);
     expect(stored.at(-3)?.toolCallId).toBe(stored.at(-4)?.toolCalls?.[0]?.id);
     const usage = stored.at(-1)?.metadata?.proxy?.usage;
     if (client.route === 'messages')
@@ -153,9 +154,14 @@ describe('client SDKs through the real mnemo serve (Responses translated to chat
         system: { text: string; cache_control?: unknown }[];
         messages: { content: { cache_control?: unknown }[] }[];
       };
-      expect(body.system[0]).toMatchObject({ text: 'Answer questions about the weather.', cache_control: { type: 'ephemeral' } });
+      expect(body.system[0]).toMatchObject({
+        text: 'Answer questions about the weather.',
+        cache_control: { type: 'ephemeral' },
+      });
       // One at the stable part's end, none when compaction is behind and the raw turns slide (report.stable says so).
-      const marked = body.messages.flatMap((message) => message.content).filter((block) => block.cache_control !== undefined);
+      const marked = body.messages
+        .flatMap((message) => message.content)
+        .filter((block) => block.cache_control !== undefined);
       expect(marked.length).toBeLessThanOrEqual(1);
       expect(request.headers['x-api-key']).toBe('sk-ant-upstream');
       expect(request.headers.authorization).toBeUndefined();
@@ -179,7 +185,9 @@ describe('Responses clients through mnemo serve forwarding to a Responses upstre
       async () => {
         const results = await converse(rig, client, 'f');
         await expectConversation(rig, client, 'f', results);
-        const requests = rig.openai.requests.filter((request) => JSON.stringify(request.body).includes(`${client.slug}-f-`));
+        const requests = rig.openai.requests.filter((request) =>
+          JSON.stringify(request.body).includes(`${client.slug}-f-`),
+        );
         expect(new Set(requests.map((request) => request.path))).toEqual(new Set(['/v1/responses']));
         for (const request of requests) {
           const body = request.body as Record<string, unknown>;

@@ -58,22 +58,28 @@ export async function startClientRig(env: Readonly<Record<string, string>> = {})
     apiKey: 'sk-ant-upstream',
     replyTo: (body) => {
       const last = (body.messages as { content?: unknown }[] | undefined)?.at(-1)?.content;
-      return nextReply(Array.isArray(last) && (last.at(-1) as { type?: string } | undefined)?.type === 'tool_result', counter);
+      return nextReply(
+        Array.isArray(last) && (last.at(-1) as { type?: string } | undefined)?.type === 'tool_result',
+        counter,
+      );
     },
   });
   const work = await makeWorkDirectory();
-  const serve = await startMnemo(['serve', '--port', '0', '--db', `${work.path}/clients.db`, '--workers', '0', '--http-processes', '1'], {
-    cwd: work.path,
-    env: {
-      MNEMO_EMBEDDER: 'hashed',
-      MNEMO_LLM_BASE_URL: openai.baseUrl,
-      MNEMO_ANTHROPIC_BASE_URL: anthropic.baseUrl,
-      MNEMO_ANTHROPIC_API_KEY: 'sk-ant-upstream',
-      MNEMO_MAX_TOKENS: '700',
-      ...env,
+  const serve = await startMnemo(
+    ['serve', '--port', '0', '--db', `${work.path}/clients.db`, '--workers', '0', '--http-processes', '1'],
+    {
+      cwd: work.path,
+      env: {
+        MNEMO_EMBEDDER: 'hashed',
+        MNEMO_LLM_BASE_URL: openai.baseUrl,
+        MNEMO_ANTHROPIC_BASE_URL: anthropic.baseUrl,
+        MNEMO_ANTHROPIC_API_KEY: 'sk-ant-upstream',
+        MNEMO_MAX_TOKENS: '700',
+        ...env,
+      },
+      ready: /^mnemo listening on (http:\/\/\S+)/,
     },
-    ready: /^mnemo listening on (http:\/\/\S+)/,
-  });
+  );
   return {
     openai,
     anthropic,

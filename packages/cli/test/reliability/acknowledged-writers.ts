@@ -80,7 +80,9 @@ export class AcknowledgedWriters {
    */
   async run(urls: readonly string[], shouldStop: () => boolean): Promise<void> {
     await Promise.all(
-      Array.from({ length: this.#writerCount }, (_, writer) => this.#runWriter(writer, urls[writer % urls.length]!, shouldStop)),
+      Array.from({ length: this.#writerCount }, (_, writer) =>
+        this.#runWriter(writer, urls[writer % urls.length]!, shouldStop),
+      ),
     );
   }
 
@@ -121,7 +123,9 @@ export class AcknowledgedWriters {
         this.unexpected.push({ key: message.key, status: answer.status, body: answer.body });
         return;
       }
-      const seq = seed ? (answer.body as { seq: number }).seq : (answer.body as { messages: { seq: number }[] }).messages[0]!.seq;
+      const seq = seed
+        ? (answer.body as { seq: number }).seq
+        : (answer.body as { messages: { seq: number }[] }).messages[0]!.seq;
       this.acknowledgedAt.push(performance.now());
       const first = this.acknowledged.get(message.key);
       if (first !== undefined && first !== seq) this.resequenced.push({ key: message.key, first, again: seq });
@@ -179,7 +183,9 @@ export class AcknowledgedWriters {
       const planned = this.sent.get(key)!;
       if (
         copies.length > 0 &&
-        (copies[0]!.seq !== seq || copies[0]!.content !== planned.content || copies[0]!.conversationId !== planned.conversationId)
+        (copies[0]!.seq !== seq ||
+          copies[0]!.content !== planned.content ||
+          copies[0]!.conversationId !== planned.conversationId)
       )
         moved += 1;
     }
@@ -211,9 +217,15 @@ export interface WriterAudit {
 }
 
 /** The stored messages of each conversation (of user = conversation, tenant `default`, as the writers write them), for {@link AcknowledgedWriters.audit}. */
-export async function readWrittenConversations(store: Store, conversationIds: readonly string[]): Promise<Map<string, Message[]>> {
+export async function readWrittenConversations(
+  store: Store,
+  conversationIds: readonly string[],
+): Promise<Map<string, Message[]>> {
   const stored = new Map<string, Message[]>();
   for (const conversationId of conversationIds)
-    stored.set(conversationId, await store.listMessages({ tenantId: 'default', userId: conversationId, conversationId }));
+    stored.set(
+      conversationId,
+      await store.listMessages({ tenantId: 'default', userId: conversationId, conversationId }),
+    );
   return stored;
 }

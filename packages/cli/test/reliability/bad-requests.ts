@@ -32,7 +32,10 @@ export function routesOf(document: {
     string,
     Record<
       string,
-      { security?: unknown[]; requestBody?: { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> } }
+      {
+        security?: unknown[];
+        requestBody?: { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> };
+      }
     >
   >;
 }): FuzzRoute[] {
@@ -82,13 +85,17 @@ const wrongValue: fc.Arbitrary<unknown> = fc.oneof(
 function percentEncode(text: string): string {
   return [...Buffer.from(text, 'utf8')]
     .map((byte) =>
-      /[A-Za-z0-9]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`,
+      /[A-Za-z0-9]/.test(String.fromCharCode(byte))
+        ? String.fromCharCode(byte)
+        : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`,
     )
     .join('');
 }
 
 function deepNesting(depth: number, kind: 'array' | 'object'): string {
-  return kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+  return kind === 'array'
+    ? `${'['.repeat(depth)}${']'.repeat(depth)}`
+    : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 }
 
 /** Invalid UTF-8 sequences: a lone continuation byte, an overlong NUL, a truncated 3-byte form, 0xFF. */
@@ -131,11 +138,21 @@ function bodyArbitrary(route: FuzzRoute): fc.Arbitrary<BodyChoice> {
     { weight: 1, arbitrary: notAnObject },
     {
       weight: 1,
-      arbitrary: fc.constant<BodyChoice>({ kind: 'empty body', body: Buffer.alloc(0), contentType: 'application/json', malformed: false }),
+      arbitrary: fc.constant<BodyChoice>({
+        kind: 'empty body',
+        body: Buffer.alloc(0),
+        contentType: 'application/json',
+        malformed: false,
+      }),
     },
     {
       weight: 1,
-      arbitrary: fc.constant<BodyChoice>({ kind: 'no body, no content type', body: undefined, contentType: undefined, malformed: false }),
+      arbitrary: fc.constant<BodyChoice>({
+        kind: 'no body, no content type',
+        body: undefined,
+        contentType: undefined,
+        malformed: false,
+      }),
     },
     {
       weight: 1,
@@ -186,7 +203,12 @@ function bodyArbitrary(route: FuzzRoute): fc.Arbitrary<BodyChoice> {
         .map((contentType): BodyChoice => ({
           kind: 'wrong content type',
           body: Buffer.from(
-            JSON.stringify({ messages: [{ role: 'user', content: 'hello' }], conversation_id: 'c', role: 'user', content: 'x' }),
+            JSON.stringify({
+              messages: [{ role: 'user', content: 'hello' }],
+              conversation_id: 'c',
+              role: 'user',
+              content: 'x',
+            }),
           ),
           contentType,
           malformed: contentType !== 'application/json; charset=latin1',
@@ -204,7 +226,14 @@ function bodyArbitrary(route: FuzzRoute): fc.Arbitrary<BodyChoice> {
   );
 }
 
-const latin1HeaderValue = fc.constantFrom('caf\u00e9', '\u00ff\u00fe', 'na\u00efve-user', '\u00a0', '\u0080\u0081', 'Bearer \u00e9t\u00e9');
+const latin1HeaderValue = fc.constantFrom(
+  'caf\u00e9',
+  '\u00ff\u00fe',
+  'na\u00efve-user',
+  '\u00a0',
+  '\u0080\u0081',
+  'Bearer \u00e9t\u00e9',
+);
 const headerArbitrary: fc.Arbitrary<Record<string, string>> = fc.oneof(
   { weight: 6, arbitrary: fc.constant({}) },
   {
@@ -255,7 +284,19 @@ const queryArbitrary = fc.oneof(
           'afterSeq',
           'search',
         ),
-        fc.constantFrom('-1', '0', '1e309', 'abc', '%00', '%FF', 'x'.repeat(3000), '9999999999999999999', '', '[]', '%C3%28'),
+        fc.constantFrom(
+          '-1',
+          '0',
+          '1e309',
+          'abc',
+          '%00',
+          '%FF',
+          'x'.repeat(3000),
+          '9999999999999999999',
+          '',
+          '[]',
+          '%C3%28',
+        ),
       )
       .map(([name, value]) => `?${name}=${value}`),
   },
@@ -265,7 +306,10 @@ const queryArbitrary = fc.oneof(
  * The generator of bad requests: a route, its path parameters (bad segments, or one of `storedIds` with a
  * malformed body), a query, headers and a body. `storedIds` are conversations whose data must survive.
  */
-export function badRequestArbitrary(routes: readonly FuzzRoute[], storedIds: readonly string[]): fc.Arbitrary<BadRequest> {
+export function badRequestArbitrary(
+  routes: readonly FuzzRoute[],
+  storedIds: readonly string[],
+): fc.Arbitrary<BadRequest> {
   return fc.constantFrom(...routes).chain((route) =>
     fc
       .record({
@@ -284,7 +328,8 @@ export function badRequestArbitrary(routes: readonly FuzzRoute[], storedIds: rea
         const touchesStoredData = stored && hasParameter;
         // A real conversation only gets a POST whose body is malformed whatever the route, or a read: a
         // DELETE reads no body, so any DELETE of it is a valid erase.
-        const readInstead = touchesStoredData && (route.method === 'DELETE' || (route.method !== 'GET' && !body.malformed));
+        const readInstead =
+          touchesStoredData && (route.method === 'DELETE' || (route.method !== 'GET' && !body.malformed));
         const method = readInstead ? 'GET' : route.method;
         const sendsBody = method !== 'GET';
         const path = route.path.replace(/\{[^}]+\}/g, stored ? segment.slice('stored:'.length) : segment);

@@ -91,7 +91,8 @@ async function settle(writersOf: AcknowledgedWriters, urls: readonly string[]): 
 
 async function storedMessages(store: Store, conversationIds: readonly string[]): Promise<Map<string, Message[]>> {
   const stored = new Map<string, Message[]>();
-  for (const conversationId of conversationIds) stored.set(conversationId, await store.listMessages(scopeOf(conversationId)));
+  for (const conversationId of conversationIds)
+    stored.set(conversationId, await store.listMessages(scopeOf(conversationId)));
   return stored;
 }
 
@@ -100,7 +101,9 @@ const scopeOf = (conversationId: string): Scope => ({ tenantId: 'default', userI
 function integrityCheck(db: string): string {
   const database = new Database(db, { readonly: true });
   try {
-    return (database.pragma('integrity_check') as { integrity_check: string }[]).map((row) => row.integrity_check).join('; ');
+    return (database.pragma('integrity_check') as { integrity_check: string }[])
+      .map((row) => row.integrity_check)
+      .join('; ');
   } finally {
     database.close();
   }
@@ -166,7 +169,15 @@ describe('crash loops on a SQLite file', () => {
       expect(writersOf.unexpected).toEqual([]);
       expect(writersOf.unacknowledged).toEqual([]);
       expect(writersOf.resequenced).toEqual([]);
-      expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
+      expect(audit).toEqual({
+        stored: writersOf.sent.size,
+        lost: 0,
+        duplicated: 0,
+        moved: 0,
+        gaps: 0,
+        outOfOrder: 0,
+        neverSent: 0,
+      });
       expect(writersOf.acknowledged.size).toBe(writersOf.sent.size);
       expect(integrity).toBe('ok');
     },
@@ -183,7 +194,10 @@ describe('crash loops on a SQLite file', () => {
         recordRequests: false,
         replyTo: (request) =>
           request.response_format === undefined
-            ? { content: 'Nodes report hop counts and battery levels to the ridge relay; Maren keeps it powered.', delayMs: 150 }
+            ? {
+                content: 'Nodes report hop counts and battery levels to the ridge relay; Maren keeps it powered.',
+                delayMs: 150,
+              }
             : { content: JSON.stringify({ facts: [], entities: [], relations: [] }), delayMs: 100 },
       });
       const env = { MNEMO_LLM_BASE_URL: upstream.baseUrl, MNEMO_LLM_MODEL: 'summarizer-model' };
@@ -208,7 +222,8 @@ describe('crash loops on a SQLite file', () => {
         await settle(writersOf, [last[0].url]);
         const store = createSqliteStore({ path: db });
         try {
-          const jobsOf = async () => (await Promise.all(writersOf.conversationIds.map((id) => store.listJobs(scopeOf(id))))).flat();
+          const jobsOf = async () =>
+            (await Promise.all(writersOf.conversationIds.map((id) => store.listJobs(scopeOf(id))))).flat();
           await waitFor(
             async () => (await jobsOf()).every((job: Job) => job.status === 'done' || job.status === 'failed'),
             90_000,
@@ -246,7 +261,15 @@ describe('crash loops on a SQLite file', () => {
               ]),
           ]);
           expect(writersOf.unexpected).toEqual([]);
-          expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
+          expect(audit).toEqual({
+            stored: writersOf.sent.size,
+            lost: 0,
+            duplicated: 0,
+            moved: 0,
+            gaps: 0,
+            outOfOrder: 0,
+            neverSent: 0,
+          });
           expect(problems).toEqual([]);
           expect(summaryCount).toBeGreaterThanOrEqual(conversations);
           expect(
@@ -270,37 +293,56 @@ describeWithPostgres('crash loops on PostgreSQL with two replicas', (url) => {
   const target = freshSchemaUrl(url);
   afterAll(async () => dropSchemas(url, [target.schema]), 30_000);
 
-  it('keeps every acknowledged message exactly once when one of two replicas is killed', { timeout: 180_000 }, async (context) => {
-    const writersOf = new AcknowledgedWriters({ writers, conversations, prefix: 'pg-crash' });
-    const replicaA = await track(startServe(['--db', target.url, '--workers', '0'], { cwd: work.path }));
-    // Replica A stays up; B is killed and restarted each loop, and its writers move to A afterwards.
-    const start = async () => [replicaA, await track(startServe(['--db', target.url, '--workers', '0'], { cwd: work.path }))];
-    const delays = await crashLoops({
-      loops: 5,
-      writersOf,
-      start,
-      urlsOf: (started) => started.map((one) => one.url),
-      victims: (started) => [started[1]!],
-    });
-    await settle(writersOf, [replicaA.url]);
+  it(
+    'keeps every acknowledged message exactly once when one of two replicas is killed',
+    { timeout: 180_000 },
+    async (context) => {
+      const writersOf = new AcknowledgedWriters({ writers, conversations, prefix: 'pg-crash' });
+      const replicaA = await track(startServe(['--db', target.url, '--workers', '0'], { cwd: work.path }));
+      // Replica A stays up; B is killed and restarted each loop, and its writers move to A afterwards.
+      const start = async () => [
+        replicaA,
+        await track(startServe(['--db', target.url, '--workers', '0'], { cwd: work.path })),
+      ];
+      const delays = await crashLoops({
+        loops: 5,
+        writersOf,
+        start,
+        urlsOf: (started) => started.map((one) => one.url),
+        victims: (started) => [started[1]!],
+      });
+      await settle(writersOf, [replicaA.url]);
 
-    const { connectionString, schema } = parsePostgresDatabase(target.url);
-    const store = await createPostgresStore({ connectionString, ...(schema === undefined ? {} : { schema }), readonly: true });
-    const audit = writersOf.audit(await storedMessages(store, writersOf.conversationIds));
-    await store.close();
-    recordFigures(context, 'crash loops (PostgreSQL, 2 replicas)', [
-      ['loops (kill -9 one replica)', delays.length],
-      ['acknowledged', writersOf.acknowledged.size],
-      ['retried after a crash', writersOf.retried],
-      ['lost', audit.lost],
-      ['duplicated', audit.duplicated],
-      ['seq gaps', audit.gaps],
-      ['stored, never sent', audit.neverSent],
-    ]);
-    expect(writersOf.unexpected).toEqual([]);
-    expect(writersOf.unacknowledged).toEqual([]);
-    expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
-    expect(await replicaA.stop()).toBe(0);
-    running.delete(replicaA);
-  });
+      const { connectionString, schema } = parsePostgresDatabase(target.url);
+      const store = await createPostgresStore({
+        connectionString,
+        ...(schema === undefined ? {} : { schema }),
+        readonly: true,
+      });
+      const audit = writersOf.audit(await storedMessages(store, writersOf.conversationIds));
+      await store.close();
+      recordFigures(context, 'crash loops (PostgreSQL, 2 replicas)', [
+        ['loops (kill -9 one replica)', delays.length],
+        ['acknowledged', writersOf.acknowledged.size],
+        ['retried after a crash', writersOf.retried],
+        ['lost', audit.lost],
+        ['duplicated', audit.duplicated],
+        ['seq gaps', audit.gaps],
+        ['stored, never sent', audit.neverSent],
+      ]);
+      expect(writersOf.unexpected).toEqual([]);
+      expect(writersOf.unacknowledged).toEqual([]);
+      expect(audit).toEqual({
+        stored: writersOf.sent.size,
+        lost: 0,
+        duplicated: 0,
+        moved: 0,
+        gaps: 0,
+        outOfOrder: 0,
+        neverSent: 0,
+      });
+      expect(await replicaA.stop()).toBe(0);
+      running.delete(replicaA);
+    },
+  );
 });

@@ -12,7 +12,15 @@ import { makeWorkDirectory } from '../run-mnemo.js';
 import { badRequestArbitrary, hugeRequests, routesOf, type BadRequest } from './bad-requests.js';
 import { recordFigures } from './reliability-figures.js';
 import { createSqliteStore } from '@mnemo/sqlite';
-import { postJson, residentKilobytes, startServe, suiteSeed, waitFor, tearDown, type ServedMnemo } from './served-mnemo.js';
+import {
+  postJson,
+  residentKilobytes,
+  startServe,
+  suiteSeed,
+  waitFor,
+  tearDown,
+  type ServedMnemo,
+} from './served-mnemo.js';
 
 // Fuzzing (issue 12): 10,000 generated bad requests over every route of /openapi.json against the real
 // `mnemo serve` (SQLite file, defaults, upstreams so the proxy's chat, Responses and Messages routes are live), 8 at a time on keep-alive
@@ -76,7 +84,9 @@ function send(url: URL, agent: Agent, bad: BadRequest): Promise<Outcome> {
       },
     );
     outgoing.on('timeout', () => outgoing.destroy(new Error('no answer within 60 s')));
-    outgoing.on('error', (error) => resolve({ dropped: `${(error as NodeJS.ErrnoException).code ?? ''} ${error.message}` }));
+    outgoing.on('error', (error) =>
+      resolve({ dropped: `${(error as NodeJS.ErrnoException).code ?? ''} ${error.message}` }),
+    );
     outgoing.end(bad.body);
   });
 }
@@ -105,9 +115,11 @@ function checkHealth(url: URL): Promise<string | undefined> {
 async function snapshot(base: string): Promise<string> {
   const parts = await Promise.all(
     storedIds.flatMap((id) =>
-      [`${base}/v1/export?conversation=${id}`, `${base}/v1/conversations/${id}/summaries`, `${base}/v1/facts?user_id=${id}`].map(
-        async (url) => `${url.slice(base.length)}\n${await (await fetch(url)).text()}`,
-      ),
+      [
+        `${base}/v1/export?conversation=${id}`,
+        `${base}/v1/conversations/${id}/summaries`,
+        `${base}/v1/facts?user_id=${id}`,
+      ].map(async (url) => `${url.slice(base.length)}\n${await (await fetch(url)).text()}`),
     ),
   );
   return parts.join('\n');
@@ -121,7 +133,11 @@ describe('fuzzing every route of mnemo serve', () => {
       const db = join(work.path, 'fuzz.db');
       served = await startServe(['--db', db, '--workers', '1'], {
         cwd: work.path,
-        env: { MNEMO_LLM_BASE_URL: upstream!.baseUrl, MNEMO_LLM_MODEL: 'fuzz-model', MNEMO_ANTHROPIC_BASE_URL: anthropicUpstream!.baseUrl },
+        env: {
+          MNEMO_LLM_BASE_URL: upstream!.baseUrl,
+          MNEMO_LLM_MODEL: 'fuzz-model',
+          MNEMO_ANTHROPIC_BASE_URL: anthropicUpstream!.baseUrl,
+        },
       });
       const base = served.url;
       for (const id of storedIds) {
@@ -137,14 +153,21 @@ describe('fuzzing every route of mnemo serve', () => {
       // Background jobs (embedding, extraction) of the seeded turns finish before the snapshot.
       const store = createSqliteStore({ path: db });
       const jobsSettled = async () =>
-        (await Promise.all(storedIds.map((id) => store.listJobs({ tenantId: 'default', userId: id, conversationId: id }))))
+        (
+          await Promise.all(
+            storedIds.map((id) => store.listJobs({ tenantId: 'default', userId: id, conversationId: id })),
+          )
+        )
           .flat()
           .every((job) => job.status === 'done');
       await waitFor(jobsSettled, 30_000, "the seeded conversations' jobs").finally(() => store.close());
       const before = await snapshot(base);
       const routes = routesOf((await (await fetch(`${base}/openapi.json`)).json()) as Parameters<typeof routesOf>[0]);
 
-      const requests = [...hugeRequests(seed), ...fc.sample(badRequestArbitrary(routes, storedIds), { seed, numRuns: requestCount - 4 })];
+      const requests = [
+        ...hugeRequests(seed),
+        ...fc.sample(badRequestArbitrary(routes, storedIds), { seed, numRuns: requestCount - 4 }),
+      ];
       const agent = new Agent({ keepAlive: true, maxSockets: inFlight });
       const url = new URL(base);
       const statusClasses = new Map<string, number>();
@@ -185,7 +208,10 @@ describe('fuzzing every route of mnemo serve', () => {
         ['seed', String(seed)],
         ['routes', routes.length],
         ['requests', requests.length],
-        ...['2xx', '3xx', '4xx', '5xx', 'dropped'].map((name): [string, number] => [`answered ${name}`, statusClasses.get(name) ?? 0]),
+        ...['2xx', '3xx', '4xx', '5xx', 'dropped'].map((name): [string, number] => [
+          `answered ${name}`,
+          statusClasses.get(name) ?? 0,
+        ]),
         ['aimed at stored conversations', touchedStored],
         ['/health failures', healthFailures.length],
         ['max RSS MB', Math.round(maxResidentKilobytes / 1024)],

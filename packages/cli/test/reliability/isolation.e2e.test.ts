@@ -75,7 +75,10 @@ function normalized(text: string, ids: typeof real): string {
 function requestPath(path: string, ids: typeof real): string {
   const filled = path
     .replace('{conversation_id}', ids.conversation)
-    .replace('{id}', path.startsWith('/v1/summaries') ? ids.summary : path.startsWith('/v1/facts') ? ids.fact : ids.conversation)
+    .replace(
+      '{id}',
+      path.startsWith('/v1/summaries') ? ids.summary : path.startsWith('/v1/facts') ? ids.fact : ids.conversation,
+    )
     .replace('{userId}', ids.user)
     .replace('{entity}', encodeURIComponent(ids.entity))
     .replace('{summaryId}', ids.summary)
@@ -93,16 +96,24 @@ function requestPath(path: string, ids: typeof real): string {
 
 /** A body for each route that takes one, naming the given ids. */
 function requestBody(method: string, path: string, ids: typeof real): unknown {
-  if (method === 'PATCH' && path === '/v1/facts/{id}') return { userId: ids.user, value: 'probe', expiresAt: '2020-01-01T00:00:00Z' };
+  if (method === 'PATCH' && path === '/v1/facts/{id}')
+    return { userId: ids.user, value: 'probe', expiresAt: '2020-01-01T00:00:00Z' };
   if (method !== 'POST') return undefined;
-  if (path === '/v1/memory/add') return { conversation_id: ids.conversation, role: 'user', content: 'probe', user_id: ids.user };
+  if (path === '/v1/memory/add')
+    return { conversation_id: ids.conversation, role: 'user', content: 'probe', user_id: ids.user };
   if (path === '/v1/memory/context')
     return { conversation_id: ids.conversation, max_tokens: 500, user_id: ids.user, query: 'where does alice live' };
   if (path.endsWith('/messages')) return { messages: [{ role: 'user', content: 'probe' }] };
   if (path.endsWith('/context')) return { maxTokens: 500, query: 'where does alice live' };
-  if (path === '/v1/facts') return { userId: ids.user, subject: 'user', attribute: 'probe', value: 'probe', text: 'probe' };
+  if (path === '/v1/facts')
+    return { userId: ids.user, subject: 'user', attribute: 'probe', value: 'probe', text: 'probe' };
   if (path === '/mcp')
-    return { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'recall', arguments: { query: secret, user_id: ids.user } } };
+    return {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'recall', arguments: { query: secret, user_id: ids.user } },
+    };
   if (path === '/v1/chat/completions')
     return { model: 'iso-model', user: ids.user, messages: [{ role: 'user', content: 'what do you know about me?' }] };
   return {};
@@ -110,7 +121,10 @@ function requestBody(method: string, path: string, ids: typeof real): unknown {
 
 beforeAll(async () => {
   work = await makeWorkDirectory();
-  upstream = await startScriptedOpenAiServer({ replies: [{ content: 'I know only what you sent.' }], repeatLast: true });
+  upstream = await startScriptedOpenAiServer({
+    replies: [{ content: 'I know only what you sent.' }],
+    repeatLast: true,
+  });
   await writeFile(
     join(work.path, 'mnemo.config.json'),
     JSON.stringify({ llm: { baseUrl: upstream.baseUrl, model: 'iso-model' }, server: { rateLimit: false } }),
@@ -126,7 +140,9 @@ beforeAll(async () => {
     role: index % 2 === 0 ? 'user' : 'assistant',
     content: `${secret}: I live in Hood River and my relay is node ${index}.`,
   }));
-  expect((await call('POST', `/v1/conversations/${real.conversation}/messages`, asA(user), { messages: lines })).status).toBe(201);
+  expect(
+    (await call('POST', `/v1/conversations/${real.conversation}/messages`, asA(user), { messages: lines })).status,
+  ).toBe(201);
   const compacted = await call('POST', `/v1/conversations/${real.conversation}/compact`, asA(user), {});
   expect(compacted.status).toBe(200);
   real.summary = (JSON.parse(compacted.text) as { summaries: { id: string }[] }).summaries[0]!.id;
@@ -159,10 +175,14 @@ beforeAll(async () => {
   const aliceJobs = async () =>
     (
       await Promise.all(
-        [real.conversation, real.user].map((conversationId) => store.listJobs({ tenantId: 'tenant-a', userId: real.user, conversationId })),
+        [real.conversation, real.user].map((conversationId) =>
+          store.listJobs({ tenantId: 'tenant-a', userId: real.user, conversationId }),
+        ),
       )
     ).flat();
-  await waitFor(async () => (await aliceJobs()).every((job) => job.status === 'done'), 30_000, "alice's jobs").finally(() => store.close());
+  await waitFor(async () => (await aliceJobs()).every((job) => job.status === 'done'), 30_000, "alice's jobs").finally(
+    () => store.close(),
+  );
 }, 60_000);
 
 afterAll(() => tearDown({ served, upstream, work }), 60_000);
@@ -190,7 +210,11 @@ async function mcpProbes(client: Client, ids: typeof real): Promise<string[]> {
   ];
   const texts: string[] = [];
   for (const [name, args] of calls)
-    texts.push(JSON.stringify(await client.callTool({ name, arguments: args }).catch((error: unknown) => ({ error: String(error) }))));
+    texts.push(
+      JSON.stringify(
+        await client.callTool({ name, arguments: args }).catch((error: unknown) => ({ error: String(error) })),
+      ),
+    );
   return texts;
 }
 
@@ -200,9 +224,12 @@ describe('isolation sweeps over mnemo serve', () => {
     { timeout: 180_000 },
     async (context) => {
       const before = await snapshotOfAlice();
-      const routes = routesOf((await (await fetch(`${served.url}/openapi.json`)).json()) as Parameters<typeof routesOf>[0]).filter(
+      const routes = routesOf(
+        (await (await fetch(`${served.url}/openapi.json`)).json()) as Parameters<typeof routesOf>[0],
+      ).filter(
         (route) =>
-          !['/health', '/ready', '/metrics', '/openapi.json'].includes(route.path) && !route.path.startsWith('/inspect/inspector.'),
+          !['/health', '/ready', '/metrics', '/openapi.json'].includes(route.path) &&
+          !route.path.startsWith('/inspect/inspector.'),
       );
       // Who asks: tenant B (with and without naming alice as the user), and tenant A as someone else.
       const callers: { name: string; headers: (ids: typeof real) => Record<string, string>; crossUser: boolean }[] = [
@@ -245,7 +272,8 @@ describe('isolation sweeps over mnemo serve', () => {
           const ownWrite = route.method !== 'GET' && forReal.status < 300 && forMadeUp.status < 300;
           if (
             namesAnId &&
-            (forReal.status !== forMadeUp.status || (!ownWrite && normalized(forReal.text, real) !== normalized(forMadeUp.text, madeUp)))
+            (forReal.status !== forMadeUp.status ||
+              (!ownWrite && normalized(forReal.text, real) !== normalized(forMadeUp.text, madeUp)))
           ) {
             oracles.push(
               `${caller.name}: ${route.method} ${route.path}: real ${forReal.status} ${normalized(forReal.text, real).slice(0, 160)} | made-up ${forMadeUp.status} ${normalized(forMadeUp.text, madeUp).slice(0, 160)}`,
@@ -269,7 +297,8 @@ describe('isolation sweeps over mnemo serve', () => {
             leaks.push(`${caller.name}: MCP probe ${index} → ${text.slice(0, 200)}`);
           // get_context and recall (probes 0–2) answer from the caller's own messages, which this sweep's own
           // writes (named after both id sets) change: there only leaks and errors count.
-          const ownReads = index < 3 && !text.includes('"isError":true') && !forMadeUp[index]!.includes('"isError":true');
+          const ownReads =
+            index < 3 && !text.includes('"isError":true') && !forMadeUp[index]!.includes('"isError":true');
           if (!ownReads && normalized(text, real) !== normalized(forMadeUp[index]!, madeUp))
             oracles.push(
               `${caller.name}: MCP probe ${index}: ${normalized(text, real).slice(0, 160)} | ${normalized(forMadeUp[index]!, madeUp).slice(0, 160)}`,
@@ -293,7 +322,10 @@ describe('isolation sweeps over mnemo serve', () => {
       }
       const upstreamLeaks = upstream.requests
         .slice(upstreamBefore)
-        .filter((request) => JSON.stringify(request.body).includes(secret) || JSON.stringify(request.body).includes('Hood River'));
+        .filter(
+          (request) =>
+            JSON.stringify(request.body).includes(secret) || JSON.stringify(request.body).includes('Hood River'),
+        );
 
       // Every way of not presenting a valid key, on every route that needs one.
       const authVariants: Record<string, Record<string, string>> = {
@@ -312,7 +344,9 @@ describe('isolation sweeps over mnemo serve', () => {
           const path = `${requestPath(route.path, real)}${variant === 'key in the query' ? `&api_key=${keyA}&key=${keyA}` : ''}`;
           const answer = await call(route.method, path, headers, requestBody(route.method, route.path, real));
           if (answer.status !== 401 || answer.text.includes(secret))
-            authFailures.push(`${variant}: ${route.method} ${route.path} → ${answer.status} ${answer.text.slice(0, 120)}`);
+            authFailures.push(
+              `${variant}: ${route.method} ${route.path} → ${answer.status} ${answer.text.slice(0, 120)}`,
+            );
         }
       }
       const after = await snapshotOfAlice();

@@ -44,7 +44,9 @@ function faultReply(fault: Fault, stream: boolean): ScriptedReply {
             raw: JSON.stringify({
               id: 'chatcmpl-1',
               object: 'chat.completion',
-              choices: [{ index: 0, message: { role: 'assistant', content: 'The ridge relay is up' }, finish_reason: 'stop' }],
+              choices: [
+                { index: 0, message: { role: 'assistant', content: 'The ridge relay is up' }, finish_reason: 'stop' },
+              ],
             }),
             breakAfterBytes: 40,
           };
@@ -77,7 +79,8 @@ beforeAll(async () => {
         const prompt = JSON.stringify(request.messages);
         const marker = [...failingMarkers].find((candidate) => prompt.includes(candidate));
         if (marker !== undefined) return faultReply(marker.slice('[bg:'.length, -1) as Fault, false);
-        if (request.response_format !== undefined) return { content: JSON.stringify({ facts: [], entities: [], relations: [] }) };
+        if (request.response_format !== undefined)
+          return { content: JSON.stringify({ facts: [], entities: [], relations: [] }) };
         return { content: 'Node reports were summarized: the ridge relay holds at a few hops.' };
       }
       return { content: 'The ridge relay is up and holding.' };
@@ -86,7 +89,13 @@ beforeAll(async () => {
   await writeFile(
     join(work.path, 'mnemo.config.json'),
     JSON.stringify({
-      llm: { baseUrl: upstream.baseUrl, model: 'bg-model', timeoutMs: modelTimeoutMs, firstByteTimeoutMs, idleTimeoutMs },
+      llm: {
+        baseUrl: upstream.baseUrl,
+        model: 'bg-model',
+        timeoutMs: modelTimeoutMs,
+        firstByteTimeoutMs,
+        idleTimeoutMs,
+      },
       context: { maxTokens: 500 },
     }),
   );
@@ -128,7 +137,13 @@ async function chat(
       dropped: false,
     };
   } catch (error) {
-    return { status: 0, text: String(error), retryAfter: null, elapsedMs: Math.round(performance.now() - started), dropped: true };
+    return {
+      status: 0,
+      text: String(error),
+      retryAfter: null,
+      elapsedMs: Math.round(performance.now() - started),
+      dropped: true,
+    };
   }
 }
 
@@ -138,7 +153,8 @@ function expectedAnswer(fault: Fault, stream: boolean): { status: number; says: 
   if (fault === '429') return { status: 429, says: 'scripted status 429' };
   if (fault === 'hang') return { status: 504, says: 'upstream_timeout' };
   if (stream && fault === 'stall') return { status: 200, says: 'upstream_timeout' };
-  if (stream && (fault === 'cut' || fault === 'broken-sse' || fault === 'malformed')) return { status: 200, says: 'incomplete' };
+  if (stream && (fault === 'cut' || fault === 'broken-sse' || fault === 'malformed'))
+    return { status: 200, says: 'incomplete' };
   // An event stream to a JSON request is no chat completion: 502 model_failed, as a malformed body.
   return { status: 502, says: 'model_failed' };
 }
@@ -168,9 +184,11 @@ describe('LLM faults through the proxy of mnemo serve', () => {
             problems.push(
               `${user}: got ${answer.status} ${answer.text.slice(0, 200)}, expected ${expected.status} with "${expected.says}"`,
             );
-          if (fault === '429' && answer.retryAfter !== '1') problems.push(`${user}: Retry-After ${answer.retryAfter} was not relayed`);
+          if (fault === '429' && answer.retryAfter !== '1')
+            problems.push(`${user}: Retry-After ${answer.retryAfter} was not relayed`);
           if (answer.elapsedMs > answerBoundMs) problems.push(`${user}: answered after ${answer.elapsedMs} ms`);
-          if ((await fetch(`${served.url}/health`)).status !== 200) problems.push(`${user}: /health failed after the fault`);
+          if ((await fetch(`${served.url}/health`)).status !== 200)
+            problems.push(`${user}: /health failed after the fault`);
 
           // The partial reply of a broken stream is stored asynchronously, once the relay sees the break.
           const partialExpected = stream && (fault === 'cut' || fault === 'stall');
@@ -187,7 +205,8 @@ describe('LLM faults through the proxy of mnemo serve', () => {
           const partial = afterFault.filter((message) => message.role === 'assistant');
           if (
             partialExpected &&
-            (partial.length !== 1 || (partial[0]!.metadata as { proxy?: { incomplete?: boolean } } | undefined)?.proxy?.incomplete !== true)
+            (partial.length !== 1 ||
+              (partial[0]!.metadata as { proxy?: { incomplete?: boolean } } | undefined)?.proxy?.incomplete !== true)
           ) {
             problems.push(
               `${user}: partial reply ${JSON.stringify(partial.map((message) => [message.content, message.metadata]))} not stored marked incomplete`,
@@ -200,7 +219,9 @@ describe('LLM faults through the proxy of mnemo serve', () => {
           if (retry.status !== 200 || !retry.text.includes('holding'))
             problems.push(`${user}: retry got ${retry.status} ${retry.text.slice(0, 200)}`);
           await waitFor(
-            async () => (await storedMessages(user)).filter((message) => message.role === 'assistant').length === partial.length + 1,
+            async () =>
+              (await storedMessages(user)).filter((message) => message.role === 'assistant').length ===
+              partial.length + 1,
             10_000,
             `the reply of ${user}'s retry`,
           ).catch(() => undefined);
@@ -208,7 +229,9 @@ describe('LLM faults through the proxy of mnemo serve', () => {
           if (afterRetry.filter((message) => message.role === 'user').length !== 1)
             problems.push(`${user}: the retry stored the user turn again`);
           if (afterRetry.length !== afterFault.length + 1)
-            problems.push(`${user}: ${afterRetry.length - afterFault.length} messages stored by the retry (expected 1)`);
+            problems.push(
+              `${user}: ${afterRetry.length - afterFault.length} messages stored by the retry (expected 1)`,
+            );
         }
       }
       recordFigures(context, 'LLM faults (proxy)', [
@@ -233,9 +256,14 @@ describe('LLM faults through the proxy of mnemo serve', () => {
       const store = createSqliteStore({ path: db() });
       try {
         const conversationOf = (fault: Fault) => `bg-${fault}`;
-        const scopeOf = (fault: Fault) => ({ tenantId: 'default', userId: conversationOf(fault), conversationId: conversationOf(fault) });
+        const scopeOf = (fault: Fault) => ({
+          tenantId: 'default',
+          userId: conversationOf(fault),
+          conversationId: conversationOf(fault),
+        });
         const jobsOf = (fault: Fault) => store.listJobs(scopeOf(fault));
-        const settled = async (fault: Fault) => (await jobsOf(fault)).every((job: Job) => job.status === 'done' || job.status === 'failed');
+        const settled = async (fault: Fault) =>
+          (await jobsOf(fault)).every((job: Job) => job.status === 'done' || job.status === 'failed');
         const append = async (fault: Fault, from: number, count: number) => {
           for (let index = from; index < from + count; index += 1) {
             const content = `[bg:${fault}] message ${index}: node ${index % 5} reports ${index % 9} hops and battery ${50 + index} percent near the ridge relay.`;
@@ -249,7 +277,8 @@ describe('LLM faults through the proxy of mnemo serve', () => {
         };
         for (const fault of backgroundFaults) failingMarkers.add(`[bg:${fault}]`);
         await Promise.all(backgroundFaults.map((fault) => append(fault, 0, 24)));
-        for (const fault of backgroundFaults) await waitFor(() => settled(fault), 90_000, `the jobs of ${conversationOf(fault)}`);
+        for (const fault of backgroundFaults)
+          await waitFor(() => settled(fault), 90_000, `the jobs of ${conversationOf(fault)}`);
 
         for (const fault of backgroundFaults) {
           const jobs = await jobsOf(fault);
@@ -291,7 +320,9 @@ describe('LLM faults through the proxy of mnemo serve', () => {
             problems.push(`${fault}: the newest summary after recovery is by ${newest?.summarizer}`);
           const row = await store.getConversation(scopeOf(fault));
           if (row?.summarizedThroughSeq !== newest?.toSeq)
-            problems.push(`${fault}: watermark ${row?.summarizedThroughSeq} is not the newest summary's ${newest?.toSeq}`);
+            problems.push(
+              `${fault}: watermark ${row?.summarizedThroughSeq} is not the newest summary's ${newest?.toSeq}`,
+            );
           if (new Set(summaries.map((summary) => `${summary.level}:${summary.toSeq}`)).size !== summaries.length)
             problems.push(`${fault}: two summaries cover the same range`);
         }

@@ -95,9 +95,9 @@ function sample(
     options.durationMs,
     options.gapMs,
   ]);
-  return run(process.execPath, ['--input-type=module', '-e', samplerScript, argument], { maxBuffer: 16 * 1024 * 1024 }).then(
-    ({ stdout }) => JSON.parse(stdout) as { durations: number[]; statuses: number[] },
-  );
+  return run(process.execPath, ['--input-type=module', '-e', samplerScript, argument], {
+    maxBuffer: 16 * 1024 * 1024,
+  }).then(({ stdout }) => JSON.parse(stdout) as { durations: number[]; statuses: number[] });
 }
 
 function percentile(values: readonly number[], p: number): number {
@@ -142,9 +142,13 @@ describe.skipIf(!hasSqlite3 && !ci)(
         // sqlite3 takes the write lock, says so through a file (its stdout to a pipe is buffered), and keeps
         // the lock while its shell sleeps.
         const flag = join(work.path, 'lock-taken');
-        const holder = spawn('sqlite3', [db, 'BEGIN IMMEDIATE;', `.shell touch ${flag}`, '.shell sleep 10', 'ROLLBACK;'], {
-          stdio: 'ignore',
-        });
+        const holder = spawn(
+          'sqlite3',
+          [db, 'BEGIN IMMEDIATE;', `.shell touch ${flag}`, '.shell sleep 10', 'ROLLBACK;'],
+          {
+            stdio: 'ignore',
+          },
+        );
         const released = new Promise<number>((resolve) => holder.once('close', () => resolve(performance.now())));
         await waitFor(async () => existsSync(flag), 10_000, 'sqlite3 to hold the lock');
         const lockedAt = performance.now();
@@ -161,8 +165,14 @@ describe.skipIf(!hasSqlite3 && !ci)(
         const releasedAt = await released;
         // Half a second off each end: on a loaded machine the test sees the flag file, the holder's exit and
         // the answers late, each by its own delay.
-        const acknowledgedWhileLocked = writersOf.acknowledgedAt.filter((at) => at > lockedAt + 500 && at < releasedAt - 500).length;
-        await waitFor(async () => writersOf.acknowledgedAt.some((at) => at > releasedAt), 10_000, 'a write after the lock was released');
+        const acknowledgedWhileLocked = writersOf.acknowledgedAt.filter(
+          (at) => at > lockedAt + 500 && at < releasedAt - 500,
+        ).length;
+        await waitFor(
+          async () => writersOf.acknowledgedAt.some((at) => at > releasedAt),
+          10_000,
+          'a write after the lock was released',
+        );
         const firstAfterMs = Math.round(writersOf.acknowledgedAt.find((at) => at > releasedAt)! - releasedAt);
         await pause(500);
         stopWriters = true;
@@ -200,21 +210,34 @@ describe.skipIf(!hasSqlite3 && !ci)(
         // busy wait). The target is 50 ms; the bounds leave room for a loaded machine (and for the same
         // probes without a lock, under the writers' load) while failing any synchronous wait on the lock.
         expect(percentile(health.durations, 99)).toBeLessThan(Math.max(250, 2 * percentile(healthFree.durations, 99)));
-        expect(percentile(contexts.durations, 99)).toBeLessThan(Math.max(1_000, 2 * percentile(contextsFree.durations, 99)));
+        expect(percentile(contexts.durations, 99)).toBeLessThan(
+          Math.max(1_000, 2 * percentile(contextsFree.durations, 99)),
+        );
         expect(readyDuringLock.status).toBe(200);
         expect(acknowledgedWhileLocked).toBe(0);
         expect(writersOf.unavailableWithoutRetryAfter).toBe(0);
         expect(firstAfterMs).toBeLessThan(1_000);
         expect(writersOf.unexpected).toEqual([]);
         expect(writersOf.unacknowledged).toEqual([]);
-        expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
+        expect(audit).toEqual({
+          stored: writersOf.sent.size,
+          lost: 0,
+          duplicated: 0,
+          moved: 0,
+          gaps: 0,
+          outOfOrder: 0,
+          neverSent: 0,
+        });
       },
     );
   },
 );
 
 const canChattr = await (async () => {
-  const probe = join(await makeWorkDirectory().then((directory) => (cleanups.push(directory.remove), directory.path)), 'probe');
+  const probe = join(
+    await makeWorkDirectory().then((directory) => (cleanups.push(directory.remove), directory.path)),
+    'probe',
+  );
   await writeFile(probe, '');
   const ok = await works('chattr', ['+i', probe]);
   if (ok) await run('chattr', ['-i', probe]);
@@ -254,7 +277,11 @@ describe.skipIf(!canChattr)(
         await pause(1_000);
         await run('chattr', ['-i', ...files]);
         const writableAt = performance.now();
-        await waitFor(async () => writersOf.acknowledgedAt.some((at) => at > writableAt), 10_000, 'a write once the file is writable');
+        await waitFor(
+          async () => writersOf.acknowledgedAt.some((at) => at > writableAt),
+          10_000,
+          'a write once the file is writable',
+        );
         const recoveredMs = Math.round(writersOf.acknowledgedAt.find((at) => at > writableAt)! - writableAt);
         const readyAfter = (await fetch(`${served.url}/ready`)).status;
         stopWriters = true;
@@ -268,7 +295,8 @@ describe.skipIf(!canChattr)(
         });
         await run('chattr', ['-i', db]);
         const audit = writersOf.audit(await storedMessages(db, writersOf.conversationIds));
-        const error = (refused.body as { error?: { code: string; message: string; details?: { reason?: string } } }).error;
+        const error = (refused.body as { error?: { code: string; message: string; details?: { reason?: string } } })
+          .error;
         recordFigures(context, 'SQLite file made unwritable (chattr +i) while serving', [
           [
             'append answer',
@@ -293,7 +321,15 @@ describe.skipIf(!canChattr)(
         expect(start.code).not.toBe(0);
         expect(start.stderr).toMatch(/cannot be written/);
         expect(writersOf.unexpected).toEqual([]);
-        expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
+        expect(audit).toEqual({
+          stored: writersOf.sent.size,
+          lost: 0,
+          duplicated: 0,
+          moved: 0,
+          gaps: 0,
+          outOfOrder: 0,
+          neverSent: 0,
+        });
       },
     );
   },
@@ -356,14 +392,23 @@ describe.skipIf(smallDisk === undefined)(
         const fullLog = served.stdout().slice(logBefore);
         await rm(join(disk!, 'filler'));
         const freedAt = performance.now();
-        await waitFor(async () => writersOf.acknowledgedAt.some((at) => at > freedAt), 15_000, 'a write once space is free');
+        await waitFor(
+          async () => writersOf.acknowledgedAt.some((at) => at > freedAt),
+          15_000,
+          'a write once space is free',
+        );
         const recoveredMs = Math.round(writersOf.acknowledgedAt.find((at) => at > freedAt)! - freedAt);
-        await waitFor(async () => (await fetch(`${served.url}/ready`)).status === 200, 10_000, '/ready once space is free');
+        await waitFor(
+          async () => (await fetch(`${served.url}/ready`)).status === 200,
+          10_000,
+          '/ready once space is free',
+        );
         await pause(500);
         stopWriters = true;
         await writing;
         const jobsStore = createSqliteStore({ path: db });
-        const jobsOf = async () => (await Promise.all(writersOf.conversationIds.map((id) => jobsStore.listJobs(scopeOf(id))))).flat();
+        const jobsOf = async () =>
+          (await Promise.all(writersOf.conversationIds.map((id) => jobsStore.listJobs(scopeOf(id))))).flat();
         // Background work the full disk held up runs once it is free, without a restart.
         await waitFor(
           async () => (await jobsOf()).every((job: Job) => job.status === 'done'),
@@ -381,8 +426,9 @@ describe.skipIf(smallDisk === undefined)(
         });
         const seconds = (performance.now() - fullAt) / 1000;
         const warnings = warnLines(fullLog);
-        const error = (firstRefusal?.body as { error?: { code: string; message: string; details?: { reason?: string } } } | undefined)
-          ?.error;
+        const error = (
+          firstRefusal?.body as { error?: { code: string; message: string; details?: { reason?: string } } } | undefined
+        )?.error;
         recordFigures(context, 'disk full (8 MiB tmpfs, 2 writers, serve + 1 worker)', [
           [
             'append answer',
@@ -416,109 +462,143 @@ describe.skipIf(smallDisk === undefined)(
         expect(start.code).not.toBe(0);
         expect(start.stderr).toMatch(/disk .* is full/);
         expect(writersOf.unexpected).toEqual([]);
-        expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
+        expect(audit).toEqual({
+          stored: writersOf.sent.size,
+          lost: 0,
+          duplicated: 0,
+          moved: 0,
+          gaps: 0,
+          outOfOrder: 0,
+          neverSent: 0,
+        });
       },
     );
   },
 );
 
 describe('a database file with damaged pages', () => {
-  it('starts, finds the damage in the background and turns /ready to 503 saying so', { timeout: 60_000 }, async (context) => {
-    const db = join(work.path, 'damaged.db');
-    const store = createSqliteStore({ path: db });
-    for (let index = 0; index < 300; index += 1) {
-      await store.appendMessages(scopeOf('damaged'), [makeNewMessage(`node ${index} reports ${'battery and hop counts '.repeat(8)}`)]);
-    }
-    await store.close();
-    // Three pages in the middle of the file overwritten, as a failing disk or a bad copy leaves them.
-    const file = await open(db, 'r+');
-    const { size } = await file.stat();
-    await file.write(Buffer.alloc(3 * 4096, 0x5a), 0, 3 * 4096, Math.floor(size / 4096 / 2) * 4096);
-    await file.close();
-    const served = await serve(['--db', db, '--workers', '0']);
-    const health = (await fetch(`${served.url}/health`)).status;
-    const startedAt = performance.now();
-    await waitFor(async () => (await fetch(`${served.url}/ready`)).status === 503, 20_000, '/ready to report the damage');
-    const foundMs = Math.round(performance.now() - startedAt);
-    const ready = (await (await fetch(`${served.url}/ready`)).json()) as { checks: { name: string; ok: boolean; message?: string }[] };
-    const integrity = ready.checks.find((check) => check.name === 'integrity');
-    const logged = served
-      .stdout()
-      .split('\n')
-      .find((line) => line.includes('the database file is damaged'));
-    recordFigures(context, 'SQLite file with 3 damaged pages', [
-      ['/health at start', health],
-      ['/ready 503 after, ms', foundMs],
-      ['integrity check', integrity?.message ?? ''],
-    ]);
-    expect(integrity).toMatchObject({ ok: false, message: expect.stringMatching(/damaged/) as unknown });
-    expect(logged).toMatch(/"level":50/);
-    await stop(served);
-  });
+  it(
+    'starts, finds the damage in the background and turns /ready to 503 saying so',
+    { timeout: 60_000 },
+    async (context) => {
+      const db = join(work.path, 'damaged.db');
+      const store = createSqliteStore({ path: db });
+      for (let index = 0; index < 300; index += 1) {
+        await store.appendMessages(scopeOf('damaged'), [
+          makeNewMessage(`node ${index} reports ${'battery and hop counts '.repeat(8)}`),
+        ]);
+      }
+      await store.close();
+      // Three pages in the middle of the file overwritten, as a failing disk or a bad copy leaves them.
+      const file = await open(db, 'r+');
+      const { size } = await file.stat();
+      await file.write(Buffer.alloc(3 * 4096, 0x5a), 0, 3 * 4096, Math.floor(size / 4096 / 2) * 4096);
+      await file.close();
+      const served = await serve(['--db', db, '--workers', '0']);
+      const health = (await fetch(`${served.url}/health`)).status;
+      const startedAt = performance.now();
+      await waitFor(
+        async () => (await fetch(`${served.url}/ready`)).status === 503,
+        20_000,
+        '/ready to report the damage',
+      );
+      const foundMs = Math.round(performance.now() - startedAt);
+      const ready = (await (await fetch(`${served.url}/ready`)).json()) as {
+        checks: { name: string; ok: boolean; message?: string }[];
+      };
+      const integrity = ready.checks.find((check) => check.name === 'integrity');
+      const logged = served
+        .stdout()
+        .split('\n')
+        .find((line) => line.includes('the database file is damaged'));
+      recordFigures(context, 'SQLite file with 3 damaged pages', [
+        ['/health at start', health],
+        ['/ready 503 after, ms', foundMs],
+        ['integrity check', integrity?.message ?? ''],
+      ]);
+      expect(integrity).toMatchObject({ ok: false, message: expect.stringMatching(/damaged/) as unknown });
+      expect(logged).toMatch(/"level":50/);
+      await stop(served);
+    },
+  );
 });
 
 describe('a worker process that stops (SIGSTOP)', () => {
-  it('is noticed by its heartbeat, killed, started again, and background work goes on', { timeout: 90_000 }, async (context) => {
-    const directory = join(work.path, 'stuck');
-    await mkdir(directory);
-    const config = join(directory, 'mnemo.config.json');
-    await writeFile(config, JSON.stringify({ server: { workerHeartbeatTimeoutMs: 3_000 } }));
-    const db = join(directory, 'stuck.db');
-    const served = await serve(['--db', db, '--workers', '1', '--config', config], directory);
-    const [worker] = served.workers;
-    expect(worker).toBeDefined();
-    await waitFor(
-      async () => served.stdout().includes(`"pid":${worker},"msg":"worker started"`) || /"msg":"worker started"/.test(served.stdout()),
-      20_000,
-      'the worker to start',
-    );
-    // Its first heartbeats reach serve (a worker that never beat gets the 60 s start-up allowance).
-    await pause(1_500);
-    process.kill(worker!, 'SIGSTOP');
-    const stoppedAt = performance.now();
-    await waitFor(async () => /stopped answering \(no heartbeat\)/.test(served.stdout()), 20_000, 'the stuck worker to be noticed');
-    const noticedMs = Math.round(performance.now() - stoppedAt);
-    const startedLines = () =>
-      served
+  it(
+    'is noticed by its heartbeat, killed, started again, and background work goes on',
+    { timeout: 90_000 },
+    async (context) => {
+      const directory = join(work.path, 'stuck');
+      await mkdir(directory);
+      const config = join(directory, 'mnemo.config.json');
+      await writeFile(config, JSON.stringify({ server: { workerHeartbeatTimeoutMs: 3_000 } }));
+      const db = join(directory, 'stuck.db');
+      const served = await serve(['--db', db, '--workers', '1', '--config', config], directory);
+      const [worker] = served.workers;
+      expect(worker).toBeDefined();
+      await waitFor(
+        async () =>
+          served.stdout().includes(`"pid":${worker},"msg":"worker started"`) ||
+          /"msg":"worker started"/.test(served.stdout()),
+        20_000,
+        'the worker to start',
+      );
+      // Its first heartbeats reach serve (a worker that never beat gets the 60 s start-up allowance).
+      await pause(1_500);
+      process.kill(worker!, 'SIGSTOP');
+      const stoppedAt = performance.now();
+      await waitFor(
+        async () => /stopped answering \(no heartbeat\)/.test(served.stdout()),
+        20_000,
+        'the stuck worker to be noticed',
+      );
+      const noticedMs = Math.round(performance.now() - stoppedAt);
+      const startedLines = () =>
+        served
+          .stdout()
+          .split('\n')
+          .filter((line) => line.includes('"msg":"worker started"'));
+      await waitFor(
+        async () => startedLines().some((line) => !line.includes(`"pid":${worker},`)),
+        20_000,
+        'another worker to start',
+      );
+      const restartedMs = Math.round(performance.now() - stoppedAt);
+      const oldGone = !isRunning(worker!);
+      // Background work runs again: an append's jobs (embed, extract) finish.
+      const appended = await postJson(`${served.url}/v1/conversations/after-stop/messages`, {
+        messages: [{ role: 'user', content: 'Relay LARCH-RIDGE runs on battery since Monday.' }],
+      });
+      const store = createSqliteStore({ path: db });
+      try {
+        await waitFor(
+          async () => {
+            const jobs = await store.listJobs(scopeOf('after-stop'));
+            return jobs.length > 0 && jobs.every((job) => job.status === 'done');
+          },
+          30_000,
+          'the new jobs to be done by the new worker',
+        );
+      } finally {
+        await store.close();
+      }
+      const warning = served
         .stdout()
         .split('\n')
-        .filter((line) => line.includes('"msg":"worker started"'));
-    await waitFor(async () => startedLines().some((line) => !line.includes(`"pid":${worker},`)), 20_000, 'another worker to start');
-    const restartedMs = Math.round(performance.now() - stoppedAt);
-    const oldGone = !isRunning(worker!);
-    // Background work runs again: an append's jobs (embed, extract) finish.
-    const appended = await postJson(`${served.url}/v1/conversations/after-stop/messages`, {
-      messages: [{ role: 'user', content: 'Relay LARCH-RIDGE runs on battery since Monday.' }],
-    });
-    const store = createSqliteStore({ path: db });
-    try {
-      await waitFor(
-        async () => {
-          const jobs = await store.listJobs(scopeOf('after-stop'));
-          return jobs.length > 0 && jobs.every((job) => job.status === 'done');
-        },
-        30_000,
-        'the new jobs to be done by the new worker',
-      );
-    } finally {
-      await store.close();
-    }
-    const warning = served
-      .stdout()
-      .split('\n')
-      .find((line) => line.includes('stopped answering'));
-    const killedPid = warning === undefined ? undefined : (JSON.parse(warning) as { pid: number }).pid;
-    recordFigures(context, 'worker stopped (SIGSTOP), heartbeat timeout 3 s', [
-      ['noticed after, ms', noticedMs],
-      ['new worker started after, ms', restartedMs],
-      ['stopped worker killed', oldGone ? 'yes' : 'no'],
-      ['jobs of a later append', 'done'],
-    ]);
-    expect(appended.status).toBe(201);
-    expect(oldGone).toBe(true);
-    expect(warning).toMatch(/"level":40/);
-    expect(killedPid).toBe(worker);
-    expect(noticedMs).toBeLessThan(10_000);
-    expect(await stop(served)).toBe(0);
-  });
+        .find((line) => line.includes('stopped answering'));
+      const killedPid = warning === undefined ? undefined : (JSON.parse(warning) as { pid: number }).pid;
+      recordFigures(context, 'worker stopped (SIGSTOP), heartbeat timeout 3 s', [
+        ['noticed after, ms', noticedMs],
+        ['new worker started after, ms', restartedMs],
+        ['stopped worker killed', oldGone ? 'yes' : 'no'],
+        ['jobs of a later append', 'done'],
+      ]);
+      expect(appended.status).toBe(201);
+      expect(oldGone).toBe(true);
+      expect(warning).toMatch(/"level":40/);
+      expect(killedPid).toBe(worker);
+      expect(noticedMs).toBeLessThan(10_000);
+      expect(await stop(served)).toBe(0);
+    },
+  );
 });

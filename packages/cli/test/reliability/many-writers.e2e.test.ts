@@ -53,12 +53,21 @@ async function writeAll(
 }
 
 /** Checks the stored conversation: gapless, one copy of each message, each writer's messages in its order. */
-function auditConversation(messages: readonly Message[]): { stored: number; gaps: number; duplicates: number; outOfOrder: number } {
+function auditConversation(messages: readonly Message[]): {
+  stored: number;
+  gaps: number;
+  duplicates: number;
+  outOfOrder: number;
+} {
   const contents = new Set(messages.map((message) => message.content));
   let outOfOrder = 0;
   const lastIndex = new Map<number, number>();
   for (const message of messages) {
-    const [, writer, index] = /^writer (\d+) message (\d+):/.exec(message.content)!.map(Number) as [number, number, number];
+    const [, writer, index] = /^writer (\d+) message (\d+):/.exec(message.content)!.map(Number) as [
+      number,
+      number,
+      number,
+    ];
     if ((lastIndex.get(writer) ?? -1) >= index) outOfOrder += 1;
     lastIndex.set(writer, index);
   }
@@ -93,27 +102,37 @@ async function check(
 }
 
 describe('many writers into one conversation on a SQLite file', () => {
-  it('stores 2,000 of 2,000 appends of 50 concurrent writers, gapless, without an error', { timeout: 120_000 }, async (context) => {
-    const db = join(work.path, 'crowded.db');
-    const served = await startServe(['--db', db, '--workers', '1'], { cwd: work.path });
-    running.push(served);
-    await check(context, 'many writers (SQLite)', [served.url], async () => createSqliteStore({ path: db }));
-  });
+  it(
+    'stores 2,000 of 2,000 appends of 50 concurrent writers, gapless, without an error',
+    { timeout: 120_000 },
+    async (context) => {
+      const db = join(work.path, 'crowded.db');
+      const served = await startServe(['--db', db, '--workers', '1'], { cwd: work.path });
+      running.push(served);
+      await check(context, 'many writers (SQLite)', [served.url], async () => createSqliteStore({ path: db }));
+    },
+  );
 });
 
 describeWithPostgres('many writers into one conversation on PostgreSQL with two replicas', (url) => {
   const target = freshSchemaUrl(url);
   afterAll(async () => dropSchemas(url, [target.schema]), 30_000);
 
-  it('stores 2,000 of 2,000 appends spread over two replicas, gapless, without an error', { timeout: 120_000 }, async (context) => {
-    const replicas = await Promise.all([0, 1].map(() => startServe(['--db', target.url, '--workers', '0'], { cwd: work.path })));
-    running.push(...replicas);
-    const { connectionString, schema } = parsePostgresDatabase(target.url);
-    await check(
-      context,
-      'many writers (PostgreSQL, 2 replicas)',
-      replicas.map((replica) => replica.url),
-      () => createPostgresStore({ connectionString, ...(schema === undefined ? {} : { schema }), readonly: true }),
-    );
-  });
+  it(
+    'stores 2,000 of 2,000 appends spread over two replicas, gapless, without an error',
+    { timeout: 120_000 },
+    async (context) => {
+      const replicas = await Promise.all(
+        [0, 1].map(() => startServe(['--db', target.url, '--workers', '0'], { cwd: work.path })),
+      );
+      running.push(...replicas);
+      const { connectionString, schema } = parsePostgresDatabase(target.url);
+      await check(
+        context,
+        'many writers (PostgreSQL, 2 replicas)',
+        replicas.map((replica) => replica.url),
+        () => createPostgresStore({ connectionString, ...(schema === undefined ? {} : { schema }), readonly: true }),
+      );
+    },
+  );
 });

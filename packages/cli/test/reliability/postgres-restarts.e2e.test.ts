@@ -35,14 +35,22 @@ afterAll(async () => {
   await work.remove();
 }, 60_000);
 
-async function storedMessages(url: string, schema: string, conversationIds: readonly string[]): Promise<Map<string, Message[]>> {
+async function storedMessages(
+  url: string,
+  schema: string,
+  conversationIds: readonly string[],
+): Promise<Map<string, Message[]>> {
   const store = await createPostgresStore({ connectionString: url, schema, readonly: true });
   return readWrittenConversations(store, conversationIds).finally(() => store.close());
 }
 
 /** Milliseconds from `since` to the first acknowledgement after it (waits up to 10 s for one). */
 async function firstAcknowledgementAfter(writersOf: AcknowledgedWriters, since: number): Promise<number> {
-  await waitFor(async () => writersOf.acknowledgedAt.some((at) => at > since), 10_000, 'a write acknowledged after PostgreSQL came back');
+  await waitFor(
+    async () => writersOf.acknowledgedAt.some((at) => at > since),
+    10_000,
+    'a write acknowledged after PostgreSQL came back',
+  );
   return Math.round(writersOf.acknowledgedAt.find((at) => at > since)! - since);
 }
 
@@ -67,7 +75,13 @@ async function terminateMnemoBackends(url: string): Promise<number> {
  * writers and, per round, how long after the fault ended the first write was acknowledged.
  */
 async function underFaults(served: ServedMnemo, prefix: string, rounds: number, fault: () => Promise<void>) {
-  const writersOf = new AcknowledgedWriters({ writers: 4, conversations: 4, prefix, api: 'mixed', retryUnavailable: { maxWaitMs: 100 } });
+  const writersOf = new AcknowledgedWriters({
+    writers: 4,
+    conversations: 4,
+    prefix,
+    api: 'mixed',
+    retryUnavailable: { maxWaitMs: 100 },
+  });
   let stop = false;
   const writing = writersOf.run([served.url], () => stop);
   const recoveryMs: number[] = [];
@@ -95,7 +109,10 @@ describe.skipIf(bin === undefined && !required)(
       `keeps serve and its worker alive through ${restarts} restarts, writing again within 2 s, losing and duplicating nothing`,
       { timeout: 180_000 },
       async (context) => {
-        expect(bin, 'MNEMO_REQUIRE_POSTGRES=1 but no PostgreSQL server programs (initdb, pg_ctl) are installed').toBeDefined();
+        expect(
+          bin,
+          'MNEMO_REQUIRE_POSTGRES=1 but no PostgreSQL server programs (initdb, pg_ctl) are installed',
+        ).toBeDefined();
         const db = `${cluster!.url}?schema=restarts`;
         const served = await startServe(['--db', db, '--workers', '1'], { cwd: work.path });
         running.add(served);
@@ -118,14 +135,20 @@ describe.skipIf(bin === undefined && !required)(
         const errorLines = log.split('\n').filter((line) => /"level":(50|60)/.test(line)).length;
         recordFigures(context, 'PostgreSQL restarts (4 writers, serve + 1 worker)', [
           ['restarts (pg_ctl restart -m fast)', restarts],
-          ['serve and worker alive after each', restarted.aliveAfter.every(Boolean) ? 'yes' : `no (${restarted.aliveAfter.join(', ')})`],
+          [
+            'serve and worker alive after each',
+            restarted.aliveAfter.every(Boolean) ? 'yes' : `no (${restarted.aliveAfter.join(', ')})`,
+          ],
           ['first write after PostgreSQL back, ms (max)', Math.max(...restarted.recoveryMs)],
           ['… each restart, ms', restarted.recoveryMs.join(' ')],
           ['terminations (pg_terminate_backend, all mnemo backends)', terminations],
           ['first write after termination, ms (max)', Math.max(...terminated.recoveryMs)],
           ['acknowledged', restarted.writersOf.acknowledged.size + terminated.writersOf.acknowledged.size],
           ['503 answers (all with Retry-After)', restarted.writersOf.unavailable + terminated.writersOf.unavailable],
-          ['503 without Retry-After', restarted.writersOf.unavailableWithoutRetryAfter + terminated.writersOf.unavailableWithoutRetryAfter],
+          [
+            '503 without Retry-After',
+            restarted.writersOf.unavailableWithoutRetryAfter + terminated.writersOf.unavailableWithoutRetryAfter,
+          ],
           ['connections refused or dropped', restarted.writersOf.dropped + terminated.writersOf.dropped],
           ['lost', audits[0]!.lost + audits[1]!.lost],
           ['duplicated', audits[0]!.duplicated + audits[1]!.duplicated],
@@ -143,7 +166,15 @@ describe.skipIf(bin === undefined && !required)(
         }
         for (const [index, audit] of audits.entries()) {
           const sent = [restarted, terminated][index]!.writersOf.sent.size;
-          expect(audit).toEqual({ stored: sent, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
+          expect(audit).toEqual({
+            stored: sent,
+            lost: 0,
+            duplicated: 0,
+            moved: 0,
+            gaps: 0,
+            outOfOrder: 0,
+            neverSent: 0,
+          });
         }
         expect(await served.stop()).toBe(0);
         running.delete(served);
@@ -171,7 +202,15 @@ describe.skipIf(bin === undefined && !required)(
       expect(exits).toBe(0);
       expect(Math.max(...recoveryMs)).toBeLessThan(2_000);
       expect(writersOf.unexpected).toEqual([]);
-      expect(audit).toEqual({ stored: writersOf.sent.size, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 });
+      expect(audit).toEqual({
+        stored: writersOf.sent.size,
+        lost: 0,
+        duplicated: 0,
+        moved: 0,
+        gaps: 0,
+        outOfOrder: 0,
+        neverSent: 0,
+      });
       expect(await served.stop()).toBe(0);
       running.delete(served);
     });

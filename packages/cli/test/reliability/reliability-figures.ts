@@ -19,7 +19,11 @@ declare module 'vitest' {
 }
 
 /** Records figures of the running test for the report; call before the assertions, so a failing run reports them too. */
-export function recordFigures(context: Pick<TestContext, 'task'>, section: string, figures: readonly ReliabilityFigure[]): void {
+export function recordFigures(
+  context: Pick<TestContext, 'task'>,
+  section: string,
+  figures: readonly ReliabilityFigure[],
+): void {
   const meta = context.task.meta;
   meta.reliability = [...(meta.reliability ?? []), { section, figures }];
 }

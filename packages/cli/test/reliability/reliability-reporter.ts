@@ -13,7 +13,10 @@ export default class ReliabilityReporter implements Reporter {
       for (const testCase of testModule.children.allTests()) {
         const state = testCase.result().state;
         for (const entry of testCase.meta().reliability ?? [])
-          sections.push({ section: `${entry.section}${state === 'passed' ? '' : ` [${state}]`}`, figures: entry.figures });
+          sections.push({
+            section: `${entry.section}${state === 'passed' ? '' : ` [${state}]`}`,
+            figures: entry.figures,
+          });
       }
     }
     if (sections.length === 0) return;

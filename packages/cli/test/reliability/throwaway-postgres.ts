@@ -30,7 +30,9 @@ export async function postgresBinDirectory(): Promise<string | undefined> {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;
   const majors = (await readdir(root)).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
-  return majors.map((major) => join(root, major, 'bin')).find((bin) => existsSync(join(bin, 'initdb')) && existsSync(join(bin, 'pg_ctl')));
+  return majors
+    .map((major) => join(root, major, 'bin'))
+    .find((bin) => existsSync(join(bin, 'initdb')) && existsSync(join(bin, 'pg_ctl')));
 }
 
 async function freePort(): Promise<number> {
@@ -39,7 +41,9 @@ async function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -51,12 +55,15 @@ export async function startThrowawayPostgres(bin: string): Promise<ThrowawayPost
   const asRoot = process.getuid?.() === 0;
   if (asRoot) await run('chown', ['postgres:postgres', directory]);
   const as = (program: string, args: readonly string[]) =>
-    asRoot ? run('runuser', ['-u', 'postgres', '--', join(bin, program), ...args], { cwd: '/' }) : run(join(bin, program), [...args]);
+    asRoot
+      ? run('runuser', ['-u', 'postgres', '--', join(bin, program), ...args], { cwd: '/' })
+      : run(join(bin, program), [...args]);
   await as('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
   const port = await freePort();
   const serverOptions = `-c port=${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${directory} -c fsync=off -c max_connections=60`;
   const log = join(directory, 'server.log');
-  const ctl = (...args: string[]) => as('pg_ctl', ['-D', data, '-o', serverOptions, '-l', log, '-w', '-t', '60', ...args]);
+  const ctl = (...args: string[]) =>
+    as('pg_ctl', ['-D', data, '-o', serverOptions, '-l', log, '-w', '-t', '60', ...args]);
   await ctl('start');
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   const client = new pg.Client({ connectionString: url });

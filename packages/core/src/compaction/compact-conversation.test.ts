@@ -4,7 +4,11 @@ import type { Memory } from '../engine/memory.js';
 import { isMemoryError, MemoryError } from '../errors/memory-error.js';
 import type { MessageInput } from '../messages/message.js';
 import { InMemoryStore } from '../testing/in-memory-store.js';
-import { compactionSettingsForBudget, defaultCompactionSettings, resolveCompactionSettings } from './compaction-settings.js';
+import {
+  compactionSettingsForBudget,
+  defaultCompactionSettings,
+  resolveCompactionSettings,
+} from './compaction-settings.js';
 import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
 import { ExtractiveSummarizer } from './extractive-summarizer.js';
 import type { Summarizer } from './summarizer.js';
@@ -36,7 +40,9 @@ async function checkCoverage(memory: Memory): Promise<void> {
   });
   if (latest !== undefined) {
     const expanded = await memory.expand({}, latest.id);
-    expect(expanded.messages.map((message) => message.seq)).toEqual(Array.from({ length: latest.toSeq }, (_, index) => index + 1));
+    expect(expanded.messages.map((message) => message.seq)).toEqual(
+      Array.from({ length: latest.toSeq }, (_, index) => index + 1),
+    );
   }
 }
 
@@ -83,7 +89,9 @@ describe('compaction', () => {
         expect(recentPart?.seqRange?.from).toBe(summaryPart!.seqRange!.to + 1);
         expect(recentPart?.seqRange?.to).toBe(index + 1);
         expect(messages[1]?.content).toMatch(/^Summary of the earlier conversation \(messages 1–\d+\):/);
-        expect(report.dropped).toEqual([expect.objectContaining({ reason: 'summarized', seqRange: summaryPart!.seqRange })]);
+        expect(report.dropped).toEqual([
+          expect.objectContaining({ reason: 'summarized', seqRange: summaryPart!.seqRange }),
+        ]);
         sizes.push(report.sentTokens);
       }
     }
@@ -228,7 +236,10 @@ describe('compaction', () => {
     const verbose: Summarizer = {
       id: 'verbose@1',
       async summarize(input) {
-        const text = input.messages.length === 0 ? 'condensed facts' : `${input.previousSummary ?? ''} ${'fact '.repeat(130)}`.trim();
+        const text =
+          input.messages.length === 0
+            ? 'condensed facts'
+            : `${input.previousSummary ?? ''} ${'fact '.repeat(130)}`.trim();
         return { content: text, summarizer: this.id, inputTokens: 10, outputTokens: 10 };
       },
     };
@@ -250,7 +261,9 @@ describe('compaction with recorded facts', () => {
     'btw my radio mentor is Ilse Varga, she taught me everything about antennas',
     'Noted, I will keep that in mind.',
     ...Array.from({ length: 16 }, (_, index) =>
-      index % 2 === 0 ? `Relay PEAK-${index} at ${index + 3} km, SNR -${index}.5 dB, battery ${60 + index} %.` : `Copy, ${index} hops.`,
+      index % 2 === 0
+        ? `Relay PEAK-${index} at ${index + 3} km, SNR -${index}.5 dB, battery ${60 + index} %.`
+        : `Copy, ${index} hops.`,
     ),
   ];
 
@@ -263,7 +276,10 @@ describe('compaction with recorded facts', () => {
         compaction: { settings: { keepFacts, maxSummaryTokens: 20 } },
         worker: { autoStart: false },
       });
-      const messages = lines.map((content, index) => ({ role: index % 2 === 0 ? ('user' as const) : ('assistant' as const), content }));
+      const messages = lines.map((content, index) => ({
+        role: index % 2 === 0 ? ('user' as const) : ('assistant' as const),
+        content,
+      }));
       // Extraction runs before the backlog is due for compaction, as it does in a chat that goes on.
       await memory.append(scope, messages.slice(0, 2));
       await memory.runPendingJobs();
@@ -303,7 +319,10 @@ describe('compactionSettingsForBudget', () => {
     });
     expect(compactionSettingsForBudget(2000)).toEqual(defaultCompactionSettings);
     // No caching: short runs pay (fold often, keep nothing beyond the 2 turns); the ratio must be 0–1.
-    expect(compactionSettingsForBudget(2000, { cachedPriceRatio: 1 })).toMatchObject({ triggerTokens: 300, keepRecentTokens: 0 });
+    expect(compactionSettingsForBudget(2000, { cachedPriceRatio: 1 })).toMatchObject({
+      triggerTokens: 300,
+      keepRecentTokens: 0,
+    });
     expect(compactionSettingsForBudget(2000, { cachedPriceRatio: 0.5 }).triggerTokens).toBeGreaterThan(
       compactionSettingsForBudget(2000, { cachedPriceRatio: 1 }).triggerTokens,
     );
@@ -319,7 +338,11 @@ describe('compactionSettingsForBudget', () => {
   });
 
   it('is what createMemory compacts with for its default budget', async () => {
-    const memory = createMemory({ store: new InMemoryStore(), context: { maxTokens: 1000 }, worker: { autoStart: false } });
+    const memory = createMemory({
+      store: new InMemoryStore(),
+      context: { maxTokens: 1000 },
+      worker: { autoStart: false },
+    });
     const scope = { conversationId: 'budget' };
     const line = (index: number) => ({
       role: index % 2 === 0 ? ('user' as const) : ('assistant' as const),

@@ -106,11 +106,15 @@ async function foldRange(
     maxSummaryTokens: Math.floor(settings.maxSummaryTokens / 2),
     ...(signal === undefined ? {} : { signal }),
   });
-  const next = await store.insertSummary(scope, toNewSummary(dependencies, condensed, summary.level + 1, toSeq, summary), {
-    expectedWatermark: toSeq,
-    expectedErasedMessages: erasedMessages,
-    signal,
-  });
+  const next = await store.insertSummary(
+    scope,
+    toNewSummary(dependencies, condensed, summary.level + 1, toSeq, summary),
+    {
+      expectedWatermark: toSeq,
+      expectedErasedMessages: erasedMessages,
+      signal,
+    },
+  );
   return [summary, next];
 }
 
@@ -129,7 +133,10 @@ async function factStatements(
 ): Promise<{ keep: SummaryStatement[]; drop: string[] }> {
   const { conversationId: _conversation, ...user } = scope;
   const facts = (await store.listFacts(user, { includeHistory: true }, { signal })).filter(
-    (fact) => fact.sourceConversationId === scope.conversationId && fact.sourceSeqs.length > 0 && Math.max(...fact.sourceSeqs) <= toSeq,
+    (fact) =>
+      fact.sourceConversationId === scope.conversationId &&
+      fact.sourceSeqs.length > 0 &&
+      Math.max(...fact.sourceSeqs) <= toSeq,
   );
   const lasting = (fact: Fact) => fact.validTo === undefined && fact.expiresAt === undefined;
   const keep = new Map<string, SummaryStatement>();

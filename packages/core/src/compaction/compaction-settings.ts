@@ -98,15 +98,23 @@ export function cacheAwareMarks(budget: number, summaryTokens: number, options: 
  */
 export function compactionSettingsForBudget(budget: number, costs: CompactionCostOptions = {}): CompactionSettings {
   if (!Number.isInteger(budget) || budget < 1) {
-    throw new MemoryError('invalid_input', `the compaction budget must be a positive integer (got ${JSON.stringify(budget)})`, {
-      details: { field: 'maxTokens' },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      `the compaction budget must be a positive integer (got ${JSON.stringify(budget)})`,
+      {
+        details: { field: 'maxTokens' },
+      },
+    );
   }
   const ratio = costs.cachedPriceRatio ?? defaultCachedPriceRatio;
   if (typeof ratio !== 'number' || !Number.isFinite(ratio) || ratio < 0 || ratio > 1) {
-    throw new MemoryError('invalid_input', `cachedPriceRatio must be a number from 0 to 1 (got ${JSON.stringify(ratio)})`, {
-      details: { field: 'cachedPriceRatio' },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      `cachedPriceRatio must be a number from 0 to 1 (got ${JSON.stringify(ratio)})`,
+      {
+        details: { field: 'cachedPriceRatio' },
+      },
+    );
   }
   const maxTokens = Math.max(100, budget);
   const maxSummaryTokens = Math.max(16, Math.round(maxTokens * 0.14));
@@ -129,7 +137,13 @@ export const defaultCompactionSettings: CompactionSettings = compactionSettingsF
 /** Named settings; `meshai` reproduces the founding bot: keep the last 4 exchanges, re-summarize every 8 messages. */
 export const compactionPresets = Object.freeze({
   default: defaultCompactionSettings,
-  meshai: Object.freeze({ ...defaultCompactionSettings, keepRecentTurns: 4, keepRecentTokens: 0, everyMessages: 8, maxSummaryTokens: 300 }),
+  meshai: Object.freeze({
+    ...defaultCompactionSettings,
+    keepRecentTurns: 4,
+    keepRecentTokens: 0,
+    everyMessages: 8,
+    maxSummaryTokens: 300,
+  }),
 } satisfies Record<string, CompactionSettings>);
 
 /** Merges settings over the defaults for a budget (default {@link defaultCompactionSettings}) and checks them; throws `invalid_input` naming the field. */
@@ -146,22 +160,36 @@ export function resolveCompactionSettings(
     ...settings,
   };
   if (merged.verbatimTokens !== undefined) checkCount('verbatimTokens', merged.verbatimTokens);
-  for (const field of ['triggerTokens', 'keepRecentTokens', 'keepRecentTurns', 'maxSummaryTokens', 'maxSourceTokensPerRound'] as const) {
+  for (const field of [
+    'triggerTokens',
+    'keepRecentTokens',
+    'keepRecentTurns',
+    'maxSummaryTokens',
+    'maxSourceTokensPerRound',
+  ] as const) {
     checkCount(field, merged[field]);
   }
   if (merged.everyMessages !== undefined) checkCount('everyMessages', merged.everyMessages, 1);
   if (typeof merged.keepFacts !== 'boolean') {
-    throw new MemoryError('invalid_input', `keepFacts must be true or false (got ${JSON.stringify(merged.keepFacts)})`, {
-      details: { field: 'keepFacts' },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      `keepFacts must be true or false (got ${JSON.stringify(merged.keepFacts)})`,
+      {
+        details: { field: 'keepFacts' },
+      },
+    );
   }
   if (merged.maxSummaryTokens < 16)
-    throw new MemoryError('invalid_input', 'maxSummaryTokens must be at least 16', { details: { field: 'maxSummaryTokens' } });
+    throw new MemoryError('invalid_input', 'maxSummaryTokens must be at least 16', {
+      details: { field: 'maxSummaryTokens' },
+    });
   return Object.freeze(merged);
 }
 
 function checkCount(field: string, value: unknown, min = 0): void {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new MemoryError('invalid_input', `${field} must be an integer ≥ ${min} (got ${JSON.stringify(value)})`, { details: { field } });
+    throw new MemoryError('invalid_input', `${field} must be an integer ≥ ${min} (got ${JSON.stringify(value)})`, {
+      details: { field },
+    });
   }
 }

@@ -44,7 +44,11 @@ export function createCompactor(options: CompactorOptions): Compactor {
         neverCompacted: conversation.summarizedThroughSeq === 0,
       };
       if (!isCompactionDue(backlog, options.settings)) return false;
-      await options.store.enqueueJob(scope, { kind: 'compact', runAt: new Date(now()).toISOString(), maxAttempts }, callOptions);
+      await options.store.enqueueJob(
+        scope,
+        { kind: 'compact', runAt: new Date(now()).toISOString(), maxAttempts },
+        callOptions,
+      );
       return true;
     },
     compact: (scope: Scope, compactOptions: { force?: boolean; signal?: AbortSignal } = {}) =>
@@ -54,7 +58,9 @@ export function createCompactor(options: CompactorOptions): Compactor {
       const fallbacks = written.filter((summary) => summary.fallbackReason !== undefined);
       // The summary is stored either way; the job says it came from the fallback summarizer, and why.
       if (fallbacks.length === 0) return {};
-      return { warning: `summarizer fell back for ${fallbacks.length} of ${written.length} summaries: ${fallbacks[0]!.fallbackReason}` };
+      return {
+        warning: `summarizer fell back for ${fallbacks.length} of ${written.length} summaries: ${fallbacks[0]!.fallbackReason}`,
+      };
     }) satisfies JobHandler,
   });
 }

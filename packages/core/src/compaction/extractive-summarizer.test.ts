@@ -41,7 +41,11 @@ describe('ExtractiveSummarizer', () => {
 
   it('drops a clause that carries nothing from a sentence whose other clause does', async () => {
     const result = await summarizer.summarize({
-      messages: messages(["Ilse's callsign is KE7QTR, if you ever hear her on the repeater.", 'Noted.', 'Nice weather, lovely day.']),
+      messages: messages([
+        "Ilse's callsign is KE7QTR, if you ever hear her on the repeater.",
+        'Noted.',
+        'Nice weather, lovely day.',
+      ]),
       maxSummaryTokens: 200,
     });
 
@@ -52,7 +56,8 @@ describe('ExtractiveSummarizer', () => {
     const result = await summarizer.summarize({ messages: chat, maxSummaryTokens: 120 });
     for (const fact of ['Dana Okafor', 'KD2QXR', '!a3f9c2d1', '2024-06-14', '10000 mAh', 'metric units'])
       expect(result.content).toContain(fact);
-    for (const chatter of ['Hi there', 'lol ok', 'Thanks!', 'How can I help']) expect(result.content).not.toContain(chatter);
+    for (const chatter of ['Hi there', 'lol ok', 'Thanks!', 'How can I help'])
+      expect(result.content).not.toContain(chatter);
     expect(result.outputTokens).toBeLessThanOrEqual(120);
     expect(result.content.split('\n').slice(0, 2)).toEqual(['[2024-05-08]', expect.stringMatching(/^user: /)]);
   });
@@ -66,26 +71,45 @@ describe('ExtractiveSummarizer', () => {
   it('carries the previous summary through whole when the new messages hold nothing worth keeping', async () => {
     const first = await summarizer.summarize({ messages: chat, maxSummaryTokens: 120 });
     const later = messages(['ok cool', 'Sure.', 'The weather looks fine.', 'Good.'], 12);
-    const second = await summarizer.summarize({ previousSummary: first.content, messages: later, maxSummaryTokens: 120 });
+    const second = await summarizer.summarize({
+      previousSummary: first.content,
+      messages: later,
+      maxSummaryTokens: 120,
+    });
     expect(second.content).toBe(first.content);
   });
 
   it('folds the previous summary in so older facts survive a second compaction, ahead of the new facts', async () => {
     const first = await summarizer.summarize({ messages: chat, maxSummaryTokens: 120 });
-    const later = messages(['ok cool', 'Sure.', 'My new repeater runs on 146.52 MHz at Lake Placid.', 'The weather looks fine.'], 12, 20);
-    const second = await summarizer.summarize({ previousSummary: first.content, messages: later, maxSummaryTokens: 120 });
+    const later = messages(
+      ['ok cool', 'Sure.', 'My new repeater runs on 146.52 MHz at Lake Placid.', 'The weather looks fine.'],
+      12,
+      20,
+    );
+    const second = await summarizer.summarize({
+      previousSummary: first.content,
+      messages: later,
+      maxSummaryTokens: 120,
+    });
     const lines = second.content.split('\n');
     const lineOf = (text: string) => lines.findIndex((line) => line.includes(text));
     expect(lines[0]).toBe('[2024-05-08]');
     expect(lineOf('KD2QXR')).toBe(1);
     expect(lineOf('2024-06-14')).toBeGreaterThan(lineOf('KD2QXR'));
     expect(lineOf('[2024-05-20]')).toBeGreaterThan(lineOf('2024-06-14'));
-    expect(lines.slice(lineOf('[2024-05-20]') + 1)).toEqual(['user: My new repeater runs on 146.52 MHz at Lake Placid.']);
+    expect(lines.slice(lineOf('[2024-05-20]') + 1)).toEqual([
+      'user: My new repeater runs on 146.52 MHz at Lake Placid.',
+    ]);
     expect(second.outputTokens).toBeLessThanOrEqual(120);
   });
 
   it('keeps the language of the conversation', async () => {
-    const german = messages(['Hallo!', 'Hallo, wie kann ich helfen?', 'Ich heiße Jonas und mein Rufzeichen ist DL1ABC.', 'Danke, Jonas.']);
+    const german = messages([
+      'Hallo!',
+      'Hallo, wie kann ich helfen?',
+      'Ich heiße Jonas und mein Rufzeichen ist DL1ABC.',
+      'Danke, Jonas.',
+    ]);
     const result = await summarizer.summarize({ messages: german, maxSummaryTokens: 60 });
     expect(result.content).toContain('Ich heiße Jonas und mein Rufzeichen ist DL1ABC.');
     expect(result.content).not.toContain('Hallo!');
@@ -132,7 +156,10 @@ describe('ExtractiveSummarizer', () => {
       const previousSummary = '[2024-05-08]\n- radio mentor: Ilse Varga';
       const result = await summarizer.summarize({
         previousSummary,
-        messages: messages(['My main relay is a solar node called MOUNT-SOLAR on Mount Ruapehu Top Station, id !fa5aad08, 14 km out.'], 5),
+        messages: messages(
+          ['My main relay is a solar node called MOUNT-SOLAR on Mount Ruapehu Top Station, id !fa5aad08, 14 km out.'],
+          5,
+        ),
         keep: [
           { text: 'radio mentor: Ilse Varga', ...said(1) },
           { text: 'MOUNT-SOLAR node id: !fa5aad08', ...said(5) },
@@ -154,7 +181,9 @@ describe('ExtractiveSummarizer', () => {
         maxSummaryTokens: 200,
       });
 
-      expect(result.content).toBe('[2024-05-08]\nuser: planning the Tongariro Northern Circuit, starting 8 April, about 43 km in 3 days.');
+      expect(result.content).toBe(
+        '[2024-05-08]\nuser: planning the Tongariro Northern Circuit, starting 8 April, about 43 km in 3 days.',
+      );
     });
   });
 });

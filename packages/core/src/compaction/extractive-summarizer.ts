@@ -184,9 +184,17 @@ export class ExtractiveSummarizer implements Summarizer {
     return sentences.filter((sentence) => sentence.length > 0);
   }
 
-  #candidate(date: string, speaker: string, group: string, order: Candidate['order'], sentence: string, score: number): Candidate {
+  #candidate(
+    date: string,
+    speaker: string,
+    group: string,
+    order: Candidate['order'],
+    sentence: string,
+    score: number,
+  ): Candidate {
     let text = dropWeakClauses(sentence);
-    if (this.#counter.countText(text) > this.#maxSentenceTokens) text = `${this.#counter.truncateText(text, this.#maxSentenceTokens - 1)}…`;
+    if (this.#counter.countText(text) > this.#maxSentenceTokens)
+      text = `${this.#counter.truncateText(text, this.#maxSentenceTokens - 1)}…`;
     const tokens = this.#counter.countText(text) + 1;
     // Denser sentences win: the budget is in tokens, so rank by worth per token, damped for short ones.
     return {
@@ -232,7 +240,8 @@ export class ExtractiveSummarizer implements Summarizer {
     for (const candidate of ranked) {
       if (chosen.some((other) => similarity(other.words, candidate.words) >= duplicateSimilarity)) continue;
       let cost = candidate.tokens;
-      if (!groups.has(candidate.group) && candidate.speaker !== '') cost += this.#counter.countText(`${candidate.speaker}: `) + 1;
+      if (!groups.has(candidate.group) && candidate.speaker !== '')
+        cost += this.#counter.countText(`${candidate.speaker}: `) + 1;
       if (!dates.has(candidate.date) && candidate.date !== '') cost += dateHeaderTokens;
       if (used + cost > maxTokens) continue;
       chosen.push(candidate);
@@ -246,12 +255,16 @@ export class ExtractiveSummarizer implements Summarizer {
   /** Writes the chosen sentences in chronological order; drops the weakest until the text fits. */
   #render(chosen: Candidate[], maxTokens: number): string {
     // By day first: a kept fact is placed under the day it was said, beside the carried lines of that day.
-    const ordered = [...chosen].sort((a, b) => (a.date === b.date ? compareOrder(a.order, b.order) : a.date < b.date ? -1 : 1));
+    const ordered = [...chosen].sort((a, b) =>
+      a.date === b.date ? compareOrder(a.order, b.order) : a.date < b.date ? -1 : 1,
+    );
     for (;;) {
       const text = renderLines(ordered);
       if (ordered.length === 0 || this.#counter.countText(text) <= maxTokens) return text;
       const weakest = ordered.reduce((low, candidate) =>
-        candidate.rank > low.rank || (candidate.rank === low.rank && candidate.priority < low.priority) ? candidate : low,
+        candidate.rank > low.rank || (candidate.rank === low.rank && candidate.priority < low.priority)
+          ? candidate
+          : low,
       );
       ordered.splice(ordered.indexOf(weakest), 1);
     }
@@ -301,9 +314,12 @@ function discountRepeats(candidates: readonly Candidate[]): Candidate[] {
     if (candidate.kept) return candidate;
     let recurrences = 0;
     shapes.forEach((shape, other) => {
-      if (other !== index && !candidates[other]!.kept && similarity(shape, shapes[index]!) >= templateSimilarity) recurrences += 1;
+      if (other !== index && !candidates[other]!.kept && similarity(shape, shapes[index]!) >= templateSimilarity)
+        recurrences += 1;
     });
-    return recurrences === 0 ? candidate : { ...candidate, priority: candidate.priority / (1 + Math.log2(1 + recurrences)) };
+    return recurrences === 0
+      ? candidate
+      : { ...candidate, priority: candidate.priority / (1 + Math.log2(1 + recurrences)) };
   });
 }
 
@@ -316,11 +332,17 @@ function isStatedBy(fact: Candidate, sentences: readonly Candidate[]): boolean {
 /** The words that carry a fact: with a digit, or capitalized past the sentence's first word; lower-cased. */
 function keyWords(text: string): Set<string> {
   const words = text.match(/[\p{L}\p{N}]+/gu) ?? [];
-  return new Set(words.filter((word, index) => /\d/.test(word) || (index > 0 && /^\p{Lu}/u.test(word))).map((word) => word.toLowerCase()));
+  return new Set(
+    words
+      .filter((word, index) => /\d/.test(word) || (index > 0 && /^\p{Lu}/u.test(word)))
+      .map((word) => word.toLowerCase()),
+  );
 }
 
 function roleOf(speaker: string): MessageRole {
-  return speaker === 'user' || speaker === 'assistant' || speaker === 'tool' || speaker === 'system' ? speaker : 'assistant';
+  return speaker === 'user' || speaker === 'assistant' || speaker === 'tool' || speaker === 'system'
+    ? speaker
+    : 'assistant';
 }
 
 function compareOrder(a: readonly number[], b: readonly number[]): number {

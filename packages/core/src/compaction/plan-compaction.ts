@@ -12,7 +12,8 @@ export interface RawBacklog {
 
 /** True when a compaction job should be queued for a conversation with this raw backlog. */
 export function isCompactionDue(backlog: RawBacklog, settings: CompactionSettings): boolean {
-  if (settings.everyMessages !== undefined) return backlog.rawMessages >= settings.everyMessages + settings.keepRecentTurns * 2;
+  if (settings.everyMessages !== undefined)
+    return backlog.rawMessages >= settings.everyMessages + settings.keepRecentTurns * 2;
   const trigger =
     backlog.neverCompacted === true && settings.verbatimTokens !== undefined
       ? Math.max(settings.triggerTokens, settings.verbatimTokens)
@@ -35,7 +36,8 @@ export function planCompaction(raw: readonly Message[], settings: CompactionSett
   while (keptTurns < turns.length) {
     const turn = turns[turns.length - 1 - keptTurns]!;
     const needTurns = keptTurns < settings.keepRecentTurns;
-    const needTokens = !force && settings.everyMessages === undefined && keptTokens + turn.tokens <= settings.keepRecentTokens;
+    const needTokens =
+      !force && settings.everyMessages === undefined && keptTokens + turn.tokens <= settings.keepRecentTokens;
     if (!needTurns && !needTokens) break;
     keptTokens += turn.tokens;
     keptTurns += 1;

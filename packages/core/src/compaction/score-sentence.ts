@@ -10,12 +10,14 @@ const datePattern =
   /\b(\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}(?:[./]\d{2,4})?|(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}|\d{1,2}\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|yesterday|tonight|next (week|month|year))\b/i;
 const timePattern = /\b\d{1,2}(:\d{2})\s*(am|pm)?\b|\b\d{1,2}\s*(am|pm)\b/i;
 // Ids: node ids like !a3f9c2d1, callsigns like KD2XYZ, order numbers: letters and digits mixed, or a sigil.
-const idPattern = /(^|\s)([!#@][\w-]{2,}|(?=[A-Za-z-]*\d)(?=\d*[A-Za-z])[A-Za-z\d-]{4,}|\p{Lu}{2,}(?:-[\p{Lu}\d]{2,})+)/gu;
+const idPattern =
+  /(^|\s)([!#@][\w-]{2,}|(?=[A-Za-z-]*\d)(?=\d*[A-Za-z])[A-Za-z\d-]{4,}|\p{Lu}{2,}(?:-[\p{Lu}\d]{2,})+)/gu;
 const amountPattern =
   /[$€£¥]\s?\d|\d\s?(mah|ah|wh|kwh|km|mi|miles|m|ft|kg|lb|v|w|db|dbm|%|°[cf]|mhz|ghz|khz|usd|eur|gbp|h|hours|min|minutes|days|weeks)\b/i;
 const disclosure =
   /\b(my name|i am|i'm|im|call me|i live|i work|i prefer|i like|i love|i hate|i don't like|i dont like|i want|i need|i will|i'll|i have|i've got|we will|we'll|let's|decided|agreed|plan|planning|going to|remember|always|never|favou?rite|allergic|my|our|deadline|budget|appointment|booked|ordered|please|prefer|avoid|don't|do not|no more|from now on|called|named|cost|paid|bought|spent|due|renewal|mentor|friend|taught)\b/i;
-const correction = /\b(actually|instead|changed?|moved|moving|postponed?|rescheduled|no longer|not anymore|update[ds]?|correction)\b/i;
+const correction =
+  /\b(actually|instead|changed?|moved|moving|postponed?|rescheduled|no longer|not anymore|update[ds]?|correction)\b/i;
 const properName = /(?<=\s)\p{Lu}[\p{L}'-]+/gu;
 // Readings and whereabouts that the next update replaces: worth less than a fact that stays true.
 const transient =

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { buildSummarizePrompt } from './summarize-prompt.js';
 
-const messages = [{ seq: 3, role: 'user' as const, content: 'the trip now starts 30 May', createdAt: '2025-03-02T10:00:00.000Z' }];
+const messages = [
+  { seq: 3, role: 'user' as const, content: 'the trip now starts 30 May', createdAt: '2025-03-02T10:00:00.000Z' },
+];
 
 describe('buildSummarizePrompt', () => {
   it('folds the previous summary and the new messages, and says nothing of facts when none are given', () => {
@@ -29,8 +31,12 @@ describe('buildSummarizePrompt', () => {
       maxSummaryTokens: 150,
     });
 
-    expect(user!.content).toContain('Recorded facts (keep each as a "- fact" line, before other material):\n- trip date: 30 May\n\n');
-    expect(user!.content).not.toContain('Recorded facts (keep each as a "- fact" line, before other material):\n- name: Rosa');
+    expect(user!.content).toContain(
+      'Recorded facts (keep each as a "- fact" line, before other material):\n- trip date: 30 May\n\n',
+    );
+    expect(user!.content).not.toContain(
+      'Recorded facts (keep each as a "- fact" line, before other material):\n- name: Rosa',
+    );
     expect(user!.content).toContain('No longer true (leave out):\n- the trip starts 8 April.\n\nNew messages:');
     expect(user!.content).not.toContain('kayak');
   });

@@ -52,6 +52,7 @@ function factSections(input: Pick<SummarizeInput, 'keep' | 'drop'>, previous: st
     sections.push(
       `Recorded facts (keep each as a "- fact" line, before other material):\n${keep.map((statement) => `- ${statement.text}`).join('\n')}\n\n`,
     );
-  if (drop.length > 0) sections.push(`No longer true (leave out):\n${drop.map((statement) => `- ${statement}`).join('\n')}\n\n`);
+  if (drop.length > 0)
+    sections.push(`No longer true (leave out):\n${drop.map((statement) => `- ${statement}`).join('\n')}\n\n`);
   return sections.join('');
 }

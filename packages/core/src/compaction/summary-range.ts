@@ -30,7 +30,12 @@ export function checkSummaryRange(
       { details: { expectedWatermark, watermark: conversation.summarizedThroughSeq } },
     );
   }
-  if (summary.fromSeq !== 1 || summary.toSeq < expectedWatermark || summary.toSeq > conversation.messageCount || summary.toSeq < 1) {
+  if (
+    summary.fromSeq !== 1 ||
+    summary.toSeq < expectedWatermark ||
+    summary.toSeq > conversation.messageCount ||
+    summary.toSeq < 1
+  ) {
     throw new MemoryError(
       'invalid_input',
       `summary range ${summary.fromSeq}–${summary.toSeq} must start at 1 and end between the watermark ${expectedWatermark} and the last message ${conversation.messageCount}`,

@@ -89,7 +89,12 @@ export function assembleContext(input: AssembleInput): BuiltContext {
       maxTokens,
       encoding: counter.encoding,
       parts,
-      dropped: describeDropped(input, outsideWindow, selected[0]?.message.seq ?? Number.POSITIVE_INFINITY, block !== undefined),
+      dropped: describeDropped(
+        input,
+        outsideWindow,
+        selected[0]?.message.seq ?? Number.POSITIVE_INFINITY,
+        block !== undefined,
+      ),
       excludedItems: [],
       truncated: truncatedOf(selected),
       requestOverheadTokens: counter.requestOverheadTokens,
@@ -107,7 +112,10 @@ export function assembleContext(input: AssembleInput): BuiltContext {
  * turns are sent append-only, those before the newest user message (that turn, and per-request material
  * placed before it, change with every request).
  */
-export function stablePrefix(pinnedTokens: readonly number[], appendOnlyRaw: readonly FittedMessage[]): ContextStablePrefix {
+export function stablePrefix(
+  pinnedTokens: readonly number[],
+  appendOnlyRaw: readonly FittedMessage[],
+): ContextStablePrefix {
   const newestUser = appendOnlyRaw.map((item) => item.message.role).lastIndexOf('user');
   const raw = appendOnlyRaw.slice(0, Math.max(0, newestUser));
   return {
@@ -121,12 +129,17 @@ export function pinnedTokens(input: Pick<AssembleInput, 'system' | 'counter' | '
   systemTokens: number;
   fixedTokens: number;
 } {
-  const systemTokens = input.system === undefined ? 0 : input.counter.countMessage({ role: 'system', content: input.system });
+  const systemTokens =
+    input.system === undefined ? 0 : input.counter.countMessage({ role: 'system', content: input.system });
   const fixedTokens = input.counter.requestOverheadTokens + systemTokens;
   if (fixedTokens > input.maxTokens) {
-    throw new MemoryError('budget_exceeded', `the system prompt alone needs ${fixedTokens} tokens, over maxTokens ${input.maxTokens}`, {
-      details: { systemTokens, maxTokens: input.maxTokens },
-    });
+    throw new MemoryError(
+      'budget_exceeded',
+      `the system prompt alone needs ${fixedTokens} tokens, over maxTokens ${input.maxTokens}`,
+      {
+        details: { systemTokens, maxTokens: input.maxTokens },
+      },
+    );
   }
   return { systemTokens, fixedTokens };
 }
@@ -134,7 +147,9 @@ export function pinnedTokens(input: Pick<AssembleInput, 'system' | 'counter' | '
 /** The report's list of messages sent shortened. */
 export function truncatedOf(selected: readonly FittedMessage[]): TruncatedMessage[] {
   return selected.flatMap((item) =>
-    item.truncatedFrom === undefined ? [] : [{ seq: item.message.seq, originalTokens: item.truncatedFrom, keptTokens: item.tokens }],
+    item.truncatedFrom === undefined
+      ? []
+      : [{ seq: item.message.seq, originalTokens: item.truncatedFrom, keptTokens: item.tokens }],
   );
 }
 
@@ -148,8 +163,10 @@ function selectWithSummary(
   units: readonly (readonly MessageGroup[])[],
   budget: number,
 ): { block: SummaryBlock | undefined; selected: FittedMessage[] } {
-  const whole = input.policy === 'summary' && input.summary !== undefined ? summaryBlock(input.summary, input.counter) : undefined;
-  if (whole === undefined || input.summary === undefined) return { block: undefined, selected: selectNewest(units, budget, input.counter) };
+  const whole =
+    input.policy === 'summary' && input.summary !== undefined ? summaryBlock(input.summary, input.counter) : undefined;
+  if (whole === undefined || input.summary === undefined)
+    return { block: undefined, selected: selectNewest(units, budget, input.counter) };
   if (whole.tokens <= budget) {
     const selected = selectNewest(units, budget - whole.tokens, input.counter);
     if (selected.length > 0 || units.length === 0) return { block: whole, selected };
@@ -179,7 +196,12 @@ export function describeDropped(
         tokens: last.tokens + messages.tokens,
       };
     } else {
-      runs.push({ seqRange: { from: messages.from, to: messages.to }, messageCount: messages.count, tokens: messages.tokens, reason });
+      runs.push({
+        seqRange: { from: messages.from, to: messages.to },
+        messageCount: messages.count,
+        tokens: messages.tokens,
+        reason,
+      });
     }
   };
   const run = (messages: readonly Message[]) => ({
@@ -200,9 +222,21 @@ export function describeDropped(
     );
   }
   // What the loader did not read beyond the summary: excluded by the window or the budget.
-  const notSent: DropReason = isSummaryPolicy ? 'awaiting_compaction' : input.policy === 'window' ? 'outside_window' : 'over_budget';
+  const notSent: DropReason = isSummaryPolicy
+    ? 'awaiting_compaction'
+    : input.policy === 'window'
+      ? 'outside_window'
+      : 'over_budget';
   const unreadTokens = input.totalTokens - coveredTokens - sumTokens(input.tail);
-  add({ from: summarizedThrough + 1, to: firstTailSeq - 1, count: firstTailSeq - 1 - summarizedThrough, tokens: unreadTokens }, notSent);
+  add(
+    {
+      from: summarizedThrough + 1,
+      to: firstTailSeq - 1,
+      count: firstTailSeq - 1 - summarizedThrough,
+      tokens: unreadTokens,
+    },
+    notSent,
+  );
   if (outsideWindow.length > 0) add(run(outsideWindow), 'outside_window');
   const lastOutsideSeq = outsideWindow[outsideWindow.length - 1]?.seq ?? 0;
   add(

@@ -49,12 +49,18 @@ async function memoryWithHistory(store = new InMemoryStore()) {
 describe('hybrid context', () => {
   it('orders system, facts, summary, recent turns, recalled snippets, newest user turn', async () => {
     const memory = await memoryWithHistory();
-    const { messages, report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 1200, system: 'Be brief.' });
+    const { messages, report } = await memory.buildContext(scope, {
+      policy: 'hybrid',
+      maxTokens: 1200,
+      system: 'Be brief.',
+    });
     expect(report.parts.map((part) => part.kind)).toEqual(['system', 'facts', 'summary', 'recent', 'recalled']);
     expect(messages[0]?.content).toBe('Be brief.');
     expect(messages[1]?.content).toContain('name: Maren');
     expect(messages[2]?.content).toMatch(/^Summary of the earlier conversation/);
-    const recalledIndex = messages.findIndex((message) => message.content.startsWith('Earlier messages that may matter'));
+    const recalledIndex = messages.findIndex((message) =>
+      message.content.startsWith('Earlier messages that may matter'),
+    );
     expect(messages[recalledIndex]?.content).toContain('LARCH-RIDGE');
     expect(messages.slice(recalledIndex + 1)).toEqual([{ role: 'user', content: "what was that relay's name again?" }]);
     expect(report.sentTokens).toBeLessThanOrEqual(1200);
@@ -96,11 +102,14 @@ describe('hybrid context', () => {
           {
             ...item,
             reason: 'over_budget',
-            tokens: expect.toSatisfy((cost: number) => cost >= (item.kind === 'fact' ? factsRoom : recallRoom)) as unknown,
+            tokens: expect.toSatisfy(
+              (cost: number) => cost >= (item.kind === 'fact' ? factsRoom : recallRoom),
+            ) as unknown,
           },
     );
     expect(report.excludedItems).toEqual(expected);
-    const reasons = (kind: string) => new Set(report.excludedItems.filter((item) => item.kind === kind).map((item) => item.reason));
+    const reasons = (kind: string) =>
+      new Set(report.excludedItems.filter((item) => item.kind === kind).map((item) => item.reason));
     expect(reasons('recalled')).toEqual(new Set(['already_in_context', 'over_budget']));
     expect(reasons('fact')).toEqual(new Set(['over_budget']));
     // Left out means not sent: no excluded item is among the parts' items.
@@ -187,8 +196,18 @@ describe('hybrid context', () => {
       sourceConversationId: 'node-7',
       sourceSeqs: [2],
     };
-    const home = await store.insertFact(user, { ...base, attribute: 'home_town', value: 'Hood River', text: 'I live in Hood River' });
-    const callsign = await store.insertFact(user, { ...base, attribute: 'callsign', value: 'KE7QTR', text: 'my callsign is KE7QTR' });
+    const home = await store.insertFact(user, {
+      ...base,
+      attribute: 'home_town',
+      value: 'Hood River',
+      text: 'I live in Hood River',
+    });
+    const callsign = await store.insertFact(user, {
+      ...base,
+      attribute: 'callsign',
+      value: 'KE7QTR',
+      text: 'my callsign is KE7QTR',
+    });
 
     const { messages, report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 1200 });
 
@@ -244,9 +263,15 @@ describe('hybrid context', () => {
 
     const { messages, report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 2000 });
 
-    expect(messages.map((message) => message.content)).toEqual(['The relay LARCH-RIDGE is up.', 'Good.', 'Is LARCH-RIDGE still up?']);
+    expect(messages.map((message) => message.content)).toEqual([
+      'The relay LARCH-RIDGE is up.',
+      'Good.',
+      'Is LARCH-RIDGE still up?',
+    ]);
     expect(report.parts.map((part) => part.kind)).toEqual(['recent']);
-    expect(report.excludedItems.map((item) => [item.kind, item.conversationId ?? item.id, item.seq, item.reason]).sort()).toEqual(
+    expect(
+      report.excludedItems.map((item) => [item.kind, item.conversationId ?? item.id, item.seq, item.reason]).sort(),
+    ).toEqual(
       [
         ['fact', own.id, undefined, 'already_in_context'],
         ['fact', other.id, undefined, 'conversation_fits'],
@@ -288,7 +313,12 @@ describe('the stable prefix (invariant 7)', () => {
     const store = new InMemoryStore();
     const memory = await memoryWithHistory(store);
     const system = 'Be brief.';
-    const first = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 1200, system, query: 'LARCH-RIDGE solar panel' });
+    const first = await memory.buildContext(scope, {
+      policy: 'hybrid',
+      maxTokens: 1200,
+      system,
+      query: 'LARCH-RIDGE solar panel',
+    });
     const { stable } = first.report;
     expect(first.report.parts.map((part) => part.kind)).toEqual(['system', 'facts', 'summary', 'recent', 'recalled']);
     // system, facts, summary and the raw turns before the newest user turn; recall and that turn come after.
@@ -318,13 +348,17 @@ describe('the stable prefix (invariant 7)', () => {
       { role: 'assistant', content: 'It is LARCH-RIDGE.' },
       { role: 'user', content: 'and the channel report?' },
     ]);
-    const second = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 1200, system, query: 'channel report' });
+    const second = await memory.buildContext(scope, {
+      policy: 'hybrid',
+      maxTokens: 1200,
+      system,
+      query: 'channel report',
+    });
     expect(second.messages.slice(0, stable.messageCount)).toEqual(first.messages.slice(0, stable.messageCount));
     expect(second.report.stable.messageCount).toBe(stable.messageCount + 2);
-    expect(second.messages.slice(stable.messageCount, stable.messageCount + 2).map((message) => message.content)).toEqual([
-      "what was that relay's name again?",
-      'It is LARCH-RIDGE.',
-    ]);
+    expect(
+      second.messages.slice(stable.messageCount, stable.messageCount + 2).map((message) => message.content),
+    ).toEqual(["what was that relay's name again?", 'It is LARCH-RIDGE.']);
     expect(second.messages.map((message) => message.content).join('\n')).not.toContain('KE7QTR');
     await memory.close();
   });
@@ -447,15 +481,20 @@ describe('hybrid context under a saturated embedder', () => {
       compaction: false,
     });
     const without = createMemory({ store: new InMemoryStore(), worker: { autoStart: false }, compaction: false });
-    for (const memory of [withEmbedder, without]) await memory.append(scope, [...filler(3), { role: 'user', content: 'channel report?' }]);
+    for (const memory of [withEmbedder, without])
+      await memory.append(scope, [...filler(3), { role: 'user', content: 'channel report?' }]);
     await withEmbedder.runPendingJobs();
 
-    expect((await withEmbedder.buildContext(scope, { policy: 'hybrid', maxTokens: 300 })).report.recall).toEqual({ mode: 'hybrid' });
+    expect((await withEmbedder.buildContext(scope, { policy: 'hybrid', maxTokens: 300 })).report.recall).toEqual({
+      mode: 'hybrid',
+    });
     expect((await without.buildContext(scope, { policy: 'hybrid', maxTokens: 300 })).report.recall).toEqual({
       mode: 'keyword-only',
       reason: 'no_embedder',
     });
-    expect((await without.buildContext(scope, { policy: 'token-window', maxTokens: 300 })).report.recall).toBeUndefined();
+    expect(
+      (await without.buildContext(scope, { policy: 'token-window', maxTokens: 300 })).report.recall,
+    ).toBeUndefined();
   });
 });
 

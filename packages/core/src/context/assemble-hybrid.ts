@@ -2,7 +2,14 @@ import type { Fact } from '../facts/fact.js';
 import { factLine } from '../facts/fact-line.js';
 import type { RecallHit } from '../recall/recall.js';
 import { savedPercent } from '../usage/usage.js';
-import { describeDropped, pinnedTokens, stablePrefix, toContextMessage, truncatedOf, type AssembleInput } from './assemble-context.js';
+import {
+  describeDropped,
+  pinnedTokens,
+  stablePrefix,
+  toContextMessage,
+  truncatedOf,
+  type AssembleInput,
+} from './assemble-context.js';
 import type { BuiltContext, ContextMessage, ContextPart, ExcludedItem } from './context-types.js';
 import { groupMessages, groupTurns } from './group-messages.js';
 import { factsBlock, recalledBlock, type ItemBlock } from './memory-blocks.js';
@@ -49,12 +56,17 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
     return wholeConversation(input, turns, systemTokens, fixedTokens);
 
   const watermark = input.summary?.toSeq ?? 0;
-  let summary = input.summary === undefined ? undefined : summaryBlock(input.summary, counter, Math.floor(room * hybridShares.summary));
+  let summary =
+    input.summary === undefined
+      ? undefined
+      : summaryBlock(input.summary, counter, Math.floor(room * hybridShares.summary));
   // A fact stated in the raw turns since the watermark, or kept as a line of the summary (decision 0022),
   // is said there already: sending it again only costs tokens. Neither test depends on the request.
   const summaryLines = new Set((summary?.message.content ?? '').split('\n'));
   const alreadySaid = (fact: Fact) =>
-    (fact.sourceConversationId === input.conversationId && fact.sourceSeqs.length > 0 && fact.sourceSeqs.every((seq) => seq > watermark)) ||
+    (fact.sourceConversationId === input.conversationId &&
+      fact.sourceSeqs.length > 0 &&
+      fact.sourceSeqs.every((seq) => seq > watermark)) ||
     summaryLines.has(`- ${factLine(fact)}`);
   const factsSaid = input.facts.filter(alreadySaid);
   const kept = factsBlock(
@@ -62,7 +74,10 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
     counter,
     Math.floor(room * hybridShares.facts),
   );
-  let facts: ItemBlock = { ...kept, excluded: [...kept.excluded, ...factsSaid.map((fact) => factExcluded(fact, 'already_in_context'))] };
+  let facts: ItemBlock = {
+    ...kept,
+    excluded: [...kept.excluded, ...factsSaid.map((fact) => factExcluded(fact, 'already_in_context'))],
+  };
 
   const newestTurn = turns.slice(-1);
   const olderTurns = turns.slice(0, -1);
@@ -79,7 +94,8 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
     summary = undefined;
     newest = selectNewest(newestTurn, room, counter);
   }
-  const recallShare = input.recalled.length === 0 ? 0 : Math.max(minRecallTokens, Math.floor(room * hybridShares.recalled));
+  const recallShare =
+    input.recalled.length === 0 ? 0 : Math.max(minRecallTokens, Math.floor(room * hybridShares.recalled));
   const rawRoom = room - facts.tokens - (summary?.tokens ?? 0) - fittedTokens(newest);
   const olderTokens = olderTurns.reduce((sum, turn) => sum + turn.reduce((total, group) => total + group.tokens, 0), 0);
   const tailIsWhole = input.tail.length === input.totalMessages - watermark;
@@ -90,16 +106,21 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
     : selectNewest(olderTurns, rawRoom - recallShare, counter);
   // Contiguous, newest first: older turns only beside the whole newest turn.
   const selected =
-    newest.length === fittedCount(newestTurn) && newest.every((item) => item.truncatedFrom === undefined) ? [...older, ...newest] : newest;
+    newest.length === fittedCount(newestTurn) && newest.every((item) => item.truncatedFrom === undefined)
+      ? [...older, ...newest]
+      : newest;
   const firstRecentSeq = selected[0]?.message.seq ?? Number.POSITIVE_INFINITY;
-  const inContext = (hit: RecallHit) => hit.conversationId === input.conversationId && hit.message.seq >= firstRecentSeq;
+  const inContext = (hit: RecallHit) =>
+    hit.conversationId === input.conversationId && hit.message.seq >= firstRecentSeq;
   const recallRoom = Math.min(recallShare, room - facts.tokens - (summary?.tokens ?? 0) - fittedTokens(selected));
   const recalled = recalledBlock(
     input.recalled.filter((hit) => !inContext(hit)),
     counter,
     Math.max(0, recallRoom),
   );
-  const alreadyIn: ExcludedItem[] = input.recalled.filter(inContext).map((hit) => recalledExcluded(hit, 'already_in_context'));
+  const alreadyIn: ExcludedItem[] = input.recalled
+    .filter(inContext)
+    .map((hit) => recalledExcluded(hit, 'already_in_context'));
 
   const messages = order(input.system, facts, summary, selected, recalled);
   const sentTokens = fixedTokens + facts.tokens + (summary?.tokens ?? 0) + fittedTokens(selected) + recalled.tokens;
@@ -150,7 +171,10 @@ function wholeConversation(
   const empty: ItemBlock = { message: undefined, tokens: 0, items: [], excluded: [] };
   const excluded = [
     ...input.facts.map((fact) =>
-      factExcluded(fact, fact.sourceConversationId === input.conversationId ? 'already_in_context' : 'conversation_fits'),
+      factExcluded(
+        fact,
+        fact.sourceConversationId === input.conversationId ? 'already_in_context' : 'conversation_fits',
+      ),
     ),
     ...input.recalled.map((hit) =>
       recalledExcluded(hit, hit.conversationId === input.conversationId ? 'already_in_context' : 'conversation_fits'),
@@ -230,7 +254,8 @@ function parts(
 ): ContextPart[] {
   const list: ContextPart[] = [];
   if (input.system !== undefined) list.push({ kind: 'system', tokens: systemTokens, messageCount: 1 });
-  if (facts.message !== undefined) list.push({ kind: 'facts', tokens: facts.tokens, messageCount: 1, items: facts.items });
+  if (facts.message !== undefined)
+    list.push({ kind: 'facts', tokens: facts.tokens, messageCount: 1, items: facts.items });
   if (summary !== undefined && input.summary !== undefined) {
     list.push({
       kind: 'summary',
@@ -249,6 +274,7 @@ function parts(
       seqRange: { from: selected[0]!.message.seq, to: selected[selected.length - 1]!.message.seq },
     });
   }
-  if (recalled.message !== undefined) list.push({ kind: 'recalled', tokens: recalled.tokens, messageCount: 1, items: recalled.items });
+  if (recalled.message !== undefined)
+    list.push({ kind: 'recalled', tokens: recalled.tokens, messageCount: 1, items: recalled.items });
   return list;
 }

@@ -62,8 +62,12 @@ function checkToolPairs(messages: readonly ContextMessage[]): void {
     if (message.toolCalls !== undefined) {
       const results = messages
         .slice(index + 1)
-        .filter((later, offset, rest) => later.role === 'tool' && rest.slice(0, offset).every((m) => m.role === 'tool'));
-      expect(results.map((result) => result.toolCallId).sort()).toEqual(message.toolCalls.map((call) => call.id).sort());
+        .filter(
+          (later, offset, rest) => later.role === 'tool' && rest.slice(0, offset).every((m) => m.role === 'tool'),
+        );
+      expect(results.map((result) => result.toolCallId).sort()).toEqual(
+        message.toolCalls.map((call) => call.id).sort(),
+      );
     }
   });
 }
@@ -79,24 +83,36 @@ describe('context budget (property)', () => {
         fc.option(text(30), { nil: undefined }),
         fc.boolean(),
         async (steps, maxTokens, policy, windowTurns, system, compact) => {
-          const memory = createMemory({ store: new InMemoryStore(), tokenCounter: counter, worker: { autoStart: false } });
+          const memory = createMemory({
+            store: new InMemoryStore(),
+            tokenCounter: counter,
+            worker: { autoStart: false },
+          });
           const scope = { conversationId: 'c' };
           const history = steps.flat();
           if (history.length > 0) await memory.append(scope, history);
           if (compact && history.length > 0) await memory.compact(scope);
           let built;
           try {
-            built = await memory.buildContext(scope, { policy, maxTokens, windowTurns, ...(system === undefined ? {} : { system }) });
+            built = await memory.buildContext(scope, {
+              policy,
+              maxTokens,
+              windowTurns,
+              ...(system === undefined ? {} : { system }),
+            });
           } catch (error) {
             // The only allowed failure: the pinned system prompt alone does not fit.
             expect(isMemoryError(error, 'budget_exceeded')).toBe(true);
-            expect(counter.countMessage({ role: 'system', content: system ?? '' }) + counter.requestOverheadTokens).toBeGreaterThan(
-              maxTokens,
-            );
+            expect(
+              counter.countMessage({ role: 'system', content: system ?? '' }) + counter.requestOverheadTokens,
+            ).toBeGreaterThan(maxTokens);
             return;
           }
           const { messages, report } = built;
-          const recounted = messages.reduce((sum, message) => sum + counter.countMessage(message), counter.requestOverheadTokens);
+          const recounted = messages.reduce(
+            (sum, message) => sum + counter.countMessage(message),
+            counter.requestOverheadTokens,
+          );
           expect(recounted).toBe(report.sentTokens);
           expect(recounted).toBeLessThanOrEqual(maxTokens);
           checkToolPairs(messages);

@@ -21,13 +21,20 @@ async function memoryWith(messages: readonly MessageInput[]): Promise<Memory> {
 }
 
 function recount(memory: Memory, messages: readonly Parameters<Memory['tokenCounter']['countMessage']>[0][]): number {
-  return messages.reduce((sum, message) => sum + memory.tokenCounter.countMessage(message), memory.tokenCounter.requestOverheadTokens);
+  return messages.reduce(
+    (sum, message) => sum + memory.tokenCounter.countMessage(message),
+    memory.tokenCounter.requestOverheadTokens,
+  );
 }
 
 describe('buildContext', () => {
   it('sends everything and saves nothing with the full policy when the history fits', async () => {
     const memory = await memoryWith(chat(5));
-    const { messages, report } = await memory.buildContext(scope, { policy: 'full', maxTokens: 10_000, system: 'You are a radio bot.' });
+    const { messages, report } = await memory.buildContext(scope, {
+      policy: 'full',
+      maxTokens: 10_000,
+      system: 'You are a radio bot.',
+    });
     expect(messages).toHaveLength(11);
     expect(messages[0]).toEqual({ role: 'system', content: 'You are a radio bot.' });
     expect(report.sentTokens).toBe(report.fullHistoryTokens);
@@ -38,13 +45,22 @@ describe('buildContext', () => {
 
   it('keeps the last N turns with the window policy and reports the rest as outside the window', async () => {
     const memory = await memoryWith(chat(10));
-    const { messages, report } = await memory.buildContext(scope, { policy: 'window', windowTurns: 3, maxTokens: 10_000 });
+    const { messages, report } = await memory.buildContext(scope, {
+      policy: 'window',
+      windowTurns: 3,
+      maxTokens: 10_000,
+    });
     expect(messages.map((message) => message.content.split(' ')[1])).toEqual(['15', '16', '17', '18', '19', '20']);
     expect(report.parts).toEqual([
       { kind: 'recent', tokens: expect.any(Number) as unknown, messageCount: 6, seqRange: { from: 15, to: 20 } },
     ]);
     expect(report.dropped).toEqual([
-      { seqRange: { from: 1, to: 14 }, messageCount: 14, tokens: expect.any(Number) as unknown, reason: 'outside_window' },
+      {
+        seqRange: { from: 1, to: 14 },
+        messageCount: 14,
+        tokens: expect.any(Number) as unknown,
+        reason: 'outside_window',
+      },
     ]);
     expect(report.savedTokens).toBe(report.fullHistoryTokens - report.sentTokens);
     expect(report.savedPercent).toBeGreaterThan(60);
@@ -92,7 +108,9 @@ describe('buildContext', () => {
     const memory = await memoryWith([{ role: 'user', content: 'log line with data '.repeat(2000) }]);
     const { messages, report } = await memory.buildContext(scope, { policy: 'token-window', maxTokens: 200 });
     expect(messages).toHaveLength(1);
-    expect(messages[0]?.content).toMatch(/\[mnemo: message truncated to fit the context budget; \d+ of \d+ content tokens kept\]$/);
+    expect(messages[0]?.content).toMatch(
+      /\[mnemo: message truncated to fit the context budget; \d+ of \d+ content tokens kept\]$/,
+    );
     expect(report.truncated).toEqual([
       { seq: 1, originalTokens: expect.any(Number) as unknown, keptTokens: expect.any(Number) as unknown },
     ]);
@@ -103,9 +121,9 @@ describe('buildContext', () => {
 
   it('fails with budget_exceeded when the system prompt alone does not fit', async () => {
     const memory = await memoryWith(chat(1));
-    await expect(memory.buildContext(scope, { maxTokens: 10, system: 'a very long system prompt '.repeat(10) })).rejects.toSatisfy(
-      (error: unknown) => isMemoryError(error, 'budget_exceeded'),
-    );
+    await expect(
+      memory.buildContext(scope, { maxTokens: 10, system: 'a very long system prompt '.repeat(10) }),
+    ).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'budget_exceeded'));
   });
 
   it('rejects an unknown policy and a non-integer budget as invalid input', async () => {
@@ -133,7 +151,8 @@ describe('buildContext', () => {
     expect(reads.reduce((sum, count) => sum + count, 0)).toBeLessThan(300);
     expect(report.dropped[0]?.seqRange.from).toBe(1);
     expect(report.fullHistoryTokens).toBe(
-      (await store.getConversation({ tenantId: 'default', userId: 'default', conversationId: 'node-7' }))!.totalTokens + 3,
+      (await store.getConversation({ tenantId: 'default', userId: 'default', conversationId: 'node-7' }))!.totalTokens +
+        3,
     );
   });
 
@@ -152,16 +171,27 @@ describe('buildContext', () => {
 
 describe('buildContext query', () => {
   it('recalls with the query the caller gives, not the newest message', async () => {
-    const memory = createMemory({ store: new InMemoryStore(), compaction: false, knowledge: false, worker: { autoStart: false } });
+    const memory = createMemory({
+      store: new InMemoryStore(),
+      compaction: false,
+      knowledge: false,
+      worker: { autoStart: false },
+    });
     await memory.append(scope, [
       { role: 'user', content: 'The relay LARCH-RIDGE runs on solar.' },
       { role: 'assistant', content: 'Noted.' },
       ...chat(30, 3),
     ]);
-    const withQuery = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300, query: 'which relay runs on solar?' });
-    expect(withQuery.report.parts.find((part) => part.kind === 'recalled')?.items).toContainEqual(expect.objectContaining({ seq: 1 }));
-    await expect(memory.buildContext(scope, { policy: 'hybrid', query: 42 as never })).rejects.toSatisfy((error: unknown) =>
-      isMemoryError(error, 'invalid_input'),
+    const withQuery = await memory.buildContext(scope, {
+      policy: 'hybrid',
+      maxTokens: 300,
+      query: 'which relay runs on solar?',
+    });
+    expect(withQuery.report.parts.find((part) => part.kind === 'recalled')?.items).toContainEqual(
+      expect.objectContaining({ seq: 1 }),
+    );
+    await expect(memory.buildContext(scope, { policy: 'hybrid', query: 42 as never })).rejects.toSatisfy(
+      (error: unknown) => isMemoryError(error, 'invalid_input'),
     );
   });
 });

@@ -60,7 +60,11 @@ export function defaultRecallK(maxTokens: number): number {
  * use (never the whole history of a long conversation), assembles them under the budget, and records the
  * build in the usage ledger (for a conversation that exists, unless `record` is false).
  */
-export async function buildContext(dependencies: ContextDependencies, scope: Scope, request: ContextRequest): Promise<BuiltContext> {
+export async function buildContext(
+  dependencies: ContextDependencies,
+  scope: Scope,
+  request: ContextRequest,
+): Promise<BuiltContext> {
   const { store, counter } = dependencies;
   const now = dependencies.now ?? Date.now;
   const callOptions = request.signal === undefined ? {} : { signal: request.signal };
@@ -96,10 +100,19 @@ export async function buildContext(dependencies: ContextDependencies, scope: Sco
     request.policy === 'hybrid'
       ? await buildHybrid(dependencies, scope, request, input, conversation?.createdAt ?? new Date(now()).toISOString())
       : assembleContext(input);
-  const built: BuiltContext = { ...assembled, report: { ...assembled.report, conversationFound: conversation !== undefined } };
+  const built: BuiltContext = {
+    ...assembled,
+    report: { ...assembled.report, conversationFound: conversation !== undefined },
+  };
   if (conversation !== undefined && request.record !== false) {
     const { policy, sentTokens, fullHistoryTokens } = built.report;
-    const record = { kind: 'context' as const, policy, sentTokens, fullHistoryTokens, createdAt: new Date(now()).toISOString() };
+    const record = {
+      kind: 'context' as const,
+      policy,
+      sentTokens,
+      fullHistoryTokens,
+      createdAt: new Date(now()).toISOString(),
+    };
     const write = store.insertUsage(scope, record, { signal: request.signal });
     if (dependencies.deferWrite === undefined) await write;
     else dependencies.deferWrite(write);
@@ -120,7 +133,11 @@ async function buildHybrid(
   // The facts as of the last compaction (or the conversation's start): nothing in the stable prefix may
   // change between compactions but an expiry, which the user set to happen.
   const history = await dependencies.store.listFacts(user, { includeHistory: true }, callOptions);
-  const facts = factsAsOf(history, input.summary?.createdAt ?? conversationStart, new Date((dependencies.now ?? Date.now)()).toISOString());
+  const facts = factsAsOf(
+    history,
+    input.summary?.createdAt ?? conversationStart,
+    new Date((dependencies.now ?? Date.now)()).toISOString(),
+  );
   const { embedder, queryEmbeddingTimeoutMs } = dependencies;
   const searched: RecallSearch | undefined =
     query === undefined || query.trim().length === 0
@@ -143,7 +160,12 @@ async function buildHybrid(
             ...callOptions,
           },
         );
-  const built = assembleHybrid({ ...input, conversationId: scope.conversationId, facts, recalled: searched?.hits ?? [] });
+  const built = assembleHybrid({
+    ...input,
+    conversationId: scope.conversationId,
+    facts,
+    recalled: searched?.hits ?? [],
+  });
   if (searched === undefined) return built;
   const recallReport = { mode: searched.mode, ...(searched.reason === undefined ? {} : { reason: searched.reason }) };
   return { ...built, report: { ...built.report, recall: recallReport } };
@@ -165,7 +187,9 @@ export function factsAsOf(facts: readonly Fact[], cutoff: string, now?: string):
       (fact.validTo === undefined || (fact.supersededBy !== undefined && !knownIds.has(fact.supersededBy))) &&
       (now === undefined || !isExpired(fact, now)),
   );
-  return current.sort((a, b) => compareText(a.validFrom, b.validFrom) || compareText(a.createdAt, b.createdAt) || compareText(a.id, b.id));
+  return current.sort(
+    (a, b) => compareText(a.validFrom, b.validFrom) || compareText(a.createdAt, b.createdAt) || compareText(a.id, b.id),
+  );
 }
 
 function compareText(a: string, b: string): number {

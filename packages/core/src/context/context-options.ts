@@ -28,7 +28,11 @@ export interface ContextDefaults {
 }
 
 /** The built-in defaults: the hybrid policy within 2,000 tokens; 4 turns for `window`. */
-export const builtInContextDefaults: ContextDefaults = Object.freeze({ policy: 'hybrid', maxTokens: 2000, windowTurns: 4 });
+export const builtInContextDefaults: ContextDefaults = Object.freeze({
+  policy: 'hybrid',
+  maxTokens: 2000,
+  windowTurns: 4,
+});
 
 /** Largest budget accepted, in tokens (well above any model's window; catches unit mistakes). */
 export const maxContextTokens = 10_000_000;
@@ -74,22 +78,31 @@ function checkThroughSeq(throughSeq: unknown): number {
 }
 
 function checkQuery(query: unknown): string {
-  if (typeof query !== 'string') throw new MemoryError('invalid_input', 'query must be a string', { details: { field: 'query' } });
+  if (typeof query !== 'string')
+    throw new MemoryError('invalid_input', 'query must be a string', { details: { field: 'query' } });
   return query;
 }
 
 function checkPolicy(policy: unknown): asserts policy is ContextPolicy {
   if (!(contextPolicies as readonly unknown[]).includes(policy)) {
-    throw new MemoryError('invalid_input', `policy must be one of ${contextPolicies.join(', ')} (got ${JSON.stringify(policy)})`, {
-      details: { field: 'policy', allowed: contextPolicies },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      `policy must be one of ${contextPolicies.join(', ')} (got ${JSON.stringify(policy)})`,
+      {
+        details: { field: 'policy', allowed: contextPolicies },
+      },
+    );
   }
 }
 
 function checkInteger(field: string, value: unknown, min: number, max: number): void {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new MemoryError('invalid_input', `${field} must be an integer from ${min} to ${max} (got ${JSON.stringify(value)})`, {
-      details: { field, min, max },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      `${field} must be an integer from ${min} to ${max} (got ${JSON.stringify(value)})`,
+      {
+        details: { field, min, max },
+      },
+    );
   }
 }

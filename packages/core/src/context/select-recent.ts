@@ -11,7 +11,11 @@ export interface SelectionUnits {
 }
 
 /** `full` selects by group; the turn policies by whole turn; `window` keeps only its last N turns. */
-export function splitUnits(policy: ContextPolicy, groups: readonly MessageGroup[], windowTurns: number): SelectionUnits {
+export function splitUnits(
+  policy: ContextPolicy,
+  groups: readonly MessageGroup[],
+  windowTurns: number,
+): SelectionUnits {
   if (policy === 'full') return { eligible: groups.map((group) => [group]), outsideWindow: [] };
   const turns = groupTurns(groups).map((turn) => turn.groups);
   if (policy !== 'window') return { eligible: turns, outsideWindow: [] };
@@ -26,7 +30,11 @@ export function splitUnits(policy: ContextPolicy, groups: readonly MessageGroup[
 }
 
 /** Takes whole units newest first while they fit; if the newest unit does not, takes what of it can fit. */
-export function selectNewest(units: readonly (readonly MessageGroup[])[], budget: number, counter: TokenCounter): FittedMessage[] {
+export function selectNewest(
+  units: readonly (readonly MessageGroup[])[],
+  budget: number,
+  counter: TokenCounter,
+): FittedMessage[] {
   const chosen: FittedMessage[][] = [];
   let remaining = budget;
   for (let index = units.length - 1; index >= 0; index -= 1) {

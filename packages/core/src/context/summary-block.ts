@@ -23,7 +23,11 @@ export interface SummaryBlock {
 export const minSummaryBlockTokens = 32;
 
 /** The memory block: a system message that says what the summary covers, so the model can weigh it. */
-export function summaryBlock(summary: SummaryInput, counter: TokenCounter, maxTokens = Number.POSITIVE_INFINITY): SummaryBlock | undefined {
+export function summaryBlock(
+  summary: SummaryInput,
+  counter: TokenCounter,
+  maxTokens = Number.POSITIVE_INFINITY,
+): SummaryBlock | undefined {
   const header = `Summary of the earlier conversation (messages 1–${summary.toSeq}):\n`;
   const whole: ContextMessage = { role: 'system', content: header + summary.content };
   const tokens = counter.countMessage(whole);
@@ -32,7 +36,10 @@ export function summaryBlock(summary: SummaryInput, counter: TokenCounter, maxTo
   const marker = '\n[mnemo: summary shortened to fit the context budget]';
   const framing = counter.countMessage({ role: 'system', content: header + marker });
   for (let room = maxTokens - framing; room > 0; room -= 2) {
-    const message: ContextMessage = { role: 'system', content: header + counter.truncateText(summary.content, room) + marker };
+    const message: ContextMessage = {
+      role: 'system',
+      content: header + counter.truncateText(summary.content, room) + marker,
+    };
     const cost = counter.countMessage(message);
     if (cost <= maxTokens) return { message, tokens: cost, truncated: true };
   }

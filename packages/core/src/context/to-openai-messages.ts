@@ -18,7 +18,13 @@ export function toOpenAiMessages(messages: readonly ContextMessage[]): OpenAiCha
     ...(message.name === undefined ? {} : { name: message.name }),
     ...(message.toolCalls === undefined
       ? {}
-      : { tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: call.type, function: { ...call.function } })) }),
+      : {
+          tool_calls: message.toolCalls.map((call) => ({
+            id: call.id,
+            type: call.type,
+            function: { ...call.function },
+          })),
+        }),
     ...(message.toolCallId === undefined ? {} : { tool_call_id: message.toolCallId }),
   }));
 }

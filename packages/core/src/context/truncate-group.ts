@@ -28,7 +28,11 @@ const maxAttempts = 8;
  * costs at most `budgetTokens`, sharing the room in proportion to each content's size and marking every
  * shortened content. Returns `undefined` when not even the framing and markers fit.
  */
-export function truncateGroup(group: MessageGroup, budgetTokens: number, counter: TokenCounter): FittedMessage[] | undefined {
+export function truncateGroup(
+  group: MessageGroup,
+  budgetTokens: number,
+  counter: TokenCounter,
+): FittedMessage[] | undefined {
   const framing = group.messages.map((message) => counter.countMessage({ ...message, content: '' }));
   const contentTokens = group.messages.map((message, index) => message.tokens - framing[index]!);
   const totalContent = contentTokens.reduce((sum, tokens) => sum + tokens, 0);

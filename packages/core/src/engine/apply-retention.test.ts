@@ -9,7 +9,12 @@ const start = Date.parse('2025-01-01T00:00:00.000Z');
 /** A memory on a fake clock with three users' messages, ten days apart, and a fact the oldest message stated. */
 async function seeded() {
   let clock = start;
-  const memory = createMemory({ store: new InMemoryStore(), now: () => clock, worker: { autoStart: false }, compaction: false });
+  const memory = createMemory({
+    store: new InMemoryStore(),
+    now: () => clock,
+    worker: { autoStart: false },
+    compaction: false,
+  });
   for (let index = 0; index < 4; index += 1) {
     for (const userId of ['alice', 'bob', 'carol']) {
       await memory.append(
@@ -42,12 +47,16 @@ describe('applyRetention', () => {
       ['bob', 1],
     ]);
     const kept = async (userId: string) =>
-      (await memory.listMessages({ userId, conversationId: `${userId}-chat` })).map((message) => message.content.slice(0, 6));
+      (await memory.listMessages({ userId, conversationId: `${userId}-chat` })).map((message) =>
+        message.content.slice(0, 6),
+      );
     expect(await kept('alice')).toEqual(['day 20', 'day 30']);
     expect(await kept('bob')).toEqual(['day 10', 'day 20', 'day 30']);
     expect(await kept('carol')).toEqual(['day 0:', 'day 10', 'day 20', 'day 30']);
     // The callsign facts of erased messages went with them; the audit log says what, without content.
-    const callsigns = (await memory.facts.history({ userId: 'alice' }, { attribute: 'callsign' })).map((fact) => fact.value);
+    const callsigns = (await memory.facts.history({ userId: 'alice' }, { attribute: 'callsign' })).map(
+      (fact) => fact.value,
+    );
     expect(callsigns).not.toContain('K0ALICE');
     expect(callsigns).not.toContain('K1ALICE');
     expect((await memory.erasures({ userId: 'alice' }))[0]).toMatchObject({
@@ -69,8 +78,8 @@ describe('applyRetention', () => {
     const one = await memory.applyRetention({ tenantId: 'default', policy: { maxAgeDays: 1 } }, { userIds: ['carol'] });
     expect(one.map((outcome) => [outcome.userId, outcome.receipt?.messages])).toEqual([['carol', 4]]);
     expect((await memory.listMessages({ userId: 'alice', conversationId: 'alice-chat' })).length).toBe(4);
-    await expect(memory.applyRetention({ tenantId: 'default', policy: { maxAgeDays: 0 } })).rejects.toSatisfy((error: unknown) =>
-      isMemoryError(error, 'invalid_input'),
+    await expect(memory.applyRetention({ tenantId: 'default', policy: { maxAgeDays: 0 } })).rejects.toSatisfy(
+      (error: unknown) => isMemoryError(error, 'invalid_input'),
     );
     await memory.close();
   });

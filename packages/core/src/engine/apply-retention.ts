@@ -55,9 +55,13 @@ export async function applyRetention(
 ): Promise<RetentionOutcome[]> {
   for (const policy of [rules.policy, ...Object.values(rules.users ?? {})]) {
     if (policy !== undefined && policy !== null && !(Number.isFinite(policy.maxAgeDays) && policy.maxAgeDays > 0)) {
-      throw new MemoryError('invalid_input', `maxAgeDays must be a positive number of days (got ${JSON.stringify(policy.maxAgeDays)})`, {
-        details: { field: 'maxAgeDays' },
-      });
+      throw new MemoryError(
+        'invalid_input',
+        `maxAgeDays must be a positive number of days (got ${JSON.stringify(policy.maxAgeDays)})`,
+        {
+          details: { field: 'maxAgeDays' },
+        },
+      );
     }
   }
   const callOptions: CallOptions = options.signal === undefined ? {} : { signal: options.signal };
@@ -80,11 +84,19 @@ export async function applyRetention(
   return outcomes;
 }
 
-async function listConversationsByUser(store: Store, tenantId: string, options: CallOptions): Promise<Map<string, string[]>> {
+async function listConversationsByUser(
+  store: Store,
+  tenantId: string,
+  options: CallOptions,
+): Promise<Map<string, string[]>> {
   const conversations: Conversation[] = [];
   let cursor: string | undefined;
   do {
-    const page = await store.listConversations({ tenantId }, { limit: 500, ...(cursor === undefined ? {} : { cursor }) }, options);
+    const page = await store.listConversations(
+      { tenantId },
+      { limit: 500, ...(cursor === undefined ? {} : { cursor }) },
+      options,
+    );
     conversations.push(...page.items);
     cursor = page.nextCursor;
   } while (cursor !== undefined);

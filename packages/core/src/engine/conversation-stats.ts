@@ -16,7 +16,11 @@ export interface ConversationStats extends Conversation {
 }
 
 /** Reads {@link ConversationStats}; `undefined` for a conversation without messages. */
-export async function getConversationStats(store: Store, scope: Scope, options?: CallOptions): Promise<ConversationStats | undefined> {
+export async function getConversationStats(
+  store: Store,
+  scope: Scope,
+  options?: CallOptions,
+): Promise<ConversationStats | undefined> {
   const conversation = await store.getConversation(scope, options);
   if (conversation === undefined) return undefined;
   const [first] = await store.listMessages(scope, { limit: 1 }, options);

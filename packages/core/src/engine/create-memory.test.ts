@@ -28,9 +28,15 @@ describe('createMemory', () => {
     const memory = createMemory({ store: new InMemoryStore() });
     await memory.append(scope, [
       { role: 'user', content: 'battery?' },
-      { role: 'assistant', content: '', toolCalls: [{ id: 'c1', type: 'function', function: { name: 'battery', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [{ id: 'c1', type: 'function', function: { name: 'battery', arguments: '{}' } }],
+      },
     ]);
-    await expect(memory.append(scope, { role: 'tool', toolCallId: 'other', content: '71%' })).rejects.toSatisfy(isInvalid);
+    await expect(memory.append(scope, { role: 'tool', toolCallId: 'other', content: '71%' })).rejects.toSatisfy(
+      isInvalid,
+    );
     const [result] = await memory.append(scope, { role: 'tool', toolCallId: 'c1', content: '71%' });
     expect(result?.seq).toBe(3);
   });
@@ -55,11 +61,16 @@ describe('createMemory', () => {
     ]);
     expect((await memory.stats(scope))?.metadata).toBeUndefined();
     await memory.updateConversation(scope, { metadata: { memory_type: 'buffer', max_turns: 4 } });
-    const updated = await memory.updateConversation({ ...scope, tenantId: 'default' }, { metadata: { memory_type: 'window' } });
+    const updated = await memory.updateConversation(
+      { ...scope, tenantId: 'default' },
+      { metadata: { memory_type: 'window' } },
+    );
     expect(updated).toMatchObject({ conversationId: 'node-7', messageCount: 4, metadata: { memory_type: 'window' } });
     expect(await memory.stats(scope)).toMatchObject({ metadata: { memory_type: 'window' }, messageCount: 4 });
     expect((await memory.stats(scope))?.roles).toEqual({ system: 1, user: 2, assistant: 1 });
-    await expect(memory.updateConversation(scope, { metadata: ['not', 'an', 'object'] as never })).rejects.toSatisfy(isInvalid);
+    await expect(memory.updateConversation(scope, { metadata: ['not', 'an', 'object'] as never })).rejects.toSatisfy(
+      isInvalid,
+    );
     await expect(memory.updateConversation(scope, {} as never)).rejects.toSatisfy(isInvalid);
     await expect(memory.updateConversation({ conversationId: '' }, { metadata: {} })).rejects.toSatisfy(isInvalid);
     expect((await memory.stats(scope))?.metadata).toEqual({ memory_type: 'window' });
@@ -84,7 +95,11 @@ describe('createMemory knowledge', () => {
   it('extracts facts and the entity graph in the background, with supersession', async () => {
     const memory = createMemory({ store: new InMemoryStore(), worker: { autoStart: false } });
     await memory.append(node, [
-      { role: 'user', content: "I'm Maren, callsign N0CALL. I live in Hood River.", createdAt: '2025-05-28T10:00:00.000Z' },
+      {
+        role: 'user',
+        content: "I'm Maren, callsign N0CALL. I live in Hood River.",
+        createdAt: '2025-05-28T10:00:00.000Z',
+      },
       { role: 'assistant', content: 'Noted, Maren.', createdAt: '2025-05-28T10:00:30.000Z' },
       { role: 'user', content: 'my buddy Tomas joins the trip on 14 June', createdAt: '2025-05-28T10:01:00.000Z' },
       { role: 'assistant', content: 'Noted.', createdAt: '2025-05-28T10:01:30.000Z' },
@@ -135,20 +150,31 @@ describe('createMemory knowledge', () => {
     await memory.append(node, { role: 'user', content: 'hello again' });
     const likes = await memory.facts.put(user, { attribute: 'likes', value: 'pizza' });
     const corrected = await memory.facts.correct(user, likes.id, { value: 'pasta', text: 'I like pasta, not pizza' });
-    expect(corrected).toMatchObject({ attribute: 'likes', value: 'pasta', text: 'I like pasta, not pizza', extractor: 'api' });
-    expect((await memory.facts.history(user, { attribute: 'likes' })).map((fact) => [fact.value, fact.supersededBy])).toEqual([
+    expect(corrected).toMatchObject({
+      attribute: 'likes',
+      value: 'pasta',
+      text: 'I like pasta, not pizza',
+      extractor: 'api',
+    });
+    expect(
+      (await memory.facts.history(user, { attribute: 'likes' })).map((fact) => [fact.value, fact.supersededBy]),
+    ).toEqual([
       ['pizza', corrected.id],
       ['pasta', undefined],
     ]);
     await expect(memory.facts.correct(user, likes.id, { value: 'soup' })).rejects.toSatisfy((error: unknown) =>
       isMemoryError(error, 'conflict'),
     );
-    await expect(memory.facts.correct({ userId: 'someone-else' }, corrected.id, { value: 'soup' })).rejects.toSatisfy((error: unknown) =>
-      isMemoryError(error, 'not_found'),
+    await expect(memory.facts.correct({ userId: 'someone-else' }, corrected.id, { value: 'soup' })).rejects.toSatisfy(
+      (error: unknown) => isMemoryError(error, 'not_found'),
     );
     await expect(memory.facts.correct(user, corrected.id, { value: ' ' })).rejects.toSatisfy(isInvalid);
 
-    const code = await memory.facts.put(user, { attribute: 'gate code', value: '4417', expiresAt: '2025-06-08T00:00:00+02:00' });
+    const code = await memory.facts.put(user, {
+      attribute: 'gate code',
+      value: '4417',
+      expiresAt: '2025-06-08T00:00:00+02:00',
+    });
     expect(code.expiresAt).toBe('2025-06-07T22:00:00.000Z');
     const factsBlock = async () =>
       (await memory.buildContext(node, { maxTokens: 600, policy: 'hybrid', query: 'gate code?' })).report.parts
@@ -160,7 +186,10 @@ describe('createMemory knowledge', () => {
       Array.from(
         { length: 40 },
         (_, index) =>
-          ({ role: index % 2 === 0 ? 'user' : 'assistant', content: `filler turn ${index} about nothing much at all` }) as const,
+          ({
+            role: index % 2 === 0 ? 'user' : 'assistant',
+            content: `filler turn ${index} about nothing much at all`,
+          }) as const,
       ),
     );
     await memory.compact(node);
@@ -172,7 +201,10 @@ describe('createMemory knowledge', () => {
       value: '4417',
       expiresAt: '2025-06-07T22:00:00.000Z',
     });
-    expect((await memory.facts.list(user, { asOf: '2025-06-05T00:00:00.000Z' })).map((fact) => fact.value)).toEqual(['pasta', '4417']);
+    expect((await memory.facts.list(user, { asOf: '2025-06-05T00:00:00.000Z' })).map((fact) => fact.value)).toEqual([
+      'pasta',
+      '4417',
+    ]);
 
     const kept = await memory.facts.expire(user, code.id, null);
     expect(kept.expiresAt).toBeUndefined();
@@ -194,7 +226,11 @@ describe('createMemory and the usage ledger of a context build', () => {
       return insertUsage(...args);
     };
     const failures: unknown[] = [];
-    const memory = createMemory({ store, onDeferredWriteError: (error) => failures.push(error), worker: { autoStart: false } });
+    const memory = createMemory({
+      store,
+      onDeferredWriteError: (error) => failures.push(error),
+      worker: { autoStart: false },
+    });
     await memory.append(scope, { role: 'user', content: 'battery at 71 percent' });
 
     const built = await memory.buildContext(scope, { maxTokens: 200 });

@@ -35,13 +35,17 @@ import { resolveMemoryOptions, type MemoryOptions } from './memory-options.js';
 export function createMemory(options: MemoryOptions): Memory {
   const resolved = resolveMemoryOptions(options);
   const { store, tokenCounter, limits, contextDefaults, now, embedder, queryEmbeddingTimeoutMs } = resolved;
-  const compactor = resolved.compaction === false ? undefined : createCompactor({ store, tokenCounter, ...resolved.compaction, now });
+  const compactor =
+    resolved.compaction === false ? undefined : createCompactor({ store, tokenCounter, ...resolved.compaction, now });
   const knowledge = resolved.knowledge === false ? undefined : { store, ...resolved.knowledge, now };
   const background = createBackgroundWork({
     store,
     ...(knowledge === undefined
       ? {}
-      : { extract: async (_job, scope, signal, slice) => void (await extractKnowledge(knowledge, scope, { signal, slice })) }),
+      : {
+          extract: async (_job, scope, signal, slice) =>
+            void (await extractKnowledge(knowledge, scope, { signal, slice })),
+        }),
     ...(compactor === undefined ? {} : { compactor }),
     ...(embedder === undefined ? {} : { embedder }),
     ...(resolved.worker === undefined ? {} : { worker: resolved.worker }),
@@ -64,7 +68,10 @@ export function createMemory(options: MemoryOptions): Memory {
   });
   const isoNow = () => new Date(now()).toISOString();
 
-  async function eraseSelected(target: UserScopeInput & MessageSelection, callOptions?: CallOptions): Promise<ErasureReceipt> {
+  async function eraseSelected(
+    target: UserScopeInput & MessageSelection,
+    callOptions?: CallOptions,
+  ): Promise<ErasureReceipt> {
     const { conversationId, fromSeq, toSeq, before, ...owner } = target;
     const selection = {
       ...(conversationId === undefined ? {} : { conversationId }),
@@ -93,7 +100,11 @@ export function createMemory(options: MemoryOptions): Memory {
       return stored;
     },
     async buildContext(scopeInput: ScopeInput, contextOptions: ContextOptions = {}) {
-      return buildContext(contextDependencies, resolveScope(scopeInput), assertContextOptions(contextOptions, contextDefaults));
+      return buildContext(
+        contextDependencies,
+        resolveScope(scopeInput),
+        assertContextOptions(contextOptions, contextDefaults),
+      );
     },
     listMessages: async (scopeInput: ScopeInput, range: MessageRange = {}, callOptions?: CallOptions) =>
       store.listMessages(resolveScope(scopeInput), range, callOptions),
@@ -120,13 +131,17 @@ export function createMemory(options: MemoryOptions): Memory {
       applyRetention({ store, eraseMessages: eraseSelected }, rules, isoNow(), retentionOptions),
     async erasures(filter: UserScopeInput & { allUsers?: boolean }, callOptions?: CallOptions) {
       const user = resolveUserScope(filter);
-      return store.listErasures({ tenantId: user.tenantId, ...(filter.allUsers === true ? {} : { userId: user.userId }) }, callOptions);
+      return store.listErasures(
+        { tenantId: user.tenantId, ...(filter.allUsers === true ? {} : { userId: user.userId }) },
+        callOptions,
+      );
     },
     async compact(scopeInput: ScopeInput, callOptions: CallOptions = {}) {
       if (compactor === undefined) throw new MemoryError('invalid_input', 'compaction is turned off for this memory');
       return compactor.compact(resolveScope(scopeInput), { force: true, ...callOptions });
     },
-    listSummaries: async (scopeInput: ScopeInput, callOptions?: CallOptions) => store.listSummaries(resolveScope(scopeInput), callOptions),
+    listSummaries: async (scopeInput: ScopeInput, callOptions?: CallOptions) =>
+      store.listSummaries(resolveScope(scopeInput), callOptions),
     expand: async (user: UserScopeInput, summaryId: string, callOptions?: CallOptions) =>
       expandSummary(store, resolveUserScope(user), summaryId, callOptions),
     recall: async (user: UserScopeInput, query: string, recallOptions?: RecallOptions) =>
@@ -134,8 +149,11 @@ export function createMemory(options: MemoryOptions): Memory {
     facts: Object.freeze({
       list: (user: UserScopeInput, query: FactQuery = {}, callOptions?: CallOptions) =>
         store.listFacts(resolveUserScope(user), { now: isoNow(), ...query }, callOptions),
-      history: (user: UserScopeInput, query: Omit<FactQuery, 'includeHistory' | 'asOf'> = {}, callOptions?: CallOptions) =>
-        store.listFacts(resolveUserScope(user), { ...query, includeHistory: true }, callOptions),
+      history: (
+        user: UserScopeInput,
+        query: Omit<FactQuery, 'includeHistory' | 'asOf'> = {},
+        callOptions?: CallOptions,
+      ) => store.listFacts(resolveUserScope(user), { ...query, includeHistory: true }, callOptions),
       retire: (user: UserScopeInput, factId: string, callOptions?: CallOptions) =>
         store.retireFact(resolveUserScope(user), factId, isoNow(), callOptions),
       put: (user: UserScopeInput, fact: FactInput, callOptions?: CallOptions) =>
@@ -155,18 +173,29 @@ export function createMemory(options: MemoryOptions): Memory {
     graph: Object.freeze({
       entities: (user: UserScopeInput, query: { query?: string; limit?: number } = {}, callOptions?: CallOptions) =>
         store.listEntities(resolveUserScope(user), query, callOptions),
-      neighbours: (user: UserScopeInput, entity: string, depth = 1, callOptions: CallOptions & { includeHistory?: boolean } = {}) =>
-        graphNeighbours(store, resolveUserScope(user), entity, depth, callOptions),
-      relations: (user: UserScopeInput, query: { entityIds: readonly string[]; includeHistory?: boolean }, callOptions?: CallOptions) =>
-        store.listRelations(resolveUserScope(user), query, callOptions),
+      neighbours: (
+        user: UserScopeInput,
+        entity: string,
+        depth = 1,
+        callOptions: CallOptions & { includeHistory?: boolean } = {},
+      ) => graphNeighbours(store, resolveUserScope(user), entity, depth, callOptions),
+      relations: (
+        user: UserScopeInput,
+        query: { entityIds: readonly string[]; includeHistory?: boolean },
+        callOptions?: CallOptions,
+      ) => store.listRelations(resolveUserScope(user), query, callOptions),
     }),
     jobs: Object.freeze({
       countByKind: async (tenant: { tenantId?: string }, callOptions?: CallOptions) =>
         store.countJobsByKind({ tenantId: resolveUserScope({ tenantId: tenant.tenantId }).tenantId }, callOptions),
-      listRecentFailures: async (tenant: { tenantId?: string }, query: { limit?: number } = {}, callOptions?: CallOptions) =>
-        listRecentFailures(store, tenant, query, callOptions),
+      listRecentFailures: async (
+        tenant: { tenantId?: string },
+        query: { limit?: number } = {},
+        callOptions?: CallOptions,
+      ) => listRecentFailures(store, tenant, query, callOptions),
     }),
-    jobBacklog: async (filter: { tenantId?: string } = {}, callOptions?: CallOptions) => jobBacklogAt(store, filter, now(), callOptions),
+    jobBacklog: async (filter: { tenantId?: string } = {}, callOptions?: CallOptions) =>
+      jobBacklogAt(store, filter, now(), callOptions),
     runPendingJobs: () => worker.drain(),
     readiness: async (callOptions?: CallOptions) => storeReadiness(store, callOptions),
     async close() {

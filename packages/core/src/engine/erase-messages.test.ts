@@ -12,9 +12,15 @@ describe('eraseMessages', () => {
     const at = (index: number) => new Date(Date.UTC(2025, 0, 1) + index * 1000).toISOString();
     await memory.append(
       { ...user, conversationId: 'a' },
-      Array.from({ length: total }, (_, index) => ({ role: 'user' as const, content: `line ${index}`, createdAt: at(index) })),
+      Array.from({ length: total }, (_, index) => ({
+        role: 'user' as const,
+        content: `line ${index}`,
+        createdAt: at(index),
+      })),
     );
-    await memory.append({ ...user, conversationId: 'b' }, [{ role: 'user', content: 'kept: said later', createdAt: at(total + 10) }]);
+    await memory.append({ ...user, conversationId: 'b' }, [
+      { role: 'user', content: 'kept: said later', createdAt: at(total + 10) },
+    ]);
     const calls: unknown[] = [];
     const erase = store.eraseMessages.bind(store);
     store.eraseMessages = (scope, selection, options) => {
@@ -33,7 +39,9 @@ describe('eraseMessages', () => {
     expect((await memory.erasures(user)).length).toBe(3);
     expect((await memory.erasures(user)).at(-1)?.id).toBe(receipt.auditId);
     expect((await memory.listMessages({ ...user, conversationId: 'a' })).length).toBe(0);
-    expect((await memory.listMessages({ ...user, conversationId: 'b' })).map((message) => message.content)).toEqual(['kept: said later']);
+    expect((await memory.listMessages({ ...user, conversationId: 'b' })).map((message) => message.content)).toEqual([
+      'kept: said later',
+    ]);
     // A small selection stays one step.
     await memory.append({ ...user, conversationId: 'b' }, { role: 'user', content: 'another' });
     calls.length = 0;

@@ -45,7 +45,9 @@ export async function eraseMessages(
   for (const write of doomed.flatMap(({ messages }) => messages.flatMap(memoryWritesOf)))
     memoryFiles += await undoWrite(dependencies, user, write, options);
   const steps =
-    doomed.reduce((sum, { messages }) => sum + messages.length, 0) <= eraseStepMessages ? [checked] : erasureSteps(doomed, checked.before);
+    doomed.reduce((sum, { messages }) => sum + messages.length, 0) <= eraseStepMessages
+      ? [checked]
+      : erasureSteps(doomed, checked.before);
   let receipt: ErasureReceipt | undefined;
   for (const [index, step] of steps.entries()) {
     if (index > 0) await new Promise((resolve) => setTimeout(resolve, eraseStepPauseMs));
@@ -70,7 +72,12 @@ function erasureSteps(
   return doomed.flatMap(({ conversationId, messages }) =>
     Array.from({ length: Math.ceil(messages.length / eraseStepMessages) }, (_, index) => {
       const part = messages.slice(index * eraseStepMessages, (index + 1) * eraseStepMessages);
-      return { conversationId, fromSeq: part[0]!.seq, toSeq: part[part.length - 1]!.seq, ...(before === undefined ? {} : { before }) };
+      return {
+        conversationId,
+        fromSeq: part[0]!.seq,
+        toSeq: part[part.length - 1]!.seq,
+        ...(before === undefined ? {} : { before }),
+      };
     }),
   );
 }
@@ -101,7 +108,11 @@ async function selectedMessages(
   else {
     let cursor: string | undefined;
     do {
-      const page = await store.listConversations({ ...user }, { limit: 1000, ...(cursor === undefined ? {} : { cursor }) }, options);
+      const page = await store.listConversations(
+        { ...user },
+        { limit: 1000, ...(cursor === undefined ? {} : { cursor }) },
+        options,
+      );
       conversationIds.push(...page.items.map((conversation) => conversation.conversationId));
       cursor = page.nextCursor;
     } while (cursor !== undefined);
@@ -109,7 +120,10 @@ async function selectedMessages(
   const before = selection.before === undefined ? Number.POSITIVE_INFINITY : Date.parse(selection.before);
   const result: { conversationId: string; messages: Message[] }[] = [];
   for (const conversationId of conversationIds) {
-    const range = { afterSeq: (selection.fromSeq ?? 1) - 1, ...(selection.toSeq === undefined ? {} : { beforeSeq: selection.toSeq + 1 }) };
+    const range = {
+      afterSeq: (selection.fromSeq ?? 1) - 1,
+      ...(selection.toSeq === undefined ? {} : { beforeSeq: selection.toSeq + 1 }),
+    };
     const messages = (await store.listMessages({ ...user, conversationId }, range, options)).filter(
       (message) => Date.parse(message.createdAt) < before,
     );

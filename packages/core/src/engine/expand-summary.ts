@@ -12,11 +12,21 @@ export interface ExpandedSummary {
 }
 
 /** Reads a summary of one of the user's conversations with its source messages; `not_found` otherwise. */
-export async function expandSummary(store: Store, user: UserScope, summaryId: string, options?: CallOptions): Promise<ExpandedSummary> {
+export async function expandSummary(
+  store: Store,
+  user: UserScope,
+  summaryId: string,
+  options?: CallOptions,
+): Promise<ExpandedSummary> {
   const summary = await store.getSummary(user, summaryId, options);
-  if (summary === undefined) throw new MemoryError('not_found', `summary ${summaryId} does not exist`, { details: { summaryId } });
+  if (summary === undefined)
+    throw new MemoryError('not_found', `summary ${summaryId} does not exist`, { details: { summaryId } });
   const scope = { tenantId: summary.tenantId, userId: summary.userId, conversationId: summary.conversationId };
-  const messages = await store.listMessages(scope, { afterSeq: summary.fromSeq - 1, beforeSeq: summary.toSeq + 1 }, options);
+  const messages = await store.listMessages(
+    scope,
+    { afterSeq: summary.fromSeq - 1, beforeSeq: summary.toSeq + 1 },
+    options,
+  );
   const folded: Summary[] = [];
   for (const id of summary.foldedSummaryIds) {
     const source = await store.getSummary(user, id, options);

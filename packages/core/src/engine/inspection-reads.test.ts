@@ -46,7 +46,9 @@ describe('createMemory inspection reads', () => {
     // times its own factor (the length prior of its content words).
     expect(battery?.explain?.own).toBeCloseTo(6 ** recallTuning.lengthPrior);
     expect(battery?.score).toBeCloseTo(
-      battery!.explain!.fused * (1 + recallTuning.episodeCoverage * (battery!.explain!.coverage ?? 0)) * battery!.explain!.own!,
+      battery!.explain!.fused *
+        (1 + recallTuning.episodeCoverage * (battery!.explain!.coverage ?? 0)) *
+        battery!.explain!.own!,
     );
     expect(battery?.explain?.coverage).toBeGreaterThan(0);
   });
@@ -55,7 +57,9 @@ describe('createMemory inspection reads', () => {
     const memory = createMemory({ store: new InMemoryStore(), compaction: false, knowledge: false });
     await memory.append({ tenantId: 'a', userId: 'ana', conversationId: 'Trip-2024' }, { role: 'user', content: 'x' });
     await memory.append({ tenantId: 'b', userId: 'ana', conversationId: 'trip-b' }, { role: 'user', content: 'x' });
-    expect((await memory.listConversations({ tenantId: 'a', search: ' trip ' })).items.map((c) => c.conversationId)).toEqual(['Trip-2024']);
+    expect(
+      (await memory.listConversations({ tenantId: 'a', search: ' trip ' })).items.map((c) => c.conversationId),
+    ).toEqual(['Trip-2024']);
     expect((await memory.listConversations({ tenantId: 'a', search: '   ' })).items).toHaveLength(1);
     await expect(memory.listConversations({ search: 'x'.repeat(201) })).rejects.toSatisfy((error: unknown) =>
       isMemoryError(error, 'invalid_input'),
@@ -73,13 +77,20 @@ describe('createMemory inspection reads', () => {
       { tenantId: 'b', userId: 'bo', conversationId: 'x' },
       { kind: 'embed', runAt: new Date(0).toISOString(), maxAttempts: 1 },
     );
-    const leased = await store.leaseJob({ workerId: 'w', leaseMs: 1000, now: new Date().toISOString(), kinds: ['compact'] });
+    const leased = await store.leaseJob({
+      workerId: 'w',
+      leaseMs: 1000,
+      now: new Date().toISOString(),
+      kinds: ['compact'],
+    });
     await store.failJob(leased!, { error: 'upstream 500', now: new Date().toISOString() });
-    expect((await memory.jobs.listRecentFailures({ tenantId: 'a' })).map((job) => job.lastError)).toEqual(['upstream 500']);
-    expect(await memory.jobs.listRecentFailures({ tenantId: 'b' })).toEqual([]);
-    expect((await memory.jobs.countByKind({ tenantId: 'b' })).map((row) => `${row.kind}:${row.status}:${row.count}`)).toEqual([
-      'embed:pending:1',
+    expect((await memory.jobs.listRecentFailures({ tenantId: 'a' })).map((job) => job.lastError)).toEqual([
+      'upstream 500',
     ]);
+    expect(await memory.jobs.listRecentFailures({ tenantId: 'b' })).toEqual([]);
+    expect(
+      (await memory.jobs.countByKind({ tenantId: 'b' })).map((row) => `${row.kind}:${row.status}:${row.count}`),
+    ).toEqual(['embed:pending:1']);
     await expect(memory.jobs.listRecentFailures({}, { limit: 0 })).rejects.toSatisfy((error: unknown) =>
       isMemoryError(error, 'invalid_input'),
     );

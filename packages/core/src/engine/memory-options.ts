@@ -1,4 +1,8 @@
-import { compactionSettingsForBudget, resolveCompactionSettings, type CompactionSettings } from '../compaction/compaction-settings.js';
+import {
+  compactionSettingsForBudget,
+  resolveCompactionSettings,
+  type CompactionSettings,
+} from '../compaction/compaction-settings.js';
 import { ExtractiveSummarizer } from '../compaction/extractive-summarizer.js';
 import type { Summarizer } from '../compaction/summarizer.js';
 import { resolveContextDefaults, type ContextDefaults } from '../context/context-options.js';
@@ -44,7 +48,12 @@ export interface MemoryOptions {
    * `consolidate: false` skips the consolidation pass (duplicates merged, contradictions settled) after each run that stored facts.
    */
   readonly knowledge?:
-    false | { readonly factExtractor?: FactExtractor; readonly graphExtractor?: GraphExtractor | false; readonly consolidate?: boolean };
+    | false
+    | {
+        readonly factExtractor?: FactExtractor;
+        readonly graphExtractor?: GraphExtractor | false;
+        readonly consolidate?: boolean;
+      };
   /** Caps of each user's `/memories` directory (the memory tool); missing fields take `defaultMemoryToolLimits`. */
   readonly memoryToolLimits?: Partial<MemoryToolLimits>;
   /**
@@ -85,7 +94,12 @@ export interface ResolvedMemoryOptions {
   readonly compaction: false | { readonly summarizer: Summarizer; readonly settings: CompactionSettings };
   /** `false`: extraction is off. No `graphExtractor`: the graph is skipped. */
   readonly knowledge:
-    false | { readonly factExtractor: FactExtractor; readonly graphExtractor?: GraphExtractor; readonly consolidate?: boolean };
+    | false
+    | {
+        readonly factExtractor: FactExtractor;
+        readonly graphExtractor?: GraphExtractor;
+        readonly consolidate?: boolean;
+      };
   readonly embedder?: Embedder;
   readonly queryEmbeddingTimeoutMs: number | false;
   readonly memoryToolLimits?: Partial<MemoryToolLimits>;
@@ -102,7 +116,10 @@ export function resolveMemoryOptions(options: MemoryOptions): ResolvedMemoryOpti
   const tokenCounter = options.tokenCounter ?? createGptTokenCounter();
   const contextDefaults = resolveContextDefaults(options.context);
   const queryEmbeddingTimeoutMs = options.queryEmbeddingTimeoutMs ?? defaultQueryEmbeddingTimeoutMs;
-  if (queryEmbeddingTimeoutMs !== false && (!Number.isInteger(queryEmbeddingTimeoutMs) || queryEmbeddingTimeoutMs < 1)) {
+  if (
+    queryEmbeddingTimeoutMs !== false &&
+    (!Number.isInteger(queryEmbeddingTimeoutMs) || queryEmbeddingTimeoutMs < 1)
+  ) {
     throw new MemoryError(
       'invalid_input',
       `queryEmbeddingTimeoutMs must be a positive integer or false (got ${String(queryEmbeddingTimeoutMs)})`,
@@ -123,14 +140,19 @@ export function resolveMemoryOptions(options: MemoryOptions): ResolvedMemoryOpti
         ? false
         : {
             summarizer: compaction?.summarizer ?? new ExtractiveSummarizer({ tokenCounter }),
-            settings: resolveCompactionSettings(compaction?.settings, compactionSettingsForBudget(contextDefaults.maxTokens)),
+            settings: resolveCompactionSettings(
+              compaction?.settings,
+              compactionSettingsForBudget(contextDefaults.maxTokens),
+            ),
           },
     knowledge:
       knowledge === false
         ? false
         : {
             factExtractor: knowledge?.factExtractor ?? new HeuristicFactExtractor(),
-            ...(knowledge?.graphExtractor === false ? {} : { graphExtractor: knowledge?.graphExtractor ?? new HeuristicGraphExtractor() }),
+            ...(knowledge?.graphExtractor === false
+              ? {}
+              : { graphExtractor: knowledge?.graphExtractor ?? new HeuristicGraphExtractor() }),
             ...(knowledge?.consolidate === undefined ? {} : { consolidate: knowledge.consolidate }),
           },
     ...(options.embedder === undefined ? {} : { embedder: options.embedder }),

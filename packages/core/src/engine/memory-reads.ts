@@ -49,7 +49,11 @@ export async function jobBacklogAt(
   now: number,
   options: CallOptions | undefined,
 ): Promise<JobBacklogStatus> {
-  const backlog = await readJobBacklog(store, filter.tenantId === undefined ? {} : { tenantId: filter.tenantId }, options);
+  const backlog = await readJobBacklog(
+    store,
+    filter.tenantId === undefined ? {} : { tenantId: filter.tenantId },
+    options,
+  );
   const oldest = backlog.oldestPendingCreatedAt;
   return oldest === undefined ? backlog : { ...backlog, oldestPendingAgeMs: Math.max(0, now - Date.parse(oldest)) };
 }
@@ -61,7 +65,10 @@ export async function storeReadiness(store: Store, options: CallOptions | undefi
     await store.listConversations({ tenantId: 'default' }, { limit: 1 }, options);
     return { ready: true, checks: [{ name: 'read', ok: true }] };
   } catch (error) {
-    return { ready: false, checks: [{ name: 'read', ok: false, message: error instanceof Error ? error.message : String(error) }] };
+    return {
+      ready: false,
+      checks: [{ name: 'read', ok: false, message: error instanceof Error ? error.message : String(error) }],
+    };
   }
 }
 

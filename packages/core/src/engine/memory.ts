@@ -14,7 +14,15 @@ import type { Message, MessageInput, Metadata } from '../messages/message.js';
 import type { ScopeInput, UserScopeInput } from '../messages/scope.js';
 import type { RecallHit, RecallOptions } from '../recall/recall.js';
 import type { ErasureAuditEntry, ErasureReceipt, MessageSelection } from '../store/message-erasure.js';
-import type { CallOptions, Conversation, EraseResult, MessageRange, Page, PageOptions, StoreReadiness } from '../store/store.js';
+import type {
+  CallOptions,
+  Conversation,
+  EraseResult,
+  MessageRange,
+  Page,
+  PageOptions,
+  StoreReadiness,
+} from '../store/store.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import type { UsageEntry } from '../usage/usage.js';
 import type { RetentionOptions, RetentionOutcome, RetentionRules } from './apply-retention.js';
@@ -24,7 +32,11 @@ import type { ExpandedSummary } from './expand-summary.js';
 /** The memory engine a library user calls. Every method validates its input (`invalid_input`). */
 export interface Memory {
   /** Appends one message or a batch, atomically and in order; returns them as stored (with `seq`). */
-  append(scope: ScopeInput, messages: MessageInput | readonly MessageInput[], options?: CallOptions): Promise<Message[]>;
+  append(
+    scope: ScopeInput,
+    messages: MessageInput | readonly MessageInput[],
+    options?: CallOptions,
+  ): Promise<Message[]>;
   /** Builds the context to send for a conversation and records it in the usage ledger. */
   buildContext(scope: ScopeInput, options?: ContextOptions): Promise<BuiltContext>;
   /** Reads stored messages of a conversation: oldest first by default; `afterSeq`, `beforeSeq`, `limit` and `order: 'desc'` (newest first) to page or read the tail. */
@@ -34,7 +46,11 @@ export interface Memory {
   /** Counters and usage of one conversation; `undefined` when it has no messages. */
   stats(scope: ScopeInput, options?: CallOptions): Promise<ConversationStats | undefined>;
   /** Replaces a conversation's metadata whole (merge before calling); `undefined` when the conversation has no messages. `invalid_input` as `Store.updateConversationMetadata`. */
-  updateConversation(scope: ScopeInput, update: { metadata: Metadata }, options?: CallOptions): Promise<Conversation | undefined>;
+  updateConversation(
+    scope: ScopeInput,
+    update: { metadata: Metadata },
+    options?: CallOptions,
+  ): Promise<Conversation | undefined>;
   /** Conversations of a tenant, or of one of its users, cursor-paged; `search` keeps those whose user or conversation id contains it (ASCII case ignored). */
   listConversations(
     filter?: { tenantId?: string; userId?: string; search?: string },
@@ -67,7 +83,11 @@ export interface Memory {
   /** The user's facts: current by default, `asOf` a date, or history; and ending one by hand. */
   readonly facts: {
     list(user: UserScopeInput, query?: FactQuery, options?: CallOptions): Promise<Fact[]>;
-    history(user: UserScopeInput, query?: Omit<FactQuery, 'includeHistory' | 'asOf'>, options?: CallOptions): Promise<Fact[]>;
+    history(
+      user: UserScopeInput,
+      query?: Omit<FactQuery, 'includeHistory' | 'asOf'>,
+      options?: CallOptions,
+    ): Promise<Fact[]>;
     retire(user: UserScopeInput, factId: string, options?: CallOptions): Promise<Fact>;
     /** States a fact by hand; a new value of a single-valued attribute supersedes the current one. */
     put(user: UserScopeInput, fact: FactInput, options?: CallOptions): Promise<Fact>;
@@ -81,7 +101,11 @@ export interface Memory {
   /** The user's entity graph. */
   readonly graph: {
     /** Entities by name; `query` matches a name or alias prefix. */
-    entities(user: UserScopeInput, query?: { query?: string; limit?: number }, options?: CallOptions): Promise<Entity[]>;
+    entities(
+      user: UserScopeInput,
+      query?: { query?: string; limit?: number },
+      options?: CallOptions,
+    ): Promise<Entity[]>;
     /** An entity (by id, name or alias) and everything within `depth` (1–3) relations of it; `not_found` for an unknown one. */
     neighbours(
       user: UserScopeInput,
@@ -101,7 +125,11 @@ export interface Memory {
     /** Jobs by kind and status, with when the oldest of each was queued; by kind, then status. */
     countByKind(tenant: { tenantId?: string }, options?: CallOptions): Promise<JobKindCount[]>;
     /** The `limit` (1–100, default 20) most recently updated jobs that failed or wait to retry, with their errors, newest first. */
-    listRecentFailures(tenant: { tenantId?: string }, query?: { limit?: number }, options?: CallOptions): Promise<Job[]>;
+    listRecentFailures(
+      tenant: { tenantId?: string },
+      query?: { limit?: number },
+      options?: CallOptions,
+    ): Promise<Job[]>;
   };
   /** The Anthropic-style memory tool over each user's `/memories` directory in this memory's store. */
   readonly memoryTool: MemoryTool;

@@ -29,7 +29,12 @@ export interface ClauseOptions {
  * The clause that starts at `from` in `match`, cut at punctuation or a conjunction, without trailing
  * filler; its text is sliced from `text` (same offsets). `undefined` when empty or over `maxWords`.
  */
-export function captureClause(text: string, match: string, from: number, options: ClauseOptions = {}): Span | undefined {
+export function captureClause(
+  text: string,
+  match: string,
+  from: number,
+  options: ClauseOptions = {},
+): Span | undefined {
   const rest = match.slice(from);
   const stop = (options.keepLists === true ? clauseBreakKeepingAnd : clauseBreak).exec(rest);
   let end = from + (stop === null ? rest.length : stop.index);

@@ -31,7 +31,10 @@ describe('consolidateFacts', () => {
     const dogs = await store.insertFact(user, fact('likes', 'dogs', '2025-05-01T00:00:00.000Z'));
     const hotDogs = await store.insertFact(user, fact('likes', 'hot dogs', '2025-05-02T00:00:00.000Z'));
     // Another subject's fact of the same value is not a duplicate of the user's.
-    const tomas = await store.insertFact(user, fact('owns', 'power bank', '2025-05-04T00:00:00.000Z', { subject: 'Tomas' }));
+    const tomas = await store.insertFact(
+      user,
+      fact('owns', 'power bank', '2025-05-04T00:00:00.000Z', { subject: 'Tomas' }),
+    );
 
     const result = await consolidateFacts(store, user, now);
 
@@ -40,10 +43,14 @@ describe('consolidateFacts', () => {
       ['power bank', 'a 10000 mAh power bank'],
     ]);
     expect(result.settled).toEqual([]);
-    expect((await store.listFacts(user)).map((item) => item.id).sort()).toEqual([bank.id, kayak.id, dogs.id, hotDogs.id, tomas.id].sort());
+    expect((await store.listFacts(user)).map((item) => item.id).sort()).toEqual(
+      [bank.id, kayak.id, dogs.id, hotDogs.id, tomas.id].sort(),
+    );
     const history = await store.listFacts(user, { includeHistory: true, attribute: 'owns', subject: 'user' });
     expect(
-      history.filter((item) => item.id === shortBank.id || item.id === vaguer.id).map((item) => [item.validTo, item.supersededBy]),
+      history
+        .filter((item) => item.id === shortBank.id || item.id === vaguer.id)
+        .map((item) => [item.validTo, item.supersededBy]),
     ).toEqual([
       [now, bank.id],
       [now, bank.id],
@@ -63,10 +70,14 @@ describe('consolidateFacts', () => {
 
     const result = await consolidateFacts(store, user, now);
     expect(result.settled.map(({ older, newer }) => [older.id, newer.id])).toEqual([[larch.id, bear.id]]);
-    expect((await store.listFacts(user, { attribute: 'main_relay' })).map((item) => item.value)).toEqual(['BEAR-CREEK']);
-    expect((await store.listFacts(user, { attribute: 'main_relay', asOf: '2025-06-01T00:00:00.000Z' })).map((item) => item.value)).toEqual([
-      'LARCH-RIDGE',
+    expect((await store.listFacts(user, { attribute: 'main_relay' })).map((item) => item.value)).toEqual([
+      'BEAR-CREEK',
     ]);
+    expect(
+      (await store.listFacts(user, { attribute: 'main_relay', asOf: '2025-06-01T00:00:00.000Z' })).map(
+        (item) => item.value,
+      ),
+    ).toEqual(['LARCH-RIDGE']);
     const [ended] = await store.listFacts(user, { includeHistory: true, attribute: 'main_relay' });
     expect(ended).toMatchObject({ validTo: bear.validFrom, supersededBy: bear.id });
     // A multi-valued attribute keeps both values; a second pass changes nothing.
@@ -76,7 +87,10 @@ describe('consolidateFacts', () => {
 
   it('leaves expired facts and other users alone', async () => {
     const store = new InMemoryStore();
-    await store.insertFact(user, fact('main_relay', 'LARCH-RIDGE', '2025-05-01T00:00:00.000Z', { expiresAt: '2025-06-01T00:00:00.000Z' }));
+    await store.insertFact(
+      user,
+      fact('main_relay', 'LARCH-RIDGE', '2025-05-01T00:00:00.000Z', { expiresAt: '2025-06-01T00:00:00.000Z' }),
+    );
     await store.insertFact(user, fact('main_relay', 'BEAR-CREEK', '2025-05-02T00:00:00.000Z'));
     await store.insertFact({ ...user, userId: 'bob' }, fact('main_relay', 'OWL-HOLLOW', '2025-05-03T00:00:00.000Z'));
     expect(await consolidateFacts(store, user, now)).toEqual({ merged: [], settled: [] });

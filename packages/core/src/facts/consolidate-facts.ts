@@ -71,7 +71,8 @@ export async function consolidateFacts(
     const [newest, ...older] = kept
       .map((survivor) => survivor.fact)
       .sort((a, b) => compareText(b.validFrom, a.validFrom) || compareText(b.createdAt, a.createdAt));
-    for (const fact of older) if (await end(fact, newest!.validFrom, newest!)) settled.push({ older: fact, newer: newest! });
+    for (const fact of older)
+      if (await end(fact, newest!.validFrom, newest!)) settled.push({ older: fact, newer: newest! });
   }
   return { merged, settled };
 }

@@ -10,7 +10,11 @@ export function isFactVisible(fact: Fact, query: FactQuery): boolean {
   if (query.attribute !== undefined && fact.attribute !== query.attribute) return false;
   if (query.includeHistory === true) return true;
   if (query.asOf !== undefined)
-    return fact.validFrom <= query.asOf && (fact.validTo === undefined || query.asOf < fact.validTo) && !isExpired(fact, query.asOf);
+    return (
+      fact.validFrom <= query.asOf &&
+      (fact.validTo === undefined || query.asOf < fact.validTo) &&
+      !isExpired(fact, query.asOf)
+    );
   return fact.validTo === undefined && (query.now === undefined || !isExpired(fact, query.now));
 }
 

@@ -77,7 +77,9 @@ function mention(
     start,
     end: start + match[0].length,
     value: match[0],
-    normalized: valid ? `${dayNumber} ${monthNames[monthIndex - 1]}${yearText === undefined ? '' : ` ${yearText}`}` : '',
+    normalized: valid
+      ? `${dayNumber} ${monthNames[monthIndex - 1]}${yearText === undefined ? '' : ` ${yearText}`}`
+      : '',
     negated: negation.test(sentence.slice(0, start)),
   };
 }

@@ -7,7 +7,12 @@ import { HeuristicFactExtractor } from './heuristic-fact-extractor.js';
 const extractor = new HeuristicFactExtractor();
 
 function userMessages(...contents: string[]): SummarySourceMessage[] {
-  return contents.map((content, index) => ({ seq: index + 1, role: 'user', content, createdAt: `2025-05-29T02:4${index}:00.000Z` }));
+  return contents.map((content, index) => ({
+    seq: index + 1,
+    role: 'user',
+    content,
+    createdAt: `2025-05-29T02:4${index}:00.000Z`,
+  }));
 }
 
 async function extract(...contents: string[]): Promise<ExtractedFact[]> {
@@ -65,7 +70,12 @@ describe('HeuristicFactExtractor', () => {
         'please never use markdown',
         'please reply in German',
       ),
-    ).toEqual(['user prefers=metric units', 'user prefers=no emoji', 'user prefers=no markdown', 'user prefers=reply in German']);
+    ).toEqual([
+      'user prefers=metric units',
+      'user prefers=no emoji',
+      'user prefers=no markdown',
+      'user prefers=reply in German',
+    ]);
     expect(await read('I prefer tea over coffee.', 'I never eat meat.', 'ok, avoid jargon')).toEqual([
       'user prefers=tea',
       'user prefers=never eat meat',
@@ -126,7 +136,12 @@ describe('HeuristicFactExtractor', () => {
         'my new relay is BEAR-CREEK',
         'changed our repeater from !c0ffee42 to !d00d0001 last night',
       ),
-    ).toEqual(['user main_relay=BEAR-CREEK', 'user main_relay=BEAR-CREEK', 'user main_relay=BEAR-CREEK', 'user repeater=!d00d0001']);
+    ).toEqual([
+      'user main_relay=BEAR-CREEK',
+      'user main_relay=BEAR-CREEK',
+      'user main_relay=BEAR-CREEK',
+      'user repeater=!d00d0001',
+    ]);
     // An amount with a thousands separator is one value; "the X is Y now instead of Z" changes an X the user has.
     const budget = await extract(
       'Our monthly cloud budget is $1,200, finance reviews the invoice.',
@@ -138,7 +153,9 @@ describe('HeuristicFactExtractor', () => {
     ]);
     expect(await read('the weather is now 12 degrees instead of 9')).toEqual([]);
     // Not data, a passing state, or a figure of speech: nothing.
-    expect(await read('I changed my mind to stay home', 'I moved my stuff to the garage', 'my relay is now down again')).toEqual([]);
+    expect(
+      await read('I changed my mind to stay home', 'I moved my stuff to the garage', 'my relay is now down again'),
+    ).toEqual([]);
   });
 
   it('reads people by relation and resolves his and her to the person named before', async () => {
@@ -159,12 +176,18 @@ describe('HeuristicFactExtractor', () => {
       'Ana lives_in=Hillsboro',
     ]);
     // Pronouns resolve within one message only: a later message's "she" may be anyone.
-    expect(await read('my sister Ana works at Intel.', 'She lives in Hillsboro.')).toEqual(['user sister=Ana', 'Ana employer=Intel']);
+    expect(await read('my sister Ana works at Intel.', 'She lives in Hillsboro.')).toEqual([
+      'user sister=Ana',
+      'Ana employer=Intel',
+    ]);
   });
 
   it('resolves "my sister" to the one sister the stored facts name', async () => {
     const known = [{ subject: 'user', attribute: 'sister', value: 'Ana', validTo: undefined } as unknown as Fact];
-    const facts = await extractor.extract({ messages: userMessages('my sister lives in Salem now.'), knownFacts: known });
+    const facts = await extractor.extract({
+      messages: userMessages('my sister lives in Salem now.'),
+      knownFacts: known,
+    });
     expect(facts.map((fact) => `${fact.subject} ${fact.attribute}=${fact.value}`)).toEqual(['Ana lives_in=Salem']);
     expect(await read('my sister lives in Salem now.')).toEqual([]);
   });
@@ -187,7 +210,9 @@ describe('HeuristicFactExtractor', () => {
   });
 
   it('uses the known facts when a bare correction moves a date without naming the trip', async () => {
-    const known = [{ subject: 'user', attribute: 'trip_date', value: 'June 14', validTo: undefined } as unknown as Fact];
+    const known = [
+      { subject: 'user', attribute: 'trip_date', value: 'June 14', validTo: undefined } as unknown as Fact,
+    ];
     const messages = userMessages('actually it moved to June 21');
     expect((await extractor.extract({ messages, knownFacts: known })).map((fact) => fact.value)).toEqual(['June 21']);
     expect(await extractor.extract({ messages, knownFacts: [] })).toEqual([]);
@@ -252,11 +277,18 @@ describe('HeuristicFactExtractor', () => {
 
   it('reads only user messages, never the assistant', async () => {
     const messages: SummarySourceMessage[] = [
-      { seq: 1, role: 'assistant', content: 'My name is Bot and I live in the cloud.', createdAt: '2025-05-29T02:40:00.000Z' },
+      {
+        seq: 1,
+        role: 'assistant',
+        content: 'My name is Bot and I live in the cloud.',
+        createdAt: '2025-05-29T02:40:00.000Z',
+      },
       { seq: 2, role: 'user', content: 'I live in Bend.', createdAt: '2025-05-29T02:41:00.000Z' },
     ];
     expect(
-      (await extractor.extract({ messages, knownFacts: [] })).map((fact) => `${fact.attribute}=${fact.value}@${fact.sourceSeqs[0]}`),
+      (await extractor.extract({ messages, knownFacts: [] })).map(
+        (fact) => `${fact.attribute}=${fact.value}@${fact.sourceSeqs[0]}`,
+      ),
     ).toEqual(['lives_in=Bend@2']);
   });
 

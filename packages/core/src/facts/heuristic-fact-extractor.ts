@@ -53,7 +53,9 @@ export class HeuristicFactExtractor implements FactExtractor {
   async extract(input: FactExtractionInput): Promise<ExtractedFact[]> {
     input.signal?.throwIfAborted();
     const known = knownFrom(input.knownFacts);
-    return input.messages.filter((message) => message.role === 'user').flatMap((message) => extractFromMessage(message, known));
+    return input.messages
+      .filter((message) => message.role === 'user')
+      .flatMap((message) => extractFromMessage(message, known));
   }
 }
 
@@ -79,11 +81,13 @@ function extractFromMessage(message: SummarySourceMessage, known: Known): Extrac
   statements.forEach((statement, sentence) => {
     const input = ruleInput(statement, sentence, mentions, known);
     const first = peopleFactRules.flatMap((rule) => rule(input));
-    for (const draft of first) if (people.has(draft.attribute)) mentions.push({ sentence, index: draft.index, name: draft.value });
+    for (const draft of first)
+      if (people.has(draft.attribute)) mentions.push({ sentence, index: draft.index, name: draft.value });
     for (const draft of first) remember(known, toFact(draft, statement, message.seq));
     const rest = laterRules.flatMap((rule) => rule(input));
     for (const draft of rest)
-      if (draft.subject !== undefined && draft.subject !== 'user') mentions.push({ sentence, index: draft.index, name: draft.subject });
+      if (draft.subject !== undefined && draft.subject !== 'user')
+        mentions.push({ sentence, index: draft.index, name: draft.subject });
     for (const draft of [...first, ...rest].sort((a, b) => a.index - b.index)) {
       const fact = toFact(draft, statement, message.seq);
       const key = `${fact.subject.toLowerCase()}\u0000${fact.attribute}\u0000${normalizeFactValue(fact.value)}\u0000${fact.polarity ?? 'assert'}`;
@@ -101,7 +105,9 @@ function ruleInput(statement: Statement, sentence: number, mentions: readonly Me
   return {
     ...statement,
     personBefore(index) {
-      const before = mentions.filter((mention) => mention.sentence < sentence || (mention.sentence === sentence && mention.index < index));
+      const before = mentions.filter(
+        (mention) => mention.sentence < sentence || (mention.sentence === sentence && mention.index < index),
+      );
       return before.sort((a, b) => a.sentence - b.sentence || a.index - b.index).at(-1)?.name;
     },
     personCalled(relation) {

@@ -27,7 +27,8 @@ const readName: FactRule = ({ text, match }) => {
   const drafts: FactDraft[] = [];
   eachCue(match, /\b(my name is|my name's|call me|i go by|people call me|i am called)\s+/gi, (found, end) => {
     const explicit = found[1]!.toLowerCase().startsWith('my name');
-    const name = captureName(text, match, end) ?? (explicit ? captureClause(text, match, end, { maxWords: 3 }) : undefined);
+    const name =
+      captureName(text, match, end) ?? (explicit ? captureClause(text, match, end, { maxWords: 3 }) : undefined);
     if (name === undefined) return;
     const confidence = isCapitalized(name.value) ? (explicit ? 0.95 : 0.9) : 0.7;
     drafts.push({ attribute: 'name', value: name.value, confidence, index: found.index });
@@ -42,10 +43,15 @@ const readName: FactRule = ({ text, match }) => {
 
 const readAge: FactRule = ({ match }) => {
   const drafts: FactDraft[] = [];
-  eachCue(match, /\b(?:i'm|i am|my age is)\s+(\d{1,3})(?=\s*(?:$|[,.;!]|and\b|years?\b|yrs?\b|y\/?o\b|year-old\b))/gi, (found) => {
-    const age = Number(found[1]);
-    if (age >= 1 && age <= 120) drafts.push({ attribute: 'age', value: found[1]!, confidence: 0.85, index: found.index });
-  });
+  eachCue(
+    match,
+    /\b(?:i'm|i am|my age is)\s+(\d{1,3})(?=\s*(?:$|[,.;!]|and\b|years?\b|yrs?\b|y\/?o\b|year-old\b))/gi,
+    (found) => {
+      const age = Number(found[1]);
+      if (age >= 1 && age <= 120)
+        drafts.push({ attribute: 'age', value: found[1]!, confidence: 0.85, index: found.index });
+    },
+  );
   return drafts;
 };
 
@@ -58,12 +64,14 @@ const readWork: FactRule = ({ text, match }) => {
   eachCue(match, /\b(?:i'm|i am) (?:a|an)\s+/gi, (found, end) => {
     const job = captureClause(text, match, end, { maxWords: 3 });
     const words = job?.value.toLowerCase().split(/\s+/) ?? [];
-    if (job === undefined || words.some((word) => notJobs.has(word)) || !jobEnding.test(words[words.length - 1]!)) return;
+    if (job === undefined || words.some((word) => notJobs.has(word)) || !jobEnding.test(words[words.length - 1]!))
+      return;
     drafts.push({ attribute: 'job', value: job.value, confidence: 0.65, index: found.index });
   });
   eachCue(match, /\bi work (?:at|for)\s+/gi, (found, end) => {
     const employer = captureName(text, match, end, 4);
-    if (employer !== undefined) drafts.push({ attribute: 'employer', value: employer.value, confidence: 0.85, index: found.index });
+    if (employer !== undefined)
+      drafts.push({ attribute: 'employer', value: employer.value, confidence: 0.85, index: found.index });
   });
   return drafts;
 };
@@ -90,7 +98,12 @@ const readHome: FactRule = (input) => {
       drafts.push(polarity === undefined ? draft : { ...draft, polarity });
     });
   };
-  add('lives_in', /\bi (?:still |now |currently )?(?:live|reside|am living|am based)\s+in\s+|\bi'm (?:living|based) in\s+/gi, true, 0.9);
+  add(
+    'lives_in',
+    /\bi (?:still |now |currently )?(?:live|reside|am living|am based)\s+in\s+|\bi'm (?:living|based) in\s+/gi,
+    true,
+    0.9,
+  );
   add('lives_in', /\bi (?:just |recently |have |'ve )?moved to\s+/gi, false, 0.8);
   add('lives_in', /\bi (?:no longer|don't|do not|dont) live in\s+/gi, true, 0.8, 'negate');
   add('home_town', /\b(?:i'm|i am|i come) (?:originally )?from\s+/gi, false, 0.8);
@@ -103,7 +116,8 @@ const readHome: FactRule = (input) => {
 const readOthersHome: FactRule = (input) => {
   const { text, match } = input;
   const drafts: FactDraft[] = [];
-  const who = "(?:\\b[Mm]y ((?:best )?[a-z]+)|\\b([Hh]e|[Ss]he)|(\\p{Lu}[\\p{L}'-]+))\\s+(?:now\\s+|still\\s+|currently\\s+)?";
+  const who =
+    "(?:\\b[Mm]y ((?:best )?[a-z]+)|\\b([Hh]e|[Ss]he)|(\\p{Lu}[\\p{L}'-]+))\\s+(?:now\\s+|still\\s+|currently\\s+)?";
   const cues: [RegExp, string][] = [
     [new RegExp(`${who}(?:lives|is living|is based|resides)\\s+in\\s+`, 'gu'), 'lives_in'],
     [new RegExp(`${who}(?:is|comes) from\\s+`, 'gu'), 'home_town'],
@@ -111,11 +125,22 @@ const readOthersHome: FactRule = (input) => {
   ];
   for (const [cue, attribute] of cues) {
     eachCue(match, cue, (found, end) => {
-      const subject = subjectOf(input, found[1] === undefined ? (found[2] ?? found[3]!) : `my ${found[1]}`, found.index);
+      const subject = subjectOf(
+        input,
+        found[1] === undefined ? (found[2] ?? found[3]!) : `my ${found[1]}`,
+        found.index,
+      );
       const value =
-        captureName(text, match, end, 4) ?? (attribute === 'lives_in' ? captureClause(text, match, end, { maxWords: 4 }) : undefined);
+        captureName(text, match, end, 4) ??
+        (attribute === 'lives_in' ? captureClause(text, match, end, { maxWords: 4 }) : undefined);
       if (subject === undefined || value === undefined || subject.toLowerCase() === 'i') return;
-      drafts.push({ subject, attribute, value: value.value, confidence: isCapitalized(value.value) ? 0.8 : 0.55, index: found.index });
+      drafts.push({
+        subject,
+        attribute,
+        value: value.value,
+        confidence: isCapitalized(value.value) ? 0.8 : 0.55,
+        index: found.index,
+      });
     });
   }
   return drafts;
@@ -127,18 +152,32 @@ const readHandles: FactRule = (input) => {
   eachCue(match, /\b(?:(my|his|her)\s+)?call\s?sign(?:\s+is|:)?\s+([a-z0-9/]{3,10})\b/gi, (found) => {
     const sign = found[2]!;
     if (!/\d/.test(sign) || !/[a-z]/i.test(sign)) return;
-    const subject = found[1] === undefined || found[1].toLowerCase() === 'my' ? 'user' : subjectOf(input, found[1], found.index);
-    if (subject !== undefined) drafts.push({ subject, attribute: 'callsign', value: sign, confidence: 0.9, index: found.index });
+    const subject =
+      found[1] === undefined || found[1].toLowerCase() === 'my' ? 'user' : subjectOf(input, found[1], found.index);
+    if (subject !== undefined)
+      drafts.push({ subject, attribute: 'callsign', value: sign, confidence: 0.9, index: found.index });
   });
-  eachCue(match, /\bmy (?:handle|username|user name|nick|nickname|screen name)(?:\s+is|:)?\s+([^\s,;!?]+)/gi, (found) => {
-    drafts.push({ attribute: 'handle', value: found[1]!.replace(/[.]+$/, ''), confidence: 0.85, index: found.index });
-  });
-  eachCue(match, /\b(?:my (?:e-?mail|mail)(?: address)?(?:\s+is|:)|email me at)\s+([\w.+-]+@[\w-]+(?:\.[\w-]+)+)/gi, (found) => {
-    drafts.push({ attribute: 'email', value: found[1]!, confidence: 0.9, index: found.index });
-  });
-  eachCue(match, /\bmy (?:phone|phone number|number|cell|mobile)(?: number)?(?:\s+is|:)\s+(\+?\d[\d\s().-]{5,}\d)/gi, (found) => {
-    drafts.push({ attribute: 'phone', value: found[1]!, confidence: 0.85, index: found.index });
-  });
+  eachCue(
+    match,
+    /\bmy (?:handle|username|user name|nick|nickname|screen name)(?:\s+is|:)?\s+([^\s,;!?]+)/gi,
+    (found) => {
+      drafts.push({ attribute: 'handle', value: found[1]!.replace(/[.]+$/, ''), confidence: 0.85, index: found.index });
+    },
+  );
+  eachCue(
+    match,
+    /\b(?:my (?:e-?mail|mail)(?: address)?(?:\s+is|:)|email me at)\s+([\w.+-]+@[\w-]+(?:\.[\w-]+)+)/gi,
+    (found) => {
+      drafts.push({ attribute: 'email', value: found[1]!, confidence: 0.9, index: found.index });
+    },
+  );
+  eachCue(
+    match,
+    /\bmy (?:phone|phone number|number|cell|mobile)(?: number)?(?:\s+is|:)\s+(\+?\d[\d\s().-]{5,}\d)/gi,
+    (found) => {
+      drafts.push({ attribute: 'phone', value: found[1]!, confidence: 0.85, index: found.index });
+    },
+  );
   return drafts;
 };
 
@@ -150,19 +189,30 @@ const readNodeIds: FactRule = (input) => {
     new RegExp(`\\b(my|this|our|his|her|their)\\s+(?:main\\s+)?node(?:\\s+id)?(?:\\s+is|:|=)?\\s+${nodeId}`, 'gi'),
     (found) => {
       const owner = found[1]!.toLowerCase();
-      const subject = owner === 'my' || owner === 'this' || owner === 'our' ? 'user' : subjectOf(input, owner, found.index);
+      const subject =
+        owner === 'my' || owner === 'this' || owner === 'our' ? 'user' : subjectOf(input, owner, found.index);
       if (subject !== undefined)
-        drafts.push({ subject, attribute: 'node_id', value: found[2]!, confidence: owner === 'this' ? 0.8 : 0.85, index: found.index });
+        drafts.push({
+          subject,
+          attribute: 'node_id',
+          value: found[2]!,
+          confidence: owner === 'this' ? 0.8 : 0.85,
+          index: found.index,
+        });
     },
   );
   eachCue(match, new RegExp(`(\\p{Lu}[\\p{L}-]+)'s\\s+node(?:\\s+id)?(?:\\s+is|:)?\\s+${nodeId}`, 'giu'), (found) => {
     const subject = subjectOf(input, found[1]!, found.index);
-    if (subject !== undefined) drafts.push({ subject, attribute: 'node_id', value: found[2]!, confidence: 0.8, index: found.index });
+    if (subject !== undefined)
+      drafts.push({ subject, attribute: 'node_id', value: found[2]!, confidence: 0.8, index: found.index });
   });
   // "a solar node called LARCH-RIDGE on Larch Mtn, id !5c11e08a": the id of the named device.
   eachCue(
     match,
-    new RegExp(`\\b(?:called|named)\\s+([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+|\\p{Lu}[\\p{L}-]+)[^!?]{0,60}?\\bid:?\\s+${nodeId}`, 'gu'),
+    new RegExp(
+      `\\b(?:called|named)\\s+([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+|\\p{Lu}[\\p{L}-]+)[^!?]{0,60}?\\bid:?\\s+${nodeId}`,
+      'gu',
+    ),
     (found) => {
       drafts.push({ subject: found[1]!, attribute: 'node_id', value: found[2]!, confidence: 0.75, index: found.index });
     },
@@ -171,4 +221,12 @@ const readNodeIds: FactRule = (input) => {
 };
 
 /** Name, age, job and employer, home (lives in, home town) of the user and of people they name, callsign, handle, e-mail, phone, node ids. */
-export const identityFactRules: readonly FactRule[] = [readName, readAge, readWork, readHome, readOthersHome, readHandles, readNodeIds];
+export const identityFactRules: readonly FactRule[] = [
+  readName,
+  readAge,
+  readWork,
+  readHome,
+  readOthersHome,
+  readHandles,
+  readNodeIds,
+];

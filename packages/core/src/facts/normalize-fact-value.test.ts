@@ -50,7 +50,9 @@ describe('findDates', () => {
 
 describe('isSingleValuedAttribute', () => {
   it('treats identity and *_date attributes as single-valued and tastes as multi-valued', () => {
-    expect(['name', 'lives_in', 'callsign', 'node_id', 'trip_date', 'exam_date'].every(isSingleValuedAttribute)).toBe(true);
+    expect(['name', 'lives_in', 'callsign', 'node_id', 'trip_date', 'exam_date'].every(isSingleValuedAttribute)).toBe(
+      true,
+    );
     expect(['likes', 'dislikes', 'owns', 'prefers', 'buddy'].some(isSingleValuedAttribute)).toBe(false);
   });
 });

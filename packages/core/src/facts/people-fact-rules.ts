@@ -34,7 +34,17 @@ export const personRelations: readonly string[] = [
 ];
 
 /** Animals a user names ("my dog Rex"): an attribute of the user like the people words, but not a person. */
-export const petRelations: readonly string[] = ['dog', 'cat', 'horse', 'parrot', 'rabbit', 'hamster', 'pup', 'puppy', 'kitten'];
+export const petRelations: readonly string[] = [
+  'dog',
+  'cat',
+  'horse',
+  'parrot',
+  'rabbit',
+  'hamster',
+  'pup',
+  'puppy',
+  'kitten',
+];
 
 const relationWords =
   '(best friend|friend|buddy|partner|spouse|wife|husband|girlfriend|boyfriend|fianc[eé]e?|sister|brother|mom|mum|mother|dad|father|son|daughter|kid|child|cousin|aunt|uncle|grandma|grandmother|grandpa|grandfather|boss|colleague|co-?worker|roommate|flatmate|neighbou?r|teammate|mentor|dog|cat|horse|parrot|rabbit|hamster|pup|puppy|kitten)';
@@ -76,9 +86,13 @@ const readPeople: FactRule = ({ text, match }) => {
         );
     },
   );
-  eachCue(match, new RegExp(`(\\p{Lu}[\\p{L}'-]+) is my (?:new |old |little |big |main )?${relationWords}\\b(?!['’]s)`, 'gu'), (found) => {
-    if (!notNames.has(found[1]!.toLowerCase())) named(found[2]!, found[1]!, 0.8, found.index);
-  });
+  eachCue(
+    match,
+    new RegExp(`(\\p{Lu}[\\p{L}'-]+) is my (?:new |old |little |big |main )?${relationWords}\\b(?!['’]s)`, 'gu'),
+    (found) => {
+      if (!notNames.has(found[1]!.toLowerCase())) named(found[2]!, found[1]!, 0.8, found.index);
+    },
+  );
   return drafts;
 };
 

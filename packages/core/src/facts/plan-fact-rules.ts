@@ -18,10 +18,15 @@ const readTripDate: FactRule = ({ match, text, knows }) => {
   if (pastCue.test(match) && !correctionCue.test(match)) return [];
   const correction = correctionCue.test(match);
   if (!tripWord.test(match) && !(correction && knows('trip_date'))) return [];
-  if (/\b(?:my|our|the)\s+(?:birthday|wedding|anniversary|appointment|exam|interview|surgery)\b/i.test(match)) return [];
+  if (/\b(?:my|our|the)\s+(?:birthday|wedding|anniversary|appointment|exam|interview|surgery)\b/i.test(match))
+    return [];
   const date = findDates(match).find((candidate) => !candidate.negated);
   if (date === undefined) return [];
-  const confidence = correction ? 0.85 : /\b(?:start|starting|starts|leave|leaving|depart|departing|on)\b/i.test(match) ? 0.8 : 0.7;
+  const confidence = correction
+    ? 0.85
+    : /\b(?:start|starting|starts|leave|leaving|depart|departing|on)\b/i.test(match)
+      ? 0.8
+      : 0.7;
   return [{ attribute: 'trip_date', value: text.slice(date.start, date.end), confidence, index: date.start }];
 };
 
@@ -44,8 +49,10 @@ const readEventDates: FactRule = ({ match, text }) => {
       add(found[1]!, end, 0.8, found.index);
     },
   );
-  eachCue(match, /\b(?:moved|pushed|postponed|rescheduled|changed)\s+(?:my|our|the)\s+([a-z]+)\s+to\s+/gi, (found, end) =>
-    add(found[1]!, end, 0.85, found.index),
+  eachCue(
+    match,
+    /\b(?:moved|pushed|postponed|rescheduled|changed)\s+(?:my|our|the)\s+([a-z]+)\s+to\s+/gi,
+    (found, end) => add(found[1]!, end, 0.85, found.index),
   );
   eachCue(match, /\bi was born on\s+/gi, (found, end) => add('birthday', end, 0.85, found.index));
   return drafts;

@@ -44,7 +44,13 @@ const readPossessions: FactRule = ({ text, match }) => {
         !notPossessions.test(clause.value) &&
         hasNoun(clause.value)
       ) {
-        drafts.push({ attribute: 'owns', value: clause.value, confidence: 0.7, polarity: 'negate', index: found.index });
+        drafts.push({
+          attribute: 'owns',
+          value: clause.value,
+          confidence: 0.7,
+          polarity: 'negate',
+          index: found.index,
+        });
       }
     },
   );
@@ -54,7 +60,8 @@ const readPossessions: FactRule = ({ text, match }) => {
     /\b(?:(?:my |the |this )?(?:node|radio|device|tracker|handheld)\s+runs on|(?:my |the )?battery(?: capacity)? is|(?:my |the )?(?:battery|cell) has)\s+(?:a |an |one )?/gi,
     (found, end) => {
       const capacity = amount.exec(match.slice(end, end + 20));
-      if (capacity !== null) drafts.push({ attribute: 'battery_capacity', value: capacity[1]!, confidence: 0.8, index: found.index });
+      if (capacity !== null)
+        drafts.push({ attribute: 'battery_capacity', value: capacity[1]!, confidence: 0.8, index: found.index });
     },
   );
   return drafts;
@@ -74,7 +81,8 @@ const readMyAttribute: FactRule = (input) => {
       const owner = (found[1] ?? found[5])!.toLowerCase();
       const change = changed || found[2] !== undefined || (found[4] ?? '').toLowerCase().startsWith('now');
       // "the X is …" only states the user's own X when it changes one they already have.
-      if (owner === 'the' && (!change || input.knownAttribute(toAttributeKey((found[3] ?? found[7])!)) === undefined)) return;
+      if (owner === 'the' && (!change || input.knownAttribute(toAttributeKey((found[3] ?? found[7])!)) === undefined))
+        return;
       const draft = attributeDraft(input, (found[3] ?? found[7])!, end, found.index, { change });
       if (draft !== undefined) drafts.push(draft);
     },
@@ -122,7 +130,8 @@ function attributeDraft(
         : undefined
       : captureNamed(text, match, clause.start + called.index + called[0].length);
   const value = named ?? clause.value;
-  if (!key.startsWith('favorite_') && !/\d|![0-9a-f]{4}/i.test(value) && !isCapitalized(value) && named === undefined) return undefined;
+  if (!key.startsWith('favorite_') && !/\d|![0-9a-f]{4}/i.test(value) && !isCapitalized(value) && named === undefined)
+    return undefined;
   return {
     attribute: key,
     value,
@@ -133,7 +142,9 @@ function attributeDraft(
 }
 
 // Words a clause cut short can end on ("a tasty and easy recipe" → "a tasty"): not a thing.
-const notNouns = new Set('a an the some any few many more tasty good great nice new old big small little similar other own'.split(' '));
+const notNouns = new Set(
+  'a an the some any few many more tasty good great nice new old big small little similar other own'.split(' '),
+);
 
 /** Whether a value ends on something that can be a thing ("a power bank"), not on an article or adjective ("a", "a tasty"). */
 function hasNoun(value: string): boolean {

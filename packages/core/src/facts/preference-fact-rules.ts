@@ -34,9 +34,15 @@ const readRequests: FactRule = ({ text, match }) => {
     // A request is the user's when it opens the sentence or a clause, follows "I"/"we", or says please/always:
     // "dance floors help avoid injuries" and "… to avoid burnout" are not requests.
     const before = match.slice(0, found.index + found[0].search(/[^\s,;]/)).trimEnd();
-    if (found[1] === undefined && found[2] === undefined && before !== '' && !/(?:[,;:]|\b(?:i|we|and|so|also|but|then))$/i.test(before))
+    if (
+      found[1] === undefined &&
+      found[2] === undefined &&
+      before !== '' &&
+      !/(?:[,;:]|\b(?:i|we|and|so|also|but|then))$/i.test(before)
+    )
       return;
-    const lasting = found[2] !== undefined || /^(?:never use|don't use|do not use|dont use|avoid|stop using)$/.test(verb);
+    const lasting =
+      found[2] !== undefined || /^(?:never use|don't use|do not use|dont use|avoid|stop using)$/.test(verb);
     const clause = captureClause(text, match, end, { keepLists: true, maxWords: 10 });
     if (clause === undefined || (!lasting && !isStandingRequest(found[1] !== undefined, verb, clause.value))) return;
     const said = `${found[2]?.toLowerCase() === 'never' ? 'never ' : ''}${found[3]!}`;
@@ -55,7 +61,12 @@ const readRequests: FactRule = ({ text, match }) => {
   eachCue(match, new RegExp(`\\bi (always|never)\\s+(?=(?:${habitVerbs})\\b)`, 'gi'), (found, end) => {
     const clause = captureClause(text, match, end, { maxWords: 6 });
     if (clause !== undefined)
-      drafts.push({ attribute: 'prefers', value: `${found[1]!.toLowerCase()} ${clause.value}`, confidence: 0.7, index: found.index });
+      drafts.push({
+        attribute: 'prefers',
+        value: `${found[1]!.toLowerCase()} ${clause.value}`,
+        confidence: 0.7,
+        index: found.index,
+      });
   });
   return drafts;
 };
@@ -71,7 +82,11 @@ function isStandingRequest(polite: boolean, verb: string, rest: string): boolean
   return /^(?:in|only|briefly|short|shorter|with|without)\b/i.test(rest);
 }
 
-function taste(input: FactRuleInput, cue: RegExp, draft: (found: RegExpExecArray, value: string) => FactDraft | undefined): FactDraft[] {
+function taste(
+  input: FactRuleInput,
+  cue: RegExp,
+  draft: (found: RegExpExecArray, value: string) => FactDraft | undefined,
+): FactDraft[] {
   const drafts: FactDraft[] = [];
   eachCue(input.match, cue, (found, end) => {
     const clause = captureClause(input.text, input.match, end, { maxWords: 6 });
@@ -86,12 +101,16 @@ function taste(input: FactRuleInput, cue: RegExp, draft: (found: RegExpExecArray
 const readTastes: FactRule = (input) => {
   const ended = /\b(?:any ?more|no longer|not any longer|these days no)\b/i.test(input.match);
   return [
-    ...taste(input, /\bi (?:really |absolutely |totally |just |also |truly )?(like|love|enjoy|adore)\s+/gi, (found, value) => ({
-      attribute: 'likes',
-      value,
-      confidence: found[1]!.toLowerCase() === 'like' ? 0.8 : 0.85,
-      index: found.index,
-    })),
+    ...taste(
+      input,
+      /\bi (?:really |absolutely |totally |just |also |truly )?(like|love|enjoy|adore)\s+/gi,
+      (found, value) => ({
+        attribute: 'likes',
+        value,
+        confidence: found[1]!.toLowerCase() === 'like' ? 0.8 : 0.85,
+        index: found.index,
+      }),
+    ),
     ...taste(input, /\b(?:i'm|i am) (?:a )?(?:big |huge |massive )?fan of\s+/gi, (found, value) => ({
       attribute: 'likes',
       value,

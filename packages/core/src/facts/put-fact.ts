@@ -29,7 +29,13 @@ export interface FactCorrection {
  * Stores a fact by hand with the same reconciliation as extraction: the same value again returns the
  * current fact; a new value of a single-valued attribute supersedes the current one (never deletes it).
  */
-export async function putFact(store: Store, user: UserScope, input: FactInput, now: string, options?: CallOptions): Promise<Fact> {
+export async function putFact(
+  store: Store,
+  user: UserScope,
+  input: FactInput,
+  now: string,
+  options?: CallOptions,
+): Promise<Fact> {
   const attribute = typeof input.attribute === 'string' ? toAttributeKey(input.attribute) : '';
   if (attribute === '' || typeof input.value !== 'string' || input.value.trim() === '') {
     throw new MemoryError('invalid_input', 'a fact needs an attribute and a non-empty value', {
@@ -77,7 +83,8 @@ export async function correctFact(
   const history = await store.listFacts(user, { includeHistory: true }, options);
   const fact = history.find((item) => item.id === factId);
   if (fact === undefined) throw new MemoryError('not_found', `fact ${factId} does not exist`, { details: { factId } });
-  if (fact.validTo !== undefined) throw new MemoryError('conflict', `fact ${factId} is no longer current`, { details: { factId } });
+  if (fact.validTo !== undefined)
+    throw new MemoryError('conflict', `fact ${factId} is no longer current`, { details: { factId } });
   const value = correction.value.trim();
   if (normalizeFactValue(fact.value) === normalizeFactValue(value) && correction.text === undefined) return fact;
   const corrected = {
@@ -98,6 +105,8 @@ export async function correctFact(
 export function toIsoTime(field: string, value: string): string {
   const time = typeof value === 'string' ? Date.parse(value) : Number.NaN;
   if (!Number.isFinite(time))
-    throw new MemoryError('invalid_input', `${field} must be an ISO 8601 time (got ${JSON.stringify(value)})`, { details: { field } });
+    throw new MemoryError('invalid_input', `${field} must be an ISO 8601 time (got ${JSON.stringify(value)})`, {
+      details: { field },
+    });
   return new Date(time).toISOString();
 }

@@ -14,15 +14,15 @@ describe('readStatements', () => {
   });
 
   it('drops questions when they end with a question mark, start with a question word or an inverted auxiliary', () => {
-    expect(texts("what's my relay? is my relay LARCH-RIDGE. where do I live. ¿Dónde vivo. my relay is LARCH-RIDGE.")).toEqual([
-      'my relay is LARCH-RIDGE.',
-    ]);
+    expect(
+      texts("what's my relay? is my relay LARCH-RIDGE. where do I live. ¿Dónde vivo. my relay is LARCH-RIDGE."),
+    ).toEqual(['my relay is LARCH-RIDGE.']);
   });
 
   it('drops hypotheticals when they say if, would, maybe or thinking of', () => {
-    expect(texts('If I lived in Paris I would love it. Maybe I like jazz. thinking of a 5.8 dBi omni. I live in Bend.')).toEqual([
-      'I live in Bend.',
-    ]);
+    expect(
+      texts('If I lived in Paris I would love it. Maybe I like jazz. thinking of a 5.8 dBi omni. I live in Bend.'),
+    ).toEqual(['I live in Bend.']);
   });
 
   it('keeps the claim before a trailing condition or request clause, and still drops a sentence that is a condition', () => {
@@ -34,7 +34,9 @@ describe('readStatements', () => {
   });
 
   it('blanks quoted passages and what follows a reporting verb when matching, keeping the verbatim text', () => {
-    const [quoted, reported] = readStatements('He wrote "I live in Paris" on the card. my buddy Tomas says he lives in Bend.');
+    const [quoted, reported] = readStatements(
+      'He wrote "I live in Paris" on the card. my buddy Tomas says he lives in Bend.',
+    );
     expect(quoted!.text).toBe('He wrote "I live in Paris" on the card.');
     expect(quoted!.match).not.toContain('Paris');
     expect(quoted!.match).toHaveLength(quoted!.text.length);

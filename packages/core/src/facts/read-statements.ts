@@ -11,7 +11,8 @@ export interface Statement {
 }
 
 // "Mt. Hood", "Dr. Lee", "e.g. this": a period after these does not end a sentence.
-const abbreviations = /(?:^|\s)(?:mt|mr|mrs|ms|dr|st|sr|jr|prof|vs|etc|approx|ca|no|e\.g|i\.e|z\.b|bzw|usw|sra?|mme|mlle)\.$/i;
+const abbreviations =
+  /(?:^|\s)(?:mt|mr|mrs|ms|dr|st|sr|jr|prof|vs|etc|approx|ca|no|e\.g|i\.e|z\.b|bzw|usw|sra?|mme|mlle)\.$/i;
 const questionWord =
   /^(?:what|what's|whats|where|where's|when|when's|who|who's|whom|whose|which|why|how|how's|wie|wo|wann|warum|welche[rsmn]?|qué|dónde|cuándo|cómo|quién|cuál|où|quand|comment|pourquoi|quel|quelle|quels|quelles|est-ce)\b/i;
 const auxiliaryQuestion =
@@ -47,7 +48,8 @@ export function readStatements(content: string): Statement[] {
 
 // "… is due 2026-03-15, remind me if it comes up", "…, if you need it": a trailing clause that is a
 // condition or a request leaves the claim before it standing.
-const trailingCondition = /,\s+(?:(?:and |but |so )?(?:remind me|let me know|tell me|ping me)\b|(?:if|unless|in case)\b)[^,]*$/i;
+const trailingCondition =
+  /,\s+(?:(?:and |but |so )?(?:remind me|let me know|tell me|ping me)\b|(?:if|unless|in case)\b)[^,]*$/i;
 
 /** Where the claim of a sentence ends: before a trailing conditional or request clause, when the claim itself is not hypothetical. */
 function claimEnd(match: string): number {
@@ -78,5 +80,7 @@ function isQuestion(text: string): boolean {
 function blankOthersWords(text: string): string {
   const unquoted = text.replace(quoted, (passage) => ' '.repeat(passage.length));
   const reported = reportingVerb.exec(unquoted);
-  return reported === null ? unquoted : unquoted.slice(0, reported.index) + ' '.repeat(unquoted.length - reported.index);
+  return reported === null
+    ? unquoted
+    : unquoted.slice(0, reported.index) + ' '.repeat(unquoted.length - reported.index);
 }

@@ -15,7 +15,12 @@ const times = new Map([
 ]);
 const context: ReconcileContext = { conversationId: 'node-7', extractor: 'heuristic@1', now: times };
 
-function extracted(attribute: string, value: string, seq: number, overrides: Partial<ExtractedFact> = {}): ExtractedFact {
+function extracted(
+  attribute: string,
+  value: string,
+  seq: number,
+  overrides: Partial<ExtractedFact> = {},
+): ExtractedFact {
   return { subject: 'user', attribute, value, text: `said ${value}`, confidence: 0.8, sourceSeqs: [seq], ...overrides };
 }
 
@@ -25,7 +30,12 @@ const current = async (store: InMemoryStore, scope: UserScope = user) =>
 describe('reconcileFacts', () => {
   it('stores new facts with their provenance and the source message time when nothing is known yet', async () => {
     const store = new InMemoryStore();
-    const result = await reconcileFacts(store, user, [extracted('home_town', 'Hood River', 3), extracted('likes', 'hiking', 7)], context);
+    const result = await reconcileFacts(
+      store,
+      user,
+      [extracted('home_town', 'Hood River', 3), extracted('likes', 'hiking', 7)],
+      context,
+    );
     expect(result.added.map((fact) => fact.value)).toEqual(['Hood River', 'hiking']);
     expect(result.added[0]).toMatchObject({
       subject: 'user',
@@ -42,14 +52,23 @@ describe('reconcileFacts', () => {
 
   it('supersedes a value the user said changed even where the attribute may have several, and adds otherwise', async () => {
     const store = new InMemoryStore();
-    await reconcileFacts(store, user, [extracted('monthly_cloud_budget', '$1,200', 3), extracted('editor', 'Emacs', 3)], context);
+    await reconcileFacts(
+      store,
+      user,
+      [extracted('monthly_cloud_budget', '$1,200', 3), extracted('editor', 'Emacs', 3)],
+      context,
+    );
     await reconcileFacts(
       store,
       user,
       [extracted('monthly_cloud_budget', '$2,250 a month', 35, { replaces: true }), extracted('editor', 'Helix', 35)],
       context,
     );
-    expect(await current(store)).toEqual(['user editor=Emacs', 'user monthly_cloud_budget=$2,250 a month', 'user editor=Helix']);
+    expect(await current(store)).toEqual([
+      'user editor=Emacs',
+      'user monthly_cloud_budget=$2,250 a month',
+      'user editor=Helix',
+    ]);
     const [old] = await store.listFacts(user, { includeHistory: true, attribute: 'monthly_cloud_budget' });
     expect(old).toMatchObject({ value: '$1,200', validTo: times.get(35) });
   });
@@ -71,9 +90,11 @@ describe('reconcileFacts', () => {
       ['June 14', times.get(35)],
       ['June 21', undefined],
     ]);
-    expect((await store.listFacts(user, { attribute: 'trip_date', asOf: '2025-05-30T00:00:00.000Z' })).map((fact) => fact.value)).toEqual([
-      'June 14',
-    ]);
+    expect(
+      (await store.listFacts(user, { attribute: 'trip_date', asOf: '2025-05-30T00:00:00.000Z' })).map(
+        (fact) => fact.value,
+      ),
+    ).toEqual(['June 14']);
   });
 
   it('adds a value of a multi-valued attribute beside the others', async () => {
@@ -85,7 +106,12 @@ describe('reconcileFacts', () => {
       context,
     );
     await reconcileFacts(store, user, [extracted('buddy', 'Ines', 35)], context);
-    expect(await current(store)).toEqual(['user likes=hiking', 'user likes=sourdough', 'user buddy=Tomas', 'user buddy=Ines']);
+    expect(await current(store)).toEqual([
+      'user likes=hiking',
+      'user likes=sourdough',
+      'user buddy=Tomas',
+      'user buddy=Ines',
+    ]);
   });
 
   it('ignores a duplicate of a current fact when only case, articles or date spelling differ', async () => {
@@ -93,7 +119,11 @@ describe('reconcileFacts', () => {
     await reconcileFacts(
       store,
       user,
-      [extracted('home_town', 'Hood River', 3), extracted('owns', 'a power bank', 3), extracted('trip_date', 'June 21', 7)],
+      [
+        extracted('home_town', 'Hood River', 3),
+        extracted('owns', 'a power bank', 3),
+        extracted('trip_date', 'June 21', 7),
+      ],
       context,
     );
     const again = [
@@ -114,13 +144,19 @@ describe('reconcileFacts', () => {
     await reconcileFacts(store, user, batch, context);
     const replay = await reconcileFacts(store, user, batch, context);
     expect(replay.ignored).toEqual(batch);
-    expect((await store.listFacts(user, { includeHistory: true })).map((fact) => fact.value)).toEqual(['June 14', 'June 21']);
+    expect((await store.listFacts(user, { includeHistory: true })).map((fact) => fact.value)).toEqual([
+      'June 14',
+      'June 21',
+    ]);
   });
 
   it('does not let an older statement override a newer value', async () => {
     const store = new InMemoryStore();
     await reconcileFacts(store, user, [extracted('lives_in', 'Portland', 40)], context);
-    const late = await reconcileFacts(store, user, [extracted('lives_in', 'Bend', 3)], { ...context, conversationId: 'older-chat' });
+    const late = await reconcileFacts(store, user, [extracted('lives_in', 'Bend', 3)], {
+      ...context,
+      conversationId: 'older-chat',
+    });
     expect(late.ignored).toHaveLength(1);
     expect(await current(store)).toEqual(['user lives_in=Portland']);
   });
@@ -177,7 +213,9 @@ describe('reconcileFacts', () => {
     });
     const result = await reconcileFacts(racing, user, [extracted('lives_in', 'Portland', 35)], context);
     expect(result.superseded.map(({ old, new: next }) => [old.value, next.value])).toEqual([['Salem', 'Portland']]);
-    expect((await store.listFacts(user, { includeHistory: true })).map((fact) => [fact.value, fact.validTo === undefined])).toEqual([
+    expect(
+      (await store.listFacts(user, { includeHistory: true })).map((fact) => [fact.value, fact.validTo === undefined]),
+    ).toEqual([
       ['Bend', false],
       ['Salem', false],
       ['Portland', true],
@@ -186,7 +224,11 @@ describe('reconcileFacts', () => {
 
   it('ignores malformed facts and throws invalid_input when a source message has no time', async () => {
     const store = new InMemoryStore();
-    const malformed = [extracted('', 'x', 3), extracted('likes', '  ', 3), extracted('likes', 'tea', 3, { sourceSeqs: [] })];
+    const malformed = [
+      extracted('', 'x', 3),
+      extracted('likes', '  ', 3),
+      extracted('likes', 'tea', 3, { sourceSeqs: [] }),
+    ];
     expect((await reconcileFacts(store, user, malformed, context)).ignored).toEqual(malformed);
     await expect(reconcileFacts(store, user, [extracted('likes', 'tea', 99)], context)).rejects.toSatisfy((error) =>
       isMemoryError(error, 'invalid_input'),

@@ -99,7 +99,8 @@ async function applyFact(
   callOptions: CallOptions,
 ): Promise<Outcome | undefined> {
   const value = normalizeFactValue(fact.value);
-  const sameSlot = (stored: Fact) => stored.subject.toLowerCase() === fact.subject.toLowerCase() && stored.attribute === fact.attribute;
+  const sameSlot = (stored: Fact) =>
+    stored.subject.toLowerCase() === fact.subject.toLowerCase() && stored.attribute === fact.attribute;
   const current = facts.filter((stored) => stored.validTo === undefined && sameSlot(stored));
   const sameValue = (stored: Fact) => normalizeFactValue(stored.value) === value;
 
@@ -123,11 +124,16 @@ async function applyFact(
   if (!singleValued || current.length === 0) return { added: await store.insertFact(user, newFact, callOptions) };
   // An older statement (a backlog read late) never overrides a newer value.
   if (current.some((stored) => stored.validFrom > validFrom)) return undefined;
-  const [latest, ...extra] = [...current].sort((a, b) => (a.validFrom < b.validFrom ? 1 : a.validFrom > b.validFrom ? -1 : 0));
+  const [latest, ...extra] = [...current].sort((a, b) =>
+    a.validFrom < b.validFrom ? 1 : a.validFrom > b.validFrom ? -1 : 0,
+  );
   const stored = await store.insertFact(user, newFact, { ...callOptions, supersedes: latest!.id });
   const retired: Fact[] = [];
   for (const other of extra) retired.push(await store.retireFact(user, other.id, validFrom, callOptions));
-  return { superseded: { old: { ...latest!, validTo: stored.validFrom, supersededBy: stored.id }, new: stored }, retired };
+  return {
+    superseded: { old: { ...latest!, validTo: stored.validFrom, supersededBy: stored.id }, new: stored },
+    retired,
+  };
 }
 
 function applyOutcome(facts: readonly Fact[], outcome: Outcome): Fact[] {
@@ -173,6 +179,7 @@ function isWellFormed(fact: ExtractedFact): boolean {
 
 function timeOf(times: MessageTimes, seq: number): string {
   const time = typeof times === 'function' ? times(seq) : times.get(seq);
-  if (time === undefined) throw new MemoryError('invalid_input', `no time is known for source message ${seq}`, { details: { seq } });
+  if (time === undefined)
+    throw new MemoryError('invalid_input', `no time is known for source message ${seq}`, { details: { seq } });
   return time;
 }

@@ -1,6 +1,12 @@
 import { resolveUserScope, type UserScopeInput } from '../messages/scope.js';
 import type { CallOptions, Store } from '../store/store.js';
-import { isHiddenMemoryPath, memoryRoot, normalizeMemoryPath, type MemoryFile, type MemoryFileInfo } from './memory-file.js';
+import {
+  isHiddenMemoryPath,
+  memoryRoot,
+  normalizeMemoryPath,
+  type MemoryFile,
+  type MemoryFileInfo,
+} from './memory-file.js';
 
 /** Read access to each user's `/memories` directory, for clients that show it (MCP resources, inspectors). */
 export interface MemoryFileReader {
@@ -14,7 +20,9 @@ export interface MemoryFileReader {
 export function createMemoryFileReader(store: Store): MemoryFileReader {
   return Object.freeze({
     list: async (user: UserScopeInput, options?: CallOptions) =>
-      (await store.listMemoryFiles(resolveUserScope(user), memoryRoot, options)).filter((file) => !isHiddenMemoryPath(file.path)),
+      (await store.listMemoryFiles(resolveUserScope(user), memoryRoot, options)).filter(
+        (file) => !isHiddenMemoryPath(file.path),
+      ),
     get: (user: UserScopeInput, path: string, options?: CallOptions) =>
       store.getMemoryFile(resolveUserScope(user), normalizeMemoryPath(path), options),
   });

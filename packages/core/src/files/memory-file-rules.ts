@@ -18,6 +18,9 @@ export function checkStoredMemoryPath(path: string): string {
 
 /** The error of a memory-file write whose expected version is not the stored one. */
 export function memoryFileConflict(path: string, expected: number, actual: number): MemoryError {
-  const problem = expected === 0 ? 'already exists' : actual === 0 ? 'does not exist' : `is at version ${actual}, not ${expected}`;
-  return new MemoryError('conflict', `memory file ${path} ${problem}`, { details: { path, expectedVersion: expected, version: actual } });
+  const problem =
+    expected === 0 ? 'already exists' : actual === 0 ? 'does not exist' : `is at version ${actual}, not ${expected}`;
+  return new MemoryError('conflict', `memory file ${path} ${problem}`, {
+    details: { path, expectedVersion: expected, version: actual },
+  });
 }

@@ -31,9 +31,11 @@ export function normalizeMemoryPath(path: unknown): string {
   if (typeof path !== 'string' || path.length === 0) throw invalidPath(path, 'must be a non-empty string');
   if (path.length > maxMemoryPathLength) throw invalidPath(path, `must be at most ${maxMemoryPathLength} characters`);
   // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  if (/[\u0000-\u001f\u007f\\]/.test(path)) throw invalidPath(path, 'must not contain control characters or backslashes');
+  if (/[\u0000-\u001f\u007f\\]/.test(path))
+    throw invalidPath(path, 'must not contain control characters or backslashes');
   const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-  if (trimmed !== memoryRoot && !trimmed.startsWith(`${memoryRoot}/`)) throw invalidPath(path, `must be ${memoryRoot} or under it`);
+  if (trimmed !== memoryRoot && !trimmed.startsWith(`${memoryRoot}/`))
+    throw invalidPath(path, `must be ${memoryRoot} or under it`);
   const segments = trimmed.split('/').slice(1);
   if (segments.some((segment) => segment === '' || segment === '.' || segment === '..')) {
     throw invalidPath(path, 'must not contain empty, "." or ".." segments');
@@ -61,5 +63,7 @@ export function isWithinMemoryPath(path: string, directory: string): boolean {
 }
 
 function invalidPath(path: unknown, problem: string): MemoryError {
-  return new MemoryError('invalid_input', `memory path ${JSON.stringify(path)} ${problem}`, { details: { field: 'path' } });
+  return new MemoryError('invalid_input', `memory path ${JSON.stringify(path)} ${problem}`, {
+    details: { field: 'path' },
+  });
 }

@@ -12,11 +12,17 @@ import { createMemoryTool } from './memory-tool.js';
  * whose outcome (answered or refused) differs is listed in `differences` with the reason mnemo keeps
  * it; any other difference fails the test, and so does a listed one that no longer differs.
  */
-type Command = Record<string, unknown> & { command: 'view' | 'create' | 'str_replace' | 'insert' | 'delete' | 'rename' };
+type Command = Record<string, unknown> & {
+  command: 'view' | 'create' | 'str_replace' | 'insert' | 'delete' | 'rename';
+};
 
 const commands: readonly Command[] = [
   { command: 'view', path: '/memories' },
-  { command: 'create', path: '/memories/maren.md', file_text: 'Name: Maren\nRelay: LARCH-RIDGE\nLikes: short replies\n' },
+  {
+    command: 'create',
+    path: '/memories/maren.md',
+    file_text: 'Name: Maren\nRelay: LARCH-RIDGE\nLikes: short replies\n',
+  },
   { command: 'view', path: '/memories/maren.md' },
   { command: 'view', path: '/memories/maren.md', view_range: [2, 3] },
   { command: 'view', path: '/memories/maren.md', view_range: [2, -1] },
@@ -32,7 +38,12 @@ const commands: readonly Command[] = [
   { command: 'str_replace', path: '/memories/maren.md', old_str: 'e', new_str: 'E' },
   { command: 'str_replace', path: '/memories/none.md', old_str: 'a', new_str: 'b' },
   { command: 'str_replace', path: '/memories/trips', old_str: 'a', new_str: 'b' },
-  { command: 'str_replace', path: '/memories/maren.md', old_str: 'Relay: PINE-HILL\nLikes', new_str: 'Relay: PINE-HILL\nPrefers' },
+  {
+    command: 'str_replace',
+    path: '/memories/maren.md',
+    old_str: 'Relay: PINE-HILL\nLikes',
+    new_str: 'Relay: PINE-HILL\nPrefers',
+  },
   { command: 'insert', path: '/memories/maren.md', insert_line: 0, insert_text: '# Maren\n' },
   { command: 'insert', path: '/memories/maren.md', insert_line: 2, insert_text: 'Callsign: LA9XYZ' },
   { command: 'insert', path: '/memories/maren.md', insert_line: 99, insert_text: 'too far' },
@@ -123,7 +134,8 @@ describe('the memory tool against the reference BetaLocalFilesystemMemoryTool', 
         (reference[command.command] as unknown as (input: Command) => Promise<string>).call(reference, command),
       );
       const ours = await outcome(() => mnemo.run(user, command));
-      if (theirs !== ours) differing[index] = `${JSON.stringify(command).slice(0, 120)}: reference ${theirs}, mnemo ${ours}`;
+      if (theirs !== ours)
+        differing[index] = `${JSON.stringify(command).slice(0, 120)}: reference ${theirs}, mnemo ${ours}`;
     }
 
     expect(differing, 'commands whose outcome differs from the reference').toEqual(

@@ -24,7 +24,8 @@ export type JsonSchema = Readonly<Record<string, unknown>>;
 
 const pathProperty = {
   type: 'string',
-  description: 'Absolute path under /memories, e.g. /memories/preferences.md (view, create, str_replace, insert, delete).',
+  description:
+    'Absolute path under /memories, e.g. /memories/preferences.md (view, create, str_replace, insert, delete).',
 };
 
 /**
@@ -35,7 +36,11 @@ const pathProperty = {
 export const memoryToolInputSchema: JsonSchema = deepFreeze({
   type: 'object',
   properties: {
-    command: { type: 'string', enum: ['view', 'create', 'str_replace', 'insert', 'delete', 'rename'], description: 'What to do.' },
+    command: {
+      type: 'string',
+      enum: ['view', 'create', 'str_replace', 'insert', 'delete', 'rename'],
+      description: 'What to do.',
+    },
     path: pathProperty,
     view_range: {
       type: 'array',
@@ -45,9 +50,16 @@ export const memoryToolInputSchema: JsonSchema = deepFreeze({
       description: 'view of a file only: [first, last] line numbers, 1-based and inclusive; last -1 reads to the end.',
     },
     file_text: { type: 'string', description: 'create: the whole content of the file.' },
-    old_str: { type: 'string', description: 'str_replace: the exact text to replace; it must occur exactly once in the file.' },
+    old_str: {
+      type: 'string',
+      description: 'str_replace: the exact text to replace; it must occur exactly once in the file.',
+    },
     new_str: { type: 'string', description: 'str_replace: the replacement text (may be empty).' },
-    insert_line: { type: 'integer', minimum: 0, description: 'insert: the line after which to insert; 0 inserts at the top.' },
+    insert_line: {
+      type: 'integer',
+      minimum: 0,
+      description: 'insert: the line after which to insert; 0 inserts at the top.',
+    },
     insert_text: { type: 'string', description: 'insert: the text to insert (one or more lines).' },
     old_path: { type: 'string', description: 'rename: the file or directory to move.' },
     new_path: { type: 'string', description: 'rename: where to move it; nothing may exist there yet.' },
@@ -62,8 +74,16 @@ const lineNumber = z.number({ error: 'must be a number' }).int({ error: 'must be
 const commandSchema = z.discriminatedUnion(
   'command',
   [
-    z.strictObject({ command: z.literal('view'), path: pathField, view_range: z.tuple([lineNumber, lineNumber]).optional() }),
-    z.strictObject({ command: z.literal('create'), path: pathField, file_text: z.string({ error: 'must be a string' }) }),
+    z.strictObject({
+      command: z.literal('view'),
+      path: pathField,
+      view_range: z.tuple([lineNumber, lineNumber]).optional(),
+    }),
+    z.strictObject({
+      command: z.literal('create'),
+      path: pathField,
+      file_text: z.string({ error: 'must be a string' }),
+    }),
     z.strictObject({
       command: z.literal('str_replace'),
       path: pathField,

@@ -43,7 +43,11 @@ describe('createMemoryTool', () => {
     const { run } = setup();
 
     expect(
-      await run({ command: 'create', path: '/memories/maren.md', file_text: 'Name: Maren\nRelay: LARCH-RIDGE\nLikes: short replies\n' }),
+      await run({
+        command: 'create',
+        path: '/memories/maren.md',
+        file_text: 'Name: Maren\nRelay: LARCH-RIDGE\nLikes: short replies\n',
+      }),
     ).toBe('Created /memories/maren.md (52 bytes).');
     await run({ command: 'create', path: '/memories/trips/june.md', file_text: 'Bergen 14 June' });
 
@@ -68,9 +72,11 @@ describe('createMemoryTool', () => {
     await run({ command: 'create', path: '/memories/a/b/c/deep.md', file_text: 'x'.repeat(2048) });
 
     expect(await run({ command: 'view', path: '/memories/' })).toBe(
-      ['/memories: 1 file, 2.0K; entries up to 2 levels deep (directories end with /):', '2.0K\t/memories/a/', '2.0K\t/memories/a/b/'].join(
-        '\n',
-      ),
+      [
+        '/memories: 1 file, 2.0K; entries up to 2 levels deep (directories end with /):',
+        '2.0K\t/memories/a/',
+        '2.0K\t/memories/a/b/',
+      ].join('\n'),
     );
   });
 
@@ -78,7 +84,9 @@ describe('createMemoryTool', () => {
     const { run } = setup();
 
     expect(await run({ command: 'view', path: '/memories' })).toBe('/memories is empty.');
-    await expect(run({ command: 'view', path: '/memories/none.md' })).rejects.toSatisfy(failsWith('not_found', /does not exist/));
+    await expect(run({ command: 'view', path: '/memories/none.md' })).rejects.toSatisfy(
+      failsWith('not_found', /does not exist/),
+    );
   });
 
   it('refuses a view_range outside the file', async () => {
@@ -128,14 +136,16 @@ describe('createMemoryTool', () => {
     await expect(run({ command: 'create', path: '/memories/trips', file_text: 'x' })).rejects.toSatisfy(
       failsWith('conflict', /is a directory/),
     );
-    await expect(run({ command: 'create', path: '/memories/trips/.mnemo-directory', file_text: 'x' })).rejects.toSatisfy(
-      failsWith('invalid_input', /reserved|keeps an empty directory/),
-    );
+    await expect(
+      run({ command: 'create', path: '/memories/trips/.mnemo-directory', file_text: 'x' }),
+    ).rejects.toSatisfy(failsWith('invalid_input', /reserved|keeps an empty directory/));
     expect(await run({ command: 'create', path: '/memories/trips/july.md', file_text: 'Oslo' })).toBe(
       'Created /memories/trips/july.md (4 bytes).',
     );
     expect(await run({ command: 'view', path: '/memories/trips' })).toContain('4B\t/memories/trips/july.md');
-    expect(await run({ command: 'delete', path: '/memories/notes' })).toBe('Deleted the directory /memories/notes (0 files).');
+    expect(await run({ command: 'delete', path: '/memories/notes' })).toBe(
+      'Deleted the directory /memories/notes (0 files).',
+    );
     await expect(run({ command: 'view', path: '/memories/notes' })).rejects.toSatisfy(failsWith('not_found'));
     expect((await store.listMemoryFiles(maren, '/memories')).map((file) => file.path)).toEqual([
       '/memories/a.md',
@@ -158,17 +168,17 @@ describe('createMemoryTool', () => {
     const { run, store } = setup();
     await run({ command: 'create', path: '/memories/a.md', file_text: 'rain\nsun\nrain\n' });
 
-    await expect(run({ command: 'str_replace', path: '/memories/a.md', old_str: 'snow', new_str: 'x' })).rejects.toSatisfy(
-      failsWith('invalid_input', /does not occur/),
-    );
-    await expect(run({ command: 'str_replace', path: '/memories/a.md', old_str: 'rain', new_str: 'x' })).rejects.toSatisfy(
-      failsWith('invalid_input', /occurs 2 times in \/memories\/a\.md \(lines 1, 3\)/),
-    );
+    await expect(
+      run({ command: 'str_replace', path: '/memories/a.md', old_str: 'snow', new_str: 'x' }),
+    ).rejects.toSatisfy(failsWith('invalid_input', /does not occur/));
+    await expect(
+      run({ command: 'str_replace', path: '/memories/a.md', old_str: 'rain', new_str: 'x' }),
+    ).rejects.toSatisfy(failsWith('invalid_input', /occurs 2 times in \/memories\/a\.md \(lines 1, 3\)/));
     // Overlapping occurrences count too: "aa" is in "aaa" twice.
     await run({ command: 'create', path: '/memories/b.md', file_text: 'aaa' });
-    await expect(run({ command: 'str_replace', path: '/memories/b.md', old_str: 'aa', new_str: 'b' })).rejects.toSatisfy(
-      failsWith('invalid_input', /2 times/),
-    );
+    await expect(
+      run({ command: 'str_replace', path: '/memories/b.md', old_str: 'aa', new_str: 'b' }),
+    ).rejects.toSatisfy(failsWith('invalid_input', /2 times/));
     expect((await store.getMemoryFile(maren, '/memories/a.md'))?.version).toBe(1);
   });
 
@@ -182,9 +192,9 @@ describe('createMemoryTool', () => {
 
     expect((await store.getMemoryFile(maren, '/memories/a.md'))?.content).toBe('zero\none\ntwo\nthree\nfour\nfive\n');
     expect(output).toContain('Inserted 2 line(s) into /memories/a.md after line 4 (now version 4).');
-    await expect(run({ command: 'insert', path: '/memories/a.md', insert_line: 7, insert_text: 'x' })).rejects.toSatisfy(
-      failsWith('invalid_input', /has 6 lines \(use 0 to 6\)/),
-    );
+    await expect(
+      run({ command: 'insert', path: '/memories/a.md', insert_line: 7, insert_text: 'x' }),
+    ).rejects.toSatisfy(failsWith('invalid_input', /has 6 lines \(use 0 to 6\)/));
   });
 
   it('deletes a file or a whole directory, and not_found for nothing', async () => {
@@ -194,7 +204,9 @@ describe('createMemoryTool', () => {
     await run({ command: 'create', path: '/memories/dir/sub/y.md', file_text: 'y' });
 
     expect(await run({ command: 'delete', path: '/memories/a.md' })).toBe('Deleted /memories/a.md.');
-    expect(await run({ command: 'delete', path: '/memories/dir' })).toBe('Deleted the directory /memories/dir (2 files).');
+    expect(await run({ command: 'delete', path: '/memories/dir' })).toBe(
+      'Deleted the directory /memories/dir (2 files).',
+    );
     expect(await store.listMemoryFiles(maren, '/memories')).toEqual([]);
     await expect(run({ command: 'delete', path: '/memories/a.md' })).rejects.toSatisfy(failsWith('not_found'));
     await expect(run({ command: 'delete', path: '/memories' })).rejects.toSatisfy(failsWith('invalid_input', /itself/));
@@ -217,13 +229,15 @@ describe('createMemoryTool', () => {
       '/memories/archive/2030/b.md',
       '/memories/d.md',
     ]);
-    await expect(run({ command: 'rename', old_path: '/memories/d.md', new_path: '/memories/archive/2030/a.md' })).rejects.toSatisfy(
-      failsWith('conflict'),
+    await expect(
+      run({ command: 'rename', old_path: '/memories/d.md', new_path: '/memories/archive/2030/a.md' }),
+    ).rejects.toSatisfy(failsWith('conflict'));
+    await expect(
+      run({ command: 'rename', old_path: '/memories/d.md', new_path: '/memories/d.md/inside' }),
+    ).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'invalid_input') || isMemoryError(error, 'conflict'));
+    await expect(run({ command: 'rename', old_path: '/memories/none', new_path: '/memories/x' })).rejects.toSatisfy(
+      failsWith('not_found'),
     );
-    await expect(run({ command: 'rename', old_path: '/memories/d.md', new_path: '/memories/d.md/inside' })).rejects.toSatisfy(
-      (error: unknown) => isMemoryError(error, 'invalid_input') || isMemoryError(error, 'conflict'),
-    );
-    await expect(run({ command: 'rename', old_path: '/memories/none', new_path: '/memories/x' })).rejects.toSatisfy(failsWith('not_found'));
   });
 
   it('refuses path traversal and paths outside /memories in every command, writing nothing', async () => {
@@ -248,7 +262,9 @@ describe('createMemoryTool', () => {
         { command: 'rename', old_path: path, new_path: '/memories/ok.md' },
         { command: 'rename', old_path: '/memories/ok.md', new_path: path },
       ]) {
-        await expect(run(input), `${input.command} ${path}`).rejects.toSatisfy(failsWith('invalid_input', /memory path/));
+        await expect(run(input), `${input.command} ${path}`).rejects.toSatisfy(
+          failsWith('invalid_input', /memory path/),
+        );
       }
     }
     expect(await store.listMemoryFiles(maren, '/memories')).toEqual([]);
@@ -261,9 +277,9 @@ describe('createMemoryTool', () => {
       failsWith('invalid_input', /12 bytes, over the limit of 10 bytes/),
     );
     await run({ command: 'create', path: '/memories/a.md', file_text: '0123456789' });
-    await expect(run({ command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'x' })).rejects.toSatisfy(
-      failsWith('invalid_input', /over the limit/),
-    );
+    await expect(
+      run({ command: 'insert', path: '/memories/a.md', insert_line: 1, insert_text: 'x' }),
+    ).rejects.toSatisfy(failsWith('invalid_input', /over the limit/));
     expect((await store.getMemoryFile(maren, '/memories/a.md'))?.content).toBe('0123456789');
   });
 
@@ -275,9 +291,13 @@ describe('createMemoryTool', () => {
     await expect(run({ command: 'create', path: '/memories/c.md', file_text: 'c' })).rejects.toSatisfy(
       failsWith('budget_exceeded', /already holds 2 files, the limit is 2/),
     );
-    expect(await run({ command: 'str_replace', path: '/memories/b.md', old_str: 'b', new_str: 'b2' })).toContain('Edited');
+    expect(await run({ command: 'str_replace', path: '/memories/b.md', old_str: 'b', new_str: 'b2' })).toContain(
+      'Edited',
+    );
     // Another user has a cap of their own.
-    expect(await run({ command: 'create', path: '/memories/c.md', file_text: 'c' }, { ...maren, userId: 'olav' })).toContain('Created');
+    expect(
+      await run({ command: 'create', path: '/memories/c.md', file_text: 'c' }, { ...maren, userId: 'olav' }),
+    ).toContain('Created');
   });
 
   it('refuses to create a file over a directory or under a file, and to edit a directory', async () => {
@@ -293,17 +313,21 @@ describe('createMemoryTool', () => {
     await expect(run({ command: 'str_replace', path: '/memories/dir', old_str: 'x', new_str: 'y' })).rejects.toSatisfy(
       failsWith('invalid_input', /is a directory/),
     );
-    await expect(run({ command: 'create', path: '/memories', file_text: 'y' })).rejects.toSatisfy(failsWith('invalid_input', /itself/));
+    await expect(run({ command: 'create', path: '/memories', file_text: 'y' })).rejects.toSatisfy(
+      failsWith('invalid_input', /itself/),
+    );
   });
 
   it('keeps users and tenants apart', async () => {
     const { run } = setup();
     await run({ command: 'create', path: '/memories/secret.md', file_text: 'mine' });
 
-    await expect(run({ command: 'view', path: '/memories/secret.md' }, { tenantId: 'tenant-b', userId: 'maren' })).rejects.toSatisfy(
-      failsWith('not_found'),
+    await expect(
+      run({ command: 'view', path: '/memories/secret.md' }, { tenantId: 'tenant-b', userId: 'maren' }),
+    ).rejects.toSatisfy(failsWith('not_found'));
+    expect(await run({ command: 'view', path: '/memories' }, { tenantId: 'tenant-a', userId: 'olav' })).toBe(
+      '/memories is empty.',
     );
-    expect(await run({ command: 'view', path: '/memories' }, { tenantId: 'tenant-a', userId: 'olav' })).toBe('/memories is empty.');
   });
 
   it('redoes an edit on the fresh content when a concurrent writer wins once, losing neither edit', async () => {
@@ -324,7 +348,11 @@ describe('createMemoryTool', () => {
       return file;
     });
     const { run } = setup({ store: racing });
-    await store.putMemoryFile(maren, { path: '/memories/a.md', content: 'Battery: 80%', now: '2030-01-01T00:00:00.000Z' });
+    await store.putMemoryFile(maren, {
+      path: '/memories/a.md',
+      content: 'Battery: 80%',
+      now: '2030-01-01T00:00:00.000Z',
+    });
 
     await run({ command: 'str_replace', path: '/memories/a.md', old_str: '80%', new_str: '45%' });
 
@@ -337,15 +365,16 @@ describe('createMemoryTool', () => {
     const store = new InMemoryStore();
     const racing = withGetMemoryFile(store, async (...args) => {
       const file = await store.getMemoryFile(args[0], args[1]);
-      if (file !== undefined) await store.putMemoryFile(args[0], { path: file.path, content: `${file.content}!`, now: file.updatedAt });
+      if (file !== undefined)
+        await store.putMemoryFile(args[0], { path: file.path, content: `${file.content}!`, now: file.updatedAt });
       return file;
     });
     const { run } = setup({ store: racing });
     await store.putMemoryFile(maren, { path: '/memories/a.md', content: 'x', now: '2030-01-01T00:00:00.000Z' });
 
-    await expect(run({ command: 'insert', path: '/memories/a.md', insert_line: 0, insert_text: 'y' })).rejects.toSatisfy(
-      failsWith('conflict', /changed by another writer/),
-    );
+    await expect(
+      run({ command: 'insert', path: '/memories/a.md', insert_line: 0, insert_text: 'y' }),
+    ).rejects.toSatisfy(failsWith('conflict', /changed by another writer/));
   });
 });
 
@@ -354,11 +383,13 @@ describe('parseMemoryCommand', () => {
     expect(() => parseMemoryCommand({ command: 'str_replace', path: '/memories/a.md', old_str: 3 })).toThrow(
       /old_str: must be a string; new_str: must be a string/,
     );
-    expect(() => parseMemoryCommand({ command: 'insert', path: '/memories/a.md', insert_line: -1, insert_text: '' })).toThrow(
-      /insert_line: must be 0 or more/,
-    );
+    expect(() =>
+      parseMemoryCommand({ command: 'insert', path: '/memories/a.md', insert_line: -1, insert_text: '' }),
+    ).toThrow(/insert_line: must be 0 or more/);
     expect(() => parseMemoryCommand({ command: 'view', path: '/memories', view_range: [1] })).toThrow(/view_range/);
-    expect(() => parseMemoryCommand({ command: 'view', path: '/memories', extra: true })).toThrow(/unknown field\(s\) extra/);
+    expect(() => parseMemoryCommand({ command: 'view', path: '/memories', extra: true })).toThrow(
+      /unknown field\(s\) extra/,
+    );
   });
 
   it('refuses an unknown command or a non-object with invalid_input', () => {

@@ -29,7 +29,10 @@ export interface MemoryToolLimits {
 }
 
 /** The caps used when {@link createMemoryTool} is given none. */
-export const defaultMemoryToolLimits: MemoryToolLimits = Object.freeze({ maxFileBytes: 100 * 1024, maxFilesPerUser: 1000 });
+export const defaultMemoryToolLimits: MemoryToolLimits = Object.freeze({
+  maxFileBytes: 100 * 1024,
+  maxFilesPerUser: 1000,
+});
 
 /** Options of {@link createMemoryTool}. Only `store` is required. */
 export interface MemoryToolOptions {
@@ -71,8 +74,13 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
   const limits: MemoryToolLimits = Object.freeze({ ...defaultMemoryToolLimits, ...options.limits });
   const files = new MemoryDirectory(options.store, limits, options.now ?? Date.now);
   return Object.freeze({
-    definition: Object.freeze({ name: memoryToolName, description: memoryToolDescription, inputSchema: memoryToolInputSchema }),
-    run: (user: UserScope, input: unknown, callOptions: CallOptions = {}) => files.run(user, parseMemoryCommand(input), callOptions),
+    definition: Object.freeze({
+      name: memoryToolName,
+      description: memoryToolDescription,
+      inputSchema: memoryToolInputSchema,
+    }),
+    run: (user: UserScope, input: unknown, callOptions: CallOptions = {}) =>
+      files.run(user, parseMemoryCommand(input), callOptions),
   });
 }
 
@@ -104,7 +112,12 @@ class MemoryDirectory {
     }
   }
 
-  async #view(user: UserScope, path: string, range: readonly [number, number] | undefined, options: CallOptions): Promise<string> {
+  async #view(
+    user: UserScope,
+    path: string,
+    range: readonly [number, number] | undefined,
+    options: CallOptions,
+  ): Promise<string> {
     const file = path === memoryRoot ? undefined : await this.#store.getMemoryFile(user, path, options);
     if (file === undefined) {
       if (range !== undefined)
@@ -134,7 +147,13 @@ class MemoryDirectory {
     return `Created ${path} (${Buffer.byteLength(text, 'utf8')} bytes).`;
   }
 
-  async #replace(user: UserScope, path: string, oldText: string, newText: string, options: CallOptions): Promise<string> {
+  async #replace(
+    user: UserScope,
+    path: string,
+    oldText: string,
+    newText: string,
+    options: CallOptions,
+  ): Promise<string> {
     let editedAt = 0;
     const written = await this.#edit(user, path, options, (content) => {
       const positions = occurrences(content, oldText);
@@ -177,8 +196,15 @@ class MemoryDirectory {
           },
         );
       }
-      const lines = [...file.lines.slice(0, afterLine), ...(inserted.length === 0 ? [''] : inserted), ...file.lines.slice(afterLine)];
-      return joinMemoryLines({ lines, trailingNewline: file.trailingNewline || (file.lines.length === 0 && text.endsWith('\n')) });
+      const lines = [
+        ...file.lines.slice(0, afterLine),
+        ...(inserted.length === 0 ? [''] : inserted),
+        ...file.lines.slice(afterLine),
+      ];
+      return joinMemoryLines({
+        lines,
+        trailingNewline: file.trailingNewline || (file.lines.length === 0 && text.endsWith('\n')),
+      });
     });
     const first = afterLine + 1;
     return `Inserted ${Math.max(1, inserted.length)} line(s) into ${path} after line ${afterLine} (now version ${written.version}).\n${snippet(written.content, first, first + Math.max(1, inserted.length) - 1)}`;
@@ -188,21 +214,28 @@ class MemoryDirectory {
     const file = await this.#store.getMemoryFile(user, path, options);
     const visible =
       file === undefined
-        ? (await this.#store.listMemoryFiles(user, path, options)).filter((info) => !isHiddenMemoryPath(info.path)).length
+        ? (await this.#store.listMemoryFiles(user, path, options)).filter((info) => !isHiddenMemoryPath(info.path))
+            .length
         : 1;
     const deleted = await this.#store.deleteMemoryFiles(user, path, options);
     if (deleted === 0) throw notFound(path);
     await this.#keepDirectory(user, parentOf(path), options);
-    return file !== undefined ? `Deleted ${path}.` : `Deleted the directory ${path} (${visible} file${visible === 1 ? '' : 's'}).`;
+    return file !== undefined
+      ? `Deleted ${path}.`
+      : `Deleted the directory ${path} (${visible} file${visible === 1 ? '' : 's'}).`;
   }
 
   async #rename(user: UserScope, from: string, to: string, options: CallOptions): Promise<string> {
     if (from === to)
-      throw new MemoryError('invalid_input', `old_path and new_path are both ${from}`, { details: { field: 'new_path', path: to } });
+      throw new MemoryError('invalid_input', `old_path and new_path are both ${from}`, {
+        details: { field: 'new_path', path: to },
+      });
     const all = await this.#store.listMemoryFiles(user, memoryRoot, options);
     const blocker = all.find((file) => file.path !== from && isWithinMemoryPath(to, file.path) && to !== file.path);
     if (blocker !== undefined)
-      throw new MemoryError('conflict', `${blocker.path} is a file, so nothing can be moved under it`, { details: { path: to } });
+      throw new MemoryError('conflict', `${blocker.path} is a file, so nothing can be moved under it`, {
+        details: { path: to },
+      });
     const moved = await this.#store.renameMemoryFiles(user, from, to, this.#timestamp(), options);
     await this.#keepDirectory(user, parentOf(from), options);
     return `Renamed ${from} to ${to}${moved === 1 ? '' : ` (${moved} files)`}.`;
@@ -218,7 +251,11 @@ class MemoryDirectory {
     if ((await this.#store.listMemoryFiles(user, directory, options)).length > 0) return;
     const marker = `${directory}/${memoryDirectoryMarker}`;
     try {
-      await this.#store.putMemoryFile(user, { path: marker, content: '', now: this.#timestamp(), expectedVersion: 0 }, options);
+      await this.#store.putMemoryFile(
+        user,
+        { path: marker, content: '', now: this.#timestamp(), expectedVersion: 0 },
+        options,
+      );
     } catch (error) {
       // A concurrent writer put a file (or the marker) there first: the directory is listed either way.
       if (!isMemoryError(error, 'conflict')) throw error;
@@ -226,13 +263,20 @@ class MemoryDirectory {
   }
 
   /** Read, transform, write back over the read version; a concurrent writer makes the write conflict, and the edit is redone once on the fresh content. */
-  async #edit(user: UserScope, path: string, options: CallOptions, transform: (content: string) => string): Promise<MemoryFile> {
+  async #edit(
+    user: UserScope,
+    path: string,
+    options: CallOptions,
+    transform: (content: string) => string,
+  ): Promise<MemoryFile> {
     return this.#retryOnConflict(path, async () => {
       const file = await this.#store.getMemoryFile(user, path, options);
       if (file === undefined) {
         const under = await this.#store.listMemoryFiles(user, path, options);
         if (under.length > 0)
-          throw new MemoryError('invalid_input', `${path} is a directory; only files can be edited`, { details: { path } });
+          throw new MemoryError('invalid_input', `${path} is a directory; only files can be edited`, {
+            details: { path },
+          });
         throw notFound(path);
       }
       const content = transform(file.content);
@@ -247,9 +291,13 @@ class MemoryDirectory {
     if (first !== lostRace) return first;
     const second = await attempt();
     if (second !== lostRace) return second;
-    throw new MemoryError('conflict', `${path} was changed by another writer while this edit was applied (twice); view it and try again`, {
-      details: { path },
-    });
+    throw new MemoryError(
+      'conflict',
+      `${path} was changed by another writer while this edit was applied (twice); view it and try again`,
+      {
+        details: { path },
+      },
+    );
   }
 
   /** A versioned write that reports a lost race instead of throwing, so other conflicts (a taken path) are never retried. */
@@ -269,7 +317,9 @@ class MemoryDirectory {
     }
     const parentFile = all.find((file) => isWithinMemoryPath(path, file.path));
     if (parentFile !== undefined) {
-      throw new MemoryError('conflict', `${parentFile.path} is a file, so ${path} cannot be created under it`, { details: { path } });
+      throw new MemoryError('conflict', `${parentFile.path} is a file, so ${path} cannot be created under it`, {
+        details: { path },
+      });
     }
     const counted = all.filter((file) => !isHiddenMemoryPath(file.path)).length;
     if (counted >= this.#limits.maxFilesPerUser) {
@@ -336,7 +386,9 @@ function alreadyExists(path: string, version: number): MemoryError {
 }
 
 function notFound(path: string): MemoryError {
-  return new MemoryError('not_found', `${path} does not exist; view ${memoryRoot} to see what does`, { details: { path } });
+  return new MemoryError('not_found', `${path} does not exist; view ${memoryRoot} to see what does`, {
+    details: { path },
+  });
 }
 
 function checkViewRange(path: string, [first, last]: readonly [number, number], lineCount: number): [number, number] {
@@ -362,7 +414,8 @@ function occurrences(content: string, text: string): number[] {
 
 function lineOf(content: string, offset: number): number {
   let line = 1;
-  for (let index = content.indexOf('\n'); index !== -1 && index < offset; index = content.indexOf('\n', index + 1)) line += 1;
+  for (let index = content.indexOf('\n'); index !== -1 && index < offset; index = content.indexOf('\n', index + 1))
+    line += 1;
   return line;
 }
 

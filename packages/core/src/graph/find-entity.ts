@@ -7,7 +7,12 @@ import type { Entity } from './entity.js';
  * `undefined`. A name match wins over an alias match, so "Tomas" finds the entity named Tomas even if
  * another one lists "Tomas" among its aliases.
  */
-export async function findEntity(store: Store, user: UserScope, nameOrId: string, options: CallOptions = {}): Promise<Entity | undefined> {
+export async function findEntity(
+  store: Store,
+  user: UserScope,
+  nameOrId: string,
+  options: CallOptions = {},
+): Promise<Entity | undefined> {
   const wanted = nameOrId.trim();
   if (wanted.length === 0) return undefined;
   const [byId] = await store.listEntities(user, { ids: [wanted], limit: 1 }, options);

@@ -17,7 +17,10 @@ interface Draft {
  */
 export class GraphBuilder {
   readonly #entities: Draft[] = [];
-  readonly #relations = new Map<string, { subject: string; predicate: string; object: string; sourceSeqs: Set<number> }>();
+  readonly #relations = new Map<
+    string,
+    { subject: string; predicate: string; object: string; sourceSeqs: Set<number> }
+  >();
   readonly #known: readonly Entity[];
   readonly #userAliases = new Set<string>();
   #userName: string | undefined;
@@ -71,7 +74,9 @@ export class GraphBuilder {
   /** The entities and relations collected, in the order first met. */
   build(): ExtractedGraph {
     const entities: EntityInput[] = [];
-    const storedUser = this.#known.find((entity) => entity.aliases.some((alias) => alias.toLowerCase() === userEntityAlias));
+    const storedUser = this.#known.find((entity) =>
+      entity.aliases.some((alias) => alias.toLowerCase() === userEntityAlias),
+    );
     const userName = this.#userName ?? storedUser?.name;
     const mentionsUser = [...this.#relations.values()].some(
       (relation) => relation.subject === userEntityAlias || relation.object === userEntityAlias,
@@ -91,7 +96,12 @@ export class GraphBuilder {
     for (const draft of this.#entities) {
       if (draft.name.toLowerCase() === userKey) continue;
       // A bare node id that turned out to be another entity's alias is not an entity of its own.
-      if (this.#entities.some((other) => other !== draft && [...other.aliases].some((alias) => sameName(alias, draft.name)))) continue;
+      if (
+        this.#entities.some(
+          (other) => other !== draft && [...other.aliases].some((alias) => sameName(alias, draft.name)),
+        )
+      )
+        continue;
       entities.push({ name: draft.name, type: draft.type, aliases: [...draft.aliases] });
     }
     const relations: ExtractedRelation[] = [...this.#relations.values()].map((relation) => ({
@@ -105,11 +115,15 @@ export class GraphBuilder {
 
   #find(name: string): Draft | undefined {
     if (name === '') return undefined;
-    return this.#entities.find((draft) => sameName(draft.name, name) || [...draft.aliases].some((alias) => sameName(alias, name)));
+    return this.#entities.find(
+      (draft) => sameName(draft.name, name) || [...draft.aliases].some((alias) => sameName(alias, name)),
+    );
   }
 
   #knownEntity(name: string): Entity | undefined {
-    return this.#known.find((entity) => sameName(entity.name, name) || entity.aliases.some((alias) => sameName(alias, name)));
+    return this.#known.find(
+      (entity) => sameName(entity.name, name) || entity.aliases.some((alias) => sameName(alias, name)),
+    );
   }
 }
 

@@ -64,7 +64,9 @@ describe('graphNeighbours', () => {
   it('includes ended relations and what they reach when includeHistory is set', async () => {
     const result = await graphNeighbours(store, user, 'Tomas', 1, { includeHistory: true });
     expect(names(result)).toEqual(['Tomas', 'Maren', '!7be104c2', 'Bend', 'Portland']);
-    expect(result.relations.find((relation) => relation.predicate === 'lives_in' && relation.validTo !== undefined)).toBeDefined();
+    expect(
+      result.relations.find((relation) => relation.predicate === 'lives_in' && relation.validTo !== undefined),
+    ).toBeDefined();
   });
 
   it('finds the start by id, by alias and case-insensitively', async () => {
@@ -76,12 +78,16 @@ describe('graphNeighbours', () => {
   });
 
   it('throws not_found for an unknown entity or another user, and invalid_input for a depth outside 1–3', async () => {
-    await expect(graphNeighbours(store, user, 'Ines', 1)).rejects.toSatisfy((error) => isMemoryError(error, 'not_found'));
+    await expect(graphNeighbours(store, user, 'Ines', 1)).rejects.toSatisfy((error) =>
+      isMemoryError(error, 'not_found'),
+    );
     await expect(graphNeighbours(store, { ...user, userId: 'tomas' }, 'Maren', 1)).rejects.toSatisfy((error) =>
       isMemoryError(error, 'not_found'),
     );
     for (const depth of [0, 4, 1.5]) {
-      await expect(graphNeighbours(store, user, 'Maren', depth)).rejects.toSatisfy((error) => isMemoryError(error, 'invalid_input'));
+      await expect(graphNeighbours(store, user, 'Maren', depth)).rejects.toSatisfy((error) =>
+        isMemoryError(error, 'invalid_input'),
+      );
     }
   });
 });

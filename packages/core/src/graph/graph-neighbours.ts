@@ -42,14 +42,20 @@ export async function graphNeighbours(
   const callOptions: CallOptions = options.signal === undefined ? {} : { signal: options.signal };
   const start = await findEntity(store, user, entityNameOrId, callOptions);
   if (start === undefined)
-    throw new MemoryError('not_found', `no entity is called ${JSON.stringify(entityNameOrId)}`, { details: { entity: entityNameOrId } });
+    throw new MemoryError('not_found', `no entity is called ${JSON.stringify(entityNameOrId)}`, {
+      details: { entity: entityNameOrId },
+    });
 
   const order = [start.id];
   const seen = new Set(order);
   const relations = new Map<string, Relation>();
   let frontier = [start.id];
   for (let hop = 0; hop < depth && frontier.length > 0; hop += 1) {
-    const found = await store.listRelations(user, { entityIds: frontier, includeHistory: options.includeHistory === true }, callOptions);
+    const found = await store.listRelations(
+      user,
+      { entityIds: frontier, includeHistory: options.includeHistory === true },
+      callOptions,
+    );
     const next: string[] = [];
     for (const relation of found) {
       relations.set(relation.id, relation);
@@ -66,7 +72,8 @@ export async function graphNeighbours(
   // Listing pages hold at most 1,000 rows; a wide three-hop neighbourhood is loaded in chunks.
   for (let offset = 0; offset < order.length; offset += entityChunk) {
     const ids = order.slice(offset, offset + entityChunk);
-    for (const entity of await store.listEntities(user, { ids, limit: ids.length }, callOptions)) loaded.set(entity.id, entity);
+    for (const entity of await store.listEntities(user, { ids, limit: ids.length }, callOptions))
+      loaded.set(entity.id, entity);
   }
   return {
     entities: order.flatMap((id) => loaded.get(id) ?? []),

@@ -7,7 +7,12 @@ import { HeuristicGraphExtractor } from './heuristic-graph-extractor.js';
 const extractor = new HeuristicGraphExtractor();
 
 function messages(...contents: string[]): SummarySourceMessage[] {
-  return contents.map((content, index) => ({ seq: index + 1, role: 'user', content, createdAt: '2025-05-29T02:40:00.000Z' }));
+  return contents.map((content, index) => ({
+    seq: index + 1,
+    role: 'user',
+    content,
+    createdAt: '2025-05-29T02:40:00.000Z',
+  }));
 }
 
 async function extract(contents: string[], knownEntities: Entity[] = []): Promise<ExtractedGraph> {
@@ -15,14 +20,23 @@ async function extract(contents: string[], knownEntities: Entity[] = []): Promis
 }
 
 const entityLines = (graph: ExtractedGraph) =>
-  graph.entities.map((entity) => `${entity.name}:${entity.type}${entity.aliases?.length ? ` [${entity.aliases.join(', ')}]` : ''}`);
+  graph.entities.map(
+    (entity) => `${entity.name}:${entity.type}${entity.aliases?.length ? ` [${entity.aliases.join(', ')}]` : ''}`,
+  );
 const relationLines = (graph: ExtractedGraph) =>
   graph.relations.map((relation) => `${relation.subject} —${relation.predicate}→ ${relation.object}`);
 
 describe('HeuristicGraphExtractor', () => {
   it('names the user entity by their stated name with user and their callsign as aliases, and links their node', async () => {
-    const graph = await extract(["I'm Maren, callsign N0CALL. this node is !a3f9c2d1, a RAK4631 in a small case. home base is Hood River"]);
-    expect(entityLines(graph)).toEqual(['Maren:person [user, N0CALL]', '!a3f9c2d1:device', 'Hood River:place', 'RAK4631:device']);
+    const graph = await extract([
+      "I'm Maren, callsign N0CALL. this node is !a3f9c2d1, a RAK4631 in a small case. home base is Hood River",
+    ]);
+    expect(entityLines(graph)).toEqual([
+      'Maren:person [user, N0CALL]',
+      '!a3f9c2d1:device',
+      'Hood River:place',
+      'RAK4631:device',
+    ]);
     expect(relationLines(graph)).toEqual(['user —has_node→ !a3f9c2d1', 'user —home_town→ Hood River']);
   });
 
@@ -42,7 +56,13 @@ describe('HeuristicGraphExtractor', () => {
       'Tomas lives in Bend.',
       'my partner Ines watches from home',
     ]);
-    expect(entityLines(graph)).toEqual(['user:person', 'Tomas:person', '!7be104c2:device', 'Bend:place', 'Ines:person']);
+    expect(entityLines(graph)).toEqual([
+      'user:person',
+      'Tomas:person',
+      '!7be104c2:device',
+      'Bend:place',
+      'Ines:person',
+    ]);
     expect(relationLines(graph)).toEqual([
       'user —buddy→ Tomas',
       'Tomas —has_node→ !7be104c2',
@@ -64,8 +84,26 @@ describe('HeuristicGraphExtractor', () => {
 
   it('reuses the stored spelling, type and user name when the entities are already known', async () => {
     const known: Entity[] = [
-      { id: 'e1', tenantId: 't', userId: 'u', name: 'Maren', type: 'person', aliases: ['user'], createdAt: '', updatedAt: '' },
-      { id: 'e2', tenantId: 't', userId: 'u', name: 'LARCH-RIDGE', type: 'device', aliases: ['!5c11e08a'], createdAt: '', updatedAt: '' },
+      {
+        id: 'e1',
+        tenantId: 't',
+        userId: 'u',
+        name: 'Maren',
+        type: 'person',
+        aliases: ['user'],
+        createdAt: '',
+        updatedAt: '',
+      },
+      {
+        id: 'e2',
+        tenantId: 't',
+        userId: 'u',
+        name: 'LARCH-RIDGE',
+        type: 'device',
+        aliases: ['!5c11e08a'],
+        createdAt: '',
+        updatedAt: '',
+      },
     ];
     const graph = await extract(['signal via !5c11e08a is fine', 'my buddy Tomas is here'], known);
     expect(entityLines(graph)).toEqual(['Maren:person [user]', 'Tomas:person', 'LARCH-RIDGE:device']);

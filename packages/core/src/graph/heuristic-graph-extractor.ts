@@ -65,7 +65,8 @@ export class HeuristicGraphExtractor implements GraphExtractor {
 function addFact(graph: GraphBuilder, fact: ExtractedFact): void {
   const seq = fact.sourceSeqs[fact.sourceSeqs.length - 1]!;
   const deviceSubject = isDeviceName(fact.subject) || graph.typeOf(fact.subject) === 'device';
-  const subject = fact.subject === 'user' ? userEntityAlias : graph.addEntity(fact.subject, deviceSubject ? 'device' : 'person');
+  const subject =
+    fact.subject === 'user' ? userEntityAlias : graph.addEntity(fact.subject, deviceSubject ? 'device' : 'person');
   const link = (predicate: string, object: string, type: string): void =>
     graph.addRelation(subject, predicate, graph.addEntity(object, type), seq);
   const attribute = fact.attribute;
@@ -75,7 +76,8 @@ function addFact(graph: GraphBuilder, fact: ExtractedFact): void {
   else if (attribute === 'node_id') link('has_node', fact.value, 'device');
   else if (people.has(attribute)) link(attribute, fact.value, 'person');
   else if (pets.has(attribute)) link(attribute, fact.value, 'other');
-  else if ((attribute === 'lives_in' || attribute === 'home_town') && /^\p{Lu}/u.test(fact.value)) link(attribute, fact.value, 'place');
+  else if ((attribute === 'lives_in' || attribute === 'home_town') && /^\p{Lu}/u.test(fact.value))
+    link(attribute, fact.value, 'place');
   else if (attribute === 'employer') link('works_at', fact.value, 'organization');
   else if (attribute === 'main_relay') link('uses_relay', fact.value, 'device');
 }
@@ -91,7 +93,8 @@ function addMentions(graph: GraphBuilder, statement: Statement, seq: number): vo
     const id = /^\s*\((![0-9a-f]{8})\)/i.exec(match.slice(found.index + found[0].length));
     if (id !== null) graph.addAlias(device, id[1]!, 'device');
     const where = /^\s+(?:on|at|in)\s+/i.exec(match.slice(found.index + found[0].length));
-    const place = where === null ? undefined : captureName(text, match, found.index + found[0].length + where[0].length, 3);
+    const place =
+      where === null ? undefined : captureName(text, match, found.index + found[0].length + where[0].length, 3);
     if (place !== undefined && /\p{Ll}/u.test(place.value))
       graph.addRelation(device, 'located_at', graph.addEntity(place.value, 'place'), seq);
   }

@@ -36,10 +36,16 @@ describe('storeGraph', () => {
       ],
     };
     const stored = await storeGraph(store, user, graph, { ...context, timeOf: (seq) => times.get(seq) });
-    expect(stored.entities.map((entity) => `${entity.name}:${entity.type}`)).toEqual(['Maren:person', 'LARCH-RIDGE:device', 'Tomas:other']);
+    expect(stored.entities.map((entity) => `${entity.name}:${entity.type}`)).toEqual([
+      'Maren:person',
+      'LARCH-RIDGE:device',
+      'Tomas:other',
+    ]);
     expect(await edges(store)).toEqual(['Maren —uses_relay→ LARCH-RIDGE', 'Maren —buddy→ Tomas']);
     // No time known for seq 13: the relation is valid from `now`; seq 29 has its message time.
-    expect(stored.relations.map((relation) => [relation.validFrom, relation.sourceSeqs, relation.sourceConversationId])).toEqual([
+    expect(
+      stored.relations.map((relation) => [relation.validFrom, relation.sourceSeqs, relation.sourceConversationId]),
+    ).toEqual([
       [context.now, [13], 'node-7'],
       [times.get(29), [29], 'node-7'],
     ]);
@@ -74,7 +80,11 @@ describe('storeGraph', () => {
     const moved = await storeGraph(store, user, lives('Portland', 40), { ...context, timeOf: (seq) => times.get(seq) });
     expect(moved.retired.map((relation) => relation.validTo)).toEqual([times.get(40)]);
     expect(await edges(store)).toEqual(['user —buddy→ Tomas', 'Tomas —lives_in→ Portland']);
-    expect(await edges(store, true)).toEqual(['Tomas —lives_in→ Bend (ended)', 'user —buddy→ Tomas', 'Tomas —lives_in→ Portland']);
+    expect(await edges(store, true)).toEqual([
+      'Tomas —lives_in→ Bend (ended)',
+      'user —buddy→ Tomas',
+      'Tomas —lives_in→ Portland',
+    ]);
     // An older statement read late does not bring Bend back.
     const stale = await storeGraph(store, user, lives('Bend', 29), { ...context, timeOf: (seq) => times.get(seq) });
     expect(stale.relations).toEqual([]);
@@ -105,7 +115,9 @@ describe('storeGraph', () => {
     };
     const stored = await storeGraph(store, user, graph, context);
     expect(stored.relations).toEqual([]);
-    expect((await store.listEntities(user)).map((entity) => [entity.name, entity.aliases])).toEqual([['LARCH-RIDGE', ['!5c11e08a']]]);
+    expect((await store.listEntities(user)).map((entity) => [entity.name, entity.aliases])).toEqual([
+      ['LARCH-RIDGE', ['!5c11e08a']],
+    ]);
   });
 
   it('writes only into the given user and tenant', async () => {

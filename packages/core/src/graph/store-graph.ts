@@ -78,7 +78,9 @@ export async function storeGraph(
       known.find((entity) => entity.aliases.some((alias) => alias.toLowerCase() === lower)) ??
       (await findEntity(store, user, name, callOptions));
     if (found !== undefined) return found;
-    return upsert(lower === userEntityAlias ? { name: userEntityAlias, type: 'person' } : { name: name.trim(), type: 'other' });
+    return upsert(
+      lower === userEntityAlias ? { name: userEntityAlias, type: 'person' } : { name: name.trim(), type: 'other' },
+    );
   };
 
   for (const input of extracted.entities) {
@@ -122,7 +124,10 @@ async function storeRelation(
   const single = singleValuedPredicates.has(relation.predicate);
   const rivals = single
     ? (await store.listRelations(user, { entityIds: [subject.id] }, callOptions)).filter(
-        (current) => current.subjectId === subject.id && current.predicate === relation.predicate && current.objectId !== object.id,
+        (current) =>
+          current.subjectId === subject.id &&
+          current.predicate === relation.predicate &&
+          current.objectId !== object.id,
       )
     : [];
   // A statement read late (an older backlog) does not undo a newer one.

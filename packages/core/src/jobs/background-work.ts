@@ -28,7 +28,10 @@ export interface BackgroundWorkOptions {
   /** The `extract` job body, when facts/graph extraction is on. */
   readonly extract?: JobHandler;
   /** `concurrency`: job loops in this process (default 1), so one slow job does not hold the others. */
-  readonly worker?: Omit<JobWorkerOptions, 'store' | 'handlers' | 'now'> & { readonly autoStart?: boolean; readonly concurrency?: number };
+  readonly worker?: Omit<JobWorkerOptions, 'store' | 'handlers' | 'now'> & {
+    readonly autoStart?: boolean;
+    readonly concurrency?: number;
+  };
   readonly now: () => number;
 }
 
@@ -41,13 +44,18 @@ export function createBackgroundWork(options: BackgroundWorkOptions): Background
   const handlers: Partial<Record<JobKind, JobHandler>> = {};
   if (compactor !== undefined) handlers.compact = compactor.handler;
   if (embedder !== undefined)
-    handlers.embed = async (_job, scope, signal, slice) => void (await embedConversation({ store, embedder }, scope, signal, slice));
+    handlers.embed = async (_job, scope, signal, slice) =>
+      void (await embedConversation({ store, embedder }, scope, signal, slice));
   if (extract !== undefined) handlers.extract = extract;
   const { autoStart, concurrency = 1, ...workerOptions } = options.worker ?? {};
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
-    throw new MemoryError('invalid_input', `worker.concurrency must be an integer from 1 to 64 (got ${String(concurrency)})`, {
-      details: { field: 'worker.concurrency' },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      `worker.concurrency must be an integer from 1 to 64 (got ${String(concurrency)})`,
+      {
+        details: { field: 'worker.concurrency' },
+      },
+    );
   }
   const worker = createWorkerLoops(concurrency, (index) =>
     createJobWorker({
@@ -73,7 +81,8 @@ export function createBackgroundWork(options: BackgroundWorkOptions): Background
       const runAt = new Date(now()).toISOString();
       if (compactor !== undefined) {
         const conversation = await store.getConversation(scope, callOptions);
-        if (conversation !== undefined) queued = (await compactor.enqueueIfDue(scope, conversation, callOptions)) || queued;
+        if (conversation !== undefined)
+          queued = (await compactor.enqueueIfDue(scope, conversation, callOptions)) || queued;
       }
       for (const kind of ['embed', 'extract'] as const) {
         if (handlers[kind] === undefined || (kind === 'embed' && embeddedInline)) continue;

@@ -10,7 +10,9 @@ describe('embedConversation', () => {
     const count = 3 * embedBatchSize + 5;
     await store.appendMessages(
       scopeA,
-      Array.from({ length: count }, (_, index) => makeNewMessage(`relay ${index} reports battery ${index % 90} percent`)),
+      Array.from({ length: count }, (_, index) =>
+        makeNewMessage(`relay ${index} reports battery ${index % 90} percent`),
+      ),
     );
     // The in-memory store and the hashed embedder settle in microtasks only, as better-sqlite3 and an in-process model do.
     const embedder = new HashedEmbedder();

@@ -22,7 +22,8 @@ const maxContextChars = 500;
 export function embeddingText(message: Message, previous?: Message): string {
   const line = (item: Message, content: string) => (item.name === undefined ? content : `${item.name}: ${content}`);
   if (previous === undefined) return line(message, message.content);
-  const context = previous.content.length > maxContextChars ? `${previous.content.slice(0, maxContextChars)}…` : previous.content;
+  const context =
+    previous.content.length > maxContextChars ? `${previous.content.slice(0, maxContextChars)}…` : previous.content;
   return `${line(previous, context)}\n${line(message, message.content)}`;
 }
 
@@ -78,7 +79,11 @@ async function previousMessages(
       if (message.seq <= 1) return undefined;
       const inBatch = bySeq.get(message.seq - 1);
       if (inBatch !== undefined) return inBatch;
-      const [before] = await store.listMessages(scope, { afterSeq: message.seq - 2, beforeSeq: message.seq }, callOptions);
+      const [before] = await store.listMessages(
+        scope,
+        { afterSeq: message.seq - 2, beforeSeq: message.seq },
+        callOptions,
+      );
       return before?.seq === message.seq - 1 ? before : undefined;
     }),
   );

@@ -20,7 +20,10 @@ describe('createJobWorker', () => {
     // Like the openai SDK: one abort listener per call, never removed.
     const worker = createJobWorker({
       store,
-      handlers: { embed: async (_job, _scope, signal) => void (signals.push(signal), signal.addEventListener('abort', () => undefined)) },
+      handlers: {
+        embed: async (_job, _scope, signal) =>
+          void (signals.push(signal), signal.addEventListener('abort', () => undefined)),
+      },
     });
 
     expect(await worker.drain()).toBe(20);
@@ -90,7 +93,9 @@ describe('createMemory worker concurrency', () => {
     const hanging: FactExtractor = {
       id: 'hangs-on-node-1',
       extract: (input: FactExtractionInput) =>
-        input.messages.some((message) => message.content.includes('node 1')) ? new Promise(() => undefined) : Promise.resolve([]),
+        input.messages.some((message) => message.content.includes('node 1'))
+          ? new Promise(() => undefined)
+          : Promise.resolve([]),
     };
     const memory = createMemory({
       store,
@@ -107,7 +112,9 @@ describe('createMemory worker concurrency', () => {
       await new Promise((resolve) => setTimeout(resolve, 10));
 
     expect((await store.listJobs(other)).map((job) => job.status)).toEqual(['done']);
-    expect((await store.listJobs({ ...other, conversationId: 'node-1' })).map((job) => job.status)).toEqual(['running']);
+    expect((await store.listJobs({ ...other, conversationId: 'node-1' })).map((job) => job.status)).toEqual([
+      'running',
+    ]);
     await memory.close();
   });
 });

@@ -91,7 +91,10 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
       return false;
     } catch (error) {
       if (!isMemoryError(error, 'conflict')) throw error;
-      options.onWarning?.(`the ${job.kind} job's lease passed to another worker before this attempt ended; its result stands`, job);
+      options.onWarning?.(
+        `the ${job.kind} job's lease passed to another worker before this attempt ended; its result stands`,
+        job,
+      );
       return true;
     }
   };
@@ -106,7 +109,8 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
         await write();
         return;
       } catch (error) {
-        if (!isMemoryError(error, 'unavailable') || stopping.signal.aborted || now() + delayMs >= leaseEndsAt) throw error;
+        if (!isMemoryError(error, 'unavailable') || stopping.signal.aborted || now() + delayMs >= leaseEndsAt)
+          throw error;
         options.onError?.(error);
         await new Promise((resolve) => {
           const pause = setTimeout(resolve, delayMs);
@@ -119,7 +123,12 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
 
   const runOne = async (): Promise<boolean> => {
     const leaseEndsAt = now() + leaseMs;
-    const job = await options.store.leaseJob({ workerId, leaseMs, now: new Date(leaseEndsAt - leaseMs).toISOString(), kinds });
+    const job = await options.store.leaseJob({
+      workerId,
+      leaseMs,
+      now: new Date(leaseEndsAt - leaseMs).toISOString(),
+      kinds,
+    });
     if (job === undefined) return false;
     const scope = { tenantId: job.tenantId, userId: job.userId, conversationId: job.conversationId };
     // One controller per attempt, linked to the worker's stop: a listener on a long-lived signal per job
@@ -145,7 +154,11 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
       if (warning !== undefined) options.onWarning?.(warning, job);
       // The rest first, then this job's end: a crash between the two leaves this job to run again, not work without a job.
       if (slice.ranOut)
-        await options.store.enqueueJob(scope, { kind: job.kind, runAt: new Date(now()).toISOString(), maxAttempts: job.maxAttempts });
+        await options.store.enqueueJob(scope, {
+          kind: job.kind,
+          runAt: new Date(now()).toISOString(),
+          maxAttempts: job.maxAttempts,
+        });
       if (
         await lostLease(
           () => options.store.completeJob(job, new Date(now()).toISOString(), warning === undefined ? {} : { warning }),
@@ -160,11 +173,17 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
       const failure: unknown = attempt.signal.aborted ? attempt.signal.reason : error;
       options.onError?.(failure, job);
       const retry = job.attempts < job.maxAttempts && !isMemoryError(failure, 'invalid_input');
-      const retryAt = retry ? new Date(now() + Math.min(maxBackoffMs, retryBaseMs * 2 ** (job.attempts - 1))).toISOString() : undefined;
+      const retryAt = retry
+        ? new Date(now() + Math.min(maxBackoffMs, retryBaseMs * 2 ** (job.attempts - 1))).toISOString()
+        : undefined;
       const message = failure instanceof Error ? failure.message : String(failure);
       await lostLease(
         () =>
-          options.store.failJob(job, { error: message, now: new Date(now()).toISOString(), ...(retryAt === undefined ? {} : { retryAt }) }),
+          options.store.failJob(job, {
+            error: message,
+            now: new Date(now()).toISOString(),
+            ...(retryAt === undefined ? {} : { retryAt }),
+          }),
         job,
         leaseEndsAt,
       );

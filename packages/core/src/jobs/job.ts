@@ -81,12 +81,18 @@ export function backlogFromRows(
     entry[row.status] += row.count;
     if (row.status === 'pending') oldestMs = oldestMs === undefined ? row.oldestMs : Math.min(oldestMs, row.oldestMs);
   }
-  return { byKind, byStatus, ...(oldestMs === undefined ? {} : { oldestPendingCreatedAt: new Date(oldestMs).toISOString() }) };
+  return {
+    byKind,
+    byStatus,
+    ...(oldestMs === undefined ? {} : { oldestPendingCreatedAt: new Date(oldestMs).toISOString() }),
+  };
 }
 
 /** The backlog of one tenant or (without `tenantId`) all, from the store's per-kind counts: pending and running jobs, the oldest pending one's creation time. */
 export async function readJobBacklog(
-  store: { countJobsByKind(filter: { tenantId?: string }, options?: { signal?: AbortSignal }): Promise<JobKindCount[]> },
+  store: {
+    countJobsByKind(filter: { tenantId?: string }, options?: { signal?: AbortSignal }): Promise<JobKindCount[]>;
+  },
   filter: { tenantId?: string },
   options?: { signal?: AbortSignal },
 ): Promise<JobBacklog> {

@@ -32,7 +32,9 @@ function newMessage(role: MessageRole, content: string, createdAt: string): NewM
 async function append(store: InMemoryStore, contents: readonly string[], startMinute = 0): Promise<void> {
   await store.appendMessages(
     scope,
-    contents.map((content, index) => newMessage('user', content, new Date(Date.UTC(2025, 4, 1, 0, startMinute + index)).toISOString())),
+    contents.map((content, index) =>
+      newMessage('user', content, new Date(Date.UTC(2025, 4, 1, 0, startMinute + index)).toISOString()),
+    ),
   );
 }
 
@@ -69,10 +71,17 @@ describe('extractKnowledge', () => {
       { store, factExtractor: new HeuristicFactExtractor(), graphExtractor: new HeuristicGraphExtractor(), now },
       scope,
     );
-    expect(result).toMatchObject({ rounds: 1, messagesRead: records.length, throughSeq: records.length, raced: false, factsSuperseded: 1 });
+    expect(result).toMatchObject({
+      rounds: 1,
+      messagesRead: records.length,
+      throughSeq: records.length,
+      raced: false,
+      factsSuperseded: 1,
+    });
 
     const current = await store.listFacts(user, { subject: 'user' });
-    const valueOf = (attribute: string) => current.filter((fact) => fact.attribute === attribute).map((fact) => fact.value);
+    const valueOf = (attribute: string) =>
+      current.filter((fact) => fact.attribute === attribute).map((fact) => fact.value);
     expect(valueOf('name')).toEqual(['Maren']);
     expect(valueOf('callsign')).toEqual(['N0CALL']);
     expect(valueOf('node_id')).toEqual(['!a3f9c2d1']);
@@ -165,7 +174,9 @@ describe('extractKnowledge', () => {
     const retry = await extractKnowledge({ store, factExtractor, graphExtractor, now }, scope);
     expect(retry).toMatchObject({ factsAdded: 0, factsIgnored: 3, throughSeq: 2 });
     expect(await store.listFacts(user, { includeHistory: true })).toHaveLength(3);
-    expect((await store.listEntities(user)).map((entity) => entity.name)).toEqual(expect.arrayContaining(['Tomas', 'Salem', 'Bend']));
+    expect((await store.listEntities(user)).map((entity) => entity.name)).toEqual(
+      expect.arrayContaining(['Tomas', 'Salem', 'Bend']),
+    );
   });
 
   it('stops when its signal is aborted, before reading anything', async () => {
@@ -174,7 +185,9 @@ describe('extractKnowledge', () => {
     const controller = new AbortController();
     controller.abort();
     await expect(
-      extractKnowledge({ store, factExtractor: new HeuristicFactExtractor(), now }, scope, { signal: controller.signal }),
+      extractKnowledge({ store, factExtractor: new HeuristicFactExtractor(), now }, scope, {
+        signal: controller.signal,
+      }),
     ).rejects.toThrow();
     expect(await store.listFacts(user)).toEqual([]);
   });

@@ -16,7 +16,12 @@ export interface KnowledgePort {
    * consolidation merging a duplicate or settling a contradiction). `not_found` (the fact or the
    * successor) / `conflict` (already ended).
    */
-  retireFact(user: UserScope, factId: string, at: string, options?: CallOptions & { supersededBy?: string }): Promise<Fact>;
+  retireFact(
+    user: UserScope,
+    factId: string,
+    at: string,
+    options?: CallOptions & { supersededBy?: string },
+  ): Promise<Fact>;
   /** Sets when a current fact expires (ISO 8601), or with `undefined` that it never does; `not_found` / `conflict` (already ended). */
   setFactExpiry(user: UserScope, factId: string, expiresAt: string | undefined, options?: CallOptions): Promise<Fact>;
   /** A user's facts: current by default, valid at `asOf`, or every version with `includeHistory`; oldest first. */

@@ -43,7 +43,10 @@ export function checkToolSequence(history: readonly ToolSequenceItem[], batch: r
       open.delete(id);
       return;
     }
-    open = message.role === 'assistant' && message.toolCalls !== undefined ? new Set(message.toolCalls.map((call) => call.id)) : new Set();
+    open =
+      message.role === 'assistant' && message.toolCalls !== undefined
+        ? new Set(message.toolCalls.map((call) => call.id))
+        : new Set();
   });
 }
 

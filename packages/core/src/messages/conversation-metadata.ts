@@ -16,9 +16,12 @@ export type RoleCounts = Readonly<Partial<Record<MessageRole, number>>>;
  */
 export function checkConversationMetadata(metadata: unknown): Metadata {
   const fail = (problem: string, details: Record<string, unknown> = {}): never => {
-    throw new MemoryError('invalid_input', `conversation metadata ${problem}`, { details: { field: 'metadata', ...details } });
+    throw new MemoryError('invalid_input', `conversation metadata ${problem}`, {
+      details: { field: 'metadata', ...details },
+    });
   };
-  const prototype: unknown = typeof metadata === 'object' && metadata !== null ? Object.getPrototypeOf(metadata) : undefined;
+  const prototype: unknown =
+    typeof metadata === 'object' && metadata !== null ? Object.getPrototypeOf(metadata) : undefined;
   if (prototype !== Object.prototype && prototype !== null) fail('must be a plain JSON object');
   const copy = copyMetadata(metadata, maxConversationMetadataChars, fail);
   if (containsNul(copy)) fail('must not contain NUL characters (U+0000)');

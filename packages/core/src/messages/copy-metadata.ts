@@ -21,10 +21,12 @@ export function copyMetadata(
   } catch (error) {
     return fail(`is not serializable to JSON (${(error as Error).message})`);
   }
-  if (json.length > maxChars) return fail(`is over ${maxChars} characters of JSON`, { length: json.length, limit: maxChars });
+  if (json.length > maxChars)
+    return fail(`is over ${maxChars} characters of JSON`, { length: json.length, limit: maxChars });
   const copy = JSON.parse(json) as Metadata;
   const depth = nestingDepth(copy);
-  if (depth > maxMetadataDepth) return fail(`is nested deeper than ${maxMetadataDepth} levels`, { depth, limit: maxMetadataDepth });
+  if (depth > maxMetadataDepth)
+    return fail(`is nested deeper than ${maxMetadataDepth} levels`, { depth, limit: maxMetadataDepth });
   return copy;
 }
 

@@ -22,6 +22,8 @@ export async function eraseTarget(
   if (target.conversationId !== undefined)
     return store.deleteConversation(resolveScope({ ...target, conversationId: target.conversationId }), options);
   if (target.userId === undefined)
-    throw new MemoryError('invalid_input', 'erase needs a conversationId or a userId', { details: { field: 'userId' } });
+    throw new MemoryError('invalid_input', 'erase needs a conversationId or a userId', {
+      details: { field: 'userId' },
+    });
   return store.deleteUser(resolveUserScope(target), options);
 }

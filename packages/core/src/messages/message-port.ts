@@ -25,7 +25,11 @@ export interface MessagePort {
    * this never creates. Leaves `updatedAt` (the last append) alone. `invalid_input` unless `metadata` is a
    * plain JSON object of at most 16,384 characters of JSON (`checkConversationMetadata`).
    */
-  updateConversationMetadata(scope: Scope, metadata: Metadata, options?: CallOptions): Promise<Conversation | undefined>;
+  updateConversationMetadata(
+    scope: Scope,
+    metadata: Metadata,
+    options?: CallOptions,
+  ): Promise<Conversation | undefined>;
   /** How many stored messages of each role the conversation has; roles without messages are absent, `{}` for an unknown conversation. */
   countMessagesByRole(scope: Scope, options?: CallOptions): Promise<RoleCounts>;
 }

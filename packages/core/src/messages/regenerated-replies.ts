@@ -32,7 +32,8 @@ export function withoutSuperseded<T extends Pick<Message, 'id' | 'metadata'>>(me
 export function reservedMetadataProblem(metadata: Metadata): string | undefined {
   const reserved = metadata[reservedMetadataKey];
   if (reserved === undefined) return undefined;
-  const supersedes = typeof reserved === 'object' && reserved !== null ? (reserved as Record<string, unknown>).supersedes : undefined;
+  const supersedes =
+    typeof reserved === 'object' && reserved !== null ? (reserved as Record<string, unknown>).supersedes : undefined;
   const valid =
     typeof reserved === 'object' &&
     reserved !== null &&

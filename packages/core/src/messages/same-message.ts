@@ -17,7 +17,11 @@ export function isSameMessage(stored: NewMessage, retried: NewMessage): boolean 
 
 /** Error for an idempotency key reused with a different message; shared by every adapter. */
 export function idempotencyConflict(key: string): MemoryError {
-  return new MemoryError('conflict', `idempotency key ${JSON.stringify(key)} was already used for a different message`, {
-    details: { field: 'idempotencyKey', idempotencyKey: key },
-  });
+  return new MemoryError(
+    'conflict',
+    `idempotency key ${JSON.stringify(key)} was already used for a different message`,
+    {
+      details: { field: 'idempotencyKey', idempotencyKey: key },
+    },
+  );
 }

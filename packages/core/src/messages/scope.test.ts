@@ -36,7 +36,8 @@ describe('namedUserOf and ownerOf: the one rule of who the user is', () => {
     }
     expect(isMemoryError(thrown) && thrown.code).toBe('invalid_input');
     const message = (thrown as Error).message;
-    for (const part of ['"alice"', '"bob"', 'the X-Mnemo-User header', "the body's user"]) expect(message).toContain(part);
+    for (const part of ['"alice"', '"bob"', 'the X-Mnemo-User header', "the body's user"])
+      expect(message).toContain(part);
   });
 
   it('owner: the named user, else the conversation as its own user, else default; the tenant as given', () => {

@@ -61,7 +61,9 @@ export interface UserNaming {
  * are `invalid_input` naming both places, never a silent choice. Returns `undefined` when none is named.
  */
 export function namedUserOf(namings: readonly UserNaming[]): string | undefined {
-  const named = namings.filter((naming): naming is UserNaming & { userId: string } => naming.userId !== undefined && naming.userId !== '');
+  const named = namings.filter(
+    (naming): naming is UserNaming & { userId: string } => naming.userId !== undefined && naming.userId !== '',
+  );
   const first = named[0];
   const other = named.find((naming) => naming.userId !== first?.userId);
   if (first !== undefined && other !== undefined) {
@@ -80,7 +82,11 @@ export function namedUserOf(namings: readonly UserNaming[]): string | undefined 
  * conversation id), so two conversations share no facts, recall or summaries unless a caller groups them
  * under one user on purpose; else `default`.
  */
-export function ownerOf(tenantId: string | undefined, namings: readonly UserNaming[], conversationId?: string): UserScope {
+export function ownerOf(
+  tenantId: string | undefined,
+  namings: readonly UserNaming[],
+  conversationId?: string,
+): UserScope {
   return resolveUserScope({
     ...(tenantId === undefined ? {} : { tenantId }),
     userId: namedUserOf(namings) ?? conversationId ?? defaultUserId,
@@ -107,9 +113,13 @@ function checkId(field: string, value: unknown): string {
     throw new MemoryError('invalid_input', `${field} must not contain control characters`, { details: { field } });
   }
   if (notText.test(value)) {
-    throw new MemoryError('invalid_input', `${field} must be text: it holds U+FFFD (bytes that were not UTF-8) or an unpaired surrogate`, {
-      details: { field },
-    });
+    throw new MemoryError(
+      'invalid_input',
+      `${field} must be text: it holds U+FFFD (bytes that were not UTF-8) or an unpaired surrogate`,
+      {
+        details: { field },
+      },
+    );
   }
   return value;
 }

@@ -20,8 +20,12 @@ const call = { id: 'call_1', type: 'function' as const, function: { name: 'weath
 describe('validateMessageInput', () => {
   it('accepts each role and keeps only the fields given', () => {
     expect(validateMessageInput({ role: 'user', content: 'hi' })).toEqual({ role: 'user', content: 'hi' });
-    expect(validateMessageInput({ role: 'assistant', content: '', toolCalls: [call] })).toMatchObject({ toolCalls: [call] });
-    expect(validateMessageInput({ role: 'tool', content: '{}', toolCallId: 'call_1' })).toMatchObject({ toolCallId: 'call_1' });
+    expect(validateMessageInput({ role: 'assistant', content: '', toolCalls: [call] })).toMatchObject({
+      toolCalls: [call],
+    });
+    expect(validateMessageInput({ role: 'tool', content: '{}', toolCallId: 'call_1' })).toMatchObject({
+      toolCallId: 'call_1',
+    });
     expect(validateMessageInput({ role: 'system', content: 'be brief', name: 'ops' })).toMatchObject({ name: 'ops' });
   });
 
@@ -33,8 +37,12 @@ describe('validateMessageInput', () => {
   });
 
   it('rejects empty or blank content except on an assistant tool call', () => {
-    expect(rejection(() => validateMessageInput({ role: 'user', content: '' })).message).toContain('content must not be empty');
-    expect(rejection(() => validateMessageInput({ role: 'user', content: ' \n\t' })).message).toContain('must not be empty');
+    expect(rejection(() => validateMessageInput({ role: 'user', content: '' })).message).toContain(
+      'content must not be empty',
+    );
+    expect(rejection(() => validateMessageInput({ role: 'user', content: ' \n\t' })).message).toContain(
+      'must not be empty',
+    );
     expect(rejection(() => validateMessageInput({ role: 'assistant', content: '' })).code).toBe('invalid_input');
     expect(validateMessageInput({ role: 'assistant', toolCalls: [call] }).content).toBe('');
   });
@@ -64,7 +72,9 @@ describe('validateMessageInput', () => {
   });
 
   it('says which message of a batch is wrong', () => {
-    expect(rejection(() => validateMessageInput({ role: 'user', content: '' }, defaultMessageLimits, 3)).message).toMatch(/^message 3:/);
+    expect(
+      rejection(() => validateMessageInput({ role: 'user', content: '' }, defaultMessageLimits, 3)).message,
+    ).toMatch(/^message 3:/);
   });
 
   it('normalizes createdAt to ISO 8601 UTC', () => {
@@ -92,16 +102,22 @@ describe('checkToolSequence', () => {
 
   it('rejects a result with no open call, a repeated result, and a result after another turn', () => {
     expect(() => checkToolSequence([], [{ role: 'tool', toolCallId: 'call_1' }])).toThrow(MemoryError);
-    expect(() => checkToolSequence([assistant, { role: 'tool', toolCallId: 'call_1' }], [{ role: 'tool', toolCallId: 'call_1' }])).toThrow(
-      /does not answer an open tool call/,
+    expect(() =>
+      checkToolSequence([assistant, { role: 'tool', toolCallId: 'call_1' }], [{ role: 'tool', toolCallId: 'call_1' }]),
+    ).toThrow(/does not answer an open tool call/);
+    expect(() => checkToolSequence([assistant, { role: 'user' }], [{ role: 'tool', toolCallId: 'call_2' }])).toThrow(
+      MemoryError,
     );
-    expect(() => checkToolSequence([assistant, { role: 'user' }], [{ role: 'tool', toolCallId: 'call_2' }])).toThrow(MemoryError);
   });
 });
 
 describe('resolveScope', () => {
   it('fills the default tenant and user', () => {
-    expect(resolveScope({ conversationId: 'node-7' })).toEqual({ tenantId: 'default', userId: 'default', conversationId: 'node-7' });
+    expect(resolveScope({ conversationId: 'node-7' })).toEqual({
+      tenantId: 'default',
+      userId: 'default',
+      conversationId: 'node-7',
+    });
   });
 
   it('rejects empty, overlong and control-character ids', () => {
@@ -117,7 +133,9 @@ describe('resolveScope', () => {
       expect(error.code).toBe('invalid_input');
       expect(error.details).toEqual({ field: 'conversationId' });
     }
-    expect(rejection(() => resolveScope({ userId: 'u\uFFFD', conversationId: 'c' })).details).toEqual({ field: 'userId' });
+    expect(rejection(() => resolveScope({ userId: 'u\uFFFD', conversationId: 'c' })).details).toEqual({
+      field: 'userId',
+    });
     expect(resolveScope({ conversationId: 'nœud-📡-7' }).conversationId).toBe('nœud-📡-7');
   });
 });
@@ -133,7 +151,9 @@ describe('validateMessageInput: metadata depth', () => {
     expect(validateMessageInput({ role: 'user', content: 'x', metadata: nested(maxMetadataDepth) }).metadata).toEqual(
       nested(maxMetadataDepth),
     );
-    const error = rejection(() => validateMessageInput({ role: 'user', content: 'x', metadata: nested(maxMetadataDepth + 1) }));
+    const error = rejection(() =>
+      validateMessageInput({ role: 'user', content: 'x', metadata: nested(maxMetadataDepth + 1) }),
+    );
     expect(error.code).toBe('invalid_input');
     expect(error.message).toContain(`nested deeper than ${maxMetadataDepth} levels`);
     expect(error.details).toMatchObject({ depth: maxMetadataDepth + 1, limit: maxMetadataDepth });

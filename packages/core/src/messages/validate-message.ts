@@ -28,7 +28,11 @@ const maxShortFieldChars = 256;
  * an assistant message with tool calls), content over the limit, a malformed tool call, a `tool`
  * message without `toolCallId`, a bad date or metadata that is not a JSON object.
  */
-export function validateMessageInput(input: unknown, limits: MessageLimits = defaultMessageLimits, index?: number): MessageInput {
+export function validateMessageInput(
+  input: unknown,
+  limits: MessageLimits = defaultMessageLimits,
+  index?: number,
+): MessageInput {
   const where = index === undefined ? 'message' : `message ${index}`;
   const fail = (field: string, problem: string, details: Record<string, unknown> = {}): never => {
     throw new MemoryError('invalid_input', `${where}: ${field} ${problem}`, { details: { field, index, ...details } });
@@ -101,7 +105,8 @@ function checkToolCalls(value: unknown, limits: MessageLimits, fail: Fail): Tool
     if (type !== undefined && type !== 'function') return fail(`${field}.type`, 'must be "function"');
     if (typeof fn !== 'object' || fn === null) return fail(`${field}.function`, 'must be an object');
     const { name, arguments: args } = fn as Record<string, unknown>;
-    if (typeof name !== 'string' || name.length === 0) return fail(`${field}.function.name`, 'must be a non-empty string');
+    if (typeof name !== 'string' || name.length === 0)
+      return fail(`${field}.function.name`, 'must be a non-empty string');
     if (typeof args !== 'string') return fail(`${field}.function.arguments`, 'must be a string (JSON text)');
     if (args.length > limits.maxContentChars) return fail(`${field}.function.arguments`, 'are over the content limit');
     return { id, type: 'function' as const, function: { name, arguments: args } };
@@ -110,14 +115,21 @@ function checkToolCalls(value: unknown, limits: MessageLimits, fail: Fail): Tool
 
 function checkCreatedAt(value: unknown, fail: Fail): string | undefined {
   if (value === undefined || value === null) return undefined;
-  const time = typeof value === 'string' || typeof value === 'number' ? new Date(value) : value instanceof Date ? value : undefined;
+  const time =
+    typeof value === 'string' || typeof value === 'number'
+      ? new Date(value)
+      : value instanceof Date
+        ? value
+        : undefined;
   if (time === undefined || Number.isNaN(time.getTime())) return fail('createdAt', 'must be an ISO 8601 date');
   return time.toISOString();
 }
 
 function checkMetadata(value: unknown, limits: MessageLimits, fail: Fail): Metadata | undefined {
   if (value === undefined || value === null) return undefined;
-  const metadata = copyMetadata(value, limits.maxMetadataChars, (problem, details) => fail('metadata', problem, details));
+  const metadata = copyMetadata(value, limits.maxMetadataChars, (problem, details) =>
+    fail('metadata', problem, details),
+  );
   const reserved = reservedMetadataProblem(metadata);
   return reserved === undefined ? metadata : fail(`metadata.${reservedMetadataKey}`, reserved);
 }

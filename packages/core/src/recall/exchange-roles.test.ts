@@ -72,13 +72,21 @@ describe('rankRecallCandidates with roles', () => {
     expect(first!.message.seq).toBe(1);
     expect(first!.explain.neighbour).toBeGreaterThan(0);
     // A reply that echoes nothing of its turn lends it nothing: the unrelated reply's turn is not a candidate.
-    const silent = rankRecallCandidates({ ...candidates, terms: [] }, { ...recallTuning, neighbourShare: 0, exchangeShare: 1 }, 3);
+    const silent = rankRecallCandidates(
+      { ...candidates, terms: [] },
+      { ...recallTuning, neighbourShare: 0, exchangeShare: 1 },
+      3,
+    );
     expect(silent.find((hit) => hit.message.seq === 1)!.explain.neighbour).toBeUndefined();
   });
 
   it('stops favouring length past the cap', () => {
-    const long = rankRecallCandidates(candidates, { ...recallTuning, lengthPriorCap: 32 }, 3).find((hit) => hit.message.seq === 2)!;
-    const capped = rankRecallCandidates(candidates, { ...recallTuning, lengthPriorCap: 4 }, 3).find((hit) => hit.message.seq === 2)!;
+    const long = rankRecallCandidates(candidates, { ...recallTuning, lengthPriorCap: 32 }, 3).find(
+      (hit) => hit.message.seq === 2,
+    )!;
+    const capped = rankRecallCandidates(candidates, { ...recallTuning, lengthPriorCap: 4 }, 3).find(
+      (hit) => hit.message.seq === 2,
+    )!;
     expect(capped.explain.own).toBeCloseTo(4 ** recallTuning.lengthPrior);
     expect(long.explain.own!).toBeGreaterThan(capped.explain.own!);
   });
@@ -89,9 +97,11 @@ describe('rankRecallCandidates with roles', () => {
       keyword: candidates.keyword.map((hit) => ({ ...hit, message: { ...hit.message, role: 'user' as const } })),
       vector: [],
     };
-    const tuned = rankRecallCandidates(people, { ...recallTuning, echoDiscount: 1, assistantPrior: 0.6, exchangeShare: 0.9 }, 3).map(
-      (hit) => hit.message.seq,
-    );
+    const tuned = rankRecallCandidates(
+      people,
+      { ...recallTuning, echoDiscount: 1, assistantPrior: 0.6, exchangeShare: 0.9 },
+      3,
+    ).map((hit) => hit.message.seq);
     expect(tuned).toEqual(rankRecallCandidates(people, recallTuning, 3).map((hit) => hit.message.seq));
   });
 });

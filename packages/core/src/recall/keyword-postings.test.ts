@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { KeywordPostings, KeywordRanker, wordFrequencies } from './keyword-postings.js';
 
-function postingsOf(messages: readonly { key: number; conversation: string; at: number; words: string }[]): KeywordPostings {
+function postingsOf(
+  messages: readonly { key: number; conversation: string; at: number; words: string }[],
+): KeywordPostings {
   const postings = new KeywordPostings();
   for (const { key, conversation, at, words } of messages) {
     const list = words.split(' ').filter((word) => word.length > 0);

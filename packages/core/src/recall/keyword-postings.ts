@@ -65,7 +65,8 @@ export function slotFilter(
   conversations: Int32Array,
   createdAt: Float64Array,
 ): ((slot: number) => boolean) | undefined {
-  if (filter.conversationIds === undefined && filter.since === undefined && filter.until === undefined) return undefined;
+  if (filter.conversationIds === undefined && filter.since === undefined && filter.until === undefined)
+    return undefined;
   const allowed = filter.conversationIds === undefined ? undefined : names.allowed(filter.conversationIds);
   const since = filter.since ?? -Infinity;
   const until = filter.until ?? Infinity;
@@ -76,7 +77,11 @@ export function slotFilter(
 }
 
 /** `source`'s first `size` items copied into `target` (a larger array), which is returned. */
-export function copyInto<T extends Float64Array | Int32Array | Uint32Array | Uint16Array>(target: T, source: T, size: number): T {
+export function copyInto<T extends Float64Array | Int32Array | Uint32Array | Uint16Array>(
+  target: T,
+  source: T,
+  size: number,
+): T {
   target.set(source.subarray(0, size));
   return target;
 }
@@ -124,7 +129,13 @@ export class KeywordPostings {
   }
 
   /** Adds a message: its key, conversation, time (epoch ms), how often it holds each word, and its length. */
-  add(key: number, conversationId: string, createdAt: number, frequencies: ReadonlyMap<string, number>, length: number): void {
+  add(
+    key: number,
+    conversationId: string,
+    createdAt: number,
+    frequencies: ReadonlyMap<string, number>,
+    length: number,
+  ): void {
     if (this.size === this.keys.length) this.#grow(2 * this.size);
     const slot = this.size;
     this.keys[slot] = key;
@@ -162,7 +173,8 @@ export class KeywordPostings {
         let cursor = cursors[other]!;
         while (cursor < list.size && list.slots[cursor]! < slot) cursor += 1;
         cursors[other] = cursor;
-        if (cursor < list.size && list.slots[cursor] === slot) frequency = Math.min(frequency, list.frequencies[cursor]!);
+        if (cursor < list.size && list.slots[cursor] === slot)
+          frequency = Math.min(frequency, list.frequencies[cursor]!);
         else everywhere = false;
       }
       if (everywhere) both.push(slot, frequency);
@@ -215,7 +227,8 @@ export class KeywordRanker {
         const slot = slots[index]!;
         const frequency = frequencies[index]!;
         if (scores[slot] === 0) touched[count++] = slot;
-        scores[slot] = scores[slot]! + (idf * frequency * (k1 + 1)) / (frequency + k1 * (1 - b) + lengthScale * lengths[slot]!);
+        scores[slot] =
+          scores[slot]! + (idf * frequency * (k1 + 1)) / (frequency + k1 * (1 - b) + lengthScale * lengths[slot]!);
       }
     }
     const keep = slotFilter(filter, postings.names, postings.conversations, postings.createdAt);
@@ -256,7 +269,13 @@ class TopK {
   sorted(): KeywordHit[] {
     const order = this.#scores
       .map((_, index) => index)
-      .sort((x, y) => (this.#worse(x, this.#scores[y]!, this.#slots[y]!) ? 1 : this.#worse(y, this.#scores[x]!, this.#slots[x]!) ? -1 : 0));
+      .sort((x, y) =>
+        this.#worse(x, this.#scores[y]!, this.#slots[y]!)
+          ? 1
+          : this.#worse(y, this.#scores[x]!, this.#slots[x]!)
+            ? -1
+            : 0,
+      );
     return order.map((index) => ({
       key: this.#postings.keys[this.#slots[index]!]!,
       slot: this.#slots[index]!,

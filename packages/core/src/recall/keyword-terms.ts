@@ -22,6 +22,10 @@ export function keywordTerms(query: string): string[] {
       .toLowerCase()
       .normalize('NFKC')
       .match(/[\p{L}\p{N}]+(?:'[\p{L}]+)?/gu) ?? [];
-  const terms = [...new Set(words.map((word) => word.replace(/'s$/, '')).filter((word) => word.length > 1 && !stopwords.has(word)))];
-  return terms.length <= maxKeywordTerms ? terms : [...terms].sort((a, b) => b.length - a.length).slice(0, maxKeywordTerms);
+  const terms = [
+    ...new Set(words.map((word) => word.replace(/'s$/, '')).filter((word) => word.length > 1 && !stopwords.has(word))),
+  ];
+  return terms.length <= maxKeywordTerms
+    ? terms
+    : [...terms].sort((a, b) => b.length - a.length).slice(0, maxKeywordTerms);
 }

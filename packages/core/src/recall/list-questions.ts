@@ -4,7 +4,8 @@
 // several sessions, so recall spreads its hits (`listDiversity`).
 const pluralAsked =
   /^\W*(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?(?:[\p{L}\p{N}+'-]+\s+){0,2}?[\p{L}]{3,}s\s+(?:do|does|did|has|have|had|is|are|was|were)\b/iu;
-const overTime = /^\W*(?:what|where)\s+(?:has|have)\b|\bhow\s+many\b|\b(?:things|ways|activities|hobbies|places|events|items)\b/iu;
+const overTime =
+  /^\W*(?:what|where)\s+(?:has|have)\b|\bhow\s+many\b|\b(?:things|ways|activities|hobbies|places|events|items)\b/iu;
 
 /** True when `query` asks for several things spread over time (a list, a count); see `listDiversity`. */
 export function asksForList(query: string): boolean {

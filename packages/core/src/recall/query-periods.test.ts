@@ -3,7 +3,9 @@ import { findQueryPeriods, withinPeriods } from './query-periods.js';
 
 describe('findQueryPeriods', () => {
   it('reads days, months with and without a year, and years', () => {
-    expect(findQueryPeriods('What painting did Melanie show on October 13, 2023?')).toEqual([{ day: 13, month: 10, year: 2023 }]);
+    expect(findQueryPeriods('What painting did Melanie show on October 13, 2023?')).toEqual([
+      { day: 13, month: 10, year: 2023 },
+    ]);
     expect(findQueryPeriods('When did Melanie go camping in June?')).toEqual([{ month: 6 }]);
     expect(findQueryPeriods('What did they paint in July 2023?')).toEqual([{ month: 7, year: 2023 }]);
     expect(findQueryPeriods('How many times has Melanie gone to the beach in 2023?')).toEqual([{ year: 2023 }]);

@@ -35,7 +35,9 @@ const candidates: RecallCandidates = {
   speakers: new Set(),
 };
 const seqs = (tuning: Partial<typeof recallTuning>, extra: Partial<RecallCandidates> = {}) =>
-  rankRecallCandidates({ ...candidates, ...extra }, { ...recallTuning, neighbourShare: 0, ...tuning }, 6).map((entry) => entry.message.seq);
+  rankRecallCandidates({ ...candidates, ...extra }, { ...recallTuning, neighbourShare: 0, ...tuning }, 6).map(
+    (entry) => entry.message.seq,
+  );
 
 describe('rankRecallCandidates', () => {
   it('keeps the fused order with the defaults', () => {
@@ -74,8 +76,11 @@ describe('rankRecallCandidates', () => {
     const secondHop = [hit(3, may(2)), hit(20, june(5))];
     expect(seqs({ secondHopWeight: 1 }, { secondHop })).toEqual([3, 10, 20, 1, 11, 12, 2]);
     expect(
-      rankRecallCandidates({ ...candidates, secondHop }, { ...recallTuning, neighbourShare: 0, secondHopWeight: 1 }, 7)[0]!.explain
-        .secondHopRank,
+      rankRecallCandidates(
+        { ...candidates, secondHop },
+        { ...recallTuning, neighbourShare: 0, secondHopWeight: 1 },
+        7,
+      )[0]!.explain.secondHopRank,
     ).toBe(1);
     expect(seqs({ secondHopWeight: 0 }, { secondHop }).slice(0, 6)).toEqual([10, 1, 11, 12, 2, 3]);
   });
@@ -139,7 +144,12 @@ describe('rankRecallCandidates', () => {
       message: { ...hit(seq, createdAt).message, name },
     });
     const told: RecallCandidates = {
-      keyword: [by(10, june(0), 'Caroline'), by(11, june(1), 'Melanie'), by(1, may(0), 'Caroline'), by(2, may(1), 'Melanie')],
+      keyword: [
+        by(10, june(0), 'Caroline'),
+        by(11, june(1), 'Melanie'),
+        by(1, may(0), 'Caroline'),
+        by(2, may(1), 'Melanie'),
+      ],
       vector: [],
       speakers: new Set(['melanie']),
     };

@@ -207,7 +207,8 @@ export function prepareRecallCandidates(candidates: RecallCandidates): PreparedC
   const span = Math.max(1, Math.max(...times) - oldest);
   // Each candidate's content words, read once: the coverage's term masks and the length prior use them.
   const said = hits.map((hit) => keywordTerms(hit.message.content));
-  const neighbourOf = (hit: SearchHit, offset: number) => index.get(keyOf(hit.conversationId, hit.message.seq + offset)) ?? -1;
+  const neighbourOf = (hit: SearchHit, offset: number) =>
+    index.get(keyOf(hit.conversationId, hit.message.seq + offset)) ?? -1;
   const termMasks = Uint32Array.from(said, (words) => termMask(words, candidates.terms ?? []));
   const previous = Int32Array.from(hits, (hit) => neighbourOf(hit, -1));
   const assistant = assistantFlags(hits);
@@ -229,7 +230,9 @@ export function prepareRecallCandidates(candidates: RecallCandidates): PreparedC
     periods: candidates.periods ?? [],
     recency: Float64Array.from(times, (time) => (time - oldest) / span),
     ageDays: Float64Array.from(times, (time) => (oldest + span - time) / 86_400_000),
-    important: Uint8Array.from(hits, (hit) => (candidates.important?.has(keyOf(hit.conversationId, hit.message.seq)) === true ? 1 : 0)),
+    important: Uint8Array.from(hits, (hit) =>
+      candidates.important?.has(keyOf(hit.conversationId, hit.message.seq)) === true ? 1 : 0,
+    ),
     previous,
     next: Int32Array.from(hits, (hit) => neighbourOf(hit, 1)),
     episodesByGap: new Map(),
@@ -246,7 +249,8 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
   const count = prepared.hits.length;
   const fused = new Float64Array(count);
   const boosted = new Float64Array(count);
-  const inPeriod = tuning.timeBoost > 0 && prepared.periods.length > 0 ? periodFlags(prepared, tuning.timeSlackDays) : undefined;
+  const inPeriod =
+    tuning.timeBoost > 0 && prepared.periods.length > 0 ? periodFlags(prepared, tuning.timeSlackDays) : undefined;
   for (let at = 0; at < count; at += 1) {
     const keyword = prepared.keywordRank[at]!;
     const vector = prepared.vectorRank[at]!;
@@ -256,7 +260,9 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
       (vector === 0 ? 0 : 1 / (tuning.rrfConstant + vector)) +
       (secondHop === 0 ? 0 : tuning.secondHopWeight / (tuning.rrfConstant + secondHop));
     boosted[at] =
-      fused[at]! * (prepared.spoken[at] === 1 ? 1 + tuning.speakerBoost : 1) * (inPeriod?.[at] === 1 ? 1 + tuning.timeBoost : 1);
+      fused[at]! *
+      (prepared.spoken[at] === 1 ? 1 + tuning.speakerBoost : 1) *
+      (inPeriod?.[at] === 1 ? 1 + tuning.timeBoost : 1);
   }
   const neighbour = new Float64Array(count);
   const episode = new Float64Array(count);
@@ -264,13 +270,18 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
   const own = new Float64Array(count);
   const diversity = prepared.list && tuning.listDiversity > 0 ? tuning.listDiversity : tuning.episodeDiversity;
   const episodes =
-    tuning.episodeShare > 0 || diversity > 0 || tuning.episodeCoverage > 0 ? episodesOf(prepared, tuning.episodeGapMinutes) : undefined;
+    tuning.episodeShare > 0 || diversity > 0 || tuning.episodeCoverage > 0
+      ? episodesOf(prepared, tuning.episodeGapMinutes)
+      : undefined;
   const coverage =
-    episodes !== undefined && tuning.episodeCoverage > 0 ? episodeCoverage(prepared.termMasks, episodes, prepared.termCount) : undefined;
+    episodes !== undefined && tuning.episodeCoverage > 0
+      ? episodeCoverage(prepared.termMasks, episodes, prepared.termCount)
+      : undefined;
   if (coverage !== undefined)
     for (let at = 0; at < count; at += 1) boosted[at] = boosted[at]! * (1 + tuning.episodeCoverage * coverage[at]!);
   const episodeShare = prepared.list ? tuning.episodeShare * tuning.listEpisodeFactor : tuning.episodeShare;
-  const support = episodes === undefined || episodeShare === 0 ? undefined : episodeSupport(boosted, episodes, tuning.episodeTopHits);
+  const support =
+    episodes === undefined || episodeShare === 0 ? undefined : episodeSupport(boosted, episodes, tuning.episodeTopHits);
   const listSpeaker = prepared.list ? tuning.listSpeakerBoost : 0;
   for (let at = 0; at < count; at += 1) {
     const previous = prepared.previous[at]!;
@@ -290,10 +301,21 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
   }
   const order = Array.from({ length: count }, (_, at) => at).sort(
     (a, b) =>
-      score[b]! - score[a]! || prepared.recency[b]! - prepared.recency[a]! || prepared.hits[b]!.message.seq - prepared.hits[a]!.message.seq,
+      score[b]! - score[a]! ||
+      prepared.recency[b]! - prepared.recency[a]! ||
+      prepared.hits[b]!.message.seq - prepared.hits[a]!.message.seq,
   );
   const ranked = episodes === undefined || diversity === 0 ? order : diversify(order, score, episodes, diversity, k);
-  return { order: ranked, fused, score, boosted, neighbour, episode, own, ...(coverage === undefined ? {} : { coverage }) };
+  return {
+    order: ranked,
+    fused,
+    score,
+    boosted,
+    neighbour,
+    episode,
+    own,
+    ...(coverage === undefined ? {} : { coverage }),
+  };
 }
 
 /**
@@ -303,13 +325,20 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
 export function rankRecallCandidates(candidates: RecallCandidates, tuning: RecallTuning, k: number): RecallHit[] {
   const prepared = prepareRecallCandidates(candidates);
   const ranking = rankPreparedCandidates(prepared, tuning, k);
-  const inPeriod = tuning.timeBoost > 0 && prepared.periods.length > 0 ? periodFlags(prepared, tuning.timeSlackDays) : undefined;
+  const inPeriod =
+    tuning.timeBoost > 0 && prepared.periods.length > 0 ? periodFlags(prepared, tuning.timeSlackDays) : undefined;
   return ranking.order.map((at): RecallHit => {
     const hit = prepared.hits[at]!;
     const explain = {
-      ...(prepared.keywordRank[at]! > 0 ? { keywordRank: prepared.keywordRank[at]!, keywordScore: prepared.keywordScore[at]! } : {}),
-      ...(prepared.vectorRank[at]! > 0 ? { vectorRank: prepared.vectorRank[at]!, vectorSimilarity: prepared.vectorSimilarity[at]! } : {}),
-      ...(prepared.secondHopRank[at]! > 0 && tuning.secondHopWeight > 0 ? { secondHopRank: prepared.secondHopRank[at]! } : {}),
+      ...(prepared.keywordRank[at]! > 0
+        ? { keywordRank: prepared.keywordRank[at]!, keywordScore: prepared.keywordScore[at]! }
+        : {}),
+      ...(prepared.vectorRank[at]! > 0
+        ? { vectorRank: prepared.vectorRank[at]!, vectorSimilarity: prepared.vectorSimilarity[at]! }
+        : {}),
+      ...(prepared.secondHopRank[at]! > 0 && tuning.secondHopWeight > 0
+        ? { secondHopRank: prepared.secondHopRank[at]! }
+        : {}),
       recency: prepared.recency[at]!,
       fused: ranking.fused[at]!,
       ...(prepared.spoken[at] === 1 && (tuning.speakerBoost > 0 || (prepared.list && tuning.listSpeakerBoost > 0))
@@ -332,7 +361,11 @@ export interface FuseOptions {
 }
 
 /** Reciprocal rank fusion of the two lists (best first), recency breaking ties. */
-export function fuse(keyword: readonly SearchHit[], vector: readonly SearchHit[], options: FuseOptions = {}): RecallHit[] {
+export function fuse(
+  keyword: readonly SearchHit[],
+  vector: readonly SearchHit[],
+  options: FuseOptions = {},
+): RecallHit[] {
   const rrfConstant = options.rrfConstant ?? 60;
   const byMessage = new Map<
     string,
@@ -344,7 +377,11 @@ export function fuse(keyword: readonly SearchHit[], vector: readonly SearchHit[]
   vector.forEach((hit, index) => {
     const entry = byMessage.get(keyOf(hit.conversationId, hit.message.seq));
     if (entry === undefined)
-      byMessage.set(keyOf(hit.conversationId, hit.message.seq), { hit, vectorRank: index + 1, vectorSimilarity: hit.score });
+      byMessage.set(keyOf(hit.conversationId, hit.message.seq), {
+        hit,
+        vectorRank: index + 1,
+        vectorSimilarity: hit.score,
+      });
     else Object.assign(entry, { vectorRank: index + 1, vectorSimilarity: hit.score });
   });
   const times = [...byMessage.values()].map((entry) => Date.parse(entry.hit.message.createdAt));
@@ -356,7 +393,12 @@ export function fuse(keyword: readonly SearchHit[], vector: readonly SearchHit[]
       (entry.vectorRank === undefined ? 0 : 1 / (rrfConstant + entry.vectorRank));
     const recency = (Date.parse(entry.hit.message.createdAt) - oldest) / span;
     const { hit, ...ranks } = entry;
-    return { conversationId: hit.conversationId, message: hit.message, score: fused, explain: { ...ranks, recency, fused } };
+    return {
+      conversationId: hit.conversationId,
+      message: hit.message,
+      score: fused,
+      explain: { ...ranks, recency, fused },
+    };
   });
   return hits.sort(byScore);
 }
@@ -468,7 +510,13 @@ function episodeSupport(scores: Float64Array, episodes: Int32Array, topHits: num
   return support;
 }
 
-function diversify(order: readonly number[], score: Float64Array, episodes: Int32Array, diversity: number, k: number): number[] {
+function diversify(
+  order: readonly number[],
+  score: Float64Array,
+  episodes: Int32Array,
+  diversity: number,
+  k: number,
+): number[] {
   const remaining = [...order];
   const picked: number[] = [];
   const perEpisode = new Map<number, number>();

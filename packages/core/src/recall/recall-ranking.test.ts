@@ -63,14 +63,21 @@ describe('recall ranking', () => {
     expect(second.score).toBeCloseTo(
       (second.explain.fused + second.explain.neighbour! + (second.explain.episode ?? 0)) * (second.explain.own ?? 1),
     );
-    const best = Math.max(...hits.filter((hit) => hit.message.seq === 1 || hit.message.seq === 3).map((hit) => hit.explain.fused));
+    const best = Math.max(
+      ...hits.filter((hit) => hit.message.seq === 1 || hit.message.seq === 3).map((hit) => hit.explain.fused),
+    );
     expect(second.explain.neighbour).toBeCloseTo(recallTuning.neighbourShare * best);
     expect(hits.map((hit) => hit.score)).toEqual([...hits.map((hit) => hit.score)].sort((a, b) => b - a));
   });
 
   it('embeds each message with the one before it, so a short reply is found by what it answers', async () => {
     const store = new InMemoryStore();
-    const memory = createMemory({ store, embedder: new HashedEmbedder(), worker: { autoStart: false }, compaction: false });
+    const memory = createMemory({
+      store,
+      embedder: new HashedEmbedder(),
+      worker: { autoStart: false },
+      compaction: false,
+    });
     await memory.append({ ...user, conversationId: 'c' }, [
       { role: 'assistant', name: 'Ben', content: 'Did you ever go diving at the coral reef?' },
       { role: 'user', name: 'Ava', content: 'Yes, twice last summer!' },
@@ -89,7 +96,9 @@ describe('recall ranking', () => {
 
 describe('embeddingText', () => {
   it('puts the previous message and the speaker names before the text', () => {
-    expect(embeddingText(message(2, 'Yes, twice!', 'Ava'), message(1, 'Been diving?', 'Ben'))).toBe('Ben: Been diving?\nAva: Yes, twice!');
+    expect(embeddingText(message(2, 'Yes, twice!', 'Ava'), message(1, 'Been diving?', 'Ben'))).toBe(
+      'Ben: Been diving?\nAva: Yes, twice!',
+    );
     expect(embeddingText(message(1, 'Hello', 'Ava'))).toBe('Ava: Hello');
     expect(embeddingText(message(2, 'Fine.'), message(1, 'How are you?'))).toBe('How are you?\nFine.');
   });
@@ -103,11 +112,13 @@ describe('embeddingText', () => {
 
 describe('speakerTerms', () => {
   it('keeps the query terms that are a word of some candidate speaker name', () => {
-    const hits = [message(1, 'hi', 'Mary-Ann Smith'), message(2, 'hello', 'Bob'), message(3, 'no name')].map((item) => ({
-      conversationId: 'c',
-      message: item,
-      score: 1,
-    }));
+    const hits = [message(1, 'hi', 'Mary-Ann Smith'), message(2, 'hello', 'Bob'), message(3, 'no name')].map(
+      (item) => ({
+        conversationId: 'c',
+        message: item,
+        score: 1,
+      }),
+    );
 
     expect(speakerTerms(['ann', 'bob', 'painting', 'smith'], hits)).toEqual(new Set(['ann', 'bob', 'smith']));
     expect(speakerTerms(['painting'], hits)).toEqual(new Set());
@@ -135,7 +146,10 @@ describe('defaultRecallK', () => {
       { role: 'user', content: 'Which channels did the ridge relay answer on?' },
     ]);
 
-    const { report } = await memory.buildContext({ ...user, conversationId: 'c' }, { policy: 'hybrid', maxTokens: 4000 });
+    const { report } = await memory.buildContext(
+      { ...user, conversationId: 'c' },
+      { policy: 'hybrid', maxTokens: 4000 },
+    );
 
     expect(report.parts.find((part) => part.kind === 'recalled')?.items?.length).toBeGreaterThan(8);
     expect(report.sentTokens).toBeLessThanOrEqual(4000);

@@ -41,7 +41,11 @@ describe('recall', () => {
   ];
 
   it('finds old messages across conversations by keyword and by vector, with neighbours', async () => {
-    const memory = createMemory({ store: new InMemoryStore(), embedder: new HashedEmbedder(), worker: { autoStart: false } });
+    const memory = createMemory({
+      store: new InMemoryStore(),
+      embedder: new HashedEmbedder(),
+      worker: { autoStart: false },
+    });
     for (const [index, content] of lines.entries()) {
       await memory.append({ ...user, conversationId: index < 3 ? 'trip' : 'chat' }, [
         { role: 'user', content },
@@ -61,13 +65,20 @@ describe('recall', () => {
 
   it('finds a message that shares no word with the query but with the first hit when the second hop is on', async () => {
     const memory = createMemory({ store: new InMemoryStore(), worker: { autoStart: false } });
-    const chat = ['My new relay is on Hemlock Ridge.', 'The weather was nice.', 'Hemlock Ridge gets snow in March.', 'ok thanks'];
+    const chat = [
+      'My new relay is on Hemlock Ridge.',
+      'The weather was nice.',
+      'Hemlock Ridge gets snow in March.',
+      'ok thanks',
+    ];
     await memory.append(
       { ...user, conversationId: 'c' },
       chat.map((content) => ({ role: 'user' as const, content })),
     );
     const contents = async (secondHopWeight: number) =>
-      (await memory.recall(user, 'where is my relay?', { k: 3, tuning: { secondHopWeight } })).map((hit) => hit.message.content);
+      (await memory.recall(user, 'where is my relay?', { k: 3, tuning: { secondHopWeight } })).map(
+        (hit) => hit.message.content,
+      );
     expect(await contents(0)).toEqual([chat[0]]);
     const withSecondHop = await memory.recall(user, 'where is my relay?', { k: 3, tuning: { secondHopWeight: 1 } });
     expect(withSecondHop.map((hit) => hit.message.content)).toEqual([chat[0], chat[2]]);
@@ -83,7 +94,9 @@ describe('recall', () => {
     const hits = await memory.recall(user, 'power bank', { k: 2 });
     expect(hits[0]?.message.content).toBe(lines[2]);
     expect(hits[0]?.explain.vectorRank).toBeUndefined();
-    await expect(memory.recall(user, '   ')).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'invalid_input'));
+    await expect(memory.recall(user, '   ')).rejects.toSatisfy((error: unknown) =>
+      isMemoryError(error, 'invalid_input'),
+    );
     await expect(memory.recall({ userId: 'someone-else' }, 'power bank')).resolves.toEqual([]);
   });
 });

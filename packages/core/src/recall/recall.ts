@@ -6,7 +6,12 @@ import type { Embedder } from './embedder.js';
 import { keywordTerms } from './keyword-terms.js';
 import { asksForList } from './list-questions.js';
 import { findQueryPeriods } from './query-periods.js';
-import { checkRecallTuning, rankRecallCandidates, type RecallCandidates, type RecallTuning } from './rank-recall-candidates.js';
+import {
+  checkRecallTuning,
+  rankRecallCandidates,
+  type RecallCandidates,
+  type RecallTuning,
+} from './rank-recall-candidates.js';
 import type { RecallHit } from './recall-hit.js';
 import { secondHopTerms } from './second-hop-terms.js';
 import { speakerTerms } from './speaker-terms.js';
@@ -160,9 +165,12 @@ export async function searchRecall(
     throw new MemoryError('invalid_input', 'query must be a non-empty string', { details: { field: 'query' } });
   const neighbours = options.neighbours ?? 0;
   if (!Number.isInteger(neighbours) || neighbours < 0 || neighbours > 5) {
-    throw new MemoryError('invalid_input', 'neighbours must be an integer from 0 to 5', { details: { field: 'neighbours' } });
+    throw new MemoryError('invalid_input', 'neighbours must be an integer from 0 to 5', {
+      details: { field: 'neighbours' },
+    });
   }
-  const tuning = options.tuning === undefined ? recallTuning : checkRecallTuning({ ...recallTuning, ...options.tuning });
+  const tuning =
+    options.tuning === undefined ? recallTuning : checkRecallTuning({ ...recallTuning, ...options.tuning });
   const { candidates, searched } = await searchCandidates(dependencies, user, query, {
     ...options,
     candidates: Math.min(1000, options.candidates ?? Math.max(50, 5 * k)),
@@ -225,7 +233,9 @@ async function searchCandidates(
   const byAllTerms = store.searchKeyword(user, terms, search, callOptions);
   byAllTerms.catch(() => undefined);
   const queryVector =
-    embedder === undefined ? undefined : await embedQuery(embedder, query, dependencies.queryEmbeddingTimeoutMs, options.signal);
+    embedder === undefined
+      ? undefined
+      : await embedQuery(embedder, query, dependencies.queryEmbeddingTimeoutMs, options.signal);
   const vector =
     embedder === undefined || queryVector === undefined
       ? []
@@ -233,14 +243,19 @@ async function searchCandidates(
   const mode = embedder !== undefined && queryVector !== undefined ? ('hybrid' as const) : ('keyword-only' as const);
   const searched: SearchMode = {
     mode,
-    ...(mode === 'hybrid' ? {} : { reason: embedder === undefined ? ('no_embedder' as const) : ('embedding_deadline' as const) }),
+    ...(mode === 'hybrid'
+      ? {}
+      : { reason: embedder === undefined ? ('no_embedder' as const) : ('embedding_deadline' as const) }),
   };
   const speakers = speakerTerms(terms, vector.length === 0 ? await byAllTerms : vector);
   const topicTerms = terms.filter((term) => !speakers.has(term));
   const searchTerms = speakers.size > 0 && topicTerms.length > 0 ? topicTerms : terms;
-  const keyword = searchTerms === terms ? await byAllTerms : await store.searchKeyword(user, searchTerms, search, callOptions);
+  const keyword =
+    searchTerms === terms ? await byAllTerms : await store.searchKeyword(user, searchTerms, search, callOptions);
   const excluded = (conversationId: string, seq: number) =>
-    options.exclude !== undefined && conversationId === options.exclude.conversationId && seq >= options.exclude.fromSeq;
+    options.exclude !== undefined &&
+    conversationId === options.exclude.conversationId &&
+    seq >= options.exclude.fromSeq;
   // Which messages stated one of the user's current facts (one read of the user's few facts), for the importance boost.
   const current =
     options.importance !== true
@@ -251,7 +266,9 @@ async function searchCandidates(
       ? undefined
       : new Set(
           current.flatMap((fact) =>
-            fact.sourceConversationId === undefined ? [] : fact.sourceSeqs.map((seq) => `${fact.sourceConversationId}\u0000${seq}`),
+            fact.sourceConversationId === undefined
+              ? []
+              : fact.sourceSeqs.map((seq) => `${fact.sourceConversationId}\u0000${seq}`),
           ),
         );
   const first = {
@@ -269,8 +286,13 @@ async function searchCandidates(
   const seeds = rankRecallCandidates(first, recallTuning, secondHopSeeds).slice(0, secondHopSeeds);
   const hopTerms = secondHopTerms(searchTerms, speakers, seeds);
   const secondHop =
-    seeds.length === 0 || hopTerms.length === searchTerms.length ? [] : await store.searchKeyword(user, hopTerms, search, callOptions);
-  return { candidates: { ...first, secondHop: secondHop.filter((hit) => !excluded(hit.conversationId, hit.message.seq)) }, searched };
+    seeds.length === 0 || hopTerms.length === searchTerms.length
+      ? []
+      : await store.searchKeyword(user, hopTerms, search, callOptions);
+  return {
+    candidates: { ...first, secondHop: secondHop.filter((hit) => !excluded(hit.conversationId, hit.message.seq)) },
+    searched,
+  };
 }
 
 /**

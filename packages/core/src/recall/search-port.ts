@@ -7,16 +7,29 @@ import type { MessageEmbedding, SearchHit, SearchOptions } from './search.js';
 /** Vectors and keyword search. Part of the `Store` port; an adapter implements it as a `StorePart<SearchPort>`. */
 export interface SearchPort {
   /** Stores (or replaces) vectors of messages of one conversation, made by `model`. */
-  upsertEmbeddings(scope: Scope, model: string, embeddings: readonly MessageEmbedding[], options?: CallOptions): Promise<void>;
+  upsertEmbeddings(
+    scope: Scope,
+    model: string,
+    embeddings: readonly MessageEmbedding[],
+    options?: CallOptions,
+  ): Promise<void>;
   /** Messages of a conversation with no vector of `model` yet, oldest first, at most `limit`. */
   listUnembeddedMessages(scope: Scope, model: string, limit: number, options?: CallOptions): Promise<Message[]>;
   /** Deletes a tenant's (or one user's) vectors of every model but `exceptModel` (all without it); returns how many. */
-  deleteEmbeddings(filter: { tenantId: string; userId?: string; exceptModel?: string }, options?: CallOptions): Promise<number>;
+  deleteEmbeddings(
+    filter: { tenantId: string; userId?: string; exceptModel?: string },
+    options?: CallOptions,
+  ): Promise<number>;
   /**
    * Keyword search over one user's messages: any of `terms` (from `keywordTerms`), ranked by BM25 with
    * the adapter's stemming; ties by newest first. Scores are higher-is-better.
    */
-  searchKeyword(user: UserScope, terms: readonly string[], options: SearchOptions, callOptions?: CallOptions): Promise<SearchHit[]>;
+  searchKeyword(
+    user: UserScope,
+    terms: readonly string[],
+    options: SearchOptions,
+    callOptions?: CallOptions,
+  ): Promise<SearchHit[]>;
   /** Nearest messages of one user to `vector` among vectors of `model`, by cosine similarity (best first). */
   searchVector(
     user: UserScope,

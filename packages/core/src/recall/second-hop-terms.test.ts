@@ -4,7 +4,15 @@ import { secondHopTerms } from './second-hop-terms.js';
 import type { SearchHit } from './search.js';
 
 function seed(content: string, name: string): SearchHit {
-  const message = { id: content, seq: 1, role: 'user', content, name, createdAt: '2024-01-01T00:00:00.000Z', tokens: 1 } as Message;
+  const message = {
+    id: content,
+    seq: 1,
+    role: 'user',
+    content,
+    name,
+    createdAt: '2024-01-01T00:00:00.000Z',
+    tokens: 1,
+  } as Message;
   return { conversationId: 'c', message, score: 1 };
 }
 

@@ -12,7 +12,11 @@ export const secondHopTermsPerHit = 8;
  * ("Where did she move from?" → the first hit says "Sweden" → a turn about Sweden). Speaker names are
  * left out, as in the first search. At most {@link maxKeywordTerms} terms.
  */
-export function secondHopTerms(topicTerms: readonly string[], speakers: ReadonlySet<string>, seeds: readonly SearchHit[]): string[] {
+export function secondHopTerms(
+  topicTerms: readonly string[],
+  speakers: ReadonlySet<string>,
+  seeds: readonly SearchHit[],
+): string[] {
   const terms = new Set(topicTerms);
   const known = new Set([...topicTerms, ...speakers, ...seeds.flatMap((seed) => nameTerms(seed.message))]);
   for (const seed of seeds) {

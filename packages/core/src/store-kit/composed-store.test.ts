@@ -50,7 +50,9 @@ function recordingComposition(failing: ReadonlySet<string> = new Set()) {
       deleteUser: () => ({ messages: 2, summaries: 0, conversations: 2 }),
     },
     toError: (error: unknown, action: string) =>
-      isMemoryError(error) ? error : new MemoryError('storage_failed', `${action} failed: ${(error as Error).message}`, { cause: error }),
+      isMemoryError(error)
+        ? error
+        : new MemoryError('storage_failed', `${action} failed: ${(error as Error).message}`, { cause: error }),
     closeConnection: () => {
       closes += 1;
     },
@@ -62,7 +64,10 @@ describe('ComposedStore', () => {
   it('hands each part the arguments of the port, call options included, on the part of its concept', async () => {
     const { composition, calls } = recordingComposition();
     const store = new ComposedStore(composition);
-    await store.insertSummary(scope, { fromSeq: 1, toSeq: 2 } as never, { expectedWatermark: 0, expectedErasedMessages: 3 });
+    await store.insertSummary(scope, { fromSeq: 1, toSeq: 2 } as never, {
+      expectedWatermark: 0,
+      expectedErasedMessages: 3,
+    });
     await store.completeJob(lease, '2026-01-01T00:00:00.000Z', { warning: 'fallback summarizer' });
     await store.insertFact(scope, { subject: 's' } as never, { supersedes: 'fact-0' });
     await store.countJobsByKind({ tenantId: 't' });
@@ -86,8 +91,12 @@ describe('ComposedStore', () => {
       code: 'unavailable',
       message: 'searching by keyword was aborted',
     });
-    await expect(store.insertSummary(scope, {} as never, { expectedWatermark: 0, signal })).rejects.toMatchObject({ code: 'unavailable' });
-    await expect(store.renameMemoryFiles(scope, '/a', '/b', 'now', { signal })).rejects.toMatchObject({ code: 'unavailable' });
+    await expect(store.insertSummary(scope, {} as never, { expectedWatermark: 0, signal })).rejects.toMatchObject({
+      code: 'unavailable',
+    });
+    await expect(store.renameMemoryFiles(scope, '/a', '/b', 'now', { signal })).rejects.toMatchObject({
+      code: 'unavailable',
+    });
     await expect(store.eraseMessages(scope, {}, { now: 'now', signal })).rejects.toMatchObject({ code: 'unavailable' });
     expect(calls).toEqual([]);
   });
@@ -139,7 +148,10 @@ describe('ComposedStore', () => {
       for await (const page of store.exportRecords({ pageSize: 7 })) pages.push(page);
     })().catch((caught: unknown) => caught);
     expect(pages).toEqual([[{ kind: 'cursor', scope, name: 'facts', position: 1 }]]);
-    expect(error).toMatchObject({ code: 'storage_failed', message: 'exporting records failed: driver said no to the second page' });
+    expect(error).toMatchObject({
+      code: 'storage_failed',
+      message: 'exporting records failed: driver said no to the second page',
+    });
     expect(calls).toEqual(['transfer.exportRecords[7]']);
     await expect(store.importRecords([])).rejects.toMatchObject({
       code: 'storage_failed',

@@ -69,14 +69,21 @@ class GuardedStore {
 
   constructor(composition: StoreComposition) {
     this.#parts = composition;
-    for (const [concept, calls] of Object.entries(ports) as [Concept, Record<string, readonly [string, number, 'stream'?]>][]) {
+    for (const [concept, calls] of Object.entries(ports) as [
+      Concept,
+      Record<string, readonly [string, number, 'stream'?]>,
+    ][]) {
       const part = composition[concept] as unknown as Record<string, (...args: unknown[]) => unknown>;
       for (const [method, [action, optionsAt, kind]] of Object.entries(calls)) {
         const call = (args: unknown[]) => part[method]!.apply(part, args);
         const guarded =
           kind === 'stream'
             ? (...args: unknown[]) =>
-                this.#stream(action, args[optionsAt] as CallOptions | undefined, () => call(args) as AsyncIterable<unknown>)
+                this.#stream(
+                  action,
+                  args[optionsAt] as CallOptions | undefined,
+                  () => call(args) as AsyncIterable<unknown>,
+                )
             : (...args: unknown[]) => this.#run(action, args[optionsAt] as CallOptions | undefined, () => call(args));
         Object.defineProperty(this, method, { value: guarded, writable: true, configurable: true, enumerable: false });
       }
@@ -139,7 +146,10 @@ class GuardedStore {
     // cannot be interrupted; a server finishes what it was sent), so the signal is honoured before
     // starting, which is the only point where aborting changes nothing stored.
     if (signal?.aborted === true) {
-      throw new MemoryError('unavailable', `${action} was aborted`, { cause: signal.reason, details: { aborted: true } });
+      throw new MemoryError('unavailable', `${action} was aborted`, {
+        cause: signal.reason,
+        details: { aborted: true },
+      });
     }
   }
 }

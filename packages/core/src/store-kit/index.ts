@@ -66,7 +66,12 @@ export type {
 } from '../store/store.js';
 export type { LeaseRequest } from '../jobs/job.js';
 export { ComposedStore } from './composed-store.js';
-export { checkMessageSelection, erasedSourceConflict, planKnowledgeErasure, settleEntityNames } from '../store/message-erasure.js';
+export {
+  checkMessageSelection,
+  erasedSourceConflict,
+  planKnowledgeErasure,
+  settleEntityNames,
+} from '../store/message-erasure.js';
 export type { EntityNameEdits, ErasedSeqs, KnowledgeErasurePlan, NamedEntity } from '../store/message-erasure.js';
 export { ByteBudgetCache } from '../store/byte-budget-cache.js';
 export type { Awaitable, PortCalls, StorePart } from '../store/port.js';

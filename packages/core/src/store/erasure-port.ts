@@ -20,7 +20,11 @@ export interface ErasurePort {
    * delete and a WAL checkpoint). Erasing what is not there is not an error (a receipt of zeros).
    * `invalid_input` for a bad selection.
    */
-  eraseMessages(user: UserScope, selection: MessageSelection, options: CallOptions & EraseMessagesOptions): Promise<ErasureReceipt>;
+  eraseMessages(
+    user: UserScope,
+    selection: MessageSelection,
+    options: CallOptions & EraseMessagesOptions,
+  ): Promise<ErasureReceipt>;
   /** The audit log of erasures of a tenant (or one user), oldest first: selection, time and counts. */
   listErasures(filter: { tenantId: string; userId?: string }, options?: CallOptions): Promise<ErasureAuditEntry[]>;
 }

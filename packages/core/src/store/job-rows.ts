@@ -38,7 +38,9 @@ export function jobFromRow(row: JobRow, toIso: ToIsoTime): Job {
     maxAttempts: Number(row.max_attempts),
     runAt: toIso(row.run_at),
     ...(row.lease_owner === null ? {} : { leaseOwner: row.lease_owner }),
-    ...(row.lease_expires_at === null || row.lease_expires_at === undefined ? {} : { leaseExpiresAt: toIso(row.lease_expires_at) }),
+    ...(row.lease_expires_at === null || row.lease_expires_at === undefined
+      ? {}
+      : { leaseExpiresAt: toIso(row.lease_expires_at) }),
     ...(row.last_error === null ? {} : { lastError: row.last_error }),
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),

@@ -67,7 +67,9 @@ export interface EraseMessagesOptions {
 export function checkMessageSelection(selection: MessageSelection): MessageSelection {
   const { conversationId, fromSeq, toSeq, before } = selection;
   if (conversationId !== undefined && (typeof conversationId !== 'string' || conversationId.length === 0)) {
-    throw new MemoryError('invalid_input', 'conversationId must be a non-empty string', { details: { field: 'conversationId' } });
+    throw new MemoryError('invalid_input', 'conversationId must be a non-empty string', {
+      details: { field: 'conversationId' },
+    });
   }
   for (const [field, seq] of [
     ['fromSeq', fromSeq],
@@ -78,7 +80,9 @@ export function checkMessageSelection(selection: MessageSelection): MessageSelec
     }
   }
   if ((fromSeq !== undefined || toSeq !== undefined) && conversationId === undefined) {
-    throw new MemoryError('invalid_input', 'a seq range needs a conversationId', { details: { field: 'conversationId' } });
+    throw new MemoryError('invalid_input', 'a seq range needs a conversationId', {
+      details: { field: 'conversationId' },
+    });
   }
   if (fromSeq !== undefined && toSeq !== undefined && fromSeq > toSeq) {
     throw new MemoryError('invalid_input', 'fromSeq must not be after toSeq', { details: { field: 'fromSeq' } });
@@ -110,9 +114,17 @@ export type ErasedSeqs = ReadonlyMap<string, ReadonlySet<number>>;
 export interface KnowledgeErasurePlan {
   readonly deleteFactIds: readonly string[];
   /** Facts kept with fewer sources (and a text of their own that no erased message could have worded). */
-  readonly updateFacts: readonly { readonly id: string; readonly sourceSeqs: readonly number[]; readonly text: string }[];
+  readonly updateFacts: readonly {
+    readonly id: string;
+    readonly sourceSeqs: readonly number[];
+    readonly text: string;
+  }[];
   /** Facts a removed fact had superseded: they take over its successor link and end (current again when it was current). */
-  readonly relinkFacts: readonly { readonly id: string; readonly supersededBy: string | undefined; readonly validTo: string | undefined }[];
+  readonly relinkFacts: readonly {
+    readonly id: string;
+    readonly supersededBy: string | undefined;
+    readonly validTo: string | undefined;
+  }[];
   readonly deleteRelationIds: readonly string[];
   readonly updateRelations: readonly { readonly id: string; readonly sourceSeqs: readonly number[] }[];
   readonly deleteEntityIds: readonly string[];
@@ -149,7 +161,12 @@ export interface EntityNameEdits {
  */
 export function settleEntityNames(named: readonly NamedEntity[], unmentioned: ReadonlySet<string>): EntityNameEdits {
   const deleteEntityIds: string[] = [];
-  const updates: { id: string; aliases: readonly string[]; description: string | undefined; removedNames: readonly string[] }[] = [];
+  const updates: {
+    id: string;
+    aliases: readonly string[];
+    description: string | undefined;
+    removedNames: readonly string[];
+  }[] = [];
   for (const { entity, names, related } of named) {
     const removedNames = names.filter((name) => unmentioned.has(name));
     if (removedNames.length === 0) continue;
@@ -183,7 +200,10 @@ export function planKnowledgeErasure(
   facts: readonly Fact[],
   relations: readonly Relation[],
   erased: ErasedSeqs,
-  graph: { readonly entities: readonly Entity[]; readonly erasedTexts: readonly string[] } = { entities: [], erasedTexts: [] },
+  graph: { readonly entities: readonly Entity[]; readonly erasedTexts: readonly string[] } = {
+    entities: [],
+    erasedTexts: [],
+  },
 ): KnowledgeErasurePlan {
   const sourcesLeft = (conversationId: string | undefined, seqs: readonly number[]): readonly number[] | undefined => {
     const gone = conversationId === undefined ? undefined : erased.get(conversationId);
@@ -207,7 +227,11 @@ export function planKnowledgeErasure(
     let successor: Fact | undefined = byId.get(fact.supersededBy);
     while (successor !== undefined && removed.has(successor.id))
       successor = successor.supersededBy === undefined ? undefined : byId.get(successor.supersededBy);
-    relinkFacts.push({ id: fact.id, supersededBy: successor?.id, validTo: successor === undefined ? undefined : successor.validFrom });
+    relinkFacts.push({
+      id: fact.id,
+      supersededBy: successor?.id,
+      validTo: successor === undefined ? undefined : successor.validFrom,
+    });
   }
   const deleteRelationIds: string[] = [];
   const updateRelations: { id: string; sourceSeqs: readonly number[] }[] = [];
@@ -224,7 +248,9 @@ export function planKnowledgeErasure(
   }
   const gone = new Set(deleteRelationIds);
   const stillNamed = new Set(
-    relations.filter((relation) => !gone.has(relation.id)).flatMap((relation) => [relation.subjectId, relation.objectId]),
+    relations
+      .filter((relation) => !gone.has(relation.id))
+      .flatMap((relation) => [relation.subjectId, relation.objectId]),
   );
   const deleteEntityIds = [...touchedEntities].filter((id) => !stillNamed.has(id));
   const deleted = new Set(deleteEntityIds);
@@ -237,11 +263,23 @@ export function planKnowledgeErasure(
       related: stillNamed.has(entity.id),
     }))
     .filter(({ names }) => names.length > 0);
-  return { deleteFactIds, updateFacts, relinkFacts, deleteRelationIds, updateRelations, deleteEntityIds, namedEntities };
+  return {
+    deleteFactIds,
+    updateFacts,
+    relinkFacts,
+    deleteRelationIds,
+    updateRelations,
+    deleteEntityIds,
+    namedEntities,
+  };
 }
 
 /** The source seqs of stored facts and relations that name messages no longer stored: `conflict` so a job that read them loses its write. */
-export function erasedSourceConflict(kind: 'fact' | 'relation', conversationId: string, seqs: readonly number[]): MemoryError {
+export function erasedSourceConflict(
+  kind: 'fact' | 'relation',
+  conversationId: string,
+  seqs: readonly number[],
+): MemoryError {
   return new MemoryError(
     'conflict',
     `the ${kind}'s source messages ${seqs.join(', ')} of conversation ${conversationId} are not stored (erased)`,

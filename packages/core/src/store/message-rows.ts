@@ -39,7 +39,8 @@ export interface ConversationRow {
 }
 
 /** The columns of a message, in the order every SQL adapter selects and inserts them. */
-export const messageColumns = 'id, seq, role, content, name, tool_calls, tool_call_id, created_at, metadata, tokens, idempotency_key';
+export const messageColumns =
+  'id, seq, role, content, name, tool_calls, tool_call_id, created_at, metadata, tokens, idempotency_key';
 
 // NULL columns come back as undefined fields, so a stored message equals the NewMessage it was made from.
 /** Maps a `messages` row to a stored, frozen {@link Message}. */

@@ -37,7 +37,8 @@ export function encodePositionCursor(position: number): string {
 export function decodePositionCursor(text: string): number {
   try {
     const value: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 1 && Number.isSafeInteger(value[0]) && value[0] >= 0) return value[0] as number;
+    if (Array.isArray(value) && value.length === 1 && Number.isSafeInteger(value[0]) && value[0] >= 0)
+      return value[0] as number;
   } catch {
     // Falls through to the typed error below, as for conversation cursors.
   }
@@ -48,7 +49,9 @@ export function decodePositionCursor(text: string): number {
 export function resolvePageLimit(limit: number | undefined): number {
   if (limit === undefined) return defaultPageLimit;
   if (!Number.isInteger(limit) || limit < 1 || limit > maxPageLimit) {
-    throw new MemoryError('invalid_input', `limit must be an integer from 1 to ${maxPageLimit}`, { details: { field: 'limit', limit } });
+    throw new MemoryError('invalid_input', `limit must be an integer from 1 to ${maxPageLimit}`, {
+      details: { field: 'limit', limit },
+    });
   }
   return limit;
 }

@@ -17,10 +17,14 @@ type OptionsIndex<F> = F extends (...args: infer A) => unknown
  * signal before calling the part; `stream` marks a method that returns an async iterable, checked when it
  * starts. The compiler holds the table to the port: every method, the right index.
  */
-export type PortCalls<P> = { readonly [K in keyof P]-?: readonly [action: string, optionsAt: OptionsIndex<P[K]>, kind?: 'stream'] };
+export type PortCalls<P> = {
+  readonly [K in keyof P]-?: readonly [action: string, optionsAt: OptionsIndex<P[K]>, kind?: 'stream'];
+};
 
 /**
  * What an adapter implements for port `P`: the same methods with the same arguments (call options
  * included, though the composed store has already honoured their signal), returning a value or a promise.
  */
-export type StorePart<P> = { [K in keyof P]: P[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => Awaitable<R> : P[K] };
+export type StorePart<P> = {
+  [K in keyof P]: P[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => Awaitable<R> : P[K];
+};

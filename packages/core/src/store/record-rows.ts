@@ -76,7 +76,10 @@ function table<K extends StoreRecord['kind']>(spec: {
   fromRow: (row: Record<string, unknown>, toIso: ToIsoTime) => Extract<StoreRecord, { kind: K }>;
   toValues: (record: Extract<StoreRecord, { kind: K }>) => RecordValue[];
 }): RecordTable {
-  return Object.freeze({ ...spec, toValues: (record: StoreRecord) => spec.toValues(record as Extract<StoreRecord, { kind: K }>) });
+  return Object.freeze({
+    ...spec,
+    toValues: (record: StoreRecord) => spec.toValues(record as Extract<StoreRecord, { kind: K }>),
+  });
 }
 
 /** Every table of an export, parents first, in the order of `storeRecordTables` (entity names travel on the entity records). */
@@ -95,7 +98,10 @@ export const recordTables: readonly RecordTable[] = Object.freeze([
       json('metadata'),
     ],
     order: keyOrder,
-    fromRow: (row, toIso) => ({ kind: 'conversation', conversation: conversationFromRow(row as unknown as ConversationRow, toIso) }),
+    fromRow: (row, toIso) => ({
+      kind: 'conversation',
+      conversation: conversationFromRow(row as unknown as ConversationRow, toIso),
+    }),
     toValues: ({ conversation: c }) => [
       ...scopeValues(c),
       c.createdAt,
@@ -125,7 +131,11 @@ export const recordTables: readonly RecordTable[] = Object.freeze([
       text('idempotency_key'),
     ],
     order: [...keyOrder, 'seq'],
-    fromRow: (row, toIso) => ({ kind: 'message', scope: scopeOf(row), message: messageFromRow(row as unknown as MessageRow, toIso) }),
+    fromRow: (row, toIso) => ({
+      kind: 'message',
+      scope: scopeOf(row),
+      message: messageFromRow(row as unknown as MessageRow, toIso),
+    }),
     toValues: ({ scope, message: m }) => [
       ...scopeValues(scope),
       m.seq,
@@ -374,7 +384,9 @@ export function withEntityNames(records: readonly StoreRecord[], rows: readonly 
   return records.map((record) => {
     if (record.kind !== 'entity') return record;
     const { tenantId, userId, id } = record.entity;
-    const names = rows.filter((row) => row.entity_id === id && row.tenant_id === tenantId && row.user_id === userId).map((row) => row.name);
+    const names = rows
+      .filter((row) => row.entity_id === id && row.tenant_id === tenantId && row.user_id === userId)
+      .map((row) => row.name);
     // In code-unit order, the same in every store whatever its collation.
     return { ...record, names: names.sort() };
   });

@@ -96,7 +96,9 @@ export function countRecords(counts: Record<StoreRecordTable, number>, records: 
   for (const record of records) {
     const table = tableOfRecord(record);
     if (table === undefined)
-      throw new MemoryError('invalid_input', `unknown store record kind ${JSON.stringify(record?.kind)}`, { details: { field: 'kind' } });
+      throw new MemoryError('invalid_input', `unknown store record kind ${JSON.stringify(record?.kind)}`, {
+        details: { field: 'kind' },
+      });
     counts[table] += 1;
     if (record.kind === 'entity') counts.entity_names += record.names.length;
   }
@@ -106,14 +108,20 @@ export function countRecords(counts: Record<StoreRecordTable, number>, records: 
 export function resolveExportPageSize(pageSize: number | undefined): number {
   const size = pageSize ?? 1000;
   if (Number.isSafeInteger(size) && size >= 1 && size <= 10_000) return size;
-  throw new MemoryError('invalid_input', 'pageSize must be an integer from 1 to 10000', { details: { field: 'pageSize' } });
+  throw new MemoryError('invalid_input', 'pageSize must be an integer from 1 to 10000', {
+    details: { field: 'pageSize' },
+  });
 }
 
 /** The `invalid_input` of an import into a store that holds rows without `replace`; nothing was written. */
 export function storeNotEmpty(rows: number): MemoryError {
-  return new MemoryError('invalid_input', `the store already holds ${rows} rows; import with replace to delete them first`, {
-    details: { field: 'replace', rows },
-  });
+  return new MemoryError(
+    'invalid_input',
+    `the store already holds ${rows} rows; import with replace to delete them first`,
+    {
+      details: { field: 'replace', rows },
+    },
+  );
 }
 
 /** The sum of every table's count. */

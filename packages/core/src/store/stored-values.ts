@@ -15,12 +15,16 @@ function details(field: string, index: number | undefined): Record<string, unkno
 export function parseStoredTime(field: string, value: string, index?: number): number {
   const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(ms))
-    throw new MemoryError('invalid_input', `${where(index)}${field} must be an ISO 8601 date`, { details: details(field, index) });
+    throw new MemoryError('invalid_input', `${where(index)}${field} must be an ISO 8601 date`, {
+      details: details(field, index),
+    });
   return ms;
 }
 
 /** Checks a non-negative safe integer and returns it; `invalid_input` naming the field otherwise. */
 export function checkCount(field: string, value: number, index?: number): number {
   if (Number.isSafeInteger(value) && value >= 0) return value;
-  throw new MemoryError('invalid_input', `${where(index)}${field} must be a non-negative integer`, { details: details(field, index) });
+  throw new MemoryError('invalid_input', `${where(index)}${field} must be a non-negative integer`, {
+    details: details(field, index),
+  });
 }

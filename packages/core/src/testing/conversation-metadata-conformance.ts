@@ -81,7 +81,9 @@ export function describeConversationMetadataConformance(store: () => Store): voi
     it('accepts 16,384 characters of JSON and refuses one more, or anything but a plain JSON object, as invalid input', async () => {
       await store().appendMessages(scopeA, [makeNewMessage('hi')]);
       const padding = 16_384 - JSON.stringify({ a: '' }).length;
-      expect((await store().updateConversationMetadata(scopeA, { a: 'x'.repeat(padding) }))?.metadata).toEqual({ a: 'x'.repeat(padding) });
+      expect((await store().updateConversationMetadata(scopeA, { a: 'x'.repeat(padding) }))?.metadata).toEqual({
+        a: 'x'.repeat(padding),
+      });
       const refused: unknown[] = [
         { a: 'x'.repeat(padding + 1) },
         [1, 2],
@@ -94,7 +96,9 @@ export function describeConversationMetadataConformance(store: () => Store): voi
       ];
       (refused.at(-1) as { cyclic: unknown }).cyclic = refused.at(-1);
       for (const metadata of refused) {
-        await expect(store().updateConversationMetadata(scopeA, metadata as Metadata)).rejects.toSatisfy(isInvalidInput);
+        await expect(store().updateConversationMetadata(scopeA, metadata as Metadata)).rejects.toSatisfy(
+          isInvalidInput,
+        );
       }
       // Validation comes first: bad input is refused even for a conversation that does not exist.
       await expect(

@@ -12,12 +12,19 @@ const embedder = new HashedEmbedder({ dimensions: 64 });
 const now = '2030-01-01T00:00:00.000Z';
 const day = 86_400_000;
 const start = Date.UTC(2024, 0, 1);
-const lines = ['My relay is LARCH-RIDGE.', 'The secret word is zorblaxian.', 'I hiked to the lookout.', 'The relay LARCH-RIDGE is fine.'];
+const lines = [
+  'My relay is LARCH-RIDGE.',
+  'The secret word is zorblaxian.',
+  'I hiked to the lookout.',
+  'The relay LARCH-RIDGE is fine.',
+];
 
 async function seed(store: Store, scope: Scope, contents: readonly string[], startMs = start): Promise<void> {
   await store.appendMessages(
     scope,
-    contents.map((content, index) => makeNewMessage(content, { createdAt: new Date(startMs + index * day).toISOString() })),
+    contents.map((content, index) =>
+      makeNewMessage(content, { createdAt: new Date(startMs + index * day).toISOString() }),
+    ),
   );
   const pending = await store.listUnembeddedMessages(scope, embedder.model, 1000);
   const vectors = await embedder.embed(pending.map((message) => message.content));
@@ -28,7 +35,12 @@ async function seed(store: Store, scope: Scope, contents: readonly string[], sta
   );
 }
 
-function fact(attribute: string, value: string, seqs: readonly number[], validFrom = new Date(start).toISOString()): NewFact {
+function fact(
+  attribute: string,
+  value: string,
+  seqs: readonly number[],
+  validFrom = new Date(start).toISOString(),
+): NewFact {
   return {
     subject: 'user',
     attribute,
@@ -68,18 +80,32 @@ export function describeErasureConformance(store: () => Store): void {
     it('erases one message with its vectors, from both indexes, and never gives its seq again', async () => {
       await seed(store(), scopeA, lines);
       // Searched once first, so any in-memory copy of the indexes holds the message before it is erased.
-      expect((await store().searchKeyword(user, keywordTerms('zorblaxian'), { k: 5 })).map((hit) => hit.message.seq)).toEqual([2]);
+      expect(
+        (await store().searchKeyword(user, keywordTerms('zorblaxian'), { k: 5 })).map((hit) => hit.message.seq),
+      ).toEqual([2]);
       const [query] = await embedder.embed([lines[1]!]);
       expect((await store().searchVector(user, embedder.model, query!, { k: 1 }))[0]?.message.seq).toBe(2);
       const before = await store().getConversation(scopeA);
-      const receipt = await store().eraseMessages(user, { conversationId: scopeA.conversationId, fromSeq: 2, toSeq: 2 }, { now });
+      const receipt = await store().eraseMessages(
+        user,
+        { conversationId: scopeA.conversationId, fromSeq: 2, toSeq: 2 },
+        { now },
+      );
       expect(receipt).toMatchObject({ messages: 1, conversations: 1, vectors: 1, summaries: 0 });
       expect((await store().listMessages(scopeA)).map((message) => message.seq)).toEqual([1, 3, 4]);
       expect(await store().searchKeyword(user, keywordTerms('zorblaxian'), { k: 5 })).toEqual([]);
-      expect((await store().searchVector(user, embedder.model, query!, { k: 5 })).map((hit) => hit.message.seq)).not.toContain(2);
-      expect((await store().searchKeyword(user, keywordTerms('relay'), { k: 5 })).map((hit) => hit.message.seq).sort()).toEqual([1, 4]);
+      expect(
+        (await store().searchVector(user, embedder.model, query!, { k: 5 })).map((hit) => hit.message.seq),
+      ).not.toContain(2);
+      expect(
+        (await store().searchKeyword(user, keywordTerms('relay'), { k: 5 })).map((hit) => hit.message.seq).sort(),
+      ).toEqual([1, 4]);
       const after = await store().getConversation(scopeA);
-      expect(after).toMatchObject({ messageCount: 4, erasedMessages: 1, totalTokens: before!.totalTokens - lines[1]!.length });
+      expect(after).toMatchObject({
+        messageCount: 4,
+        erasedMessages: 1,
+        totalTokens: before!.totalTokens - lines[1]!.length,
+      });
       const [next] = await store().appendMessages(scopeA, [makeNewMessage('after the erase')]);
       expect(next?.seq).toBe(5);
       expect(await store().listUnembeddedMessages(scopeA, embedder.model, 10)).toHaveLength(1);
@@ -89,7 +115,11 @@ export function describeErasureConformance(store: () => Store): void {
       await seed(store(), scopeA, lines);
       await summarize(store(), scopeA, 1, 0, 'relay LARCH-RIDGE');
       await summarize(store(), scopeA, 3, 1, 'relay LARCH-RIDGE; secret zorblaxian');
-      const receipt = await store().eraseMessages(user, { conversationId: scopeA.conversationId, fromSeq: 2, toSeq: 3 }, { now });
+      const receipt = await store().eraseMessages(
+        user,
+        { conversationId: scopeA.conversationId, fromSeq: 2, toSeq: 3 },
+        { now },
+      );
       expect(receipt).toMatchObject({ messages: 2, summaries: 1 });
       expect((await store().listSummaries(scopeA)).map((summary) => summary.content)).toEqual(['relay LARCH-RIDGE']);
       expect(await store().getConversation(scopeA)).toMatchObject({
@@ -107,11 +137,19 @@ export function describeErasureConformance(store: () => Store): void {
       const relay = await store().insertFact(user, fact('relay', 'LARCH-RIDGE', [1, 4]));
       const secret = await store().insertFact(user, fact('secret', 'zorblaxian', [2]));
       const old = await store().insertFact(user, fact('hike', 'the ridge', [1]));
-      const newer = await store().insertFact(user, fact('hike', 'the lookout', [3], new Date(start + 2 * day).toISOString()), {
-        supersedes: old.id,
-      });
+      const newer = await store().insertFact(
+        user,
+        fact('hike', 'the lookout', [3], new Date(start + 2 * day).toISOString()),
+        {
+          supersedes: old.id,
+        },
+      );
       const byHand = await store().insertFact(user, { ...fact('name', 'Maren', []), sourceConversationId: undefined });
-      const receipt = await store().eraseMessages(user, { conversationId: scopeA.conversationId, fromSeq: 2, toSeq: 3 }, { now });
+      const receipt = await store().eraseMessages(
+        user,
+        { conversationId: scopeA.conversationId, fromSeq: 2, toSeq: 3 },
+        { now },
+      );
       expect(receipt).toMatchObject({ facts: 2, factsKept: 0 });
       const history = await store().listFacts(user, { includeHistory: true });
       expect(history.map((item) => item.id).sort()).toEqual([relay.id, old.id, byHand.id].sort());
@@ -140,7 +178,11 @@ export function describeErasureConformance(store: () => Store): void {
         { subjectId: maren.id, predicate: 'knows_word', objectId: zorb.id, sourceSeqs: [2], ...source },
         now,
       );
-      const receipt = await store().eraseMessages(user, { conversationId: scopeA.conversationId, fromSeq: 2, toSeq: 2 }, { now });
+      const receipt = await store().eraseMessages(
+        user,
+        { conversationId: scopeA.conversationId, fromSeq: 2, toSeq: 2 },
+        { now },
+      );
       expect(receipt).toMatchObject({ relations: 1, entities: 1 });
       expect((await store().listEntities(user)).map((entity) => entity.name).sort()).toEqual(['LARCH-RIDGE', 'Maren']);
       const relations = await store().listRelations(user, { entityIds: [maren.id], includeHistory: true });
@@ -158,8 +200,12 @@ export function describeErasureConformance(store: () => Store): void {
       expect((await store().listMessages(scopeA)).map((message) => message.seq)).toEqual([3, 4]);
       expect((await store().listMessages(other)).map((message) => message.seq)).toEqual([3, 4]);
       expect(await store().listMessages(stranger)).toHaveLength(4);
-      expect(await store().searchKeyword({ ...user, userId: 'user-2' }, keywordTerms('zorblaxian'), { k: 5 })).toHaveLength(1);
-      expect(await store().eraseMessages({ ...user, tenantId: 'tenant-b' }, { before: now }, { now })).toMatchObject({ messages: 0 });
+      expect(
+        await store().searchKeyword({ ...user, userId: 'user-2' }, keywordTerms('zorblaxian'), { k: 5 }),
+      ).toHaveLength(1);
+      expect(await store().eraseMessages({ ...user, tenantId: 'tenant-b' }, { before: now }, { now })).toMatchObject({
+        messages: 0,
+      });
       expect(await store().listMessages(scopeA)).toHaveLength(2);
     });
 
@@ -200,7 +246,10 @@ export function describeErasureConformance(store: () => Store): void {
         outputTokens: 0,
         createdAt: now,
       };
-      const stale = store().insertSummary(scopeA, summary, { expectedWatermark: 0, expectedErasedMessages: read!.erasedMessages ?? 0 });
+      const stale = store().insertSummary(scopeA, summary, {
+        expectedWatermark: 0,
+        expectedErasedMessages: read!.erasedMessages ?? 0,
+      });
       await expect(stale).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'conflict'));
       await expect(store().insertFact(user, fact('secret', 'zorblaxian', [2]))).rejects.toSatisfy((error: unknown) =>
         isMemoryError(error, 'conflict'),

@@ -22,7 +22,9 @@ export class InMemoryFactStore {
     const index = this.#currentIndex(user, factId);
     if (
       supersededBy !== undefined &&
-      !this.#facts.some((fact) => fact.id === supersededBy && fact.tenantId === user.tenantId && fact.userId === user.userId)
+      !this.#facts.some(
+        (fact) => fact.id === supersededBy && fact.tenantId === user.tenantId && fact.userId === user.userId,
+      )
     ) {
       throw new MemoryError('not_found', `fact ${supersededBy} does not exist`, { details: { factId: supersededBy } });
     }
@@ -40,7 +42,9 @@ export class InMemoryFactStore {
   }
 
   list(user: UserScope, query: FactQuery): Fact[] {
-    return this.#facts.filter((fact) => fact.tenantId === user.tenantId && fact.userId === user.userId && isFactVisible(fact, query));
+    return this.#facts.filter(
+      (fact) => fact.tenantId === user.tenantId && fact.userId === user.userId && isFactVisible(fact, query),
+    );
   }
 
   /** Every fact, in the order written. */
@@ -88,7 +92,9 @@ export class InMemoryFactStore {
   }
 
   #currentIndex(user: UserScope, factId: string): number {
-    const index = this.#facts.findIndex((fact) => fact.id === factId && fact.tenantId === user.tenantId && fact.userId === user.userId);
+    const index = this.#facts.findIndex(
+      (fact) => fact.id === factId && fact.tenantId === user.tenantId && fact.userId === user.userId,
+    );
     if (index < 0) throw new MemoryError('not_found', `fact ${factId} does not exist`, { details: { factId } });
     if (this.#facts[index]!.validTo !== undefined)
       throw new MemoryError('conflict', `fact ${factId} is no longer current`, { details: { factId } });

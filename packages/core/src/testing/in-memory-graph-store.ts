@@ -11,7 +11,9 @@ export class InMemoryGraphStore {
 
   upsertEntity(user: UserScope, input: EntityInput, now: string): Entity {
     const names = namesOf(input);
-    const index = this.#entities.findIndex((entity) => owns(entity, user) && namesOf(entity).some((name) => names.includes(name)));
+    const index = this.#entities.findIndex(
+      (entity) => owns(entity, user) && namesOf(entity).some((name) => names.includes(name)),
+    );
     if (index >= 0) {
       const merged = mergeEntity(this.#entities[index]!, input, now);
       this.#entities[index] = merged;
@@ -63,7 +65,8 @@ export class InMemoryGraphStore {
   retireRelation(user: UserScope, relationId: string, at: string): Relation {
     const index = this.#relations.findIndex((relation) => relation.id === relationId && owns(relation, user));
     if (index < 0) throw new MemoryError('not_found', `relation ${relationId} does not exist`);
-    if (this.#relations[index]!.validTo !== undefined) throw new MemoryError('conflict', `relation ${relationId} is no longer current`);
+    if (this.#relations[index]!.validTo !== undefined)
+      throw new MemoryError('conflict', `relation ${relationId} is no longer current`);
     const retired = { ...this.#relations[index]!, validTo: at };
     this.#relations[index] = retired;
     return retired;
@@ -113,10 +116,12 @@ export class InMemoryGraphStore {
       const relation = this.#relations[index]!;
       if (!owns(relation, user)) continue;
       if (removedRelations.has(relation.id)) this.#relations.splice(index, 1);
-      else if (updates.has(relation.id)) this.#relations[index] = { ...relation, sourceSeqs: updates.get(relation.id)! };
+      else if (updates.has(relation.id))
+        this.#relations[index] = { ...relation, sourceSeqs: updates.get(relation.id)! };
     }
     for (let index = this.#entities.length - 1; index >= 0; index -= 1) {
-      if (owns(this.#entities[index]!, user) && removedEntities.has(this.#entities[index]!.id)) this.#entities.splice(index, 1);
+      if (owns(this.#entities[index]!, user) && removedEntities.has(this.#entities[index]!.id))
+        this.#entities.splice(index, 1);
     }
   }
 

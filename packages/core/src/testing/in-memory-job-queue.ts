@@ -8,7 +8,9 @@ export class InMemoryJobQueue {
   readonly #jobs: Job[] = [];
 
   enqueue(scope: Scope, request: JobRequest, now: string): Job {
-    const pending = this.#jobs.find((job) => sameConversation(job, scope) && job.kind === request.kind && job.status === 'pending');
+    const pending = this.#jobs.find(
+      (job) => sameConversation(job, scope) && job.kind === request.kind && job.status === 'pending',
+    );
     if (pending !== undefined) return pending;
     const job: Job = {
       id: crypto.randomUUID(),
@@ -93,7 +95,8 @@ export class InMemoryJobQueue {
         kind: job.kind,
         status: job.status,
         count: (group?.count ?? 0) + 1,
-        oldestCreatedAt: group === undefined || job.createdAt < group.oldestCreatedAt ? job.createdAt : group.oldestCreatedAt,
+        oldestCreatedAt:
+          group === undefined || job.createdAt < group.oldestCreatedAt ? job.createdAt : group.oldestCreatedAt,
       });
     }
     return [...groups.values()].sort((a, b) => compareText(a.kind, b.kind) || compareText(a.status, b.status));
@@ -101,14 +104,18 @@ export class InMemoryJobQueue {
 
   listFailed(tenantId: string | undefined, limit: number): Job[] {
     return this.#jobs
-      .filter((job) => (tenantId === undefined || job.tenantId === tenantId) && job.lastError !== undefined && job.status !== 'done')
+      .filter(
+        (job) =>
+          (tenantId === undefined || job.tenantId === tenantId) && job.lastError !== undefined && job.status !== 'done',
+      )
       .sort((a, b) => compareText(b.updatedAt, a.updatedAt))
       .slice(0, limit);
   }
 
   /** Removes the jobs matching `filter` (erase). */
   delete(filter: (job: Job) => boolean): void {
-    for (let index = this.#jobs.length - 1; index >= 0; index -= 1) if (filter(this.#jobs[index]!)) this.#jobs.splice(index, 1);
+    for (let index = this.#jobs.length - 1; index >= 0; index -= 1)
+      if (filter(this.#jobs[index]!)) this.#jobs.splice(index, 1);
   }
 
   #held(lease: JobLease): number {

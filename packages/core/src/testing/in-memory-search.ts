@@ -39,8 +39,11 @@ export function filterSearchable(messages: readonly SearchableMessage[], options
 export function bm25Search(corpus: readonly SearchableMessage[], terms: readonly string[], k: number): SearchHit[] {
   const queryTerms = [...new Set(terms.map(stemTerm))];
   const documents = corpus.map((item) => ({ item, words: tokens(item.message.content) }));
-  const averageLength = documents.reduce((sum, document) => sum + document.words.length, 0) / Math.max(1, documents.length);
-  const documentFrequency = new Map(queryTerms.map((term) => [term, documents.filter((document) => document.words.includes(term)).length]));
+  const averageLength =
+    documents.reduce((sum, document) => sum + document.words.length, 0) / Math.max(1, documents.length);
+  const documentFrequency = new Map(
+    queryTerms.map((term) => [term, documents.filter((document) => document.words.includes(term)).length]),
+  );
   const hits: SearchHit[] = [];
   for (const { item, words } of documents) {
     let score = 0;
@@ -72,5 +75,9 @@ export function vectorSearch(
 }
 
 function newestFirst(x: SearchHit, y: SearchHit): number {
-  return x.message.createdAt < y.message.createdAt ? 1 : x.message.createdAt > y.message.createdAt ? -1 : y.message.seq - x.message.seq;
+  return x.message.createdAt < y.message.createdAt
+    ? 1
+    : x.message.createdAt > y.message.createdAt
+      ? -1
+      : y.message.seq - x.message.seq;
 }

@@ -110,13 +110,18 @@ class InMemoryParts {
     }
     const result: Message[] = [];
     for (const message of messages) {
-      const existing = message.idempotencyKey === undefined ? undefined : state.byIdempotencyKey.get(message.idempotencyKey);
+      const existing =
+        message.idempotencyKey === undefined ? undefined : state.byIdempotencyKey.get(message.idempotencyKey);
       if (existing !== undefined) {
         result.push(existing);
         continue;
       }
       // The last seq given, not the messages held: an erased message's seq is never given again.
-      const stored: Message = Object.freeze({ ...message, id: crypto.randomUUID(), seq: state.conversation.messageCount + 1 });
+      const stored: Message = Object.freeze({
+        ...message,
+        id: crypto.randomUUID(),
+        seq: state.conversation.messageCount + 1,
+      });
       state.messages.push(stored);
       if (stored.idempotencyKey !== undefined) state.byIdempotencyKey.set(stored.idempotencyKey, stored);
       state.conversation = {
@@ -159,7 +164,9 @@ class InMemoryParts {
       .sort(compareIds);
     const items = matching.slice(0, limit);
     const last = items[items.length - 1];
-    return matching.length > limit && last !== undefined ? { items, nextCursor: encodeConversationCursor(last) } : { items };
+    return matching.length > limit && last !== undefined
+      ? { items, nextCursor: encodeConversationCursor(last) }
+      : { items };
   }
 
   async updateConversationMetadata(scope: Scope, metadata: Metadata): Promise<Conversation | undefined> {
@@ -183,8 +190,10 @@ class InMemoryParts {
 
   async getUsageTotals(scope: Scope): Promise<UsageTotals> {
     const usage = this.#conversations.get(conversationKey(scope))?.usage ?? [];
-    const sum = (kind: UsageRecord['kind'], field: 'sentTokens' | 'fullHistoryTokens' | 'inputTokens' | 'outputTokens') =>
-      usage.filter((record) => record.kind === kind).reduce((total, record) => total + (record[field] ?? 0), 0);
+    const sum = (
+      kind: UsageRecord['kind'],
+      field: 'sentTokens' | 'fullHistoryTokens' | 'inputTokens' | 'outputTokens',
+    ) => usage.filter((record) => record.kind === kind).reduce((total, record) => total + (record[field] ?? 0), 0);
     return toUsageTotals({
       requests: usage.filter((record) => record.kind === 'context').length,
       sentTokens: sum('context', 'sentTokens'),
@@ -201,7 +210,9 @@ class InMemoryParts {
     const usage = this.#conversations.get(conversationKey(scope))?.usage ?? [];
     const entries = usage
       .slice(after, after + limit)
-      .map((record, index) => Object.freeze({ inputTokens: 0, outputTokens: 0, ...record, position: after + index + 1 }));
+      .map((record, index) =>
+        Object.freeze({ inputTokens: 0, outputTokens: 0, ...record, position: after + index + 1 }),
+      );
     const last = entries[entries.length - 1];
     return usage.length > after + limit && last !== undefined
       ? { items: entries, nextCursor: encodePositionCursor(last.position) }
@@ -285,7 +296,8 @@ class InMemoryParts {
     if (state === undefined) throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
     const vectors = state.embeddings.get(model) ?? new Map<number, Float32Array>();
     for (const { seq, vector } of embeddings) {
-      if (!state.messages.some((message) => message.seq === seq)) throw new MemoryError('not_found', `message ${seq} does not exist`);
+      if (!state.messages.some((message) => message.seq === seq))
+        throw new MemoryError('not_found', `message ${seq} does not exist`);
       vectors.set(seq, Float32Array.from(vector));
     }
     state.embeddings.set(model, vectors);
@@ -316,7 +328,12 @@ class InMemoryParts {
     return bm25Search(filterSearchable(this.#messagesOf(user), options), terms, options.k);
   }
 
-  async searchVector(user: UserScope, model: string, vector: Float32Array, options: SearchOptions): Promise<SearchHit[]> {
+  async searchVector(
+    user: UserScope,
+    model: string,
+    vector: Float32Array,
+    options: SearchOptions,
+  ): Promise<SearchHit[]> {
     const vectorOf = (item: SearchableMessage) =>
       this.#conversations
         .get(conversationKey({ ...user, conversationId: item.conversationId }))
@@ -330,7 +347,12 @@ class InMemoryParts {
     return this.#facts.insert(user, fact, options.supersedes);
   }
 
-  async retireFact(user: UserScope, factId: string, at: string, options: { supersededBy?: string } = {}): Promise<Fact> {
+  async retireFact(
+    user: UserScope,
+    factId: string,
+    at: string,
+    options: { supersededBy?: string } = {},
+  ): Promise<Fact> {
     return this.#facts.retire(user, factId, at, options.supersededBy);
   }
 
@@ -346,7 +368,10 @@ class InMemoryParts {
     return this.#graph.upsertEntity(user, input, now);
   }
 
-  async listEntities(user: UserScope, query: { query?: string; ids?: readonly string[]; limit?: number } = {}): Promise<Entity[]> {
+  async listEntities(
+    user: UserScope,
+    query: { query?: string; ids?: readonly string[]; limit?: number } = {},
+  ): Promise<Entity[]> {
     return this.#graph.listEntities(user, query);
   }
 
@@ -359,7 +384,10 @@ class InMemoryParts {
     return this.#graph.retireRelation(user, relationId, at);
   }
 
-  async listRelations(user: UserScope, query: { entityIds: readonly string[]; includeHistory?: boolean }): Promise<Relation[]> {
+  async listRelations(
+    user: UserScope,
+    query: { entityIds: readonly string[]; includeHistory?: boolean },
+  ): Promise<Relation[]> {
     return this.#graph.listRelations(user, query);
   }
 
@@ -372,7 +400,9 @@ class InMemoryParts {
     if (state === undefined) throw new MemoryError('not_found', `conversation ${scope.conversationId} does not exist`);
     const current = state.cursors.get(name) ?? 0;
     if (current !== expected)
-      throw new MemoryError('conflict', `cursor ${name} is at ${current}, not ${expected}`, { details: { name, current, expected } });
+      throw new MemoryError('conflict', `cursor ${name} is at ${current}, not ${expected}`, {
+        details: { name, current, expected },
+      });
     state.cursors.set(name, next);
   }
 
@@ -420,7 +450,11 @@ class InMemoryParts {
     return { conversations, messages };
   }
 
-  async eraseMessages(user: UserScope, selection: MessageSelection, options: EraseMessagesOptions): Promise<ErasureReceipt> {
+  async eraseMessages(
+    user: UserScope,
+    selection: MessageSelection,
+    options: EraseMessagesOptions,
+  ): Promise<ErasureReceipt> {
     const checked = checkMessageSelection(selection);
     const before = checked.before === undefined ? Number.POSITIVE_INFINITY : Date.parse(checked.before);
     const erased = new Map<string, Set<number>>();
@@ -445,7 +479,8 @@ class InMemoryParts {
       messages += gone.length;
       for (let index = state.messages.length - 1; index >= 0; index -= 1)
         if (seqs.has(state.messages[index]!.seq)) state.messages.splice(index, 1);
-      for (const [key, message] of state.byIdempotencyKey) if (seqs.has(message.seq)) state.byIdempotencyKey.delete(key);
+      for (const [key, message] of state.byIdempotencyKey)
+        if (seqs.has(message.seq)) state.byIdempotencyKey.delete(key);
       for (const byModel of state.embeddings.values()) for (const seq of seqs) if (byModel.delete(seq)) vectors += 1;
       // Every summary from the first that covered an erased seq on: later ones folded it.
       const first = Math.min(...seqs);
@@ -457,15 +492,24 @@ class InMemoryParts {
         ...conversation,
         totalTokens: conversation.totalTokens - gone.reduce((sum, message) => sum + message.tokens, 0),
         summarizedThroughSeq: watermark,
-        summarizedTokens: state.messages.filter((message) => message.seq <= watermark).reduce((sum, message) => sum + message.tokens, 0),
+        summarizedTokens: state.messages
+          .filter((message) => message.seq <= watermark)
+          .reduce((sum, message) => sum + message.tokens, 0),
         erasedMessages: (conversation.erasedMessages ?? 0) + gone.length,
       };
     }
-    const entities = this.#graph.all().entities.filter((entity) => entity.tenantId === user.tenantId && entity.userId === user.userId);
-    const planned = planKnowledgeErasure(this.#facts.list(user, { includeHistory: true }), this.#graph.relationsOf(user), erased, {
-      entities,
-      erasedTexts,
-    });
+    const entities = this.#graph
+      .all()
+      .entities.filter((entity) => entity.tenantId === user.tenantId && entity.userId === user.userId);
+    const planned = planKnowledgeErasure(
+      this.#facts.list(user, { includeHistory: true }),
+      this.#graph.relationsOf(user),
+      erased,
+      {
+        entities,
+        erasedTexts,
+      },
+    );
     const remaining = [...this.#conversations.values()]
       .filter((state) => state.conversation.tenantId === user.tenantId && state.conversation.userId === user.userId)
       .flatMap((state) => state.messages.map((message) => message.content.toLowerCase()));
@@ -544,9 +588,13 @@ class InMemoryParts {
     const stateOf = (scope: Scope): ConversationState => {
       const state = conversations.get(conversationKey(scope));
       if (state === undefined)
-        throw new MemoryError('invalid_input', `a record of conversation ${scope.conversationId} comes before the conversation`, {
-          details: { field: 'conversationId' },
-        });
+        throw new MemoryError(
+          'invalid_input',
+          `a record of conversation ${scope.conversationId} comes before the conversation`,
+          {
+            details: { field: 'conversationId' },
+          },
+        );
       return state;
     };
     for await (const page of records) {
@@ -560,7 +608,8 @@ class InMemoryParts {
           state.messages.push(message);
           if (message.idempotencyKey !== undefined) state.byIdempotencyKey.set(message.idempotencyKey, message);
         } else if (record.kind === 'usage') stateOf(record.scope).usage.push({ ...record.usage });
-        else if (record.kind === 'summary') stateOf(record.summary).summaries.push(Object.freeze({ ...record.summary }));
+        else if (record.kind === 'summary')
+          stateOf(record.summary).summaries.push(Object.freeze({ ...record.summary }));
         else if (record.kind === 'cursor') stateOf(record.scope).cursors.set(record.name, record.position);
         else if (record.kind === 'fact') facts.push({ ...record.fact });
         else if (record.kind === 'entity') entities.push({ ...record.entity });
@@ -582,7 +631,9 @@ class InMemoryParts {
   #messagesOf(user: UserScope): SearchableMessage[] {
     return [...this.#conversations.values()]
       .filter((state) => state.conversation.tenantId === user.tenantId && state.conversation.userId === user.userId)
-      .flatMap((state) => state.messages.map((message) => ({ conversationId: state.conversation.conversationId, message })));
+      .flatMap((state) =>
+        state.messages.map((message) => ({ conversationId: state.conversation.conversationId, message })),
+      );
   }
 
   // Every record, in export order; an entity's names are those no earlier entity of its user claimed.
@@ -596,15 +647,26 @@ class InMemoryParts {
     const { entities, relations } = this.#graph.all();
     return [
       ...states.map((state): StoreRecord => ({ kind: 'conversation', conversation: state.conversation })),
-      ...states.flatMap((state) => state.messages.map((message): StoreRecord => ({ kind: 'message', scope: scopeOf(state), message }))),
-      ...states.flatMap((state) => state.usage.map((usage): StoreRecord => ({ kind: 'usage', scope: scopeOf(state), usage }))),
+      ...states.flatMap((state) =>
+        state.messages.map((message): StoreRecord => ({ kind: 'message', scope: scopeOf(state), message })),
+      ),
+      ...states.flatMap((state) =>
+        state.usage.map((usage): StoreRecord => ({ kind: 'usage', scope: scopeOf(state), usage })),
+      ),
       ...states.flatMap((state) => state.summaries.map((summary): StoreRecord => ({ kind: 'summary', summary }))),
       ...states.flatMap((state) =>
-        [...state.cursors].map(([name, position]): StoreRecord => ({ kind: 'cursor', scope: scopeOf(state), name, position })),
+        [...state.cursors].map(([name, position]): StoreRecord => ({
+          kind: 'cursor',
+          scope: scopeOf(state),
+          name,
+          position,
+        })),
       ),
       ...this.#facts.all().map((fact): StoreRecord => ({ kind: 'fact', fact })),
       ...entities.map((entity): StoreRecord => {
-        const names = [...new Set(namesOf(entity))].filter((name) => !claimed.has(JSON.stringify([entity.tenantId, entity.userId, name])));
+        const names = [...new Set(namesOf(entity))].filter(
+          (name) => !claimed.has(JSON.stringify([entity.tenantId, entity.userId, name])),
+        );
         for (const name of names) claimed.add(JSON.stringify([entity.tenantId, entity.userId, name]));
         return { kind: 'entity', entity, names };
       }),
@@ -615,14 +677,25 @@ class InMemoryParts {
 }
 
 function newConversationState(conversation: Conversation): ConversationState {
-  return { conversation, messages: [], byIdempotencyKey: new Map(), usage: [], summaries: [], embeddings: new Map(), cursors: new Map() };
+  return {
+    conversation,
+    messages: [],
+    byIdempotencyKey: new Map(),
+    usage: [],
+    summaries: [],
+    embeddings: new Map(),
+    cursors: new Map(),
+  };
 }
 
 function conversationKey(scope: Scope): string {
   return JSON.stringify([scope.tenantId, scope.userId, scope.conversationId]);
 }
 
-function compareIds(a: { userId: string; conversationId: string }, b: { userId: string; conversationId: string }): number {
+function compareIds(
+  a: { userId: string; conversationId: string },
+  b: { userId: string; conversationId: string },
+): number {
   return compareText(a.userId, b.userId) || compareText(a.conversationId, b.conversationId);
 }
 
@@ -661,7 +734,9 @@ export class InMemoryStore extends ComposedStore {
       erasure: parts,
       // The parts throw MemoryErrors for what a caller did wrong; anything else is a defect, shown as storage_failed.
       toError: (error, action) =>
-        isMemoryError(error) ? error : new MemoryError('storage_failed', `${action} failed: ${String(error)}`, { cause: error }),
+        isMemoryError(error)
+          ? error
+          : new MemoryError('storage_failed', `${action} failed: ${String(error)}`, { cause: error }),
       closeConnection: () => undefined,
     });
   }

@@ -19,11 +19,17 @@ export function describeInspectionConformance(store: () => Store): void {
           makeNewMessage('x'),
         ]);
       }
-      await store().appendMessages({ tenantId: 'tenant-b', userId: 'alice', conversationId: 'plans' }, [makeNewMessage('x')]);
+      await store().appendMessages({ tenantId: 'tenant-b', userId: 'alice', conversationId: 'plans' }, [
+        makeNewMessage('x'),
+      ]);
       const ids = async (search: string, userId?: string) =>
-        (await store().listConversations({ tenantId: scopeA.tenantId, search, ...(userId === undefined ? {} : { userId }) })).items.map(
-          (c) => c.conversationId,
-        );
+        (
+          await store().listConversations({
+            tenantId: scopeA.tenantId,
+            search,
+            ...(userId === undefined ? {} : { userId }),
+          })
+        ).items.map((c) => c.conversationId);
       expect(await ids('plans')).toEqual(['trip-Plans', 'PLANS_b']);
       expect(await ids('ALI')).toEqual(['trip-Plans']);
       expect(await ids('plans', 'carol')).toEqual(['PLANS_b']);
@@ -33,7 +39,10 @@ export function describeInspectionConformance(store: () => Store): void {
       expect(await ids('nobody')).toEqual([]);
       const paged = await store().listConversations({ tenantId: scopeA.tenantId, search: 'a' }, { limit: 1 });
       expect(paged.items.map((c) => c.userId)).toEqual(['Alice']);
-      const rest = await store().listConversations({ tenantId: scopeA.tenantId, search: 'a' }, { cursor: paged.nextCursor!, limit: 10 });
+      const rest = await store().listConversations(
+        { tenantId: scopeA.tenantId, search: 'a' },
+        { cursor: paged.nextCursor!, limit: 10 },
+      );
       expect(rest.items.map((c) => c.userId)).toEqual(['bob', 'carol', 'dave']);
     });
 
@@ -41,7 +50,13 @@ export function describeInspectionConformance(store: () => Store): void {
       await store().appendMessages(scopeA, [makeNewMessage('hello')]);
       const other = { ...scopeA, conversationId: 'conv-2' };
       await store().appendMessages(other, [makeNewMessage('x')]);
-      await store().insertUsage(other, { kind: 'context', policy: 'full', sentTokens: 1, fullHistoryTokens: 1, createdAt: at(0) });
+      await store().insertUsage(other, {
+        kind: 'context',
+        policy: 'full',
+        sentTokens: 1,
+        fullHistoryTokens: 1,
+        createdAt: at(0),
+      });
       for (let index = 0; index < 5; index += 1) {
         await store().insertUsage(scopeA, {
           kind: 'context',
@@ -75,7 +90,12 @@ export function describeInspectionConformance(store: () => Store): void {
       const second = await store().listUsage(scopeA, { cursor: first.nextCursor!, limit: 4 });
       expect(second.nextCursor).toBeUndefined();
       expect(second.items.map((entry) => entry.kind)).toEqual(['context', 'summarize']);
-      expect(second.items[1]).toMatchObject({ policy: 'extractive@1', inputTokens: 70, outputTokens: 7, createdAt: at(9000) });
+      expect(second.items[1]).toMatchObject({
+        policy: 'extractive@1',
+        inputTokens: 70,
+        outputTokens: 7,
+        createdAt: at(9000),
+      });
       expect((await store().listUsage({ ...scopeA, tenantId: 'tenant-b' })).items).toEqual([]);
       expect((await store().listUsage({ ...scopeA, conversationId: 'none' })).items).toEqual([]);
       await expect(store().listUsage(scopeA, { cursor: 'not-a-cursor' })).rejects.toSatisfy((error: unknown) =>
@@ -107,9 +127,9 @@ export function describeInspectionConformance(store: () => Store): void {
         ['pending', 'model refused'],
         ['failed', 'summarizer timed out'],
       ]);
-      expect((await store().listFailedJobs({ tenantId: scopeA.tenantId, limit: 1 })).map((job) => job.lastError)).toEqual([
-        'model refused',
-      ]);
+      expect(
+        (await store().listFailedJobs({ tenantId: scopeA.tenantId, limit: 1 })).map((job) => job.lastError),
+      ).toEqual(['model refused']);
       expect(await store().listFailedJobs({ tenantId: 'tenant-b', limit: 10 })).toEqual([]);
       const statuses = (await store().countJobsByKind({ tenantId: scopeA.tenantId })).map(
         ({ kind, status, count }) => `${kind}:${status}:${count}`,

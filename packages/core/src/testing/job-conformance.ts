@@ -22,7 +22,13 @@ export function describeJobConformance(store: () => Store): void {
     it('leases a due job to one worker at a time and lets it complete', async () => {
       const job = await store().enqueueJob(scopeA, request);
       const leased = await store().leaseJob({ workerId: 'w1', leaseMs: 1000, now: at(10) });
-      expect(leased).toMatchObject({ id: job.id, status: 'running', attempts: 1, leaseOwner: 'w1', leaseExpiresAt: at(1010) });
+      expect(leased).toMatchObject({
+        id: job.id,
+        status: 'running',
+        attempts: 1,
+        leaseOwner: 'w1',
+        leaseExpiresAt: at(1010),
+      });
       expect(await store().leaseJob({ workerId: 'w2', leaseMs: 1000, now: at(20) })).toBeUndefined();
       // A new request while it runs queues a second job: the running one may have planned too early.
       const next = await store().enqueueJob(scopeA, request);
@@ -30,14 +36,18 @@ export function describeJobConformance(store: () => Store): void {
       await store().completeJob(leased!, at(30), { warning: 'summarizer fell back: model timed out' });
       expect((await store().listJobs(scopeA)).map((item) => item.status)).toEqual(['done', 'pending']);
       expect((await store().listJobs(scopeA))[0]?.lastError).toBe('summarizer fell back: model timed out');
-      await expect(store().completeJob(leased!, at(40))).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'conflict'));
+      await expect(store().completeJob(leased!, at(40))).rejects.toSatisfy((error: unknown) =>
+        isMemoryError(error, 'conflict'),
+      );
     });
 
     it('does not lease a job before its runAt, nor of kinds the worker does not handle', async () => {
       await store().enqueueJob(scopeA, { ...request, runAt: at(5000) });
       expect(await store().leaseJob({ workerId: 'w1', leaseMs: 1000, now: at(0) })).toBeUndefined();
       expect(await store().leaseJob({ workerId: 'w1', leaseMs: 1000, now: at(6000), kinds: [] })).toBeUndefined();
-      expect(await store().leaseJob({ workerId: 'w1', leaseMs: 1000, now: at(6000), kinds: ['compact'] })).toBeDefined();
+      expect(
+        await store().leaseJob({ workerId: 'w1', leaseMs: 1000, now: at(6000), kinds: ['compact'] }),
+      ).toBeDefined();
     });
 
     it('hands a job whose lease expired to another worker, and refuses the first worker afterwards', async () => {
@@ -45,7 +55,9 @@ export function describeJobConformance(store: () => Store): void {
       const first = await store().leaseJob({ workerId: 'dead', leaseMs: 1000, now: at(0) });
       const second = await store().leaseJob({ workerId: 'alive', leaseMs: 1000, now: at(1001) });
       expect(second).toMatchObject({ id: first!.id, leaseOwner: 'alive', attempts: 2 });
-      await expect(store().completeJob(first!, at(1002))).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'conflict'));
+      await expect(store().completeJob(first!, at(1002))).rejects.toSatisfy((error: unknown) =>
+        isMemoryError(error, 'conflict'),
+      );
       await store().completeJob(second!, at(1003));
     });
 
@@ -95,11 +107,18 @@ export function describeJobConformance(store: () => Store): void {
       });
       expect(backlog.oldestPendingCreatedAt).toBe(first.createdAt);
       expect(extract).toBeDefined();
-      expect((await readJobBacklog(store(), { tenantId: 'tenant-b' })).byKind.embed).toEqual({ pending: 1, running: 0 });
+      expect((await readJobBacklog(store(), { tenantId: 'tenant-b' })).byKind.embed).toEqual({
+        pending: 1,
+        running: 0,
+      });
       expect((await readJobBacklog(store(), {})).byKind.embed).toEqual({ pending: 3, running: 0 });
       expect(backlog.byStatus).toEqual({ pending: 2, running: 1, done: 1, failed: 0 });
       expect(await readJobBacklog(store(), { tenantId: 'tenant-none' })).toEqual({
-        byKind: { compact: { pending: 0, running: 0 }, embed: { pending: 0, running: 0 }, extract: { pending: 0, running: 0 } },
+        byKind: {
+          compact: { pending: 0, running: 0 },
+          embed: { pending: 0, running: 0 },
+          extract: { pending: 0, running: 0 },
+        },
         byStatus: { pending: 0, running: 0, done: 0, failed: 0 },
       });
     });

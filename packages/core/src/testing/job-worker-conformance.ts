@@ -55,12 +55,22 @@ export function describeJobWorkerConformance(store: () => Store): void {
       });
 
       expect(await loop.drain()).toBe(1);
-      expect(await onlyJob()).toMatchObject({ status: 'pending', attempts: 1, runAt: at(1000), lastError: 'embedder down (call 1)' });
+      expect(await onlyJob()).toMatchObject({
+        status: 'pending',
+        attempts: 1,
+        runAt: at(1000),
+        lastError: 'embedder down (call 1)',
+      });
       clock.set(999);
       expect(await loop.drain()).toBe(0);
       clock.set(1000);
       expect(await loop.drain()).toBe(1);
-      expect(await onlyJob()).toMatchObject({ status: 'pending', attempts: 2, runAt: at(3000), lastError: 'embedder down (call 2)' });
+      expect(await onlyJob()).toMatchObject({
+        status: 'pending',
+        attempts: 2,
+        runAt: at(3000),
+        lastError: 'embedder down (call 2)',
+      });
       clock.set(2999);
       expect(await loop.drain()).toBe(0);
       clock.set(3000);
@@ -84,7 +94,11 @@ export function describeJobWorkerConformance(store: () => Store): void {
     it('waits at most five minutes before a retry however many attempts failed', async () => {
       await store().enqueueJob(scopeA, { kind: 'embed', runAt: at(0), maxAttempts: 4 });
       const clock = fakeClock();
-      const loop = worker({ handlers: { embed: () => Promise.reject(new Error('down')) }, retryBaseMs: 200_000, now: clock.now });
+      const loop = worker({
+        handlers: { embed: () => Promise.reject(new Error('down')) },
+        retryBaseMs: 200_000,
+        now: clock.now,
+      });
 
       await loop.drain();
       expect((await onlyJob()).runAt).toBe(at(200_000));
@@ -116,7 +130,9 @@ export function describeJobWorkerConformance(store: () => Store): void {
       await store().enqueueJob(other, { kind: 'compact', runAt: at(0), maxAttempts: 3 });
       const warnings: [string, string][] = [];
       const compact: JobHandler = async (_job, scope) =>
-        scope.conversationId === other.conversationId ? { warning: 'summarizer fell back: model timed out' } : undefined;
+        scope.conversationId === other.conversationId
+          ? { warning: 'summarizer fell back: model timed out' }
+          : undefined;
       const loop = worker({
         handlers: { compact },
         now: fakeClock().now,
@@ -189,8 +205,22 @@ export function describeJobWorkerConformance(store: () => Store): void {
       expect(left).toBe(0);
       const jobs = await store().listJobs(scopeA);
       expect(
-        jobs.map(({ kind, status, attempts, maxAttempts, lastError }) => ({ kind, status, attempts, maxAttempts, lastError })),
-      ).toEqual(Array.from({ length: 4 }, () => ({ kind: 'embed', status: 'done', attempts: 1, maxAttempts: 2, lastError: undefined })));
+        jobs.map(({ kind, status, attempts, maxAttempts, lastError }) => ({
+          kind,
+          status,
+          attempts,
+          maxAttempts,
+          lastError,
+        })),
+      ).toEqual(
+        Array.from({ length: 4 }, () => ({
+          kind: 'embed',
+          status: 'done',
+          attempts: 1,
+          maxAttempts: 2,
+          lastError: undefined,
+        })),
+      );
       await loop.stop();
     });
 
@@ -234,7 +264,12 @@ export function describeJobWorkerConformance(store: () => Store): void {
       expect(held.lastError).toBeUndefined();
 
       let calls = 0;
-      const second = worker({ workerId: 'second', handlers: { embed: async () => void (calls += 1) }, leaseMs: 60_000, now: clock.now });
+      const second = worker({
+        workerId: 'second',
+        handlers: { embed: async () => void (calls += 1) },
+        leaseMs: 60_000,
+        now: clock.now,
+      });
       clock.set(59_999);
       expect(await second.drain()).toBe(0);
       clock.set(60_000);
@@ -276,14 +311,17 @@ export function describeJobWorkerConformance(store: () => Store): void {
           await gate;
         };
       const clock = fakeClock();
-      const workers = ['a', 'b'].map((workerId) => worker({ workerId, handlers: { extract: handlerOf(workerId) }, now: clock.now }));
+      const workers = ['a', 'b'].map((workerId) =>
+        worker({ workerId, handlers: { extract: handlerOf(workerId) }, now: clock.now }),
+      );
 
       const counts = await Promise.all(workers.map((loop) => loop.drain()));
 
       expect(counts[0]! + counts[1]!).toBe(3);
       expect(new Set(runs.slice(0, 2).map(([workerId]) => workerId))).toEqual(new Set(['a', 'b']));
       expect(new Set(runs.map(([, jobId]) => jobId)).size).toBe(3);
-      for (const scope of scopes) expect((await store().listJobs(scope)).map((job) => [job.status, job.attempts])).toEqual([['done', 1]]);
+      for (const scope of scopes)
+        expect((await store().listJobs(scope)).map((job) => [job.status, job.attempts])).toEqual([['done', 1]]);
       await Promise.all(workers.map((loop) => loop.stop()));
     });
   });

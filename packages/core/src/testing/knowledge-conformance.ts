@@ -28,11 +28,15 @@ export function describeKnowledgeConformance(store: () => Store): void {
   describe('facts', () => {
     it('supersedes a fact instead of overwriting it, and answers current, as-of and history queries', async () => {
       const june14 = await store().insertFact(user, fact('trip_date', '14 June', '2025-05-28T10:00:00.000Z'));
-      const june21 = await store().insertFact(user, fact('trip_date', '21 June', '2025-06-01T10:00:00.000Z'), { supersedes: june14.id });
+      const june21 = await store().insertFact(user, fact('trip_date', '21 June', '2025-06-01T10:00:00.000Z'), {
+        supersedes: june14.id,
+      });
       await store().insertFact(user, fact('home_town', 'Hood River', '2025-05-28T10:00:00.000Z'));
       expect((await store().listFacts(user)).map((item) => item.value)).toEqual(['21 June', 'Hood River']);
       expect(
-        (await store().listFacts(user, { attribute: 'trip_date', asOf: '2025-05-30T00:00:00.000Z' })).map((item) => item.value),
+        (await store().listFacts(user, { attribute: 'trip_date', asOf: '2025-05-30T00:00:00.000Z' })).map(
+          (item) => item.value,
+        ),
       ).toEqual(['14 June']);
       const history = await store().listFacts(user, { attribute: 'trip_date', includeHistory: true });
       expect(history.map((item) => [item.value, item.validTo, item.supersededBy])).toEqual([
@@ -52,9 +56,9 @@ export function describeKnowledgeConformance(store: () => Store): void {
 
     it('retires a fact, and refuses unknown or foreign facts', async () => {
       const stored = await store().insertFact(user, fact('likes', 'pizza', '2025-01-01T00:00:00.000Z'));
-      await expect(store().retireFact({ ...user, userId: 'user-2' }, stored.id, '2025-02-01T00:00:00.000Z')).rejects.toSatisfy(
-        is('not_found'),
-      );
+      await expect(
+        store().retireFact({ ...user, userId: 'user-2' }, stored.id, '2025-02-01T00:00:00.000Z'),
+      ).rejects.toSatisfy(is('not_found'));
       const retired = await store().retireFact(user, stored.id, '2025-02-01T00:00:00.000Z');
       expect(retired.validTo).toBe('2025-02-01T00:00:00.000Z');
       expect(await store().listFacts(user)).toEqual([]);
@@ -65,14 +69,19 @@ export function describeKnowledgeConformance(store: () => Store): void {
     it('retires a fact in favour of another of the user (a merge), linking it, and refuses a successor it does not have', async () => {
       const kept = await store().insertFact(user, fact('owns', 'a 10000 mAh power bank', '2025-01-01T00:00:00.000Z'));
       const duplicate = await store().insertFact(user, fact('owns', '10000mAh power bank', '2025-01-02T00:00:00.000Z'));
-      const foreign = await store().insertFact({ ...user, userId: 'user-2' }, fact('owns', 'a kayak', '2025-01-02T00:00:00.000Z'));
-      await expect(store().retireFact(user, duplicate.id, '2025-01-03T00:00:00.000Z', { supersededBy: 'no-such-fact' })).rejects.toSatisfy(
-        is('not_found'),
+      const foreign = await store().insertFact(
+        { ...user, userId: 'user-2' },
+        fact('owns', 'a kayak', '2025-01-02T00:00:00.000Z'),
       );
-      await expect(store().retireFact(user, duplicate.id, '2025-01-03T00:00:00.000Z', { supersededBy: foreign.id })).rejects.toSatisfy(
-        is('not_found'),
-      );
-      const merged = await store().retireFact(user, duplicate.id, '2025-01-03T00:00:00.000Z', { supersededBy: kept.id });
+      await expect(
+        store().retireFact(user, duplicate.id, '2025-01-03T00:00:00.000Z', { supersededBy: 'no-such-fact' }),
+      ).rejects.toSatisfy(is('not_found'));
+      await expect(
+        store().retireFact(user, duplicate.id, '2025-01-03T00:00:00.000Z', { supersededBy: foreign.id }),
+      ).rejects.toSatisfy(is('not_found'));
+      const merged = await store().retireFact(user, duplicate.id, '2025-01-03T00:00:00.000Z', {
+        supersededBy: kept.id,
+      });
       expect(merged).toMatchObject({ validTo: '2025-01-03T00:00:00.000Z', supersededBy: kept.id });
       expect((await store().listFacts(user)).map((item) => item.id)).toEqual([kept.id]);
     });
@@ -89,12 +98,16 @@ export function describeKnowledgeConformance(store: () => Store): void {
       expect(await current('2025-01-08T00:00:00.000Z')).toEqual(['Hood River']);
       // Without `now` the store applies no clock; as of a time, a fact expired by then is gone.
       expect((await store().listFacts(user)).map((item) => item.value)).toEqual(['4417', 'Hood River']);
-      expect((await store().listFacts(user, { asOf: '2025-01-09T00:00:00.000Z' })).map((item) => item.value)).toEqual(['Hood River']);
+      expect((await store().listFacts(user, { asOf: '2025-01-09T00:00:00.000Z' })).map((item) => item.value)).toEqual([
+        'Hood River',
+      ]);
       expect((await store().listFacts(user, { includeHistory: true, attribute: 'gate_code' }))[0]).toMatchObject({
         value: '4417',
         expiresAt: '2025-01-08T00:00:00.000Z',
       });
-      expect((await store().listFacts(user, { includeHistory: true, attribute: 'gate_code' }))[0]?.validTo).toBeUndefined();
+      expect(
+        (await store().listFacts(user, { includeHistory: true, attribute: 'gate_code' }))[0]?.validTo,
+      ).toBeUndefined();
 
       const expiring = await store().setFactExpiry(user, town.id, '2025-03-01T00:00:00.000Z');
       expect(expiring).toMatchObject({ id: town.id, expiresAt: '2025-03-01T00:00:00.000Z' });
@@ -102,9 +115,9 @@ export function describeKnowledgeConformance(store: () => Store): void {
       const kept = await store().setFactExpiry(user, town.id, undefined);
       expect(kept.expiresAt).toBeUndefined();
       expect(await current('2030-01-01T00:00:00.000Z')).toEqual(['Hood River']);
-      await expect(store().setFactExpiry({ ...user, userId: 'user-2' }, town.id, '2025-03-01T00:00:00.000Z')).rejects.toSatisfy(
-        is('not_found'),
-      );
+      await expect(
+        store().setFactExpiry({ ...user, userId: 'user-2' }, town.id, '2025-03-01T00:00:00.000Z'),
+      ).rejects.toSatisfy(is('not_found'));
       await store().retireFact(user, town.id, '2025-04-01T00:00:00.000Z');
       await expect(store().setFactExpiry(user, town.id, '2025-05-01T00:00:00.000Z')).rejects.toSatisfy(is('conflict'));
     });
@@ -113,7 +126,11 @@ export function describeKnowledgeConformance(store: () => Store): void {
   describe('entity graph', () => {
     it('merges an entity met under an alias, and links entities with relations that are not duplicated', async () => {
       const now = '2025-05-28T10:00:00.000Z';
-      const relay = await store().upsertEntity(user, { name: 'LARCH-RIDGE', type: 'device', aliases: ['!5c11e08a'] }, now);
+      const relay = await store().upsertEntity(
+        user,
+        { name: 'LARCH-RIDGE', type: 'device', aliases: ['!5c11e08a'] },
+        now,
+      );
       const again = await store().upsertEntity(
         user,
         { name: '!5c11e08a', type: 'other', aliases: ['the ridge relay'], description: 'solar relay' },
@@ -136,7 +153,9 @@ export function describeKnowledgeConformance(store: () => Store): void {
       expect(same.id).toBe(uses.id);
       expect((await store().listEntities(user, { query: 'the ridge' })).map((entity) => entity.id)).toEqual([relay.id]);
       expect((await store().listEntities(user, { ids: [maren.id] })).map((entity) => entity.name)).toEqual(['Maren']);
-      expect((await store().listRelations(user, { entityIds: [relay.id] })).map((relation) => relation.predicate)).toEqual(['uses_relay']);
+      expect(
+        (await store().listRelations(user, { entityIds: [relay.id] })).map((relation) => relation.predicate),
+      ).toEqual(['uses_relay']);
       await store().retireRelation(user, uses.id, '2025-06-01T00:00:00.000Z');
       expect(await store().listRelations(user, { entityIds: [relay.id] })).toEqual([]);
       expect(await store().listRelations(user, { entityIds: [relay.id], includeHistory: true })).toHaveLength(1);

@@ -12,16 +12,33 @@ const is = (code: Parameters<typeof isMemoryError>[1]) => (error: unknown) => is
 export function describeMemoryFileConformance(store: () => Store): void {
   describe('memory files', () => {
     it('creates, reads and rewrites a file with a version that guards concurrent writers', async () => {
-      const created = await store().putMemoryFile(user, { path: '/memories/trip.md', content: 'June 14', now, expectedVersion: 0 });
-      expect(created).toMatchObject({ ...user, path: '/memories/trip.md', content: 'June 14', version: 1, createdAt: now, updatedAt: now });
-      await expect(store().putMemoryFile(user, { path: '/memories/trip.md', content: 'x', now, expectedVersion: 0 })).rejects.toSatisfy(
-        is('conflict'),
-      );
-      const updated = await store().putMemoryFile(user, { path: '/memories/trip.md', content: 'June 21', now: later, expectedVersion: 1 });
+      const created = await store().putMemoryFile(user, {
+        path: '/memories/trip.md',
+        content: 'June 14',
+        now,
+        expectedVersion: 0,
+      });
+      expect(created).toMatchObject({
+        ...user,
+        path: '/memories/trip.md',
+        content: 'June 14',
+        version: 1,
+        createdAt: now,
+        updatedAt: now,
+      });
+      await expect(
+        store().putMemoryFile(user, { path: '/memories/trip.md', content: 'x', now, expectedVersion: 0 }),
+      ).rejects.toSatisfy(is('conflict'));
+      const updated = await store().putMemoryFile(user, {
+        path: '/memories/trip.md',
+        content: 'June 21',
+        now: later,
+        expectedVersion: 1,
+      });
       expect(updated).toMatchObject({ version: 2, createdAt: now, updatedAt: later });
-      await expect(store().putMemoryFile(user, { path: '/memories/trip.md', content: 'stale', now, expectedVersion: 1 })).rejects.toSatisfy(
-        is('conflict'),
-      );
+      await expect(
+        store().putMemoryFile(user, { path: '/memories/trip.md', content: 'stale', now, expectedVersion: 1 }),
+      ).rejects.toSatisfy(is('conflict'));
       expect((await store().getMemoryFile(user, '/memories/trip.md'))?.content).toBe('June 21');
       expect(await store().getMemoryFile(user, '/memories/none.md')).toBeUndefined();
     });
@@ -41,7 +58,10 @@ export function describeMemoryFileConformance(store: () => Store): void {
       expect(listed[0]).toMatchObject({ sizeBytes: 6, version: 1 });
       expect(listed[0]).not.toHaveProperty('content');
       expect(await store().deleteMemoryFiles(user, '/memories/a')).toBe(2);
-      expect((await store().listMemoryFiles(user, '/memories')).map((file) => file.path)).toEqual(['/memories/ab.md', '/memories/b.md']);
+      expect((await store().listMemoryFiles(user, '/memories')).map((file) => file.path)).toEqual([
+        '/memories/ab.md',
+        '/memories/b.md',
+      ]);
     });
 
     it('renames a file or a whole directory and refuses to overwrite', async () => {
@@ -54,15 +74,24 @@ export function describeMemoryFileConformance(store: () => Store): void {
         '/memories/archive/sub/b.md',
       ]);
       expect((await store().getMemoryFile(user, '/memories/archive/sub/b.md'))?.content).toBe('B');
-      await expect(store().renameMemoryFiles(user, '/memories/other.md', '/memories/archive/a.md', later)).rejects.toSatisfy(
-        is('conflict'),
+      await expect(
+        store().renameMemoryFiles(user, '/memories/other.md', '/memories/archive/a.md', later),
+      ).rejects.toSatisfy(is('conflict'));
+      await expect(store().renameMemoryFiles(user, '/memories/missing.md', '/memories/x.md', later)).rejects.toSatisfy(
+        is('not_found'),
       );
-      await expect(store().renameMemoryFiles(user, '/memories/missing.md', '/memories/x.md', later)).rejects.toSatisfy(is('not_found'));
       expect((await store().getMemoryFile(user, '/memories/other.md'))?.content).toBe('O');
     });
 
     it('refuses paths that are not normalized or leave /memories', async () => {
-      for (const path of ['/memories/../etc/passwd', '/etc/passwd', 'memories/x', '/memories//x', '/memories/./x', '/memories/x/']) {
+      for (const path of [
+        '/memories/../etc/passwd',
+        '/etc/passwd',
+        'memories/x',
+        '/memories//x',
+        '/memories/./x',
+        '/memories/x/',
+      ]) {
         await expect(store().putMemoryFile(user, { path, content: 'x', now })).rejects.toSatisfy(is('invalid_input'));
       }
     });

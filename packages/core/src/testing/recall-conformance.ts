@@ -9,10 +9,17 @@ import { makeNewMessage, scopeA } from './conformance-fixtures.js';
 const user = { tenantId: scopeA.tenantId, userId: scopeA.userId };
 const embedder = new HashedEmbedder({ dimensions: 64 });
 
-async function seed(store: Store, scope: Scope, contents: readonly string[], startMs = Date.UTC(2024, 0, 1)): Promise<void> {
+async function seed(
+  store: Store,
+  scope: Scope,
+  contents: readonly string[],
+  startMs = Date.UTC(2024, 0, 1),
+): Promise<void> {
   await store.appendMessages(
     scope,
-    contents.map((content, index) => makeNewMessage(content, { createdAt: new Date(startMs + index * 86_400_000).toISOString() })),
+    contents.map((content, index) =>
+      makeNewMessage(content, { createdAt: new Date(startMs + index * 86_400_000).toISOString() }),
+    ),
   );
 }
 
@@ -41,7 +48,9 @@ export function describeRecallConformance(store: () => Store): void {
       await seed(store(), { ...scopeA, conversationId: 'conv-2' }, ['Tomas carries a spare relay antenna.']);
       const hits = await store().searchKeyword(user, keywordTerms('what is the relay called?'), { k: 10 });
       expect(hits[0]?.message.content).toBe(lines[0]);
-      expect(hits.map((hit) => hit.message.content)).toEqual(expect.arrayContaining([lines[3], 'Tomas carries a spare relay antenna.']));
+      expect(hits.map((hit) => hit.message.content)).toEqual(
+        expect.arrayContaining([lines[3], 'Tomas carries a spare relay antenna.']),
+      );
       expect(hits.every((hit, index) => index === 0 || hit.score <= hits[index - 1]!.score)).toBe(true);
       expect(hits.find((hit) => hit.message.content.startsWith('Tomas'))?.conversationId).toBe('conv-2');
       expect(await store().searchKeyword(user, keywordTerms('goats'), { k: 10 })).toHaveLength(1);
@@ -53,10 +62,16 @@ export function describeRecallConformance(store: () => Store): void {
       await seed(store(), { ...scopeA, conversationId: 'conv-2' }, ['Another relay note.'], Date.UTC(2024, 0, 5));
       const onlyFirst = await store().searchKeyword(user, ['relay'], { k: 10, conversationIds: ['conv-1'] });
       expect(onlyFirst.every((hit) => hit.conversationId === 'conv-1')).toBe(true);
-      const late = await store().searchKeyword(user, ['relay'], { k: 10, since: new Date(Date.UTC(2024, 0, 3)).toISOString() });
+      const late = await store().searchKeyword(user, ['relay'], {
+        k: 10,
+        since: new Date(Date.UTC(2024, 0, 3)).toISOString(),
+      });
       expect(late.map((hit) => hit.message.content)).toEqual(expect.arrayContaining([lines[3], 'Another relay note.']));
       expect(late.map((hit) => hit.message.content)).not.toContain(lines[0]);
-      const early = await store().searchKeyword(user, ['relay'], { k: 10, until: new Date(Date.UTC(2024, 0, 2)).toISOString() });
+      const early = await store().searchKeyword(user, ['relay'], {
+        k: 10,
+        until: new Date(Date.UTC(2024, 0, 2)).toISOString(),
+      });
       expect(early.map((hit) => hit.message.content)).toEqual([lines[0]]);
       expect(await store().searchKeyword(user, ['relay'], { k: 1 })).toHaveLength(1);
     });
@@ -126,8 +141,8 @@ export function describeRecallConformance(store: () => Store): void {
     it('refuses vectors for a message that does not exist', async () => {
       await seed(store(), scopeA, ['one']);
       const [vector] = await embedder.embed(['x']);
-      await expect(store().upsertEmbeddings(scopeA, embedder.model, [{ seq: 9, vector: vector! }])).rejects.toSatisfy((error: unknown) =>
-        isMemoryError(error, 'not_found'),
+      await expect(store().upsertEmbeddings(scopeA, embedder.model, [{ seq: 9, vector: vector! }])).rejects.toSatisfy(
+        (error: unknown) => isMemoryError(error, 'not_found'),
       );
     });
   });
@@ -138,7 +153,9 @@ export function describeRecallConformance(store: () => Store): void {
       expect(await store().getCursor(scopeA, 'facts')).toBe(0);
       await store().advanceCursor(scopeA, 'facts', 0, 5);
       expect(await store().getCursor(scopeA, 'facts')).toBe(5);
-      await expect(store().advanceCursor(scopeA, 'facts', 0, 7)).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'conflict'));
+      await expect(store().advanceCursor(scopeA, 'facts', 0, 7)).rejects.toSatisfy((error: unknown) =>
+        isMemoryError(error, 'conflict'),
+      );
       expect(await store().getCursor(scopeA, 'other')).toBe(0);
       await store().deleteConversation(scopeA);
       expect(await store().getCursor(scopeA, 'facts')).toBe(0);

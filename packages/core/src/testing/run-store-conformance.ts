@@ -53,16 +53,29 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
       });
 
       it('round-trips every message field when read back', async () => {
-        const toolCalls = [{ id: 'call_1', type: 'function' as const, function: { name: 'weather', arguments: '{"city":"Oslo"}' } }];
+        const toolCalls = [
+          { id: 'call_1', type: 'function' as const, function: { name: 'weather', arguments: '{"city":"Oslo"}' } },
+        ];
         const input = [
           makeNewMessage('', { role: 'assistant', toolCalls, name: 'bot', metadata: { node: '!a1b2', hops: 3 } }),
           makeNewMessage('{"temp":4}', { role: 'tool', toolCallId: 'call_1', createdAt: '2024-05-01T10:00:00.000Z' }),
         ];
         const appended = await store.appendMessages(scopeA, input);
         const [call, result] = await store.listMessages(scopeA);
-        expect(call).toMatchObject({ role: 'assistant', content: '', name: 'bot', toolCalls, metadata: { node: '!a1b2', hops: 3 } });
+        expect(call).toMatchObject({
+          role: 'assistant',
+          content: '',
+          name: 'bot',
+          toolCalls,
+          metadata: { node: '!a1b2', hops: 3 },
+        });
         expect(call?.toolCallId).toBeUndefined();
-        expect(result).toMatchObject({ role: 'tool', toolCallId: 'call_1', createdAt: '2024-05-01T10:00:00.000Z', tokens: 10 });
+        expect(result).toMatchObject({
+          role: 'tool',
+          toolCallId: 'call_1',
+          createdAt: '2024-05-01T10:00:00.000Z',
+          tokens: 10,
+        });
         expect(result?.name).toBeUndefined();
         expect(appended).toEqual([call, result]);
       });
@@ -72,7 +85,8 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
           scopeA,
           Array.from({ length: 10 }, (_, index) => makeNewMessage(`m${index + 1}`)),
         );
-        const seqs = async (range: Parameters<Store['listMessages']>[1]) => (await store.listMessages(scopeA, range)).map((m) => m.seq);
+        const seqs = async (range: Parameters<Store['listMessages']>[1]) =>
+          (await store.listMessages(scopeA, range)).map((m) => m.seq);
         expect(await seqs({ afterSeq: 3, beforeSeq: 7 })).toEqual([4, 5, 6]);
         expect(await seqs({ order: 'desc', limit: 3 })).toEqual([10, 9, 8]);
         expect(await seqs({ order: 'desc', beforeSeq: 5, limit: 2 })).toEqual([4, 3]);
@@ -83,7 +97,12 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
       it('keeps counters of messages and tokens on the conversation', async () => {
         expect(await store.getConversation(scopeA)).toBeUndefined();
         await store.appendMessages(scopeA, [makeNewMessage('abc'), makeNewMessage('defgh')]);
-        expect(await store.getConversation(scopeA)).toMatchObject({ ...scopeA, messageCount: 2, totalTokens: 8, summarizedThroughSeq: 0 });
+        expect(await store.getConversation(scopeA)).toMatchObject({
+          ...scopeA,
+          messageCount: 2,
+          totalTokens: 8,
+          summarizedThroughSeq: 0,
+        });
       });
 
       it('stores nothing and creates no conversation for an empty batch', async () => {
@@ -108,7 +127,10 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
 
       it('rejects a reused key with different content as a conflict and stores nothing of the batch', async () => {
         await store.appendMessages(scopeA, [makeNewMessage('original', { idempotencyKey: 'k1' })]);
-        const attempt = store.appendMessages(scopeA, [makeNewMessage('new one'), makeNewMessage('changed', { idempotencyKey: 'k1' })]);
+        const attempt = store.appendMessages(scopeA, [
+          makeNewMessage('new one'),
+          makeNewMessage('changed', { idempotencyKey: 'k1' }),
+        ]);
         await expect(attempt).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'conflict'));
         expect((await store.listMessages(scopeA)).map((message) => message.content)).toEqual(['original']);
       });
@@ -126,7 +148,9 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
         const writers = Array.from({ length: 20 }, (_, writer) =>
           (async () => {
             for (let index = 0; index < 10; index += 1) {
-              await store.appendMessages(scopeA, [makeNewMessage(`w${writer}-${index}`, { idempotencyKey: `w${writer}-${index}` })]);
+              await store.appendMessages(scopeA, [
+                makeNewMessage(`w${writer}-${index}`, { idempotencyKey: `w${writer}-${index}` }),
+              ]);
             }
           })(),
         );
@@ -139,7 +163,9 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
         expect(stored.map((message) => message.seq)).toEqual(Array.from({ length: 200 }, (_, index) => index + 1));
         expect(new Set(stored.map((message) => message.content)).size).toBe(200);
         for (let writer = 0; writer < 20; writer += 1) {
-          const own = stored.filter((message) => message.content.startsWith(`w${writer}-`)).map((message) => message.content);
+          const own = stored
+            .filter((message) => message.content.startsWith(`w${writer}-`))
+            .map((message) => message.content);
           expect(own).toEqual(Array.from({ length: 10 }, (_, index) => `w${writer}-${index}`));
         }
       });
@@ -149,14 +175,18 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
       it('lists every conversation exactly once across pages, ordered, filtered by user', async () => {
         for (let index = 0; index < 25; index += 1) {
           const userId = index % 2 === 0 ? 'even' : 'odd';
-          await store.appendMessages({ tenantId: 'tenant-a', userId, conversationId: `c${String(index).padStart(2, '0')}` }, [
-            makeNewMessage('hi'),
-          ]);
+          await store.appendMessages(
+            { tenantId: 'tenant-a', userId, conversationId: `c${String(index).padStart(2, '0')}` },
+            [makeNewMessage('hi')],
+          );
         }
         const seen: string[] = [];
         let cursor: string | undefined;
         do {
-          const page = await store.listConversations({ tenantId: 'tenant-a' }, { limit: 10, ...(cursor === undefined ? {} : { cursor }) });
+          const page = await store.listConversations(
+            { tenantId: 'tenant-a' },
+            { limit: 10, ...(cursor === undefined ? {} : { cursor }) },
+          );
           expect(page.items.length).toBeLessThanOrEqual(10);
           seen.push(...page.items.map((c) => `${c.userId}/${c.conversationId}`));
           cursor = page.nextCursor;
@@ -169,11 +199,11 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
       });
 
       it('rejects a damaged cursor and an out-of-range page size as invalid input', async () => {
-        await expect(store.listConversations({ tenantId: 'tenant-a' }, { cursor: 'not-a-cursor' })).rejects.toSatisfy((error: unknown) =>
-          isMemoryError(error, 'invalid_input'),
+        await expect(store.listConversations({ tenantId: 'tenant-a' }, { cursor: 'not-a-cursor' })).rejects.toSatisfy(
+          (error: unknown) => isMemoryError(error, 'invalid_input'),
         );
-        await expect(store.listConversations({ tenantId: 'tenant-a' }, { limit: 0 })).rejects.toSatisfy((error: unknown) =>
-          isMemoryError(error, 'invalid_input'),
+        await expect(store.listConversations({ tenantId: 'tenant-a' }, { limit: 0 })).rejects.toSatisfy(
+          (error: unknown) => isMemoryError(error, 'invalid_input'),
         );
       });
     });
@@ -182,8 +212,20 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
       it('sums the context builds of a conversation', async () => {
         await store.appendMessages(scopeA, [makeNewMessage('hi')]);
         const createdAt = new Date().toISOString();
-        await store.insertUsage(scopeA, { kind: 'context', policy: 'window', sentTokens: 100, fullHistoryTokens: 400, createdAt });
-        await store.insertUsage(scopeA, { kind: 'context', policy: 'window', sentTokens: 50, fullHistoryTokens: 450, createdAt });
+        await store.insertUsage(scopeA, {
+          kind: 'context',
+          policy: 'window',
+          sentTokens: 100,
+          fullHistoryTokens: 400,
+          createdAt,
+        });
+        await store.insertUsage(scopeA, {
+          kind: 'context',
+          policy: 'window',
+          sentTokens: 50,
+          fullHistoryTokens: 450,
+          createdAt,
+        });
         expect(await store.getUsageTotals(scopeA)).toMatchObject({
           requests: 2,
           sentTokens: 150,
@@ -192,7 +234,13 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
           compactions: 0,
         });
         const empty = await store.getUsageTotals({ ...scopeA, conversationId: 'none' });
-        expect(empty).toMatchObject({ requests: 0, sentTokens: 0, fullHistoryTokens: 0, savedTokens: 0, netSavedTokens: 0 });
+        expect(empty).toMatchObject({
+          requests: 0,
+          sentTokens: 0,
+          fullHistoryTokens: 0,
+          savedTokens: 0,
+          netSavedTokens: 0,
+        });
       });
 
       it('sums each figure over its own kind: context tokens over context builds, summarizer tokens over summarizer calls', async () => {
@@ -237,7 +285,9 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
           fullHistoryTokens: 1,
           createdAt: new Date().toISOString(),
         };
-        await expect(store.insertUsage(scopeA, record)).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'not_found'));
+        await expect(store.insertUsage(scopeA, record)).rejects.toSatisfy((error: unknown) =>
+          isMemoryError(error, 'not_found'),
+        );
       });
     });
 
@@ -292,8 +342,13 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
         }
         const neighbour = { ...scopeA, userId: 'user-2' };
         await store.appendMessages(neighbour, [makeNewMessage('z')]);
-        expect(await store.deleteUser({ tenantId: scopeA.tenantId, userId: scopeA.userId })).toEqual({ conversations: 3, messages: 6 });
-        expect((await store.listConversations({ tenantId: scopeA.tenantId })).items.map((c) => c.userId)).toEqual(['user-2']);
+        expect(await store.deleteUser({ tenantId: scopeA.tenantId, userId: scopeA.userId })).toEqual({
+          conversations: 3,
+          messages: 6,
+        });
+        expect((await store.listConversations({ tenantId: scopeA.tenantId })).items.map((c) => c.userId)).toEqual([
+          'user-2',
+        ]);
         expect(await store.listMessages(neighbour)).toHaveLength(1);
       });
     });
@@ -312,7 +367,9 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     describe('lifecycle', () => {
       it('fails with unavailable after close', async () => {
         await store.close();
-        await expect(store.listMessages(scopeA)).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'unavailable'));
+        await expect(store.listMessages(scopeA)).rejects.toSatisfy((error: unknown) =>
+          isMemoryError(error, 'unavailable'),
+        );
         store = await options.createStore();
       });
     });

@@ -39,9 +39,16 @@ export function describeSummaryConformance(store: () => Store): void {
     });
 
     it('keeps every version in order with provenance and finds one by id only for its own user', async () => {
-      await store().appendMessages(scopeA, [makeNewMessage('a'), makeNewMessage('b'), makeNewMessage('c'), makeNewMessage('d')]);
+      await store().appendMessages(scopeA, [
+        makeNewMessage('a'),
+        makeNewMessage('b'),
+        makeNewMessage('c'),
+        makeNewMessage('d'),
+      ]);
       const first = await store().insertSummary(scopeA, makeNewSummary(2), { expectedWatermark: 0 });
-      const second = await store().insertSummary(scopeA, makeNewSummary(4, { foldedSummaryIds: [first.id] }), { expectedWatermark: 2 });
+      const second = await store().insertSummary(scopeA, makeNewSummary(4, { foldedSummaryIds: [first.id] }), {
+        expectedWatermark: 2,
+      });
       const condensed = await store().insertSummary(
         scopeA,
         makeNewSummary(4, { level: 1, foldedSummaryIds: [second.id], fallbackReason: 'timeout' }),
@@ -49,7 +56,11 @@ export function describeSummaryConformance(store: () => Store): void {
           expectedWatermark: 4,
         },
       );
-      expect((await store().listSummaries(scopeA)).map((summary) => summary.id)).toEqual([first.id, second.id, condensed.id]);
+      expect((await store().listSummaries(scopeA)).map((summary) => summary.id)).toEqual([
+        first.id,
+        second.id,
+        condensed.id,
+      ]);
       expect(await store().getLatestSummary(scopeA)).toMatchObject({
         id: condensed.id,
         level: 1,
@@ -57,7 +68,9 @@ export function describeSummaryConformance(store: () => Store): void {
         fallbackReason: 'timeout',
       });
       expect(await store().getSummary({ tenantId: scopeA.tenantId, userId: scopeA.userId }, second.id)).toEqual(second);
-      expect(await store().getSummary({ tenantId: scopeA.tenantId, userId: 'someone-else' }, second.id)).toBeUndefined();
+      expect(
+        await store().getSummary({ tenantId: scopeA.tenantId, userId: 'someone-else' }, second.id),
+      ).toBeUndefined();
       expect(await store().getSummary({ tenantId: 'tenant-b', userId: scopeA.userId }, second.id)).toBeUndefined();
     });
 
@@ -73,10 +86,16 @@ export function describeSummaryConformance(store: () => Store): void {
     it('refuses ranges past the last message or behind the watermark, and unknown conversations', async () => {
       await store().appendMessages(scopeA, [makeNewMessage('a'), makeNewMessage('b')]);
       const isInvalid = (error: unknown) => isMemoryError(error, 'invalid_input');
-      await expect(store().insertSummary(scopeA, makeNewSummary(3), { expectedWatermark: 0 })).rejects.toSatisfy(isInvalid);
+      await expect(store().insertSummary(scopeA, makeNewSummary(3), { expectedWatermark: 0 })).rejects.toSatisfy(
+        isInvalid,
+      );
       await store().insertSummary(scopeA, makeNewSummary(2), { expectedWatermark: 0 });
-      await expect(store().insertSummary(scopeA, makeNewSummary(1), { expectedWatermark: 2 })).rejects.toSatisfy(isInvalid);
-      const unknown = store().insertSummary({ ...scopeA, conversationId: 'none' }, makeNewSummary(1), { expectedWatermark: 0 });
+      await expect(store().insertSummary(scopeA, makeNewSummary(1), { expectedWatermark: 2 })).rejects.toSatisfy(
+        isInvalid,
+      );
+      const unknown = store().insertSummary({ ...scopeA, conversationId: 'none' }, makeNewSummary(1), {
+        expectedWatermark: 0,
+      });
       await expect(unknown).rejects.toSatisfy((error: unknown) => isMemoryError(error, 'not_found'));
     });
 
@@ -85,7 +104,9 @@ export function describeSummaryConformance(store: () => Store): void {
       const summary = await store().insertSummary(scopeA, makeNewSummary(1), { expectedWatermark: 0 });
       await store().deleteUser({ tenantId: scopeA.tenantId, userId: scopeA.userId });
       expect(await store().listSummaries(scopeA)).toEqual([]);
-      expect(await store().getSummary({ tenantId: scopeA.tenantId, userId: scopeA.userId }, summary.id)).toBeUndefined();
+      expect(
+        await store().getSummary({ tenantId: scopeA.tenantId, userId: scopeA.userId }, summary.id),
+      ).toBeUndefined();
     });
   });
 }

@@ -19,7 +19,9 @@ const scopeA2 = { ...scopeA, conversationId: 'conv-2' };
  * two entities carry), relations current and retired, memory files; plus a job and vectors, which are not exported.
  */
 export async function populateEveryKindOfRow(store: Store): Promise<void> {
-  const toolCalls = [{ id: 'call_1', type: 'function' as const, function: { name: 'weather', arguments: '{"city":"Oslo"}' } }];
+  const toolCalls = [
+    { id: 'call_1', type: 'function' as const, function: { name: 'weather', arguments: '{"city":"Oslo"}' } },
+  ];
   await store.appendMessages(scopeA, [
     makeNewMessage('hello there', { createdAt: at(1), idempotencyKey: 'k-1', metadata: { node: '!a1b2', hops: 3 } }),
     makeNewMessage('', { role: 'assistant', name: 'bot', toolCalls, createdAt: at(2) }),
@@ -29,8 +31,20 @@ export async function populateEveryKindOfRow(store: Store): Promise<void> {
   await store.appendMessages(scopeA2, [makeNewMessage('second conversation', { createdAt: at(5) })]);
   await store.appendMessages(scopeB, [makeNewMessage('other tenant', { createdAt: at(6), idempotencyKey: 'k-1' })]);
   await store.updateConversationMetadata(scopeA, { title: 'Trip', tags: ['a', 'b'], nested: { n: 1.5 } });
-  await store.insertUsage(scopeA, { kind: 'context', policy: 'hybrid', sentTokens: 40, fullHistoryTokens: 90, createdAt: at(7) });
-  await store.insertUsage(scopeB, { kind: 'context', policy: 'recent', sentTokens: 4, fullHistoryTokens: 9, createdAt: at(8) });
+  await store.insertUsage(scopeA, {
+    kind: 'context',
+    policy: 'hybrid',
+    sentTokens: 40,
+    fullHistoryTokens: 90,
+    createdAt: at(7),
+  });
+  await store.insertUsage(scopeB, {
+    kind: 'context',
+    policy: 'recent',
+    sentTokens: 4,
+    fullHistoryTokens: 9,
+    createdAt: at(8),
+  });
   const first = await store.insertSummary(scopeA, makeNewSummary(2, { createdAt: at(9) }), { expectedWatermark: 0 });
   await store.insertSummary(
     scopeA,
@@ -59,8 +73,16 @@ export async function populateEveryKindOfRow(store: Store): Promise<void> {
   await store.retireFact(userA, town.id, at(14));
   const { sourceConversationId: _unsourced, ...tea } = fact('likes', 'tea', at(15));
   await store.insertFact(userB, tea);
-  const relay = await store.upsertEntity(userA, { name: 'LARCH-RIDGE', type: 'device', aliases: ['!5c11e08a'] }, at(16));
-  await store.upsertEntity(userA, { name: '!5c11e08a', type: 'other', aliases: ['the ridge relay'], description: 'solar relay' }, at(17));
+  const relay = await store.upsertEntity(
+    userA,
+    { name: 'LARCH-RIDGE', type: 'device', aliases: ['!5c11e08a'] },
+    at(16),
+  );
+  await store.upsertEntity(
+    userA,
+    { name: '!5c11e08a', type: 'other', aliases: ['the ridge relay'], description: 'solar relay' },
+    at(17),
+  );
   const maren = await store.upsertEntity(userA, { name: 'Maren', type: 'person', aliases: ['M'] }, at(18));
   const uses = await store.insertRelation(
     userA,
@@ -126,9 +148,17 @@ export async function readEveryKindOfRow(store: Store): Promise<unknown> {
           (await store.listEntities(user, { query: name })).map((entity) => entity.id),
         ),
       ),
-      relations: await store.listRelations(user, { entityIds: entities.map((entity) => entity.id), includeHistory: true }),
-      files: await Promise.all(files.map(async (file) => ({ file, stored: await store.getMemoryFile(user, file.path) }))),
-      keyword: (await store.searchKeyword(user, ['relay'], { k: 10 })).map((hit) => [hit.conversationId, hit.message.seq]),
+      relations: await store.listRelations(user, {
+        entityIds: entities.map((entity) => entity.id),
+        includeHistory: true,
+      }),
+      files: await Promise.all(
+        files.map(async (file) => ({ file, stored: await store.getMemoryFile(user, file.path) })),
+      ),
+      keyword: (await store.searchKeyword(user, ['relay'], { k: 10 })).map((hit) => [
+        hit.conversationId,
+        hit.message.seq,
+      ]),
     });
   }
   return result;
@@ -201,9 +231,9 @@ export function describeTransferConformance(store: () => Store, createStore: () 
           // The imported store goes on as the original would: the next append takes the next seq.
           const [next] = await target.appendMessages(scopeA, [makeNewMessage('after the import')]);
           expect(next?.seq).toBe(5);
-          expect(await target.appendMessages(scopeA, [makeNewMessage('hello there', { idempotencyKey: 'k-1' })])).toMatchObject([
-            { seq: 1 },
-          ]);
+          expect(
+            await target.appendMessages(scopeA, [makeNewMessage('hello there', { idempotencyKey: 'k-1' })]),
+          ).toMatchObject([{ seq: 1 }]);
         } finally {
           await target.close();
         }
@@ -225,7 +255,8 @@ export function describeTransferConformance(store: () => Store, createStore: () 
         await store().enqueueJob(scopeA2, { kind: 'embed', runAt: at(1), maxAttempts: 3 });
         await store().upsertEmbeddings(scopeA2, 'test-model', [{ seq: 1, vector: new Float32Array([0, 1, 0]) }]);
         await expect(store().importRecords(source.exportRecords())).rejects.toSatisfy(
-          (error: unknown) => isMemoryError(error, 'invalid_input') && error.details?.field === 'replace' && error.details?.rows === 2,
+          (error: unknown) =>
+            isMemoryError(error, 'invalid_input') && error.details?.field === 'replace' && error.details?.rows === 2,
         );
         expect((await store().listMessages(scopeA2)).map((message) => message.content)).toEqual(['already here']);
         await store().importRecords(source.exportRecords(), { replace: true });
@@ -263,8 +294,8 @@ export function describeTransferConformance(store: () => Store, createStore: () 
       };
       await store().appendMessages(scopeA2, [makeNewMessage('kept')]);
       for (const bad of [orphan, badTime, { kind: 'nonsense' } as unknown as StoreRecord]) {
-        await expect(store().importRecords([records.slice(0, 3), [bad]], { replace: true })).rejects.toSatisfy((error: unknown) =>
-          isMemoryError(error),
+        await expect(store().importRecords([records.slice(0, 3), [bad]], { replace: true })).rejects.toSatisfy(
+          (error: unknown) => isMemoryError(error),
         );
         expect((await store().listMessages(scopeA2)).map((message) => message.content)).toEqual(['kept']);
         expect((await store().listConversations(userA)).items).toHaveLength(1);

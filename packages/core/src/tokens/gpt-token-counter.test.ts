@@ -27,7 +27,9 @@ describe('createGptTokenCounter', () => {
   it('counts a chat message as OpenAI does: 3 framing tokens, role, content and 1 more for a name', () => {
     // "user" and "hello world" are 1 and 2 tokens in o200k_base.
     expect(counter.countMessage({ role: 'user', content: 'hello world' })).toBe(3 + 1 + 2);
-    expect(counter.countMessage({ role: 'user', content: 'hello world', name: 'bob' })).toBe(3 + 1 + 2 + 1 + counter.countText('bob'));
+    expect(counter.countMessage({ role: 'user', content: 'hello world', name: 'bob' })).toBe(
+      3 + 1 + 2 + 1 + counter.countText('bob'),
+    );
     expect(counter.requestOverheadTokens).toBe(3);
   });
 

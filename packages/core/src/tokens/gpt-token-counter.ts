@@ -48,7 +48,8 @@ export function createGptTokenCounter(options: GptTokenCounterOptions = {}): Tok
     if (message.name !== undefined) tokens += tokensPerName + countText(message.name);
     if (message.toolCallId !== undefined) tokens += countText(message.toolCallId);
     for (const call of message.toolCalls ?? []) {
-      tokens += tokensPerToolCall + countText(call.id) + countText(call.function.name) + countText(call.function.arguments);
+      tokens +=
+        tokensPerToolCall + countText(call.id) + countText(call.function.name) + countText(call.function.arguments);
     }
     return tokens;
   };

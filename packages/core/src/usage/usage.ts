@@ -53,7 +53,11 @@ export function toUsageTotals(sums: {
   summarizerOutputTokens: number;
 }): UsageTotals {
   const savedTokens = sums.fullHistoryTokens - sums.sentTokens;
-  return { ...sums, savedTokens, netSavedTokens: savedTokens - sums.summarizerInputTokens - sums.summarizerOutputTokens };
+  return {
+    ...sums,
+    savedTokens,
+    netSavedTokens: savedTokens - sums.summarizerInputTokens - sums.summarizerOutputTokens,
+  };
 }
 
 /** Percent of `full` saved by sending `sent` instead, 0–100 with one decimal; 0 when `full` is 0. */

@@ -47,7 +47,8 @@ export function createOpenAiClient(options: OpenAiConnectionOptions, defaultTime
   if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     fail('baseUrl', `must be an http(s) URL (got ${JSON.stringify(options.baseUrl)})`);
   }
-  if (typeof options.model !== 'string' || options.model.trim().length === 0) fail('model', 'must be a non-empty string');
+  if (typeof options.model !== 'string' || options.model.trim().length === 0)
+    fail('model', 'must be a non-empty string');
   const timeoutMs = options.timeoutMs ?? defaultTimeoutMs;
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1) fail('timeoutMs', `must be a positive integer (got ${timeoutMs})`);
   const maxRetries = options.maxRetries ?? 2;
@@ -65,5 +66,10 @@ export function createOpenAiClient(options: OpenAiConnectionOptions, defaultTime
     maxRetries,
     logLevel: 'off',
   });
-  return { client, baseUrl, model: options.model, call: { baseUrl, model: options.model, timeoutMs, attempts: maxRetries + 1 } };
+  return {
+    client,
+    baseUrl,
+    model: options.model,
+    call: { baseUrl, model: options.model, timeoutMs, attempts: maxRetries + 1 },
+  };
 }

@@ -21,7 +21,12 @@ afterEach(async () => {
 
 async function setUp(serverOptions: ScriptedOpenAiServerOptions, modelOptions: Partial<OpenAiChatModelOptions> = {}) {
   server = await startScriptedOpenAiServer(serverOptions);
-  const model = createOpenAiChatModel({ baseUrl: server.baseUrl, model: 'test-model', timeoutMs: 2_000, ...modelOptions });
+  const model = createOpenAiChatModel({
+    baseUrl: server.baseUrl,
+    model: 'test-model',
+    timeoutMs: 2_000,
+    ...modelOptions,
+  });
   return { server, model };
 }
 
@@ -42,7 +47,11 @@ describe('createOpenAiChatModel', () => {
 
     const completion = await model.complete(messages);
 
-    expect(completion).toEqual({ content: 'Yes, seen 2 min ago.', usage: { promptTokens: 31, completionTokens: 7 }, finishReason: 'stop' });
+    expect(completion).toEqual({
+      content: 'Yes, seen 2 min ago.',
+      usage: { promptTokens: 31, completionTokens: 7 },
+      finishReason: 'stop',
+    });
     expect(server.requests).toHaveLength(1);
     expect(server.requests[0]!.path).toBe('/v1/chat/completions');
     expect(server.requests[0]!.body).toMatchObject({ model: 'test-model', messages });
@@ -50,7 +59,12 @@ describe('createOpenAiChatModel', () => {
 
   it('sends response_format for a JSON object or a strict JSON schema only when the call sets one', async () => {
     const { server, model } = await setUp({ replies: [{ content: '{}' }, { content: '{}' }, { content: '{}' }] });
-    const schema = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'], additionalProperties: false };
+    const schema = {
+      type: 'object',
+      properties: { ok: { type: 'boolean' } },
+      required: ['ok'],
+      additionalProperties: false,
+    };
 
     await model.complete(messages, { responseFormat: { type: 'json_schema', name: 'answer', schema } });
     await model.complete(messages, { responseFormat: { type: 'json_object' } });
@@ -108,7 +122,10 @@ describe('createOpenAiChatModel', () => {
   });
 
   it('throws unauthorized without retrying when the key is rejected', async () => {
-    const { server, model } = await setUp({ apiKey: 'sk-right', replies: [{ content: 'never sent' }] }, { apiKey: 'sk-wrong' });
+    const { server, model } = await setUp(
+      { apiKey: 'sk-right', replies: [{ content: 'never sent' }] },
+      { apiKey: 'sk-wrong' },
+    );
 
     const error = await failure(model.complete(messages));
 
@@ -128,7 +145,10 @@ describe('createOpenAiChatModel', () => {
   });
 
   it('throws model_failed naming the limit when the endpoint is slower than timeoutMs', async () => {
-    const { server, model } = await setUp({ replies: [{ delayMs: 5_000 }, { delayMs: 5_000 }] }, { timeoutMs: 150, maxRetries: 1 });
+    const { server, model } = await setUp(
+      { replies: [{ delayMs: 5_000 }, { delayMs: 5_000 }] },
+      { timeoutMs: 150, maxRetries: 1 },
+    );
     const started = Date.now();
 
     const error = await failure(model.complete(messages));
@@ -156,7 +176,9 @@ describe('createOpenAiChatModel', () => {
   });
 
   it('throws model_failed when the completion has no choice', async () => {
-    const { model } = await setUp({ replies: [{ status: 200, body: { id: 'x', object: 'chat.completion', choices: [] } }] });
+    const { model } = await setUp({
+      replies: [{ status: 200, body: { id: 'x', object: 'chat.completion', choices: [] } }],
+    });
 
     const error = await failure(model.complete(messages));
 
@@ -212,8 +234,14 @@ describe('createOpenAiChatModel', () => {
   });
 
   it('throws invalid_input when the base URL or the model is unusable', () => {
-    expect(() => createOpenAiChatModel({ baseUrl: 'localhost:11434', model: 'm' })).toThrow(/baseUrl must be an http\(s\) URL/);
-    expect(() => createOpenAiChatModel({ baseUrl: 'http://localhost:11434/v1', model: ' ' })).toThrow(/model must be a non-empty string/);
-    expect(() => createOpenAiChatModel({ baseUrl: 'http://localhost:11434/v1', model: 'm', timeoutMs: 0 })).toThrow(/timeoutMs/);
+    expect(() => createOpenAiChatModel({ baseUrl: 'localhost:11434', model: 'm' })).toThrow(
+      /baseUrl must be an http\(s\) URL/,
+    );
+    expect(() => createOpenAiChatModel({ baseUrl: 'http://localhost:11434/v1', model: ' ' })).toThrow(
+      /model must be a non-empty string/,
+    );
+    expect(() => createOpenAiChatModel({ baseUrl: 'http://localhost:11434/v1', model: 'm', timeoutMs: 0 })).toThrow(
+      /timeoutMs/,
+    );
   });
 });

@@ -1,6 +1,9 @@
 import { MemoryError, type OpenAiChatMessage } from '@mnemo/core';
 import OpenAI from 'openai';
-import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
 import { createOpenAiClient } from './create-openai-client.js';
 import { toModelError } from './to-model-error.js';
 
@@ -47,7 +50,12 @@ export interface ChatCallOptions {
 /** A JSON object of any shape, or one that matches `schema` (`strict` asks the server to enforce it). */
 export type ChatResponseFormat =
   | { readonly type: 'json_object' }
-  | { readonly type: 'json_schema'; readonly name: string; readonly schema: Readonly<Record<string, unknown>>; readonly strict?: boolean };
+  | {
+      readonly type: 'json_schema';
+      readonly name: string;
+      readonly schema: Readonly<Record<string, unknown>>;
+      readonly strict?: boolean;
+    };
 
 /** A chat model behind an OpenAI-compatible endpoint. */
 export interface OpenAiChatModel {
@@ -82,7 +90,9 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): OpenAiCh
             messages: messages as unknown as ChatCompletionMessageParam[],
             ...(callOptions.maxTokens === undefined ? {} : { max_tokens: callOptions.maxTokens }),
             ...(callOptions.temperature === undefined ? {} : { temperature: callOptions.temperature }),
-            ...(callOptions.responseFormat === undefined ? {} : { response_format: toWireResponseFormat(callOptions.responseFormat) }),
+            ...(callOptions.responseFormat === undefined
+              ? {}
+              : { response_format: toWireResponseFormat(callOptions.responseFormat) }),
           },
           { signal: callOptions.signal },
         );
@@ -98,20 +108,35 @@ export function createOpenAiChatModel(options: OpenAiChatModelOptions): OpenAiCh
 function readCompletion(response: unknown, model: string, baseUrl: string): ChatCompletion {
   const where = `model ${model} at ${baseUrl}`;
   if (typeof response !== 'object' || response === null) {
-    throw new MemoryError('model_failed', `${where} answered with something that is not a chat completion`, { details: { response } });
+    throw new MemoryError('model_failed', `${where} answered with something that is not a chat completion`, {
+      details: { response },
+    });
   }
-  const { choices, usage } = response as { choices?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null };
+  const { choices, usage } = response as {
+    choices?: unknown;
+    usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
+  };
   const first = Array.isArray(choices)
     ? (choices[0] as { message?: { content?: unknown }; finish_reason?: unknown } | undefined)
     : undefined;
   const content = first?.message?.content;
   if (typeof content !== 'string' || content.trim().length === 0) {
     const reply =
-      first === undefined ? 'no_choice' : content === undefined || content === null || typeof content === 'string' ? 'empty' : 'not_text';
+      first === undefined
+        ? 'no_choice'
+        : content === undefined || content === null || typeof content === 'string'
+          ? 'empty'
+          : 'not_text';
     const finish = `finish reason ${JSON.stringify(first?.finish_reason ?? null)}`;
     const reason =
-      reply === 'no_choice' ? 'no choice' : reply === 'empty' ? `an empty reply (${finish})` : `a reply that is not text (${finish})`;
-    throw new MemoryError('model_failed', `${where} returned ${reason}`, { details: { finishReason: first?.finish_reason, reply } });
+      reply === 'no_choice'
+        ? 'no choice'
+        : reply === 'empty'
+          ? `an empty reply (${finish})`
+          : `a reply that is not text (${finish})`;
+    throw new MemoryError('model_failed', `${where} returned ${reason}`, {
+      details: { finishReason: first?.finish_reason, reply },
+    });
   }
   const finishReason = typeof first?.finish_reason === 'string' ? { finishReason: first.finish_reason } : {};
   const promptTokens = usage?.prompt_tokens;
@@ -124,5 +149,8 @@ function readCompletion(response: unknown, model: string, baseUrl: string): Chat
 
 function toWireResponseFormat(format: ChatResponseFormat): ChatCompletionCreateParamsNonStreaming['response_format'] {
   if (format.type === 'json_object') return { type: 'json_object' };
-  return { type: 'json_schema', json_schema: { name: format.name, schema: { ...format.schema }, strict: format.strict ?? true } };
+  return {
+    type: 'json_schema',
+    json_schema: { name: format.name, schema: { ...format.schema }, strict: format.strict ?? true },
+  };
 }

@@ -8,7 +8,11 @@ import {
 } from '@mnemo/core';
 import { buildSummarizePrompt } from '@mnemo/core/internals';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedReply } from '../testing/scripted-openai-server.js';
+import {
+  startScriptedOpenAiServer,
+  type ScriptedOpenAiServer,
+  type ScriptedReply,
+} from '../testing/scripted-openai-server.js';
 import { OpenAiSummarizer, type OpenAiSummarizerOptions } from './openai-summarizer.js';
 
 const tokenCounter = createGptTokenCounter();
@@ -16,13 +20,24 @@ const previousSummary = '[2024-05-01]\nuser: My node is !a3f9c2d1 on channel 3.'
 const input: SummarizeInput = {
   previousSummary,
   messages: [
-    { seq: 11, role: 'user', content: 'I moved the relay to Ridge Hill, 1,240 m up.', createdAt: '2024-05-02T08:15:00.000Z' },
-    { seq: 12, role: 'assistant', content: 'Noted: relay at Ridge Hill, 1,240 m.', createdAt: '2024-05-02T08:15:05.000Z' },
+    {
+      seq: 11,
+      role: 'user',
+      content: 'I moved the relay to Ridge Hill, 1,240 m up.',
+      createdAt: '2024-05-02T08:15:00.000Z',
+    },
+    {
+      seq: 12,
+      role: 'assistant',
+      content: 'Noted: relay at Ridge Hill, 1,240 m.',
+      createdAt: '2024-05-02T08:15:05.000Z',
+    },
     { seq: 13, role: 'user', content: 'Call me Ana from now on, not Anna.', createdAt: '2024-05-02T08:16:00.000Z' },
   ],
   maxSummaryTokens: 60,
 };
-const goodSummary = 'Ana (not Anna) runs node !a3f9c2d1 on channel 3; relay moved to Ridge Hill, 1,240 m, on 2024-05-02.';
+const goodSummary =
+  'Ana (not Anna) runs node !a3f9c2d1 on channel 3; relay moved to Ridge Hill, 1,240 m, on 2024-05-02.';
 
 let server: ScriptedOpenAiServer | undefined;
 
@@ -33,7 +48,13 @@ afterEach(async () => {
 
 async function setUp(replies: readonly ScriptedReply[], options: Partial<OpenAiSummarizerOptions> = {}) {
   server = await startScriptedOpenAiServer({ replies });
-  const summarizer = new OpenAiSummarizer({ baseUrl: server.baseUrl, model: 'summary-model', tokenCounter, timeoutMs: 5_000, ...options });
+  const summarizer = new OpenAiSummarizer({
+    baseUrl: server.baseUrl,
+    model: 'summary-model',
+    tokenCounter,
+    timeoutMs: 5_000,
+    ...options,
+  });
   return { server, summarizer };
 }
 
@@ -51,11 +72,18 @@ function countedPrompt(target: SummarizeInput = input): number {
 
 describe('OpenAiSummarizer', () => {
   it('returns the reply with the provider usage when the model answers well, having sent the previous summary', async () => {
-    const { server, summarizer } = await setUp([{ content: goodSummary, usage: { promptTokens: 312, completionTokens: 29 } }]);
+    const { server, summarizer } = await setUp([
+      { content: goodSummary, usage: { promptTokens: 312, completionTokens: 29 } },
+    ]);
 
     const result = await summarizer.summarize(input);
 
-    expect(result).toEqual({ content: goodSummary, summarizer: 'openai:summary-model', inputTokens: 312, outputTokens: 29 });
+    expect(result).toEqual({
+      content: goodSummary,
+      summarizer: 'openai:summary-model',
+      inputTokens: 312,
+      outputTokens: 29,
+    });
     expect(server.requests).toHaveLength(1);
     const body = server.requests[0]!.body as {
       model: string;
@@ -128,7 +156,10 @@ describe('OpenAiSummarizer', () => {
   });
 
   it('falls back with a timeout reason when every attempt is slower than timeoutMs', async () => {
-    const { server, summarizer } = await setUp([{ delayMs: 10_000 }, { delayMs: 10_000 }], { timeoutMs: 200, maxRetries: 1 });
+    const { server, summarizer } = await setUp([{ delayMs: 10_000 }, { delayMs: 10_000 }], {
+      timeoutMs: 200,
+      maxRetries: 1,
+    });
 
     const result = await summarizer.summarize(input);
 
@@ -140,7 +171,12 @@ describe('OpenAiSummarizer', () => {
   it('falls back when nothing listens at the base URL', async () => {
     const closed = await startScriptedOpenAiServer({ replies: [] });
     await closed.close();
-    const summarizer = new OpenAiSummarizer({ baseUrl: closed.baseUrl, model: 'summary-model', tokenCounter, maxRetries: 0 });
+    const summarizer = new OpenAiSummarizer({
+      baseUrl: closed.baseUrl,
+      model: 'summary-model',
+      tokenCounter,
+      maxRetries: 0,
+    });
 
     const result = await summarizer.summarize(input);
 
@@ -161,7 +197,11 @@ describe('OpenAiSummarizer', () => {
     ['an empty reply', { content: '' }, /^empty output$/],
     ['a whitespace reply', { content: '  \n\t ' }, /^empty output$/],
     ['a bare label', { content: 'Updated summary:' }, /^empty output$/],
-    ['a refusal', { content: "I'm sorry, but I can't help with summarizing this conversation." }, /^refusal: "I'm sorry/],
+    [
+      'a refusal',
+      { content: "I'm sorry, but I can't help with summarizing this conversation." },
+      /^refusal: "I'm sorry/,
+    ],
     ['a refusal with a typographic apostrophe', { content: 'I can\u2019t do that.' }, /^refusal: /],
     [
       'an echo of the instructions',
@@ -184,7 +224,10 @@ describe('OpenAiSummarizer', () => {
     ['a JSON body that is not a completion', { raw: '{"hello":"world"}' }, /^model_failed: .*no choice/],
     [
       'content that is not a string',
-      { status: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: [1, 2] }, finish_reason: 'stop' }] } },
+      {
+        status: 200,
+        body: { choices: [{ index: 0, message: { role: 'assistant', content: [1, 2] }, finish_reason: 'stop' }] },
+      },
       /^output is not text$/,
     ],
   ] satisfies [string, ScriptedReply, RegExp][])(
@@ -201,7 +244,10 @@ describe('OpenAiSummarizer', () => {
   );
 
   it('falls back naming both counts when the reply is over maxSummaryTokens', async () => {
-    const overlong = Array.from({ length: 30 }, (_, index) => `Fact ${index}: node !a3f9c2d1 relayed ${index * 7} packets.`).join(' ');
+    const overlong = Array.from(
+      { length: 30 },
+      (_, index) => `Fact ${index}: node !a3f9c2d1 relayed ${index * 7} packets.`,
+    ).join(' ');
     const { summarizer } = await setUp([{ content: overlong, usage: { promptTokens: 300, completionTokens: 400 } }]);
 
     const result = await summarizer.summarize(input);
@@ -219,7 +265,13 @@ describe('OpenAiSummarizer', () => {
       id: 'backup-model',
       async summarize(received) {
         calls.push(received);
-        return { content: 'backup text', summarizer: 'backup-model', inputTokens: 5, outputTokens: 2, fallbackReason: 'backup was cold' };
+        return {
+          content: 'backup text',
+          summarizer: 'backup-model',
+          inputTokens: 5,
+          outputTokens: 2,
+          fallbackReason: 'backup was cold',
+        };
       },
     };
     const { summarizer } = await setUp([{ content: '' }], { fallback });
@@ -238,7 +290,10 @@ describe('OpenAiSummarizer', () => {
 
   it('throws instead of falling back when the caller aborts', async () => {
     const calls: SummarizeInput[] = [];
-    const fallback: Summarizer = { id: 'spy', summarize: async (received) => (calls.push(received), extractive(received)) };
+    const fallback: Summarizer = {
+      id: 'spy',
+      summarize: async (received) => (calls.push(received), extractive(received)),
+    };
     const { summarizer } = await setUp([{ delayMs: 10_000 }], { fallback });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
@@ -265,7 +320,9 @@ describe('OpenAiSummarizer', () => {
   it('throws invalid_input when an option is unusable', () => {
     const base = { baseUrl: 'http://127.0.0.1:1/v1', model: 'm', tokenCounter };
     expect(() => new OpenAiSummarizer({ ...base, temperature: 3 })).toThrow(/temperature must be a number from 0 to 2/);
-    expect(() => new OpenAiSummarizer({ ...base, baseUrl: 'localhost:11434' })).toThrow(/baseUrl must be an http\(s\) URL/);
+    expect(() => new OpenAiSummarizer({ ...base, baseUrl: 'localhost:11434' })).toThrow(
+      /baseUrl must be an http\(s\) URL/,
+    );
     expect(() => new OpenAiSummarizer({ ...base, maxRetries: -1 })).toThrow(/maxRetries/);
   });
 });

@@ -124,7 +124,12 @@ export class OpenAiSummarizer implements Summarizer {
   }
 
   /** Why a reply that arrived cannot be the summary, or `undefined` when it can. */
-  #reject(content: string, completion: ChatCompletion, input: SummarizeInput, prompt: readonly OpenAiChatMessage[]): string | undefined {
+  #reject(
+    content: string,
+    completion: ChatCompletion,
+    input: SummarizeInput,
+    prompt: readonly OpenAiChatMessage[],
+  ): string | undefined {
     if (content.length === 0) return 'empty output';
     if (binaryCharacter.test(content) || !/[\p{L}\p{N}]/u.test(content)) return `output is not text: ${quote(content)}`;
     if (refusalOpening.test(content.replace(/\u2019/g, "'"))) return `refusal: ${quote(content)}`;
@@ -151,7 +156,8 @@ export class OpenAiSummarizer implements Summarizer {
 
   async #fallBack(input: SummarizeInput, inputTokens: number, reason: string): Promise<SummarizeResult> {
     const result = await this.#fallback.summarize(input);
-    const fallbackReason = result.fallbackReason === undefined ? reason : clip(`${reason}; then ${result.fallbackReason}`);
+    const fallbackReason =
+      result.fallbackReason === undefined ? reason : clip(`${reason}; then ${result.fallbackReason}`);
     return { ...result, inputTokens, fallbackReason };
   }
 }
@@ -166,7 +172,8 @@ function echoesPrompt(content: string, prompt: readonly OpenAiChatMessage[], max
   const sentences = instructions.split(/(?<=[.:])\s+/).filter((sentence) => sentence.length >= 40);
   if (sentences.some((sentence) => text.includes(sentence.toLowerCase()))) return true;
   // Headers come from the template rendered without any history, so no user text can become one.
-  const template = buildSummarizePrompt({ messages: [], maxSummaryTokens }).find((message) => message.role === 'user')?.content ?? '';
+  const template =
+    buildSummarizePrompt({ messages: [], maxSummaryTokens }).find((message) => message.role === 'user')?.content ?? '';
   const headers = template.split('\n').filter((line) => /^[A-Z][\w ]*:$/.test(line));
   return headers.some((header) => text.includes(header.toLowerCase()));
 }

@@ -19,13 +19,20 @@ export function toModelError(error: unknown, call: ModelCallDescription): Memory
   if (error instanceof MemoryError) return error;
   const where = `model ${call.model} at ${call.baseUrl}`;
   if (error instanceof APIUserAbortError) {
-    return new MemoryError('model_failed', `the call to ${where} was aborted`, { cause: error, details: { aborted: true } });
+    return new MemoryError('model_failed', `the call to ${where} was aborted`, {
+      cause: error,
+      details: { aborted: true },
+    });
   }
   if (error instanceof APIConnectionTimeoutError) {
-    return new MemoryError('model_failed', `${where} did not answer within ${call.timeoutMs} ms (${attemptsText(call.attempts)})`, {
-      cause: error,
-      details: { timeoutMs: call.timeoutMs, attempts: call.attempts },
-    });
+    return new MemoryError(
+      'model_failed',
+      `${where} did not answer within ${call.timeoutMs} ms (${attemptsText(call.attempts)})`,
+      {
+        cause: error,
+        details: { timeoutMs: call.timeoutMs, attempts: call.attempts },
+      },
+    );
   }
   if (error instanceof APIConnectionError) {
     const reason = error.cause instanceof Error ? describeCause(error.cause) : error.message;
@@ -44,14 +51,17 @@ export function toModelError(error: unknown, call: ModelCallDescription): Memory
         details: { status },
       });
     }
-    const retried = status === 408 || status === 409 || status === 429 || status >= 500 ? ` (${attemptsText(call.attempts)})` : '';
+    const retried =
+      status === 408 || status === 409 || status === 429 || status >= 500 ? ` (${attemptsText(call.attempts)})` : '';
     return new MemoryError('model_failed', `${where} failed with HTTP ${status}${retried}: ${reason}`, {
       cause: error,
       details: { status },
     });
   }
   if (error instanceof SyntaxError) {
-    return new MemoryError('model_failed', `${where} answered with a body that is not JSON: ${error.message}`, { cause: error });
+    return new MemoryError('model_failed', `${where} answered with a body that is not JSON: ${error.message}`, {
+      cause: error,
+    });
   }
   const reason = error instanceof Error ? error.message : String(error);
   return new MemoryError('model_failed', `the call to ${where} failed: ${reason}`, { cause: error });
@@ -64,7 +74,13 @@ function attemptsText(attempts: number): string {
 /** The provider's own error message, without the SDK's status prefix. */
 function providerMessage(error: { readonly error: unknown; readonly message: string }): string {
   const body = error.error;
-  if (typeof body === 'object' && body !== null && 'message' in body && typeof body.message === 'string' && body.message.length > 0)
+  if (
+    typeof body === 'object' &&
+    body !== null &&
+    'message' in body &&
+    typeof body.message === 'string' &&
+    body.message.length > 0
+  )
     return body.message;
   return error.message.replace(/^\d{3}\s+/, '');
 }

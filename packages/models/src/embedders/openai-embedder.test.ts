@@ -15,7 +15,10 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function setUp(serverOptions: Partial<ScriptedOpenAiServerOptions> = {}, embedderOptions: Partial<OpenAiEmbedderOptions> = {}) {
+async function setUp(
+  serverOptions: Partial<ScriptedOpenAiServerOptions> = {},
+  embedderOptions: Partial<OpenAiEmbedderOptions> = {},
+) {
   server = await startScriptedOpenAiServer({ replies: [], ...serverOptions });
   const embedder = new OpenAiEmbedder({
     baseUrl: server.baseUrl,
@@ -48,7 +51,9 @@ interface EmbeddingsBody {
 }
 
 function bodies(target: ScriptedOpenAiServer): EmbeddingsBody[] {
-  return target.requests.filter((request) => request.path === '/v1/embeddings').map((request) => request.body as EmbeddingsBody);
+  return target.requests
+    .filter((request) => request.path === '/v1/embeddings')
+    .map((request) => request.body as EmbeddingsBody);
 }
 
 describe('OpenAiEmbedder', () => {
@@ -79,7 +84,10 @@ describe('OpenAiEmbedder', () => {
       { object: 'embedding', index: 1, embedding: base64 },
       { object: 'embedding', index: 0, embedding: [3, 4] },
     ];
-    const { embedder } = await setUp({ embeddingReplies: [{ status: 200, body: { object: 'list', data } }] }, { dimensions: 2 });
+    const { embedder } = await setUp(
+      { embeddingReplies: [{ status: 200, body: { object: 'list', data } }] },
+      { dimensions: 2 },
+    );
 
     const vectors = await embedder.embed(['first', 'second']);
 
@@ -154,7 +162,10 @@ describe('OpenAiEmbedder', () => {
   });
 
   it('throws model_failed after the SDK retries when the server keeps failing', async () => {
-    const { server, embedder } = await setUp({ embeddingReplies: [{ status: 500 }, { status: 500 }, { status: 500 }] }, { maxRetries: 2 });
+    const { server, embedder } = await setUp(
+      { embeddingReplies: [{ status: 500 }, { status: 500 }, { status: 500 }] },
+      { maxRetries: 2 },
+    );
 
     const error = await failure(embedder.embed(['a']));
 

@@ -76,7 +76,8 @@ export class OpenAiEmbedder implements Embedder {
         },
       );
     }
-    if (!Number.isInteger(dimensions) || dimensions < 1) invalid('dimensions', `must be a positive integer (got ${String(dimensions)})`);
+    if (!Number.isInteger(dimensions) || dimensions < 1)
+      invalid('dimensions', `must be a positive integer (got ${String(dimensions)})`);
     const batchSize = options.batchSize ?? defaultBatchSize;
     if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > maxBatchSize) {
       invalid('batchSize', `must be an integer from 1 to ${maxBatchSize} (got ${String(batchSize)})`);
@@ -108,7 +109,12 @@ export class OpenAiEmbedder implements Embedder {
     let response: unknown;
     try {
       response = await client.embeddings.create(
-        { model: call.model, input: batch, encoding_format: 'float', ...(this.#requestDimensions ? { dimensions: this.dimensions } : {}) },
+        {
+          model: call.model,
+          input: batch,
+          encoding_format: 'float',
+          ...(this.#requestDimensions ? { dimensions: this.dimensions } : {}),
+        },
         { signal },
       );
     } catch (error) {
@@ -125,14 +131,21 @@ export class OpenAiEmbedder implements Embedder {
     };
     const data = typeof response === 'object' && response !== null ? (response as { data?: unknown }).data : undefined;
     if (!Array.isArray(data)) return fail('something that is not an embeddings list');
-    if (data.length !== expected) return fail(`${data.length} vectors for ${expected} texts`, { received: data.length });
+    if (data.length !== expected)
+      return fail(`${data.length} vectors for ${expected} texts`, { received: data.length });
     const vectors = new Array<Float32Array | undefined>(expected);
     data.forEach((item: unknown, position) => {
       const { index = position, embedding } = (typeof item === 'object' && item !== null ? item : {}) as {
         index?: unknown;
         embedding?: unknown;
       };
-      if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= expected || vectors[index] !== undefined) {
+      if (
+        typeof index !== 'number' ||
+        !Number.isInteger(index) ||
+        index < 0 ||
+        index >= expected ||
+        vectors[index] !== undefined
+      ) {
         fail(`a wrong or repeated index ${JSON.stringify(index)}`, { index });
       }
       const vector = readEmbedding(embedding);

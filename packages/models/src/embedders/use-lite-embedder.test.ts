@@ -141,7 +141,9 @@ describe('UseLiteEmbedder', () => {
   });
 
   it('throws model_failed when a vector has the wrong length or is not finite', async () => {
-    const short = new UseLiteEmbedder({ loadEncoder: async () => fakeEncoder({ rows: (batch) => batch.map(() => [1, 2, 3]) }).encoder });
+    const short = new UseLiteEmbedder({
+      loadEncoder: async () => fakeEncoder({ rows: (batch) => batch.map(() => [1, 2, 3]) }).encoder,
+    });
     const notFinite = new UseLiteEmbedder({
       loadEncoder: async () => fakeEncoder({ rows: (batch) => batch.map(() => vectorOf(Number.NaN)) }).encoder,
     });
@@ -181,7 +183,9 @@ describe('UseLiteEmbedder', () => {
 
   it('stops waiting for a slow load when the signal aborts, while the load goes on for others', async () => {
     let release!: (encoder: SentenceEncoder) => void;
-    const embedder = new UseLiteEmbedder({ loadEncoder: () => new Promise<SentenceEncoder>((resolve) => (release = resolve)) });
+    const embedder = new UseLiteEmbedder({
+      loadEncoder: () => new Promise<SentenceEncoder>((resolve) => (release = resolve)),
+    });
     const controller = new AbortController();
 
     const aborted = rejection(embedder.embed(['a'], { signal: controller.signal }));

@@ -58,9 +58,13 @@ export class UseLiteEmbedder implements Embedder {
   constructor(options: UseLiteEmbedderOptions = {}) {
     const batchSize = options.batchSize ?? defaultBatchSize;
     if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > maxBatchSize) {
-      throw new MemoryError('invalid_input', `batchSize must be an integer from 1 to ${maxBatchSize} (got ${String(batchSize)})`, {
-        details: { field: 'batchSize' },
-      });
+      throw new MemoryError(
+        'invalid_input',
+        `batchSize must be an integer from 1 to ${maxBatchSize} (got ${String(batchSize)})`,
+        {
+          details: { field: 'batchSize' },
+        },
+      );
     }
     this.#batchSize = batchSize;
     this.#loadEncoder = options.loadEncoder ?? loadBundledEncoder;
@@ -91,9 +95,13 @@ export class UseLiteEmbedder implements Embedder {
       try {
         rows = await encoder.embed(batch);
       } catch (error) {
-        throw new MemoryError('model_failed', `${this.model} failed to embed ${batch.length} texts: ${describeError(error)}`, {
-          cause: error,
-        });
+        throw new MemoryError(
+          'model_failed',
+          `${this.model} failed to embed ${batch.length} texts: ${describeError(error)}`,
+          {
+            cause: error,
+          },
+        );
       }
       this.#readRows(rows, batch.length).forEach((vector, offset) => (vectors[indexes[offset]!] = vector));
     }
@@ -103,7 +111,9 @@ export class UseLiteEmbedder implements Embedder {
   #readRows(rows: unknown, expected: number): Float32Array[] {
     if (!Array.isArray(rows) || rows.length !== expected) {
       const got = Array.isArray(rows) ? `${rows.length} vectors` : typeof rows;
-      throw new MemoryError('model_failed', `${this.model} returned ${got} for ${expected} texts`, { details: { expected } });
+      throw new MemoryError('model_failed', `${this.model} returned ${got} for ${expected} texts`, {
+        details: { expected },
+      });
     }
     return rows.map((row: unknown, index) => {
       if (
@@ -112,9 +122,13 @@ export class UseLiteEmbedder implements Embedder {
         !row.every((value) => typeof value === 'number' && Number.isFinite(value))
       ) {
         const got = Array.isArray(row) ? `${row.length} values` : typeof row;
-        throw new MemoryError('model_failed', `${this.model} returned a vector of ${got} (want ${this.dimensions} finite numbers)`, {
-          details: { index },
-        });
+        throw new MemoryError(
+          'model_failed',
+          `${this.model} returned a vector of ${got} (want ${this.dimensions} finite numbers)`,
+          {
+            details: { index },
+          },
+        );
       }
       return normalizeVector(Float32Array.from(row as number[]));
     });
@@ -143,7 +157,9 @@ export class UseLiteEmbedder implements Embedder {
  * 8 made a pass of 32 about 5× slower on this machine (see {@link UseLiteEmbedder}).
  */
 export function orderByLength(texts: readonly string[]): number[] {
-  return texts.map((_, index) => index).sort((left, right) => texts[left]!.length - texts[right]!.length || left - right);
+  return texts
+    .map((_, index) => index)
+    .sort((left, right) => texts[left]!.length - texts[right]!.length || left - right);
 }
 
 let bundledEncoder: Promise<SentenceEncoder> | undefined;

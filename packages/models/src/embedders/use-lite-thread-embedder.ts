@@ -74,9 +74,13 @@ export class UseLiteThreadEmbedder implements Embedder {
   constructor(options: UseLiteThreadEmbedderOptions = {}) {
     const maxBatchTexts = options.maxBatchTexts ?? 32;
     if (!Number.isInteger(maxBatchTexts) || maxBatchTexts < 1 || maxBatchTexts > 1024) {
-      throw new MemoryError('invalid_input', `maxBatchTexts must be an integer from 1 to 1024 (got ${String(maxBatchTexts)})`, {
-        details: { field: 'maxBatchTexts' },
-      });
+      throw new MemoryError(
+        'invalid_input',
+        `maxBatchTexts must be an integer from 1 to 1024 (got ${String(maxBatchTexts)})`,
+        {
+          details: { field: 'maxBatchTexts' },
+        },
+      );
     }
     this.#maxBatchTexts = maxBatchTexts;
     const threads = options.threads ?? 1;
@@ -96,9 +100,13 @@ export class UseLiteThreadEmbedder implements Embedder {
     });
     const { callerDeadlineMs } = options;
     if (callerDeadlineMs !== undefined && (!Number.isInteger(callerDeadlineMs) || callerDeadlineMs < 1)) {
-      throw new MemoryError('invalid_input', `callerDeadlineMs must be a positive integer (got ${String(callerDeadlineMs)})`, {
-        details: { field: 'callerDeadlineMs' },
-      });
+      throw new MemoryError(
+        'invalid_input',
+        `callerDeadlineMs must be a positive integer (got ${String(callerDeadlineMs)})`,
+        {
+          details: { field: 'callerDeadlineMs' },
+        },
+      );
     }
     this.#callerDeadlineMs = callerDeadlineMs;
   }
@@ -242,7 +250,8 @@ export class UseLiteThreadEmbedder implements Embedder {
         const took = this.#lastBatchEnd - startedAt;
         // The first batch of a thread loads its model: it says nothing about the next ones.
         if (this.#warmedUp >= this.#threads)
-          this.#batchMsEstimate = this.#batchMsEstimate === 0 ? took : estimateWeight * took + (1 - estimateWeight) * this.#batchMsEstimate;
+          this.#batchMsEstimate =
+            this.#batchMsEstimate === 0 ? took : estimateWeight * took + (1 - estimateWeight) * this.#batchMsEstimate;
         this.#warmedUp += 1;
         this.#runningSince.delete(startedAt);
         this.#runNext();
@@ -253,7 +262,10 @@ export class UseLiteThreadEmbedder implements Embedder {
   #takeBatch(): Waiting[] {
     const batch: Waiting[] = [];
     let count = 0;
-    while (this.#waiting.length > 0 && (batch.length === 0 || count + this.#waiting[0]!.texts.length <= this.#maxBatchTexts)) {
+    while (
+      this.#waiting.length > 0 &&
+      (batch.length === 0 || count + this.#waiting[0]!.texts.length <= this.#maxBatchTexts)
+    ) {
       const entry = this.#waiting.shift()!;
       batch.push(entry);
       count += entry.texts.length;

@@ -5,8 +5,18 @@ import type { Entity, Fact, SummarySourceMessage } from '@mnemo/core';
 
 /** Messages seq 11–14 of one conversation. */
 export const fixtureMessages: readonly SummarySourceMessage[] = [
-  { seq: 11, role: 'user', content: "Hi! I'm Maren, I run the mesh node on Larch Ridge.", createdAt: '2024-05-02T08:15:00.000Z' },
-  { seq: 12, role: 'assistant', content: 'Nice to meet you, Maren. How is the node doing?', createdAt: '2024-05-02T08:15:04.000Z' },
+  {
+    seq: 11,
+    role: 'user',
+    content: "Hi! I'm Maren, I run the mesh node on Larch Ridge.",
+    createdAt: '2024-05-02T08:15:00.000Z',
+  },
+  {
+    seq: 12,
+    role: 'assistant',
+    content: 'Nice to meet you, Maren. How is the node doing?',
+    createdAt: '2024-05-02T08:15:04.000Z',
+  },
   {
     seq: 13,
     role: 'user',
@@ -44,7 +54,15 @@ export const fixtureKnownFacts: readonly Fact[] = [
 /** A good fact-extraction reply for the fixture. */
 export const fixtureFactsReply = {
   facts: [
-    { subject: 'user', attribute: 'name', value: 'Maren', text: "I'm Maren", confidence: 1, sourceSeqs: [11], polarity: 'assert' },
+    {
+      subject: 'user',
+      attribute: 'name',
+      value: 'Maren',
+      text: "I'm Maren",
+      confidence: 1,
+      sourceSeqs: [11],
+      polarity: 'assert',
+    },
     {
       subject: 'user',
       attribute: 'trip_date',

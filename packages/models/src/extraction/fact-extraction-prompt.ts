@@ -49,9 +49,14 @@ export function buildFactExtractionPrompt(input: FactExtractionPromptInput): Ope
     .toSorted((a, b) => b.validFrom.localeCompare(a.validFrom))
     .slice(0, maxPromptKnownFacts);
   const known =
-    current.length === 0 ? '(none yet)' : current.map((fact) => `- ${fact.subject} · ${fact.attribute}: ${fact.value}`).join('\n');
+    current.length === 0
+      ? '(none yet)'
+      : current.map((fact) => `- ${fact.subject} · ${fact.attribute}: ${fact.value}`).join('\n');
   return [
     { role: 'system', content: instructions },
-    { role: 'user', content: `Known facts:\n${known}\n\nNew messages:\n${renderPromptMessages(input.messages)}\n\nFacts as JSON:` },
+    {
+      role: 'user',
+      content: `Known facts:\n${known}\n\nNew messages:\n${renderPromptMessages(input.messages)}\n\nFacts as JSON:`,
+    },
   ];
 }

@@ -10,7 +10,9 @@ describe('factExtractionSchema', () => {
   it('is in the subset strict structured outputs accept', () => {
     expect(strictSchemaViolations(factExtractionSchema)).toEqual([]);
     // The check itself catches what strict mode refuses.
-    expect(strictSchemaViolations({ type: 'object', properties: { a: { type: 'number', minimum: 0 } }, required: [] })).toEqual([
+    expect(
+      strictSchemaViolations({ type: 'object', properties: { a: { type: 'number', minimum: 0 } }, required: [] }),
+    ).toEqual([
       '$: required must list every property',
       '$: additionalProperties must be false',
       '$.a: minimum is not portable',
@@ -20,7 +22,10 @@ describe('factExtractionSchema', () => {
 
 describe('readExtractedFacts', () => {
   it('accepts a good reply and returns the facts with sorted, unique seqs', () => {
-    const result = readExtractedFacts({ facts: [...fixtureFactsReply.facts, { ...good, sourceSeqs: [13, 11, 13] }] }, shown);
+    const result = readExtractedFacts(
+      { facts: [...fixtureFactsReply.facts, { ...good, sourceSeqs: [13, 11, 13] }] },
+      shown,
+    );
 
     expect(result.ok).toBe(true);
     const facts = result.ok ? result.value : [];

@@ -19,7 +19,10 @@ export const factExtractionSchema: Readonly<Record<string, unknown>> = Object.fr
       items: {
         type: 'object',
         properties: {
-          subject: { type: 'string', description: '"user" for the user, else the name of who or what the fact is about' },
+          subject: {
+            type: 'string',
+            description: '"user" for the user, else the name of who or what the fact is about',
+          },
           attribute: { type: 'string', description: 'snake_case English key, e.g. home_town, likes, trip_date' },
           value: { type: 'string', description: "the value as the user said it, in the user's language" },
           text: { type: 'string', description: "the fact in the user's own words and language" },

@@ -5,7 +5,10 @@ import { buildGraphExtractionPrompt, entityTypes, maxPromptKnownEntities } from 
 
 describe('buildGraphExtractionPrompt', () => {
   it('shows the known entities with type, aliases and description, then each message with its seq', () => {
-    const [system, user] = buildGraphExtractionPrompt({ messages: fixtureMessages.slice(0, 2), knownEntities: fixtureKnownEntities });
+    const [system, user] = buildGraphExtractionPrompt({
+      messages: fixtureMessages.slice(0, 2),
+      knownEntities: fixtureKnownEntities,
+    });
 
     expect(system!.role).toBe('system');
     expect(user!.content).toBe(

@@ -44,7 +44,9 @@ const instructions = [
  * first) and the new messages, each with its seq, as the user message.
  */
 export function buildGraphExtractionPrompt(input: GraphExtractionPromptInput): OpenAiChatMessage[] {
-  const shown = input.knownEntities.toSorted((a, b) => b.updatedAt.localeCompare(a.updatedAt)).slice(0, maxPromptKnownEntities);
+  const shown = input.knownEntities
+    .toSorted((a, b) => b.updatedAt.localeCompare(a.updatedAt))
+    .slice(0, maxPromptKnownEntities);
   const known =
     shown.length === 0
       ? '(none yet)'
@@ -56,6 +58,9 @@ export function buildGraphExtractionPrompt(input: GraphExtractionPromptInput): O
           .join('\n');
   return [
     { role: 'system', content: instructions },
-    { role: 'user', content: `Known entities:\n${known}\n\nNew messages:\n${renderPromptMessages(input.messages)}\n\nGraph as JSON:` },
+    {
+      role: 'user',
+      content: `Known entities:\n${known}\n\nNew messages:\n${renderPromptMessages(input.messages)}\n\nGraph as JSON:`,
+    },
   ];
 }

@@ -44,7 +44,9 @@ describe('readExtractedGraph', () => {
     expect(result).toEqual({
       ok: true,
       value: {
-        entities: [{ name: 'ACME', type: 'organization', aliases: ['Acme Corp', 'the company'], description: 'where I work' }],
+        entities: [
+          { name: 'ACME', type: 'organization', aliases: ['Acme Corp', 'the company'], description: 'where I work' },
+        ],
         relations: [{ subject: 'user', predicate: 'works_at', object: 'acme corp', sourceSeqs: [11, 14] }],
       },
     });

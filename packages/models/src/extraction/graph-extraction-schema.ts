@@ -50,7 +50,11 @@ export const graphExtractionSchema: Readonly<Record<string, unknown>> = Object.f
 });
 
 // Spellings models use for the prompt's types.
-const typeSynonyms: Readonly<Record<string, string>> = { organisation: 'organization', location: 'place', company: 'organization' };
+const typeSynonyms: Readonly<Record<string, string>> = {
+  organisation: 'organization',
+  location: 'place',
+  company: 'organization',
+};
 // Ways models name the speaker instead of the prompt's "user".
 const userAliases = new Set(['user', 'the user', 'i', 'me', 'myself']);
 
@@ -70,7 +74,8 @@ export interface GraphReplyContext {
  * each naming its path, so they can be fed back to the model.
  */
 export function readExtractedGraph(value: unknown, context: GraphReplyContext): ValidationResult<ExtractedGraph> {
-  if (!isRecord(value)) return { ok: false, problems: ['the reply must be a JSON object with "entities" and "relations" lists'] };
+  if (!isRecord(value))
+    return { ok: false, problems: ['the reply must be a JSON object with "entities" and "relations" lists'] };
   const problems: string[] = [];
   const entities = readEntities(value.entities ?? [], problems);
   const names = new Set([...entities, ...context.knownEntities].flatMap((entity) => namesOf(entity)));
@@ -95,13 +100,16 @@ function readEntities(list: unknown, problems: string[]): EntityInput[] {
     const rawType = typeof item.type === 'string' ? item.type.trim().toLowerCase() : item.type;
     const type = typeof rawType === 'string' ? (typeSynonyms[rawType] ?? rawType) : rawType;
     if (typeof type !== 'string' || !(entityTypes as readonly string[]).includes(type)) {
-      problems.push(`${path}.type must be one of ${entityTypes.join(', ')} (got ${JSON.stringify(item.type) ?? 'nothing'})`);
+      problems.push(
+        `${path}.type must be one of ${entityTypes.join(', ')} (got ${JSON.stringify(item.type) ?? 'nothing'})`,
+      );
     }
     const aliases = item.aliases ?? [];
     if (!Array.isArray(aliases) || !aliases.every((alias) => typeof alias === 'string'))
       problems.push(`${path}.aliases must be a list of strings`);
     const description = item.description ?? undefined;
-    if (description !== undefined && typeof description !== 'string') problems.push(`${path}.description must be a string or null`);
+    if (description !== undefined && typeof description !== 'string')
+      problems.push(`${path}.description must be a string or null`);
     if (problems.length > before || userAliases.has(name!.toLowerCase())) return;
     const key = name!.toLowerCase();
     const previous = byName.get(key);
@@ -130,7 +138,12 @@ function cleanAliases(name: string, aliases: readonly string[]): string[] {
   return kept;
 }
 
-function readRelations(list: unknown, names: ReadonlySet<string>, shownSeqs: ReadonlySet<number>, problems: string[]): ExtractedRelation[] {
+function readRelations(
+  list: unknown,
+  names: ReadonlySet<string>,
+  shownSeqs: ReadonlySet<number>,
+  problems: string[],
+): ExtractedRelation[] {
   if (!Array.isArray(list)) {
     problems.push('relations must be a list');
     return [];
@@ -148,13 +161,16 @@ function readRelations(list: unknown, names: ReadonlySet<string>, shownSeqs: Rea
       if (end === undefined) return undefined;
       if (userAliases.has(end.toLowerCase())) return 'user';
       if (!names.has(end.toLowerCase()))
-        problems.push(`${path}.${field} ${JSON.stringify(end)} is not "user", an entity of this reply or a known entity`);
+        problems.push(
+          `${path}.${field} ${JSON.stringify(end)} is not "user", an entity of this reply or a known entity`,
+        );
       return end;
     };
     const subject = readEnd('subject');
     const predicateText = readText(item.predicate, `${path}.predicate`, problems);
     const predicate = predicateText === undefined ? undefined : toSnakeCase(predicateText);
-    if (predicate === '') problems.push(`${path}.predicate must contain letters or digits (got ${JSON.stringify(predicateText)})`);
+    if (predicate === '')
+      problems.push(`${path}.predicate must contain letters or digits (got ${JSON.stringify(predicateText)})`);
     const object = readEnd('object');
     const sourceSeqs = readSourceSeqs(item.sourceSeqs, path, shownSeqs, problems);
     if (problems.length > before) return;

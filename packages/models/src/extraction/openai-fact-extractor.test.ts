@@ -86,7 +86,10 @@ describe('OpenAiFactExtractor', () => {
   });
 
   it('asks again with the problem fed back when a reply is not JSON, and returns the corrected facts', async () => {
-    const { server, extractor, invalid } = await setUp([{ content: 'The user is Maren and likes the 21st.' }, { content: goodReply }]);
+    const { server, extractor, invalid } = await setUp([
+      { content: 'The user is Maren and likes the 21st.' },
+      { content: goodReply },
+    ]);
 
     const facts = await extractor.extract(input);
 
@@ -126,14 +129,19 @@ describe('OpenAiFactExtractor', () => {
 
   it('throws model_failed with the problems and the last output when every reply is malformed', async () => {
     const wrongShape = JSON.stringify({ facts: [{ subject: 'user', attribute: 'likes' }] });
-    const { server, extractor, invalid } = await setUp([{ content: 'no' }, { content: '{"facts": 3}' }, { content: wrongShape }], {
-      maxInvalidRetries: 2,
-    });
+    const { server, extractor, invalid } = await setUp(
+      [{ content: 'no' }, { content: '{"facts": 3}' }, { content: wrongShape }],
+      {
+        maxInvalidRetries: 2,
+      },
+    );
 
     const error = await failure(extractor.extract(input));
 
     expect(error.code).toBe('model_failed');
-    expect(error.message).toMatch(/^openai:facts-model gave no valid output in 3 attempts: facts\[0\]\.value must be a non-empty string/);
+    expect(error.message).toMatch(
+      /^openai:facts-model gave no valid output in 3 attempts: facts\[0\]\.value must be a non-empty string/,
+    );
     expect(error.details).toMatchObject({ attempts: 3, output: wrongShape });
     expect(error.details?.problems).toContain('facts[0].confidence must be a number from 0 to 1 (got nothing)');
     expect(invalid.map((event) => [event.attempt, event.willRetry])).toEqual([
@@ -145,7 +153,9 @@ describe('OpenAiFactExtractor', () => {
   });
 
   it('throws model_failed after the SDK retries when the endpoint answers 500, without treating it as bad output', async () => {
-    const { server, extractor, invalid } = await setUp([{ status: 500 }, { status: 500 }, { status: 500 }], { maxRetries: 2 });
+    const { server, extractor, invalid } = await setUp([{ status: 500 }, { status: 500 }, { status: 500 }], {
+      maxRetries: 2,
+    });
 
     const error = await failure(extractor.extract(input));
 
@@ -175,7 +185,11 @@ describe('OpenAiFactExtractor', () => {
 
   it('asks for a JSON object, or for nothing but the prompt, when configured so', async () => {
     const { server } = await setUp([{ content: goodReply }, { content: goodReply }]);
-    const jsonObject = new OpenAiFactExtractor({ baseUrl: server.baseUrl, model: 'm', structuredOutput: 'json_object' });
+    const jsonObject = new OpenAiFactExtractor({
+      baseUrl: server.baseUrl,
+      model: 'm',
+      structuredOutput: 'json_object',
+    });
     const promptOnly = new OpenAiFactExtractor({ baseUrl: server.baseUrl, model: 'm', structuredOutput: 'none' });
 
     await jsonObject.extract(input);
@@ -197,7 +211,9 @@ describe('OpenAiFactExtractor', () => {
 
     expect(() => new OpenAiFactExtractor({ baseUrl, model: 'm', maxInvalidRetries: -1 })).toThrow(/maxInvalidRetries/);
     expect(() => new OpenAiFactExtractor({ baseUrl, model: 'm', temperature: 3 })).toThrow(/temperature/);
-    expect(() => new OpenAiFactExtractor({ baseUrl, model: 'm', structuredOutput: 'xml' as 'none' })).toThrow(/structuredOutput/);
+    expect(() => new OpenAiFactExtractor({ baseUrl, model: 'm', structuredOutput: 'xml' as 'none' })).toThrow(
+      /structuredOutput/,
+    );
     expect(() => new OpenAiFactExtractor({ baseUrl, model: '' })).toThrow(/model/);
   });
 });

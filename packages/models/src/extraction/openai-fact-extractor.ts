@@ -1,7 +1,11 @@
 import type { ExtractedFact, FactExtractionInput, FactExtractor } from '@mnemo/core';
 import { buildFactExtractionPrompt } from './fact-extraction-prompt.js';
 import { factExtractionSchema, factExtractionSchemaName, readExtractedFacts } from './fact-extraction-schema.js';
-import { createExtractionRequest, resolveExtractorOptions, type OpenAiExtractorOptions } from './resolve-extractor-options.js';
+import {
+  createExtractionRequest,
+  resolveExtractorOptions,
+  type OpenAiExtractorOptions,
+} from './resolve-extractor-options.js';
 
 /**
  * The LLM {@link FactExtractor} for any OpenAI-compatible endpoint: sends {@link buildFactExtractionPrompt}

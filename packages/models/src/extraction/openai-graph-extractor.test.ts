@@ -6,7 +6,11 @@ import { graphExtractionSchema } from './graph-extraction-schema.js';
 import { OpenAiGraphExtractor } from './openai-graph-extractor.js';
 import type { InvalidOutputEvent } from './request-validated-json.js';
 import type { OpenAiExtractorOptions } from './resolve-extractor-options.js';
-import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedReply } from '../testing/scripted-openai-server.js';
+import {
+  startScriptedOpenAiServer,
+  type ScriptedOpenAiServer,
+  type ScriptedReply,
+} from '../testing/scripted-openai-server.js';
 
 const input = { messages: fixtureMessages, knownEntities: fixtureKnownEntities };
 const goodReply = JSON.stringify(fixtureGraphReply);
@@ -81,7 +85,11 @@ describe('OpenAiGraphExtractor', () => {
 
     expect(graph.relations).toEqual(fixtureGraphReply.relations);
     expect(invalid).toMatchObject([
-      { attempt: 1, willRetry: true, problems: ['relations[0].object "Oslo" is not "user", an entity of this reply or a known entity'] },
+      {
+        attempt: 1,
+        willRetry: true,
+        problems: ['relations[0].object "Oslo" is not "user", an entity of this reply or a known entity'],
+      },
     ]);
     const retry = (server.requests[1]!.body as ChatBody).messages;
     expect(retry[2]).toEqual({ role: 'assistant', content: dangling });
@@ -89,7 +97,9 @@ describe('OpenAiGraphExtractor', () => {
   });
 
   it('throws model_failed with the problems after the last malformed reply', async () => {
-    const { server, extractor, invalid } = await setUp([{ content: 'Ana is her sister.' }, { content: '[]' }], { maxInvalidRetries: 1 });
+    const { server, extractor, invalid } = await setUp([{ content: 'Ana is her sister.' }, { content: '[]' }], {
+      maxInvalidRetries: 1,
+    });
 
     const error = await failure(extractor.extract(input));
 

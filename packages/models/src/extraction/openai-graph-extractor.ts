@@ -1,7 +1,11 @@
 import type { Entity, ExtractedGraph, GraphExtractor, SummarySourceMessage } from '@mnemo/core';
 import { buildGraphExtractionPrompt } from './graph-extraction-prompt.js';
 import { graphExtractionSchema, graphExtractionSchemaName, readExtractedGraph } from './graph-extraction-schema.js';
-import { createExtractionRequest, resolveExtractorOptions, type OpenAiExtractorOptions } from './resolve-extractor-options.js';
+import {
+  createExtractionRequest,
+  resolveExtractorOptions,
+  type OpenAiExtractorOptions,
+} from './resolve-extractor-options.js';
 
 /**
  * The LLM {@link GraphExtractor} for any OpenAI-compatible endpoint: sends {@link buildGraphExtractionPrompt}
@@ -32,7 +36,10 @@ export class OpenAiGraphExtractor implements GraphExtractor {
     signal?: AbortSignal;
   }): Promise<ExtractedGraph> {
     if (input.messages.length === 0) return { entities: [], relations: [] };
-    const context = { shownSeqs: new Set(input.messages.map((message) => message.seq)), knownEntities: input.knownEntities };
+    const context = {
+      shownSeqs: new Set(input.messages.map((message) => message.seq)),
+      knownEntities: input.knownEntities,
+    };
     return this.#request({
       prompt: buildGraphExtractionPrompt(input),
       schemaName: graphExtractionSchemaName,

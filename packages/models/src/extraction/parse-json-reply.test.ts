@@ -8,11 +8,17 @@ describe('parseJsonReply', () => {
 
   it('reads a ```json fenced block, with or without words around it', () => {
     expect(parseJsonReply('```json\n{"facts": [1]}\n```')).toEqual({ ok: true, value: { facts: [1] } });
-    expect(parseJsonReply('Here you go:\n```\n{"facts": [2]}\n```\nAnything else?')).toEqual({ ok: true, value: { facts: [2] } });
+    expect(parseJsonReply('Here you go:\n```\n{"facts": [2]}\n```\nAnything else?')).toEqual({
+      ok: true,
+      value: { facts: [2] },
+    });
   });
 
   it('reads an object that a sentence surrounds', () => {
-    expect(parseJsonReply('Sure! {"facts": [{"a": "}"}]} Hope this helps.')).toEqual({ ok: true, value: { facts: [{ a: '}' }] } });
+    expect(parseJsonReply('Sure! {"facts": [{"a": "}"}]} Hope this helps.')).toEqual({
+      ok: true,
+      value: { facts: [{ a: '}' }] },
+    });
   });
 
   it('says why when there is no JSON to read', () => {

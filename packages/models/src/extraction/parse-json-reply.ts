@@ -1,5 +1,6 @@
 /** A model reply read as JSON, or why it could not be. */
-export type ParsedJsonReply = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly problem: string };
+export type ParsedJsonReply =
+  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly problem: string };
 
 const fencedBlock = /```(?:json|JSON)?[ \t]*\r?\n?([\s\S]*?)```/;
 

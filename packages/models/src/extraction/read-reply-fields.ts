@@ -4,14 +4,23 @@
  * Checks the `sourceSeqs` of one extracted item: a non-empty list of integers, each the seq of a message
  * the prompt showed. Returns them sorted without repeats, or pushes what is wrong (naming `path`) to `problems`.
  */
-export function readSourceSeqs(value: unknown, path: string, shownSeqs: ReadonlySet<number>, problems: string[]): number[] | undefined {
+export function readSourceSeqs(
+  value: unknown,
+  path: string,
+  shownSeqs: ReadonlySet<number>,
+  problems: string[],
+): number[] | undefined {
   if (!Array.isArray(value) || value.length === 0 || !value.every((seq) => Number.isInteger(seq))) {
-    problems.push(`${path}.sourceSeqs must be a non-empty list of message seqs (got ${JSON.stringify(value) ?? 'nothing'})`);
+    problems.push(
+      `${path}.sourceSeqs must be a non-empty list of message seqs (got ${JSON.stringify(value) ?? 'nothing'})`,
+    );
     return undefined;
   }
   const unknown = (value as number[]).filter((seq) => !shownSeqs.has(seq));
   if (unknown.length > 0) {
-    problems.push(`${path}.sourceSeqs has ${unknown.join(', ')}, not among the seqs shown (${[...shownSeqs].join(', ')})`);
+    problems.push(
+      `${path}.sourceSeqs has ${unknown.join(', ')}, not among the seqs shown (${[...shownSeqs].join(', ')})`,
+    );
     return undefined;
   }
   return [...new Set(value as number[])].sort((a, b) => a - b);

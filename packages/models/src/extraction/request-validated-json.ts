@@ -25,7 +25,8 @@ export interface InvalidOutputEvent {
 }
 
 /** The checked value of a reply, or what is wrong with it. */
-export type ValidationResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problems: readonly string[] };
+export type ValidationResult<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problems: readonly string[] };
 
 /** One JSON task: the prompt, the schema, how to check a reply, and how often to ask again. */
 export interface ValidatedJsonRequest<T> {
@@ -97,7 +98,12 @@ export async function requestValidatedJson<T>(request: ValidatedJsonRequest<T>):
       problems,
       willRetry,
     });
-    if (willRetry) messages = [...request.prompt, { role: 'assistant', content: output }, { role: 'user', content: feedback(problems) }];
+    if (willRetry)
+      messages = [
+        ...request.prompt,
+        { role: 'assistant', content: output },
+        { role: 'user', content: feedback(problems) },
+      ];
   }
   throw new MemoryError(
     'model_failed',
@@ -123,7 +129,8 @@ async function readReply(send: () => Promise<ChatCompletion>): Promise<CheckedRe
   }
   const parsed = parseJsonReply(completion.content);
   if (parsed.ok) return { ok: true, value: parsed.value, output: completion.content };
-  const cutOff = completion.finishReason === 'length' ? ' — it was cut off at the token limit, so keep the answer shorter' : '';
+  const cutOff =
+    completion.finishReason === 'length' ? ' — it was cut off at the token limit, so keep the answer shorter' : '';
   return { ok: false, problem: `${parsed.problem}${cutOff}`, output: completion.content };
 }
 

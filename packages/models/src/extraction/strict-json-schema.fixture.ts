@@ -18,7 +18,8 @@ export function strictSchemaViolations(schema: unknown, path = '$'): string[] {
       problems.push(`${path}: required must list every property`);
     if (node.additionalProperties !== false) problems.push(`${path}: additionalProperties must be false`);
   }
-  for (const [key, child] of Object.entries(node.properties ?? {})) problems.push(...strictSchemaViolations(child, `${path}.${key}`));
+  for (const [key, child] of Object.entries(node.properties ?? {}))
+    problems.push(...strictSchemaViolations(child, `${path}.${key}`));
   if (node.items !== undefined) problems.push(...strictSchemaViolations(node.items, `${path}[]`));
   for (const forbidden of ['minimum', 'maximum', 'minItems', 'pattern'])
     if (forbidden in node) problems.push(`${path}: ${forbidden} is not portable`);

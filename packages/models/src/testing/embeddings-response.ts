@@ -31,10 +31,17 @@ export async function buildEmbeddingsResponse(
   defaultDimensions: number,
 ): Promise<EmbeddingsAnswer> {
   const input = typeof request.input === 'string' ? [request.input] : request.input;
-  if (!Array.isArray(input) || input.length === 0 || !input.every((text) => typeof text === 'string' && text.length > 0)) {
+  if (
+    !Array.isArray(input) ||
+    input.length === 0 ||
+    !input.every((text) => typeof text === 'string' && text.length > 0)
+  ) {
     return {
       status: 400,
-      body: invalidRequest("'$.input' is invalid: send a non-empty string or a non-empty list of non-empty strings", 'input'),
+      body: invalidRequest(
+        "'$.input' is invalid: send a non-empty string or a non-empty list of non-empty strings",
+        'input',
+      ),
     };
   }
   const texts = input as string[];

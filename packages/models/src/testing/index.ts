@@ -1,6 +1,10 @@
 export type { ScriptedVectorsReply } from './embeddings-response.js';
 export { startScriptedAnthropicServer } from './scripted-anthropic-server.js';
-export type { ScriptedAnthropicServer, ScriptedAnthropicServerOptions, ScriptedMessagesReply } from './scripted-anthropic-server.js';
+export type {
+  ScriptedAnthropicServer,
+  ScriptedAnthropicServerOptions,
+  ScriptedMessagesReply,
+} from './scripted-anthropic-server.js';
 export { startScriptedOpenAiServer } from './scripted-openai-server.js';
 export type {
   ReceivedRequest,

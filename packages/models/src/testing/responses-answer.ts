@@ -79,7 +79,11 @@ function outputItems(answer: ScriptedResponse): Record<string, unknown>[] {
  */
 export async function streamScriptedResponse(response: ServerResponse, answer: ScriptedResponse): Promise<void> {
   const { reply } = answer;
-  response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  response.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
   let sequence = 0;
   const send = (type: string, fields: Record<string, unknown>) => {
     if (!response.destroyed)
@@ -103,10 +107,22 @@ export async function streamScriptedResponse(response: ServerResponse, answer: S
       if (reply.breakAfterChunks === index) return void response.destroy();
       if (reply.pause?.afterChunks === index) await reply.pause.until;
       if (response.destroyed) return;
-      send('response.output_text.delta', { item_id: itemId, output_index: 0, content_index: 0, delta: piece, logprobs: [] });
+      send('response.output_text.delta', {
+        item_id: itemId,
+        output_index: 0,
+        content_index: 0,
+        delta: piece,
+        logprobs: [],
+      });
       await new Promise((resolve) => setImmediate(resolve));
     }
-    send('response.output_text.done', { item_id: itemId, output_index: 0, content_index: 0, text: reply.content, logprobs: [] });
+    send('response.output_text.done', {
+      item_id: itemId,
+      output_index: 0,
+      content_index: 0,
+      text: reply.content,
+      logprobs: [],
+    });
     send('response.content_part.done', {
       item_id: itemId,
       output_index: 0,
@@ -119,11 +135,20 @@ export async function streamScriptedResponse(response: ServerResponse, answer: S
   if (reply.breakAfterChunks !== undefined) return void response.destroy();
   for (const item of items.slice(outputIndex)) {
     const args = String(item.arguments);
-    send('response.output_item.added', { output_index: outputIndex, item: { ...item, status: 'in_progress', arguments: '' } });
+    send('response.output_item.added', {
+      output_index: outputIndex,
+      item: { ...item, status: 'in_progress', arguments: '' },
+    });
     const half = Math.ceil(args.length / 2);
     for (const part of [args.slice(0, half), args.slice(half)])
-      if (part !== '') send('response.function_call_arguments.delta', { item_id: item.id, output_index: outputIndex, delta: part });
-    send('response.function_call_arguments.done', { item_id: item.id, output_index: outputIndex, name: item.name, arguments: args });
+      if (part !== '')
+        send('response.function_call_arguments.delta', { item_id: item.id, output_index: outputIndex, delta: part });
+    send('response.function_call_arguments.done', {
+      item_id: item.id,
+      output_index: outputIndex,
+      name: item.name,
+      arguments: args,
+    });
     send('response.output_item.done', { output_index: outputIndex, item });
     outputIndex += 1;
   }

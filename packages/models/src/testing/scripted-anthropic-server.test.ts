@@ -15,11 +15,20 @@ function post(target: ScriptedAnthropicServer, body: unknown, key = 'sk-ant'): P
   });
 }
 
-const system = [{ type: 'text', text: 'You are a mesh-radio bot; reply in 150 characters or less.', cache_control: { type: 'ephemeral' } }];
+const system = [
+  {
+    type: 'text',
+    text: 'You are a mesh-radio bot; reply in 150 characters or less.',
+    cache_control: { type: 'ephemeral' },
+  },
+];
 
 describe('startScriptedAnthropicServer', () => {
   it('writes the prefix at a breakpoint and reads it back on a later request with the same prefix', async () => {
-    server = await startScriptedAnthropicServer({ replies: [{ content: 'One.' }, { content: 'Two.' }], apiKey: 'sk-ant' });
+    server = await startScriptedAnthropicServer({
+      replies: [{ content: 'One.' }, { content: 'Two.' }],
+      apiKey: 'sk-ant',
+    });
 
     const first = (await (
       await post(server, { model: 'c', max_tokens: 9, system, messages: [{ role: 'user', content: 'First?' }] })

@@ -41,7 +41,9 @@ export interface ScriptedAnthropicServer {
  * breakpoints was written reads it: `cache_read_input_tokens`, `cache_creation_input_tokens` and the
  * uncached rest in `input_tokens`. A 500 once the script is used up.
  */
-export async function startScriptedAnthropicServer(options: ScriptedAnthropicServerOptions): Promise<ScriptedAnthropicServer> {
+export async function startScriptedAnthropicServer(
+  options: ScriptedAnthropicServerOptions,
+): Promise<ScriptedAnthropicServer> {
   const replies = [...options.replies];
   const requests: ReceivedRequest[] = [];
   const cache = new Set<string>();
@@ -49,7 +51,12 @@ export async function startScriptedAnthropicServer(options: ScriptedAnthropicSer
   const server = createServer((request, response) => {
     void (async () => {
       const body = parseBody(await readBody(request));
-      requests.push({ method: request.method ?? 'GET', path: request.url ?? '/', headers: { ...request.headers }, body: body.value });
+      requests.push({
+        method: request.method ?? 'GET',
+        path: request.url ?? '/',
+        headers: { ...request.headers },
+        body: body.value,
+      });
       if (options.apiKey !== undefined && request.headers['x-api-key'] !== options.apiKey)
         return sendError(response, 401, 'authentication_error', 'invalid x-api-key');
       if (request.method !== 'POST' || (request.url ?? '').split('?')[0] !== '/v1/messages')
@@ -59,8 +66,10 @@ export async function startScriptedAnthropicServer(options: ScriptedAnthropicSer
       const message = body.value as Record<string, unknown>;
       count += 1;
       const reply = options.replyTo?.(message) ?? replies.shift();
-      if (reply === undefined) return sendError(response, 500, 'api_error', `the script has no reply left for messages request ${count}`);
-      if (reply.delayMs !== undefined && reply.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
+      if (reply === undefined)
+        return sendError(response, 500, 'api_error', `the script has no reply left for messages request ${count}`);
+      if (reply.delayMs !== undefined && reply.delayMs > 0)
+        await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
       if ('status' in reply)
         return sendJson(
           response,
@@ -75,7 +84,13 @@ export async function startScriptedAnthropicServer(options: ScriptedAnthropicSer
         usage,
       };
       if (message.stream === true) await streamMessage(response, answer);
-      else sendJson(response, 200, { ...messageFrame(answer), content: contentBlocks(reply), stop_reason: stopReason(reply), usage });
+      else
+        sendJson(response, 200, {
+          ...messageFrame(answer),
+          content: contentBlocks(reply),
+          stop_reason: stopReason(reply),
+          usage,
+        });
     })().catch((error: unknown) => {
       if (!response.headersSent) sendError(response, 500, 'api_error', `scripted server failed: ${String(error)}`);
       else response.destroy();
@@ -149,16 +164,20 @@ function promptBlocks(message: Record<string, unknown>): { content: unknown; bre
     const { cache_control: control, ...content } = (
       typeof value === 'object' && value !== null ? value : { type: 'text', text: value }
     ) as Record<string, unknown>;
-    return { content: role === undefined ? content : { role, ...content }, breakpoint: control !== undefined && control !== null };
+    return {
+      content: role === undefined ? content : { role, ...content },
+      breakpoint: control !== undefined && control !== null,
+    };
   };
-  const system = typeof message.system === 'string' ? [message.system] : Array.isArray(message.system) ? message.system : [];
+  const system =
+    typeof message.system === 'string' ? [message.system] : Array.isArray(message.system) ? message.system : [];
   const messages = Array.isArray(message.messages) ? (message.messages as { role?: string; content?: unknown }[]) : [];
   return [
     ...(Array.isArray(message.tools) ? message.tools : []).map((tool) => entry(tool, 'tool')),
     ...system.map((block) => entry(block, 'system')),
     ...messages.flatMap((turn) =>
-      (typeof turn.content === 'string' ? [turn.content] : Array.isArray(turn.content) ? turn.content : []).map((block) =>
-        entry(block, turn.role),
+      (typeof turn.content === 'string' ? [turn.content] : Array.isArray(turn.content) ? turn.content : []).map(
+        (block) => entry(block, turn.role),
       ),
     ),
   ];
@@ -190,7 +209,9 @@ async function streamMessage(response: ServerResponse, answer: Answer): Promise<
   const send = (type: string, fields: Record<string, unknown>) => {
     if (!response.destroyed) response.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`);
   };
-  send('message_start', { message: { ...messageFrame(answer), content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } });
+  send('message_start', {
+    message: { ...messageFrame(answer), content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
+  });
   let index = 0;
   if (reply.content !== '') {
     send('content_block_start', { index, content_block: { type: 'text', text: '' } });
@@ -205,14 +226,20 @@ async function streamMessage(response: ServerResponse, answer: Answer): Promise<
   }
   if (reply.breakAfterChunks !== undefined) return void response.destroy();
   for (const call of reply.toolCalls ?? []) {
-    send('content_block_start', { index, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } });
+    send('content_block_start', {
+      index,
+      content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} },
+    });
     const half = Math.ceil(call.arguments.length / 2);
     for (const part of [call.arguments.slice(0, half), call.arguments.slice(half)])
       send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: part } });
     send('content_block_stop', { index });
     index += 1;
   }
-  send('message_delta', { delta: { stop_reason: stopReason(reply), stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
+  send('message_delta', {
+    delta: { stop_reason: stopReason(reply), stop_sequence: null },
+    usage: { output_tokens: usage.output_tokens },
+  });
   send('message_stop', {});
   if (!response.destroyed) response.end();
 }

@@ -1,6 +1,10 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startScriptedOpenAiServer, type ScriptedOpenAiServer, type ScriptedOpenAiServerOptions } from './scripted-openai-server.js';
+import {
+  startScriptedOpenAiServer,
+  type ScriptedOpenAiServer,
+  type ScriptedOpenAiServerOptions,
+} from './scripted-openai-server.js';
 
 let server: ScriptedOpenAiServer | undefined;
 
@@ -15,7 +19,11 @@ async function start(options: ScriptedOpenAiServerOptions): Promise<ScriptedOpen
 }
 
 function post(target: ScriptedOpenAiServer, body: unknown, path = '/chat/completions'): Promise<Response> {
-  return fetch(`${target.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return fetch(`${target.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
 const request = { model: 'm', messages: [{ role: 'user', content: 'hello there' }] };
@@ -24,7 +32,10 @@ describe('startScriptedOpenAiServer', () => {
   it('answers chat completions in script order and records the bodies', async () => {
     const target = await start({ replies: [{ content: 'first' }, { content: 'second' }] });
 
-    const first = (await (await post(target, request)).json()) as { choices: { message: { content: string } }[]; usage: unknown };
+    const first = (await (await post(target, request)).json()) as {
+      choices: { message: { content: string } }[];
+      usage: unknown;
+    };
     const second = (await (await post(target, request)).json()) as { choices: { message: { content: string } }[] };
 
     expect(first.choices[0]!.message.content).toBe('first');
@@ -65,7 +76,11 @@ describe('startScriptedOpenAiServer', () => {
   });
 
   it('repeats the last reply for every further request with repeatLast, and records nothing with recordRequests: false', async () => {
-    const target = await start({ replies: [{ content: 'first' }, { content: 'again' }], repeatLast: true, recordRequests: false });
+    const target = await start({
+      replies: [{ content: 'first' }, { content: 'again' }],
+      repeatLast: true,
+      recordRequests: false,
+    });
 
     const contents: string[] = [];
     for (let index = 0; index < 4; index += 1) {
@@ -106,7 +121,10 @@ describe('startScriptedOpenAiServer', () => {
   it('lists its models without consuming a reply', async () => {
     const target = await start({ replies: [{ content: 'kept' }], models: ['llama3.2'] });
 
-    const listing = (await (await fetch(`${target.baseUrl}/models`)).json()) as { object: string; data: { id: string }[] };
+    const listing = (await (await fetch(`${target.baseUrl}/models`)).json()) as {
+      object: string;
+      data: { id: string }[];
+    };
 
     expect(listing.object).toBe('list');
     expect(listing.data.map((model) => model.id)).toEqual(['llama3.2']);
@@ -123,10 +141,16 @@ describe('startScriptedOpenAiServer', () => {
   });
 
   it('streams a reply as chat.completion.chunk events ending with [DONE], which the openai client reassembles', async () => {
-    const target = await start({ replies: [{ content: 'Rain after 14:00, 6 °C.' }, { content: 'abc', chunks: ['a', 'bc'] }] });
+    const target = await start({
+      replies: [{ content: 'Rain after 14:00, 6 °C.' }, { content: 'abc', chunks: ['a', 'bc'] }],
+    });
     const client = new OpenAI({ baseURL: target.baseUrl, apiKey: 'sk-test', maxRetries: 0 });
 
-    const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hello there' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hello there' }],
+      stream: true,
+    });
     const pieces: string[] = [];
     for await (const chunk of stream) pieces.push(chunk.choices[0]?.delta.content ?? '');
     const raw = await (await post(target, { ...request, stream: true })).text();
@@ -157,7 +181,10 @@ describe('startScriptedOpenAiServer', () => {
     });
     const client = new OpenAI({ baseURL: target.baseUrl, apiKey: 'sk-test', maxRetries: 0 });
 
-    const whole = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hello there' }] });
+    const whole = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hello there' }],
+    });
     const stream = await client.chat.completions.create({
       model: 'm',
       messages: [{ role: 'user', content: 'hello there' }],
@@ -178,10 +205,16 @@ describe('startScriptedOpenAiServer', () => {
 
     expect(whole.choices[0]!.message).toMatchObject({
       content: null,
-      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Bergen"}' } }],
+      tool_calls: [
+        { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Bergen"}' } },
+      ],
     });
     expect(whole.choices[0]!.finish_reason).toBe('tool_calls');
-    expect({ name, args, finishReason }).toEqual({ name: 'get_weather', args: '{"city":"Bergen"}', finishReason: 'tool_calls' });
+    expect({ name, args, finishReason }).toEqual({
+      name: 'get_weather',
+      args: '{"city":"Bergen"}',
+      finishReason: 'tool_calls',
+    });
     expect(usage).toEqual({ prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 });
   });
 
@@ -201,7 +234,8 @@ describe('startScriptedOpenAiServer', () => {
     while (!text.includes('one ')) text += new TextDecoder().decode((await reader.read()).value);
     expect(text).not.toContain('two');
     resume();
-    for (let part = await reader.read(); !part.done; part = await reader.read()) text += new TextDecoder().decode(part.value);
+    for (let part = await reader.read(); !part.done; part = await reader.read())
+      text += new TextDecoder().decode(part.value);
     expect(text).toContain('"two "');
     expect(text).toContain('[DONE]');
 
@@ -222,7 +256,12 @@ describe('startScriptedOpenAiServer', () => {
     const again = await client.embeddings.create({ model: 'e', input: texts, encoding_format: 'float' });
     // Without encoding_format the SDK asks for base64 and decodes it.
     const decoded = await client.embeddings.create({ model: 'e', input: texts });
-    const shortened = await client.embeddings.create({ model: 'e', input: 'one', dimensions: 4, encoding_format: 'float' });
+    const shortened = await client.embeddings.create({
+      model: 'e',
+      input: 'one',
+      dimensions: 4,
+      encoding_format: 'float',
+    });
 
     const vectors = floats.data.map((item) => item.embedding);
     expect(floats.data.map((item) => item.index)).toEqual([0, 1, 2]);
@@ -250,7 +289,9 @@ describe('startScriptedOpenAiServer', () => {
     const scripted = (await (await post(target, body, '/embeddings')).json()) as { data: { embedding: number[] }[] };
     const unavailable = await post(target, body, '/embeddings');
     const raw = await (await post(target, body, '/embeddings')).text();
-    const deterministic = (await (await post(target, body, '/embeddings')).json()) as { data: { embedding: number[] }[] };
+    const deterministic = (await (await post(target, body, '/embeddings')).json()) as {
+      data: { embedding: number[] }[];
+    };
     const empty = await post(target, { ...body, input: ['a', ''] }, '/embeddings');
 
     expect(scripted.data[0]!.embedding).toEqual([3, 4]);
@@ -287,16 +328,24 @@ describe('startScriptedOpenAiServer', () => {
 describe('startScriptedOpenAiServer: POST /v1/responses', () => {
   it('answers the same script as a Responses response, and as its event stream up to response.completed', async () => {
     const target = await start({
-      replies: [{ content: 'Hi there.', usage: { promptTokens: 9, completionTokens: 3, cachedTokens: 4 } }, { content: 'Again.' }],
+      replies: [
+        { content: 'Hi there.', usage: { promptTokens: 9, completionTokens: 3, cachedTokens: 4 } },
+        { content: 'Again.' },
+      ],
     });
     const client = new OpenAI({ baseURL: target.baseUrl, apiKey: 'unused', maxRetries: 0 });
 
     const response = await client.responses.create({ model: 'm', input: 'hello' });
     const events: string[] = [];
-    for await (const event of await client.responses.create({ model: 'm', input: 'hello', stream: true })) events.push(event.type);
+    for await (const event of await client.responses.create({ model: 'm', input: 'hello', stream: true }))
+      events.push(event.type);
 
     expect(response.output_text).toBe('Hi there.');
-    expect(response.usage).toMatchObject({ input_tokens: 9, output_tokens: 3, input_tokens_details: { cached_tokens: 4 } });
+    expect(response.usage).toMatchObject({
+      input_tokens: 9,
+      output_tokens: 3,
+      input_tokens_details: { cached_tokens: 4 },
+    });
     expect(events[0]).toBe('response.created');
     expect(events).toContain('response.output_text.delta');
     expect(events.at(-1)).toBe('response.completed');

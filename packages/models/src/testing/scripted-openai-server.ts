@@ -216,7 +216,11 @@ interface HandlerContext {
   readonly wait: (delayMs: number, response: ServerResponse) => Promise<boolean>;
 }
 
-async function handleRequest(context: HandlerContext, request: IncomingMessage, response: ServerResponse): Promise<void> {
+async function handleRequest(
+  context: HandlerContext,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
   const text = await readBody(request);
   const path = request.url ?? '/';
   const body = parseBody(text);
@@ -230,7 +234,12 @@ async function handleRequest(context: HandlerContext, request: IncomingMessage, 
   }
   if (request.method === 'GET' && route === '/models') {
     const created = Math.floor(Date.now() / 1000);
-    const data = (context.options.models ?? ['scripted-model']).map((id) => ({ id, object: 'model', created, owned_by: 'mnemo-scripted' }));
+    const data = (context.options.models ?? ['scripted-model']).map((id) => ({
+      id,
+      object: 'model',
+      created,
+      owned_by: 'mnemo-scripted',
+    }));
     sendJson(response, 200, { object: 'list', data });
     return;
   }
@@ -280,7 +289,11 @@ async function answer(
     const status = reply.status ?? 200;
     const whole = Buffer.from(reply.raw);
     const length = reply.breakAfterBytes === undefined ? {} : { 'content-length': String(whole.length) };
-    response.writeHead(status, { 'content-type': reply.contentType ?? 'application/json', ...length, ...retryHeaders(context, status) });
+    response.writeHead(status, {
+      'content-type': reply.contentType ?? 'application/json',
+      ...length,
+      ...retryHeaders(context, status),
+    });
     if (reply.breakAfterBytes === undefined) return void response.end(whole);
     response.write(whole.subarray(0, reply.breakAfterBytes), () => response.destroy());
     return;
@@ -320,7 +333,12 @@ async function answer(
     ...(usage.cachedTokens === undefined ? {} : { prompt_tokens_details: { cached_tokens: usage.cachedTokens } }),
   };
   if (completion.stream === true) {
-    await streamCompletion(response, { frame, reply: content, finishReason, usage: includeUsage(completion) ? wireUsage : undefined });
+    await streamCompletion(response, {
+      frame,
+      reply: content,
+      finishReason,
+      usage: includeUsage(completion) ? wireUsage : undefined,
+    });
     return;
   }
   const toolCalls = content.toolCalls?.map((call) => ({
@@ -348,7 +366,11 @@ async function answer(
   });
 }
 
-async function answerEmbeddings(context: HandlerContext, body: { json: boolean; value: unknown }, response: ServerResponse): Promise<void> {
+async function answerEmbeddings(
+  context: HandlerContext,
+  body: { json: boolean; value: unknown },
+  response: ServerResponse,
+): Promise<void> {
   if (!body.json || typeof body.value !== 'object' || body.value === null) {
     sendError(context, response, 400, 'request body must be a JSON object', 'invalid_request_error');
     return;
@@ -360,7 +382,10 @@ async function answerEmbeddings(context: HandlerContext, body: { json: boolean; 
   }
   if (reply !== undefined && 'raw' in reply) {
     const status = reply.status ?? 200;
-    response.writeHead(status, { 'content-type': reply.contentType ?? 'application/json', ...retryHeaders(context, status) });
+    response.writeHead(status, {
+      'content-type': reply.contentType ?? 'application/json',
+      ...retryHeaders(context, status),
+    });
     response.end(reply.raw);
     return;
   }
@@ -372,19 +397,26 @@ async function answerEmbeddings(context: HandlerContext, body: { json: boolean; 
     return;
   }
   const vectors = reply !== undefined && 'vectors' in reply ? reply : undefined;
-  const answer = await buildEmbeddingsResponse(body.value as Record<string, unknown>, vectors, context.options.embeddingDimensions ?? 16);
+  const answer = await buildEmbeddingsResponse(
+    body.value as Record<string, unknown>,
+    vectors,
+    context.options.embeddingDimensions ?? 16,
+  );
   sendJson(response, answer.status, answer.body, retryHeaders(context, answer.status));
 }
 
 function includeUsage(completion: Record<string, unknown>): boolean {
   const options = completion.stream_options;
-  return typeof options === 'object' && options !== null && (options as { include_usage?: unknown }).include_usage === true;
+  return (
+    typeof options === 'object' && options !== null && (options as { include_usage?: unknown }).include_usage === true
+  );
 }
 
 function estimateUsage(completion: Record<string, unknown>, content: string): ScriptedUsage {
   const messages = Array.isArray(completion.messages) ? (completion.messages as unknown[]) : [];
   const promptChars = messages.reduce<number>((sum, message) => {
-    const text = typeof message === 'object' && message !== null ? (message as { content?: unknown }).content : undefined;
+    const text =
+      typeof message === 'object' && message !== null ? (message as { content?: unknown }).content : undefined;
     return sum + (typeof text === 'string' ? text.length : 0);
   }, 0);
   return { promptTokens: Math.ceil(promptChars / 4), completionTokens: Math.ceil(content.length / 4) };
@@ -412,7 +444,11 @@ function sendError(
 
 function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers });
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(text)),
+    ...headers,
+  });
   response.end(text);
 }
 

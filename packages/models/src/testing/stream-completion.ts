@@ -26,7 +26,11 @@ export interface StreamedCompletion {
 export async function streamCompletion(response: ServerResponse, completion: StreamedCompletion): Promise<void> {
   const { frame, reply } = completion;
   const pieces = contentPieces(reply);
-  response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  response.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
   const send = (choices: unknown[], extra: Record<string, unknown> = {}) => {
     if (!response.destroyed)
       response.write(
@@ -54,7 +58,9 @@ export async function streamCompletion(response: ServerResponse, completion: Str
     return;
   }
   for (const [index, call] of (reply.toolCalls ?? []).entries()) {
-    send(delta({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
+    send(
+      delta({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }),
+    );
     const half = Math.ceil(call.arguments.length / 2);
     for (const part of [call.arguments.slice(0, half), call.arguments.slice(half)]) {
       if (part !== '') send(delta({ tool_calls: [{ index, function: { arguments: part } }] }));

@@ -119,14 +119,17 @@ export function createServerApp(options: ServerAppOptions): BuiltServerApp {
   app.notFound((c) => errorResponse(c, 'not_found', `no route for ${c.req.method} ${c.req.path}`));
   app.onError((error, c) => {
     if (error instanceof HTTPException && error.status < 500) {
-      const code = error.status === 413 ? 'payload_too_large' : error.status === 415 ? 'unsupported_media_type' : 'invalid_input';
+      const code =
+        error.status === 413 ? 'payload_too_large' : error.status === 415 ? 'unsupported_media_type' : 'invalid_input';
       return errorResponse(c, code, error.message || 'bad request');
     }
     const response = toErrorResponse(error, c.get('requestId'));
     if (response.log) {
       // A store that is down fails every request the same way: its cause is logged once per interval,
       // with the count left out since (each request still has its own request line with the status).
-      const decision = isMemoryError(error, 'unavailable') ? unavailableLog.take(repeatKeyOf(error)) : { log: true, suppressed: 0 };
+      const decision = isMemoryError(error, 'unavailable')
+        ? unavailableLog.take(repeatKeyOf(error))
+        : { log: true, suppressed: 0 };
       if (decision.log)
         c.get('logger').error(
           { err: error, ...(decision.suppressed > 0 ? { repeatedSinceLastLogged: decision.suppressed } : {}) },
@@ -141,6 +144,9 @@ export function createServerApp(options: ServerAppOptions): BuiltServerApp {
 }
 
 // Route modules mount after the middleware, so the public routes they register are looked up per request.
-function exceptPublic(isPublic: (path: string) => boolean, middleware: MiddlewareHandler<ServerEnv>): MiddlewareHandler<ServerEnv> {
+function exceptPublic(
+  isPublic: (path: string) => boolean,
+  middleware: MiddlewareHandler<ServerEnv>,
+): MiddlewareHandler<ServerEnv> {
   return (c, next) => (isPublic(c.req.path) ? next() : middleware(c, next));
 }

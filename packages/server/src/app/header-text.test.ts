@@ -14,7 +14,11 @@ let directory: string;
 
 beforeAll(async () => {
   directory = await mkdtemp(join(tmpdir(), 'mnemo-header-text-'));
-  memory = createMemory({ store: createSqliteStore({ path: join(directory, 'mnemo.db') }), compaction: false, knowledge: false });
+  memory = createMemory({
+    store: createSqliteStore({ path: join(directory, 'mnemo.db') }),
+    compaction: false,
+    knowledge: false,
+  });
   server = await startServer({
     app: createServerApp({ memory, logger: pino({ level: 'silent' }), limits: { rateLimit: false } }),
     port: 0,
@@ -50,7 +54,9 @@ describe('id headers on the wire', () => {
   it('reads a UTF-8 X-Mnemo-User as UTF-8 and a Latin-1 one as Latin-1: both name user café, as a JSON body does', async () => {
     expect((await append('node-1', Buffer.from('café', 'utf8'), 'sent by curl')).status).toBe(201);
     expect((await append('node-2', Buffer.from('café', 'latin1'), 'sent by fetch')).status).toBe(201);
-    expect((await append('node-3', Buffer.from('Müller-東京', 'utf8'), 'four-byte free, three-byte CJK')).status).toBe(201);
+    expect((await append('node-3', Buffer.from('Müller-東京', 'utf8'), 'four-byte free, three-byte CJK')).status).toBe(
+      201,
+    );
 
     const cafe = await memory.listConversations({ tenantId: 'default', userId: 'café' });
     expect(cafe.items.map((conversation) => conversation.conversationId).sort()).toEqual(['node-1', 'node-2']);

@@ -53,7 +53,10 @@ export function resolveServerLimits(limits: Partial<ServerLimits> = {}, apiKeyCo
     checkPositive('rateLimit.requestsPerSecond', merged.rateLimit.requestsPerSecond, false);
     checkPositive('rateLimit.burst', merged.rateLimit.burst, true);
   }
-  return Object.freeze({ ...merged, rateLimit: merged.rateLimit === false ? false : Object.freeze({ ...merged.rateLimit }) });
+  return Object.freeze({
+    ...merged,
+    rateLimit: merged.rateLimit === false ? false : Object.freeze({ ...merged.rateLimit }),
+  });
 }
 
 function checkPositive(field: string, value: unknown, integer: boolean): void {

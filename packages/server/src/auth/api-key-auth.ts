@@ -36,7 +36,9 @@ export function createApiKeyMatcher(keys: readonly ApiKey[]): ApiKeyMatcher {
       });
     }
     if (seen.has(entry.key))
-      throw new MemoryError('invalid_input', `auth.keys[${index}] repeats a key`, { details: { field: `auth.keys[${index}].key` } });
+      throw new MemoryError('invalid_input', `auth.keys[${index}] repeats a key`, {
+        details: { field: `auth.keys[${index}].key` },
+      });
     seen.add(entry.key);
     const { tenantId } = resolveUserScope({ tenantId: entry.tenantId });
     return { digest: sha256(entry.key), entry: Object.freeze({ key: entry.key, tenantId }) };
@@ -71,10 +73,13 @@ export function createAuthMiddleware(auth: ServerAuth): {
     }
     const presented = bearerToken(c.req.header('authorization'));
     if (presented === undefined) {
-      return errorResponse(c, 'unauthorized', 'this server needs an API key: send Authorization: Bearer <key>', { headers: challenge });
+      return errorResponse(c, 'unauthorized', 'this server needs an API key: send Authorization: Bearer <key>', {
+        headers: challenge,
+      });
     }
     const key = match(presented);
-    if (key === undefined) return errorResponse(c, 'unauthorized', 'the API key is not one this server knows', { headers: challenge });
+    if (key === undefined)
+      return errorResponse(c, 'unauthorized', 'the API key is not one this server knows', { headers: challenge });
     c.set('tenantId', key.tenantId);
     c.set('authenticatedByKey', true);
     return next();

@@ -21,8 +21,8 @@ export function BackgroundView({ tenantId, counts, failures, now }: BackgroundVi
     <section data-view="background">
       <h1>Background</h1>
       <p class="sub">
-        Jobs of tenant <code>{tenantId}</code>: compaction, fact and graph extraction, embedding. They run in workers, never on the request
-        path.
+        Jobs of tenant <code>{tenantId}</code>: compaction, fact and graph extraction, embedding. They run in workers,
+        never on the request path.
       </p>
       {counts.length === 0 ? (
         <p class="state state-empty" data-empty>
@@ -30,7 +30,11 @@ export function BackgroundView({ tenantId, counts, failures, now }: BackgroundVi
         </p>
       ) : (
         <DataTable
-          columns={['Kind', ...statuses.map((status) => ({ label: status, numeric: true })), { label: 'Oldest pending', numeric: true }]}
+          columns={[
+            'Kind',
+            ...statuses.map((status) => ({ label: status, numeric: true })),
+            { label: 'Oldest pending', numeric: true },
+          ]}
         >
           {jobKinds.map((kind) => {
             const pending = count(kind, 'pending');
@@ -60,7 +64,9 @@ export function BackgroundView({ tenantId, counts, failures, now }: BackgroundVi
               <td>{formatTime(job.updatedAt)}</td>
               <td>{job.kind}</td>
               <td>
-                <a href={hashLink(inspectorRoutes.conversation(job.userId, job.conversationId))}>{job.conversationId}</a>
+                <a href={hashLink(inspectorRoutes.conversation(job.userId, job.conversationId))}>
+                  {job.conversationId}
+                </a>
                 <div class="hint">{job.userId}</div>
               </td>
               <td>

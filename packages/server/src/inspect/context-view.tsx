@@ -79,7 +79,9 @@ export function ContextView(props: ContextViewProps) {
         </label>
         <button type="submit">Build</button>
       </form>
-      <p class="hint">A preview: building it here does not enter the usage ledger. Counts are in {report.encoding} tokens.</p>
+      <p class="hint">
+        A preview: building it here does not enter the usage ledger. Counts are in {report.encoding} tokens.
+      </p>
       <div class="stats">
         <div class="stat" data-sent-tokens={report.sentTokens}>
           <b>{formatCount(report.sentTokens)}</b>
@@ -158,7 +160,8 @@ function LeftOut({ built }: ContextViewProps) {
               <td class="num">1</td>
               <td class="num">{formatCount(cut.originalTokens - cut.keptTokens)}</td>
               <td>
-                shortened from {formatCount(cut.originalTokens)} to {formatCount(cut.keptTokens)} tokens: alone it did not fit
+                shortened from {formatCount(cut.originalTokens)} to {formatCount(cut.keptTokens)} tokens: alone it did
+                not fit
               </td>
             </tr>
           ))}
@@ -168,15 +171,20 @@ function LeftOut({ built }: ContextViewProps) {
   );
 }
 
-function itemsOf(built: BuiltContext, kind: ContextItem['kind']): { item: ContextItem; reason?: ExcludedItem['reason'] }[] {
+function itemsOf(
+  built: BuiltContext,
+  kind: ContextItem['kind'],
+): { item: ContextItem; reason?: ExcludedItem['reason'] }[] {
   const included = built.report.parts.flatMap((part) => part.items ?? []).filter((item) => item.kind === kind);
   const excluded = built.report.excludedItems.filter((item) => item.kind === kind);
   return [...included.map((item) => ({ item })), ...excluded.map((item) => ({ item, reason: item.reason }))];
 }
 
 const keywordOnlyReasons: Readonly<Record<NonNullable<ContextRecallReport['reason']>, string>> = {
-  no_embedder: 'no embedder is configured, so there is no vector search (MNEMO_EMBEDDER picks one; the default use-lite is offline)',
-  embedding_deadline: "the query's embedding missed its deadline (the embedder was busy), so this request did not wait for it",
+  no_embedder:
+    'no embedder is configured, so there is no vector search (MNEMO_EMBEDDER picks one; the default use-lite is offline)',
+  embedding_deadline:
+    "the query's embedding missed its deadline (the embedder was busy), so this request did not wait for it",
 };
 
 /** How recall searched for this context: a line saying so, and why when it went keyword-only. */
@@ -274,7 +282,9 @@ function Facts({ built, facts, settings }: ContextViewProps) {
             return (
               <tr data-fact-item={item.id}>
                 <td>
-                  {fact === undefined ? item.id : `${fact.subject === 'user' ? '' : `${fact.subject} `}${fact.attribute}: ${fact.value}`}
+                  {fact === undefined
+                    ? item.id
+                    : `${fact.subject === 'user' ? '' : `${fact.subject} `}${fact.attribute}: ${fact.value}`}
                 </td>
                 <td class="num">{formatScore(item.score)}</td>
                 <td>
@@ -290,5 +300,9 @@ function Facts({ built, facts, settings }: ContextViewProps) {
 }
 
 function Inclusion({ reason }: { reason: ExcludedItem['reason'] | undefined }) {
-  return reason === undefined ? <span class="tag">included</span> : <span class="tag warn">{excludedReasons[reason]}</span>;
+  return reason === undefined ? (
+    <span class="tag">included</span>
+  ) : (
+    <span class="tag warn">{excludedReasons[reason]}</span>
+  );
 }

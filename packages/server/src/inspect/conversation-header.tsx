@@ -4,7 +4,15 @@ import { hashLink, inspectorRoutes } from './inspector-links.js';
 export type ConversationTab = 'transcript' | 'context' | 'savings';
 
 /** The title and the view switcher every view of one conversation starts with. */
-export function ConversationHeader({ userId, conversationId, tab }: { userId: string; conversationId: string; tab: ConversationTab }) {
+export function ConversationHeader({
+  userId,
+  conversationId,
+  tab,
+}: {
+  userId: string;
+  conversationId: string;
+  tab: ConversationTab;
+}) {
   const current = (name: ConversationTab) => (name === tab ? { 'aria-current': 'page' as const } : {});
   return (
     <header>

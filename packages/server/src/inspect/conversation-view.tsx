@@ -51,7 +51,9 @@ export function ConversationView(props: ConversationViewProps) {
       {summaries.length === 0 ? (
         <p class="state state-empty">No summary yet: compaction runs once the raw history outgrows its trigger.</p>
       ) : (
-        [...summaries].reverse().map((summary) => <SummaryDetails summary={summary} latest={summary.id === summaries.at(-1)?.id} />)
+        [...summaries]
+          .reverse()
+          .map((summary) => <SummaryDetails summary={summary} latest={summary.id === summaries.at(-1)?.id} />)
       )}
       <KnowledgeSection {...props} />
       <Transcript {...props} />
@@ -70,7 +72,11 @@ function Stat({ label, value }: { label: string; value: string }) {
 
 function SummaryDetails({ summary, latest }: { summary: Summary; latest: boolean }) {
   return (
-    <details class="summary" data-summary={summary.id} data-fragment={inspectorRoutes.summary(summary.userId, summary.id)}>
+    <details
+      class="summary"
+      data-summary={summary.id}
+      data-fragment={inspectorRoutes.summary(summary.userId, summary.id)}
+    >
       <summary>
         <b>Level {summary.level}</b> · seq {summary.fromSeq}–{summary.toSeq} · {formatCount(summary.tokens)} tokens ·{' '}
         <code>{summary.summarizer}</code>
@@ -98,7 +104,11 @@ function KnowledgeSection({ facts, relations }: ConversationViewProps) {
   return (
     <>
       <h2>Facts from this conversation</h2>
-      {facts.length === 0 ? <p class="state state-empty">No fact was extracted from this conversation.</p> : <FactTable facts={facts} />}
+      {facts.length === 0 ? (
+        <p class="state state-empty">No fact was extracted from this conversation.</p>
+      ) : (
+        <FactTable facts={facts} />
+      )}
       <h2>Entities and relations from this conversation</h2>
       {relations.length === 0 ? (
         <p class="state state-empty">No relation between entities was extracted from this conversation.</p>
@@ -109,12 +119,18 @@ function KnowledgeSection({ facts, relations }: ConversationViewProps) {
               <td>{subject}</td>
               <td>
                 <code>{relation.predicate}</code>
-                {relation.validTo === undefined ? null : <span class="tag warn">ended {formatTime(relation.validTo)}</span>}
+                {relation.validTo === undefined ? null : (
+                  <span class="tag warn">ended {formatTime(relation.validTo)}</span>
+                )}
               </td>
               <td>{object}</td>
               <td>
                 {relation.sourceConversationId === undefined ? null : (
-                  <SourceLinks userId={relation.userId} conversationId={relation.sourceConversationId} seqs={relation.sourceSeqs} />
+                  <SourceLinks
+                    userId={relation.userId}
+                    conversationId={relation.sourceConversationId}
+                    seqs={relation.sourceSeqs}
+                  />
                 )}
               </td>
             </tr>
@@ -147,8 +163,8 @@ function Transcript({ stats, messages, afterSeq, pageSize, focusSeq }: Conversat
   const watermarkRow = (
     <tr class="watermark" data-watermark={watermark}>
       <td colspan={5}>
-        Summary watermark: messages 1–{watermark} are covered by the current summary; the context sends them as that summary. Newer messages
-        are raw.
+        Summary watermark: messages 1–{watermark} are covered by the current summary; the context sends them as that
+        summary. Newer messages are raw.
       </td>
     </tr>
   );

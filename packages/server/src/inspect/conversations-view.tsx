@@ -19,7 +19,8 @@ export function ConversationsView({ tenantId, page, search, user, cursor }: Conv
     <section data-view="conversations">
       <h1>Conversations</h1>
       <p class="sub">
-        Tenant <code>{tenantId}</code>. Messages and tokens as stored; "summarized through" is the seq the newest summary covers.
+        Tenant <code>{tenantId}</code>. Messages and tokens as stored; "summarized through" is the seq the newest
+        summary covers.
       </p>
       <form class="bar" data-route={inspectorRoutes.conversations()} role="search">
         <label>
@@ -42,8 +43,8 @@ export function ConversationsView({ tenantId, page, search, user, cursor }: Conv
       ) : (
         <>
           <p class="hint narrow-only" data-narrow-hint>
-            On a narrow screen the table shows user, conversation, messages and last activity; tokens and how far the summary reaches are on
-            each conversation's page.
+            On a narrow screen the table shows user, conversation, messages and last activity; tokens and how far the
+            summary reaches are on each conversation's page.
           </p>
           <DataTable
             columns={[
@@ -72,7 +73,9 @@ export function ConversationsView({ tenantId, page, search, user, cursor }: Conv
                 </td>
                 <td class="num hide-narrow">{formatCount(conversation.totalTokens)}</td>
                 <td class="num hide-narrow">
-                  {conversation.summarizedThroughSeq === 0 ? '—' : `seq ${formatCount(conversation.summarizedThroughSeq)}`}
+                  {conversation.summarizedThroughSeq === 0
+                    ? '—'
+                    : `seq ${formatCount(conversation.summarizedThroughSeq)}`}
                 </td>
                 <td class="when">{formatTime(conversation.updatedAt)}</td>
               </tr>
@@ -81,7 +84,9 @@ export function ConversationsView({ tenantId, page, search, user, cursor }: Conv
         </>
       )}
       <p class="pager">
-        {cursor === undefined ? null : <a href={hashLink(inspectorRoutes.conversations({ search, user }))}>← First page</a>}
+        {cursor === undefined ? null : (
+          <a href={hashLink(inspectorRoutes.conversations({ search, user }))}>← First page</a>
+        )}
         {page.nextCursor === undefined ? null : (
           <a data-next-page href={hashLink(inspectorRoutes.conversations({ search, user, cursor: page.nextCursor }))}>
             Next page →

@@ -20,8 +20,14 @@ export function DataTable({
         <thead>
           <tr>
             {columns.map((column) => {
-              const { label, numeric = false, hideNarrow = false } = typeof column === 'string' ? { label: column } : column;
-              const classes = [numeric ? 'num' : '', hideNarrow ? 'hide-narrow' : ''].filter((name) => name !== '').join(' ');
+              const {
+                label,
+                numeric = false,
+                hideNarrow = false,
+              } = typeof column === 'string' ? { label: column } : column;
+              const classes = [numeric ? 'num' : '', hideNarrow ? 'hide-narrow' : '']
+                .filter((name) => name !== '')
+                .join(' ');
               return <th class={classes === '' ? undefined : classes}>{label}</th>;
             })}
           </tr>

@@ -71,7 +71,15 @@ function FactActions({ fact }: { fact: Fact }) {
 }
 
 /** Links to the messages a fact or relation came from, each opening the transcript at that message. */
-export function SourceLinks({ userId, conversationId, seqs }: { userId: string; conversationId: string; seqs: readonly number[] }) {
+export function SourceLinks({
+  userId,
+  conversationId,
+  seqs,
+}: {
+  userId: string;
+  conversationId: string;
+  seqs: readonly number[];
+}) {
   if (seqs.length === 0) return <span class="hint">{conversationId}</span>;
   return (
     <span>

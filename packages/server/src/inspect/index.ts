@@ -1,2 +1,7 @@
-export { defaultPricePerMillion, maxSavingsEntries, mountInspectorRoutes, transcriptPageSize } from './mount-inspector-routes.js';
+export {
+  defaultPricePerMillion,
+  maxSavingsEntries,
+  mountInspectorRoutes,
+  transcriptPageSize,
+} from './mount-inspector-routes.js';
 export { inspectorRoutes } from './inspector-links.js';

@@ -6,7 +6,8 @@ function segment(value: string): string {
 
 function withQuery(path: string, query: Readonly<Record<string, string | number | undefined>> = {}): string {
   const parameters = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== '') parameters.set(name, String(value));
+  for (const [name, value] of Object.entries(query))
+    if (value !== undefined && value !== '') parameters.set(name, String(value));
   const text = parameters.toString();
   return text === '' ? path : `${path}?${text}`;
 }

@@ -44,7 +44,9 @@ export function InspectorPage({ keyRequired }: { keyRequired: boolean }) {
         </section>
         <main id="view">
           <noscript>
-            <p class="state state-error">The inspector needs JavaScript: it sends your API key as a header, which a plain link cannot.</p>
+            <p class="state state-error">
+              The inspector needs JavaScript: it sends your API key as a header, which a plain link cannot.
+            </p>
           </noscript>
         </main>
       </body>

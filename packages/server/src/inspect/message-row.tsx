@@ -50,7 +50,13 @@ export function MessageRow({
 }
 
 /** Stored messages as a table (seq, role, tokens, time, content): its children are {@link MessageRow}s and any rows between them. */
-export function MessageTable({ children, bodyData }: { children?: Child; bodyData?: Readonly<Record<string, string>> }) {
+export function MessageTable({
+  children,
+  bodyData,
+}: {
+  children?: Child;
+  bodyData?: Readonly<Record<string, string>>;
+}) {
   return (
     <DataTable
       columns={[

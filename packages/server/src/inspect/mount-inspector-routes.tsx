@@ -1,5 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { resolveScope, resolveUserScope, type Memory, type Message, type Scope, type UsageEntry, type UserScope } from '@mnemo/core';
+import {
+  resolveScope,
+  resolveUserScope,
+  type Memory,
+  type Message,
+  type Scope,
+  type UsageEntry,
+  type UserScope,
+} from '@mnemo/core';
 import { contextPolicies } from '@mnemo/core';
 import { z } from 'zod';
 import type { ServerApp, ServerContext, ServerDeps, ServerRouteModule } from '../app/server-deps.js';
@@ -120,11 +128,23 @@ function mountListViews(app: ServerApp, { memory, routes }: ServerDeps): void {
       return c.html(<ConversationsView tenantId={tenantId} page={page} {...query} />, 200, pageHeaders);
     },
   );
-  registerRoute(app, routes, { ...fragment('/background', 'Inspector: background jobs of the tenant'), query: html }, async (c) => {
-    const tenant = { tenantId: c.get('tenantId') };
-    const [counts, failures] = await Promise.all([memory.jobs.countByKind(tenant), memory.jobs.listRecentFailures(tenant, { limit: 20 })]);
-    return c.html(<BackgroundView tenantId={tenant.tenantId} counts={counts} failures={failures} now={Date.now()} />, 200, pageHeaders);
-  });
+  registerRoute(
+    app,
+    routes,
+    { ...fragment('/background', 'Inspector: background jobs of the tenant'), query: html },
+    async (c) => {
+      const tenant = { tenantId: c.get('tenantId') };
+      const [counts, failures] = await Promise.all([
+        memory.jobs.countByKind(tenant),
+        memory.jobs.listRecentFailures(tenant, { limit: 20 }),
+      ]);
+      return c.html(
+        <BackgroundView tenantId={tenant.tenantId} counts={counts} failures={failures} now={Date.now()} />,
+        200,
+        pageHeaders,
+      );
+    },
+  );
   registerRoute(
     app,
     routes,
@@ -159,7 +179,12 @@ function mountListViews(app: ServerApp, { memory, routes }: ServerDeps): void {
       ...fragment('/summary/{userId}/{summaryId}', "Inspector: a summary's exact source messages, a page at a time"),
       params: z.object({ userId: z.string(), summaryId: z.string() }),
       query: z.object({
-        offset: z.coerce.number<string>().int().min(0).optional().describe('the first source message shown, from 0 (default 0)'),
+        offset: z.coerce
+          .number<string>()
+          .int()
+          .min(0)
+          .optional()
+          .describe('the first source message shown, from 0 (default 0)'),
       }),
     },
     async (c, { params, query }) => {
@@ -174,9 +199,15 @@ function mountConversationViews(app: ServerApp, { memory, routes }: ServerDeps):
     app,
     routes,
     {
-      ...fragment('/conversation/{userId}/{conversationId}', 'Inspector: a conversation with its summaries, knowledge and transcript'),
+      ...fragment(
+        '/conversation/{userId}/{conversationId}',
+        'Inspector: a conversation with its summaries, knowledge and transcript',
+      ),
       params: conversationParams,
-      query: z.object({ afterSeq: optionalInteger(0, Number.MAX_SAFE_INTEGER), seq: optionalInteger(1, Number.MAX_SAFE_INTEGER) }),
+      query: z.object({
+        afterSeq: optionalInteger(0, Number.MAX_SAFE_INTEGER),
+        seq: optionalInteger(1, Number.MAX_SAFE_INTEGER),
+      }),
     },
     async (c, { params, query }) => {
       const scope = conversation(c, params.userId, params.conversationId);
@@ -189,7 +220,9 @@ function mountConversationViews(app: ServerApp, { memory, routes }: ServerDeps):
       const [messages, summaries, facts, relations] = await Promise.all([
         memory.listMessages(scope, { afterSeq, limit: transcriptPageSize }),
         memory.listSummaries(scope),
-        memory.facts.history(scope).then((all) => all.filter((fact) => fact.sourceConversationId === scope.conversationId)),
+        memory.facts
+          .history(scope)
+          .then((all) => all.filter((fact) => fact.sourceConversationId === scope.conversationId)),
         relationsOf(memory, scope),
       ]);
       const focus = query.seq === undefined ? {} : { focusSeq: query.seq };
@@ -213,7 +246,10 @@ function mountConversationViews(app: ServerApp, { memory, routes }: ServerDeps):
     app,
     routes,
     {
-      ...fragment('/context/{userId}/{conversationId}', 'Inspector: the context the next request would carry (a preview, not recorded)'),
+      ...fragment(
+        '/context/{userId}/{conversationId}',
+        'Inspector: the context the next request would carry (a preview, not recorded)',
+      ),
       params: conversationParams,
       query: z.object({
         policy: z.enum(contextPolicies).default('hybrid'),
@@ -232,7 +268,10 @@ function mountConversationViews(app: ServerApp, { memory, routes }: ServerDeps):
         ...(query.query === undefined ? {} : { query: query.query }),
       };
       const built = await memory.buildContext(scope, { ...settings, record: false });
-      const [facts, recalled] = await Promise.all([memory.facts.list(scope), recalledMessages(memory, scope, built.report)]);
+      const [facts, recalled] = await Promise.all([
+        memory.facts.list(scope),
+        recalledMessages(memory, scope, built.report),
+      ]);
       return c.html(
         <ContextView
           userId={scope.userId}
@@ -251,7 +290,10 @@ function mountConversationViews(app: ServerApp, { memory, routes }: ServerDeps):
     app,
     routes,
     {
-      ...fragment('/savings/{userId}/{conversationId}', 'Inspector: tokens sent against full history per request, from the usage ledger'),
+      ...fragment(
+        '/savings/{userId}/{conversationId}',
+        'Inspector: tokens sent against full history per request, from the usage ledger',
+      ),
       params: conversationParams,
       query: z.object({ price: z.coerce.number().min(0).max(1_000_000).default(defaultPricePerMillion) }),
     },
@@ -309,11 +351,16 @@ async function recalledMessages(
     excludedItems: readonly { kind: string; conversationId?: string; seq?: number }[];
   },
 ): Promise<Map<string, Message>> {
-  const items = [...report.parts.flatMap((part) => part.items ?? []), ...report.excludedItems].filter((item) => item.kind === 'recalled');
+  const items = [...report.parts.flatMap((part) => part.items ?? []), ...report.excludedItems].filter(
+    (item) => item.kind === 'recalled',
+  );
   const found = new Map<string, Message>();
   for (const item of items) {
     if (item.conversationId === undefined || item.seq === undefined) continue;
-    const [message] = await memory.listMessages({ ...scope, conversationId: item.conversationId }, { afterSeq: item.seq - 1, limit: 1 });
+    const [message] = await memory.listMessages(
+      { ...scope, conversationId: item.conversationId },
+      { afterSeq: item.seq - 1, limit: 1 },
+    );
     if (message !== undefined) found.set(message.id, message);
   }
   return found;

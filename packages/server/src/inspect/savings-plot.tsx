@@ -20,7 +20,13 @@ export function SavingsPlot({ entries }: { entries: readonly UsageEntry[] }) {
     if (entry.kind === 'context') {
       seen += 1;
       nth = 0;
-    } else compactions.push({ x: seen - 0.5, nth: nth++, cost: (entry.inputTokens ?? 0) + (entry.outputTokens ?? 0), entry });
+    } else
+      compactions.push({
+        x: seen - 0.5,
+        nth: nth++,
+        cost: (entry.inputTokens ?? 0) + (entry.outputTokens ?? 0),
+        entry,
+      });
   }
   const top = Math.max(
     1,
@@ -83,8 +89,8 @@ export function SavingsPlot({ entries }: { entries: readonly UsageEntry[] }) {
           r={requests.length > 200 ? 1.5 : 3}
         >
           <title>
-            request {index + 1} ({entry.policy}, {formatTime(entry.createdAt)}): sent {formatCount(entry.sentTokens)}, full history{' '}
-            {formatCount(entry.fullHistoryTokens)}
+            request {index + 1} ({entry.policy}, {formatTime(entry.createdAt)}): sent {formatCount(entry.sentTokens)},
+            full history {formatCount(entry.fullHistoryTokens)}
           </title>
         </circle>
       ))}

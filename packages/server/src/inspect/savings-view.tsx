@@ -28,7 +28,11 @@ export function SavingsView({ userId, conversationId, entries, pricePerMillion, 
   const rows: [string, number, string][] = [
     ['Sent', sent, 'tokens of the requests mnemo built'],
     ['Full history', full, 'the same requests carrying every stored message'],
-    ['Compaction', compaction, 'prompt + output tokens of the summaries (for the offline summarizer: what an LLM call would have cost)'],
+    [
+      'Compaction',
+      compaction,
+      'prompt + output tokens of the summaries (for the offline summarizer: what an LLM call would have cost)',
+    ],
     ['Net saved', net, 'full history − sent − compaction'],
   ];
   return (
@@ -59,15 +63,17 @@ export function SavingsView({ userId, conversationId, entries, pricePerMillion, 
             </span>
           </div>
           <SavingsPlot entries={entries} />
-          {cut ? <p class="hint">The ledger is longer: the plot shows its first {formatCount(entries.length)} entries.</p> : null}
+          {cut ? (
+            <p class="hint">The ledger is longer: the plot shows its first {formatCount(entries.length)} entries.</p>
+          ) : null}
         </>
       )}
       <h2>Totals over {formatCount(requests.length)} requests</h2>
       <p class="hint" data-cache-note>
-        These totals price every token at the base price. Providers charge a prompt prefix they saw on the previous request at a fraction of
-        it (10 % is common), and mnemo keeps its prompt's start the same from one request to the next until the next compaction, so you pay
-        about a tenth for most of what it sends and full price for the newest turn, the recalled snippets and the request after each
-        compaction.
+        These totals price every token at the base price. Providers charge a prompt prefix they saw on the previous
+        request at a fraction of it (10 % is common), and mnemo keeps its prompt's start the same from one request to
+        the next until the next compaction, so you pay about a tenth for most of what it sends and full price for the
+        newest turn, the recalled snippets and the request after each compaction.
       </p>
       <DataTable
         columns={[

@@ -32,7 +32,9 @@ export function createBodyLimitMiddleware(limits: ServerLimits): MiddlewareHandl
     if (declared !== null && !c.req.raw.headers.has('transfer-encoding')) {
       const length = Number.parseInt(declared, 10);
       if (!(length > maxSize)) return next();
-      return tooLarge(length <= maxOverLimitDrainBytes && (await readToEnd(body.getReader(), maxOverLimitDrainBytes, 0)));
+      return tooLarge(
+        length <= maxOverLimitDrainBytes && (await readToEnd(body.getReader(), maxOverLimitDrainBytes, 0)),
+      );
     }
     // A streamed body: read it here, up to the limit, and hand the handler what was read.
     const reader = body.getReader();
@@ -62,7 +64,11 @@ export function createBodyLimitMiddleware(limits: ServerLimits): MiddlewareHandl
 }
 
 /** Reads a body to its end and drops it; false when it runs past `maxBytes` in all (counting `alreadyRead`) or cannot be read. */
-async function readToEnd(reader: ReadableStreamDefaultReader<Uint8Array>, maxBytes: number, alreadyRead: number): Promise<boolean> {
+async function readToEnd(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  maxBytes: number,
+  alreadyRead: number,
+): Promise<boolean> {
   let total = alreadyRead;
   try {
     for (;;) {
@@ -147,10 +153,15 @@ export function createConcurrencyLimitMiddleware(limits: ServerLimits): Middlewa
   const { maxConcurrentRequests } = limits;
   return async (c, next) => {
     if (inFlight >= maxConcurrentRequests) {
-      return errorResponse(c, 'unavailable', `the server is handling ${maxConcurrentRequests} requests, its limit; retry after 1 s`, {
-        details: { retryAfterSeconds: 1, maxConcurrentRequests },
-        headers: { 'Retry-After': '1' },
-      });
+      return errorResponse(
+        c,
+        'unavailable',
+        `the server is handling ${maxConcurrentRequests} requests, its limit; retry after 1 s`,
+        {
+          details: { retryAfterSeconds: 1, maxConcurrentRequests },
+          headers: { 'Retry-After': '1' },
+        },
+      );
     }
     inFlight += 1;
     try {

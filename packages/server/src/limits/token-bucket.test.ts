@@ -12,7 +12,11 @@ describe('createTokenBucketLimiter', () => {
     expect(limiter.take('a')).toEqual({ allowed: false, retryAfterSeconds: 1 });
     nowMs = 1000;
     // One second at 2/s brings back two tokens.
-    expect([limiter.take('a').allowed, limiter.take('a').allowed, limiter.take('a').allowed]).toEqual([true, true, false]);
+    expect([limiter.take('a').allowed, limiter.take('a').allowed, limiter.take('a').allowed]).toEqual([
+      true,
+      true,
+      false,
+    ]);
   });
 
   it('never stores more than the burst however long a key stays idle', () => {
@@ -20,7 +24,11 @@ describe('createTokenBucketLimiter', () => {
     const limiter = createTokenBucketLimiter({ requestsPerSecond: 10, burst: 2 }, () => nowMs);
     limiter.take('a');
     nowMs = 3_600_000;
-    expect([limiter.take('a').allowed, limiter.take('a').allowed, limiter.take('a').allowed]).toEqual([true, true, false]);
+    expect([limiter.take('a').allowed, limiter.take('a').allowed, limiter.take('a').allowed]).toEqual([
+      true,
+      true,
+      false,
+    ]);
   });
 
   it('rounds Retry-After up to whole seconds for slow rates', () => {

@@ -19,7 +19,10 @@ export function createTokenBucketLimiter(limit: RateLimit, now: () => number = D
     take(key) {
       const time = now();
       const bucket = buckets.get(key) ?? { tokens: limit.burst, updatedAtMs: time };
-      const refilled = Math.min(limit.burst, bucket.tokens + (Math.max(0, time - bucket.updatedAtMs) / 1000) * limit.requestsPerSecond);
+      const refilled = Math.min(
+        limit.burst,
+        bucket.tokens + (Math.max(0, time - bucket.updatedAtMs) / 1000) * limit.requestsPerSecond,
+      );
       if (refilled >= 1) {
         buckets.set(key, { tokens: refilled - 1, updatedAtMs: time });
         return { allowed: true };

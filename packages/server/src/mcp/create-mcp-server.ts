@@ -76,7 +76,9 @@ export function createMcpServer(options: McpServerOptions): Server {
     server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => ({
       resources: await resources.list(user, extra.signal),
     }));
-    server.setRequestHandler(ReadResourceRequestSchema, (request, extra) => resources.read(user, request.params.uri, extra.signal));
+    server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
+      resources.read(user, request.params.uri, extra.signal),
+    );
   }
   return server;
 }

@@ -50,7 +50,9 @@ export function createMcpResources(memory: Memory, log?: McpErrorLog): McpResour
         }
         const file = await memory.memoryFiles.get(user, pathOf(uri), signalOf(signal));
         if (file === undefined)
-          throw new MemoryError('not_found', `no resource ${uri}: the memory file does not exist`, { details: { uri } });
+          throw new MemoryError('not_found', `no resource ${uri}: the memory file does not exist`, {
+            details: { uri },
+          });
         return { contents: [{ uri, mimeType: mimeTypeOf(file.path), text: file.content }] };
       });
     },
@@ -77,7 +79,10 @@ function pathOf(uri: string): string {
   try {
     return `/memories/${uri.slice(memoriesPrefix.length).split('/').map(decodeURIComponent).join('/')}`;
   } catch (error) {
-    throw new MemoryError('invalid_input', `${JSON.stringify(uri)} is not a well-formed URI`, { cause: error, details: { uri } });
+    throw new MemoryError('invalid_input', `${JSON.stringify(uri)} is not a well-formed URI`, {
+      cause: error,
+      details: { uri },
+    });
   }
 }
 

@@ -74,9 +74,20 @@ const getContextInput = z.strictObject({
 });
 const recallInput = z.strictObject({
   query: z.string().min(1).describe('What to look for, in words.'),
-  conversation_id: z.string().min(1).max(256).optional().describe("Search only this conversation; default: all of the user's."),
+  conversation_id: z
+    .string()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe("Search only this conversation; default: all of the user's."),
   k: z.number().int().min(1).max(50).optional().describe('How many messages to return; default 5.'),
-  neighbours: z.number().int().min(0).max(5).optional().describe('Messages before and after each hit to include; default 0.'),
+  neighbours: z
+    .number()
+    .int()
+    .min(0)
+    .max(5)
+    .optional()
+    .describe('Messages before and after each hit to include; default 0.'),
   user_id: userIdField,
 });
 const listFactsInput = z.strictObject({
@@ -108,12 +119,19 @@ const correctInput = z.strictObject({
     .max(4096)
     .optional()
     .describe('The corrected value; it supersedes the fact, whose old value stays in the history.'),
-  new_text: z.string().min(1).max(4096).optional().describe("The corrected statement, in the user's words; default `attribute: value`."),
+  new_text: z
+    .string()
+    .min(1)
+    .max(4096)
+    .optional()
+    .describe("The corrected statement, in the user's words; default `attribute: value`."),
   expires_at: z.iso
     .datetime({ offset: true })
     .nullable()
     .optional()
-    .describe('When the fact expires (ISO 8601): from then on it leaves every context and stays in its history; null: never.'),
+    .describe(
+      'When the fact expires (ISO 8601): from then on it leaves every context and stays in its history; null: never.',
+    ),
   user_id: userIdField,
 });
 const memoryUserInput = z.looseObject({ user_id: userIdField });
@@ -124,13 +142,16 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
   const tools: McpTool[] = [
     {
       name: 'remember',
-      description: "Store one message of a conversation in mnemo's long-term memory, verbatim. Returns its position (seq) and token count.",
+      description:
+        "Store one message of a conversation in mnemo's long-term memory, verbatim. Returns its position (seq) and token count.",
       inputSchema: toInputSchema(rememberInput),
       async run(args, context) {
         const input = parseWith(rememberInput, args, 'arguments');
         const scope = conversationOf(context, input.conversation_id, input.user_id);
         const [stored] = await memory.append(scope, { role: input.role, content: input.content }, signalOf(context));
-        return text(`Stored as message ${stored?.seq} of conversation ${JSON.stringify(scope.conversationId)} (${stored?.tokens} tokens).`);
+        return text(
+          `Stored as message ${stored?.seq} of conversation ${JSON.stringify(scope.conversationId)} (${stored?.tokens} tokens).`,
+        );
       },
     },
     {
@@ -167,7 +188,9 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
           ...signalOf(context),
         });
         const lines = hits.map((hit, index) => {
-          const around = (hit.neighbours ?? []).map((message) => `     #${message.seq} ${message.role}: ${message.content}`);
+          const around = (hit.neighbours ?? []).map(
+            (message) => `     #${message.seq} ${message.role}: ${message.content}`,
+          );
           return [
             `${index + 1}. [${hit.conversationId} #${hit.message.seq}, ${hit.message.role}, ${hit.message.createdAt}] ${hit.message.content}`,
             ...around,
@@ -223,7 +246,9 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
         const retired = [];
         for (const fact of facts) retired.push(await memory.facts.retire(user, fact.id, signalOf(context)));
         return {
-          content: [{ type: 'text', text: retired.map((fact) => `Retired [${fact.id}] ${describeFact(fact)}`).join('\n') }],
+          content: [
+            { type: 'text', text: retired.map((fact) => `Retired [${fact.id}] ${describeFact(fact)}`).join('\n') },
+          ],
           structuredContent: { facts: retired.map((fact) => ({ ...fact })) },
         };
       },
@@ -237,7 +262,9 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
       async run(args, context) {
         const input = parseWith(correctInput, args, 'arguments');
         if (input.new_value === undefined && input.expires_at === undefined) {
-          throw new MemoryError('invalid_input', 'give new_value (a correction) or expires_at', { details: { field: 'new_value' } });
+          throw new MemoryError('invalid_input', 'give new_value (a correction) or expires_at', {
+            details: { field: 'new_value' },
+          });
         }
         const user = userOf(context, input.user_id);
         const facts = await selectFacts(memory, user, input, signalOf(context));
@@ -259,8 +286,12 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
             signalOf(context),
           );
         }
-        if (input.expires_at !== undefined) fact = await memory.facts.expire(user, fact.id, input.expires_at, signalOf(context));
-        return { content: [{ type: 'text', text: `Now [${fact.id}] ${describeFact(fact)}` }], structuredContent: { fact: { ...fact } } };
+        if (input.expires_at !== undefined)
+          fact = await memory.facts.expire(user, fact.id, input.expires_at, signalOf(context));
+        return {
+          content: [{ type: 'text', text: `Now [${fact.id}] ${describeFact(fact)}` }],
+          structuredContent: { fact: { ...fact } },
+        };
       },
     },
   ];
@@ -273,7 +304,10 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
       ...schema,
       properties: {
         ...schema.properties,
-        user_id: { type: 'string', description: "The user whose memory directory to use; default: the server's default user." },
+        user_id: {
+          type: 'string',
+          description: "The user whose memory directory to use; default: the server's default user.",
+        },
       },
     },
     async run(args, context) {
@@ -301,15 +335,24 @@ function describeFact(fact: Fact): string {
 async function selectFacts(
   memory: Memory,
   user: UserScope,
-  input: { fact_id?: string | undefined; attribute?: string | undefined; subject?: string | undefined; value?: string | undefined },
+  input: {
+    fact_id?: string | undefined;
+    attribute?: string | undefined;
+    subject?: string | undefined;
+    value?: string | undefined;
+  },
   options: { signal?: AbortSignal },
 ): Promise<Fact[]> {
   if (input.fact_id === undefined && input.attribute === undefined) {
-    throw new MemoryError('invalid_input', 'name the fact by fact_id, or by attribute', { details: { field: 'fact_id' } });
+    throw new MemoryError('invalid_input', 'name the fact by fact_id, or by attribute', {
+      details: { field: 'fact_id' },
+    });
   }
   const current = await memory.facts.list(
     user,
-    input.attribute === undefined ? {} : { subject: input.subject ?? 'user', attribute: toAttributeKey(input.attribute) },
+    input.attribute === undefined
+      ? {}
+      : { subject: input.subject ?? 'user', attribute: toAttributeKey(input.attribute) },
     options,
   );
   const matches = current.filter(

@@ -53,7 +53,11 @@ async function connect(key: string, headers: Record<string, string> = {}): Promi
   return client;
 }
 
-async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult & { text: string }> {
+async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<CallToolResult & { text: string }> {
   const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
   const first = result.content[0];
   return { ...result, text: first?.type === 'text' ? first.text : '' };
@@ -65,12 +69,23 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
 
     const { tools } = await client.listTools();
 
-    expect(tools.map((tool) => tool.name)).toEqual(['remember', 'get_context', 'recall', 'list_facts', 'forget', 'correct', 'memory']);
+    expect(tools.map((tool) => tool.name)).toEqual([
+      'remember',
+      'get_context',
+      'recall',
+      'list_facts',
+      'forget',
+      'correct',
+      'memory',
+    ]);
     const memoryTool = tools.find((tool) => tool.name === 'memory')!;
     expect(memoryTool.inputSchema).toMatchObject({
       type: 'object',
       required: ['command'],
-      properties: { command: { enum: ['view', 'create', 'str_replace', 'insert', 'delete', 'rename'] }, user_id: { type: 'string' } },
+      properties: {
+        command: { enum: ['view', 'create', 'str_replace', 'insert', 'delete', 'rename'] },
+        user_id: { type: 'string' },
+      },
     });
     expect(tools.find((tool) => tool.name === 'remember')!.inputSchema).toMatchObject({
       type: 'object',
@@ -87,7 +102,12 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
       content: "I'm Maren, relay LARCH-RIDGE. Battery at 45%.",
     });
     await call(client, 'remember', { conversation_id: 'node-7', role: 'assistant', content: 'Noted, Maren.' });
-    const context = await call(client, 'get_context', { conversation_id: 'node-7', max_tokens: 500, system: 'Be brief.', policy: 'full' });
+    const context = await call(client, 'get_context', {
+      conversation_id: 'node-7',
+      max_tokens: 500,
+      system: 'Be brief.',
+      policy: 'full',
+    });
     const recalled = await call(client, 'recall', { query: 'battery LARCH-RIDGE', conversation_id: 'node-7' });
 
     expect(stored.isError).toBeFalsy();
@@ -118,11 +138,23 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
         body: JSON.stringify(body),
       });
     expect(
-      (await add({ conversation_id: 'node-7', role: 'user', content: "I'm Maren, relay LARCH-RIDGE. Weather tomorrow?" })).status,
+      (
+        await add({
+          conversation_id: 'node-7',
+          role: 'user',
+          content: "I'm Maren, relay LARCH-RIDGE. Weather tomorrow?",
+        })
+      ).status,
     ).toBeLessThan(300);
-    expect((await add({ conversation_id: 'node-7', role: 'assistant', content: 'Rain after 14:00, 6 °C.' })).status).toBeLessThan(300);
+    expect(
+      (await add({ conversation_id: 'node-7', role: 'assistant', content: 'Rain after 14:00, 6 °C.' })).status,
+    ).toBeLessThan(300);
 
-    const context = await call(client, 'get_context', { conversation_id: 'node-7', policy: 'summary', max_tokens: 1000 });
+    const context = await call(client, 'get_context', {
+      conversation_id: 'node-7',
+      policy: 'summary',
+      max_tokens: 1000,
+    });
     const recalled = await call(client, 'recall', { query: 'LARCH-RIDGE', conversation_id: 'node-7' });
     await call(client, 'remember', { conversation_id: 'node-7', role: 'user', content: 'And the day after?' });
     const viaRest = await fetch(`${server.url}/v1/memory/context`, {
@@ -133,22 +165,27 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
     // A connection that names a user groups its conversations under that user: another node-7.
     const ofMaren = await call(grouped, 'get_context', { conversation_id: 'node-7', policy: 'full' });
 
-    expect((context.structuredContent as { messages: { content: string }[] }).messages.map((message) => message.content)).toEqual([
-      "I'm Maren, relay LARCH-RIDGE. Weather tomorrow?",
-      'Rain after 14:00, 6 °C.',
-    ]);
+    expect(
+      (context.structuredContent as { messages: { content: string }[] }).messages.map((message) => message.content),
+    ).toEqual(["I'm Maren, relay LARCH-RIDGE. Weather tomorrow?", 'Rain after 14:00, 6 °C.']);
     expect(recalled.text).toContain('[node-7 #1, user,');
-    expect(((await viaRest.json()) as { messages: { content: string }[] }).messages.map((message) => message.content).at(-1)).toBe(
-      'And the day after?',
-    );
+    expect(
+      ((await viaRest.json()) as { messages: { content: string }[] }).messages.map((message) => message.content).at(-1),
+    ).toBe('And the day after?');
     expect((ofMaren.structuredContent as { messages: unknown[] }).messages).toEqual([]);
-    expect((await memory.stats({ tenantId: 'tenant-a', userId: 'node-7', conversationId: 'node-7' }))?.messageCount).toBe(3);
+    expect(
+      (await memory.stats({ tenantId: 'tenant-a', userId: 'node-7', conversationId: 'node-7' }))?.messageCount,
+    ).toBe(3);
   });
 
   it("offers the user's memory files and facts as resources, read-only, and -32002 for one that does not exist", async () => {
     const client = await connect('key-a');
     const other = await connect('key-a', { 'X-Mnemo-User': 'olav' });
-    await call(client, 'memory', { command: 'create', path: '/memories/trips/june 2030.md', file_text: 'Bergen 14 June' });
+    await call(client, 'memory', {
+      command: 'create',
+      path: '/memories/trips/june 2030.md',
+      file_text: 'Bergen 14 June',
+    });
     await memory.facts.put(
       { tenantId: 'tenant-a' },
       { subject: 'user', attribute: 'home_town', value: 'Bergen', text: 'I live in Bergen.' },
@@ -160,14 +197,21 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
     const file = await client.readResource({ uri: 'mnemo://memories/trips/june%202030.md' });
     const facts = await client.readResource({ uri: 'mnemo://facts' });
 
-    expect(resources.map((resource) => resource.uri)).toEqual(['mnemo://facts', 'mnemo://memories/trips/june%202030.md']);
+    expect(resources.map((resource) => resource.uri)).toEqual([
+      'mnemo://facts',
+      'mnemo://memories/trips/june%202030.md',
+    ]);
     expect(resources[1]).toMatchObject({ name: '/memories/trips/june 2030.md', mimeType: 'text/markdown', size: 14 });
-    expect(file.contents).toEqual([{ uri: 'mnemo://memories/trips/june%202030.md', mimeType: 'text/markdown', text: 'Bergen 14 June' }]);
+    expect(file.contents).toEqual([
+      { uri: 'mnemo://memories/trips/june%202030.md', mimeType: 'text/markdown', text: 'Bergen 14 June' },
+    ]);
     expect((JSON.parse((facts.contents[0] as { text: string }).text) as { facts: unknown }).facts).toMatchObject([
       { attribute: 'home_town', value: 'Bergen' },
     ]);
     expect((await other.listResources()).resources.map((resource) => resource.uri)).toEqual(['mnemo://facts']);
-    await expect(other.readResource({ uri: 'mnemo://memories/trips/june%202030.md' })).rejects.toMatchObject({ code: -32002 });
+    await expect(other.readResource({ uri: 'mnemo://memories/trips/june%202030.md' })).rejects.toMatchObject({
+      code: -32002,
+    });
     await expect(client.readResource({ uri: 'mnemo://memories/../secret' })).rejects.toMatchObject({ code: -32602 });
     await expect(client.readResource({ uri: 'file:///etc/passwd' })).rejects.toMatchObject({ code: -32602 });
   });
@@ -176,11 +220,17 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
     const client = await connect('key-a', { 'X-Mnemo-User': 'maren' });
     const other = await connect('key-b', { 'X-Mnemo-User': 'maren' });
     const maren = { tenantId: 'tenant-a', userId: 'maren' };
-    const relay = await memory.facts.put(maren, { attribute: 'main_relay', value: 'LARCH-RIDGE', text: 'my main relay is LARCH-RIDGE' });
+    const relay = await memory.facts.put(maren, {
+      attribute: 'main_relay',
+      value: 'LARCH-RIDGE',
+      text: 'my main relay is LARCH-RIDGE',
+    });
     await memory.facts.put(maren, { attribute: 'likes', value: 'pizza' });
     await memory.facts.put(maren, { attribute: 'likes', value: 'rain' });
 
-    expect((await call(client, 'list_facts', {})).text).toContain(`- [${relay.id}] user.main_relay = LARCH-RIDGE (since `);
+    expect((await call(client, 'list_facts', {})).text).toContain(
+      `- [${relay.id}] user.main_relay = LARCH-RIDGE (since `,
+    );
     // Another tenant's user of the same name has no such fact; a selection that matches two asks for one.
     expect((await call(other, 'correct', { fact_id: relay.id, new_value: 'x' })).text).toMatch(/^not_found:/);
     expect((await call(client, 'correct', { attribute: 'likes', new_value: 'pasta' })).text).toMatch(
@@ -195,12 +245,19 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
     });
     expect(corrected.text).toMatch(/^Now \[[^\]]+\] user\.main_relay = BEAR-CREEK/);
     expect(
-      (await memory.facts.history(maren, { attribute: 'main_relay' })).map((fact) => [fact.value, fact.validTo === undefined]),
+      (await memory.facts.history(maren, { attribute: 'main_relay' })).map((fact) => [
+        fact.value,
+        fact.validTo === undefined,
+      ]),
     ).toEqual([
       ['LARCH-RIDGE', false],
       ['BEAR-CREEK', true],
     ]);
-    const expiring = await call(client, 'correct', { attribute: 'likes', value: 'rain', expires_at: '2020-01-01T00:00:00Z' });
+    const expiring = await call(client, 'correct', {
+      attribute: 'likes',
+      value: 'rain',
+      expires_at: '2020-01-01T00:00:00Z',
+    });
     expect(expiring.text).toContain('expires 2020-01-01T00:00:00.000Z');
     const forgotten = await call(client, 'forget', { attribute: 'likes', value: 'pizza' });
     expect(forgotten.text).toMatch(/^Retired \[[^\]]+\] user\.likes = pizza/);
@@ -217,7 +274,12 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
       path: '/memories/maren.md',
       file_text: 'Relay: LARCH-RIDGE\nBattery: 45%\n',
     });
-    const edited = await call(client, 'memory', { command: 'str_replace', path: '/memories/maren.md', old_str: '45%', new_str: '80%' });
+    const edited = await call(client, 'memory', {
+      command: 'str_replace',
+      path: '/memories/maren.md',
+      old_str: '45%',
+      new_str: '80%',
+    });
     const renamed = await call(client, 'memory', {
       command: 'rename',
       old_path: '/memories/maren.md',
@@ -249,13 +311,19 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
   it('refuses path traversal and invalid arguments as tool errors, storing nothing', async () => {
     const client = await connect('key-a');
 
-    const traversal = await call(client, 'memory', { command: 'create', path: '/memories/../../etc/passwd', file_text: 'x' });
+    const traversal = await call(client, 'memory', {
+      command: 'create',
+      path: '/memories/../../etc/passwd',
+      file_text: 'x',
+    });
     const outside = await call(client, 'memory', { command: 'view', path: '/etc' });
     const badArguments = await call(client, 'remember', { conversation_id: '', role: 'robot', content: 'x' });
     const unknownTool = await call(client, 'forget_everything', {});
 
     expect(traversal).toMatchObject({ isError: true });
-    expect(traversal.text).toMatch(/^invalid_input: memory path "\/memories\/\.\.\/\.\.\/etc\/passwd" must not contain/);
+    expect(traversal.text).toMatch(
+      /^invalid_input: memory path "\/memories\/\.\.\/\.\.\/etc\/passwd" must not contain/,
+    );
     expect(outside.text).toMatch(/^invalid_input: memory path "\/etc" must be \/memories or under it/);
     expect(badArguments).toMatchObject({ isError: true });
     expect(badArguments.text).toMatch(/^invalid_input: .*arguments\.conversation_id.*arguments\.role/);
@@ -277,11 +345,13 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
     expect((await call(b, 'recall', { query: 'secret tenant' })).text).toBe('No stored message matches.');
     expect((await call(otherUser, 'memory', { command: 'view', path: '/memories' })).text).toBe('/memories is empty.');
     // A connection made for olav cannot act for another user by naming it (decision 0037)...
-    expect((await call(otherUser, 'memory', { command: 'view', path: '/memories/secret.md', user_id: 'default' })).text).toMatch(
-      /^invalid_input: .*"olav".*"default"/,
-    );
+    expect(
+      (await call(otherUser, 'memory', { command: 'view', path: '/memories/secret.md', user_id: 'default' })).text,
+    ).toMatch(/^invalid_input: .*"olav".*"default"/);
     // ...while a connection without a user acts for the user a call names.
-    expect((await call(a, 'memory', { command: 'view', path: '/memories/secret.md', user_id: 'default' })).text).toContain('tenant a only');
+    expect(
+      (await call(a, 'memory', { command: 'view', path: '/memories/secret.md', user_id: 'default' })).text,
+    ).toContain('tenant a only');
     expect((await call(a, 'memory', { command: 'view', path: '/memories/secret.md' })).text).toContain('tenant a only');
   });
 
@@ -290,8 +360,14 @@ describe('mountMcpRoutes (streamable HTTP)', () => {
 
     expect((await call(client, 'list_facts', {})).text).toBe('No facts stored.');
     expect((await fetch(`${server.url}/mcp`, { headers: { authorization: 'Bearer key-a' } })).status).toBe(405);
-    expect((await fetch(`${server.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(
-      401,
-    );
+    expect(
+      (
+        await fetch(`${server.url}/mcp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+        })
+      ).status,
+    ).toBe(401);
   });
 });

@@ -51,7 +51,10 @@ export function mountMcpRoutes(app: ServerApp, deps: ServerDeps): void {
     c.json(
       {
         jsonrpc: '2.0',
-        error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC requests with POST.' },
+        error: {
+          code: -32000,
+          message: 'Method not allowed: this MCP endpoint is stateless; send JSON-RPC requests with POST.',
+        },
         id: null,
       },
       405,

@@ -1,7 +1,9 @@
 import type { ContextRecallReport, JobBacklogStatus } from '@mnemo/core';
 
 /** Upper bounds of the request-latency histogram, in seconds. */
-export const latencyBucketsSeconds = Object.freeze([0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
+export const latencyBucketsSeconds = Object.freeze([
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+]);
 
 /** What one context build sent, for the token counters. */
 export interface ContextUsage {
@@ -81,17 +83,28 @@ export function createServerMetrics(): ServerMetrics {
       const lines: string[] = [];
       family(lines, 'mnemo_http_requests_total', 'counter', 'HTTP requests by method, route template and status.');
       for (const [labels, value] of requests) lines.push(`mnemo_http_requests_total{${labels}} ${value}`);
-      family(lines, 'mnemo_http_request_duration_seconds', 'histogram', 'HTTP request latency by method and route template, in seconds.');
+      family(
+        lines,
+        'mnemo_http_request_duration_seconds',
+        'histogram',
+        'HTTP request latency by method and route template, in seconds.',
+      );
       for (const [labels, histogram] of latencies) {
         latencyBucketsSeconds.forEach((bound, index) => {
-          lines.push(`mnemo_http_request_duration_seconds_bucket{${labels},le="${bound}"} ${histogram.buckets[index] ?? 0}`);
+          lines.push(
+            `mnemo_http_request_duration_seconds_bucket{${labels},le="${bound}"} ${histogram.buckets[index] ?? 0}`,
+          );
         });
         lines.push(`mnemo_http_request_duration_seconds_bucket{${labels},le="+Inf"} ${histogram.count}`);
         lines.push(`mnemo_http_request_duration_seconds_sum{${labels}} ${histogram.sum}`);
         lines.push(`mnemo_http_request_duration_seconds_count{${labels}} ${histogram.count}`);
       }
       const cacheFamilies = [
-        ['mnemo_upstream_prompt_tokens_total', 'Prompt tokens the upstream reported for proxied requests, by model.', 'prompt'],
+        [
+          'mnemo_upstream_prompt_tokens_total',
+          'Prompt tokens the upstream reported for proxied requests, by model.',
+          'prompt',
+        ],
         [
           'mnemo_upstream_cached_tokens_total',
           'Prompt tokens the upstream read from its prompt cache (its own figure), by model.',
@@ -111,7 +124,11 @@ export function createServerMetrics(): ServerMetrics {
       const contextFamilies = [
         ['mnemo_context_builds_total', 'Contexts built, by policy.', 'builds'],
         ['mnemo_context_sent_tokens_total', 'Tokens of the contexts built, by policy.', 'sent'],
-        ['mnemo_context_full_history_tokens_total', 'Tokens the same requests would have cost with the whole history, by policy.', 'full'],
+        [
+          'mnemo_context_full_history_tokens_total',
+          'Tokens the same requests would have cost with the whole history, by policy.',
+          'full',
+        ],
         ['mnemo_context_saved_tokens_total', 'Full-history tokens minus sent tokens, by policy.', 'saved'],
       ] as const;
       for (const [name, help, field] of contextFamilies) {
@@ -127,7 +144,8 @@ export function createServerMetrics(): ServerMetrics {
       for (const [labels, value] of recalls) lines.push(`mnemo_context_recall_total{${labels}} ${value}`);
       if (backlog !== undefined) {
         family(lines, 'mnemo_jobs', 'gauge', 'Background jobs in the store, by status (all tenants).');
-        for (const [status, count] of Object.entries(backlog.byStatus)) lines.push(`mnemo_jobs{${labelText({ status })}} ${count}`);
+        for (const [status, count] of Object.entries(backlog.byStatus))
+          lines.push(`mnemo_jobs{${labelText({ status })}} ${count}`);
         renderBacklog(lines, backlog);
       }
       return `${lines.join('\n')}\n`;

@@ -6,7 +6,9 @@ export type OpenApiDocument = Readonly<Record<string, unknown>>;
 
 const errorSchema = z.object({
   error: z.object({
-    code: z.string().describe('one of the documented error codes, e.g. invalid_input, not_found, unauthorized, rate_limited'),
+    code: z
+      .string()
+      .describe('one of the documented error codes, e.g. invalid_input, not_found, unauthorized, rate_limited'),
     message: z.string(),
     details: z.record(z.string(), z.unknown()).optional(),
   }),
@@ -30,7 +32,11 @@ export function buildOpenApiDocument(
     paths,
     components: {
       securitySchemes: {
-        apiKey: { type: 'http', scheme: 'bearer', description: 'an API key from the server config; it selects the tenant' },
+        apiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'an API key from the server config; it selects the tenant',
+        },
       },
       schemas: { Error: toSchema(errorSchema, 'output') },
     },
@@ -57,7 +63,10 @@ function buildOperation(route: RouteSpec): Record<string, unknown> {
         ? {}
         : {
             headers: Object.fromEntries(
-              Object.entries(response.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }]),
+              Object.entries(response.headers).map(([name, description]) => [
+                name,
+                { description, schema: { type: 'string' } },
+              ]),
             ),
           }),
       ...(response.schema === undefined && response.contentType === undefined
@@ -71,7 +80,10 @@ function buildOperation(route: RouteSpec): Record<string, unknown> {
           }),
     };
   }
-  responses.default = { description: 'an error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+  responses.default = {
+    description: 'an error',
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  };
   return {
     summary: route.summary,
     ...(route.description === undefined ? {} : { description: route.description }),
@@ -109,6 +121,9 @@ function toParameters(schema: z.ZodType | undefined, location: 'path' | 'query')
 }
 
 function toSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
   return json;
 }

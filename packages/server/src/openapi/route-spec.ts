@@ -20,7 +20,11 @@ export interface RouteResponse {
  * A route as data: its method and OpenAPI path (`/v1/conversations/{id}`), zod schemas of its path
  * parameters, query and body, and its responses. The same spec validates requests and writes `/openapi.json`.
  */
-export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType> {
+export interface RouteSpec<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+> {
   readonly method: HttpMethod;
   readonly path: string;
   readonly summary: string;
@@ -90,7 +94,10 @@ export function registerRoute<P extends z.ZodType, Q extends z.ZodType, B extend
     const query = parseWith(spec.query, c.req.query(), 'query');
     const text = spec.body === undefined && spec.bodyFormat !== 'jsonl' ? '' : await readBodyText(c);
     if (text.length > 0) checkBodyType(c.req.header('content-type'), spec.bodyFormat === 'jsonl');
-    const body = spec.body === undefined || spec.bodyFormat === 'jsonl' ? undefined : parseWith(spec.body, parseJsonBody(text), 'body');
+    const body =
+      spec.body === undefined || spec.bodyFormat === 'jsonl'
+        ? undefined
+        : parseWith(spec.body, parseJsonBody(text), 'body');
     return handler(c, { params, query, body, text } as RouteInput<P, Q, B>);
   });
 }
@@ -124,7 +131,9 @@ export function checkPathEncoding(url: string): void {
   try {
     decodeURIComponent(path);
   } catch {
-    throw new MemoryError('invalid_input', 'the request path is not percent-encoded UTF-8', { details: { field: 'path' } });
+    throw new MemoryError('invalid_input', 'the request path is not percent-encoded UTF-8', {
+      details: { field: 'path' },
+    });
   }
 }
 
@@ -147,7 +156,9 @@ export function parseJsonBody(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new MemoryError('invalid_input', `request body is not valid JSON: ${(error as Error).message}`, { details: { field: 'body' } });
+    throw new MemoryError('invalid_input', `request body is not valid JSON: ${(error as Error).message}`, {
+      details: { field: 'body' },
+    });
   }
 }
 
@@ -166,5 +177,8 @@ export function parseWith<T extends z.ZodType | undefined>(
 }
 
 function formatPath(where: string, path: readonly PropertyKey[]): string {
-  return path.reduce<string>((text, key) => (typeof key === 'number' ? `${text}[${key}]` : `${text}.${String(key)}`), where);
+  return path.reduce<string>(
+    (text, key) => (typeof key === 'number' ? `${text}[${key}]` : `${text}.${String(key)}`),
+    where,
+  );
 }

@@ -36,7 +36,10 @@ export function mountOperationsRoutes(app: ServerApp, deps: ServerDeps): void {
         200: { description: 'the store answers', schema: z.object({ status: z.literal('ok'), version: z.string() }) },
         503: {
           description: 'the store fails',
-          schema: z.object({ status: z.literal('unavailable'), error: z.object({ code: z.string(), message: z.string() }) }),
+          schema: z.object({
+            status: z.literal('unavailable'),
+            error: z.object({ code: z.string(), message: z.string() }),
+          }),
         },
       },
     },
@@ -47,7 +50,11 @@ export function mountOperationsRoutes(app: ServerApp, deps: ServerDeps): void {
       } catch (error) {
         c.get('logger').error({ err: error }, 'health check failed: the store does not answer');
         const { body } = toErrorResponse(error, c.get('requestId'));
-        return c.json({ status: 'unavailable', ...errorBody('unavailable', body.error.message) }, 503, retryAfterHeader(undefined));
+        return c.json(
+          { status: 'unavailable', ...errorBody('unavailable', body.error.message) },
+          503,
+          retryAfterHeader(undefined),
+        );
       }
     },
   );
@@ -76,10 +83,15 @@ export function mountOperationsRoutes(app: ServerApp, deps: ServerDeps): void {
     async (c) => {
       const readiness = await memory.readiness();
       if (readiness.ready) return c.json({ status: 'ready', checks: readiness.checks });
-      const failed = readiness.checks.filter((check) => !check.ok).map((check) => `${check.name}: ${check.message ?? 'failed'}`);
+      const failed = readiness.checks
+        .filter((check) => !check.ok)
+        .map((check) => `${check.name}: ${check.message ?? 'failed'}`);
       const decision = notReadyLog.take(failed.join('; '));
       if (decision.log)
-        c.get('logger').warn({ failed, ...(decision.suppressed > 0 ? { repeatedSinceLastLogged: decision.suppressed } : {}) }, 'not ready');
+        c.get('logger').warn(
+          { failed, ...(decision.suppressed > 0 ? { repeatedSinceLastLogged: decision.suppressed } : {}) },
+          'not ready',
+        );
       return c.json({ status: 'not_ready', checks: readiness.checks }, 503, retryAfterHeader(undefined));
     },
   );

@@ -11,7 +11,9 @@ describe('ChatStreamAssembler', () => {
       chunk({ role: 'assistant', content: '' }) +
       chunk({ content: 'Rain ' }) +
       chunk({ content: 'after 14:00.' }) +
-      chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] }) +
+      chunk({
+        tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }],
+      }) +
       chunk({ tool_calls: [{ index: 0, function: { arguments: '{"place":' } }] }) +
       chunk({ tool_calls: [{ index: 0, function: { arguments: '"ridge"}' } }] }) +
       chunk({}, 'tool_calls') +
@@ -23,7 +25,9 @@ describe('ChatStreamAssembler', () => {
 
     expect(assembler.finish()).toEqual({
       content: 'Rain after 14:00.',
-      toolCalls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"place":"ridge"}' } }],
+      toolCalls: [
+        { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"place":"ridge"}' } },
+      ],
       finishReason: 'tool_calls',
       model: 'm',
       complete: true,
@@ -66,7 +70,9 @@ describe('replyFromCompletion and toAssistantMessage', () => {
 
   it('stores a refusal as the text, and nothing for an empty reply or a body without choices', () => {
     const refusal = replyFromCompletion({
-      choices: [{ message: { role: 'assistant', content: null, refusal: 'I cannot help with that.' }, finish_reason: 'stop' }],
+      choices: [
+        { message: { role: 'assistant', content: null, refusal: 'I cannot help with that.' }, finish_reason: 'stop' },
+      ],
     });
 
     expect(toAssistantMessage(refusal!)?.content).toBe('I cannot help with that.');

@@ -23,7 +23,10 @@ export interface AssistantReply {
  * reason and an incomplete stream are recorded in `metadata.proxy`; a regenerated reply names the replies it
  * supersedes in `metadata.mnemo.supersedes`.
  */
-export function toAssistantMessage(reply: AssistantReply, supersedes: readonly string[] = []): MessageInput | undefined {
+export function toAssistantMessage(
+  reply: AssistantReply,
+  supersedes: readonly string[] = [],
+): MessageInput | undefined {
   if (reply.content.trim() === '' && reply.toolCalls.length === 0) return undefined;
   const proxy = {
     ...(reply.model === undefined ? {} : { model: reply.model }),
@@ -95,7 +98,11 @@ export class ChatStreamAssembler {
     this.#events.end();
     const toolCalls = [...this.#calls.entries()]
       .sort(([a], [b]) => a - b)
-      .map(([, call]) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } }));
+      .map(([, call]) => ({
+        id: call.id,
+        type: 'function' as const,
+        function: { name: call.name, arguments: call.arguments },
+      }));
     return {
       content: textOr(this.#content, this.#refusal),
       toolCalls,

@@ -13,7 +13,10 @@ export interface RegeneratedTurn {
  * before it, and only assistant replies (with their tool results) follow it in the store. `stored` is
  * the conversation's tail, oldest first, without superseded replies. Anything else is `undefined`.
  */
-export function findRegeneratedTurn(stored: readonly Message[], incoming: readonly MessageInput[]): RegeneratedTurn | undefined {
+export function findRegeneratedTurn(
+  stored: readonly Message[],
+  incoming: readonly MessageInput[],
+): RegeneratedTurn | undefined {
   const last = incoming.at(-1);
   if (last?.role !== 'user') return undefined;
   const userIndex = stored.findLastIndex((message) => message.role === 'user');

@@ -39,7 +39,9 @@ interface FixtureOptions {
   readonly context?: MemoryOptions['context'];
   readonly auth?: ServerAppOptions['auth'];
   /** Wraps the app's fetch, e.g. to observe the client hanging up. */
-  readonly wrapFetch?: (fetch: (request: Request) => Response | Promise<Response>) => (request: Request) => Response | Promise<Response>;
+  readonly wrapFetch?: (
+    fetch: (request: Request) => Response | Promise<Response>,
+  ) => (request: Request) => Response | Promise<Response>;
 }
 
 async function startProxy(options: FixtureOptions): Promise<ProxyFixture> {
@@ -49,7 +51,11 @@ async function startProxy(options: FixtureOptions): Promise<ProxyFixture> {
   const directory = await mkdtemp(join(tmpdir(), 'mnemo-proxy-'));
   cleanups.push(() => rm(directory, { recursive: true, force: true }));
   const store = createSqliteStore({ path: join(directory, 'mnemo.db') });
-  const memory = createMemory({ store, compaction: false, ...(options.context === undefined ? {} : { context: options.context }) });
+  const memory = createMemory({
+    store,
+    compaction: false,
+    ...(options.context === undefined ? {} : { context: options.context }),
+  });
   const proxyKey = options.proxyKey === undefined ? upstreamKey : options.proxyKey;
   const app = createServerApp({
     memory,
@@ -79,13 +85,22 @@ async function startProxy(options: FixtureOptions): Promise<ProxyFixture> {
     client: ({ apiKey = 'sk-client', headers = {} } = {}) =>
       new OpenAI({ baseURL: `${server.url}/v1`, apiKey, maxRetries: 0, defaultHeaders: headers }),
     stored: async (conversationId, tenantId = 'default', userId = conversationId) =>
-      (await store.listMessages({ tenantId, userId, conversationId })).map((message: Message) => `${message.role}: ${message.content}`),
+      (await store.listMessages({ tenantId, userId, conversationId })).map(
+        (message: Message) => `${message.role}: ${message.content}`,
+      ),
   };
 }
 
-const system: ChatCompletionMessageParam = { role: 'system', content: 'You are a mesh-radio bot. Reply in 150 characters or less.' };
+const system: ChatCompletionMessageParam = {
+  role: 'system',
+  content: 'You are a mesh-radio bot. Reply in 150 characters or less.',
+};
 const questions = ['Is relay LARCH-RIDGE up?', 'What is the SNR to the gateway?', 'Should I move the antenna?'];
-const answers = ['LARCH-RIDGE was heard 2 min ago, 3 hops.', 'SNR is -4 dB: workable.', 'Raise it 2 m; the ridge blocks the south path.'];
+const answers = [
+  'LARCH-RIDGE was heard 2 min ago, 3 hops.',
+  'SNR is -4 dB: workable.',
+  'Raise it 2 m; the ridge blocks the south path.',
+];
 
 function sentMessages(upstream: ScriptedOpenAiServer, index: number): { role: string; content: string | null }[] {
   return (
@@ -103,7 +118,11 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
 
     for (const question of questions) {
       history.push({ role: 'user', content: question });
-      const completion = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: history, user: 'node-7' });
+      const completion = await client.chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: history,
+        user: 'node-7',
+      });
       history.push({ role: 'assistant', content: completion.choices[0]!.message.content });
     }
 
@@ -127,7 +146,10 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     const client = proxy.client({ headers: { 'X-Mnemo-Conversation': 'node-9' } });
 
     for (const question of questions) {
-      await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [system, { role: 'user', content: question }] });
+      await client.chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: [system, { role: 'user', content: question }],
+      });
     }
 
     expect(await proxy.stored('node-9')).toEqual(
@@ -145,7 +167,13 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
 
   it('does not store a regenerated or retried history twice', async () => {
     const proxy = await startProxy({
-      replies: [{ content: answers[0]! }, { content: answers[1]! }, { status: 500 }, { content: 'second try' }, { content: 'again' }],
+      replies: [
+        { content: answers[0]! },
+        { content: answers[1]! },
+        { status: 500 },
+        { content: 'second try' },
+        { content: 'again' },
+      ],
     });
     const client = proxy.client();
     const first = { role: 'user', content: questions[0]! } as const;
@@ -159,8 +187,16 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
 
     // The third question fails upstream, is retried as is, then the client regenerates the last answer.
     const third = { role: 'user', content: questions[2]! } as const;
-    const full = [first, { role: 'assistant', content: answers[0]! }, second, { role: 'assistant', content: answers[1]! }, third] as const;
-    await expect(client.chat.completions.create({ model: 'm', messages: [...full], user: 'node-7' })).rejects.toBeInstanceOf(APIError);
+    const full = [
+      first,
+      { role: 'assistant', content: answers[0]! },
+      second,
+      { role: 'assistant', content: answers[1]! },
+      third,
+    ] as const;
+    await expect(
+      client.chat.completions.create({ model: 'm', messages: [...full], user: 'node-7' }),
+    ).rejects.toBeInstanceOf(APIError);
     await client.chat.completions.create({ model: 'm', messages: [...full], user: 'node-7' });
     await client.chat.completions.create({
       model: 'm',
@@ -196,7 +232,12 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     await client.chat.completions.create({ model: 'm', messages: [system, question], user: 'node-7' });
     await client.chat.completions.create({
       model: 'm',
-      messages: [system, question, { role: 'assistant', content: 'regenerated reply' }, { role: 'user', content: questions[1]! }],
+      messages: [
+        system,
+        question,
+        { role: 'assistant', content: 'regenerated reply' },
+        { role: 'user', content: questions[1]! },
+      ],
       user: 'node-7',
     });
 
@@ -219,8 +260,16 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     ]);
 
     // A client that sends only the new turn regenerates (or retries after a lost reply) the same way.
-    await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'ping?' }], user: 'node-9' });
-    await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'ping?' }], user: 'node-9' });
+    await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'ping?' }],
+      user: 'node-9',
+    });
+    await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'ping?' }],
+      user: 'node-9',
+    });
     expect(await proxy.stored('node-9')).toEqual(['user: ping?', 'assistant: single 1', 'assistant: single 2']);
   });
 
@@ -274,7 +323,12 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
 
     const { data: stream, response } = await proxy
       .client()
-      .chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'Weather tomorrow?' }], user: 'node-7', stream: true })
+      .chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'Weather tomorrow?' }],
+        user: 'node-7',
+        stream: true,
+      })
       .withResponse();
     const pieces: string[] = [];
     for await (const chunk of stream) pieces.push(chunk.choices[0]?.delta.content ?? '');
@@ -284,7 +338,10 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     expect(pieces.filter((piece) => piece !== '').length).toBeGreaterThan(1);
     expect(pieces.join('')).toBe('Rain after 14:00, 6 °C at the ridge.');
     await vi.waitFor(async () =>
-      expect(await proxy.stored('node-7')).toEqual(['user: Weather tomorrow?', 'assistant: Rain after 14:00, 6 °C at the ridge.']),
+      expect(await proxy.stored('node-7')).toEqual([
+        'user: Weather tomorrow?',
+        'assistant: Rain after 14:00, 6 °C at the ridge.',
+      ]),
     );
     expect((proxy.upstream.requests[0]!.body as { stream: boolean }).stream).toBe(true);
   });
@@ -295,7 +352,10 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     const hungUp = new Promise<void>((resolve) => (clientGone = resolve));
     const proxy = await startProxy({
       replies: [
-        { content: 'one two three four', pause: { afterChunks: 1, until: new Promise<void>((resolve) => (resumeUpstream = resolve)) } },
+        {
+          content: 'one two three four',
+          pause: { afterChunks: 1, until: new Promise<void>((resolve) => (resumeUpstream = resolve)) },
+        },
       ],
       wrapFetch: (fetch) => (request) => {
         request.signal.addEventListener('abort', () => clientGone());
@@ -317,22 +377,31 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     await hungUp;
     resumeUpstream();
 
-    await vi.waitFor(async () => expect(await proxy.stored('node-7')).toEqual(['user: Count to four', 'assistant: one two three four']));
+    await vi.waitFor(async () =>
+      expect(await proxy.stored('node-7')).toEqual(['user: Count to four', 'assistant: one two three four']),
+    );
   });
 
   it('relays what arrived and then an error event when the upstream breaks off mid-stream, and stores the partial reply marked incomplete', async () => {
     const proxy = await startProxy({ replies: [{ content: 'one two three', breakAfterChunks: 2 }] });
 
-    const stream = await proxy
-      .client()
-      .chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'Count' }], user: 'node-7', stream: true });
+    const stream = await proxy.client().chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'Count' }],
+      user: 'node-7',
+      stream: true,
+    });
     const { text, failure } = await readStreamUntilFailure(stream);
 
     expect(text).toBe('one two ');
     expect(failure).toBeInstanceOf(APIError);
     expect((failure as APIError).message).toContain('the upstream stream broke off');
     await vi.waitFor(async () => expect(await proxy.stored('node-7')).toEqual(['user: Count', 'assistant: one two ']));
-    const [, reply] = await proxy.store.listMessages({ tenantId: 'default', userId: 'node-7', conversationId: 'node-7' });
+    const [, reply] = await proxy.store.listMessages({
+      tenantId: 'default',
+      userId: 'node-7',
+      conversationId: 'node-7',
+    });
     expect(reply?.metadata).toEqual({ proxy: { model: 'm', incomplete: true } });
   });
 
@@ -362,7 +431,9 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     const secondCall: ChatCompletionMessageParam = {
       role: 'assistant',
       content: null,
-      tool_calls: [{ id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"place":"LARCH-RIDGE"}' } }],
+      tool_calls: [
+        { id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"place":"LARCH-RIDGE"}' } },
+      ],
     };
     await client.chat.completions.create({
       model: 'm',
@@ -377,7 +448,13 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     });
 
     const stored = await proxy.store.listMessages({ tenantId: 'default', userId: 'node-7', conversationId: 'node-7' });
-    expect(stored.map((message) => [message.role, message.content, message.toolCalls?.[0]?.id ?? message.toolCallId ?? null])).toEqual([
+    expect(
+      stored.map((message) => [
+        message.role,
+        message.content,
+        message.toolCalls?.[0]?.id ?? message.toolCallId ?? null,
+      ]),
+    ).toEqual([
       ['user', 'Weather at the ridge?', null],
       ['assistant', '', 'call_1'],
       ['tool', 'rain', 'call_1'],
@@ -421,7 +498,8 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
       context: { windowTurns: 1 },
     });
     const client = proxy.client({ headers: { 'X-Mnemo-Conversation': 'node-7' } });
-    for (const question of questions) await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: question }] });
+    for (const question of questions)
+      await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: question }] });
 
     const { response: windowed } = await proxy
       .client({ headers: { 'X-Mnemo-Conversation': 'node-7', 'X-Mnemo-Policy': 'window' } })
@@ -493,10 +571,14 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     const ask = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }], user: 'u' };
 
     await configured.client({ apiKey: 'sk-something-else' }).chat.completions.create(ask);
-    await expect(unset.client({ apiKey: 'sk-client-own' }).chat.completions.create(ask)).rejects.toMatchObject({ status: 401 });
+    await expect(unset.client({ apiKey: 'sk-client-own' }).chat.completions.create(ask)).rejects.toMatchObject({
+      status: 401,
+    });
     await passthrough.client({ apiKey: 'sk-client-own' }).chat.completions.create(ask);
     // Behind mnemo's own keys, Authorization is a mnemo key: only the explicit header passes the provider key.
-    await expect(keyed.client({ apiKey: 'mnemo-key-1' }).chat.completions.create(ask)).rejects.toMatchObject({ status: 401 });
+    await expect(keyed.client({ apiKey: 'mnemo-key-1' }).chat.completions.create(ask)).rejects.toMatchObject({
+      status: 401,
+    });
     await keyed
       .client({ apiKey: 'mnemo-key-1', headers: { 'X-Mnemo-Upstream-Authorization': 'Bearer sk-client-own' } })
       .chat.completions.create(ask);
@@ -504,7 +586,10 @@ describe('mountProxyRoutes: POST /v1/chat/completions', () => {
     expect(configured.upstream.requests[0]!.headers.authorization).toBe('Bearer sk-upstream');
     expect(unset.upstream.requests[0]!.headers.authorization).toBeUndefined();
     expect(passthrough.upstream.requests[0]!.headers.authorization).toBe('Bearer sk-client-own');
-    expect(keyed.upstream.requests.map((request) => request.headers.authorization)).toEqual([undefined, 'Bearer sk-client-own']);
+    expect(keyed.upstream.requests.map((request) => request.headers.authorization)).toEqual([
+      undefined,
+      'Bearer sk-client-own',
+    ]);
     expect(JSON.stringify(keyed.upstream.requests)).not.toContain('mnemo-key-1');
   });
 

@@ -53,7 +53,8 @@ export function mountProxyRoutes(app: ServerApp, deps: ServerDeps): void {
       headers: proxyHeaderDocs("the body's `user`"),
       responses: {
         200: {
-          description: "the upstream's answer, unchanged (application/json, or text/event-stream when `stream` is true)",
+          description:
+            "the upstream's answer, unchanged (application/json, or text/event-stream when `stream` is true)",
           headers: usageHeaderDocs,
         },
         400: { description: 'no conversation named, or a message mnemo cannot store' },

@@ -132,9 +132,18 @@ describe('the proxy keeps the stable prefix for prompt caches (invariant 7)', ()
       '',
     ].join('\n\n');
     const fixture = await startProxy([
-      { raw: completion({ prompt_tokens: 1500, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 1280 } }) },
+      {
+        raw: completion({ prompt_tokens: 1500, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 1280 } }),
+      },
       { raw: streamed, contentType: 'text/event-stream' },
-      { raw: completion({ input_tokens: 100, output_tokens: 3, cache_read_input_tokens: 1200, cache_creation_input_tokens: 300 }) },
+      {
+        raw: completion({
+          input_tokens: 100,
+          output_tokens: 3,
+          cache_read_input_tokens: 1200,
+          cache_creation_input_tokens: 300,
+        }),
+      },
     ]);
     const send = (stream: boolean) =>
       fetch(`${fixture.url}/v1/chat/completions`, {
@@ -162,7 +171,9 @@ describe('the proxy keeps the stable prefix for prompt caches (invariant 7)', ()
     // The streamed reply's figures are counted once its stream has been read to the end.
     await expect
       .poll(async () =>
-        (await (await fetch(`${fixture.url}/metrics`)).text()).includes('mnemo_upstream_cached_tokens_total{model="deepseek-test"} 1792'),
+        (await (await fetch(`${fixture.url}/metrics`)).text()).includes(
+          'mnemo_upstream_cached_tokens_total{model="deepseek-test"} 1792',
+        ),
       )
       .toBe(true);
     const metrics = await (await fetch(`${fixture.url}/metrics`)).text();
@@ -200,7 +211,9 @@ describe('prompt_cache_key', () => {
 
 describe('readUpstreamUsage', () => {
   it('reads OpenAI, DeepSeek and Anthropic-style usage into one shape, and nothing from what holds no count', () => {
-    expect(readUpstreamUsage({ prompt_tokens: 10, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 0 } })).toEqual({
+    expect(
+      readUpstreamUsage({ prompt_tokens: 10, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 0 } }),
+    ).toEqual({
       inputTokens: 10,
       outputTokens: 2,
       cachedInputTokens: 0,
@@ -212,7 +225,14 @@ describe('readUpstreamUsage', () => {
       cachedInputTokens: 4,
       cacheWriteInputTokens: 0,
     });
-    expect(readUpstreamUsage({ input_tokens: 5, cache_read_input_tokens: 7, cache_creation_input_tokens: 3, output_tokens: 1 })).toEqual({
+    expect(
+      readUpstreamUsage({
+        input_tokens: 5,
+        cache_read_input_tokens: 7,
+        cache_creation_input_tokens: 3,
+        output_tokens: 1,
+      }),
+    ).toEqual({
       inputTokens: 15,
       outputTokens: 1,
       cachedInputTokens: 7,

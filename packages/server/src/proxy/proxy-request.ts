@@ -148,7 +148,10 @@ export function readContextHeaders(c: ServerContext): Pick<ContextOptions, 'poli
       },
     );
   }
-  return { ...(policy === undefined ? {} : { policy: policy as ContextPolicy }), ...(maxTokens === undefined ? {} : { maxTokens }) };
+  return {
+    ...(policy === undefined ? {} : { policy: policy as ContextPolicy }),
+    ...(maxTokens === undefined ? {} : { maxTokens }),
+  };
 }
 
 function toMessageInput(message: ClientMessage, index: number): MessageInput {

@@ -38,7 +38,8 @@ export const usageHeaderDocs: Readonly<Record<string, string>> = Object.freeze({
   [stableTokensHeader]: 'tokens of those messages',
   [upstreamPromptTokensHeader]: 'prompt tokens the upstream counted (non-streamed replies, when it reports usage)',
   [cachedTokensHeader]: 'prompt tokens the upstream read from its cache (non-streamed replies, when it reports them)',
-  [cacheWriteTokensHeader]: 'prompt tokens the upstream wrote to its cache (non-streamed replies, when it reports them)',
+  [cacheWriteTokensHeader]:
+    'prompt tokens the upstream wrote to its cache (non-streamed replies, when it reports them)',
 });
 
 /**
@@ -128,11 +129,15 @@ export async function relayAnswer(
   const store = (reply: AssistantReply | undefined) => storeReply(c, deps, turn, reply);
   // An event stream is relayed only to a client that asked for one; to a JSON request it is no answer (502 below).
   if (reading.stream !== undefined && (response.headers.get('content-type') ?? '').includes('text/event-stream')) {
-    const describeFailure = (error: unknown) => toUpstreamError(error, upstreamConfig, url, 'reading the stream of the upstream');
+    const describeFailure = (error: unknown) =>
+      toUpstreamError(error, upstreamConfig, url, 'reading the stream of the upstream');
     const { translate } = reading.stream;
     if (translate !== undefined) headers.set('content-type', 'text/event-stream; charset=utf-8');
     const body = translate === undefined ? response.body : translate(response.body);
-    return new Response(relayStream(body, store, describeFailure, reading.stream.protocol), { status: response.status, headers });
+    return new Response(relayStream(body, store, describeFailure, reading.stream.protocol), {
+      status: response.status,
+      headers,
+    });
   }
   const text = await readUpstreamText(response, upstreamConfig, url);
   const answer = reading.readBody(text);
@@ -162,9 +167,14 @@ function malformedAnswer(
     `proxy: the upstream answered with no ${what}; nothing stored`,
   );
   const body = text.trim() === '' ? 'an empty body' : `a body that is not a ${what}`;
-  const response = errorResponse(c, 'model_failed', `the upstream ${url} answered ${status} with ${body}; no reply was stored`, {
-    details: { upstream: url, upstreamStatus: status },
-  });
+  const response = errorResponse(
+    c,
+    'model_failed',
+    `the upstream ${url} answered ${status} with ${body}; no reply was stored`,
+    {
+      details: { upstream: url, upstreamStatus: status },
+    },
+  );
   headers.forEach((value, name) => {
     if (name.startsWith('x-mnemo-')) response.headers.set(name, value);
   });
@@ -176,10 +186,17 @@ function malformedAnswer(
  * timeout fired, else what the error says (`model_failed` → 502 for a refused connection or a reply cut
  * off). The user's turn stays stored; a retry of the same request is recognized and not stored again.
  */
-export function upstreamFailure(c: ServerContext, deps: ServerDeps, error: unknown, logFields: { conversationId?: string }): Response {
+export function upstreamFailure(
+  c: ServerContext,
+  deps: ServerDeps,
+  error: unknown,
+  logFields: { conversationId?: string },
+): Response {
   if (!(error instanceof UpstreamTimeoutError)) throw error;
   (c.get('logger') ?? deps.logger).warn({ err: error, ...logFields }, 'proxy: the upstream timed out');
-  return errorResponse(c, 'upstream_timeout', error.message, { ...(error.details === undefined ? {} : { details: error.details }) });
+  return errorResponse(c, 'upstream_timeout', error.message, {
+    ...(error.details === undefined ? {} : { details: error.details }),
+  });
 }
 
 /**
@@ -190,7 +207,9 @@ export function upstreamFailure(c: ServerContext, deps: ServerDeps, error: unkno
 async function appendNewTurns(deps: ServerDeps, request: ProxyRequest): Promise<RegeneratedTurn | undefined> {
   if (request.turns.length === 0) return undefined;
   const stored = withoutSuperseded(
-    (await deps.memory.listMessages(request.scope, { order: 'desc', limit: request.turns.length + dedupSlackMessages })).reverse(),
+    (
+      await deps.memory.listMessages(request.scope, { order: 'desc', limit: request.turns.length + dedupSlackMessages })
+    ).reverse(),
   );
   const regenerated = findRegeneratedTurn(stored, request.turns);
   if (regenerated !== undefined) return regenerated;
@@ -200,7 +219,12 @@ async function appendNewTurns(deps: ServerDeps, request: ProxyRequest): Promise<
 }
 
 /** Stores the assistant's reply; a failure is logged, never turned into an error for a client that already has its answer. */
-async function storeReply(c: ServerContext, deps: ServerDeps, turn: ProxyTurn, reply: AssistantReply | undefined): Promise<void> {
+async function storeReply(
+  c: ServerContext,
+  deps: ServerDeps,
+  turn: ProxyTurn,
+  reply: AssistantReply | undefined,
+): Promise<void> {
   const { request } = turn;
   const logger = c.get('logger') ?? deps.logger;
   if (reply?.usage !== undefined) deps.metrics.recordUpstreamCache(reply.model ?? 'unknown', reply.usage);
@@ -215,7 +239,10 @@ async function storeReply(c: ServerContext, deps: ServerDeps, turn: ProxyTurn, r
   try {
     await deps.memory.append(request.scope, message);
   } catch (error) {
-    logger.error({ err: error, conversationId: request.scope.conversationId }, 'proxy: storing the assistant reply failed');
+    logger.error(
+      { err: error, conversationId: request.scope.conversationId },
+      'proxy: storing the assistant reply failed',
+    );
   }
 }
 

@@ -1,6 +1,8 @@
 /** The value as a plain object, or `undefined` when it is none (null, an array, a primitive). */
 export function asRecord(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }
 
 /** The value as an array, or `undefined` when it is none. */

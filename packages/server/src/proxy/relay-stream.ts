@@ -20,7 +20,8 @@ export interface StreamProtocol {
 /** OpenAI chat completions: `data: {"error": …}`, the way OpenAI reports a failure mid-stream (its SDKs raise it). */
 export const chatStreamProtocol: StreamProtocol = Object.freeze({
   createAssembler: () => new ChatStreamAssembler(),
-  failureEvent: (message: string, code: string) => `data: ${JSON.stringify({ error: { message, type: 'upstream_error', code } })}\n\n`,
+  failureEvent: (message: string, code: string) =>
+    `data: ${JSON.stringify({ error: { message, type: 'upstream_error', code } })}\n\n`,
   unfinished: 'without a finish reason or [DONE]',
 });
 

@@ -57,14 +57,21 @@ describe('selectNewTurns', () => {
   it('recognizes a regenerated or edited history by two or more turns in a row, and keeps what diverges', () => {
     const history = stored(user('a'), assistant('b'), user('c'), assistant('d'));
 
-    expect(selectNewTurns(history, [user('a'), assistant('b'), user('c')])).toMatchObject({ turns: [], matched: 3, alignment: 'resent' });
+    expect(selectNewTurns(history, [user('a'), assistant('b'), user('c')])).toMatchObject({
+      turns: [],
+      matched: 3,
+      alignment: 'resent',
+    });
     expect(selectNewTurns(history, [user('a'), assistant('b'), user('c, edited')])).toMatchObject({
       turns: [user('c, edited')],
       matched: 2,
       alignment: 'resent',
     });
     // A single matching turn is not enough evidence.
-    expect(selectNewTurns(history, [user('a'), user('x')])).toMatchObject({ turns: [user('a'), user('x')], alignment: 'none' });
+    expect(selectNewTurns(history, [user('a'), user('x')])).toMatchObject({
+      turns: [user('a'), user('x')],
+      alignment: 'none',
+    });
   });
 
   it('compares tool calls and tool-call ids, not only text', () => {
@@ -80,14 +87,19 @@ describe('selectNewTurns', () => {
       turns: [{ role: 'tool', content: 'rain', toolCallId: 'call_1' }],
       alignment: 'tail',
     });
-    expect(selectNewTurns(history, [{ role: 'assistant', content: '', toolCalls: [{ ...call, id: 'call_2' }] }])).toMatchObject({
+    expect(
+      selectNewTurns(history, [{ role: 'assistant', content: '', toolCalls: [{ ...call, id: 'call_2' }] }]),
+    ).toMatchObject({
       matched: 0,
       alignment: 'none',
     });
   });
 
   it('appends everything to an empty conversation and nothing for no turns', () => {
-    expect(selectNewTurns([], [user('a'), assistant('b')])).toMatchObject({ turns: [user('a'), assistant('b')], alignment: 'none' });
+    expect(selectNewTurns([], [user('a'), assistant('b')])).toMatchObject({
+      turns: [user('a'), assistant('b')],
+      alignment: 'none',
+    });
     expect(selectNewTurns(stored(user('a')), [])).toEqual({ turns: [], matched: 0, alignment: 'none' });
   });
 });

@@ -32,7 +32,8 @@ export function selectNewTurns(stored: readonly Message[], incoming: readonly Me
   if (first === undefined) return { turns: [], matched: 0, alignment: 'none' };
   for (let overlap = Math.min(incoming.length, stored.length); overlap > 0; overlap -= 1) {
     const start = stored.length - overlap;
-    if (matchLength(stored, start, incoming) === overlap) return { turns: incoming.slice(overlap), matched: overlap, alignment: 'tail' };
+    if (matchLength(stored, start, incoming) === overlap)
+      return { turns: incoming.slice(overlap), matched: overlap, alignment: 'tail' };
   }
   if (incoming.length >= 2) {
     let best = 0;
@@ -44,7 +45,10 @@ export function selectNewTurns(stored: readonly Message[], incoming: readonly Me
 }
 
 /** True when a stored message and an incoming turn say the same thing: role, content (trimmed), tool-call id and tool calls. */
-export function isSameTurn(stored: Pick<Message, 'role' | 'content' | 'toolCallId' | 'toolCalls'>, incoming: MessageInput): boolean {
+export function isSameTurn(
+  stored: Pick<Message, 'role' | 'content' | 'toolCallId' | 'toolCalls'>,
+  incoming: MessageInput,
+): boolean {
   if (stored.role !== incoming.role || stored.content.trim() !== incoming.content.trim()) return false;
   if ((stored.toolCallId ?? undefined) !== (incoming.toolCallId ?? undefined)) return false;
   const storedCalls = stored.toolCalls ?? [];
@@ -76,6 +80,11 @@ function sameArguments(stored: string, incoming: string): boolean {
 /** How many turns from `start` on the stored ones and the incoming ones have in common, in order. */
 export function matchLength(stored: readonly Message[], start: number, incoming: readonly MessageInput[]): number {
   let length = 0;
-  while (start + length < stored.length && length < incoming.length && isSameTurn(stored[start + length]!, incoming[length]!)) length += 1;
+  while (
+    start + length < stored.length &&
+    length < incoming.length &&
+    isSameTurn(stored[start + length]!, incoming[length]!)
+  )
+    length += 1;
   return length;
 }

@@ -5,7 +5,10 @@ import { stableBoundary } from './stable-boundary.js';
 function context(messageCount: number, stableCount: number): BuiltContext {
   return {
     messages: Array.from({ length: messageCount }, (_, index) => ({ role: 'user' as const, content: `m${index}` })),
-    report: { parts: [], stable: { messageCount: stableCount, tokens: stableCount * 10 } } as unknown as BuiltContext['report'],
+    report: {
+      parts: [],
+      stable: { messageCount: stableCount, tokens: stableCount * 10 },
+    } as unknown as BuiltContext['report'],
   };
 }
 

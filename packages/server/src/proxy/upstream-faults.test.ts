@@ -48,7 +48,8 @@ async function startProxy(
   const logs: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') logs.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line.trim() !== '') logs.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });
@@ -116,7 +117,9 @@ describe('proxy upstream timeouts', () => {
     const response = await proxy.post(ask);
 
     expect(response.status).toBe(504);
-    const body = (await response.json()) as { error: { code: string; message: string; details: Record<string, unknown> } };
+    const body = (await response.json()) as {
+      error: { code: string; message: string; details: Record<string, unknown> };
+    };
     expect(body.error.code).toBe('upstream_timeout');
     expect(body.error.message).toContain('took longer than 300 ms to start its answer');
     expect(body.error.details).toMatchObject({ timeout: 'first_byte', timeoutMs: 300 });
@@ -149,7 +152,9 @@ describe('proxy upstream timeouts', () => {
     ]);
     const proxy = await startProxy(upstream, { idleTimeoutMs: 300 });
 
-    const { text, failure } = await readStreamUntilFailure(await proxy.client.chat.completions.create({ ...ask, stream: true }));
+    const { text, failure } = await readStreamUntilFailure(
+      await proxy.client.chat.completions.create({ ...ask, stream: true }),
+    );
 
     expect(text).toBe('one two ');
     expect(failure).toBeInstanceOf(APIError);
@@ -158,7 +163,9 @@ describe('proxy upstream timeouts', () => {
     await vi.waitFor(async () => expect(await proxy.stored()).toEqual(['user: Count to three', 'assistant: one two ']));
     expect((await proxy.storedMessages())[1]?.metadata).toEqual({ proxy: { model: 'm', incomplete: true } });
 
-    const { failure: none } = await readStreamUntilFailure(await proxy.client.chat.completions.create({ ...ask, stream: true }));
+    const { failure: none } = await readStreamUntilFailure(
+      await proxy.client.chat.completions.create({ ...ask, stream: true }),
+    );
     expect(none).toBeUndefined();
     await vi.waitFor(async () =>
       expect((await proxy.stored()).filter((line) => line.startsWith('user: '))).toEqual(['user: Count to three']),
@@ -204,7 +211,10 @@ describe('proxy upstream failures', () => {
       { raw: '' },
       { status: 200, body: { choices: [] } },
       // An event stream to a request that did not ask for one (its client's SDK would choke on it).
-      { raw: 'data: {"choices":[{"index":0,"delta":{"content":"fine"}}]}\n\ndata: [DONE]\n\n', contentType: 'text/event-stream' },
+      {
+        raw: 'data: {"choices":[{"index":0,"delta":{"content":"fine"}}]}\n\ndata: [DONE]\n\n',
+        contentType: 'text/event-stream',
+      },
       { content: 'fine' },
     ]);
     const proxy = await startProxy(upstream, {});
@@ -218,13 +228,17 @@ describe('proxy upstream failures', () => {
       const response = await proxy.post(ask);
       expect(response.status).toBe(502);
       expect(response.headers.get('x-mnemo-tokens-sent')).not.toBeNull();
-      const body = (await response.json()) as { error: { code: string; message: string; details: Record<string, unknown> } };
+      const body = (await response.json()) as {
+        error: { code: string; message: string; details: Record<string, unknown> };
+      };
       expect(body.error.code).toBe('model_failed');
       expect(body.error.message).toContain(expected);
       expect(body.error.details).toMatchObject({ upstreamStatus: 200 });
     }
     expect(await proxy.stored()).toEqual(['user: Count to three']);
-    const recorded = proxy.logs.filter((line) => line.msg === 'proxy: the upstream answered with no chat completion; nothing stored');
+    const recorded = proxy.logs.filter(
+      (line) => line.msg === 'proxy: the upstream answered with no chat completion; nothing stored',
+    );
     expect(recorded.map((line) => line.bodyStart)).toEqual([
       'not json',
       '',
@@ -260,7 +274,10 @@ describe('proxy upstream failures', () => {
 
   it('ends a stream the upstream closed without a finish reason or [DONE] with an upstream_stream_broken event, and stores the partial reply marked', async () => {
     const upstream = await startScripted([
-      { raw: 'data: {"choices":[{"index":0,"delta":{"content":"one "}}]}\n\ndata: garbage\n\n', contentType: 'text/event-stream' },
+      {
+        raw: 'data: {"choices":[{"index":0,"delta":{"content":"one "}}]}\n\ndata: garbage\n\n',
+        contentType: 'text/event-stream',
+      },
     ]);
     const proxy = await startProxy(upstream, {});
 
@@ -277,7 +294,10 @@ describe('proxy upstream failures', () => {
   });
 
   it('stores the user turn once when a client sending only its new turn retries after a reply it never got', async () => {
-    const upstream = await startScripted([{ raw: 'data: garbage\n\n', contentType: 'text/event-stream' }, { content: 'three' }]);
+    const upstream = await startScripted([
+      { raw: 'data: garbage\n\n', contentType: 'text/event-stream' },
+      { content: 'three' },
+    ]);
     const proxy = await startProxy(upstream, {});
 
     await readStreamUntilFailure(await proxy.client.chat.completions.create({ ...ask, stream: true }));
@@ -301,8 +321,14 @@ describe('toUpstreamError', () => {
       'reaching the upstream',
     );
     expect(error).toBeInstanceOf(UpstreamTimeoutError);
-    expect(error.details).toEqual({ upstream: 'http://127.0.0.1:1/v1/chat/completions', timeout: 'connect', timeoutMs: 1_500 });
-    expect(error.message).toBe('the upstream http://127.0.0.1:1/v1/chat/completions took longer than 1500 ms to connect');
+    expect(error.details).toEqual({
+      upstream: 'http://127.0.0.1:1/v1/chat/completions',
+      timeout: 'connect',
+      timeoutMs: 1_500,
+    });
+    expect(error.message).toBe(
+      'the upstream http://127.0.0.1:1/v1/chat/completions took longer than 1500 ms to connect',
+    );
   });
 
   it("gives model_failed with the socket's reason for any other failure", () => {
@@ -314,6 +340,8 @@ describe('toUpstreamError', () => {
     );
     expect(error).not.toBeInstanceOf(UpstreamTimeoutError);
     expect(error.code).toBe('model_failed');
-    expect(error.message).toBe('reaching the upstream http://127.0.0.1:1/v1/models failed: connect ECONNREFUSED 127.0.0.1:1');
+    expect(error.message).toBe(
+      'reaching the upstream http://127.0.0.1:1/v1/models failed: connect ECONNREFUSED 127.0.0.1:1',
+    );
   });
 });

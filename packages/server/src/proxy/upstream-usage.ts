@@ -30,7 +30,9 @@ export function readUpstreamUsage(usage: unknown): UpstreamUsage | undefined {
   if (input === undefined && output === undefined) return undefined;
   const details = asRecord(fields.prompt_tokens_details) ?? asRecord(fields.input_tokens_details);
   // DeepSeek names the cached share prompt_cache_hit_tokens; OpenAI and Responses, details.cached_tokens.
-  const cached = anthropic ? (cacheRead ?? 0) : (count(details?.cached_tokens) ?? count(fields.prompt_cache_hit_tokens) ?? 0);
+  const cached = anthropic
+    ? (cacheRead ?? 0)
+    : (count(details?.cached_tokens) ?? count(fields.prompt_cache_hit_tokens) ?? 0);
   return {
     inputTokens: (input ?? 0) + (anthropic ? (cacheRead ?? 0) + (cacheWrite ?? 0) : 0),
     outputTokens: output ?? 0,
@@ -40,7 +42,10 @@ export function readUpstreamUsage(usage: unknown): UpstreamUsage | undefined {
 }
 
 /** Merges two partial reports of one call (Anthropic streams input counts first and output counts last): later non-zero figures win. */
-export function mergeUpstreamUsage(earlier: UpstreamUsage | undefined, later: UpstreamUsage | undefined): UpstreamUsage | undefined {
+export function mergeUpstreamUsage(
+  earlier: UpstreamUsage | undefined,
+  later: UpstreamUsage | undefined,
+): UpstreamUsage | undefined {
   if (earlier === undefined || later === undefined) return later ?? earlier;
   return {
     inputTokens: later.inputTokens || earlier.inputTokens,
@@ -55,5 +60,7 @@ function count(value: unknown): number | undefined {
 }
 
 function asRecord(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }

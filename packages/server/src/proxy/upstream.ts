@@ -31,7 +31,9 @@ export class UpstreamTimeoutError extends MemoryError {
   readonly timeoutMs: number;
 
   constructor(phase: UpstreamTimeoutPhase, timeoutMs: number, url: string, cause: unknown) {
-    const what = { connect: 'to connect', first_byte: 'to start its answer', idle: 'between two pieces of its answer' }[phase];
+    const what = { connect: 'to connect', first_byte: 'to start its answer', idle: 'between two pieces of its answer' }[
+      phase
+    ];
     super('model_failed', `the upstream ${url} took longer than ${timeoutMs} ms ${what}`, {
       cause,
       details: { upstream: url, timeout: phase, timeoutMs },
@@ -81,15 +83,20 @@ export function toUpstreamError(error: unknown, llm: UpstreamLlmConfig, url: str
     const code = (link as { code?: unknown }).code;
     const phase = typeof code === 'string' ? timeoutPhaseByUndiciCode[code] : undefined;
     if (phase !== undefined) {
-      const timeoutMs = { connect: timeouts.connectTimeoutMs, first_byte: timeouts.firstByteTimeoutMs, idle: timeouts.idleTimeoutMs }[
-        phase
-      ];
+      const timeoutMs = {
+        connect: timeouts.connectTimeoutMs,
+        first_byte: timeouts.firstByteTimeoutMs,
+        idle: timeouts.idleTimeoutMs,
+      }[phase];
       return new UpstreamTimeoutError(phase, timeoutMs, url, error);
     }
     // undici's own wrappers ("fetch failed", "terminated") say less than the error they wrap.
     if (link !== error && link.message !== '') reason = link.message;
   }
-  return new MemoryError('model_failed', `${what} ${url} failed: ${reason}`, { cause: error, details: { upstream: url } });
+  return new MemoryError('model_failed', `${what} ${url} failed: ${reason}`, {
+    cause: error,
+    details: { upstream: url },
+  });
 }
 
 /** Reads an upstream response's whole body; a body cut off or stalled past the idle timeout throws as {@link toUpstreamError} says. */
@@ -102,7 +109,13 @@ export async function readUpstreamText(response: Response, llm: UpstreamLlmConfi
 }
 
 /** Client headers forwarded upstream as they are (OpenAI's account and beta selectors, Anthropic's version and beta selectors). */
-const forwardedRequestHeaders = ['openai-organization', 'openai-project', 'openai-beta', 'anthropic-version', 'anthropic-beta'];
+const forwardedRequestHeaders = [
+  'openai-organization',
+  'openai-project',
+  'openai-beta',
+  'anthropic-version',
+  'anthropic-beta',
+];
 /** Upstream response headers relayed to the client: the body's type, and what clients read to back off or to report. */
 const relayedResponseHeader =
   /^(content-type|retry-after|retry-after-ms|x-ratelimit-.*|openai-.*|anthropic-.*|request-id|x-should-retry)$/i;
@@ -127,11 +140,16 @@ export function requireUpstream(
  * `X-Mnemo-Upstream-Authorization` or (when it is no mnemo key) its `Authorization`; else none.
  * mnemo's own API keys never leave mnemo.
  */
-export function upstreamAuthorization(llm: UpstreamLlmConfig, clientHeaders: Headers, authenticatedByKey: boolean): string | undefined {
+export function upstreamAuthorization(
+  llm: UpstreamLlmConfig,
+  clientHeaders: Headers,
+  authenticatedByKey: boolean,
+): string | undefined {
   if (llm.apiKey !== undefined && llm.apiKey !== '') return `Bearer ${llm.apiKey}`;
   if (llm.passClientKey !== true) return undefined;
   return (
-    clientHeaders.get(upstreamAuthorizationHeader) ?? (authenticatedByKey ? undefined : (clientHeaders.get('authorization') ?? undefined))
+    clientHeaders.get(upstreamAuthorizationHeader) ??
+    (authenticatedByKey ? undefined : (clientHeaders.get('authorization') ?? undefined))
   );
 }
 

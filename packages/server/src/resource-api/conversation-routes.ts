@@ -46,7 +46,12 @@ export function mountConversationRoutes(app: ServerApp, deps: ServerDeps): void 
             items: z.array(conversationSchema),
             nextCursor: z.string().optional(),
             conversations: z.array(
-              z.object({ id: z.string(), user_id: z.string(), memory_type: z.string(), message_count: z.number().int() }),
+              z.object({
+                id: z.string(),
+                user_id: z.string(),
+                memory_type: z.string(),
+                message_count: z.number().int(),
+              }),
             ),
           }),
         },
@@ -120,7 +125,10 @@ export function mountConversationRoutes(app: ServerApp, deps: ServerDeps): void 
       params: conversationParamsSchema,
       query: listMessagesQuerySchema,
       responses: {
-        200: { description: 'one page', schema: z.object({ items: z.array(messageSchema), nextAfterSeq: z.number().int().optional() }) },
+        200: {
+          description: 'one page',
+          schema: z.object({ items: z.array(messageSchema), nextAfterSeq: z.number().int().optional() }),
+        },
         404: { description: 'no such conversation' },
       },
     },
@@ -151,7 +159,9 @@ export function mountConversationRoutes(app: ServerApp, deps: ServerDeps): void 
       query: userQuerySchema,
       body: appendBodySchema,
       headers: { [idempotencyHeader]: `a key for the whole batch, at most ${maxIdempotencyKeyChars} characters` },
-      responses: { 201: { description: 'the messages as stored', schema: z.object({ messages: z.array(messageSchema) }) } },
+      responses: {
+        201: { description: 'the messages as stored', schema: z.object({ messages: z.array(messageSchema) }) },
+      },
     },
     async (c, { params, query, body }) => {
       if (body.messages.length > deps.limits.maxBatchMessages) {
@@ -167,7 +177,9 @@ export function mountConversationRoutes(app: ServerApp, deps: ServerDeps): void 
       const batchKey = readIdempotencyHeader(c);
       const messages = body.messages.map((message, index) => ({
         ...message,
-        ...(message.idempotencyKey === undefined && batchKey !== undefined ? { idempotencyKey: `${batchKey}#${index}` } : {}),
+        ...(message.idempotencyKey === undefined && batchKey !== undefined
+          ? { idempotencyKey: `${batchKey}#${index}` }
+          : {}),
       }));
       // Core validates each message in full (content, tool pairing, limits) before anything is written.
       const stored = await memory.append(scope, messages as unknown as MessageInput[]);
@@ -188,7 +200,10 @@ export function mountConversationRoutes(app: ServerApp, deps: ServerDeps): void 
       query: userQuerySchema,
       body: contextBodySchema,
       responses: {
-        200: { description: 'the context', schema: z.object({ messages: z.array(openAiMessageSchema), report: contextReportSchema }) },
+        200: {
+          description: 'the context',
+          schema: z.object({ messages: z.array(openAiMessageSchema), report: contextReportSchema }),
+        },
       },
     },
     async (c, { params, query, body }) => {
@@ -212,7 +227,10 @@ export function mountConversationRoutes(app: ServerApp, deps: ServerDeps): void 
       query: userQuerySchema,
       body: compactBodySchema,
       responses: {
-        200: { description: 'the summaries written (none when nothing was due)', schema: z.object({ summaries: z.array(summarySchema) }) },
+        200: {
+          description: 'the summaries written (none when nothing was due)',
+          schema: z.object({ summaries: z.array(summarySchema) }),
+        },
         404: { description: 'no such conversation' },
       },
     },

@@ -34,7 +34,9 @@ const auditEntrySchema = erasureReceiptSchema.omit({ auditId: true }).extend({
   erasedAt: z.string(),
 });
 
-const seqParamsSchema = conversationParamsSchema.extend({ seq: z.coerce.number<string>().int().min(1).describe('the message seq') });
+const seqParamsSchema = conversationParamsSchema.extend({
+  seq: z.coerce.number<string>().int().min(1).describe('the message seq'),
+});
 const rangeBodySchema = z.strictObject({
   userId: idSchema.optional(),
   fromSeq: count.min(1).optional().describe('first seq to erase, inclusive'),
@@ -52,7 +54,9 @@ const userBodySchema = z.strictObject({
 export function mountErasureRoutes(app: ServerApp, deps: ServerDeps): void {
   const { memory, routes } = deps;
   const tags = ['erasure'];
-  const receipt = { 200: { description: 'the receipt: what was erased, per kind', schema: z.object({ erased: erasureReceiptSchema }) } };
+  const receipt = {
+    200: { description: 'the receipt: what was erased, per kind', schema: z.object({ erased: erasureReceiptSchema }) },
+  };
 
   registerRoute(
     app,
@@ -69,7 +73,9 @@ export function mountErasureRoutes(app: ServerApp, deps: ServerDeps): void {
     },
     async (c, { params, query }) => {
       const { conversationId, ...user } = requestScope(c, params.id, { query: query.user_id });
-      return c.json({ erased: await memory.eraseMessages({ ...user, conversationId, fromSeq: params.seq, toSeq: params.seq }) });
+      return c.json({
+        erased: await memory.eraseMessages({ ...user, conversationId, fromSeq: params.seq, toSeq: params.seq }),
+      });
     },
   );
 
@@ -106,7 +112,9 @@ export function mountErasureRoutes(app: ServerApp, deps: ServerDeps): void {
       responses: receipt,
     },
     async (c, { params, body }) =>
-      c.json({ erased: await memory.eraseMessages({ tenantId: c.get('tenantId'), userId: params.userId, before: body.before }) }),
+      c.json({
+        erased: await memory.eraseMessages({ tenantId: c.get('tenantId'), userId: params.userId, before: body.before }),
+      }),
   );
 
   registerRoute(
@@ -120,6 +128,7 @@ export function mountErasureRoutes(app: ServerApp, deps: ServerDeps): void {
       params: z.object({ userId: idSchema }),
       responses: { 200: { description: 'the entries', schema: z.object({ items: z.array(auditEntrySchema) }) } },
     },
-    async (c, { params }) => c.json({ items: await memory.erasures({ tenantId: c.get('tenantId'), userId: params.userId }) }),
+    async (c, { params }) =>
+      c.json({ items: await memory.erasures({ tenantId: c.get('tenantId'), userId: params.userId }) }),
   );
 }

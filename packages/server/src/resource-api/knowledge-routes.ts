@@ -95,7 +95,8 @@ export function mountKnowledgeRoutes(app: ServerApp, deps: ServerDeps): void {
     {
       method: 'post',
       path: '/v1/facts',
-      summary: 'State a fact by hand; a new value of a single-valued attribute supersedes the current one (kept as history)',
+      summary:
+        'State a fact by hand; a new value of a single-valued attribute supersedes the current one (kept as history)',
       tags,
       body: z.strictObject({
         attribute: z.string().min(1).max(128),
@@ -126,7 +127,8 @@ export function mountKnowledgeRoutes(app: ServerApp, deps: ServerDeps): void {
     {
       method: 'patch',
       path: '/v1/facts/{id}',
-      summary: 'Correct a current fact (the corrected value supersedes it, history kept) and/or set when it expires (null: never)',
+      summary:
+        'Correct a current fact (the corrected value supersedes it, history kept) and/or set when it expires (null: never)',
       tags,
       params: z.object({ id: z.string().min(1) }),
       query: userQuerySchema,
@@ -137,10 +139,15 @@ export function mountKnowledgeRoutes(app: ServerApp, deps: ServerDeps): void {
           expiresAt: isoDate.nullable().optional(),
           userId: idSchema.optional(),
         })
-        .refine((body) => body.value !== undefined || body.expiresAt !== undefined, { message: 'give value (a correction) or expiresAt' })
+        .refine((body) => body.value !== undefined || body.expiresAt !== undefined, {
+          message: 'give value (a correction) or expiresAt',
+        })
         .refine((body) => body.text === undefined || body.value !== undefined, { message: 'text goes with value' }),
       responses: {
-        200: { description: 'the current fact: the correction, or the fact with its expiry', schema: z.object({ fact: factSchema }) },
+        200: {
+          description: 'the current fact: the correction, or the fact with its expiry',
+          schema: z.object({ fact: factSchema }),
+        },
         404: { description: 'no such fact' },
         409: { description: 'already ended' },
       },
@@ -150,7 +157,10 @@ export function mountKnowledgeRoutes(app: ServerApp, deps: ServerDeps): void {
       let fact =
         body.value === undefined
           ? undefined
-          : await memory.facts.correct(user, params.id, { value: body.value, ...(body.text === undefined ? {} : { text: body.text }) });
+          : await memory.facts.correct(user, params.id, {
+              value: body.value,
+              ...(body.text === undefined ? {} : { text: body.text }),
+            });
       if (body.expiresAt !== undefined) fact = await memory.facts.expire(user, fact?.id ?? params.id, body.expiresAt);
       return c.json({ fact: fact! });
     },
@@ -172,7 +182,8 @@ export function mountKnowledgeRoutes(app: ServerApp, deps: ServerDeps): void {
         409: { description: 'already ended' },
       },
     },
-    async (c, { params, query }) => c.json({ fact: await memory.facts.retire(requestUser(c, { query: query.user_id }), params.id) }),
+    async (c, { params, query }) =>
+      c.json({ fact: await memory.facts.retire(requestUser(c, { query: query.user_id }), params.id) }),
   );
 
   registerRoute(

@@ -20,7 +20,10 @@ export const userHeader = 'X-Mnemo-User';
  * The user id a request names itself (see {@link requestUser}), or `undefined` when it names none: the
  * `user_id` query parameter, the body's user field and the `X-Mnemo-User` header must agree (core's `namedUserOf`).
  */
-export function namedUserId(c: ServerContext, named: { query?: string | undefined; body?: string | undefined } = {}): string | undefined {
+export function namedUserId(
+  c: ServerContext,
+  named: { query?: string | undefined; body?: string | undefined } = {},
+): string | undefined {
   return namedUserOf(requestNamings(c, named));
 }
 
@@ -56,7 +59,11 @@ export function requestUser(
 export function listRequestConversations(
   c: ServerContext,
   memory: Memory,
-  query: { readonly user_id?: string | undefined; readonly cursor?: string | undefined; readonly limit?: number | undefined },
+  query: {
+    readonly user_id?: string | undefined;
+    readonly cursor?: string | undefined;
+    readonly limit?: number | undefined;
+  },
 ): Promise<Page<Conversation>> {
   const named = query.user_id !== undefined || (headerText(c, userHeader) ?? '') !== '';
   const filter = named ? requestUser(c, { query: query.user_id }) : { tenantId: c.get('tenantId') };

@@ -19,7 +19,10 @@ describe('conversation response schemas', () => {
     );
     expect(conversationSchema.parse(updated).metadata).toEqual({ memory_type: 'buffer', tags: ['relay'] });
     const after: unknown = JSON.parse(JSON.stringify(await memory.stats(scope)));
-    expect(conversationStatsSchema.parse(after)).toMatchObject({ metadata: { memory_type: 'buffer' }, roles: { user: 1, assistant: 1 } });
+    expect(conversationStatsSchema.parse(after)).toMatchObject({
+      metadata: { memory_type: 'buffer' },
+      roles: { user: 1, assistant: 1 },
+    });
     await memory.close();
   });
 

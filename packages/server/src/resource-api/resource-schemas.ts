@@ -21,13 +21,22 @@ const toolCallSchema = z.strictObject({
 /** A message as a client sends it (core's `MessageInput`); core checks the rest (empty content, tool pairing, limits). */
 export const messageInputSchema = z.strictObject({
   role: z.enum(messageRoles),
-  content: z.string().nullable().optional().describe('may be empty or null only on an assistant message with toolCalls'),
+  content: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('may be empty or null only on an assistant message with toolCalls'),
   name: z.string().min(1).optional(),
   toolCalls: z.array(toolCallSchema).optional(),
   toolCallId: z.string().min(1).optional(),
   createdAt: z.string().optional().describe('ISO 8601; default: the time of the append'),
   metadata: z.record(z.string(), z.unknown()).optional(),
-  idempotencyKey: z.string().min(1).max(256).optional().describe('unique within the conversation: a retry returns the stored message'),
+  idempotencyKey: z
+    .string()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe('unique within the conversation: a retry returns the stored message'),
 });
 
 /** A stored message. */
@@ -56,7 +65,10 @@ export const conversationSchema = z.object({
   totalTokens: z.number().int(),
   summarizedThroughSeq: z.number().int(),
   summarizedTokens: z.number().int(),
-  metadata: z.record(z.string(), z.unknown()).optional().describe("the caller's JSON object about the conversation; absent until set"),
+  metadata: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe("the caller's JSON object about the conversation; absent until set"),
 });
 
 /** Sums of a conversation's usage ledger. */
@@ -75,7 +87,9 @@ export const usageTotalsSchema = z.object({
 export const conversationStatsSchema = conversationSchema.extend({
   firstMessageAt: z.string(),
   lastMessageAt: z.string(),
-  roles: z.partialRecord(z.enum(messageRoles), z.number().int()).describe('stored messages per role; roles without messages are absent'),
+  roles: z
+    .partialRecord(z.enum(messageRoles), z.number().int())
+    .describe('stored messages per role; roles without messages are absent'),
   usage: usageTotalsSchema,
 });
 
@@ -104,7 +118,13 @@ export const openAiMessageSchema = z.object({
   content: z.string().nullable(),
   name: z.string().optional(),
   tool_calls: z
-    .array(z.object({ id: z.string(), type: z.literal('function'), function: z.object({ name: z.string(), arguments: z.string() }) }))
+    .array(
+      z.object({
+        id: z.string(),
+        type: z.literal('function'),
+        function: z.object({ name: z.string(), arguments: z.string() }),
+      }),
+    )
     .optional(),
   tool_call_id: z.string().optional(),
 });
@@ -159,7 +179,9 @@ export const contextReportSchema = z.object({
       reason: z.enum(['outside_window', 'over_budget', 'summarized', 'awaiting_compaction']),
     }),
   ),
-  truncated: z.array(z.object({ seq: z.number().int(), originalTokens: z.number().int(), keptTokens: z.number().int() })),
+  truncated: z.array(
+    z.object({ seq: z.number().int(), originalTokens: z.number().int(), keptTokens: z.number().int() }),
+  ),
   requestOverheadTokens: z.number().int(),
   fullHistoryTokens: z.number().int(),
   sentTokens: z.number().int(),
@@ -176,7 +198,13 @@ export const appendBodySchema = z.strictObject({
 /** Query of `GET /v1/conversations/{id}/messages`. */
 export const listMessagesQuerySchema = userQuerySchema.extend({
   after_seq: z.coerce.number<string>().int().min(0).optional().describe('only messages after this seq (default 0)'),
-  limit: z.coerce.number<string>().int().min(1).max(maxPageLimit).optional().describe(`page size, 1–${maxPageLimit} (default 100)`),
+  limit: z.coerce
+    .number<string>()
+    .int()
+    .min(1)
+    .max(maxPageLimit)
+    .optional()
+    .describe(`page size, 1–${maxPageLimit} (default 100)`),
 });
 
 /** Body of `POST /v1/conversations/{id}/context`. */
@@ -195,8 +223,16 @@ export const compactBodySchema = z.strictObject({ userId: idSchema.optional() })
 /** Query of cursor-paged listings over conversations. */
 export const pageQuerySchema = userQuerySchema.extend({
   cursor: z.string().min(1).optional().describe('nextCursor of the previous page'),
-  limit: z.coerce.number<string>().int().min(1).max(maxPageLimit).optional().describe(`page size, 1–${maxPageLimit} (default 100)`),
+  limit: z.coerce
+    .number<string>()
+    .int()
+    .min(1)
+    .max(maxPageLimit)
+    .optional()
+    .describe(`page size, 1–${maxPageLimit} (default 100)`),
 });
 
 /** What an erase removed. */
-export const eraseResultSchema = z.object({ erased: z.object({ conversations: z.number().int(), messages: z.number().int() }) });
+export const eraseResultSchema = z.object({
+  erased: z.object({ conversations: z.number().int(), messages: z.number().int() }),
+});

@@ -31,7 +31,10 @@ export function mountTransferRoutes(app: ServerApp, deps: ServerDeps): void {
     async (c, { query }) => {
       const scope = requestScope(c, query.conversation, { query: query.user_id });
       await requireConversation(memory, scope);
-      return new Response(exportStream(memory, scope), { status: 200, headers: { 'content-type': 'application/x-ndjson; charset=utf-8' } });
+      return new Response(exportStream(memory, scope), {
+        status: 200,
+        headers: { 'content-type': 'application/x-ndjson; charset=utf-8' },
+      });
     },
   );
 
@@ -112,16 +115,22 @@ function parseJsonl(text: string): { messages: MessageInput[]; lines: number[] }
     try {
       value = JSON.parse(raw);
     } catch (error) {
-      throw new MemoryError('invalid_input', `line ${line}: not valid JSON (${(error as Error).message})`, { details: { line } });
+      throw new MemoryError('invalid_input', `line ${line}: not valid JSON (${(error as Error).message})`, {
+        details: { line },
+      });
     }
     if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-      value = Object.fromEntries(Object.entries(value).filter(([key]) => !(exportOnlyFields as readonly string[]).includes(key)));
+      value = Object.fromEntries(
+        Object.entries(value).filter(([key]) => !(exportOnlyFields as readonly string[]).includes(key)),
+      );
     }
     messages.push(parseWith(messageInputSchema, value, `line ${line}`) as unknown as MessageInput);
     lines.push(line);
   });
   if (messages.length === 0)
-    throw new MemoryError('invalid_input', 'the body holds no messages (one JSON message per line)', { details: { field: 'body' } });
+    throw new MemoryError('invalid_input', 'the body holds no messages (one JSON message per line)', {
+      details: { field: 'body' },
+    });
   return { messages, lines };
 }
 

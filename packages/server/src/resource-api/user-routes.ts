@@ -22,12 +22,14 @@ export function mountUserRoutes(app: ServerApp, deps: ServerDeps): void {
     {
       method: 'delete',
       path: '/v1/users/{userId}',
-      summary: "Erase everything of a user: every conversation with its messages, summaries, jobs and usage, and the user's memory files",
+      summary:
+        "Erase everything of a user: every conversation with its messages, summaries, jobs and usage, and the user's memory files",
       tags: ['users'],
       params: z.object({ userId: idSchema }),
       responses: { 200: { description: 'what was erased', schema: eraseResultSchema } },
     },
-    async (c, { params }) => c.json({ erased: await memory.erase({ tenantId: c.get('tenantId'), userId: params.userId }) }),
+    async (c, { params }) =>
+      c.json({ erased: await memory.erase({ tenantId: c.get('tenantId'), userId: params.userId }) }),
   );
 
   registerRoute(
@@ -36,7 +38,8 @@ export function mountUserRoutes(app: ServerApp, deps: ServerDeps): void {
     {
       method: 'get',
       path: '/v1/usage',
-      summary: 'Usage per conversation (context builds, tokens sent against the full history, compaction cost), cursor-paged',
+      summary:
+        'Usage per conversation (context builds, tokens sent against the full history, compaction cost), cursor-paged',
       description: `Spans every user of the tenant unless \`user_id\` or \`${userHeader}\` names one.`,
       tags: ['usage'],
       query: pageQuerySchema,
@@ -85,7 +88,11 @@ export function mountUserRoutes(app: ServerApp, deps: ServerDeps): void {
       responses: {
         200: {
           description: 'the expanded summary',
-          schema: z.object({ summary: summarySchema, messages: z.array(messageSchema), folded: z.array(summarySchema) }),
+          schema: z.object({
+            summary: summarySchema,
+            messages: z.array(messageSchema),
+            folded: z.array(summarySchema),
+          }),
         },
         404: { description: "no such summary among the user's conversations" },
       },

@@ -51,7 +51,9 @@ const tags = ['seed memory API'];
 
 const userIdField = idSchema
   .optional()
-  .describe('the end user; several conversations of one user share facts and recall. Default: the conversation is its own user');
+  .describe(
+    'the end user; several conversations of one user share facts and recall. Default: the conversation is its own user',
+  );
 
 /**
  * Mounts the seed-compatible memory API (same paths and snake_case fields as the seed's memory service).
@@ -151,7 +153,9 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
             memory_type: memoryTypeSchema,
             conversation_found: z
               .boolean()
-              .describe('false for a conversation with no stored message (the context then holds only the system prompt)'),
+              .describe(
+                'false for a conversation with no stored message (the context then holds only the system prompt)',
+              ),
           }),
           headers: { [policyHeader]: 'the policy that built the context, e.g. `hybrid`' },
         },
@@ -191,7 +195,11 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       responses: {
         200: {
           description: 'what was erased',
-          schema: z.object({ status: z.literal('deleted'), conversation_id: z.string(), messages_deleted: z.number().int() }),
+          schema: z.object({
+            status: z.literal('deleted'),
+            conversation_id: z.string(),
+            messages_deleted: z.number().int(),
+          }),
         },
       },
     },
@@ -227,7 +235,9 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
             saved_tokens: z.number().int(),
             compactions: z.number().int(),
             memory_type: memoryTypeSchema,
-            roles: z.record(z.string(), z.number().int()).describe('stored messages per role, e.g. {"user": 3, "assistant": 2}'),
+            roles: z
+              .record(z.string(), z.number().int())
+              .describe('stored messages per role, e.g. {"user": 3, "assistant": 2}'),
           }),
         },
         404: { description: 'no such conversation' },

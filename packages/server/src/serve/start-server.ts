@@ -11,7 +11,10 @@ export interface StartServerOptions {
    * An app from `createServerApp`: its `serverState` says which memory to close on shutdown and how many
    * keys decide which hosts are allowed. Any other fetch handler is served as a keyless app with nothing to close.
    */
-  readonly app: { readonly fetch: (request: Request) => Response | Promise<Response>; readonly serverState?: ServerAppState };
+  readonly app: {
+    readonly fetch: (request: Request) => Response | Promise<Response>;
+    readonly serverState?: ServerAppState;
+  };
   /** Default `127.0.0.1`. Any other than a loopback address needs API keys configured. */
   readonly host?: string;
   /** Default 8787; 0 picks a free port (read it from `url`). */

@@ -28,7 +28,10 @@ describe('StaticEmbedder', () => {
   });
 
   it('gives unit vectors, the same synchronously and asynchronously, and the same for the same text', async () => {
-    const texts = ['Caroline went to the LGBTQ support group yesterday.', 'caroline WENT to the lgbtq support group yesterday!'];
+    const texts = [
+      'Caroline went to the LGBTQ support group yesterday.',
+      'caroline WENT to the lgbtq support group yesterday!',
+    ];
     const [first, second] = await embedder.embed(texts);
     expect(first).toHaveLength(embedder.dimensions);
     expect(Math.hypot(...first!)).toBeCloseTo(1, 5);
@@ -52,7 +55,9 @@ describe('StaticEmbedder', () => {
     const [empty, symbols] = embedder.embedSync(['', '?!… 🙂']);
     expect(empty).toEqual(symbols);
     expect(Math.hypot(...empty!)).toBeCloseTo(1, 5);
-    expect(() => embedder.embedSync([42 as unknown as string])).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+    expect(() => embedder.embedSync([42 as unknown as string])).toThrow(
+      expect.objectContaining({ code: 'invalid_input' }),
+    );
   });
 
   it('refuses a damaged or foreign file with model_failed', () => {

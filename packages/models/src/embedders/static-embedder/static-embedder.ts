@@ -52,7 +52,10 @@ export class StaticEmbedder implements Embedder {
 
   async embed(texts: readonly string[], options: { signal?: AbortSignal } = {}): Promise<Float32Array[]> {
     if (options.signal?.aborted)
-      throw new MemoryError('model_failed', 'embedding was aborted', { cause: options.signal.reason, details: { aborted: true } });
+      throw new MemoryError('model_failed', 'embedding was aborted', {
+        cause: options.signal.reason,
+        details: { aborted: true },
+      });
     return this.embedSync(texts);
   }
 
@@ -99,9 +102,16 @@ function loadBundledModel(): StaticModel {
   try {
     manifest = JSON.parse(readFileSync(bundledManifest, 'utf8')) as { sha256?: unknown };
   } catch (error) {
-    throw new MemoryError('model_failed', `cannot read the static embedder's manifest ${fileURLToPath(bundledManifest)}`, { cause: error });
+    throw new MemoryError(
+      'model_failed',
+      `cannot read the static embedder's manifest ${fileURLToPath(bundledManifest)}`,
+      { cause: error },
+    );
   }
-  bundledModel = readModel(fileURLToPath(bundledFile), typeof manifest.sha256 === 'string' ? manifest.sha256 : undefined);
+  bundledModel = readModel(
+    fileURLToPath(bundledFile),
+    typeof manifest.sha256 === 'string' ? manifest.sha256 : undefined,
+  );
   return bundledModel;
 }
 

@@ -40,12 +40,16 @@ export function encodeStaticModel(input: {
 }): Buffer {
   const rows = input.vocabulary.words.length + input.vocabulary.pieces.length;
   if (input.table.length !== rows * input.dimensions)
-    throw new MemoryError('invalid_input', `table has ${input.table.length} values, want ${rows} × ${input.dimensions}`);
+    throw new MemoryError(
+      'invalid_input',
+      `table has ${input.table.length} values, want ${rows} × ${input.dimensions}`,
+    );
   const scales = new Float32Array(rows);
   const values = new Int8Array(rows * input.dimensions);
   for (let row = 0; row < rows; row += 1) {
     let max = 0;
-    for (let k = 0; k < input.dimensions; k += 1) max = Math.max(max, Math.abs(input.table[row * input.dimensions + k]!));
+    for (let k = 0; k < input.dimensions; k += 1)
+      max = Math.max(max, Math.abs(input.table[row * input.dimensions + k]!));
     const scale = max === 0 ? 1 : max / 127;
     scales[row] = scale;
     for (let k = 0; k < input.dimensions; k += 1)

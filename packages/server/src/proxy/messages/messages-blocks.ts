@@ -36,7 +36,10 @@ function assistantTurn(blocks: readonly unknown[], at: string, lenient: boolean)
       toolCalls.push({
         id: block.id,
         type: 'function',
-        function: { name: block.name, arguments: typeof block.input === 'string' ? block.input : JSON.stringify(block.input ?? {}) },
+        function: {
+          name: block.name,
+          arguments: typeof block.input === 'string' ? block.input : JSON.stringify(block.input ?? {}),
+        },
       });
     } else if (!skipped(block, lenient)) throw unsupported(`${at}[${index}]`, block);
   });
@@ -55,7 +58,11 @@ function userTurns(blocks: readonly unknown[], at: string, lenient: boolean): Me
     if (block?.type === 'text' && typeof block.text === 'string') texts.push(block.text);
     else if (block?.type === 'tool_result' && typeof block.tool_use_id === 'string') {
       flush();
-      turns.push({ role: 'tool', toolCallId: block.tool_use_id, content: resultText(block.content, `${at}[${index}].content`, lenient) });
+      turns.push({
+        role: 'tool',
+        toolCallId: block.tool_use_id,
+        content: resultText(block.content, `${at}[${index}].content`, lenient),
+      });
     } else if (!skipped(block, lenient)) throw unsupported(`${at}[${index}]`, block);
   });
   flush();

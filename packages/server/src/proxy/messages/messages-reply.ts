@@ -46,7 +46,9 @@ export class MessagesStreamAssembler implements StreamAssembler {
     this.#events.end();
     const content = [...this.#blocks.entries()]
       .sort(([a], [b]) => a - b)
-      .map(([, { block, json }]) => (block.type === 'tool_use' ? { ...block, input: toolInput(json, block.input) } : block));
+      .map(([, { block, json }]) =>
+        block.type === 'tool_use' ? { ...block, input: toolInput(json, block.input) } : block,
+      );
     const reply = replyFromMessage({ ...this.#message, type: 'message', content }, this.#stopped)!;
     return { ...reply, ...(this.#usage === undefined ? {} : { usage: this.#usage }) };
   }
@@ -72,7 +74,8 @@ export class MessagesStreamAssembler implements StreamAssembler {
         if (entry === undefined || delta === undefined) return;
         if (delta.type === 'text_delta' && typeof delta.text === 'string')
           entry.block.text = `${typeof entry.block.text === 'string' ? entry.block.text : ''}${delta.text}`;
-        if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string') entry.json += delta.partial_json;
+        if (delta.type === 'input_json_delta' && typeof delta.partial_json === 'string')
+          entry.json += delta.partial_json;
         return;
       }
       case 'message_delta': {

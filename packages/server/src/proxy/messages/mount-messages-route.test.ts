@@ -1,5 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { startScriptedAnthropicServer, type ScriptedAnthropicServer, type ScriptedMessagesReply } from '@mnemo/models/testing';
+import {
+  startScriptedAnthropicServer,
+  type ScriptedAnthropicServer,
+  type ScriptedMessagesReply,
+} from '@mnemo/models/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { postJson, startProxyApp, type ProxyApp } from '../../../test/start-proxy-app.js';
 
@@ -19,7 +23,10 @@ async function start(
   return { upstream, app, client: new Anthropic({ baseURL: app.url, apiKey: 'sk-ant-client', maxRetries: 0 }) };
 }
 
-const weather: Anthropic.Tool = { name: 'weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } };
+const weather: Anthropic.Tool = {
+  name: 'weather',
+  input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+};
 
 describe('POST /v1/messages', () => {
   it('stores a tool round trip once, puts breakpoints on the system prompt and the stable end, and records cache reads and writes', async () => {
@@ -28,7 +35,13 @@ describe('POST /v1/messages', () => {
       { content: 'Sunny in Oslo.' },
     ]);
     const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'Weather in Oslo?' }];
-    const body = { model: 'claude-x', max_tokens: 100, system: 'You are brief.', tools: [weather], metadata: { user_id: 'oslo-fan' } };
+    const body = {
+      model: 'claude-x',
+      max_tokens: 100,
+      system: 'You are brief.',
+      tools: [weather],
+      metadata: { user_id: 'oslo-fan' },
+    };
 
     const first = await client.messages.create({ ...body, messages });
     messages.push(
@@ -41,7 +54,11 @@ describe('POST /v1/messages', () => {
     expect(second.usage.cache_read_input_tokens).toBeGreaterThan(0);
     const stored = await app.stored('oslo-fan');
     expect(
-      stored.map((message) => [message.role, message.content, message.toolCalls?.[0]?.function.arguments ?? message.toolCallId ?? null]),
+      stored.map((message) => [
+        message.role,
+        message.content,
+        message.toolCalls?.[0]?.function.arguments ?? message.toolCallId ?? null,
+      ]),
     ).toEqual([
       ['user', 'Weather in Oslo?', null],
       ['assistant', 'Let me check.', '{"city":"Oslo"}'],
@@ -57,10 +74,16 @@ describe('POST /v1/messages', () => {
     });
     expect(stored[3]!.metadata).toMatchObject({
       proxy: {
-        usage: { cachedInputTokens: second.usage.cache_read_input_tokens, cacheWriteInputTokens: second.usage.cache_creation_input_tokens },
+        usage: {
+          cachedInputTokens: second.usage.cache_read_input_tokens,
+          cacheWriteInputTokens: second.usage.cache_creation_input_tokens,
+        },
       },
     });
-    const sent = upstream.requests.at(-1)!.body as { system: unknown; messages: { role: string; content: Record<string, unknown>[] }[] };
+    const sent = upstream.requests.at(-1)!.body as {
+      system: unknown;
+      messages: { role: string; content: Record<string, unknown>[] }[];
+    };
     expect(sent.system).toEqual([{ type: 'text', text: 'You are brief.', cache_control: { type: 'ephemeral' } }]);
     // Stable: everything before the newest user turn, which is the first message here; the breakpoint is on the system prompt only.
     expect(sent.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
@@ -85,7 +108,10 @@ describe('POST /v1/messages', () => {
       ],
     });
 
-    const sent = upstream.requests.at(-1)!.body as { system?: unknown; messages: { role: string; content: Record<string, unknown>[] }[] };
+    const sent = upstream.requests.at(-1)!.body as {
+      system?: unknown;
+      messages: { role: string; content: Record<string, unknown>[] }[];
+    };
     expect(sent.system).toBeUndefined();
     expect(sent.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'First?' }] },
@@ -108,7 +134,12 @@ describe('POST /v1/messages', () => {
 
   it("never sends the client's key upstream unless asked, and then its own x-api-key", async () => {
     const { upstream, app } = await start([{ content: 'a' }, { content: 'b' }], {});
-    const request = { model: 'claude-x', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], metadata: { user_id: 'keyless' } };
+    const request = {
+      model: 'claude-x',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'hi' }],
+      metadata: { user_id: 'keyless' },
+    };
 
     const answer = await postJson(`${app.url}/v1/messages`, request, { 'x-api-key': 'sk-ant-client' });
 
@@ -117,7 +148,10 @@ describe('POST /v1/messages', () => {
     expect(upstream.requests[0]!.headers['anthropic-version']).toBe('2023-06-01');
 
     const { upstream: passing, app: passingApp } = await start([{ content: 'c' }], { passClientKey: true });
-    await postJson(`${passingApp.url}/v1/messages`, request, { 'x-api-key': 'sk-ant-client', 'anthropic-version': '2024-01-01' });
+    await postJson(`${passingApp.url}/v1/messages`, request, {
+      'x-api-key': 'sk-ant-client',
+      'anthropic-version': '2024-01-01',
+    });
     expect(passing.requests[0]!.headers['x-api-key']).toBe('sk-ant-client');
     expect(passing.requests[0]!.headers['anthropic-version']).toBe('2024-01-01');
   });
@@ -157,7 +191,12 @@ describe('POST /v1/messages', () => {
       model: 'claude-x',
       max_tokens: 10,
       metadata: { user_id: 'pics' },
-      messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }],
+        },
+      ],
     });
     expect(image.status).toBe(400);
     expect(await app.stored('pics')).toEqual([]);
@@ -171,7 +210,9 @@ describe('POST /v1/messages', () => {
       messages: [{ role: 'user', content: 'hi' }],
     });
     expect(unavailable.status).toBe(503);
-    expect(((await unavailable.json()) as { error: { message: string } }).error.message).toMatch(/MNEMO_ANTHROPIC_BASE_URL/);
+    expect(((await unavailable.json()) as { error: { message: string } }).error.message).toMatch(
+      /MNEMO_ANTHROPIC_BASE_URL/,
+    );
   });
 
   it('ends a stream the upstream breaks off with an error event the Anthropic SDK raises, and stores the partial reply marked incomplete', async () => {
@@ -179,11 +220,19 @@ describe('POST /v1/messages', () => {
 
     await expect(
       client.messages
-        .stream({ model: 'claude-x', max_tokens: 10, messages: [{ role: 'user', content: 'go' }], metadata: { user_id: 'cut' } })
+        .stream({
+          model: 'claude-x',
+          max_tokens: 10,
+          messages: [{ role: 'user', content: 'go' }],
+          metadata: { user_id: 'cut' },
+        })
         .finalMessage(),
     ).rejects.toThrow(/broke off/);
 
     await expect.poll(async () => (await app.stored('cut')).length).toBe(2);
-    expect((await app.stored('cut'))[1]).toMatchObject({ content: 'alpha ', metadata: { proxy: { incomplete: true } } });
+    expect((await app.stored('cut'))[1]).toMatchObject({
+      content: 'alpha ',
+      metadata: { proxy: { incomplete: true } },
+    });
   });
 });

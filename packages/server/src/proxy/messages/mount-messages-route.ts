@@ -25,7 +25,8 @@ export function mountMessagesRoute(app: ServerApp, deps: ServerDeps, lock: Keyed
     {
       method: 'post',
       path: '/v1/messages',
-      summary: 'Anthropic Messages through mnemo: the conversation is stored and the model gets a context under a budget',
+      summary:
+        'Anthropic Messages through mnemo: the conversation is stored and the model gets a context under a budget',
       description:
         `Send the usual Messages request (system, tool use and tool results, streamed or not). The end user is ${userHeader}, else ` +
         `\`metadata.user_id\`; ${conversationHeader} names another conversation of theirs. Turns already stored are recognized, a ` +
@@ -36,7 +37,8 @@ export function mountMessagesRoute(app: ServerApp, deps: ServerDeps, lock: Keyed
       headers: proxyHeaderDocs('`metadata.user_id`'),
       responses: {
         200: {
-          description: "the upstream's `message` (application/json), or its event stream when `stream` is true, unchanged",
+          description:
+            "the upstream's `message` (application/json), or its event stream when `stream` is true, unchanged",
           headers: usageHeaderDocs,
         },
         400: { description: 'no conversation named, or a block mnemo cannot store' },
@@ -84,13 +86,19 @@ export function anthropicHeaders(
   clientHeaders: Headers,
   authenticatedByKey: boolean,
 ): Record<string, string> {
-  const headers: Record<string, string> = { 'anthropic-version': clientHeaders.get('anthropic-version') ?? defaultAnthropicVersion };
+  const headers: Record<string, string> = {
+    'anthropic-version': clientHeaders.get('anthropic-version') ?? defaultAnthropicVersion,
+  };
   const key = upstreamKey(upstreamConfig, clientHeaders, authenticatedByKey);
   if (key !== undefined) headers['x-api-key'] = key;
   return headers;
 }
 
-function upstreamKey(upstreamConfig: UpstreamLlmConfig, clientHeaders: Headers, authenticatedByKey: boolean): string | undefined {
+function upstreamKey(
+  upstreamConfig: UpstreamLlmConfig,
+  clientHeaders: Headers,
+  authenticatedByKey: boolean,
+): string | undefined {
   if (upstreamConfig.apiKey !== undefined && upstreamConfig.apiKey !== '') return upstreamConfig.apiKey;
   if (upstreamConfig.passClientKey !== true) return undefined;
   const passed = clientHeaders.get(upstreamAuthorizationHeader);

@@ -2,7 +2,11 @@ import type { BuiltContext, ContextPart } from '@mnemo/core';
 import { describe, expect, it } from 'vitest';
 import { toAnthropicContext } from './to-anthropic-messages.js';
 
-function built(messages: BuiltContext['messages'], parts: readonly ContextPart['kind'][], stableCount: number): BuiltContext {
+function built(
+  messages: BuiltContext['messages'],
+  parts: readonly ContextPart['kind'][],
+  stableCount: number,
+): BuiltContext {
   return {
     messages,
     report: {
@@ -41,7 +45,10 @@ describe('toAnthropicContext', () => {
       { role: 'user', content: [{ type: 'text', text: 'Check node 7.' }] },
       { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { node: 7 } }] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '3 hops' }] },
-      { role: 'assistant', content: [{ type: 'text', text: 'Node 7 is 3 hops away.', cache_control: { type: 'ephemeral' } }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'text', text: 'Node 7 is 3 hops away.', cache_control: { type: 'ephemeral' } }],
+      },
       {
         role: 'user',
         content: [

@@ -53,12 +53,14 @@ export function toAnthropicContext(context: BuiltContext, usedBreakpoints = 0): 
   const hasSystemPrompt = context.report.parts.some((part) => part.kind === 'system');
   if (hasSystemPrompt && system[0] !== undefined) breakpoints.push(system[0]);
   if (system.length > 1) breakpoints.push(system.at(-1)!);
-  for (const block of breakpoints.slice(0, Math.max(0, maxCacheBreakpoints - usedBreakpoints))) block.cache_control = { ...ephemeral };
+  for (const block of breakpoints.slice(0, Math.max(0, maxCacheBreakpoints - usedBreakpoints)))
+    block.cache_control = { ...ephemeral };
   return { system, messages };
 }
 
 function blocksOf(message: BuiltContext['messages'][number]): Block[] {
-  if (message.role === 'tool') return [{ type: 'tool_result', tool_use_id: message.toolCallId ?? '', content: message.content }];
+  if (message.role === 'tool')
+    return [{ type: 'tool_result', tool_use_id: message.toolCallId ?? '', content: message.content }];
   // Anthropic refuses empty text blocks.
   const text: Block[] = message.content === '' ? [] : [{ type: 'text', text: message.content }];
   const calls = (message.toolCalls ?? []).map((call) => ({

@@ -8,7 +8,15 @@ describe('toChatCompletionRequest', () => {
       model: 'llama3.2',
       input: 'hi',
       stream: true,
-      tools: [{ type: 'function', name: 'lookup', description: 'Look a node up', parameters: { type: 'object' }, strict: true }],
+      tools: [
+        {
+          type: 'function',
+          name: 'lookup',
+          description: 'Look a node up',
+          parameters: { type: 'object' },
+          strict: true,
+        },
+      ],
       tool_choice: { type: 'function', name: 'lookup' },
       max_output_tokens: 120,
       text: { format: { type: 'json_schema', name: 'node', schema: { type: 'object' }, strict: true } },
@@ -24,7 +32,10 @@ describe('toChatCompletionRequest', () => {
       messages: [{ role: 'user', content: 'hi' }],
       temperature: 0.2,
       tools: [
-        { type: 'function', function: { name: 'lookup', description: 'Look a node up', parameters: { type: 'object' }, strict: true } },
+        {
+          type: 'function',
+          function: { name: 'lookup', description: 'Look a node up', parameters: { type: 'object' }, strict: true },
+        },
       ],
       tool_choice: { type: 'function', function: { name: 'lookup' } },
       max_tokens: 120,

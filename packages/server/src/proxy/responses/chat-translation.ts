@@ -55,7 +55,11 @@ export function responseFromCompletion(completion: unknown, body: ResponsesBody)
   const output = [
     ...(reply.content === '' ? [] : [messageItem(newResponsesId('msg'), reply.content, 'completed')]),
     ...reply.toolCalls.map((call) =>
-      functionCallItem(newResponsesId('fc'), { id: call.id, name: call.function.name, arguments: call.function.arguments }, 'completed'),
+      functionCallItem(
+        newResponsesId('fc'),
+        { id: call.id, name: call.function.name, arguments: call.function.arguments },
+        'completed',
+      ),
     ),
   ];
   const incompleteReason = incompleteReasonOf(reply.finishReason);
@@ -96,7 +100,8 @@ function chatTools(body: ResponsesBody): unknown[] | undefined {
 
 function chatToolChoice(choice: unknown): unknown {
   const named = asRecord(choice);
-  if (named?.type === 'function' && typeof named.name === 'string') return { type: 'function', function: { name: named.name } };
+  if (named?.type === 'function' && typeof named.name === 'string')
+    return { type: 'function', function: { name: named.name } };
   if (named?.type === 'allowed_tools') return named.mode === 'required' ? 'required' : 'auto';
   return choice;
 }
@@ -107,5 +112,7 @@ function chatResponseFormat(format: Readonly<Record<string, unknown>>): unknown 
 }
 
 function pick(source: Readonly<Record<string, unknown>>, keys: readonly string[]): Record<string, unknown> {
-  return Object.fromEntries(keys.flatMap((key) => (source[key] === undefined || source[key] === null ? [] : [[key, source[key]]])));
+  return Object.fromEntries(
+    keys.flatMap((key) => (source[key] === undefined || source[key] === null ? [] : [[key, source[key]]])),
+  );
 }

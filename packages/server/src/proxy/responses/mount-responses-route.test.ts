@@ -29,13 +29,28 @@ describe('POST /v1/responses', () => {
       { content: 'You are Ada.', usage },
     ]);
 
-    const first = await client.responses.create({ model: 'm', instructions: 'Be brief.', input: 'My name is Ada.', user: 'ada' });
-    const second = await client.responses.create({ model: 'm', input: 'What is my name?', previous_response_id: first.id, user: 'ada' });
+    const first = await client.responses.create({
+      model: 'm',
+      instructions: 'Be brief.',
+      input: 'My name is Ada.',
+      user: 'ada',
+    });
+    const second = await client.responses.create({
+      model: 'm',
+      input: 'What is my name?',
+      previous_response_id: first.id,
+      user: 'ada',
+    });
 
     expect(second.output_text).toBe('You are Ada.');
-    expect(second.usage).toMatchObject({ input_tokens: 40, output_tokens: 5, input_tokens_details: { cached_tokens: 32 } });
-    const sent = (upstream.requests.at(-1)!.body as { messages: { role: string; content: string }[]; previous_response_id?: string })
-      .messages;
+    expect(second.usage).toMatchObject({
+      input_tokens: 40,
+      output_tokens: 5,
+      input_tokens_details: { cached_tokens: 32 },
+    });
+    const sent = (
+      upstream.requests.at(-1)!.body as { messages: { role: string; content: string }[]; previous_response_id?: string }
+    ).messages;
     expect(sent.map((message) => `${message.role}: ${message.content}`)).toEqual([
       'user: My name is Ada.',
       'assistant: Hello Ada.',
@@ -43,7 +58,12 @@ describe('POST /v1/responses', () => {
     ]);
     expect(upstream.requests.at(-1)!.path).toBe('/v1/chat/completions');
     const stored = await app.stored('ada');
-    expect(stored.map((message) => message.content)).toEqual(['My name is Ada.', 'Hello Ada.', 'What is my name?', 'You are Ada.']);
+    expect(stored.map((message) => message.content)).toEqual([
+      'My name is Ada.',
+      'Hello Ada.',
+      'What is my name?',
+      'You are Ada.',
+    ]);
     expect(stored[3]!.metadata).toMatchObject({
       proxy: { ids: [second.id, expect.stringMatching(/^msg_/)], usage: { inputTokens: 40, cachedInputTokens: 32 } },
     });
@@ -71,7 +91,12 @@ describe('POST /v1/responses', () => {
       user: 'cy',
       input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://x/y.png' }] }],
     });
-    const search = await postJson(`${app.url}/v1/responses`, { model: 'm', user: 'cy', input: 'news?', tools: [{ type: 'web_search' }] });
+    const search = await postJson(`${app.url}/v1/responses`, {
+      model: 'm',
+      user: 'cy',
+      input: 'news?',
+      tools: [{ type: 'web_search' }],
+    });
 
     expect(image.status).toBe(400);
     expect(((await image.json()) as { error: { message: string } }).error.message).toMatch(/input_image/);
@@ -129,7 +154,10 @@ describe('POST /v1/responses', () => {
       'response.completed',
     ]);
     expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
-    const completed = events.at(-1)!.response as { output: { type: string; call_id?: string; arguments?: string }[]; usage: unknown };
+    const completed = events.at(-1)!.response as {
+      output: { type: string; call_id?: string; arguments?: string }[];
+      usage: unknown;
+    };
     expect(completed.output.map((item) => item.type)).toEqual(['message', 'function_call']);
     expect(completed.output[1]).toMatchObject({ call_id: 'call_9', arguments: '{"node":7}' });
     expect(completed.usage).toMatchObject({ input_tokens: 40, input_tokens_details: { cached_tokens: 32 } });
@@ -155,7 +183,12 @@ describe('POST /v1/responses', () => {
   it('forwards Responses with the context as input, without previous_response_id or instructions', async () => {
     const { upstream, app, client } = await start([{ content: 'Hi Gus.' }, { content: 'Still Gus.' }], 'forward');
 
-    const first = await client.responses.create({ model: 'm', instructions: 'Be brief.', input: 'I am Gus.', user: 'gus' });
+    const first = await client.responses.create({
+      model: 'm',
+      instructions: 'Be brief.',
+      input: 'I am Gus.',
+      user: 'gus',
+    });
     // As on OpenAI, instructions are not carried over from the previous response: each request states its own.
     await client.responses.create({
       model: 'm',
@@ -177,7 +210,12 @@ describe('POST /v1/responses', () => {
       { type: 'message', role: 'assistant', content: 'Hi Gus.' },
       { type: 'message', role: 'user', content: 'Who am I?' },
     ]);
-    expect((await app.stored('gus')).map((message) => message.content)).toEqual(['I am Gus.', 'Hi Gus.', 'Who am I?', 'Still Gus.']);
+    expect((await app.stored('gus')).map((message) => message.content)).toEqual([
+      'I am Gus.',
+      'Hi Gus.',
+      'Who am I?',
+      'Still Gus.',
+    ]);
   });
 });
 
@@ -186,6 +224,8 @@ describe('responsesUpstreamMode', () => {
     expect(responsesUpstreamMode({ baseUrl: 'https://api.openai.com/v1' })).toBe('forward');
     expect(responsesUpstreamMode({ baseUrl: 'http://127.0.0.1:11434/v1' })).toBe('translate');
     expect(responsesUpstreamMode({ baseUrl: 'http://127.0.0.1:8000/v1', responsesApi: 'forward' })).toBe('forward');
-    expect(responsesUpstreamMode({ baseUrl: 'https://api.openai.com/v1', responsesApi: 'translate' })).toBe('translate');
+    expect(responsesUpstreamMode({ baseUrl: 'https://api.openai.com/v1', responsesApi: 'translate' })).toBe(
+      'translate',
+    );
   });
 });

@@ -75,7 +75,10 @@ export function mountResponsesRoute(app: ServerApp, deps: ServerDeps, lock: Keye
           description: 'a Responses `response` (application/json), or its event stream when `stream` is true',
           headers: usageHeaderDocs,
         },
-        400: { description: 'no conversation named, an item mnemo cannot store, or a tool a chat-completions upstream cannot run' },
+        400: {
+          description:
+            'no conversation named, an item mnemo cannot store, or a tool a chat-completions upstream cannot run',
+        },
         404: { description: '`previous_response_id` or an item reference that is not in the conversation' },
       },
     },
@@ -86,7 +89,9 @@ export function mountResponsesRoute(app: ServerApp, deps: ServerDeps, lock: Keye
       const scope = readResponsesScope(c, body);
       // Only a request that names stored replies needs them read before its turns are.
       const tail = namesStoredReplies(body)
-        ? withoutSuperseded(await deps.memory.listMessages(scope, { order: 'desc', limit: inputLength(body) + dedupSlackMessages }))
+        ? withoutSuperseded(
+            await deps.memory.listMessages(scope, { order: 'desc', limit: inputLength(body) + dedupSlackMessages }),
+          )
         : [];
       const request = readResponsesRequest(c, body, scope, storedReplyIds(tail));
       const turn = await prepareProxyTurn(deps, lock, request);
@@ -108,7 +113,11 @@ async function forward(c: ServerContext, deps: ServerDeps, turn: ProxyTurn, body
     method: 'POST',
     clientHeaders: c.req.raw.headers,
     authorization: upstreamAuthorization(deps.llm, c.req.raw.headers, c.get('authenticatedByKey')),
-    body: JSON.stringify({ ...rest, ...(model === undefined ? {} : { model }), input: toResponsesInput(turn.built.messages) }),
+    body: JSON.stringify({
+      ...rest,
+      ...(model === undefined ? {} : { model }),
+      input: toResponsesInput(turn.built.messages),
+    }),
   });
   const reading: AnswerReading = {
     what: 'Responses response',

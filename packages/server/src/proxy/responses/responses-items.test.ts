@@ -47,15 +47,19 @@ describe('readResponsesItems', () => {
 
     expect(turns.map((turn) => turn.role)).toEqual(['user', 'assistant', 'tool']);
     expect(turns[1]).toEqual({ role: 'assistant', content: 'Looking it up.', toolCalls: storedReply.toolCalls });
-    expect(() => readResponsesItems([{ type: 'item_reference', id: 'msg_9' }], 'input', resolve)).toThrow(/body\.input\[0\]: item "msg_9"/);
+    expect(() => readResponsesItems([{ type: 'item_reference', id: 'msg_9' }], 'input', resolve)).toThrow(
+      /body\.input\[0\]: item "msg_9"/,
+    );
   });
 
   it('refuses what mnemo cannot store: images, unknown item types, a call without its id', () => {
-    expect(() => readResponsesItems([{ role: 'user', content: [{ type: 'input_image', image_url: 'x' }] }], 'input')).toThrow(
-      /input_image/,
-    );
+    expect(() =>
+      readResponsesItems([{ role: 'user', content: [{ type: 'input_image', image_url: 'x' }] }], 'input'),
+    ).toThrow(/input_image/);
     expect(() => readResponsesItems([{ type: 'web_search_call', id: 'ws_1' }], 'input')).toThrow(/web_search_call/);
-    expect(() => readResponsesItems([{ type: 'function_call', name: 'lookup', arguments: '{}' }], 'input')).toThrow(/call_id/);
+    expect(() => readResponsesItems([{ type: 'function_call', name: 'lookup', arguments: '{}' }], 'input')).toThrow(
+      /call_id/,
+    );
   });
 });
 

@@ -44,7 +44,8 @@ export function readResponsesItems(
         if (last?.role === 'assistant' && last.toolCalls === undefined && lastStoredId === undefined)
           turns[turns.length - 1] = { ...last, content: joinText(last.content, text) };
         else push({ role: 'assistant', content: text });
-      } else throw invalid(`${at}.role`, `role must be user, assistant, system or developer (got ${JSON.stringify(role)})`);
+      } else
+        throw invalid(`${at}.role`, `role must be user, assistant, system or developer (got ${JSON.stringify(role)})`);
     } else if (type === 'function_call') {
       addCall(turns, functionCall(item, at), (turn) => push(turn));
     } else if (type === 'function_call_output') {
@@ -59,9 +60,13 @@ export function readResponsesItems(
       const id = typeof item.id === 'string' ? item.id : '';
       const stored = resolve(id);
       if (stored === undefined) {
-        throw new MemoryError('not_found', `body.${at}: item ${JSON.stringify(id)} is not in this conversation's recent history`, {
-          details: { field: `body.${at}` },
-        });
+        throw new MemoryError(
+          'not_found',
+          `body.${at}: item ${JSON.stringify(id)} is not in this conversation's recent history`,
+          {
+            details: { field: `body.${at}` },
+          },
+        );
       }
       if (stored.id !== lastStoredId) push(storedTurn(stored), stored.id);
     } else if (type !== 'reasoning' && !lenient) {
@@ -94,9 +99,12 @@ export function idsOfResponse(response: Readonly<Record<string, unknown>>): stri
 /** A context as Responses input items: messages, then each assistant's function calls as `function_call` items and tool results as `function_call_output`. */
 export function toResponsesInput(messages: readonly ContextMessage[]): unknown[] {
   return messages.flatMap((message): unknown[] => {
-    if (message.role === 'tool') return [{ type: 'function_call_output', call_id: message.toolCallId ?? '', output: message.content }];
+    if (message.role === 'tool')
+      return [{ type: 'function_call_output', call_id: message.toolCallId ?? '', output: message.content }];
     const text =
-      message.content === '' && message.role === 'assistant' ? [] : [{ type: 'message', role: message.role, content: message.content }];
+      message.content === '' && message.role === 'assistant'
+        ? []
+        : [{ type: 'message', role: message.role, content: message.content }];
     const calls = (message.toolCalls ?? []).map((call) => ({
       type: 'function_call',
       call_id: call.id,
@@ -117,7 +125,8 @@ function addCall(turns: MessageInput[], call: ToolCall, pushNew: (turn: MessageI
 }
 
 function functionCall(item: Record<string, unknown>, at: string): ToolCall {
-  if (typeof item.call_id !== 'string' || item.call_id === '') throw invalid(`${at}.call_id`, 'a function_call needs its call_id');
+  if (typeof item.call_id !== 'string' || item.call_id === '')
+    throw invalid(`${at}.call_id`, 'a function_call needs its call_id');
   if (typeof item.name !== 'string' || item.name === '') throw invalid(`${at}.name`, 'a function_call needs its name');
   return {
     id: item.call_id,
@@ -144,11 +153,18 @@ function messageText(content: unknown, at: string, lenient: boolean): string {
   return parts
     .flatMap((entry, index) => {
       const part = asRecord(entry);
-      if (part !== undefined && ['input_text', 'output_text', 'text'].includes(String(part.type)) && typeof part.text === 'string')
+      if (
+        part !== undefined &&
+        ['input_text', 'output_text', 'text'].includes(String(part.type)) &&
+        typeof part.text === 'string'
+      )
         return [part.text];
       if (part?.type === 'refusal' && typeof part.refusal === 'string') return [part.refusal];
       if (lenient) return [];
-      throw invalid(`${at}.content[${index}]`, `mnemo stores text only; "${String(part?.type)}" parts are not supported`);
+      throw invalid(
+        `${at}.content[${index}]`,
+        `mnemo stores text only; "${String(part?.type)}" parts are not supported`,
+      );
     })
     .join('\n');
 }

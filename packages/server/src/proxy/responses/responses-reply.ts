@@ -87,7 +87,8 @@ export class ResponsesStreamAssembler implements StreamAssembler {
       this.#items.set(index, { ...item });
     const current = this.#items.get(index);
     if (current === undefined || typeof event.delta !== 'string') return;
-    if (type === 'response.output_text.delta') current.content = [{ type: 'output_text', text: textOf(current) + event.delta }];
+    if (type === 'response.output_text.delta')
+      current.content = [{ type: 'output_text', text: textOf(current) + event.delta }];
     if (type === 'response.function_call_arguments.delta')
       current.arguments = `${typeof current.arguments === 'string' ? current.arguments : ''}${event.delta}`;
   }

@@ -48,7 +48,9 @@ export function namesStoredReplies(body: ResponsesBody): boolean {
   if (typeof body.previous_response_id === 'string') return true;
   return (
     Array.isArray(body.input) &&
-    body.input.some((item) => typeof item === 'object' && item !== null && (item as { type?: unknown }).type === 'item_reference')
+    body.input.some(
+      (item) => typeof item === 'object' && item !== null && (item as { type?: unknown }).type === 'item_reference',
+    )
   );
 }
 
@@ -91,8 +93,15 @@ export function readResponsesRequest(
   const items = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input ?? []);
   const { system, turns } = readResponsesItems(items, 'input', (id) => storedById.get(id));
   const systemParts = [
-    ...(body.instructions === undefined || body.instructions === null || body.instructions === '' ? [] : [body.instructions]),
+    ...(body.instructions === undefined || body.instructions === null || body.instructions === ''
+      ? []
+      : [body.instructions]),
     ...system,
   ];
-  return { scope, system: systemParts.length === 0 ? undefined : systemParts.join('\n\n'), turns, context: readContextHeaders(c) };
+  return {
+    scope,
+    system: systemParts.length === 0 ? undefined : systemParts.join('\n\n'),
+    turns,
+    context: readContextHeaders(c),
+  };
 }

@@ -26,7 +26,10 @@ type OpenItem =
  * chat stream that ends without a finish reason or `[DONE]` gets no closing event (the relay then tells
  * the client it broke off); an `error` chunk becomes an `error` event.
  */
-export function translateChatStream(upstream: ReadableStream<Uint8Array>, body: ResponsesBody): ReadableStream<Uint8Array> {
+export function translateChatStream(
+  upstream: ReadableStream<Uint8Array>,
+  body: ResponsesBody,
+): ReadableStream<Uint8Array> {
   const translator = new ChatToResponsesEvents(body);
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
@@ -99,8 +102,13 @@ class ChatToResponsesEvents {
     if (chunk === undefined) return;
     const error = asRecord(chunk.error);
     if (error !== undefined) {
-      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the upstream's message as text, whatever JSON it sent (text in practice)
-      this.#emit('error', { code: error.code ?? null, message: String(error.message ?? 'upstream error'), param: null, error });
+      this.#emit('error', {
+        code: error.code ?? null,
+        // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the upstream's message as text, whatever JSON it sent (text in practice)
+        message: String(error.message ?? 'upstream error'),
+        param: null,
+        error,
+      });
       return;
     }
     if (typeof chunk.model === 'string') this.#model = chunk.model;
@@ -108,7 +116,8 @@ class ChatToResponsesEvents {
     const choice = asRecord(asArray(chunk.choices)?.find((entry) => (asRecord(entry)?.index ?? 0) === 0));
     if (choice === undefined) return;
     const delta = asRecord(choice.delta);
-    const content = typeof delta?.content === 'string' ? delta.content : typeof delta?.refusal === 'string' ? delta.refusal : '';
+    const content =
+      typeof delta?.content === 'string' ? delta.content : typeof delta?.refusal === 'string' ? delta.refusal : '';
     if (content !== '') this.#text(content);
     for (const entry of asArray(delta?.tool_calls) ?? []) this.#callDelta(asRecord(entry) ?? {});
     if (typeof choice.finish_reason === 'string') this.#finishReason = choice.finish_reason;
@@ -119,12 +128,26 @@ class ChatToResponsesEvents {
       this.#close();
       const open: OpenItem = { kind: 'message', index: this.#done.length, id: newResponsesId('msg'), text: '' };
       this.#open = open;
-      this.#emit('response.output_item.added', { output_index: open.index, item: messageItem(open.id, '', 'in_progress') });
-      this.#emit('response.content_part.added', { item_id: open.id, output_index: open.index, content_index: 0, part: outputText('') });
+      this.#emit('response.output_item.added', {
+        output_index: open.index,
+        item: messageItem(open.id, '', 'in_progress'),
+      });
+      this.#emit('response.content_part.added', {
+        item_id: open.id,
+        output_index: open.index,
+        content_index: 0,
+        part: outputText(''),
+      });
     }
     const open = this.#open;
     open.text += delta;
-    this.#emit('response.output_text.delta', { item_id: open.id, output_index: open.index, content_index: 0, delta, logprobs: [] });
+    this.#emit('response.output_text.delta', {
+      item_id: open.id,
+      output_index: open.index,
+      content_index: 0,
+      delta,
+      logprobs: [],
+    });
   }
 
   #callDelta(delta: Record<string, unknown>): void {
@@ -151,7 +174,11 @@ class ChatToResponsesEvents {
     if (typeof delta.id === 'string' && delta.id !== '' && open.callId === '') open.callId = delta.id;
     if (typeof fn?.arguments === 'string' && fn.arguments !== '') {
       open.arguments += fn.arguments;
-      this.#emit('response.function_call_arguments.delta', { item_id: open.id, output_index: open.index, delta: fn.arguments });
+      this.#emit('response.function_call_arguments.delta', {
+        item_id: open.id,
+        output_index: open.index,
+        delta: fn.arguments,
+      });
     }
   }
 
@@ -185,7 +212,11 @@ class ChatToResponsesEvents {
       name: open.name,
       arguments: open.arguments,
     });
-    const item = functionCallItem(open.id, { id: open.callId, name: open.name, arguments: open.arguments }, 'completed');
+    const item = functionCallItem(
+      open.id,
+      { id: open.callId, name: open.name, arguments: open.arguments },
+      'completed',
+    );
     this.#done.push(item);
     this.#emit('response.output_item.done', { output_index: open.index, item });
   }
