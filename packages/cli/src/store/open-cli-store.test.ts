@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +9,7 @@ import { PostgresStore } from '@mnemo/postgres';
 import { SqliteStore } from '@mnemo/sqlite';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { describeWithPostgres, dropSchemas, freshSchemaUrl } from '../../test/postgres-database.js';
-import { describeDatabase, openCliStore, parsePostgresDatabase } from './open-cli-store.js';
+import { describeDatabase, openCliStore, openStoreWhenAvailable, parsePostgresDatabase } from './open-cli-store.js';
 
 const scope = { tenantId: 'default', userId: 'default', conversationId: 'node-7' };
 let directory: string;
@@ -82,4 +83,26 @@ describeWithPostgres('openCliStore on PostgreSQL', (url) => {
     expect((await reader.listMessages(scope)).map((message) => message.content)).toEqual(['over postgres']);
     await reader.close();
   });
+});
+
+describe('openStoreWhenAvailable', () => {
+  it('waits for a SQLite write lock another connection held past the busy timeout, and logs it once', async () => {
+    const path = join(directory, 'locked.db');
+    await (await openCliStore(path)).close();
+    // Another process's writer, mid-transaction (a worker busy on the file while serve restarts after a crash).
+    const holder = new Database(path);
+    holder.exec('BEGIN IMMEDIATE');
+    const warnings: string[] = [];
+    const store = await openStoreWhenAvailable(path, {
+      warn: (_details, message) => {
+        warnings.push(message);
+        // The first attempt waited out the busy timeout; the lock goes away before the next one.
+        if (holder.inTransaction) holder.exec('COMMIT');
+      },
+    });
+    holder.close();
+    expect(store).toBeInstanceOf(SqliteStore);
+    expect(warnings).toEqual(['the store is unavailable; trying again for up to 60 s']);
+    await store.close();
+  }, 30_000);
 });

@@ -117,7 +117,9 @@ const storeWaitMs = 60_000;
  * Opens a serving process's store ({@link openCliStore}); a PostgreSQL server that is restarting or not
  * reachable yet (`unavailable`) is tried again with backoff (0.1 s doubling to 2 s) for up to a minute,
  * logged once, as its clients do: a worker or HTTP process started (or restarted by `serve`) while the
- * database restarts must not exit for it. Anything else, and SQLite, fails at once.
+ * database restarts must not exit for it. So is a SQLite file whose write lock another process held past
+ * the busy timeout while this one prepared it (a worker busy on the file while `serve` restarts after a
+ * crash). Anything else fails at once: a full disk or an unwritable file is not waited for.
  */
 export async function openStoreWhenAvailable(
   db: string,
@@ -128,10 +130,18 @@ export async function openStoreWhenAvailable(
     try {
       return await openCliStore(db);
     } catch (error) {
-      if (!isPostgresUrl(db) || !isMemoryError(error, 'unavailable') || Date.now() - started > storeWaitMs) throw error;
+      if (!isPassing(db, error) || Date.now() - started > storeWaitMs) throw error;
       if (attempt === 0)
         logger.warn({ err: error }, `the store is unavailable; trying again for up to ${storeWaitMs / 1000} s`);
       await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** attempt)));
     }
   }
+}
+
+/** Whether opening `db` failed for a while only: PostgreSQL `unavailable`, or a SQLite lock held elsewhere. */
+function isPassing(db: string, error: unknown): boolean {
+  if (!isMemoryError(error, 'unavailable')) return false;
+  if (isPostgresUrl(db)) return true;
+  const code = error.details?.['sqliteCode'];
+  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code);
 }
