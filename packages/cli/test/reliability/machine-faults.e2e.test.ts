@@ -140,11 +140,12 @@ describe.skipIf(!hasSqlite3 && !ci)(
           sample(served.url, '/v1/memory/context', { durationMs: 3_000, gapMs: 100, body: contextBody }),
         ]);
         // sqlite3 takes the write lock, says so through a file (its stdout to a pipe is buffered), and keeps
-        // the lock while its shell sleeps.
+        // the lock while its shell sleeps. Its busy timeout is 0 unless set: without `.timeout`, BEGIN
+        // IMMEDIATE failed at once (and sqlite3 exited) whenever a writer held the lock at that instant.
         const flag = join(work.path, 'lock-taken');
         const holder = spawn(
           'sqlite3',
-          [db, 'BEGIN IMMEDIATE;', `.shell touch ${flag}`, '.shell sleep 10', 'ROLLBACK;'],
+          [db, '.timeout 5000', 'BEGIN IMMEDIATE;', `.shell touch ${flag}`, '.shell sleep 10', 'ROLLBACK;'],
           {
             stdio: 'ignore',
           },
