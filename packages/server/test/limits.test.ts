@@ -1,7 +1,8 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startScriptedOpenAiServer, type ScriptedOpenAiServer } from '@mnemo/models/testing';
-import { defaultKeyRateLimit, resolveServerLimits, type ErrorBody } from '../src/index.js';
+import { defaultKeyRateLimit, resolveServerLimits } from '../src/app/server-limits.js';
+import type { ErrorBody } from '../src/index.js';
 import { mountProxyRoutes } from '../src/proxy/index.js';
 import { startTestServer, type TestServer } from './test-server.js';
 

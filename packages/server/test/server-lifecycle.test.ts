@@ -2,7 +2,8 @@ import { createMemory } from '@mnemo/core';
 import { InMemoryStore } from '@mnemo/core/testing';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createServerApp, isLoopbackHost, startServer, type ServerRouteModule } from '../src/index.js';
+import { createServerApp, startServer, type ServerRouteModule } from '../src/index.js';
+import { isLoopbackHost } from '../src/auth/request-origin-guard.js';
 import { startTestServer, type TestServer } from './test-server.js';
 
 let server: TestServer | undefined;
