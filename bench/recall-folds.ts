@@ -36,8 +36,12 @@ const gridValues: Partial<Record<keyof RecallTuning, readonly number[]>> = {
   echoDiscount: [0, 0.5, 1],
   exchangeShare: [0, 0.5, 1],
   assistantPrior: [0, 0.3],
-  // Decay and importance (issue 26, decision 0035): a half-life in days, and a boost for a message that stated a current fact.
-  recencyHalfLifeDays: [0, 30, 180],
+  // The role constants only where replies are at least twice as long as the user's turns (a value set a
+  // priori: LoCoMo's sides are 0.8–1.14 of each other, the generated chats' replies ~22 times the user's).
+  assistantChatRatio: [0, 2],
+  // Decay and importance (issue 26, decision 0035): a half-life in days, and a boost for a message that
+  // stated a current fact. No fold chose a half-life (30 or 180 days) in decision 0035's run: no longer swept.
+  recencyHalfLifeDays: [0],
   importanceBoost: [0, 0.25, 0.5],
 };
 const experiments: readonly { name: string; varied: readonly (keyof RecallTuning)[] }[] = [
@@ -47,6 +51,10 @@ const experiments: readonly { name: string; varied: readonly (keyof RecallTuning
   { name: 'assistant prior', varied: ['assistantPrior'] },
   { name: 'echo discount and exchange share', varied: ['echoDiscount', 'exchangeShare'] },
   { name: 'all together', varied: ['lengthPriorCap', 'echoDiscount', 'exchangeShare', 'assistantPrior'] },
+  {
+    name: 'role constants where replies are long',
+    varied: ['lengthPriorCap', 'echoDiscount', 'assistantPrior', 'assistantChatRatio'],
+  },
   { name: 'recency half-life', varied: ['recencyHalfLifeDays'] },
   { name: 'importance', varied: ['importanceBoost'] },
   { name: 'recency half-life and importance', varied: ['recencyHalfLifeDays', 'importanceBoost'] },
@@ -58,6 +66,7 @@ const experiments: readonly { name: string; varied: readonly (keyof RecallTuning
       'echoDiscount',
       'exchangeShare',
       'assistantPrior',
+      'assistantChatRatio',
       'recencyHalfLifeDays',
       'importanceBoost',
     ],
@@ -86,8 +95,7 @@ const { values } = parseArgs({
 const folds = Number(values.folds ?? 5);
 const embedder: Embedder =
   values.embedder === 'use-lite' ? new UseLiteEmbedder() : new HashedEmbedder({ dimensions: 512 });
-const locomoPath =
-  values.locomo ?? new URL('../../shared/data/locomo/locomo10.json', new URL('../', import.meta.url)).pathname;
+const locomoPath = values.locomo ?? new URL('../../shared/data/locomo/locomo10.json', import.meta.url).pathname;
 const limit = values.conversations === undefined ? Infinity : Number(values.conversations);
 
 const grid = gridValues === undefined ? [recallTuning] : expand(recallTuning, gridValues);

@@ -37,8 +37,10 @@ const candidates: RecallCandidates = {
   speakers: new Set(),
   terms: ['database', 'billing', 'service'],
 };
+// The role constants in every chat: these replies are only 1.6 times as long as the user's turn.
+const always = { ...recallTuning, assistantChatRatio: 0 };
 const order = (tuning: Partial<typeof recallTuning>) =>
-  rankRecallCandidates(candidates, { ...recallTuning, ...tuning }, 3).map((hit) => hit.message.seq);
+  rankRecallCandidates(candidates, { ...always, ...tuning }, 3).map((hit) => hit.message.seq);
 
 describe('echoShares', () => {
   it("measures the share of a reply's query terms its user turn holds, and only for a reply after a user turn", () => {
@@ -52,7 +54,7 @@ describe('echoShares', () => {
 
 describe('rankRecallCandidates with roles', () => {
   it("ranks the echoing reply above the user turn it repeats without the exchange share (decision 0026's ranking)", () => {
-    expect(order({ exchangeShare: 0 })[0]).toBe(2);
+    expect(order({ exchangeShare: 0, assistantPrior: 0, lengthPriorCap: 32 })[0]).toBe(2);
   });
 
   it("puts the user turn first with the defaults: the reply's echo counts for the turn it repeats", () => {
@@ -63,7 +65,7 @@ describe('rankRecallCandidates with roles', () => {
 
   it("puts the user turn first when the reply's echo is discounted", () => {
     expect(order({ echoDiscount: 1, lengthPrior: 0 })[0]).toBe(1);
-    const hits = rankRecallCandidates(candidates, { ...recallTuning, echoDiscount: 1 }, 3);
+    const hits = rankRecallCandidates(candidates, { ...always, echoDiscount: 1 }, 3);
     expect(hits.find((hit) => hit.message.seq === 2)!.explain.own).toBeLessThan(1);
   });
 
@@ -81,14 +83,26 @@ describe('rankRecallCandidates with roles', () => {
   });
 
   it('stops favouring length past the cap', () => {
-    const long = rankRecallCandidates(candidates, { ...recallTuning, lengthPriorCap: 32 }, 3).find(
+    const long = rankRecallCandidates(candidates, { ...always, assistantPrior: 0, lengthPriorCap: 32 }, 3).find(
       (hit) => hit.message.seq === 2,
     )!;
-    const capped = rankRecallCandidates(candidates, { ...recallTuning, lengthPriorCap: 4 }, 3).find(
+    const capped = rankRecallCandidates(candidates, { ...always, assistantPrior: 0, lengthPriorCap: 4 }, 3).find(
       (hit) => hit.message.seq === 2,
     )!;
     expect(capped.explain.own).toBeCloseTo(4 ** recallTuning.lengthPrior);
     expect(long.explain.own!).toBeGreaterThan(capped.explain.own!);
+  });
+
+  it('counts the role constants only among candidates whose replies are long enough (assistantChatRatio)', () => {
+    // The replies here average 105 characters, the user turn 67: a ratio of about 1.6.
+    const ownOfReply = (tuning: Partial<typeof recallTuning>) =>
+      rankRecallCandidates(candidates, { ...recallTuning, ...tuning }, 3).find((hit) => hit.message.seq === 2)!.explain
+        .own ?? 1;
+    const plain = ownOfReply({ assistantPrior: 0, lengthPriorCap: 32 });
+    const roles = { assistantPrior: 0.6, lengthPriorCap: 4 };
+    expect(ownOfReply({ ...roles, assistantChatRatio: 2 })).toBeCloseTo(plain);
+    expect(ownOfReply({ ...roles, assistantChatRatio: 1.5 })).toBeCloseTo(0.4 * 4 ** recallTuning.lengthPrior);
+    expect(ownOfReply({ ...roles, assistantChatRatio: 0 })).toBeCloseTo(0.4 * 4 ** recallTuning.lengthPrior);
   });
 
   it('leaves chats without assistant replies (both people as users) unchanged', () => {

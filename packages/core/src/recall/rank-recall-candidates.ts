@@ -1,7 +1,7 @@
 import { MemoryError } from '../errors/memory-error.js';
 import { episodeCoverage, termMask } from './episode-coverage.js';
 import { assistantFlags, echoShares } from './exchange-roles.js';
-import { keywordTerms } from './keyword-terms.js';
+import { keywordTerms, maxKeywordTerms } from './keyword-terms.js';
 import { withinPeriods, type QueryPeriod } from './query-periods.js';
 import type { SearchHit } from './search.js';
 import { spokenBy } from './speaker-terms.js';
@@ -95,6 +95,14 @@ export interface RecallTuning {
   /** An assistant reply's own score × (1 − this): a role prior for what the user said. 0 is off. */
   readonly assistantPrior: number;
   /**
+   * The role constants ({@link assistantPrior}, {@link echoDiscount}, {@link lengthPriorCap}) count only
+   * among candidates whose assistant replies are at least this many times as long as the user's turns, on
+   * average (`replyLengthRatio`): a person talking to an assistant that answers at length, where a reply
+   * repeats and elaborates the user's words. A chat between two people (imported with one side as the
+   * assistant) has turns of like length on both sides and ranks without them. 0: they always count.
+   */
+  readonly assistantChatRatio: number;
+  /**
    * Recency decay of a message's own score: × 0.5^(days older than the newest candidate / this), so a
    * message this many days older counts half (issue 26: decay). 0 is off.
    */
@@ -145,6 +153,8 @@ export interface PreparedCandidates {
   readonly spoken: Uint8Array;
   /** 1 for an assistant reply (`assistantFlags`). */
   readonly assistant: Uint8Array;
+  /** Mean length of the assistant replies among the candidates over that of the other turns (1 without both). */
+  readonly replyLengthRatio: number;
   /** Share of an assistant reply's query terms that the user turn it answers also holds (`echoShares`). */
   readonly echo: Float64Array;
   /** 1 when the message was said in a period the query names (with `timeSlackDays` of slack, per slack value). */
@@ -225,6 +235,7 @@ export function prepareRecallCandidates(candidates: RecallCandidates): PreparedC
     words: Uint8Array.from(said, (words) => Math.max(1, words.length)),
     spoken: Uint8Array.from(hits, (hit) => (spokenBy(hit.message, candidates.speakers) ? 1 : 0)),
     assistant,
+    replyLengthRatio: replyLengthRatio(hits, assistant),
     echo: echoShares(termMasks, assistant, previous),
     inPeriodBySlack: new Map(),
     periods: candidates.periods ?? [],
@@ -283,6 +294,8 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
   const support =
     episodes === undefined || episodeShare === 0 ? undefined : episodeSupport(boosted, episodes, tuning.episodeTopHits);
   const listSpeaker = prepared.list ? tuning.listSpeakerBoost : 0;
+  const roles = prepared.replyLengthRatio >= tuning.assistantChatRatio;
+  const lengthCap = roles ? tuning.lengthPriorCap : maxKeywordTerms;
   for (let at = 0; at < count; at += 1) {
     const previous = prepared.previous[at]!;
     const next = prepared.next[at]!;
@@ -292,9 +305,9 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
     );
     episode[at] = support === undefined ? 0 : episodeShare * support[at]!;
     own[at] =
-      (tuning.lengthPrior === 0 ? 1 : Math.min(prepared.words[at]!, tuning.lengthPriorCap) ** tuning.lengthPrior) *
+      (tuning.lengthPrior === 0 ? 1 : Math.min(prepared.words[at]!, lengthCap) ** tuning.lengthPrior) *
       (listSpeaker > 0 && prepared.spoken[at] === 1 ? 1 + listSpeaker : 1) *
-      roleFactor(prepared, at, tuning) *
+      (roles ? roleFactor(prepared, at, tuning) : 1) *
       (tuning.recencyHalfLifeDays > 0 ? 0.5 ** (prepared.ageDays[at]! / tuning.recencyHalfLifeDays) : 1) *
       (tuning.importanceBoost > 0 && prepared.important[at] === 1 ? 1 + tuning.importanceBoost : 1);
     score[at] = (boosted[at]! + neighbour[at]! + episode[at]!) * own[at]!;
@@ -425,6 +438,7 @@ export function checkRecallTuning(tuning: RecallTuning): RecallTuning {
     echoDiscount: [0, 1],
     exchangeShare: [0, 1],
     assistantPrior: [0, 1],
+    assistantChatRatio: [0, 100],
     recencyHalfLifeDays: [0, 100_000],
     importanceBoost: [0, 10],
   };
@@ -548,6 +562,18 @@ function exchangeSupport(prepared: PreparedCandidates, boosted: Float64Array, at
 function roleFactor(prepared: PreparedCandidates, at: number, tuning: RecallTuning): number {
   if (prepared.assistant[at] !== 1) return 1;
   return (1 - tuning.assistantPrior) * (1 - tuning.echoDiscount * prepared.echo[at]!);
+}
+
+// How much longer the candidates' assistant replies are than their other turns, on average.
+function replyLengthRatio(hits: readonly SearchHit[], assistant: Uint8Array): number {
+  const sums = [0, 0];
+  const counts = [0, 0];
+  hits.forEach((hit, at) => {
+    sums[assistant[at]!]! += hit.message.content.length;
+    counts[assistant[at]!]! += 1;
+  });
+  if (counts[0] === 0 || counts[1] === 0 || sums[0] === 0) return 1;
+  return sums[1]! / counts[1]! / (sums[0]! / counts[0]!);
 }
 
 function keyOf(conversationId: string, seq: number): string {

@@ -106,8 +106,11 @@ export const recallTuning: RecallTuning = Object.freeze({
   lengthPrior: 0.3,
   /** ×2 more, after the shares, for a list question's messages by the speaker it names ("What activities does Melanie partake in?"). */
   listSpeakerBoost: 1,
-  /** The length prior without a cap (32 content words, the most counted), as on main; see decision 0033. */
-  lengthPriorCap: 32,
+  /**
+   * Where replies are long (`assistantChatRatio`), the length prior counts at most 16 content words: a long
+   * reply is not favoured for its length alone. Elsewhere no cap. Chosen by the folds (decision 0033).
+   */
+  lengthPriorCap: 16,
   /** A reply's echo of the user's words is not discounted (off until the folds choose it; decision 0033). */
   echoDiscount: 0,
   /**
@@ -116,8 +119,15 @@ export const recallTuning: RecallTuning = Object.freeze({
    * and the generated user–assistant chats together.
    */
   exchangeShare: 1,
-  /** No role prior (decision 0033). */
-  assistantPrior: 0,
+  /** Where replies are long (`assistantChatRatio`), a reply's own score × 0.7: what the user said counts more (decision 0033). */
+  assistantPrior: 0.3,
+  /**
+   * The role constants count where the candidates' assistant replies are at least twice as long as the
+   * user's turns: a person and an assistant that answers at length, not two people chatting (LoCoMo's
+   * sides are within 0.8–1.14 of each other). A value set a priori; every fold chose the role constants
+   * with it, which cost LoCoMo nothing (decision 0033).
+   */
+  assistantChatRatio: 2,
   /** No recency decay: no fold chose a half-life (30 or 180 days) over none (decision 0035). */
   recencyHalfLifeDays: 0,
   /**
