@@ -194,6 +194,11 @@ export class AcknowledgedWriters {
   }
 }
 
+/** The audit of a run that kept every acknowledged message exactly once, where it was acknowledged: `stored` messages, no problem. */
+export function nothingLost(stored: number): WriterAudit {
+  return { stored, lost: 0, duplicated: 0, moved: 0, gaps: 0, outOfOrder: 0, neverSent: 0 };
+}
+
 /** The Idempotency-Key a stored message was sent with: the server keys message i of a request `<header>#i`. */
 function sentKey(message: Message): string {
   return (message.idempotencyKey ?? '').replace(/#0$/, '');
