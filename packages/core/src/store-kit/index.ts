@@ -45,7 +45,9 @@ export {
   slotFilter,
   wordFrequencies,
 } from '../recall/keyword-postings.js';
-export type { KeywordHit, ScanFilter } from '../recall/keyword-postings.js';
+export type { KeywordHit, KeywordRow, ScanFilter } from '../recall/keyword-postings.js';
+export { UserCopies } from './user-copies.js';
+export type { CopyData, CopyPage, CopySource, UserCopiesOptions } from './user-copies.js';
 export type { RoleCounts } from '../messages/conversation-metadata.js';
 export type {
   CallOptions,
