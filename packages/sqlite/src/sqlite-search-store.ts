@@ -3,14 +3,23 @@ import { cosineSimilarity } from '@mnemo/core/internals';
 import type { Message, Scope, UserScope } from '@mnemo/core';
 import type { MessageEmbedding, SearchHit, SearchOptions } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
-import { messageColumns, type CopySource, type MessageRow, type ScanFilter } from '@mnemo/core/store-kit';
+import {
+  binaryCandidates,
+  codeWords,
+  messageColumns,
+  signCode,
+  type CodeRow,
+  type CopySource,
+  type MessageRow,
+  type ScanFilter,
+} from '@mnemo/core/store-kit';
 import { toMessage } from './sqlite-message-store.js';
 import { scopeKey, toEpochMs } from './sqlite-values.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
-import { VectorCodeIndex, type CodeRow, type CodeWatermark } from './sqlite-vector-code-index.js';
+import { VectorCodeIndex, type CodeWatermark } from './sqlite-vector-code-index.js';
 import { KeywordIndex, keywordQuery, keywordRow } from './sqlite-keyword-index.js';
 import { watermarkSource, type Watermark } from './sqlite-user-copies.js';
-import { binaryCandidates, blobVector, codeWords, signCode, vectorBlob } from './sqlite-vector-codes.js';
+import { blobVector, vectorBlob } from './sqlite-vector-codes.js';
 
 interface ModelRow {
   readonly id: number;

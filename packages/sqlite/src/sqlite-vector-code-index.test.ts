@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { VectorCodeIndex, type CodeRow } from './sqlite-vector-code-index.js';
-import { bitCount, signCode, vectorBlob } from './sqlite-vector-codes.js';
+import type { CodeRow } from '@mnemo/core/store-kit';
+import { VectorCodeIndex } from './sqlite-vector-code-index.js';
+import { vectorBlob } from './sqlite-vector-codes.js';
 import { watermarkSource } from './sqlite-user-copies.js';
 
 type FileRow = readonly [id: number, ...CodeRow];
@@ -33,13 +34,6 @@ function file(rows: FileRow[]) {
 const zero = new Uint32Array(2);
 
 describe('VectorCodeIndex', () => {
-  it('counts bits and makes sign codes bit by bit', () => {
-    expect([0, 1, 0xff, 0x80000000, 0xffffffff].map((word) => bitCount(word >>> 0))).toEqual([0, 1, 8, 1, 32]);
-    expect(Array.from(signCode(Float32Array.from([1, -1, 0, 2, ...Array.from({ length: 30 }, () => -1), 3])))).toEqual([
-      0b1001, 0b100,
-    ]);
-  });
-
   it('returns the nearest codes, the newest of a tie at the cut, and applies the filters', async () => {
     const { source } = file([row(1, 5), row(2, 1), row(3, 3), row(4, 3), row(5, 3, 'c2', 50), row(6, 9)]);
     const index = new VectorCodeIndex();
