@@ -1,36 +1,32 @@
 import { describe, expect, it } from 'vitest';
-import { KeywordIndex, keywordQuery, type KeywordRow } from './sqlite-keyword-index.js';
+import { KeywordIndex, keywordQuery, keywordRow } from './sqlite-keyword-index.js';
 import { keywordTokens } from './sqlite-keyword-tokens.js';
+import { watermarkSource } from './sqlite-user-copies.js';
 
-/** A reader over rows in rowid order, counting the rows it hands out. */
-function reader(rows: KeywordRow[]): {
-  read: (afterRowid: number) => KeywordRow[];
-  count: () => number;
-  page: (size: number) => (afterRowid: number) => KeywordRow[];
-} {
+/** A message as the file holds it: rowid, conversation, time (epoch ms), content. */
+type FileRow = readonly [rowid: number, conversationId: string, createdAt: number, content: string];
+
+// Each read runs at once (the counts below stand in for the file's, read in the same "transaction").
+const noTransaction = { transaction: <T>(fn: () => T) => Object.assign(() => fn(), { immediate: () => fn() }) };
+
+/** A file of the user's rows (in rowid order), its deletion and erasure counts, and the rows handed out. */
+function reader(rows: FileRow[]) {
   let handed = 0;
-  const after = (afterRowid: number) => rows.filter(([rowid]) => rowid > afterRowid);
-  return {
-    read: (afterRowid) => {
-      const found = after(afterRowid);
+  const counts = { deletions: 0, erasures: 0 };
+  const source = watermarkSource(noTransaction, {
+    watermark: () => ({ lastId: rows.at(-1)?.[0] ?? 0, ...counts }),
+    rowsAfter: (afterId, limit) => {
+      const found = rows.filter(([rowid]) => rowid > afterId).slice(0, limit < 0 ? undefined : limit);
       handed += found.length;
       return found;
     },
-    page: (size) => (afterRowid) => {
-      const found = after(afterRowid).slice(0, size);
-      handed += found.length;
-      return found;
-    },
-    count: () => handed,
-  };
+    toRow: (row) => keywordRow(...(row as FileRow)),
+  });
+  return { source, counts, count: () => handed };
 }
 
 /** BM25 of every row, written out plainly: the reference the index must match. */
-function bruteForce(
-  rows: readonly KeywordRow[],
-  terms: readonly string[],
-  k: number,
-): { key: number; score: number }[] {
+function bruteForce(rows: readonly FileRow[], terms: readonly string[], k: number): { key: number; score: number }[] {
   const documents = rows.map(([rowid, , , content]) => ({ rowid, words: keywordTokens(content) }));
   const average = Math.max(1, documents.reduce((sum, document) => sum + document.words.length, 0) / documents.length);
   const groups = keywordQuery(terms);
@@ -52,7 +48,7 @@ function bruteForce(
 }
 
 /** Deterministic chat-like rows: words drawn unevenly from a small vocabulary, three conversations, rowids with gaps. */
-function corpus(count: number, seed: number): KeywordRow[] {
+function corpus(count: number, seed: number): FileRow[] {
   const vocabulary =
     'node battery signal antenna summit weather hiking running ran runs relay mesh packet solar panel rain storm camp lake i ve caroline'.split(
       ' ',
@@ -71,14 +67,11 @@ function corpus(count: number, seed: number): KeywordRow[] {
   });
 }
 
-const fresh = { deletions: 0, erasures: 0 };
-
 describe('in-memory keyword index', () => {
-  it("ranks exactly as BM25 over the user's messages, ties to the newest, for many queries and cuts", () => {
+  it("ranks exactly as BM25 over the user's messages, ties to the newest, for many queries and cuts", async () => {
     const rows = corpus(400, 7);
-    const { read } = reader(rows);
+    const { source } = reader(rows);
     const index = new KeywordIndex();
-    const watermark = { lastId: rows.at(-1)![0], ...fresh };
     for (const terms of [
       ['battery'],
       ['summit', 'weather'],
@@ -88,7 +81,7 @@ describe('in-memory keyword index', () => {
       ['node'],
     ]) {
       for (const k of [1, 5, 50, 1000]) {
-        const hits = index.search('u', watermark, read, keywordQuery(terms), k, {});
+        const hits = await index.search('u', source, keywordQuery(terms), k, {});
         const expected = bruteForce(rows, terms, k);
         expect(
           hits.map((hit) => hit.key),
@@ -97,39 +90,37 @@ describe('in-memory keyword index', () => {
         hits.forEach((hit, position) => expect(hit.score).toBeCloseTo(expected[position]!.score, 8));
       }
     }
-    expect(index.search('u', watermark, read, keywordQuery(['absent']), 10, {})).toEqual([]);
+    expect(await index.search('u', source, keywordQuery(['absent']), 10, {})).toEqual([]);
   });
 
-  it('matches a term of several words only where all of them are, and counts a stem once', () => {
-    const rows: KeywordRow[] = [
+  it('matches a term of several words only where all of them are, and counts a stem once', async () => {
+    const rows: FileRow[] = [
       [1, 'c', 1, "I've got a new antenna"],
       [2, 'c', 2, 'I have been to the summit'],
       [3, 'c', 3, 've i'],
       [4, 'c', 4, 'running'],
     ];
-    const { read } = reader(rows);
+    const { source } = reader(rows);
     const index = new KeywordIndex();
-    const watermark = { lastId: 4, ...fresh };
-    expect(index.search('u', watermark, read, keywordQuery(["i've"]), 10, {}).map((hit) => hit.key)).toEqual([3, 1]);
+    expect((await index.search('u', source, keywordQuery(["i've"]), 10, {})).map((hit) => hit.key)).toEqual([3, 1]);
     expect(keywordQuery(['run', 'running', 'runs'])).toEqual([['run']]);
     expect(keywordQuery(['🎉', '...'])).toEqual([]);
   });
 
-  it('keeps only the conversations and the time window asked for, with the k best of those', () => {
+  it('keeps only the conversations and the time window asked for, with the k best of those', async () => {
     const rows = corpus(300, 11);
-    const { read } = reader(rows);
+    const { source } = reader(rows);
     const index = new KeywordIndex();
-    const watermark = { lastId: rows.at(-1)![0], ...fresh };
     const query = keywordQuery(['battery', 'solar']);
-    const inC1 = index.search('u', watermark, read, query, 5, { conversationIds: ['c1', 'missing'] });
-    const all = index.search('u', watermark, read, query, 1000, {});
+    const inC1 = await index.search('u', source, query, 5, { conversationIds: ['c1', 'missing'] });
+    const all = await index.search('u', source, query, 1000, {});
     expect(inC1.map((hit) => hit.key)).toEqual(
       all
         .filter((hit) => rows.find(([rowid]) => rowid === hit.key)![1] === 'c1')
         .slice(0, 5)
         .map((hit) => hit.key),
     );
-    const windowed = index.search('u', watermark, read, query, 1000, { since: 1100, until: 1200 });
+    const windowed = await index.search('u', source, query, 1000, { since: 1100, until: 1200 });
     expect(windowed.length).toBeGreaterThan(0);
     expect(
       windowed.every((hit) => {
@@ -137,46 +128,41 @@ describe('in-memory keyword index', () => {
         return at >= 1100 && at < 1200;
       }),
     ).toBe(true);
-    expect(index.search('u', watermark, read, query, 10, { conversationIds: ['missing'] })).toEqual([]);
+    expect(await index.search('u', source, query, 10, { conversationIds: ['missing'] })).toEqual([]);
   });
 
-  it('reads only newer rows to catch up, reads afresh after a deletion or an erasure, and a page at a time when asked', () => {
+  it('reads only newer rows to catch up, and reads afresh after a deletion or an erasure', async () => {
     const rows = corpus(50, 3);
-    const source = reader(rows);
+    const file = reader(rows.slice(0, 30));
     const index = new KeywordIndex();
     const query = keywordQuery(['battery']);
-    index.search('u', { lastId: 30, ...fresh }, source.read, query, 5, {});
-    expect(source.count()).toBe(50);
-    // The reader hands out rows past the watermark too; the copy keeps them, and reads nothing more next time.
-    index.search('u', { lastId: 148, ...fresh }, source.read, query, 5, {});
-    expect(source.count()).toBe(50);
-    index.search('u', { lastId: 148, deletions: 1, erasures: 0 }, source.read, query, 5, {});
-    expect(source.count()).toBe(100);
-    index.search('u', { lastId: 148, deletions: 1, erasures: 2 }, source.read, query, 5, {});
-    expect(source.count()).toBe(150);
-    const paged = reader(rows);
-    const other = new KeywordIndex();
-    const watermark = { lastId: 148, ...fresh };
-    let pages = 0;
-    while (!other.catchUp('u', watermark, paged.page(20))) pages += 1;
-    expect([pages, paged.count()]).toEqual([2, 50]);
-    expect(other.search('u', watermark, paged.read, query, 5, {})).toEqual(
-      index.search('u', { lastId: 148, deletions: 1, erasures: 2 }, source.read, query, 5, {}),
-    );
-    expect(other.search('nobody', { lastId: 0, ...fresh }, () => [], query, 5, {})).toEqual([]);
+    await index.search('u', file.source, query, 5, {});
+    expect(file.count()).toBe(30);
+    const grown = reader(rows);
+    await index.search('u', grown.source, query, 5, {});
+    expect(grown.count()).toBe(20);
+    await index.search('u', grown.source, query, 5, {});
+    expect(grown.count()).toBe(20);
+    grown.counts.deletions = 1;
+    const afterDeletion = await index.search('u', grown.source, query, 5, {});
+    expect(grown.count()).toBe(70);
+    grown.counts.erasures = 2;
+    expect(await index.search('u', grown.source, query, 5, {})).toEqual(afterDeletion);
+    expect(grown.count()).toBe(120);
+    expect(afterDeletion).toEqual(await new KeywordIndex().search('u', reader(rows).source, query, 5, {}));
+    expect(await index.search('nobody', reader([]).source, query, 5, {})).toEqual([]);
   });
 
-  it('forgets the least recently searched user once its copies pass the byte budget, and reads that user afresh', () => {
+  it('forgets the least recently searched user once its copies pass the byte budget, and reads that user afresh', async () => {
     const rows = corpus(200, 5);
-    const source = reader(rows);
+    const file = reader(rows);
     const index = new KeywordIndex(1);
-    const watermark = { lastId: rows.at(-1)![0], ...fresh };
     const query = keywordQuery(['mesh']);
-    const first = index.search('a', watermark, source.read, query, 3, {});
-    index.search('b', watermark, source.read, query, 3, {});
-    expect(source.count()).toBe(400);
+    const first = await index.search('a', file.source, query, 3, {});
+    await index.search('b', file.source, query, 3, {});
+    expect(file.count()).toBe(400);
     expect(index.bytes).toBeGreaterThan(0);
-    expect(index.search('a', watermark, source.read, query, 3, {})).toEqual(first);
-    expect(source.count()).toBe(600);
+    expect(await index.search('a', file.source, query, 3, {})).toEqual(first);
+    expect(file.count()).toBe(600);
   });
 });

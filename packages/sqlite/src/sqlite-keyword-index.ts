@@ -1,21 +1,20 @@
 import {
   KeywordPostings,
   KeywordRanker,
+  UserCopies,
   wordFrequencies,
+  type CopySource,
   type KeywordHit,
+  type KeywordRow,
   type ScanFilter,
 } from '@mnemo/core/store-kit';
 import { keywordTokens } from './sqlite-keyword-tokens.js';
-import { UserCopies, type UserCopy, type Watermark } from './sqlite-user-copies.js';
-
-/** One message as the index reads it: rowid, conversation, time (epoch ms), content. */
-export type KeywordRow = readonly [rowid: number, conversationId: string, createdAt: number, content: string];
-
-/** Reads the user's messages with a rowid above `afterRowid`, in rowid order (all of them, or one page). */
-export type KeywordReader = (afterRowid: number) => readonly KeywordRow[];
+import type { Watermark } from './sqlite-user-copies.js';
 
 /** The most bytes of word lists one store keeps in memory before it forgets the least recently searched user. */
 export const defaultKeywordCacheBytes = 128 * 1024 * 1024;
+/** Messages one read of a user's first keyword search takes and indexes before the event loop gets a turn (≈ 20–30 ms each). */
+export const keywordPageRows = 2000;
 
 /**
  * The words a query's terms search for: each term's index words (a term the tokenizer splits, "i've",
@@ -30,34 +29,31 @@ export function keywordQuery(terms: readonly string[]): string[][] {
   return [...groups.values()];
 }
 
-// One user's messages as postings keyed by rowid, with the watermark they were read at.
-class UserWords extends KeywordPostings implements UserCopy {
-  deletions = 0;
-  erasures = 0;
-  lastRead = 0;
-
-  addRows(rows: readonly KeywordRow[]): void {
-    for (const [rowid, conversationId, createdAt, content] of rows) {
-      const tokens = keywordTokens(content);
-      this.add(rowid, conversationId, createdAt, wordFrequencies(tokens), tokens.length);
-      this.lastRead = rowid;
-    }
-  }
+/** A message as read from the file (rowid, conversation, time in epoch ms, content), tokenized for the copy. */
+export function keywordRow(rowid: number, conversationId: string, createdAt: number, content: string): KeywordRow {
+  const tokens = keywordTokens(content);
+  return { key: rowid, conversationId, createdAt, frequencies: wordFrequencies(tokens), length: tokens.length };
 }
 
 /**
  * A process's keyword index of users' messages (decision 0027): per user, the posting list of every word
- * (`keywordTokens`), kept in step with the file by a watermark (`UserCopies`), ranked by BM25 over the
- * user's own messages with an exact top k (`KeywordRanker`; keys are rowids). The index only ranks: the
- * hits' messages are read from the file with their owner checked, so a stale copy can miss a hit but
- * never show one that is gone or someone else's.
+ * (`keywordTokens`), kept in step with the file by core's copy protocol (`UserCopies` over a
+ * `watermarkSource`), ranked by BM25 over the user's own messages with an exact top k (`KeywordRanker`;
+ * keys are rowids). The index only ranks: the hits' messages are read from the file with their owner
+ * checked, so a stale copy can miss a hit but never show one that is gone or someone else's.
  */
 export class KeywordIndex {
-  readonly #copies: UserCopies<UserWords, KeywordRow>;
+  readonly #copies: UserCopies<Watermark, Watermark, KeywordRow, KeywordPostings>;
   readonly #ranker = new KeywordRanker();
 
   constructor(maxBytes = defaultKeywordCacheBytes) {
-    this.#copies = new UserCopies(maxBytes);
+    this.#copies = new UserCopies({
+      create: () => new KeywordPostings(),
+      maxBytes,
+      pageRows: keywordPageRows,
+      inlineRows: keywordPageRows,
+      farBehind: 'wait',
+    });
   }
 
   /** Bytes of word lists held now (an estimate). */
@@ -66,38 +62,16 @@ export class KeywordIndex {
   }
 
   /**
-   * Reads one page of the user's messages that the copy lacks (`read(afterRowid)` returns at most a page,
-   * in rowid order); true once the copy holds every message up to `watermark`.
-   */
-  catchUp(key: string, watermark: Watermark, read: KeywordReader): boolean {
-    const words = this.#sync(key, watermark, read, false);
-    return words === undefined || words.lastRead >= watermark.lastId;
-  }
-
-  /**
    * The `k` best messages for `query` (from {@link keywordQuery}) among the user's messages that pass
-   * `filter`; brings the copy up to `watermark` first with `read`.
+   * `filter`; brings the user's copy up to the file first.
    */
-  search(
+  async search(
     key: string,
-    watermark: Watermark,
-    read: KeywordReader,
+    source: CopySource<Watermark, Watermark, KeywordRow>,
     query: readonly (readonly string[])[],
     k: number,
     filter: ScanFilter,
-  ): KeywordHit[] {
-    const words = this.#sync(key, watermark, read, true);
-    return words === undefined ? [] : this.#ranker.rank(words, query, k, filter);
-  }
-
-  #sync(key: string, watermark: Watermark, read: KeywordReader, complete: boolean): UserWords | undefined {
-    return this.#copies.sync(
-      key,
-      watermark,
-      read,
-      () => new UserWords(),
-      (copy, rows) => copy.addRows(rows),
-      complete,
-    );
+  ): Promise<KeywordHit[]> {
+    return (await this.#copies.use(key, source, (words) => this.#ranker.rank(words, query, k, filter))) ?? [];
   }
 }

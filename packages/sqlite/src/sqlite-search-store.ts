@@ -3,14 +3,23 @@ import { cosineSimilarity } from '@mnemo/core/internals';
 import type { Message, Scope, UserScope } from '@mnemo/core';
 import type { MessageEmbedding, SearchHit, SearchOptions } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
-import { messageColumns, nextTurn, type MessageRow, type ScanFilter } from '@mnemo/core/store-kit';
+import {
+  binaryCandidates,
+  codeWords,
+  messageColumns,
+  signCode,
+  type CodeRow,
+  type CopySource,
+  type MessageRow,
+  type ScanFilter,
+} from '@mnemo/core/store-kit';
 import { toMessage } from './sqlite-message-store.js';
 import { scopeKey, toEpochMs } from './sqlite-values.js';
 import { createStatementCache, type SqliteStatementCache } from './sqlite-statement-cache.js';
-import { VectorCodeIndex, type CodeReader, type CodeRow, type CodeWatermark } from './sqlite-vector-code-index.js';
-import { KeywordIndex, keywordQuery, type KeywordRow } from './sqlite-keyword-index.js';
-import type { Watermark } from './sqlite-user-copies.js';
-import { binaryCandidates, blobVector, codeWords, signCode, vectorBlob } from './sqlite-vector-codes.js';
+import { VectorCodeIndex, type CodeWatermark } from './sqlite-vector-code-index.js';
+import { KeywordIndex, keywordQuery, keywordRow } from './sqlite-keyword-index.js';
+import { watermarkSource, type Watermark } from './sqlite-user-copies.js';
+import { blobVector, vectorBlob } from './sqlite-vector-codes.js';
 
 interface ModelRow {
   readonly id: number;
@@ -20,18 +29,12 @@ interface ModelRow {
 type HitRow = MessageRow & { readonly conversation_id: string; readonly score: number };
 
 const maxSearchK = 1000;
-/** Code rows one read of a user's first search takes before it gives the event loop a turn (≈ 20–30 ms each). */
-const codePageRows = 5000;
-/** Messages one read of a user's first keyword search takes and indexes before the event loop gets a turn (≈ 20–30 ms each). */
-const messagePageRows = 2000;
-/** Passes after which the catch-up stops turning the loop (a user whose rows are deleted all the time); the search then reads the rest at once. */
-const maxCatchUpPages = 1000;
-/** A user's code rows after an id, in id order (parameters: tenant, user, model id, the id). */
+/** A user's code rows after an id, in id order (parameters: tenant, user, model id, the id, the limit or −1). */
 const codeRowsSql = `SELECT id, message_rowid, conversation_id, created_at, code FROM message_vectors
-  WHERE tenant_id = ? AND user_id = ? AND model_id = ? AND id > ? ORDER BY id`;
-/** A user's messages after a rowid, in rowid order (parameters: tenant, user, the rowid). */
+  WHERE tenant_id = ? AND user_id = ? AND model_id = ? AND id > ? ORDER BY id LIMIT ?`;
+/** A user's messages after a rowid, in rowid order (parameters: tenant, user, the rowid, the limit or −1). */
 const messageRowsSql = `SELECT rowid, conversation_id, created_at, content FROM messages
-  WHERE tenant_id = ? AND user_id = ? AND rowid > ? ORDER BY rowid`;
+  WHERE tenant_id = ? AND user_id = ? AND rowid > ? ORDER BY rowid LIMIT ?`;
 const prefixedColumns = messageColumns
   .split(', ')
   .map((column) => `m.${column}`)
@@ -141,18 +144,8 @@ export class SqliteSearchStore {
     const k = checkK(options.k);
     const query = keywordQuery(terms);
     if (query.length === 0 || options.conversationIds?.length === 0) return [];
-    const filter = scanFilter(options);
     const key = `${user.tenantId}\u001f${user.userId}`;
-    const readPage = this.#statement(`${messageRowsSql} LIMIT ${messagePageRows}`).raw(true);
-    const readRows = this.#statement(messageRowsSql).raw(true);
-    const read = (statement: typeof readRows) => (afterRowid: number) =>
-      statement.all(user.tenantId, user.userId, afterRowid) as KeywordRow[];
-    const hits = await this.#paged((last) => {
-      const watermark = this.#messageWatermark(user);
-      return last || this.#keywords.catchUp(key, watermark, read(readPage))
-        ? this.#keywords.search(key, watermark, read(readRows), query, k, filter)
-        : undefined;
-    });
+    const hits = await this.#keywords.search(key, this.#messageSource(user), query, k, scanFilter(options));
     // In the ranker's order: best score first, then the newest (time, then rowid).
     return this.#hits(
       user,
@@ -160,6 +153,9 @@ export class SqliteSearchStore {
     );
   }
 
+  // Nearest codes by Hamming distance (filters applied in the scan), then the exact cosine distance of
+  // each candidate's float vector, read with its owner checked; a user with at most that many vectors is
+  // thus searched exactly. Ties go to the newer message (rowid grows with appends).
   async searchVector(
     user: UserScope,
     model: string,
@@ -168,61 +164,16 @@ export class SqliteSearchStore {
   ): Promise<SearchHit[]> {
     const k = checkK(options.k);
     if (options.conversationIds !== undefined && options.conversationIds.length === 0) return [];
-    const filter = scanFilter(options);
-    const words = codeWords(vector.length);
-    const readPage = this.#statement(`${codeRowsSql} LIMIT ${codePageRows}`).raw(true);
-    const readRows = this.#statement(codeRowsSql).raw(true);
-    return this.#paged((last) => {
-      const owner = this.#owner(user, model, vector.length);
-      if (owner === undefined) return [];
-      const watermark = this.#watermark(owner);
-      const caughtUp =
-        last ||
-        this.#codes.catchUp(
-          owner.join('\u001f'),
-          words,
-          watermark,
-          (afterId) => readPage.all(...owner, afterId) as CodeRow[],
-        );
-      return caughtUp
-        ? this.#nearest(owner, watermark, vector, k, filter, (afterId) => readRows.all(...owner, afterId) as CodeRow[])
-        : undefined;
-    });
-  }
-
-  // Runs `pass` in one read transaction at a time, so the watermark, the rows read and the hits come from
-  // one snapshot, until it answers; a copy more than a page behind the file (the user's first search in
-  // this process) is brought forward a page a pass, with a turn of the event loop between passes. Past
-  // `maxCatchUpPages` passes the last one reads the rest at once.
-  async #paged<T>(pass: (last: boolean) => T | undefined): Promise<T> {
-    for (let page = 0; ; page += 1) {
-      const last = page >= maxCatchUpPages;
-      const result = this.#database.transaction(() => pass(last))();
-      if (result !== undefined) return result;
-      await nextTurn();
-    }
-  }
-
-  // Nearest codes by Hamming distance (filters applied in the scan), then the exact cosine distance of
-  // each candidate's float vector, read with its owner checked; a user with at most that many vectors is
-  // thus searched exactly. Ties go to the newer message (rowid grows with appends).
-  #nearest(
-    owner: readonly [string, string, number],
-    watermark: CodeWatermark,
-    vector: Float32Array,
-    k: number,
-    filter: ScanFilter,
-    readRows: CodeReader,
-  ): SearchHit[] {
+    const owner = this.#owner(user, model, vector.length);
+    if (owner === undefined) return [];
     const [tenantId, userId, modelId] = owner;
-    const candidates = this.#codes.nearest(
-      owner.join('\u001f'),
-      codeWords(vector.length),
-      watermark,
-      readRows,
+    const words = codeWords(vector.length);
+    const candidates = await this.#codes.nearest(
+      [...owner, words].join('\u001f'),
+      this.#codeSource(owner, words),
       signCode(vector),
       binaryCandidates(k),
-      filter,
+      scanFilter(options),
     );
     const floats = this.#statement(
       `SELECT v.message_rowid AS rowid, v.vector FROM json_each(?) j CROSS JOIN message_vectors v ON v.model_id = ? AND v.message_rowid = j.value
@@ -237,6 +188,34 @@ export class SqliteSearchStore {
       { tenantId, userId },
       nearest.map(({ rowid, distance }) => ({ rowid, score: 1 - distance })),
     );
+  }
+
+  // The user's messages as the keyword copy reads them.
+  #messageSource(user: UserScope): CopySource<Watermark, Watermark, ReturnType<typeof keywordRow>> {
+    const rows = this.#statement(messageRowsSql).raw(true);
+    return watermarkSource(this.#database, {
+      watermark: () => this.#messageWatermark(user),
+      rowsAfter: (afterId, limit) =>
+        rows.all(user.tenantId, user.userId, afterId, limit) as [number, string, number, string][],
+      toRow: (row) => {
+        const [rowid, conversationId, createdAt, content] = row as [number, string, number, string];
+        return keywordRow(rowid, conversationId, createdAt, content);
+      },
+    });
+  }
+
+  // The user's codes of one model as the code copy reads them.
+  #codeSource(
+    owner: readonly [string, string, number],
+    words: number,
+  ): CopySource<CodeWatermark, CodeWatermark, CodeRow> {
+    const rows = this.#statement(codeRowsSql).raw(true);
+    return watermarkSource(this.#database, {
+      watermark: () => ({ ...this.#watermark(owner), words }),
+      rowsAfter: (afterId, limit) =>
+        rows.all(...owner, afterId, limit) as [number, number, string, number, Uint8Array][],
+      toRow: (row) => row.slice(1) as unknown as CodeRow,
+    });
   }
 
   // The messages of ranked rowids, in their order, read in one statement with their owner checked (a row gone since is left out).
@@ -282,7 +261,7 @@ export class SqliteSearchStore {
   }
 
   // Where the user's vectors stand in the file: the newest id, the user's deletions and all erasures counted so far.
-  #watermark(owner: readonly [string, string, number]): CodeWatermark {
+  #watermark(owner: readonly [string, string, number]): Watermark {
     const lastId =
       (
         this.#statement(

@@ -1,8 +1,10 @@
-import { ByteBudgetCache } from '@mnemo/core/store-kit';
+import type { CopySource } from '@mnemo/core/store-kit';
+import type { SqliteDatabase } from './sqlite-driver.js';
 
 /**
  * Where a user's rows stand in the file: the newest id (a `message_vectors.id`, a message rowid), the
- * user's deletions and all users' erasures counted so far.
+ * user's deletions and all users' erasures counted so far. A copy's position is one too: the newest id it
+ * has read, at the counts it was read at.
  */
 export interface Watermark {
   readonly lastId: number;
@@ -10,73 +12,42 @@ export interface Watermark {
   readonly erasures: number;
 }
 
-/** A process's copy of one user's rows, as {@link UserCopies} keeps it. */
-export interface UserCopy {
-  /** The deletion and erasure counts when the first row was read, and the newest id read since. */
-  deletions: number;
-  erasures: number;
-  lastRead: number;
-  readonly bytes: number;
+/** The reads a {@link watermarkSource} is built on, each a statement of the user's rows. */
+export interface WatermarkReads<Mark extends Watermark, Row> {
+  /** Where the user's rows stand now. */
+  readonly watermark: () => Mark;
+  /** The user's rows with a larger id than `afterId`, in id order, at most `limit` (−1: all). */
+  readonly rowsAfter: (afterId: number, limit: number) => readonly (readonly [id: number, ...unknown[]])[];
+  /** A row as the copy adds it. */
+  readonly toRow: (row: readonly [id: number, ...unknown[]]) => Row;
 }
 
 /**
- * Copies of users' rows in a process, kept in step with the file by a watermark per user: rows newer
- * than the copy's last id are read and added; a deletion since the copy was read (another process's
- * erase, a re-embedded message) or any user's erasure makes the copy be read afresh. The least recently
- * searched users are forgotten once the copies pass `maxBytes`.
+ * The copy source of a user's rows in a SQLite file (decisions 0025, 0027): a new row always gets an id
+ * above every row there is, a trigger counts every deleted row per user, and erasing a user counts an
+ * erasure. So a copy read at the same counts is brought forward by the rows after the newest id it read,
+ * and one read at other counts (or past the file's newest id) is read afresh. Each page is read in one
+ * read transaction with the counts, and refused when they moved since the copy started.
  */
-export class UserCopies<Copy extends UserCopy, Row> {
-  readonly #users: ByteBudgetCache<Copy>;
-
-  constructor(maxBytes: number) {
-    this.#users = new ByteBudgetCache(maxBytes);
-  }
-
-  /** Bytes held now. */
-  get bytes(): number {
-    return this.#users.bytes;
-  }
-
-  /**
-   * The user's copy, started afresh (`create`) when it was read at another deletion or erasure count, past
-   * the file's newest id, or when `stale` says so, then brought forward with `read(afterId)` (the user's
-   * rows with a larger id, in id order): to the watermark, or by one `read` when `complete` is false.
-   * Undefined when the user has no rows.
-   */
-  sync(
-    key: string,
-    watermark: Watermark,
-    read: (afterId: number) => readonly Row[],
-    create: () => Copy,
-    add: (copy: Copy, rows: readonly Row[]) => void,
-    complete: boolean,
-    stale: (copy: Copy) => boolean = () => false,
-  ): Copy | undefined {
-    if (watermark.lastId === 0) {
-      this.#users.delete(key);
-      return undefined;
-    }
-    let copy = this.#users.get(key);
-    if (
-      copy !== undefined &&
-      (stale(copy) ||
-        copy.deletions !== watermark.deletions ||
-        copy.erasures !== watermark.erasures ||
-        copy.lastRead > watermark.lastId)
-    ) {
-      copy = undefined;
-    }
-    if (copy === undefined) {
-      copy = create();
-      copy.deletions = watermark.deletions;
-      copy.erasures = watermark.erasures;
-    }
-    while (copy.lastRead < watermark.lastId) {
-      const rows = read(copy.lastRead);
-      add(copy, rows);
-      if (rows.length === 0 || !complete) break;
-    }
-    this.#users.put(key, copy);
-    return copy;
-  }
+export function watermarkSource<Mark extends Watermark, Row>(
+  database: Pick<SqliteDatabase, 'transaction'>,
+  reads: WatermarkReads<Mark, Row>,
+): CopySource<Mark, Mark, Row> {
+  return {
+    mark: reads.watermark,
+    start: (mark) => ({ ...mark, lastId: 0 }),
+    fits: (position, mark) =>
+      position.deletions === mark.deletions && position.erasures === mark.erasures && position.lastId <= mark.lastId,
+    behind: (position, mark) => Math.max(0, mark.lastId - position.lastId),
+    rowsSince: (position, _mark, limit) =>
+      database.transaction(() => {
+        const now = reads.watermark();
+        if (now.deletions !== position.deletions || now.erasures !== position.erasures) return undefined;
+        const rows = reads.rowsAfter(position.lastId, Number.isFinite(limit) ? limit : -1);
+        // A short page read every row up to the file's newest id in this snapshot.
+        const lastRead = rows.length === 0 ? position.lastId : rows[rows.length - 1]![0];
+        const lastId = rows.length < limit ? Math.max(lastRead, now.lastId) : lastRead;
+        return { rows: rows.map(reads.toRow), position: { ...position, lastId } };
+      })(),
+  };
 }

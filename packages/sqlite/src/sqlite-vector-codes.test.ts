@@ -7,7 +7,7 @@ import * as sqliteVec from 'sqlite-vec';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrateSqliteSchema, readSqliteSchemaVersion, sqliteMigrations } from './sqlite-migrations.js';
 import { createSqliteStore } from './sqlite-store.js';
-import { binaryCandidates } from './sqlite-vector-codes.js';
+import { binaryCandidates } from '@mnemo/core/store-kit';
 
 const user = { tenantId: 'tenant-a', userId: 'user-1' };
 const scope = { ...user, conversationId: 'conv-1' };

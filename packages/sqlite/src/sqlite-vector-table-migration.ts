@@ -1,7 +1,8 @@
 import type { SqliteDatabase } from './sqlite-driver.js';
 import type { SqliteMigration } from './sqlite-migrations.js';
 import { vectorCodesTable } from './sqlite-vector-codes-migration.js';
-import { blobVector, signCode, vectorBlob } from './sqlite-vector-codes.js';
+import { signCode } from '@mnemo/core/store-kit';
+import { blobVector, vectorBlob } from './sqlite-vector-codes.js';
 
 // Every vector in one plain table (decision 0025): its message, owner and time, its sign code and its
 // float32 blob. `id` grows with every insert and is never reused (AUTOINCREMENT), so a process that has

@@ -108,9 +108,18 @@ class Postings {
   }
 }
 
+/** A message as a keyword copy adds it: key, conversation, time (epoch ms), how often it holds each word, length. */
+export interface KeywordRow {
+  readonly key: number;
+  readonly conversationId: string;
+  readonly createdAt: number;
+  readonly frequencies: ReadonlyMap<string, number>;
+  readonly length: number;
+}
+
 /**
  * One user's messages in slots (in the order added): key, conversation number, time, length in words;
- * and the posting list of every word they hold.
+ * and the posting list of every word they hold. A store's copy of the user (`UserCopies`' data).
  */
 export class KeywordPostings {
   size = 0;
@@ -154,6 +163,11 @@ export class KeywordPostings {
       this.#postingBytes += postings.push(slot, frequency);
     }
     this.size += 1;
+  }
+
+  /** Adds messages in order (a page a store read). */
+  addRows(rows: readonly KeywordRow[]): void {
+    for (const row of rows) this.add(row.key, row.conversationId, row.createdAt, row.frequencies, row.length);
   }
 
   /** The slots holding every word of a group (the smallest frequency among them), or undefined. */

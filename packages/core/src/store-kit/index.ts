@@ -45,7 +45,11 @@ export {
   slotFilter,
   wordFrequencies,
 } from '../recall/keyword-postings.js';
-export type { KeywordHit, ScanFilter } from '../recall/keyword-postings.js';
+export type { KeywordHit, KeywordRow, ScanFilter } from '../recall/keyword-postings.js';
+export { UserCopies } from './user-copies.js';
+export { binaryCandidates, codeWords, signCode, VectorCodes, VectorCodeScanner } from '../recall/vector-codes.js';
+export type { CodeRow } from '../recall/vector-codes.js';
+export type { CopyData, CopyPage, CopySource, UserCopiesOptions } from './user-copies.js';
 export type { RoleCounts } from '../messages/conversation-metadata.js';
 export type {
   CallOptions,
