@@ -15,7 +15,7 @@ import {
   rankPreparedCandidates,
   recallTuning,
 } from '@mnemo/core/internals';
-import { UseLiteEmbedder } from '@mnemo/models';
+import { StaticEmbedder, UseLiteEmbedder } from '@mnemo/models';
 import { createSqliteStore } from '@mnemo/sqlite';
 import { createBm25Ranker } from '../packages/cli/dist/bench/bm25-baseline.js';
 import { ingestLocomoSample } from '../packages/cli/dist/bench/locomo-ingest.js';
@@ -94,7 +94,11 @@ const { values } = parseArgs({
 });
 const folds = Number(values.folds ?? 5);
 const embedder: Embedder =
-  values.embedder === 'use-lite' ? new UseLiteEmbedder() : new HashedEmbedder({ dimensions: 512 });
+  values.embedder === 'use-lite'
+    ? new UseLiteEmbedder()
+    : values.embedder === 'static'
+      ? new StaticEmbedder()
+      : new HashedEmbedder({ dimensions: 512 });
 const locomoPath = values.locomo ?? new URL('../../shared/data/locomo/locomo10.json', import.meta.url).pathname;
 const limit = values.conversations === undefined ? Infinity : Number(values.conversations);
 
