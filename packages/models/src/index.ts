@@ -1,22 +1,5 @@
-export { buildFactExtractionPrompt, maxPromptKnownFacts } from './extraction/fact-extraction-prompt.js';
-export type { FactExtractionPromptInput } from './extraction/fact-extraction-prompt.js';
-export {
-  factExtractionSchema,
-  factExtractionSchemaName,
-  readExtractedFacts,
-} from './extraction/fact-extraction-schema.js';
-export {
-  buildGraphExtractionPrompt,
-  entityTypes,
-  maxPromptKnownEntities,
-} from './extraction/graph-extraction-prompt.js';
-export type { GraphExtractionPromptInput } from './extraction/graph-extraction-prompt.js';
-export {
-  graphExtractionSchema,
-  graphExtractionSchemaName,
-  readExtractedGraph,
-} from './extraction/graph-extraction-schema.js';
-export type { GraphReplyContext } from './extraction/graph-extraction-schema.js';
+// The entry a user of @mnemo/models needs: the embedders, the OpenAI-compatible summarizer, extractors and
+// chat model, and their options. The extraction prompts and schemas are the extractors' own.
 export { createOpenAiChatModel } from './chat/openai-chat-model.js';
 export type {
   ChatCallOptions,

@@ -1,13 +1,7 @@
+// The entry a user of the proxy needs: the route module to mount (`routes: [mountProxyRoutes]`; it mounts
+// chat completions, responses and messages), the header names clients send and read, and the upstream
+// timeouts' defaults.
 export { mountProxyRoutes, tokensFullHeader, tokensSavedHeader, tokensSentHeader } from './mount-proxy-routes.js';
-export { chatCompletionBodySchema, conversationHeader, maxTokensHeader, proxyPolicyHeader } from './proxy-request.js';
-export type { ChatCompletionBody, ProxyRequest } from './proxy-request.js';
-export { dedupSlackMessages, isSameTurn, selectNewTurns } from './select-new-turns.js';
-export type { NewTurns, TurnAlignment } from './select-new-turns.js';
+export { conversationHeader, maxTokensHeader, proxyPolicyHeader } from './proxy-request.js';
 export { defaultUpstreamTimeouts, UpstreamTimeoutError } from './upstream.js';
 export type { UpstreamTimeoutPhase, UpstreamTimeouts } from './upstream.js';
-export { anthropicHeaders, defaultAnthropicVersion, mountMessagesRoute } from './messages/mount-messages-route.js';
-export { mountResponsesRoute, responsesUpstreamMode } from './responses/mount-responses-route.js';
-export type { ResponsesUpstreamMode } from './responses/mount-responses-route.js';
-export { stableBoundary } from './stable-boundary.js';
-export { mergeUpstreamUsage, readUpstreamUsage } from './upstream-usage.js';
-export type { UpstreamUsage } from './upstream-usage.js';
