@@ -207,7 +207,13 @@ interface Row {
   readonly worstRunningAt10: number;
   readonly uncachedPerRequest: { readonly mnemo: number; readonly full: number };
   readonly anthropicRatio: number;
+  /** The summarizer's tokens (prompt + output) of the compactions up to this request. */
   readonly summarizerTokens: number;
+  /**
+   * mnemo / full history at a 10 % cached price with the summarizer's tokens added to mnemo's cost at the
+   * base price, as a user of an LLM summarizer pays them (output priced as input: a lower bound).
+   */
+  readonly ratioWithSummarizerAt10: number;
 }
 
 function rowFor(mnemo: StreamCosts, full: StreamCosts, count: number, summarizerTokens: number): Row {
@@ -231,6 +237,7 @@ function rowFor(mnemo: StreamCosts, full: StreamCosts, count: number, summarizer
     },
     anthropicRatio: sum(mnemo.anthropic) / sum(full.anthropic),
     summarizerTokens,
+    ratioWithSummarizerAt10: (cost(mnemo, 0.1) + summarizerTokens) / cost(full, 0.1),
   };
 }
 
@@ -310,6 +317,7 @@ async function replay(
   const bot: WireMessage[] = [{ role: 'system', content: system }];
   const mnemoStream: Priced[] = [];
   const fullStream: Priced[] = [];
+  const summarizedBy = new Map<number, number>();
   try {
     for (const [index, exchange] of exchanges.entries()) {
       bot.push(...exchange.user.map((message) => ({ role: 'user', content: message.content })));
@@ -340,6 +348,9 @@ async function replay(
       bot.push({ role: 'assistant', content: exchange.reply });
       if ((index + 1) % 50 === 0) log(`  ${name}: ${index + 1}/${exchanges.length} requests`);
       await waitForJobs(serve.url);
+      // The compactions this request's jobs ran count towards it.
+      if ((lengths as readonly number[]).includes(index + 1))
+        summarizedBy.set(index + 1, (await readSummaries(db)).summarizerTokens);
     }
   } finally {
     await serve.stop();
@@ -352,7 +363,7 @@ async function replay(
     name,
     requests: exchanges.length,
     compactions,
-    rows: counts.map((length) => rowFor(mnemo, full, length, summarizerTokens)),
+    rows: counts.map((length) => rowFor(mnemo, full, length, summarizedBy.get(length) ?? summarizerTokens)),
   };
 }
 
@@ -395,12 +406,12 @@ function formatResult(result: ConversationResult): string {
   const x = (value: number) => value.toFixed(2);
   const lines = [
     `${result.name} (${result.requests} requests, ${result.compactions} compactions)`,
-    '| exchanges | full history at the end | mnemo cached | full cached | mnemo/full at 100 % | 50 % | 25 % | 10 % | worst running at 10 % (from 10th) | uncached/request mnemo | full | Anthropic-style mnemo/full | summarizer tokens |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| exchanges | full history at the end | mnemo cached | full cached | mnemo/full at 100 % | 50 % | 25 % | 10 % | worst running at 10 % (from 10th) | uncached/request mnemo | full | Anthropic-style mnemo/full | summarizer tokens | mnemo/full at 10 % with an LLM summarizer |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const row of result.rows) {
     lines.push(
-      `| ${row.exchanges} | ${row.fullHistoryTokensAtEnd.toLocaleString('en-US')} | ${pct(row.mnemoCachedShare)} | ${pct(row.fullCachedShare)} | ${x(row.ratio['100']!)} | ${x(row.ratio['50']!)} | ${x(row.ratio['25']!)} | ${x(row.ratio['10']!)} | ${x(row.worstRunningAt10)} | ${Math.round(row.uncachedPerRequest.mnemo)} | ${Math.round(row.uncachedPerRequest.full)} | ${x(row.anthropicRatio)} | ${row.summarizerTokens.toLocaleString('en-US')} |`,
+      `| ${row.exchanges} | ${row.fullHistoryTokensAtEnd.toLocaleString('en-US')} | ${pct(row.mnemoCachedShare)} | ${pct(row.fullCachedShare)} | ${x(row.ratio['100']!)} | ${x(row.ratio['50']!)} | ${x(row.ratio['25']!)} | ${x(row.ratio['10']!)} | ${x(row.worstRunningAt10)} | ${Math.round(row.uncachedPerRequest.mnemo)} | ${Math.round(row.uncachedPerRequest.full)} | ${x(row.anthropicRatio)} | ${row.summarizerTokens.toLocaleString('en-US')} | ${x(row.ratioWithSummarizerAt10)} |`,
     );
   }
   return lines.join('\n');
