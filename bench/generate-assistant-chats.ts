@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { monthNames } from '@mnemo/core/internals';
 import { createRandom, type Random } from '../examples/create-random.js';
 import {
   chatter,
@@ -80,20 +81,7 @@ const userNames = [
   'Zanele',
 ];
 const assistantName = 'Assistant';
-const months = [
-  'January',
-  'February',
-  'March',
-  'April',
-  'May',
-  'June',
-  'July',
-  'August',
-  'September',
-  'October',
-  'November',
-  'December',
-];
+const months = monthNames.map((name) => name[0]!.toUpperCase() + name.slice(1));
 
 /**
  * Generates user–assistant chats in LoCoMo's format: 3–5 dated sessions each, a user who states facts

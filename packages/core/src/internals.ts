@@ -14,6 +14,7 @@ export type { ContextRequest } from './context/build-context.js';
 export { builtInContextDefaults } from './context/context-options.js';
 export type { NewFact } from './facts/fact.js';
 export type { RelationInput } from './graph/entity.js';
+export { monthNames } from './facts/find-dates.js';
 export { normalizeFactValue, toAttributeKey } from './facts/normalize-fact-value.js';
 export { consolidateFacts } from './facts/consolidate-facts.js';
 export { cosineSimilarity, normalizeVector } from './recall/embedder.js';

@@ -134,6 +134,19 @@ export interface CrossValidation {
   >;
 }
 
+// The constants tuned before the length prior and the list speaker boost.
+const withoutLengthAndListSpeaker: readonly TunedConstant[] = [
+  'rrfConstant',
+  'speakerBoost',
+  'neighbourShare',
+  'episodeShare',
+  'timeBoost',
+  'secondHopWeight',
+  'listDiversity',
+  'listEpisodeFactor',
+  'episodeCoverage',
+];
+
 /** The experiments `--folds` runs: each constant alone (the others at the library's values), then all together. */
 export const foldExperiments: readonly { readonly name: string; readonly varied: readonly TunedConstant[] }[] =
   Object.freeze([
@@ -153,36 +166,8 @@ export const foldExperiments: readonly { readonly name: string; readonly varied:
       name: 'earlier constants together (no new method)',
       varied: ['rrfConstant', 'speakerBoost', 'neighbourShare', 'episodeShare', 'timeBoost'],
     },
-    {
-      name: 'all together without length prior and list speaker',
-      varied: [
-        'rrfConstant',
-        'speakerBoost',
-        'neighbourShare',
-        'episodeShare',
-        'timeBoost',
-        'secondHopWeight',
-        'listDiversity',
-        'listEpisodeFactor',
-        'episodeCoverage',
-      ],
-    },
-    {
-      name: 'all together',
-      varied: [
-        'rrfConstant',
-        'speakerBoost',
-        'neighbourShare',
-        'episodeShare',
-        'timeBoost',
-        'secondHopWeight',
-        'listDiversity',
-        'listEpisodeFactor',
-        'episodeCoverage',
-        'lengthPrior',
-        'listSpeakerBoost',
-      ],
-    },
+    { name: 'all together without length prior and list speaker', varied: withoutLengthAndListSpeaker },
+    { name: 'all together', varied: [...withoutLengthAndListSpeaker, 'lengthPrior', 'listSpeakerBoost'] },
   ]);
 
 /**

@@ -1,3 +1,5 @@
+import { monthNames } from '@mnemo/core/internals';
+
 /** Order of day and month in a numeric `03/04/2024`: day first (Europe) or month first (US). */
 export type SlashOrder = 'day-first' | 'month-first';
 
@@ -16,21 +18,6 @@ export const sessionDateExamples = [
   '05/08/2023 1:56 PM',
   'May 8, 2023',
 ] as const;
-
-const months = [
-  'january',
-  'february',
-  'march',
-  'april',
-  'may',
-  'june',
-  'july',
-  'august',
-  'september',
-  'october',
-  'november',
-  'december',
-];
 
 /**
  * Reads a session timestamp as a UTC instant (a time without a zone is read as UTC; an explicit `Z` or
@@ -155,7 +142,7 @@ function readTextual(text: string): Date | undefined {
         : undefined;
   if (parts === undefined) return undefined;
   const name = parts.month.toLowerCase();
-  const month = months.findIndex(
+  const month = monthNames.findIndex(
     (candidate) =>
       candidate === name ||
       (name.length >= 3 && candidate.startsWith(name)) ||

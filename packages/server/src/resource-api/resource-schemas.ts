@@ -195,16 +195,20 @@ export const appendBodySchema = z.strictObject({
   userId: idSchema.optional(),
 });
 
+/** A page's size in a query string: 1 to `maxPageLimit`, default 100. */
+const pageLimitSchema = z.coerce
+  .number<string>()
+  .int()
+  .min(1)
+  .max(maxPageLimit)
+  .optional()
+  .describe(`page size, 1–${maxPageLimit} (default 100)`);
+
 /** Query of `GET /v1/conversations/{id}/messages`. */
+
 export const listMessagesQuerySchema = userQuerySchema.extend({
   after_seq: z.coerce.number<string>().int().min(0).optional().describe('only messages after this seq (default 0)'),
-  limit: z.coerce
-    .number<string>()
-    .int()
-    .min(1)
-    .max(maxPageLimit)
-    .optional()
-    .describe(`page size, 1–${maxPageLimit} (default 100)`),
+  limit: pageLimitSchema,
 });
 
 /** Body of `POST /v1/conversations/{id}/context`. */
@@ -223,13 +227,7 @@ export const compactBodySchema = z.strictObject({ userId: idSchema.optional() })
 /** Query of cursor-paged listings over conversations. */
 export const pageQuerySchema = userQuerySchema.extend({
   cursor: z.string().min(1).optional().describe('nextCursor of the previous page'),
-  limit: z.coerce
-    .number<string>()
-    .int()
-    .min(1)
-    .max(maxPageLimit)
-    .optional()
-    .describe(`page size, 1–${maxPageLimit} (default 100)`),
+  limit: pageLimitSchema,
 });
 
 /** What an erase removed. */
