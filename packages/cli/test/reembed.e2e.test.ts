@@ -5,7 +5,7 @@ import { createMemory, HashedEmbedder } from '@mnemo/core';
 import { StaticEmbedder, UseLiteEmbedder } from '@mnemo/models';
 import { createSqliteStore } from '@mnemo/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runMnemo } from './run-mnemo.js';
+import { runMnemo, startMnemo } from './run-mnemo.js';
 
 let directory: string;
 
@@ -40,17 +40,35 @@ describe('mnemo reembed', () => {
       messages.map((message, index) => ({ seq: message.seq, vector: vectors[index]! })),
     );
     await store.close();
+    const model = new StaticEmbedder().model;
+
+    // The real server says so at start: which model's vectors it holds, and what to run.
+    const serveArgs = ['serve', '--db', 'mnemo.db', '--port', '0', '--workers', '0'];
+    const warned = await startMnemo(serveArgs, { cwd: directory, ready: /"otherModels"/ });
+    warned.child.kill('SIGTERM');
+    expect(await warned.exited).toBe(0);
+    expect(JSON.parse(warned.ready.input)).toMatchObject({
+      level: 40,
+      model,
+      vectors: 0,
+      otherModels: [{ model: old.model, vectors: 6 }],
+    });
+    expect(warned.ready.input).toContain('mnemo reembed');
 
     const run = await runMnemo(['reembed', '--db', 'mnemo.db', '--json'], { cwd: directory, timeoutMs: 60_000 });
     expect(run.code).toBe(0);
-    const model = new StaticEmbedder().model;
     expect(JSON.parse(run.stdout)).toMatchObject({ model, droppedVectors: 6, conversations: 1, embeddedMessages: 6 });
     expect(run.stderr).toContain('"conversationsDone":1');
     const after = createSqliteStore({ path: join(directory, 'mnemo.db'), readonly: true });
     expect(await after.listUnembeddedMessages(scope, model, 100)).toEqual([]);
     expect(await after.listUnembeddedMessages(scope, old.model, 100)).toHaveLength(6);
     await after.close();
-  });
+    const quiet = await startMnemo(serveArgs, { cwd: directory, ready: /stored vectors: 6/ });
+    quiet.child.kill('SIGTERM');
+    expect(await quiet.exited).toBe(0);
+    expect(JSON.parse(quiet.ready.input)).toMatchObject({ level: 30, model, vectors: 6, otherModels: [] });
+    expect(quiet.stdout()).not.toContain('otherModels":[{');
+  }, 60_000);
 
   it('reads a store written with USE-lite vectors after the upgrade without mixing models, and converts it', async () => {
     const path = join(directory, 'mnemo.db');

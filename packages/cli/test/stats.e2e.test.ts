@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createMemory } from '@mnemo/core';
+import { createMemory, HashedEmbedder } from '@mnemo/core';
+import { StaticEmbedder } from '@mnemo/models';
 import { createSqliteStore } from '@mnemo/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeWorkDirectory, meshTranscript, runMnemo } from './run-mnemo.js';
@@ -93,6 +94,41 @@ describe('mnemo stats', () => {
     expect(backlog.oldestPendingAgeMs).toBeGreaterThanOrEqual(0);
     expect(table.stdout).toMatch(/^extract\s+2\s+0$/m);
     expect(table.stdout).toMatch(/^oldest pending job waited: \d+\.\d s/m);
+    // No embedder was configured: no vectors, and the table says so.
+    expect(JSON.parse(json.stdout)).toMatchObject({ vectors: [] });
+    expect(table.stdout).toMatch(/^vectors: none stored$/m);
+  });
+
+  it("shows the tenant's stored vectors per model", async () => {
+    await writeFile(join(work.path, 'mesh.jsonl'), meshTranscript(3));
+    await runMnemo(['replay', 'mesh.jsonl', '--db', 'v.db', '--json'], { cwd: work.path });
+    // The default embedder's vectors for every message, and one of an older model.
+    const store = createSqliteStore({ path: join(work.path, 'v.db') });
+    const [conversation] = (await store.listConversations({ tenantId: 'default' })).items;
+    const scope = { tenantId: 'default', userId: conversation!.userId, conversationId: conversation!.conversationId };
+    const embedder = new StaticEmbedder();
+    const messages = await store.listUnembeddedMessages(scope, embedder.model, 100);
+    const vectors = await embedder.embed(messages.map((message) => message.content));
+    await store.upsertEmbeddings(
+      scope,
+      embedder.model,
+      messages.map((message, index) => ({ seq: message.seq, vector: vectors[index]! })),
+    );
+    const old = new HashedEmbedder({ dimensions: 32 });
+    await store.upsertEmbeddings(scope, old.model, [{ seq: 1, vector: (await old.embed(['relay']))[0]! }]);
+    await store.close();
+
+    const json = await runMnemo(['stats', '--db', 'v.db', '--json'], { cwd: work.path });
+    const table = await runMnemo(['stats', '--db', 'v.db'], { cwd: work.path });
+
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      embedder: embedder.model,
+      vectors: [
+        { model: embedder.model, vectors: 6 },
+        { model: old.model, vectors: 1 },
+      ],
+    });
+    expect(table.stdout).toMatch(/^vectors: 6 of static-use-lite-64@\w+, 1 of hashed-\S+ \(recall searches only/m);
   });
 
   it('exits 2 for an unknown conversation', async () => {

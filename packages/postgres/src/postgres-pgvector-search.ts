@@ -94,6 +94,15 @@ export class PostgresPgvectorSearch {
     return rows.rows.map(toMessage);
   }
 
+  /** The rows of `table`, of one tenant or all. */
+  async count(table: VectorTable, tenantId: string | undefined): Promise<number> {
+    const result = await this.#pool.query<{ rows: number }>(
+      `SELECT count(*)::float8 AS rows FROM ${table.name} WHERE $1::text IS NULL OR tenant_id = $1`,
+      [tenantId ?? null],
+    );
+    return result.rows[0]?.rows ?? 0;
+  }
+
   /** Deletes a tenant's (or one user's) rows of `table`; returns how many. */
   async delete(table: VectorTable, tenantId: string, userId: string | undefined): Promise<number> {
     const result = await this.#pool.query(

@@ -1,7 +1,9 @@
 import { MemoryError } from '@mnemo/core';
 import type { Message, Scope, UserScope } from '@mnemo/core';
 import {
+  embeddingCounts,
   messageColumns,
+  type EmbeddingCount,
   type MessageEmbedding,
   type MessageRow,
   type SearchHit,
@@ -43,6 +45,7 @@ function statements(t: PostgresTables) {
       ORDER BY m.seq LIMIT $5`,
     selectMessages: `SELECT ${messageColumns} FROM ${t.messages} WHERE ${inConversation} ORDER BY seq LIMIT $4`,
     deleteArrayVectors: `DELETE FROM ${t.messageVectors} WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2) AND ($3::text IS NULL OR model <> $3)`,
+    countArrayVectors: `SELECT model, count(*)::float8 AS vectors FROM ${t.messageVectors} WHERE $1::text IS NULL OR tenant_id = $1 GROUP BY model`,
   };
 }
 
@@ -158,6 +161,19 @@ export class PostgresSearchStore {
       }
     }
     return deleted;
+  }
+
+  /** How many vectors each model has, in a tenant or the whole store (the `real[]` rows and every pgvector table). */
+  async countEmbeddings(filter: { tenantId?: string }): Promise<EmbeddingCount[]> {
+    const counts: EmbeddingCount[] = (
+      await this.#pool.query<EmbeddingCount>(this.#sql.countArrayVectors, [filter.tenantId ?? null])
+    ).rows;
+    const backend = await this.#vectorBackend();
+    if (backend.kind === 'pgvector') {
+      for (const table of await backend.tables.list())
+        counts.push({ model: table.model, vectors: await backend.search.count(table, filter.tenantId) });
+    }
+    return embeddingCounts(counts);
   }
 
   /** BM25 over the user's messages that match any term and pass the filters, best first, ties newest first. */

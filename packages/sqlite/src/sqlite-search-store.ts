@@ -1,7 +1,13 @@
 import { MemoryError } from '@mnemo/core';
 import { cosineSimilarity } from '@mnemo/core/internals';
 import type { Message, Scope, UserScope } from '@mnemo/core';
-import type { MessageEmbedding, SearchHit, SearchOptions } from '@mnemo/core/store-kit';
+import {
+  embeddingCounts,
+  type EmbeddingCount,
+  type MessageEmbedding,
+  type SearchHit,
+  type SearchOptions,
+} from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import {
   binaryCandidates,
@@ -123,6 +129,15 @@ export class SqliteSearchStore {
         ).changes;
       })
       .immediate();
+  }
+
+  countEmbeddings(filter: { tenantId?: string }): EmbeddingCount[] {
+    const rows = this.#statement(
+      `SELECT em.model AS model, v.vectors AS vectors
+       FROM (SELECT model_id, count(*) AS vectors FROM message_vectors ${filter.tenantId === undefined ? '' : 'WHERE tenant_id = ?'} GROUP BY model_id) v
+       JOIN embedding_models em ON em.id = v.model_id`,
+    ).all(...(filter.tenantId === undefined ? [] : [filter.tenantId])) as EmbeddingCount[];
+    return embeddingCounts(rows);
   }
 
   /** Removes the vectors of messages about to be deleted (`where` selects rows by their owner columns). */

@@ -9,7 +9,8 @@ import { pino } from 'pino';
 import { embedderOption, withEmbedderFlag } from './embedder-option.js';
 import type { CliIo } from '../cli-io.js';
 import { isPostgresUrl, loadCliConfig, type CliConfig, type CliServerConfig } from '../config/cli-config.js';
-import { chooseQueryEmbedder } from '../store/choose-embedder.js';
+import { checkVectorModels } from '../store/check-vector-models.js';
+import { chooseEmbedder, chooseQueryEmbedder } from '../store/choose-embedder.js';
 import { createServeMemory } from '../store/create-serve-memory.js';
 import { describeDatabase, openCliStore, openStoreWhenAvailable } from '../store/open-cli-store.js';
 import {
@@ -106,6 +107,7 @@ async function runServe(flags: ServeFlags, io: CliIo): Promise<void> {
     },
     'listening',
   );
+  void serving.checkVectorModels();
   const signal = await shutdown;
   logger.info({ signal }, 'shutting down: finishing in-flight requests and stopping the workers');
   await Promise.all([serving.close(), workers?.stop(workerStopTimeoutMs)]);
@@ -128,6 +130,8 @@ interface HttpServing {
   readonly logger: pino.Logger;
   /** For the `listening` log line. */
   readonly describe: { readonly summarizer: string; readonly embedder: string };
+  /** Warns when the store's vectors are another embedder's (`checkVectorModels`); run once, after `listening`. */
+  checkVectorModels(): Promise<void>;
   /** Finishes in-flight requests, closes the memory (and store) and the query embedder. */
   close(): Promise<void>;
 }
@@ -193,6 +197,9 @@ async function openHttpServer(setup: ServeSetup, options: { httpProcess: boolean
     url: running.url,
     logger,
     describe: { summarizer: summarizer?.id ?? 'extractive@1', embedder: embedder?.model ?? 'none' },
+    async checkVectorModels() {
+      if (embedder !== undefined) await checkVectorModels(store, embedder.model, logger);
+    },
     async close() {
       await running.close();
       await queryEmbedder.close();
@@ -254,10 +261,27 @@ async function runHttpPrimary(
     { url: http.url, db: describeDatabase(db), httpProcesses: http.pids(), workers: workers?.pids() ?? [] },
     'listening',
   );
+  void checkStoreVectorModels(setup, logger);
   const signal = await shutdown;
   logger.info({ signal }, 'shutting down: the HTTP processes finish their in-flight requests; stopping the workers');
   await Promise.all([http.stop(httpStopTimeoutMs), workers?.stop(workerStopTimeoutMs)]);
   logger.info('stopped');
+}
+
+/** {@link checkVectorModels} on a connection of its own (the primary of several HTTP processes serves none). */
+async function checkStoreVectorModels(setup: ServeSetup, logger: pino.Logger): Promise<void> {
+  try {
+    const model = chooseEmbedder(setup.config)?.model;
+    if (model === undefined) return;
+    const store = await openCliStore(setup.db);
+    try {
+      await checkVectorModels(store, model, logger);
+    } finally {
+      await store.close();
+    }
+  } catch (error) {
+    logger.warn({ err: error }, 'cannot count the stored vectors per model');
+  }
 }
 
 /**

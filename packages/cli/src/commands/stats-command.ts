@@ -1,10 +1,12 @@
 import { type ConversationStats, type JobBacklogStatus, type Memory, type Summary } from '@mnemo/core';
 import { savedPercent } from '@mnemo/core/internals';
+import type { EmbeddingCount } from '@mnemo/core/store-kit';
 import type { Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
-import { loadCliConfig } from '../config/cli-config.js';
+import { loadCliConfig, type CliConfig } from '../config/cli-config.js';
 import { formatCount, formatPercent, formatTable } from '../output/format-table.js';
-import { describeDatabase } from '../store/open-cli-store.js';
+import { describeDatabase, openCliStore } from '../store/open-cli-store.js';
+import { chooseEmbedder } from '../store/choose-embedder.js';
 import { openMemory } from '../store/open-memory.js';
 import {
   conversationScopeOf,
@@ -62,12 +64,15 @@ async function runStats(flags: StatsFlags, io: CliIo): Promise<void> {
       return;
     }
     const conversations = await listAllStats(memory, userOf(flags));
-    const backlog = await memory.jobBacklog({ tenantId: flags.tenant ?? 'default' });
+    const tenantId = flags.tenant ?? 'default';
+    const backlog = await memory.jobBacklog({ tenantId });
+    const vectors = await countVectors(db, tenantId);
+    const embedder = configuredModel(config);
     if (flags.json === true)
-      io.stdout.write(`${JSON.stringify({ db: describeDatabase(db), conversations, backlog })}\n`);
+      io.stdout.write(`${JSON.stringify({ db: describeDatabase(db), conversations, backlog, embedder, vectors })}\n`);
     else
       io.stdout.write(
-        `${conversations.length === 0 ? `no conversations in ${describeDatabase(db)}\n` : formatConversations(conversations)}\n${formatBacklog(backlog)}`,
+        `${conversations.length === 0 ? `no conversations in ${describeDatabase(db)}\n` : formatConversations(conversations)}\n${formatBacklog(backlog)}${formatVectors(vectors, embedder)}`,
       );
   } finally {
     await memory.close();
@@ -143,6 +148,33 @@ function formatConversation(stats: ConversationReport): string {
 }
 
 /** The tenant's background jobs not done yet, per kind, and the wait of the oldest pending one. */
+// The tenant's stored vectors per model, on a read-only connection of their own (the engine keeps its store to itself).
+async function countVectors(db: string, tenantId: string): Promise<EmbeddingCount[]> {
+  const store = await openCliStore(db, { readonly: true });
+  try {
+    return await store.countEmbeddings({ tenantId });
+  } finally {
+    await store.close();
+  }
+}
+
+// The configured embedder's model id, or undefined without one (or with one stats cannot build: it only reads).
+function configuredModel(config: CliConfig): string | undefined {
+  try {
+    return chooseEmbedder(config)?.model;
+  } catch {
+    return undefined;
+  }
+}
+
+// With a hint when some are not the configured embedder's: recall searches only its own.
+function formatVectors(vectors: readonly EmbeddingCount[], embedder: string | undefined): string {
+  if (vectors.length === 0) return 'vectors: none stored\n';
+  const byModel = vectors.map(({ model, vectors: count }) => `${formatCount(count)} of ${model}`).join(', ');
+  const others = vectors.some(({ model }) => model !== embedder);
+  return `vectors: ${byModel}${others ? ` (recall searches only the embedder's own, ${embedder ?? 'none'}; \`mnemo reembed\` moves the rest)` : ''}\n`;
+}
+
 function formatBacklog(backlog: JobBacklogStatus): string {
   const right = 'right' as const;
   const rows = Object.entries(backlog.byKind).map(([kind, counts]) => [

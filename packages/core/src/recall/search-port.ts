@@ -2,7 +2,7 @@ import type { Message } from '../messages/message.js';
 import type { Scope, UserScope } from '../messages/scope.js';
 import type { PortCalls } from '../store/port.js';
 import type { CallOptions } from '../store/store.js';
-import type { MessageEmbedding, SearchHit, SearchOptions } from './search.js';
+import type { EmbeddingCount, MessageEmbedding, SearchHit, SearchOptions } from './search.js';
 
 /** Vectors and keyword search. Part of the `Store` port; an adapter implements it as a `StorePart<SearchPort>`. */
 export interface SearchPort {
@@ -20,6 +20,11 @@ export interface SearchPort {
     filter: { tenantId: string; userId?: string; exceptModel?: string },
     options?: CallOptions,
   ): Promise<number>;
+  /**
+   * How many vectors each model has stored, in one tenant or (without `tenantId`) the whole store, most
+   * first: so a server can say when its embedder is not the one the store's vectors were made with.
+   */
+  countEmbeddings(filter: { tenantId?: string }, options?: CallOptions): Promise<EmbeddingCount[]>;
   /**
    * Keyword search over one user's messages: any of `terms` (from `keywordTerms`), ranked by BM25 with
    * the adapter's stemming; ties by newest first. Scores are higher-is-better.
@@ -45,6 +50,7 @@ export const searchPortCalls: PortCalls<SearchPort> = {
   upsertEmbeddings: ['storing vectors', 3],
   listUnembeddedMessages: ['listing messages without vectors', 3],
   deleteEmbeddings: ['deleting vectors', 1],
+  countEmbeddings: ['counting vectors', 1],
   searchKeyword: ['searching by keyword', 3],
   searchVector: ['searching by vector', 4],
 };

@@ -34,7 +34,8 @@ export {
 } from '../store/page-cursor.js';
 export type { ConversationCursor } from '../store/page-cursor.js';
 export { toUsageTotals } from '../usage/usage.js';
-export type { MessageEmbedding, SearchHit, SearchOptions } from '../recall/search.js';
+export type { EmbeddingCount, MessageEmbedding, SearchHit, SearchOptions } from '../recall/search.js';
+export { embeddingCounts } from '../recall/search.js';
 export {
   ConversationNames,
   copyInto,

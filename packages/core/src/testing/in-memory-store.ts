@@ -8,7 +8,13 @@ import { toUsageTotals, type UsageEntry, type UsageRecord, type UsageTotals } fr
 import type { Fact, FactQuery, NewFact } from '../facts/fact.js';
 import type { MemoryFile, MemoryFileInfo } from '../files/memory-file.js';
 import type { Entity, EntityInput, Relation, RelationInput } from '../graph/entity.js';
-import type { MessageEmbedding, SearchHit, SearchOptions } from '../recall/search.js';
+import {
+  embeddingCounts,
+  type EmbeddingCount,
+  type MessageEmbedding,
+  type SearchHit,
+  type SearchOptions,
+} from '../recall/search.js';
 import { checkConversationMetadata, toRoleCounts, type RoleCounts } from '../messages/conversation-metadata.js';
 import { InMemoryFactStore } from './in-memory-fact-store.js';
 import { InMemoryGraphStore } from './in-memory-graph-store.js';
@@ -322,6 +328,15 @@ class InMemoryParts {
       }
     }
     return deleted;
+  }
+
+  async countEmbeddings(filter: { tenantId?: string }): Promise<EmbeddingCount[]> {
+    const counts: EmbeddingCount[] = [];
+    for (const state of this.#conversations.values()) {
+      if (filter.tenantId !== undefined && state.conversation.tenantId !== filter.tenantId) continue;
+      for (const [model, vectors] of state.embeddings) counts.push({ model, vectors: vectors.size });
+    }
+    return embeddingCounts(counts);
   }
 
   async searchKeyword(user: UserScope, terms: readonly string[], options: SearchOptions): Promise<SearchHit[]> {

@@ -94,6 +94,35 @@ export function describeRecallConformance(store: () => Store): void {
       expect(filtered.map((hit) => hit.message.seq)).toEqual([1]);
     });
 
+    it('counts the vectors of each model, most first, in one tenant or the whole store', async () => {
+      expect(await store().countEmbeddings({})).toEqual([]);
+      await seed(store(), scopeA, lines);
+      await embedAll(store(), scopeA);
+      const other = { ...scopeA, tenantId: 'tenant-b' };
+      await seed(store(), other, lines.slice(0, 2));
+      const old = new HashedEmbedder({ dimensions: 32 });
+      const oldVectors = await old.embed(lines.slice(0, 2));
+      await store().upsertEmbeddings(
+        other,
+        old.model,
+        oldVectors.map((vector, index) => ({ seq: index + 1, vector })),
+      );
+      await store().upsertEmbeddings(scopeA, old.model, [{ seq: 1, vector: oldVectors[0]! }]);
+      expect(await store().countEmbeddings({ tenantId: scopeA.tenantId })).toEqual([
+        { model: embedder.model, vectors: 4 },
+        { model: old.model, vectors: 1 },
+      ]);
+      expect(await store().countEmbeddings({})).toEqual([
+        { model: embedder.model, vectors: 4 },
+        { model: old.model, vectors: 3 },
+      ]);
+      expect(await store().countEmbeddings({ tenantId: 'tenant-c' })).toEqual([]);
+      await store().deleteEmbeddings({ tenantId: scopeA.tenantId, exceptModel: embedder.model });
+      expect(await store().countEmbeddings({ tenantId: scopeA.tenantId })).toEqual([
+        { model: embedder.model, vectors: 4 },
+      ]);
+    });
+
     it('deletes vectors of other models for a re-embed', async () => {
       await seed(store(), scopeA, lines);
       await embedAll(store(), scopeA);
