@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createMemory, HashedEmbedder } from '@mnemo/core';
+import { embedConversation } from '@mnemo/core/internals';
 import { StaticEmbedder } from '@mnemo/models';
 import { createSqliteStore } from '@mnemo/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -107,13 +108,7 @@ describe('mnemo stats', () => {
     const [conversation] = (await store.listConversations({ tenantId: 'default' })).items;
     const scope = { tenantId: 'default', userId: conversation!.userId, conversationId: conversation!.conversationId };
     const embedder = new StaticEmbedder();
-    const messages = await store.listUnembeddedMessages(scope, embedder.model, 100);
-    const vectors = await embedder.embed(messages.map((message) => message.content));
-    await store.upsertEmbeddings(
-      scope,
-      embedder.model,
-      messages.map((message, index) => ({ seq: message.seq, vector: vectors[index]! })),
-    );
+    expect(await embedConversation({ store, embedder }, scope)).toBe(6);
     const old = new HashedEmbedder({ dimensions: 32 });
     await store.upsertEmbeddings(scope, old.model, [{ seq: 1, vector: (await old.embed(['relay']))[0]! }]);
     await store.close();
