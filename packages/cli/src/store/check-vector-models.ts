@@ -38,7 +38,7 @@ export async function checkVectorModels(
     logger.warn(
       check,
       `the store holds ${otherModels.reduce((sum, count) => sum + count.vectors, 0)} vectors of other embedders than ${model} (${vectors} of it): ` +
-        'messages without a vector of it are recalled by keyword only; `mnemo reembed` gives them one (it runs beside serve), ' +
+        'messages without a vector of it are recalled by keyword only; `mnemo reembed` gives them one (a tenant a run, `--tenant`; beside a running serve), ' +
         'or serve with the embedder that made them (--embedder)',
     );
   return check;
