@@ -147,7 +147,6 @@ function formatConversation(stats: ConversationReport): string {
   return formatTable([{ header: 'field' }, { header: 'value' }], rows);
 }
 
-/** The tenant's background jobs not done yet, per kind, and the wait of the oldest pending one. */
 // The tenant's stored vectors per model, on a read-only connection of their own (the engine keeps its store to itself).
 async function countVectors(db: string, tenantId: string): Promise<EmbeddingCount[]> {
   const store = await openCliStore(db, { readonly: true });
@@ -175,6 +174,7 @@ function formatVectors(vectors: readonly EmbeddingCount[], embedder: string | un
   return `vectors: ${byModel}${others ? ` (recall searches only the embedder's own, ${embedder ?? 'none'}; \`mnemo reembed\` moves the rest)` : ''}\n`;
 }
 
+/** The tenant's background jobs not done yet, per kind, and the wait of the oldest pending one. */
 function formatBacklog(backlog: JobBacklogStatus): string {
   const right = 'right' as const;
   const rows = Object.entries(backlog.byKind).map(([kind, counts]) => [
