@@ -2,6 +2,7 @@ import { MemoryError } from '@mnemo/core';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import { toSqliteError } from './sqlite-error.js';
 import { binaryVectorSearchStep } from './sqlite-vector-codes-migration.js';
+import { projectedCodesStep } from './sqlite-projected-codes-migration.js';
 import { vectorTableStep } from './sqlite-vector-table-migration.js';
 
 /** One step of the schema: `sql` takes a database at `version - 1` to `version`. Never edit a released step; add one. */
@@ -316,6 +317,7 @@ export const sqliteMigrations: readonly SqliteMigration[] = Object.freeze([
   Object.freeze({ version: 8, name: 'keyword index in memory', sql: keywordIndexSchema }),
   Object.freeze({ version: 9, name: 'message erasure and its audit log', sql: erasureSchema }),
   Object.freeze({ version: 10, name: 'fact expiry', sql: factExpirySchema }),
+  projectedCodesStep,
 ]);
 
 /** What {@link migrateSqliteSchema} did: the version found, the version left, and the steps it ran. */

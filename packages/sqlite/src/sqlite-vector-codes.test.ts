@@ -7,7 +7,7 @@ import * as sqliteVec from 'sqlite-vec';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrateSqliteSchema, readSqliteSchemaVersion, sqliteMigrations } from './sqlite-migrations.js';
 import { createSqliteStore } from './sqlite-store.js';
-import { binaryCandidates } from '@mnemo/core/store-kit';
+import { binaryCandidates, signCode } from '@mnemo/core/store-kit';
 
 const user = { tenantId: 'tenant-a', userId: 'user-1' };
 const scope = { ...user, conversationId: 'conv-1' };
@@ -125,6 +125,72 @@ describe('binary-quantized vector search (SQLite)', () => {
           (name) => name.startsWith('vector_codes_') || name.startsWith('vectors_') || name === 'message_embeddings',
         ),
       ).toEqual([]);
+    } finally {
+      check.close();
+    }
+  });
+
+  it("recomputes a version-10 file's codes of short vectors as 512 projected bits, leaves wider models' codes, and finds the nearest", async () => {
+    const small = vectors(300, 64, 5);
+    const wide = vectors(300, 512, 6);
+    const store = createSqliteStore({ path });
+    await store.appendMessages(
+      scope,
+      small.map((_, index) => makeNewMessage(`message ${index + 1}`)),
+    );
+    await store.upsertEmbeddings(
+      scope,
+      'small',
+      small.map((vector, index) => ({ seq: index + 1, vector })),
+    );
+    await store.upsertEmbeddings(
+      scope,
+      'wide',
+      wide.map((vector, index) => ({ seq: index + 1, vector })),
+    );
+    await store.close();
+    // As version 10 stored them: a 64-dimension vector's code was its 64 signs (8 bytes).
+    const raw = new Database(path);
+    const codesOf = (database: Database.Database, model: string) =>
+      (
+        database
+          .prepare(
+            'SELECT v.code FROM message_vectors v JOIN embedding_models m ON m.id = v.model_id WHERE m.model = ? ORDER BY v.message_rowid',
+          )
+          .raw(true)
+          .all(model) as [Buffer][]
+      ).map(([code]) => Buffer.from(code));
+    const wideCodes = codesOf(raw, 'wide');
+    const signsOnly = (vector: Float32Array) => {
+      const words = new Uint32Array(2);
+      vector.forEach((value, index) => {
+        if (value > 0) words[index >>> 5]! |= 1 << (index & 31);
+      });
+      return Buffer.from(words.buffer);
+    };
+    const update = raw.prepare(
+      `UPDATE message_vectors SET code = ? WHERE model_id = (SELECT id FROM embedding_models WHERE model = 'small')
+       AND message_rowid = (SELECT rowid FROM messages WHERE seq = ?)`,
+    );
+    small.forEach((vector, index) => update.run(signsOnly(vector), index + 1));
+    raw.pragma('user_version = 10');
+    raw.close();
+
+    const migrated = createSqliteStore({ path });
+    try {
+      // A query near message 123's vector finds it first among 300, through a shortlist of 2·k codes.
+      const query = small[122]!.map((value, index) => value + (index % 5 === 0 ? 0.05 : 0));
+      const hits = await migrated.searchVector(user, 'small', query, { k: 3 });
+      expect(hits[0]?.message.seq).toBe(123);
+    } finally {
+      await migrated.close();
+    }
+    const check = new Database(path, { readonly: true });
+    try {
+      expect(readSqliteSchemaVersion(check)).toBe(sqliteMigrations.length);
+      expect(codesOf(check, 'small')).toEqual(small.map((vector) => Buffer.from(signCode(vector).buffer)));
+      expect(codesOf(check, 'small').every((code) => code.length === 64)).toBe(true);
+      expect(codesOf(check, 'wide')).toEqual(wideCodes);
     } finally {
       check.close();
     }

@@ -13,18 +13,73 @@ export function binaryCandidates(k: number): number {
   return k * binaryCandidatesPerHit;
 }
 
-/** 32-bit words of a code for vectors of `dimensions` (padded with zero bits). */
-export function codeWords(dimensions: number): number {
-  return Math.ceil(dimensions / 32);
+/**
+ * The fewest bits a code has. A vector of fewer dimensions is projected onto this many fixed directions
+ * first ({@link codeDirections}; SimHash: each bit says on which side of one hyperplane through the
+ * origin the vector lies), because its own signs are too few to find its neighbours by: for the static
+ * model's 64 dimensions, 64 sign bits kept 58 % of a query's exact top 10 among 5,882 LoCoMo messages at
+ * 100 Hamming candidates, 512 projected bits 98 % (USE-lite's own 512 signs: 99.5 %). Part of the stored
+ * format: SQLite keeps the codes, so changing this or the directions needs a migration that recomputes them.
+ */
+export const minCodeBits = 512;
+
+/** Bits of a code for vectors of `dimensions`: their signs, or {@link minCodeBits} projected ones for fewer dimensions. */
+export function codeBits(dimensions: number): number {
+  return Math.max(dimensions, minCodeBits);
 }
 
-/** The sign code of `vector`: bit `i % 32` of word `i / 32` is set where `vector[i] > 0`. */
+/** 32-bit words of a code for vectors of `dimensions` (padded with zero bits). */
+export function codeWords(dimensions: number): number {
+  return Math.ceil(codeBits(dimensions) / 32);
+}
+
+/**
+ * The code of `vector`: bit `i % 32` of word `i / 32` is set where coordinate `i` is > 0, of the vector
+ * itself when it has at least {@link minCodeBits} dimensions, else of its projection on {@link codeDirections}.
+ */
 export function signCode(vector: Float32Array): Uint32Array {
+  const coordinates = vector.length >= minCodeBits ? vector : projectForCode(vector);
   const code = new Uint32Array(codeWords(vector.length));
-  for (let index = 0; index < vector.length; index += 1) {
-    if (vector[index]! > 0) code[index >>> 5]! |= 1 << (index & 31);
+  for (let index = 0; index < coordinates.length; index += 1) {
+    if (coordinates[index]! > 0) code[index >>> 5]! |= 1 << (index & 31);
   }
   return code;
+}
+
+const directionsByDimensions = new Map<number, Int8Array>();
+
+/**
+ * {@link minCodeBits} directions of `dimensions` coordinates each, every coordinate +1 or −1 (as good
+ * as Gaussian ones for SimHash, measured the same on LoCoMo), drawn by a fixed integer generator
+ * (mulberry32, seed 0x6d6e656d), so every process and platform makes the same codes.
+ */
+export function codeDirections(dimensions: number): Int8Array {
+  let directions = directionsByDimensions.get(dimensions);
+  if (directions === undefined) {
+    directions = new Int8Array(minCodeBits * dimensions);
+    let state = 0x6d6e656d;
+    for (let index = 0; index < directions.length; index += 1) {
+      state = (state + 0x6d2b79f5) | 0;
+      let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
+      mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
+      directions[index] = (mixed ^ (mixed >>> 14)) >>> 0 < 0x80000000 ? 1 : -1;
+    }
+    directionsByDimensions.set(dimensions, directions);
+  }
+  return directions;
+}
+
+// The vector's coordinates along each of the code's directions.
+function projectForCode(vector: Float32Array): Float64Array {
+  const dimensions = vector.length;
+  const directions = codeDirections(dimensions);
+  const projected = new Float64Array(minCodeBits);
+  for (let bit = 0, offset = 0; bit < minCodeBits; bit += 1, offset += dimensions) {
+    let sum = 0;
+    for (let index = 0; index < dimensions; index += 1) sum += directions[offset + index]! * vector[index]!;
+    projected[bit] = sum;
+  }
+  return projected;
 }
 
 /** Bits set in a 32-bit word. */
