@@ -1,7 +1,7 @@
 import { codeWords, signCode } from '@mnemo/core/store-kit';
 import type { SqliteDatabase } from './sqlite-driver.js';
 import type { SqliteMigration } from './sqlite-migrations.js';
-import { blobVector, vectorBlob } from './sqlite-vector-codes.js';
+import { blobVector, registeredModels, vectorBlob } from './sqlite-vector-codes.js';
 
 // Rows recomputed per statement, so the step never holds a whole model's vectors in memory.
 const pageRows = 10_000;
@@ -17,10 +17,7 @@ export const projectedCodesStep: SqliteMigration = Object.freeze({
   name: 'vector codes of at least 512 bits',
   sql: '',
   apply(database: SqliteDatabase): void {
-    const models = database.prepare('SELECT id, dimensions FROM embedding_models ORDER BY id').all() as {
-      id: number;
-      dimensions: number;
-    }[];
+    const models = registeredModels(database);
     const page = database.prepare(
       'SELECT id, vector FROM message_vectors WHERE model_id = ? AND id > ? AND length(code) < ? ORDER BY id LIMIT ?',
     );

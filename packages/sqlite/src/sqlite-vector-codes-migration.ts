@@ -1,5 +1,6 @@
 import type { SqliteDatabase } from './sqlite-driver.js';
 import type { SqliteMigration } from './sqlite-migrations.js';
+import { registeredModels } from './sqlite-vector-codes.js';
 
 /**
  * Step 6 of the SQLite schema: every model's float `vec0` table (`vectors_<id>`, searched by a scan of the
@@ -13,10 +14,7 @@ export const binaryVectorSearchStep: SqliteMigration = Object.freeze({
   name: 'binary-quantized vector search',
   sql: '',
   apply(database: SqliteDatabase): void {
-    const models = database.prepare('SELECT id, dimensions FROM embedding_models ORDER BY id').all() as {
-      id: number;
-      dimensions: number;
-    }[];
+    const models = registeredModels(database);
     for (const { id, dimensions } of models) {
       database.exec(`CREATE VIRTUAL TABLE ${vectorCodesTable(id)} USING vec0(tenant_id text partition key, user_id text partition key,
         conversation_id text, created_at integer, embedding bit[${codeBits(dimensions)}], +vector blob)`);
