@@ -419,7 +419,7 @@ async function waitForQueryEmbedder(url: string): Promise<string> {
     const response = await fetch(`${url}/v1/conversations/warm-up/context`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ policy: 'hybrid', query: 'relay LARCH-RIDGE' }),
+      body: JSON.stringify({ policy: 'hybrid', query: 'which relay is LARCH-RIDGE?' }),
     });
     const recall = ((await response.json()) as { report?: { recall?: { mode: string; reason?: string } } }).report
       ?.recall;
@@ -683,9 +683,11 @@ function formatStore(report: StoreReport, connectionCounts: readonly number[]): 
   ].join('\n');
 }
 
-/** `; recalled with vectors: N %` of the hybrid contexts counted (empty when none were). */
+/** `; recalled with vectors: N %` of the hybrid contexts that recalled (empty when none did; a turn that asked nothing recalls nothing). */
 function formatVectorShare(recall: Readonly<Record<string, number>>): string {
-  const total = Object.values(recall).reduce((sum, count) => sum + count, 0);
+  const total = Object.entries(recall)
+    .filter(([key]) => !key.startsWith('skipped'))
+    .reduce((sum, [, count]) => sum + count, 0);
   return total === 0 ? '' : `; recalled with vectors: ${((100 * (recall.hybrid ?? 0)) / total).toFixed(1)} %`;
 }
 

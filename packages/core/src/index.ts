@@ -17,7 +17,7 @@ export type { SummarizeInput, Summarizer, SummarizeResult } from './compaction/s
 export type { Summary } from './compaction/summary.js';
 export { maxContextTokens } from './context/context-options.js';
 export type { ContextDefaults, ContextOptions } from './context/context-options.js';
-export { contextPolicies } from './context/context-types.js';
+export { contextPolicies, recallModes } from './context/context-types.js';
 export type {
   BuiltContext,
   ContextItem,
@@ -30,6 +30,7 @@ export type {
   DroppedMessages,
   DropReason,
   ExcludedItem,
+  RecallMode,
   SeqRange,
   TruncatedMessage,
 } from './context/context-types.js';

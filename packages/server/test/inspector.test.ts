@@ -105,13 +105,20 @@ describe('inspector routes without keys', () => {
   });
   it('says when recall went keyword-only and why, instead of a bare dash for every vector similarity', async () => {
     const fragment = await (
-      await server.request('/inspect/fragments/context/ana/ridge?policy=hybrid&maxTokens=500&query=battery%20pack', {
+      await server.request('/inspect/fragments/context/ana/ridge?policy=hybrid&maxTokens=500&query=battery%20pack%3F', {
         key: 'key-of-mesh',
       })
     ).text();
 
     expect(fragment).toContain('data-recall-mode="keyword-only" data-recall-reason="no_embedder"');
     expect(fragment).toContain('Recall went keyword-only: no embedder is configured');
+    const telling = await (
+      await server.request('/inspect/fragments/context/ana/ridge?policy=hybrid&maxTokens=500&query=battery%20pack', {
+        key: 'key-of-mesh',
+      })
+    ).text();
+    expect(telling).toContain('data-recall-mode="skipped"');
+    expect(telling).toContain('No recall for this turn: it asks nothing');
   });
 
   it("pages an expanded summary's source messages, 100 at a time", async () => {

@@ -65,6 +65,8 @@ describe('mnemo bench locomo', () => {
         expectPercent(scores.answerWordsPresent);
         expect(scores.meanTokens).toBeLessThanOrEqual(Number(budget));
         expect(scores.fullHistoryTokens).toBeGreaterThanOrEqual(scores.meanTokens!);
+        const parts = Object.values(scores.meanTokensByPart).reduce((sum: number, tokens) => sum + tokens!, 0);
+        expect(parts).toBeLessThanOrEqual(scores.meanTokens! + 4);
       }
     }
     // Twelve turns fit in 2,000 tokens: hybrid then holds every evidence turn.

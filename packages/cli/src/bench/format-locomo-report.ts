@@ -134,6 +134,8 @@ function formatContextTable(result: LocomoBenchResult): string {
     { header: 'all evidence', align: right },
     { header: 'answer words', align: right },
     { header: 'mean tokens', align: right },
+    { header: 'recent', align: right },
+    { header: 'recalled', align: right },
     { header: 'full history', align: right },
   ];
   const rows = Object.entries(result.context).flatMap(([policy, budgets]) =>
@@ -144,6 +146,8 @@ function formatContextTable(result: LocomoBenchResult): string {
       percent(scores.evidenceAllPresent),
       percent(scores.answerWordsPresent),
       scores.meanTokens === null ? '-' : formatCount(scores.meanTokens),
+      scores.meanTokensByPart.recent === null ? '-' : formatCount(scores.meanTokensByPart.recent),
+      scores.meanTokensByPart.recalled === null ? '-' : formatCount(scores.meanTokensByPart.recalled),
       scores.fullHistoryTokens === null ? '-' : formatCount(scores.fullHistoryTokens),
     ]),
   );
@@ -155,9 +159,10 @@ const contextNotes =
   'or is a recalled snippet, and its whole text appears in the context (a snippet or message cut to fit does not count;\n' +
   'a turn only paraphrased in the summary does not count). all evidence = % of questions with every evidence turn present.\n' +
   "answer words = mean % of the gold answer's content words (stopwords dropped, plural s folded) found anywhere in the\n" +
-  'context, categories 1-4 only (adversarial items have no gold answer). Tokens are the request as sent (o200k), and the\n' +
-  'same request with every stored message. window keeps the last 4 turns; token-window the newest turns that fit; summary\n' +
-  'and hybrid use the rolling summary that compaction (offline extractive summarizer, thresholds scaled to the budget) wrote.\n';
+  'context, categories 1-4 only (adversarial items have no gold answer). Tokens are the request as sent (o200k), of it the\n' +
+  'recent turns and the recalled snippets, and the same request with every stored message. window keeps the last 4\n' +
+  'turns; token-window the newest turns that fit; summary and hybrid use the rolling summary that compaction (offline\n' +
+  'extractive summarizer, thresholds scaled to the budget) wrote.\n';
 
 function percent(value: number | null | undefined): string {
   return value === null || value === undefined ? '-' : value.toFixed(1);

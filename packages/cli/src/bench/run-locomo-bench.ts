@@ -81,9 +81,14 @@ export interface ContextScores {
   /** Mean fraction of the gold answer's content words found in the context (categories 1–4). */
   readonly answerWordsPresent: number | null;
   readonly meanTokens: number | null;
+  /** Mean tokens of each kind of part (recent turns, recalled snippets, summary, facts) per request. */
+  readonly meanTokensByPart: Readonly<Record<(typeof measuredParts)[number], number | null>>;
   readonly fullHistoryTokens: number | null;
   readonly byCategory: Readonly<Record<string, Record<string, number | null>>>;
 }
+
+/** The parts whose mean tokens a context score reports. */
+const measuredParts = ['recent', 'recalled', 'summary', 'facts'] as const;
 
 /** Everything {@link runLocomoBench} measured. */
 export interface LocomoBenchResult {
@@ -283,6 +288,12 @@ async function measureContext(
     evidenceAllPresent: fraction === 1 ? 1 : 0,
     answerWordsPresent: answerable ? answerWordsPresent(question.answer, contextWordSet(built)) : undefined,
     meanTokens: built.report.sentTokens,
+    ...Object.fromEntries(
+      measuredParts.map((kind) => [
+        `${kind}Tokens`,
+        built.report.parts.filter((part) => part.kind === kind).reduce((sum, part) => sum + part.tokens, 0),
+      ]),
+    ),
     fullHistoryTokens: built.report.fullHistoryTokens,
   };
 }
@@ -297,6 +308,10 @@ function summarizeContext(means: CategoryMeans): ContextScores {
     evidenceAllPresent: percent('evidenceAllPresent'),
     answerWordsPresent: percent('answerWordsPresent', answerableCategories),
     meanTokens: tokens('meanTokens'),
+    meanTokensByPart: Object.fromEntries(measuredParts.map((kind) => [kind, tokens(`${kind}Tokens`)])) as Record<
+      (typeof measuredParts)[number],
+      number | null
+    >,
     fullHistoryTokens: tokens('fullHistoryTokens'),
     byCategory: Object.fromEntries(
       locomoCategories.map((category) => [

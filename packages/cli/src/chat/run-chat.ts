@@ -1,5 +1,12 @@
 import { createInterface } from 'node:readline';
-import { isMemoryError, toOpenAiMessages, type ContextPolicy, type ContextReport, type Memory } from '@mnemo/core';
+import {
+  isMemoryError,
+  toOpenAiMessages,
+  type ContextPolicy,
+  type ContextReport,
+  type Memory,
+  type RecallMode,
+} from '@mnemo/core';
 import { assembleContext } from '@mnemo/core/internals';
 import type { ChatUsage, OpenAiChatModel } from '@mnemo/models';
 import type { CliIo } from '../cli-io.js';
@@ -13,6 +20,8 @@ export interface RunChatOptions {
   readonly policy?: ContextPolicy;
   readonly maxTokens: number;
   readonly windowTurns: number;
+  /** When the hybrid policy recalls (`MNEMO_RECALL`); default the engine's. */
+  readonly recall?: RecallMode;
   readonly system?: string;
   readonly io: CliIo;
 }
@@ -71,6 +80,7 @@ async function chatTurn(
     maxTokens: options.maxTokens,
     windowTurns: options.windowTurns,
     signal,
+    ...(options.recall === undefined ? {} : { recall: options.recall }),
     ...(options.policy === undefined ? {} : { policy: options.policy }),
     ...(options.system === undefined ? {} : { system: options.system }),
   });

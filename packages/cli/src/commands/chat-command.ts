@@ -87,6 +87,7 @@ async function runChatCommand(flags: ChatFlags, io: CliIo): Promise<void> {
       conversationId: flags.conversation,
       maxTokens,
       windowTurns: config.context.windowTurns,
+      recall: config.context.recall,
       io,
       ...(policy === undefined ? {} : { policy: contextPolicyOf(policy) }),
       ...(system === undefined ? {} : { system }),

@@ -57,7 +57,7 @@ describe('loadCliConfig', () => {
       llm: { timeoutMs: cliDefaults.timeoutMs, passClientKey: false, ...defaultUpstreamTimeouts, responsesApi: 'auto' },
       anthropic: { passClientKey: false },
       // The library's own defaults: one budget for the library, serve, the proxy, MCP and replay.
-      context: { maxTokens: 2000, windowTurns: 4 },
+      context: { maxTokens: 2000, windowTurns: 4, recall: 'when-asked' },
       embedder: { kind: 'static', queryTimeoutMs: 30 },
     });
   });
@@ -218,6 +218,17 @@ describe('loadCliConfig', () => {
 
     expect((await loadCliConfig({ env: {}, cwd: directory })).context.policy).toBe('meshai');
     expect((await loadCliConfig({ env: { MNEMO_POLICY: 'meshai' }, cwd: directory })).context.policy).toBe('meshai');
+  });
+
+  it('reads when recall runs from the environment over the file, and names a wrong value', async () => {
+    await writeConfig({ context: { recall: 'every-turn' } });
+
+    expect((await loadCliConfig({ env: {}, cwd: directory })).context.recall).toBe('every-turn');
+    expect((await loadCliConfig({ env: { MNEMO_RECALL: 'when-asked' }, cwd: directory })).context.recall).toBe(
+      'when-asked',
+    );
+    const error = await configError(loadCliConfig({ env: { MNEMO_RECALL: 'sometimes' }, cwd: directory }));
+    expect(error.message).toContain('MNEMO_RECALL');
   });
 
   it('names the file and the field when a value in the file is invalid', async () => {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { maxContextTokens, MemoryError } from '@mnemo/core';
+import { maxContextTokens, MemoryError, recallModes, type RecallMode } from '@mnemo/core';
 import { builtInContextDefaults, defaultQueryEmbeddingTimeoutMs } from '@mnemo/core/internals';
 import { defaultUpstreamTimeouts } from '@mnemo/server/proxy';
 import { z } from 'zod';
@@ -41,6 +41,8 @@ export interface CliConfig {
     readonly maxTokens: number;
     /** Turns the `window` policy keeps. Default 4. */
     readonly windowTurns: number;
+    /** When the hybrid policy recalls: `when-asked` (default, a turn that asks something) or `every-turn`. */
+    readonly recall: RecallMode;
     readonly system?: string;
   };
   /**
@@ -112,6 +114,7 @@ export const cliDefaults = Object.freeze({
   db: './mnemo.db',
   maxTokens: builtInContextDefaults.maxTokens,
   windowTurns: builtInContextDefaults.windowTurns,
+  recall: builtInContextDefaults.recall,
   timeoutMs: 60_000,
 });
 
@@ -142,6 +145,8 @@ export const cliEnvironmentVariables = Object.freeze({
   MNEMO_ALLOWED_HOSTS: 'host names mnemo serve answers to besides loopback ones, comma-separated (e.g. mnemo.internal)',
   MNEMO_MAX_TOKENS: `token budget of each request (default ${cliDefaults.maxTokens})`,
   MNEMO_POLICY: `context policy: ${cliPolicies.join(', ')}`,
+  MNEMO_RECALL:
+    'when the hybrid policy recalls snippets: when-asked (default: a turn that asks, such as a question), every-turn',
   MNEMO_API_KEYS: 'API keys of mnemo serve and their tenants: key1:tenantA,key2:tenantB',
   MNEMO_EMBEDDER:
     'embedder for vector recall: static (default, offline, microseconds), use-lite (offline, ~20 ms a turn), openai, hashed (tests, benchmarks), none',
@@ -219,6 +224,7 @@ const fileSchema = z.strictObject({
       policy: policy.optional(),
       maxTokens: maxTokens.optional(),
       windowTurns: z.number().int().min(1).max(100_000).optional(),
+      recall: z.enum(recallModes).optional(),
       system: z.string().optional(),
     })
     .optional(),
@@ -280,6 +286,7 @@ const envSchema = z.object({
   MNEMO_ALLOWED_HOSTS: z.string().min(1).optional(),
   MNEMO_MAX_TOKENS: z.coerce.number<string>({ error: 'must be a whole number' }).pipe(maxTokens).optional(),
   MNEMO_POLICY: policy.optional(),
+  MNEMO_RECALL: z.enum(recallModes).optional(),
   MNEMO_API_KEYS: apiKeyList.optional(),
   MNEMO_EMBEDDER: embedderKind.optional(),
   MNEMO_EMBEDDING_MODEL: z.string().min(1).optional(),
@@ -364,6 +371,7 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
     ...defined('policy', env.MNEMO_POLICY ?? fileValues.context?.policy),
     maxTokens: env.MNEMO_MAX_TOKENS ?? fileValues.context?.maxTokens ?? cliDefaults.maxTokens,
     windowTurns: fileValues.context?.windowTurns ?? cliDefaults.windowTurns,
+    recall: env.MNEMO_RECALL ?? fileValues.context?.recall ?? cliDefaults.recall,
     ...defined('system', fileValues.context?.system),
   };
   const embedder = {

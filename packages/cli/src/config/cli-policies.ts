@@ -5,6 +5,7 @@ import {
   type CompactionSettings,
   type ContextDefaults,
   type ContextPolicy,
+  type RecallMode,
 } from '@mnemo/core';
 
 /**
@@ -42,7 +43,7 @@ export function compactionSettingsFor(
 
 /**
  * The engine defaults a long-running command (`serve`, `mcp`) builds every context with: the configured
- * policy (`MNEMO_POLICY`), budget (`MNEMO_MAX_TOKENS`, default the library's 2,000) and window (the
+ * policy (`MNEMO_POLICY`), budget (`MNEMO_MAX_TOKENS`, default the library's 2,000), recall (`MNEMO_RECALL`) and window (the
  * library derives the compaction thresholds from that budget), and the meshai preset when it is chosen.
  * One function, so `serve`, its proxy, `worker` and `mcp` agree.
  */
@@ -50,6 +51,7 @@ export function engineDefaultsOf(context: {
   readonly policy?: CliPolicy;
   readonly maxTokens: number;
   readonly windowTurns: number;
+  readonly recall: RecallMode;
 }): {
   context: Partial<ContextDefaults>;
   compactionSettings: Partial<CompactionSettings>;
@@ -58,6 +60,7 @@ export function engineDefaultsOf(context: {
     context: {
       maxTokens: context.maxTokens,
       windowTurns: context.windowTurns,
+      recall: context.recall,
       ...(context.policy === undefined ? {} : { policy: contextPolicyOf(context.policy) }),
     },
     // createMemory already scales compaction to `context.maxTokens`; only the meshai preset is extra here.

@@ -317,7 +317,7 @@ describe('the stable prefix (invariant 7)', () => {
       policy: 'hybrid',
       maxTokens: 1200,
       system,
-      query: 'LARCH-RIDGE solar panel',
+      query: 'is the LARCH-RIDGE solar panel up?',
     });
     const { stable } = first.report;
     expect(first.report.parts.map((part) => part.kind)).toEqual(['system', 'facts', 'summary', 'recent', 'recalled']);
@@ -352,7 +352,7 @@ describe('the stable prefix (invariant 7)', () => {
       policy: 'hybrid',
       maxTokens: 1200,
       system,
-      query: 'channel report',
+      query: 'channel report?',
     });
     expect(second.messages.slice(0, stable.messageCount)).toEqual(first.messages.slice(0, stable.messageCount));
     expect(second.report.stable.messageCount).toBe(stable.messageCount + 2);

@@ -194,4 +194,55 @@ describe('buildContext query', () => {
       (error: unknown) => isMemoryError(error, 'invalid_input'),
     );
   });
+
+  it('recalls for a turn that asks, not for one that tells, unless recall is every-turn', async () => {
+    const memory = createMemory({
+      store: new InMemoryStore(),
+      compaction: false,
+      knowledge: false,
+      worker: { autoStart: false },
+    });
+    await memory.append(scope, [
+      { role: 'user', content: 'The relay LARCH-RIDGE runs on solar.' },
+      { role: 'assistant', content: 'Noted.' },
+      ...chat(30, 3),
+      { role: 'user', content: 'The relay on solar needs a new panel.' },
+    ]);
+    const recalledSeqs = (built: Awaited<ReturnType<typeof memory.buildContext>>) =>
+      built.report.parts.find((part) => part.kind === 'recalled')?.items?.map((item) => item.seq) ?? [];
+
+    const tells = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300 });
+    expect(tells.report.recall).toEqual({ mode: 'skipped', reason: 'not_asked' });
+    expect(recalledSeqs(tells)).toEqual([]);
+    expect(tells.report.parts.map((part) => part.kind)).not.toContain('recalled');
+
+    const everyTurn = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300, recall: 'every-turn' });
+    expect(everyTurn.report.recall).toEqual({ mode: 'keyword-only', reason: 'no_embedder' });
+    expect(recalledSeqs(everyTurn)).toContain(1);
+
+    const asks = await memory.buildContext(scope, {
+      policy: 'hybrid',
+      maxTokens: 300,
+      query: 'which relay runs on solar',
+    });
+    expect(recalledSeqs(asks)).toContain(1);
+
+    await expect(memory.buildContext(scope, { policy: 'hybrid', recall: 'sometimes' as never })).rejects.toSatisfy(
+      (error: unknown) => isMemoryError(error, 'invalid_input'),
+    );
+    const everyTurnEngine = createMemory({
+      store: new InMemoryStore(),
+      compaction: false,
+      knowledge: false,
+      worker: { autoStart: false },
+      context: { recall: 'every-turn' },
+    });
+    await everyTurnEngine.append(scope, [...chat(30, 3), { role: 'user', content: 'The relay needs a panel.' }]);
+    expect((await everyTurnEngine.buildContext(scope, { policy: 'hybrid', maxTokens: 300 })).report.recall?.mode).toBe(
+      'keyword-only',
+    );
+    expect(() => createMemory({ store: new InMemoryStore(), context: { recall: 'never' as never } })).toThrow(
+      /recall must be one of when-asked, every-turn/,
+    );
+  });
 });

@@ -5,11 +5,12 @@ import { withoutSuperseded } from '../messages/regenerated-replies.js';
 import type { Scope } from '../messages/scope.js';
 import type { Embedder } from '../recall/embedder.js';
 import { searchRecall, type RecallSearch } from '../recall/recall.js';
+import { turnAsks } from '../recall/turn-asks.js';
 import type { Store } from '../store/store.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import { assembleContext, type AssembleInput } from './assemble-context.js';
 import { assembleHybrid } from './assemble-hybrid.js';
-import type { BuiltContext, ContextPolicy } from './context-types.js';
+import type { BuiltContext, ContextPolicy, ContextRecallReport, RecallMode } from './context-types.js';
 
 /** What building a context reads from and counts with; `embedder` adds vector search to the hybrid policy's recall. */
 export interface ContextDependencies {
@@ -36,6 +37,8 @@ export interface ContextRequest {
   readonly query?: string;
   /** Messages the hybrid policy recalls at most; default {@link defaultRecallK} of `maxTokens`. */
   readonly recallK?: number;
+  /** When the hybrid policy recalls; default `when-asked`: only for a query that asks something ({@link turnAsks}). */
+  readonly recall?: RecallMode;
   /** Build as if the conversation ended at this seq (a regenerated reply is built from its user turn); default: its newest message. */
   readonly throughSeq?: number;
   /** False leaves the usage ledger untouched (a preview); default true. */
@@ -139,8 +142,12 @@ async function buildHybrid(
     new Date((dependencies.now ?? Date.now)()).toISOString(),
   );
   const { embedder, queryEmbeddingTimeoutMs } = dependencies;
+  const hasQuery = query !== undefined && query.trim().length > 0;
+  // A turn that tells rather than asks is answered from the recent turns, summary and facts: its snippets
+  // would be paid at full price on every request, since no provider caches them (decision 0043).
+  const skipped = hasQuery && (request.recall ?? 'when-asked') === 'when-asked' && !turnAsks(query);
   const searched: RecallSearch | undefined =
-    query === undefined || query.trim().length === 0
+    !hasQuery || skipped
       ? undefined
       : await searchRecall(
           {
@@ -166,9 +173,12 @@ async function buildHybrid(
     facts,
     recalled: searched?.hits ?? [],
   });
-  if (searched === undefined) return built;
-  const recallReport = { mode: searched.mode, ...(searched.reason === undefined ? {} : { reason: searched.reason }) };
-  return { ...built, report: { ...built.report, recall: recallReport } };
+  const recallReport: ContextRecallReport | undefined = skipped
+    ? { mode: 'skipped', reason: 'not_asked' }
+    : searched === undefined
+      ? undefined
+      : { mode: searched.mode, ...(searched.reason === undefined ? {} : { reason: searched.reason }) };
+  return recallReport === undefined ? built : { ...built, report: { ...built.report, recall: recallReport } };
 }
 
 /**

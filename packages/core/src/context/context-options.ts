@@ -1,6 +1,6 @@
 import { MemoryError } from '../errors/memory-error.js';
 import type { ContextRequest } from './build-context.js';
-import { contextPolicies, type ContextPolicy } from './context-types.js';
+import { contextPolicies, recallModes, type ContextPolicy, type RecallMode } from './context-types.js';
 
 /** Per-call options of `buildContext`; anything left out takes the engine's {@link ContextDefaults}. */
 export interface ContextOptions {
@@ -11,6 +11,8 @@ export interface ContextOptions {
   readonly system?: string;
   /** Text of the current turn; the recall-based policies search with it. */
   readonly query?: string;
+  /** When the hybrid policy recalls: for turns that ask (`when-asked`) or on every turn (`every-turn`). */
+  readonly recall?: RecallMode;
   /** Turns the `window` policy keeps. */
   readonly windowTurns?: number;
   /** Build as if the conversation ended at this seq (what a regenerated reply is built from); default: its newest message. */
@@ -25,13 +27,20 @@ export interface ContextDefaults {
   readonly policy: ContextPolicy;
   readonly maxTokens: number;
   readonly windowTurns: number;
+  /**
+   * When the hybrid policy recalls snippets: `when-asked` for a turn that asks something (a question, "remind
+   * me …"; see `turnAsks`), `every-turn` for every turn. Snippets are the part of a prompt a provider's
+   * cache never holds, so recalling only when asked costs less (decision 0043).
+   */
+  readonly recall: RecallMode;
 }
 
-/** The built-in defaults: the hybrid policy within 2,000 tokens; 4 turns for `window`. */
+/** The built-in defaults: the hybrid policy within 2,000 tokens, recalling when a turn asks; 4 turns for `window`. */
 export const builtInContextDefaults: ContextDefaults = Object.freeze({
   policy: 'hybrid',
   maxTokens: 2000,
   windowTurns: 4,
+  recall: 'when-asked',
 });
 
 /** Largest budget accepted, in tokens (well above any model's window; catches unit mistakes). */
@@ -43,6 +52,7 @@ export function resolveContextDefaults(defaults: Partial<ContextDefaults> = {}):
   checkPolicy(merged.policy);
   checkInteger('maxTokens', merged.maxTokens, 1, maxContextTokens);
   checkInteger('windowTurns', merged.windowTurns, 1, 100_000);
+  checkRecall(merged.recall);
   return Object.freeze(merged);
 }
 
@@ -54,6 +64,8 @@ export function assertContextOptions(options: ContextOptions, defaults: ContextD
   checkInteger('maxTokens', maxTokens, 1, maxContextTokens);
   const windowTurns = options.windowTurns ?? defaults.windowTurns;
   checkInteger('windowTurns', windowTurns, 1, 100_000);
+  const recall = options.recall ?? defaults.recall;
+  checkRecall(recall);
   if (options.record !== undefined && typeof options.record !== 'boolean') {
     throw new MemoryError('invalid_input', 'record must be a boolean', { details: { field: 'record' } });
   }
@@ -64,6 +76,7 @@ export function assertContextOptions(options: ContextOptions, defaults: ContextD
     policy,
     maxTokens,
     windowTurns,
+    recall,
     ...(options.system === undefined ? {} : { system: options.system }),
     ...(options.query === undefined ? {} : { query: checkQuery(options.query) }),
     ...(options.throughSeq === undefined ? {} : { throughSeq: checkThroughSeq(options.throughSeq) }),
@@ -81,6 +94,16 @@ function checkQuery(query: unknown): string {
   if (typeof query !== 'string')
     throw new MemoryError('invalid_input', 'query must be a string', { details: { field: 'query' } });
   return query;
+}
+
+function checkRecall(recall: unknown): asserts recall is RecallMode {
+  if (!(recallModes as readonly unknown[]).includes(recall)) {
+    throw new MemoryError(
+      'invalid_input',
+      `recall must be one of ${recallModes.join(', ')} (got ${JSON.stringify(recall)})`,
+      { details: { field: 'recall', allowed: recallModes } },
+    );
+  }
 }
 
 function checkPolicy(policy: unknown): asserts policy is ContextPolicy {

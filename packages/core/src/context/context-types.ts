@@ -104,7 +104,7 @@ export interface ContextReport {
   readonly savedPercent: number;
   /** False when the conversation has no stored message (the context then holds only the system prompt); set by `buildContext`. */
   readonly conversationFound?: boolean;
-  /** How the hybrid policy recalled (absent for other policies and when there was no query to search with). */
+  /** How the hybrid policy recalled (absent for other policies and when there was no query to search with); `skipped` for a turn that asked nothing. */
   readonly recall?: ContextRecallReport;
   /**
    * The stable prefix (invariant 7): the leading `messageCount` messages of `messages` (system included)
@@ -121,14 +121,19 @@ export interface ContextStablePrefix {
   readonly tokens: number;
 }
 
+/** When the hybrid policy recalls: for a turn that asks something, or on every turn (see `ContextDefaults.recall`). */
+export const recallModes = ['when-asked', 'every-turn'] as const;
+export type RecallMode = (typeof recallModes)[number];
+
 /**
  * How a hybrid context's recall searched: `hybrid` (keyword and vector search fused) or `keyword-only`,
  * because no embedder is configured (`no_embedder`) or the query embedding missed its deadline
- * (`embedding_deadline`: the embedder was saturated; the request did not wait for it).
+ * (`embedding_deadline`: the embedder was saturated; the request did not wait for it); or `skipped`,
+ * because the turn asked nothing and recall is `when-asked` (`not_asked`).
  */
 export interface ContextRecallReport {
-  readonly mode: 'hybrid' | 'keyword-only';
-  readonly reason?: 'no_embedder' | 'embedding_deadline';
+  readonly mode: 'hybrid' | 'keyword-only' | 'skipped';
+  readonly reason?: 'no_embedder' | 'embedding_deadline' | 'not_asked';
 }
 
 /** The result of building a context: the messages to send and the report about them. */

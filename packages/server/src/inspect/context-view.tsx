@@ -180,9 +180,9 @@ function itemsOf(
   return [...included.map((item) => ({ item })), ...excluded.map((item) => ({ item, reason: item.reason }))];
 }
 
-const keywordOnlyReasons: Readonly<Record<NonNullable<ContextRecallReport['reason']>, string>> = {
+const keywordOnlyReasons: Readonly<Record<Exclude<ContextRecallReport['reason'], 'not_asked' | undefined>, string>> = {
   no_embedder:
-    'no embedder is configured, so there is no vector search (MNEMO_EMBEDDER picks one; the default use-lite is offline)',
+    'no embedder is configured, so there is no vector search (MNEMO_EMBEDDER picks one; the default static model is offline)',
   embedding_deadline:
     "the query's embedding missed its deadline (the embedder was busy), so this request did not wait for it",
 };
@@ -195,13 +195,23 @@ function RecallMode({ recall }: { recall: ContextRecallReport | undefined }) {
         No query to recall for: the conversation has no user message yet and none was given.
       </p>
     );
+  if (recall.mode === 'skipped')
+    return (
+      <p class="hint" data-recall-mode="skipped">
+        No recall for this turn: it asks nothing, and recall is when-asked (a question or a request such as "remind me
+        …" recalls; MNEMO_RECALL=every-turn recalls on every turn).
+      </p>
+    );
   if (recall.mode === 'hybrid')
     return (
       <p class="hint" data-recall-mode="hybrid">
         Recall searched keywords and vectors and fused the two rankings.
       </p>
     );
-  const reason = recall.reason === undefined ? 'no vector search ran' : keywordOnlyReasons[recall.reason];
+  const reason =
+    recall.reason === undefined || recall.reason === 'not_asked'
+      ? 'no vector search ran'
+      : keywordOnlyReasons[recall.reason];
   return (
     <p class="state state-warn" data-recall-mode="keyword-only" data-recall-reason={recall.reason ?? ''}>
       Recall went keyword-only: {reason}. Vector similarity is therefore empty for every snippet.

@@ -1,4 +1,4 @@
-import { contextPolicies, maxContextTokens, maxIdLength, maxPageLimit, messageRoles } from '@mnemo/core';
+import { contextPolicies, maxContextTokens, maxIdLength, maxPageLimit, messageRoles, recallModes } from '@mnemo/core';
 import { z } from 'zod';
 
 /** A tenant, user or conversation id as core accepts it (1–256 characters). */
@@ -170,7 +170,9 @@ export const contextReportSchema = z.object({
       items: z.array(contextItemSchema).optional(),
     }),
   ),
-  excludedItems: z.array(contextItemSchema.extend({ reason: z.enum(['over_budget', 'already_in_context']) })),
+  excludedItems: z.array(
+    contextItemSchema.extend({ reason: z.enum(['over_budget', 'already_in_context', 'conversation_fits']) }),
+  ),
   dropped: z.array(
     z.object({
       seqRange: seqRangeSchema,
@@ -187,6 +189,20 @@ export const contextReportSchema = z.object({
   sentTokens: z.number().int(),
   savedTokens: z.number().int(),
   savedPercent: z.number(),
+  recall: z
+    .object({
+      mode: z.enum(['hybrid', 'keyword-only', 'skipped']),
+      reason: z.enum(['no_embedder', 'embedding_deadline', 'not_asked']).optional(),
+    })
+    .optional()
+    .describe(
+      'how the hybrid policy recalled; skipped (not_asked) for a turn that asked nothing under recall when-asked',
+    ),
+  stable: z
+    .object({ messageCount: z.number().int(), tokens: z.number().int() })
+    .describe(
+      'the leading messages that stay byte-identical until the next compaction (where a cache breakpoint goes)',
+    ),
 });
 
 /** Body of `POST /v1/conversations/{id}/messages`. */
@@ -218,6 +234,10 @@ export const contextBodySchema = z.strictObject({
   system: z.string().optional(),
   query: z.string().optional(),
   windowTurns: z.number().int().min(1).max(100_000).optional(),
+  recall: z
+    .enum(recallModes)
+    .optional()
+    .describe('when the hybrid policy recalls: when-asked (default: a turn that asks something) or every-turn'),
   userId: idSchema.optional(),
 });
 
