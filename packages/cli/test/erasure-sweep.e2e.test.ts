@@ -180,7 +180,7 @@ for (const fixture of fixtures) {
             await post(`/v1/conversations/${userA}/context`, {
               policy,
               maxTokens: 400,
-              query: `callsign relay ${phrase}`,
+              query: `callsign relay ${phrase}?`,
             })
           ).text(),
         );
@@ -193,7 +193,7 @@ for (const fixture of fixtures) {
               user_id: userA,
               max_tokens: 400,
               memory_type: memoryType,
-              query: `callsign ${phrase}`,
+              query: `callsign ${phrase}?`,
             })
           ).text(),
         );

@@ -176,7 +176,7 @@ describe('cross-user isolation in the default configuration (no keys, no headers
         conversation_id: userB,
         max_tokens: smallBudget,
         memory_type: memoryType,
-        query: 'name PIN callsign Tromso',
+        query: 'name PIN callsign Tromso?',
       });
       expect(response.status).toBe(200);
       expectNoSecret(await response.text(), `seed context (${memoryType})`);
@@ -185,7 +185,7 @@ describe('cross-user isolation in the default configuration (no keys, no headers
       const response = await post(`/v1/conversations/${userB}/context`, {
         policy,
         maxTokens: smallBudget,
-        query: 'name PIN callsign Tromso',
+        query: 'name PIN callsign Tromso?',
       });
       expect(response.status).toBe(200);
       expectNoSecret(await response.text(), `resource context (${policy})`);

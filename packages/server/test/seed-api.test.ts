@@ -139,6 +139,26 @@ describe('seed memory API', () => {
     }
   });
 
+  it('recalls for every vector query, and for a hybrid one only when it asks something', async () => {
+    await add('node-11', 'user', 'The spare battery for GRANITE-PASS sits in the blue crate.');
+    for (let turn = 0; turn < 12; turn += 1) {
+      await add('node-11', 'user', `Turn ${turn}: node 11 reports ${turn + 3} hops and SNR ${turn - 5} dB.`);
+      await add('node-11', 'assistant', `Turn ${turn}: workable; keep the ridge relay powered.`);
+    }
+    const contextFor = async (memoryType: string, query: string) =>
+      JSON.stringify(
+        (
+          await server.json<SeedContext>('/v1/memory/context', {
+            json: { conversation_id: 'node-11', max_tokens: 300, memory_type: memoryType, query },
+          })
+        ).body.messages,
+      );
+
+    expect(await contextFor('vector', 'GRANITE-PASS spare battery')).toContain('blue crate');
+    expect(await contextFor('hybrid', 'where is the GRANITE-PASS spare battery?')).toContain('blue crate');
+    expect(await contextFor('hybrid', 'GRANITE-PASS spare battery')).not.toContain('blue crate');
+  });
+
   it('reports stats, lists the conversation and deletes it', async () => {
     await add('node-3', 'user', 'hello');
     await add('node-3', 'assistant', 'hi');

@@ -4,6 +4,7 @@ import {
   MemoryError,
   memoryToolInputSchema,
   ownerOf,
+  recallModes,
   resolveScope,
   toOpenAiMessages,
   type Fact,
@@ -70,6 +71,12 @@ const getContextInput = z.strictObject({
   policy: z.enum(contextPolicies).optional().describe("How to choose the messages; default: the server's."),
   system: z.string().optional().describe('System prompt to pin first.'),
   query: z.string().optional().describe('The current question; the hybrid policy recalls past messages with it.'),
+  recall: z
+    .enum(recallModes)
+    .optional()
+    .describe(
+      "When the hybrid policy recalls: when-asked (only for a turn that asks something) or every-turn; default: the server's.",
+    ),
   user_id: userIdField,
 });
 const recallInput = z.strictObject({
@@ -168,6 +175,7 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
           ...(input.max_tokens === undefined ? {} : { maxTokens: input.max_tokens }),
           ...(input.system === undefined ? {} : { system: input.system }),
           ...(input.query === undefined ? {} : { query: input.query }),
+          ...(input.recall === undefined ? {} : { recall: input.recall }),
           ...signalOf(context),
         });
         return json({ messages: toOpenAiMessages(built.messages), report: built.report });

@@ -16,7 +16,8 @@ import { idSchema, openAiMessageSchema } from '../resource-api/resource-schemas.
 
 /**
  * The seed service's memory types and the policy each runs on. `vector` (recalled snippets) and
- * `hybrid` both run mnemo's `hybrid` policy: facts + summary + recent turns + snippets recalled for the query.
+ * `hybrid` both run mnemo's `hybrid` policy: facts + summary + recent turns + snippets recalled for the
+ * query; `vector` recalls for every query, `hybrid` when the turn asks something (the server's `recall`).
  */
 export const seedMemoryTypes = Object.freeze({
   buffer: 'full',
@@ -133,7 +134,7 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
       summary: 'Build the messages to send for a conversation under a token budget',
       description:
         'memory_type → policy: buffer → full (everything that fits), token_buffer → token-window, summary → summary, vector and hybrid → ' +
-        `hybrid (facts, summary, recent turns and snippets recalled for \`query\`, default the newest user message). The ${policyHeader} header names the policy. ` +
+        `hybrid (facts, summary, recent turns and snippets recalled for \`query\`, default the newest user message: vector for every query, hybrid for one that asks something). The ${policyHeader} header names the policy. ` +
         `Default memory_type: the one last given on add for the conversation, else ${defaultSeedMemoryType}.`,
       tags,
       body: z.object({
@@ -170,6 +171,8 @@ export function mountSeedMemoryRoutes(app: ServerApp, deps: ServerDeps): void {
         maxTokens: body.max_tokens,
         ...(body.query === undefined ? {} : { query: body.query }),
         ...(body.system === undefined ? {} : { system: body.system }),
+        // The seed's vector memory is retrieval by the query, whatever the turn says.
+        ...(memoryType === 'vector' ? { recall: 'every-turn' as const } : {}),
       });
       deps.metrics.recordContext(built.report);
       c.header(policyHeader, policy);
