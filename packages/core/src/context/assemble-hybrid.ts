@@ -26,13 +26,14 @@ export interface HybridInput extends AssembleInput {
 }
 
 /**
- * Shares of the budget (after the system prompt) each memory part may take at most. Recall keeps the
- * quarter it had (decision 0034): its snippets change with every request, so a provider's cache never
- * has them, but at a tenth of it (the cheapest for the cache) LoCoMo's evidence in a 2,000-token context
- * fell from 87 % to 65 %; at least {@link minRecallTokens} all the same, so a small budget still has
- * room for a whole snippet.
+ * Shares of the budget (after the system prompt) each memory part may take at most. Recall runs only for
+ * a turn that asks something (decision 0043), so its snippets, which no provider's cache ever holds, are
+ * paid only where they answer; such a turn gets up to 45 % (at 25 % for every turn, LoCoMo's evidence in
+ * a 2,000-token context was 78.3 %, at 45 % for asking turns it is 83.8 %, for 0.57 → 0.63 of full
+ * history's cost at a 10 % cached price). At least {@link minRecallTokens} all the same, so a small
+ * budget still has room for a whole snippet.
  */
-export const hybridShares = Object.freeze({ facts: 0.15, summary: 0.2, recalled: 0.25 });
+export const hybridShares = Object.freeze({ facts: 0.15, summary: 0.2, recalled: 0.45 });
 
 /** Recall's room is never capped below this many tokens (one snippet at its longest). */
 export const minRecallTokens = 160;
