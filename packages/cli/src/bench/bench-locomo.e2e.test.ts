@@ -45,7 +45,7 @@ describe('mnemo bench locomo', () => {
         byCategory: Record<string, Record<string, number | null>>;
         cat1to4: Record<string, number>;
       };
-      context: Record<string, Record<string, Record<string, number>>>;
+      context: Record<string, Record<string, Record<string, number> & { meanTokensByPart: Record<string, number> }>>;
     };
     expect(Object.keys(result).slice(0, 2)).toEqual(['recall', 'context']);
     for (const field of fractions) expectPercent(result.recall.overall[field]);
@@ -65,7 +65,7 @@ describe('mnemo bench locomo', () => {
         expectPercent(scores.answerWordsPresent);
         expect(scores.meanTokens).toBeLessThanOrEqual(Number(budget));
         expect(scores.fullHistoryTokens).toBeGreaterThanOrEqual(scores.meanTokens!);
-        const parts = Object.values(scores.meanTokensByPart).reduce((sum: number, tokens) => sum + tokens!, 0);
+        const parts = Object.values(scores.meanTokensByPart).reduce((sum, tokens) => sum + tokens, 0);
         expect(parts).toBeLessThanOrEqual(scores.meanTokens! + 4);
       }
     }
