@@ -11,6 +11,7 @@ import type { TokenCounter } from '../tokens/token-counter.js';
 import { assembleContext, type AssembleInput } from './assemble-context.js';
 import { assembleHybrid } from './assemble-hybrid.js';
 import type { BuiltContext, ContextPolicy, ContextRecallReport, RecallMode } from './context-types.js';
+import { compareText } from '../text/compare-text.js';
 
 /** What building a context reads from and counts with; `embedder` adds vector search to the hybrid policy's recall. */
 export interface ContextDependencies {
@@ -200,10 +201,6 @@ export function factsAsOf(facts: readonly Fact[], cutoff: string, now?: string):
   return current.sort(
     (a, b) => compareText(a.validFrom, b.validFrom) || compareText(a.createdAt, b.createdAt) || compareText(a.id, b.id),
   );
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { CallOptions, Store } from '../store/store.js';
 import type { Fact } from './fact.js';
 import { normalizeFactValue } from './normalize-fact-value.js';
 import { isSingleValuedAttribute } from './single-valued-attributes.js';
+import { compareText } from '../text/compare-text.js';
 
 /** What a consolidation did (or, dry, would do): each fact it ended and the fact that took its place. */
 export interface FactConsolidation {
@@ -102,8 +103,4 @@ function bySpecificity(a: Fact, b: Fact): number {
     compareText(a.validFrom, b.validFrom) ||
     compareText(a.id, b.id)
   );
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -2,6 +2,7 @@ import { leaseLost } from '../store/job-rows.js';
 import type { Job, JobKindCount, LeaseRequest } from '../jobs/job.js';
 import type { Scope } from '../messages/scope.js';
 import type { JobFailure, JobLease, JobRequest } from '../store/store.js';
+import { compareText } from '../text/compare-text.js';
 
 /** The job queue of {@link InMemoryStore}: the same lease rules as the durable stores, in one process. */
 export class InMemoryJobQueue {
@@ -126,10 +127,6 @@ export class InMemoryJobQueue {
     }
     return index;
   }
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function sameConversation(job: Job, scope: Scope): boolean {

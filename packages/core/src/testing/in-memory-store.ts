@@ -67,6 +67,9 @@ import type {
   Page,
   PageOptions,
 } from '../store/store.js';
+// compareText is UTF-16 code unit order; it equals SQLite's BINARY (UTF-8 byte) order except for characters
+// above U+FFFF compared with U+E000–U+FFFF, which ids in practice do not mix.
+import { compareText } from '../text/compare-text.js';
 
 interface ConversationState {
   conversation: Conversation;
@@ -712,12 +715,6 @@ function compareIds(
   b: { userId: string; conversationId: string },
 ): number {
   return compareText(a.userId, b.userId) || compareText(a.conversationId, b.conversationId);
-}
-
-// UTF-16 code unit order; it equals SQLite's BINARY (UTF-8 byte) order except for characters above U+FFFF
-// compared with U+E000–U+FFFF, which ids in practice do not mix.
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 // SQLite's lower() folds ASCII letters only; folding only those here keeps the stores' answers equal.
