@@ -3,6 +3,7 @@ import { factLine } from '../facts/fact-line.js';
 import type { RecallHit } from '../recall/recall.js';
 import type { TokenCounter } from '../tokens/token-counter.js';
 import type { ContextItem, ContextMessage, ExcludedItem } from './context-types.js';
+import { compareText } from '../text/compare-text.js';
 
 /** A block of a hybrid context (facts, or recalled snippets): its message, cost, and what it holds or left out. */
 export interface ItemBlock {
@@ -33,7 +34,12 @@ export function factsBlock(facts: readonly Fact[], counter: TokenCounter, maxTok
   );
 }
 
-/** Recalled messages as one dated system message, best hits first while they fit; the rest excluded. */
+/**
+ * Recalled messages as one system message, chosen best hits first while they fit (the rest excluded)
+ * and written in time order under one line per day (`[2023-05-08]`, then `13:56 name: text` lines):
+ * the date is said once a day instead of once a snippet, so more snippets fit, and a model reads
+ * "before" and "after" off the order.
+ */
 export function recalledBlock(hits: readonly RecallHit[], counter: TokenCounter, maxTokens: number): ItemBlock {
   const header = 'Earlier messages that may matter for this turn (retrieved from the full history):';
   const entries = hits.map((hit) => {
@@ -41,9 +47,10 @@ export function recalledBlock(hits: readonly RecallHit[], counter: TokenCounter,
       counter.countText(hit.message.content) > maxSnippetTokens
         ? `${counter.truncateText(hit.message.content, maxSnippetTokens)}…`
         : hit.message.content;
-    const when = hit.message.createdAt.slice(0, 16).replace('T', ' ');
     return {
-      line: `[${when}] ${hit.message.name ?? hit.message.role}: ${content}`,
+      hit,
+      day: hit.message.createdAt.slice(0, 10),
+      line: `${hit.message.createdAt.slice(11, 16)} ${hit.message.name ?? hit.message.role}: ${content}`,
       item: {
         kind: 'recalled' as const,
         id: hit.message.id,
@@ -55,7 +62,49 @@ export function recalledBlock(hits: readonly RecallHit[], counter: TokenCounter,
       },
     };
   });
-  return fillBlock(header, entries, counter, maxTokens);
+  type Entry = (typeof entries)[number];
+  const render = (chosen: readonly Entry[]) => {
+    const ordered = [...chosen].sort(
+      (a, b) =>
+        compareText(a.hit.message.createdAt, b.hit.message.createdAt) ||
+        compareText(a.hit.conversationId, b.hit.conversationId) ||
+        a.hit.message.seq - b.hit.message.seq,
+    );
+    const lines = [header];
+    for (const [index, entry] of ordered.entries()) {
+      if (index === 0 || ordered[index - 1]!.day !== entry.day) lines.push(`[${entry.day}]`);
+      lines.push(entry.line);
+    }
+    return lines.join('\n');
+  };
+  const chosen: Entry[] = [];
+  const items: ContextItem[] = [];
+  const excluded: ExcludedItem[] = [];
+  const days = new Set<string>();
+  let used = counter.countMessage({ role: 'system', content: header });
+  for (const entry of entries) {
+    // A line costs its own tokens and the newline joining it, and its day's line when it opens one; checked in total below.
+    const cost =
+      counter.countText(`\n${entry.line}`) + (days.has(entry.day) ? 0 : counter.countText(`\n[${entry.day}]`));
+    if (used + cost > maxTokens) {
+      excluded.push({ ...entry.item, tokens: cost, reason: 'over_budget' });
+      continue;
+    }
+    chosen.push(entry);
+    days.add(entry.day);
+    items.push({ ...entry.item, tokens: cost });
+    used += cost;
+  }
+  let tokens = chosen.length === 0 ? 0 : counter.countMessage({ role: 'system', content: render(chosen) });
+  // Merges across line joins can differ by a token; drop the worst hits until the exact count fits.
+  while (tokens > maxTokens && chosen.length > 0) {
+    chosen.pop();
+    excluded.push({ ...items.pop()!, reason: 'over_budget' });
+    tokens = chosen.length === 0 ? 0 : counter.countMessage({ role: 'system', content: render(chosen) });
+  }
+  return chosen.length === 0
+    ? { message: undefined, tokens: 0, items: [], excluded }
+    : { message: { role: 'system', content: render(chosen) }, tokens, items, excluded };
 }
 
 function fillBlock(

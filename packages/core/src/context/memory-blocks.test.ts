@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import type { RecallHit } from '../recall/recall-hit.js';
+import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
+import { recalledBlock } from './memory-blocks.js';
+
+const counter = createGptTokenCounter();
+
+function hit(seq: number, createdAt: string, content: string, score: number): RecallHit {
+  return {
+    conversationId: 'ridge',
+    score,
+    explain: { recency: 0, fused: score },
+    message: {
+      id: `m${seq}`,
+      seq,
+      role: 'user',
+      name: 'Maren',
+      content,
+      createdAt,
+      toolCalls: undefined,
+      toolCallId: undefined,
+      metadata: undefined,
+      idempotencyKey: undefined,
+      tokens: counter.countText(content),
+    },
+  };
+}
+
+describe('recalledBlock', () => {
+  const hits = [
+    hit(40, '2025-06-02T08:15:00.000Z', 'Switched the main relay to BEAR-CREEK.', 0.9),
+    hit(3, '2025-05-28T10:00:00.000Z', 'My main relay is LARCH-RIDGE.', 0.8),
+    hit(41, '2025-06-02T08:16:00.000Z', 'BEAR-CREEK runs on solar.', 0.7),
+  ];
+
+  it('writes the chosen hits in time order, the date once a day', () => {
+    const block = recalledBlock(hits, counter, 500);
+
+    expect(block.message?.content.split('\n')).toEqual([
+      'Earlier messages that may matter for this turn (retrieved from the full history):',
+      '[2025-05-28]',
+      '10:00 Maren: My main relay is LARCH-RIDGE.',
+      '[2025-06-02]',
+      '08:15 Maren: Switched the main relay to BEAR-CREEK.',
+      '08:16 Maren: BEAR-CREEK runs on solar.',
+    ]);
+    expect(block.items.map((item) => item.seq)).toEqual([40, 3, 41]);
+    expect(block.tokens).toBe(counter.countMessage(block.message!));
+  });
+
+  it('chooses the best hits first when not all fit, and never goes over its room', () => {
+    const room = recalledBlock(hits.slice(0, 1), counter, 500).tokens + 3;
+    const block = recalledBlock(hits, counter, room);
+
+    expect(block.items.map((item) => item.seq)).toEqual([40]);
+    expect(block.excluded.map((item) => [item.seq, item.reason])).toEqual([
+      [3, 'over_budget'],
+      [41, 'over_budget'],
+    ]);
+    expect(block.tokens).toBeLessThanOrEqual(room);
+    expect(recalledBlock(hits, counter, 10)).toMatchObject({ message: undefined, tokens: 0, items: [] });
+  });
+});
