@@ -170,18 +170,25 @@ describe('buildContext', () => {
 });
 
 describe('buildContext query', () => {
-  it('recalls with the query the caller gives, not the newest message', async () => {
+  /** A memory with no background work, holding a solar relay's statement followed by 30 exchanges of chat. */
+  async function solarRelayMemory(context: { recall?: 'when-asked' | 'every-turn' } = {}) {
     const memory = createMemory({
       store: new InMemoryStore(),
       compaction: false,
       knowledge: false,
       worker: { autoStart: false },
+      context,
     });
     await memory.append(scope, [
       { role: 'user', content: 'The relay LARCH-RIDGE runs on solar.' },
       { role: 'assistant', content: 'Noted.' },
       ...chat(30, 3),
     ]);
+    return memory;
+  }
+
+  it('recalls with the query the caller gives, not the newest message', async () => {
+    const memory = await solarRelayMemory();
     const withQuery = await memory.buildContext(scope, {
       policy: 'hybrid',
       maxTokens: 300,
@@ -196,18 +203,8 @@ describe('buildContext query', () => {
   });
 
   it('recalls for a turn that asks, not for one that tells, unless recall is every-turn', async () => {
-    const memory = createMemory({
-      store: new InMemoryStore(),
-      compaction: false,
-      knowledge: false,
-      worker: { autoStart: false },
-    });
-    await memory.append(scope, [
-      { role: 'user', content: 'The relay LARCH-RIDGE runs on solar.' },
-      { role: 'assistant', content: 'Noted.' },
-      ...chat(30, 3),
-      { role: 'user', content: 'The relay on solar needs a new panel.' },
-    ]);
+    const memory = await solarRelayMemory();
+    await memory.append(scope, { role: 'user', content: 'The relay on solar needs a new panel.' });
     const recalledSeqs = (built: Awaited<ReturnType<typeof memory.buildContext>>) =>
       built.report.parts.find((part) => part.kind === 'recalled')?.items?.map((item) => item.seq) ?? [];
 
@@ -230,17 +227,9 @@ describe('buildContext query', () => {
     await expect(memory.buildContext(scope, { policy: 'hybrid', recall: 'sometimes' as never })).rejects.toSatisfy(
       (error: unknown) => isMemoryError(error, 'invalid_input'),
     );
-    const everyTurnEngine = createMemory({
-      store: new InMemoryStore(),
-      compaction: false,
-      knowledge: false,
-      worker: { autoStart: false },
-      context: { recall: 'every-turn' },
-    });
-    await everyTurnEngine.append(scope, [...chat(30, 3), { role: 'user', content: 'The relay needs a panel.' }]);
-    expect((await everyTurnEngine.buildContext(scope, { policy: 'hybrid', maxTokens: 300 })).report.recall?.mode).toBe(
-      'keyword-only',
-    );
+    const everyTurnEngine = await solarRelayMemory({ recall: 'every-turn' });
+    await everyTurnEngine.append(scope, { role: 'user', content: 'The relay on solar needs a new panel.' });
+    expect(recalledSeqs(await everyTurnEngine.buildContext(scope, { policy: 'hybrid', maxTokens: 300 }))).toContain(1);
     expect(() => createMemory({ store: new InMemoryStore(), context: { recall: 'never' as never } })).toThrow(
       /recall must be one of when-asked, every-turn/,
     );
