@@ -17,6 +17,9 @@ describe('turnAsks', () => {
     'Do you remember the trail name',
     'Remember when we went camping',
     '¿Dónde está el nodo?',
+    'dónde dejé la batería',
+    'Est-ce que le relais marche',
+    'wann war das letzte Update',
     '今天天气怎么样？',
   ])('asks: %s', (text) => {
     expect(turnAsks(text)).toBe(true);
@@ -31,6 +34,8 @@ describe('turnAsks', () => {
     'When I was younger, we moved a lot.',
     'I remember when I did my first play.',
     'They remind me why I love this.',
+    'cuando llegue te aviso',
+    'Wohnung ist fertig',
     '',
   ])('tells: %s', (text) => {
     expect(turnAsks(text)).toBe(false);

@@ -21,6 +21,13 @@ const questionWord = new RegExp(
   'iu',
 );
 
+/**
+ * A sentence that opens with a question word of Spanish (accented, so not "cuando …"), French or German
+ * that only asks; chat users leave out question marks in every language.
+ */
+const otherLanguages =
+  /^(?:qué|cuándo|dónde|adónde|quién|quiénes|cuál|cuáles|cómo|cuánt[oa]s?|por\s+qué|est-ce\s+que|pourquoi|où|wann|warum|wieso|weshalb|wo|wohin|woher|wer|welche[rsnm]?)(?=$|[^\p{L}])/iu;
+
 /** A sentence that opens with an auxiliary before its subject ("did you", "is the relay", "can someone"). */
 const invertedAuxiliary = new RegExp(
   `^(?:${auxiliaries})\\s+(?:i|you|he|she|it|we|they|there|this|that|these|those|my|your|his|her|its|our|their|the|anyone|anybody|someone|somebody|anything|something)\\b`,
@@ -47,6 +54,7 @@ export function turnAsks(text: string): boolean {
     .some(
       (sentence) =>
         questionWord.test(sentence) ||
+        otherLanguages.test(sentence) ||
         invertedAuxiliary.test(sentence) ||
         recallImperative.test(sentence) ||
         auxiliaryBeforeName.test(sentence.charAt(0).toLowerCase() + sentence.slice(1)),
