@@ -85,6 +85,49 @@ async function replay(fixture: Fixture, conversation: string, exchanges: number)
 }
 
 describe('the proxy keeps the stable prefix for prompt caches (invariant 7)', () => {
+  it('recalls for a turn that asks, not for one that tells, and says which in X-Mnemo-Recall-Mode; X-Mnemo-Recall overrides', async () => {
+    const fixture = await startProxy(Array.from({ length: 60 }, (_, index) => ({ content: replyTo(index % 30) })));
+    await replay(fixture, 'node-8', 24);
+    const history = [
+      system,
+      ...Array.from({ length: 24 }, (_, index) => [
+        { role: 'user', content: userTurn(index) },
+        { role: 'assistant', content: replyTo(index) },
+      ]).flat(),
+    ];
+    const send = async (content: string, headers: Record<string, string> = {}) => {
+      const before = fixture.upstream.requests.length;
+      const response = await fetch(`${fixture.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-mnemo-conversation': 'node-8', ...headers },
+        body: JSON.stringify({
+          model: 'test-model',
+          user: 'node-8',
+          messages: [...history, { role: 'user', content }],
+        }),
+      });
+      const sent = fixture.upstream.requests.slice(before).find((received) => received.path === '/v1/chat/completions');
+      return {
+        status: response.status,
+        mode: response.headers.get('x-mnemo-recall-mode'),
+        prompt: JSON.stringify((sent?.body as { messages?: unknown[] } | undefined)?.messages ?? []),
+        body: await response.text(),
+      };
+    };
+
+    const tells = await send('Battery swapped at LARCH-RIDGE.');
+    expect(tells.mode).toBe('skipped/not_asked');
+    expect(tells.prompt).not.toContain('Earlier messages that may matter');
+    const asks = await send('What was the SNR of report 1?');
+    expect(asks.mode).toBe('keyword-only/no_embedder');
+    expect(asks.prompt).toContain('Earlier messages that may matter');
+    const everyTurn = await send('Battery swapped at LARCH-RIDGE.', { 'x-mnemo-recall': 'every-turn' });
+    expect(everyTurn.mode).toBe('keyword-only/no_embedder');
+    const wrong = await send('Battery swapped.', { 'x-mnemo-recall': 'sometimes' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body).toContain('X-Mnemo-Recall must be one of when-asked, every-turn');
+  });
+
   it('sends prompts that share the stable part byte for byte from one request to the next until a compaction, and the same prompts for the same conversation sent twice', async () => {
     const fixture = await startProxy(Array.from({ length: 60 }, (_, index) => ({ content: replyTo(index % 30) })));
     const first = await replay(fixture, 'node-7', 30);

@@ -3,9 +3,11 @@ import {
   maxContextTokens,
   MemoryError,
   namedUserOf,
+  recallModes,
   type ContextOptions,
   type ContextPolicy,
   type MessageInput,
+  type RecallMode,
   type Scope,
 } from '@mnemo/core';
 import { z } from 'zod';
@@ -19,6 +21,8 @@ export const conversationHeader = 'X-Mnemo-Conversation';
 export const proxyPolicyHeader = 'X-Mnemo-Policy';
 /** Header choosing the token budget of one request's context. */
 export const maxTokensHeader = 'X-Mnemo-Max-Tokens';
+/** Header choosing when one request's hybrid context recalls (`when-asked`, `every-turn`). */
+export const proxyRecallHeader = 'X-Mnemo-Recall';
 
 /** The request headers every proxy route reads, as its OpenAPI entry lists them; `userField` says where the end user comes from without `X-Mnemo-User`. */
 export function proxyHeaderDocs(userField: string): Record<string, string> {
@@ -27,6 +31,7 @@ export function proxyHeaderDocs(userField: string): Record<string, string> {
     [userHeader]: `the end user (or ${userField}: the two must name the same user), else the conversation's own user`,
     [proxyPolicyHeader]: 'context policy of this request: full, window, token-window, summary or hybrid',
     [maxTokensHeader]: "token budget of this request's context",
+    [proxyRecallHeader]: 'when the hybrid context recalls: when-asked (a turn that asks something) or every-turn',
   };
 }
 
@@ -125,8 +130,11 @@ export function readProxyScope(c: ServerContext, bodyUser: string | undefined, u
   return conversationScope(c.get('tenantId'), conversationId, userId);
 }
 
-/** The context policy and budget of one request, from `X-Mnemo-Policy` and `X-Mnemo-Max-Tokens`; `invalid_input` for a value outside their range. */
-export function readContextHeaders(c: ServerContext): Pick<ContextOptions, 'policy' | 'maxTokens'> {
+/**
+ * The context policy, budget and recall of one request, from `X-Mnemo-Policy`, `X-Mnemo-Max-Tokens` and
+ * `X-Mnemo-Recall`; `invalid_input` for a value outside their range.
+ */
+export function readContextHeaders(c: ServerContext): Pick<ContextOptions, 'policy' | 'maxTokens' | 'recall'> {
   const policy = nonEmpty(c.req.header(proxyPolicyHeader));
   if (policy !== undefined && !(contextPolicies as readonly string[]).includes(policy)) {
     throw new MemoryError(
@@ -148,9 +156,18 @@ export function readContextHeaders(c: ServerContext): Pick<ContextOptions, 'poli
       },
     );
   }
+  const recall = nonEmpty(c.req.header(proxyRecallHeader));
+  if (recall !== undefined && !(recallModes as readonly string[]).includes(recall)) {
+    throw new MemoryError(
+      'invalid_input',
+      `${proxyRecallHeader} must be one of ${recallModes.join(', ')} (got ${JSON.stringify(recall)})`,
+      { details: { field: proxyRecallHeader, allowed: recallModes } },
+    );
+  }
   return {
     ...(policy === undefined ? {} : { policy: policy as ContextPolicy }),
     ...(maxTokens === undefined ? {} : { maxTokens }),
+    ...(recall === undefined ? {} : { recall: recall as RecallMode }),
   };
 }
 

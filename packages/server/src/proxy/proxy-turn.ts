@@ -22,6 +22,8 @@ export const tokensSavedHeader = 'X-Mnemo-Tokens-Saved';
 export const stableMessagesHeader = 'X-Mnemo-Stable-Messages';
 /** Response header: tokens of that stable prefix. */
 export const stableTokensHeader = 'X-Mnemo-Stable-Tokens';
+/** Response header: how the hybrid context recalled, `mode` or `mode/reason` (`hybrid`, `keyword-only/embedding_deadline`, `skipped/not_asked`). */
+export const recallModeHeader = 'X-Mnemo-Recall-Mode';
 /** Response header (non-streamed replies): prompt tokens the upstream read from its cache, as it reported them. */
 export const cachedTokensHeader = 'X-Mnemo-Cached-Tokens';
 /** Response header (non-streamed replies): prompt tokens the upstream wrote to its cache (Anthropic-style). */
@@ -36,6 +38,8 @@ export const usageHeaderDocs: Readonly<Record<string, string>> = Object.freeze({
   [tokensSavedHeader]: 'full minus sent',
   [stableMessagesHeader]: 'leading messages of the prompt that stay byte-identical until the next compaction',
   [stableTokensHeader]: 'tokens of those messages',
+  [recallModeHeader]:
+    'how the hybrid context recalled: hybrid, keyword-only/<reason>, or skipped/not_asked for a turn that asked nothing',
   [upstreamPromptTokensHeader]: 'prompt tokens the upstream counted (non-streamed replies, when it reports usage)',
   [cachedTokensHeader]: 'prompt tokens the upstream read from its cache (non-streamed replies, when it reports them)',
   [cacheWriteTokensHeader]:
@@ -253,6 +257,9 @@ function withUsageHeaders(headers: Headers, built: BuiltContext): Headers {
   headers.set(stableMessagesHeader, String(built.report.stable.messageCount));
   headers.set(stableTokensHeader, String(built.report.stable.tokens));
   headers.set(proxyPolicyHeader, built.report.policy);
+  const { recall } = built.report;
+  if (recall !== undefined)
+    headers.set(recallModeHeader, recall.reason === undefined ? recall.mode : `${recall.mode}/${recall.reason}`);
   return headers;
 }
 
