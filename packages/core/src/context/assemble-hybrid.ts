@@ -28,10 +28,10 @@ export interface HybridInput extends AssembleInput {
 /**
  * Shares of the budget (after the system prompt) each memory part may take at most. Recall runs only for
  * a turn that asks something (decision 0043), so its snippets, which no provider's cache ever holds, are
- * paid only where they answer; such a turn gets up to 45 % (at 25 % for every turn, LoCoMo's evidence in
- * a 2,000-token context was 78.3 %, at 45 % for asking turns it is 83.8 %, for 0.57 → 0.63 of full
- * history's cost at a 10 % cached price). At least {@link minRecallTokens} all the same, so a small
- * budget still has room for a whole snippet.
+ * paid only where they answer; such a turn gets up to 45 % (recalling on every turn at 25 %, a 2,000-token
+ * context held 78.3 % of LoCoMo's evidence and cost 0.88 of full history at a 10 % cached price; asking
+ * turns at 45 %: 84.8 % for 0.62). At least {@link minRecallTokens} all the same, so a small budget still
+ * has room for a whole snippet.
  */
 export const hybridShares = Object.freeze({ facts: 0.15, summary: 0.2, recalled: 0.45 });
 
