@@ -10,7 +10,7 @@
 //   from its last use (LoCoMo turns are taken 30 s apart within a session, sessions days apart).
 // Conversations: LoCoMo (read from /work/shared/data/locomo/, never copied; --locomo, --conversations) and
 // the mesh-radio example. Prints a table per conversation and length (20, 50, 100, 200, all exchanges),
-// and JSON with --json.
+// the cheapest sliding window of raw turns within the same budget as a floor, and JSON with --json.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -283,6 +283,8 @@ interface ConversationResult {
   readonly rows: readonly Row[];
   readonly requests: number;
   readonly compactions: number;
+  /** The cheapest sliding window of raw turns over the whole conversation (no memory), beside mnemo. */
+  readonly windowFloor: WindowFloor;
 }
 
 async function replay(
@@ -364,6 +366,7 @@ async function replay(
     requests: exchanges.length,
     compactions,
     rows: counts.map((length) => rowFor(mnemo, full, length, summarizedBy.get(length) ?? summarizerTokens)),
+    windowFloor: windowFloor(fullStream, exchanges.length),
   };
 }
 
@@ -414,7 +417,83 @@ function formatResult(result: ConversationResult): string {
       `| ${row.exchanges} | ${row.fullHistoryTokensAtEnd.toLocaleString('en-US')} | ${pct(row.mnemoCachedShare)} | ${pct(row.fullCachedShare)} | ${x(row.ratio['100']!)} | ${x(row.ratio['50']!)} | ${x(row.ratio['25']!)} | ${x(row.ratio['10']!)} | ${x(row.worstRunningAt10)} | ${Math.round(row.uncachedPerRequest.mnemo)} | ${Math.round(row.uncachedPerRequest.full)} | ${x(row.anthropicRatio)} | ${row.summarizerTokens.toLocaleString('en-US')} | ${x(row.ratioWithSummarizerAt10)} |`,
     );
   }
+  const { cheapest, steadiest } = result.windowFloor;
+  lines.push(
+    `The cheapest sliding window of raw turns within ${budget.toLocaleString('en-US')} tokens (no memory at all; fold marks the best of a grid): ${x(cheapest.ratioAt10)} of full history at 10 % (high ${cheapest.high}, low ${cheapest.low}; worst running ${x(cheapest.worstRunningAt10)}); its least worst running ratio ${x(steadiest.worstRunningAt10)} (high ${steadiest.high}, low ${steadiest.low}; ${x(steadiest.ratioAt10)} overall).`,
+  );
   return lines.join('\n');
+}
+
+/** The context budget `mnemo serve` assembles within by default (`context.maxTokens`). */
+const budget = 2000;
+
+/** The best a sliding window of raw turns does under the budget (see {@link windowFloor}). */
+interface WindowFloor {
+  /** The window's marks (raw tokens) with the least cost at 10 %, and that cost / full history's. */
+  readonly cheapest: {
+    readonly high: number;
+    readonly low: number;
+    readonly ratioAt10: number;
+    readonly worstRunningAt10: number;
+  };
+  /** The marks with the least worst running ratio at 10 % from the 10th request on, and that ratio. */
+  readonly steadiest: {
+    readonly high: number;
+    readonly low: number;
+    readonly ratioAt10: number;
+    readonly worstRunningAt10: number;
+  };
+}
+
+/**
+ * A yardstick for mnemo's cost: the cheapest context that keeps nothing but the newest turns. The bot's own
+ * requests are cut to [system] + the raw messages from a window start on; the start stays put (append-only,
+ * cached) until the kept messages pass a high mark, then moves forward to the first user message that leaves
+ * at most the low mark (a fold with no summary). Every high mark from 1,024 to what the budget allows and
+ * every low mark below it, in 32-token steps, priced as mnemo is; the floor is the best of them. A context
+ * with memory adds its blocks to this, so mnemo cannot be cheaper than the floor by much, and no target
+ * below it is reachable by any schedule of folds.
+ */
+function windowFloor(full: readonly Priced[], upTo: number): WindowFloor {
+  const requests = full.slice(0, upTo);
+  const fullCosts = priceStream(requests);
+  const systemTokens = requests[0]!.messageTokens[0]!;
+  const overhead = requests[0]!.prompt - requests[0]!.messageTokens.reduce((sum, tokens) => sum + tokens, 0);
+  // The bot's requests grow append-only: request i holds the first messages of the last one, so one table of
+  // suffix sums (tokens from message m to the end of request i) serves them all.
+  const last = requests[requests.length - 1]!;
+  const before = [0];
+  for (const tokens of last.messageTokens) before.push(before[before.length - 1]! + tokens);
+  const candidates: WindowFloor['cheapest'][] = [];
+  for (let high = 1024; high <= budget - systemTokens - overhead; high += 32) {
+    for (let low = 0; low < high; low += 32) {
+      let start = 1;
+      let previousStart = 1;
+      let previousLength = 0;
+      const prompt: number[] = [];
+      const cached: number[] = [];
+      for (const request of requests) {
+        const length = request.messages.length;
+        const kept = (from: number) => before[length]! - before[from]!;
+        if (kept(start) > high) {
+          // The fold: the first user message from which at most the low mark is left (at least the newest turn).
+          while (start < length - 1 && (kept(start) > low || last.messages[start]!.role !== 'user')) start += 1;
+        }
+        // The previous window is a prefix of this one unless the start moved; then only the system prompt is shared.
+        const shared = start === previousStart ? systemTokens + before[previousLength]! - before[start]! : systemTokens;
+        const tokens = overhead + systemTokens + kept(start);
+        prompt.push(tokens);
+        cached.push(openAiCached(previousLength === 0 ? 0 : shared, tokens));
+        previousStart = start;
+        previousLength = length;
+      }
+      const row = rowFor({ prompt, cached, anthropic: prompt }, fullCosts, upTo, 0);
+      candidates.push({ high, low, ratioAt10: row.ratio['10']!, worstRunningAt10: row.worstRunningAt10 });
+    }
+  }
+  const best = (key: 'ratioAt10' | 'worstRunningAt10') =>
+    candidates.reduce((winner, candidate) => (candidate[key] < winner[key] ? candidate : winner));
+  return { cheapest: best('ratioAt10'), steadiest: best('worstRunningAt10') };
 }
 
 async function main(): Promise<void> {
