@@ -31,47 +31,88 @@ import { generateAssistantChats } from './generate-assistant-chats.js';
 // with the choice made on all tuning data, never tuned on.
 
 const cutoffs = [5, 10, 50] as const;
-const gridValues: Partial<Record<keyof RecallTuning, readonly number[]>> = {
-  lengthPriorCap: [32, 16, 10],
-  echoDiscount: [0, 0.5, 1],
-  exchangeShare: [0, 0.5, 1],
-  assistantPrior: [0, 0.3],
-  // The role constants only where replies are at least twice as long as the user's turns (a value set a
-  // priori: LoCoMo's sides are 0.8–1.14 of each other, the generated chats' replies ~22 times the user's).
-  assistantChatRatio: [0, 2],
-  // Decay and importance (issue 26, decision 0035): a half-life in days, and a boost for a message that
-  // stated a current fact. No fold chose a half-life (30 or 180 days) in decision 0035's run: no longer swept.
-  recencyHalfLifeDays: [0],
-  importanceBoost: [0, 0.25, 0.5],
+
+interface Grid {
+  readonly values: Partial<Record<keyof RecallTuning, readonly number[]>>;
+  /** Each experiment lets the named constants vary (the others stay at the defaults); the last is "everything". */
+  readonly experiments: readonly { name: string; varied: readonly (keyof RecallTuning)[] }[];
+}
+
+/** `--grid roles` (the default): the role and length constants of decision 0033, decay and importance (0035). */
+const rolesGrid: Grid = {
+  values: {
+    lengthPriorCap: [32, 16, 10],
+    echoDiscount: [0, 0.5, 1],
+    exchangeShare: [0, 0.5, 1],
+    assistantPrior: [0, 0.3],
+    // The role constants only where replies are at least twice as long as the user's turns (a value set a
+    // priori: LoCoMo's sides are 0.8–1.14 of each other, the generated chats' replies ~22 times the user's).
+    assistantChatRatio: [0, 2],
+    // Decay and importance (issue 26, decision 0035): a half-life in days, and a boost for a message that
+    // stated a current fact. No fold chose a half-life (30 or 180 days) in decision 0035's run: no longer swept.
+    recencyHalfLifeDays: [0],
+    importanceBoost: [0, 0.25, 0.5],
+  },
+  experiments: [
+    { name: 'length prior cap', varied: ['lengthPriorCap'] },
+    { name: 'echo discount', varied: ['echoDiscount'] },
+    { name: 'exchange share', varied: ['exchangeShare'] },
+    { name: 'assistant prior', varied: ['assistantPrior'] },
+    { name: 'echo discount and exchange share', varied: ['echoDiscount', 'exchangeShare'] },
+    { name: 'all together', varied: ['lengthPriorCap', 'echoDiscount', 'exchangeShare', 'assistantPrior'] },
+    {
+      name: 'role constants where replies are long',
+      varied: ['lengthPriorCap', 'echoDiscount', 'assistantPrior', 'assistantChatRatio'],
+    },
+    { name: 'recency half-life', varied: ['recencyHalfLifeDays'] },
+    { name: 'importance', varied: ['importanceBoost'] },
+    { name: 'recency half-life and importance', varied: ['recencyHalfLifeDays', 'importanceBoost'] },
+    {
+      name: 'everything',
+      varied: [
+        'lengthPriorCap',
+        'echoDiscount',
+        'exchangeShare',
+        'assistantPrior',
+        'assistantChatRatio',
+        'recencyHalfLifeDays',
+        'importanceBoost',
+      ],
+    },
+  ],
 };
-const experiments: readonly { name: string; varied: readonly (keyof RecallTuning)[] }[] = [
-  { name: 'length prior cap', varied: ['lengthPriorCap'] },
-  { name: 'echo discount', varied: ['echoDiscount'] },
-  { name: 'exchange share', varied: ['exchangeShare'] },
-  { name: 'assistant prior', varied: ['assistantPrior'] },
-  { name: 'echo discount and exchange share', varied: ['echoDiscount', 'exchangeShare'] },
-  { name: 'all together', varied: ['lengthPriorCap', 'echoDiscount', 'exchangeShare', 'assistantPrior'] },
-  {
-    name: 'role constants where replies are long',
-    varied: ['lengthPriorCap', 'echoDiscount', 'assistantPrior', 'assistantChatRatio'],
+
+/**
+ * `--grid ranking`: the fusion and share constants, chosen on LoCoMo alone with USE-lite vectors (the
+ * README's run 6) and never swept with the static table that is the default now, nor on the chats.
+ */
+const rankingGrid: Grid = {
+  values: {
+    rrfConstant: [3, 5, 8],
+    secondHopWeight: [0.15, 0.3, 0.5],
+    neighbourShare: [0.2, 0.3, 0.4],
+    episodeShare: [0.05, 0.1, 0.2],
+    episodeCoverage: [1, 2, 3],
+    lengthPrior: [0.2, 0.3, 0.4],
   },
-  { name: 'recency half-life', varied: ['recencyHalfLifeDays'] },
-  { name: 'importance', varied: ['importanceBoost'] },
-  { name: 'recency half-life and importance', varied: ['recencyHalfLifeDays', 'importanceBoost'] },
-  // Last: the fold and category tables below use its choices.
-  {
-    name: 'everything',
-    varied: [
-      'lengthPriorCap',
-      'echoDiscount',
-      'exchangeShare',
-      'assistantPrior',
-      'assistantChatRatio',
-      'recencyHalfLifeDays',
-      'importanceBoost',
-    ],
-  },
-];
+  experiments: [
+    { name: 'RRF constant', varied: ['rrfConstant'] },
+    { name: 'second-hop weight', varied: ['secondHopWeight'] },
+    { name: 'neighbour share', varied: ['neighbourShare'] },
+    { name: 'episode share', varied: ['episodeShare'] },
+    { name: 'episode coverage', varied: ['episodeCoverage'] },
+    { name: 'length prior', varied: ['lengthPrior'] },
+    { name: 'the fusion (RRF constant and second hop)', varied: ['rrfConstant', 'secondHopWeight'] },
+    {
+      name: 'the shares (neighbour, episode, coverage)',
+      varied: ['neighbourShare', 'episodeShare', 'episodeCoverage'],
+    },
+    {
+      name: 'everything',
+      varied: ['rrfConstant', 'secondHopWeight', 'neighbourShare', 'episodeShare', 'episodeCoverage', 'lengthPrior'],
+    },
+  ],
+};
 
 interface Scored {
   readonly dataset: 'locomo' | 'ua-tuning' | 'ua-held-out';
@@ -90,8 +131,12 @@ const { values } = parseArgs({
     out: { type: 'string' },
     conversations: { type: 'string' },
     'ua-only': { type: 'boolean' },
+    grid: { type: 'string', default: 'roles' },
   },
 });
+if (values.grid !== 'roles' && values.grid !== 'ranking')
+  throw new Error(`--grid must be roles or ranking (got ${values.grid})`);
+const { values: gridValues, experiments } = values.grid === 'ranking' ? rankingGrid : rolesGrid;
 const folds = Number(values.folds ?? 5);
 const embedder: Embedder =
   values.embedder === 'use-lite'
@@ -102,7 +147,7 @@ const embedder: Embedder =
 const locomoPath = values.locomo ?? new URL('../../shared/data/locomo/locomo10.json', import.meta.url).pathname;
 const limit = values.conversations === undefined ? Infinity : Number(values.conversations);
 
-const grid = gridValues === undefined ? [recallTuning] : expand(recallTuning, gridValues);
+const grid = expand(recallTuning, gridValues);
 const defaultIndex = grid.findIndex((tuning) =>
   (Object.keys(recallTuning) as (keyof RecallTuning)[]).every((field) => tuning[field] === recallTuning[field]),
 );
