@@ -121,6 +121,34 @@ describe('inspector routes without keys', () => {
     expect(telling).toContain('No recall for this turn: it asks nothing');
   });
 
+  it('says when a turn follows up on the recent turns and its snippets got only the least room', async () => {
+    const chat = { tenantId: 'mesh', userId: 'ana', conversationId: 'log' };
+    const special: Record<number, string> = {
+      12: 'The solar charger on BEAR-CREEK was replaced with a 40 W panel.',
+      60: 'The antenna on PINE-HILL was raised to 12 metres.',
+    };
+    await server.memory.append(
+      chat,
+      Array.from({ length: 60 }, (_, index) => ({
+        role: index % 2 === 0 ? ('user' as const) : ('assistant' as const),
+        content: special[index + 1] ?? `Routine check number ${index + 1} of the mesh: every node answered in time.`,
+      })),
+    );
+    const view = (query: string) =>
+      server.request(
+        `/inspect/fragments/context/ana/log?policy=hybrid&maxTokens=600&query=${encodeURIComponent(query)}`,
+        {
+          key: 'key-of-mesh',
+        },
+      );
+    const followUp = await (await view('How high was the PINE-HILL antenna raised?')).text();
+    expect(followUp).toContain('data-recall-mode="keyword-only"');
+    expect(followUp).toContain('Its best match is one of the recent turns');
+    const older = await (await view('What happened to the solar charger?')).text();
+    expect(older).toContain('BEAR-CREEK');
+    expect(older).not.toContain('Its best match is one of the recent turns');
+  });
+
   it("pages an expanded summary's source messages, 100 at a time", async () => {
     const long = { tenantId: 'mesh', userId: 'ana', conversationId: 'long' };
     await server.memory.append(

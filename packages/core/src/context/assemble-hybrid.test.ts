@@ -300,6 +300,31 @@ describe('hybrid context', () => {
     ).toEqual([1, 3]);
   });
 
+  it('gives a turn whose best match is a recent turn only the least room for snippets, unless recall is every-turn', async () => {
+    const memory = await memoryWithHistory();
+    const recalledTokens = (report: { parts: readonly { kind: string; tokens: number }[] }) =>
+      report.parts.find((part) => part.kind === 'recalled')?.tokens ?? 0;
+    // "Signal report 79" is the newest filler message, one of the recent turns; the others are older.
+    const followUp = { policy: 'hybrid' as const, maxTokens: 1200, query: 'What did signal report 79 say?' };
+    const asked = await memory.buildContext(scope, followUp);
+    const firstRecentSeq = asked.report.parts.find((part) => part.kind === 'recent')!.seqRange!.from;
+    const best = asked.report.excludedItems.find((item) => item.kind === 'recalled' && item.seq === 82);
+    expect(best).toMatchObject({ reason: 'already_in_context' });
+    expect(firstRecentSeq).toBeLessThanOrEqual(82);
+    expect(asked.report.recall).toEqual({ mode: 'hybrid', bestInContext: true });
+    expect(recalledTokens(asked.report)).toBeGreaterThan(0);
+    expect(recalledTokens(asked.report)).toBeLessThanOrEqual(minRecallTokens);
+
+    const everyTurn = await memory.buildContext(scope, { ...followUp, recall: 'every-turn' });
+    expect(everyTurn.report.recall).toEqual({ mode: 'hybrid' });
+    expect(recalledTokens(everyTurn.report)).toBeGreaterThan(minRecallTokens);
+
+    // The relay's name is only in the first turns, long summarized: the full share.
+    const older = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 1200 });
+    expect(older.report.recall).toEqual({ mode: 'hybrid' });
+    expect(recalledTokens(older.report)).toBeGreaterThan(minRecallTokens);
+  });
+
   it('gives the newest turn precedence over memory when the budget is tiny', async () => {
     const memory = await memoryWithHistory();
     const { messages, report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 40 });

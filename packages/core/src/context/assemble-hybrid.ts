@@ -10,7 +10,14 @@ import {
   truncatedOf,
   type AssembleInput,
 } from './assemble-context.js';
-import type { BuiltContext, ContextMessage, ContextPart, ExcludedItem } from './context-types.js';
+import type {
+  BuiltContext,
+  ContextMessage,
+  ContextPart,
+  ContextRecallReport,
+  ExcludedItem,
+  RecallMode,
+} from './context-types.js';
 import { groupMessages, groupTurns } from './group-messages.js';
 import { factsBlock, recalledBlock, type ItemBlock } from './memory-blocks.js';
 import { fittedTokens, selectNewest } from './select-recent.js';
@@ -23,6 +30,10 @@ export interface HybridInput extends AssembleInput {
   /** The user's facts as of the last compaction, in a stable order (see `factsAsOf`). */
   readonly facts: readonly Fact[];
   readonly recalled: readonly RecallHit[];
+  /** When recall runs (default `when-asked`): under `every-turn` a turn's snippets always get the full share. */
+  readonly recall?: RecallMode;
+  /** How the recall search ran, for the report (`report.recall`); none when no search was asked for. */
+  readonly recallReport?: ContextRecallReport;
 }
 
 /**
@@ -30,12 +41,16 @@ export interface HybridInput extends AssembleInput {
  * a turn that asks something (decision 0043), so its snippets, which no provider's cache ever holds, are
  * paid only where they answer; such a turn gets up to 45 % (recalling on every turn at 25 %, a 2,000-token
  * context held 78.3 % of LoCoMo's evidence and cost 0.88 of full history at a 10 % cached price; asking
- * turns at 45 %: 84.8 % for 0.62). At least {@link minRecallTokens} all the same, so a small budget still
- * has room for a whole snippet.
+ * turns at 45 %: 84.8 % for 0.62; and a follow-up on the recent turns only {@link minRecallTokens}: 84.5 %
+ * for 0.53, decision 0044). At least {@link minRecallTokens} all the same, so a small budget still has
+ * room for a whole snippet.
  */
 export const hybridShares = Object.freeze({ facts: 0.15, summary: 0.2, recalled: 0.45 });
 
-/** Recall's room is never capped below this many tokens (one snippet at its longest). */
+/**
+ * Recall's room is never capped below this many tokens (one snippet at its longest), and a turn whose
+ * best match the recent turns already hold gets no more (see {@link assembleHybrid}).
+ */
 export const minRecallTokens = 160;
 
 /**
@@ -46,7 +61,11 @@ export const minRecallTokens = 160;
  * when the raw turns outgrow the budget before compaction caught up do the newest that fit go (a sliding
  * window, nothing stable after the summary). The newest turn is never given up for memory; facts and
  * summary stay within their share of the budget; recall takes what is left, at most its share,
- * skipping messages the context already holds. Every included and left-out item is in the report.
+ * skipping messages the context already holds. A turn whose best match is one of the recent turns
+ * follows up on what the context holds ("What made you pick it?"), so under `when-asked` its snippets
+ * get only {@link minRecallTokens}: the older matches after it are paid at full price on every such
+ * request, and rarely what it asks about (`report.recall.bestInContext`). Every included and left-out
+ * item is in the report.
  */
 export function assembleHybrid(input: HybridInput): BuiltContext {
   const { counter } = input;
@@ -113,7 +132,15 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
   const firstRecentSeq = selected[0]?.message.seq ?? Number.POSITIVE_INFINITY;
   const inContext = (hit: RecallHit) =>
     hit.conversationId === input.conversationId && hit.message.seq >= firstRecentSeq;
-  const recallRoom = Math.min(recallShare, room - facts.tokens - (summary?.tokens ?? 0) - fittedTokens(selected));
+  const best = input.recalled.reduce<RecallHit | undefined>(
+    (top, hit) => (top === undefined || hit.score > top.score ? hit : top),
+    undefined,
+  );
+  const bestInContext = (input.recall ?? 'when-asked') === 'when-asked' && best !== undefined && inContext(best);
+  const recallRoom = Math.min(
+    bestInContext ? minRecallTokens : recallShare,
+    room - facts.tokens - (summary?.tokens ?? 0) - fittedTokens(selected),
+  );
   const recalled = recalledBlock(
     input.recalled.filter((hit) => !inContext(hit)),
     counter,
@@ -147,6 +174,9 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
       sentTokens,
       savedTokens: fullHistoryTokens - sentTokens,
       savedPercent: savedPercent(sentTokens, fullHistoryTokens),
+      ...(input.recallReport === undefined
+        ? {}
+        : { recall: bestInContext ? { ...input.recallReport, bestInContext: true } : input.recallReport }),
       stable: stablePrefix(pinned, appendOnly && !crowded ? selected : []),
     },
   };
@@ -198,6 +228,7 @@ function wholeConversation(
       sentTokens,
       savedTokens: fullHistoryTokens - sentTokens,
       savedPercent: savedPercent(sentTokens, fullHistoryTokens),
+      ...(input.recallReport === undefined ? {} : { recall: input.recallReport }),
       stable: stablePrefix(input.system === undefined ? [] : [systemTokens], selected),
     },
   };

@@ -168,18 +168,19 @@ async function buildHybrid(
             ...callOptions,
           },
         );
-  const built = assembleHybrid({
-    ...input,
-    conversationId: scope.conversationId,
-    facts,
-    recalled: searched?.hits ?? [],
-  });
   const recallReport: ContextRecallReport | undefined = skipped
     ? { mode: 'skipped', reason: 'not_asked' }
     : searched === undefined
       ? undefined
       : { mode: searched.mode, ...(searched.reason === undefined ? {} : { reason: searched.reason }) };
-  return recallReport === undefined ? built : { ...built, report: { ...built.report, recall: recallReport } };
+  return assembleHybrid({
+    ...input,
+    conversationId: scope.conversationId,
+    facts,
+    recalled: searched?.hits ?? [],
+    recall: request.recall ?? 'when-asked',
+    ...(recallReport === undefined ? {} : { recallReport }),
+  });
 }
 
 /**

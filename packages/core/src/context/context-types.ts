@@ -134,6 +134,11 @@ export type RecallMode = (typeof recallModes)[number];
 export interface ContextRecallReport {
   readonly mode: 'hybrid' | 'keyword-only' | 'skipped';
   readonly reason?: 'no_embedder' | 'embedding_deadline' | 'not_asked';
+  /**
+   * True when the turn's best match is one of the recent turns the context holds: it follows up on them,
+   * so under `when-asked` its snippets got only the least room (160 tokens; decision 0044).
+   */
+  readonly bestInContext?: true;
 }
 
 /** The result of building a context: the messages to send and the report about them. */

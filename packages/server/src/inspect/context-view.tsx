@@ -202,10 +202,14 @@ function RecallMode({ recall }: { recall: ContextRecallReport | undefined }) {
         …" recalls; MNEMO_RECALL=every-turn recalls on every turn).
       </p>
     );
+  const followUp =
+    recall.bestInContext === true
+      ? ' Its best match is one of the recent turns, so the turn follows up on them and its snippets got only the least room (160 tokens).'
+      : '';
   if (recall.mode === 'hybrid')
     return (
-      <p class="hint" data-recall-mode="hybrid">
-        Recall searched keywords and vectors and fused the two rankings.
+      <p class="hint" data-recall-mode="hybrid" data-best-in-context={recall.bestInContext === true ? 'true' : 'false'}>
+        Recall searched keywords and vectors and fused the two rankings.{followUp}
       </p>
     );
   const reason =
@@ -214,7 +218,7 @@ function RecallMode({ recall }: { recall: ContextRecallReport | undefined }) {
       : keywordOnlyReasons[recall.reason];
   return (
     <p class="state state-warn" data-recall-mode="keyword-only" data-recall-reason={recall.reason ?? ''}>
-      Recall went keyword-only: {reason}. Vector similarity is therefore empty for every snippet.
+      Recall went keyword-only: {reason}. Vector similarity is therefore empty for every snippet.{followUp}
     </p>
   );
 }

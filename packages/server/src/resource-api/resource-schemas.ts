@@ -193,6 +193,10 @@ export const contextReportSchema = z.object({
     .object({
       mode: z.enum(['hybrid', 'keyword-only', 'skipped']),
       reason: z.enum(['no_embedder', 'embedding_deadline', 'not_asked']).optional(),
+      bestInContext: z
+        .literal(true)
+        .optional()
+        .describe("the turn's best match is one of the recent turns: its snippets got only the least room"),
     })
     .optional()
     .describe(
