@@ -41,9 +41,9 @@ export interface HybridInput extends AssembleInput {
  * a turn that asks something (decision 0043), so its snippets, which no provider's cache ever holds, are
  * paid only where they answer; such a turn gets up to 45 % (recalling on every turn at 25 %, a 2,000-token
  * context held 78.3 % of LoCoMo's evidence and cost 0.88 of full history at a 10 % cached price; asking
- * turns at 45 %: 84.8 % for 0.62; and a follow-up on the recent turns only {@link minRecallTokens}: 84.5 %
- * for 0.53, decision 0044). At least {@link minRecallTokens} all the same, so a small budget still has
- * room for a whole snippet.
+ * turns at 45 %: 84.8 % for 0.62; a follow-up on the recent turns only {@link minRecallTokens}: 84.5 %
+ * for 0.53, decision 0044; the time of day on recent days' snippets only: 85.0 % for 0.53). At least
+ * {@link minRecallTokens} all the same, so a small budget still has room for a whole snippet.
  */
 export const hybridShares = Object.freeze({ facts: 0.15, summary: 0.2, recalled: 0.45 });
 
@@ -145,6 +145,7 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
     input.recalled.filter((hit) => !inContext(hit)),
     counter,
     Math.max(0, recallRoom),
+    input.tail[input.tail.length - 1]?.createdAt,
   );
   const alreadyIn: ExcludedItem[] = input.recalled
     .filter(inContext)

@@ -48,6 +48,30 @@ describe('recalledBlock', () => {
     expect(block.tokens).toBe(counter.countMessage(block.message!));
   });
 
+  it("gives the time of day only to snippets of the newest turn's day and the day before", () => {
+    const block = recalledBlock(
+      [...hits, hit(42, '2025-06-03T06:30:00.000Z', 'Heard BEAR-CREEK at dawn.', 0.6)],
+      counter,
+      500,
+      '2025-06-03T07:00:00.000Z',
+    );
+
+    expect(block.message?.content.split('\n').slice(1)).toEqual([
+      '[2025-05-28]',
+      'Maren: My main relay is LARCH-RIDGE.',
+      '[2025-06-02]',
+      '08:15 Maren: Switched the main relay to BEAR-CREEK.',
+      '08:16 Maren: BEAR-CREEK runs on solar.',
+      '[2025-06-03]',
+      '06:30 Maren: Heard BEAR-CREEK at dawn.',
+    ]);
+    // Three weeks on, a day's date is enough: the times go, and with them their tokens.
+    const later = recalledBlock(hits, counter, 500, '2025-06-20T09:00:00.000Z');
+    expect(later.message?.content).not.toMatch(/\d\d:\d\d/);
+    expect(later.tokens).toBeLessThan(recalledBlock(hits, counter, 500).tokens);
+    expect(later.tokens).toBe(counter.countMessage(later.message!));
+  });
+
   it('chooses the best hits first when not all fit, and never goes over its room', () => {
     const room = recalledBlock(hits.slice(0, 1), counter, 500).tokens + 3;
     const block = recalledBlock(hits, counter, room);

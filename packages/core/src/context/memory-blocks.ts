@@ -36,21 +36,31 @@ export function factsBlock(facts: readonly Fact[], counter: TokenCounter, maxTok
 
 /**
  * Recalled messages as one system message, chosen best hits first while they fit (the rest excluded)
- * and written in time order under one line per day (`[2023-05-08]`, then `13:56 name: text` lines):
- * the date is said once a day instead of once a snippet, so more snippets fit, and a model reads
- * "before" and "after" off the order.
+ * and written in time order under one line per day (`[2023-05-08]`, then `name: text` lines): the date
+ * is said once a day instead of once a snippet, so more snippets fit, and a model reads "before" and
+ * "after" off the order. A snippet of the newest turn's day or the day before also gets its time of day
+ * (`13:56 name: text`), for "this morning" and "last night"; `newestAt` is that turn's ISO time (none:
+ * every snippet gets its time).
  */
-export function recalledBlock(hits: readonly RecallHit[], counter: TokenCounter, maxTokens: number): ItemBlock {
+export function recalledBlock(
+  hits: readonly RecallHit[],
+  counter: TokenCounter,
+  maxTokens: number,
+  newestAt?: string,
+): ItemBlock {
   const header = 'Earlier messages that may matter for this turn (retrieved from the full history):';
+  const timedFrom = newestAt === undefined ? '' : previousDay(newestAt.slice(0, 10));
   const entries = hits.map((hit) => {
     const content =
       counter.countText(hit.message.content) > maxSnippetTokens
         ? `${counter.truncateText(hit.message.content, maxSnippetTokens)}…`
         : hit.message.content;
+    const day = hit.message.createdAt.slice(0, 10);
+    const time = day >= timedFrom ? `${hit.message.createdAt.slice(11, 16)} ` : '';
     return {
       hit,
-      day: hit.message.createdAt.slice(0, 10),
-      line: `${hit.message.createdAt.slice(11, 16)} ${hit.message.name ?? hit.message.role}: ${content}`,
+      day,
+      line: `${time}${hit.message.name ?? hit.message.role}: ${content}`,
       item: {
         kind: 'recalled' as const,
         id: hit.message.id,
@@ -105,6 +115,12 @@ export function recalledBlock(hits: readonly RecallHit[], counter: TokenCounter,
   return chosen.length === 0
     ? { message: undefined, tokens: 0, items: [], excluded }
     : { message: { role: 'system', content: render(chosen) }, tokens, items, excluded };
+}
+
+// The calendar day before an ISO date (YYYY-MM-DD), in UTC as stored times are.
+function previousDay(day: string): string {
+  const time = Date.parse(`${day}T00:00:00Z`);
+  return Number.isNaN(time) ? '' : new Date(time - 86_400_000).toISOString().slice(0, 10);
 }
 
 function fillBlock(
