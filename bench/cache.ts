@@ -159,16 +159,29 @@ interface StreamCosts {
   readonly cached: number[];
   /** Anthropic-style cost per request, in base-price tokens. */
   readonly anthropic: number[];
+  /** Tokens of the recalled snippets' message per request (0 where there is none), never cached. */
+  readonly snippets: number[];
 }
+
+// The hybrid context's recalled block opens with this line (core's `recalledBlock`).
+const snippetsHeader = 'Earlier messages that may matter for this turn';
 
 function priceStream(stream: readonly Priced[]): StreamCosts {
   const prompt: number[] = [];
   const cached: number[] = [];
   const anthropic: number[] = [];
+  const snippets: number[] = [];
   // Anthropic-style: prefixes written at a breakpoint (message count → expiry), read when the current request starts with one.
   const written: { messages: readonly WireMessage[]; count: number; tokens: number; expires: number }[] = [];
   for (const [index, current] of stream.entries()) {
     prompt.push(current.prompt);
+    snippets.push(
+      current.messages.reduce(
+        (sum, message, at) =>
+          sum + (message.content?.startsWith(snippetsHeader) === true ? current.messageTokens[at]! : 0),
+        0,
+      ),
+    );
     cached.push(openAiCached(sharedTokens(stream[index - 1], current), current.prompt));
     let read = 0;
     for (const entry of written) {
@@ -193,13 +206,16 @@ function priceStream(stream: readonly Priced[]): StreamCosts {
       });
     anthropic.push(read * 0.1 + writeTokens * 1.25 + (current.prompt - read - writeTokens));
   }
-  return { prompt, cached, anthropic };
+  return { prompt, cached, anthropic, snippets };
 }
 
 interface Row {
   readonly exchanges: number;
   readonly fullHistoryTokensAtEnd: number;
   readonly mnemoCachedShare: number;
+  /** mnemo's recalled snippets' tokens per request, and its cached share of the prompt tokens that are not snippets. */
+  readonly snippetsPerRequest: number;
+  readonly mnemoCachedShareBesideSnippets: number;
   readonly fullCachedShare: number;
   /** mnemo / full history cost at each cached price ratio (keys '100', '50', '25', '10'). */
   readonly ratio: Readonly<Record<string, number>>;
@@ -228,6 +244,8 @@ function rowFor(mnemo: StreamCosts, full: StreamCosts, count: number, summarizer
     exchanges: count,
     fullHistoryTokensAtEnd: full.prompt[count - 1] ?? 0,
     mnemoCachedShare: sum(mnemo.cached) / sum(mnemo.prompt),
+    snippetsPerRequest: sum(mnemo.snippets) / count,
+    mnemoCachedShareBesideSnippets: sum(mnemo.cached) / (sum(mnemo.prompt) - sum(mnemo.snippets)),
     fullCachedShare: sum(full.cached) / sum(full.prompt),
     ratio: Object.fromEntries(ratios.map((ratio) => [String(ratio * 100), cost(mnemo, ratio) / cost(full, ratio)])),
     worstRunningAt10: worst,
@@ -409,17 +427,20 @@ function formatResult(result: ConversationResult): string {
   const x = (value: number) => value.toFixed(2);
   const lines = [
     `${result.name} (${result.requests} requests, ${result.compactions} compactions)`,
-    '| exchanges | full history at the end | mnemo cached | full cached | mnemo/full at 100 % | 50 % | 25 % | 10 % | worst running at 10 % (from 10th) | uncached/request mnemo | full | Anthropic-style mnemo/full | summarizer tokens | mnemo/full at 10 % with an LLM summarizer |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| exchanges | full history at the end | mnemo cached | beside its snippets | snippets/request | full cached | mnemo/full at 100 % | 50 % | 25 % | 10 % | worst running at 10 % (from 10th) | uncached/request mnemo | full | Anthropic-style mnemo/full | summarizer tokens | mnemo/full at 10 % with an LLM summarizer |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const row of result.rows) {
     lines.push(
-      `| ${row.exchanges} | ${row.fullHistoryTokensAtEnd.toLocaleString('en-US')} | ${pct(row.mnemoCachedShare)} | ${pct(row.fullCachedShare)} | ${x(row.ratio['100']!)} | ${x(row.ratio['50']!)} | ${x(row.ratio['25']!)} | ${x(row.ratio['10']!)} | ${x(row.worstRunningAt10)} | ${Math.round(row.uncachedPerRequest.mnemo)} | ${Math.round(row.uncachedPerRequest.full)} | ${x(row.anthropicRatio)} | ${row.summarizerTokens.toLocaleString('en-US')} | ${x(row.ratioWithSummarizerAt10)} |`,
+      `| ${row.exchanges} | ${row.fullHistoryTokensAtEnd.toLocaleString('en-US')} | ${pct(row.mnemoCachedShare)} | ${pct(row.mnemoCachedShareBesideSnippets)} | ${Math.round(row.snippetsPerRequest)} | ${pct(row.fullCachedShare)} | ${x(row.ratio['100']!)} | ${x(row.ratio['50']!)} | ${x(row.ratio['25']!)} | ${x(row.ratio['10']!)} | ${x(row.worstRunningAt10)} | ${Math.round(row.uncachedPerRequest.mnemo)} | ${Math.round(row.uncachedPerRequest.full)} | ${x(row.anthropicRatio)} | ${row.summarizerTokens.toLocaleString('en-US')} | ${x(row.ratioWithSummarizerAt10)} |`,
     );
   }
-  const { cheapest, steadiest } = result.windowFloor;
+  const { cheapest, steadiest, mostCached, largestSteady } = result.windowFloor;
   lines.push(
-    `The cheapest sliding window of raw turns within ${budget.toLocaleString('en-US')} tokens (no memory at all; fold marks the best of a grid): ${x(cheapest.ratioAt10)} of full history at 10 % (high ${cheapest.high}, low ${cheapest.low}; worst running ${x(cheapest.worstRunningAt10)}); its least worst running ratio ${x(steadiest.worstRunningAt10)} (high ${steadiest.high}, low ${steadiest.low}; ${x(steadiest.ratioAt10)} overall).`,
+    `The cheapest sliding window of raw turns within ${budget.toLocaleString('en-US')} tokens that reaches the cache's 1,024 (no memory at all; fold marks the best of a grid): ${x(cheapest.ratioAt10)} of full history at 10 % (high ${cheapest.high}, low ${cheapest.low}; worst running ${x(cheapest.worstRunningAt10)}, cached ${pct(cheapest.cachedShare)}); its least worst running ratio ${x(steadiest.worstRunningAt10)} (high ${steadiest.high}, low ${steadiest.low}; ${x(steadiest.ratioAt10)} overall); its largest cached share ${pct(mostCached.cachedShare)} (high ${mostCached.high}, low ${mostCached.low}; ${x(mostCached.ratioAt10)} overall).`,
+    largestSteady === undefined
+      ? 'No window of any size keeps the running ratio at 10 % at or below 1.0 from the 10th request on.'
+      : `The largest window of any size whose running ratio at 10 % stays at or below 1.0 from the 10th request on: high ${largestSteady.high}, low ${largestSteady.low} (${x(largestSteady.ratioAt10)} overall, cached ${pct(largestSteady.cachedShare)}).`,
   );
   return lines.join('\n');
 }
@@ -427,32 +448,42 @@ function formatResult(result: ConversationResult): string {
 /** The context budget `mnemo serve` assembles within by default (`context.maxTokens`). */
 const budget = 2000;
 
+/** One pair of a window's fold marks (raw tokens) and what it costs (see {@link windowFloor}). */
+interface WindowMarks {
+  readonly high: number;
+  readonly low: number;
+  /** Cost at a 10 % cached price / full history's. */
+  readonly ratioAt10: number;
+  readonly worstRunningAt10: number;
+  /** Share of the window's prompt tokens that are cached. */
+  readonly cachedShare: number;
+}
+
 /** The best a sliding window of raw turns does under the budget (see {@link windowFloor}). */
 interface WindowFloor {
-  /** The window's marks (raw tokens) with the least cost at 10 %, and that cost / full history's. */
-  readonly cheapest: {
-    readonly high: number;
-    readonly low: number;
-    readonly ratioAt10: number;
-    readonly worstRunningAt10: number;
-  };
-  /** The marks with the least worst running ratio at 10 % from the 10th request on, and that ratio. */
-  readonly steadiest: {
-    readonly high: number;
-    readonly low: number;
-    readonly ratioAt10: number;
-    readonly worstRunningAt10: number;
-  };
+  /** The marks with the least cost at 10 %. */
+  readonly cheapest: WindowMarks;
+  /** The marks with the least worst running ratio at 10 % from the 10th request on. */
+  readonly steadiest: WindowMarks;
+  /** The marks with the largest cached share of the prompt tokens. */
+  readonly mostCached: WindowMarks;
+  /**
+   * The largest high mark of any window, the cache's minimum not required, whose running ratio at 10 % stays
+   * ≤ 1.0 from the 10th request on (with the cheapest low mark for it); none if no window does.
+   */
+  readonly largestSteady?: WindowMarks;
 }
 
 /**
  * A yardstick for mnemo's cost: the cheapest context that keeps nothing but the newest turns. The bot's own
  * requests are cut to [system] + the raw messages from a window start on; the start stays put (append-only,
  * cached) until the kept messages pass a high mark, then moves forward to the first user message that leaves
- * at most the low mark (a fold with no summary). Every high mark from 1,024 to what the budget allows and
- * every low mark below it, in 32-token steps, priced as mnemo is; the floor is the best of them. A context
- * with memory adds its blocks to this, so mnemo cannot be cheaper than the floor by much, and no target
- * below it is reachable by any schedule of folds.
+ * at most the low mark (a fold with no summary). Every high mark from 1,024 (the cache's minimum) to what
+ * the budget allows and every low mark below it, in 32-token steps, priced as mnemo is; the floor is the
+ * best of them. A context with memory adds its blocks to this, so mnemo cannot be cheaper than the floor by
+ * much. Windows that never reach the cache's minimum (high marks from 64) are searched too, for one answer
+ * only: the largest of them that keeps the running ratio ≤ 1.0 (such a window is never cached, so it pays
+ * its whole size on every request, and it holds no more than a few turns).
  */
 function windowFloor(full: readonly Priced[], upTo: number): WindowFloor {
   const requests = full.slice(0, upTo);
@@ -464,8 +495,8 @@ function windowFloor(full: readonly Priced[], upTo: number): WindowFloor {
   const last = requests[requests.length - 1]!;
   const before = [0];
   for (const tokens of last.messageTokens) before.push(before[before.length - 1]! + tokens);
-  const candidates: WindowFloor['cheapest'][] = [];
-  for (let high = 1024; high <= budget - systemTokens - overhead; high += 32) {
+  const candidates: WindowMarks[] = [];
+  for (let high = 64; high <= budget - systemTokens - overhead; high += 32) {
     for (let low = 0; low < high; low += 32) {
       let start = 1;
       let previousStart = 1;
@@ -487,13 +518,26 @@ function windowFloor(full: readonly Priced[], upTo: number): WindowFloor {
         previousStart = start;
         previousLength = length;
       }
-      const row = rowFor({ prompt, cached, anthropic: prompt }, fullCosts, upTo, 0);
-      candidates.push({ high, low, ratioAt10: row.ratio['10']!, worstRunningAt10: row.worstRunningAt10 });
+      const row = rowFor({ prompt, cached, anthropic: prompt, snippets: prompt.map(() => 0) }, fullCosts, upTo, 0);
+      candidates.push({
+        high,
+        low,
+        ratioAt10: row.ratio['10']!,
+        worstRunningAt10: row.worstRunningAt10,
+        cachedShare: row.mnemoCachedShare,
+      });
     }
   }
-  const best = (key: 'ratioAt10' | 'worstRunningAt10') =>
-    candidates.reduce((winner, candidate) => (candidate[key] < winner[key] ? candidate : winner));
-  return { cheapest: best('ratioAt10'), steadiest: best('worstRunningAt10') };
+  const least = (among: readonly WindowMarks[], score: (marks: WindowMarks) => number) =>
+    among.reduce((winner, candidate) => (score(candidate) < score(winner) ? candidate : winner));
+  const cacheable = candidates.filter((marks) => marks.high >= 1024);
+  const steady = candidates.filter((marks) => marks.worstRunningAt10 <= 1.0005);
+  return {
+    cheapest: least(cacheable, (marks) => marks.ratioAt10),
+    steadiest: least(cacheable, (marks) => marks.worstRunningAt10),
+    mostCached: least(cacheable, (marks) => -marks.cachedShare),
+    ...(steady.length === 0 ? {} : { largestSteady: least(steady, (marks) => -marks.high * 1e3 + marks.ratioAt10) }),
+  };
 }
 
 async function main(): Promise<void> {
