@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createGptTokenCounter, type MessageInput } from '@mnemo/core';
+import { recalledBlockHeader } from '@mnemo/core/internals';
 import { loadJsonlConversation } from './load-jsonl-conversation.js';
 import { loadLocomoConversation } from './load-locomo-conversation.js';
 
@@ -163,9 +164,6 @@ interface StreamCosts {
   readonly snippets: number[];
 }
 
-// The hybrid context's recalled block opens with this line (core's `recalledBlock`).
-const snippetsHeader = 'Earlier messages that may matter for this turn';
-
 function priceStream(stream: readonly Priced[]): StreamCosts {
   const prompt: number[] = [];
   const cached: number[] = [];
@@ -178,7 +176,7 @@ function priceStream(stream: readonly Priced[]): StreamCosts {
     snippets.push(
       current.messages.reduce(
         (sum, message, at) =>
-          sum + (message.content?.startsWith(snippetsHeader) === true ? current.messageTokens[at]! : 0),
+          sum + (message.content?.startsWith(recalledBlockHeader) === true ? current.messageTokens[at]! : 0),
         0,
       ),
     );
@@ -531,12 +529,21 @@ function windowFloor(full: readonly Priced[], upTo: number): WindowFloor {
   const least = (among: readonly WindowMarks[], score: (marks: WindowMarks) => number) =>
     among.reduce((winner, candidate) => (score(candidate) < score(winner) ? candidate : winner));
   const cacheable = candidates.filter((marks) => marks.high >= 1024);
-  const steady = candidates.filter((marks) => marks.worstRunningAt10 <= 1.0005);
+  // ≤ 1.0 up to rounding: a window that is the bot's own requests until its first fold runs at exactly 1.
+  const steady = candidates.filter((marks) => marks.worstRunningAt10 <= 1 + 1e-9);
+  const largestHigh = Math.max(...steady.map((marks) => marks.high));
   return {
     cheapest: least(cacheable, (marks) => marks.ratioAt10),
     steadiest: least(cacheable, (marks) => marks.worstRunningAt10),
     mostCached: least(cacheable, (marks) => -marks.cachedShare),
-    ...(steady.length === 0 ? {} : { largestSteady: least(steady, (marks) => -marks.high * 1e3 + marks.ratioAt10) }),
+    ...(steady.length === 0
+      ? {}
+      : {
+          largestSteady: least(
+            steady.filter((marks) => marks.high === largestHigh),
+            (marks) => marks.ratioAt10,
+          ),
+        }),
   };
 }
 

@@ -12,6 +12,7 @@ export { assembleContext } from './context/assemble-context.js';
 export { buildContext } from './context/build-context.js';
 export type { ContextRequest } from './context/build-context.js';
 export { builtInContextDefaults } from './context/context-options.js';
+export { recalledBlockHeader } from './context/memory-blocks.js';
 export type { NewFact } from './facts/fact.js';
 export type { RelationInput } from './graph/entity.js';
 export { monthNames } from './facts/find-dates.js';

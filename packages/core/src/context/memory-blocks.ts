@@ -34,6 +34,9 @@ export function factsBlock(facts: readonly Fact[], counter: TokenCounter, maxTok
   );
 }
 
+/** The first line of the recalled snippets' message: where a prompt's per-request part starts. */
+export const recalledBlockHeader = 'Earlier messages that may matter for this turn (retrieved from the full history):';
+
 /**
  * Recalled messages as one system message, chosen best hits first while they fit (the rest excluded)
  * and written in time order under one line per day (`[2023-05-08]`, then `name: text` lines): the date
@@ -48,7 +51,6 @@ export function recalledBlock(
   maxTokens: number,
   newestAt?: string,
 ): ItemBlock {
-  const header = 'Earlier messages that may matter for this turn (retrieved from the full history):';
   const timedFrom = newestAt === undefined ? '' : previousDay(newestAt.slice(0, 10));
   const entries = hits.map((hit) => {
     const content =
@@ -80,7 +82,7 @@ export function recalledBlock(
         compareText(a.hit.conversationId, b.hit.conversationId) ||
         a.hit.message.seq - b.hit.message.seq,
     );
-    const lines = [header];
+    const lines = [recalledBlockHeader];
     for (const [index, entry] of ordered.entries()) {
       if (index === 0 || ordered[index - 1]!.day !== entry.day) lines.push(`[${entry.day}]`);
       lines.push(entry.line);
@@ -91,7 +93,7 @@ export function recalledBlock(
   const items: ContextItem[] = [];
   const excluded: ExcludedItem[] = [];
   const days = new Set<string>();
-  let used = counter.countMessage({ role: 'system', content: header });
+  let used = counter.countMessage({ role: 'system', content: recalledBlockHeader });
   for (const entry of entries) {
     // A line costs its own tokens and the newline joining it, and its day's line when it opens one; checked in total below.
     const cost =
