@@ -44,7 +44,7 @@ function statements(t: PostgresTables) {
         AND v.conversation_id = m.conversation_id AND v.seq = m.seq AND v.model = $4)
       ORDER BY m.seq LIMIT $5`,
     selectMessages: `SELECT ${messageColumns} FROM ${t.messages} WHERE ${inConversation} ORDER BY seq LIMIT $4`,
-    deleteArrayVectors: `DELETE FROM ${t.messageVectors} WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2) AND ($3::text IS NULL OR model <> $3)`,
+    deleteArrayVectors: `DELETE FROM ${t.messageVectors} WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2) AND ($3::text[] IS NULL OR model <> ALL($3))`,
     countArrayVectors: `SELECT model, count(*)::float8 AS vectors FROM ${t.messageVectors} WHERE $1::text IS NULL OR tenant_id = $1 GROUP BY model`,
   };
 }
@@ -145,18 +145,22 @@ export class PostgresSearchStore {
     return backend.search.listUnembedded(scope, table, limit);
   }
 
-  /** Deletes a tenant's (or one user's) vectors of every model but `exceptModel`; returns how many. */
-  async deleteEmbeddings(filter: { tenantId: string; userId?: string; exceptModel?: string }): Promise<number> {
+  /** Deletes a tenant's (or one user's) vectors of every model but those of `exceptModels`; returns how many. */
+  async deleteEmbeddings(filter: {
+    tenantId: string;
+    userId?: string;
+    exceptModels?: readonly string[];
+  }): Promise<number> {
     const result = await this.#pool.query(this.#sql.deleteArrayVectors, [
       filter.tenantId,
       filter.userId ?? null,
-      filter.exceptModel ?? null,
+      filter.exceptModels === undefined ? null : [...filter.exceptModels],
     ]);
     let deleted = result.rowCount ?? 0;
     const backend = await this.#vectorBackend();
     if (backend.kind === 'pgvector') {
       for (const table of await backend.tables.list()) {
-        if (table.model !== filter.exceptModel)
+        if (filter.exceptModels?.includes(table.model) !== true)
           deleted += await backend.search.delete(table, filter.tenantId, filter.userId);
       }
     }

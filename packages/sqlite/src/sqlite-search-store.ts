@@ -114,18 +114,19 @@ export class SqliteSearchStore {
     return rows.map(toMessage);
   }
 
-  deleteEmbeddings(filter: { tenantId: string; userId?: string; exceptModel?: string }): number {
+  deleteEmbeddings(filter: { tenantId: string; userId?: string; exceptModels?: readonly string[] }): number {
     return this.#database
       .transaction(() => {
         const owned = filter.userId === undefined ? 'tenant_id = ?' : 'tenant_id = ? AND user_id = ?';
         const parameters = filter.userId === undefined ? [filter.tenantId] : [filter.tenantId, filter.userId];
+        const kept = filter.exceptModels ?? [];
         const except =
-          filter.exceptModel === undefined
+          kept.length === 0
             ? ''
-            : 'AND model_id <> coalesce((SELECT id FROM embedding_models WHERE model = ?), -1)';
+            : 'AND model_id NOT IN (SELECT id FROM embedding_models WHERE model IN (SELECT value FROM json_each(?)))';
         return this.#statement(`DELETE FROM message_vectors WHERE ${owned} ${except}`).run(
           ...parameters,
-          ...(filter.exceptModel === undefined ? [] : [filter.exceptModel]),
+          ...(kept.length === 0 ? [] : [JSON.stringify(kept)]),
         ).changes;
       })
       .immediate();

@@ -311,17 +311,19 @@ describe('hybrid context', () => {
     const best = asked.report.excludedItems.find((item) => item.kind === 'recalled' && item.seq === 82);
     expect(best).toMatchObject({ reason: 'already_in_context' });
     expect(firstRecentSeq).toBeLessThanOrEqual(82);
-    expect(asked.report.recall).toEqual({ mode: 'hybrid', bestInContext: true });
+    expect(asked.report.recall).toMatchObject({ mode: 'hybrid', bestInContext: true });
     expect(recalledTokens(asked.report)).toBeGreaterThan(0);
     expect(recalledTokens(asked.report)).toBeLessThanOrEqual(minRecallTokens);
 
     const everyTurn = await memory.buildContext(scope, { ...followUp, recall: 'every-turn' });
-    expect(everyTurn.report.recall).toEqual({ mode: 'hybrid' });
+    expect(everyTurn.report.recall).toMatchObject({ mode: 'hybrid' });
+    expect(everyTurn.report.recall?.bestInContext).toBeUndefined();
     expect(recalledTokens(everyTurn.report)).toBeGreaterThan(minRecallTokens);
 
     // The relay's name is only in the first turns, long summarized: the full share.
     const older = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 1200 });
-    expect(older.report.recall).toEqual({ mode: 'hybrid' });
+    expect(older.report.recall).toMatchObject({ mode: 'hybrid' });
+    expect(older.report.recall?.bestInContext).toBeUndefined();
     expect(recalledTokens(older.report)).toBeGreaterThan(minRecallTokens);
   });
 
@@ -494,7 +496,7 @@ describe('hybrid context under a saturated embedder', () => {
     expect(await store.listUnembeddedMessages({ tenantId: 'default', ...scope }, inThread.model, 100)).toEqual([]);
     expect(await memory.runPendingJobs()).toBe(0);
     const { report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300 });
-    expect(report.recall).toEqual({ mode: 'hybrid' });
+    expect(report.recall).toEqual({ mode: 'hybrid', model: inThread.model });
     expect(asyncCalls).toBe(0);
   });
 
@@ -512,6 +514,7 @@ describe('hybrid context under a saturated embedder', () => {
 
     expect((await withEmbedder.buildContext(scope, { policy: 'hybrid', maxTokens: 300 })).report.recall).toEqual({
       mode: 'hybrid',
+      model: 'hashed-bow-256',
     });
     expect((await without.buildContext(scope, { policy: 'hybrid', maxTokens: 300 })).report.recall).toEqual({
       mode: 'keyword-only',

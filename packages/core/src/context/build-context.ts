@@ -20,6 +20,8 @@ export interface ContextDependencies {
   readonly embedder?: Embedder;
   /** Deadline of the hybrid policy's query embedding, in ms; past it recall is keyword-only and the report says so. Default none. */
   readonly queryEmbeddingTimeoutMs?: number;
+  /** The refining model beside `embedder` (see `RecallDependencies.refiner`). */
+  readonly refiner?: Embedder;
   readonly now?: () => number;
   /**
    * Takes the usage ledger write of a build instead of the build waiting for it, so the answer never
@@ -142,7 +144,7 @@ async function buildHybrid(
     input.summary?.createdAt ?? conversationStart,
     new Date((dependencies.now ?? Date.now)()).toISOString(),
   );
-  const { embedder, queryEmbeddingTimeoutMs } = dependencies;
+  const { embedder, refiner, queryEmbeddingTimeoutMs } = dependencies;
   const hasQuery = query !== undefined && query.trim().length > 0;
   // A turn that tells rather than asks is answered from the recent turns, summary and facts: its snippets
   // would be paid at full price on every request, since no provider caches them (decision 0043).
@@ -154,6 +156,7 @@ async function buildHybrid(
           {
             store: dependencies.store,
             ...(embedder === undefined ? {} : { embedder }),
+            ...(refiner === undefined ? {} : { refiner }),
             ...(queryEmbeddingTimeoutMs === undefined ? {} : { queryEmbeddingTimeoutMs }),
           },
           user,
@@ -172,7 +175,11 @@ async function buildHybrid(
     ? { mode: 'skipped', reason: 'not_asked' }
     : searched === undefined
       ? undefined
-      : { mode: searched.mode, ...(searched.reason === undefined ? {} : { reason: searched.reason }) };
+      : {
+          mode: searched.mode,
+          ...(searched.reason === undefined ? {} : { reason: searched.reason }),
+          ...(searched.model === undefined ? {} : { model: searched.model }),
+        };
   return assembleHybrid({
     ...input,
     conversationId: scope.conversationId,

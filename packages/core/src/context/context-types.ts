@@ -134,6 +134,8 @@ export type RecallMode = (typeof recallModes)[number];
 export interface ContextRecallReport {
   readonly mode: 'hybrid' | 'keyword-only' | 'skipped';
   readonly reason?: 'no_embedder' | 'embedding_deadline' | 'not_asked';
+  /** `hybrid`: the model whose vectors ranked the vector search (a refiner's where it could, decision 0045). */
+  readonly model?: string;
   /**
    * True when the turn's best match is one of the recent turns the context holds: it follows up on them,
    * so under `when-asked` its snippets got only the least room (160 tokens; decision 0044).

@@ -34,7 +34,7 @@ import { resolveMemoryOptions, type MemoryOptions } from './memory-options.js';
  */
 export function createMemory(options: MemoryOptions): Memory {
   const resolved = resolveMemoryOptions(options);
-  const { store, tokenCounter, limits, contextDefaults, now, embedder, queryEmbeddingTimeoutMs } = resolved;
+  const { store, tokenCounter, limits, contextDefaults, now, embedder, refiner, queryEmbeddingTimeoutMs } = resolved;
   const compactor =
     resolved.compaction === false ? undefined : createCompactor({ store, tokenCounter, ...resolved.compaction, now });
   const knowledge = resolved.knowledge === false ? undefined : { store, ...resolved.knowledge, now };
@@ -48,6 +48,7 @@ export function createMemory(options: MemoryOptions): Memory {
         }),
     ...(compactor === undefined ? {} : { compactor }),
     ...(embedder === undefined ? {} : { embedder }),
+    ...(refiner === undefined ? {} : { refiner }),
     ...(resolved.worker === undefined ? {} : { worker: resolved.worker }),
     now,
   });
@@ -59,6 +60,7 @@ export function createMemory(options: MemoryOptions): Memory {
     counter: tokenCounter,
     now,
     ...(embedder === undefined ? {} : { embedder }),
+    ...(refiner === undefined ? {} : { refiner: refiner.embedder }),
     ...(queryEmbeddingTimeoutMs === false ? {} : { queryEmbeddingTimeoutMs }),
   };
   const memoryTool = createMemoryTool({
@@ -145,7 +147,16 @@ export function createMemory(options: MemoryOptions): Memory {
     expand: async (user: UserScopeInput, summaryId: string, callOptions?: CallOptions) =>
       expandSummary(store, resolveUserScope(user), summaryId, callOptions),
     recall: async (user: UserScopeInput, query: string, recallOptions?: RecallOptions) =>
-      recall({ store, ...(embedder === undefined ? {} : { embedder }) }, resolveUserScope(user), query, recallOptions),
+      recall(
+        {
+          store,
+          ...(embedder === undefined ? {} : { embedder }),
+          ...(refiner === undefined ? {} : { refiner: refiner.embedder }),
+        },
+        resolveUserScope(user),
+        query,
+        recallOptions,
+      ),
     facts: Object.freeze({
       list: (user: UserScopeInput, query: FactQuery = {}, callOptions?: CallOptions) =>
         store.listFacts(resolveUserScope(user), { now: isoNow(), ...query }, callOptions),

@@ -37,6 +37,13 @@ export interface MemoryOptions {
   /** Embeds messages in the background for vector recall (e.g. `UseLiteEmbedder` from `@mnemo/models`); without one, recall is keyword-only. */
   readonly embedder?: Embedder;
   /**
+   * A slower, better model beside `embedder` (decision 0045; e.g. `UseLiteThreadEmbedder` beside the static
+   * table): a `refine` job adds its vectors while `idle()` says the machine has cores to spare (default:
+   * always), and recall ranks in its space where those vectors are there and it can embed the query in
+   * time, in the `embedder`'s otherwise. Needs `embedder`; `invalid_input` without one.
+   */
+  readonly refiner?: { readonly embedder: Embedder; readonly idle?: () => boolean };
+  /**
    * Deadline of the hybrid context's query embedding, in ms (default {@link defaultQueryEmbeddingTimeoutMs});
    * past it the context recalls keyword-only and its report says `embedding_deadline`. `false`: wait for it.
    * Only an embedder off the event loop (a worker thread, a remote endpoint) can be cut off in time.
@@ -101,6 +108,7 @@ export interface ResolvedMemoryOptions {
         readonly consolidate?: boolean;
       };
   readonly embedder?: Embedder;
+  readonly refiner?: MemoryOptions['refiner'];
   readonly queryEmbeddingTimeoutMs: number | false;
   readonly memoryToolLimits?: Partial<MemoryToolLimits>;
   readonly worker?: MemoryOptions['worker'];
@@ -128,7 +136,13 @@ export function resolveMemoryOptions(options: MemoryOptions): ResolvedMemoryOpti
       },
     );
   }
-  const { compaction, knowledge } = options;
+  const { compaction, knowledge, refiner } = options;
+  if (refiner !== undefined && options.embedder === undefined)
+    throw new MemoryError('invalid_input', 'a refiner needs an embedder beside it', { details: { field: 'refiner' } });
+  if (refiner !== undefined && refiner.embedder.model === options.embedder?.model)
+    throw new MemoryError('invalid_input', `the refiner's model is the embedder's (${refiner.embedder.model})`, {
+      details: { field: 'refiner' },
+    });
   return {
     store: options.store,
     tokenCounter,
@@ -156,6 +170,7 @@ export function resolveMemoryOptions(options: MemoryOptions): ResolvedMemoryOpti
             ...(knowledge?.consolidate === undefined ? {} : { consolidate: knowledge.consolidate }),
           },
     ...(options.embedder === undefined ? {} : { embedder: options.embedder }),
+    ...(refiner === undefined ? {} : { refiner }),
     queryEmbeddingTimeoutMs,
     ...(options.memoryToolLimits === undefined ? {} : { memoryToolLimits: options.memoryToolLimits }),
     ...(options.worker === undefined ? {} : { worker: options.worker }),

@@ -7,6 +7,7 @@ import type { Scope } from '../messages/scope.js';
 import type { Embedder } from '../recall/embedder.js';
 import { embedAppended, embedConversation } from './embed-conversation.js';
 import type { CallOptions, Store } from '../store/store.js';
+import type { JobTimeSlice } from './time-slice.js';
 
 /** The background jobs of one memory: which run, the worker that runs them, and what an append queues. */
 export interface BackgroundWork {
@@ -25,6 +26,12 @@ export interface BackgroundWorkOptions {
   readonly store: Store;
   readonly compactor?: Compactor;
   readonly embedder?: Embedder;
+  /**
+   * A slower, better model whose vectors the `refine` job adds beside the embedder's (decision 0045), on a
+   * job loop of its own that leases only while `idle()` says so (default: always) and stops between
+   * batches once it says no; `drain()` runs it regardless.
+   */
+  readonly refiner?: { readonly embedder: Embedder; readonly idle?: () => boolean };
   /** The `extract` job body, when facts/graph extraction is on. */
   readonly extract?: JobHandler;
   /** `concurrency`: job loops in this process (default 1), so one slow job does not hold the others. */
@@ -38,9 +45,13 @@ export interface BackgroundWorkOptions {
 // Embedding and extraction are idempotent and cheap to retry; a few attempts cover a flaky model.
 const maxAttempts = 5;
 
+// A refine batch holds the refiner's thread this long at most (16 USE-lite texts: about 0.4 s on a small
+// core), so a query that wants the refiner waits, or is told it cannot have it, for no longer.
+const refineBatchSize = 16;
+
 /** Wires compaction, embedding and extraction jobs onto one job worker (started unless `autoStart: false`). */
 export function createBackgroundWork(options: BackgroundWorkOptions): BackgroundWork {
-  const { store, compactor, embedder, extract, now } = options;
+  const { store, compactor, embedder, refiner, extract, now } = options;
   const handlers: Partial<Record<JobKind, JobHandler>> = {};
   if (compactor !== undefined) handlers.compact = compactor.handler;
   if (embedder !== undefined)
@@ -57,7 +68,7 @@ export function createBackgroundWork(options: BackgroundWorkOptions): Background
       },
     );
   }
-  const worker = createWorkerLoops(concurrency, (index) =>
+  const loops = Array.from({ length: concurrency }, (_, index) =>
     createJobWorker({
       store,
       handlers,
@@ -68,7 +79,32 @@ export function createBackgroundWork(options: BackgroundWorkOptions): Background
         : { workerId: concurrency === 1 ? workerOptions.workerId : `${workerOptions.workerId}-${index}` }),
     }),
   );
-  if (Object.keys(handlers).length > 0 && autoStart !== false) worker.start();
+  // The refine loop: its own, so a long refine backlog never holds compaction, embedding or extraction.
+  let draining = false;
+  const idle = refiner?.idle ?? (() => true);
+  const mayRefine = () => draining || idle();
+  const refineLoop =
+    refiner === undefined
+      ? undefined
+      : createJobWorker({
+          store,
+          handlers: {
+            refine: async (_job, scope, signal, slice) =>
+              void (await embedConversation(
+                { store, embedder: refiner.embedder },
+                scope,
+                signal,
+                whileAllowed(slice, mayRefine),
+                refineBatchSize,
+              )),
+          },
+          now,
+          ...workerOptions,
+          mayLease: mayRefine,
+          ...(workerOptions.workerId === undefined ? {} : { workerId: `${workerOptions.workerId}-refine` }),
+        });
+  const worker = groupLoops(loops, refineLoop, (value) => (draining = value));
+  if ((Object.keys(handlers).length > 0 || refineLoop !== undefined) && autoStart !== false) worker.start();
 
   return Object.freeze({
     worker,
@@ -84,8 +120,9 @@ export function createBackgroundWork(options: BackgroundWorkOptions): Background
         if (conversation !== undefined)
           queued = (await compactor.enqueueIfDue(scope, conversation, callOptions)) || queued;
       }
-      for (const kind of ['embed', 'extract'] as const) {
-        if (handlers[kind] === undefined || (kind === 'embed' && embeddedInline)) continue;
+      for (const kind of ['embed', 'extract', 'refine'] as const) {
+        const runs = kind === 'refine' ? refineLoop !== undefined : handlers[kind] !== undefined;
+        if (!runs || (kind === 'embed' && embeddedInline)) continue;
         await store.enqueueJob(scope, { kind, runAt, maxAttempts }, callOptions);
         queued = true;
       }
@@ -94,15 +131,50 @@ export function createBackgroundWork(options: BackgroundWorkOptions): Background
   });
 }
 
-/** `count` job loops behind one {@link JobWorker}: started, nudged and stopped together; `drain` runs in the caller. */
-function createWorkerLoops(count: number, create: (index: number) => JobWorker): JobWorker {
-  const loops = Array.from({ length: count }, (_, index) => create(index));
-  if (count === 1) return loops[0]!;
+/**
+ * The job loops behind one {@link JobWorker}: started, nudged and stopped together. `drain` runs in the
+ * caller: the main loop's jobs, then the refine loop's, with `setDraining` true meanwhile so the refine
+ * loop does not wait for idle cores.
+ */
+function groupLoops(
+  loops: readonly JobWorker[],
+  refineLoop: JobWorker | undefined,
+  setDraining: (draining: boolean) => void,
+): JobWorker {
+  const all = refineLoop === undefined ? loops : [...loops, refineLoop];
+  if (all.length === 1) return all[0]!;
   return Object.freeze({
     workerId: loops[0]!.workerId,
-    start: () => loops.forEach((loop) => loop.start()),
-    drain: () => loops[0]!.drain(),
-    nudge: () => loops.forEach((loop) => loop.nudge()),
-    stop: async () => void (await Promise.all(loops.map((loop) => loop.stop()))),
+    start: () => all.forEach((loop) => loop.start()),
+    async drain() {
+      const ran = await loops[0]!.drain();
+      if (refineLoop === undefined) return ran;
+      setDraining(true);
+      try {
+        return ran + (await refineLoop.drain());
+      } finally {
+        setDraining(false);
+      }
+    },
+    nudge: () => all.forEach((loop) => loop.nudge()),
+    stop: async () => void (await Promise.all(all.map((loop) => loop.stop()))),
   });
+}
+
+/** `slice`, saying no more rounds also once `allowed()` says no (the job then queues the rest, as when time runs out). */
+function whileAllowed(slice: JobTimeSlice, allowed: () => boolean): JobTimeSlice {
+  let stopped = false;
+  return {
+    deadline: slice.deadline,
+    get ranOut() {
+      return stopped || slice.ranOut;
+    },
+    roomForRound() {
+      if (!allowed()) {
+        stopped = true;
+        return false;
+      }
+      return slice.roomForRound();
+    },
+  };
 }

@@ -32,20 +32,22 @@ export function embeddingText(message: Message, previous?: Message): string {
  * one (of its {@link embeddingText}), in batches. Idempotent: a rerun (after a crash, or by a second
  * worker) embeds only what is still missing, and writing a vector twice replaces it. With a job's
  * `slice`, a batch that would not end before the attempt's deadline is not started (the job queues the
- * rest). Returns how many messages it embedded.
+ * rest). `batchSize` messages go to the embedder at a time (default {@link embedBatchSize}). Returns how
+ * many messages it embedded.
  */
 export async function embedConversation(
   dependencies: { store: Store; embedder: Embedder },
   scope: Scope,
   signal?: AbortSignal,
   slice?: JobTimeSlice,
+  batchSize = embedBatchSize,
 ): Promise<number> {
   const { store, embedder } = dependencies;
   const callOptions = signal === undefined ? {} : { signal };
   let embedded = 0;
   for (;;) {
     signal?.throwIfAborted();
-    const pending = await store.listUnembeddedMessages(scope, embedder.model, embedBatchSize, callOptions);
+    const pending = await store.listUnembeddedMessages(scope, embedder.model, batchSize, callOptions);
     if (pending.length === 0) return embedded;
     if (slice !== undefined && !slice.roomForRound()) return embedded;
     const previous = await previousMessages(store, scope, pending, callOptions);

@@ -42,6 +42,11 @@ export interface JobWorkerOptions {
   /** Called when a job finished degraded (its handler returned a warning); default none. */
   readonly onWarning?: (warning: string, job: Job) => void;
   readonly now?: () => number;
+  /**
+   * Whether the started loop may lease a job now, asked before each one (e.g. "the cores are idle"); while
+   * it says no, the loop waits a poll interval and asks again. `drain()` does not ask. Default: always.
+   */
+  readonly mayLease?: () => boolean;
 }
 
 /** A background loop that leases jobs from the store and runs them, one at a time. */
@@ -194,20 +199,22 @@ export function createJobWorker(options: JobWorkerOptions): JobWorker {
     return true;
   };
 
-  const drain = async (): Promise<number> => {
+  const drainWhile = async (allowed: () => boolean): Promise<number> => {
     let count = 0;
-    while (!stopping.signal.aborted && (await runOne())) {
+    while (!stopping.signal.aborted && allowed() && (await runOne())) {
       count += 1;
       await nextTurn();
     }
     return count;
   };
+  const drain = () => drainWhile(() => true);
+  const mayLease = options.mayLease ?? (() => true);
 
   const poll = async (): Promise<void> => {
     let failures = 0;
     while (!stopping.signal.aborted) {
       try {
-        await drain();
+        await drainWhile(mayLease);
         failures = 0;
       } catch (error) {
         failures += 1;

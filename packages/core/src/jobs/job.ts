@@ -1,5 +1,8 @@
-/** Kinds of background jobs. */
-export const jobKinds = ['compact', 'embed', 'extract'] as const;
+/**
+ * Kinds of background jobs. `refine` adds the refining model's vectors (decision 0045): best effort, run
+ * only while the machine is idle, so its backlog is quality not yet had, never a message unsearchable.
+ */
+export const jobKinds = ['compact', 'embed', 'extract', 'refine'] as const;
 
 /** One of {@link jobKinds}. */
 export type JobKind = (typeof jobKinds)[number];

@@ -13,6 +13,7 @@ import {
   type RecallTuning,
 } from './rank-recall-candidates.js';
 import type { RecallHit } from './recall-hit.js';
+import type { SearchHit, SearchOptions } from './search.js';
 import { secondHopTerms } from './second-hop-terms.js';
 import { speakerTerms } from './speaker-terms.js';
 
@@ -53,7 +54,17 @@ export interface RecallDependencies {
    * aborts) and recall goes on keyword-only, as {@link RecallSearch} says. Default none: wait for it.
    */
   readonly queryEmbeddingTimeoutMs?: number;
+  /**
+   * A slower, better model whose vectors a background job adds where cores are idle (decision 0045):
+   * the vector search ranks in its space when it can embed the query within the deadline and the
+   * conversations the `embedder`'s hits come from lack at most {@link refinerGapLimit} of its vectors
+   * (those few keep their `embedder` rank); otherwise in the `embedder`'s space as without it.
+   */
+  readonly refiner?: Embedder;
 }
+
+/** Messages of one conversation without the refiner's vector that a refined vector search still ranks (by the embedder's rank); more, and it ranks in the embedder's space. */
+export const refinerGapLimit = 64;
 
 /** How {@link searchRecall} searched: keyword and vector search, or keyword only and why. */
 export interface RecallSearch {
@@ -62,6 +73,8 @@ export interface RecallSearch {
   readonly mode: 'hybrid' | 'keyword-only';
   /** `no_embedder`: none configured; `embedding_deadline`: the query embedding missed `queryEmbeddingTimeoutMs`. */
   readonly reason?: 'no_embedder' | 'embedding_deadline';
+  /** The model whose vectors ranked the vector search (`hybrid` only): the refiner's or the embedder's. */
+  readonly model?: string;
 }
 
 /** How the candidates were searched (see {@link RecallSearch}). */
@@ -246,17 +259,23 @@ async function searchCandidates(
     embedder === undefined
       ? undefined
       : await embedQuery(embedder, query, dependencies.queryEmbeddingTimeoutMs, options.signal);
-  const vector =
+  const base =
     embedder === undefined || queryVector === undefined
       ? []
       : await store.searchVector(user, embedder.model, queryVector, search, callOptions);
+  const refined =
+    embedder === undefined || queryVector === undefined || dependencies.refiner === undefined
+      ? undefined
+      : await refinedSearch(dependencies, dependencies.refiner, user, query, base, search, callOptions, options);
+  const vector = refined ?? base;
   const mode = embedder !== undefined && queryVector !== undefined ? ('hybrid' as const) : ('keyword-only' as const);
-  const searched: SearchMode = {
-    mode,
-    ...(mode === 'hybrid'
-      ? {}
-      : { reason: embedder === undefined ? ('no_embedder' as const) : ('embedding_deadline' as const) }),
-  };
+  const searched: SearchMode =
+    mode === 'hybrid'
+      ? {
+          mode,
+          model: refined === undefined ? embedder!.model : dependencies.refiner!.model,
+        }
+      : { mode, reason: embedder === undefined ? ('no_embedder' as const) : ('embedding_deadline' as const) };
   const speakers = speakerTerms(terms, vector.length === 0 ? await byAllTerms : vector);
   const topicTerms = terms.filter((term) => !speakers.has(term));
   const searchTerms = speakers.size > 0 && topicTerms.length > 0 ? topicTerms : terms;
@@ -303,6 +322,46 @@ async function searchCandidates(
     candidates: { ...first, secondHop: secondHop.filter((hit) => !excluded(hit.conversationId, hit.message.seq)) },
     searched,
   };
+}
+
+/**
+ * The vector search in the refiner's space, or `undefined` when it cannot be had: the refiner cannot
+ * embed the query within the deadline, or a conversation the embedder's hits come from lacks more than
+ * {@link refinerGapLimit} of the refiner's vectors (its backlog is large: a loaded machine). The few
+ * messages without a refined vector (the newest, still queued) keep their place by the embedder's
+ * ranking, so no message is left out of the vector search because its refined vector is behind.
+ */
+async function refinedSearch(
+  dependencies: RecallDependencies,
+  refiner: Embedder,
+  user: UserScope,
+  query: string,
+  base: readonly SearchHit[],
+  search: SearchOptions,
+  callOptions: CallOptions,
+  options: RecallOptions,
+): Promise<SearchHit[] | undefined> {
+  const { store } = dependencies;
+  const conversations = [...new Set(base.map((hit) => hit.conversationId))];
+  const gaps = await Promise.all(
+    conversations.map((conversationId) =>
+      store.listUnembeddedMessages({ ...user, conversationId }, refiner.model, refinerGapLimit + 1, callOptions),
+    ),
+  );
+  if (gaps.some((gap) => gap.length > refinerGapLimit)) return undefined;
+  const queryVector = await embedQuery(refiner, query, dependencies.queryEmbeddingTimeoutMs, options.signal);
+  if (queryVector === undefined) return undefined;
+  const refined = await store.searchVector(user, refiner.model, queryVector, search, callOptions);
+  const unrefined = new Set(
+    gaps.flatMap((gap, index) => gap.map((message) => `${conversations[index]!}\u0000${message.seq}`)),
+  );
+  if (unrefined.size === 0) return refined;
+  const merged = [...refined];
+  base.forEach((hit, rank) => {
+    if (unrefined.has(`${hit.conversationId}\u0000${hit.message.seq}`))
+      merged.splice(Math.min(rank, merged.length), 0, hit);
+  });
+  return merged.slice(0, search.k);
 }
 
 /**

@@ -15,9 +15,9 @@ export interface SearchPort {
   ): Promise<void>;
   /** Messages of a conversation with no vector of `model` yet, oldest first, at most `limit`. */
   listUnembeddedMessages(scope: Scope, model: string, limit: number, options?: CallOptions): Promise<Message[]>;
-  /** Deletes a tenant's (or one user's) vectors of every model but `exceptModel` (all without it); returns how many. */
+  /** Deletes a tenant's (or one user's) vectors of every model but those of `exceptModels` (all without it); returns how many. */
   deleteEmbeddings(
-    filter: { tenantId: string; userId?: string; exceptModel?: string },
+    filter: { tenantId: string; userId?: string; exceptModels?: readonly string[] },
     options?: CallOptions,
   ): Promise<number>;
   /**

@@ -319,13 +319,17 @@ class InMemoryParts {
     return state.messages.filter((message) => vectors?.has(message.seq) !== true).slice(0, limit);
   }
 
-  async deleteEmbeddings(filter: { tenantId: string; userId?: string; exceptModel?: string }): Promise<number> {
+  async deleteEmbeddings(filter: {
+    tenantId: string;
+    userId?: string;
+    exceptModels?: readonly string[];
+  }): Promise<number> {
     let deleted = 0;
     for (const state of this.#conversations.values()) {
       const { tenantId, userId } = state.conversation;
       if (tenantId !== filter.tenantId || (filter.userId !== undefined && userId !== filter.userId)) continue;
       for (const [model, vectors] of state.embeddings) {
-        if (model === filter.exceptModel) continue;
+        if (filter.exceptModels?.includes(model) === true) continue;
         deleted += vectors.size;
         state.embeddings.delete(model);
       }

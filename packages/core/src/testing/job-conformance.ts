@@ -104,6 +104,7 @@ export function describeJobConformance(store: () => Store): void {
         compact: { pending: 0, running: 0 },
         embed: { pending: 2, running: 0 },
         extract: { pending: 0, running: 1 },
+        refine: { pending: 0, running: 0 },
       });
       expect(backlog.oldestPendingCreatedAt).toBe(first.createdAt);
       expect(extract).toBeDefined();
@@ -118,6 +119,7 @@ export function describeJobConformance(store: () => Store): void {
           compact: { pending: 0, running: 0 },
           embed: { pending: 0, running: 0 },
           extract: { pending: 0, running: 0 },
+          refine: { pending: 0, running: 0 },
         },
         byStatus: { pending: 0, running: 0, done: 0, failed: 0 },
       });

@@ -117,7 +117,7 @@ export function describeRecallConformance(store: () => Store): void {
         { model: old.model, vectors: 3 },
       ]);
       expect(await store().countEmbeddings({ tenantId: 'tenant-c' })).toEqual([]);
-      await store().deleteEmbeddings({ tenantId: scopeA.tenantId, exceptModel: embedder.model });
+      await store().deleteEmbeddings({ tenantId: scopeA.tenantId, exceptModels: [embedder.model] });
       expect(await store().countEmbeddings({ tenantId: scopeA.tenantId })).toEqual([
         { model: embedder.model, vectors: 4 },
       ]);
@@ -126,8 +126,19 @@ export function describeRecallConformance(store: () => Store): void {
     it('deletes vectors of other models for a re-embed', async () => {
       await seed(store(), scopeA, lines);
       await embedAll(store(), scopeA);
-      expect(await store().deleteEmbeddings({ tenantId: scopeA.tenantId, exceptModel: embedder.model })).toBe(0);
-      expect(await store().deleteEmbeddings({ tenantId: scopeA.tenantId, userId: scopeA.userId })).toBe(4);
+      expect(await store().deleteEmbeddings({ tenantId: scopeA.tenantId, exceptModels: [embedder.model] })).toBe(0);
+      // A second model kept beside it (a refiner's) survives; a third is dropped.
+      await store().upsertEmbeddings(scopeA, 'kept@1', [
+        { seq: 1, vector: new Float32Array(embedder.dimensions).fill(1) },
+      ]);
+      await store().upsertEmbeddings(scopeA, 'old@1', [
+        { seq: 1, vector: new Float32Array(embedder.dimensions).fill(1) },
+      ]);
+      expect(
+        await store().deleteEmbeddings({ tenantId: scopeA.tenantId, exceptModels: [embedder.model, 'kept@1'] }),
+      ).toBe(1);
+      expect(await store().listUnembeddedMessages(scopeA, 'kept@1', 10)).toHaveLength(3);
+      expect(await store().deleteEmbeddings({ tenantId: scopeA.tenantId, userId: scopeA.userId })).toBe(5);
       expect(await store().listUnembeddedMessages(scopeA, embedder.model, 10)).toHaveLength(4);
     });
 

@@ -69,7 +69,11 @@ export function createServerMetrics(): ServerMetrics {
     },
     recordContext({ policy, sentTokens, fullHistoryTokens, recall }) {
       if (recall !== undefined) {
-        const recallKey = labelText({ mode: recall.mode, reason: recall.reason ?? 'none' });
+        const recallKey = labelText({
+          mode: recall.mode,
+          reason: recall.reason ?? 'none',
+          ...(recall.model === undefined ? {} : { model: recall.model }),
+        });
         recalls.set(recallKey, (recalls.get(recallKey) ?? 0) + 1);
       }
       const entry = context.get(policy) ?? { builds: 0, sent: 0, full: 0, saved: 0 };
@@ -139,7 +143,7 @@ export function createServerMetrics(): ServerMetrics {
         lines,
         'mnemo_context_recall_total',
         'counter',
-        'Hybrid contexts by how they recalled: hybrid, keyword-only and why (no_embedder, embedding_deadline), or skipped (not_asked: the turn asked nothing).',
+        'Hybrid contexts by how they recalled: hybrid (and the model whose vectors ranked: the refiner where it could), keyword-only and why (no_embedder, embedding_deadline), or skipped (not_asked: the turn asked nothing).',
       );
       for (const [labels, value] of recalls) lines.push(`mnemo_context_recall_total{${labels}} ${value}`);
       if (backlog !== undefined) {

@@ -193,6 +193,10 @@ export const contextReportSchema = z.object({
     .object({
       mode: z.enum(['hybrid', 'keyword-only', 'skipped']),
       reason: z.enum(['no_embedder', 'embedding_deadline', 'not_asked']).optional(),
+      model: z
+        .string()
+        .optional()
+        .describe('hybrid: the model whose vectors ranked the vector search (the refiner where it could)'),
       bestInContext: z
         .literal(true)
         .optional()

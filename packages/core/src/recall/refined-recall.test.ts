@@ -1,0 +1,208 @@
+import { describe, expect, it, vi } from 'vitest';
+import { createMemory } from '../engine/create-memory.js';
+import { isMemoryError } from '../errors/memory-error.js';
+import { embedConversation } from '../jobs/embed-conversation.js';
+import type { NewMessage } from '../messages/message.js';
+import { InMemoryStore } from '../testing/in-memory-store.js';
+import type { Embedder } from './embedder.js';
+import { HashedEmbedder } from './hashed-embedder.js';
+import { refinerGapLimit, searchRecall } from './recall.js';
+
+// A "better model" for the test: it maps words of one meaning to one dimension, so it finds a paraphrase
+// that shares no word with the query, which the hashed bag of words cannot.
+const concepts: Record<string, number> = {
+  invoicing: 0,
+  billing: 0,
+  invoices: 0,
+  datastore: 1,
+  database: 1,
+  records: 1,
+  hiking: 2,
+  trail: 2,
+  weather: 3,
+  rain: 3,
+};
+
+class ConceptEmbedder implements Embedder {
+  readonly model = 'concepts@1';
+  readonly dimensions = 8;
+  calls = 0;
+  constructor(private readonly available: () => boolean = () => true) {}
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    this.calls += 1;
+    return texts.map((text) => {
+      const vector = new Float32Array(this.dimensions);
+      for (const word of text.toLowerCase().match(/[a-z]+/g) ?? []) {
+        const at = concepts[word];
+        vector[at ?? 7] = (vector[at ?? 7] ?? 0) + (at === undefined ? 0.05 : 1);
+      }
+      const norm = Math.hypot(...vector) || 1;
+      return vector.map((value) => value / norm);
+    });
+  }
+  canEmbedWithin(): boolean {
+    return this.available();
+  }
+}
+
+const user = { tenantId: 't', userId: 'maren' };
+const scope = { ...user, conversationId: 'ops' };
+const lines = [
+  'The billing service keeps its records in a database we run ourselves.',
+  'We walked the ridge trail on Sunday.',
+  'Rain all week, so no hiking.',
+  'I moved the relay to the north mast.',
+  'My sister visits in March.',
+  'Our dog sits behind the sofa when it storms.',
+];
+const query = 'What datastore sits behind our invoicing backend?';
+
+function newMessage(content: string, createdAt: string): NewMessage {
+  return {
+    role: 'user',
+    content,
+    name: undefined,
+    toolCalls: undefined,
+    toolCallId: undefined,
+    createdAt,
+    metadata: undefined,
+    idempotencyKey: undefined,
+    tokens: 12,
+  };
+}
+
+async function storeWith(...texts: string[]) {
+  const store = new InMemoryStore();
+  await store.appendMessages(
+    scope,
+    texts.map((content, index) => newMessage(content, `2026-11-0${1 + (index % 9)}T10:00:00.000Z`)),
+  );
+  return store;
+}
+
+describe('recall with a refiner beside the embedder', () => {
+  const embedder = new HashedEmbedder();
+
+  it("ranks in the refiner's space once its vectors are there, finding a paraphrase the embedder misses", async () => {
+    const store = await storeWith(...lines);
+    await embedConversation({ store, embedder }, scope);
+    const alone = await searchRecall({ store, embedder }, user, query, { k: 3 });
+    expect(alone.model).toBe(embedder.model);
+    const refiner = new ConceptEmbedder();
+    // Before the refine job ran: every message lacks the refiner's vector, few enough to keep their places.
+    const before = await searchRecall({ store, embedder, refiner }, user, query, { k: 3 });
+    expect(before.model).toBe(refiner.model);
+    expect(before.hits.map((hit) => hit.message.seq)).toEqual(alone.hits.map((hit) => hit.message.seq));
+    await embedConversation({ store, embedder: refiner }, scope);
+    const refined = await searchRecall({ store, embedder, refiner }, user, query, { k: 3 });
+    expect(refined).toMatchObject({ mode: 'hybrid', model: refiner.model });
+    expect(refined.hits.find((hit) => hit.message.content === lines[0])?.explain.vectorRank).toBe(1);
+    const unrefined = alone.hits.find((hit) => hit.message.content === lines[0]);
+    expect(unrefined?.explain.vectorRank).not.toBe(1);
+  });
+
+  it("keeps a message without the refiner's vector in the vector search, at the embedder's rank", async () => {
+    const store = await storeWith(...lines);
+    await embedConversation({ store, embedder }, scope);
+    const refiner = new ConceptEmbedder();
+    await embedConversation({ store, embedder: refiner }, scope);
+    // A new message: the embedder's vector is written, the refine job has not run yet.
+    const [fresh] = await store.appendMessages(scope, [
+      newMessage('The invoicing backend now writes to PostgreSQL.', '2026-11-20T10:00:00.000Z'),
+    ]);
+    await embedConversation({ store, embedder }, scope);
+    expect(await store.listUnembeddedMessages(scope, refiner.model, 10)).toHaveLength(1);
+    const base = await searchRecall({ store, embedder }, user, query, { k: 10, candidates: 10 });
+    const baseRank = base.hits.findIndex((hit) => hit.message.seq === fresh!.seq);
+    expect(baseRank).toBeGreaterThanOrEqual(0);
+    const refined = await searchRecall({ store, embedder, refiner }, user, query, { k: 10, candidates: 10 });
+    expect(refined.model).toBe(refiner.model);
+    const hit = refined.hits.find((each) => each.message.seq === fresh!.seq);
+    expect(hit?.explain.vectorRank).toBeDefined();
+    expect(refined.hits[0]!.message.content).toMatch(/billing|invoicing/);
+  });
+
+  it("ranks in the embedder's space when the refiner's backlog is large or it cannot answer in time", async () => {
+    const many = Array.from({ length: refinerGapLimit + 1 }, (_, index) => `note ${index} about the billing database`);
+    const store = await storeWith(...many);
+    await embedConversation({ store, embedder }, scope);
+    const refiner = new ConceptEmbedder();
+    const behind = await searchRecall({ store, embedder, refiner }, user, query, { k: 3 });
+    expect(behind).toMatchObject({ mode: 'hybrid', model: embedder.model });
+    expect(refiner.calls).toBe(0);
+    await embedConversation({ store, embedder: refiner }, scope);
+    let available = false;
+    const busy = new ConceptEmbedder(() => available);
+    const late = await searchRecall({ store, embedder, refiner: busy, queryEmbeddingTimeoutMs: 30 }, user, query, {
+      k: 3,
+    });
+    expect(late).toMatchObject({ mode: 'hybrid', model: embedder.model });
+    available = true;
+    const inTime = await searchRecall({ store, embedder, refiner: busy, queryEmbeddingTimeoutMs: 30 }, user, query, {
+      k: 3,
+    });
+    expect(inTime.model).toBe(refiner.model);
+  });
+});
+
+describe('createMemory with a refiner', () => {
+  it('refuses a refiner without an embedder, or of the same model', () => {
+    const refiner = { embedder: new ConceptEmbedder() };
+    for (const options of [{ refiner }, { embedder: new ConceptEmbedder(), refiner }]) {
+      let error: unknown;
+      try {
+        createMemory({ store: new InMemoryStore(), ...options });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(isMemoryError(error, 'invalid_input')).toBe(true);
+    }
+  });
+
+  it('adds the refined vectors only while idle() says so, and the embed job never waits for them', async () => {
+    const store = new InMemoryStore();
+    let idle = false;
+    const refiner = new ConceptEmbedder();
+    const memory = createMemory({
+      store,
+      embedder: new HashedEmbedder(),
+      refiner: { embedder: refiner, idle: () => idle },
+      worker: { pollIntervalMs: 5 },
+    });
+    try {
+      await memory.append(scope, [{ role: 'user', content: lines[0]! }]);
+      await vi.waitFor(async () =>
+        expect(await store.listUnembeddedMessages(scope, 'hashed-bow-256', 10)).toHaveLength(0),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await store.listUnembeddedMessages(scope, refiner.model, 10)).toHaveLength(1);
+      const backlog = await memory.jobBacklog({ tenantId: 't' });
+      expect(backlog.byKind.refine.pending).toBe(1);
+      expect(backlog.byKind.embed.pending).toBe(0);
+      idle = true;
+      await vi.waitFor(async () =>
+        expect(await store.listUnembeddedMessages(scope, refiner.model, 10)).toHaveLength(0),
+      );
+      const built = await memory.buildContext(scope, { policy: 'hybrid', query: 'what datastore do we use?' });
+      expect(built.report.recall).toMatchObject({ mode: 'hybrid', model: refiner.model });
+    } finally {
+      await memory.close();
+    }
+  });
+
+  it('runPendingJobs refines whatever idle() says', async () => {
+    const store = new InMemoryStore();
+    const refiner = new ConceptEmbedder();
+    const memory = createMemory({
+      store,
+      embedder: new HashedEmbedder(),
+      refiner: { embedder: refiner, idle: () => false },
+      worker: { autoStart: false },
+    });
+    await memory.append(scope, [{ role: 'user', content: lines[0]! }]);
+    expect(await memory.runPendingJobs()).toBeGreaterThanOrEqual(2);
+    expect(await store.listUnembeddedMessages(scope, refiner.model, 10)).toHaveLength(0);
+    expect((await memory.recall(user, query)).length).toBe(1);
+    await memory.close();
+  });
+});
