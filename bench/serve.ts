@@ -5,6 +5,7 @@
 // MNEMO_TEST_DATABASE_URL set, the same rows on PostgreSQL with two `serve` replicas.
 // Writes bench/results/serve.json (or --out). --cli runs another build (e.g. an older commit's, with
 // --rate-limit-off for builds whose keyless default was 50 req/s); --embedder overrides MNEMO_EMBEDDER (a comma list, e.g. use-lite,static, runs each on its own store in this run, side by side);
+// --refiner none|use-lite sets MNEMO_REFINER (decision 0045; default: USE-lite beside the static table);
 // --postgres-only skips the SQLite rows; --rows proxy,context,... picks rows (direct, proxy, resend, context, hybrid, add, batch, health);
 // --serve-args '--workers 2' adds arguments to `mnemo serve`; --drain-seconds (default 180) bounds the wait for the backlog; --cpu-prof DIR writes V8 CPU profiles of
 // serve (and its workers) there, read them with bench/cpu-profile-summary.ts; --save-db FILE copies the SQLite store as the load
@@ -53,6 +54,9 @@ interface DrainDetail {
   readonly embeddedDuringDrain: number;
   /** Vectors written per second from the stop until the embed backlog was empty (or the wait ended). */
   readonly embeddingsPerSecond: number;
+  /** Messages with a refiner's vector (decision 0045) at the stop and when the wait ended. */
+  readonly refinedAtStop: number;
+  readonly refinedAtEnd: number;
   /** Seconds after the stop at which each kind had no job pending or running (absent: not within the limit). */
   readonly kindDrainedSeconds: Readonly<Record<string, number>>;
 }
@@ -91,6 +95,7 @@ const { values } = parseArgs({
     'sqlite-only': { type: 'boolean', default: false },
     'postgres-only': { type: 'boolean', default: false },
     embedder: { type: 'string' },
+    refiner: { type: 'string' },
     rows: { type: 'string' },
     'cpu-prof': { type: 'string' },
     'serve-args': { type: 'string' },
@@ -157,6 +162,7 @@ async function main(): Promise<void> {
         connectionCounts,
         cli: values.cli,
         embedder: values.embedder ?? 'default (static)',
+        refiner: values.refiner ?? 'default (use-lite beside static)',
         conversations,
       },
       stores: reports,
@@ -366,6 +372,7 @@ function startServe(settings: RunSettings, db: string): Promise<Replica> {
     MNEMO_LLM_BASE_URL: settings.upstream,
   };
   if (settings.embedder !== undefined) env.MNEMO_EMBEDDER = settings.embedder;
+  if (values.refiner !== undefined) env.MNEMO_REFINER = values.refiner;
   const profile = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`];
   const extra = values['serve-args']?.split(' ').filter((argument) => argument !== '') ?? [];
   const child: ChildProcess = spawn(
@@ -550,14 +557,17 @@ async function readBacklog(
   return { total, byKind, oldestAgeSeconds };
 }
 
-/** The `mnemo_context_recall_total` counters of every replica, summed by `mode/reason`. */
+/** The `mnemo_context_recall_total` counters of every replica, summed by `mode/reason` (a hybrid one also by `hybrid@<model>`). */
 async function readRecallCounts(urls: readonly string[]): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const url of urls) {
     const text = await (await fetch(`${url}/metrics`)).text();
-    for (const match of text.matchAll(/^mnemo_context_recall_total\{mode="([^"]+)",reason="([^"]+)"\} (\d+)$/gm)) {
+    for (const match of text.matchAll(
+      /^mnemo_context_recall_total\{mode="([^"]+)",reason="([^"]+)"(?:,model="([^"]+)")?\} (\d+)$/gm,
+    )) {
       const key = match[2] === 'none' ? match[1]! : `${match[1]}/${match[2]}`;
-      counts[key] = (counts[key] ?? 0) + Number(match[3]);
+      counts[key] = (counts[key] ?? 0) + Number(match[4]);
+      if (match[3] !== undefined) counts[`${key}@${match[3]}`] = (counts[`${key}@${match[3]}`] ?? 0) + Number(match[4]);
     }
   }
   return counts;
@@ -591,13 +601,24 @@ async function saveDatabase(file: string, target: string): Promise<void> {
 }
 
 /** Messages and stored vectors in a SQLite file (read-only, beside the running server). */
-function countEmbedded(file: string): { messages: number; embedded: number; at: number } {
+/**
+ * Messages, and vectors of the embedder: the model with the most vectors (it embeds every message as it
+ * is stored, or by the embed job; a refiner's vectors, decision 0045, come only while the machine is
+ * idle, so fewer), and of every other model (`refined`).
+ */
+function countEmbedded(file: string): { messages: number; embedded: number; refined: number; at: number } {
   const database = new Database(file, { readonly: true, fileMustExist: true });
   try {
     const count = (sql: string) => (database.prepare(sql).get() as { n: number }).n;
+    const byModel = (
+      database.prepare('SELECT count(*) AS n FROM message_vectors GROUP BY model_id ORDER BY n DESC').all() as {
+        n: number;
+      }[]
+    ).map((row) => row.n);
     return {
       messages: count('SELECT count(*) AS n FROM messages'),
-      embedded: count('SELECT count(*) AS n FROM message_vectors'),
+      embedded: byModel[0] ?? 0,
+      refined: byModel.slice(1).reduce((sum, n) => sum + n, 0),
       at: performance.now(),
     };
   } finally {
@@ -607,8 +628,8 @@ function countEmbedded(file: string): { messages: number; embedded: number; at: 
 
 function drainDetail(
   jobsAtStop: Record<string, number>,
-  atStop: { messages: number; embedded: number; at: number },
-  atEnd: { messages: number; embedded: number; at: number },
+  atStop: { messages: number; embedded: number; refined: number; at: number },
+  atEnd: { messages: number; embedded: number; refined: number; at: number },
   waited: { seconds: number | null; kindDrainedSeconds: Record<string, number> },
 ): DrainDetail {
   const embeddedDuringDrain = atEnd.embedded - atStop.embedded;
@@ -619,6 +640,8 @@ function drainDetail(
     unembeddedAtStop: atStop.messages - atStop.embedded,
     embeddedDuringDrain,
     embeddingsPerSecond: embedSeconds > 0 ? Math.round(embeddedDuringDrain / embedSeconds) : 0,
+    refinedAtStop: atStop.refined,
+    refinedAtEnd: atEnd.refined,
     kindDrainedSeconds: waited.kindDrainedSeconds,
   };
 }
@@ -668,7 +691,7 @@ function formatStore(report: StoreReport, connectionCounts: readonly number[]): 
     ...(report.drain === undefined
       ? []
       : [
-          `  jobs at the stop: ${formatKinds(report.drain.jobsAtStop)}; ${report.drain.unembeddedAtStop} of ${report.drain.messagesStored} messages without a vector; ${report.drain.embeddedDuringDrain} embedded while draining, ${report.drain.embeddingsPerSecond}/s; each kind empty after: ${
+          `  jobs at the stop: ${formatKinds(report.drain.jobsAtStop)}; ${report.drain.unembeddedAtStop} of ${report.drain.messagesStored} messages without a vector; ${report.drain.embeddedDuringDrain} embedded while draining, ${report.drain.embeddingsPerSecond}/s; refined ${report.drain.refinedAtStop} → ${report.drain.refinedAtEnd}; each kind empty after: ${
             Object.entries(report.drain.kindDrainedSeconds)
               .map(([kind, seconds]) => `${kind} ${seconds} s`)
               .join(', ') || 'none'
@@ -686,7 +709,8 @@ function formatStore(report: StoreReport, connectionCounts: readonly number[]): 
 /** `; recalled with vectors: N %` of the hybrid contexts that recalled (empty when none did; a turn that asked nothing recalls nothing). */
 function formatVectorShare(recall: Readonly<Record<string, number>>): string {
   const total = Object.entries(recall)
-    .filter(([key]) => !key.startsWith('skipped'))
+    // `hybrid@<model>` splits `hybrid` by the model that ranked: counted once, in `hybrid`.
+    .filter(([key]) => !key.startsWith('skipped') && !key.includes('@'))
     .reduce((sum, [, count]) => sum + count, 0);
   return total === 0 ? '' : `; recalled with vectors: ${((100 * (recall.hybrid ?? 0)) / total).toFixed(1)} %`;
 }

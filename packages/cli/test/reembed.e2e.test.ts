@@ -119,13 +119,24 @@ describe('mnemo reembed', () => {
 
     const run = await runMnemo(['reembed', '--db', 'mnemo.db', '--json'], { cwd: directory, timeoutMs: 60_000 });
     expect(run.code).toBe(0);
-    // Resumable: c3 already had its vector, so only the three old messages were embedded.
+    // Resumable: c3 already had its vector, so only the three old messages were embedded. The USE-lite
+    // vectors stay: beside the static table they are the refiner's (decision 0045).
     expect(JSON.parse(run.stdout)).toMatchObject({
       model: upgraded.model,
-      droppedVectors: 3,
+      droppedVectors: 0,
       conversations: 4,
       embeddedMessages: 3,
     });
+    const kept = createSqliteStore({ path, readonly: true });
+    expect(await kept.listUnembeddedMessages({ ...user, conversationId: 'c0' }, useLite.model, 10)).toHaveLength(0);
+    await kept.close();
+    // Without a refiner they are another model's, and go.
+    const withoutRefiner = await runMnemo(['reembed', '--db', 'mnemo.db', '--json'], {
+      cwd: directory,
+      env: { MNEMO_REFINER: 'none' },
+      timeoutMs: 60_000,
+    });
+    expect(JSON.parse(withoutRefiner.stdout)).toMatchObject({ droppedVectors: 3, embeddedMessages: 0 });
     const converted = createMemory({
       store: createSqliteStore({ path }),
       embedder: upgraded,

@@ -9,6 +9,8 @@ import type { RankingSummary } from './score-locomo-rankings.js';
 export interface LocomoRunInfo {
   readonly dataFile: string;
   readonly embedder: string;
+  /** The refiner beside the embedder (decision 0045), when one ran. */
+  readonly refiner?: string;
   readonly encoding: string;
   readonly durationMs: number;
   /** Wall-clock milliseconds the embedding model ran (storing and querying). */
@@ -32,6 +34,7 @@ export function toLocomoJson(result: LocomoBenchResult, info: LocomoRunInfo): Re
     dataset: result.dataset,
     recallLatencyMs: result.recallLatencyMs,
     embedder: info.embedder,
+    ...(info.refiner === undefined ? {} : { refiner: info.refiner }),
     encoding: info.encoding,
     durationMs: Math.round(info.durationMs),
     embedMs: Math.round(info.embedMs),
@@ -49,7 +52,7 @@ export function formatLocomoReport(result: LocomoBenchResult, info: LocomoRunInf
     `LoCoMo (${info.dataFile}): ${formatCount(dataset.samples)} conversations, ${formatCount(dataset.turns)} turns, ` +
     `${formatCount(dataset.questions)} questions, ${formatCount(dataset.scored)} scored` +
     (recall.skipped.noEvidence > 0 ? ` (${recall.skipped.noEvidence} without evidence skipped: ${skipped})` : '') +
-    `\nembedder ${info.embedder}, tokenizer ${info.encoding}, ${formatSeconds(info.durationMs)} (model ${formatSeconds(info.embedMs)})\n`;
+    `\nembedder ${info.embedder}${info.refiner === undefined ? '' : `, refiner ${info.refiner}`}, tokenizer ${info.encoding}, ${formatSeconds(info.durationMs)} (model ${formatSeconds(info.embedMs)})\n`;
   return [
     heading,
     'Evidence recall of recall() over turns, k = 50 (% of evidence turns in the top k; all = every evidence turn)',

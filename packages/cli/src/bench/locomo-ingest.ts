@@ -17,6 +17,8 @@ export interface IngestOptions {
   readonly store: Store;
   /** The memory's embedder; without one the vector check is skipped. */
   readonly embedder?: Embedder;
+  /** The memory's refiner; its vectors are checked as the embedder's are. */
+  readonly refiner?: Embedder;
   readonly tenantId?: string;
   readonly signal?: AbortSignal;
 }
@@ -59,12 +61,12 @@ export async function ingestLocomoSample(sample: LocomoSample, options: IngestOp
     });
     await memory.runPendingJobs();
   }
-  if (embedder !== undefined) {
-    const missing = await store.listUnembeddedMessages(scope, embedder.model, 1, callOptions);
+  for (const model of [embedder, options.refiner].flatMap((each) => (each === undefined ? [] : [each.model]))) {
+    const missing = await store.listUnembeddedMessages(scope, model, 1, callOptions);
     if (missing.length > 0) {
       throw new MemoryError(
         'storage_failed',
-        `${sample.sampleId}: message ${missing[0]!.seq} has no ${embedder.model} vector after the embedding jobs ran`,
+        `${sample.sampleId}: message ${missing[0]!.seq} has no ${model} vector after the embedding jobs ran`,
       );
     }
   }

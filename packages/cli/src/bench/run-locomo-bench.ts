@@ -54,6 +54,8 @@ export interface LocomoBenchOptions {
   /** Context budgets, in tokens. */
   readonly budgets: readonly number[];
   readonly embedder: Embedder;
+  /** A refiner beside `embedder` (decision 0045): every message gets its vectors too, as on an idle server. */
+  readonly refiner?: Embedder;
   /** Turns the `window` policy keeps; default the engine's (4). */
   readonly windowTurns?: number;
   /** Policies to build contexts with; default {@link benchPolicies}. */
@@ -125,7 +127,8 @@ const percentMetrics = ['evidencePresent', 'evidenceAllPresent', 'answerWordsPre
  * evidence are skipped everywhere (and counted in `recall.skipped`).
  */
 export async function runLocomoBench(options: LocomoBenchOptions): Promise<LocomoBenchResult> {
-  const { samples, budgets, embedder } = options;
+  const { samples, budgets, embedder, refiner } = options;
+  const withRefiner = refiner === undefined ? {} : { refiner };
   const policies = options.policies ?? benchPolicies;
   const windowTurns = options.windowTurns ?? builtInContextDefaults.windowTurns;
   const createStore = options.createStore ?? (() => createSqliteStore({ path: ':memory:' }));
@@ -154,6 +157,7 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
         store,
         tokenCounter: counter,
         embedder,
+        ...(refiner === undefined ? {} : { refiner: { embedder: refiner } }),
         // Quality, not latency, is measured here: every query waits for its embedding.
         queryEmbeddingTimeoutMs: false,
         worker: { autoStart: false },
@@ -165,6 +169,7 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
           memory,
           store,
           embedder,
+          ...withRefiner,
           ...(options.signal === undefined ? {} : { signal: options.signal }),
         });
         if (position === 0) {
@@ -174,7 +179,7 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
             rankings.set(question.key, await rankTurns(memory, ingested, question.question));
             latencies.push(performance.now() - started);
             if (options.folds !== undefined)
-              tuned.push(await tuneQuestion({ store, embedder }, ingested, question, grid, bm25!));
+              tuned.push(await tuneQuestion({ store, embedder, ...withRefiner }, ingested, question, grid, bm25!));
             step(`${sample.sampleId}: ranking turns`);
           }
         }
@@ -191,7 +196,7 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
             };
             meansOf(policy, budget).add(
               question.category,
-              await measureContext({ store, counter, embedder }, ingested, question, request),
+              await measureContext({ store, counter, embedder, ...withRefiner }, ingested, question, request),
             );
           }
           step(`${sample.sampleId}: contexts at ${budget} tokens`);
@@ -240,7 +245,7 @@ export async function runLocomoBench(options: LocomoBenchOptions): Promise<Locom
 
 /** One question's frac@10 under every tuning of the grid (one search, ranked many ways) and under BM25. */
 async function tuneQuestion(
-  dependencies: { store: Store; embedder: Embedder },
+  dependencies: { store: Store; embedder: Embedder; refiner?: Embedder },
   ingested: IngestedSample,
   question: LocomoQuestion,
   grid: Parameters<typeof scoreTunings>[2],
@@ -271,7 +276,12 @@ async function rankTurns(memory: Memory, ingested: IngestedSample, question: str
 }
 
 async function measureContext(
-  dependencies: { store: Store; counter: ReturnType<typeof createGptTokenCounter>; embedder: Embedder },
+  dependencies: {
+    store: Store;
+    counter: ReturnType<typeof createGptTokenCounter>;
+    embedder: Embedder;
+    refiner?: Embedder;
+  },
   ingested: IngestedSample,
   question: LocomoQuestion,
   request: ContextRequest,

@@ -20,6 +20,7 @@ interface LocomoFlags {
   readonly rankings?: string;
   readonly conversations?: number;
   readonly embedder: BenchEmbedder;
+  readonly refiner?: 'use-lite' | 'none';
   readonly lenient?: boolean;
   readonly folds?: number;
   readonly recallOnly?: boolean;
@@ -67,7 +68,17 @@ export function registerBenchCommand(program: Command, io: CliIo): void {
       '--rankings <file>',
       'write each question\'s ranking as {"<sample_id>#<qa_index>": ["D3:4", ...]} (50 turn ids, best first)',
     )
-    .addOption(new Option('--embedder <name>', 'embedding model').choices(benchEmbedders).default('use-lite'))
+    .addOption(
+      new Option('--embedder <name>', "embedding model (default static, as serve's)")
+        .choices(benchEmbedders)
+        .default('static'),
+    )
+    .addOption(
+      new Option(
+        '--refiner <name>',
+        "the refiner beside static (decision 0045; default use-lite beside static, as serve's): every message gets its vectors, as on an idle server",
+      ).choices(['use-lite', 'none']),
+    )
     .option(
       '--folds <k>',
       "K-fold cross-validation of recall's constants by conversation: chosen on K−1 folds, scored on the held-out one",
@@ -96,8 +107,17 @@ async function runLocomoCommand(flags: LocomoFlags, io: CliIo): Promise<void> {
   for (const warning of all.flatMap((sample) => sample.warnings)) io.stderr.write(`mnemo bench: warning: ${warning}\n`);
   const samples = flags.conversations === undefined ? all : all.slice(0, flags.conversations);
   const embedder = new CachingEmbedder(createEmbedder(flags.embedder));
+  const refinerKind = flags.refiner ?? (flags.embedder === 'static' ? 'use-lite' : 'none');
+  if (refinerKind !== 'none' && flags.embedder !== 'static')
+    throw new MemoryError('invalid_input', `--refiner runs only beside --embedder static (got ${flags.embedder})`, {
+      details: { field: 'refiner' },
+    });
+  const refiner = refinerKind === 'none' ? undefined : new CachingEmbedder(new UseLiteEmbedder());
   const cachePath = flags.embeddingCache === undefined ? undefined : resolvePath(io.cwd, flags.embeddingCache);
+  // The refiner's vectors are kept beside the embedder's, in a file of their own.
+  const refinerCachePath = cachePath === undefined ? undefined : `${cachePath}.refiner`;
   if (cachePath !== undefined) await embedder.load(cachePath);
+  if (refinerCachePath !== undefined) await refiner?.load(refinerCachePath);
   const progress = createBenchProgress(io.stderr, flags.json !== true);
   let result;
   try {
@@ -105,6 +125,7 @@ async function runLocomoCommand(flags: LocomoFlags, io: CliIo): Promise<void> {
       samples,
       budgets: flags.maxTokens,
       embedder,
+      ...(refiner === undefined ? {} : { refiner }),
       ...(flags.folds === undefined ? {} : { folds: flags.folds }),
       contexts: flags.recallOnly !== true,
       onProgress: (done, total, label) => progress.update(done, total, label),
@@ -113,6 +134,8 @@ async function runLocomoCommand(flags: LocomoFlags, io: CliIo): Promise<void> {
     progress.stop();
   }
   if (cachePath !== undefined && embedder.embeddedTexts > 0) await embedder.save(cachePath);
+  if (refinerCachePath !== undefined && refiner !== undefined && refiner.embeddedTexts > 0)
+    await refiner.save(refinerCachePath);
   if (flags.rankings !== undefined) {
     const file = resolvePath(io.cwd, flags.rankings);
     await writeFile(file, `${JSON.stringify(Object.fromEntries(result.rankings))}\n`);
@@ -121,9 +144,10 @@ async function runLocomoCommand(flags: LocomoFlags, io: CliIo): Promise<void> {
   const info = {
     dataFile: basename(path),
     embedder: embedder.model,
+    ...(refiner === undefined ? {} : { refiner: refiner.model }),
     encoding: createGptTokenCounter().encoding,
     durationMs: performance.now() - started,
-    embedMs: embedder.embedMs,
+    embedMs: embedder.embedMs + (refiner?.embedMs ?? 0),
   };
   io.stdout.write(
     flags.json === true ? `${JSON.stringify(toLocomoJson(result, info))}\n` : formatLocomoReport(result, info),

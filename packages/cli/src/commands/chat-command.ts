@@ -7,7 +7,7 @@ import { cliDefaults, defaultConfigFileName, loadCliConfig, type CliConfig } fro
 import { cliPolicies, contextPolicyOf, type CliPolicy } from '../config/cli-policies.js';
 import { chooseSummarizer } from '../store/choose-summarizer.js';
 import { openMemory } from '../store/open-memory.js';
-import { chooseEmbedder } from '../store/choose-embedder.js';
+import { chooseEmbedder, chooseRefiner } from '../store/choose-embedder.js';
 import { databaseOf, dbOptionDescription } from './add-store-options.js';
 import { parsePositiveInteger } from './parse-positive-integer.js';
 
@@ -69,8 +69,12 @@ async function runChatCommand(flags: ChatFlags, io: CliIo): Promise<void> {
   // Compaction summarizes with the same endpoint and model as the chat (falling back to the offline summarizer).
   const summarizer = chooseSummarizer(config);
   const embedder = chooseEmbedder(config);
+  const refiner = chooseRefiner(config, { runsJobs: true });
   const memory = await openMemory({
     ...(embedder === undefined ? {} : { embedder }),
+    ...(refiner.refiner === undefined
+      ? {}
+      : { refiner: { ...refiner.refiner, queryTimeoutMs: config.embedder.queryTimeoutMs } }),
     db: databaseOf(flags, config, io),
     model,
     maxTokens,
@@ -94,6 +98,7 @@ async function runChatCommand(flags: ChatFlags, io: CliIo): Promise<void> {
     });
   } finally {
     await memory.close();
+    await refiner.close();
   }
 }
 

@@ -6,7 +6,7 @@ import type { CliIo } from '../cli-io.js';
 import { loadCliConfig } from '../config/cli-config.js';
 import { engineDefaultsOf } from '../config/cli-policies.js';
 import { chooseSummarizer } from '../store/choose-summarizer.js';
-import { chooseEmbedder } from '../store/choose-embedder.js';
+import { chooseEmbedder, chooseRefiner } from '../store/choose-embedder.js';
 import { openCliStore } from '../store/open-cli-store.js';
 import { databaseOf, dbOptionDescription } from './add-store-options.js';
 
@@ -48,12 +48,15 @@ async function runMcp(flags: McpFlags, io: CliIo): Promise<void> {
       io.stderr.write(`mnemo mcp: ${message}: ${describe(fields.err)}\n`),
   };
   const embedder = chooseEmbedder(config);
+  const refiner = chooseRefiner(config, { runsJobs: true });
   const defaults = engineDefaultsOf(config.context);
   const memory = createMemory({
     store,
     ...(embedder === undefined ? {} : { embedder }),
-    // One client and an in-process model that cannot be cut off: the query embedding is waited for.
-    queryEmbeddingTimeoutMs: false,
+    ...(refiner.refiner === undefined ? {} : { refiner: refiner.refiner }),
+    // One client and an in-process model that cannot be cut off: the query embedding is waited for. The
+    // refiner's thread can be, so beside it the deadline holds (past it, the static table's vectors rank).
+    queryEmbeddingTimeoutMs: refiner.refiner === undefined ? false : config.embedder.queryTimeoutMs,
     tokenCounter,
     context: defaults.context,
     compaction: { settings: defaults.compactionSettings, ...(summarizer === undefined ? {} : { summarizer }) },
@@ -75,6 +78,7 @@ async function runMcp(flags: McpFlags, io: CliIo): Promise<void> {
     await server.close();
   } finally {
     await memory.close();
+    await refiner.close();
   }
 }
 

@@ -3,7 +3,7 @@ import { embedConversation } from '@mnemo/core/internals';
 import type { Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
 import { loadCliConfig } from '../config/cli-config.js';
-import { chooseEmbedder } from '../store/choose-embedder.js';
+import { chooseEmbedder, refinerModelOf } from '../store/choose-embedder.js';
 import { openCliStore } from '../store/open-cli-store.js';
 import { addStoreOptions, databaseOf, type StoreFlags } from './add-store-options.js';
 import { embedderOption, withEmbedderFlag } from './embedder-option.js';
@@ -48,6 +48,7 @@ async function runReembed(flags: ReembedFlags, io: CliIo): Promise<void> {
     throw new MemoryError('invalid_input', 'reembed needs an embedder: MNEMO_EMBEDDER is none', {
       details: { field: 'embedder' },
     });
+  const refinerModel = refinerModelOf(config);
   const store = await openCliStore(databaseOf(flags, config, io), { mustExist: true });
   // The engine only closes the store here; no background work runs, the command embeds in the foreground.
   const memory = createMemory({ store, compaction: false, knowledge: false, worker: { autoStart: false } });
@@ -92,7 +93,8 @@ async function runReembed(flags: ReembedFlags, io: CliIo): Promise<void> {
         : await store.deleteEmbeddings({
             tenantId: user.tenantId,
             ...(flags.user === undefined ? {} : { userId: user.userId }),
-            exceptModel: embedder.model,
+            // The refiner's vectors (decision 0045) stay: they are not another embedder's.
+            exceptModels: [embedder.model, ...(refinerModel === undefined ? [] : [refinerModel])],
           });
     const seconds = Math.round((performance.now() - started) / 100) / 10;
     if (flags.json === true)

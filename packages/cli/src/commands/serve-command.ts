@@ -10,7 +10,7 @@ import { embedderOption, withEmbedderFlag } from './embedder-option.js';
 import type { CliIo } from '../cli-io.js';
 import { isPostgresUrl, loadCliConfig, type CliConfig, type CliServerConfig } from '../config/cli-config.js';
 import { checkVectorModels } from '../store/check-vector-models.js';
-import { chooseEmbedder, chooseQueryEmbedder } from '../store/choose-embedder.js';
+import { chooseEmbedder, chooseQueryEmbedder, chooseRefiner, refinerModelOf } from '../store/choose-embedder.js';
 import { createServeMemory } from '../store/create-serve-memory.js';
 import { describeDatabase, openCliStore, openStoreWhenAvailable } from '../store/open-cli-store.js';
 import {
@@ -129,7 +129,7 @@ interface HttpServing {
   readonly url: string;
   readonly logger: pino.Logger;
   /** For the `listening` log line. */
-  readonly describe: { readonly summarizer: string; readonly embedder: string };
+  readonly describe: { readonly summarizer: string; readonly embedder: string; readonly refiner: string };
   /** Warns when the store's vectors are another embedder's (`checkVectorModels`); run once, after `listening`. */
   checkVectorModels(): Promise<void>;
   /** Finishes in-flight requests, closes the memory (and store) and the query embedder. */
@@ -143,11 +143,14 @@ async function openHttpServer(setup: ServeSetup, options: { httpProcess: boolean
   const logger = pino({ base: { service: 'mnemo', ...(options.httpProcess ? { pid: process.pid } : {}) } }, io.stdout);
   const store = await openStoreWhenAvailable(setup.db, logger);
   const queryEmbedder = chooseQueryEmbedder(config);
+  // The refiner's query embeddings; its refine jobs run in the workers.
+  const refiner = chooseRefiner(config, { callerDeadlineMs: config.embedder.queryTimeoutMs, runsJobs: false });
   const { memory, summarizer, embedder } = createServeMemory({
     config,
     store,
     logger,
     ...(queryEmbedder.embedder === undefined ? {} : { embedder: queryEmbedder.embedder }),
+    ...(refiner.refiner === undefined ? {} : { refiner: refiner.refiner }),
   });
   let server;
   try {
@@ -173,10 +176,12 @@ async function openHttpServer(setup: ServeSetup, options: { httpProcess: boolean
   } catch (error) {
     await memory.close();
     await queryEmbedder.close();
+    await refiner.close();
     throw error;
   }
   // Loads the model in its thread now, so the first requests' deadlines do not pass on the load.
   void queryEmbedder.load().catch((error: unknown) => logger.error({ err: error }, 'cannot load the query embedder'));
+  void refiner.load().catch((error: unknown) => logger.error({ err: error }, 'cannot load the refiner'));
   // A damaged page otherwise shows only when a call reads it: every page is checked once, on a thread,
   // and /ready fails from then on if one is damaged.
   if (store instanceof SqliteStore) {
@@ -196,13 +201,19 @@ async function openHttpServer(setup: ServeSetup, options: { httpProcess: boolean
   return {
     url: running.url,
     logger,
-    describe: { summarizer: summarizer?.id ?? 'extractive@1', embedder: embedder?.model ?? 'none' },
+    describe: {
+      summarizer: summarizer?.id ?? 'extractive@1',
+      embedder: embedder?.model ?? 'none',
+      refiner: refiner.refiner?.embedder.model ?? 'none',
+    },
     async checkVectorModels() {
-      if (embedder !== undefined) await checkVectorModels(store, embedder.model, logger);
+      if (embedder !== undefined)
+        await checkVectorModels(store, embedder.model, logger, refiner.refiner?.embedder.model);
     },
     async close() {
       await running.close();
       await queryEmbedder.close();
+      await refiner.close();
     },
   };
 }
@@ -275,7 +286,7 @@ async function checkStoreVectorModels(setup: ServeSetup, logger: pino.Logger): P
     if (model === undefined) return;
     const store = await openCliStore(setup.db);
     try {
-      await checkVectorModels(store, model, logger);
+      await checkVectorModels(store, model, logger, refinerModelOf(setup.config));
     } finally {
       await store.close();
     }

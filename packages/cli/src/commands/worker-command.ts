@@ -6,7 +6,7 @@ import { embedderOption, withEmbedderFlag } from './embedder-option.js';
 import type { CliIo } from '../cli-io.js';
 import { loadCliConfig, type CliConfig } from '../config/cli-config.js';
 import { sweepRetention } from '../retention/retention-rules.js';
-import { chooseWorkerEmbedder } from '../store/choose-embedder.js';
+import { chooseRefiner, chooseWorkerEmbedder } from '../store/choose-embedder.js';
 import { createServeMemory } from '../store/create-serve-memory.js';
 import { describeDatabase, openStoreWhenAvailable } from '../store/open-cli-store.js';
 import { databaseOf, dbOptionDescription } from './add-store-options.js';
@@ -81,12 +81,14 @@ async function runWorker(flags: WorkerFlags, io: CliIo): Promise<void> {
   const leaseMs = flags.leaseMs ?? defaultWorkerLeaseMs;
   const embeddingThreads = flags.embeddingThreads ?? defaultEmbeddingThreads();
   const threaded = chooseWorkerEmbedder(config, embeddingThreads);
+  const refiner = chooseRefiner(config, { runsJobs: true });
   const { memory, summarizer, embedder } = createServeMemory({
     config,
     store,
     logger,
     jobs: { concurrency, leaseMs },
     ...(threaded.embedder === undefined ? {} : { embedder: threaded.embedder }),
+    ...(refiner.refiner === undefined ? {} : { refiner: refiner.refiner }),
   });
   logger.info(
     {
@@ -96,6 +98,7 @@ async function runWorker(flags: WorkerFlags, io: CliIo): Promise<void> {
       embeddingThreads,
       summarizer: summarizer?.id ?? 'extractive@1',
       embedder: embedder?.model ?? 'none',
+      refiner: refiner.refiner?.embedder.model ?? 'none',
     },
     'worker started',
   );
@@ -112,6 +115,7 @@ async function runWorker(flags: WorkerFlags, io: CliIo): Promise<void> {
   logger.info({ reason }, 'worker stopping: the running jobs’ leases lapse for another worker');
   await memory.close();
   await threaded.close();
+  await refiner.close();
   logger.info('worker stopped');
 }
 

@@ -58,7 +58,7 @@ describe('loadCliConfig', () => {
       anthropic: { passClientKey: false },
       // The library's own defaults: one budget for the library, serve, the proxy, MCP and replay.
       context: { maxTokens: 2000, windowTurns: 4, recall: 'when-asked' },
-      embedder: { kind: 'static', queryTimeoutMs: 30 },
+      embedder: { kind: 'static', refiner: 'use-lite', refinerIdleShare: 0.25, queryTimeoutMs: 30 },
     });
   });
 
@@ -108,8 +108,25 @@ describe('loadCliConfig', () => {
       dimensions: 768,
       baseUrl: 'http://127.0.0.1:11434/v1',
       queryTimeoutMs: 50,
+      refiner: 'none',
+      refinerIdleShare: 0.25,
     });
     await expect(loadCliConfig({ env: { MNEMO_EMBEDDER: 'bert' }, cwd: directory })).rejects.toThrow(/MNEMO_EMBEDDER/);
+  });
+
+  it('refines beside the static embedder unless told not to, and only beside it', async () => {
+    expect((await loadCliConfig({ env: { MNEMO_REFINER: 'none' }, cwd: directory })).embedder.refiner).toBe('none');
+    expect((await loadCliConfig({ env: { MNEMO_EMBEDDER: 'hashed' }, cwd: directory })).embedder.refiner).toBe('none');
+    await expect(
+      loadCliConfig({ env: { MNEMO_EMBEDDER: 'use-lite', MNEMO_REFINER: 'use-lite' }, cwd: directory }),
+    ).rejects.toMatchObject({ code: 'invalid_input', details: { field: 'embedder.refiner' } });
+    await expect(loadCliConfig({ env: { MNEMO_REFINER: 'bert' }, cwd: directory })).rejects.toThrow(/MNEMO_REFINER/);
+    expect(
+      (await loadCliConfig({ env: { MNEMO_REFINER_IDLE_SHARE: '1' }, cwd: directory })).embedder.refinerIdleShare,
+    ).toBe(1);
+    await expect(loadCliConfig({ env: { MNEMO_REFINER_IDLE_SHARE: '2' }, cwd: directory })).rejects.toThrow(
+      /MNEMO_REFINER_IDLE_SHARE/,
+    );
   });
 
   it('reads mnemo.config.json from the working directory and resolves its db against the file', async () => {

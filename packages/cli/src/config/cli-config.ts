@@ -62,6 +62,14 @@ export interface CliConfig {
     readonly apiKey?: string;
     /** Deadline of a context's query embedding in `serve`, in ms; past it recall is keyword-only and the report says so. Default 30. */
     readonly queryTimeoutMs: number;
+    /**
+     * A better model beside the `static` table (decision 0045): `use-lite` (the default beside `static`)
+     * adds USE-lite vectors while the machine's cores are idle, and recall ranks with them where they are
+     * there and the query can be embedded in time; `none` turns it off. Only beside `static`.
+     */
+    readonly refiner: 'use-lite' | 'none';
+    /** The refiner works while the rest of the machine keeps less than this share of its cores busy (0–1; default 0.25; 0 never, 1 always). */
+    readonly refinerIdleShare: number;
   };
   /** Settings of `mnemo serve`; absent when neither the file nor `MNEMO_API_KEYS` sets any. */
   readonly server?: CliServerConfig;
@@ -150,6 +158,10 @@ export const cliEnvironmentVariables = Object.freeze({
   MNEMO_API_KEYS: 'API keys of mnemo serve and their tenants: key1:tenantA,key2:tenantB',
   MNEMO_EMBEDDER:
     'embedder for vector recall: static (default, offline, microseconds), use-lite (offline, ~20 ms a turn), openai, hashed (tests, benchmarks), none',
+  MNEMO_REFINER:
+    'beside the static embedder: use-lite (default: USE-lite vectors added while cores are idle, used by recall where present), none',
+  MNEMO_REFINER_IDLE_SHARE:
+    'the refiner works while the rest of the machine keeps less than this share of its cores busy (0 to 1, default 0.25; 0 never, 1 always)',
   MNEMO_EMBEDDING_MODEL: 'embedding model of an openai embedder, e.g. nomic-embed-text',
   MNEMO_EMBEDDING_DIMENSIONS: "vector length of that model, unless it is one of OpenAI's",
   MNEMO_EMBEDDING_BASE_URL: 'its base URL (default MNEMO_LLM_BASE_URL)',
@@ -181,6 +193,11 @@ const apiKeyList = z.string().transform((text, context) =>
 const responsesApi = z.enum(['auto', 'forward', 'translate']);
 const embedderKind = z.enum(['static', 'use-lite', 'openai', 'hashed', 'none']);
 
+const refinerKind = z.enum(['use-lite', 'none']);
+
+/** The share of the machine's cores the rest of it may keep busy while the refiner works (decision 0045). */
+export const defaultRefinerIdleShare = 0.25;
+
 /** The embedder kinds of the config (and of `--embedder`). */
 export const embedderKinds = embedderKind.options;
 const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, { error: 'must be a postgres:// or postgresql:// URL' });
@@ -196,6 +213,8 @@ const fileSchema = z.strictObject({
       baseUrl: httpUrl.optional(),
       apiKey: z.string().optional(),
       queryTimeoutMs: z.number().int().min(1).optional(),
+      refiner: refinerKind.optional(),
+      refinerIdleShare: z.number().min(0).max(1).optional(),
     })
     .optional(),
   llm: z
@@ -289,6 +308,11 @@ const envSchema = z.object({
   MNEMO_RECALL: z.enum(recallModes).optional(),
   MNEMO_API_KEYS: apiKeyList.optional(),
   MNEMO_EMBEDDER: embedderKind.optional(),
+  MNEMO_REFINER: refinerKind.optional(),
+  MNEMO_REFINER_IDLE_SHARE: z.coerce
+    .number<string>({ error: 'must be a number from 0 to 1' })
+    .pipe(z.number().min(0).max(1))
+    .optional(),
   MNEMO_EMBEDDING_MODEL: z.string().min(1).optional(),
   MNEMO_EMBEDDING_DIMENSIONS: z.coerce
     .number<string>({ error: 'must be a whole number' })
@@ -374,8 +398,21 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
     recall: env.MNEMO_RECALL ?? fileValues.context?.recall ?? cliDefaults.recall,
     ...defined('system', fileValues.context?.system),
   };
+  const embedderKindValue = env.MNEMO_EMBEDDER ?? fileValues.embedder?.kind ?? 'static';
+  const refiner =
+    env.MNEMO_REFINER ?? fileValues.embedder?.refiner ?? (embedderKindValue === 'static' ? 'use-lite' : 'none');
+  if (refiner !== 'none' && embedderKindValue !== 'static')
+    throw new MemoryError(
+      'invalid_input',
+      `a refiner runs only beside the static embedder (MNEMO_EMBEDDER is ${embedderKindValue})`,
+      {
+        details: { field: 'embedder.refiner' },
+      },
+    );
   const embedder = {
-    kind: env.MNEMO_EMBEDDER ?? fileValues.embedder?.kind ?? 'static',
+    kind: embedderKindValue,
+    refiner,
+    refinerIdleShare: env.MNEMO_REFINER_IDLE_SHARE ?? fileValues.embedder?.refinerIdleShare ?? defaultRefinerIdleShare,
     ...defined('model', env.MNEMO_EMBEDDING_MODEL ?? fileValues.embedder?.model),
     ...defined('dimensions', env.MNEMO_EMBEDDING_DIMENSIONS ?? fileValues.embedder?.dimensions),
     ...defined('baseUrl', env.MNEMO_EMBEDDING_BASE_URL ?? fileValues.embedder?.baseUrl ?? llm.baseUrl),

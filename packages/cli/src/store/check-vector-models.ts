@@ -11,7 +11,7 @@ export interface VectorModelCheck {
 
 /**
  * Counts the store's vectors per model and, when some were made by another model than `model` (the
- * embedder `serve` runs), logs one warning that says what recall does with them and how to move them:
+ * embedder `serve` runs) and `refinerModel` (its refiner's, decision 0045), logs one warning that says what recall does with them and how to move them:
  * a store never searches one model's vectors with another's, so messages with only the old model's
  * vectors are recalled by keyword alone until `mnemo reembed` (or a serve with the old embedder).
  * Otherwise one info line with the count. Never throws: a failed count is a warning of its own, and
@@ -21,6 +21,7 @@ export async function checkVectorModels(
   store: Pick<Store, 'countEmbeddings'>,
   model: string,
   logger: Pick<Logger, 'info' | 'warn'>,
+  refinerModel?: string,
 ): Promise<VectorModelCheck | undefined> {
   let counts: EmbeddingCount[];
   try {
@@ -30,7 +31,7 @@ export async function checkVectorModels(
     return undefined;
   }
   const vectors = counts.find((count) => count.model === model)?.vectors ?? 0;
-  const otherModels = counts.filter((count) => count.model !== model);
+  const otherModels = counts.filter((count) => count.model !== model && count.model !== refinerModel);
   const check = { model, vectors, otherModels };
   if (otherModels.length === 0)
     logger.info(check, vectors === 0 ? 'no stored vectors yet' : `stored vectors: ${vectors}, all of the embedder's`);

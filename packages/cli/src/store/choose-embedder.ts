@@ -1,6 +1,7 @@
 import { HashedEmbedder, MemoryError, type Embedder } from '@mnemo/core';
 import { OpenAiEmbedder, StaticEmbedder, UseLiteEmbedder, UseLiteThreadEmbedder } from '@mnemo/models';
 import type { CliConfig } from '../config/cli-config.js';
+import { watchIdleCores } from './idle-cores.js';
 
 /**
  * The embedder of `serve`, `chat` and `mcp` from the config: the static table distilled from USE-lite by
@@ -70,4 +71,44 @@ function chooseThreadedEmbedder(
   }
   const embedder = chooseEmbedder(config);
   return { ...(embedder === undefined ? {} : { embedder }), load: async () => undefined, close: async () => undefined };
+}
+
+/** The model id of the config's refiner, without loading it; `undefined` for none. */
+export function refinerModelOf(config: CliConfig): string | undefined {
+  return config.embedder.refiner === 'none' ? undefined : useLiteModel;
+}
+
+const useLiteModel = new UseLiteEmbedder().model;
+
+/** A process's refiner (decision 0045), with the means to load its model ahead of use and to end it. */
+export interface ChosenRefiner {
+  readonly refiner?: { readonly embedder: Embedder; readonly idle: () => boolean };
+  /** Loads the model in its thread now (a no-op without a refiner). */
+  load(): Promise<void>;
+  /** Ends its thread and its idle readings (a no-op without a refiner). */
+  close(): Promise<void>;
+}
+
+/**
+ * The refiner of the config (`embedder.refiner`): USE-lite on one worker thread beside the static table,
+ * refining while the machine's other work leaves its cores idle (`watchIdleCores`), or none. `serve`'s HTTP
+ * processes only embed queries with it (`callerDeadlineMs`: their deadline) and run no jobs, so they watch nothing.
+ */
+export function chooseRefiner(
+  config: CliConfig,
+  options: { callerDeadlineMs?: number; runsJobs: boolean },
+): ChosenRefiner {
+  if (config.embedder.refiner === 'none') return { load: async () => undefined, close: async () => undefined };
+  const embedder = new UseLiteThreadEmbedder(
+    options.callerDeadlineMs === undefined ? {} : { callerDeadlineMs: options.callerDeadlineMs },
+  );
+  const cores = options.runsJobs ? watchIdleCores({ maxOthersShare: config.embedder.refinerIdleShare }) : undefined;
+  return {
+    refiner: { embedder, idle: cores === undefined ? () => false : () => cores.idle() },
+    load: () => embedder.load(),
+    async close() {
+      cores?.stop();
+      await embedder.close();
+    },
+  };
 }

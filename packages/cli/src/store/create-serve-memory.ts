@@ -25,6 +25,8 @@ export interface ServeMemoryOptions {
   readonly jobs?: { readonly concurrency: number; readonly leaseMs: number };
   /** The embedder of this process; default `chooseEmbedder(config)`. */
   readonly embedder?: Embedder;
+  /** The refiner of this process (`chooseRefiner`); default none. */
+  readonly refiner?: { readonly embedder: Embedder; readonly idle: () => boolean };
 }
 
 /** The engine of `mnemo serve` and `mnemo worker`, which must agree on the summarizer, embedder and tokenizer. */
@@ -60,6 +62,7 @@ export function createServeMemory(options: ServeMemoryOptions): ServeMemory {
   const memory = createMemory({
     store,
     ...(embedder === undefined ? {} : { embedder }),
+    ...(options.refiner === undefined || embedder === undefined ? {} : { refiner: options.refiner }),
     tokenCounter,
     queryEmbeddingTimeoutMs: config.embedder.queryTimeoutMs,
     // The configured budget, policy and window, with compaction thresholds to match (as `mcp` uses them).

@@ -32,6 +32,8 @@ export interface OpenMemoryOptions {
   readonly createSummarizer?: (tokenCounter: TokenCounter) => Summarizer;
   /** Embeds messages for vector recall (hybrid policy); default none: keyword-only recall. */
   readonly embedder?: Embedder;
+  /** A refiner beside `embedder` (`chooseRefiner`); its query embedding keeps `queryTimeoutMs` as its deadline. */
+  readonly refiner?: { readonly embedder: Embedder; readonly idle: () => boolean; readonly queryTimeoutMs: number };
   /** Where background job failures go (they never stop the command). */
   readonly onJobError?: (error: unknown) => void;
 }
@@ -48,8 +50,10 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
     store,
     tokenCounter,
     ...(options.embedder === undefined ? {} : { embedder: options.embedder }),
-    // One user at a time and an in-process model that cannot be cut off: the query embedding is waited for.
-    queryEmbeddingTimeoutMs: false,
+    ...(options.refiner === undefined || options.embedder === undefined ? {} : { refiner: options.refiner }),
+    // One user at a time and an in-process model that cannot be cut off: the query embedding is waited for
+    // (a refiner's thread can be cut off, so beside one the deadline holds).
+    queryEmbeddingTimeoutMs: options.refiner === undefined ? false : options.refiner.queryTimeoutMs,
     compaction:
       mode === 'off'
         ? false
