@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { createMemory } from '../engine/create-memory.js';
 import { isMemoryError } from '../errors/memory-error.js';
 import { embedConversation } from '../jobs/embed-conversation.js';
-import type { NewMessage } from '../messages/message.js';
+import { makeNewMessage } from '../testing/conformance-fixtures.js';
 import { InMemoryStore } from '../testing/in-memory-store.js';
 import type { Embedder } from './embedder.js';
 import { HashedEmbedder } from './hashed-embedder.js';
@@ -57,19 +57,7 @@ const lines = [
 ];
 const query = 'What datastore sits behind our invoicing backend?';
 
-function newMessage(content: string, createdAt: string): NewMessage {
-  return {
-    role: 'user',
-    content,
-    name: undefined,
-    toolCalls: undefined,
-    toolCallId: undefined,
-    createdAt,
-    metadata: undefined,
-    idempotencyKey: undefined,
-    tokens: 12,
-  };
-}
+const newMessage = (content: string, createdAt: string) => makeNewMessage(content, { createdAt });
 
 async function storeWith(...texts: string[]) {
   const store = new InMemoryStore();
