@@ -91,6 +91,7 @@ describe('mnemo stats', () => {
       compact: { pending: 0, running: 0 },
       embed: { pending: 0, running: 0 },
       extract: { pending: 2, running: 0 },
+      refine: { pending: 0, running: 0 },
     });
     expect(backlog.oldestPendingAgeMs).toBeGreaterThanOrEqual(0);
     expect(table.stdout).toMatch(/^extract\s+2\s+0$/m);
