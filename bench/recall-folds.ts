@@ -127,6 +127,7 @@ const { values } = parseArgs({
   options: {
     locomo: { type: 'string' },
     embedder: { type: 'string' },
+    refiner: { type: 'string' },
     folds: { type: 'string' },
     out: { type: 'string' },
     conversations: { type: 'string' },
@@ -137,6 +138,11 @@ const { values } = parseArgs({
 if (values.grid !== 'roles' && values.grid !== 'ranking')
   throw new Error(`--grid must be roles or ranking (got ${values.grid})`);
 const { values: gridValues, experiments } = values.grid === 'ranking' ? rankingGrid : rolesGrid;
+if (values.refiner !== undefined && values.refiner !== 'use-lite')
+  throw new Error(`--refiner must be use-lite (got ${values.refiner})`);
+if (values.refiner !== undefined && values.embedder !== 'static')
+  throw new Error('--refiner use-lite refines beside --embedder static only, as in serve');
+const refiner = values.refiner === undefined ? undefined : new UseLiteEmbedder();
 const folds = Number(values.folds ?? 5);
 const embedder: Embedder =
   values.embedder === 'use-lite'
@@ -187,15 +193,22 @@ for (const dataset of datasets) {
       store,
       tokenCounter: createGptTokenCounter(),
       embedder,
+      ...(refiner === undefined ? {} : { refiner: { embedder: refiner } }),
       queryEmbeddingTimeoutMs: false,
       worker: { autoStart: false },
       compaction: { settings: compactionSettingsForBudget(2000) },
     });
-    const ingested = await ingestLocomoSample(sample, { memory, store, embedder });
+    const ingested = await ingestLocomoSample(sample, {
+      memory,
+      store,
+      embedder,
+      ...(refiner === undefined ? {} : { refiner }),
+    });
     const seqByDiaId = new Map([...ingested.diaIdBySeq].map(([seq, diaId]) => [diaId, seq]));
     const bm25 = createBm25Ranker(sample);
     for (const question of sample.questions.filter((item) => item.evidence.length > 0)) {
-      const candidates = await collectRecallCandidates({ store, embedder }, ingested.scope, question.question, {
+      const dependencies = { store, embedder, ...(refiner === undefined ? {} : { refiner }) };
+      const candidates = await collectRecallCandidates(dependencies, ingested.scope, question.question, {
         candidates: 250,
         secondHop: true,
         importance: true,
@@ -342,7 +355,7 @@ const header = [
   '@50',
 ];
 const lines = [
-  `embedder ${embedder.model}; ${grid.length} tunings; ${folds} folds per dataset; ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  `embedder ${embedder.model}${refiner === undefined ? '' : `, refiner ${refiner.model}`}; ${grid.length} tunings; ${folds} folds per dataset; ${((performance.now() - started) / 1000).toFixed(0)} s`,
   `chosen on all tuning data: ${describe(grid[onAll]!)} (objective ${objective(tuningData, onAll).toFixed(1)}; defaults ${objective(tuningData, defaultIndex).toFixed(1)})`,
   '',
   '| experiment | LoCoMo held-out folds @10 | UA held-out folds @10 | chosen per fold | chosen on all tuning data | UA held-out part @10 |',
@@ -384,7 +397,14 @@ if (values.out !== undefined)
   writeFileSync(
     values.out,
     JSON.stringify(
-      { embedder: embedder.model, grid: gridValues, folds: foldRows, chosenOnAll: describe(grid[onAll]!), rows },
+      {
+        embedder: embedder.model,
+        refiner: refiner?.model,
+        grid: gridValues,
+        folds: foldRows,
+        chosenOnAll: describe(grid[onAll]!),
+        rows,
+      },
       null,
       1,
     ),
