@@ -143,6 +143,7 @@ if (values.refiner !== undefined && values.refiner !== 'use-lite')
 if (values.refiner !== undefined && values.embedder !== 'static')
   throw new Error('--refiner use-lite refines beside --embedder static only, as in serve');
 const refiner = values.refiner === undefined ? undefined : new UseLiteEmbedder();
+const withRefiner = refiner === undefined ? {} : { refiner };
 const folds = Number(values.folds ?? 5);
 const embedder: Embedder =
   values.embedder === 'use-lite'
@@ -198,21 +199,20 @@ for (const dataset of datasets) {
       worker: { autoStart: false },
       compaction: { settings: compactionSettingsForBudget(2000) },
     });
-    const ingested = await ingestLocomoSample(sample, {
-      memory,
-      store,
-      embedder,
-      ...(refiner === undefined ? {} : { refiner }),
-    });
+    const ingested = await ingestLocomoSample(sample, { memory, store, embedder, ...withRefiner });
     const seqByDiaId = new Map([...ingested.diaIdBySeq].map(([seq, diaId]) => [diaId, seq]));
     const bm25 = createBm25Ranker(sample);
     for (const question of sample.questions.filter((item) => item.evidence.length > 0)) {
-      const dependencies = { store, embedder, ...(refiner === undefined ? {} : { refiner }) };
-      const candidates = await collectRecallCandidates(dependencies, ingested.scope, question.question, {
-        candidates: 250,
-        secondHop: true,
-        importance: true,
-      });
+      const candidates = await collectRecallCandidates(
+        { store, embedder, ...withRefiner },
+        ingested.scope,
+        question.question,
+        {
+          candidates: 250,
+          secondHop: true,
+          importance: true,
+        },
+      );
       const prepared = prepareRecallCandidates(candidates);
       const evidence = new Set(question.evidence.map((diaId) => seqByDiaId.get(diaId)!));
       const byTuning = new Float32Array(grid.length * cutoffs.length);
