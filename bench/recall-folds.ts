@@ -11,9 +11,12 @@ import {
 } from '@mnemo/core';
 import {
   collectRecallCandidates,
+  inVectorSpace,
   prepareRecallCandidates,
   rankPreparedCandidates,
   recallTuning,
+  vectorSpaceOf,
+  type PreparedCandidates,
 } from '@mnemo/core/internals';
 import { StaticEmbedder, UseLiteEmbedder } from '@mnemo/models';
 import { createSqliteStore } from '@mnemo/sqlite';
@@ -52,6 +55,9 @@ const rolesGrid: Grid = {
     // stated a current fact. No fold chose a half-life (30 or 180 days) in decision 0035's run: no longer swept.
     recencyHalfLifeDays: [0],
     importanceBoost: [0, 0.25, 0.5],
+    // With a refiner: its space always (100), or only where replies are shorter than 2 or 3 times the
+    // user's turns, the embedder's space elsewhere (a chat kind's own model). Without one it changes nothing.
+    refinerChatRatio: [100, 2, 3],
   },
   experiments: [
     { name: 'length prior cap', varied: ['lengthPriorCap'] },
@@ -67,6 +73,7 @@ const rolesGrid: Grid = {
     { name: 'recency half-life', varied: ['recencyHalfLifeDays'] },
     { name: 'importance', varied: ['importanceBoost'] },
     { name: 'recency half-life and importance', varied: ['recencyHalfLifeDays', 'importanceBoost'] },
+    { name: "refiner's space where replies are short", varied: ['refinerChatRatio'] },
     {
       name: 'everything',
       varied: [
@@ -77,6 +84,7 @@ const rolesGrid: Grid = {
         'assistantChatRatio',
         'recencyHalfLifeDays',
         'importanceBoost',
+        'refinerChatRatio',
       ],
     },
   ],
@@ -213,10 +221,19 @@ for (const dataset of datasets) {
           importance: true,
         },
       );
-      const prepared = prepareRecallCandidates(candidates);
+      // The candidates prepared once per vector space a tuning can choose (`refinerChatRatio`).
+      const bySpace = new Map<string, PreparedCandidates>();
+      const preparedFor = (tuning: RecallTuning) => {
+        const space = vectorSpaceOf(candidates, tuning);
+        let prepared = bySpace.get(space);
+        if (prepared === undefined)
+          bySpace.set(space, (prepared = prepareRecallCandidates(inVectorSpace(candidates, space))));
+        return prepared;
+      };
       const evidence = new Set(question.evidence.map((diaId) => seqByDiaId.get(diaId)!));
       const byTuning = new Float32Array(grid.length * cutoffs.length);
       grid.forEach((tuning, index) => {
+        const prepared = preparedFor(tuning);
         const order = rankPreparedCandidates(prepared, tuning, 50).order;
         cutoffs.forEach((cutoff, at) => {
           byTuning[index * cutoffs.length + at] =

@@ -22,7 +22,12 @@ export { cosineSimilarity, normalizeVector } from './recall/embedder.js';
 export { embedConversation, embeddingText } from './jobs/embed-conversation.js';
 export { defaultQueryEmbeddingTimeoutMs } from './engine/memory-options.js';
 export { collectRecallCandidates, recall, recallTuning } from './recall/recall.js';
-export { prepareRecallCandidates, rankPreparedCandidates } from './recall/rank-recall-candidates.js';
+export {
+  inVectorSpace,
+  prepareRecallCandidates,
+  rankPreparedCandidates,
+  vectorSpaceOf,
+} from './recall/rank-recall-candidates.js';
 export type { PreparedCandidates, RecallCandidates } from './recall/rank-recall-candidates.js';
 export { keywordTerms } from './recall/keyword-terms.js';
 export { namesOf } from './graph/entity-rules.js';

@@ -1,8 +1,10 @@
 import { MemoryError, type RecallTuning } from '@mnemo/core';
 import {
+  inVectorSpace,
   prepareRecallCandidates,
   rankPreparedCandidates,
   recallTuning,
+  vectorSpaceOf,
   type PreparedCandidates,
   type RecallCandidates,
 } from '@mnemo/core/internals';
@@ -63,15 +65,26 @@ export function scoreTunings(
   const scores = new Float32Array(tunings.length);
   // Without its weight the second hop is not searched at all (recall runs no second search), so those
   // tunings rank the first two lists alone, not with the second hop's extra candidates at weight 0.
-  const withSecondHop = prepareRecallCandidates(candidates);
+  // Prepared once per second hop (or none) and vector space (`vectorSpaceOf`) a tuning can choose.
   const { secondHop: _, ...firstHop } = candidates;
-  const withoutSecondHop = candidates.secondHop === undefined ? withSecondHop : prepareRecallCandidates(firstHop);
+  const preparations = new Map<string, PreparedCandidates>();
+  const preparedFor = (tuning: RecallTuning) => {
+    const space = vectorSpaceOf(candidates, tuning);
+    const withSecondHop = tuning.secondHopWeight > 0 && candidates.secondHop !== undefined;
+    const key = `${space} ${withSecondHop}`;
+    let prepared = preparations.get(key);
+    if (prepared === undefined) {
+      prepared = prepareRecallCandidates(inVectorSpace(withSecondHop ? candidates : firstHop, space));
+      preparations.set(key, prepared);
+    }
+    return prepared;
+  };
   // Tunings that differ only in constants this question cannot feel (a list rule for a question that
   // asks for no list, a period boost without a period) rank it the same: each is ranked once.
   const byEffect = new Map<string, number>();
   tunings.forEach((tuning, index) => {
-    const prepared = tuning.secondHopWeight > 0 ? withSecondHop : withoutSecondHop;
-    const effect = effectiveKey(tuning, prepared);
+    const prepared = preparedFor(tuning);
+    const effect = `${effectiveKey(tuning, prepared)} ${vectorSpaceOf(candidates, tuning)}`;
     let score = byEffect.get(effect);
     if (score === undefined) {
       const top = rankPreparedCandidates(prepared, tuning, foldCutoff).order.slice(0, foldCutoff);
@@ -90,6 +103,8 @@ function effectiveKey(tuning: RecallTuning, prepared: PreparedCandidates): strin
     ...(prepared.periods.length > 0 ? {} : { timeBoost: 0 }),
     ...(prepared.spoken.includes(1) ? {} : { speakerBoost: 0, listSpeakerBoost: 0 }),
     ...(prepared.termCount >= 2 ? {} : { episodeCoverage: 0 }),
+    // The ratio counts only through the vector space it chooses (part of the key beside this).
+    refinerChatRatio: 0,
   };
   return (Object.keys(recallTuning) as (keyof RecallTuning)[]).map((field) => effective[field]).join(',');
 }

@@ -103,6 +103,13 @@ export interface RecallTuning {
    */
   readonly assistantChatRatio: number;
   /**
+   * The vector search ranks in the refiner's space (when the candidates hold its list, `refined`) only
+   * where the assistant replies among the keyword and embedder candidates are less than this many times
+   * as long as the user's turns (`replyLengthRatio`); at or above it, in the embedder's space. Each model
+   * where it ranks better: the models' spaces suit different kinds of chat. 100: the refiner's space always.
+   */
+  readonly refinerChatRatio: number;
+  /**
    * Recency decay of a message's own score: × 0.5^(days older than the newest candidate / this), so a
    * message this many days older counts half (issue 26: decay). 0 is off.
    */
@@ -117,7 +124,10 @@ export interface RecallTuning {
 /** The lists recall fuses for one query, and the query words that name a speaker. */
 export interface RecallCandidates {
   readonly keyword: readonly SearchHit[];
+  /** The vector search in the embedder's space. */
   readonly vector: readonly SearchHit[];
+  /** The vector search in the refiner's space (decision 0045), where it could be had; see `refinerChatRatio`. */
+  readonly refined?: readonly SearchHit[];
   readonly speakers: ReadonlySet<string>;
   /** Calendar periods the query names (`findQueryPeriods`); none by default. */
   readonly periods?: readonly QueryPeriod[];
@@ -186,7 +196,38 @@ export interface PreparedRanking {
   readonly coverage?: Float64Array;
 }
 
-/** Puts the candidates in the numeric form that {@link rankPreparedCandidates} ranks quickly. */
+/** `refinerChatRatio` at which the refiner's space ranks whatever the chat (its range's top). */
+const refinerAlways = 100;
+
+/**
+ * The space the vector search ranks in under a tuning: the refiner's where the candidates hold its list
+ * and the assistant replies among the keyword and embedder hits (the lists that do not depend on the
+ * choice) are less than `refinerChatRatio` times as long as the user's turns; else the embedder's.
+ */
+export function vectorSpaceOf(candidates: RecallCandidates, tuning: RecallTuning): 'refiner' | 'embedder' {
+  if (candidates.refined === undefined) return 'embedder';
+  if (tuning.refinerChatRatio >= refinerAlways) return 'refiner';
+  let ratio = chatRatios.get(candidates);
+  if (ratio === undefined) {
+    const hits = [...candidates.keyword, ...candidates.vector];
+    chatRatios.set(candidates, (ratio = replyLengthRatio(hits, assistantFlags(hits))));
+  }
+  return ratio < tuning.refinerChatRatio ? 'refiner' : 'embedder';
+}
+
+// The candidates' reply length ratio, read once per set of candidates (a benchmark asks under many tunings).
+const chatRatios = new WeakMap<RecallCandidates, number>();
+
+/** The candidates with the vector list of one space as `vector` (and no `refined`): what {@link prepareRecallCandidates} ranks. */
+export function inVectorSpace(candidates: RecallCandidates, space: 'refiner' | 'embedder'): RecallCandidates {
+  const { refined, ...rest } = candidates;
+  return space === 'refiner' && refined !== undefined ? { ...rest, vector: refined } : rest;
+}
+
+/**
+ * Puts the candidates in the numeric form that {@link rankPreparedCandidates} ranks quickly, with
+ * `vector` as the vector list (a `refined` list is not read: choose the space first, {@link inVectorSpace}).
+ */
 export function prepareRecallCandidates(candidates: RecallCandidates): PreparedCandidates {
   const index = new Map<string, number>();
   const hits: SearchHit[] = [];
@@ -332,11 +373,11 @@ export function rankPreparedCandidates(prepared: PreparedCandidates, tuning: Rec
 }
 
 /**
- * Orders recall's candidates under a tuning, best first ({@link prepareRecallCandidates} then
- * {@link rankPreparedCandidates}), each hit explained. `recall` calls it with its tuning.
+ * Orders recall's candidates under a tuning, best first (in the vector space {@link vectorSpaceOf}
+ * chooses, {@link prepareRecallCandidates} then {@link rankPreparedCandidates}), each hit explained. `recall` calls it with its tuning.
  */
 export function rankRecallCandidates(candidates: RecallCandidates, tuning: RecallTuning, k: number): RecallHit[] {
-  const prepared = prepareRecallCandidates(candidates);
+  const prepared = prepareRecallCandidates(inVectorSpace(candidates, vectorSpaceOf(candidates, tuning)));
   const ranking = rankPreparedCandidates(prepared, tuning, k);
   const inPeriod =
     tuning.timeBoost > 0 && prepared.periods.length > 0 ? periodFlags(prepared, tuning.timeSlackDays) : undefined;
@@ -439,6 +480,7 @@ export function checkRecallTuning(tuning: RecallTuning): RecallTuning {
     exchangeShare: [0, 1],
     assistantPrior: [0, 1],
     assistantChatRatio: [0, 100],
+    refinerChatRatio: [0, refinerAlways],
     recencyHalfLifeDays: [0, 100_000],
     importanceBoost: [0, 10],
   };

@@ -9,6 +9,7 @@ import { findQueryPeriods } from './query-periods.js';
 import {
   checkRecallTuning,
   rankRecallCandidates,
+  vectorSpaceOf,
   type RecallCandidates,
   type RecallTuning,
 } from './rank-recall-candidates.js';
@@ -141,6 +142,14 @@ export const recallTuning: RecallTuning = Object.freeze({
    * with it, which cost LoCoMo nothing (decision 0033).
    */
   assistantChatRatio: 2,
+  /**
+   * The refiner's space ranks only where the candidates' replies are less than twice as long as the user's
+   * turns (two people chatting, a bot's short replies); a person with an assistant that answers at length
+   * ranks in the embedder's space, the static table's, which ranks those chats better. Every fold chose 2
+   * over always (100) and 3: the chats' held-out folds frac@10 87.3 → 88.6, LoCoMo's 81.8 unchanged
+   * (decision 0045, `bench/README.md`).
+   */
+  refinerChatRatio: 2,
   /** No recency decay: no fold chose a half-life (30 or 180 days) over none (decision 0035). */
   recencyHalfLifeDays: 0,
   /**
@@ -194,12 +203,16 @@ export async function searchRecall(
   }
   const tuning =
     options.tuning === undefined ? recallTuning : checkRecallTuning({ ...recallTuning, ...options.tuning });
-  const { candidates, searched } = await searchCandidates(dependencies, user, query, {
+  const { candidates, searched: found } = await searchCandidates(dependencies, user, query, {
     ...options,
     candidates: Math.min(1000, options.candidates ?? Math.max(50, 5 * k)),
     secondHop: options.secondHop === true || tuning.secondHopWeight > 0,
     importance: options.importance === true || tuning.importanceBoost > 0,
   });
+  const searched: SearchMode =
+    found.mode === 'hybrid' && vectorSpaceOf(candidates, tuning) === 'refiner'
+      ? { ...found, model: dependencies.refiner!.model }
+      : found;
   const ranked = rankRecallCandidates(candidates, tuning, k).slice(0, k);
   if (neighbours === 0) return { hits: ranked, ...searched };
   const callOptions = options.signal === undefined ? {} : { signal: options.signal };
@@ -218,7 +231,8 @@ export async function searchRecall(
 }
 
 /**
- * The candidate lists of a recall, before ranking: vector search (when there is an embedder) and BM25
+ * The candidate lists of a recall, before ranking: vector search (when there is an embedder; `refined`
+ * too, in the refiner's space, when it could be had) and BM25
  * keyword search, `options.candidates` hits each (default 250), with the query words that name a speaker
  * left out of the keyword query and returned in `speakers`; `exclude` applied. A benchmark ranks them
  * under many tunings with {@link rankRecallCandidates} without searching again.
@@ -267,16 +281,15 @@ async function searchCandidates(
     embedder === undefined || queryVector === undefined || dependencies.refiner === undefined
       ? undefined
       : await refinedSearch(dependencies, dependencies.refiner, user, query, base, search, callOptions, options);
-  const vector = refined ?? base;
   const mode = embedder !== undefined && queryVector !== undefined ? ('hybrid' as const) : ('keyword-only' as const);
+  // The embedder's model; `searchRecall` names the refiner's where the ranking chose its space.
   const searched: SearchMode =
     mode === 'hybrid'
-      ? {
-          mode,
-          model: refined === undefined ? embedder!.model : dependencies.refiner!.model,
-        }
+      ? { mode, model: embedder!.model }
       : { mode, reason: embedder === undefined ? ('no_embedder' as const) : ('embedding_deadline' as const) };
-  const speakers = speakerTerms(terms, vector.length === 0 ? await byAllTerms : vector);
+  // Speakers are read off the better model's hits where it searched (either list names them).
+  const named = refined ?? base;
+  const speakers = speakerTerms(terms, named.length === 0 ? await byAllTerms : named);
   const topicTerms = terms.filter((term) => !speakers.has(term));
   const searchTerms = speakers.size > 0 && topicTerms.length > 0 ? topicTerms : terms;
   const keyword =
@@ -302,7 +315,10 @@ async function searchCandidates(
         );
   const first = {
     keyword: keyword.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
-    vector: vector.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
+    vector: base.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
+    ...(refined === undefined
+      ? {}
+      : { refined: refined.filter((hit) => !excluded(hit.conversationId, hit.message.seq)) }),
     speakers,
     periods: findQueryPeriods(query),
     list: asksForList(query),

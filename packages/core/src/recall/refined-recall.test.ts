@@ -133,6 +133,53 @@ describe('recall with a refiner beside the embedder', () => {
   });
 });
 
+describe("recall's vector space by the kind of chat (refinerChatRatio)", () => {
+  const embedder = new HashedEmbedder();
+  // The same exchange twice: between two people (turns of like length), and a person with an assistant
+  // whose replies are several times as long as the user's turns.
+  const chat = async (assistantSays: (line: string) => string) => {
+    const store = new InMemoryStore();
+    await store.appendMessages(
+      scope,
+      lines.flatMap((line, index) => [
+        makeNewMessage(line, { createdAt: `2026-11-0${1 + index}T10:00:00.000Z` }),
+        makeNewMessage(assistantSays(line), { role: 'assistant', createdAt: `2026-11-0${1 + index}T10:01:00.000Z` }),
+      ]),
+    );
+    const refiner = new ConceptEmbedder();
+    await embedConversation({ store, embedder }, scope);
+    await embedConversation({ store, embedder: refiner }, scope);
+    return { store, refiner };
+  };
+  const people = () => chat((line) => `Oh? ${line.split(' ').reverse().join(' ')}`);
+  const assistant = () =>
+    chat(
+      (line) =>
+        `Here is what I can tell you about that, in detail. ${line} I hope this helps; tell me if you want more on it.`,
+    );
+
+  it("ranks in the refiner's space where replies are short, in the embedder's where they are long", async () => {
+    const tuning = { refinerChatRatio: 2 };
+    const between = await people();
+    const refined = await searchRecall({ store: between.store, embedder, refiner: between.refiner }, user, query, {
+      k: 3,
+      tuning,
+    });
+    expect(refined.model).toBe(between.refiner.model);
+    const withAssistant = await assistant();
+    const dependencies = { store: withAssistant.store, embedder, refiner: withAssistant.refiner };
+    const plain = await searchRecall(dependencies, user, query, { k: 3, tuning });
+    expect(plain.model).toBe(embedder.model);
+    const alone = await searchRecall({ store: withAssistant.store, embedder }, user, query, { k: 3, tuning });
+    expect(plain.hits.map((hit) => [hit.message.seq, hit.explain.vectorRank])).toEqual(
+      alone.hits.map((hit) => [hit.message.seq, hit.explain.vectorRank]),
+    );
+    // At the top of its range the ratio lets the refiner's space rank whatever the chat.
+    const always = await searchRecall(dependencies, user, query, { k: 3, tuning: { refinerChatRatio: 100 } });
+    expect(always.model).toBe(withAssistant.refiner.model);
+  });
+});
+
 describe('createMemory with a refiner', () => {
   it('refuses a refiner without an embedder, or of the same model', () => {
     const refiner = { embedder: new ConceptEmbedder() };
