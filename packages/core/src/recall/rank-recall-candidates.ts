@@ -197,7 +197,7 @@ export interface PreparedRanking {
 }
 
 /** `refinerChatRatio` at which the refiner's space ranks whatever the chat (its range's top). */
-const refinerAlways = 100;
+export const refinerAlways = 100;
 
 /**
  * The space the vector search ranks in under a tuning: the refiner's where the candidates hold its list
@@ -208,11 +208,17 @@ export function vectorSpaceOf(candidates: RecallCandidates, tuning: RecallTuning
   if (candidates.refined === undefined) return 'embedder';
   if (tuning.refinerChatRatio >= refinerAlways) return 'refiner';
   let ratio = chatRatios.get(candidates);
-  if (ratio === undefined) {
-    const hits = [...candidates.keyword, ...candidates.vector];
-    chatRatios.set(candidates, (ratio = replyLengthRatio(hits, assistantFlags(hits))));
-  }
+  if (ratio === undefined) chatRatios.set(candidates, (ratio = chatReplyRatio(candidates.keyword, candidates.vector)));
   return ratio < tuning.refinerChatRatio ? 'refiner' : 'embedder';
+}
+
+/**
+ * How many times as long the assistant replies among a recall's keyword and embedder hits are as the
+ * user's turns (1 when either is missing): what {@link vectorSpaceOf} compares with `refinerChatRatio`.
+ */
+export function chatReplyRatio(keyword: readonly SearchHit[], vector: readonly SearchHit[]): number {
+  const hits = [...keyword, ...vector];
+  return replyLengthRatio(hits, assistantFlags(hits));
 }
 
 // The candidates' reply length ratio, read once per set of candidates (a benchmark asks under many tunings).

@@ -7,8 +7,10 @@ import { keywordTerms } from './keyword-terms.js';
 import { asksForList } from './list-questions.js';
 import { findQueryPeriods } from './query-periods.js';
 import {
+  chatReplyRatio,
   checkRecallTuning,
   rankRecallCandidates,
+  refinerAlways,
   vectorSpaceOf,
   type RecallCandidates,
   type RecallTuning,
@@ -203,12 +205,20 @@ export async function searchRecall(
   }
   const tuning =
     options.tuning === undefined ? recallTuning : checkRecallTuning({ ...recallTuning, ...options.tuning });
-  const { candidates, searched: found } = await searchCandidates(dependencies, user, query, {
-    ...options,
-    candidates: Math.min(1000, options.candidates ?? Math.max(50, 5 * k)),
-    secondHop: options.secondHop === true || tuning.secondHopWeight > 0,
-    importance: options.importance === true || tuning.importanceBoost > 0,
-  });
+  const secondHop = options.secondHop === true || tuning.secondHopWeight > 0;
+  const { candidates, searched: found } = await searchCandidates(
+    dependencies,
+    user,
+    query,
+    {
+      ...options,
+      candidates: Math.min(1000, options.candidates ?? Math.max(50, 5 * k)),
+      secondHop,
+      importance: options.importance === true || tuning.importanceBoost > 0,
+    },
+    // The second hop's seeds rank under the library's constants, so both ratios must rule the refiner out.
+    secondHop ? Math.max(tuning.refinerChatRatio, recallTuning.refinerChatRatio) : tuning.refinerChatRatio,
+  );
   const searched: SearchMode =
     found.mode === 'hybrid' && vectorSpaceOf(candidates, tuning) === 'refiner'
       ? { ...found, model: dependencies.refiner!.model }
@@ -246,11 +256,17 @@ export async function collectRecallCandidates(
   return (await searchCandidates(dependencies, user, query, options)).candidates;
 }
 
+/**
+ * `refinerChatRatio`, when given: the reply length ratio ({@link chatReplyRatio}) of the keyword and
+ * embedder hits at or above which the ranking would not use the refiner's space, so the refiner's search
+ * is not run (a recall ranks under one tuning; a benchmark, which ranks under many, collects both lists).
+ */
 async function searchCandidates(
   dependencies: RecallDependencies,
   user: UserScope,
   query: string,
   options: RecallOptions,
+  refinerChatRatio?: number,
 ): Promise<{ candidates: RecallCandidates; searched: SearchMode }> {
   const pool = options.candidates ?? 250;
   const search = {
@@ -277,8 +293,38 @@ async function searchCandidates(
     embedder === undefined || queryVector === undefined
       ? []
       : await store.searchVector(user, embedder.model, queryVector, search, callOptions);
+  const excluded = (conversationId: string, seq: number) =>
+    options.exclude !== undefined &&
+    conversationId === options.exclude.conversationId &&
+    seq >= options.exclude.fromSeq;
+  const kept = (hits: readonly SearchHit[]) => hits.filter((hit) => !excluded(hit.conversationId, hit.message.seq));
+  const speakersOf = async (named: readonly SearchHit[]) =>
+    speakerTerms(terms, named.length === 0 ? await byAllTerms : named);
+  // The keyword search for the speakers the hits name, with every term again when none is a speaker.
+  const searchKeyword = async (speakers: Set<string>) => {
+    const topicTerms = terms.filter((term) => !speakers.has(term));
+    const searchTerms = speakers.size > 0 && topicTerms.length > 0 ? topicTerms : terms;
+    const hits =
+      searchTerms === terms ? await byAllTerms : await store.searchKeyword(user, searchTerms, search, callOptions);
+    return { speakers, searchTerms, hits };
+  };
+  // Where the embedder's hits and the keyword hits they lead to are a chat whose assistant answers at
+  // length, the ranking would not use the refiner's space: its query embedding and search are not run.
+  // (The ranking reads the keyword hits of the speakers the refiner's hits name; where those differ from
+  // the embedder's, the two can judge the chat differently, and this reads the embedder's.)
+  const unrefined =
+    dependencies.refiner === undefined ||
+    refinerChatRatio === undefined ||
+    refinerChatRatio >= refinerAlways ||
+    base.length === 0
+      ? undefined
+      : await searchKeyword(await speakersOf(base));
+  const longReplies =
+    unrefined !== undefined &&
+    refinerChatRatio !== undefined &&
+    chatReplyRatio(kept(unrefined.hits), kept(base)) >= refinerChatRatio;
   const refined =
-    embedder === undefined || queryVector === undefined || dependencies.refiner === undefined
+    embedder === undefined || queryVector === undefined || dependencies.refiner === undefined || longReplies
       ? undefined
       : await refinedSearch(dependencies, dependencies.refiner, user, query, base, search, callOptions, options);
   const mode = embedder !== undefined && queryVector !== undefined ? ('hybrid' as const) : ('keyword-only' as const);
@@ -287,17 +333,14 @@ async function searchCandidates(
     mode === 'hybrid'
       ? { mode, model: embedder!.model }
       : { mode, reason: embedder === undefined ? ('no_embedder' as const) : ('embedding_deadline' as const) };
-  // Speakers are read off the better model's hits where it searched (either list names them).
-  const named = refined ?? base;
-  const speakers = speakerTerms(terms, named.length === 0 ? await byAllTerms : named);
-  const topicTerms = terms.filter((term) => !speakers.has(term));
-  const searchTerms = speakers.size > 0 && topicTerms.length > 0 ? topicTerms : terms;
-  const keyword =
-    searchTerms === terms ? await byAllTerms : await store.searchKeyword(user, searchTerms, search, callOptions);
-  const excluded = (conversationId: string, seq: number) =>
-    options.exclude !== undefined &&
-    conversationId === options.exclude.conversationId &&
-    seq >= options.exclude.fromSeq;
+  // Speakers are read off the better model's hits where it searched (either list names them); the
+  // keyword search for the embedder's hits is kept where the refiner's name the same speakers.
+  const named = await speakersOf(refined ?? base);
+  const {
+    speakers,
+    searchTerms,
+    hits: keyword,
+  } = unrefined !== undefined && sameTerms(named, unrefined.speakers) ? unrefined : await searchKeyword(named);
   // Which messages stated one of the user's current facts (one read of the user's few facts), for the importance boost.
   const current =
     options.importance !== true
@@ -314,11 +357,9 @@ async function searchCandidates(
           ),
         );
   const first = {
-    keyword: keyword.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
-    vector: base.filter((hit) => !excluded(hit.conversationId, hit.message.seq)),
-    ...(refined === undefined
-      ? {}
-      : { refined: refined.filter((hit) => !excluded(hit.conversationId, hit.message.seq)) }),
+    keyword: kept(keyword),
+    vector: kept(base),
+    ...(refined === undefined ? {} : { refined: kept(refined) }),
     speakers,
     periods: findQueryPeriods(query),
     list: asksForList(query),
@@ -335,7 +376,7 @@ async function searchCandidates(
       ? []
       : await store.searchKeyword(user, hopTerms, search, callOptions);
   return {
-    candidates: { ...first, secondHop: secondHop.filter((hit) => !excluded(hit.conversationId, hit.message.seq)) },
+    candidates: { ...first, secondHop: kept(secondHop) },
     searched,
   };
 }
@@ -419,4 +460,8 @@ async function embedQuery(
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
   }
+}
+
+function sameTerms(one: ReadonlySet<string>, other: ReadonlySet<string>): boolean {
+  return one.size === other.size && [...one].every((term) => other.has(term));
 }

@@ -6,7 +6,8 @@ import { makeNewMessage } from '../testing/conformance-fixtures.js';
 import { InMemoryStore } from '../testing/in-memory-store.js';
 import type { Embedder } from './embedder.js';
 import { HashedEmbedder } from './hashed-embedder.js';
-import { refinerGapLimit, searchRecall } from './recall.js';
+import { rankRecallCandidates, vectorSpaceOf } from './rank-recall-candidates.js';
+import { collectRecallCandidates, recallTuning, refinerGapLimit, searchRecall } from './recall.js';
 
 // A "better model" for the test: it maps words of one meaning to one dimension, so it finds a paraphrase
 // that shares no word with the query, which the hashed bag of words cannot.
@@ -177,6 +178,36 @@ describe("recall's vector space by the kind of chat (refinerChatRatio)", () => {
     // At the top of its range the ratio lets the refiner's space rank whatever the chat.
     const always = await searchRecall(dependencies, user, query, { k: 3, tuning: { refinerChatRatio: 100 } });
     expect(always.model).toBe(withAssistant.refiner.model);
+  });
+
+  it("does not embed the query in the refiner's space where the ranking would not use it", async () => {
+    const tuning = { refinerChatRatio: 2 };
+    const withAssistant = await assistant();
+    const dependencies = { store: withAssistant.store, embedder, refiner: withAssistant.refiner };
+    const searched = vi.spyOn(withAssistant.store, 'searchVector');
+    const before = withAssistant.refiner.calls;
+    const plain = await searchRecall(dependencies, user, query, { k: 3, tuning });
+    expect(withAssistant.refiner.calls).toBe(before);
+    expect(searched.mock.calls.map(([, model]) => model)).toEqual([embedder.model]);
+    // Ranked as a benchmark ranks the candidates it collected with both lists.
+    const collected = await collectRecallCandidates(dependencies, user, query, { candidates: 50, secondHop: true });
+    expect(collected.refined).toBeDefined();
+    expect(vectorSpaceOf(collected, { ...recallTuning, ...tuning })).toBe('embedder');
+    expect(plain.hits.map((hit) => hit.message.seq)).toEqual(
+      rankRecallCandidates(collected, { ...recallTuning, ...tuning }, 3)
+        .slice(0, 3)
+        .map((hit) => hit.message.seq),
+    );
+    // A two-person chat, and the ratio's top, still search in the refiner's space.
+    searched.mockClear();
+    const collecting = withAssistant.refiner.calls;
+    await searchRecall(dependencies, user, query, { k: 3, tuning: { refinerChatRatio: 100 } });
+    expect(withAssistant.refiner.calls).toBe(collecting + 1);
+    expect(searched.mock.calls.map(([, model]) => model)).toEqual([embedder.model, withAssistant.refiner.model]);
+    const between = await people();
+    const calls = between.refiner.calls;
+    await searchRecall({ store: between.store, embedder, refiner: between.refiner }, user, query, { k: 3, tuning });
+    expect(between.refiner.calls).toBe(calls + 1);
   });
 });
 
