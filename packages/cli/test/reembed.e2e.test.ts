@@ -120,23 +120,42 @@ describe('mnemo reembed', () => {
     const run = await runMnemo(['reembed', '--db', 'mnemo.db', '--json'], { cwd: directory, timeoutMs: 60_000 });
     expect(run.code).toBe(0);
     // Resumable: c3 already had its vector, so only the three old messages were embedded. The USE-lite
-    // vectors stay: beside the static table they are the refiner's (decision 0045).
+    // vectors stay: beside the static table they are the refiner's (decision 0045). c3, written without a
+    // refiner, has none of them: its refine job is queued, for the workers to run while the machine is idle.
     expect(JSON.parse(run.stdout)).toMatchObject({
       model: upgraded.model,
       droppedVectors: 0,
       conversations: 4,
       embeddedMessages: 3,
+      refineQueued: 1,
     });
     const kept = createSqliteStore({ path, readonly: true });
     expect(await kept.listUnembeddedMessages({ ...user, conversationId: 'c0' }, useLite.model, 10)).toHaveLength(0);
+    const refineJobs = async (conversationId: string) =>
+      (await kept.listJobs({ ...user, conversationId })).filter((job) => job.kind === 'refine');
+    expect(await refineJobs('c0')).toEqual([]);
+    expect((await refineJobs('c3')).map((job) => job.status)).toEqual(['pending']);
     await kept.close();
+    // A second run queues it again, but the pending job is kept, not doubled.
+    const again = await runMnemo(['reembed', '--db', 'mnemo.db'], { cwd: directory, timeoutMs: 60_000 });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('1 conversations queued for the refiner');
+    const once = createSqliteStore({ path, readonly: true });
+    expect(
+      (await once.listJobs({ ...user, conversationId: 'c3' })).filter((job) => job.kind === 'refine'),
+    ).toHaveLength(1);
+    await once.close();
     // Without a refiner they are another model's, and go.
     const withoutRefiner = await runMnemo(['reembed', '--db', 'mnemo.db', '--json'], {
       cwd: directory,
       env: { MNEMO_REFINER: 'none' },
       timeoutMs: 60_000,
     });
-    expect(JSON.parse(withoutRefiner.stdout)).toMatchObject({ droppedVectors: 3, embeddedMessages: 0 });
+    expect(JSON.parse(withoutRefiner.stdout)).toMatchObject({
+      droppedVectors: 3,
+      embeddedMessages: 0,
+      refineQueued: 0,
+    });
     const converted = createMemory({
       store: createSqliteStore({ path }),
       embedder: upgraded,

@@ -19,6 +19,7 @@ export { monthNames } from './facts/find-dates.js';
 export { normalizeFactValue, toAttributeKey } from './facts/normalize-fact-value.js';
 export { consolidateFacts } from './facts/consolidate-facts.js';
 export { cosineSimilarity, normalizeVector } from './recall/embedder.js';
+export { backgroundJobAttempts } from './jobs/background-work.js';
 export { embedConversation, embeddingText } from './jobs/embed-conversation.js';
 export { defaultQueryEmbeddingTimeoutMs } from './engine/memory-options.js';
 export { collectRecallCandidates, recall, recallTuning } from './recall/recall.js';

@@ -1,5 +1,5 @@
 import { createMemory, MemoryError, resolveUserScope, type Scope, type Store } from '@mnemo/core';
-import { embedConversation } from '@mnemo/core/internals';
+import { backgroundJobAttempts, embedConversation } from '@mnemo/core/internals';
 import type { Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
 import { loadCliConfig } from '../config/cli-config.js';
@@ -21,7 +21,9 @@ const progressIntervalMs = 500;
  * every message that has no vector of that model, conversation by conversation, and only then drops the
  * vectors of other models: a run that stops half-way (Ctrl-C, a crash) loses nothing, the old model's
  * vectors still serve `--embedder <old>`, and the next run resumes where it stopped. It runs beside a
- * live `mnemo serve` (its own process, batches of 64 with the event loop free between them).
+ * live `mnemo serve` (its own process, batches of 64 with the event loop free between them). With a
+ * refiner (decision 0045) it also queues a refine job for each conversation that lacks the refiner's
+ * vectors, so that dormant conversations are refined too, not only those that get a new message.
  */
 export function registerReembedCommand(program: Command, io: CliIo): void {
   const command = program
@@ -61,6 +63,7 @@ async function runReembed(flags: ReembedFlags, io: CliIo): Promise<void> {
     const started = performance.now();
     let lastProgress = 0;
     let embedded = 0;
+    let refineQueued = 0;
     const progress = (done: number, final = false) => {
       const now = performance.now();
       if (!final && now - lastProgress < progressIntervalMs) return;
@@ -83,6 +86,15 @@ async function runReembed(flags: ReembedFlags, io: CliIo): Promise<void> {
     };
     for (const [index, scope] of scopes.entries()) {
       embedded += await embedConversation({ store, embedder }, scope);
+      if (refinerModel !== undefined && (await store.listUnembeddedMessages(scope, refinerModel, 1)).length > 0) {
+        // A pending refine job of the conversation is not queued twice (enqueueJob keeps one).
+        await store.enqueueJob(scope, {
+          kind: 'refine',
+          runAt: new Date().toISOString(),
+          maxAttempts: backgroundJobAttempts,
+        });
+        refineQueued += 1;
+      }
       progress(index + 1);
     }
     progress(scopes.length, true);
@@ -99,11 +111,14 @@ async function runReembed(flags: ReembedFlags, io: CliIo): Promise<void> {
     const seconds = Math.round((performance.now() - started) / 100) / 10;
     if (flags.json === true)
       io.stdout.write(
-        `${JSON.stringify({ model: embedder.model, droppedVectors: dropped, conversations: scopes.length, embeddedMessages: embedded, seconds })}\n`,
+        `${JSON.stringify({ model: embedder.model, droppedVectors: dropped, conversations: scopes.length, embeddedMessages: embedded, refineQueued, seconds })}\n`,
       );
     else
       io.stdout.write(
-        `\n${embedder.model}: embedded ${embedded} messages in ${scopes.length} conversations in ${seconds} s, dropped ${dropped} vectors of other models\n`,
+        `\n${embedder.model}: embedded ${embedded} messages in ${scopes.length} conversations in ${seconds} s, dropped ${dropped} vectors of other models\n` +
+          (refineQueued === 0
+            ? ''
+            : `${refineQueued} conversations queued for the refiner (${refinerModel}): the workers of mnemo serve or mnemo worker refine them while the machine is idle\n`),
       );
   } finally {
     await memory.close();

@@ -42,8 +42,8 @@ export interface BackgroundWorkOptions {
   readonly now: () => number;
 }
 
-// Embedding and extraction are idempotent and cheap to retry; a few attempts cover a flaky model.
-const maxAttempts = 5;
+/** The attempts of an embed, extract or refine job: they are idempotent and cheap to retry; a few cover a flaky model. */
+export const backgroundJobAttempts = 5;
 
 // A refine batch holds the refiner's thread this long at most (16 USE-lite texts: about 0.4 s on a small
 // core), so a query that wants the refiner waits, or is told it cannot have it, for no longer.
@@ -123,7 +123,7 @@ export function createBackgroundWork(options: BackgroundWorkOptions): Background
       for (const kind of ['embed', 'extract', 'refine'] as const) {
         const runs = kind === 'refine' ? refineLoop !== undefined : handlers[kind] !== undefined;
         if (!runs || (kind === 'embed' && embeddedInline)) continue;
-        await store.enqueueJob(scope, { kind, runAt, maxAttempts }, callOptions);
+        await store.enqueueJob(scope, { kind, runAt, maxAttempts: backgroundJobAttempts }, callOptions);
         queued = true;
       }
       if (queued) worker.nudge();
