@@ -134,6 +134,23 @@ export class AcknowledgedWriters {
     }
   }
 
+  /**
+   * Sends every unacknowledged message again with its key until none is left (one pass suffices on a
+   * healthy server, three at most), as a client does that was answered 503 or lost its connection just
+   * before it stopped: what was sent and never answered is then stored once or refused for good.
+   */
+  async settle(urls: readonly string[]): Promise<void> {
+    let passes = 0;
+    while (this.unacknowledged.length > 0 && passes < 3) {
+      passes += 1;
+      const before = new Set(this.unacknowledged.map((message) => message.key));
+      await this.run(
+        urls,
+        () => this.unacknowledged.every((message) => !before.has(message.key)) || this.unexpected.length > 0,
+      );
+    }
+  }
+
   #plan(writer: number): PlannedMessage {
     const index = this.#next[writer]!;
     this.#next[writer] = index + 1;

@@ -76,19 +76,6 @@ async function crashLoops(options: {
   return delays;
 }
 
-/** Retries every unacknowledged message until none is left (one pass suffices on a healthy server). */
-async function settle(writersOf: AcknowledgedWriters, urls: readonly string[]): Promise<void> {
-  let passes = 0;
-  while (writersOf.unacknowledged.length > 0 && passes < 3) {
-    passes += 1;
-    const before = new Set(writersOf.unacknowledged.map((message) => message.key));
-    await writersOf.run(
-      urls,
-      () => writersOf.unacknowledged.every((message) => !before.has(message.key)) || writersOf.unexpected.length > 0,
-    );
-  }
-}
-
 async function storedMessages(store: Store, conversationIds: readonly string[]): Promise<Map<string, Message[]>> {
   const stored = new Map<string, Message[]>();
   for (const conversationId of conversationIds)
@@ -143,7 +130,7 @@ describe('crash loops on a SQLite file', () => {
         victims: (started) => [...started],
       });
       const last = await start();
-      await settle(writersOf, [last[0]!.url]);
+      await writersOf.settle([last[0]!.url]);
       expect(await last[0]!.stop()).toBe(0);
       running.delete(last[0]!);
 
@@ -214,7 +201,7 @@ describe('crash loops on a SQLite file', () => {
           victims: (started) => [...started],
         });
         const last = await start();
-        await settle(writersOf, [last[0].url]);
+        await writersOf.settle([last[0].url]);
         const store = createSqliteStore({ path: db });
         try {
           const jobsOf = async () =>
@@ -298,7 +285,7 @@ describeWithPostgres('crash loops on PostgreSQL with two replicas', (url) => {
         urlsOf: (started) => started.map((one) => one.url),
         victims: (started) => [started[1]!],
       });
-      await settle(writersOf, [replicaA.url]);
+      await writersOf.settle([replicaA.url]);
 
       const { connectionString, schema } = parsePostgresDatabase(target.url);
       const store = await createPostgresStore({

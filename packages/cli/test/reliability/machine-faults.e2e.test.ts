@@ -178,6 +178,8 @@ describe.skipIf(!hasSqlite3 && !ci)(
         await pause(500);
         stopWriters = true;
         await writing;
+        // A writer stopped in its wait after a 503 sends that message once more, as a client would.
+        await writersOf.settle([served.url]);
         expect(await stop(served)).toBe(0);
         const audit = writersOf.audit(await storedMessages(db, writersOf.conversationIds));
         recordFigures(context, 'SQLite write lock held 10 s by sqlite3 (4 writers)', [
@@ -279,6 +281,8 @@ describe.skipIf(!canChattr)(
         const readyAfter = (await fetch(`${served.url}/ready`)).status;
         stopWriters = true;
         await writing;
+        // A writer stopped in its wait after a 503 sends that message once more, as a client would.
+        await writersOf.settle([served.url]);
         expect(await stop(served)).toBe(0);
 
         await run('chattr', ['+i', db]);
@@ -314,6 +318,7 @@ describe.skipIf(!canChattr)(
         expect(start.code).not.toBe(0);
         expect(start.stderr).toMatch(/cannot be written/);
         expect(writersOf.unexpected).toEqual([]);
+        expect(writersOf.unacknowledged).toEqual([]);
         expect(audit).toEqual(nothingLost(writersOf.sent.size));
       },
     );
@@ -391,6 +396,8 @@ describe.skipIf(smallDisk === undefined)(
         await pause(500);
         stopWriters = true;
         await writing;
+        // A writer stopped in its wait after a 503 sends that message once more, as a client would.
+        await writersOf.settle([served.url]);
         const jobsStore = createSqliteStore({ path: db });
         const jobsOf = async () =>
           (await Promise.all(writersOf.conversationIds.map((id) => jobsStore.listJobs(scopeOf(id))))).flat();
@@ -447,6 +454,7 @@ describe.skipIf(smallDisk === undefined)(
         expect(start.code).not.toBe(0);
         expect(start.stderr).toMatch(/disk .* is full/);
         expect(writersOf.unexpected).toEqual([]);
+        expect(writersOf.unacknowledged).toEqual([]);
         expect(audit).toEqual(nothingLost(writersOf.sent.size));
       },
     );
