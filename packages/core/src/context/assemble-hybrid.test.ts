@@ -3,6 +3,7 @@ import { createMemory } from '../engine/create-memory.js';
 import type { MessageInput } from '../messages/message.js';
 import { HashedEmbedder } from '../recall/hashed-embedder.js';
 import { InMemoryStore } from '../testing/in-memory-store.js';
+import { createGptTokenCounter } from '../tokens/gpt-token-counter.js';
 import { hybridShares, minRecallTokens } from './assemble-hybrid.js';
 
 const scope = { userId: 'maren', conversationId: 'node-7' };
@@ -332,6 +333,48 @@ describe('hybrid context', () => {
     const { messages, report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 40 });
     expect(messages.at(-1)?.content).toContain('relay');
     expect(report.sentTokens).toBeLessThanOrEqual(40);
+  });
+
+  it("gives an assistant's recalled replies short snippets where it answers at length, and only there", async () => {
+    const counter = createGptTokenCounter();
+    const steps = (index: number, count: number) =>
+      Array.from({ length: count }, (_, step) => `Step ${step + 1} for relay ${index}: check the panel.`).join(' ');
+    // The recalled replies' lengths in tokens, for a chat of 60 exchanges of these lengths.
+    const recalledReplies = async (userSteps: number, replySteps: number) => {
+      const memory = createMemory({
+        store: new InMemoryStore(),
+        embedder: new HashedEmbedder(),
+        worker: { autoStart: false },
+        compaction: false,
+      });
+      for (let index = 0; index < 60; index += 1)
+        await memory.append(scope, [
+          { role: 'user', content: `My relay ${index} runs on solar. ${steps(index, userSteps)}` },
+          { role: 'assistant', content: steps(index, replySteps) },
+        ]);
+      await memory.append(scope, {
+        role: 'user',
+        content: 'Which steps did you give me to check the panel of relay 3?',
+      });
+      await memory.runPendingJobs();
+      const { messages } = await memory.buildContext(scope, {
+        policy: 'hybrid',
+        maxTokens: 2000,
+        recall: 'every-turn',
+      });
+      const block = messages.find((message) => message.content.includes('retrieved from the full history'))!.content;
+      const lines = block.split('\n').filter((line) => / assistant: /.test(line));
+      return lines.map((line) => counter.countText(line.replace(/^.* assistant: /, '').replace(/…$/, '')));
+    };
+
+    // An assistant that answers at length (replies 20 times the user's turns): its snippets are short.
+    const long = await recalledReplies(1, 20);
+    expect(long.length).toBeGreaterThan(0);
+    expect(Math.max(...long)).toBeLessThanOrEqual(48);
+    // Two sides of like length (two people, a bot with short replies): a 100-token reply goes whole.
+    const even = await recalledReplies(8, 8);
+    expect(even.length).toBeGreaterThan(0);
+    expect(Math.min(...even)).toBeGreaterThan(48);
   });
 });
 

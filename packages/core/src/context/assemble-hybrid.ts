@@ -34,6 +34,8 @@ export interface HybridInput extends AssembleInput {
   readonly recall?: RecallMode;
   /** How the recall search ran, for the report (`report.recall`); none when no search was asked for. */
   readonly recallReport?: ContextRecallReport;
+  /** Recall's `longReplies`: the assistant answers at length, so its recalled replies get short snippets. */
+  readonly longReplies?: boolean;
 }
 
 /**
@@ -146,6 +148,7 @@ export function assembleHybrid(input: HybridInput): BuiltContext {
     counter,
     Math.max(0, recallRoom),
     input.tail[input.tail.length - 1]?.createdAt,
+    input.longReplies === true,
   );
   const alreadyIn: ExcludedItem[] = input.recalled
     .filter(inContext)

@@ -185,6 +185,7 @@ async function buildHybrid(
     conversationId: scope.conversationId,
     facts,
     recalled: searched?.hits ?? [],
+    longReplies: searched?.longReplies === true,
     recall: request.recall ?? 'when-asked',
     ...(recallReport === undefined ? {} : { recallReport }),
   });

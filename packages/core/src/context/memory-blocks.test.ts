@@ -84,4 +84,28 @@ describe('recalledBlock', () => {
     expect(block.tokens).toBeLessThanOrEqual(room);
     expect(recalledBlock(hits, counter, 10)).toMatchObject({ message: undefined, tokens: 0, items: [] });
   });
+  it("cuts an assistant's long replies to their opening where recall found it answers at length, and only there", () => {
+    const reply = (seq: number, content: string): RecallHit => {
+      const base = hit(seq, '2025-06-02T08:16:00.000Z', content, 0.5);
+      return { ...base, message: { ...base.message, role: 'assistant', name: undefined } };
+    };
+    const advice = Array.from({ length: 60 }, (_, index) => `Point ${index + 1}: keep the relay dry.`).join(' ');
+    const longTurn = `My relay on the ridge is LARCH-RIDGE; ${'it has a solar panel and a 12 V battery, '.repeat(6)}and it is fine.`;
+    const lineOf = (block: ReturnType<typeof recalledBlock>, role: 'Maren' | 'assistant') =>
+      block.message!.content.split('\n').find((line) => line.startsWith(`${role}: `) || line.includes(` ${role}: `))!;
+
+    const hits = [hit(1, '2025-06-02T08:15:00.000Z', longTurn, 0.9), reply(2, advice)];
+    // An assistant that answers at length: its reply is commentary, its snippet short; the user's turn whole.
+    const assistantChat = recalledBlock(hits, counter, 800, undefined, true);
+    expect(counter.countText(longTurn)).toBeGreaterThan(48);
+    expect(lineOf(assistantChat, 'Maren')).toContain(longTurn);
+    const cut = lineOf(assistantChat, 'assistant').replace(/^.*assistant: /, '');
+    expect(cut.endsWith('…')).toBe(true);
+    expect(counter.countText(cut.slice(0, -1))).toBeLessThanOrEqual(48);
+
+    // Anywhere else (LoCoMo, a bot with short replies) a reply keeps the long cut.
+    const evenChat = recalledBlock(hits, counter, 800);
+    const kept = lineOf(evenChat, 'assistant');
+    expect(counter.countText(kept)).toBeGreaterThan(48);
+  });
 });

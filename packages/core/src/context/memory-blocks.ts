@@ -16,6 +16,11 @@ export interface ItemBlock {
 // A long recalled message is cut to this many tokens: several short snippets beat one long one.
 const maxSnippetTokens = 160;
 
+// Where an assistant answers at length (recall's `longReplies`), a reply is commentary on what the user
+// told it (issue 23, decision 0046): its snippet is its opening, a sentence or two, so more of the user's
+// own turns fit. Chosen on the generated chats' tuning part among 160, 80 and 48.
+const replySnippetTokens = 48;
+
 /**
  * The user's current facts as one system message (`attribute: value` lines, newest statement last),
  * within `maxTokens`; facts that do not fit are listed as excluded. Empty when there are no facts.
@@ -43,19 +48,22 @@ export const recalledBlockHeader = 'Earlier messages that may matter for this tu
  * is said once a day instead of once a snippet, so more snippets fit, and a model reads "before" and
  * "after" off the order. A snippet of the newest turn's day or the day before also gets its time of day
  * (`13:56 name: text`), for "this morning" and "last night"; `newestAt` is that turn's ISO time (none:
- * every snippet gets its time).
+ * every snippet gets its time). With `longReplies` (recall's: an assistant that answers at length), the
+ * assistant's replies get shorter snippets than the user's turns (`replySnippetTokens`).
  */
 export function recalledBlock(
   hits: readonly RecallHit[],
   counter: TokenCounter,
   maxTokens: number,
   newestAt?: string,
+  longReplies = false,
 ): ItemBlock {
   const timedFrom = newestAt === undefined ? '' : previousDay(newestAt.slice(0, 10));
   const entries = hits.map((hit) => {
+    const cap = longReplies && hit.message.role === 'assistant' ? replySnippetTokens : maxSnippetTokens;
     const content =
-      counter.countText(hit.message.content) > maxSnippetTokens
-        ? `${counter.truncateText(hit.message.content, maxSnippetTokens)}…`
+      counter.countText(hit.message.content) > cap
+        ? `${counter.truncateText(hit.message.content, cap)}…`
         : hit.message.content;
     const day = hit.message.createdAt.slice(0, 10);
     const time = day >= timedFrom ? `${hit.message.createdAt.slice(11, 16)} ` : '';

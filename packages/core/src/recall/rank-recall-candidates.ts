@@ -207,9 +207,14 @@ export const refinerAlways = 100;
 export function vectorSpaceOf(candidates: RecallCandidates, tuning: RecallTuning): 'refiner' | 'embedder' {
   if (candidates.refined === undefined) return 'embedder';
   if (tuning.refinerChatRatio >= refinerAlways) return 'refiner';
+  return candidatesReplyRatio(candidates) < tuning.refinerChatRatio ? 'refiner' : 'embedder';
+}
+
+/** {@link chatReplyRatio} of the candidates' keyword and embedder lists, read once per set of candidates. */
+export function candidatesReplyRatio(candidates: RecallCandidates): number {
   let ratio = chatRatios.get(candidates);
   if (ratio === undefined) chatRatios.set(candidates, (ratio = chatReplyRatio(candidates.keyword, candidates.vector)));
-  return ratio < tuning.refinerChatRatio ? 'refiner' : 'embedder';
+  return ratio;
 }
 
 /**

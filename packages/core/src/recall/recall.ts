@@ -7,6 +7,7 @@ import { keywordTerms } from './keyword-terms.js';
 import { asksForList } from './list-questions.js';
 import { findQueryPeriods } from './query-periods.js';
 import {
+  candidatesReplyRatio,
   chatReplyRatio,
   checkRecallTuning,
   rankRecallCandidates,
@@ -78,10 +79,16 @@ export interface RecallSearch {
   readonly reason?: 'no_embedder' | 'embedding_deadline';
   /** The model whose vectors ranked the vector search (`hybrid` only): the refiner's or the embedder's. */
   readonly model?: string;
+  /**
+   * True where the candidates are a chat whose assistant answers at length (their replies at least
+   * `assistantChatRatio` times as long as the user's turns): the role constants ranked them, and the
+   * hybrid context gives the replies short snippets (decision 0046).
+   */
+  readonly longReplies: boolean;
 }
 
 /** How the candidates were searched (see {@link RecallSearch}). */
-type SearchMode = Omit<RecallSearch, 'hits'>;
+type SearchMode = Omit<RecallSearch, 'hits' | 'longReplies'>;
 
 /**
  * How `recall` weighs its evidence. The tuned values are what 5-fold cross-validation over LoCoMo's
@@ -224,7 +231,8 @@ export async function searchRecall(
       ? { ...found, model: dependencies.refiner!.model }
       : found;
   const ranked = rankRecallCandidates(candidates, tuning, k).slice(0, k);
-  if (neighbours === 0) return { hits: ranked, ...searched };
+  const longReplies = candidatesReplyRatio(candidates) >= tuning.assistantChatRatio;
+  if (neighbours === 0) return { hits: ranked, ...searched, longReplies };
   const callOptions = options.signal === undefined ? {} : { signal: options.signal };
   const hits = await Promise.all(
     ranked.map(async (hit) => {
@@ -237,7 +245,7 @@ export async function searchRecall(
       return { ...hit, neighbours: around.filter((message) => message.seq !== hit.message.seq) };
     }),
   );
-  return { hits, ...searched };
+  return { hits, ...searched, longReplies };
 }
 
 /**
