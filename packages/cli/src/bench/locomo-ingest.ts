@@ -1,4 +1,5 @@
 import { MemoryError, type Embedder, type Memory, type Scope, type Store } from '@mnemo/core';
+import { refinerRanksConversation } from '@mnemo/core/internals';
 import type { StoredTurn } from './locomo-score.js';
 import type { LocomoSample } from './parse-locomo-dataset.js';
 
@@ -28,7 +29,8 @@ export interface IngestOptions {
  * `sample_id`), each session appended as one batch and followed by the background jobs it queued
  * (compaction, embedding) run to completion, so the rolling summary folds session by session. Each
  * message carries the speaker as `name`, the session time in `createdAt` and `metadata.dia_id`.
- * Throws `storage_failed` when a message is left without a vector (a job failed for good).
+ * Throws `storage_failed` when a message is left without a vector (a job failed for good); the refiner's
+ * are checked only where it refines (not a chat whose assistant answers at length, decision 0047).
  */
 export async function ingestLocomoSample(sample: LocomoSample, options: IngestOptions): Promise<IngestedSample> {
   const { memory, store, embedder } = options;
@@ -61,7 +63,10 @@ export async function ingestLocomoSample(sample: LocomoSample, options: IngestOp
     });
     await memory.runPendingJobs();
   }
-  for (const model of [embedder, options.refiner].flatMap((each) => (each === undefined ? [] : [each.model]))) {
+  // The refiner leaves a chat whose assistant answers at length to the embedder (decision 0047).
+  const refined = options.refiner !== undefined && (await refinerRanksConversation(store, scope, callOptions));
+  const models = [embedder, refined ? options.refiner : undefined];
+  for (const model of models.flatMap((each) => (each === undefined ? [] : [each.model]))) {
     const missing = await store.listUnembeddedMessages(scope, model, 1, callOptions);
     if (missing.length > 0) {
       throw new MemoryError(

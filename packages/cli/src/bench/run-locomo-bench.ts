@@ -54,7 +54,7 @@ export interface LocomoBenchOptions {
   /** Context budgets, in tokens. */
   readonly budgets: readonly number[];
   readonly embedder: Embedder;
-  /** A refiner beside `embedder` (decision 0045): every message gets its vectors too, as on an idle server. */
+  /** A refiner beside `embedder` (decision 0045): every message it refines gets its vectors too, as on an idle server (decision 0047: not a chat whose assistant answers at length). */
   readonly refiner?: Embedder;
   /** Turns the `window` policy keeps; default the engine's (4). */
   readonly windowTurns?: number;

@@ -76,7 +76,7 @@ export function registerBenchCommand(program: Command, io: CliIo): void {
     .addOption(
       new Option(
         '--refiner <name>',
-        "the refiner beside static (decision 0045; default use-lite beside static, as serve's): every message gets its vectors, as on an idle server",
+        "the refiner beside static (decision 0045; default use-lite beside static, as serve's): every message the refiner refines (not a chat whose assistant answers at length, decision 0047) gets its vectors, as on an idle server",
       ).choices(['use-lite', 'none']),
     )
     .option(

@@ -1,5 +1,5 @@
 import { createMemory, MemoryError, resolveUserScope, type Scope, type Store } from '@mnemo/core';
-import { backgroundJobAttempts, embedConversation } from '@mnemo/core/internals';
+import { backgroundJobAttempts, embedConversation, refinerRanksConversation } from '@mnemo/core/internals';
 import type { Command } from 'commander';
 import type { CliIo } from '../cli-io.js';
 import { loadCliConfig } from '../config/cli-config.js';
@@ -86,7 +86,12 @@ async function runReembed(flags: ReembedFlags, io: CliIo): Promise<void> {
     };
     for (const [index, scope] of scopes.entries()) {
       embedded += await embedConversation({ store, embedder }, scope);
-      if (refinerModel !== undefined && (await store.listUnembeddedMessages(scope, refinerModel, 1)).length > 0) {
+      // A chat whose assistant answers at length is not refined (decision 0047): no job for it.
+      if (
+        refinerModel !== undefined &&
+        (await store.listUnembeddedMessages(scope, refinerModel, 1)).length > 0 &&
+        (await refinerRanksConversation(store, scope))
+      ) {
         // A pending refine job of the conversation is not queued twice (enqueueJob keeps one).
         await store.enqueueJob(scope, {
           kind: 'refine',

@@ -6,6 +6,7 @@ import type { Message } from '../messages/message.js';
 import type { Scope } from '../messages/scope.js';
 import type { Embedder } from '../recall/embedder.js';
 import { embedAppended, embedConversation } from './embed-conversation.js';
+import { refinerRanksConversation } from '../recall/recall.js';
 import type { CallOptions, Store } from '../store/store.js';
 import type { JobTimeSlice } from './time-slice.js';
 
@@ -89,6 +90,8 @@ export function createBackgroundWork(options: BackgroundWorkOptions): Background
       : createJobWorker({
           store,
           handlers: {
+            // A chat whose assistant answers at length ranks in the embedder's space: not refined (decision
+            // 0047), asked before each batch, as a conversation that started refinable grows.
             refine: async (_job, scope, signal, slice) =>
               void (await embedConversation(
                 { store, embedder: refiner.embedder },
@@ -96,6 +99,7 @@ export function createBackgroundWork(options: BackgroundWorkOptions): Background
                 signal,
                 whileAllowed(slice, mayRefine),
                 refineBatchSize,
+                () => refinerRanksConversation(store, scope, { signal }),
               )),
           },
           now,

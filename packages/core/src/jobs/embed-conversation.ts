@@ -32,8 +32,9 @@ export function embeddingText(message: Message, previous?: Message): string {
  * one (of its {@link embeddingText}), in batches. Idempotent: a rerun (after a crash, or by a second
  * worker) embeds only what is still missing, and writing a vector twice replaces it. With a job's
  * `slice`, a batch that would not end before the attempt's deadline is not started (the job queues the
- * rest). `batchSize` messages go to the embedder at a time (default {@link embedBatchSize}). Returns how
- * many messages it embedded.
+ * rest). `batchSize` messages go to the embedder at a time (default {@link embedBatchSize}). With
+ * `wanted`, asked before each batch, it stops (done, nothing queued) once that says no: the refine job
+ * stops where a conversation has become a chat it does not refine. Returns how many messages it embedded.
  */
 export async function embedConversation(
   dependencies: { store: Store; embedder: Embedder },
@@ -41,6 +42,7 @@ export async function embedConversation(
   signal?: AbortSignal,
   slice?: JobTimeSlice,
   batchSize = embedBatchSize,
+  wanted?: () => Promise<boolean>,
 ): Promise<number> {
   const { store, embedder } = dependencies;
   const callOptions = signal === undefined ? {} : { signal };
@@ -50,6 +52,7 @@ export async function embedConversation(
     const pending = await store.listUnembeddedMessages(scope, embedder.model, batchSize, callOptions);
     if (pending.length === 0) return embedded;
     if (slice !== undefined && !slice.roomForRound()) return embedded;
+    if (wanted !== undefined && !(await wanted())) return embedded;
     const previous = await previousMessages(store, scope, pending, callOptions);
     const vectors = await embedder.embed(
       pending.map((message, index) => embeddingText(message, previous[index])),

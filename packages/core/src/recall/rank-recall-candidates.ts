@@ -223,7 +223,7 @@ export function candidatesReplyRatio(candidates: RecallCandidates): number {
  */
 export function chatReplyRatio(keyword: readonly SearchHit[], vector: readonly SearchHit[]): number {
   const hits = [...keyword, ...vector];
-  return replyLengthRatio(hits, assistantFlags(hits));
+  return messagesReplyRatio(hits.map((hit) => hit.message));
 }
 
 // The candidates' reply length ratio, read once per set of candidates (a benchmark asks under many tunings).
@@ -287,7 +287,7 @@ export function prepareRecallCandidates(candidates: RecallCandidates): PreparedC
     words: Uint8Array.from(said, (words) => Math.max(1, words.length)),
     spoken: Uint8Array.from(hits, (hit) => (spokenBy(hit.message, candidates.speakers) ? 1 : 0)),
     assistant,
-    replyLengthRatio: replyLengthRatio(hits, assistant),
+    replyLengthRatio: messagesReplyRatio(hits.map((hit) => hit.message)),
     echo: echoShares(termMasks, assistant, previous),
     inPeriodBySlack: new Map(),
     periods: candidates.periods ?? [],
@@ -617,14 +617,18 @@ function roleFactor(prepared: PreparedCandidates, at: number, tuning: RecallTuni
   return (1 - tuning.assistantPrior) * (1 - tuning.echoDiscount * prepared.echo[at]!);
 }
 
-// How much longer the candidates' assistant replies are than their other turns, on average.
-function replyLengthRatio(hits: readonly SearchHit[], assistant: Uint8Array): number {
+/**
+ * How many times as long, on average, the assistant's replies among `messages` are as the other turns
+ * (by characters; 1 when either side is missing): the test of a chat whose assistant answers at length.
+ */
+export function messagesReplyRatio(messages: readonly { readonly role: string; readonly content: string }[]): number {
   const sums = [0, 0];
   const counts = [0, 0];
-  hits.forEach((hit, at) => {
-    sums[assistant[at]!]! += hit.message.content.length;
-    counts[assistant[at]!]! += 1;
-  });
+  for (const message of messages) {
+    const side = message.role === 'assistant' ? 1 : 0;
+    sums[side]! += message.content.length;
+    counts[side]! += 1;
+  }
   if (counts[0] === 0 || counts[1] === 0 || sums[0] === 0) return 1;
   return sums[1]! / counts[1]! / (sums[0]! / counts[0]!);
 }

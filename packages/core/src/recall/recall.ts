@@ -1,6 +1,6 @@
 import { MemoryError } from '../errors/memory-error.js';
 import type { Fact } from '../facts/fact.js';
-import type { UserScope } from '../messages/scope.js';
+import type { Scope, UserScope } from '../messages/scope.js';
 import type { CallOptions, Store } from '../store/store.js';
 import type { Embedder } from './embedder.js';
 import { keywordTerms } from './keyword-terms.js';
@@ -10,6 +10,7 @@ import {
   candidatesReplyRatio,
   chatReplyRatio,
   checkRecallTuning,
+  messagesReplyRatio,
   rankRecallCandidates,
   refinerAlways,
   vectorSpaceOf,
@@ -69,6 +70,27 @@ export interface RecallDependencies {
 
 /** Messages of one conversation without the refiner's vector that a refined vector search still ranks (by the embedder's rank); more, and it ranks in the embedder's space. */
 export const refinerGapLimit = 64;
+
+/** The newest messages of a conversation that {@link refinerRanksConversation} reads. */
+export const refinerChatWindow = 200;
+
+/**
+ * Whether the refiner's space can rank a conversation, so its refine job is worth its CPU (decision
+ * 0047): false where its newest {@link refinerChatWindow} messages show an assistant answering at length,
+ * replies at least twice `recallTuning.refinerChatRatio` times as long as the user's turns (the margin
+ * keeps a conversation near the line refined). Such a chat ranks in the embedder's space (decision 0045,
+ * item 7), and a question whose candidates say otherwise finds the conversation short of the refiner's
+ * vectors and ranks there too, as under load.
+ */
+export async function refinerRanksConversation(
+  store: Pick<Store, 'listMessages'>,
+  scope: Scope,
+  options: CallOptions = {},
+): Promise<boolean> {
+  if (recallTuning.refinerChatRatio >= refinerAlways) return true;
+  const newest = await store.listMessages(scope, { order: 'desc', limit: refinerChatWindow }, options);
+  return messagesReplyRatio(newest) < 2 * recallTuning.refinerChatRatio;
+}
 
 /** How {@link searchRecall} searched: keyword and vector search, or keyword only and why. */
 export interface RecallSearch {

@@ -7,7 +7,14 @@ import { InMemoryStore } from '../testing/in-memory-store.js';
 import type { Embedder } from './embedder.js';
 import { HashedEmbedder } from './hashed-embedder.js';
 import { rankRecallCandidates, vectorSpaceOf } from './rank-recall-candidates.js';
-import { collectRecallCandidates, recallTuning, refinerGapLimit, searchRecall } from './recall.js';
+import {
+  collectRecallCandidates,
+  recallTuning,
+  refinerChatWindow,
+  refinerGapLimit,
+  refinerRanksConversation,
+  searchRecall,
+} from './recall.js';
 
 // A "better model" for the test: it maps words of one meaning to one dimension, so it finds a paraphrase
 // that shares no word with the query, which the hashed bag of words cannot.
@@ -270,5 +277,85 @@ describe('createMemory with a refiner', () => {
     expect(await store.listUnembeddedMessages(scope, refiner.model, 10)).toHaveLength(0);
     expect((await memory.recall(user, query)).length).toBe(1);
     await memory.close();
+  });
+
+  // Decision 0047: a chat whose assistant answers at length ranks in the embedder's space, so it is not refined.
+  const exchanges = (replyLength: number, count = lines.length) =>
+    Array.from({ length: count }, (_, index) => [
+      { role: 'user' as const, content: lines[index % lines.length]! },
+      { role: 'assistant' as const, content: `Sure. ${'word '.repeat(replyLength)}`.trim() },
+    ]).flat();
+
+  it("does not refine a chat whose assistant answers at length, and recall ranks it in the embedder's space", async () => {
+    const store = new InMemoryStore();
+    const refiner = new ConceptEmbedder();
+    const embedder = new HashedEmbedder();
+    const memory = createMemory({
+      store,
+      embedder,
+      refiner: { embedder: refiner, idle: () => true },
+      worker: { autoStart: false },
+    });
+    try {
+      await memory.append(scope, exchanges(100));
+      await memory.runPendingJobs();
+      expect(refiner.calls).toBe(0);
+      expect(await store.listUnembeddedMessages(scope, refiner.model, 100)).toHaveLength(lines.length * 2);
+      expect((await memory.jobBacklog({ tenantId: 't' })).byKind.refine.pending).toBe(0);
+      const searched = await searchRecall({ store, embedder, refiner }, user, 'the billing database records');
+      expect(searched).toMatchObject({ mode: 'hybrid', model: embedder.model });
+      expect(searched.hits[0]?.message.content).toBe(lines[0]);
+      // Two people in the same user's other conversation are refined.
+      const other = { ...user, conversationId: 'friends' };
+      await memory.append(other, exchanges(2));
+      await memory.runPendingJobs();
+      expect(await store.listUnembeddedMessages(other, refiner.model, 100)).toHaveLength(0);
+    } finally {
+      await memory.close();
+    }
+  });
+
+  it('decides on the newest messages, with a margin of twice refinerChatRatio', async () => {
+    const ratioOf = async (messages: ReturnType<typeof exchanges>) => {
+      const store = new InMemoryStore();
+      await store.appendMessages(
+        scope,
+        messages.map((message) => makeNewMessage(message.content, { role: message.role })),
+      );
+      return refinerRanksConversation(store, scope);
+    };
+    const userLength = lines.reduce((sum, line) => sum + line.length, 0) / lines.length;
+    // "Sure. " + n × "word " less the trailing space: 5n + 5 characters.
+    const replyWords = (ratio: number) => Math.round((ratio * userLength - 5) / 5);
+    const line = 2 * recallTuning.refinerChatRatio;
+    expect(await ratioOf(exchanges(replyWords(line * 0.9)))).toBe(true);
+    expect(await ratioOf(exchanges(replyWords(line * 1.1)))).toBe(false);
+    // Long replies long ago, short ones in the newest window: refined again.
+    const window = refinerChatWindow / 2;
+    expect(await ratioOf([...exchanges(100, 30), ...exchanges(2, window)])).toBe(true);
+    expect(await ratioOf([...exchanges(2, 30), ...exchanges(100, window)])).toBe(false);
+  });
+
+  it('stops refining between batches once the conversation has become a chat it does not refine', async () => {
+    const store = new InMemoryStore();
+    const append = (messages: ReturnType<typeof exchanges>) =>
+      store.appendMessages(
+        scope,
+        messages.map((message) => makeNewMessage(message.content, { role: message.role })),
+      );
+    await append(exchanges(2, 4));
+    const refiner = new ConceptEmbedder();
+    const embed = refiner.embed.bind(refiner);
+    // While the first batch is refined, the assistant starts answering at length.
+    refiner.embed = async (texts) => {
+      if (refiner.calls === 0) await append(exchanges(200, 20));
+      return embed(texts);
+    };
+    const refined = await embedConversation({ store, embedder: refiner }, scope, undefined, undefined, 4, () =>
+      refinerRanksConversation(store, scope),
+    );
+    expect(refined).toBe(4);
+    expect(refiner.calls).toBe(1);
+    expect(await store.listUnembeddedMessages(scope, refiner.model, 100)).toHaveLength(8 + 40 - 4);
   });
 });
