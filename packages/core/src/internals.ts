@@ -22,7 +22,14 @@ export { cosineSimilarity, normalizeVector } from './recall/embedder.js';
 export { backgroundJobAttempts } from './jobs/background-work.js';
 export { embedConversation, embeddingText } from './jobs/embed-conversation.js';
 export { defaultQueryEmbeddingTimeoutMs } from './engine/memory-options.js';
-export { collectRecallCandidates, recall, recallTuning, refinerRanksConversation } from './recall/recall.js';
+export {
+  collectRecallCandidates,
+  recall,
+  recallTuning,
+  refinerGapLimit,
+  refinerGapWindow,
+  refinerRanksConversation,
+} from './recall/recall.js';
 export {
   inVectorSpace,
   prepareRecallCandidates,

@@ -2,7 +2,7 @@ import type { Message, Scope, UserScope } from '@mnemo/core';
 import type { MessageRow, SearchHit, SearchOptions } from '@mnemo/core/store-kit';
 import type { PostgresClient, PostgresPool } from './postgres-driver.js';
 import { toMessage } from './postgres-message-store.js';
-import { prefixedMessageColumns, searchFilters, toHit, type HitRow } from './postgres-search-filters.js';
+import { newerThan, prefixedMessageColumns, searchFilters, toHit, type HitRow } from './postgres-search-filters.js';
 import type { PostgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
 import type { PgvectorNames, VectorTable } from './postgres-vector-tables.js';
@@ -83,13 +83,16 @@ export class PostgresPgvectorSearch {
   }
 
   /** Messages of a conversation without a row in `table`, oldest first. */
-  async listUnembedded(scope: Scope, table: VectorTable, limit: number): Promise<Message[]> {
+  /** Messages of a conversation without a row in `table` (among its newest `among`, if given), oldest first. */
+  async listUnembedded(scope: Scope, table: VectorTable, limit: number, among?: number): Promise<Message[]> {
+    // Bounded on both sides, so the planner cannot hash every vector of the conversation.
+    const newest = (column: string) => (among === undefined ? '' : `AND ${newerThan(this.#tables, column, 5)}`);
     const rows = await this.#pool.query<MessageRow>(
-      `SELECT ${prefixedMessageColumns} FROM ${this.#tables.messages} m WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.conversation_id = $3
+      `SELECT ${prefixedMessageColumns} FROM ${this.#tables.messages} m WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.conversation_id = $3 ${newest('m.seq')}
        AND NOT EXISTS (SELECT 1 FROM ${table.name} v WHERE v.tenant_id = m.tenant_id AND v.user_id = m.user_id
-         AND v.conversation_id = m.conversation_id AND v.seq = m.seq)
+         AND v.conversation_id = m.conversation_id AND v.seq = m.seq ${newest('v.seq')})
        ORDER BY m.seq LIMIT $4`,
-      [...scopeKey(scope), limit],
+      [...scopeKey(scope), limit, ...(among === undefined ? [] : [among])],
     );
     return rows.rows.map(toMessage);
   }

@@ -1,6 +1,7 @@
 import { MemoryError } from '@mnemo/core';
 import { messageColumns, type MessageRow, type SearchHit, type SearchOptions } from '@mnemo/core/store-kit';
-import { toMessage } from './postgres-message-store.js';
+import { inConversation, toMessage } from './postgres-message-store.js';
+import type { PostgresTables } from './postgres-tables.js';
 import { checkTime } from './postgres-values.js';
 
 /** A search result row: the message's columns, its conversation and its score. */
@@ -68,4 +69,9 @@ export function dimensionMismatch(model: string, expected: number, actual: numbe
 export function toHit(row: HitRow): SearchHit {
   const score = Number(row.score);
   return { conversationId: row.conversation_id, message: toMessage(row), score: Number.isNaN(score) ? 0 : score };
+}
+
+/** `column` is among the conversation's newest `$parameter` seqs ($1–$3 its scope): an index range, not a scan. */
+export function newerThan(t: PostgresTables, column: string, parameter: number): string {
+  return `${column} > (SELECT coalesce(max(seq), 0) FROM ${t.messages} WHERE ${inConversation}) - $${parameter}::bigint`;
 }

@@ -19,6 +19,7 @@ import {
   checkK,
   checkVector,
   dimensionMismatch,
+  newerThan,
   prefixedMessageColumns,
   searchFilters,
   toHit,
@@ -28,6 +29,18 @@ import type { PostgresTables } from './postgres-tables.js';
 import { runInTransaction } from './postgres-transaction.js';
 import { checkCount, scopeKey } from './postgres-values.js';
 import { findVectorExtension, PostgresVectorTables } from './postgres-vector-tables.js';
+
+/**
+ * Messages of a conversation ($1–$3) without a `real[]` vector of model $4, oldest first, at most $5; with
+ * `newest`, among its newest $6 only (bounded on both sides, so the planner cannot hash every vector).
+ */
+function unembeddedArray(t: PostgresTables, newest: boolean): string {
+  const among = (column: string) => (newest ? `AND ${newerThan(t, column, 6)}` : '');
+  return `SELECT ${prefixedMessageColumns} FROM ${t.messages} m WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.conversation_id = $3 ${among('m.seq')}
+      AND NOT EXISTS (SELECT 1 FROM ${t.messageVectors} v WHERE v.tenant_id = m.tenant_id AND v.user_id = m.user_id
+        AND v.conversation_id = m.conversation_id AND v.seq = m.seq AND v.model = $4 ${among('v.seq')})
+      ORDER BY m.seq LIMIT $5`;
+}
 
 function statements(t: PostgresTables) {
   return {
@@ -39,11 +52,10 @@ function statements(t: PostgresTables) {
     upsertArrayVectors: `INSERT INTO ${t.messageVectors} (tenant_id, user_id, conversation_id, seq, model, vector, norm)
       SELECT $1, $2, $3, v.seq, $4, v.vector::real[], v.norm FROM unnest($5::bigint[], $6::text[], $7::float8[]) AS v (seq, vector, norm)
       ON CONFLICT (tenant_id, user_id, conversation_id, seq, model) DO UPDATE SET vector = excluded.vector, norm = excluded.norm`,
-    selectUnembeddedArray: `SELECT ${prefixedMessageColumns} FROM ${t.messages} m WHERE m.tenant_id = $1 AND m.user_id = $2 AND m.conversation_id = $3
-      AND NOT EXISTS (SELECT 1 FROM ${t.messageVectors} v WHERE v.tenant_id = m.tenant_id AND v.user_id = m.user_id
-        AND v.conversation_id = m.conversation_id AND v.seq = m.seq AND v.model = $4)
-      ORDER BY m.seq LIMIT $5`,
+    selectUnembeddedArray: unembeddedArray(t, false),
+    selectUnembeddedNewestArray: unembeddedArray(t, true),
     selectMessages: `SELECT ${messageColumns} FROM ${t.messages} WHERE ${inConversation} ORDER BY seq LIMIT $4`,
+    selectNewestMessages: `SELECT ${messageColumns} FROM ${t.messages} WHERE ${inConversation} AND ${newerThan(t, 'seq', 5)} ORDER BY seq LIMIT $4`,
     deleteArrayVectors: `DELETE FROM ${t.messageVectors} WHERE tenant_id = $1 AND ($2::text IS NULL OR user_id = $2) AND ($3::text[] IS NULL OR model <> ALL($3))`,
     countArrayVectors: `SELECT model, count(*)::float8 AS vectors FROM ${t.messageVectors} WHERE $1::text IS NULL OR tenant_id = $1 GROUP BY model`,
   };
@@ -129,20 +141,33 @@ export class PostgresSearchStore {
   }
 
   /** Messages of a conversation without a vector of `model`, oldest first. */
-  async listUnembeddedMessages(scope: Scope, model: string, limit: number): Promise<Message[]> {
+  listUnembeddedMessages(scope: Scope, model: string, limit: number): Promise<Message[]> {
+    return this.#unembedded(scope, model, undefined, limit);
+  }
+
+  /** Of a conversation's newest `among` messages, those without a vector of `model`, oldest first. */
+  listUnembeddedNewest(scope: Scope, model: string, among: number, limit: number): Promise<Message[]> {
+    checkCount('among', among);
+    return this.#unembedded(scope, model, among, limit);
+  }
+
+  async #unembedded(scope: Scope, model: string, among: number | undefined, limit: number): Promise<Message[]> {
     checkCount('limit', limit);
+    const newest = among === undefined ? [] : [among];
     const backend = await this.#vectorBackend();
-    if (backend.kind === 'array')
-      return (
-        await this.#pool.query<MessageRow>(this.#sql.selectUnembeddedArray, [...scopeKey(scope), model, limit])
-      ).rows.map(toMessage);
-    const dimensions = await this.#modelDimensions(scope.tenantId, model);
-    const table = dimensions === undefined ? undefined : await backend.tables.find(model, dimensions);
-    if (table === undefined)
-      return (await this.#pool.query<MessageRow>(this.#sql.selectMessages, [...scopeKey(scope), limit])).rows.map(
+    if (backend.kind === 'array') {
+      const sql = among === undefined ? this.#sql.selectUnembeddedArray : this.#sql.selectUnembeddedNewestArray;
+      return (await this.#pool.query<MessageRow>(sql, [...scopeKey(scope), model, limit, ...newest])).rows.map(
         toMessage,
       );
-    return backend.search.listUnembedded(scope, table, limit);
+    }
+    const dimensions = await this.#modelDimensions(scope.tenantId, model);
+    const table = dimensions === undefined ? undefined : await backend.tables.find(model, dimensions);
+    if (table === undefined) {
+      const sql = among === undefined ? this.#sql.selectMessages : this.#sql.selectNewestMessages;
+      return (await this.#pool.query<MessageRow>(sql, [...scopeKey(scope), limit, ...newest])).rows.map(toMessage);
+    }
+    return backend.search.listUnembedded(scope, table, limit, among);
   }
 
   /** Deletes a tenant's (or one user's) vectors of every model but those of `exceptModels`; returns how many. */

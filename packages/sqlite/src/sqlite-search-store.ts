@@ -103,14 +103,28 @@ export class SqliteSearchStore {
   }
 
   listUnembeddedMessages(scope: Scope, model: string, limit: number): Message[] {
+    return this.#unembedded(scope, model, undefined, limit);
+  }
+
+  listUnembeddedNewest(scope: Scope, model: string, among: number, limit: number): Message[] {
+    return this.#unembedded(scope, model, among, limit);
+  }
+
+  /** A conversation's messages with no vector of `model` (among its newest `among`, if given), oldest first. */
+  #unembedded(scope: Scope, model: string, among: number | undefined, limit: number): Message[] {
     const modelId =
       (this.#statement('SELECT id FROM embedding_models WHERE model = ?').get(model) as { id: number } | undefined)
         ?.id ?? -1;
+    const newest =
+      among === undefined
+        ? ''
+        : `AND m.seq > (SELECT coalesce(max(seq), 0) FROM messages WHERE tenant_id = m.tenant_id
+             AND user_id = m.user_id AND conversation_id = m.conversation_id) - ?`;
     const rows = this.#statement(
-      `SELECT ${prefixedColumns} FROM messages m WHERE m.tenant_id = ? AND m.user_id = ? AND m.conversation_id = ?
+      `SELECT ${prefixedColumns} FROM messages m WHERE m.tenant_id = ? AND m.user_id = ? AND m.conversation_id = ? ${newest}
        AND NOT EXISTS (SELECT 1 FROM message_vectors e WHERE e.model_id = ? AND e.message_rowid = m.rowid)
        ORDER BY m.seq LIMIT ?`,
-    ).all(...scopeKey(scope), modelId, limit) as MessageRow[];
+    ).all(...scopeKey(scope), ...(among === undefined ? [] : [among]), modelId, limit) as MessageRow[];
     return rows.map(toMessage);
   }
 

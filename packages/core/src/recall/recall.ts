@@ -63,13 +63,21 @@ export interface RecallDependencies {
    * A slower, better model whose vectors a background job adds where cores are idle (decision 0045):
    * the vector search ranks in its space when it can embed the query within the deadline and the
    * conversations the `embedder`'s hits come from lack at most {@link refinerGapLimit} of its vectors
-   * (those few keep their `embedder` rank); otherwise in the `embedder`'s space as without it.
+   * among their newest {@link refinerGapWindow} messages (those few keep their `embedder` rank); otherwise
+   * in the `embedder`'s space as without it.
    */
   readonly refiner?: Embedder;
 }
 
 /** Messages of one conversation without the refiner's vector that a refined vector search still ranks (by the embedder's rank); more, and it ranks in the embedder's space. */
 export const refinerGapLimit = 64;
+
+/**
+ * The newest messages of a conversation whose refined vectors recall's gap check counts: the `refine` job
+ * embeds oldest first, so a conversation whose newest this many are refined is refined before them too,
+ * and the check reads this many rows however long the conversation (not all 100,000 of a long one).
+ */
+export const refinerGapWindow = 1024;
 
 /** The newest messages of a conversation that {@link refinerRanksConversation} reads. */
 export const refinerChatWindow = 200;
@@ -414,7 +422,8 @@ async function searchCandidates(
 /**
  * The vector search in the refiner's space, or `undefined` when it cannot be had: the refiner cannot
  * embed the query within the deadline, or a conversation the embedder's hits come from lacks more than
- * {@link refinerGapLimit} of the refiner's vectors (its backlog is large: a loaded machine). The few
+ * {@link refinerGapLimit} of the refiner's vectors among its newest {@link refinerGapWindow} messages (its
+ * backlog is large: a loaded machine; the `refine` job embeds oldest first, so older ones are done). The few
  * messages without a refined vector (the newest, still queued) keep their place by the embedder's
  * ranking, so no message is left out of the vector search because its refined vector is behind.
  */
@@ -432,7 +441,13 @@ async function refinedSearch(
   const conversations = [...new Set(base.map((hit) => hit.conversationId))];
   const gaps = await Promise.all(
     conversations.map((conversationId) =>
-      store.listUnembeddedMessages({ ...user, conversationId }, refiner.model, refinerGapLimit + 1, callOptions),
+      store.listUnembeddedNewest(
+        { ...user, conversationId },
+        refiner.model,
+        refinerGapWindow,
+        refinerGapLimit + 1,
+        callOptions,
+      ),
     ),
   );
   if (gaps.some((gap) => gap.length > refinerGapLimit)) return undefined;

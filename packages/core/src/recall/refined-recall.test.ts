@@ -12,6 +12,7 @@ import {
   recallTuning,
   refinerChatWindow,
   refinerGapLimit,
+  refinerGapWindow,
   refinerRanksConversation,
   searchRecall,
 } from './recall.js';
@@ -138,6 +139,41 @@ describe('recall with a refiner beside the embedder', () => {
       k: 3,
     });
     expect(inTime.model).toBe(refiner.model);
+  });
+
+  it("counts the refiner's backlog among a conversation's newest refinerGapWindow messages only", async () => {
+    const old = Array.from(
+      { length: refinerGapLimit + 1 },
+      (_, index) => `old note ${index} about the billing database`,
+    );
+    const recent = Array.from({ length: refinerGapWindow }, (_, index) => `note ${index} on the ridge trail`);
+    const store = await storeWith(...old, ...recent);
+    await embedConversation({ store, embedder }, scope);
+    const refiner = new ConceptEmbedder();
+    const refine = async (from: number, to: number) => {
+      const messages = (await store.listMessages(scope)).slice(from, to);
+      const vectors = await refiner.embed(messages.map((message) => message.content));
+      await store.upsertEmbeddings(
+        scope,
+        refiner.model,
+        messages.map((message, index) => ({ seq: message.seq, vector: vectors[index]! })),
+      );
+    };
+    // The newest refined, more than refinerGapLimit older ones not (the job refines oldest first, so it
+    // leaves no such hole; another writer of the store might): the gap check does not read that far back.
+    await refine(old.length, old.length + recent.length);
+    const refined = await searchRecall({ store, embedder, refiner }, user, query, { k: 3 });
+    expect(refined.model).toBe(refiner.model);
+    // More than refinerGapLimit of the newest without the refiner's vectors: the embedder's space.
+    const [first] = await store.appendMessages(
+      scope,
+      old.map((content) => newMessage(content, '2026-11-20T10:00:00.000Z')),
+    );
+    await embedConversation({ store, embedder }, scope);
+    const behind = await searchRecall({ store, embedder, refiner }, user, query, { k: 3 });
+    expect(behind.model).toBe(embedder.model);
+    await refine(first!.seq - 1, first!.seq - 1 + old.length);
+    expect((await searchRecall({ store, embedder, refiner }, user, query, { k: 3 })).model).toBe(refiner.model);
   });
 });
 

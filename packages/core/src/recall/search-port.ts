@@ -15,6 +15,17 @@ export interface SearchPort {
   ): Promise<void>;
   /** Messages of a conversation with no vector of `model` yet, oldest first, at most `limit`. */
   listUnembeddedMessages(scope: Scope, model: string, limit: number, options?: CallOptions): Promise<Message[]>;
+  /**
+   * Of a conversation's newest `among` messages (by seq), those with no vector of `model`, oldest first, at
+   * most `limit`: a read bounded by `among` however long the conversation (recall's refiner gap check).
+   */
+  listUnembeddedNewest(
+    scope: Scope,
+    model: string,
+    among: number,
+    limit: number,
+    options?: CallOptions,
+  ): Promise<Message[]>;
   /** Deletes a tenant's (or one user's) vectors of every model but those of `exceptModels` (all without it); returns how many. */
   deleteEmbeddings(
     filter: { tenantId: string; userId?: string; exceptModels?: readonly string[] },
@@ -49,6 +60,7 @@ export interface SearchPort {
 export const searchPortCalls: PortCalls<SearchPort> = {
   upsertEmbeddings: ['storing vectors', 3],
   listUnembeddedMessages: ['listing messages without vectors', 3],
+  listUnembeddedNewest: ['listing the newest messages without vectors', 4],
   deleteEmbeddings: ['deleting vectors', 1],
   countEmbeddings: ['counting vectors', 1],
   searchKeyword: ['searching by keyword', 3],

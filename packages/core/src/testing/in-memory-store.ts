@@ -319,6 +319,14 @@ class InMemoryParts {
     return state.messages.filter((message) => vectors?.has(message.seq) !== true).slice(0, limit);
   }
 
+  async listUnembeddedNewest(scope: Scope, model: string, among: number, limit: number): Promise<Message[]> {
+    const state = this.#conversations.get(conversationKey(scope));
+    if (state === undefined) return [];
+    const vectors = state.embeddings.get(model);
+    const from = (state.messages.at(-1)?.seq ?? 0) - among;
+    return state.messages.filter((message) => message.seq > from && vectors?.has(message.seq) !== true).slice(0, limit);
+  }
+
   async deleteEmbeddings(filter: {
     tenantId: string;
     userId?: string;

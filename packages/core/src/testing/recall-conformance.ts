@@ -142,6 +142,26 @@ export function describeRecallConformance(store: () => Store): void {
       expect(await store().listUnembeddedMessages(scopeA, embedder.model, 10)).toHaveLength(4);
     });
 
+    it("lists the messages without a model's vectors among a conversation's newest only", async () => {
+      await seed(store(), scopeA, [...lines, 'Fifth line.', 'Sixth line.']);
+      await seed(store(), { ...scopeA, conversationId: 'conv-2' }, [...lines, ...lines]);
+      const vector = new Float32Array(embedder.dimensions).fill(1);
+      await store().upsertEmbeddings(scopeA, 'refiner@1', [
+        { seq: 2, vector },
+        { seq: 5, vector },
+      ]);
+      const seqs = async (model: string, among: number, limit: number) =>
+        (await store().listUnembeddedNewest(scopeA, model, among, limit)).map((message) => message.seq);
+      expect(await seqs('refiner@1', 3, 10)).toEqual([4, 6]);
+      expect(await seqs('refiner@1', 3, 1)).toEqual([4]);
+      expect(await seqs('refiner@1', 100, 10)).toEqual([1, 3, 4, 6]);
+      // A model with no vector at all: every one of the newest.
+      expect(await seqs('never@1', 2, 10)).toEqual([5, 6]);
+      expect(await store().listUnembeddedNewest({ ...scopeA, conversationId: 'missing' }, 'refiner@1', 3, 10)).toEqual(
+        [],
+      );
+    });
+
     it("never returns another tenant's or user's messages, and erases vectors with the conversation", async () => {
       await seed(store(), scopeA, lines);
       await embedAll(store(), scopeA);
