@@ -30,6 +30,7 @@ import { createSqliteStore } from '@mnemo/sqlite';
 import pg from 'pg';
 import { generateMeshChat } from '../examples/generate-mesh-chat.js';
 import { formatCount, formatTable } from '../packages/cli/dist/output/format-table.js';
+import { countFlag } from './flags.js';
 import { createPostgresBefore, createSqliteBefore, type BeforeSearch } from './recall-before.js';
 
 const resultsPath = fileURLToPath(new URL('./results/recall-latency.json', import.meta.url));
@@ -49,18 +50,18 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
   },
 });
-const messages = count('--messages', values.messages, 1);
+const messages = countFlag('--messages', values.messages, 1);
 const settings = {
   messages,
   vectorMessages: Math.min(
     messages,
-    count('--vector-messages', values['vector-messages'] ?? String(Math.min(messages, 100_000)), 0),
+    countFlag('--vector-messages', values['vector-messages'] ?? String(Math.min(messages, 100_000)), 0),
   ),
-  conversations: count('--conversations', values.conversations, 1),
-  queries: count('--queries', values.queries, 1),
-  k: count('--k', values.k, 1),
-  concurrency: count('--concurrency', values.concurrency, 1),
-  maxSeconds: count('--max-seconds', values['max-seconds'], 1),
+  conversations: countFlag('--conversations', values.conversations, 1),
+  queries: countFlag('--queries', values.queries, 1),
+  k: countFlag('--k', values.k, 1),
+  concurrency: countFlag('--concurrency', values.concurrency, 1),
+  maxSeconds: countFlag('--max-seconds', values['max-seconds'], 1),
 };
 if (!['sqlite', 'postgres', 'both'].includes(values.store))
   throw new RangeError(`--store must be sqlite, postgres or both (got ${values.store})`);
@@ -418,11 +419,4 @@ function printTables(): void {
   );
   for (const note of notes) log(note);
   log(`JSON: ${resultsPath}`);
-}
-
-function count(flag: string, value: string | undefined, minimum: number): number {
-  const number = Number(value);
-  if (value === undefined || !/^\d+$/.test(value) || number < minimum)
-    throw new RangeError(`${flag} must be an integer ≥ ${minimum} (got ${String(value)})`);
-  return number;
 }

@@ -20,6 +20,7 @@ import { createSqliteStore } from '@mnemo/sqlite';
 import pg from 'pg';
 import { generateMeshChat } from '../examples/generate-mesh-chat.js';
 import { formatCount, formatTable } from '../packages/cli/dist/output/format-table.js';
+import { countFlag } from './flags.js';
 
 const resultsPath = fileURLToPath(new URL('./results/refiner-gap.json', import.meta.url));
 const { values } = parseArgs({
@@ -33,8 +34,8 @@ const { values } = parseArgs({
 });
 if (!['sqlite', 'postgres', 'both'].includes(values.store))
   throw new RangeError(`--store must be sqlite, postgres or both (got ${values.store})`);
-const sizes = values.sizes.split(',').map((size) => count('--sizes', size, 1));
-const queries = count('--queries', values.queries, 2);
+const sizes = values.sizes.split(',').map((size) => countFlag('--sizes', size, 1));
+const queries = countFlag('--queries', values.queries, 2);
 const postgresUrl =
   values['postgres-url'] ?? process.env['MNEMO_BENCH_DATABASE_URL'] ?? process.env['MNEMO_TEST_DATABASE_URL'];
 const log = (line: string) => (values.json ? process.stderr : process.stdout).write(`${line}\n`);
@@ -196,11 +197,4 @@ async function measure(
 function median(samples: readonly number[]): number {
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-function count(flag: string, value: string | undefined, minimum: number): number {
-  const number = Number(value);
-  if (value === undefined || !/^\d+$/.test(value) || number < minimum)
-    throw new RangeError(`${flag} must be an integer ≥ ${minimum} (got ${String(value)})`);
-  return number;
 }
