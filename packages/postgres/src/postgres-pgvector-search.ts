@@ -82,7 +82,6 @@ export class PostgresPgvectorSearch {
     );
   }
 
-  /** Messages of a conversation without a row in `table`, oldest first. */
   /** Messages of a conversation without a row in `table` (among its newest `among`, if given), oldest first. */
   async listUnembedded(scope: Scope, table: VectorTable, limit: number, among?: number): Promise<Message[]> {
     // Bounded on both sides, so the planner cannot hash every vector of the conversation.
