@@ -2,6 +2,7 @@ import { MemoryError } from '@mnemo/core';
 import { cosineSimilarity } from '@mnemo/core/internals';
 import type { Message, Scope, UserScope } from '@mnemo/core';
 import {
+  checkCount,
   embeddingCounts,
   type EmbeddingCount,
   type MessageEmbedding,
@@ -107,11 +108,13 @@ export class SqliteSearchStore {
   }
 
   listUnembeddedNewest(scope: Scope, model: string, among: number, limit: number): Message[] {
+    checkCount('among', among);
     return this.#unembedded(scope, model, among, limit);
   }
 
   /** A conversation's messages with no vector of `model` (among its newest `among`, if given), oldest first. */
   #unembedded(scope: Scope, model: string, among: number | undefined, limit: number): Message[] {
+    checkCount('limit', limit);
     const modelId =
       (this.#statement('SELECT id FROM embedding_models WHERE model = ?').get(model) as { id: number } | undefined)
         ?.id ?? -1;

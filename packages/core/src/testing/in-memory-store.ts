@@ -32,6 +32,7 @@ import { idempotencyConflict, isSameMessage } from '../messages/same-message.js'
 import { checkSummaryRange } from '../compaction/summary-range.js';
 import { namesOf } from '../graph/entity-rules.js';
 import { checkRecords } from '../store/record-rows.js';
+import { checkCount } from '../store/stored-values.js';
 import {
   checkMessageSelection,
   erasedSourceConflict,
@@ -313,6 +314,7 @@ class InMemoryParts {
   }
 
   async listUnembeddedMessages(scope: Scope, model: string, limit: number): Promise<Message[]> {
+    checkCount('limit', limit);
     const state = this.#conversations.get(conversationKey(scope));
     if (state === undefined) return [];
     const vectors = state.embeddings.get(model);
@@ -320,6 +322,8 @@ class InMemoryParts {
   }
 
   async listUnembeddedNewest(scope: Scope, model: string, among: number, limit: number): Promise<Message[]> {
+    checkCount('among', among);
+    checkCount('limit', limit);
     const state = this.#conversations.get(conversationKey(scope));
     if (state === undefined) return [];
     const vectors = state.embeddings.get(model);

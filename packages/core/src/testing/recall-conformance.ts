@@ -162,6 +162,27 @@ export function describeRecallConformance(store: () => Store): void {
       );
     });
 
+    it('rejects a negative or fractional count of unembedded messages with invalid_input', async () => {
+      await seed(store(), scopeA, lines);
+      for (const [among, limit, field] of [
+        [-1, 10, 'among'],
+        [2.5, 10, 'among'],
+        [Number.NaN, 10, 'among'],
+        [3, -1, 'limit'],
+        [3, 1.5, 'limit'],
+      ] as const) {
+        await expect(store().listUnembeddedNewest(scopeA, 'refiner@1', among, limit)).rejects.toMatchObject({
+          code: 'invalid_input',
+          details: { field },
+        });
+      }
+      // A negative limit would read every message on SQLite (LIMIT -1 is no limit).
+      await expect(store().listUnembeddedMessages(scopeA, 'refiner@1', -1)).rejects.toMatchObject({
+        code: 'invalid_input',
+        details: { field: 'limit' },
+      });
+    });
+
     it("never returns another tenant's or user's messages, and erases vectors with the conversation", async () => {
       await seed(store(), scopeA, lines);
       await embedAll(store(), scopeA);
