@@ -141,6 +141,7 @@ const { values } = parseArgs({
     out: { type: 'string' },
     conversations: { type: 'string' },
     'ua-only': { type: 'boolean' },
+    'per-tuning': { type: 'boolean' },
     grid: { type: 'string', default: 'roles' },
   },
 });
@@ -469,6 +470,24 @@ const lines = [
         ),
       ]),
 ];
+// Every tuning of the grid on each dataset as a whole (frac@5 / @10): how far each constant moves, chosen or not.
+const tuningRows = grid.map((tuning, index) => [
+  describe(tuning),
+  ...(['locomo', 'ua-tuning', 'ua-held-out'] as const).flatMap((name) => {
+    const items = scored.filter((item) => item.dataset === name);
+    return [
+      mean(items, (item) => frac(item, index, 0)).toFixed(1),
+      mean(items, (item) => frac(item, index)).toFixed(1),
+    ];
+  }),
+]);
+if (values['per-tuning'] === true)
+  lines.push(
+    '',
+    '| tuning | LoCoMo @5 | @10 | UA tuning part @5 | @10 | UA held-out part @5 | @10 |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...tuningRows.map((row) => `| ${row.join(' | ')} |`),
+  );
 process.stdout.write(`${lines.join('\n')}\n`);
 if (values.out !== undefined)
   writeFileSync(
@@ -481,6 +500,7 @@ if (values.out !== undefined)
         folds: foldRows,
         chosenOnAll: describe(grid[onAll]!),
         rows,
+        tunings: tuningRows,
         served: Object.fromEntries(served),
       },
       null,
