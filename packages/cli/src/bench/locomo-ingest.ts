@@ -21,12 +21,14 @@ export interface IngestOptions {
   /** The memory's refiner; its vectors are checked as the embedder's are. */
   readonly refiner?: Embedder;
   readonly tenantId?: string;
+  /** The user the conversation is stored for; default the `sample_id` (one user a sample). */
+  readonly userId?: string;
   readonly signal?: AbortSignal;
 }
 
 /**
- * Stores one LoCoMo sample the way a bot would have lived it: one conversation (user and conversation id =
- * `sample_id`), each session appended as one batch and followed by the background jobs it queued
+ * Stores one LoCoMo sample the way a bot would have lived it: one conversation (conversation id and, unless
+ * `userId` says otherwise, user id = `sample_id`), each session appended as one batch and followed by the background jobs it queued
  * (compaction, embedding) run to completion, so the rolling summary folds session by session. Each
  * message carries the speaker as `name`, the session time in `createdAt` and `metadata.dia_id`.
  * Throws `storage_failed` when a message is left without a vector (a job failed for good); the refiner's
@@ -36,7 +38,7 @@ export async function ingestLocomoSample(sample: LocomoSample, options: IngestOp
   const { memory, store, embedder } = options;
   const scope: Scope = {
     tenantId: options.tenantId ?? 'locomo',
-    userId: sample.sampleId,
+    userId: options.userId ?? sample.sampleId,
     conversationId: sample.sampleId,
   };
   const callOptions = options.signal === undefined ? {} : { signal: options.signal };

@@ -87,8 +87,8 @@ export const refinerChatWindow = 200;
  * 0047): false where its newest {@link refinerChatWindow} messages show an assistant answering at length,
  * replies at least twice `recallTuning.refinerChatRatio` times as long as the user's turns (the margin
  * keeps a conversation near the line refined). Such a chat ranks in the embedder's space (decision 0045,
- * item 7), and a question whose candidates say otherwise finds the conversation short of the refiner's
- * vectors and ranks there too, as under load.
+ * item 7); where a question's candidates say otherwise, its hits keep the embedder's ranks within the
+ * refined list, and the same user's refined conversations rank in the refiner's space beside it (decision 0049).
  */
 export async function refinerRanksConversation(
   store: Pick<Store, 'listMessages'>,
@@ -423,9 +423,12 @@ async function searchCandidates(
  * The vector search in the refiner's space, or `undefined` when it cannot be had: the refiner cannot
  * embed the query within the deadline, or a conversation the embedder's hits come from lacks more than
  * {@link refinerGapLimit} of the refiner's vectors among its newest {@link refinerGapWindow} messages (its
- * backlog is large: a loaded machine; the `refine` job embeds oldest first, so older ones are done). The few
+ * backlog is large: a loaded machine; the `refine` job embeds oldest first, so older ones are done), or
+ * every such conversation is one the refiner leaves alone ({@link refinerRanksConversation}). The few
  * messages without a refined vector (the newest, still queued) keep their place by the embedder's
- * ranking, so no message is left out of the vector search because its refined vector is behind.
+ * ranking, so no message is left out of the vector search because its refined vector is behind; so do all
+ * the hits of a conversation the refiner leaves alone, beside the user's other conversations ranked in
+ * its space (decision 0049).
  */
 async function refinedSearch(
   dependencies: RecallDependencies,
@@ -450,17 +453,32 @@ async function refinedSearch(
       ),
     ),
   );
-  if (gaps.some((gap) => gap.length > refinerGapLimit)) return undefined;
+  // A conversation the refiner leaves alone (a chat whose assistant answers at length, decision 0047)
+  // lacks its vectors by design, not for a backlog: it keeps the embedder's ranks within the refined list,
+  // so the same user's other conversations still rank in the refiner's space (decision 0049).
+  const leftAlone = await Promise.all(
+    gaps.map(
+      async (gap, index) =>
+        gap.length > refinerGapLimit &&
+        !(await refinerRanksConversation(store, { ...user, conversationId: conversations[index]! }, callOptions)),
+    ),
+  );
+  // A backlog, or nothing but conversations left alone: the embedder's space, with no query embedding.
+  if (gaps.some((gap, index) => gap.length > refinerGapLimit && !leftAlone[index])) return undefined;
+  if (leftAlone.every(Boolean)) return undefined;
   const queryVector = await embedQuery(refiner, query, dependencies.queryEmbeddingTimeoutMs, options.signal);
   if (queryVector === undefined) return undefined;
   const refined = await store.searchVector(user, refiner.model, queryVector, search, callOptions);
+  const alone = new Set(conversations.filter((_, index) => leftAlone[index]));
   const unrefined = new Set(
-    gaps.flatMap((gap, index) => gap.map((message) => `${conversations[index]!}\u0000${message.seq}`)),
+    gaps.flatMap((gap, index) =>
+      leftAlone[index] ? [] : gap.map((message) => `${conversations[index]!}\u0000${message.seq}`),
+    ),
   );
-  if (unrefined.size === 0) return refined;
-  const merged = [...refined];
+  if (unrefined.size === 0 && alone.size === 0) return refined;
+  const merged = refined.filter((hit) => !alone.has(hit.conversationId));
   base.forEach((hit, rank) => {
-    if (unrefined.has(`${hit.conversationId}\u0000${hit.message.seq}`))
+    if (alone.has(hit.conversationId) || unrefined.has(`${hit.conversationId}\u0000${hit.message.seq}`))
       merged.splice(Math.min(rank, merged.length), 0, hit);
   });
   return merged.slice(0, search.k);

@@ -321,8 +321,8 @@ describe('createMemory with a refiner', () => {
       { role: 'user' as const, content: lines[index % lines.length]! },
       { role: 'assistant' as const, content: `Sure. ${'word '.repeat(replyLength)}`.trim() },
     ]).flat();
-
-  it("does not refine a chat whose assistant answers at length, and recall ranks it in the embedder's space", async () => {
+  // A memory that refines whenever asked to (idle), its jobs run by hand.
+  const refiningMemory = () => {
     const store = new InMemoryStore();
     const refiner = new ConceptEmbedder();
     const embedder = new HashedEmbedder();
@@ -332,6 +332,11 @@ describe('createMemory with a refiner', () => {
       refiner: { embedder: refiner, idle: () => true },
       worker: { autoStart: false },
     });
+    return { store, refiner, embedder, memory };
+  };
+
+  it("does not refine a chat whose assistant answers at length, and recall ranks it in the embedder's space", async () => {
+    const { store, refiner, embedder, memory } = refiningMemory();
     try {
       await memory.append(scope, exchanges(100));
       await memory.runPendingJobs();
@@ -346,6 +351,62 @@ describe('createMemory with a refiner', () => {
       await memory.append(other, exchanges(2));
       await memory.runPendingJobs();
       expect(await store.listUnembeddedMessages(other, refiner.model, 100)).toHaveLength(0);
+    } finally {
+      await memory.close();
+    }
+  });
+
+  it("ranks a user's refined conversation in the refiner's space beside one it leaves alone", async () => {
+    const { store, refiner, embedder, memory } = refiningMemory();
+    try {
+      // An assistant answering at length (not refined), more messages than the gap check lets pass.
+      await memory.append(scope, exchanges(100, refinerGapLimit));
+      // Two people in the same user's other conversation, refined: the paraphrase is there.
+      const friends = { ...user, conversationId: 'friends' };
+      const paraphrase = 'Billing records, every one of them.';
+      await memory.append(friends, [
+        { role: 'user', content: 'Our backend sits behind a proxy now.' },
+        { role: 'assistant', content: lines[4]! },
+        { role: 'user', content: 'How are the books kept these days?' },
+        { role: 'assistant', content: paraphrase },
+      ]);
+      await memory.runPendingJobs();
+      expect(await store.listUnembeddedMessages(scope, refiner.model, 1000)).toHaveLength(2 * refinerGapLimit);
+      expect(await store.listUnembeddedMessages(friends, refiner.model, 10)).toHaveLength(0);
+      // Whatever the candidates' reply length ratio says (at its top the ratio lets the refiner's space rank).
+      const tuning = { refinerChatRatio: 100 };
+      const candidates = 2 * refinerGapLimit + 4;
+      const plain = await searchRecall({ store, embedder }, user, query, { k: candidates, candidates, tuning });
+      const searched = await searchRecall({ store, embedder, refiner }, user, query, {
+        k: candidates,
+        candidates,
+        tuning,
+      });
+      expect(searched).toMatchObject({ mode: 'hybrid', model: refiner.model });
+      // The paraphrase is the refined conversation's best vector hit, where the embedder put it lower.
+      const friendsRanks = (hits: typeof plain.hits) =>
+        hits
+          .filter((hit) => hit.conversationId === 'friends')
+          .sort((a, b) => a.explain.vectorRank! - b.explain.vectorRank!)
+          .map((hit) => hit.message.content);
+      expect(friendsRanks(searched.hits)[0]).toBe(paraphrase);
+      expect(friendsRanks(plain.hits)[0]).not.toBe(paraphrase);
+      // The conversation left alone keeps every hit, in the embedder's order.
+      const order = (hits: typeof plain.hits) =>
+        hits
+          .filter((hit) => hit.conversationId === scope.conversationId && hit.explain.vectorRank !== undefined)
+          .sort((a, b) => a.explain.vectorRank! - b.explain.vectorRank!)
+          .map((hit) => hit.message.seq);
+      expect(order(searched.hits)).toEqual(order(plain.hits));
+      expect(order(searched.hits)).toHaveLength(2 * refinerGapLimit);
+      // Alone, the conversation left alone ranks in the embedder's space, the refiner not asked.
+      const calls = refiner.calls;
+      const one = await searchRecall({ store, embedder, refiner }, user, query, {
+        conversations: [scope.conversationId],
+        tuning,
+      });
+      expect(one.model).toBe(embedder.model);
+      expect(refiner.calls).toBe(calls);
     } finally {
       await memory.close();
     }
