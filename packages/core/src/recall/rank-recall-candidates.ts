@@ -104,8 +104,9 @@ export interface RecallTuning {
   readonly assistantChatRatio: number;
   /**
    * The vector search ranks in the refiner's space (when the candidates hold its list, `refined`) only
-   * where the assistant replies among the keyword and embedder candidates are less than this many times
-   * as long as the user's turns (`replyLengthRatio`); at or above it, in the embedder's space. Each model
+   * where the assistant replies among the keyword and embedder candidates (of the conversation most
+   * keyword hits come from: `chatReplyRatio`) are less than this many times as long as the user's turns;
+   * at or above it, in the embedder's space. Each model
    * where it ranks better: the models' spaces suit different kinds of chat. 100: the refiner's space always.
    */
   readonly refinerChatRatio: number;
@@ -202,7 +203,8 @@ export const refinerAlways = 100;
 /**
  * The space the vector search ranks in under a tuning: the refiner's where the candidates hold its list
  * and the assistant replies among the keyword and embedder hits (the lists that do not depend on the
- * choice) are less than `refinerChatRatio` times as long as the user's turns; else the embedder's.
+ * choice; {@link chatReplyRatio}) are less than `refinerChatRatio` times as long as the user's turns;
+ * else the embedder's.
  */
 export function vectorSpaceOf(candidates: RecallCandidates, tuning: RecallTuning): 'refiner' | 'embedder' {
   if (candidates.refined === undefined) return 'embedder';
@@ -220,10 +222,28 @@ export function candidatesReplyRatio(candidates: RecallCandidates): number {
 /**
  * How many times as long the assistant replies among a recall's keyword and embedder hits are as the
  * user's turns (1 when either is missing): what {@link vectorSpaceOf} compares with `refinerChatRatio`.
+ * Read on the hits of the conversation most keyword hits come from, where those show both sides: a user's
+ * other conversations among the vector hits (a short question is near many long replies) do not judge
+ * the chat the question is about (decision 0049). A user with one conversation: all the hits.
  */
 export function chatReplyRatio(keyword: readonly SearchHit[], vector: readonly SearchHit[]): number {
   const hits = [...keyword, ...vector];
-  return messagesReplyRatio(hits.map((hit) => hit.message));
+  const topical = mostFrequentConversation(keyword);
+  const own = topical === undefined ? [] : hits.filter((hit) => hit.conversationId === topical);
+  const sides = new Set(own.map((hit) => hit.message.role === 'assistant'));
+  return messagesReplyRatio((sides.size === 2 ? own : hits).map((hit) => hit.message));
+}
+
+// The conversation most of `hits` come from (the first hit's among equals), or undefined for none.
+function mostFrequentConversation(hits: readonly SearchHit[]): string | undefined {
+  const counts = new Map<string, number>();
+  let best: string | undefined;
+  for (const hit of hits) {
+    const count = (counts.get(hit.conversationId) ?? 0) + 1;
+    counts.set(hit.conversationId, count);
+    if (best === undefined || count > counts.get(best)!) best = hit.conversationId;
+  }
+  return best;
 }
 
 // The candidates' reply length ratio, read once per set of candidates (a benchmark asks under many tunings).

@@ -366,7 +366,7 @@ describe('createMemory with a refiner', () => {
       const paraphrase = 'Billing records, every one of them.';
       await memory.append(friends, [
         { role: 'user', content: 'Our backend sits behind a proxy now.' },
-        { role: 'assistant', content: lines[4]! },
+        { role: 'assistant', content: 'The proxy change waits until after the audit.' },
         { role: 'user', content: 'How are the books kept these days?' },
         { role: 'assistant', content: paraphrase },
       ]);
@@ -399,6 +399,13 @@ describe('createMemory with a refiner', () => {
           .map((hit) => hit.message.seq);
       expect(order(searched.hits)).toEqual(order(plain.hits));
       expect(order(searched.hits)).toHaveLength(2 * refinerGapLimit);
+      // With the library's ratio: a question whose keyword hits are the refined chat's is judged by that
+      // chat's replies, not by the long ones the vector list brings from the other conversation.
+      const topical = 'Is the proxy still in front of our backend?';
+      const judged = await searchRecall({ store, embedder, refiner }, user, topical, { k: candidates, candidates });
+      expect(judged.hits.filter((hit) => hit.conversationId === scope.conversationId).length).toBeGreaterThan(64);
+      expect(judged.model).toBe(refiner.model);
+      expect(judged.longReplies).toBe(false);
       // Alone, the conversation left alone ranks in the embedder's space, the refiner not asked.
       const calls = refiner.calls;
       const one = await searchRecall({ store, embedder, refiner }, user, query, {
