@@ -465,7 +465,7 @@ async function refinedSearch(
   );
   // A backlog, or nothing but conversations left alone: the embedder's space, with no query embedding.
   if (gaps.some((gap, index) => gap.length > refinerGapLimit && !leftAlone[index])) return undefined;
-  if (leftAlone.every(Boolean)) return undefined;
+  if (leftAlone.length > 0 && leftAlone.every(Boolean)) return undefined;
   const queryVector = await embedQuery(refiner, query, dependencies.queryEmbeddingTimeoutMs, options.signal);
   if (queryVector === undefined) return undefined;
   const refined = await store.searchVector(user, refiner.model, queryVector, search, callOptions);
