@@ -106,8 +106,8 @@ export interface RecallTuning {
    * The vector search ranks in the refiner's space (when the candidates hold its list, `refined`) only
    * where the assistant replies among the keyword and embedder candidates (of the conversation most
    * keyword hits come from: `chatReplyRatio`) are less than this many times as long as the user's turns;
-   * at or above it, in the embedder's space. Each model
-   * where it ranks better: the models' spaces suit different kinds of chat. 100: the refiner's space always.
+   * at or above it, in the embedder's space. Each model where it ranks better: the models' spaces suit
+   * different kinds of chat. 100: the refiner's space always.
    */
   readonly refinerChatRatio: number;
   /**
