@@ -82,7 +82,19 @@ describe('UseLiteThreadEmbedder', () => {
     }
   }, 60_000);
 
-  it('refuses a caller deadline that is not a positive integer, and a thread count outside 1 to 16', () => {
+  it('answers a call made while its warm-up passes run, and a close during the load ends the load quietly', async () => {
+    const warming = new UseLiteThreadEmbedder({ callerDeadlineMs: 30, warmUpPasses: 1000 });
+    const loading = warming.load();
+    const [vector] = await warming.embed(['asked while the thread warms up'], { signal: new AbortController().signal });
+    expect(vector).toHaveLength(warming.dimensions);
+
+    await warming.close();
+    await expect(loading).resolves.toBeUndefined();
+  }, 60_000);
+
+  it('refuses a caller deadline that is not a positive integer, warm-up passes outside 0 to 1,000, and a thread count outside 1 to 16', () => {
+    expect(() => new UseLiteThreadEmbedder({ warmUpPasses: -1 })).toThrow(/warmUpPasses/);
+    expect(() => new UseLiteThreadEmbedder({ warmUpPasses: 1.5 })).toThrow(/warmUpPasses/);
     expect(() => new UseLiteThreadEmbedder({ callerDeadlineMs: 0 })).toThrow(/callerDeadlineMs/);
     expect(() => new UseLiteThreadEmbedder({ threads: 0 })).toThrow(/threads/);
     expect(() => new UseLiteThreadEmbedder({ threads: 17 })).toThrow(/threads/);
