@@ -114,6 +114,15 @@ describe('loadCliConfig', () => {
     await expect(loadCliConfig({ env: { MNEMO_EMBEDDER: 'bert' }, cwd: directory })).rejects.toThrow(/MNEMO_EMBEDDER/);
   });
 
+  it('gives an embedding endpoint a query deadline it can make over the network, and the models on threads 30 ms', async () => {
+    const endpoint = await loadCliConfig({ env: { MNEMO_EMBEDDER: 'openai' }, cwd: directory });
+    expect(endpoint.embedder.queryTimeoutMs).toBe(1000);
+    expect((await loadCliConfig({ env: { MNEMO_EMBEDDER: 'use-lite' }, cwd: directory })).embedder.queryTimeoutMs).toBe(
+      30,
+    );
+    expect((await loadCliConfig({ env: {}, cwd: directory })).embedder.queryTimeoutMs).toBe(30);
+  });
+
   it('refines beside the static embedder unless told not to, and only beside it', async () => {
     expect((await loadCliConfig({ env: { MNEMO_REFINER: 'none' }, cwd: directory })).embedder.refiner).toBe('none');
     expect((await loadCliConfig({ env: { MNEMO_EMBEDDER: 'hashed' }, cwd: directory })).embedder.refiner).toBe('none');

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { maxContextTokens, MemoryError, recallModes, type RecallMode } from '@mnemo/core';
 import { builtInContextDefaults, defaultQueryEmbeddingTimeoutMs } from '@mnemo/core/internals';
+import { OpenAiEmbedder } from '@mnemo/models';
 import { defaultUpstreamTimeouts } from '@mnemo/server/proxy';
 import { z } from 'zod';
 import { cliPolicies, type CliPolicy } from './cli-policies.js';
@@ -60,7 +61,7 @@ export interface CliConfig {
     readonly dimensions?: number;
     readonly baseUrl?: string;
     readonly apiKey?: string;
-    /** Deadline of a context's query embedding in `serve`, in ms; past it recall is keyword-only and the report says so. Default 30. */
+    /** Deadline of a context's query embedding in `serve`, in ms; past it recall is keyword-only and the report says so. Default 30; 1,000 for `openai` (decision 0050). */
     readonly queryTimeoutMs: number;
     /**
      * A better model beside the `static` table (decision 0045): `use-lite` (the default beside `static`)
@@ -418,7 +419,10 @@ export async function loadCliConfig(options: LoadCliConfigOptions): Promise<CliC
     ...defined('baseUrl', env.MNEMO_EMBEDDING_BASE_URL ?? fileValues.embedder?.baseUrl ?? llm.baseUrl),
     ...defined('apiKey', env.MNEMO_EMBEDDING_API_KEY ?? fileValues.embedder?.apiKey ?? llm.apiKey),
     queryTimeoutMs:
-      env.MNEMO_QUERY_EMBEDDING_TIMEOUT_MS ?? fileValues.embedder?.queryTimeoutMs ?? defaultQueryEmbeddingTimeoutMs,
+      env.MNEMO_QUERY_EMBEDDING_TIMEOUT_MS ??
+      fileValues.embedder?.queryTimeoutMs ??
+      // An endpoint across the network gets the deadline it can make (decision 0050).
+      (embedderKindValue === 'openai' ? OpenAiEmbedder.defaultQueryTimeoutMs : defaultQueryEmbeddingTimeoutMs),
   };
   const { apiKeys, corsOrigins, allowedHosts, ...server } = fileValues.server ?? {};
   const envHosts = env.MNEMO_ALLOWED_HOSTS?.split(',')

@@ -512,6 +512,41 @@ describe('hybrid context under a saturated embedder', () => {
     expect(embedder.querySignals).toHaveLength(0);
   });
 
+  it("gives the query embedding the embedder's own deadline when the memory sets none (an endpoint's, past 30 ms)", async () => {
+    /** Answers a query after 60 ms, like an embedding endpoint across the network. */
+    class EndpointEmbedder extends HashedEmbedder {
+      readonly queryTimeoutMs = 5000;
+      readonly asked: number[] = [];
+      canEmbedWithin(timeoutMs: number): boolean {
+        this.asked.push(timeoutMs);
+        return true;
+      }
+      override async embed(texts: readonly string[], options: { signal?: AbortSignal } = {}): Promise<Float32Array[]> {
+        if (options.signal !== undefined) await new Promise((resolve) => setTimeout(resolve, 60));
+        return super.embed(texts);
+      }
+    }
+    const embedder = new EndpointEmbedder();
+    const memory = createMemory({
+      store: new InMemoryStore(),
+      embedder,
+      worker: { autoStart: false },
+      compaction: false,
+    });
+    await memory.append(scope, [
+      { role: 'user', content: 'My relay is called LARCH-RIDGE.' },
+      ...filler(30),
+      { role: 'user', content: 'which relay did I name?' },
+    ]);
+    await memory.runPendingJobs();
+
+    const { report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300 });
+
+    expect(report.recall).toMatchObject({ mode: 'hybrid' });
+    expect(embedder.asked).toEqual([5000]);
+    await memory.close();
+  });
+
   it('embeds appended messages at once and the query without a deadline when the embedder has embedSync', async () => {
     let asyncCalls = 0;
     const inThread = {

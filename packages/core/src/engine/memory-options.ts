@@ -44,7 +44,8 @@ export interface MemoryOptions {
    */
   readonly refiner?: { readonly embedder: Embedder; readonly idle?: () => boolean };
   /**
-   * Deadline of the hybrid context's query embedding, in ms (default {@link defaultQueryEmbeddingTimeoutMs});
+   * Deadline of the hybrid context's query embedding, in ms (default: the embedder's `queryTimeoutMs`, else
+   * {@link defaultQueryEmbeddingTimeoutMs});
    * past it the context recalls keyword-only and its report says `embedding_deadline`. `false`: wait for it.
    * Only an embedder off the event loop (a worker thread, a remote endpoint) can be cut off in time.
    */
@@ -123,7 +124,8 @@ export interface ResolvedMemoryOptions {
 export function resolveMemoryOptions(options: MemoryOptions): ResolvedMemoryOptions {
   const tokenCounter = options.tokenCounter ?? createGptTokenCounter();
   const contextDefaults = resolveContextDefaults(options.context);
-  const queryEmbeddingTimeoutMs = options.queryEmbeddingTimeoutMs ?? defaultQueryEmbeddingTimeoutMs;
+  const queryEmbeddingTimeoutMs =
+    options.queryEmbeddingTimeoutMs ?? options.embedder?.queryTimeoutMs ?? defaultQueryEmbeddingTimeoutMs;
   if (
     queryEmbeddingTimeoutMs !== false &&
     (!Number.isInteger(queryEmbeddingTimeoutMs) || queryEmbeddingTimeoutMs < 1)

@@ -19,6 +19,12 @@ export interface Embedder {
    * recall goes keyword-only at once instead of waiting the deadline out. Absent: assumed `true`.
    */
   canEmbedWithin?(timeoutMs: number): boolean;
+  /**
+   * The deadline, in ms, a hybrid context gives this embedder's query embedding when the memory sets
+   * none (`queryEmbeddingTimeoutMs`): an endpoint across the network needs more than a model on a thread
+   * beside the process. Absent: `defaultQueryEmbeddingTimeoutMs` (30 ms).
+   */
+  readonly queryTimeoutMs?: number;
 }
 
 /** Cosine similarity of two vectors of the same length (1 = same direction); 0 when either is all zeros. */

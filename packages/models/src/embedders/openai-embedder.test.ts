@@ -206,5 +206,14 @@ describe('OpenAiEmbedder', () => {
     expect(() => new OpenAiEmbedder({ baseUrl, model: 'm', dimensions: 0 })).toThrow(/dimensions/);
     expect(() => new OpenAiEmbedder({ baseUrl, model: 'm', dimensions: 8, batchSize: 4096 })).toThrow(/batchSize/);
     expect(() => new OpenAiEmbedder({ baseUrl: 'ftp://x', model: 'm', dimensions: 8 })).toThrow(/baseUrl/);
+    expect(() => new OpenAiEmbedder({ baseUrl, model: 'm', dimensions: 8, queryTimeoutMs: 0 })).toThrow(
+      /queryTimeoutMs/,
+    );
+  });
+
+  it('asks a memory for a query deadline an endpoint can make: 1,000 ms unless told otherwise', () => {
+    const baseUrl = 'http://127.0.0.1:1/v1';
+    expect(new OpenAiEmbedder({ baseUrl, model: 'm', dimensions: 8 }).queryTimeoutMs).toBe(1000);
+    expect(new OpenAiEmbedder({ baseUrl, model: 'm', dimensions: 8, queryTimeoutMs: 250 }).queryTimeoutMs).toBe(250);
   });
 });

@@ -29,6 +29,11 @@ export interface OpenAiEmbedderOptions {
   readonly timeoutMs?: number;
   /** Retries (with the SDK's back-off) after a timeout, a connection error, a 408/409/429 or a 5xx; default 2. */
   readonly maxRetries?: number;
+  /**
+   * The deadline a hybrid context gives a query embedding here when the memory sets none (the
+   * `Embedder` port's `queryTimeoutMs`), in ms; default 1,000 (`OpenAiEmbedder.defaultQueryTimeoutMs`).
+   */
+  readonly queryTimeoutMs?: number;
 }
 
 const nativeDimensions: Readonly<Record<string, number>> = {
@@ -56,13 +61,22 @@ const maxBatchSize = 2048;
  * vectors that are not `dimensions` finite numbers. The constructor throws `invalid_input`.
  */
 export class OpenAiEmbedder implements Embedder {
+  /**
+   * Default deadline of a query embedding on an endpoint: a one-text request answers in tens (a server on
+   * loopback) to hundreds (a provider across the internet) of ms, past the 30 ms a thread beside the
+   * process gets, with which every hybrid context of a served endpoint recalled keyword-only (decision
+   * 0050); a context for an LLM call of seconds can wait a second for it, and a stalled endpoint still
+   * costs at most that.
+   */
+  static readonly defaultQueryTimeoutMs = 1000;
   readonly model: string;
   readonly dimensions: number;
   readonly #connection: OpenAiConnection;
   readonly #batchSize: number;
   readonly #requestDimensions: boolean;
+  readonly queryTimeoutMs: number;
 
-  /** Checks the options; throws `invalid_input` naming a bad base URL, model, dimension count, batch size or limit. */
+  /** Checks the options; throws `invalid_input` naming a bad base URL, model, dimension count, batch size, limit or query deadline. */
   constructor(options: OpenAiEmbedderOptions) {
     this.#connection = createOpenAiClient(options, 60_000);
     const native = nativeDimensions[options.model];
@@ -82,8 +96,12 @@ export class OpenAiEmbedder implements Embedder {
     if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > maxBatchSize) {
       invalid('batchSize', `must be an integer from 1 to ${maxBatchSize} (got ${String(batchSize)})`);
     }
+    const queryTimeoutMs = options.queryTimeoutMs ?? OpenAiEmbedder.defaultQueryTimeoutMs;
+    if (!Number.isInteger(queryTimeoutMs) || queryTimeoutMs < 1)
+      invalid('queryTimeoutMs', `must be a positive integer (got ${String(queryTimeoutMs)})`);
     this.dimensions = dimensions;
     this.#batchSize = batchSize;
+    this.queryTimeoutMs = queryTimeoutMs;
     this.#requestDimensions = options.requestDimensions ?? (native !== undefined && native !== dimensions);
     this.model = this.#requestDimensions ? `openai:${options.model}@${dimensions}` : `openai:${options.model}`;
   }
