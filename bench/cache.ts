@@ -11,7 +11,7 @@
 // Conversations: LoCoMo (read from /work/shared/data/locomo/, never copied; --locomo, --conversations) and
 // the mesh-radio example. Prints a table per conversation and length (20, 50, 100, 200, all exchanges),
 // the cheapest sliding window of raw turns within the same budget as a floor, and JSON with --json.
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,6 +22,7 @@ import { createGptTokenCounter, type MessageInput } from '@mnemo/core';
 import { recalledBlockHeader } from '@mnemo/core/internals';
 import { loadJsonlConversation } from './load-jsonl-conversation.js';
 import { loadLocomoConversation } from './load-locomo-conversation.js';
+import { startServe, type ServeProcess } from './start-serve.js';
 
 const { values } = parseArgs({
   options: {
@@ -257,41 +258,9 @@ function rowFor(mnemo: StreamCosts, full: StreamCosts, count: number, summarizer
   };
 }
 
-interface ServeProcess {
-  readonly url: string;
-  stop(): Promise<void>;
-}
-
-function startServe(directory: string, db: string, upstream: string): Promise<ServeProcess> {
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    HOME: directory,
-    MNEMO_LLM_BASE_URL: `${upstream}/v1`,
-  };
-  const extra = values['serve-args']?.split(' ').filter((argument) => argument !== '') ?? [];
-  const child: ChildProcess = spawn(process.execPath, [values.cli, 'serve', '--port', '0', '--db', db, ...extra], {
-    cwd: directory,
-    env,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let stdout = '';
-  const exited = new Promise<void>((resolvePromise) => child.once('exit', () => resolvePromise()));
-  return new Promise<ServeProcess>((resolvePromise, reject) => {
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      if (stdout.includes('\n')) return;
-      stdout += chunk;
-      const first = /^mnemo listening on (http:\/\/\S+)\n/.exec(stdout);
-      if (first === null) return;
-      resolvePromise({
-        url: first[1]!,
-        async stop() {
-          child.kill('SIGTERM');
-          await exited;
-        },
-      });
-    });
-    void exited.then(() => reject(new Error(`mnemo serve exited before listening: ${stdout}`)));
-  });
+function startCacheServe(directory: string, db: string, upstream: string): Promise<ServeProcess> {
+  const args = values['serve-args']?.split(' ').filter((argument) => argument !== '') ?? [];
+  return startServe({ cli: values.cli, directory, db, env: { MNEMO_LLM_BASE_URL: `${upstream}/v1` }, args });
 }
 
 interface ConversationResult {
@@ -331,7 +300,7 @@ async function replay(
   const limit = values['max-exchanges'] === undefined ? Number.POSITIVE_INFINITY : Number(values['max-exchanges']);
   const exchanges = exchangesOf(messages).slice(0, limit);
   const db = join(directory, `${name.replace(/\W+/g, '-')}.db`);
-  const serve = await startServe(directory, db, upstream);
+  const serve = await startCacheServe(directory, db, upstream);
   const bot: WireMessage[] = [{ role: 'system', content: system }];
   const mnemoStream: Priced[] = [];
   const fullStream: Priced[] = [];

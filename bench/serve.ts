@@ -10,7 +10,7 @@
 // --serve-args '--workers 2' adds arguments to `mnemo serve`; --drain-seconds (default 180) bounds the wait for the backlog; --cpu-prof DIR writes V8 CPU profiles of
 // serve (and its workers) there, read them with bench/cpu-profile-summary.ts; --save-db FILE copies the SQLite store as the load
 // left it (for bench/drain.ts).
-import { spawn, fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,6 +21,7 @@ import { startScriptedOpenAiServer } from '@mnemo/models/testing';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { startServe, type ServeProcess } from './start-serve.js';
 
 const resultsPath = fileURLToPath(new URL('./results/serve.json', import.meta.url));
 const defaultCli = fileURLToPath(new URL('../packages/cli/dist/main.js', import.meta.url));
@@ -219,7 +220,7 @@ async function runStore(settings: RunSettings): Promise<StoreReport> {
     await writeFile(join(settings.directory, 'mnemo.config.json'), JSON.stringify({ server: { rateLimit: false } }));
   const replicas: Replica[] = [];
   try {
-    for (const db of settings.dbs) replicas.push(await startServe(settings, db));
+    for (const db of settings.dbs) replicas.push(await startReplica(settings, db));
     const urls = replicas.map((replica) => replica.url);
     log(`${settings.store}: ${replicas.length} mnemo serve at ${urls.join(', ')}`);
     const warm = await Promise.all(urls.map((url) => waitForQueryEmbedder(url)));
@@ -357,56 +358,15 @@ function chatBody(user: string, messages: readonly { role: string; content: stri
   return JSON.stringify({ model: 'bench-model', user, messages: [system, ...messages] });
 }
 
-interface Replica {
-  readonly url: string;
-  /** The `serve` process (its HTTP processes and workers are its children, not counted). */
-  readonly pid: number;
-  stop(): Promise<number>;
-  kill(): void;
-}
+type Replica = ServeProcess;
 
-function startServe(settings: RunSettings, db: string): Promise<Replica> {
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    HOME: settings.directory,
-    MNEMO_LLM_BASE_URL: settings.upstream,
-  };
+function startReplica(settings: RunSettings, db: string): Promise<Replica> {
+  const env: Record<string, string> = { MNEMO_LLM_BASE_URL: settings.upstream };
   if (settings.embedder !== undefined) env.MNEMO_EMBEDDER = settings.embedder;
   if (values.refiner !== undefined) env.MNEMO_REFINER = values.refiner;
-  const profile = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`];
-  const extra = values['serve-args']?.split(' ').filter((argument) => argument !== '') ?? [];
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [...profile, settings.cli, 'serve', '--port', '0', '--db', db, ...extra],
-    {
-      cwd: settings.directory,
-      env,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  let stdout = '';
-  const exited = new Promise<void>((resolvePromise) => child.once('exit', () => resolvePromise()));
-  return new Promise<Replica>((resolvePromise, reject) => {
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      // Keep only the first line: the request log lines would fill memory over a long run.
-      if (stdout.includes('\n')) return;
-      stdout += chunk;
-      const first = /^mnemo listening on (http:\/\/\S+)\n/.exec(stdout);
-      if (first === null) return;
-      resolvePromise({
-        url: first[1]!,
-        pid: child.pid!,
-        async stop() {
-          const started = performance.now();
-          child.kill('SIGTERM');
-          await exited;
-          return Math.round(performance.now() - started);
-        },
-        kill: () => void (child.exitCode === null && child.signalCode === null && child.kill('SIGKILL')),
-      });
-    });
-    void exited.then(() => reject(new Error(`mnemo serve exited before listening: ${stdout}`)));
-  });
+  const nodeArgs = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`];
+  const args = values['serve-args']?.split(' ').filter((argument) => argument !== '') ?? [];
+  return startServe({ cli: settings.cli, directory: settings.directory, db, env, args, nodeArgs });
 }
 
 /**

@@ -4,7 +4,6 @@
 // USE-lite refiner) just started on a refined mesh-radio chat, one context request each 200 ms: how many
 // ranked in the refiner's space.
 // Run: npm run bench:use-lite (prints Markdown tables, and JSON with --json; numbers depend on the machine).
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
@@ -12,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { UseLiteEmbedder, UseLiteThreadEmbedder } from '@mnemo/models';
+import { startServe } from './start-serve.js';
 
 const { values } = parseArgs({
   options: {
@@ -146,7 +146,7 @@ async function servedRefinerShare(): Promise<{ messages: number; refined: boolea
       .split('\n')
       .filter((line) => line.trim() !== '')
       .map((line) => JSON.parse(line) as { role: string; content: string });
-    const filling = await startServe(directory, db);
+    const filling = await startServe({ cli: values.cli, directory, db });
     try {
       await post(`${filling.url}/v1/conversations/node-7/messages`, {
         userId: 'maren',
@@ -156,7 +156,7 @@ async function servedRefinerShare(): Promise<{ messages: number; refined: boolea
     } finally {
       await filling.stop();
     }
-    const serving = await startServe(directory, db);
+    const serving = await startServe({ cli: values.cli, directory, db });
     try {
       const refined: boolean[] = [];
       for (let index = 0; index < 50; index += 1) {
@@ -199,32 +199,6 @@ async function post(url: string, body: unknown): Promise<unknown> {
   const text = await response.text();
   if (!response.ok) throw new Error(`${url}: ${response.status} ${text}`);
   return JSON.parse(text);
-}
-
-function startServe(directory: string, db: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [values.cli, 'serve', '--port', '0', '--db', db], {
-    cwd: directory,
-    env: { PATH: process.env.PATH ?? '', HOME: directory },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let stdout = '';
-  const exited = new Promise<void>((resolvePromise) => child.once('exit', () => resolvePromise()));
-  return new Promise((resolvePromise, reject) => {
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      if (stdout.includes('\n')) return;
-      stdout += chunk;
-      const first = /^mnemo listening on (http:\/\/\S+)\n/.exec(stdout);
-      if (first !== null)
-        resolvePromise({
-          url: first[1]!,
-          async stop() {
-            child.kill('SIGTERM');
-            await exited;
-          },
-        });
-    });
-    void exited.then(() => reject(new Error(`mnemo serve exited before listening: ${stdout}`)));
-  });
 }
 
 function within(ms: readonly number[]): string {

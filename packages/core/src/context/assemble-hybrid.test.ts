@@ -447,6 +447,16 @@ describe('the stable prefix (invariant 7)', () => {
 });
 
 describe('hybrid context under a saturated embedder', () => {
+  /** A relay named once, 30 filler messages, and a question about it; its jobs (the embeddings) run. */
+  async function appendRelayChat(memory: ReturnType<typeof createMemory>): Promise<void> {
+    await memory.append(scope, [
+      { role: 'user', content: 'My relay is called LARCH-RIDGE.' },
+      ...filler(30),
+      { role: 'user', content: 'which relay did I name?' },
+    ]);
+    await memory.runPendingJobs();
+  }
+
   /** Embeds stored messages like the hashed embedder, but never answers a query: every worker is busy. */
   class SaturatedEmbedder extends HashedEmbedder {
     readonly querySignals: AbortSignal[] = [];
@@ -496,12 +506,7 @@ describe('hybrid context under a saturated embedder', () => {
       worker: { autoStart: false },
       compaction: false,
     });
-    await memory.append(scope, [
-      { role: 'user', content: 'My relay is called LARCH-RIDGE.' },
-      ...filler(30),
-      { role: 'user', content: 'which relay did I name?' },
-    ]);
-    await memory.runPendingJobs();
+    await appendRelayChat(memory);
     embedder.saturated = true;
 
     const { messages, report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300 });
@@ -533,12 +538,7 @@ describe('hybrid context under a saturated embedder', () => {
       worker: { autoStart: false },
       compaction: false,
     });
-    await memory.append(scope, [
-      { role: 'user', content: 'My relay is called LARCH-RIDGE.' },
-      ...filler(30),
-      { role: 'user', content: 'which relay did I name?' },
-    ]);
-    await memory.runPendingJobs();
+    await appendRelayChat(memory);
 
     const { report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300 });
 
