@@ -7,7 +7,7 @@ import { cliDefaults, defaultConfigFileName, loadCliConfig, type CliConfig } fro
 import { cliPolicies, contextPolicyOf, type CliPolicy } from '../config/cli-policies.js';
 import { chooseSummarizer } from '../store/choose-summarizer.js';
 import { openMemory } from '../store/open-memory.js';
-import { chooseEmbedder, chooseRefiner } from '../store/choose-embedder.js';
+import { chooseEmbedder, chooseRefiner, oneUserQueryDeadline } from '../store/choose-embedder.js';
 import { databaseOf, dbOptionDescription } from './add-store-options.js';
 import { parsePositiveInteger } from './parse-positive-integer.js';
 
@@ -72,9 +72,12 @@ async function runChatCommand(flags: ChatFlags, io: CliIo): Promise<void> {
   const refiner = chooseRefiner(config, { runsJobs: true });
   const memory = await openMemory({
     ...(embedder === undefined ? {} : { embedder }),
-    ...(refiner.refiner === undefined
-      ? {}
-      : { refiner: { ...refiner.refiner, queryTimeoutMs: config.embedder.queryTimeoutMs } }),
+    ...(refiner.refiner === undefined ? {} : { refiner: refiner.refiner }),
+    queryEmbeddingTimeoutMs: oneUserQueryDeadline(config, refiner.refiner !== undefined),
+    onQueryEmbeddingError: (error) =>
+      io.stderr.write(
+        `mnemo: query embedding failed, recalling keyword-only: ${error instanceof Error ? error.message : String(error)}\n`,
+      ),
     db: databaseOf(flags, config, io),
     model,
     maxTokens,

@@ -6,7 +6,7 @@ import type { CliIo } from '../cli-io.js';
 import { loadCliConfig } from '../config/cli-config.js';
 import { engineDefaultsOf } from '../config/cli-policies.js';
 import { chooseSummarizer } from '../store/choose-summarizer.js';
-import { chooseEmbedder, chooseRefiner } from '../store/choose-embedder.js';
+import { chooseEmbedder, chooseRefiner, oneUserQueryDeadline } from '../store/choose-embedder.js';
 import { openCliStore } from '../store/open-cli-store.js';
 import { databaseOf, dbOptionDescription } from './add-store-options.js';
 
@@ -54,9 +54,9 @@ async function runMcp(flags: McpFlags, io: CliIo): Promise<void> {
     store,
     ...(embedder === undefined ? {} : { embedder }),
     ...(refiner.refiner === undefined ? {} : { refiner: refiner.refiner }),
-    // One client and an in-process model that cannot be cut off: the query embedding is waited for. The
-    // refiner's thread can be, so beside it the deadline holds (past it, the static table's vectors rank).
-    queryEmbeddingTimeoutMs: refiner.refiner === undefined ? false : config.embedder.queryTimeoutMs,
+    // Past the deadline beside a refiner, the static table's vectors rank; past an endpoint's, keyword-only.
+    queryEmbeddingTimeoutMs: oneUserQueryDeadline(config, refiner.refiner !== undefined),
+    onQueryEmbeddingError: (error) => log.error({ err: error }, 'query embedding failed, recalling keyword-only'),
     tokenCounter,
     context: defaults.context,
     compaction: { settings: defaults.compactionSettings, ...(summarizer === undefined ? {} : { summarizer }) },

@@ -2,7 +2,7 @@ import { HashedEmbedder } from '@mnemo/core';
 import { StaticEmbedder, UseLiteEmbedder } from '@mnemo/models';
 import { describe, expect, it } from 'vitest';
 import { loadCliConfig } from '../config/cli-config.js';
-import { chooseEmbedder } from './choose-embedder.js';
+import { chooseEmbedder, oneUserQueryDeadline } from './choose-embedder.js';
 
 describe('chooseEmbedder', () => {
   it('gives the static table by default and USE-lite for MNEMO_EMBEDDER=use-lite', async () => {
@@ -28,5 +28,19 @@ describe('chooseEmbedder', () => {
     expect(
       chooseEmbedder(await loadCliConfig({ env: { MNEMO_EMBEDDER: 'none' }, cwd: '/nonexistent' })),
     ).toBeUndefined();
+  });
+});
+
+describe('oneUserQueryDeadline (chat, mcp)', () => {
+  const config = (env: Record<string, string>) => loadCliConfig({ env, cwd: '/nonexistent' });
+  const endpoint = { MNEMO_EMBEDDER: 'openai', MNEMO_EMBEDDING_MODEL: 'text-embedding-3-small' };
+
+  it('waits for an in-process model and cuts off an endpoint, which can stall, or a refiner thread', async () => {
+    expect(oneUserQueryDeadline(await config({ MNEMO_EMBEDDER: 'use-lite' }), false)).toBe(false);
+    expect(oneUserQueryDeadline(await config({}), true)).toBe(30);
+    expect(oneUserQueryDeadline(await config(endpoint), false)).toBe(1000);
+    expect(oneUserQueryDeadline(await config({ ...endpoint, MNEMO_QUERY_EMBEDDING_TIMEOUT_MS: '400' }), false)).toBe(
+      400,
+    );
   });
 });

@@ -33,6 +33,15 @@ export function chooseEmbedder(config: CliConfig): Embedder | undefined {
   });
 }
 
+/**
+ * The query embedding deadline of a command that serves one user in its own process (`chat`, `mcp`):
+ * the config's where a query embedding can be cut off (beside a refiner, whose thread can; an `openai`
+ * endpoint, which can also stall), else `false`, waited for (an in-process model cannot be cut off).
+ */
+export function oneUserQueryDeadline(config: CliConfig, hasRefiner: boolean): number | false {
+  return hasRefiner || config.embedder.kind === 'openai' ? config.embedder.queryTimeoutMs : false;
+}
+
 /** An embedder with the means to load it ahead of use and to end its threads. */
 export interface ThreadedEmbedder {
   readonly embedder?: Embedder;

@@ -69,6 +69,7 @@ export function createServeMemory(options: ServeMemoryOptions): ServeMemory {
     context: defaults.context,
     compaction: { settings: defaults.compactionSettings, ...(summarizer === undefined ? {} : { summarizer }) },
     onDeferredWriteError: (error) => logFailure(error, 'usage ledger entry of a context build not recorded'),
+    onQueryEmbeddingError: (error) => logFailure(error, 'query embedding failed: the context recalled keyword-only'),
     worker:
       jobs === undefined
         ? { autoStart: false }

@@ -32,8 +32,12 @@ export interface OpenMemoryOptions {
   readonly createSummarizer?: (tokenCounter: TokenCounter) => Summarizer;
   /** Embeds messages for vector recall (hybrid policy); default none: keyword-only recall. */
   readonly embedder?: Embedder;
-  /** A refiner beside `embedder` (`chooseRefiner`); its query embedding keeps `queryTimeoutMs` as its deadline. */
-  readonly refiner?: { readonly embedder: Embedder; readonly idle: () => boolean; readonly queryTimeoutMs: number };
+  /** A refiner beside `embedder` (`chooseRefiner`). */
+  readonly refiner?: { readonly embedder: Embedder; readonly idle: () => boolean };
+  /** Deadline of a hybrid context's query embedding (`oneUserQueryDeadline`); default `false`: waited for. */
+  readonly queryEmbeddingTimeoutMs?: number | false;
+  /** Where a failed query embedding's error goes (the context recalls keyword-only); default: thrown. */
+  readonly onQueryEmbeddingError?: (error: unknown) => void;
   /** Where background job failures go (they never stop the command). */
   readonly onJobError?: (error: unknown) => void;
 }
@@ -51,9 +55,8 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
     tokenCounter,
     ...(options.embedder === undefined ? {} : { embedder: options.embedder }),
     ...(options.refiner === undefined || options.embedder === undefined ? {} : { refiner: options.refiner }),
-    // One user at a time and an in-process model that cannot be cut off: the query embedding is waited for
-    // (a refiner's thread can be cut off, so beside one the deadline holds).
-    queryEmbeddingTimeoutMs: options.refiner === undefined ? false : options.refiner.queryTimeoutMs,
+    queryEmbeddingTimeoutMs: options.queryEmbeddingTimeoutMs ?? false,
+    ...(options.onQueryEmbeddingError === undefined ? {} : { onQueryEmbeddingError: options.onQueryEmbeddingError }),
     compaction:
       mode === 'off'
         ? false

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createMemory } from '../engine/create-memory.js';
+import { MemoryError } from '../errors/memory-error.js';
 import type { MessageInput } from '../messages/message.js';
 import { HashedEmbedder } from '../recall/hashed-embedder.js';
 import { InMemoryStore } from '../testing/in-memory-store.js';
@@ -544,6 +545,109 @@ describe('hybrid context under a saturated embedder', () => {
 
     expect(report.recall).toMatchObject({ mode: 'hybrid' });
     expect(embedder.asked).toEqual([5000]);
+    await memory.close();
+  });
+
+  /** Embeds stored messages like the hashed embedder; once down, every query embedding fails as an endpoint refusing its key does. */
+  class FailingEmbedder extends HashedEmbedder {
+    down = false;
+    override embed(texts: readonly string[]): Promise<Float32Array[]> {
+      return this.down
+        ? Promise.reject(new MemoryError('unauthorized', 'http://embed.test/v1 rejected the API key (HTTP 401)'))
+        : super.embed(texts);
+    }
+  }
+
+  it('recalls keyword-only when the query embedding fails, says embedder_failed, and hands the error over', async () => {
+    const embedder = new FailingEmbedder();
+    const errors: unknown[] = [];
+    const memory = createMemory({
+      store: new InMemoryStore(),
+      embedder,
+      onQueryEmbeddingError: (error) => errors.push(error),
+      worker: { autoStart: false },
+      compaction: false,
+    });
+    await appendRelayChat(memory);
+    embedder.down = true;
+
+    const { messages, report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300 });
+
+    expect(report.recall).toEqual({ mode: 'keyword-only', reason: 'embedder_failed' });
+    expect(messages.map((message) => message.content).join('\n')).toContain('LARCH-RIDGE');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ code: 'unauthorized' });
+    // memory.recall, a call the caller makes on purpose, still shows the failure.
+    await expect(memory.recall(scope, 'which solar relay did I name?')).rejects.toMatchObject({ code: 'unauthorized' });
+    await memory.close();
+  });
+
+  it('builds the context without a handler too', async () => {
+    const embedder = new FailingEmbedder();
+    const memory = createMemory({
+      store: new InMemoryStore(),
+      embedder,
+      worker: { autoStart: false },
+      compaction: false,
+    });
+    await appendRelayChat(memory);
+    embedder.down = true;
+
+    const { report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300 });
+
+    expect(report.recall).toEqual({ mode: 'keyword-only', reason: 'embedder_failed' });
+    await memory.close();
+  });
+
+  it('throws the abort of a caller who gives up during the query embedding, not a keyword-only context', async () => {
+    const embedder = new SaturatedEmbedder();
+    // The embedding fails as an aborted endpoint request does, once the signal aborts.
+    Object.assign(embedder, {
+      embed: (texts: readonly string[], options: { signal?: AbortSignal } = {}) =>
+        !embedder.saturated
+          ? HashedEmbedder.prototype.embed.call(embedder, texts)
+          : new Promise((_, reject) =>
+              options.signal?.addEventListener('abort', () => reject(new MemoryError('model_failed', 'aborted'))),
+            ),
+    });
+    const errors: unknown[] = [];
+    const memory = createMemory({
+      store: new InMemoryStore(),
+      embedder,
+      queryEmbeddingTimeoutMs: 600_000,
+      onQueryEmbeddingError: (error) => errors.push(error),
+      worker: { autoStart: false },
+      compaction: false,
+    });
+    await appendRelayChat(memory);
+    embedder.saturated = true;
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('the client hung up')), 20);
+
+    await expect(
+      memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300, signal: controller.signal }),
+    ).rejects.toThrow();
+    expect(errors).toHaveLength(0);
+    await memory.close();
+  });
+
+  it('says embedder_failed without embedding when the embedder refuses at once while it is failing', async () => {
+    const embedder = new SaturatedEmbedder();
+    Object.assign(embedder, { canEmbedWithin: () => false, failing: true });
+    const memory = createMemory({
+      store: new InMemoryStore(),
+      embedder,
+      queryEmbeddingTimeoutMs: 600_000,
+      worker: { autoStart: false },
+      compaction: false,
+    });
+    await appendRelayChat(memory);
+    embedder.saturated = true;
+
+    const { report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300 });
+
+    expect(report.recall).toEqual({ mode: 'keyword-only', reason: 'embedder_failed' });
+    expect(embedder.querySignals).toHaveLength(0);
     await memory.close();
   });
 

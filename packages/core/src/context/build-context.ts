@@ -20,6 +20,8 @@ export interface ContextDependencies {
   readonly embedder?: Embedder;
   /** Deadline of the hybrid policy's query embedding, in ms; past it recall is keyword-only and the report says so. Default none. */
   readonly queryEmbeddingTimeoutMs?: number;
+  /** Takes a failed query embedding, which makes recall keyword-only (see `RecallDependencies.onQueryEmbeddingError`); default: ignored (the report still says `embedder_failed`). */
+  readonly onQueryEmbeddingError?: (error: unknown) => void;
   /** The refining model beside `embedder` (see `RecallDependencies.refiner`). */
   readonly refiner?: Embedder;
   readonly now?: () => number;
@@ -144,7 +146,7 @@ async function buildHybrid(
     input.summary?.createdAt ?? conversationStart,
     new Date((dependencies.now ?? Date.now)()).toISOString(),
   );
-  const { embedder, refiner, queryEmbeddingTimeoutMs } = dependencies;
+  const { embedder, refiner, queryEmbeddingTimeoutMs, onQueryEmbeddingError = ignoreError } = dependencies;
   const hasQuery = query !== undefined && query.trim().length > 0;
   // A turn that tells rather than asks is answered from the recent turns, summary and facts: its snippets
   // would be paid at full price on every request, since no provider caches them (decision 0043).
@@ -158,6 +160,8 @@ async function buildHybrid(
             ...(embedder === undefined ? {} : { embedder }),
             ...(refiner === undefined ? {} : { refiner }),
             ...(queryEmbeddingTimeoutMs === undefined ? {} : { queryEmbeddingTimeoutMs }),
+            // ML on the request path degrades, never fails the context (DESIGN.md invariant 4).
+            onQueryEmbeddingError,
           },
           user,
           query,
@@ -242,3 +246,5 @@ async function loadTail(store: Store, scope: Scope, request: ContextRequest, aft
   }
   return withoutSuperseded(tail);
 }
+
+function ignoreError(): void {}

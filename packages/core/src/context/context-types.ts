@@ -127,13 +127,15 @@ export type RecallMode = (typeof recallModes)[number];
 
 /**
  * How a hybrid context's recall searched: `hybrid` (keyword and vector search fused) or `keyword-only`,
- * because no embedder is configured (`no_embedder`) or the query embedding missed its deadline
- * (`embedding_deadline`: the embedder was saturated; the request did not wait for it); or `skipped`,
- * because the turn asked nothing and recall is `when-asked` (`not_asked`).
+ * because no embedder is configured (`no_embedder`), the query embedding missed its deadline
+ * (`embedding_deadline`: the embedder was saturated or slow; the request did not wait for it) or it failed
+ * (`embedder_failed`: an endpoint down or rejecting its key, a model thread that died; the error goes to
+ * the memory's `onQueryEmbeddingError`); or `skipped`, because the turn asked nothing and recall is
+ * `when-asked` (`not_asked`).
  */
 export interface ContextRecallReport {
   readonly mode: 'hybrid' | 'keyword-only' | 'skipped';
-  readonly reason?: 'no_embedder' | 'embedding_deadline' | 'not_asked';
+  readonly reason?: 'no_embedder' | 'embedding_deadline' | 'embedder_failed' | 'not_asked';
   /** `hybrid`: the model whose vectors ranked the vector search (a refiner's where it could, decision 0045). */
   readonly model?: string;
   /**

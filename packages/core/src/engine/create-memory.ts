@@ -62,6 +62,7 @@ export function createMemory(options: MemoryOptions): Memory {
     ...(embedder === undefined ? {} : { embedder }),
     ...(refiner === undefined ? {} : { refiner: refiner.embedder }),
     ...(queryEmbeddingTimeoutMs === false ? {} : { queryEmbeddingTimeoutMs }),
+    ...(resolved.onQueryEmbeddingError === undefined ? {} : { onQueryEmbeddingError: resolved.onQueryEmbeddingError }),
   };
   const memoryTool = createMemoryTool({
     store,

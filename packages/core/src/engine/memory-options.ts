@@ -51,6 +51,13 @@ export interface MemoryOptions {
    */
   readonly queryEmbeddingTimeoutMs?: number | false;
   /**
+   * Called with the error of a hybrid context's query embedding that failed (an embedding endpoint down
+   * or rejecting its key, a model thread that died): the context recalls keyword-only and its report says
+   * `embedder_failed` (the refiner's failure ranks in the embedder's space); the context never fails for it.
+   * Default: none (then only the report shows it). `memory.recall` throws such an error instead.
+   */
+  readonly onQueryEmbeddingError?: (error: unknown) => void;
+  /**
    * Background extraction of durable facts and the entity graph from new messages; `false` turns it off.
    * Default: the offline `HeuristicFactExtractor` and `HeuristicGraphExtractor`; `graphExtractor: false` skips the graph;
    * `consolidate: false` skips the consolidation pass (duplicates merged, contradictions settled) after each run that stored facts.
@@ -111,6 +118,7 @@ export interface ResolvedMemoryOptions {
   readonly embedder?: Embedder;
   readonly refiner?: MemoryOptions['refiner'];
   readonly queryEmbeddingTimeoutMs: number | false;
+  readonly onQueryEmbeddingError?: (error: unknown) => void;
   readonly memoryToolLimits?: Partial<MemoryToolLimits>;
   readonly worker?: MemoryOptions['worker'];
   readonly onDeferredWriteError: (error: unknown) => void;
@@ -174,6 +182,7 @@ export function resolveMemoryOptions(options: MemoryOptions): ResolvedMemoryOpti
     ...(options.embedder === undefined ? {} : { embedder: options.embedder }),
     ...(refiner === undefined ? {} : { refiner }),
     queryEmbeddingTimeoutMs,
+    ...(options.onQueryEmbeddingError === undefined ? {} : { onQueryEmbeddingError: options.onQueryEmbeddingError }),
     ...(options.memoryToolLimits === undefined ? {} : { memoryToolLimits: options.memoryToolLimits }),
     ...(options.worker === undefined ? {} : { worker: options.worker }),
     onDeferredWriteError: options.onDeferredWriteError ?? (() => undefined),

@@ -20,6 +20,11 @@ export interface Embedder {
    */
   canEmbedWithin?(timeoutMs: number): boolean;
   /**
+   * True while the embedder's last call failed (an endpoint down or refusing its key): a query that
+   * `canEmbedWithin` refuses then counts as `embedder_failed`, not `embedding_deadline`. Absent: false.
+   */
+  readonly failing?: boolean;
+  /**
    * The deadline, in ms, a hybrid context gives this embedder's query embedding when the memory sets
    * none (`queryEmbeddingTimeoutMs`): an endpoint across the network needs more than a model on a thread
    * beside the process. Absent: `defaultQueryEmbeddingTimeoutMs` (30 ms).

@@ -60,6 +60,13 @@ export interface RecallDependencies {
    */
   readonly queryEmbeddingTimeoutMs?: number;
   /**
+   * Where given, a query embedding that fails (an endpoint down or rejecting its key, a model thread that
+   * died) does not fail the recall: the embedder's failure makes it keyword-only (`embedder_failed`), the
+   * refiner's ranks in the embedder's space, and the error is handed here. Absent: the error is thrown.
+   * A caller's abort is thrown either way.
+   */
+  readonly onQueryEmbeddingError?: (error: unknown) => void;
+  /**
    * A slower, better model whose vectors a background job adds where cores are idle (decision 0045):
    * the vector search ranks in its space when it can embed the query within the deadline and the
    * conversations the `embedder`'s hits come from lack at most {@link refinerGapLimit} of its vectors
@@ -105,8 +112,11 @@ export interface RecallSearch {
   readonly hits: RecallHit[];
   /** `hybrid`: keyword and vector search fused; `keyword-only`: see `reason`. */
   readonly mode: 'hybrid' | 'keyword-only';
-  /** `no_embedder`: none configured; `embedding_deadline`: the query embedding missed `queryEmbeddingTimeoutMs`. */
-  readonly reason?: 'no_embedder' | 'embedding_deadline';
+  /**
+   * `no_embedder`: none configured; `embedding_deadline`: the query embedding missed `queryEmbeddingTimeoutMs`
+   * (or the embedder said at once that it would); `embedder_failed`: it failed (`onQueryEmbeddingError`).
+   */
+  readonly reason?: 'no_embedder' | QueryEmbeddingMiss;
   /** The model whose vectors ranked the vector search (`hybrid` only): the refiner's or the embedder's. */
   readonly model?: string;
   /**
@@ -116,6 +126,9 @@ export interface RecallSearch {
    */
   readonly longReplies: boolean;
 }
+
+/** Why a query has no vector from an embedder it has (see {@link RecallSearch}). */
+export type QueryEmbeddingMiss = 'embedding_deadline' | 'embedder_failed';
 
 /** How the candidates were searched (see {@link RecallSearch}). */
 type SearchMode = Omit<RecallSearch, 'hits' | 'longReplies'>;
@@ -210,8 +223,9 @@ const maxK = 200;
  * names a speaker is matched against who said a message instead of its text; a message whose session
  * holds more of the query's words rises (coverage); each message then gets a share of its best
  * neighbour's and its session's scores, and its own factor: a turn that says more rises (length prior),
- * and so does the named speaker's own turn for a question that asks for a list; recency breaks ties. Throws `invalid_input` for a blank query or a bad option; a failing embedder (`model_failed`) is
- * not hidden — the caller sees it.
+ * and so does the named speaker's own turn for a question that asks for a list; recency breaks ties.
+ * Throws `invalid_input` for a blank query or a bad option; a failing embedder's error (`model_failed`,
+ * `unauthorized`) is thrown unless `onQueryEmbeddingError` takes it (then keyword-only).
  */
 export async function recall(
   dependencies: RecallDependencies,
@@ -323,10 +337,8 @@ async function searchCandidates(
   // them together); it goes unused when the query names a speaker.
   const byAllTerms = store.searchKeyword(user, terms, search, callOptions);
   byAllTerms.catch(() => undefined);
-  const queryVector =
-    embedder === undefined
-      ? undefined
-      : await embedQuery(embedder, query, dependencies.queryEmbeddingTimeoutMs, options.signal);
+  const embedded = embedder === undefined ? undefined : await embedQuery(dependencies, embedder, query, options.signal);
+  const queryVector = embedded instanceof Float32Array ? embedded : undefined;
   const base =
     embedder === undefined || queryVector === undefined
       ? []
@@ -370,7 +382,7 @@ async function searchCandidates(
   const searched: SearchMode =
     mode === 'hybrid'
       ? { mode, model: embedder!.model }
-      : { mode, reason: embedder === undefined ? ('no_embedder' as const) : ('embedding_deadline' as const) };
+      : { mode, reason: embedded === undefined ? ('no_embedder' as const) : (embedded as QueryEmbeddingMiss) };
   // Speakers are read off the better model's hits where it searched (either list names them); the
   // keyword search for the embedder's hits is kept where the refiner's name the same speakers.
   const named = await speakersOf(refined ?? base);
@@ -466,8 +478,8 @@ async function refinedSearch(
   // A backlog, or nothing but conversations left alone: the embedder's space, with no query embedding.
   if (gaps.some((gap, index) => gap.length > refinerGapLimit && !leftAlone[index])) return undefined;
   if (leftAlone.length > 0 && leftAlone.every(Boolean)) return undefined;
-  const queryVector = await embedQuery(refiner, query, dependencies.queryEmbeddingTimeoutMs, options.signal);
-  if (queryVector === undefined) return undefined;
+  const queryVector = await embedQuery(dependencies, refiner, query, options.signal);
+  if (!(queryVector instanceof Float32Array)) return undefined;
   const refined = await store.searchVector(user, refiner.model, queryVector, search, callOptions);
   const alone = new Set(conversations.filter((_, index) => leftAlone[index]));
   const unrefined = new Set(
@@ -485,37 +497,56 @@ async function refinedSearch(
 }
 
 /**
- * The query's vector, or `undefined` when it missed its deadline (or the embedder said at once that it
- * would: `canEmbedWithin`); synchronous for an embedder with `embedSync`. The embedding's own signal aborts at
- * the deadline (or with the caller's), so an embedder that queues work can drop it instead of doing it
- * for nobody. A caller's abort and an embedder failure are thrown, not hidden.
+ * The query's vector, or why there is none: `embedding_deadline` when it missed its deadline (or the
+ * embedder said at once that it would: `canEmbedWithin`), `embedder_failed` when the embedder failed and
+ * the caller handles that (`onQueryEmbeddingError`; without it the failure is thrown); synchronous for an
+ * embedder with `embedSync`. The embedding's own signal aborts at the deadline (or with the caller's), so
+ * an embedder that queues work can drop it instead of doing it for nobody. A caller's abort is thrown.
  */
 async function embedQuery(
+  dependencies: RecallDependencies,
   embedder: Embedder,
   query: string,
-  timeoutMs: number | undefined,
   signal: AbortSignal | undefined,
-): Promise<Float32Array | undefined> {
-  // An in-thread embedder answers in microseconds: no timer, no race.
-  if (embedder.embedSync !== undefined) {
-    signal?.throwIfAborted();
-    return embedder.embedSync([query])[0];
+): Promise<Float32Array | QueryEmbeddingMiss> {
+  const { queryEmbeddingTimeoutMs: timeoutMs, onQueryEmbeddingError } = dependencies;
+  try {
+    // An in-thread embedder answers in microseconds: no timer, no race.
+    if (embedder.embedSync !== undefined) {
+      signal?.throwIfAborted();
+      return embedder.embedSync([query])[0]!;
+    }
+    // The embedder's own "cannot meet the deadline": keyword-only now rather than after waiting it out.
+    if (timeoutMs !== undefined && embedder.canEmbedWithin?.(timeoutMs) === false)
+      return embedder.failing === true ? 'embedder_failed' : 'embedding_deadline';
+    if (timeoutMs === undefined) return (await embedder.embed([query], signal === undefined ? {} : { signal }))[0]!;
+    return await raceDeadline(embedder, query, timeoutMs, signal);
+  } catch (error) {
+    if (onQueryEmbeddingError === undefined || signal?.aborted === true) throw error;
+    onQueryEmbeddingError(error);
+    return 'embedder_failed';
   }
-  // The embedder's own "cannot meet the deadline": keyword-only now rather than after waiting it out.
-  if (timeoutMs !== undefined && embedder.canEmbedWithin?.(timeoutMs) === false) return undefined;
-  if (timeoutMs === undefined) return (await embedder.embed([query], signal === undefined ? {} : { signal }))[0];
+}
+
+/** The query's embedding, or `embedding_deadline` once `timeoutMs` passed (the embedding's signal then aborts). */
+async function raceDeadline(
+  embedder: Embedder,
+  query: string,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<Float32Array | 'embedding_deadline'> {
   const controller = new AbortController();
   const onAbort = () => controller.abort(signal?.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const missed = new Promise<undefined>((resolve) => {
+  const missed = new Promise<'embedding_deadline'>((resolve) => {
     timer = setTimeout(() => {
       controller.abort(new MemoryError('unavailable', `query embedding passed its ${timeoutMs} ms deadline`));
-      resolve(undefined);
+      resolve('embedding_deadline');
     }, timeoutMs);
   });
   try {
-    const embedded = embedder.embed([query], { signal: controller.signal }).then(([vector]) => vector);
+    const embedded = embedder.embed([query], { signal: controller.signal }).then(([vector]) => vector!);
     // Once the deadline passed, a late rejection (the abort) is nobody's error.
     embedded.catch(() => undefined);
     return await Promise.race([embedded, missed]);

@@ -141,6 +141,28 @@ describe('recall with a refiner beside the embedder', () => {
     expect(inTime.model).toBe(refiner.model);
   });
 
+  it("ranks in the embedder's space when the refiner's query embedding fails and the caller takes the error", async () => {
+    const store = await storeWith(...lines);
+    await embedConversation({ store, embedder }, scope);
+    const refiner = new ConceptEmbedder();
+    await embedConversation({ store, embedder: refiner }, scope);
+    const alone = await searchRecall({ store, embedder }, user, query, { k: 3 });
+    refiner.embed = () => Promise.reject(new Error('the refiner thread died'));
+    const errors: unknown[] = [];
+
+    const degraded = await searchRecall(
+      { store, embedder, refiner, onQueryEmbeddingError: (error) => errors.push(error) },
+      user,
+      query,
+      { k: 3 },
+    );
+
+    expect(degraded).toMatchObject({ mode: 'hybrid', model: embedder.model });
+    expect(degraded.hits.map((hit) => hit.message.seq)).toEqual(alone.hits.map((hit) => hit.message.seq));
+    expect(errors).toEqual([new Error('the refiner thread died')]);
+    await expect(searchRecall({ store, embedder, refiner }, user, query, { k: 3 })).rejects.toThrow(/thread died/);
+  });
+
   it("counts the refiner's backlog among a conversation's newest refinerGapWindow messages only", async () => {
     const old = Array.from(
       { length: refinerGapLimit + 1 },

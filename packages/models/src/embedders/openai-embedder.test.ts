@@ -209,11 +209,88 @@ describe('OpenAiEmbedder', () => {
     expect(() => new OpenAiEmbedder({ baseUrl, model: 'm', dimensions: 8, queryTimeoutMs: 0 })).toThrow(
       /queryTimeoutMs/,
     );
+    expect(() => new OpenAiEmbedder({ baseUrl, model: 'm', dimensions: 8, probeIntervalMs: -1 })).toThrow(
+      /probeIntervalMs/,
+    );
   });
 
   it('asks a memory for a query deadline an endpoint can make: 1,000 ms unless told otherwise', () => {
     const baseUrl = 'http://127.0.0.1:1/v1';
     expect(new OpenAiEmbedder({ baseUrl, model: 'm', dimensions: 8 }).queryTimeoutMs).toBe(1000);
     expect(new OpenAiEmbedder({ baseUrl, model: 'm', dimensions: 8, queryTimeoutMs: 250 }).queryTimeoutMs).toBe(250);
+  });
+
+  describe('canEmbedWithin (decision 0051)', () => {
+    it('says yes to a fresh embedder and after quick answers', async () => {
+      const { embedder } = await setUp({}, { probeIntervalMs: 60_000 });
+      expect(embedder.canEmbedWithin(1000)).toBe(true);
+
+      await embedder.embed(['a']);
+
+      expect(embedder.canEmbedWithin(1000)).toBe(true);
+      expect(embedder.failing).toBe(false);
+    });
+
+    it('refuses at once after the endpoint failed, until a probe is due', async () => {
+      const { embedder } = await setUp(
+        { embeddingReplies: [{ status: 503 }] },
+        { maxRetries: 0, probeIntervalMs: 60_000 },
+      );
+
+      await failure(embedder.embed(['a']));
+
+      expect(embedder.failing).toBe(true);
+      expect(embedder.canEmbedWithin(1000)).toBe(false);
+      expect(embedder.canEmbedWithin(600_000)).toBe(false);
+    });
+
+    it('lets one probe through when nothing is on its way, and trusts the endpoint again once it answers', async () => {
+      const { server, embedder } = await setUp(
+        { embeddingReplies: [{ status: 401 }, { delayMs: 300 }] },
+        { maxRetries: 0, probeIntervalMs: 0 },
+      );
+      await failure(embedder.embed(['a']));
+      expect(embedder.canEmbedWithin(1000)).toBe(true);
+
+      const probe = embedder.embed(['b']);
+      while (bodies(server).length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+      const duringProbe = embedder.canEmbedWithin(1000);
+      await probe;
+
+      expect(duringProbe).toBe(false);
+      expect(embedder.failing).toBe(false);
+      expect(embedder.canEmbedWithin(1000)).toBe(true);
+    });
+
+    it('refuses a deadline the last query ran out, and not a longer one', async () => {
+      const { server, embedder } = await setUp(
+        { embeddingReplies: [{ delayMs: 10_000 }] },
+        { probeIntervalMs: 60_000 },
+      );
+      const controller = new AbortController();
+
+      const pending = failure(embedder.embed(['a'], { signal: controller.signal }));
+      while (bodies(server).length < 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      controller.abort();
+      await pending;
+
+      // Cut off after 200 ms or more: a 200 ms deadline would be missed again; an abort is no failure.
+      expect(embedder.failing).toBe(false);
+      expect(embedder.canEmbedWithin(200)).toBe(false);
+      expect(embedder.canEmbedWithin(10_000)).toBe(true);
+    });
+
+    it('keeps saying yes after a 400, which is about the texts sent, not the endpoint', async () => {
+      const { embedder } = await setUp(
+        { embeddingReplies: [{ status: 400 }] },
+        { maxRetries: 0, probeIntervalMs: 60_000 },
+      );
+
+      await failure(embedder.embed(['a']));
+
+      expect(embedder.failing).toBe(false);
+      expect(embedder.canEmbedWithin(1000)).toBe(true);
+    });
   });
 });

@@ -34,6 +34,12 @@ export interface OpenAiEmbedderOptions {
    * `Embedder` port's `queryTimeoutMs`), in ms; default 1,000 (`OpenAiEmbedder.defaultQueryTimeoutMs`).
    */
   readonly queryTimeoutMs?: number;
+  /**
+   * While the endpoint fails or its last query request took most of the deadline, `canEmbedWithin`
+   * refuses at once; one query goes through once it has been this long, in ms, since the last request
+   * ended, to see whether it recovered. Default 5,000 (`OpenAiEmbedder.defaultProbeIntervalMs`).
+   */
+  readonly probeIntervalMs?: number;
 }
 
 const nativeDimensions: Readonly<Record<string, number>> = {
@@ -42,6 +48,11 @@ const nativeDimensions: Readonly<Record<string, number>> = {
   'text-embedding-ada-002': 1536,
 };
 const defaultBatchSize = 128;
+// A query request that took this share of its deadline or more says the next would miss it: a request cut
+// off at the deadline ends a little after it or, with timer rounding, a little before.
+const deadlineShare = 0.9;
+// Statuses that speak of the texts sent, not of the endpoint: they do not make `canEmbedWithin` refuse.
+const inputStatuses = new Set([400, 413, 422]);
 // OpenAI's limit of inputs per request.
 const maxBatchSize = 2048;
 
@@ -69,14 +80,27 @@ export class OpenAiEmbedder implements Embedder {
    * costs at most that.
    */
   static readonly defaultQueryTimeoutMs = 1000;
+  /**
+   * Default wait between two queries sent to an endpoint that failed or answered too slowly (decision
+   * 0051): every context between them recalls keyword-only at once instead of waiting the deadline out.
+   */
+  static readonly defaultProbeIntervalMs = 5000;
   readonly model: string;
   readonly dimensions: number;
   readonly #connection: OpenAiConnection;
   readonly #batchSize: number;
   readonly #requestDimensions: boolean;
   readonly queryTimeoutMs: number;
+  readonly #probeIntervalMs: number;
+  /** Whether the last request that ended failed for the endpoint's sake (down, refusing the key, erring); a success clears it. */
+  #failing = false;
+  /** How long the last one-text request (a query) took, or ran before it was aborted, in ms. */
+  #lastQueryMs = 0;
+  /** When the last request ended (`performance.now()`), and how many are on their way. */
+  #lastEnd = -Infinity;
+  #inFlight = 0;
 
-  /** Checks the options; throws `invalid_input` naming a bad base URL, model, dimension count, batch size, limit or query deadline. */
+  /** Checks the options; throws `invalid_input` naming a bad base URL, model, dimension count, batch size, limit, query deadline or probe interval. */
   constructor(options: OpenAiEmbedderOptions) {
     this.#connection = createOpenAiClient(options, 60_000);
     const native = nativeDimensions[options.model];
@@ -99,11 +123,32 @@ export class OpenAiEmbedder implements Embedder {
     const queryTimeoutMs = options.queryTimeoutMs ?? OpenAiEmbedder.defaultQueryTimeoutMs;
     if (!Number.isInteger(queryTimeoutMs) || queryTimeoutMs < 1)
       invalid('queryTimeoutMs', `must be a positive integer (got ${String(queryTimeoutMs)})`);
+    const probeIntervalMs = options.probeIntervalMs ?? OpenAiEmbedder.defaultProbeIntervalMs;
+    if (!Number.isInteger(probeIntervalMs) || probeIntervalMs < 0)
+      invalid('probeIntervalMs', `must be a non-negative integer (got ${String(probeIntervalMs)})`);
     this.dimensions = dimensions;
     this.#batchSize = batchSize;
     this.queryTimeoutMs = queryTimeoutMs;
+    this.#probeIntervalMs = probeIntervalMs;
     this.#requestDimensions = options.requestDimensions ?? (native !== undefined && native !== dimensions);
     this.model = this.#requestDimensions ? `openai:${options.model}@${dimensions}` : `openai:${options.model}`;
+  }
+
+  /** The port's `failing`: the last request that ended failed for the endpoint's sake. */
+  get failing(): boolean {
+    return this.#failing;
+  }
+
+  /**
+   * The port's immediate "cannot meet the deadline" (decision 0051): `false` while the last request failed
+   * for the endpoint's sake (unreachable, a refused key, a 5xx or 429 after the retries, a garbled answer)
+   * or the last query took 90 % of `timeoutMs` or more (it was cut off at its deadline, or nearly),
+   * unless no request is on its way and `probeIntervalMs` passed since the last ended: then this query is
+   * the probe. So a context waits the deadline out at most once a probe interval, not on every request.
+   */
+  canEmbedWithin(timeoutMs: number): boolean {
+    if (!this.#failing && this.#lastQueryMs < deadlineShare * timeoutMs) return true;
+    return this.#inFlight === 0 && performance.now() - this.#lastEnd >= this.#probeIntervalMs;
   }
 
   async embed(texts: readonly string[], options: { signal?: AbortSignal } = {}): Promise<Float32Array[]> {
@@ -123,6 +168,24 @@ export class OpenAiEmbedder implements Embedder {
   }
 
   async #embedBatch(batch: string[], signal: AbortSignal | undefined): Promise<Float32Array[]> {
+    const startedAt = performance.now();
+    this.#inFlight += 1;
+    try {
+      const vectors = await this.#request(batch, signal);
+      this.#failing = false;
+      return vectors;
+    } catch (error) {
+      // An abort (a deadline, a caller gone) says nothing of the endpoint but how long it had not answered.
+      if (signal?.aborted !== true) this.#failing = !inputStatuses.has(statusOf(error));
+      throw error;
+    } finally {
+      this.#inFlight -= 1;
+      this.#lastEnd = performance.now();
+      if (batch.length === 1) this.#lastQueryMs = this.#lastEnd - startedAt;
+    }
+  }
+
+  async #request(batch: string[], signal: AbortSignal | undefined): Promise<Float32Array[]> {
     const { client, call } = this.#connection;
     let response: unknown;
     try {
@@ -175,6 +238,12 @@ export class OpenAiEmbedder implements Embedder {
     });
     return vectors as Float32Array[];
   }
+}
+
+/** The HTTP status a failure carries in its details (`toModelError` puts it there), or 0. */
+function statusOf(error: unknown): number {
+  const status = error instanceof MemoryError ? error.details?.['status'] : undefined;
+  return typeof status === 'number' ? status : 0;
 }
 
 /** Reads a vector sent as a list of numbers or as base64 little-endian float32; `undefined` for anything else. */

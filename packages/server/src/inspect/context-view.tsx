@@ -184,7 +184,9 @@ const keywordOnlyReasons: Readonly<Record<Exclude<ContextRecallReport['reason'],
   no_embedder:
     'no embedder is configured, so there is no vector search (MNEMO_EMBEDDER picks one; the default static model is offline)',
   embedding_deadline:
-    "the query's embedding missed its deadline (the embedder was busy), so this request did not wait for it",
+    "the query's embedding missed its deadline (the embedder was busy or slow), so this request did not wait for it",
+  embedder_failed:
+    "the query's embedding failed (an embedding endpoint down or rejecting its key, a model that stopped): the server's log has the error",
 };
 
 /** How recall searched for this context: a line saying so, and why when it went keyword-only. */

@@ -143,7 +143,7 @@ export function createServerMetrics(): ServerMetrics {
         lines,
         'mnemo_context_recall_total',
         'counter',
-        'Hybrid contexts by how they recalled: hybrid (and the model whose vectors ranked: the refiner where it could), keyword-only and why (no_embedder, embedding_deadline), or skipped (not_asked: the turn asked nothing).',
+        'Hybrid contexts by how they recalled: hybrid (and the model whose vectors ranked: the refiner where it could), keyword-only and why (no_embedder, embedding_deadline, embedder_failed), or skipped (not_asked: the turn asked nothing).',
       );
       for (const [labels, value] of recalls) lines.push(`mnemo_context_recall_total{${labels}} ${value}`);
       if (backlog !== undefined) {

@@ -22,7 +22,7 @@ export const tokensSavedHeader = 'X-Mnemo-Tokens-Saved';
 export const stableMessagesHeader = 'X-Mnemo-Stable-Messages';
 /** Response header: tokens of that stable prefix. */
 export const stableTokensHeader = 'X-Mnemo-Stable-Tokens';
-/** Response header: how the hybrid context recalled, `mode` or `mode/reason` (`hybrid`, `keyword-only/embedding_deadline`, `skipped/not_asked`). */
+/** Response header: how the hybrid context recalled, `mode` or `mode/reason` (`hybrid`, `keyword-only/embedding_deadline`, `keyword-only/embedder_failed`, `skipped/not_asked`). */
 export const recallModeHeader = 'X-Mnemo-Recall-Mode';
 /** Response header (non-streamed replies): prompt tokens the upstream read from its cache, as it reported them. */
 export const cachedTokensHeader = 'X-Mnemo-Cached-Tokens';

@@ -192,7 +192,7 @@ export const contextReportSchema = z.object({
   recall: z
     .object({
       mode: z.enum(['hybrid', 'keyword-only', 'skipped']),
-      reason: z.enum(['no_embedder', 'embedding_deadline', 'not_asked']).optional(),
+      reason: z.enum(['no_embedder', 'embedding_deadline', 'embedder_failed', 'not_asked']).optional(),
       model: z
         .string()
         .optional()
