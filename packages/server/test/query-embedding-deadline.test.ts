@@ -1,27 +1,23 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createMemory, HashedEmbedder, MemoryError } from '@mnemo/core';
+import { createMemory, HashedEmbedder, MemoryError, type MemoryOptions } from '@mnemo/core';
 import { createSqliteStore } from '@mnemo/sqlite';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServerApp, startServer, type RunningServer } from '../src/index.js';
 
-/** Embeds stored messages like the hashed embedder; once saturated, no query embedding ever comes back. */
-class SaturatedEmbedder extends HashedEmbedder {
-  saturated = false;
+/**
+ * Embeds stored messages like the hashed embedder; then, once `fault` is set, no query embedding ever
+ * comes back (`hang`: a saturated embedder) or every one fails as an endpoint refusing its key does (`fail`).
+ */
+class FaultyEmbedder extends HashedEmbedder {
+  fault: 'none' | 'hang' | 'fail' = 'none';
   override embed(texts: readonly string[]): Promise<Float32Array[]> {
-    return this.saturated ? new Promise(() => undefined) : super.embed(texts);
-  }
-}
-
-/** Embeds stored messages like the hashed embedder; once down, every query embedding fails as an endpoint refusing its key does. */
-class FailingEmbedder extends HashedEmbedder {
-  down = false;
-  override embed(texts: readonly string[]): Promise<Float32Array[]> {
-    return this.down
-      ? Promise.reject(new MemoryError('unauthorized', 'http://embed.test/v1 rejected the API key (HTTP 401)'))
-      : super.embed(texts);
+    if (this.fault === 'hang') return new Promise(() => undefined);
+    if (this.fault === 'fail')
+      return Promise.reject(new MemoryError('unauthorized', 'http://embed.test/v1 rejected the API key (HTTP 401)'));
+    return super.embed(texts);
   }
 }
 
@@ -35,86 +31,63 @@ afterEach(async () => {
   directory = undefined;
 });
 
+/** Stores a relay chat with its vectors, sets the embedder's fault, serves, and asks for a hybrid context and /metrics. */
+async function askUnder(fault: FaultyEmbedder['fault'], options: Partial<MemoryOptions>) {
+  directory = await mkdtemp(join(tmpdir(), 'mnemo-query-embedding-'));
+  const embedder = new FaultyEmbedder();
+  const memory = createMemory({
+    store: createSqliteStore({ path: join(directory, 'mnemo.db') }),
+    embedder,
+    worker: { autoStart: false },
+    compaction: false,
+    ...options,
+  });
+  await memory.append({ userId: 'node-7', conversationId: 'node-7' }, [
+    { role: 'user', content: 'My relay is called LARCH-RIDGE and it runs on solar power.' },
+    { role: 'assistant', content: 'Noted.' },
+    ...Array.from({ length: 30 }, (_, index) => ({
+      role: index % 2 === 0 ? ('user' as const) : ('assistant' as const),
+      content: `signal report ${index}: SNR ${index - 12} dB`,
+    })),
+  ]);
+  await memory.runPendingJobs();
+  embedder.fault = fault;
+  server = await startServer({
+    app: createServerApp({ memory, logger: pino({ level: 'silent' }) }),
+    host: '127.0.0.1',
+    port: 0,
+  });
+  const response = await fetch(`${server.url}/v1/conversations/node-7/context`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ policy: 'hybrid', maxTokens: 300, query: 'what is my solar relay called?' }),
+  });
+  const body = (await response.json()) as { messages: { content: string }[]; report: { recall?: unknown } };
+  const metrics = await (await fetch(`${server.url}/metrics`)).text();
+  return { status: response.status, body, text: body.messages.map((message) => message.content).join('\n'), metrics };
+}
+
 describe('POST /v1/conversations/{id}/context under a saturated or failing embedder', () => {
   it('answers keyword-only at the query embedding deadline, says so in its report and counts it in /metrics', async () => {
-    directory = await mkdtemp(join(tmpdir(), 'mnemo-deadline-'));
-    const embedder = new SaturatedEmbedder();
-    const memory = createMemory({
-      store: createSqliteStore({ path: join(directory, 'mnemo.db') }),
-      embedder,
-      queryEmbeddingTimeoutMs: 30,
-      worker: { autoStart: false },
-      compaction: false,
-    });
-    await memory.append({ userId: 'node-7', conversationId: 'node-7' }, [
-      { role: 'user', content: 'My relay is called LARCH-RIDGE and it runs on solar power.' },
-      { role: 'assistant', content: 'Noted.' },
-      ...Array.from({ length: 30 }, (_, index) => ({
-        role: index % 2 === 0 ? ('user' as const) : ('assistant' as const),
-        content: `signal report ${index}: SNR ${index - 12} dB`,
-      })),
-    ]);
-    await memory.runPendingJobs();
-    embedder.saturated = true;
-    server = await startServer({
-      app: createServerApp({ memory, logger: pino({ level: 'silent' }) }),
-      host: '127.0.0.1',
-      port: 0,
-    });
+    const { status, body, text, metrics } = await askUnder('hang', { queryEmbeddingTimeoutMs: 30 });
 
-    const response = await fetch(`${server.url}/v1/conversations/node-7/context`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ policy: 'hybrid', maxTokens: 300, query: 'what is my solar relay called?' }),
-    });
-
-    expect(response.status).toBe(200);
-    const body = (await response.json()) as { messages: { content: string }[]; report: { recall?: unknown } };
+    expect(status).toBe(200);
     expect(body.report.recall).toEqual({ mode: 'keyword-only', reason: 'embedding_deadline' });
-    expect(body.messages.map((message) => message.content).join('\n')).toContain('LARCH-RIDGE');
-    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(text).toContain('LARCH-RIDGE');
     expect(metrics).toContain('mnemo_context_recall_total{mode="keyword-only",reason="embedding_deadline"} 1');
   });
 
   it("answers 200 keyword-only when the embedding endpoint fails, not the endpoint's 401, and counts it", async () => {
-    directory = await mkdtemp(join(tmpdir(), 'mnemo-embed-fail-'));
-    const embedder = new FailingEmbedder();
     const errors: unknown[] = [];
-    const memory = createMemory({
-      store: createSqliteStore({ path: join(directory, 'mnemo.db') }),
-      embedder,
+
+    const { status, body, text, metrics } = await askUnder('fail', {
       onQueryEmbeddingError: (error) => errors.push(error),
-      worker: { autoStart: false },
-      compaction: false,
-    });
-    await memory.append({ userId: 'node-7', conversationId: 'node-7' }, [
-      { role: 'user', content: 'My relay is called LARCH-RIDGE and it runs on solar power.' },
-      { role: 'assistant', content: 'Noted.' },
-      ...Array.from({ length: 30 }, (_, index) => ({
-        role: index % 2 === 0 ? ('user' as const) : ('assistant' as const),
-        content: `signal report ${index}: SNR ${index - 12} dB`,
-      })),
-    ]);
-    await memory.runPendingJobs();
-    embedder.down = true;
-    server = await startServer({
-      app: createServerApp({ memory, logger: pino({ level: 'silent' }) }),
-      host: '127.0.0.1',
-      port: 0,
     });
 
-    const response = await fetch(`${server.url}/v1/conversations/node-7/context`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ policy: 'hybrid', maxTokens: 300, query: 'what is my solar relay called?' }),
-    });
-
-    expect(response.status).toBe(200);
-    const body = (await response.json()) as { messages: { content: string }[]; report: { recall?: unknown } };
+    expect(status).toBe(200);
     expect(body.report.recall).toEqual({ mode: 'keyword-only', reason: 'embedder_failed' });
-    expect(body.messages.map((message) => message.content).join('\n')).toContain('LARCH-RIDGE');
+    expect(text).toContain('LARCH-RIDGE');
     expect(errors).toHaveLength(1);
-    const metrics = await (await fetch(`${server.url}/metrics`)).text();
     expect(metrics).toContain('mnemo_context_recall_total{mode="keyword-only",reason="embedder_failed"} 1');
   });
 });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createMemory } from '../engine/create-memory.js';
+import type { MemoryOptions } from '../engine/memory-options.js';
+import type { Embedder } from '../recall/embedder.js';
 import { MemoryError } from '../errors/memory-error.js';
 import type { MessageInput } from '../messages/message.js';
 import { HashedEmbedder } from '../recall/hashed-embedder.js';
@@ -458,6 +460,19 @@ describe('hybrid context under a saturated embedder', () => {
     await memory.runPendingJobs();
   }
 
+  /** A memory over `embedder` (no worker, no compaction, `options` on top) holding the relay chat. */
+  async function relayMemory(embedder: Embedder, options: Partial<MemoryOptions> = {}) {
+    const memory = createMemory({
+      store: new InMemoryStore(),
+      embedder,
+      worker: { autoStart: false },
+      compaction: false,
+      ...options,
+    });
+    await appendRelayChat(memory);
+    return memory;
+  }
+
   /** Embeds stored messages like the hashed embedder, but never answers a query: every worker is busy. */
   class SaturatedEmbedder extends HashedEmbedder {
     readonly querySignals: AbortSignal[] = [];
@@ -500,14 +515,7 @@ describe('hybrid context under a saturated embedder', () => {
     const asked: number[] = [];
     Object.assign(embedder, { canEmbedWithin: (timeoutMs: number) => (asked.push(timeoutMs), !embedder.saturated) });
     // A deadline no test would wait out: the answer must come from canEmbedWithin, not from the timer.
-    const memory = createMemory({
-      store: new InMemoryStore(),
-      embedder,
-      queryEmbeddingTimeoutMs: 600_000,
-      worker: { autoStart: false },
-      compaction: false,
-    });
-    await appendRelayChat(memory);
+    const memory = await relayMemory(embedder, { queryEmbeddingTimeoutMs: 600_000 });
     embedder.saturated = true;
 
     const { messages, report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300 });
@@ -533,13 +541,7 @@ describe('hybrid context under a saturated embedder', () => {
       }
     }
     const embedder = new EndpointEmbedder();
-    const memory = createMemory({
-      store: new InMemoryStore(),
-      embedder,
-      worker: { autoStart: false },
-      compaction: false,
-    });
-    await appendRelayChat(memory);
+    const memory = await relayMemory(embedder);
 
     const { report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300 });
 
@@ -561,14 +563,7 @@ describe('hybrid context under a saturated embedder', () => {
   it('recalls keyword-only when the query embedding fails, says embedder_failed, and hands the error over', async () => {
     const embedder = new FailingEmbedder();
     const errors: unknown[] = [];
-    const memory = createMemory({
-      store: new InMemoryStore(),
-      embedder,
-      onQueryEmbeddingError: (error) => errors.push(error),
-      worker: { autoStart: false },
-      compaction: false,
-    });
-    await appendRelayChat(memory);
+    const memory = await relayMemory(embedder, { onQueryEmbeddingError: (error) => errors.push(error) });
     embedder.down = true;
 
     const { messages, report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300 });
@@ -584,13 +579,7 @@ describe('hybrid context under a saturated embedder', () => {
 
   it('builds the context without a handler too', async () => {
     const embedder = new FailingEmbedder();
-    const memory = createMemory({
-      store: new InMemoryStore(),
-      embedder,
-      worker: { autoStart: false },
-      compaction: false,
-    });
-    await appendRelayChat(memory);
+    const memory = await relayMemory(embedder);
     embedder.down = true;
 
     const { report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300 });
@@ -611,15 +600,10 @@ describe('hybrid context under a saturated embedder', () => {
             ),
     });
     const errors: unknown[] = [];
-    const memory = createMemory({
-      store: new InMemoryStore(),
-      embedder,
+    const memory = await relayMemory(embedder, {
       queryEmbeddingTimeoutMs: 600_000,
       onQueryEmbeddingError: (error) => errors.push(error),
-      worker: { autoStart: false },
-      compaction: false,
     });
-    await appendRelayChat(memory);
     embedder.saturated = true;
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('the client hung up')), 20);
@@ -634,14 +618,7 @@ describe('hybrid context under a saturated embedder', () => {
   it('says embedder_failed without embedding when the embedder refuses at once while it is failing', async () => {
     const embedder = new SaturatedEmbedder();
     Object.assign(embedder, { canEmbedWithin: () => false, failing: true });
-    const memory = createMemory({
-      store: new InMemoryStore(),
-      embedder,
-      queryEmbeddingTimeoutMs: 600_000,
-      worker: { autoStart: false },
-      compaction: false,
-    });
-    await appendRelayChat(memory);
+    const memory = await relayMemory(embedder, { queryEmbeddingTimeoutMs: 600_000 });
     embedder.saturated = true;
 
     const { report } = await memory.buildContext(scope, { policy: 'hybrid', maxTokens: 300 });
