@@ -281,6 +281,24 @@ describe('OpenAiEmbedder', () => {
       expect(embedder.canEmbedWithin(10_000)).toBe(true);
     });
 
+    it('sends a request while the endpoint is in doubt with one attempt, not the SDK retries', async () => {
+      const { server, embedder } = await setUp(
+        { embeddingReplies: [{ status: 503 }, { status: 503 }, { status: 503 }, { status: 503 }] },
+        { maxRetries: 2, probeIntervalMs: 0 },
+      );
+
+      const first = await failure(embedder.embed(['a']));
+      const probe = await failure(embedder.embed(['b']));
+      await embedder.embed(['c']);
+      await embedder.embed(['d']);
+
+      expect(first.message).toContain('3 attempts');
+      expect(probe.message).toContain('1 attempt');
+      // 3 + 1 failed attempts, then the probe that answered and one request trusted again.
+      expect(bodies(server)).toHaveLength(6);
+      expect(embedder.failing).toBe(false);
+    });
+
     it('keeps saying yes after a 400, which is about the texts sent, not the endpoint', async () => {
       const { embedder } = await setUp(
         { embeddingReplies: [{ status: 400 }] },

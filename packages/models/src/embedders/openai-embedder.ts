@@ -94,8 +94,9 @@ export class OpenAiEmbedder implements Embedder {
   readonly #probeIntervalMs: number;
   /** Whether the last request that ended failed for the endpoint's sake (down, refusing the key, erring); a success clears it. */
   #failing = false;
-  /** How long the last one-text request (a query) took, or ran before it was aborted, in ms. */
+  /** How long the last one-text request (a query) took, or ran before it was aborted, in ms; and whether it was aborted. */
   #lastQueryMs = 0;
+  #lastQueryAborted = false;
   /** When the last request ended (`performance.now()`), and how many are on their way. */
   #lastEnd = -Infinity;
   #inFlight = 0;
@@ -144,7 +145,8 @@ export class OpenAiEmbedder implements Embedder {
    * for the endpoint's sake (unreachable, a refused key, a 5xx or 429 after the retries, a garbled answer)
    * or the last query took 90 % of `timeoutMs` or more (it was cut off at its deadline, or nearly),
    * unless no request is on its way and `probeIntervalMs` passed since the last ended: then this query is
-   * the probe. So a context waits the deadline out at most once a probe interval, not on every request.
+   * the probe (sent with one attempt, not the SDK's retries). So a context waits the deadline out at most
+   * once a probe interval, not on every request.
    */
   canEmbedWithin(timeoutMs: number): boolean {
     if (!this.#failing && this.#lastQueryMs < deadlineShare * timeoutMs) return true;
@@ -181,12 +183,19 @@ export class OpenAiEmbedder implements Embedder {
     } finally {
       this.#inFlight -= 1;
       this.#lastEnd = performance.now();
-      if (batch.length === 1) this.#lastQueryMs = this.#lastEnd - startedAt;
+      if (batch.length === 1) {
+        this.#lastQueryMs = this.#lastEnd - startedAt;
+        this.#lastQueryAborted = signal?.aborted === true;
+      }
     }
   }
 
   async #request(batch: string[], signal: AbortSignal | undefined): Promise<Float32Array[]> {
-    const { client, call } = this.#connection;
+    const { client } = this.#connection;
+    // While the endpoint is in doubt (its last request failed, or its last query was cut off), one attempt:
+    // the SDK's retries would only run a probe into its deadline, where an answer or a refusal says more.
+    const once = this.#failing || this.#lastQueryAborted;
+    const call = once ? { ...this.#connection.call, attempts: 1 } : this.#connection.call;
     let response: unknown;
     try {
       response = await client.embeddings.create(
@@ -196,7 +205,7 @@ export class OpenAiEmbedder implements Embedder {
           encoding_format: 'float',
           ...(this.#requestDimensions ? { dimensions: this.dimensions } : {}),
         },
-        { signal },
+        { signal, ...(once ? { maxRetries: 0 } : {}) },
       );
     } catch (error) {
       if (signal?.aborted) throw toModelError(new OpenAI.APIUserAbortError(), call);
