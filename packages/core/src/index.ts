@@ -45,7 +45,7 @@ export type { FactCorrection, FactInput } from './facts/put-fact.js';
 export type { GraphNeighbourhood } from './graph/graph-neighbours.js';
 export type { Embedder } from './recall/embedder.js';
 export { HashedEmbedder } from './recall/hashed-embedder.js';
-export type { RecallExplanation, RecallHit, RecallOptions } from './recall/recall.js';
+export type { RecallExplanation, RecallHit, RecallOptions, RecallSearch } from './recall/recall.js';
 export type { RecallTuning } from './recall/rank-recall-candidates.js';
 export type { MemoryFile, MemoryFileInfo } from './files/memory-file.js';
 export type { MemoryFileReader } from './files/memory-file-reader.js';

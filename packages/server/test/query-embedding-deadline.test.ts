@@ -64,14 +64,26 @@ async function askUnder(fault: FaultyEmbedder['fault'], options: Partial<MemoryO
   });
   const body = (await response.json()) as { messages: { content: string }[]; report: { recall?: unknown } };
   const metrics = await (await fetch(`${server.url}/metrics`)).text();
-  return { status: response.status, body, text: body.messages.map((message) => message.content).join('\n'), metrics };
+  const recalled = await fetch(`${server.url}/v1/recall?user_id=node-7&q=${encodeURIComponent('solar relay name')}`);
+  const recall = {
+    status: recalled.status,
+    body: (await recalled.json()) as { hits: { message: { content: string } }[]; mode: string; reason?: string },
+  };
+  return {
+    status: response.status,
+    body,
+    text: body.messages.map((message) => message.content).join('\n'),
+    metrics,
+    recall,
+  };
 }
 
 describe('POST /v1/conversations/{id}/context under a saturated or failing embedder', () => {
   it('answers keyword-only at the query embedding deadline, says so in its report and counts it in /metrics', async () => {
-    const { status, body, text, metrics } = await askUnder('hang', { queryEmbeddingTimeoutMs: 30 });
+    const { status, body, text, metrics, recall } = await askUnder('hang', { queryEmbeddingTimeoutMs: 30 });
 
     expect(status).toBe(200);
+    expect(recall.body).toMatchObject({ mode: 'keyword-only', reason: 'embedding_deadline' });
     expect(body.report.recall).toEqual({ mode: 'keyword-only', reason: 'embedding_deadline' });
     expect(text).toContain('LARCH-RIDGE');
     expect(metrics).toContain('mnemo_context_recall_total{mode="keyword-only",reason="embedding_deadline"} 1');
@@ -80,14 +92,18 @@ describe('POST /v1/conversations/{id}/context under a saturated or failing embed
   it("answers 200 keyword-only when the embedding endpoint fails, not the endpoint's 401, and counts it", async () => {
     const errors: unknown[] = [];
 
-    const { status, body, text, metrics } = await askUnder('fail', {
+    const { status, body, text, metrics, recall } = await askUnder('fail', {
       onQueryEmbeddingError: (error) => errors.push(error),
     });
 
     expect(status).toBe(200);
     expect(body.report.recall).toEqual({ mode: 'keyword-only', reason: 'embedder_failed' });
     expect(text).toContain('LARCH-RIDGE');
-    expect(errors).toHaveLength(1);
+    // GET /v1/recall too: keyword-only and saying so, not the endpoint's 401.
+    expect(recall.status).toBe(200);
+    expect(recall.body).toMatchObject({ mode: 'keyword-only', reason: 'embedder_failed' });
+    expect(recall.body.hits[0]?.message.content).toContain('LARCH-RIDGE');
+    expect(errors).toHaveLength(2);
     expect(metrics).toContain('mnemo_context_recall_total{mode="keyword-only",reason="embedder_failed"} 1');
   });
 });

@@ -572,7 +572,11 @@ describe('hybrid context under a saturated embedder', () => {
     expect(messages.map((message) => message.content).join('\n')).toContain('LARCH-RIDGE');
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ code: 'unauthorized' });
-    // memory.recall, a call the caller makes on purpose, still shows the failure.
+    // memory.searchRecall degrades as a context does, and says so; memory.recall still shows the failure.
+    const searched = await memory.searchRecall(scope, 'which solar relay did I name?');
+    expect(searched).toMatchObject({ mode: 'keyword-only', reason: 'embedder_failed' });
+    expect(searched.hits[0]?.message.content).toContain('LARCH-RIDGE');
+    expect(errors).toHaveLength(2);
     await expect(memory.recall(scope, 'which solar relay did I name?')).rejects.toMatchObject({ code: 'unauthorized' });
     await memory.close();
   });

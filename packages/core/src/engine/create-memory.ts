@@ -14,7 +14,7 @@ import { eraseTarget, type EraseTarget } from '../messages/erase-target.js';
 import type { MessageInput, Metadata } from '../messages/message.js';
 import { prepareMessages } from '../messages/prepare-messages.js';
 import { resolveScope, resolveUserScope, type ScopeInput, type UserScopeInput } from '../messages/scope.js';
-import { recall, type RecallOptions } from '../recall/recall.js';
+import { recall, searchRecall, type RecallOptions } from '../recall/recall.js';
 import type { ErasureReceipt, MessageSelection } from '../store/message-erasure.js';
 import type { CallOptions, MessageRange, PageOptions } from '../store/store.js';
 import { applyRetention, type RetentionOptions, type RetentionRules } from './apply-retention.js';
@@ -153,6 +153,19 @@ export function createMemory(options: MemoryOptions): Memory {
           store,
           ...(embedder === undefined ? {} : { embedder }),
           ...(refiner === undefined ? {} : { refiner: refiner.embedder }),
+        },
+        resolveUserScope(user),
+        query,
+        recallOptions,
+      ),
+    searchRecall: async (user: UserScopeInput, query: string, recallOptions?: RecallOptions) =>
+      searchRecall(
+        {
+          store,
+          ...(embedder === undefined ? {} : { embedder }),
+          ...(refiner === undefined ? {} : { refiner: refiner.embedder }),
+          ...(queryEmbeddingTimeoutMs === false ? {} : { queryEmbeddingTimeoutMs }),
+          onQueryEmbeddingError: resolved.onQueryEmbeddingError ?? (() => undefined),
         },
         resolveUserScope(user),
         query,

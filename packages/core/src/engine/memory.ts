@@ -12,7 +12,7 @@ import type { Job, JobBacklogStatus, JobKindCount } from '../jobs/job.js';
 import type { EraseTarget } from '../messages/erase-target.js';
 import type { Message, MessageInput, Metadata } from '../messages/message.js';
 import type { ScopeInput, UserScopeInput } from '../messages/scope.js';
-import type { RecallHit, RecallOptions } from '../recall/recall.js';
+import type { RecallHit, RecallOptions, RecallSearch } from '../recall/recall.js';
 import type { ErasureAuditEntry, ErasureReceipt, MessageSelection } from '../store/message-erasure.js';
 import type {
   CallOptions,
@@ -80,6 +80,12 @@ export interface Memory {
   expand(user: UserScopeInput, summaryId: string, options?: CallOptions): Promise<ExpandedSummary>;
   /** The few past messages of the user that `query` needs, across their conversations (keyword + vector, fused). */
   recall(scope: UserScopeInput, query: string, options?: RecallOptions): Promise<RecallHit[]>;
+  /**
+   * `recall` as a context recalls, for a server answering a request: under the memory's query embedding
+   * deadline, a failed query embedding making it keyword-only (`onQueryEmbeddingError`) instead of an
+   * error, and saying how it searched (`mode`, `reason`, `model`). `recall` waits for the embedding and throws.
+   */
+  searchRecall(scope: UserScopeInput, query: string, options?: RecallOptions): Promise<RecallSearch>;
   /** The user's facts: current by default, `asOf` a date, or history; and ending one by hand. */
   readonly facts: {
     list(user: UserScopeInput, query?: FactQuery, options?: CallOptions): Promise<Fact[]>;

@@ -189,7 +189,7 @@ export function createMcpTools(options: McpToolsOptions): McpTool[] {
       async run(args, context) {
         const input = parseWith(recallInput, args, 'arguments');
         const user = ownerOf(context.tenantId, callNamings(context, input.user_id), input.conversation_id);
-        const hits = await memory.recall(user, input.query, {
+        const { hits } = await memory.searchRecall(user, input.query, {
           k: input.k ?? 5,
           ...(input.conversation_id === undefined ? {} : { conversations: [input.conversation_id] }),
           ...(input.neighbours === undefined ? {} : { neighbours: input.neighbours }),

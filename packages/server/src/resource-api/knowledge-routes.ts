@@ -203,11 +203,23 @@ export function mountKnowledgeRoutes(app: ServerApp, deps: ServerDeps): void {
         until: isoDate.optional(),
         neighbours: z.coerce.number<string>().int().min(0).max(5).optional(),
       }),
-      responses: { 200: { description: 'hits, best first', schema: z.object({ hits: z.array(recallHitSchema) }) } },
+      responses: {
+        200: {
+          description:
+            'hits, best first, and how recall searched: `hybrid` (with the model whose vectors ranked) or `keyword-only` and why (`no_embedder`, `embedding_deadline`, `embedder_failed`)',
+          schema: z.object({
+            hits: z.array(recallHitSchema),
+            mode: z.enum(['hybrid', 'keyword-only']),
+            reason: z.enum(['no_embedder', 'embedding_deadline', 'embedder_failed']).optional(),
+            model: z.string().optional(),
+          }),
+        },
+      },
     },
     async (c, { query }) => {
       // A conversation named without a user is its own user, as everywhere (core's ownerOf).
-      const hits = await memory.recall(
+      // As a context recalls: under the query embedding deadline, keyword-only when the embedder fails.
+      const { hits, mode, reason, model } = await memory.searchRecall(
         ownerOf(c.get('tenantId'), requestNamings(c, { query: query.user_id }), query.conversation),
         query.q,
         {
@@ -218,7 +230,12 @@ export function mountKnowledgeRoutes(app: ServerApp, deps: ServerDeps): void {
           ...(query.neighbours === undefined ? {} : { neighbours: query.neighbours }),
         },
       );
-      return c.json({ hits });
+      return c.json({
+        hits,
+        mode,
+        ...(reason === undefined ? {} : { reason }),
+        ...(model === undefined ? {} : { model }),
+      });
     },
   );
 
